@@ -1,0 +1,153 @@
+/* tpgemm: communication-fused tensor-parallel GEMM for NVIDIA Hopper. The only public header.
+ *
+ * Model: a context (tpg_ctx) owns tp Hopper devices and the peer table between them. An operation
+ * (tpg_op) is one configured distributed GEMM  D = alpha * A . B^T + beta * C  over tp devices, with
+ * A: M x K, B: N x K (K-major, like a Linear weight), C, D: M x N, all row-major, L batches. Each device
+ * passes its own shards (tpg_op_set_tensors) and the op runs one CUDA graph per device.
+ *
+ * Conventions: every fallible call returns tpg_status and writes results through out-parameters;
+ * handles are opaque; create/destroy come in pairs; the library never prints and never exits.
+ * Thread-safety: a context and its ops may be used by one host thread at a time.
+ */
+#ifndef TPGEMM_H
+#define TPGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, what to do next). One table drives the enum and tpg_status_string. */
+#define TPG_STATUS_TABLE(X)                                                                          \
+    X(TPG_OK, 0, "success")                                                                          \
+    X(TPG_ERR_INVALID_ARGUMENT, 1, "an argument is invalid; tpg_last_error names it")                \
+    X(TPG_ERR_UNKNOWN_CONFIG, 2, "no generated config matches; list them with `tpgemm --list`")      \
+    X(TPG_ERR_SHAPE, 3, "the problem shape does not fit the schedule or kernel; see tpg_last_error")  \
+    X(TPG_ERR_ALIGNMENT, 4, "a pointer or leading dimension is not 16-byte aligned")                 \
+    X(TPG_ERR_NO_DEVICE, 5, "fewer CUDA devices are visible than the TP degree needs")               \
+    X(TPG_ERR_NOT_HOPPER, 6, "a device is not compute capability 9.0 (Hopper, sm_90a)")              \
+    X(TPG_ERR_NO_P2P, 7, "two devices cannot access each other's memory (peer-to-peer)")             \
+    X(TPG_ERR_OUT_OF_MEMORY, 8, "a device allocation failed; free memory or shrink the problem")     \
+    X(TPG_ERR_CUDA, 9, "a CUDA call failed; tpg_last_error has the call and its message")            \
+    X(TPG_ERR_TIMEOUT, 10, "a device waited longer than the timeout for a peer; check all ranks run") \
+    X(TPG_ERR_NOT_READY, 11, "tensors were not set for every device before running")                 \
+    X(TPG_ERR_UNSUPPORTED, 12, "this combination is not supported yet; see tpg_last_error")
+
+typedef enum tpg_status {
+#define TPG_STATUS_ENUM_(name, value, text) name = value,
+    TPG_STATUS_TABLE(TPG_STATUS_ENUM_)
+#undef TPG_STATUS_ENUM_
+} tpg_status;
+
+typedef enum tpg_dtype {
+    TPG_DTYPE_BF16 = 0,
+    TPG_DTYPE_FP16,
+    TPG_DTYPE_E4M3, /* fp8, per-tensor scale */
+    TPG_DTYPE_E5M2, /* fp8, per-tensor scale */
+    TPG_DTYPE_FP32
+} tpg_dtype;
+
+typedef struct tpg_ctx tpg_ctx;
+typedef struct tpg_op tpg_op;
+
+/* A static string: what the status means and what to do next. Never NULL. */
+const char *tpg_status_string(tpg_status s);
+
+/* The detailed message of the last failure on ctx (names the offending value), or "" if none.
+ * ctx may be NULL: then the message of the last failed tpg_ctx_create on this thread. */
+const char *tpg_last_error(const tpg_ctx *ctx);
+
+/* Size in bytes of one element of t (1, 2 or 4). */
+size_t tpg_dtype_size(tpg_dtype t);
+/* "bf16", "fp16", "e4m3", "e5m2", "fp32". */
+const char *tpg_dtype_name(tpg_dtype t);
+
+/* ---- Generated configs --------------------------------------------------------------------- */
+
+typedef struct tpg_config_info {
+    const char *name;      /* as in schedules.yaml */
+    const char *schedule;  /* e.g. "AllGather1D_TilingCD_RotatingA" */
+    const char *kernel;    /* kernel instance name */
+    int tp;
+    tpg_dtype dtype;       /* operand type; outputs are the same type for 16-bit, bf16 for fp8 */
+    int bm, bn, bk, stages;
+} tpg_config_info;
+
+/* Number of generated configs. */
+int tpg_config_count(void);
+/* Info of config i (0 <= i < tpg_config_count()); TPG_ERR_INVALID_ARGUMENT if out of range. */
+tpg_status tpg_config_get(int i, tpg_config_info *out);
+/* Index of the config named `name`, or of the first config matching schedule/tp/dtype when name is
+ * NULL. TPG_ERR_UNKNOWN_CONFIG if none. */
+tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
+
+/* ---- Context ------------------------------------------------------------------------------- */
+
+typedef struct tpg_ctx_config {
+    int tp;                     /* number of devices */
+    const int *devices;         /* tp CUDA device ordinals; NULL = 0..tp-1 */
+    uint64_t timeout_ns;        /* bound on every device-side wait; 0 = default (TPG_DEFAULT_TIMEOUT_NS) */
+} tpg_ctx_config;
+
+#define TPG_DEFAULT_TIMEOUT_NS 10000000000ull /* 10 s */
+#define TPG_CTX_CONFIG_INIT {0, NULL, 0}
+
+/* Single process, one host thread driving all tp devices. Checks that each device exists and is
+ * Hopper, and enables peer access between every pair (TPG_ERR_NO_P2P names the pair otherwise).
+ * On failure *out is NULL and tpg_last_error(NULL) says why. */
+tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
+/* Destroys the context. Ops created on it must be destroyed first. NULL is a no-op. */
+tpg_status tpg_ctx_destroy(tpg_ctx *ctx);
+/* Number of devices and the CUDA ordinal of rank r. */
+int tpg_ctx_tp(const tpg_ctx *ctx);
+int tpg_ctx_device(const tpg_ctx *ctx, int rank);
+
+/* ---- Operation ----------------------------------------------------------------------------- */
+
+typedef struct tpg_op_desc {
+    int config;                 /* index from tpg_config_find */
+    int64_t m, n, k, l;         /* global problem; l = batch count (>= 1) */
+    float alpha, beta;
+} tpg_op_desc;
+
+/* Per-device tensors. Shapes are the device's shards (see tpg_op_shard_shape). Row-major, packed
+ * (leading dimension = columns), batches packed. c may be NULL when beta == 0. */
+typedef struct tpg_tensors {
+    const void *a, *b, *c;
+    void *d;
+    const float *scale_a, *scale_b; /* fp8 only; NULL = 1 */
+} tpg_tensors;
+
+typedef struct tpg_shard_shape {
+    int64_t a_rows, a_cols;     /* A shard: rows x K-extent (per batch) */
+    int64_t b_rows, b_cols;     /* B shard (N x K storage) */
+    int64_t d_rows, d_cols;     /* D shard (and C) */
+    int64_t d_row0, d_col0;     /* where the D shard of this rank sits in the global D */
+    int64_t a_row0, a_col0, b_row0, b_col0; /* where the A / B shards sit in the global A / B */
+} tpg_shard_shape;
+
+/* Validates the problem against the config's schedule and kernel (divisibility, alignment, tp
+ * matching the context), allocates the receive slots and flags on every device.
+ * TPG_ERR_SHAPE names the dimension and the divisor it needs. */
+tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
+tpg_status tpg_op_destroy(tpg_op *op);
+/* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
+tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
+/* Sets rank r's tensors. The first time after all ranks are set, builds and instantiates each
+ * device's CUDA graph; later calls update the executable graphs in place. */
+tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
+/* Changes alpha / beta; updates the executable graphs. */
+tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
+/* Launches every device's graph on its stream (streams[r] for rank r, or the op's own streams when
+ * streams is NULL). Asynchronous. */
+tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
+/* Waits for every device and reports TPG_ERR_TIMEOUT if any device-side wait timed out. */
+tpg_status tpg_op_sync(tpg_op *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPGEMM_H */

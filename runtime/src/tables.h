@@ -1,0 +1,93 @@
+/* Types of the tables that the generator emits (generated/registry.c, generated/schedules.c) and that
+ * the hand-written runtime walks. Generated code holds data only; every behaviour lives in runtime/src.
+ *
+ * Vocabulary (one name for one thing, shared with generator/ and tests/):
+ *   tp      number of devices (= number of stages)
+ *   device  rank d in 0..tp-1;  stage s in 0..tp-1
+ *   shard   the block of a global operand that a device owns (block d along shard_* dim)
+ *   block   one of the tp blocks of the device's local output that a stage computes (along stage_dim)
+ *   slot    one of the tp-1 receive buffers of a device (all-gather: rotating operand; reduce-scatter:
+ *           partial sums); slot s-1 feeds stage s
+ */
+#ifndef TPG_TABLES_H
+#define TPG_TABLES_H
+
+#include "tpgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tpg_dim { TPG_DIM_NONE = 0, TPG_DIM_M, TPG_DIM_N, TPG_DIM_K } tpg_dim;
+typedef enum tpg_comm { TPG_COMM_ALLGATHER = 0, TPG_COMM_REDUCE_SCATTER } tpg_comm;
+typedef enum tpg_operand { TPG_OPERAND_NONE = 0, TPG_OPERAND_A, TPG_OPERAND_B, TPG_OPERAND_D } tpg_operand;
+
+/* What device d does at stage s. -1 means "none" in every field. */
+typedef struct tpg_stage_entry {
+    signed char block;     /* block of the local output computed (index along stage_dim) */
+    signed char peer;      /* all-gather: owner of the rotating shard consumed; reduce-scatter: left
+                              neighbour whose partial is received (-1 at stage 0) */
+    signed char src_slot;  /* slot read: rotating shard (all-gather) or received partial (RS); -1 local */
+    signed char dst_slot;  /* reduce-scatter: slot of the right neighbour written; -1 = user's D */
+    signed char dst_peer;  /* reduce-scatter: device receiving this stage's partial; -1 = self */
+} tpg_stage_entry;
+
+typedef enum tpg_node_kind {
+    TPG_NODE_BARRIER_START = 0, /* cross-device start barrier; advances the epoch */
+    TPG_NODE_COPY,              /* copy-engine copy: peer's rotating shard -> own slot */
+    TPG_NODE_FLAG,              /* copy-engine 4-byte copy: epoch -> stage flag (after its COPY) */
+    TPG_NODE_GEMM,              /* the persistent fused GEMM kernel */
+    TPG_NODE_BARRIER_END        /* cross-device closing barrier: inputs are safe after it */
+} tpg_node_kind;
+
+/* One node of a device's CUDA graph. Dependencies are indices of earlier nodes of the same device. */
+typedef struct tpg_graph_node {
+    signed char kind;   /* tpg_node_kind */
+    signed char stage;  /* COPY/FLAG: stage whose data it brings; else -1 */
+    signed char peer;   /* COPY: source device; else -1 */
+    signed char slot;   /* COPY: destination slot; FLAG: flag index (= stage); else -1 */
+    signed char deps[2];/* up to two dependencies, -1 = none */
+} tpg_graph_node;
+
+typedef struct tpg_schedule_table {
+    const char *name;           /* e.g. "AllGather1D_TilingCD_RotatingA" */
+    int tp;
+    tpg_comm comm;
+    tpg_dim shard_a, shard_b;   /* global dim along which device d owns block d of A / B */
+    tpg_dim shard_d;            /* global dim of D that device d ends up owning */
+    tpg_dim stage_dim;          /* dim of the device's local output split into tp blocks */
+    tpg_operand rotating;       /* all-gather: operand that moves (A or B); RS: D (partials) */
+    const tpg_stage_entry *stages; /* [tp * tp], index device * tp + stage */
+    const tpg_graph_node *nodes;   /* [tp * nodes_per_device], index device * nodes_per_device + i */
+    int nodes_per_device;
+} tpg_schedule_table;
+
+/* A compiled kernel. Kernel code depends only on these fields, never on schedule or tp. */
+typedef struct tpg_kernel_desc {
+    const char *name;           /* canonical instance name, also the CUDA symbol */
+    tpg_dtype dtype_ab;         /* operand type */
+    tpg_dtype dtype_cd;         /* C / D / partial type */
+    tpg_dtype dtype_acc;        /* accumulator type */
+    int bm, bn, bk, stages, consumers, cluster_m, cluster_n;
+    int threads;                /* block size */
+    int smem_bytes;             /* dynamic shared memory */
+    const void *(*entry)(void); /* returns the __global__ function */
+} tpg_kernel_desc;
+
+/* A named config of schedules.yaml: what `--config NAME` selects. */
+typedef struct tpg_config_desc {
+    const char *name;
+    const tpg_schedule_table *schedule;
+    const tpg_kernel_desc *kernel;
+} tpg_config_desc;
+
+extern const tpg_config_desc tpg_configs[];
+extern const int tpg_num_configs;
+extern const char tpg_generator_version[];
+extern const char tpg_config_hash[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_TABLES_H */

@@ -1,0 +1,77 @@
+/* The launch parameters of the sm90 GEMM kernel family: the one contract between the C runtime, which
+ * fills them from the generated schedule tables, and the kernel, which walks them.
+ *
+ * Plain C (no C++), so that runtime/src/*.c and templates/kernels/*.cuh include the same definition.
+ *
+ * One launch computes every stage of one device's share of a distributed GEMM:
+ *   for stage s in 0..num_stages-1, for every output tile of that stage (batches included):
+ *     out = alpha * scale_a * scale_b * (A_s . B_s^T) + partial_s + beta * C_s
+ *   where A_s is a (m x k) block of the stage's A map starting at row a_row0 (per batch), B_s an (n x k)
+ *   block of its B map starting at b_row0, and partial_s / C_s are optional sources.
+ * Operands are K-major (row-major M x K for A, row-major N x K for B, i.e. a Linear weight).
+ * Batches: each map stacks L batches of `*_batch_rows` rows; batch l of a stage starts at row
+ *   l * a_batch_rows + a_row0 (A) and l * b_batch_rows + b_row0 (B).
+ */
+#ifndef TPG_GEMM_PARAMS_H
+#define TPG_GEMM_PARAMS_H
+
+#include <cuda.h> /* CUtensorMap */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest TP degree (and so the largest number of stages) a kernel launch can walk. */
+#define TPG_MAX_TP 8
+
+/* Values written to tpg_gemm_params.status. 0 means no failure was seen on the device. */
+#define TPG_DEVICE_OK 0u
+#define TPG_DEVICE_TIMEOUT 1u
+
+typedef struct tpg_stage_params {
+    CUtensorMap a_map; /* 2-D map {k, a rows}, 128B swizzle, box {BK, BM} */
+    CUtensorMap b_map; /* 2-D map {k, b rows}, 128B swizzle, box {BK, BN} */
+    int a_row0, b_row0;           /* first row of this stage's block inside one batch of the map */
+    int a_batch_rows, b_batch_rows; /* rows of one batch in the map (batch stride in rows) */
+
+    /* Prologue wait (all-gather): before loading any tile of this stage, the producer waits until
+     * *wait_flag >= epoch. NULL: the stage's operands are local and ready. */
+    const unsigned int *wait_flag;
+
+    /* Destination of this stage's tiles: the user's D (local) or a receive slot in a peer's memory.
+     * Row-major, element type = output dtype, leading dimension d_ld elements, batch stride d_batch. */
+    void *d;
+    long long d_ld, d_batch;
+
+    /* Received partial (reduce-scatter ring), added with coefficient 1. NULL: none. Before reading the
+     * partial of tile t the epilogue waits until partial_flags[t] >= epoch (t = tile index in stage,
+     * see tpg_tile_index in scheduler.cuh). */
+    const void *partial;
+    long long partial_ld, partial_batch;
+    const unsigned int *partial_flags;
+
+    /* User source C, scaled by beta. NULL: no C term. */
+    const void *c;
+    long long c_ld, c_batch;
+
+    /* After tile t of this stage is fully written to d, the epilogue raises signal_flags[t] = epoch
+     * with system-scope release (the flags may live in a peer's memory). NULL: no signal. */
+    unsigned int *signal_flags;
+} tpg_stage_params;
+
+typedef struct tpg_gemm_params {
+    tpg_stage_params stage[TPG_MAX_TP];
+    int num_stages;   /* 1..TPG_MAX_TP */
+    int m, n, k, l;   /* per-stage output extent m x n, reduction length k, batch count l */
+    float alpha, beta;
+    const float *scale_a, *scale_b; /* per-tensor scales (fp8); NULL means 1 */
+    const unsigned int *epoch;      /* this device's launch epoch, set by the start barrier */
+    unsigned int *status;           /* TPG_DEVICE_* ; set, never cleared, by the kernel */
+    unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
+} tpg_gemm_params;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_GEMM_PARAMS_H */
