@@ -1,7 +1,8 @@
 /* The launch parameters of the sm90 GEMM kernel family: the one contract between the C runtime, which
  * fills them from the generated schedule tables, and the kernel, which walks them.
  *
- * Plain C (no C++), so that runtime/src/*.c and templates/kernels/*.cuh include the same definition.
+ * Plain C (no C++), so that the runtime C sources (runtime/src) and the kernel headers (templates/kernels)
+ * include the same definition.
  *
  * One launch computes every stage of one device's share of a distributed GEMM:
  *   for stage s in 0..num_stages-1, for every output tile of that stage (batches included):

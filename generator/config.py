@@ -1,0 +1,236 @@
+"""schedules.yaml -> validated plain data, every error with file, line, field and what is allowed.
+
+The schema is data (TOP below); one walker checks shapes, types and enums, then semantic checks (kernel
+legality from kernels.py, references, duplicates) run on the result. All errors are collected, never
+just the first. yaml.compose keeps the node marks, so every value knows its line.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field as dc_field
+
+import yaml
+
+from . import kernels as K
+from .schedules import SCHEDULES
+
+MAX_TP = 8  # TPG_MAX_TP in templates/kernels/gemm_params.h
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class ConfigError(Exception):
+    """Invalid schedules.yaml; .errors holds one 'file:line: path: problem; allowed: ...' per error."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: str                    # "int" | "str" | "ident" | "map" | "list" | "int_list"
+    required: bool = False
+    default: object = None
+    enum: tuple = ()             # allowed values (scalars)
+    range: tuple | None = None   # (lo, hi) inclusive, ints
+    fields: dict = dc_field(default_factory=dict)  # map: name -> Field
+    item: "Field | None" = None  # list: schema of each item
+    doc: str = ""                # for 'allowed:' when there is no enum
+
+
+KERNEL = Field("map", fields={
+    "name": Field("ident", required=True, doc="an identifier, unique among kernels"),
+    "dtype": Field("str", required=True, enum=tuple(K.DTYPE_SIZE)),
+    "acc": Field("str", default="f32", enum=K.ACC_DTYPES),
+    "tile": Field("map", required=True, fields={
+        "bm": Field("int", required=True, doc="64·consumers·{1,2}"),
+        "bn": Field("int", required=True, doc="a multiple of 16 in [16, 256]"),
+        "bk": Field("int", required=True, doc="128 / sizeof(dtype)"),
+    }),
+    "stages": Field("int", doc="an integer >= 2, or omit for the largest that fits"),
+    "consumers": Field("int", default=2, enum=K.CONSUMERS),
+    "cluster": Field("map", default={"m": 1, "n": 1}, fields={
+        "m": Field("int", default=1, enum=K.CLUSTER_SIZES),
+        "n": Field("int", default=1, enum=K.CLUSTER_SIZES),
+    }),
+})
+CONFIG = Field("map", fields={
+    "name": Field("ident", required=True, doc="an identifier, unique among configs"),
+    "schedule": Field("str", required=True, enum=tuple(sorted(SCHEDULES))),
+    "tp": Field("int_list", required=True, range=(1, MAX_TP)),
+    "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
+})
+TOP = Field("map", fields={
+    "version": Field("int", default=1, enum=(1,)),
+    "kernels": Field("list", required=True, item=KERNEL),
+    "configs": Field("list", required=True, item=CONFIG),
+})
+_TAGS = {"int": "tag:yaml.org,2002:int", "str": "tag:yaml.org,2002:str"}
+
+
+def _allowed(f: Field) -> str:
+    if f.enum:
+        return ", ".join(map(str, f.enum))
+    if f.range:
+        return f"{f.range[0]}..{f.range[1]}"
+    if f.kind == "map":
+        return "a mapping with " + ", ".join(f.fields)
+    if f.kind == "list":
+        return "a list"
+    return f.doc or f.kind
+
+
+class _Walker:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.errors: list[str] = []
+        self.lines: dict[str, int] = {}   # path -> line of its value
+
+    def error(self, line: int, path: str, problem: str, allowed: str) -> None:
+        self.errors.append(f"{self.filename}:{line}: {path}: {problem}; allowed: {allowed}")
+
+    def walk(self, node: yaml.Node, f: Field, path: str):
+        """Plain value of node checked against f, or None after recording errors."""
+        line = node.start_mark.line + 1
+        self.lines[path] = line
+        if f.kind == "map":
+            return self._map(node, f, path, line)
+        if f.kind == "list":
+            if not isinstance(node, yaml.SequenceNode):
+                return self.error(line, path, "expected a list", _allowed(f))
+            return [self.walk(n, f.item, f"{path}[{i}]") for i, n in enumerate(node.value)]
+        if f.kind == "int_list" and isinstance(node, yaml.SequenceNode):
+            vals = [self._scalar(n, f, f"{path}[{i}]") for i, n in enumerate(node.value)]
+            if not vals:
+                return self.error(line, path, "empty list", _allowed(f))
+            dup = sorted({v for v in vals if v is not None and vals.count(v) > 1})
+            if dup:
+                return self.error(line, path, f"{dup[0]} is listed twice", _allowed(f))
+            return vals
+        value = self._scalar(node, f, path)
+        return [value] if f.kind == "int_list" and value is not None else value
+
+    def _map(self, node, f: Field, path: str, line: int):
+        if not isinstance(node, yaml.MappingNode):
+            return self.error(line, path, "expected a mapping", _allowed(f))
+        out, seen = {}, {}
+        for knode, vnode in node.value:
+            key = knode.value
+            kpath = f"{path}.{key}" if path else key
+            kline = knode.start_mark.line + 1
+            if key in seen:
+                self.error(kline, kpath, f"duplicate key (first at line {seen[key]})",
+                           ", ".join(f.fields))
+                continue
+            seen[key] = kline
+            if key not in f.fields:
+                near = difflib.get_close_matches(str(key), list(f.fields), n=1, cutoff=0.6)
+                hint = f", did you mean {near[0]!r}?" if near else ""
+                self.error(kline, kpath, f"unknown field{hint}", ", ".join(f.fields))
+                continue
+            out[key] = self.walk(vnode, f.fields[key], kpath)
+        for key, sub in f.fields.items():
+            if key in out:
+                continue
+            kpath = f"{path}.{key}" if path else key
+            if sub.required:
+                self.error(line, kpath, "missing required field", _allowed(sub))
+            elif sub.kind == "map":
+                out[key] = {k: s.default for k, s in sub.fields.items()}
+            else:
+                out[key] = sub.default
+        return out
+
+    def _scalar(self, node, f: Field, path: str):
+        line = node.start_mark.line + 1
+        self.lines[path] = line
+        want = "int" if f.kind in ("int", "int_list") else "str"
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _TAGS[want]:
+            got = type(node).__name__[:-4].lower() if not isinstance(node, yaml.ScalarNode) \
+                else node.tag.rsplit(":", 1)[-1]
+            shown = f" {node.value!r}" if isinstance(node, yaml.ScalarNode) else ""
+            return self.error(line, path, f"expected {'an integer' if want == 'int' else 'a string'}"
+                              f", got {got}{shown}", _allowed(f))
+        value = yaml.constructor.SafeConstructor().construct_yaml_int(node) \
+            if want == "int" else node.value
+        if f.kind == "ident" and not IDENT.match(value):
+            return self.error(line, path, f"{value!r} is not an identifier", _allowed(f))
+        if f.enum and value not in f.enum:
+            near = difflib.get_close_matches(str(value), list(map(str, f.enum)), n=1, cutoff=0.6)
+            hint = f", did you mean {near[0]!r}?" if near else ""
+            return self.error(line, path, f"unknown value {value!r}{hint}", _allowed(f))
+        if f.range and not f.range[0] <= value <= f.range[1]:
+            return self.error(line, path, f"{value} is out of range", _allowed(f) +
+                              (f" (TPG_MAX_TP = {MAX_TP})" if f.range[1] == MAX_TP else ""))
+        return value
+
+
+def compose(text: str, filename: str) -> yaml.Node:
+    """The YAML node tree of text; ConfigError on syntax errors or an empty document."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise ConfigError([f"{filename}:{line}: YAML syntax error: {getattr(e, 'problem', e)}"])
+    if node is None:
+        raise ConfigError([f"{filename}:1: (document): empty; allowed: {_allowed(TOP)}"])
+    return node
+
+
+def validate(node: yaml.Node, filename: str) -> dict:
+    """The checked document as plain data (defaults filled), or ConfigError listing every problem."""
+    w = _Walker(filename)
+    doc = w.walk(node, TOP, "")
+    if doc is not None:
+        _semantic(doc, w)
+    if w.errors:
+        line_of = lambda e: int(e[len(filename) + 1:].split(":", 1)[0])
+        raise ConfigError(sorted(w.errors, key=line_of))
+    return doc
+
+
+def _semantic(doc: dict, w: _Walker) -> None:
+    """Checks across fields: kernel legality, names, references."""
+    kernel_names: dict[str, int] = {}
+    for i, k in enumerate(doc.get("kernels") or []):
+        if not k:
+            continue
+        path = f"kernels[{i}]"
+        if k.get("name") is not None:
+            _unique(w, kernel_names, k["name"], f"{path}.name", "kernel")
+        fields = (k.get("dtype"), k.get("acc"), (k.get("tile") or {}).get("bm"),
+                  (k.get("tile") or {}).get("bn"), (k.get("tile") or {}).get("bk"), k.get("stages"),
+                  k.get("consumers"), (k.get("cluster") or {}).get("m"),
+                  (k.get("cluster") or {}).get("n"))
+        if any(v is None for i_, v in enumerate(fields) if i_ != 5):
+            continue  # already reported by the schema walk
+        for sub, problem, allowed in K.check_kernel(*fields):
+            w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
+    configs = doc.get("configs")
+    if configs == []:
+        w.error(w.lines["configs"], "configs", "no configs: nothing would be built",
+                "a list of {name, schedule, tp, kernel}")
+    config_names: dict[str, int] = {}
+    for i, c in enumerate(configs or []):
+        if not c:
+            continue
+        path = f"configs[{i}]"
+        if c.get("kernel") is not None and c["kernel"] not in kernel_names:
+            w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"unknown kernel {c['kernel']!r}",
+                    ", ".join(kernel_names) or "(no kernels defined)")
+        if c.get("name") is not None and c.get("tp") is not None:
+            for tp in c["tp"]:
+                if tp is not None:
+                    _unique(w, config_names, f"{c['name']}_tp{tp}", f"{path}.name", "config")
+
+
+def _unique(w: _Walker, seen: dict[str, int], name: str, path: str, what: str) -> None:
+    line = w.lines[path]
+    if name in seen:
+        w.error(line, path, f"duplicate {what} name {name!r} (first at line {seen[name]})",
+                f"a {what} name not used above")
+    else:
+        seen[name] = line
+

@@ -1,0 +1,166 @@
+"""Kernel instances: tile legality, shared-memory and register budgets, canonical names.
+
+Every rule here mirrors a static_assert of templates/kernels/gemm_sm90.cuh, so that no emitted kernel
+can fail to compile. check_kernel returns problems instead of raising, so that config.py can report
+all of them with their YAML lines.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from . import GENERATOR_VERSION
+
+# Operand dtypes the schema knows, with their size in bytes and tpg_dtype spelling.
+DTYPE_SIZE = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
+ACC_DTYPES = ("f32", "f16")
+SMEM_LIMIT = 232448          # 227 KiB of dynamic shared memory per block on sm_90
+SMEM_RESERVED = 2048         # 1024 B alignment slack for the 128B swizzle + mbarriers
+MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
+MIN_STAGES = 2
+CONSUMERS = (1, 2)
+CLUSTER_SIZES = (1, 2, 4)
+
+# Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
+NOT_YET = {
+    "dtype": {"e4m3": "fp8 kernels are not implemented yet",
+              "e5m2": "fp8 kernels are not implemented yet"},
+    "acc": {"f16": "f16 accumulation not implemented yet"},
+}
+SUPPORTED_CLUSTERS = {(1, 1)}  # add (2, 1), ... when TMA multicast lands
+CLUSTER_NOT_YET = "cluster multicast is not implemented yet"
+
+
+def supported(field: str) -> list[str]:
+    """Values of an enum field that are implemented today (for 'allowed:' in messages)."""
+    allowed = DTYPE_SIZE if field == "dtype" else ACC_DTYPES
+    return [v for v in allowed if v not in NOT_YET.get(field, {})]
+
+
+def output_dtype(dtype: str) -> str:
+    """C / D / partial type: the operand type for 16-bit operands, bf16 for fp8 (tpgemm.h)."""
+    return dtype if DTYPE_SIZE[dtype] == 2 else "bf16"
+
+
+def smem_bytes(stages: int, bm: int, bn: int, bk: int, dtype: str) -> int:
+    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2048."""
+    return stages * (bm + bn) * bk * DTYPE_SIZE[dtype] + SMEM_RESERVED
+
+
+def max_stages(bm: int, bn: int, bk: int, dtype: str) -> int:
+    """The largest ring depth that fits the shared-memory limit (0 if not even one fits)."""
+    per_stage = (bm + bn) * bk * DTYPE_SIZE[dtype]
+    return max(0, (SMEM_LIMIT - SMEM_RESERVED) // per_stage)
+
+
+def acc_per_thread(bm: int, bn: int, consumers: int) -> int:
+    """fp32 accumulators per consumer thread: each consumer warpgroup owns BM/consumers rows, as
+    (BM/consumers/64) wgmma m64 tiles of 64xBN, i.e. BN/2 registers per thread per tile."""
+    return (bm // consumers // 64) * bn // 2
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A compiled GEMM instance. Equality (and the name) depend only on these fields."""
+    dtype: str
+    acc: str
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    consumers: int
+    cluster_m: int
+    cluster_n: int
+
+    @property
+    def dtype_cd(self) -> str:
+        return output_dtype(self.dtype)
+
+    @property
+    def threads(self) -> int:
+        return 128 * (1 + self.consumers)
+
+    @property
+    def smem_bytes(self) -> int:
+        return smem_bytes(self.stages, self.bm, self.bn, self.bk, self.dtype)
+
+    @property
+    def hash8(self) -> str:
+        fields = dict(asdict(self), generator=GENERATOR_VERSION)
+        canon = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canon.encode()).hexdigest()[:8]
+
+    @property
+    def name(self) -> str:
+        return (f"gemm_sm90_{self.dtype}_{self.bm}x{self.bn}x{self.bk}_s{self.stages}"
+                f"_w{self.consumers}_c{self.cluster_m}x{self.cluster_n}_{self.hash8}")
+
+
+def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
+                 consumers: int, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
+    """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
+    Assumes the schema checks passed (types and enums)."""
+    return _not_yet(dtype, acc, cluster_m, cluster_n) + _tile(dtype, bm, bn, bk, stages, consumers)
+
+
+def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
+    out = []
+    for field, value in (("dtype", dtype), ("acc", acc)):
+        if value in NOT_YET[field]:
+            out.append((field, f"{value!r}: {NOT_YET[field][value]}", ", ".join(supported(field))))
+    if (cluster_m, cluster_n) not in SUPPORTED_CLUSTERS:
+        allowed = ", ".join(f"{{m: {m}, n: {n}}}" for m, n in sorted(SUPPORTED_CLUSTERS))
+        out.append(("cluster", f"{{m: {cluster_m}, n: {cluster_n}}}: {CLUSTER_NOT_YET}", allowed))
+    return out
+
+
+def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
+          consumers: int) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    if consumers not in CONSUMERS:
+        return [("consumers", f"{consumers} consumer warpgroups", ", ".join(map(str, CONSUMERS)))]
+    esize = DTYPE_SIZE[dtype]
+    if bk * esize != 128:
+        out.append(("tile.bk", f"{bk}: BK·sizeof({dtype}) = {bk * esize} bytes, must be 128 "
+                    "(one 128B-swizzle row)", str(128 // esize)))
+    bms = (64 * consumers, 128 * consumers)
+    if bm not in bms:
+        out.append(("tile.bm", f"{bm}: BM must be 64·consumers·{{1,2}} (consumers = {consumers})",
+                    ", ".join(map(str, bms))))
+    if not (16 <= bn <= 256 and bn % 16 == 0):
+        out.append(("tile.bn", f"{bn}: BN must be a multiple of 16 in [16, 256]",
+                    "16, 32, 48, ..., 256"))
+    if out:
+        return out
+    acc_regs = acc_per_thread(bm, bn, consumers)
+    if acc_regs > MAX_ACC_PER_THREAD:
+        bn_max = MAX_ACC_PER_THREAD * 2 // (bm // consumers // 64)
+        out.append(("tile", f"{acc_regs} fp32 accumulators per consumer thread "
+                    f"((BM/consumers/64)·BN/2) exceed {MAX_ACC_PER_THREAD}",
+                    f"bn <= {bn_max} with bm {bm} and {consumers} consumers, or more consumers"))
+    top = max_stages(bm, bn, bk, dtype)
+    if stages is None:
+        if top < MIN_STAGES:
+            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype)
+            out.append(("tile", f"{MIN_STAGES} stages need {need} bytes of shared memory, "
+                        f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", "a smaller tile"))
+    elif stages < MIN_STAGES:
+        out.append(("stages", f"{stages}: the ring needs at least {MIN_STAGES} stages",
+                    f"{MIN_STAGES}..{top}" if top >= MIN_STAGES else "a smaller tile"))
+    else:
+        need = smem_bytes(stages, bm, bn, bk, dtype)
+        if need > SMEM_LIMIT:
+            out.append(("stages", f"{stages} stages need {need} bytes of shared memory, "
+                        f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}",
+                        f"{MIN_STAGES}..{top} for this tile" if top >= MIN_STAGES
+                        else "a smaller tile"))
+    return out
+
+
+def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
+                consumers: int, cluster_m: int, cluster_n: int) -> KernelSpec:
+    """The spec of a checked kernel entry; stages = the largest that fits when omitted."""
+    if stages is None:
+        stages = max_stages(bm, bn, bk, dtype)
+    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n)

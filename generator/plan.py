@@ -1,0 +1,55 @@
+"""Validated config data -> frozen specs: deduplicated kernels, expanded configs, schedule tables."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from . import GENERATOR_VERSION
+from .kernels import KernelSpec, make_kernel
+from .schedules import ScheduleTable, build_table
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """One `--config NAME`: a schedule at one TP degree running one kernel."""
+    name: str
+    schedule: ScheduleTable
+    kernel: KernelSpec
+
+
+@dataclass(frozen=True)
+class Plan:
+    source: str                        # config file name as shown in headers ("schedules.yaml")
+    configs: tuple[ConfigSpec, ...]    # sorted by name
+    kernels: tuple[KernelSpec, ...]    # unique, sorted by name
+    tables: tuple[ScheduleTable, ...]  # unique (schedule, tp) in use, sorted by C name
+    config_hash: str                   # 16 hex digits of sha256 over the planned content
+    version: str = GENERATOR_VERSION
+
+
+def build(doc: dict, source: str) -> Plan:
+    """The plan of a validated document (config.validate). Pure."""
+    by_name: dict[str, KernelSpec] = {}
+    for k in doc["kernels"]:
+        by_name[k["name"]] = make_kernel(
+            k["dtype"], k["acc"], k["tile"]["bm"], k["tile"]["bn"], k["tile"]["bk"], k["stages"],
+            k["consumers"], k["cluster"]["m"], k["cluster"]["n"])
+    tables: dict[tuple[str, int], ScheduleTable] = {}
+    configs = []
+    for c in doc["configs"]:
+        for tp in c["tp"]:
+            key = (c["schedule"], tp)
+            if key not in tables:
+                tables[key] = build_table(*key)
+            configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[c["kernel"]]))
+    configs.sort(key=lambda c: c.name)
+    kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
+    ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
+    content = {
+        "generator": GENERATOR_VERSION,
+        "kernels": [asdict(k) for k in kernels],
+        "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name] for c in configs],
+    }
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
+    return Plan(source, tuple(configs), kernels, ordered_tables, digest)

@@ -1,0 +1,50 @@
+// The cross-device start / end barrier kernel; protocol in barrier.h.
+#include "barrier.h"
+
+namespace {
+
+__device__ __forceinline__ unsigned int load_acquire_sys(const unsigned int *p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void red_release_sys_add(unsigned int *p, unsigned int v) {
+    asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+}  // namespace
+
+__global__ void tpg_barrier_kernel(tpg_barrier_params p) {
+    unsigned int epoch;
+    if (p.mode == TPG_BARRIER_START) {
+        epoch = *p.epoch + 1;  // only this kernel writes the epoch, and it is stream-ordered
+        *p.epoch = epoch;
+        __threadfence_system();  // the new epoch is visible before any peer can act on our arrival
+    } else {
+        epoch = *p.epoch;
+    }
+    for (int r = 0; r < p.tp; r++) {
+        if (r != p.rank) red_release_sys_add(p.peer_counter[r], 1u);
+    }
+    const unsigned int target = epoch * (unsigned int)(p.tp - 1);
+    const unsigned long long start = global_timer_ns();
+    unsigned int sleep_ns = 32;
+    while ((int)(load_acquire_sys(p.counter) - target) < 0) {
+        if (p.timeout_ns && global_timer_ns() - start > p.timeout_ns) {
+            atomicOr(p.status, TPG_DEVICE_BARRIER_TIMEOUT);
+            __threadfence_system();
+            return;
+        }
+        __nanosleep(sleep_ns);
+        if (sleep_ns < 1024) sleep_ns *= 2;
+    }
+}
+
+extern "C" const void *tpg_barrier_kernel_entry(void) { return (const void *)tpg_barrier_kernel; }

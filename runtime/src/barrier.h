@@ -1,0 +1,41 @@
+/* The cross-device barrier kernel (1 block x 1 thread) at the start and end of every device's graph.
+ *
+ * start: epoch += 1 (own word; this kernel is its only writer), then a system-scope release add of 1 on
+ *        every peer's start counter, then wait (acquire, bounded by timeout_ns) until own start counter
+ *        >= epoch * (tp - 1). Counters only grow, so an early arrival for the next launch is harmless.
+ * end:   the same on the end counters, with the epoch read, not advanced.
+ * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT and returns.
+ * Counters wrap after 2^32 / (tp - 1) launches; comparisons are wrap-aware (signed difference).
+ */
+#ifndef TPG_BARRIER_H
+#define TPG_BARRIER_H
+
+#include "gemm_params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status bit of a barrier timeout (TPG_DEVICE_TIMEOUT = a stage wait inside the GEMM timed out). */
+#define TPG_DEVICE_BARRIER_TIMEOUT 2u
+
+typedef enum tpg_barrier_mode { TPG_BARRIER_START = 0, TPG_BARRIER_END = 1 } tpg_barrier_mode;
+
+typedef struct tpg_barrier_params {
+    int mode;                                /* tpg_barrier_mode */
+    int tp, rank;
+    unsigned int *epoch;                     /* own epoch word */
+    unsigned int *counter;                   /* own counter of this mode */
+    unsigned int *peer_counter[TPG_MAX_TP];  /* every rank's counter of this mode ([rank] unused) */
+    unsigned int *status;                    /* own status word */
+    unsigned long long timeout_ns;           /* 0 = wait forever */
+} tpg_barrier_params;
+
+/* The __global__ void(tpg_barrier_params) function, for a graph kernel node. */
+const void *tpg_barrier_kernel_entry(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_BARRIER_H */

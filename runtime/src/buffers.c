@@ -1,0 +1,59 @@
+/* Symmetric per-op buffers (layout in buffers.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "buffers.h"
+
+#include "checks.h"
+#include "ctx_internal.h"
+
+#define TPG_SECTION_ALIGN 256
+
+static size_t section(size_t *cursor, size_t bytes) {
+    size_t at = *cursor;
+    *cursor = (at + bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
+    return at;
+}
+
+void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage) {
+    size_t cursor = 0;
+    b->tp = tp;
+    b->tiles_per_stage = tiles_per_stage;
+    b->slot_bytes_used = slot_bytes;
+    /* Slots keep the 256-byte alignment of each one (TMA needs 16 B; 256 keeps copies efficient). */
+    b->slot_bytes = (slot_bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
+    b->slots = section(&cursor, (size_t)(tp - 1) * b->slot_bytes);
+    b->stage_flags = section(&cursor, (size_t)tp * sizeof(unsigned int));
+    b->tile_flags = section(&cursor, (size_t)(tp - 1) * (size_t)tiles_per_stage * sizeof(unsigned int));
+    b->epoch = section(&cursor, sizeof(unsigned int));
+    b->start_counter = section(&cursor, sizeof(unsigned int));
+    b->end_counter = section(&cursor, sizeof(unsigned int));
+    b->status = section(&cursor, sizeof(unsigned int));
+    b->total = cursor;
+}
+
+tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out) {
+    void *p = NULL;
+    *out = NULL;
+    TPG_CHECK(tpg__use_device(ctx, rank));
+    cudaError_t err = cudaMalloc(&p, b->total);
+    if (err != cudaSuccess) {
+        tpg_status st = tpg__cuda_error(ctx, err, __FILE__, __LINE__, "cudaMalloc(symmetric buffer)");
+        size_t len = strlen(ctx->error);
+        snprintf(ctx->error + len, sizeof ctx->error - len, " (rank %d, device %d, %zu bytes)", rank,
+                 ctx->devices[rank], b->total);
+        return st;
+    }
+    tpg_status st = TPG_OK;
+    TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(p, 0, b->total), fail);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaDeviceSynchronize(), fail);
+    *out = p;
+    return TPG_OK;
+fail:
+    cudaFree(p);
+    return st;
+}
+
+void tpg_buffers_free(void *base) {
+    if (base) cudaFree(base);
+}

@@ -1,0 +1,45 @@
+/* The per-op symmetric allocation: one per device, the same layout on every device, so that a peer's
+ * section is (peer's base from the peer table) + (the same offset).
+ *
+ *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s
+ *   stage_flags  [tp] u32                all-gather: FLAG node writes the epoch when slot s-1 landed
+ *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
+ *   epoch        u32                     launch counter; the start barrier is its only writer
+ *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
+ *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync
+ * Each section starts on a 256-byte boundary; everything is zeroed at creation.
+ */
+#ifndef TPG_BUFFERS_H
+#define TPG_BUFFERS_H
+
+#include <stddef.h>
+
+#include "tpgemm.h"
+
+typedef struct tpg_buffer_layout {
+    int tp;
+    int64_t tiles_per_stage;
+    size_t slot_bytes;      /* slot stride (rounded up to 256 B) */
+    size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
+    size_t slots, stage_flags, tile_flags, epoch, start_counter, end_counter, status; /* byte offsets */
+    size_t total;
+} tpg_buffer_layout;
+
+void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage);
+
+/* Allocates and zeroes the symmetric buffer on rank's device (made current here). */
+tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out);
+void tpg_buffers_free(void *base);
+
+/* Addresses inside a buffer whose base is `base` (own or a peer's). */
+static inline void *tpg_buf_slot(void *base, const tpg_buffer_layout *b, int slot) {
+    return (char *)base + b->slots + (size_t)slot * b->slot_bytes;
+}
+static inline unsigned int *tpg_buf_word(void *base, size_t offset) {
+    return (unsigned int *)((char *)base + offset);
+}
+static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
+    return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;
+}
+
+#endif /* TPG_BUFFERS_H */

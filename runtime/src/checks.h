@@ -1,0 +1,68 @@
+/* The one error-check macro file of the runtime. A message is written once, at the origin, into the
+ * context's error buffer (tpg_last_error); callers above only propagate the status.
+ *
+ *   TPG_CHECK_CUDA(ctx, expr)        CUDA runtime call; on failure records
+ *                                    "file:line: expr: cudaErrorName: message", clears the sticky
+ *                                    error and returns TPG_ERR_CUDA (TPG_ERR_OUT_OF_MEMORY for
+ *                                    cudaErrorMemoryAllocation).
+ *   TPG_CHECK(expr)                  propagates a non-OK tpg_status.
+ *   TPG_FAIL(ctx, status, fmt, ...)  records a formatted message naming the offending value, returns.
+ *   *_GOTO(..., label)               same, but stores the status in a local `st` and jumps to label.
+ */
+#ifndef TPG_CHECKS_H
+#define TPG_CHECKS_H
+
+#include <cuda_runtime_api.h>
+
+#include "tpgemm.h"
+
+/* Formats into ctx's error buffer (ctx NULL: this thread's create-error buffer). Defined in status.c. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void tpg__set_error(tpg_ctx *ctx, const char *fmt, ...);
+
+/* Records a failed CUDA call and maps it to a status (clears the sticky error). Defined in status.c. */
+tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int line, const char *expr);
+
+#define TPG_CHECK_CUDA(ctx, expr)                                                                    \
+    do {                                                                                             \
+        cudaError_t tpg_err_ = (expr);                                                               \
+        if (tpg_err_ != cudaSuccess) return tpg__cuda_error((ctx), tpg_err_, __FILE__, __LINE__, #expr); \
+    } while (0)
+
+#define TPG_CHECK_CUDA_GOTO(ctx, expr, label)                                                        \
+    do {                                                                                             \
+        cudaError_t tpg_err_ = (expr);                                                               \
+        if (tpg_err_ != cudaSuccess) {                                                               \
+            st = tpg__cuda_error((ctx), tpg_err_, __FILE__, __LINE__, #expr);                        \
+            goto label;                                                                              \
+        }                                                                                            \
+    } while (0)
+
+#define TPG_CHECK(expr)                                                                              \
+    do {                                                                                             \
+        tpg_status tpg_st_ = (expr);                                                                 \
+        if (tpg_st_ != TPG_OK) return tpg_st_;                                                       \
+    } while (0)
+
+#define TPG_CHECK_GOTO(expr, label)                                                                  \
+    do {                                                                                             \
+        st = (expr);                                                                                 \
+        if (st != TPG_OK) goto label;                                                                \
+    } while (0)
+
+#define TPG_FAIL(ctx, status, ...)                                                                   \
+    do {                                                                                             \
+        tpg__set_error((ctx), __VA_ARGS__);                                                          \
+        return (status);                                                                             \
+    } while (0)
+
+#define TPG_FAIL_GOTO(ctx, status, label, ...)                                                       \
+    do {                                                                                             \
+        tpg__set_error((ctx), __VA_ARGS__);                                                          \
+        st = (status);                                                                               \
+        goto label;                                                                                  \
+    } while (0)
+
+#endif /* TPG_CHECKS_H */

@@ -1,0 +1,283 @@
+/* Command-line parsing of build/tpgemm (see args.h). */
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tpg_args_defaults(tpg_cli_args *a) {
+    memset(a, 0, sizeof *a);
+    a->m = 16384;
+    a->n = 106496;
+    a->k = 16384;
+    a->l = 1;
+    a->alpha = 1.0f;
+    a->beta = 0.0f;
+    a->iterations = 100;
+    a->warmup = 10;
+    a->dtype = TPG_DTYPE_BF16;
+    a->check = 1;
+    a->seed = TPG_CLI_DEFAULT_SEED;
+}
+
+const char *tpg_args_usage(void) {
+    return "Usage: tpgemm [options]\n"
+           "\n"
+           "Runs one communication-fused tensor-parallel GEMM  D = alpha*A*B^T + beta*C  (A: MxK, B: NxK,\n"
+           "C/D: MxN, L batches) over tp Hopper GPUs, checks it against a reference and times it.\n"
+           "\n"
+           "Problem:\n"
+           "  --m N --n N --k N --l N     global extents (default 16384 x 106496 x 16384, L = 1)\n"
+           "  --alpha X --beta X          scalars (default 1, 0)\n"
+           "Config (see --list):\n"
+           "  --config NAME               a generated config, e.g. ag_rota_bf16_tp2\n"
+           "  --schedule NAME             or pick by schedule (default AllGather1D_TilingCD_RotatingA),\n"
+           "  --tp N                      TP degree (default: the number of visible GPUs; 2 if none),\n"
+           "  --dtype bf16|fp16           and operand type (default bf16)\n"
+           "  --devices 0,1               CUDA ordinals of the ranks (default 0..tp-1)\n"
+           "Run:\n"
+           "  --iterations N              timed runs (default 100)\n"
+           "  --warmup-iterations N       untimed runs first (default 10)\n"
+           "  --check / --no-check        reference check + bitwise determinism over 3 runs (default on)\n"
+           "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3)\n"
+           "  --seed N                    seed of the deterministic operand values (default 2024)\n"
+           "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
+           "Output:\n"
+           "  --dry-run                   print the plan only (needs no GPU)\n"
+           "  --list                      list the generated configs\n"
+           "  --json                      one JSON object on stdout\n"
+           "  --help                      this text\n"
+           "\n"
+           "Exit status: 0 passed (or --no-check), 1 check failed or not bitwise reproducible, 2 usage, config\n"
+           "or shape error, 3 not enough Hopper GPUs / no peer access, 4 a device-side wait timed out,\n"
+           "5 another CUDA or runtime failure.\n";
+}
+
+int tpg_args_parse_dtype(const char *s, tpg_dtype *out) {
+    static const struct {
+        const char *name;
+        tpg_dtype t;
+    } names[] = {{"bf16", TPG_DTYPE_BF16}, {"fp16", TPG_DTYPE_FP16}, {"e4m3", TPG_DTYPE_E4M3},
+                 {"e5m2", TPG_DTYPE_E5M2}, {"fp32", TPG_DTYPE_FP32}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *out = names[i].t;
+            return 0;
+        }
+    return -1;
+}
+
+static int fail(char *msg, size_t cap, const char *fmt, ...) {
+    if (msg && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, cap, fmt, ap);
+        va_end(ap);
+    }
+    return 2;
+}
+
+/* Strict decimal integer in [lo, hi]; no sign for lo >= 0, no spaces, no trailing junk. */
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    if (!s || !*s) return -1;
+    if (lo >= 0 && (*s == '-' || *s == '+')) return -1;
+    for (const char *p = (*s == '-' ? s + 1 : s); *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    if (*s == '-' && !s[1]) return -1;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !end || *end) return -1;
+    if (v < lo || v > hi) return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s) return -1;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !end || *end) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_f64(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (errno || !end || *end || !isfinite(v) || (s[0] == ' ' || s[0] == '\t')) return -1;
+    *out = v;
+    return 0;
+}
+
+/* "0,1,3": non-negative ordinals, no duplicates, at most TPG_CLI_MAX_DEVICES. */
+static int parse_devices(const char *s, tpg_cli_args *a) {
+    int n = 0;
+    const char *p = s;
+    if (!s || !*s) return -1;
+    while (1) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[16];
+        int64_t v;
+        if (len == 0 || len >= sizeof buf || n >= TPG_CLI_MAX_DEVICES) return -1;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (parse_i64(buf, 0, 1023, &v)) return -1;
+        for (int i = 0; i < n; i++)
+            if (a->devices[i] == (int)v) return -1;
+        a->devices[n++] = (int)v;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    a->num_devices = n;
+    return 0;
+}
+
+typedef enum { F_NONE, F_I64POS, F_I64NONNEG, F_INTPOS, F_F32, F_EPS, F_STR, F_TP, F_DTYPE, F_DEVICES, F_SEED } kind_t;
+
+typedef struct {
+    const char *name;
+    kind_t kind;
+} flag_t;
+
+static const flag_t flags[] = {
+    {"--m", F_I64POS},         {"--n", F_I64POS},         {"--k", F_I64POS},
+    {"--l", F_I64POS},         {"--alpha", F_F32},        {"--beta", F_F32},
+    {"--iterations", F_INTPOS}, {"--warmup-iterations", F_I64NONNEG}, {"--eps", F_EPS},
+    {"--config", F_STR},       {"--schedule", F_STR},     {"--tp", F_TP},
+    {"--dtype", F_DTYPE},      {"--devices", F_DEVICES},  {"--seed", F_SEED},
+    {"--timeout-ms", F_I64POS}, {"--list", F_NONE},       {"--json", F_NONE},
+    {"--check", F_NONE},       {"--no-check", F_NONE},    {"--dry-run", F_NONE},
+    {"--help", F_NONE},        {"-h", F_NONE},
+};
+
+static int apply_switch(const char *name, tpg_cli_args *a) {
+    if (!strcmp(name, "--list")) a->list = 1;
+    else if (!strcmp(name, "--json")) a->json = 1;
+    else if (!strcmp(name, "--check")) a->check = 1;
+    else if (!strcmp(name, "--no-check")) a->check = 0;
+    else if (!strcmp(name, "--dry-run")) a->dry_run = 1;
+    else a->help = 1; /* --help, -h */
+    return 0;
+}
+
+static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *msg, size_t cap) {
+    const char *name = f->name;
+    int64_t i;
+    double d;
+    switch (f->kind) {
+    case F_I64POS: {
+        /* Extents up to 2^40; timeouts up to a day. */
+        int64_t hi = !strcmp(name, "--timeout-ms") ? 86400000 : ((int64_t)1 << 40);
+        if (parse_i64(v, 1, hi, &i)) {
+            if (parse_i64(v, 1, INT64_MAX, &i) == 0 || (strspn(v, "0123456789") == strlen(v) && strlen(v) > 18))
+                return fail(msg, cap, "tpgemm: %s expects a positive integer of at most %lld, got '%s'", name,
+                            (long long)hi, v);
+            return fail(msg, cap, "tpgemm: %s expects a positive integer, got '%s'", name, v);
+        }
+        if (!strcmp(name, "--m")) a->m = i;
+        else if (!strcmp(name, "--n")) a->n = i;
+        else if (!strcmp(name, "--k")) a->k = i;
+        else if (!strcmp(name, "--l")) a->l = i;
+        else a->timeout_ms = i;
+        return 0;
+    }
+    case F_INTPOS:
+        if (parse_i64(v, 1, 1000000000, &i))
+            return fail(msg, cap, "tpgemm: %s expects a positive integer, got '%s'", name, v);
+        a->iterations = (int)i;
+        return 0;
+    case F_I64NONNEG:
+        if (parse_i64(v, 0, 1000000000, &i))
+            return fail(msg, cap, "tpgemm: %s expects a non-negative integer, got '%s'", name, v);
+        a->warmup = (int)i;
+        return 0;
+    case F_F32:
+        if (parse_f64(v, &d) || fabs(d) > 3.0e38)
+            return fail(msg, cap, "tpgemm: %s expects a finite number, got '%s'", name, v);
+        if (!strcmp(name, "--alpha")) a->alpha = (float)d;
+        else a->beta = (float)d;
+        return 0;
+    case F_EPS:
+        if (parse_f64(v, &d) || d < 0.0)
+            return fail(msg, cap, "tpgemm: %s expects a non-negative number, got '%s'", name, v);
+        a->eps = d;
+        a->eps_set = 1;
+        return 0;
+    case F_STR:
+        if (!*v) return fail(msg, cap, "tpgemm: %s expects a name, got ''", name);
+        if (!strcmp(name, "--config")) a->config = v;
+        else a->schedule = v;
+        return 0;
+    case F_TP:
+        if (parse_i64(v, 1, 8, &i))
+            return fail(msg, cap, "tpgemm: %s expects an integer in 1..8, got '%s'", name, v);
+        a->tp = (int)i;
+        return 0;
+    case F_DTYPE:
+        if (tpg_args_parse_dtype(v, &a->dtype))
+            return fail(msg, cap, "tpgemm: %s expects bf16 or fp16 (or e4m3, e5m2), got '%s'", name, v);
+        a->dtype_set = 1;
+        return 0;
+    case F_DEVICES:
+        if (parse_devices(v, a))
+            return fail(msg, cap,
+                        "tpgemm: %s expects a comma-separated list of distinct device ordinals (at most %d), "
+                        "got '%s'",
+                        name, TPG_CLI_MAX_DEVICES, v);
+        return 0;
+    case F_SEED:
+        if (parse_u64(v, &a->seed))
+            return fail(msg, cap, "tpgemm: %s expects a non-negative integer, got '%s'", name, v);
+        return 0;
+    default: return 0;
+    }
+}
+
+int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap) {
+    if (msg && cap) msg[0] = '\0';
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const flag_t *f = NULL;
+        for (size_t j = 0; j < sizeof flags / sizeof flags[0]; j++)
+            if (strlen(flags[j].name) == name_len && strncmp(flags[j].name, arg, name_len) == 0) {
+                f = &flags[j];
+                break;
+            }
+        if (!f) {
+            if (arg[0] != '-')
+                return fail(msg, cap, "tpgemm: unexpected argument '%s' (options start with --; see --help)", arg);
+            return fail(msg, cap, "tpgemm: unknown option '%.*s' (see --help)", (int)name_len, arg);
+        }
+        if (f->kind == F_NONE) {
+            if (eq) return fail(msg, cap, "tpgemm: %s takes no value, got '%s'", f->name, eq + 1);
+            apply_switch(f->name, a);
+            continue;
+        }
+        const char *v;
+        if (eq) {
+            v = eq + 1;
+        } else {
+            if (i + 1 >= argc) return fail(msg, cap, "tpgemm: %s expects a value", f->name);
+            v = argv[++i];
+        }
+        int rc = apply_value(f, v, a, msg, cap);
+        if (rc) return rc;
+    }
+    if (a->config && (a->schedule || a->dtype_set))
+        return fail(msg, cap, "tpgemm: --config %s names the schedule and dtype; drop --schedule/--dtype", a->config);
+    if (a->tp && a->num_devices && a->tp != a->num_devices)
+        return fail(msg, cap, "tpgemm: --tp %d does not match the %d devices of --devices", a->tp, a->num_devices);
+    return 0;
+}

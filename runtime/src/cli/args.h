@@ -1,0 +1,56 @@
+/* Command-line parsing of build/tpgemm. Strict: every value is checked, unknown flags are errors, and
+ * each error names the flag and the offending value. Pure C, no CUDA, no runtime calls. */
+#ifndef TPG_CLI_ARGS_H
+#define TPG_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../include/tpgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPG_CLI_MAX_DEVICES 8
+#define TPG_CLI_DEFAULT_SCHEDULE "AllGather1D_TilingCD_RotatingA"
+#define TPG_CLI_DEFAULT_SEED 2024u
+
+typedef struct tpg_cli_args {
+    int64_t m, n, k, l;        /* global problem (defaults: the seed's 16384 x 106496 x 16384, L = 1) */
+    float alpha, beta;         /* 1, 0 */
+    int iterations;            /* timed runs, >= 1 (100) */
+    int warmup;                /* --warmup-iterations, >= 0 (10) */
+    double eps;                /* relative error bound; only meaningful when eps_set */
+    int eps_set;
+    const char *config;        /* --config NAME, or NULL */
+    const char *schedule;      /* --schedule NAME, or NULL (then TPG_CLI_DEFAULT_SCHEDULE) */
+    int tp;                    /* --tp, 0 = not given */
+    tpg_dtype dtype;           /* --dtype (bf16) */
+    int dtype_set;
+    int devices[TPG_CLI_MAX_DEVICES]; /* --devices 0,1 */
+    int num_devices;           /* 0 = not given */
+    int list, json, check, dry_run, help;
+    uint64_t seed;             /* --seed (TPG_CLI_DEFAULT_SEED) */
+    int64_t timeout_ms;        /* --timeout-ms, 0 = the runtime's default */
+} tpg_cli_args;
+
+/* Fills the defaults listed above (check on, everything else off). */
+void tpg_args_defaults(tpg_cli_args *a);
+
+/* Parses argv[1..argc-1] into *a (which should hold the defaults). Accepts "--flag value" and
+ * "--flag=value". Returns 0 on success, 2 on a usage error with a one-line message
+ * ("tpgemm: --m expects a positive integer, got 'abc'") in msg. String values point into argv. */
+int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t msg_bytes);
+
+/* The --help text. */
+const char *tpg_args_usage(void);
+
+/* Parses "bf16" | "fp16" | "e4m3" | "e5m2" | "fp32"; returns 0 on success, -1 otherwise. */
+int tpg_args_parse_dtype(const char *s, tpg_dtype *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_CLI_ARGS_H */

@@ -1,0 +1,141 @@
+/* Output of build/tpgemm (see report.h). */
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+void tpg_report_init(tpg_cli_result *r) {
+    memset(r, 0, sizeof *r);
+    r->deterministic = -1;
+    r->max_error = NAN;
+    r->rms_ref = NAN;
+    r->avg_ms = NAN;
+    r->tflops_per_gpu = NAN;
+}
+
+void tpg_report_json_string(FILE *f, const char *s) {
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* A JSON number, or null when not finite (JSON has no NaN / Infinity). */
+static void json_num(FILE *f, double v) {
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fputs("null", f);
+}
+
+void tpg_report_list(FILE *f, int json) {
+    int n = tpg_config_count();
+    if (json) {
+        fputs("{\"configs\": [", f);
+        for (int i = 0; i < n; i++) {
+            tpg_config_info c;
+            if (tpg_config_get(i, &c) != TPG_OK) continue;
+            fprintf(f, "%s{\"name\": ", i ? ", " : "");
+            tpg_report_json_string(f, c.name);
+            fputs(", \"schedule\": ", f);
+            tpg_report_json_string(f, c.schedule);
+            fputs(", \"kernel\": ", f);
+            tpg_report_json_string(f, c.kernel);
+            fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d}", c.tp,
+                    tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
+        }
+        fputs("]}\n", f);
+        return;
+    }
+    fprintf(f, "%-24s %-36s %-3s %-5s %-12s %-6s %s\n", "config", "schedule", "tp", "dtype", "tile", "stages",
+            "kernel");
+    for (int i = 0; i < n; i++) {
+        tpg_config_info c;
+        char tile[32];
+        if (tpg_config_get(i, &c) != TPG_OK) continue;
+        snprintf(tile, sizeof tile, "%dx%dx%d", c.bm, c.bn, c.bk);
+        fprintf(f, "%-24s %-36s %-3d %-5s %-12s %-6d %s\n", c.name, c.schedule, c.tp, tpg_dtype_name(c.dtype), tile,
+                c.stages, c.kernel);
+    }
+    fprintf(f, "%d configs. Run one with --config NAME, or pick with --schedule NAME --tp N --dtype bf16|fp16.\n", n);
+}
+
+static const char *check_name(tpg_check_state s) {
+    return s == TPG_CHECK_PASSED ? "passed" : s == TPG_CHECK_FAILED ? "failed" : "skipped";
+}
+
+static void write_json(FILE *f, const tpg_cli_result *r) {
+    fputs("{\"config\": ", f);
+    tpg_report_json_string(f, r->config);
+    fputs(", \"schedule\": ", f);
+    tpg_report_json_string(f, r->schedule);
+    fputs(", \"kernel\": ", f);
+    tpg_report_json_string(f, r->kernel);
+    fprintf(f, ", \"dtype\": \"%s\", \"tp\": %d, \"devices\": [", tpg_dtype_name(r->dtype), r->tp);
+    for (int i = 0; i < r->num_devices; i++) fprintf(f, "%s%d", i ? ", " : "", r->devices[i]);
+    fprintf(f, "], \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64, r->m, r->n, r->k, r->l);
+    fputs(", \"alpha\": ", f);
+    json_num(f, r->alpha);
+    fputs(", \"beta\": ", f);
+    json_num(f, r->beta);
+    fprintf(f, ", \"local_gemm\": [%" PRId64 ", %" PRId64 ", %" PRId64 "]", r->stage_m, r->stage_n, r->stage_k);
+    fprintf(f, ", \"seed\": %" PRIu64 ", \"check\": \"%s\", \"max_error\": ", r->seed, check_name(r->check));
+    json_num(f, r->max_error);
+    fputs(", \"eps\": ", f);
+    json_num(f, r->eps);
+    fputs(", \"rms_ref\": ", f);
+    json_num(f, r->rms_ref);
+    fprintf(f, ", \"checked_elements\": %" PRId64 ", \"nonfinite\": %" PRId64 ", \"full_check\": %s", r->checked_elements,
+            r->nonfinite, r->full_check ? "true" : "false");
+    fprintf(f, ", \"deterministic\": %s", r->deterministic < 0 ? "null" : r->deterministic ? "true" : "false");
+    fputs(", \"avg_ms\": ", f);
+    json_num(f, r->timed ? r->avg_ms : NAN);
+    fputs(", \"tflops_per_gpu\": ", f);
+    json_num(f, r->timed ? r->tflops_per_gpu : NAN);
+    fprintf(f, ", \"iterations\": %d, \"warmup_iterations\": %d, \"exit_code\": %d, \"error\": ", r->iterations,
+            r->warmup, r->exit_code);
+    tpg_report_json_string(f, r->error);
+    fputs("}\n", f);
+}
+
+void tpg_report_result(FILE *f, const tpg_cli_result *r, int json) {
+    if (json) {
+        write_json(f, r);
+        return;
+    }
+    fprintf(f, "Config: %s (%s, tp %d, %s, kernel %s)\n", r->config ? r->config : "?", r->schedule ? r->schedule : "?",
+            r->tp, tpg_dtype_name(r->dtype), r->kernel ? r->kernel : "?");
+    fprintf(f, "Problem: %" PRId64 " x %" PRId64 " x %" PRId64 ", L = %" PRId64 ", alpha = %g, beta = %g\n", r->m, r->n,
+            r->k, r->l, r->alpha, r->beta);
+    fprintf(f, "Local GEMM Problem Size (per stage): %" PRId64 " x %" PRId64 " x %" PRId64 "\n", r->stage_m,
+            r->stage_n, r->stage_k);
+    if (r->check != TPG_CHECK_SKIPPED) {
+        fprintf(f, "Disposition: %s (max error %.3e, bound %.3e, %" PRId64 " elements checked%s, %" PRId64
+                   " non-finite)\n",
+                r->check == TPG_CHECK_PASSED ? "Passed" : "Failed", r->max_error, r->eps, r->checked_elements,
+                r->full_check ? ", all" : ", sampled", r->nonfinite);
+        if (r->deterministic >= 0)
+            fprintf(f, "bitwise identical over 3 runs: %s\n", r->deterministic ? "yes" : "no");
+    } else {
+        fprintf(f, "Disposition: skipped (--no-check)\n");
+    }
+    if (r->timed) {
+        fprintf(f, "Avg runtime: %.4f ms\n", r->avg_ms);
+        fprintf(f, "TFLOP/s per GPU: %.1f\n", r->tflops_per_gpu);
+    }
+    if (r->error) fprintf(f, "Error: %s\n", r->error);
+}

@@ -1,0 +1,57 @@
+/* Output of build/tpgemm: the config list and the result of a run, as text or as one JSON object. */
+#ifndef TPG_CLI_REPORT_H
+#define TPG_CLI_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../../include/tpgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tpg_check_state { TPG_CHECK_SKIPPED = 0, TPG_CHECK_PASSED = 1, TPG_CHECK_FAILED = -1 } tpg_check_state;
+
+typedef struct tpg_cli_result {
+    const char *config, *schedule, *kernel;
+    tpg_dtype dtype;
+    int tp;
+    int64_t m, n, k, l;
+    float alpha, beta;
+    int iterations, warmup;
+    int64_t stage_m, stage_n, stage_k;  /* per-stage local GEMM */
+    const int *devices;
+    int num_devices;
+    uint64_t seed;
+
+    tpg_check_state check;
+    double max_error, eps, rms_ref;     /* max_error may be +inf (non-finite outputs) */
+    int64_t checked_elements, nonfinite;
+    int full_check;                     /* 1: every element, 0: stratified sample */
+    int deterministic;                  /* 1 yes, 0 no, -1 not measured */
+    int timed;                          /* avg_ms / tflops_per_gpu valid */
+    double avg_ms, tflops_per_gpu;
+
+    int exit_code;
+    const char *error;                  /* message of a failure, or NULL */
+} tpg_cli_result;
+
+/* Zeroes *r and marks everything "not measured". */
+void tpg_report_init(tpg_cli_result *r);
+
+/* The generated configs: a table, or {"configs": [...]} when json. */
+void tpg_report_list(FILE *f, int json);
+
+/* The result: the seed's lines ("Disposition: Passed", "Avg runtime: X ms", "TFLOP/s per GPU: Y", ...)
+ * or one JSON object with every field. */
+void tpg_report_result(FILE *f, const tpg_cli_result *r, int json);
+
+/* A JSON string literal with escapes ("null" for NULL). */
+void tpg_report_json_string(FILE *f, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_CLI_REPORT_H */

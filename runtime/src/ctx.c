@@ -1,0 +1,152 @@
+/* Context: device checks (count, Hopper, P2P), peer access, one stream per rank. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "ctx_internal.h"
+
+int tpg__save_device(void) {
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return dev;
+}
+
+void tpg__restore_device(int saved) {
+    if (saved >= 0) (void)cudaSetDevice(saved);
+}
+
+tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
+    TPG_CHECK_CUDA(ctx, cudaSetDevice(ctx->devices[rank]));
+    return TPG_OK;
+}
+
+/* The device count, treating "no driver" / "no device" as zero devices. */
+static tpg_status device_count(tpg_ctx *ctx, int *count) {
+    cudaError_t err = cudaGetDeviceCount(count);
+    if (err == cudaSuccess) return TPG_OK;
+    *count = 0;
+    if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || err == cudaErrorStubLibrary ||
+        err == cudaErrorInitializationError || err == cudaErrorSystemDriverMismatch ||
+        err == cudaErrorCompatNotSupportedOnDevice) {
+        (void)cudaGetLastError();
+        return TPG_OK;
+    }
+    return tpg__cuda_error(ctx, err, __FILE__, __LINE__, "cudaGetDeviceCount(&count)");
+}
+
+static tpg_status check_devices(tpg_ctx *ctx) {
+    int count = 0;
+    TPG_CHECK(device_count(ctx, &count));
+    if (count < ctx->tp)
+        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible", ctx->tp, ctx->tp, count,
+                 count == 1 ? "is" : "are");
+    for (int r = 0; r < ctx->tp; r++) {
+        int dev = ctx->devices[r];
+        if (dev < 0 || dev >= count)
+            TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "devices[%d] = %d is not a visible CUDA device (%d visible: 0..%d)", r,
+                     dev, count, count - 1);
+        for (int q = 0; q < r; q++)
+            if (ctx->devices[q] == dev)
+                TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "devices[%d] = devices[%d] = %d; each rank needs its own device",
+                         q, r, dev);
+    }
+    for (int r = 0; r < ctx->tp; r++) {
+        struct cudaDeviceProp prop;
+        TPG_CHECK_CUDA(ctx, cudaGetDeviceProperties(&prop, ctx->devices[r]));
+        if (prop.major != 9 || prop.minor != 0)
+            TPG_FAIL(ctx, TPG_ERR_NOT_HOPPER, "device %d (%s) has compute capability %d.%d; tpgemm kernels need 9.0 (sm_90a)",
+                     ctx->devices[r], prop.name, prop.major, prop.minor);
+        ctx->sm_count[r] = prop.multiProcessorCount;
+    }
+    return TPG_OK;
+}
+
+static tpg_status enable_peers(tpg_ctx *ctx) {
+    for (int r = 0; r < ctx->tp; r++) {
+        for (int q = 0; q < ctx->tp; q++) {
+            if (q == r) continue;
+            int can = 0;
+            TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&can, ctx->devices[r], ctx->devices[q]));
+            if (!can)
+                TPG_FAIL(ctx, TPG_ERR_NO_P2P, "device %d cannot access device %d's memory (peer-to-peer); every pair "
+                         "of the %d devices needs P2P (NVLink)", ctx->devices[r], ctx->devices[q], ctx->tp);
+        }
+    }
+    for (int r = 0; r < ctx->tp; r++) {
+        TPG_CHECK(tpg__use_device(ctx, r));
+        for (int q = 0; q < ctx->tp; q++) {
+            if (q == r) continue;
+            cudaError_t err = cudaDeviceEnablePeerAccess(ctx->devices[q], 0);
+            if (err == cudaErrorPeerAccessAlreadyEnabled) {
+                (void)cudaGetLastError();
+            } else if (err != cudaSuccess) {
+                return tpg__cuda_error(ctx, err, __FILE__, __LINE__, "cudaDeviceEnablePeerAccess(peer, 0)");
+            }
+        }
+    }
+    return TPG_OK;
+}
+
+static tpg_status create_streams(tpg_ctx *ctx) {
+    for (int r = 0; r < ctx->tp; r++) {
+        TPG_CHECK(tpg__use_device(ctx, r));
+        TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&ctx->streams[r], cudaStreamNonBlocking));
+    }
+    return TPG_OK;
+}
+
+static void release(tpg_ctx *ctx) {
+    for (int r = 0; r < ctx->tp; r++) {
+        if (ctx->streams[r]) {
+            (void)cudaSetDevice(ctx->devices[r]);
+            (void)cudaStreamDestroy(ctx->streams[r]);
+        }
+    }
+    free(ctx);
+}
+
+tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out) {
+    if (out) *out = NULL;
+    if (!cfg || !out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create: cfg and out must not be NULL");
+    if (cfg->tp < 1 || cfg->tp > TPG_MAX_TP)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
+    tpg_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) TPG_FAIL(NULL, TPG_ERR_OUT_OF_MEMORY, "tpg_ctx_create: host allocation failed");
+    ctx->tp = cfg->tp;
+    ctx->timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : TPG_DEFAULT_TIMEOUT_NS;
+    for (int r = 0; r < cfg->tp; r++) ctx->devices[r] = cfg->devices ? cfg->devices[r] : r;
+
+    const int saved = tpg__save_device();
+    tpg_status st = TPG_OK;
+    TPG_CHECK_GOTO(check_devices(ctx), fail);
+    TPG_CHECK_GOTO(enable_peers(ctx), fail);
+    TPG_CHECK_GOTO(create_streams(ctx), fail);
+    tpg__restore_device(saved);
+    *out = ctx;
+    return TPG_OK;
+fail:
+    tpg__set_error(NULL, "%s", ctx->error);
+    release(ctx);
+    tpg__restore_device(saved);
+    return st;
+}
+
+tpg_status tpg_ctx_destroy(tpg_ctx *ctx) {
+    if (!ctx) return TPG_OK;
+    if (ctx->num_ops > 0)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_destroy: %d op(s) created on this context are still alive; "
+                 "destroy them first", ctx->num_ops);
+    const int saved = tpg__save_device();
+    release(ctx);
+    tpg__restore_device(saved);
+    return TPG_OK;
+}
+
+int tpg_ctx_tp(const tpg_ctx *ctx) { return ctx ? ctx->tp : 0; }
+
+int tpg_ctx_device(const tpg_ctx *ctx, int rank) {
+    return ctx && rank >= 0 && rank < ctx->tp ? ctx->devices[rank] : -1;
+}

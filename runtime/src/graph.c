@@ -1,0 +1,150 @@
+/* One CUDA graph per device, built by walking that device's generated node list (tables.h,
+ * docs/ARCHITECTURE.md "Graph nodes per device"). Generic: node kinds and dependencies come from the
+ * table; addresses come from op->peers / op->buffer / op->gemm (params.c).
+ * Built and instantiated once; later argument changes update the executable graphs in place. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "op_internal.h"
+
+/* Everything a node needs, for both building and updating. */
+typedef struct node_args {
+    int is_kernel;
+    struct cudaKernelNodeParams kernel;
+    void *kernel_args[1];
+    void *dst;
+    const void *src;
+    size_t bytes;
+} node_args;
+
+static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, node_args *a) {
+    const tpg_kernel_desc *k = op->kernel;
+    memset(a, 0, sizeof *a);
+    switch ((tpg_node_kind)n->kind) {
+    case TPG_NODE_BARRIER_START:
+    case TPG_NODE_BARRIER_END: {
+        int mode = n->kind == TPG_NODE_BARRIER_START ? TPG_BARRIER_START : TPG_BARRIER_END;
+        a->is_kernel = 1;
+        a->kernel_args[0] = &op->barrier[mode][rank];
+        a->kernel.func = (void *)tpg_barrier_kernel_entry();
+        a->kernel.gridDim = (dim3){1, 1, 1};
+        a->kernel.blockDim = (dim3){1, 1, 1};
+        return TPG_OK;
+    }
+    case TPG_NODE_GEMM: {
+        const int cluster = k->cluster_m * k->cluster_n;
+        int grid = op->ctx->sm_count[rank] / cluster * cluster; /* persistent: whole clusters on every SM */
+        a->is_kernel = 1;
+        a->kernel_args[0] = &op->gemm[rank];
+        a->kernel.func = (void *)k->entry();
+        a->kernel.gridDim = (dim3){(unsigned)grid, 1, 1};
+        a->kernel.blockDim = (dim3){(unsigned)k->threads, 1, 1};
+        a->kernel.sharedMemBytes = (unsigned)k->smem_bytes;
+        return TPG_OK;
+    }
+    case TPG_NODE_COPY: {
+        /* The rotating operand's whole shard (all batches) of the source rank into own slot. */
+        tpg_peer_kind kind = op->sched->rotating == TPG_OPERAND_A ? TPG_PEER_SHARD_A : TPG_PEER_SHARD_B;
+        a->src = tpg_peers_get(&op->peers, n->peer, kind);
+        a->dst = tpg_buf_slot(op->buffer[rank], &op->layout, n->slot);
+        a->bytes = op->layout.slot_bytes_used;
+        if (!a->src)
+            TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d copies from rank %d, whose tensors are not set", rank,
+                     n->peer);
+        return TPG_OK;
+    }
+    case TPG_NODE_FLAG:
+        a->src = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+        a->dst = tpg_buf_word(op->buffer[rank], op->layout.stage_flags) + n->slot;
+        a->bytes = sizeof(unsigned int);
+        return TPG_OK;
+    }
+    TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d has a node of unknown kind %d", op->sched->name,
+             rank, n->kind);
+}
+
+static tpg_status build_one(tpg_op *op, int rank) {
+    tpg_ctx *ctx = op->ctx;
+    const tpg_schedule_table *t = op->sched;
+    const tpg_graph_node *list = &t->nodes[rank * t->nodes_per_device];
+    cudaGraphNode_t *nodes = calloc((size_t)t->nodes_per_device, sizeof *nodes);
+    if (!nodes) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "graph of rank %d: host allocation failed", rank);
+    op->nodes[rank] = nodes;
+    TPG_CHECK(tpg__use_device(ctx, rank));
+    TPG_CHECK_CUDA(ctx, cudaFuncSetAttribute(op->kernel->entry(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             op->kernel->smem_bytes));
+    TPG_CHECK_CUDA(ctx, cudaGraphCreate(&op->graph[rank], 0));
+    for (int i = 0; i < t->nodes_per_device; i++) {
+        const tpg_graph_node *n = &list[i];
+        cudaGraphNode_t deps[2];
+        size_t ndeps = 0;
+        for (int j = 0; j < 2; j++) {
+            if (n->deps[j] < 0) continue;
+            if (n->deps[j] >= i)
+                TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d node %d depends on later node %d",
+                         t->name, rank, i, n->deps[j]);
+            deps[ndeps++] = nodes[n->deps[j]];
+        }
+        node_args a;
+        TPG_CHECK(node_describe(op, rank, n, &a));
+        if (a.is_kernel) {
+            a.kernel.kernelParams = a.kernel_args;
+            TPG_CHECK_CUDA(ctx, cudaGraphAddKernelNode(&nodes[i], op->graph[rank], deps, ndeps, &a.kernel));
+            const tpg_kernel_desc *k = op->kernel;
+            if (n->kind == TPG_NODE_GEMM && k->cluster_m * k->cluster_n > 1) {
+                cudaLaunchAttributeValue v;
+                memset(&v, 0, sizeof v);
+                v.clusterDim.x = (unsigned)(k->cluster_m * k->cluster_n);
+                v.clusterDim.y = 1;
+                v.clusterDim.z = 1;
+                TPG_CHECK_CUDA(ctx, cudaGraphKernelNodeSetAttribute(nodes[i], cudaLaunchAttributeClusterDimension, &v));
+            }
+        } else {
+            TPG_CHECK_CUDA(ctx, cudaGraphAddMemcpyNode1D(&nodes[i], op->graph[rank], deps, ndeps, a.dst, a.src, a.bytes,
+                                                         cudaMemcpyDefault));
+        }
+    }
+    TPG_CHECK_CUDA(ctx, cudaGraphInstantiate(&op->exec[rank], op->graph[rank], 0));
+    return TPG_OK;
+}
+
+tpg_status tpg__graphs_build(tpg_op *op) {
+    for (int r = 0; r < op->sched->tp; r++) TPG_CHECK(build_one(op, r));
+    op->built = 1;
+    return TPG_OK;
+}
+
+tpg_status tpg__graphs_update(tpg_op *op) {
+    tpg_ctx *ctx = op->ctx;
+    const tpg_schedule_table *t = op->sched;
+    for (int r = 0; r < t->tp; r++) {
+        TPG_CHECK(tpg__use_device(ctx, r));
+        for (int i = 0; i < t->nodes_per_device; i++) {
+            node_args a;
+            TPG_CHECK(node_describe(op, r, &t->nodes[r * t->nodes_per_device + i], &a));
+            if (a.is_kernel) {
+                a.kernel.kernelParams = a.kernel_args;
+                TPG_CHECK_CUDA(ctx, cudaGraphExecKernelNodeSetParams(op->exec[r], op->nodes[r][i], &a.kernel));
+            } else {
+                TPG_CHECK_CUDA(ctx, cudaGraphExecMemcpyNodeSetParams1D(op->exec[r], op->nodes[r][i], a.dst, a.src,
+                                                                       a.bytes, cudaMemcpyDefault));
+            }
+        }
+    }
+    return TPG_OK;
+}
+
+void tpg__graphs_destroy(tpg_op *op) {
+    for (int r = 0; r < op->sched->tp; r++) {
+        if (!op->exec[r] && !op->graph[r] && !op->nodes[r]) continue;
+        (void)cudaSetDevice(op->ctx->devices[r]);
+        if (op->exec[r]) (void)cudaGraphExecDestroy(op->exec[r]);
+        if (op->graph[r]) (void)cudaGraphDestroy(op->graph[r]);
+        free(op->nodes[r]);
+        op->exec[r] = NULL;
+        op->graph[r] = NULL;
+        op->nodes[r] = NULL;
+    }
+    op->built = 0;
+}

@@ -1,0 +1,229 @@
+/* Operation lifecycle: validate, allocate the symmetric buffers, take tensors, build / update the
+ * graphs, run, sync. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "op_internal.h"
+
+/* Per-tile flags per stage: t = (batch * tiles_m + tile_m) * tiles_n + tile_n (ARCHITECTURE.md). */
+static int64_t tiles_per_stage(const tpg_shapes *s, const tpg_kernel_desc *k) {
+    return s->l * ((s->stage_m + k->bm - 1) / k->bm) * ((s->stage_n + k->bn - 1) / k->bn);
+}
+
+/* Bytes of one slot: the rotating operand's whole shard (all-gather) or one stage's output block. */
+static size_t slot_bytes(const tpg_op *op) {
+    const tpg_shapes *s = &op->shapes;
+    switch (op->sched->rotating) {
+    case TPG_OPERAND_A: return (size_t)(s->a_rows * s->a_cols * s->l) * tpg_dtype_size(op->kernel->dtype_ab);
+    case TPG_OPERAND_B: return (size_t)(s->b_rows * s->b_cols * s->l) * tpg_dtype_size(op->kernel->dtype_ab);
+    case TPG_OPERAND_D: return (size_t)(s->stage_m * s->stage_n * s->l) * tpg_dtype_size(op->kernel->dtype_cd);
+    case TPG_OPERAND_NONE: break;
+    }
+    return 0;
+}
+
+static tpg_status validate(tpg_ctx *ctx, const tpg_op_desc *d, const tpg_config_desc **out) {
+    if (d->config < 0 || d->config >= tpg_num_configs)
+        TPG_FAIL(ctx, TPG_ERR_UNKNOWN_CONFIG, "config index %d is out of range (0..%d)", d->config, tpg_num_configs - 1);
+    const tpg_config_desc *c = &tpg_configs[d->config];
+    if (c->schedule->tp != ctx->tp)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "config %s is built for tp = %d but the context has tp = %d", c->name,
+                 c->schedule->tp, ctx->tp);
+    if (c->schedule->tp > TPG_MAX_TP || !c->schedule->stages || !c->schedule->nodes)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: schedule table %s is incomplete", c->name, c->schedule->name);
+    *out = c;
+    return TPG_OK;
+}
+
+tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
+    if (out) *out = NULL;
+    if (!ctx) return TPG_ERR_INVALID_ARGUMENT;
+    if (!desc || !out) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_create: desc and out must not be NULL");
+    const tpg_config_desc *c = NULL;
+    TPG_CHECK(validate(ctx, desc, &c));
+
+    tpg_op *op = calloc(1, sizeof *op);
+    if (!op) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "tpg_op_create: host allocation failed");
+    op->ctx = ctx;
+    op->config = c;
+    op->sched = c->schedule;
+    op->kernel = c->kernel;
+    op->desc = *desc;
+    tpg_status st = TPG_OK;
+    const int saved = tpg__save_device();
+    char msg[TPG_ERROR_BYTES];
+    st = tpg_shapes_init(op->sched, ctx->tp, desc->m, desc->n, desc->k, desc->l, tpg_dtype_size(op->kernel->dtype_ab),
+                         &op->shapes, msg, sizeof msg);
+    if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
+
+    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel));
+    tpg_peers_init(&op->peers, ctx->tp);
+    for (int r = 0; r < ctx->tp; r++) {
+        TPG_CHECK_GOTO(tpg_buffers_alloc(ctx, r, &op->layout, &op->buffer[r]), fail);
+        tpg_peers_publish(&op->peers, r, TPG_PEER_BUFFER, op->buffer[r]);
+    }
+    ctx->num_ops++;
+    tpg__restore_device(saved);
+    *out = op;
+    return TPG_OK;
+fail:
+    for (int r = 0; r < ctx->tp; r++) {
+        if (!op->buffer[r]) continue;
+        (void)cudaSetDevice(ctx->devices[r]);
+        tpg_buffers_free(op->buffer[r]);
+    }
+    free(op);
+    tpg__restore_device(saved);
+    return st;
+}
+
+tpg_status tpg_op_destroy(tpg_op *op) {
+    if (!op) return TPG_OK;
+    const int saved = tpg__save_device();
+    for (int r = 0; op->has_run && r < op->ctx->tp; r++) { /* never free what a running graph uses */
+        (void)cudaSetDevice(op->ctx->devices[r]);
+        if (cudaStreamSynchronize(op->last_stream[r]) != cudaSuccess) (void)cudaGetLastError();
+    }
+    tpg__graphs_destroy(op);
+    for (int r = 0; r < op->ctx->tp; r++) {
+        if (!op->buffer[r]) continue;
+        (void)cudaSetDevice(op->ctx->devices[r]);
+        tpg_buffers_free(op->buffer[r]);
+    }
+    tpg_peers_clear(&op->peers);
+    op->ctx->num_ops--;
+    tpg__restore_device(saved);
+    free(op);
+    return TPG_OK;
+}
+
+tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out) {
+    if (!op || !out) return TPG_ERR_INVALID_ARGUMENT;
+    if (rank < 0 || rank >= op->ctx->tp)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", rank, op->ctx->tp - 1);
+    tpg_shapes_shard(op->sched, &op->shapes, rank, out);
+    return TPG_OK;
+}
+
+static tpg_status check_ptr(tpg_ctx *ctx, int rank, const char *name, const void *p, int required) {
+    if (!p && required) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: tensor %s must not be NULL", rank, name);
+    if ((uintptr_t)p % 16 != 0)
+        TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: tensor %s = %p must be 16-byte aligned", rank, name, p);
+    return TPG_OK;
+}
+
+static int all_set(const tpg_op *op) {
+    for (int r = 0; r < op->ctx->tp; r++)
+        if (!op->has_tensors[r]) return 0;
+    return 1;
+}
+
+/* Rebuilds every rank's params (a peer's shard or buffer may have moved) and builds or updates. */
+static tpg_status refresh(tpg_op *op) {
+    if (!all_set(op)) return TPG_OK;
+    for (int r = 0; r < op->ctx->tp; r++) TPG_CHECK(tpg__params_build(op, r));
+    if (op->built) return tpg__graphs_update(op);
+    tpg_status st = tpg__graphs_build(op);
+    if (st != TPG_OK) tpg__graphs_destroy(op); /* the next call retries from scratch */
+    return st;
+}
+
+tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    tpg_ctx *ctx = op->ctx;
+    if (!t) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_set_tensors: t must not be NULL");
+    if (rank < 0 || rank >= ctx->tp)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", rank, ctx->tp - 1);
+    TPG_CHECK(check_ptr(ctx, rank, "a", t->a, 1));
+    TPG_CHECK(check_ptr(ctx, rank, "b", t->b, 1));
+    TPG_CHECK(check_ptr(ctx, rank, "c", t->c, 0));
+    TPG_CHECK(check_ptr(ctx, rank, "d", t->d, 1));
+    if (!t->c && op->desc.beta != 0.0f)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: c is NULL but beta = %g; pass C or set beta = 0", rank,
+                 (double)op->desc.beta);
+    if (t->scale_a && (uintptr_t)t->scale_a % 4 != 0)
+        TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_a = %p must be 4-byte aligned", rank, (const void *)t->scale_a);
+    if (t->scale_b && (uintptr_t)t->scale_b % 4 != 0)
+        TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_b = %p must be 4-byte aligned", rank, (const void *)t->scale_b);
+
+    op->tensors[rank] = *t;
+    op->has_tensors[rank] = 1;
+    tpg_peers_publish(&op->peers, rank, TPG_PEER_SHARD_A, (void *)t->a);
+    tpg_peers_publish(&op->peers, rank, TPG_PEER_SHARD_B, (void *)t->b);
+    const int saved = tpg__save_device();
+    tpg_status st = refresh(op);
+    tpg__restore_device(saved);
+    return st;
+}
+
+tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    for (int r = 0; r < op->ctx->tp; r++)
+        if (op->has_tensors[r] && !op->tensors[r].c && beta != 0.0f)
+            TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "beta = %g needs C, but rank %d has c = NULL", (double)beta, r);
+    op->desc.alpha = alpha;
+    op->desc.beta = beta;
+    const int saved = tpg__save_device();
+    tpg_status st = refresh(op);
+    tpg__restore_device(saved);
+    return st;
+}
+
+tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    tpg_ctx *ctx = op->ctx;
+    for (int r = 0; r < ctx->tp; r++)
+        if (!op->has_tensors[r])
+            TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d has no tensors; call tpg_op_set_tensors for every rank first", r);
+    if (!op->built) TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built (an earlier set_tensors failed)");
+    const int saved = tpg__save_device();
+    tpg_status st = TPG_OK;
+    for (int r = 0; r < ctx->tp; r++) {
+        cudaStream_t s = streams ? (cudaStream_t)streams[r] : ctx->streams[r];
+        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
+        TPG_CHECK_CUDA_GOTO(ctx, cudaGraphLaunch(op->exec[r], s), out);
+        op->last_stream[r] = s;
+        op->has_run = 1;
+    }
+out:
+    tpg__restore_device(saved);
+    return st;
+}
+
+/* Reads and clears rank's status word (the device is idle: the caller synchronized it). */
+static tpg_status read_status(tpg_op *op, int rank, unsigned int *status) {
+    unsigned int *word = tpg_buf_word(op->buffer[rank], op->layout.status);
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(status, word, sizeof *status, cudaMemcpyDeviceToHost));
+    if (*status) TPG_CHECK_CUDA(op->ctx, cudaMemset(word, 0, sizeof *word));
+    return TPG_OK;
+}
+
+tpg_status tpg_op_sync(tpg_op *op) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    tpg_ctx *ctx = op->ctx;
+    const int saved = tpg__save_device();
+    tpg_status st = TPG_OK;
+    unsigned int status[TPG_MAX_TP] = {0};
+    for (int r = 0; r < ctx->tp; r++) {
+        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
+        cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
+        TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
+        TPG_CHECK_GOTO(read_status(op, r, &status[r]), out);
+    }
+    for (int r = 0; r < ctx->tp; r++) {
+        if (!status[r]) continue;
+        const char *what = (status[r] & TPG_DEVICE_BARRIER_TIMEOUT) && (status[r] & TPG_DEVICE_TIMEOUT)
+                               ? "a cross-device barrier and a stage wait"
+                           : (status[r] & TPG_DEVICE_BARRIER_TIMEOUT) ? "a cross-device barrier"
+                                                                      : "a stage wait (peer data or flag)";
+        TPG_FAIL_GOTO(ctx, TPG_ERR_TIMEOUT, out,
+                      "rank %d (device %d): %s timed out after %.3f s (status 0x%x); check that every rank runs the "
+                      "same op", r, ctx->devices[r], what, (double)ctx->timeout_ns * 1e-9, status[r]);
+    }
+out:
+    tpg__restore_device(saved);
+    return st;
+}

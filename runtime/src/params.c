@@ -1,0 +1,129 @@
+/* Kernel and barrier launch parameters of (op, rank), derived from the schedule table alone: the
+ * table's dims and the stage entries decide every offset, buffer and flag (no schedule names here).
+ *
+ *   operand X (A or B), stage s:  X rotates   -> own slot src_slot (or own shard at src_slot < 0), row 0
+ *                                  X is fixed -> own shard; if stage_dim is X's rows dim, row block*extent
+ *   output:  dst_peer >= 0 (reduce-scatter hop) -> dst_peer's slot dst_slot, ld = stage n, signal its
+ *                                                  tile flags [dst_slot]
+ *            dst_peer <  0 (final)  -> user D (+ block offset when the D shard is the whole local output,
+ *                                      i.e. shard_d != stage_dim), user C at the same offset
+ *   input:   rotating D and src_slot >= 0 -> partial = own slot, wait on own tile flags [src_slot]
+ *            rotating A/B and src_slot >= 0 -> wait on own stage flag [s] (raised by the FLAG node)
+ */
+#include <string.h>
+
+#include "checks.h"
+#include "op_internal.h"
+#include "tensormap.h"
+
+static tpg_dim rows_dim(tpg_operand x) { return x == TPG_OPERAND_A ? TPG_DIM_M : TPG_DIM_N; }
+
+/* Fills one operand's map and row offsets for stage entry e of rank. */
+static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tpg_operand x, CUtensorMap *map,
+                              int *row0, int *batch_rows) {
+    const tpg_schedule_table *t = op->sched;
+    const tpg_shapes *sh = &op->shapes;
+    const int is_a = x == TPG_OPERAND_A;
+    const int64_t rows = is_a ? sh->a_rows : sh->b_rows;
+    const int64_t cols = is_a ? sh->a_cols : sh->b_cols;
+    const void *src = is_a ? op->tensors[rank].a : op->tensors[rank].b;
+    *row0 = 0;
+    if (t->rotating == x) {
+        if (e->src_slot >= 0) src = tpg_buf_slot(op->buffer[rank], &op->layout, e->src_slot);
+    } else if (t->stage_dim == rows_dim(x)) {
+        *row0 = (int)(e->block * tpg_shapes_stage(sh, t->stage_dim));
+    }
+    *batch_rows = (int)rows;
+    return tpg_tensormap_encode(op->ctx, map, src, op->kernel->dtype_ab, cols, rows * sh->l, op->kernel->bk,
+                                is_a ? op->kernel->bm : op->kernel->bn, is_a ? "A" : "B");
+}
+
+/* Offset in elements of block `block` inside the user's D (row-major, ld d_cols). */
+static int64_t final_offset(const tpg_op *op, int block) {
+    const tpg_schedule_table *t = op->sched;
+    const tpg_shapes *sh = &op->shapes;
+    if (t->shard_d == t->stage_dim) return 0; /* the D shard is exactly this device's last block */
+    if (t->stage_dim == TPG_DIM_M) return (int64_t)block * sh->stage_m * sh->d_cols;
+    if (t->stage_dim == TPG_DIM_N) return (int64_t)block * sh->stage_n;
+    return 0;
+}
+
+static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p) {
+    const tpg_schedule_table *t = op->sched;
+    const tpg_stage_entry *e = &t->stages[rank * t->tp + s];
+    const tpg_shapes *sh = &op->shapes;
+    const tpg_tensors *u = &op->tensors[rank];
+    const size_t out_size = tpg_dtype_size(op->kernel->dtype_cd);
+    void *own = op->buffer[rank];
+
+    memset(p, 0, sizeof *p);
+    TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_A, &p->a_map, &p->a_row0, &p->a_batch_rows));
+    TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_B, &p->b_map, &p->b_row0, &p->b_batch_rows));
+
+    const int rotating_output = t->rotating == TPG_OPERAND_D;
+    if (e->src_slot >= 0 && rotating_output) {
+        p->partial = tpg_buf_slot(own, &op->layout, e->src_slot);
+        p->partial_ld = sh->stage_n;
+        p->partial_batch = sh->stage_m * sh->stage_n;
+        p->partial_flags = tpg_buf_tile_flags(own, &op->layout, e->src_slot);
+    } else if (e->src_slot >= 0) {
+        p->wait_flag = tpg_buf_word(own, op->layout.stage_flags) + s;
+    }
+
+    if (e->dst_peer >= 0) {
+        void *peer = tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER);
+        if (!peer || e->dst_slot < 0)
+            TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d sends to rank %d slot %d, which "
+                     "has no buffer", t->name, rank, s, e->dst_peer, e->dst_slot);
+        p->d = tpg_buf_slot(peer, &op->layout, e->dst_slot);
+        p->d_ld = sh->stage_n;
+        p->d_batch = sh->stage_m * sh->stage_n;
+        p->signal_flags = tpg_buf_tile_flags(peer, &op->layout, e->dst_slot);
+    } else {
+        const int64_t off = final_offset(op, e->block) * (int64_t)out_size;
+        p->d = (char *)u->d + off;
+        p->d_ld = sh->d_cols;
+        p->d_batch = sh->d_rows * sh->d_cols;
+        if (u->c) {
+            p->c = (const char *)u->c + off;
+            p->c_ld = sh->d_cols;
+            p->c_batch = sh->d_rows * sh->d_cols;
+        }
+    }
+    return TPG_OK;
+}
+
+static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barrier_params *b) {
+    const size_t counter = mode == TPG_BARRIER_START ? op->layout.start_counter : op->layout.end_counter;
+    memset(b, 0, sizeof *b);
+    b->mode = mode;
+    b->tp = op->sched->tp;
+    b->rank = rank;
+    b->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+    b->counter = tpg_buf_word(op->buffer[rank], counter);
+    for (int r = 0; r < b->tp; r++) b->peer_counter[r] = tpg_buf_word(tpg_peers_get(&op->peers, r, TPG_PEER_BUFFER), counter);
+    b->status = tpg_buf_word(op->buffer[rank], op->layout.status);
+    b->timeout_ns = op->ctx->timeout_ns;
+}
+
+tpg_status tpg__params_build(tpg_op *op, int rank) {
+    tpg_gemm_params *g = &op->gemm[rank];
+    const tpg_shapes *sh = &op->shapes;
+    memset(g, 0, sizeof *g);
+    for (int s = 0; s < op->sched->tp; s++) TPG_CHECK(stage_params(op, rank, s, &g->stage[s]));
+    g->num_stages = op->sched->tp;
+    g->m = (int)sh->stage_m;
+    g->n = (int)sh->stage_n;
+    g->k = (int)sh->stage_k;
+    g->l = (int)sh->l;
+    g->alpha = op->desc.alpha;
+    g->beta = op->desc.beta;
+    g->scale_a = op->tensors[rank].scale_a;
+    g->scale_b = op->tensors[rank].scale_b;
+    g->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+    g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
+    g->timeout_ns = op->ctx->timeout_ns;
+    barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
+    barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);
+    return TPG_OK;
+}

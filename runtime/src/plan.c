@@ -1,0 +1,335 @@
+/* The plan of a distributed GEMM (`tpgemm --dry-run`): arithmetic over the generated tables, no CUDA. */
+#include "plan.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const char *const node_kind_names[] = {"BARRIER_START", "COPY", "FLAG", "GEMM", "BARRIER_END"};
+
+const char *tpg_plan_node_kind_name(int kind) {
+    return kind >= 0 && kind < (int)(sizeof node_kind_names / sizeof node_kind_names[0]) ? node_kind_names[kind]
+                                                                                          : "UNKNOWN";
+}
+
+const char *tpg_plan_dim_name(int dim) {
+    switch (dim) {
+    case TPG_DIM_M: return "M";
+    case TPG_DIM_N: return "N";
+    case TPG_DIM_K: return "K";
+    default: return "-";
+    }
+}
+
+const char *tpg_plan_operand_name(int operand) {
+    switch (operand) {
+    case TPG_OPERAND_A: return "A";
+    case TPG_OPERAND_B: return "B";
+    case TPG_OPERAND_D: return "D";
+    default: return "-";
+    }
+}
+
+static int64_t dsize(tpg_dtype t) {
+    switch (t) {
+    case TPG_DTYPE_BF16:
+    case TPG_DTYPE_FP16: return 2;
+    case TPG_DTYPE_E4M3:
+    case TPG_DTYPE_E5M2: return 1;
+    default: return 4;
+    }
+}
+
+static const char *dname(tpg_dtype t) {
+    switch (t) {
+    case TPG_DTYPE_BF16: return "bf16";
+    case TPG_DTYPE_FP16: return "fp16";
+    case TPG_DTYPE_E4M3: return "e4m3";
+    case TPG_DTYPE_E5M2: return "e5m2";
+    default: return "fp32";
+    }
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+static int valid_cfg(const tpg_config_desc *cfg) {
+    return cfg && cfg->schedule && cfg->kernel && cfg->schedule->tp >= 1 && cfg->schedule->stages;
+}
+
+/* The dimension split by tp for the device's local GEMM. */
+static int local_split_dim(const tpg_schedule_table *s) {
+    if (s->comm == TPG_COMM_REDUCE_SCATTER) return s->shard_a; /* K */
+    return s->rotating == TPG_OPERAND_A ? s->shard_b : s->shard_a;
+}
+
+tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+                            tpg_plan_shape *out) {
+    if (!valid_cfg(cfg) || !out || m < 1 || n < 1 || k < 1 || l < 1) return TPG_ERR_INVALID_ARGUMENT;
+    const tpg_schedule_table *s = cfg->schedule;
+    const tpg_kernel_desc *kd = cfg->kernel;
+    const int64_t p = s->tp;
+    memset(out, 0, sizeof *out);
+
+    int64_t local[4] = {0, m, n, k}; /* indexed by tpg_dim */
+    int split = local_split_dim(s);
+    if (split >= TPG_DIM_M && split <= TPG_DIM_K) local[split] /= p;
+    out->local_m = local[TPG_DIM_M];
+    out->local_n = local[TPG_DIM_N];
+    out->local_k = local[TPG_DIM_K];
+    int64_t stage[4] = {0, local[1], local[2], local[3]};
+    if (s->stage_dim >= TPG_DIM_M && s->stage_dim <= TPG_DIM_K) stage[s->stage_dim] /= p;
+    out->stage_m = stage[TPG_DIM_M];
+    out->stage_n = stage[TPG_DIM_N];
+    out->stage_k = stage[TPG_DIM_K];
+
+    out->a_rows = s->shard_a == TPG_DIM_M ? m / p : m;
+    out->a_cols = s->shard_a == TPG_DIM_K ? k / p : k;
+    out->b_rows = s->shard_b == TPG_DIM_N ? n / p : n;
+    out->b_cols = s->shard_b == TPG_DIM_K ? k / p : k;
+    out->d_rows = s->shard_d == TPG_DIM_M ? m / p : m;
+    out->d_cols = s->shard_d == TPG_DIM_N ? n / p : n;
+
+    out->tiles_per_stage = l * ceil_div(out->stage_m, kd->bm) * ceil_div(out->stage_n, kd->bn);
+    out->num_slots = p - 1;
+    if (s->comm == TPG_COMM_ALLGATHER) {
+        int64_t rows = s->rotating == TPG_OPERAND_B ? out->b_rows : out->a_rows;
+        int64_t cols = s->rotating == TPG_OPERAND_B ? out->b_cols : out->a_cols;
+        out->slot_bytes = rows * cols * l * dsize(kd->dtype_ab);
+        out->flags_bytes = p > 1 ? p * 4 : 0;
+    } else {
+        out->slot_bytes = out->stage_m * out->stage_n * l * dsize(kd->dtype_cd);
+        out->flags_bytes = out->num_slots * out->tiles_per_stage * 4;
+    }
+    if (p == 1) out->slot_bytes = 0;
+    out->slots_bytes = out->num_slots * out->slot_bytes;
+    out->moved_bytes = out->slots_bytes;
+    out->flops_per_device = 2.0 * (double)m * (double)n * (double)k * (double)l / (double)p;
+    return TPG_OK;
+}
+
+/* ---- writing ----------------------------------------------------------------------------------- */
+
+static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) {
+    return &s->stages[d * s->tp + st];
+}
+
+/* What stage st of device d waits on before computing, as a short phrase. */
+static void waits_on(const tpg_schedule_table *s, int d, int st, char *buf, size_t cap) {
+    const tpg_stage_entry *e = entry(s, d, st);
+    if (s->comm == TPG_COMM_ALLGATHER) {
+        if (e->src_slot < 0)
+            snprintf(buf, cap, "nothing (own %s shard)", tpg_plan_operand_name(s->rotating));
+        else
+            snprintf(buf, cap, "flag %d: copy of %s shard %d from dev %d into slot %d", st,
+                     tpg_plan_operand_name(s->rotating), e->peer, e->peer, e->src_slot);
+    } else {
+        if (e->src_slot < 0)
+            snprintf(buf, cap, "nothing (first partial)");
+        else
+            snprintf(buf, cap, "per-tile flags of slot %d: partial pushed by dev %d", e->src_slot, e->peer);
+    }
+}
+
+/* Where stage st of device d writes its output. */
+static void writes_to(const tpg_schedule_table *s, int d, int st, char *buf, size_t cap) {
+    const tpg_stage_entry *e = entry(s, d, st);
+    if (e->dst_peer < 0 || e->dst_slot < 0)
+        snprintf(buf, cap, "own D block %d", e->block);
+    else
+        snprintf(buf, cap, "dev %d slot %d (+flags)", e->dst_peer, e->dst_slot);
+}
+
+static void human_bytes(int64_t b, char *buf, size_t cap) {
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%" PRId64 " B", b);
+    else
+        snprintf(buf, cap, "%.1f %s", v, unit[u]);
+}
+
+static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+                       const tpg_plan_shape *ps) {
+    const tpg_schedule_table *s = cfg->schedule;
+    const tpg_kernel_desc *kd = cfg->kernel;
+    const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
+    char b1[64], b2[64], b3[64], w[160], o[80];
+
+    fprintf(f, "Plan: %s\n", cfg->name);
+    fprintf(f, "  schedule          %s (%s, rotating %s; A sharded along %s, B along %s, D along %s; stages split %s)\n",
+            s->name, ag ? "all-gather" : "reduce-scatter", tpg_plan_operand_name(s->rotating),
+            tpg_plan_dim_name(s->shard_a), tpg_plan_dim_name(s->shard_b), tpg_plan_dim_name(s->shard_d),
+            tpg_plan_dim_name(s->stage_dim));
+    fprintf(f, "  tp                %d\n", p);
+    fprintf(f, "  kernel            %s: %s in, %s out, tile %dx%dx%d, %d stages, %d consumers, cluster %dx%d, "
+               "%d threads, %d B smem\n",
+            kd->name, dname(kd->dtype_ab), dname(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages,
+            kd->consumers, kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
+    fprintf(f, "  problem           M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " L=%" PRId64
+               "  (D = alpha*A*B^T + beta*C; A MxK, B NxK)\n",
+            m, n, k, l);
+    fprintf(f, "  shards per device A %" PRId64 " x %" PRId64 ", B %" PRId64 " x %" PRId64 ", C/D %" PRId64
+               " x %" PRId64 " (per batch)\n",
+            ps->a_rows, ps->a_cols, ps->b_rows, ps->b_cols, ps->d_rows, ps->d_cols);
+    fprintf(f, "  local GEMM        %" PRId64 " x %" PRId64 " x %" PRId64 " per device\n", ps->local_m,
+            ps->local_n, ps->local_k);
+    fprintf(f, "  Local GEMM Problem Size (per stage): %" PRId64 " x %" PRId64 " x %" PRId64
+               " (%" PRId64 " tiles of %dx%d per stage)\n",
+            ps->stage_m, ps->stage_n, ps->stage_k, ps->tiles_per_stage, kd->bm, kd->bn);
+    fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
+
+    fprintf(f, "\nStages (device d, stage s):\n");
+    fprintf(f, "  %-4s %-6s %-6s %-5s %-9s %-9s %-9s %-26s %s\n", "dev", "stage", "block", "peer", "src_slot",
+            "dst_peer", "dst_slot", "writes", "waits on");
+    for (int d = 0; d < p; d++)
+        for (int st = 0; st < p; st++) {
+            const tpg_stage_entry *e = entry(s, d, st);
+            waits_on(s, d, st, w, sizeof w);
+            writes_to(s, d, st, o, sizeof o);
+            fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-26s %s\n", d, st, e->block, e->peer, e->src_slot,
+                    e->dst_peer, e->dst_slot, o, w);
+        }
+
+    human_bytes(ps->slot_bytes, b1, sizeof b1);
+    human_bytes(ps->slots_bytes, b2, sizeof b2);
+    fprintf(f, "\nBuffers per device: slots %" PRId64 " x %" PRId64 " B (%s) = %" PRId64 " B (%s) of %s; "
+               "flags %" PRId64 " B (%s)\n",
+            ps->num_slots, ps->slot_bytes, b1, ps->slots_bytes, b2,
+            ag ? (s->rotating == TPG_OPERAND_B ? "B shards" : "A shards") : "partials",
+            ps->flags_bytes, ag ? "one per stage" : "one per tile per slot");
+    human_bytes(ps->moved_bytes, b3, sizeof b3);
+    if (ag)
+        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x %s shard, pulled by the copy engine\n",
+                ps->moved_bytes, b3, tpg_plan_operand_name(s->rotating));
+    else
+        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial, pushed over NVLink "
+                   "by the GEMM epilogue\n",
+                ps->moved_bytes, b3);
+
+    fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot] <- deps):\n");
+    if (!s->nodes || s->nodes_per_device <= 0) {
+        fprintf(f, "  (no graph nodes in the generated table)\n");
+        return;
+    }
+    for (int d = 0; d < p; d++) {
+        fprintf(f, "  dev %d:", d);
+        for (int i = 0; i < s->nodes_per_device; i++) {
+            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + i];
+            fprintf(f, "%s %d %s", i ? " |" : "", i, tpg_plan_node_kind_name(nd->kind));
+            if (nd->kind == TPG_NODE_COPY)
+                fprintf(f, "[s=%d peer=%d slot=%d]", nd->stage, nd->peer, nd->slot);
+            else if (nd->kind == TPG_NODE_FLAG)
+                fprintf(f, "[s=%d]", nd->stage);
+            int first = 1;
+            for (int j = 0; j < 2; j++)
+                if (nd->deps[j] >= 0) {
+                    fprintf(f, "%s%d", first ? " <-" : ",", nd->deps[j]);
+                    first = 0;
+                }
+        }
+        fputc('\n', f);
+    }
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+                       const tpg_plan_shape *ps) {
+    const tpg_schedule_table *s = cfg->schedule;
+    const tpg_kernel_desc *kd = cfg->kernel;
+    const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
+    char w[160];
+
+    fprintf(f, "{\"config\": ");
+    json_str(f, cfg->name);
+    fprintf(f, ", \"schedule\": ");
+    json_str(f, s->name);
+    fprintf(f, ", \"comm\": \"%s\", \"rotating\": \"%s\", \"shard_a\": \"%s\", \"shard_b\": \"%s\", "
+               "\"shard_d\": \"%s\", \"stage_dim\": \"%s\", \"tp\": %d",
+            ag ? "all-gather" : "reduce-scatter", tpg_plan_operand_name(s->rotating), tpg_plan_dim_name(s->shard_a),
+            tpg_plan_dim_name(s->shard_b), tpg_plan_dim_name(s->shard_d), tpg_plan_dim_name(s->stage_dim), p);
+    fprintf(f, ", \"kernel\": {\"name\": ");
+    json_str(f, kd->name);
+    fprintf(f, ", \"dtype_ab\": \"%s\", \"dtype_cd\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d, "
+               "\"consumers\": %d, \"cluster_m\": %d, \"cluster_n\": %d, \"threads\": %d, \"smem_bytes\": %d}",
+            dname(kd->dtype_ab), dname(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages, kd->consumers,
+            kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
+    fprintf(f, ", \"problem\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64 "}", m,
+            n, k, l);
+    fprintf(f, ", \"shards\": {\"a\": [%" PRId64 ", %" PRId64 "], \"b\": [%" PRId64 ", %" PRId64 "], \"d\": [%" PRId64
+               ", %" PRId64 "]}",
+            ps->a_rows, ps->a_cols, ps->b_rows, ps->b_cols, ps->d_rows, ps->d_cols);
+    fprintf(f, ", \"local_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->local_m,
+            ps->local_n, ps->local_k);
+    fprintf(f, ", \"stage_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->stage_m,
+            ps->stage_n, ps->stage_k);
+    fprintf(f, ", \"tiles_per_stage\": %" PRId64, ps->tiles_per_stage);
+
+    fprintf(f, ", \"stages\": [");
+    for (int d = 0; d < p; d++)
+        for (int st = 0; st < p; st++) {
+            const tpg_stage_entry *e = entry(s, d, st);
+            waits_on(s, d, st, w, sizeof w);
+            fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
+                       "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
+                    d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);
+            json_str(f, w);
+            fputc('}', f);
+        }
+    fprintf(f, "]");
+
+    fprintf(f, ", \"buffers_per_device\": {\"slots\": %" PRId64 ", \"slot_bytes\": %" PRId64
+               ", \"slots_bytes\": %" PRId64 ", \"flags_bytes\": %" PRId64 "}",
+            ps->num_slots, ps->slot_bytes, ps->slots_bytes, ps->flags_bytes);
+    fprintf(f, ", \"bytes_moved_per_device\": %" PRId64 ", \"transport\": \"%s\"", ps->moved_bytes,
+            ag ? "copy engine (pull)" : "NVLink stores from the GEMM epilogue (push)");
+
+    fprintf(f, ", \"graph\": [");
+    for (int d = 0; d < p && s->nodes && s->nodes_per_device > 0; d++) {
+        fprintf(f, "%s{\"device\": %d, \"nodes\": [", d ? ", " : "", d);
+        for (int i = 0; i < s->nodes_per_device; i++) {
+            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + i];
+            fprintf(f, "%s{\"index\": %d, \"kind\": \"%s\", \"stage\": %d, \"peer\": %d, \"slot\": %d, \"deps\": [",
+                    i ? ", " : "", i, tpg_plan_node_kind_name(nd->kind), nd->stage, nd->peer, nd->slot);
+            int first = 1;
+            for (int j = 0; j < 2; j++)
+                if (nd->deps[j] >= 0) {
+                    fprintf(f, "%s%d", first ? "" : ", ", nd->deps[j]);
+                    first = 0;
+                }
+            fprintf(f, "]}");
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]");
+    fprintf(f, ", \"flops_per_device\": %.17g}\n", ps->flops_per_device);
+}
+
+tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+                          int json) {
+    tpg_plan_shape ps;
+    if (!f) return TPG_ERR_INVALID_ARGUMENT;
+    tpg_status st = tpg_plan_compute(cfg, m, n, k, l, &ps);
+    if (st != TPG_OK) return st;
+    if (json)
+        write_json(f, cfg, m, n, k, l, &ps);
+    else
+        write_text(f, cfg, m, n, k, l, &ps);
+    return TPG_OK;
+}

@@ -1,0 +1,57 @@
+/* Status strings, the per-context / per-thread error message, and dtype helpers. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "checks.h"
+#include "ctx_internal.h"
+
+/* tpg_last_error(NULL): the last failed tpg_ctx_create on this thread. */
+static _Thread_local char create_error[TPG_ERROR_BYTES];
+
+const char *tpg_status_string(tpg_status s) {
+    switch (s) {
+#define TPG_STATUS_CASE_(name, value, text) \
+    case name: return #name ": " text;
+        TPG_STATUS_TABLE(TPG_STATUS_CASE_)
+#undef TPG_STATUS_CASE_
+    }
+    return "unknown tpg_status value; this library did not return it";
+}
+
+const char *tpg_last_error(const tpg_ctx *ctx) { return ctx ? ctx->error : create_error; }
+
+void tpg__set_error(tpg_ctx *ctx, const char *fmt, ...) {
+    char *buf = ctx ? ctx->error : create_error;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, TPG_ERROR_BYTES, fmt, ap);
+    va_end(ap);
+}
+
+tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int line, const char *expr) {
+    (void)cudaGetLastError(); /* clear the sticky (non-fatal) error so later calls do not see it */
+    tpg__set_error(ctx, "%s:%d: %s: %s: %s", file, line, expr, cudaGetErrorName(err), cudaGetErrorString(err));
+    return err == cudaErrorMemoryAllocation ? TPG_ERR_OUT_OF_MEMORY : TPG_ERR_CUDA;
+}
+
+size_t tpg_dtype_size(tpg_dtype t) {
+    switch (t) {
+    case TPG_DTYPE_BF16:
+    case TPG_DTYPE_FP16: return 2;
+    case TPG_DTYPE_E4M3:
+    case TPG_DTYPE_E5M2: return 1;
+    case TPG_DTYPE_FP32: return 4;
+    }
+    return 0;
+}
+
+const char *tpg_dtype_name(tpg_dtype t) {
+    switch (t) {
+    case TPG_DTYPE_BF16: return "bf16";
+    case TPG_DTYPE_FP16: return "fp16";
+    case TPG_DTYPE_E4M3: return "e4m3";
+    case TPG_DTYPE_E5M2: return "e5m2";
+    case TPG_DTYPE_FP32: return "fp32";
+    }
+    return "unknown";
+}

@@ -1,0 +1,53 @@
+/* cuTensorMapEncodeTiled without linking libcuda: the driver entry point is fetched once through
+ * cudaGetDriverEntryPointByVersion and cached. */
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include "checks.h"
+#include "tensormap.h"
+
+static PFN_cuTensorMapEncodeTiled_v12000 encode_fn; /* cached; benign race: every thread stores the same value */
+
+static tpg_status get_encode(tpg_ctx *ctx, PFN_cuTensorMapEncodeTiled_v12000 *out) {
+    if (!encode_fn) {
+        void *fn = NULL;
+        enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !fn)
+            TPG_FAIL(ctx, TPG_ERR_CUDA, "cuTensorMapEncodeTiled not found in the driver (query result %d); a driver "
+                     "for CUDA 12.0 or later is needed", (int)q);
+        encode_fn = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    }
+    *out = encode_fn;
+    return TPG_OK;
+}
+
+static CUtensorMapDataType map_type(tpg_dtype t) {
+    switch (t) {
+    case TPG_DTYPE_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case TPG_DTYPE_FP16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case TPG_DTYPE_FP32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case TPG_DTYPE_E4M3:
+    case TPG_DTYPE_E5M2: break;
+    }
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* fp8: raw bytes */
+}
+
+tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr, tpg_dtype dtype, int64_t k,
+                                int64_t rows_total, int box_k, int box_rows, const char *what) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    TPG_CHECK(get_encode(ctx, &encode));
+    const size_t esize = tpg_dtype_size(dtype);
+    cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows_total};
+    cuuint64_t strides[1] = {(cuuint64_t)k * esize}; /* bytes between rows */
+    cuuint32_t box[2] = {(cuuint32_t)box_k, (cuuint32_t)box_rows};
+    cuuint32_t elem_strides[2] = {1, 1};
+    CUresult r = encode(map, map_type(dtype), 2, (void *)ptr, dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        TPG_FAIL(ctx, TPG_ERR_CUDA,
+                 "cuTensorMapEncodeTiled(%s at %p: %lld x %lld rows of %s, box %d x %d) failed: CUresult %d", what,
+                 ptr, (long long)k, (long long)rows_total, tpg_dtype_name(dtype), box_k, box_rows, (int)r);
+    return TPG_OK;
+}

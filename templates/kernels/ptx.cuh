@@ -1,0 +1,122 @@
+/* Inline-PTX wrappers for the sm90 GEMM family: mbarriers, TMA loads, proxy fences, setmaxnreg.
+ * (wgmma lives in wgmma.cuh, cross-device flags in sync.cuh.)
+ *
+ * Every wrapper is one PTX instruction (or a tiny loop around one) with the memory clobber that keeps
+ * the compiler from moving shared/global accesses across it. Shared-memory operands are passed as
+ * 32-bit shared-window addresses (tpg_smem_addr), which is what the .shared::cta forms expect.
+ * Requires sm_90a (wgmma, setmaxnreg exist only on the arch-specific target).
+ */
+#ifndef TPG_PTX_CUH
+#define TPG_PTX_CUH
+
+#include <stdint.h>
+#include <cuda.h>
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ != 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#error "tpgemm sm90 kernels must be compiled for sm_90a only: -gencode arch=compute_90a,code=sm_90a"
+#endif
+
+__device__ __forceinline__ uint32_t tpg_smem_addr(const void *p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/* ---- mbarrier ---------------------------------------------------------------------------------- */
+
+__device__ __forceinline__ void tpg_mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Make the mbarrier inits visible to the async proxy (TMA complete_tx) and to the other threads;
+ * followed by a CTA-wide barrier in the kernel. */
+__device__ __forceinline__ void tpg_fence_mbar_init()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* Producer: one arrival that also announces `bytes` of transaction that the TMA loads will complete. */
+__device__ __forceinline__ void tpg_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+/* Consumer: plain arrival (releases a ring slot to the producer). */
+__device__ __forceinline__ void tpg_mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* Block until the phase with parity `parity` of the barrier has completed. try_wait has a
+ * hardware-bounded suspend, so the loop does not burn issue slots. Barrier waits are not bounded by
+ * p.timeout_ns: every arrival they need is issued by this CTA itself (cross-device waits are the
+ * bounded ones, sync.cuh), so they always finish. */
+__device__ __forceinline__ void tpg_mbar_wait(uint32_t bar, uint32_t parity)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "TPG_WAIT_%=:\n"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra TPG_WAIT_%=;\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+
+/* ---- TMA --------------------------------------------------------------------------------------- */
+
+/* Pull the tensor map (a __grid_constant__ kernel parameter) into the descriptor cache early. */
+__device__ __forceinline__ void tpg_prefetch_tensormap(const CUtensorMap *map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+/* 2-D tiled TMA load of the box at (x = inner/K coordinate, y = row) into smem `dst`; completion is
+ * counted in bytes on mbarrier `bar`. Out-of-bounds parts of the box are zero-filled and still count
+ * as full-box bytes. */
+__device__ __forceinline__ void tpg_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int x, int y)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(x), "r"(y)
+        : "memory");
+}
+
+/* ---- fences ------------------------------------------------------------------------------------ */
+
+/* Order earlier generic-proxy global accesses (e.g. the acquire of a ready flag) before later
+ * async-proxy (TMA) accesses of global memory. */
+__device__ __forceinline__ void tpg_fence_proxy_async_global()
+{
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+/* Same between generic smem writes and async-proxy smem reads (TMA store, wgmma from smem). */
+__device__ __forceinline__ void tpg_fence_proxy_async_smem()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* ---- warpgroup register budget ------------------------------------------------------------------ */
+
+/* Must be executed by all four warps of a warpgroup, convergently; N multiple of 8 in [24, 256]. */
+template <int N> __device__ __forceinline__ void tpg_setmaxnreg_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void tpg_setmaxnreg_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+/* Named barrier among `count` threads (multiple of 32); id 0 is __syncthreads, so use id >= 1. */
+__device__ __forceinline__ void tpg_named_barrier(uint32_t id, uint32_t count)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+#endif /* TPG_PTX_CUH */

@@ -1,0 +1,73 @@
+/* Cross-device flags: system-scope acquire loads, release stores, and the one bounded spin-wait that
+ * every cross-device wait of the kernel goes through.
+ *
+ * Flags carry an epoch (tpg_gemm_params.epoch): a writer stores the epoch, a reader waits for
+ * flag >= epoch, so flags never need resetting between launches. Flags may live in a peer GPU's
+ * memory (UVA pointers), hence .sys scope everywhere.
+ *
+ * Never hang: every spin is bounded by p.timeout_ns (0 = forever), measured with %globaltimer. On
+ * timeout the wait records TPG_DEVICE_TIMEOUT in *p.status and returns false; the caller carries on
+ * (results are then garbage, the host reports TPG_ERR_TIMEOUT), and the waiting thread remembers the
+ * timeout (`gave_up`) so later waits of the same thread do not each cost another full timeout.
+ */
+#ifndef TPG_SYNC_CUH
+#define TPG_SYNC_CUH
+
+#include <stdint.h>
+#include "gemm_params.h"
+
+__device__ __forceinline__ unsigned int tpg_ld_acquire_sys(const unsigned int *p)
+{
+    unsigned int v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void tpg_st_release_sys(unsigned int *p, unsigned int v)
+{
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ uint64_t tpg_globaltimer()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Read the launch epoch once at kernel start. NULL epoch (unit tests) means 0: every wait passes. */
+__device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
+{
+    return p.epoch ? tpg_ld_acquire_sys(p.epoch) : 0u;
+}
+
+__device__ __forceinline__ void tpg_record_status(const tpg_gemm_params &p, unsigned int code)
+{
+    if (p.status) atomicMax(p.status, code);
+}
+
+/* Spin (one thread) until *flag >= epoch, with acquire semantics at system scope. Returns true when
+ * the flag was seen; false after a timeout (recorded in *p.status) or when this thread already gave
+ * up once. Exponential back-off capped at ~1 us keeps NVLink/L2 polling traffic low.
+ * Force-inlined on purpose: consumers call it with 128+ live accumulator registers, and a real call
+ * would have to preserve them across the ABI boundary (ptxas then fails register allocation). */
+__device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const unsigned int *flag, unsigned int epoch,
+                                           bool &gave_up)
+{
+    if (tpg_ld_acquire_sys(flag) >= epoch) return true;
+    if (gave_up) return false;
+    const uint64_t start = tpg_globaltimer();
+    unsigned int sleep_ns = 32;
+    for (;;) {
+        __nanosleep(sleep_ns);
+        if (sleep_ns < 1024) sleep_ns <<= 1;
+        if (tpg_ld_acquire_sys(flag) >= epoch) return true;
+        if (p.timeout_ns != 0ull && tpg_globaltimer() - start > p.timeout_ns) {
+            tpg_record_status(p, TPG_DEVICE_TIMEOUT);
+            gave_up = true;
+            return false;
+        }
+    }
+}
+
+#endif /* TPG_SYNC_CUH */

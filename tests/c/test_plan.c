@@ -1,0 +1,199 @@
+/* The plan (runtime/src/plan.c): shape arithmetic against shapes.c for every generated config, buffer and
+ * traffic sizes, and the text / JSON output. Pure C, no GPU. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "plan.h"
+#include "shapes.h"
+#include "tpg_test.h"
+
+static const tpg_config_desc *find(const char *name) {
+    for (int i = 0; i < tpg_num_configs; i++)
+        if (!strcmp(tpg_configs[i].name, name)) return &tpg_configs[i];
+    return NULL;
+}
+
+/* The plan written into a malloc'd string. */
+static char *plan_text(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int json) {
+    FILE *f = tmpfile();
+    if (!f) return NULL;
+    tpg_status st = tpg_plan_write(f, c, m, n, k, l, json);
+    long size = ftell(f);
+    char *buf = st == TPG_OK && size >= 0 ? malloc((size_t)size + 1) : NULL;
+    if (buf) {
+        rewind(f);
+        size_t got = fread(buf, 1, (size_t)size, f);
+        buf[got] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+static const int64_t problems[][4] = {
+    {16384, 106496, 16384, 1}, {16384, 16384, 53248, 1}, {8192, 4096, 4096, 1}, {2048, 3072, 1024, 2}, {512, 1024, 256, 1},
+};
+
+TPG_TEST(plan_matches_shapes_for_every_config) {
+    TPG_ASSERT(tpg_num_configs > 0);
+    for (int i = 0; i < tpg_num_configs; i++) {
+        const tpg_config_desc *c = &tpg_configs[i];
+        for (size_t p = 0; p < sizeof problems / sizeof problems[0]; p++) {
+            const int64_t *g = problems[p];
+            tpg_shapes s;
+            tpg_plan_shape ps;
+            if (tpg_shapes_init(c->schedule, c->schedule->tp, g[0], g[1], g[2], g[3],
+                                tpg_dtype_size(c->kernel->dtype_ab), &s, NULL, 0) != TPG_OK)
+                continue;
+            TPG_ASSERT_EQ_INT(tpg_plan_compute(c, g[0], g[1], g[2], g[3], &ps), TPG_OK);
+            TPG_EXPECT_EQ_INT(ps.local_m, s.local_m);
+            TPG_EXPECT_EQ_INT(ps.local_n, s.local_n);
+            TPG_EXPECT_EQ_INT(ps.local_k, s.local_k);
+            TPG_EXPECT_EQ_INT(ps.stage_m, s.stage_m);
+            TPG_EXPECT_EQ_INT(ps.stage_n, s.stage_n);
+            TPG_EXPECT_EQ_INT(ps.stage_k, s.stage_k);
+            TPG_EXPECT_EQ_INT(ps.a_rows, s.a_rows);
+            TPG_EXPECT_EQ_INT(ps.a_cols, s.a_cols);
+            TPG_EXPECT_EQ_INT(ps.b_rows, s.b_rows);
+            TPG_EXPECT_EQ_INT(ps.b_cols, s.b_cols);
+            TPG_EXPECT_EQ_INT(ps.d_rows, s.d_rows);
+            TPG_EXPECT_EQ_INT(ps.d_cols, s.d_cols);
+        }
+    }
+}
+
+TPG_TEST(allgather_rotating_a_seed_default) {
+    const tpg_config_desc *c = find("ag_rota_bf16_tp2");
+    TPG_ASSERT(c != NULL);
+    tpg_plan_shape ps;
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 106496, 16384, 1, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.stage_m, 8192);
+    TPG_EXPECT_EQ_INT(ps.stage_n, 53248);
+    TPG_EXPECT_EQ_INT(ps.stage_k, 16384);
+    TPG_EXPECT_EQ_INT(ps.num_slots, 1);
+    TPG_EXPECT_EQ_INT(ps.slot_bytes, 8192LL * 16384 * 2); /* one A shard */
+    TPG_EXPECT_EQ_INT(ps.moved_bytes, 8192LL * 16384 * 2);
+    TPG_EXPECT_EQ_INT(ps.flags_bytes, 2 * 4);
+    TPG_EXPECT(ps.flops_per_device == 2.0 * 16384.0 * 106496.0 * 16384.0 / 2.0);
+    TPG_EXPECT_EQ_INT(ps.tiles_per_stage, (8192 / 128) * (53248 / 256));
+}
+
+TPG_TEST(seed_tp8_local_problem) {
+    /* The seed prints 2048 x 13312 x 16384 for its default AG problem at TP = 8. */
+    const tpg_config_desc *c = find("ag_rota_bf16_tp8");
+    TPG_ASSERT(c != NULL);
+    tpg_plan_shape ps;
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 106496, 16384, 1, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.stage_m, 2048);
+    TPG_EXPECT_EQ_INT(ps.stage_n, 13312);
+    TPG_EXPECT_EQ_INT(ps.stage_k, 16384);
+    TPG_EXPECT_EQ_INT(ps.slots_bytes, 7LL * 2048 * 16384 * 2);
+}
+
+TPG_TEST(allgather_rotating_b_moves_b) {
+    const tpg_config_desc *c = find("ag_rotb_fp16_tp4");
+    TPG_ASSERT(c != NULL);
+    tpg_plan_shape ps;
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 8192, 6144, 4096, 1, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.stage_m, 2048);
+    TPG_EXPECT_EQ_INT(ps.stage_n, 1536);
+    TPG_EXPECT_EQ_INT(ps.slot_bytes, 1536LL * 4096 * 2);
+    TPG_EXPECT_EQ_INT(ps.moved_bytes, 3LL * 1536 * 4096 * 2);
+}
+
+TPG_TEST(reduce_scatter_pushes_partials) {
+    const tpg_config_desc *c = find("rs_tila_bf16_tp4");
+    TPG_ASSERT(c != NULL);
+    tpg_plan_shape ps;
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 8192, 28672, 2, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.stage_m, 4096);
+    TPG_EXPECT_EQ_INT(ps.stage_n, 8192);
+    TPG_EXPECT_EQ_INT(ps.stage_k, 7168);
+    TPG_EXPECT_EQ_INT(ps.tiles_per_stage, 2LL * (4096 / 128) * (8192 / 256));
+    TPG_EXPECT_EQ_INT(ps.slot_bytes, 2LL * 4096 * 8192 * 2);
+    TPG_EXPECT_EQ_INT(ps.moved_bytes, 3LL * 2 * 4096 * 8192 * 2);
+    TPG_EXPECT_EQ_INT(ps.flags_bytes, 3LL * ps.tiles_per_stage * 4);
+}
+
+TPG_TEST(tp1_moves_nothing) {
+    const tpg_config_desc *c = find("rs_tilb_fp16_tp1");
+    TPG_ASSERT(c != NULL);
+    tpg_plan_shape ps;
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 512, 1024, 256, 1, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.num_slots, 0);
+    TPG_EXPECT_EQ_INT(ps.moved_bytes, 0);
+    TPG_EXPECT_EQ_INT(ps.flags_bytes, 0);
+}
+
+TPG_TEST(invalid_arguments) {
+    tpg_plan_shape ps;
+    const tpg_config_desc *c = find("ag_rota_bf16_tp2");
+    TPG_ASSERT(c != NULL);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(NULL, 1, 1, 1, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 0, 1, 1, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_write(NULL, c, 1, 1, 1, 1, 0), TPG_ERR_INVALID_ARGUMENT);
+    /* A shape that validation rejects still has a plan. */
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1001, 1000, 100, 1, &ps), TPG_OK);
+}
+
+TPG_TEST(text_names_stages_peers_and_traffic) {
+    char *t = plan_text(find("rs_tila_bf16_tp4"), 16384, 8192, 8192, 1, 0);
+    TPG_ASSERT(t != NULL);
+    TPG_EXPECT_STR_CONTAINS(t, "ReduceScatter1D_TilingA_RotatingC");
+    TPG_EXPECT_STR_CONTAINS(t, "Local GEMM Problem Size (per stage): 4096 x 8192 x 2048");
+    /* Device 0, stage 1: block (0-1-1)%4 = 2, peer 3, src slot 0, pushes to dev 1 slot 1. */
+    TPG_EXPECT_STR_CONTAINS(t, "  0    1      2      3     0         1         1         dev 1 slot 1 (+flags)");
+    /* Last stage writes the user's D block d. */
+    TPG_EXPECT_STR_CONTAINS(t, "  2    3      2      1     2         -1        -1        own D block 2");
+    TPG_EXPECT_STR_CONTAINS(t, "pushed over NVLink");
+    TPG_EXPECT_STR_CONTAINS(t, "dev 3: 0 BARRIER_START | 1 GEMM <-0 | 2 BARRIER_END <-1");
+    free(t);
+
+    t = plan_text(find("ag_rota_bf16_tp2"), 16384, 106496, 16384, 1, 0);
+    TPG_ASSERT(t != NULL);
+    TPG_EXPECT_STR_CONTAINS(t, "Local GEMM Problem Size (per stage): 8192 x 53248 x 16384");
+    TPG_EXPECT_STR_CONTAINS(t, "flag 1: copy of A shard 0 from dev 0 into slot 0");
+    TPG_EXPECT_STR_CONTAINS(t, "Bytes moved per device per call: 268435456 B (256.0 MiB)");
+    TPG_EXPECT_STR_CONTAINS(t, "copy engine");
+    TPG_EXPECT_STR_CONTAINS(t, "COPY[s=1 peer=0 slot=0]");
+    free(t);
+}
+
+TPG_TEST(json_is_one_balanced_object) {
+    for (int i = 0; i < tpg_num_configs; i++) {
+        char *t = plan_text(&tpg_configs[i], 2048, 3072, 1024, 2, 1);
+        TPG_ASSERT(t != NULL);
+        size_t len = strlen(t);
+        TPG_EXPECT(len > 2 && t[0] == '{' && t[len - 1] == '\n' && t[len - 2] == '}');
+        int depth = 0, min_depth = 0, in_str = 0;
+        for (size_t j = 0; j + 1 < len; j++) {
+            char ch = t[j];
+            if (in_str) {
+                if (ch == '\\') j++;
+                else if (ch == '"') in_str = 0;
+                continue;
+            }
+            if (ch == '"') in_str = 1;
+            else if (ch == '{' || ch == '[') depth++;
+            else if (ch == '}' || ch == ']') depth--;
+            if (depth < min_depth) min_depth = depth;
+            if (depth == 0 && j + 2 < len) min_depth = -1; /* closed before the end */
+        }
+        TPG_EXPECT_EQ_INT(depth, 0);
+        TPG_EXPECT_EQ_INT(min_depth, 0);
+        TPG_EXPECT_STR_CONTAINS(t, "\"bytes_moved_per_device\"");
+        free(t);
+    }
+}
+
+TPG_TEST(names) {
+    TPG_EXPECT_EQ_STR(tpg_plan_node_kind_name(TPG_NODE_COPY), "COPY");
+    TPG_EXPECT_EQ_STR(tpg_plan_node_kind_name(99), "UNKNOWN");
+    TPG_EXPECT_EQ_STR(tpg_plan_dim_name(TPG_DIM_K), "K");
+    TPG_EXPECT_EQ_STR(tpg_plan_operand_name(TPG_OPERAND_D), "D");
+}
+
+TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather_rotating_a_seed_default),
+              TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
+              TPG_CASE(reduce_scatter_pushes_partials), TPG_CASE(tp1_moves_nothing), TPG_CASE(invalid_arguments),
+              TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

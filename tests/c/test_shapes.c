@@ -1,0 +1,154 @@
+/* Shape arithmetic of the four schedules (runtime/src/shapes.c). Pure arithmetic, no GPU. The schedule
+ * tables are spelled here with only the dims shapes.c reads, so the test does not depend on the
+ * generated set. */
+#include "shapes.h"
+#include "tpg_test.h"
+
+static tpg_schedule_table sched(const char *name, tpg_comm comm, tpg_dim sa, tpg_dim sb, tpg_dim sd, tpg_dim st,
+                                tpg_operand rot) {
+    tpg_schedule_table t = {0};
+    t.name = name;
+    t.comm = comm;
+    t.shard_a = sa;
+    t.shard_b = sb;
+    t.shard_d = sd;
+    t.stage_dim = st;
+    t.rotating = rot;
+    return t;
+}
+#define AG_A sched("AllGather1D_TilingCD_RotatingA", TPG_COMM_ALLGATHER, TPG_DIM_M, TPG_DIM_N, TPG_DIM_N, TPG_DIM_M, TPG_OPERAND_A)
+#define AG_B sched("AllGather1D_TilingCD_RotatingB", TPG_COMM_ALLGATHER, TPG_DIM_M, TPG_DIM_N, TPG_DIM_M, TPG_DIM_N, TPG_OPERAND_B)
+#define RS_A sched("ReduceScatter1D_TilingA_RotatingC", TPG_COMM_REDUCE_SCATTER, TPG_DIM_K, TPG_DIM_K, TPG_DIM_M, TPG_DIM_M, TPG_OPERAND_D)
+#define RS_B sched("ReduceScatter1D_TilingB_RotatingC", TPG_COMM_REDUCE_SCATTER, TPG_DIM_K, TPG_DIM_K, TPG_DIM_N, TPG_DIM_N, TPG_OPERAND_D)
+
+static const int tps[] = {1, 2, 4, 8};
+static const int64_t problems[][4] = {{2048, 4096, 1024, 1}, {512, 1024, 2048, 2}};
+
+TPG_TEST(allgather_rotating_a) {
+    tpg_schedule_table t = AG_A;
+    for (int i = 0; i < 4; i++) {
+        for (int p = 0; p < 2; p++) {
+            const int P = tps[i];
+            const int64_t M = problems[p][0], N = problems[p][1], K = problems[p][2], L = problems[p][3];
+            tpg_shapes s;
+            TPG_ASSERT_EQ_INT(tpg_shapes_init(&t, P, M, N, K, L, 2, &s, NULL, 0), TPG_OK);
+            TPG_EXPECT_EQ_INT(s.stage_m, M / P);
+            TPG_EXPECT_EQ_INT(s.stage_n, N / P);
+            TPG_EXPECT_EQ_INT(s.stage_k, K);
+            for (int r = 0; r < P; r++) {
+                tpg_shard_shape sh;
+                tpg_shapes_shard(&t, &s, r, &sh);
+                TPG_EXPECT_EQ_INT(sh.a_rows, M / P);
+                TPG_EXPECT_EQ_INT(sh.a_cols, K);
+                TPG_EXPECT_EQ_INT(sh.a_row0, r * M / P);
+                TPG_EXPECT_EQ_INT(sh.b_rows, N / P);
+                TPG_EXPECT_EQ_INT(sh.b_row0, r * N / P);
+                TPG_EXPECT_EQ_INT(sh.d_rows, M);
+                TPG_EXPECT_EQ_INT(sh.d_cols, N / P);
+                TPG_EXPECT_EQ_INT(sh.d_row0, 0);
+                TPG_EXPECT_EQ_INT(sh.d_col0, r * N / P);
+            }
+        }
+    }
+}
+
+TPG_TEST(allgather_rotating_b) {
+    tpg_schedule_table t = AG_B;
+    for (int i = 0; i < 4; i++) {
+        for (int p = 0; p < 2; p++) {
+            const int P = tps[i];
+            const int64_t M = problems[p][0], N = problems[p][1], K = problems[p][2], L = problems[p][3];
+            tpg_shapes s;
+            TPG_ASSERT_EQ_INT(tpg_shapes_init(&t, P, M, N, K, L, 2, &s, NULL, 0), TPG_OK);
+            TPG_EXPECT_EQ_INT(s.stage_m, M / P);
+            TPG_EXPECT_EQ_INT(s.stage_n, N / P);
+            TPG_EXPECT_EQ_INT(s.stage_k, K);
+            tpg_shard_shape sh;
+            tpg_shapes_shard(&t, &s, P - 1, &sh);
+            TPG_EXPECT_EQ_INT(sh.a_rows, M / P);
+            TPG_EXPECT_EQ_INT(sh.b_rows, N / P);
+            TPG_EXPECT_EQ_INT(sh.b_cols, K);
+            TPG_EXPECT_EQ_INT(sh.d_rows, M / P);
+            TPG_EXPECT_EQ_INT(sh.d_cols, N);
+            TPG_EXPECT_EQ_INT(sh.d_row0, (P - 1) * M / P);
+            TPG_EXPECT_EQ_INT(sh.d_col0, 0);
+        }
+    }
+}
+
+TPG_TEST(reduce_scatter_tiling_a_and_b) {
+    tpg_schedule_table ta = RS_A, tb = RS_B;
+    for (int i = 0; i < 4; i++) {
+        for (int p = 0; p < 2; p++) {
+            const int P = tps[i];
+            const int64_t M = problems[p][0], N = problems[p][1], K = problems[p][2], L = problems[p][3];
+            tpg_shapes s;
+            TPG_ASSERT_EQ_INT(tpg_shapes_init(&ta, P, M, N, K, L, 2, &s, NULL, 0), TPG_OK);
+            TPG_EXPECT_EQ_INT(s.stage_m, M / P);
+            TPG_EXPECT_EQ_INT(s.stage_n, N);
+            TPG_EXPECT_EQ_INT(s.stage_k, K / P);
+            tpg_shard_shape sh;
+            tpg_shapes_shard(&ta, &s, 1 % P, &sh);
+            TPG_EXPECT_EQ_INT(sh.a_rows, M);
+            TPG_EXPECT_EQ_INT(sh.a_cols, K / P);
+            TPG_EXPECT_EQ_INT(sh.a_col0, (1 % P) * K / P);
+            TPG_EXPECT_EQ_INT(sh.b_rows, N);
+            TPG_EXPECT_EQ_INT(sh.b_cols, K / P);
+            TPG_EXPECT_EQ_INT(sh.d_rows, M / P);
+            TPG_EXPECT_EQ_INT(sh.d_cols, N);
+            TPG_EXPECT_EQ_INT(sh.d_row0, (1 % P) * M / P);
+
+            TPG_ASSERT_EQ_INT(tpg_shapes_init(&tb, P, M, N, K, L, 2, &s, NULL, 0), TPG_OK);
+            TPG_EXPECT_EQ_INT(s.stage_m, M);
+            TPG_EXPECT_EQ_INT(s.stage_n, N / P);
+            TPG_EXPECT_EQ_INT(s.stage_k, K / P);
+            tpg_shapes_shard(&tb, &s, P - 1, &sh);
+            TPG_EXPECT_EQ_INT(sh.d_rows, M);
+            TPG_EXPECT_EQ_INT(sh.d_cols, N / P);
+            TPG_EXPECT_EQ_INT(sh.d_col0, (P - 1) * N / P);
+            TPG_EXPECT_EQ_INT(sh.d_row0, 0);
+        }
+    }
+}
+
+TPG_TEST(divisibility_failures_name_the_value) {
+    char msg[256];
+    tpg_shapes s;
+    tpg_schedule_table t = AG_A;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 3, 1000, 3072, 1024, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "M = 1000 must be divisible by tp = 3");
+    TPG_EXPECT_STR_CONTAINS(msg, "AllGather1D_TilingCD_RotatingA shards A along M");
+    t = AG_B;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 4, 1024, 1000 + 2, 1024, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "N = 1002");
+    t = RS_A;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 8, 1024, 1024, 1004, 2, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "K = 1004 must be divisible by tp = 8");
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 0, 1024, 1024, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "M = 0 must be >= 1");
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 64, 64, 64, 0, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "L = 0");
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, (int64_t)1 << 32, 64, 64, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "2^31");
+}
+
+TPG_TEST(alignment_failures_name_the_value) {
+    char msg[256];
+    tpg_shapes s;
+    tpg_schedule_table t = RS_B;
+    /* K/tp = 36 bf16 elements = 72 bytes: not a multiple of 16. */
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 256, 256, 72, 1, 2, &s, msg, sizeof msg), TPG_ERR_ALIGNMENT);
+    TPG_EXPECT_STR_CONTAINS(msg, "K/tp = 36");
+    t = AG_A;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 1, 256, 256, 100, 1, 2, &s, msg, sizeof msg), TPG_ERR_ALIGNMENT);
+    TPG_EXPECT_STR_CONTAINS(msg, "K = 100");
+    /* N / tp = 12 is not a multiple of 8. */
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 256, 24, 64, 1, 2, &s, msg, sizeof msg), TPG_ERR_ALIGNMENT);
+    TPG_EXPECT_STR_CONTAINS(msg, "n = 12");
+    /* fp8 needs K a multiple of 16 elements; 1-byte K = 48 passes. */
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 256, 256, 48, 1, 1, &s, msg, sizeof msg), TPG_OK);
+    TPG_EXPECT_EQ_STR(msg, "");
+}
+
+TPG_TEST_MAIN(TPG_CASE(allgather_rotating_a), TPG_CASE(allgather_rotating_b), TPG_CASE(reduce_scatter_tiling_a_and_b),
+              TPG_CASE(divisibility_failures_name_the_value), TPG_CASE(alignment_failures_name_the_value))

@@ -1,0 +1,63 @@
+/* tpg_status_string / dtype helpers: every status has its own non-empty string. No GPU needed. */
+#include <string.h>
+
+#include "tpg_test.h"
+#include "tpgemm.h"
+
+static const tpg_status all[] = {
+#define TPG_STATUS_LIST_(name, value, text) name,
+    TPG_STATUS_TABLE(TPG_STATUS_LIST_)
+#undef TPG_STATUS_LIST_
+};
+enum { NUM_STATUS = sizeof all / sizeof all[0] };
+
+TPG_TEST(every_status_has_a_distinct_string) {
+    TPG_EXPECT(NUM_STATUS >= 13);
+    for (int i = 0; i < NUM_STATUS; i++) {
+        const char *s = tpg_status_string(all[i]);
+        TPG_ASSERT(s != NULL);
+        TPG_EXPECT(strlen(s) > 0);
+        for (int j = 0; j < i; j++) TPG_EXPECT(strcmp(s, tpg_status_string(all[j])) != 0);
+    }
+}
+
+TPG_TEST(strings_name_the_status) {
+    TPG_EXPECT_STR_CONTAINS(tpg_status_string(TPG_OK), "TPG_OK");
+    TPG_EXPECT_STR_CONTAINS(tpg_status_string(TPG_ERR_SHAPE), "TPG_ERR_SHAPE");
+    TPG_EXPECT_STR_CONTAINS(tpg_status_string(TPG_ERR_TIMEOUT), "timeout");
+}
+
+TPG_TEST(unknown_status_is_handled) {
+    const char *s = tpg_status_string((tpg_status)12345);
+    TPG_ASSERT(s != NULL);
+    TPG_EXPECT_STR_CONTAINS(s, "unknown");
+    TPG_EXPECT(tpg_status_string((tpg_status)-1) != NULL);
+}
+
+TPG_TEST(last_error_without_context_is_a_string) { TPG_EXPECT(tpg_last_error(NULL) != NULL); }
+
+TPG_TEST(dtype_sizes_and_names) {
+    TPG_EXPECT_EQ_INT(tpg_dtype_size(TPG_DTYPE_BF16), 2);
+    TPG_EXPECT_EQ_INT(tpg_dtype_size(TPG_DTYPE_FP16), 2);
+    TPG_EXPECT_EQ_INT(tpg_dtype_size(TPG_DTYPE_E4M3), 1);
+    TPG_EXPECT_EQ_INT(tpg_dtype_size(TPG_DTYPE_E5M2), 1);
+    TPG_EXPECT_EQ_INT(tpg_dtype_size(TPG_DTYPE_FP32), 4);
+    TPG_EXPECT_EQ_STR(tpg_dtype_name(TPG_DTYPE_BF16), "bf16");
+    TPG_EXPECT_EQ_STR(tpg_dtype_name(TPG_DTYPE_E5M2), "e5m2");
+    TPG_EXPECT_EQ_STR(tpg_dtype_name((tpg_dtype)99), "unknown");
+    TPG_EXPECT_EQ_INT(tpg_dtype_size((tpg_dtype)99), 0);
+}
+
+TPG_TEST(ctx_create_rejects_bad_arguments_with_a_message) {
+    tpg_ctx *ctx = (tpg_ctx *)1;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(NULL, &ctx), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT(ctx == NULL);
+    tpg_ctx_config cfg = TPG_CTX_CONFIG_INIT;
+    cfg.tp = 9;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tp = 9");
+}
+
+TPG_TEST_MAIN(TPG_CASE(every_status_has_a_distinct_string), TPG_CASE(strings_name_the_status),
+              TPG_CASE(unknown_status_is_handled), TPG_CASE(last_error_without_context_is_a_string),
+              TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message))

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Tier-2 GPU correctness (device machine, 2 x H200): every schedule x {bf16, fp16} at TP = 2 on the eight
+# shapes of measured-anchors.md plus two small ones; TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
+# compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
+# the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
+#
+# Usage: tests/gpu/run_tier2.sh [--commit-results] [--quick]
+#   --commit-results  also copy the collected JSON to bench/results/tier2.json
+#   --quick           only the two small shapes (a smoke test, about a minute)
+# Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
+# summary table (pass / fail counts per group). Exit status: 0 if every run passed, 1 otherwise.
+#
+# Expected run time on 2 x H200: about 5-6 minutes: 80 TP=2 runs (~2-3 s each, mostly process start,
+# CUDA context, allocation and fill; the largest, 405B-fc1, does 10 GEMM calls of ~50 ms), 16 TP=1 runs,
+# 8 alpha/beta/L runs, 4 memcheck runs (~10-30 s each).
+set -u
+cd "$(dirname "$0")/../.."
+export PATH="$PATH:/usr/local/cuda/bin"
+
+COMMIT=0
+QUICK=0
+for arg in "$@"; do
+    case "$arg" in
+    --commit-results) COMMIT=1 ;;
+    --quick) QUICK=1 ;;
+    *) echo "run_tier2.sh: unknown argument '$arg' (use --commit-results, --quick)" >&2; exit 2 ;;
+    esac
+done
+
+OUT="${OUT:-$PWD/build/tier2}"
+mkdir -p "$OUT"
+TPGEMM="${TPGEMM:-build/tpgemm}"
+if [ ! -x "$TPGEMM" ]; then
+    ninja build/tpgemm || { echo "run_tier2.sh: build/tpgemm does not build" >&2; exit 1; }
+fi
+RECORDS="$OUT/tier2.records.jsonl"
+: >"$RECORDS"
+COLLECT="python3 tests/gpu/tier2_collect.py"
+RUN_TIMEOUT="${RUN_TIMEOUT:-180}"
+ITERS=(--iterations 5 --warmup-iterations 2)
+START=$(date +%s)
+
+SCHEDULES=(AllGather1D_TilingCD_RotatingA AllGather1D_TilingCD_RotatingB
+           ReduceScatter1D_TilingA_RotatingC ReduceScatter1D_TilingB_RotatingC)
+DTYPES=(bf16 fp16)
+# name M N K (measured-anchors.md, then two small shapes)
+ANCHORS=("405B-fc1 16384 106496 16384" "70B-fc1 16384 57344 8192" "70B-qkv 16384 10240 8192"
+         "8B-qkv 8192 6144 4096" "405B-fc2 16384 16384 53248" "70B-fc2 16384 8192 28672"
+         "70B-o 16384 8192 8192" "8B-o 8192 4096 4096")
+SMALL=("small-a 512 1024 256" "small-b 2048 3072 1024")
+if [ "$QUICK" = 1 ]; then SHAPES=("${SMALL[@]}"); else SHAPES=("${ANCHORS[@]}" "${SMALL[@]}"); fi
+
+# one GROUP LABEL SANITIZE(0/1) ARGS... : runs build/tpgemm ARGS --json and records it.
+one() {
+    local group=$1 label=$2 sanitize=$3
+    shift 3
+    local cmd=("$TPGEMM" "$@" --json) log="" t0 t1 rc
+    if [ "$sanitize" = 1 ]; then
+        log="$OUT/memcheck_${label//[^A-Za-z0-9_.-]/_}.log"
+        cmd=(compute-sanitizer --tool memcheck --log-file "$log" --error-exitcode 99 "${cmd[@]}")
+    fi
+    t0=$(date +%s.%N)
+    timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$OUT/run.out" 2>"$OUT/run.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    $COLLECT add "$RECORDS" "$group" "$label" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" "$OUT/run.out" "$OUT/run.err" \
+        $log -- "${cmd[@]}"
+}
+
+echo "== tier 2 on: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, -)"
+
+# TP = 2: every schedule x dtype x shape.
+for shape in "${SHAPES[@]}"; do
+    read -r name m n k <<<"$shape"
+    for sched in "${SCHEDULES[@]}"; do
+        for dt in "${DTYPES[@]}"; do
+            one tp2 "$name/$sched/$dt" 0 --schedule "$sched" --tp 2 --dtype "$dt" \
+                --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
+        done
+    done
+done
+
+# TP = 1 on one GPU.
+for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
+    read -r name m n k <<<"$shape"
+    for sched in "${SCHEDULES[@]}"; do
+        for dt in "${DTYPES[@]}"; do
+            one tp1 "$name/$sched/$dt" 0 --schedule "$sched" --tp 1 --devices 0 --dtype "$dt" \
+                --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
+        done
+    done
+done
+
+# alpha = 0.5, beta = 1 (C read), L = 2 batches.
+for sched in "${SCHEDULES[@]}"; do
+    for dt in "${DTYPES[@]}"; do
+        one scalars "alpha0.5-beta1-L2/$sched/$dt" 0 --schedule "$sched" --tp 2 --dtype "$dt" \
+            --m 2048 --n 3072 --k 1024 --l 2 --alpha 0.5 --beta 1 "${ITERS[@]}"
+    done
+done
+
+# compute-sanitizer memcheck, small TP = 2 run of each schedule.
+if command -v compute-sanitizer >/dev/null 2>&1; then
+    for sched in "${SCHEDULES[@]}"; do
+        one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp 2 --dtype bf16 \
+            --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000
+    done
+else
+    echo "run_tier2.sh: compute-sanitizer not found; memcheck runs skipped (counted as failures)" >&2
+    echo '{"group": "memcheck", "label": "compute-sanitizer missing", "command": "compute-sanitizer", "exit_code": 127, "seconds": 0, "passed": false, "reason": "compute-sanitizer not on PATH", "result": null, "stderr_tail": ""}' >>"$RECORDS"
+fi
+
+echo "== elapsed: $(($(date +%s) - START)) s"
+$COLLECT finish "$RECORDS" "$OUT/tier2.json"
+status=$?
+if [ "$COMMIT" = 1 ]; then
+    mkdir -p bench/results && cp "$OUT/tier2.json" bench/results/tier2.json && echo "copied to bench/results/tier2.json"
+fi
+exit $status

@@ -1,0 +1,83 @@
+"""Tier 1 (no GPU): `ninja` builds everything; every kernel compiles for sm_90a without register spills
+or serialized wgmma; every C unit test binary passes."""
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+
+# ptxas -v lines look like: "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads".
+SPILL = re.compile(r"(\d+) bytes spill (stores|loads)")
+# C7511 / C7515 (wgmma serialized) and any other "serialized" performance warning.
+SERIALIZED = re.compile(r"C7511|C7515|serialized", re.IGNORECASE)
+
+
+def ptxas_problems(text: str) -> list[str]:
+    """The lines of a ptxas -v report that break the no-spill / no-serialization rule."""
+    problems = []
+    for line in text.splitlines():
+        if any(int(n) != 0 for n, _ in SPILL.findall(line)):
+            problems.append(line.strip())
+        elif SERIALIZED.search(line):
+            problems.append(line.strip())
+    return problems
+
+
+def test_ptxas_parser_flags_spills_and_serialization():
+    clean = ("ptxas info    : Used 168 registers, used 1 barriers\n"
+             "ptxas info    : 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n")
+    assert ptxas_problems(clean) == []
+    assert ptxas_problems("    8 bytes stack frame, 8 bytes spill stores, 0 bytes spill loads")
+    assert ptxas_problems("    0 bytes stack frame, 0 bytes spill stores, 4 bytes spill loads")
+    assert ptxas_problems("ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions "
+                          "are serialized due to insufficient register resources")
+    assert ptxas_problems("ptxas warning : (C7511) wgmma serialized")
+
+
+@pytest.fixture(scope="module")
+def build():
+    missing = [tool for tool in ("ninja", "nvcc") if shutil.which(tool) is None
+               and not (tool == "nvcc" and Path("/usr/local/cuda/bin/nvcc").exists())]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not found on PATH; the build needs both (CUDA 12.8+ for sm_90a)")
+    result = subprocess.run(["ninja", "-C", str(ROOT)], capture_output=True, text=True)
+    return result
+
+
+def test_ninja_builds_everything(build):
+    assert build.returncode == 0, f"ninja failed:\n{build.stdout[-8000:]}\n{build.stderr[-4000:]}"
+    assert (BUILD / "libtpgemm.a").exists()
+    assert (BUILD / "tpgemm").exists()
+
+
+def test_kernels_do_not_spill_or_serialize(build):
+    assert build.returncode == 0, "the build failed; see test_ninja_builds_everything"
+    reports = sorted((BUILD / "generated" / "kernels").glob("*.ptxas.txt"))
+    assert reports, "no ptxas reports under build/generated/kernels"
+    bad = {}
+    for report in reports:
+        text = report.read_text()
+        assert SPILL.search(text), f"{report.name}: no spill line; was it compiled with -Xptxas -v?"
+        problems = ptxas_problems(text)
+        if problems:
+            bad[report.name] = problems
+    assert not bad, "ptxas reports spills or serialized wgmma:\n" + "\n".join(
+        f"{name}:\n  " + "\n  ".join(lines) for name, lines in bad.items())
+
+
+def c_tests():
+    return ["test_status", "test_shapes", "test_plan", "test_args"]
+
+
+@pytest.mark.parametrize("name", c_tests())
+def test_c_unit_test_passes(build, name):
+    assert build.returncode == 0, "the build failed; see test_ninja_builds_everything"
+    binary = BUILD / "tests" / name
+    assert binary.exists(), f"{binary} was not built"
+    result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, f"{name} failed:\n{result.stdout}\n{result.stderr}"
+    assert re.search(r"^\d+ passed, 0 failed$", result.stdout, re.MULTILINE), result.stdout

@@ -1,0 +1,167 @@
+"""Tier 1 (no GPU): behaviour of build/tpgemm without a GPU: the plan (--dry-run, text and JSON), strict
+argument errors (exit 2), unknown configs (exit 2), shape errors (exit 2), the "needs N Hopper GPUs"
+message after the plan (exit 3) and --list."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TPGEMM = ROOT / "build" / "tpgemm"
+
+SCHEDULES = {
+    "AllGather1D_TilingCD_RotatingA": "ag_rota",
+    "AllGather1D_TilingCD_RotatingB": "ag_rotb",
+    "ReduceScatter1D_TilingA_RotatingC": "rs_tila",
+    "ReduceScatter1D_TilingB_RotatingC": "rs_tilb",
+}
+
+
+@pytest.fixture(scope="module")
+def tpgemm():
+    if not TPGEMM.exists() and shutil.which("ninja"):
+        subprocess.run(["ninja", "-C", str(ROOT), "build/tpgemm"], capture_output=True, text=True)
+    if not TPGEMM.exists():
+        pytest.skip("build/tpgemm is missing and `ninja build/tpgemm` did not produce it "
+                    "(tests/test_build.py reports why)")
+    return TPGEMM
+
+
+def run(exe, *args, gpus_hidden=True):
+    env = dict(os.environ)
+    if gpus_hidden:  # behave like the GPU-less CI machine even where a GPU exists
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def expected_entry(schedule, tp, d, s):
+    """(block, peer, src_slot, dst_peer, dst_slot) from docs/ARCHITECTURE.md's table."""
+    if schedule.startswith("AllGather"):
+        return (d + s) % tp, (d + s) % tp, s - 1, -1, -1
+    last = s == tp - 1
+    return ((d - 1 - s) % tp, -1 if s == 0 else (d - 1) % tp, s - 1,
+            -1 if last else (d + 1) % tp, -1 if last else s)
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+def test_dry_run_text_lists_stages_and_peers(tpgemm, schedule, tp):
+    r = run(tpgemm, "--dry-run", "--schedule", schedule, "--tp", str(tp), "--m", "4096", "--n", "8192",
+            "--k", "2048")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"Plan: {SCHEDULES[schedule]}_bf16_tp{tp}" in out
+    assert schedule in out
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 7 and all(x.lstrip("-").isdigit() for x in f[:7]):
+            rows[int(f[0]), int(f[1])] = tuple(int(x) for x in f[2:7])
+    assert len(rows) == tp * tp
+    for d in range(tp):
+        for s in range(tp):
+            block, peer, src, dst_peer, dst_slot = expected_entry(schedule, tp, d, s)
+            assert rows[d, s] == (block, peer, src, dst_peer, dst_slot), (d, s)
+    assert "Local GEMM Problem Size (per stage):" in out
+    assert "Bytes moved per device per call" in out
+    assert "Graph nodes per device" in out
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+def test_dry_run_json_parses(tpgemm, schedule, tp):
+    m, n, k = 4096, 8192, 2048
+    r = run(tpgemm, "--dry-run", "--json", "--schedule", schedule, "--tp", str(tp), "--dtype", "fp16",
+            f"--m={m}", f"--n={n}", f"--k={k}")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["schedule"] == schedule and plan["tp"] == tp
+    assert plan["config"] == f"{SCHEDULES[schedule]}_fp16_tp{tp}"
+    assert plan["problem"] == {"m": m, "n": n, "k": k, "l": 1}
+    for e in plan["stages"]:
+        assert (e["block"], e["peer"], e["src_slot"], e["dst_peer"], e["dst_slot"]) == \
+            expected_entry(schedule, tp, e["device"], e["stage"])
+    ag = schedule.startswith("AllGather")
+    stage = plan["stage_gemm"]
+    if ag:
+        assert stage["k"] == k and stage["m"] * stage["n"] * tp * tp == m * n
+        rotating = plan["shards"]["a" if schedule.endswith("RotatingA") else "b"]
+        assert plan["bytes_moved_per_device"] == (tp - 1) * rotating[0] * rotating[1] * 2
+        assert len(plan["graph"][0]["nodes"]) == 2 * tp + 1
+    else:
+        assert stage["k"] == k // tp and stage["m"] * stage["n"] * tp == m * n
+        assert plan["bytes_moved_per_device"] == (tp - 1) * stage["m"] * stage["n"] * 2
+        assert [x["kind"] for x in plan["graph"][0]["nodes"]] == ["BARRIER_START", "GEMM", "BARRIER_END"]
+    assert plan["flops_per_device"] == pytest.approx(2 * m * n * k / tp)
+
+
+def test_default_dry_run_is_the_seed_problem(tpgemm):
+    r = run(tpgemm, "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["problem"] == {"m": 16384, "n": 106496, "k": 16384, "l": 1}
+    assert plan["schedule"] == "AllGather1D_TilingCD_RotatingA"
+    assert plan["tp"] == 2  # no GPU visible: TP = 2 for the plan
+    assert plan["kernel"]["dtype_ab"] == "bf16"
+
+
+def test_non_numeric_value_exits_2_naming_flag_and_value(tpgemm):
+    r = run(tpgemm, "--m=abc")
+    assert r.returncode == 2
+    assert "tpgemm: --m expects a positive integer, got 'abc'" in r.stderr
+    r = run(tpgemm, "--k", "12x", "--dry-run")
+    assert r.returncode == 2 and "--k" in r.stderr and "'12x'" in r.stderr
+
+
+def test_unknown_flag_exits_2(tpgemm):
+    r = run(tpgemm, "--frobnicate")
+    assert r.returncode == 2 and "--frobnicate" in r.stderr
+
+
+def test_unknown_config_exits_2_and_points_to_list(tpgemm):
+    r = run(tpgemm, "--config", "no_such_config", "--dry-run")
+    assert r.returncode == 2
+    assert "no_such_config" in r.stderr and "--list" in r.stderr
+    r = run(tpgemm, "--schedule", "Bogus", "--tp", "2", "--dry-run")
+    assert r.returncode == 2 and "Bogus" in r.stderr and "--list" in r.stderr
+
+
+def test_more_gpus_than_visible_prints_plan_then_exits_3(tpgemm):
+    r = run(tpgemm, "--tp", "4", "--m", "4096", "--n", "4096", "--k", "1024")
+    assert r.returncode == 3
+    assert "Plan: ag_rota_bf16_tp4" in r.stdout
+    assert "needs 4 Hopper (sm_90) GPUs" in r.stderr
+    assert "0 CUDA devices are visible" in r.stderr and "--dry-run" in r.stderr
+
+
+def test_default_run_without_gpu_exits_3(tpgemm):
+    r = run(tpgemm)
+    assert r.returncode == 3
+    assert "needs 2 Hopper (sm_90) GPUs; 0 CUDA devices are visible" in r.stderr
+
+
+def test_m_not_divisible_by_tp_exits_2(tpgemm):
+    r = run(tpgemm, "--tp", "2", "--m", "1001", "--n", "1024", "--k", "256", "--dry-run")
+    assert r.returncode == 2
+    assert "M = 1001" in r.stderr and "tp = 2" in r.stderr
+    assert r.stdout == ""
+
+
+def test_list_shows_every_config(tpgemm):
+    r = run(tpgemm, "--list")
+    assert r.returncode == 0
+    names = [f"{short}_{dt}_tp{tp}" for short in SCHEDULES.values() for dt in ("bf16", "fp16")
+             for tp in (1, 2, 4, 8)]
+    for name in names:
+        assert name in r.stdout
+    listed = json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]
+    assert {c["name"] for c in listed} >= set(names)
+    assert all(c["schedule"] in SCHEDULES for c in listed)
+
+
+def test_help_exits_0(tpgemm):
+    r = run(tpgemm, "--help")
+    assert r.returncode == 0 and "--dry-run" in r.stdout and "Exit status" in r.stdout

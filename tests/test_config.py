@@ -1,0 +1,153 @@
+"""Validation: each error kind names file, line, field and what is allowed; the CLI exits 2 and
+writes nothing."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import config, kernels, plan
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BASE = """\
+version: 1
+kernels:
+  - name: k
+    dtype: bf16
+    acc: f32
+    tile: {bm: 128, bn: 256, bk: 64}
+    stages: 4
+    consumers: 2
+    cluster: {m: 1, n: 1}
+configs:
+  - {name: c, schedule: AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}
+"""
+
+
+def run_cli(tmp_path: Path, text: str):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(text)
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "generator", "--config", str(cfg), "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True)
+    return r, cfg, out
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
+
+
+# (id, old, new, line needle, field, substrings that must appear in the message)
+CASES = [
+    ("unknown_schedule", "AllGather1D_TilingCD_RotatingA", "AllGather2D", "AllGather2D",
+     "configs[0].schedule", ["unknown value 'AllGather2D'", "allowed: AllGather1D_TilingCD_RotatingA, "
+                             "AllGather1D_TilingCD_RotatingB, ReduceScatter1D_TilingA_RotatingC, "
+                             "ReduceScatter1D_TilingB_RotatingC"]),
+    ("misspelled_field", "stages: 4", "stagse: 4", "stagse", "kernels[0].stagse",
+     ["did you mean 'stages'?", "allowed: name, dtype, acc, tile, stages, consumers, cluster"]),
+    ("smem_overflow", "stages: 4", "stages: 6", "stages: 6", "kernels[0].stages",
+     ["296960 bytes", "64512 over the limit of 232448", "allowed: 2..4"]),
+    ("illegal_tile_bk", "bk: 64", "bk: 32", "bk: 32", "kernels[0].tile.bk",
+     ["must be 128", "allowed: 64"]),
+    ("illegal_tile_bm", "bm: 128", "bm: 96", "bm: 96", "kernels[0].tile.bm",
+     ["64·consumers·{1,2}", "allowed: 128, 256"]),
+    ("illegal_tile_bn", "bn: 256", "bn: 250", "bn: 250", "kernels[0].tile.bn",
+     ["multiple of 16", "allowed: 16, 32, 48, ..., 256"]),
+    ("register_budget", "bm: 128", "bm: 256", "bm: 256", "kernels[0].tile",
+     ["256 fp32 accumulators", "allowed: bn <= 128"]),
+    ("tp_zero", "tp: [1, 2]", "tp: [0, 2]", "tp: [0, 2]", "configs[0].tp[0]",
+     ["0 is out of range", "allowed: 1..8"]),
+    ("tp_too_big", "tp: [1, 2]", "tp: 16", "tp: 16", "configs[0].tp", ["16 is out of range"]),
+    ("unknown_dtype", "dtype: bf16", "dtype: bf8", "dtype: bf8", "kernels[0].dtype",
+     ["unknown value 'bf8'", "allowed: bf16, fp16, e4m3, e5m2"]),
+    ("fp8_not_yet", "dtype: bf16", "dtype: e4m3", "dtype: e4m3", "kernels[0].dtype",
+     ["fp8 kernels are not implemented yet", "allowed: bf16, fp16"]),
+    ("acc_not_yet", "acc: f32", "acc: f16", "acc: f16", "kernels[0].acc",
+     ["f16 accumulation not implemented yet", "allowed: f32"]),
+    ("unknown_kernel", "kernel: k}", "kernel: kk}", "kernel: kk", "configs[0].kernel",
+     ["unknown kernel 'kk'", "allowed: k"]),
+    ("cluster_2x1", "{m: 1, n: 1}", "{m: 2, n: 1}", "{m: 2, n: 1}", "kernels[0].cluster",
+     ["cluster multicast is not implemented yet", "allowed: {m: 1, n: 1}"]),
+    ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
+     ["expected an integer, got str 'two'", "allowed: 1, 2"]),
+    ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
+     ["missing required field", "allowed: bf16, fp16, e4m3, e5m2"]),
+    ("unknown_top_level", "version: 1", "version: 1\nkernel: []", "kernel: []", "kernel",
+     ["did you mean 'kernels'?", "allowed: version, kernels, configs"]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_validation_error(tmp_path, case):
+    _, old, new, needle, field, parts = case
+    assert old in BASE
+    text = BASE.replace(old, new, 1)
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2, r.stderr
+    prefix = f"{cfg}:{line_of(text, needle)}: {field}: "
+    msg = next((l for l in r.stderr.splitlines() if l.startswith(prefix)), None)
+    assert msg is not None, f"no line starting {prefix!r} in:\n{r.stderr}"
+    for p in parts:
+        assert p in msg, (p, msg)
+    assert "; allowed: " in msg
+    assert not out.exists()
+
+
+def test_duplicate_config_name(tmp_path):
+    text = BASE + "  - {name: c, schedule: ReduceScatter1D_TilingA_RotatingC, tp: 2, kernel: k}\n"
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2
+    assert f"{cfg}:12: configs[1].name: duplicate config name 'c_tp2' (first at line 11)" in r.stderr
+    assert not out.exists()
+
+
+def test_duplicate_kernel_name(tmp_path):
+    kernel = BASE[BASE.index("  - name: k"):BASE.index("configs:")]
+    text = BASE.replace("configs:", kernel + "configs:")
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2
+    assert f"{cfg}:10: kernels[1].name: duplicate kernel name 'k' (first at line 3)" in r.stderr
+    assert not out.exists()
+
+
+def test_all_errors_reported_at_once(tmp_path):
+    text = BASE.replace("stages: 4", "stagse: 4").replace("tp: [1, 2]", "tp: 0")
+    text = text.replace("{m: 1, n: 1}", "{m: 2, n: 1}")
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2
+    assert len([l for l in r.stderr.splitlines() if l.startswith(f"{cfg}:")]) == 4  # + summary
+    assert "3 error(s); nothing written" in r.stderr
+
+
+def test_yaml_syntax_error(tmp_path):
+    r, cfg, out = run_cli(tmp_path, BASE.replace("bk: 64}", "bk: 64"))
+    assert r.returncode == 2 and f"{cfg}:" in r.stderr and "YAML syntax error" in r.stderr
+    assert not out.exists()
+
+
+def test_omitted_stages_take_the_largest_that_fits():
+    doc = config.validate(config.compose(BASE.replace("    stages: 4\n", ""), "x.yaml"), "x.yaml")
+    assert doc["kernels"][0]["stages"] is None
+    (k,) = plan.build(doc, "x.yaml").kernels
+    assert k.stages == 4 and k.smem_bytes == 198656 <= kernels.SMEM_LIMIT
+    assert kernels.smem_bytes(5, 128, 256, 64, "bf16") > kernels.SMEM_LIMIT
+
+
+def test_defaults_and_tp_scalar():
+    text = """kernels:\n  - {name: k, dtype: fp16, tile: {bm: 64, bn: 128, bk: 64}, consumers: 1}
+configs:\n  - {name: c, schedule: ReduceScatter1D_TilingB_RotatingC, tp: 8, kernel: k}\n"""
+    p = plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    (k,) = p.kernels
+    assert (k.acc, k.cluster_m, k.cluster_n, k.consumers, k.threads) == ("f32", 1, 1, 1, 256)
+    assert [c.name for c in p.configs] == ["c_tp8"]
+
+
+def test_not_yet_rejections_are_data():
+    """Lifting a 'not yet' rule is deleting one entry: the kernel then validates."""
+    assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 4, 2, 1, 1)
+    saved = kernels.NOT_YET["dtype"].pop("e4m3")
+    try:
+        assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 4, 2, 1, 1) == []
+    finally:
+        kernels.NOT_YET["dtype"]["e4m3"] = saved
