@@ -33,8 +33,12 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
         return TPG_OK;
     }
     case TPG_NODE_GEMM: {
+        /* Persistent: one CTA per SM, in whole clusters. All-gather keeps one SM free: the flag (and
+         * possibly the peer copy) of a COPY/FLAG pair may run as a small kernel, which must find an SM while
+         * the GEMM waits for that flag (seen on H200: with every SM taken, stage 1 never became ready). */
         const int cluster = k->cluster_m * k->cluster_n;
-        int grid = op->ctx->sm_count[rank] / cluster * cluster; /* persistent: whole clusters on every SM */
+        const int copies = op->sched->comm == TPG_COMM_ALLGATHER && op->sched->tp > 1;
+        int grid = (op->ctx->sm_count[rank] - copies) / cluster * cluster;
         a->is_kernel = 1;
         a->kernel_args[0] = &op->gemm[rank];
         a->kernel.func = (void *)k->entry();
