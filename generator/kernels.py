@@ -21,6 +21,7 @@ MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setm
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
 CLUSTER_SIZES = (1, 2, 4)
+WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 shapes templates/kernels/wgmma.cuh defines
 
 # Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
 NOT_YET = {
@@ -128,9 +129,9 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
     if bm not in bms:
         out.append(("tile.bm", f"{bm}: BM must be 64·consumers·{{1,2}} (consumers = {consumers})",
                     ", ".join(map(str, bms))))
-    if not (16 <= bn <= 256 and bn % 16 == 0):
-        out.append(("tile.bn", f"{bn}: BN must be a multiple of 16 in [16, 256]",
-                    "16, 32, 48, ..., 256"))
+    if bn not in WGMMA_N:
+        out.append(("tile.bn", f"{bn}: BN must be a wgmma N the kernel instantiates (wgmma.cuh)",
+                    ", ".join(map(str, WGMMA_N))))
     if out:
         return out
     acc_regs = acc_per_thread(bm, bn, consumers)

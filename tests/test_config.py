@@ -53,7 +53,7 @@ CASES = [
     ("illegal_tile_bm", "bm: 128", "bm: 96", "bm: 96", "kernels[0].tile.bm",
      ["64·consumers·{1,2}", "allowed: 128, 256"]),
     ("illegal_tile_bn", "bn: 256", "bn: 250", "bn: 250", "kernels[0].tile.bn",
-     ["multiple of 16", "allowed: 16, 32, 48, ..., 256"]),
+     ["wgmma N", "allowed: 64, 128, 192, 256"]),
     ("register_budget", "bm: 128", "bm: 256", "bm: 256", "kernels[0].tile",
      ["256 fp32 accumulators", "allowed: bn <= 128"]),
     ("tp_zero", "tp: [1, 2]", "tp: [0, 2]", "tp: [0, 2]", "configs[0].tp[0]",
