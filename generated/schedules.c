@@ -8,11 +8,9 @@
 static const tpg_stage_entry tpg_schedule_ag_rota_tp1_stages[1] = {
     /* device 0 */ {0, 0, -1, -1, -1},
 };
-static const tpg_graph_node tpg_schedule_ag_rota_tp1_nodes[3] = {
+static const tpg_graph_node tpg_schedule_ag_rota_tp1_nodes[1] = {
     /* device 0 */
-    {TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
-    {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
-    {TPG_NODE_BARRIER_END, -1, -1, -1, {1, -1}},
+    {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}},
 };
 const tpg_schedule_table tpg_schedule_ag_rota_tp1 = {
     .name = "AllGather1D_TilingCD_RotatingA",
@@ -25,7 +23,7 @@ const tpg_schedule_table tpg_schedule_ag_rota_tp1 = {
     .rotating = TPG_OPERAND_A,
     .stages = tpg_schedule_ag_rota_tp1_stages,
     .nodes = tpg_schedule_ag_rota_tp1_nodes,
-    .nodes_per_device = 3,
+    .nodes_per_device = 1,
 };
 
 /* AllGather1D_TilingCD_RotatingA, tp = 2 */
@@ -299,11 +297,9 @@ const tpg_schedule_table tpg_schedule_ag_rota_tp8 = {
 static const tpg_stage_entry tpg_schedule_ag_rotb_tp1_stages[1] = {
     /* device 0 */ {0, 0, -1, -1, -1},
 };
-static const tpg_graph_node tpg_schedule_ag_rotb_tp1_nodes[3] = {
+static const tpg_graph_node tpg_schedule_ag_rotb_tp1_nodes[1] = {
     /* device 0 */
-    {TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
-    {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
-    {TPG_NODE_BARRIER_END, -1, -1, -1, {1, -1}},
+    {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}},
 };
 const tpg_schedule_table tpg_schedule_ag_rotb_tp1 = {
     .name = "AllGather1D_TilingCD_RotatingB",
@@ -316,7 +312,7 @@ const tpg_schedule_table tpg_schedule_ag_rotb_tp1 = {
     .rotating = TPG_OPERAND_B,
     .stages = tpg_schedule_ag_rotb_tp1_stages,
     .nodes = tpg_schedule_ag_rotb_tp1_nodes,
-    .nodes_per_device = 3,
+    .nodes_per_device = 1,
 };
 
 /* AllGather1D_TilingCD_RotatingB, tp = 2 */
@@ -590,11 +586,9 @@ const tpg_schedule_table tpg_schedule_ag_rotb_tp8 = {
 static const tpg_stage_entry tpg_schedule_rs_tila_tp1_stages[1] = {
     /* device 0 */ {0, -1, -1, -1, -1},
 };
-static const tpg_graph_node tpg_schedule_rs_tila_tp1_nodes[3] = {
+static const tpg_graph_node tpg_schedule_rs_tila_tp1_nodes[1] = {
     /* device 0 */
-    {TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
-    {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
-    {TPG_NODE_BARRIER_END, -1, -1, -1, {1, -1}},
+    {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}},
 };
 const tpg_schedule_table tpg_schedule_rs_tila_tp1 = {
     .name = "ReduceScatter1D_TilingA_RotatingC",
@@ -607,7 +601,7 @@ const tpg_schedule_table tpg_schedule_rs_tila_tp1 = {
     .rotating = TPG_OPERAND_D,
     .stages = tpg_schedule_rs_tila_tp1_stages,
     .nodes = tpg_schedule_rs_tila_tp1_nodes,
-    .nodes_per_device = 3,
+    .nodes_per_device = 1,
 };
 
 /* ReduceScatter1D_TilingA_RotatingC, tp = 2 */
@@ -741,11 +735,9 @@ const tpg_schedule_table tpg_schedule_rs_tila_tp8 = {
 static const tpg_stage_entry tpg_schedule_rs_tilb_tp1_stages[1] = {
     /* device 0 */ {0, -1, -1, -1, -1},
 };
-static const tpg_graph_node tpg_schedule_rs_tilb_tp1_nodes[3] = {
+static const tpg_graph_node tpg_schedule_rs_tilb_tp1_nodes[1] = {
     /* device 0 */
-    {TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
-    {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
-    {TPG_NODE_BARRIER_END, -1, -1, -1, {1, -1}},
+    {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}},
 };
 const tpg_schedule_table tpg_schedule_rs_tilb_tp1 = {
     .name = "ReduceScatter1D_TilingB_RotatingC",
@@ -758,7 +750,7 @@ const tpg_schedule_table tpg_schedule_rs_tilb_tp1 = {
     .rotating = TPG_OPERAND_D,
     .stages = tpg_schedule_rs_tilb_tp1_stages,
     .nodes = tpg_schedule_rs_tilb_tp1_nodes,
-    .nodes_per_device = 3,
+    .nodes_per_device = 1,
 };
 
 /* ReduceScatter1D_TilingB_RotatingC, tp = 2 */

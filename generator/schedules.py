@@ -133,6 +133,10 @@ def build_nodes(comm: str, row: tuple[StageEntry, ...]) -> tuple[GraphNode, ...]
     All-gather: a COPY (peer's shard -> slot) then a FLAG (epoch -> flag s) per stage that reads a slot,
     chained one after another; the GEMM runs from the start and waits on the flags itself.
     """
+    if len(row) == 1:
+        # One device: no peer to wait for or to protect inputs from, so the graph is the GEMM alone
+        # (two barrier kernels would add launch latency to every local GEMM).
+        return (GraphNode("GEMM"),)
     nodes = [GraphNode("BARRIER_START")]
     last_flag = -1
     if comm == "allgather":
