@@ -143,6 +143,10 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
 /* Launches every device's graph on its stream (streams[r] for rank r, or the op's own streams when
  * streams is NULL). Asynchronous. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
+/* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device; NULL = the op's own),
+ * for hosts that drive each device from its own thread. Every rank must be launched once per call:
+ * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
+tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
 /* Waits for every device and reports TPG_ERR_TIMEOUT if any device-side wait timed out. */
 tpg_status tpg_op_sync(tpg_op *op);
 

@@ -172,23 +172,45 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
     return st;
 }
 
-tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+/* Every rank has tensors and the graphs exist. */
+static tpg_status check_ready(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
     for (int r = 0; r < ctx->tp; r++)
         if (!op->has_tensors[r])
             TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d has no tensors; call tpg_op_set_tensors for every rank first", r);
     if (!op->built) TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built (an earlier set_tensors failed)");
+    return TPG_OK;
+}
+
+/* Launches rank r's graph on s (the op's own stream when NULL); the caller restores the device. */
+static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
+    tpg_ctx *ctx = op->ctx;
+    if (!s) s = ctx->streams[r];
+    TPG_CHECK(tpg__use_device(ctx, r));
+    TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+    op->last_stream[r] = s;
+    op->has_run = 1;
+    return TPG_OK;
+}
+
+tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
-    for (int r = 0; r < ctx->tp; r++) {
-        cudaStream_t s = streams ? (cudaStream_t)streams[r] : ctx->streams[r];
-        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
-        TPG_CHECK_CUDA_GOTO(ctx, cudaGraphLaunch(op->exec[r], s), out);
-        op->last_stream[r] = s;
-        op->has_run = 1;
-    }
-out:
+    for (int r = 0; r < op->ctx->tp && st == TPG_OK; r++)
+        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : NULL);
+    tpg__restore_device(saved);
+    return st;
+}
+
+tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    if (rank < 0 || rank >= op->ctx->tp)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d is out of range 0..%d", rank, op->ctx->tp - 1);
+    TPG_CHECK(check_ready(op));
+    const int saved = tpg__save_device();
+    tpg_status st = launch_rank(op, rank, (cudaStream_t)stream);
     tpg__restore_device(saved);
     return st;
 }

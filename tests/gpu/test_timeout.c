@@ -1,0 +1,99 @@
+/* GPU test (2 devices): a rank that never arrives turns into TPG_ERR_TIMEOUT within the configured
+ * bound, not a hang, and a fresh context afterwards runs the same op correctly.
+ *
+ * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
+ * never comes. Run: build/tests/gpu_timeout [timeout_ms]. Exit 0 on success, 1 on a failed
+ * expectation, 3 when fewer than 2 CUDA devices are visible (the caller reports a skip).
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tpgemm.h"
+
+enum { TP = 2, M = 2048, N = 2048, K = 1024 };
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
+    fprintf(stderr, "gpu_timeout: %s: %s (%s)\n", what, tpg_status_string(s), tpg_last_error(ctx));
+    return 1;
+}
+
+/* Creates a ctx + a reduce-scatter op with (non-zero, uninitialised-free) shards on every rank. */
+static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP][3]) {
+    tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
+    cc.tp = TP;
+    cc.timeout_ns = timeout_ns;
+    tpg_status s = tpg_ctx_create(&cc, ctx);
+    if (s != TPG_OK) return fail("tpg_ctx_create", s, NULL);
+    int cfg;
+    s = tpg_config_find(NULL, "ReduceScatter1D_TilingA_RotatingC", TP, TPG_DTYPE_BF16, &cfg);
+    if (s != TPG_OK) return fail("tpg_config_find", s, *ctx);
+    tpg_op_desc d = {cfg, M, N, K, 1, 1.0f, 0.0f};
+    if ((s = tpg_op_create(*ctx, &d, op)) != TPG_OK) return fail("tpg_op_create", s, *ctx);
+    for (int r = 0; r < TP; r++) {
+        tpg_shard_shape sh;
+        tpg_op_shard_shape(*op, r, &sh);
+        size_t bytes[3] = {(size_t)(sh.a_rows * sh.a_cols * 2), (size_t)(sh.b_rows * sh.b_cols * 2),
+                           (size_t)(sh.d_rows * sh.d_cols * 2)};
+        cudaSetDevice(tpg_ctx_device(*ctx, r));
+        for (int i = 0; i < 3; i++) {
+            if (cudaMalloc(&bufs[r][i], bytes[i]) != cudaSuccess) return fail("cudaMalloc", TPG_ERR_CUDA, *ctx);
+            cudaMemset(bufs[r][i], 0x3c, bytes[i]); /* bf16 0x3c3c ~ 0.0115: finite, non-zero */
+        }
+        tpg_tensors t = {bufs[r][0], bufs[r][1], NULL, bufs[r][2], NULL, NULL};
+        if ((s = tpg_op_set_tensors(*op, r, &t)) != TPG_OK) return fail("tpg_op_set_tensors", s, *ctx);
+    }
+    return 0;
+}
+
+static void teardown(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
+    for (int r = 0; r < TP; r++)
+        for (int i = 0; i < 3; i++) cudaFree(bufs[r][i]);
+    tpg_op_destroy(op);
+    tpg_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv) {
+    const double timeout_s = (argc > 1 ? atof(argv[1]) : 200.0) * 1e-3;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < TP) {
+        fprintf(stderr, "gpu_timeout: needs %d CUDA devices, %d visible\n", TP, count);
+        return 3;
+    }
+    tpg_ctx *ctx;
+    tpg_op *op;
+    void *bufs[TP][3] = {{0}};
+    if (setup((uint64_t)(timeout_s * 1e9), &ctx, &op, bufs)) return 1;
+
+    const double t0 = now_s();
+    tpg_status s = tpg_op_run_rank(op, 0, NULL); /* rank 1 never arrives */
+    if (s != TPG_OK) return fail("tpg_op_run_rank", s, ctx);
+    s = tpg_op_sync(op);
+    const double waited = now_s() - t0;
+    printf("missing peer: %s after %.3f s (bound %.3f s): %s\n", tpg_status_string(s), waited, timeout_s,
+           tpg_last_error(ctx));
+    if (s != TPG_ERR_TIMEOUT) return fail("expected TPG_ERR_TIMEOUT", s, ctx);
+    if (waited > timeout_s + 1.0) {
+        fprintf(stderr, "gpu_timeout: took %.3f s, over the bound %.3f s + 1 s of slack\n", waited, timeout_s);
+        return 1;
+    }
+    teardown(ctx, op, bufs);
+
+    /* A fresh context: both ranks run, twice (the epochs of the second call must line up too). */
+    if (setup(10ull * 1000000000ull, &ctx, &op, bufs)) return 1;
+    for (int call = 0; call < 2; call++) {
+        if ((s = tpg_op_run(op, NULL)) != TPG_OK) return fail("tpg_op_run", s, ctx);
+        if ((s = tpg_op_sync(op)) != TPG_OK) return fail("tpg_op_sync on a fresh context", s, ctx);
+    }
+    printf("fresh context: 2 calls completed: %s\n", tpg_status_string(s));
+    teardown(ctx, op, bufs);
+    printf("1 passed, 0 failed\n");
+    return 0;
+}

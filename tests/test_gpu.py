@@ -1,0 +1,53 @@
+"""GPU tests (tier 2 pieces that fit pytest). They skip, with the reason shown by `pytest -rs`, where
+fewer GPUs are visible than they need: CI has none; the device machine runs them.
+"""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def visible_gpus() -> int:
+    """Number of NVIDIA GPUs nvidia-smi lists (0 without a driver)."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+
+
+def needs_gpus(n: int):
+    have = visible_gpus()
+    return pytest.mark.skipif(have < n, reason=f"needs {n} NVIDIA GPUs, {have} visible "
+                                               "(GPU tiers run on the device machine: tests/gpu/)")
+
+
+@pytest.fixture(scope="module")
+def built():
+    if not shutil.which("ninja"):
+        pytest.skip("ninja is not installed")
+    subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tpgemm"], cwd=ROOT, check=True)
+
+
+@needs_gpus(2)
+def test_missing_peer_times_out_then_fresh_context_works(built):
+    out = subprocess.run([str(ROOT / "build/tests/gpu_timeout"), "200"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0, out.stderr
+    assert "TPG_ERR_TIMEOUT" in out.stdout
+
+
+@needs_gpus(2)
+@pytest.mark.parametrize("schedule", ["AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingB_RotatingC"])
+def test_cli_small_problem_passes_check(built, schedule):
+    out = subprocess.run([str(ROOT / "build/tpgemm"), "--schedule", schedule, "--tp", "2", "--m", "1024",
+                          "--n", "2048", "--k", "512", "--iterations", "3", "--warmup-iterations", "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Disposition: Passed" in out.stdout
