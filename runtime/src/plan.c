@@ -1,5 +1,6 @@
 /* The plan of a distributed GEMM (`tpgemm --dry-run`): arithmetic over the generated tables, no CUDA. */
 #include "plan.h"
+#include "shapes.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -11,14 +12,7 @@ const char *tpg_plan_node_kind_name(int kind) {
                                                                                           : "UNKNOWN";
 }
 
-const char *tpg_plan_dim_name(int dim) {
-    switch (dim) {
-    case TPG_DIM_M: return "M";
-    case TPG_DIM_N: return "N";
-    case TPG_DIM_K: return "K";
-    default: return "-";
-    }
-}
+const char *tpg_plan_dim_name(int dim) { return tpg_dim_name((tpg_dim)dim); }
 
 const char *tpg_plan_operand_name(int operand) {
     switch (operand) {
@@ -29,36 +23,10 @@ const char *tpg_plan_operand_name(int operand) {
     }
 }
 
-static int64_t dsize(tpg_dtype t) {
-    switch (t) {
-    case TPG_DTYPE_BF16:
-    case TPG_DTYPE_FP16: return 2;
-    case TPG_DTYPE_E4M3:
-    case TPG_DTYPE_E5M2: return 1;
-    default: return 4;
-    }
-}
-
-static const char *dname(tpg_dtype t) {
-    switch (t) {
-    case TPG_DTYPE_BF16: return "bf16";
-    case TPG_DTYPE_FP16: return "fp16";
-    case TPG_DTYPE_E4M3: return "e4m3";
-    case TPG_DTYPE_E5M2: return "e5m2";
-    default: return "fp32";
-    }
-}
-
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 static int valid_cfg(const tpg_config_desc *cfg) {
     return cfg && cfg->schedule && cfg->kernel && cfg->schedule->tp >= 1 && cfg->schedule->stages;
-}
-
-/* The dimension split by tp for the device's local GEMM. */
-static int local_split_dim(const tpg_schedule_table *s) {
-    if (s->comm == TPG_COMM_REDUCE_SCATTER) return s->shard_a; /* K */
-    return s->rotating == TPG_OPERAND_A ? s->shard_b : s->shard_a;
 }
 
 tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
@@ -69,34 +37,30 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     const int64_t p = s->tp;
     memset(out, 0, sizeof *out);
 
-    int64_t local[4] = {0, m, n, k}; /* indexed by tpg_dim */
-    int split = local_split_dim(s);
-    if (split >= TPG_DIM_M && split <= TPG_DIM_K) local[split] /= p;
-    out->local_m = local[TPG_DIM_M];
-    out->local_n = local[TPG_DIM_N];
-    out->local_k = local[TPG_DIM_K];
-    int64_t stage[4] = {0, local[1], local[2], local[3]};
-    if (s->stage_dim >= TPG_DIM_M && s->stage_dim <= TPG_DIM_K) stage[s->stage_dim] /= p;
-    out->stage_m = stage[TPG_DIM_M];
-    out->stage_n = stage[TPG_DIM_N];
-    out->stage_k = stage[TPG_DIM_K];
-
-    out->a_rows = s->shard_a == TPG_DIM_M ? m / p : m;
-    out->a_cols = s->shard_a == TPG_DIM_K ? k / p : k;
-    out->b_rows = s->shard_b == TPG_DIM_N ? n / p : n;
-    out->b_cols = s->shard_b == TPG_DIM_K ? k / p : k;
-    out->d_rows = s->shard_d == TPG_DIM_M ? m / p : m;
-    out->d_cols = s->shard_d == TPG_DIM_N ? n / p : n;
+    tpg_shapes sh; /* the runtime's own arithmetic, without its validation */
+    tpg_shapes_compute(s, (int)p, m, n, k, l, &sh);
+    out->local_m = sh.local_m;
+    out->local_n = sh.local_n;
+    out->local_k = sh.local_k;
+    out->stage_m = sh.stage_m;
+    out->stage_n = sh.stage_n;
+    out->stage_k = sh.stage_k;
+    out->a_rows = sh.a_rows;
+    out->a_cols = sh.a_cols;
+    out->b_rows = sh.b_rows;
+    out->b_cols = sh.b_cols;
+    out->d_rows = sh.d_rows;
+    out->d_cols = sh.d_cols;
 
     out->tiles_per_stage = l * ceil_div(out->stage_m, kd->bm) * ceil_div(out->stage_n, kd->bn);
     out->num_slots = p - 1;
     if (s->comm == TPG_COMM_ALLGATHER) {
         int64_t rows = s->rotating == TPG_OPERAND_B ? out->b_rows : out->a_rows;
         int64_t cols = s->rotating == TPG_OPERAND_B ? out->b_cols : out->a_cols;
-        out->slot_bytes = rows * cols * l * dsize(kd->dtype_ab);
+        out->slot_bytes = rows * cols * l * (int64_t)tpg_dtype_size(kd->dtype_ab);
         out->flags_bytes = p > 1 ? p * 4 : 0;
     } else {
-        out->slot_bytes = out->stage_m * out->stage_n * l * dsize(kd->dtype_cd);
+        out->slot_bytes = out->stage_m * out->stage_n * l * (int64_t)tpg_dtype_size(kd->dtype_cd);
         out->flags_bytes = out->num_slots * out->tiles_per_stage * 4;
     }
     if (p == 1) out->slot_bytes = 0;
@@ -167,7 +131,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "  tp                %d\n", p);
     fprintf(f, "  kernel            %s: %s in, %s out, tile %dx%dx%d, %d stages, %d consumers, cluster %dx%d, "
                "%d threads, %d B smem\n",
-            kd->name, dname(kd->dtype_ab), dname(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages,
+            kd->name, tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages,
             kd->consumers, kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
     fprintf(f, "  problem           M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " L=%" PRId64
                "  (D = alpha*A*B^T + beta*C; A MxK, B NxK)\n",
@@ -268,7 +232,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     json_str(f, kd->name);
     fprintf(f, ", \"dtype_ab\": \"%s\", \"dtype_cd\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d, "
                "\"consumers\": %d, \"cluster_m\": %d, \"cluster_n\": %d, \"threads\": %d, \"smem_bytes\": %d}",
-            dname(kd->dtype_ab), dname(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages, kd->consumers,
+            tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages, kd->consumers,
             kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
     fprintf(f, ", \"problem\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64 "}", m,
             n, k, l);

@@ -28,6 +28,30 @@ static int local_split(const tpg_schedule_table *t, tpg_dim d) {
     return (t->shard_a == d && t->rotating != TPG_OPERAND_A) || (t->shard_b == d && t->rotating != TPG_OPERAND_B);
 }
 
+void tpg_shapes_compute(const tpg_schedule_table *t, int tp, int64_t m, int64_t n, int64_t k, int64_t l,
+                        tpg_shapes *s) {
+    *s = (tpg_shapes){.m = m, .n = n, .k = k, .l = l, .tp = tp};
+    s->local_m = local_split(t, TPG_DIM_M) ? m / tp : m;
+    s->local_n = local_split(t, TPG_DIM_N) ? n / tp : n;
+    s->local_k = local_split(t, TPG_DIM_K) ? k / tp : k;
+    s->stage_m = s->local_m;
+    s->stage_n = s->local_n;
+    s->stage_k = s->local_k;
+    if (t->stage_dim == TPG_DIM_M) s->stage_m /= tp;
+    if (t->stage_dim == TPG_DIM_N) s->stage_n /= tp;
+
+    /* Shards. Operands: rows split when sharded along their rows dim, columns (K) when along K. */
+    s->a_rows = t->shard_a == TPG_DIM_M ? m / tp : m;
+    s->a_cols = t->shard_a == TPG_DIM_K ? k / tp : k;
+    s->b_rows = t->shard_b == TPG_DIM_N ? n / tp : n;
+    s->b_cols = t->shard_b == TPG_DIM_K ? k / tp : k;
+    /* D shard: the local output, divided along shard_d where the local output is still whole. */
+    s->d_rows = s->local_m;
+    s->d_cols = s->local_n;
+    if (t->shard_d == TPG_DIM_M && s->local_m == m) s->d_rows = m / tp;
+    if (t->shard_d == TPG_DIM_N && s->local_n == n) s->d_cols = n / tp;
+}
+
 /* Checks `value % tp == 0`, naming the dim, the schedule and why it needs the division. */
 static int divisible(int64_t value, const char *name, int tp, const char *sched, char operand, char *msg,
                      size_t size) {
@@ -67,12 +91,7 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
         if (t->shard_d == d && !divisible(g, names[i], tp, t->name, 'D', msg, msg_size))
             return TPG_ERR_SHAPE;
     }
-    s->local_m = local_split(t, TPG_DIM_M) ? m / tp : m;
-    s->local_n = local_split(t, TPG_DIM_N) ? n / tp : n;
-    s->local_k = local_split(t, TPG_DIM_K) ? k / tp : k;
-    s->stage_m = s->local_m;
-    s->stage_n = s->local_n;
-    s->stage_k = s->local_k;
+    tpg_shapes_compute(t, tp, m, n, k, l, s);
     int64_t local_stage = tpg_shapes_local(s, t->stage_dim);
     if (local_stage % tp != 0) {
         const char *dn = tpg_dim_name(t->stage_dim);
@@ -83,19 +102,6 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
                      dn, (long long)local_stage, dn, (long long)tpg_shapes_global(s, t->stage_dim), tp, t->name, dn);
         return TPG_ERR_SHAPE;
     }
-    if (t->stage_dim == TPG_DIM_M) s->stage_m /= tp;
-    if (t->stage_dim == TPG_DIM_N) s->stage_n /= tp;
-
-    /* Shards. Operands: rows split when sharded along their rows dim, columns (K) when along K. */
-    s->a_rows = t->shard_a == TPG_DIM_M ? m / tp : m;
-    s->a_cols = t->shard_a == TPG_DIM_K ? k / tp : k;
-    s->b_rows = t->shard_b == TPG_DIM_N ? n / tp : n;
-    s->b_cols = t->shard_b == TPG_DIM_K ? k / tp : k;
-    /* D shard: the local output, divided along shard_d where the local output is still whole. */
-    s->d_rows = s->local_m;
-    s->d_cols = s->local_n;
-    if (t->shard_d == TPG_DIM_M && s->local_m == m) s->d_rows = m / tp;
-    if (t->shard_d == TPG_DIM_N && s->local_n == n) s->d_cols = n / tp;
 
     /* int32 ranges of the kernel parameters: per-stage extents and the rows of each tensor map. */
     const int64_t stage[3] = {s->stage_m, s->stage_n, s->stage_k};

@@ -30,6 +30,11 @@ typedef struct tpg_shapes {
 tpg_status tpg_shapes_init(const tpg_schedule_table *sched, int tp, int64_t m, int64_t n, int64_t k, int64_t l,
                            size_t ab_size, tpg_shapes *out, char *msg, size_t msg_size);
 
+/* The arithmetic of tpg_shapes_init without validation (divisions round down): for describing a plan
+ * even when the shape is invalid. tp >= 1. */
+void tpg_shapes_compute(const tpg_schedule_table *sched, int tp, int64_t m, int64_t n, int64_t k, int64_t l,
+                        tpg_shapes *out);
+
 /* Shard shapes and offsets of rank (0 <= rank < tp). */
 void tpg_shapes_shard(const tpg_schedule_table *sched, const tpg_shapes *s, int rank, tpg_shard_shape *out);
 
