@@ -4,8 +4,10 @@
 # compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
 #
-# Usage: tests/gpu/run_tier2.sh [--commit-results] [--quick]
-#   --commit-results  also copy the collected JSON to bench/results/tier2.json
+# Usage: tests/gpu/run_tier2.sh [--tp N] [--commit-results] [--quick]
+#   --tp N            TP degree of the main, scalars and memcheck groups (default 2; 4 and 8 need the
+#                     4- and 8-GPU machines); the results file is tier2.json, or tier2_tpN.json for N != 2
+#   --commit-results  also copy the collected JSON to bench/results/
 #   --quick           only the two small shapes (a smoke test, about a minute)
 # Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
 # summary table (pass / fail counts per group). Exit status: 0 if every run passed, 1 otherwise.
@@ -19,13 +21,19 @@ export PATH="$PATH:/usr/local/cuda/bin"
 
 COMMIT=0
 QUICK=0
-for arg in "$@"; do
-    case "$arg" in
+TP=2
+while [ $# -gt 0 ]; do
+    case "$1" in
     --commit-results) COMMIT=1 ;;
     --quick) QUICK=1 ;;
-    *) echo "run_tier2.sh: unknown argument '$arg' (use --commit-results, --quick)" >&2; exit 2 ;;
+    --tp) shift; TP="${1:-}" ;;
+    *) echo "run_tier2.sh: unknown argument '$1' (use --tp N, --commit-results, --quick)" >&2; exit 2 ;;
     esac
+    shift
 done
+case "$TP" in 2 | 4 | 8) ;; *) echo "run_tier2.sh: --tp must be 2, 4 or 8, got '$TP'" >&2; exit 2 ;; esac
+RESULT_NAME=tier2.json
+[ "$TP" = 2 ] || RESULT_NAME="tier2_tp$TP.json"
 
 OUT="${OUT:-$PWD/build/tier2}"
 mkdir -p "$OUT"
@@ -77,12 +85,12 @@ one() {
 
 echo "== tier 2 on: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, -)"
 
-# TP = 2: every schedule x dtype x shape.
+# TP = $TP: every schedule x dtype x shape.
 for shape in "${SHAPES[@]}"; do
     read -r name m n k <<<"$shape"
     for sched in "${SCHEDULES[@]}"; do
         for dt in "${DTYPES[@]}"; do
-            one tp2 "$name/$sched/$dt" 0 --schedule "$sched" --tp 2 --dtype "$dt" \
+            one "tp$TP" "$name/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
                 --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
         done
     done
@@ -102,7 +110,7 @@ done
 # alpha = 0.5, beta = 1 (C read), L = 2 batches.
 for sched in "${SCHEDULES[@]}"; do
     for dt in "${DTYPES[@]}"; do
-        one scalars "alpha0.5-beta1-L2/$sched/$dt" 0 --schedule "$sched" --tp 2 --dtype "$dt" \
+        one scalars "alpha0.5-beta1-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
             --m 2048 --n 3072 --k 1024 --l 2 --alpha 0.5 --beta 1 "${ITERS[@]}"
     done
 done
@@ -110,7 +118,7 @@ done
 # compute-sanitizer memcheck, small TP = 2 run of each schedule.
 if command -v compute-sanitizer >/dev/null 2>&1; then
     for sched in "${SCHEDULES[@]}"; do
-        one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp 2 --dtype bf16 \
+        one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000
     done
 else
@@ -119,9 +127,9 @@ else
 fi
 
 echo "== elapsed: $(($(date +%s) - START)) s"
-$COLLECT finish "$RECORDS" "$OUT/tier2.json"
+$COLLECT finish "$RECORDS" "$OUT/$RESULT_NAME"
 status=$?
 if [ "$COMMIT" = 1 ]; then
-    mkdir -p bench/results && cp "$OUT/tier2.json" bench/results/tier2.json && echo "copied to bench/results/tier2.json"
+    mkdir -p bench/results && cp "$OUT/$RESULT_NAME" "bench/results/$RESULT_NAME" && echo "copied to bench/results/$RESULT_NAME"
 fi
 exit $status
