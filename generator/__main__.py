@@ -1,4 +1,6 @@
-"""CLI: python3 -m generator [generate|list] [--config schedules.yaml] [--out generated] ...
+"""CLI: python3 -m generator [generate|list|tune|vendor] [--config schedules.yaml] [--out generated] ...
+
+`tune` (generator/tune_cli.py) and `vendor` (generator/vendor.py) have their own --help.
 
 Exit status: 0 ok; 1 --check found stale files; 2 invalid config (every error on stderr, nothing
 written).
@@ -10,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from . import GENERATOR_VERSION, config, plan, render, write
+from . import GENERATOR_VERSION, config, models, plan, render, write
 
-COMMANDS = ("generate", "list")
+COMMANDS = ("generate", "list", "tune", "vendor")
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -20,7 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m generator",
                                 description="Generate tpgemm kernels and tables from schedules.yaml.")
     p.add_argument("--version", action="version", version=f"tpgemm generator {GENERATOR_VERSION}")
-    sub = p.add_subparsers(dest="command", metavar="{generate,list}")
+    sub = p.add_subparsers(dest="command", metavar="{generate,list,tune,vendor}")
+    sub.add_parser("tune", help="profile kernel candidates for model/shape GEMMs on GPUs (see tune --help)")
+    sub.add_parser("vendor", help="write a self-contained source tree with a Makefile (see vendor --help)")
     gen = sub.add_parser("generate", help="render and write generated/ (the default command)")
     lst = sub.add_parser("list", help="print the configs and kernels that would be generated")
     for s in (gen, lst):
@@ -42,31 +46,33 @@ def _rel(p: Path) -> str:
         return p.resolve().as_posix()
 
 
-def _inputs(config_path: str) -> list[str]:
-    """Everything generated/build.ninja depends on."""
+def _inputs(config_path: str, doc: dict) -> list[str]:
+    """Everything generated/build.ninja depends on: also each `include:` glob's files and its folder
+    (a folder's mtime changes when a tuned file is added, so ninja regenerates)."""
     tdir = render.TEMPLATE_DIR
-    files = [Path(config_path)] + sorted(PACKAGE_DIR.glob("*.py")) + sorted(tdir.glob("*.j2"))
+    base = Path(config_path).parent
+    inc = [f for pat in doc.get("include") or [] for f in
+           [base / Path(pat).parent] + sorted(base.glob(pat)) if f.exists()]
+    files = [Path(config_path)] + inc + sorted(PACKAGE_DIR.glob("*.py")) + sorted(tdir.glob("*.j2"))
     files += sorted(p for p in (tdir / "kernels").glob("*") if p.is_file())
     return [_rel(f) for f in files]
 
 
-def _load(path: str) -> plan.Plan:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise config.ConfigError([f"{path}:1: (file): cannot read: {e.strerror}; "
-                                   "allowed: a readable YAML file"])
-    doc = config.validate(config.compose(text, path), path)
-    return plan.build(doc, os.path.basename(path))
+def _load(path: str) -> tuple[plan.Plan, dict]:
+    doc = models.load(path)
+    return plan.build(doc, os.path.basename(path)), doc
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "generate")
+    if argv[0] in ("tune", "vendor"):
+        import importlib  # only these commands need their modules
+        return importlib.import_module(f".{'tune_cli' if argv[0] == 'tune' else 'vendor'}", __package__).main(argv[1:])
     args = _parser().parse_args(argv)
     try:
-        p = _load(args.config)
+        p, doc = _load(args.config)
     except config.ConfigError as e:
         for line in e.errors:
             print(line, file=sys.stderr)
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     changes = write.write_tree(out, files)
     if args.depfile:
-        write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config))
+        write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
     if not args.quiet:
         print(f"{out}: {len(changes.write)} written, {len(changes.delete)} deleted, "
               f"{len(changes.same)} unchanged ({len(p.configs)} configs, {len(p.kernels)} kernels)")

@@ -54,6 +54,8 @@ KERNEL = Field("map", fields={
         "m": Field("int", default=1, enum=K.CLUSTER_SIZES),
         "n": Field("int", default=1, enum=K.CLUSTER_SIZES),
     }),
+    "raster_group": Field("int", default=8, enum=K.RASTER_GROUPS,
+                          doc="m-tiles per raster group of the persistent tile walk"),
 })
 CONFIG = Field("map", fields={
     "name": Field("ident", required=True, doc="an identifier, unique among configs"),
@@ -61,10 +63,42 @@ CONFIG = Field("map", fields={
     "tp": Field("int_list", required=True, range=(1, MAX_TP)),
     "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
 })
+_SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
+_EXTENT = dict(range=(1, 1 << 31))
+# Model presets (generator/models.py turns each into its layers' GEMMs and the dispatch table).
+MODEL = Field("map", fields={
+    "name": Field("str", required=True, doc="a name like llama3-70b (letters, digits, '.', '-', '_')"),
+    **{f: Field("int", required=True, **_EXTENT) for f in
+       ("hidden", "ffn", "heads", "kv_heads", "head_dim", "tokens")},
+    "tp": Field("int_list", required=True, range=(1, MAX_TP)),
+    "dtype": Field("str", default="bf16", enum=tuple(K.DTYPE_SIZE)),
+    "column_parallel": Field("str", default="AllGather1D_TilingCD_RotatingA", enum=_SCHEDULE.enum),
+    "row_parallel": Field("str", default="ReduceScatter1D_TilingA_RotatingC", enum=_SCHEDULE.enum),
+})
+# A tuned choice (written by `python3 -m generator tune`): a model layer or a plain shape -> kernel.
+TUNED = Field("map", fields={
+    "model": Field("str", doc="the name of an entry of models"),
+    "layer": Field("str", doc="qkv, attn_out, gate_up, down"),
+    "shape": Field("map", fields={f: Field("int", required=True, **_EXTENT) for f in "mnk"}),
+    "tokens": Field("int", doc="the M it was tuned at (a model layer; default: the preset's)", **_EXTENT),
+    "dtype": Field("str", required=True, enum=tuple(K.DTYPE_SIZE)),
+    "schedule": Field("str", required=True, enum=_SCHEDULE.enum),
+    "tp": Field("int", required=True, range=(1, MAX_TP)),
+    "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
+})
 TOP = Field("map", fields={
     "version": Field("int", default=1, enum=(1,)),
     "kernels": Field("list", required=True, item=KERNEL),
     "configs": Field("list", required=True, item=CONFIG),
+    "models": Field("list", default=[], item=MODEL),
+    "include": Field("list", default=[], item=Field("str", doc="a file or glob, relative to this file")),
+    "tuned": Field("list", default=[], item=TUNED),
+})
+# A file named by `include:` (tuned/*.yaml): kernels and tuned choices only.
+INCLUDED = Field("map", fields={
+    "version": TOP.fields["version"],
+    "kernels": Field("list", default=[], item=KERNEL),
+    "tuned": TOP.fields["tuned"],
 })
 _TAGS = {"int": "tag:yaml.org,2002:int", "str": "tag:yaml.org,2002:str"}
 
@@ -180,15 +214,33 @@ def compose(text: str, filename: str) -> yaml.Node:
 
 
 def validate(node: yaml.Node, filename: str) -> dict:
-    """The checked document as plain data (defaults filled), or ConfigError listing every problem."""
+    """The checked document as plain data (defaults filled), or ConfigError listing every problem.
+    Models and tuned choices are checked against this file alone (models.load adds include:)."""
+    from . import models  # models imports this module
+    doc, w = check(node, filename)
+    if doc is not None:
+        models.check(doc, w, doc)
+    raise_errors([w])
+    return doc
+
+
+def check(node: yaml.Node, filename: str, top: Field = TOP) -> "tuple[dict | None, _Walker]":
+    """Schema and kernel/config checks without raising: (document or None, walker with .errors)."""
     w = _Walker(filename)
-    doc = w.walk(node, TOP, "")
+    doc = w.walk(node, top, "")
     if doc is not None:
         _semantic(doc, w)
-    if w.errors:
-        line_of = lambda e: int(e[len(filename) + 1:].split(":", 1)[0])
-        raise ConfigError(sorted(w.errors, key=line_of))
-    return doc
+    return doc, w
+
+
+def raise_errors(walkers: list) -> None:
+    """ConfigError with the errors of every walker, each file's sorted by line, if there are any."""
+    errors = []
+    for w in walkers:
+        line_of = lambda e, n=len(w.filename) + 1: int(e[n:].split(":", 1)[0])
+        errors += sorted(w.errors, key=line_of)
+    if errors:
+        raise ConfigError(errors)
 
 
 def _semantic(doc: dict, w: _Walker) -> None:

@@ -17,6 +17,8 @@ DTYPE_SIZE = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 ACC_DTYPES = ("f32", "f16")
 SMEM_LIMIT = 232448          # 227 KiB of dynamic shared memory per block on sm_90
 SMEM_RESERVED = 2048         # 1024 B alignment slack for the 128B swizzle + mbarriers
+EPI_ROW_BYTES = 128          # epilogue: 2 chunk buffers of BM rows x 128 B (templates/kernels/epilogue.cuh)
+RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, scheduler.cuh)
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
@@ -44,15 +46,20 @@ def output_dtype(dtype: str) -> str:
     return dtype if DTYPE_SIZE[dtype] == 2 else "bf16"
 
 
+def epilogue_bytes(bm: int) -> int:
+    """The TMA-store epilogue's smem: two 128-byte-wide chunk buffers of BM rows (kEpiBytes)."""
+    return 2 * bm * EPI_ROW_BYTES
+
+
 def smem_bytes(stages: int, bm: int, bn: int, bk: int, dtype: str) -> int:
-    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2048."""
-    return stages * (bm + bn) * bk * DTYPE_SIZE[dtype] + SMEM_RESERVED
+    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2·BM·128 + 2048."""
+    return stages * (bm + bn) * bk * DTYPE_SIZE[dtype] + epilogue_bytes(bm) + SMEM_RESERVED
 
 
 def max_stages(bm: int, bn: int, bk: int, dtype: str) -> int:
     """The largest ring depth that fits the shared-memory limit (0 if not even one fits)."""
     per_stage = (bm + bn) * bk * DTYPE_SIZE[dtype]
-    return max(0, (SMEM_LIMIT - SMEM_RESERVED) // per_stage)
+    return max(0, (SMEM_LIMIT - SMEM_RESERVED - epilogue_bytes(bm)) // per_stage)
 
 
 def acc_per_thread(bm: int, bn: int, consumers: int) -> int:
@@ -73,6 +80,7 @@ class KernelSpec:
     consumers: int
     cluster_m: int
     cluster_n: int
+    raster_group: int = 8
 
     @property
     def dtype_cd(self) -> str:
@@ -160,8 +168,8 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
 
 
 def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
-                consumers: int, cluster_m: int, cluster_n: int) -> KernelSpec:
+                consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8) -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted."""
     if stages is None:
         stages = max_stages(bm, bn, bk, dtype)
-    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n)
+    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group)

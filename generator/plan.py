@@ -5,7 +5,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from . import GENERATOR_VERSION
+from . import GENERATOR_VERSION, dispatch
 from .kernels import KernelSpec, make_kernel
 from .schedules import ScheduleTable, build_table
 
@@ -26,15 +26,17 @@ class Plan:
     tables: tuple[ScheduleTable, ...]  # unique (schedule, tp) in use, sorted by C name
     config_hash: str                   # 16 hex digits of sha256 over the planned content
     version: str = GENERATOR_VERSION
+    dispatch: tuple = ()               # models.DispatchEntry rows of generated/dispatch.c
 
 
 def build(doc: dict, source: str) -> Plan:
-    """The plan of a validated document (config.validate). Pure."""
+    """The plan of a validated document (config.validate or models.load). Pure."""
+    doc = dispatch.with_tuned_configs(doc)
     by_name: dict[str, KernelSpec] = {}
     for k in doc["kernels"]:
         by_name[k["name"]] = make_kernel(
             k["dtype"], k["acc"], k["tile"]["bm"], k["tile"]["bn"], k["tile"]["bk"], k["stages"],
-            k["consumers"], k["cluster"]["m"], k["cluster"]["n"])
+            k["consumers"], k["cluster"]["m"], k["cluster"]["n"], k.get("raster_group", 8))
     tables: dict[tuple[str, int], ScheduleTable] = {}
     configs = []
     for c in doc["configs"]:
@@ -51,5 +53,8 @@ def build(doc: dict, source: str) -> Plan:
         "kernels": [asdict(k) for k in kernels],
         "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name] for c in configs],
     }
+    rows = dispatch.entries(doc, [c.name for c in configs])
+    if rows:  # absent without presets, so that such a plan hashes as before
+        content["dispatch"] = [asdict(r) for r in rows]
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
-    return Plan(source, tuple(configs), kernels, ordered_tables, digest)
+    return Plan(source, tuple(configs), kernels, ordered_tables, digest, dispatch=rows)

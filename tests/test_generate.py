@@ -159,7 +159,7 @@ def test_kernel_instance_and_name(files):
         "#define TPG_AB_DTYPE 0", "#define TPG_CD_DTYPE 0", "#define TPG_BM 128",
         "#define TPG_BN 256", "#define TPG_BK 64", "#define TPG_STAGES 4",
         "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
-        "#define TPG_SMEM_BYTES 198656", '#include "gemm_sm90.cuh"']
+        "#define TPG_SMEM_BYTES 231424", "#define TPG_GROUP_M 8", '#include "gemm_sm90.cuh"']
 
 
 def test_build_ninja(files):

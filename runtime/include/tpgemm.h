@@ -1,6 +1,7 @@
 /* tpgemm: communication-fused tensor-parallel GEMM for NVIDIA Hopper. The only public header.
  *
- * Model: a context (tpg_ctx) owns tp Hopper devices and the peer table between them. An operation
+ * Model: a context (tpg_ctx) owns tp Hopper devices and the peer table between them (single process),
+ * or one rank's device in a multi-process job (tpg_ctx_create_rank, one process per GPU). An operation
  * (tpg_op) is one configured distributed GEMM  D = alpha * A . B^T + beta * C  over tp devices, with
  * A: M x K, B: N x K (K-major, like a Linear weight), C, D: M x N, all row-major, L batches. Each device
  * passes its own shards (tpg_op_set_tensors) and the op runs one CUDA graph per device.
@@ -33,7 +34,8 @@ extern "C" {
     X(TPG_ERR_CUDA, 9, "a CUDA call failed; tpg_last_error has the call and its message")            \
     X(TPG_ERR_TIMEOUT, 10, "a device waited longer than the timeout for a peer; check all ranks run") \
     X(TPG_ERR_NOT_READY, 11, "tensors were not set for every device before running")                 \
-    X(TPG_ERR_UNSUPPORTED, 12, "this combination is not supported yet; see tpg_last_error")
+    X(TPG_ERR_UNSUPPORTED, 12, "this combination is not supported yet; see tpg_last_error")          \
+    X(TPG_ERR_BOOTSTRAP, 13, "ranks disagree or the bootstrap all-gather failed; check every rank's error")
 
 typedef enum tpg_status {
 #define TPG_STATUS_ENUM_(name, value, text) name = value,
@@ -83,6 +85,31 @@ tpg_status tpg_config_get(int i, tpg_config_info *out);
  * NULL. TPG_ERR_UNKNOWN_CONFIG if none. */
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
 
+/* ---- Dispatch: model presets and tuned choices ----------------------------------------------- */
+
+/* One row of the generated dispatch table (schedules.yaml `models:` and `tuned:`). */
+typedef struct tpg_dispatch_entry {
+    const char *model;     /* preset name, e.g. "llama3-70b"; "" for a tuned plain shape */
+    const char *layer;     /* "qkv", "attn_out", "gate_up" or "down"; "" for a tuned plain shape */
+    int64_t m, n, k;       /* global GEMM; m = the token count the row was made or tuned for */
+    tpg_dtype dtype;       /* operand type */
+    const char *schedule;  /* e.g. "AllGather1D_TilingCD_RotatingA" */
+    int tp;
+    int config;            /* config index (tpg_config_get, tpg_op_desc.config) */
+    int tuned;             /* 1: chosen by `python3 -m generator tune`; 0: the preset's default config */
+} tpg_dispatch_entry;
+
+/* Number of rows, and row i (0 <= i < tpg_dispatch_count(); else TPG_ERR_INVALID_ARGUMENT). */
+int tpg_dispatch_count(void);
+tpg_status tpg_dispatch_get(int i, tpg_dispatch_entry *out);
+/* The row to run one GEMM with. A row matches when dtype and tp are equal and each of model, layer,
+ * schedule (NULL = any), n and k (<= 0 = any) is equal; among matching rows the one whose m is
+ * nearest to m wins (the first on ties; m <= 0 = the first), since a preset's N and K are fixed while
+ * its token count varies. Writes the row to *out; TPG_ERR_UNKNOWN_CONFIG if no row matches,
+ * TPG_ERR_INVALID_ARGUMENT if out is NULL. */
+tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
+                             const char *schedule, int tp, tpg_dispatch_entry *out);
+
 /* ---- Context ------------------------------------------------------------------------------- */
 
 typedef struct tpg_ctx_config {
@@ -98,9 +125,45 @@ typedef struct tpg_ctx_config {
  * Hopper, and enables peer access between every pair (TPG_ERR_NO_P2P names the pair otherwise).
  * On failure *out is NULL and tpg_last_error(NULL) says why. */
 tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
+/* ---- Multi-process mode: one rank per process (the framework model) ------------------------- */
+
+/* Bootstrap all-gather supplied by the framework (e.g. torch.distributed over the TP group): every rank
+ * passes `bytes` bytes in send; recv (tp * bytes) receives them in rank order. Returns 0 on success.
+ * It is called from the collective calls below, on their calling thread, the same number of times on
+ * every rank; it must not call back into tpgemm. */
+typedef int (*tpg_allgather_fn)(const void *send, void *recv, size_t bytes, void *user);
+
+typedef struct tpg_rank_config {
+    int tp;                     /* number of ranks (processes), one device each */
+    int rank;                   /* this process's rank, 0..tp-1 (the allgather's order) */
+    int device;                 /* this rank's CUDA ordinal in this process */
+    uint64_t timeout_ns;        /* bound on every device-side wait; 0 = default; must match on all ranks */
+    tpg_allgather_fn allgather; /* must not be NULL */
+    void *user;                 /* passed to allgather */
+} tpg_rank_config;
+
+#define TPG_RANK_CONFIG_INIT {0, 0, 0, 0, NULL, NULL}
+
+/* Collective (every rank calls it). A context that owns ONE local rank; the other ranks' memory is
+ * reached through CUDA IPC handles exchanged with cfg->allgather. Each rank sends its device's PCI bus
+ * id; every process must see every rank's GPU (do not restrict CUDA_VISIBLE_DEVICES per process), the
+ * bus id maps a peer to this process's ordinal, and cudaDeviceCanAccessPeer must hold from this rank's
+ * device to every peer (TPG_ERR_NO_P2P names the ranks). A failure on any rank fails every rank: the
+ * failing rank returns its own status, the others return that rank's status with a message naming it.
+ * Argument errors (NULL cfg / out / allgather, tp or rank out of range) return at once, without calling
+ * allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
+ * memory: in PyTorch leave expandable_segments off).
+ * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only) and tpg_op_destroy are collective,
+ * called by every rank in the same order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the
+ * allgather itself returns); tpg_op_run, tpg_op_run_rank, tpg_op_sync and tpg_op_set_scalars act on the
+ * local rank only; tpg_op_shard_shape works for any rank. */
+tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
+/* The local rank of a multi-process context, or -1 for a single-process context (all ranks local). */
+int tpg_ctx_rank(const tpg_ctx *ctx);
+
 /* Destroys the context. Ops created on it must be destroyed first. NULL is a no-op. */
 tpg_status tpg_ctx_destroy(tpg_ctx *ctx);
-/* Number of devices and the CUDA ordinal of rank r. */
+/* Number of ranks and the CUDA ordinal of rank r (in this process's numbering). */
 int tpg_ctx_tp(const tpg_ctx *ctx);
 int tpg_ctx_device(const tpg_ctx *ctx, int rank);
 
@@ -129,25 +192,30 @@ typedef struct tpg_shard_shape {
 } tpg_shard_shape;
 
 /* Validates the problem against the config's schedule and kernel (divisibility, alignment, tp
- * matching the context), allocates the receive slots and flags on every device.
- * TPG_ERR_SHAPE names the dimension and the divisor it needs. */
+ * matching the context), allocates the receive slots and flags on every local device.
+ * TPG_ERR_SHAPE names the dimension and the divisor it needs.
+ * Multi-process: collective; every rank passes the same config, m, n, k, l (else TPG_ERR_BOOTSTRAP). */
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
+/* Waits for the op's last run on the local devices and frees it. Multi-process: collective (no rank
+ * frees its buffer while a peer may still map it). NULL is a no-op. */
 tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
 /* Sets rank r's tensors. The first time after all ranks are set, builds and instantiates each
- * device's CUDA graph; later calls update the executable graphs in place. */
+ * device's CUDA graph; later calls update the executable graphs in place.
+ * Multi-process: collective, r = the local rank; the A or B shard that peers copy from (all-gather
+ * schedules) is exported as (IPC handle of its cudaMalloc allocation, offset) and opened by the peers. */
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
-/* Launches every device's graph on its stream (streams[r] for rank r, or the op's own streams when
- * streams is NULL). Asynchronous. */
+/* Launches every local device's graph on its stream (streams[r] for rank r, or the op's own streams
+ * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device; NULL = the op's own),
  * for hosts that drive each device from its own thread. Every rank must be launched once per call:
  * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
-/* Waits for every device and reports TPG_ERR_TIMEOUT if any device-side wait timed out. */
+/* Waits for every local device and reports TPG_ERR_TIMEOUT if any device-side wait timed out. */
 tpg_status tpg_op_sync(tpg_op *op);
 
 #ifdef __cplusplus

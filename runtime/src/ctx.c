@@ -1,4 +1,5 @@
-/* Context: device checks (count, Hopper, P2P), peer access, one stream per rank. */
+/* Context: device checks (count, Hopper, P2P), peer access, one stream per local rank. Single-process
+ * creation lives here; multi-process creation (tpg_ctx_create_rank) in ctx_rank.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +24,7 @@ tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
     return TPG_OK;
 }
 
-/* The device count, treating "no driver" / "no device" as zero devices. */
-static tpg_status device_count(tpg_ctx *ctx, int *count) {
+tpg_status tpg__device_count(tpg_ctx *ctx, int *count) {
     cudaError_t err = cudaGetDeviceCount(count);
     if (err == cudaSuccess) return TPG_OK;
     *count = 0;
@@ -39,7 +39,7 @@ static tpg_status device_count(tpg_ctx *ctx, int *count) {
 
 static tpg_status check_devices(tpg_ctx *ctx) {
     int count = 0;
-    TPG_CHECK(device_count(ctx, &count));
+    TPG_CHECK(tpg__device_count(ctx, &count));
     if (count < ctx->tp)
         TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible", ctx->tp, ctx->tp, count,
                  count == 1 ? "is" : "are");
@@ -90,21 +90,23 @@ static tpg_status enable_peers(tpg_ctx *ctx) {
     return TPG_OK;
 }
 
-static tpg_status create_streams(tpg_ctx *ctx) {
-    for (int r = 0; r < ctx->tp; r++) {
+tpg_status tpg__create_streams(tpg_ctx *ctx) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK(tpg__use_device(ctx, r));
         TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&ctx->streams[r], cudaStreamNonBlocking));
     }
     return TPG_OK;
 }
 
-static void release(tpg_ctx *ctx) {
-    for (int r = 0; r < ctx->tp; r++) {
+void tpg__ctx_release(tpg_ctx *ctx) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (ctx->streams[r]) {
             (void)cudaSetDevice(ctx->devices[r]);
             (void)cudaStreamDestroy(ctx->streams[r]);
         }
     }
+    if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
+    tpg_ipc_cache_free(&ctx->ipc);
     free(ctx);
 }
 
@@ -117,19 +119,21 @@ tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out) {
     if (!ctx) TPG_FAIL(NULL, TPG_ERR_OUT_OF_MEMORY, "tpg_ctx_create: host allocation failed");
     ctx->tp = cfg->tp;
     ctx->timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : TPG_DEFAULT_TIMEOUT_NS;
+    ctx->local_begin = 0; /* one process drives every rank */
+    ctx->local_end = cfg->tp;
     for (int r = 0; r < cfg->tp; r++) ctx->devices[r] = cfg->devices ? cfg->devices[r] : r;
 
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     TPG_CHECK_GOTO(check_devices(ctx), fail);
     TPG_CHECK_GOTO(enable_peers(ctx), fail);
-    TPG_CHECK_GOTO(create_streams(ctx), fail);
+    TPG_CHECK_GOTO(tpg__create_streams(ctx), fail);
     tpg__restore_device(saved);
     *out = ctx;
     return TPG_OK;
 fail:
     tpg__set_error(NULL, "%s", ctx->error);
-    release(ctx);
+    tpg__ctx_release(ctx);
     tpg__restore_device(saved);
     return st;
 }
@@ -140,7 +144,7 @@ tpg_status tpg_ctx_destroy(tpg_ctx *ctx) {
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_destroy: %d op(s) created on this context are still alive; "
                  "destroy them first", ctx->num_ops);
     const int saved = tpg__save_device();
-    release(ctx);
+    tpg__ctx_release(ctx);
     tpg__restore_device(saved);
     return TPG_OK;
 }

@@ -1,10 +1,11 @@
-/* The context's internals, shared by ctx.c, op.c and graph.c. */
+/* The context's internals, shared by ctx.c, ctx_rank.c, op.c, op_rank.c, params.c and graph.c. */
 #ifndef TPG_CTX_INTERNAL_H
 #define TPG_CTX_INTERNAL_H
 
 #include <cuda_runtime_api.h>
 
 #include "gemm_params.h" /* TPG_MAX_TP */
+#include "ipc.h"
 #include "tpgemm.h"
 
 #define TPG_ERROR_BYTES 1024
@@ -16,8 +17,27 @@ struct tpg_ctx {
     cudaStream_t streams[TPG_MAX_TP]; /* one non-blocking stream per rank */
     uint64_t timeout_ns;           /* bound on every device-side wait */
     int num_ops;                   /* live ops; tpg_ctx_destroy refuses while > 0 */
+    /* Ranks this process drives: [0, tp) in single-process mode, [rank, rank + 1) in multi-process
+     * mode. Per-device work (streams, buffers, params, graphs, launches) walks only these; the peer
+     * table still holds every rank. */
+    int local_begin, local_end;
+    tpg_allgather_fn allgather;    /* multi-process bootstrap; NULL in single-process mode */
+    void *allgather_user;
+    uint64_t collective_serial;    /* collective calls so far; all ranks must agree (bootstrap.c) */
+    tpg_ipc_cache ipc;             /* peer allocations opened through CUDA IPC (multi-process) */
     char error[TPG_ERROR_BYTES];   /* tpg_last_error(ctx) */
 };
+
+static inline int tpg__is_local(const tpg_ctx *ctx, int rank) {
+    return rank >= ctx->local_begin && rank < ctx->local_end;
+}
+static inline int tpg__multi_process(const tpg_ctx *ctx) { return ctx->allgather != NULL; }
+
+/* ctx.c helpers shared with ctx_rank.c. device_count treats "no driver" / "no device" as 0 devices;
+ * create_streams makes one stream per local rank; ctx_release frees streams, IPC mappings and ctx. */
+tpg_status tpg__device_count(tpg_ctx *ctx, int *count);
+tpg_status tpg__create_streams(tpg_ctx *ctx);
+void tpg__ctx_release(tpg_ctx *ctx);
 
 /* Makes rank's device current; the caller's device is restored by tpg__restore_device. */
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank);

@@ -113,8 +113,8 @@ static tpg_status build_one(tpg_op *op, int rank) {
     return TPG_OK;
 }
 
-tpg_status tpg__graphs_build(tpg_op *op) {
-    for (int r = 0; r < op->sched->tp; r++) TPG_CHECK(build_one(op, r));
+tpg_status tpg__graphs_build(tpg_op *op) { /* local ranks only: a process builds the graphs it launches */
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) TPG_CHECK(build_one(op, r));
     op->built = 1;
     return TPG_OK;
 }
@@ -122,7 +122,7 @@ tpg_status tpg__graphs_build(tpg_op *op) {
 tpg_status tpg__graphs_update(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
     const tpg_schedule_table *t = op->sched;
-    for (int r = 0; r < t->tp; r++) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK(tpg__use_device(ctx, r));
         for (int i = 0; i < t->nodes_per_device; i++) {
             node_args a;
@@ -140,7 +140,7 @@ tpg_status tpg__graphs_update(tpg_op *op) {
 }
 
 void tpg__graphs_destroy(tpg_op *op) {
-    for (int r = 0; r < op->sched->tp; r++) {
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         if (!op->exec[r] && !op->graph[r] && !op->nodes[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);
         if (op->exec[r]) (void)cudaGraphExecDestroy(op->exec[r]);

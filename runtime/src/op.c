@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap.h"
 #include "checks.h"
 #include "op_internal.h"
 
@@ -38,10 +39,8 @@ static tpg_status validate(tpg_ctx *ctx, const tpg_op_desc *d, const tpg_config_
     return TPG_OK;
 }
 
-tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
-    if (out) *out = NULL;
-    if (!ctx) return TPG_ERR_INVALID_ARGUMENT;
-    if (!desc || !out) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_create: desc and out must not be NULL");
+/* Validates and allocates the local ranks' buffers; *out stays NULL on failure. */
+static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
     const tpg_config_desc *c = NULL;
     TPG_CHECK(validate(ctx, desc, &c));
 
@@ -61,16 +60,15 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
 
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel));
     tpg_peers_init(&op->peers, ctx->tp);
-    for (int r = 0; r < ctx->tp; r++) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg_buffers_alloc(ctx, r, &op->layout, &op->buffer[r]), fail);
         tpg_peers_publish(&op->peers, r, TPG_PEER_BUFFER, op->buffer[r]);
     }
-    ctx->num_ops++;
     tpg__restore_device(saved);
     *out = op;
     return TPG_OK;
 fail:
-    for (int r = 0; r < ctx->tp; r++) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(ctx->devices[r]);
         tpg_buffers_free(op->buffer[r]);
@@ -80,24 +78,54 @@ fail:
     return st;
 }
 
-tpg_status tpg_op_destroy(tpg_op *op) {
-    if (!op) return TPG_OK;
-    const int saved = tpg__save_device();
-    for (int r = 0; op->has_run && r < op->ctx->tp; r++) { /* never free what a running graph uses */
-        (void)cudaSetDevice(op->ctx->devices[r]);
+tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
+    if (out) *out = NULL;
+    if (!ctx) return TPG_ERR_INVALID_ARGUMENT;
+    if (!desc || !out) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_create: desc and out must not be NULL");
+    tpg_op *op = NULL;
+    tpg_status st = create_local(ctx, desc, &op);
+    if (tpg__multi_process(ctx)) st = tpg__op_create_collective(ctx, desc, &op, st); /* frees op on failure */
+    if (st != TPG_OK) return st;
+    ctx->num_ops++;
+    *out = op;
+    return TPG_OK;
+}
+
+/* Waits for the local graphs, destroys them and drops the op's peer mappings (nothing of op's runs
+ * touches any memory afterwards); the caller restores the device. */
+void tpg__op_quiesce(tpg_op *op) {
+    tpg_ctx *ctx = op->ctx;
+    for (int r = ctx->local_begin; op->has_run && r < ctx->local_end; r++) { /* never free what a graph uses */
+        (void)cudaSetDevice(ctx->devices[r]);
         if (cudaStreamSynchronize(op->last_stream[r]) != cudaSuccess) (void)cudaGetLastError();
     }
     tpg__graphs_destroy(op);
-    for (int r = 0; r < op->ctx->tp; r++) {
+    if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
+    tpg_ipc_release(ctx, &op->ipc_held);
+}
+
+/* Frees the local buffers and op itself; the caller restores the device. */
+void tpg__op_free(tpg_op *op) {
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);
         tpg_buffers_free(op->buffer[r]);
     }
     tpg_peers_clear(&op->peers);
-    op->ctx->num_ops--;
-    tpg__restore_device(saved);
     free(op);
-    return TPG_OK;
+}
+
+tpg_status tpg_op_destroy(tpg_op *op) {
+    if (!op) return TPG_OK;
+    tpg_ctx *ctx = op->ctx;
+    const int saved = tpg__save_device();
+    tpg__op_quiesce(op);
+    /* multi-process: no rank frees its buffer before every peer has stopped using and unmapped it */
+    tpg_status st = tpg__multi_process(ctx) ? tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK) : TPG_OK;
+    tpg__op_free(op);
+    ctx->num_ops--;
+    tpg__restore_device(saved);
+    return st;
 }
 
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out) {
@@ -121,22 +149,24 @@ static int all_set(const tpg_op *op) {
     return 1;
 }
 
-/* Rebuilds every rank's params (a peer's shard or buffer may have moved) and builds or updates. */
-static tpg_status refresh(tpg_op *op) {
+tpg_status tpg__op_refresh(tpg_op *op) {
     if (!all_set(op)) return TPG_OK;
-    for (int r = 0; r < op->ctx->tp; r++) TPG_CHECK(tpg__params_build(op, r));
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) TPG_CHECK(tpg__params_build(op, r));
     if (op->built) return tpg__graphs_update(op);
     tpg_status st = tpg__graphs_build(op);
     if (st != TPG_OK) tpg__graphs_destroy(op); /* the next call retries from scratch */
     return st;
 }
 
-tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+/* The argument checks of tpg_op_set_tensors. */
+static tpg_status check_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
     tpg_ctx *ctx = op->ctx;
     if (!t) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_set_tensors: t must not be NULL");
     if (rank < 0 || rank >= ctx->tp)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", rank, ctx->tp - 1);
+    if (!tpg__is_local(ctx, rank))
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d is not driven by this process (its rank is %d); each process "
+                 "sets its own rank's tensors", rank, ctx->local_begin);
     TPG_CHECK(check_ptr(ctx, rank, "a", t->a, 1));
     TPG_CHECK(check_ptr(ctx, rank, "b", t->b, 1));
     TPG_CHECK(check_ptr(ctx, rank, "c", t->c, 0));
@@ -148,26 +178,33 @@ tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
         TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_a = %p must be 4-byte aligned", rank, (const void *)t->scale_a);
     if (t->scale_b && (uintptr_t)t->scale_b % 4 != 0)
         TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_b = %p must be 4-byte aligned", rank, (const void *)t->scale_b);
+    return TPG_OK;
+}
 
+tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    tpg_status st = check_tensors(op, rank, t);
+    if (tpg__multi_process(op->ctx)) return tpg__op_tensors_collective(op, t, st);
+    if (st != TPG_OK) return st;
     op->tensors[rank] = *t;
     op->has_tensors[rank] = 1;
     tpg_peers_publish(&op->peers, rank, TPG_PEER_SHARD_A, (void *)t->a);
     tpg_peers_publish(&op->peers, rank, TPG_PEER_SHARD_B, (void *)t->b);
     const int saved = tpg__save_device();
-    tpg_status st = refresh(op);
+    st = tpg__op_refresh(op);
     tpg__restore_device(saved);
     return st;
 }
 
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
-    for (int r = 0; r < op->ctx->tp; r++)
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++)
         if (op->has_tensors[r] && !op->tensors[r].c && beta != 0.0f)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "beta = %g needs C, but rank %d has c = NULL", (double)beta, r);
     op->desc.alpha = alpha;
     op->desc.beta = beta;
     const int saved = tpg__save_device();
-    tpg_status st = refresh(op);
+    tpg_status st = tpg__op_refresh(op);
     tpg__restore_device(saved);
     return st;
 }
@@ -198,7 +235,7 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
-    for (int r = 0; r < op->ctx->tp && st == TPG_OK; r++)
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end && st == TPG_OK; r++)
         st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : NULL);
     tpg__restore_device(saved);
     return st;
@@ -208,6 +245,9 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     if (rank < 0 || rank >= op->ctx->tp)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d is out of range 0..%d", rank, op->ctx->tp - 1);
+    if (!tpg__is_local(op->ctx, rank))
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d is not driven by this process (its rank is %d)", rank,
+                 op->ctx->local_begin);
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
     tpg_status st = launch_rank(op, rank, (cudaStream_t)stream);
@@ -229,13 +269,13 @@ tpg_status tpg_op_sync(tpg_op *op) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     unsigned int status[TPG_MAX_TP] = {0};
-    for (int r = 0; r < ctx->tp; r++) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
         cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
         TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
         TPG_CHECK_GOTO(read_status(op, r, &status[r]), out);
     }
-    for (int r = 0; r < ctx->tp; r++) {
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
         const char *what = (status[r] & TPG_DEVICE_BARRIER_TIMEOUT) && (status[r] & TPG_DEVICE_TIMEOUT)
                                ? "a cross-device barrier and a stage wait"

@@ -1,4 +1,4 @@
-/* The op's internals, shared by op.c, params.c and graph.c. */
+/* The op's internals, shared by op.c, op_rank.c, params.c and graph.c. */
 #ifndef TPG_OP_INTERNAL_H
 #define TPG_OP_INTERNAL_H
 
@@ -21,7 +21,8 @@ struct tpg_op {
     tpg_shapes shapes;
     tpg_buffer_layout layout;
     tpg_peers peers;                       /* symmetric buffers + shard pointers of every rank */
-    void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each rank */
+    void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each local rank */
+    tpg_ipc_held ipc_held;                 /* multi-process: peers' allocations this op maps (ipc.h) */
     tpg_tensors tensors[TPG_MAX_TP];
     int has_tensors[TPG_MAX_TP];
 
@@ -36,6 +37,19 @@ struct tpg_op {
     cudaGraphExec_t exec[TPG_MAX_TP];
     cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [nodes_per_device], index as in the schedule table */
 };
+
+/* op.c: builds every local rank's params and builds or updates the graphs once all ranks have
+ * tensors; quiesce waits for the local graphs, destroys them and drops the op's IPC mappings; free
+ * releases the local buffers and op (both leave the current device changed). */
+tpg_status tpg__op_refresh(tpg_op *op);
+void tpg__op_quiesce(tpg_op *op);
+void tpg__op_free(tpg_op *op);
+
+/* op_rank.c, multi-process mode. create: exchanges the problem and the buffer handles (local = the
+ * status of the local part, *op NULL when it failed); on failure frees *op and sets it NULL.
+ * tensors: exchanges the shard handles and refreshes (local = the argument checks' status). */
+tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **op, tpg_status local);
+tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_status local);
 
 /* params.c: fills op->gemm[rank] and op->barrier[*][rank] from the tables, shapes, peers and tensors. */
 tpg_status tpg__params_build(tpg_op *op, int rank);

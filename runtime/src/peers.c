@@ -1,4 +1,4 @@
-/* Single-process peer table: UVA pointers with peer access enabled (see peers.h for the IPC mode). */
+/* The peer table (modes in peers.h): plain storage; op_rank.c fills peers' entries in multi-process mode. */
 #include <string.h>
 
 #include "peers.h"

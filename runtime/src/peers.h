@@ -4,17 +4,16 @@
  * params.c / graph.c read any rank's entry; nothing above this table knows how a peer's address was
  * obtained.
  *
- * Single-process mode (the only one implemented): one host thread drives every device, peer access is
- * enabled between every pair (tpg_ctx_create), and UVA makes a device pointer valid on every device,
- * so publish stores the pointer and get returns it.
+ * Single-process mode: one host thread drives every device, peer access is enabled between every pair
+ * (tpg_ctx_create), and UVA makes a device pointer valid on every device, so publish stores the
+ * pointer and get returns it.
  *
- * Multi-process mode (one rank per process, to be added): the table also holds the local rank and a
- * bootstrap callback (an all-gather of bytes supplied by the framework). publish(kind) of the local
- * rank exports an IPC handle (cudaIpcGetMemHandle, or a VMM fabric / POSIX-fd handle) of the
- * allocation that contains ptr plus the offset of ptr in it (cuMemGetAddressRange); a collective
- * tpg_peers_exchange() all-gathers (handle, offset) of every rank and kind, opens the remote handles
- * (cudaIpcOpenMemHandle, cached per allocation) and fills the other ranks' entries; get is unchanged.
- * Closing the opened handles goes into tpg_peers_clear.
+ * Multi-process mode (tpg_ctx_create_rank, op_rank.c): the local rank publishes its own pointers as
+ * above; the other ranks' entries are addresses in THIS process of their allocations, opened with
+ * cudaIpcOpenMemHandle from (handle, offset) pairs exchanged over the bootstrap (ipc.h: the per-context
+ * cache, closed when the last op using an allocation is destroyed). Only what peers really touch is
+ * exchanged: every op's symmetric buffer at tpg_op_create, and at tpg_op_set_tensors the shard that
+ * all-gather COPY nodes read (A or B, the rotating operand). get is the same in both modes.
  */
 #ifndef TPG_PEERS_H
 #define TPG_PEERS_H

@@ -85,6 +85,9 @@ extern const tpg_config_desc tpg_configs[];
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];
 extern const char tpg_config_hash[];
+/* generated/dispatch.c: model preset layers and tuned shapes -> config (tpgemm.h). */
+extern const tpg_dispatch_entry tpg_dispatch[];
+extern const int tpg_num_dispatch;
 
 #ifdef __cplusplus
 }

@@ -51,3 +51,23 @@ tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr,
                  ptr, (long long)k, (long long)rows_total, tpg_dtype_name(dtype), box_k, box_rows, (int)r);
     return TPG_OK;
 }
+
+tpg_status tpg_tensormap_encode_d(tpg_ctx *ctx, CUtensorMap *map, void *ptr, tpg_dtype dtype, int64_t n, int64_t m,
+                                  int64_t l, int64_t ld, int64_t batch, const char *what) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    TPG_CHECK(get_encode(ctx, &encode));
+    const size_t esize = tpg_dtype_size(dtype);
+    if (l <= 1) batch = ld * m; /* unused by the kernel; any legal stride */
+    cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)(l < 1 ? 1 : l)};
+    cuuint64_t strides[2] = {(cuuint64_t)ld * esize, (cuuint64_t)batch * esize};
+    cuuint32_t box[3] = {(cuuint32_t)(128 / esize), 64, 1};
+    cuuint32_t elem_strides[3] = {1, 1, 1};
+    CUresult r = encode(map, map_type(dtype), 3, ptr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        TPG_FAIL(ctx, TPG_ERR_CUDA,
+                 "cuTensorMapEncodeTiled(%s at %p: %lld x %lld x %lld of %s, ld %lld, batch %lld) failed: CUresult %d",
+                 what, ptr, (long long)n, (long long)m, (long long)l, tpg_dtype_name(dtype), (long long)ld,
+                 (long long)batch, (int)r);
+    return TPG_OK;
+}

@@ -1,17 +1,31 @@
-/* Epilogue of one output tile, run by all consumer threads (cooperative: consumer warpgroup w owns
- * rows [w * BM/C, (w+1) * BM/C) of the tile, as SLABS m64 slabs).
+/* Epilogue of one output tile: registers -> swizzled smem (stmatrix) -> TMA store, per consumer
+ * warpgroup (warpgroup w owns rows [w * BM/C, (w+1) * BM/C) of the tile, as SLABS m64 slabs).
  *
- *   out = scale * acc (+ partial, after its per-tile flag) (+ beta * C) -> stage.d, bounds-predicated
- *   then, if stage.signal_flags: fence, barrier over the tile's consumers, one release store.
+ *   out = scale * acc (+ partial, after its per-tile flag) (+ beta * C) -> stage.d_map
  *
- * This version stores straight from registers (2 elements = 4 or 8 bytes per store) using the wgmma
- * accumulator fragment layout: thread (warp w, lane l) of a warpgroup holds, for column block j of
- * 8 columns, rows 16w + l/4 (values 4j, 4j+1) and 16w + l/4 + 8 (values 4j+2, 4j+3) at columns
- * 8j + 2(l%4) + {0,1}. The only layout-specific part is tpg_store_fragment(); a stmatrix -> smem ->
- * TMA store path replaces that one function (the flag wait/signal around it stays).
+ * The tile is cut into column chunks of SN = 128 bytes (64 bf16/fp16, 32 fp32 columns: one 128B-swizzle
+ * row, the widest box a SWIZZLE_128B map allows). Each warpgroup owns two chunk buffers of SLABS x 64
+ * rows x 128 B and alternates between them with a counter that runs on across tiles, so the TMA store of
+ * chunk c (and of the previous tile's last chunks) overlaps the writing of chunk c+1 and the next tile's
+ * mainloop. The smem layout is the 128B swizzle (16-byte unit u of row r at u ^ (r % 8)), which makes
+ * both stmatrix and the TMA read conflict-free.
  *
- * Sources (partial, C) may live in peer memory and are written by other agents during the launch,
- * so they are read with ld.global.cg (L2, never a stale L1 line) and only after the flag acquire.
+ * Chunk protocol (one named barrier per chunk, warpgroup-local): all threads write buffer b; fence.proxy
+ * .async (generic smem writes -> async-proxy reads); the issuing thread (warpgroup thread 0) waits until
+ * its earlier stores have *read* their smem (so the other buffer is free for the next chunk); barrier;
+ * thread 0 issues the chunk's stores (one per slab inside the m extent) and commits them as a group.
+ * Out-of-range rows/columns inside a box are clipped by the map's extent (the runtime encodes the
+ * stage's true m x n); whole chunks right of n are skipped.
+ *
+ * Flags: a tile with signal_flags is published only after its stores completed (bulk wait_group 0, not
+ * .read), fence.proxy.async.global, __threadfence_system, a barrier over all consumers, then one
+ * st.release.sys. That flush is deferred to the start of the next tile's epilogue (or the end of the
+ * kernel), so the stores overlap the next mainloop. Deferring is safe only because a mainloop never
+ * waits on another device while a signal is pending; a launch with stage wait flags (all-gather)
+ * flushes at once (tpg_epi_state.defer).
+ *
+ * Sources (partial, C) may live in peer memory and are written by other agents during the launch, so they
+ * are read with ld.global.cg (L2, never a stale L1 line), in fp32 before rounding, after the flag acquire.
  */
 #ifndef TPG_EPILOGUE_CUH
 #define TPG_EPILOGUE_CUH
@@ -24,7 +38,7 @@
 #include "scheduler.cuh"
 #include "sync.cuh"
 
-/* Output element types by tpg_dtype value: a pair of adjacent columns is the unit of load/store. */
+/* Output element types by tpg_dtype value: a pair of adjacent columns is the unit of load/pack. */
 template <int CD> struct tpg_cd_pair;
 template <> struct tpg_cd_pair<0> { /* bf16 */
     typedef __nv_bfloat16 T;
@@ -35,9 +49,10 @@ template <> struct tpg_cd_pair<0> { /* bf16 */
         __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162 *>(&b);
         return __bfloat1622float2(v);
     }
-    static __device__ __forceinline__ void store(T *ptr, float x, float y)
+    static __device__ __forceinline__ uint32_t pack(float x, float y)
     {
-        *reinterpret_cast<__nv_bfloat162 *>(ptr) = __floats2bfloat162_rn(x, y);
+        __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+        return *reinterpret_cast<uint32_t *>(&v);
     }
 };
 template <> struct tpg_cd_pair<1> { /* fp16 */
@@ -49,12 +64,13 @@ template <> struct tpg_cd_pair<1> { /* fp16 */
         __half2 v = *reinterpret_cast<__half2 *>(&b);
         return __half22float2(v);
     }
-    static __device__ __forceinline__ void store(T *ptr, float x, float y)
+    static __device__ __forceinline__ uint32_t pack(float x, float y)
     {
-        *reinterpret_cast<__half2 *>(ptr) = __floats2half2_rn(x, y);
+        __half2 v = __floats2half2_rn(x, y);
+        return *reinterpret_cast<uint32_t *>(&v);
     }
 };
-template <> struct tpg_cd_pair<4> { /* fp32 */
+template <> struct tpg_cd_pair<4> { /* fp32: stored with st.shared.v2, no pack */
     typedef float T;
     static __device__ __forceinline__ float2 load(const T *ptr)
     {
@@ -62,105 +78,156 @@ template <> struct tpg_cd_pair<4> { /* fp32 */
         asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(ptr));
         return v;
     }
-    static __device__ __forceinline__ void store(T *ptr, float x, float y)
-    {
-        *reinterpret_cast<float2 *>(ptr) = make_float2(x, y);
-    }
 };
 
-/* Per-tile epilogue sources, resolved once per tile from the stage parameters. */
-template <int CD> struct tpg_epi_srcs {
-    typedef typename tpg_cd_pair<CD>::T T;
-    T *d;
-    const T *partial;
-    const T *c;
-    long long d_ld, p_ld, c_ld;
-    float scale, beta;
+/* Per-consumer-thread epilogue state that lives across tiles. */
+struct tpg_epi_state {
+    uint32_t buf;            /* which of the warpgroup's two chunk buffers is next */
+    unsigned int *pending;   /* signal flag of the last tile, not yet raised (NULL: none) */
+    bool defer;              /* may the flag wait for the next epilogue (see the header comment) */
 };
 
-/* Store (with sources) one m64 x BN accumulator slab whose first row is `row0` (tile-global row of
- * the slab) and first column `col0`; rows >= m and columns >= n are dropped (n is a multiple of 8, the
- * column pair is even, so one check covers both columns). */
+/* Apply scale, partial and beta*C in place to the 8-column block `jb` of one m64 slab (rows r_lo and
+ * r_lo + 8 of this thread). Loads are bounds-predicated (rows >= m, columns >= n); n is a multiple of
+ * 8 and the column pair even, so one check covers both columns. In place because the next tile's wgmma
+ * reads these registers ("+f"): a copy would keep both alive. */
 template <int CD, int BN>
-__device__ __forceinline__ void tpg_store_fragment(const tpg_epi_srcs<CD> &s, float (&acc)[BN / 2], int row0,
-                                                   int col0, int m, int n, int wg_thread)
+__device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int r_lo, int col, int m, int n,
+                                               const typename tpg_cd_pair<CD>::T *prow,
+                                               const typename tpg_cd_pair<CD>::T *crow, long long p_ld,
+                                               long long c_ld, float scale, float beta)
 {
     typedef tpg_cd_pair<CD> P;
-    const int warp = wg_thread >> 5, lane = wg_thread & 31;
-    const int r_lo = row0 + 16 * warp + (lane >> 2);
-    const int c_base = col0 + 2 * (lane & 3);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const int r = r_lo + 8 * h;
-        if (r >= m) continue;
-        typename P::T *drow = s.d + (long long)r * s.d_ld;
-        const typename P::T *prow = s.partial ? s.partial + (long long)r * s.p_ld : nullptr;
-        const typename P::T *crow = s.c ? s.c + (long long)r * s.c_ld : nullptr;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            const int col = c_base + 8 * j;
-            if (col >= n) continue;
-            /* in place: the next tile's wgmma reads these registers ("+f"), so a copy would
-             * keep both alive (256 registers) */
-            float &x = acc[4 * j + 2 * h], &y = acc[4 * j + 2 * h + 1];
-            x *= s.scale;
-            y *= s.scale;
-            if (prow) {
-                const float2 v = P::load(prow + col);
-                x += v.x;
-                y += v.y;
-            }
-            if (crow) {
-                const float2 v = P::load(crow + col);
-                x += s.beta * v.x;
-                y += s.beta * v.y;
-            }
-            P::store(drow + col, x, y);
+        float &x = acc[4 * jb + 2 * h], &y = acc[4 * jb + 2 * h + 1];
+        x *= scale;
+        y *= scale;
+        const bool in = r_lo + 8 * h < m && col < n;
+        if (prow && in) {
+            const float2 v = P::load(prow + 8 * h * p_ld + col);
+            x += v.x;
+            y += v.y;
+        }
+        if (crow && in) {
+            const float2 v = P::load(crow + 8 * h * c_ld + col);
+            x += beta * v.x;
+            y += beta * v.y;
         }
     }
 }
 
+/* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
+template <int CONSUMERS>
+__device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int epoch, int ctid)
+{
+    if (!st.pending) return;
+    if ((ctid & 127) == 0) {
+        tpg_bulk_wait_all();            /* this warpgroup's stores are written, not just read */
+        tpg_fence_proxy_async_global(); /* async-proxy writes before the generic release below */
+        __threadfence_system();
+    }
+    tpg_named_barrier(1, 128 * CONSUMERS);
+    if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
+    st.pending = nullptr;
+}
+
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
- * Named barrier 1 spans exactly the consumer threads; the producer warpgroup never joins it. */
+ * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * BM * 128 bytes).
+ * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w. */
 template <int CD, int BM, int BN, int CONSUMERS, int SLABS>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
-                                                  unsigned int epoch, int ctid, bool &gave_up)
+                                                  unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
+                                                  uint32_t sD)
 {
-    constexpr uint32_t kThreads = 128 * CONSUMERS;
-    typedef typename tpg_cd_pair<CD>::T T;
+    typedef tpg_cd_pair<CD> P;
+    typedef typename P::T T;
+    constexpr int kSN = 128 / (int)sizeof(T); /* columns per chunk */
+    constexpr int kCB = kSN / 8;              /* 8-column blocks per chunk */
+    constexpr uint32_t kSlabBytes = 64 * 128; /* one m64 slab of one chunk */
+    static_assert(BN % kSN == 0, "BN must be a multiple of the 128-byte store chunk");
+    const int wg = ctid >> 7, wg_thread = ctid & 127, warp = wg_thread >> 5, lane = wg_thread & 31;
+    const uint32_t bar_wg = 2 + wg;
 
-    /* reduce-scatter: the partial of this tile must have fully arrived */
+    tpg_epi_flush<CONSUMERS>(st, epoch, ctid); /* the previous tile's flag (deferred) */
+
+    /* reduce-scatter: the partial of this tile must have fully arrived (each warpgroup checks) */
     if (sp.partial && sp.partial_flags) {
-        if (ctid == 0) tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
-        tpg_named_barrier(1, kThreads);
+        if (wg_thread == 0) tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
+        tpg_named_barrier(bar_wg, 128);
     }
-
-    tpg_epi_srcs<CD> s;
-    s.d = static_cast<T *>(sp.d) + (long long)tile.batch * sp.d_batch;
-    s.d_ld = sp.d_ld;
-    s.partial = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
-    s.p_ld = sp.partial_ld;
+    const T *part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
     const bool use_c = sp.c != nullptr && p.beta != 0.0f;
-    s.c = use_c ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch : nullptr;
-    s.c_ld = sp.c_ld;
-    s.scale = scale;
-    s.beta = p.beta;
+    const T *cs = use_c ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch : nullptr;
 
-    const int wg = ctid >> 7, wg_thread = ctid & 127;
+    const uint32_t wg_base = sD + (uint32_t)wg * 2u * SLABS * kSlabBytes;
+    const int tile_row0 = tile.tm * BM + wg * SLABS * 64; /* this warpgroup's first row */
+    const int q = lane >> 3, rr = lane & 7;                /* stmatrix: matrix and row this lane addresses */
+    /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
-    for (int j = 0; j < SLABS; ++j) {
-        const int row0 = tile.tm * BM + (wg * SLABS + j) * 64;
-        tpg_store_fragment<CD, BN>(s, acc[j], row0, tile.tn * BN, p.m, p.n, wg_thread);
+    for (int c = 0; c < BN / kSN; ++c) {
+        const int col0 = tile.tn * BN + c * kSN;
+        if (col0 >= p.n) break; /* uniform over the warpgroup */
+        const uint32_t buf = wg_base + st.buf * (SLABS * kSlabBytes);
+#pragma unroll
+        for (int j = 0; j < SLABS; ++j) {
+            const int r_lo = tile_row0 + j * 64 + 16 * warp + (lane >> 2);
+            const T *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
+            const T *crow = cs ? cs + (long long)r_lo * sp.c_ld : nullptr;
+            const uint32_t slab = buf + j * kSlabBytes;
+#pragma unroll
+            for (int b = 0; b < kCB; ++b)
+                tpg_epi_values<CD, BN>(acc[j], c * kCB + b, r_lo, col0 + 8 * b + 2 * (lane & 3), p.m, p.n, prow, crow,
+                                       sp.partial_ld, sp.c_ld, scale, p.beta);
+            if constexpr (CD == 4) {
+                /* fp32: 8 bytes per row and block; unit = 2b + (lane%4)/2, half = lane%2 */
+#pragma unroll
+                for (int b = 0; b < kCB; ++b)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int row = 16 * warp + (lane >> 2) + 8 * h;
+                        const uint32_t u = (uint32_t)((2 * b + ((lane & 3) >> 1)) ^ (row & 7));
+                        const float *a = &acc[j][4 * (c * kCB + b) + 2 * h];
+                        tpg_st_shared_v2(slab + row * 128 + (u << 4) + ((lane & 1) << 3), a[0], a[1]);
+                    }
+            } else {
+                /* two 8-column blocks per stmatrix.x4: matrices (rows lo, blk), (hi, blk), (lo, blk+1), (hi, blk+1) */
+                const int row = 16 * warp + rr + 8 * (q & 1); /* row & 7 == rr */
+#pragma unroll
+                for (int b = 0; b < kCB; b += 2) {
+                    const float *a = &acc[j][4 * (c * kCB + b)];
+                    const uint32_t u = (uint32_t)((b + (q >> 1)) ^ rr);
+                    tpg_stmatrix_x4(slab + row * 128 + (u << 4), P::pack(a[0], a[1]), P::pack(a[2], a[3]),
+                                    P::pack(a[4], a[5]), P::pack(a[6], a[7]));
+                }
+            }
+        }
+        tpg_fence_proxy_async_smem();
+        if (wg_thread == 0) tpg_bulk_wait_read<0>(); /* the other buffer's store has read its smem */
+        tpg_named_barrier(bar_wg, 128);
+        if (wg_thread == 0) {
+#pragma unroll
+            for (int j = 0; j < SLABS; ++j)
+                if (tile_row0 + j * 64 < p.m) tpg_tma_store_3d(&sp.d_map, buf + j * kSlabBytes, col0, tile_row0 + j * 64, tile.batch);
+            tpg_bulk_commit();
+        }
+        st.buf ^= 1u;
     }
 
-    /* publish: every storing thread orders its stores system-wide, the barrier collects all of them,
-     * then one release store raises the reader's flag (which may sit in a peer's memory) */
     if (sp.signal_flags) {
-        __threadfence_system();
-        tpg_named_barrier(1, kThreads);
-        if (ctid == 0) tpg_st_release_sys(sp.signal_flags + tile.t, epoch);
+        st.pending = sp.signal_flags + tile.t;
+        if (!st.defer) tpg_epi_flush<CONSUMERS>(st, epoch, ctid);
     }
+}
+
+/* End of the consumer's tile walk: raise a deferred flag, then let every store finish before the CTA
+ * (and its smem) goes away. */
+template <int CONSUMERS>
+__device__ __forceinline__ void tpg_epilogue_finish(tpg_epi_state &st, unsigned int epoch, int ctid)
+{
+    tpg_epi_flush<CONSUMERS>(st, epoch, ctid);
+    if ((ctid & 127) == 0) tpg_bulk_wait_all();
 }
 
 #endif /* TPG_EPILOGUE_CUH */

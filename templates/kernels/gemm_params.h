@@ -32,6 +32,11 @@ extern "C" {
 typedef struct tpg_stage_params {
     CUtensorMap a_map; /* 2-D map {k, a rows}, 128B swizzle, box {BK, BM} */
     CUtensorMap b_map; /* 2-D map {k, b rows}, 128B swizzle, box {BK, BN} */
+    /* Destination map (TMA store): 3-D {n, m, l} over `d` with row stride d_ld and batch stride d_batch
+     * (bytes = elements * sizeof(output)), i.e. exactly the stage's true m x n extent per batch, so the
+     * store clips ragged tiles; 128B swizzle, box {128 / sizeof(output), 64, 1}. `d` stays the same
+     * pointer (documentation, host checks). */
+    CUtensorMap d_map;
     int a_row0, b_row0;           /* first row of this stage's block inside one batch of the map */
     int a_batch_rows, b_batch_rows; /* rows of one batch in the map (batch stride in rows) */
 

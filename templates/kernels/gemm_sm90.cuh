@@ -7,7 +7,7 @@
  *                TPG_STAGES-deep ring guarded by full/empty mbarriers.
  *   warpgroups 1..C consumers (cooperative): all share each tile, warpgroup w computes rows
  *                [w*BM/C, (w+1)*BM/C) as one or two m64 slabs with wgmma m64nBNk16 (f32 accumulators),
- *                then runs the epilogue (epilogue.cuh) for its rows.
+ *                then runs the epilogue (epilogue.cuh: stmatrix -> smem -> TMA store) for its rows.
  * The ring's slot index and phase run on across tiles in both roles (never reset per tile).
  * Semantics of one launch: gemm_params.h.
  */
@@ -49,12 +49,16 @@ constexpr int kAccN = kBN / 2;                  /* f32 accumulators per thread p
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */
 constexpr uint32_t kSlotBytes = kABytes + kBBytes;
-/* 1023 B worst-case alignment loss of the dynamic smem base + the ring + 2 mbarriers per slot */
-constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + kStages * 16;
+/* epilogue chunk buffers: 2 per consumer warpgroup, each (BM / consumers) rows x 128 B (epilogue.cuh) */
+constexpr uint32_t kEpiBytes = 2u * kBM * 128u;
+/* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
+ * 2 mbarriers per slot */
+constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16;
 
-/* Register split (multiples of 8; total over the block within 64K registers). */
-constexpr int kProducerRegs = kConsumers == 3 ? 32 : 40;
-constexpr int kConsumerRegs = kConsumers == 1 ? 240 : kConsumers == 2 ? 232 : 160;
+/* Register split (multiples of 8; total over the block within 64K registers). 2 consumers: 24/240,
+ * because the epilogue's partial/C loads in flight next to 128 accumulators spill at 232. */
+constexpr int kProducerRegs = kConsumers == 3 ? 32 : kConsumers == 2 ? 24 : 40;
+constexpr int kConsumerRegs = kConsumers == 1 ? 240 : kConsumers == 2 ? 240 : 160;
 
 static_assert(kBK * kElem == 128, "BK * sizeof(operand) must be 128 bytes (one 128B-swizzle atom per row)");
 static_assert(kBM % (64 * kConsumers) == 0 && (kSlabs == 1 || kSlabs == 2),
@@ -116,7 +120,8 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
 }
 
 __device__ __forceinline__ void tpg_consumer(const tpg_gemm_params &p, const tpg_tiling &g, unsigned int epoch,
-                                             uint32_t sA, uint32_t sB, uint32_t full, uint32_t empty, int ctid)
+                                             uint32_t sA, uint32_t sB, uint32_t sD, uint32_t full, uint32_t empty,
+                                             int ctid)
 {
     const int wg = ctid >> 7;
     const bool warp_leader = (ctid & 31) == 0;
@@ -126,6 +131,11 @@ __device__ __forceinline__ void tpg_consumer(const tpg_gemm_params &p, const tpg
     bool gave_up = false;
     /* this warpgroup's first A row inside a slot: (wg * kSlabs + j) * 64 rows of 128 bytes */
     const uint32_t a_off = (uint32_t)(wg * kSlabs) * 64u * 128u;
+    tpg_epi_state est = {0u, nullptr, true};
+    for (int s = 0; s < p.num_stages; ++s) {
+        if (p.stage[s].wait_flag) est.defer = false; /* see epilogue.cuh: never defer across a wait */
+        if ((ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].d_map);
+    }
 
     for (int gid = blockIdx.x; gid < g.total; gid += gridDim.x) {
         const tpg_tile tile = tpg_decode_tile(g, gid);
@@ -166,8 +176,9 @@ __device__ __forceinline__ void tpg_consumer(const tpg_gemm_params &p, const tpg
         if (prev_slot >= 0 && warp_leader) tpg_mbar_arrive(empty + 8 * prev_slot);
 
         tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs>(p, p.stage[tile.stage], tile, acc, scale,
-                                                                       epoch, ctid, gave_up);
+                                                                       epoch, ctid, gave_up, est, sD);
     }
+    tpg_epilogue_finish<kConsumers>(est, epoch, ctid);
 }
 
 } /* namespace */
@@ -179,7 +190,8 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
     const uint32_t base = (tpg_smem_addr(tpg_smem) + 1023u) & ~1023u;
     const uint32_t sA = base;
     const uint32_t sB = sA + kStages * kABytes;
-    const uint32_t full = sB + kStages * kBBytes; /* kStages mbarriers of 8 bytes */
+    const uint32_t sD = sB + kStages * kBBytes;   /* epilogue chunk buffers, 1024-aligned */
+    const uint32_t full = sD + kEpiBytes;         /* kStages mbarriers of 8 bytes */
     const uint32_t empty = full + 8 * kStages;    /* kStages mbarriers of 8 bytes */
 
     const unsigned int epoch = tpg_load_epoch(p); /* every thread, once */
@@ -200,7 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
         if (threadIdx.x == 0) tpg_producer(p, g, epoch, sA, sB, full, empty);
     } else {
         tpg_setmaxnreg_inc<kConsumerRegs>();
-        tpg_consumer(p, g, epoch, sA, sB, full, empty, threadIdx.x - 128);
+        tpg_consumer(p, g, epoch, sA, sB, sD, full, empty, threadIdx.x - 128);
     }
 }
 

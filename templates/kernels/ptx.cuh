@@ -1,4 +1,5 @@
-/* Inline-PTX wrappers for the sm90 GEMM family: mbarriers, TMA loads, proxy fences, setmaxnreg.
+/* Inline-PTX wrappers for the sm90 GEMM family: mbarriers, TMA loads/stores, stmatrix, proxy fences,
+ * setmaxnreg.
  * (wgmma lives in wgmma.cuh, cross-device flags in sync.cuh.)
  *
  * Every wrapper is one PTX instruction (or a tiny loop around one) with the memory clobber that keeps
@@ -84,6 +85,44 @@ __device__ __forceinline__ void tpg_tma_load_2d(uint32_t dst, const CUtensorMap 
         " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(x), "r"(y)
         : "memory");
+}
+
+/* 3-D tiled TMA store of the smem box at `src` to (x = column, y = row, z = batch) of `map`
+ * (cp.async.bulk.tensor, bulk-group completion). Parts of the box outside the map's extent are not
+ * written, which is how ragged tiles are clipped. */
+__device__ __forceinline__ void tpg_tma_store_3d(const CUtensorMap *map, uint32_t src, int x, int y, int z)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(x), "r"(y), "r"(z)
+                 : "memory");
+}
+
+__device__ __forceinline__ void tpg_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/* Wait until at most N of this thread's bulk groups are pending *reading* smem (the smem may then be
+ * reused; the global writes may still be in flight). */
+template <int N> __device__ __forceinline__ void tpg_bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+/* Wait until all of this thread's bulk groups are complete, global writes included (before a flag
+ * that publishes them, and before the CTA exits). */
+__device__ __forceinline__ void tpg_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+/* Four 8x8 b16 matrices to smem: lane i gives the row address of matrix i/8, row i%8; register q
+ * of every lane holds its two elements of matrix q (the wgmma accumulator fragment layout). */
+__device__ __forceinline__ void tpg_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+__device__ __forceinline__ void tpg_st_shared_v2(uint32_t addr, float x, float y)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
 /* ---- fences ------------------------------------------------------------------------------------ */

@@ -4,9 +4,12 @@
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
  *   metric = max|d - ref| / max|ref| over the checked extent (NaN anywhere = failure).
- * Cases: plain GEMM (square and ragged), alpha/beta with C and L = 2 batches, a two-stage local
- * reduce-scatter ring (signal_flags -> partial_flags), a stage wait flag already raised, a wait flag
- * never raised (must time out and report TPG_DEVICE_TIMEOUT), and timing against cuBLAS.
+ * Cases: plain GEMM (square and ragged), alpha/beta with C and L = 2 batches into a padded D (the padding
+ * must keep its poison: TMA-store clipping), two-stage local reduce-scatter rings (signal_flags ->
+ * partial_flags; stage 0 writes a second local buffer standing in for a peer's slot; the larger one gives
+ * every CTA several tiles, so deferred flag flushes run), a stage wait flag already raised, a wait flag
+ * never raised (must time out and report TPG_DEVICE_TIMEOUT), and timing against cuBLAS on 8192^3 and
+ * local Llama GEMM shapes, bf16/fp16 interleaved.
  * C-style host code; the test (not the product) links cuBLAS.
  */
 #include <cublas_v2.h>
@@ -29,7 +32,7 @@ extern "C" const void *tpg_selftest_fp16_entry(void);
 #define BN 256
 #define BK 64
 #define THREADS 384
-#define SMEM_BYTES (4 * (BM + BN) * BK * 2 + 2048)
+#define SMEM_BYTES (4 * (BM + BN) * BK * 2 + 2 * BM * 128 + 2048)
 
 #define CK(x)                                                                                       \
     do {                                                                                            \
@@ -102,6 +105,14 @@ __global__ void compare(const T *D, long long d_ld, long long d_batch, const flo
     atomicMax(&stats[1], __float_as_uint(fabsf(r)));
 }
 
+/* counts elements of the padding columns [n, ld) that lost their 0xFFFF poison (TMA-store clipping) */
+__global__ void count_unpoisoned(const unsigned short *D, long long ld, int n, int m, int l, unsigned int *count)
+{
+    int j = n + blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y, b = blockIdx.z;
+    if (j >= ld || i >= m || b >= l) return;
+    if (D[((long long)b * m + i) * ld + j] != 0xFFFFu) atomicAdd(count, 1u);
+}
+
 /* ---- host helpers ------------------------------------------------------------------------------ */
 
 struct kern {
@@ -143,6 +154,33 @@ static void make_map(CUtensorMap *map, const kern &K, const void *base, unsigned
     }
 }
 
+/* Destination map as runtime/src/tensormap.c builds it: 3-D {n, m, l}, row stride ld, batch stride batch
+ * (elements), 128B swizzle, box {64, 64, 1}; the extent clips ragged tiles. */
+static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m, int l, long long ld, long long batch)
+{
+    if (l <= 1) batch = ld * m;
+    cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)l};
+    cuuint64_t strides[2] = {(cuuint64_t)ld * 2, (cuuint64_t)batch * 2};
+    cuuint32_t box[3] = {64, 64, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    CUresult r = g_encode(map, K.dtype == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                          base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled (D) failed (%d) n=%d m=%d l=%d ld=%lld\n", (int)r, n, m, l, ld);
+        exit(2);
+    }
+}
+
+/* Fills stage s's destination (pointer, strides and the TMA-store map) for extent m x n x l. */
+static void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch)
+{
+    p->stage[s].d = d;
+    p->stage[s].d_ld = ld;
+    p->stage[s].d_batch = batch;
+    make_dmap(&p->stage[s].d_map, K, d, p->n, p->m, p->l, ld, batch);
+}
+
 /* Common parameters: one device-resident epoch word and status word. */
 struct ctl {
     unsigned int *epoch, *status;
@@ -172,10 +210,10 @@ static unsigned int get_status(const ctl &c)
     return s;
 }
 
-static void launch(const kern &K, const tpg_gemm_params *p, cudaStream_t st)
+static void launch(const kern &K, const tpg_gemm_params *p, cudaStream_t st, int grid = 0)
 {
     void *args[1] = {(void *)p};
-    CK(cudaLaunchKernel(K.fn, dim3(g_num_sms), dim3(THREADS), args, SMEM_BYTES, st));
+    CK(cudaLaunchKernel(K.fn, dim3(grid ? grid : g_num_sms), dim3(THREADS), args, SMEM_BYTES, st));
 }
 
 /* Wait with a host-side watchdog so that a hung kernel is reported, not waited on forever. */
@@ -305,9 +343,7 @@ static void test_plain(const kern &K, const ctl &c, int m, int n, int k)
     make_map(&p.stage[0].b_map, K, B, n, k, BN);
     p.stage[0].a_batch_rows = m;
     p.stage[0].b_batch_rows = n;
-    p.stage[0].d = D;
-    p.stage[0].d_ld = n;
-    p.stage[0].d_batch = (long long)m * n;
+    set_dest(&p, 0, K, D, n, (long long)m * n);
     run_and_time_ms(K, &p);
     ref_dot_h(K, A, 0, B, 0, m, n, k, 1, 1.f, ref, 0);
     char name[64];
@@ -336,25 +372,29 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     make_map(&p.stage[0].b_map, K, B, (unsigned long long)l * n, k, BN);
     p.stage[0].a_batch_rows = m;
     p.stage[0].b_batch_rows = n;
-    p.stage[0].d = D;
-    p.stage[0].d_ld = dld;
-    p.stage[0].d_batch = (long long)m * dld;
+    set_dest(&p, 0, K, D, dld, (long long)m * dld);
     p.stage[0].c = C;
     p.stage[0].c_ld = n;
     p.stage[0].c_batch = (long long)m * n;
     run_and_time_ms(K, &p);
     ref_dot_h(K, A, m, B, n, m, n, k, l, 0.5f, ref, 0);
     ref_axpy_h(K, C, n, (long long)m * n, 1.0f, ref, m, n, l);
-    record_metric("alpha.5 beta1 C L2 1000x776x328", K, compare_h(K, D, dld, (long long)m * dld, ref, m, n, l),
-                  get_status(c), TPG_DEVICE_OK);
+    double metric = compare_h(K, D, dld, (long long)m * dld, ref, m, n, l);
+    unsigned int *cnt = (unsigned int *)dalloc(4), hc = 0;
+    CK(cudaMemset(cnt, 0, 4));
+    count_unpoisoned<<<dim3(1, m, l), 32>>>((const unsigned short *)D, dld, n, m, l, cnt);
+    CK(cudaMemcpy(&hc, cnt, 4, cudaMemcpyDeviceToHost));
+    cudaFree(cnt);
+    if (hc) printf("    %u elements written outside n (padding columns)\n", hc);
+    record_metric("alpha.5 beta1 C L2 1000x776x328", K, hc ? INFINITY : metric, get_status(c), TPG_DEVICE_OK);
     cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(D); cudaFree(ref);
 }
 
 /* (3) two-stage local reduce-scatter ring: stage 0 writes X and raises signal_flags[t]; stage 1 waits
  * on partial_flags[t] (= the same flags), adds X, writes D. Flags start at epoch-1 (stale). */
-static void test_ring(const kern &K, const ctl &c)
+static void test_ring(const kern &K, const ctl &c, int m, int n)
 {
-    const int m = 1000, n = 1000, k = 512, epoch = 5;
+    const int k = 512, epoch = 5;
     const int tiles = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
     void *A = dalloc((size_t)2 * m * k * 2), *B = dalloc((size_t)2 * n * k * 2);
     void *X = dalloc((size_t)m * n * 2), *D = dalloc((size_t)m * n * 2);
@@ -378,9 +418,7 @@ static void test_ring(const kern &K, const ctl &c)
         sp->b_row0 = s * n;
         sp->a_batch_rows = 2 * m;
         sp->b_batch_rows = 2 * n;
-        sp->d = s == 0 ? X : D;
-        sp->d_ld = n;
-        sp->d_batch = (long long)m * n;
+        set_dest(&p, s, K, s == 0 ? X : D, n, (long long)m * n); /* X: the "peer" slot */
     }
     p.stage[0].signal_flags = F;
     p.stage[1].partial = X;
@@ -396,7 +434,9 @@ static void test_ring(const kern &K, const ctl &c)
     int flags_ok = 1;
     for (int i = 0; i < tiles; ++i) flags_ok &= hf[i] == (unsigned int)epoch;
     if (!flags_ok) printf("    signal flags not all raised to the epoch\n");
-    record_metric("2-stage ring partial+flags", K, flags_ok ? metric : INFINITY, get_status(c), TPG_DEVICE_OK);
+    char name[64];
+    snprintf(name, 64, "2-stage ring partial+flags %dx%d", m, n);
+    record_metric(name, K, flags_ok ? metric : INFINITY, get_status(c), TPG_DEVICE_OK);
     free(hf);
     cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(ref);
 }
@@ -425,9 +465,7 @@ static void test_wait(const kern &K, const ctl &c, int raised)
         sp->a_row0 = s * m;
         sp->a_batch_rows = 2 * m;
         sp->b_batch_rows = n;
-        sp->d = (char *)D + (size_t)s * m * n * 2;
-        sp->d_ld = n;
-        sp->d_batch = 2ll * m * n;
+        set_dest(&p, s, K, (char *)D + (size_t)s * m * n * 2, n, 2ll * m * n);
     }
     p.stage[1].wait_flag = W;
     double ms = run_and_time_ms(K, &p);
@@ -445,9 +483,9 @@ static void test_wait(const kern &K, const ctl &c, int raised)
 }
 
 /* (6) timing at 8192^3, interleaved with cuBLAS (same layouts: D^T = B . A^T in column-major terms) */
-static void test_perf(const kern &K, const ctl &c, cublasHandle_t h)
+static void test_perf(const kern &K, const ctl &c, cublasHandle_t h, int m, int n, int k)
 {
-    const int m = 8192, n = 8192, k = 8192, warm = 20, iters = 50, chunk = 10;
+    const int warm = 20, iters = 50, chunk = 10;
     void *A = dalloc((size_t)m * k * 2), *B = dalloc((size_t)n * k * 2);
     void *D = dalloc((size_t)m * n * 2), *Dc = dalloc((size_t)m * n * 2);
     rand_fill(K, A, (size_t)m * k, g_seed++);
@@ -460,9 +498,7 @@ static void test_perf(const kern &K, const ctl &c, cublasHandle_t h)
     make_map(&p.stage[0].b_map, K, B, n, k, BN);
     p.stage[0].a_batch_rows = m;
     p.stage[0].b_batch_rows = n;
-    p.stage[0].d = D;
-    p.stage[0].d_ld = n;
-    p.stage[0].d_batch = (long long)m * n;
+    set_dest(&p, 0, K, D, n, (long long)m * n);
     const float one = 1.f, zero = 0.f;
     const cudaDataType_t dt = K.dtype == 0 ? CUDA_R_16BF : CUDA_R_16F;
 #define CUBLAS_CALL()                                                                                           \
@@ -484,7 +520,7 @@ static void test_perf(const kern &K, const ctl &c, cublasHandle_t h)
     rand_fill(K, B, (size_t)n * k, g_seed++);
     cudaEvent_t e[4];
     for (int i = 0; i < 4; ++i) CK(cudaEventCreate(&e[i]));
-    double t_ours = 0, t_cublas = 0;
+    double t_ours = 0, t_cublas = 0, t_128 = 0; /* t_128: the same kernel on a 128-CTA grid */
     for (int r = 0; r < iters / chunk; ++r) {
         float ms;
         CK(cudaEventRecord(e[0], 0));
@@ -492,11 +528,15 @@ static void test_perf(const kern &K, const ctl &c, cublasHandle_t h)
         CK(cudaEventRecord(e[1], 0));
         for (int i = 0; i < chunk; ++i) CUBLAS_CALL();
         CK(cudaEventRecord(e[2], 0));
+        for (int i = 0; i < chunk; ++i) launch(K, &p, 0, 128);
+        CK(cudaEventRecord(e[3], 0));
         sync_watchdog(60.0);
         CK(cudaEventElapsedTime(&ms, e[0], e[1]));
         t_ours += ms;
         CK(cudaEventElapsedTime(&ms, e[1], e[2]));
         t_cublas += ms;
+        CK(cudaEventElapsedTime(&ms, e[2], e[3]));
+        t_128 += ms;
     }
 #undef CUBLAS_CALL
     const double flop = 2.0 * m * n * (double)k;
@@ -504,13 +544,17 @@ static void test_perf(const kern &K, const ctl &c, cublasHandle_t h)
     unsigned int st = get_status(c);
     char v[48];
     snprintf(v, 48, "%.1f TFLOP/s vs cuBLAS %.1f = %.3f", tf_ours, tf_cublas, tf_ours / tf_cublas);
-    record("perf 8192^3 (50 iters)", K, v, "info", st == TPG_DEVICE_OK);
-    printf("    ours %.3f ms/iter, cuBLAS %.3f ms/iter\n", t_ours / iters, t_cublas / iters);
+    char name[64];
+    snprintf(name, 64, "perf %dx%dx%d", m, n, k);
+    record(name, K, v, "info", st == TPG_DEVICE_OK);
+    printf("    ours %.3f ms/iter, cuBLAS %.3f ms/iter, ours on 128 CTAs %.3f ms/iter (%.1f TFLOP/s)\n", t_ours / iters,
+           t_cublas / iters, t_128 / iters, flop * iters / (t_128 * 1e-3) / 1e12);
     /* the timed output against cuBLAS's (expanded to fp32 with beta = 1 on a zeroed buffer) */
     float *refc = (float *)dalloc((size_t)m * n * 4);
     CK(cudaMemset(refc, 0, (size_t)m * n * 4));
     ref_axpy_h(K, Dc, n, 0, 1.f, refc, m, n, 1);
-    record_metric("perf output vs cuBLAS", K, compare_h(K, D, n, 0, refc, m, n, 1), st, TPG_DEVICE_OK);
+    snprintf(name, 64, "perf output vs cuBLAS %dx%dx%d", m, n, k);
+    record_metric(name, K, compare_h(K, D, n, 0, refc, m, n, 1), st, TPG_DEVICE_OK);
     cudaFree(refc);
     for (int i = 0; i < 4; ++i) cudaEventDestroy(e[i]);
     cudaFree(A); cudaFree(B); cudaFree(D); cudaFree(Dc);
@@ -548,12 +592,19 @@ int main(int argc, char **argv)
         test_plain(K, c, 2048, 2048, 1024);
         test_plain(K, c, 1000, 1000, 520);
         test_alpha_beta(K, c);
-        test_ring(K, c);
+        test_ring(K, c, 1000, 1000);
+        test_ring(K, c, 4000, 2040); /* several tiles per CTA: deferred flag flushes */
+        test_plain(K, c, 4000, 3000, 1000);
         test_wait(K, c, 1);
         test_wait(K, c, 0);
     }
+    /* 8192^3 and local GEMMs of the Llama shapes at TP = 2 (AG: M x N/2 x K, RS: M x N x K/2), bf16 and
+     * fp16 interleaved per shape (the card heats up: compare ratios, not absolute numbers) */
+    static const int shapes[][3] = {{8192, 8192, 8192},  {16384, 5120, 8192}, {8192, 3072, 4096}, {16384, 8192, 4096},
+                                    {8192, 4096, 2048},  {4096, 4096, 4096},  {16384, 28672, 8192}, {8192, 8192, 8192}};
     if (!skip_perf)
-        for (int i = 0; i < 2; ++i) test_perf(ks[i], c, h);
+        for (int sh = 0; sh < (int)(sizeof shapes / sizeof shapes[0]); ++sh)
+            for (int i = 0; i < 2; ++i) test_perf(ks[i], c, h, shapes[sh][0], shapes[sh][1], shapes[sh][2]);
     cublasDestroy(h);
 
     printf("\n| case | dtype | result | bound | ok |\n|---|---|---|---|---|\n");

@@ -25,7 +25,7 @@ inst() { # name ab cd
 #define TPG_CONSUMERS 2
 #define TPG_CLUSTER_M 1
 #define TPG_CLUSTER_N 1
-#define TPG_SMEM_BYTES $((4 * (128 + 256) * 64 * 2 + 2048))
+#define TPG_SMEM_BYTES $((4 * (128 + 256) * 64 * 2 + 2 * 128 * 128 + 2048))
 #include "gemm_sm90.cuh"
 EOT
     "$NVCC" "${FLAGS[@]}" -c "$out/inst_$1.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||

@@ -5,6 +5,7 @@
  * never comes. Run: build/tests/gpu_timeout [timeout_ms]. Exit 0 on success, 1 on a failed
  * expectation, 3 when fewer than 2 CUDA devices are visible (the caller reports a skip).
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -38,6 +38,10 @@ const char *tpg_args_usage(void) {
            "  --tp N                      TP degree (default: the number of visible GPUs; 2 if none),\n"
            "  --dtype bf16|fp16           and operand type (default bf16)\n"
            "  --devices 0,1               CUDA ordinals of the ranks (default 0..tp-1)\n"
+           "Model presets (schedules.yaml models:, e.g. llama3-8b, llama3-70b, llama3-405b):\n"
+           "  --model NAME                run each GEMM of one layer (qkv, attn_out, gate_up, down) with the\n"
+           "                              config of the dispatch table, and print a per-layer table\n"
+           "  --tokens N                  M of every GEMM (default: the preset's), with --tp and --dtype\n"
            "Run:\n"
            "  --iterations N              timed runs (default 100)\n"
            "  --warmup-iterations N       untimed runs first (default 10)\n"
@@ -157,7 +161,8 @@ static const flag_t flags[] = {
     {"--dtype", F_DTYPE},      {"--devices", F_DEVICES},  {"--seed", F_SEED},
     {"--timeout-ms", F_I64POS}, {"--list", F_NONE},       {"--json", F_NONE},
     {"--check", F_NONE},       {"--no-check", F_NONE},    {"--dry-run", F_NONE},
-    {"--help", F_NONE},        {"-h", F_NONE},
+    {"--help", F_NONE},        {"-h", F_NONE},            {"--model", F_STR},
+    {"--tokens", F_I64POS},
 };
 
 static int apply_switch(const char *name, tpg_cli_args *a) {
@@ -188,7 +193,9 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
         else if (!strcmp(name, "--n")) a->n = i;
         else if (!strcmp(name, "--k")) a->k = i;
         else if (!strcmp(name, "--l")) a->l = i;
+        else if (!strcmp(name, "--tokens")) a->tokens = i;
         else a->timeout_ms = i;
+        if (name[2] && !name[3]) a->shape_set |= name[2] == 'm' || name[2] == 'n' || name[2] == 'k';
         return 0;
     }
     case F_INTPOS:
@@ -216,6 +223,7 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
     case F_STR:
         if (!*v) return fail(msg, cap, "tpgemm: %s expects a name, got ''", name);
         if (!strcmp(name, "--config")) a->config = v;
+        else if (!strcmp(name, "--model")) a->model = v;
         else a->schedule = v;
         return 0;
     case F_TP:
@@ -277,6 +285,10 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
     }
     if (a->config && (a->schedule || a->dtype_set))
         return fail(msg, cap, "tpgemm: --config %s names the schedule and dtype; drop --schedule/--dtype", a->config);
+    if (a->model && (a->config || a->schedule || a->shape_set))
+        return fail(msg, cap, "tpgemm: --model %s sets each layer's config, N and K; drop %s (use --tokens for M)",
+                    a->model, a->config ? "--config" : a->schedule ? "--schedule" : "--m/--n/--k");
+    if (a->tokens && !a->model) return fail(msg, cap, "tpgemm: --tokens needs --model NAME (use --m otherwise)");
     if (a->tp && a->num_devices && a->tp != a->num_devices)
         return fail(msg, cap, "tpgemm: --tp %d does not match the %d devices of --devices", a->tp, a->num_devices);
     return 0;

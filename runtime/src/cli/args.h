@@ -33,6 +33,9 @@ typedef struct tpg_cli_args {
     int list, json, check, dry_run, help;
     uint64_t seed;             /* --seed (TPG_CLI_DEFAULT_SEED) */
     int64_t timeout_ms;        /* --timeout-ms, 0 = the runtime's default */
+    const char *model;         /* --model NAME: run each layer of a preset (dispatch table), or NULL */
+    int64_t tokens;            /* --tokens M with --model, 0 = the preset's default */
+    int shape_set;             /* --m, --n or --k given (they conflict with --model) */
 } tpg_cli_args;
 
 /* Fills the defaults listed above (check on, everything else off). */

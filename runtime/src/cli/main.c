@@ -1,79 +1,15 @@
 /* build/tpgemm: runs, checks and times one generated tensor-parallel GEMM config (see --help).
- * Flow: parse -> select config -> validate shape -> [--dry-run: plan] -> enough GPUs? -> context, op,
- * shards filled from the hash -> warm-up -> check (poisoned output, reference, 3-run determinism) -> timing. */
-#include <cuda_runtime_api.h>
+ * Flow: parse -> [--model: model.c] -> select config -> validate shape -> [--dry-run: plan] -> enough
+ * GPUs? -> the GPU run (run.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "../plan.h"
-#include "../reference.h"
 #include "../shapes.h"
 #include "../tables.h"
-#include "args.h"
-#include "report.h"
-
-enum { EXIT_PASSED = 0, EXIT_CHECK_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_GPU = 3, EXIT_TIMEOUT = 4, EXIT_RUNTIME = 5 };
-
-typedef struct run_state {
-    tpg_ctx *ctx;
-    tpg_op *op;
-    int tp;
-    cudaStream_t stream[TPG_CLI_MAX_DEVICES];
-    void *a[TPG_CLI_MAX_DEVICES], *b[TPG_CLI_MAX_DEVICES], *c[TPG_CLI_MAX_DEVICES], *d[TPG_CLI_MAX_DEVICES];
-    size_t d_bytes[TPG_CLI_MAX_DEVICES];
-    tpg_shard_shape shape[TPG_CLI_MAX_DEVICES];
-    cudaEvent_t start[TPG_CLI_MAX_DEVICES], stop[TPG_CLI_MAX_DEVICES];
-} run_state;
+#include "run.h"
 
 static char g_msg[1536];
-
-static int exit_code_of(tpg_status st) {
-    switch (st) {
-    case TPG_OK: return EXIT_PASSED;
-    case TPG_ERR_INVALID_ARGUMENT:
-    case TPG_ERR_UNKNOWN_CONFIG:
-    case TPG_ERR_SHAPE:
-    case TPG_ERR_ALIGNMENT:
-    case TPG_ERR_UNSUPPORTED: return EXIT_USAGE;
-    case TPG_ERR_NO_DEVICE:
-    case TPG_ERR_NOT_HOPPER:
-    case TPG_ERR_NO_P2P: return EXIT_NO_GPU;
-    case TPG_ERR_TIMEOUT: return EXIT_TIMEOUT;
-    default: return EXIT_RUNTIME;
-    }
-}
-
-/* Records a failed step in g_msg and returns its exit code. */
-static int step_failed(const char *what, tpg_status st, const char *detail) {
-    snprintf(g_msg, sizeof g_msg, "tpgemm: %s: %s%s%s", what, tpg_status_string(st), detail && *detail ? ": " : "",
-             detail ? detail : "");
-    return exit_code_of(st);
-}
-
-static int cuda_failed(const char *what, cudaError_t e) {
-    snprintf(g_msg, sizeof g_msg, "tpgemm: %s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
-    return EXIT_RUNTIME;
-}
-
-#define STEP(what, expr, detail)                                                                     \
-    do {                                                                                             \
-        tpg_status st_ = (expr);                                                                     \
-        if (st_ != TPG_OK) return step_failed((what), st_, (detail));                                \
-    } while (0)
-#define CUDA_STEP(what, expr)                                                                        \
-    do {                                                                                             \
-        cudaError_t e_ = (expr);                                                                     \
-        if (e_ != cudaSuccess) return cuda_failed((what), e_);                                       \
-    } while (0)
-
-static int visible_devices(void) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return n;
-}
 
 /* Default TP: --devices count, else the visible GPUs (the largest generated TP that fits), else 2. */
 static int default_tp(const tpg_cli_args *a, int visible) {
@@ -124,208 +60,6 @@ static int select_config(const tpg_cli_args *a, int visible, int *index) {
     return 0;
 }
 
-/* ---- the GPU run ----------------------------------------------------------------------------------- */
-
-static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
-    tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
-    cc.tp = s->tp;
-    cc.devices = a->num_devices ? a->devices : NULL;
-    cc.timeout_ns = (uint64_t)a->timeout_ms * 1000000ull;
-    STEP("tpg_ctx_create", tpg_ctx_create(&cc, &s->ctx), tpg_last_error(NULL));
-
-    tpg_op_desc od = {cfg_index, a->m, a->n, a->k, a->l, a->alpha, a->beta};
-    STEP("tpg_op_create", tpg_op_create(s->ctx, &od, &s->op), tpg_last_error(s->ctx));
-
-    const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
-    const size_t sab = tpg_dtype_size(kd->dtype_ab), scd = tpg_dtype_size(kd->dtype_cd);
-    for (int r = 0; r < s->tp; r++) {
-        tpg_shard_shape *sh = &s->shape[r];
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        CUDA_STEP("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&s->stream[r], cudaStreamNonBlocking));
-        CUDA_STEP("cudaEventCreate", cudaEventCreate(&s->start[r]));
-        CUDA_STEP("cudaEventCreate", cudaEventCreate(&s->stop[r]));
-        STEP("tpg_op_shard_shape", tpg_op_shard_shape(s->op, r, sh), tpg_last_error(s->ctx));
-        const int64_t L = a->l;
-        s->d_bytes[r] = (size_t)(sh->d_rows * sh->d_cols * L) * scd;
-        CUDA_STEP("cudaMalloc(A shard)", cudaMalloc(&s->a[r], (size_t)(sh->a_rows * sh->a_cols * L) * sab));
-        CUDA_STEP("cudaMalloc(B shard)", cudaMalloc(&s->b[r], (size_t)(sh->b_rows * sh->b_cols * L) * sab));
-        CUDA_STEP("cudaMalloc(D shard)", cudaMalloc(&s->d[r], s->d_bytes[r]));
-        if (a->beta != 0.0f) CUDA_STEP("cudaMalloc(C shard)", cudaMalloc(&s->c[r], s->d_bytes[r]));
-        void *st = s->stream[r];
-        STEP("tpg_fill(A)", tpg_fill(kd->dtype_ab, s->a[r], sh->a_rows, sh->a_cols, sh->a_cols, L,
-                                     sh->a_rows * sh->a_cols, sh->a_row0, sh->a_col0, a->seed, st),
-             tpg_reference_last_error());
-        STEP("tpg_fill(B)", tpg_fill(kd->dtype_ab, s->b[r], sh->b_rows, sh->b_cols, sh->b_cols, L,
-                                     sh->b_rows * sh->b_cols, sh->b_row0, sh->b_col0, a->seed + 1, st),
-             tpg_reference_last_error());
-        if (s->c[r])
-            STEP("tpg_fill(C)", tpg_fill(kd->dtype_cd, s->c[r], sh->d_rows, sh->d_cols, sh->d_cols, L,
-                                         sh->d_rows * sh->d_cols, sh->d_row0, sh->d_col0, a->seed + 2, st),
-                 tpg_reference_last_error());
-        CUDA_STEP("cudaStreamSynchronize(fill)", cudaStreamSynchronize(s->stream[r]));
-    }
-    for (int r = 0; r < s->tp; r++) {
-        tpg_tensors t = {s->a[r], s->b[r], s->c[r], s->d[r], NULL, NULL};
-        STEP("tpg_op_set_tensors", tpg_op_set_tensors(s->op, r, &t), tpg_last_error(s->ctx));
-    }
-    return 0;
-}
-
-/* Runs the op `times` times and waits for every device (TPG_ERR_TIMEOUT -> exit 4). */
-static int run_and_sync(run_state *s, int times, const tpg_cli_args *a) {
-    for (int i = 0; i < times; i++)
-        STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
-    for (int r = 0; r < s->tp; r++) {
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        CUDA_STEP("cudaStreamSynchronize", cudaStreamSynchronize(s->stream[r]));
-    }
-    tpg_status st = tpg_op_sync(s->op);
-    if (st == TPG_ERR_TIMEOUT) {
-        snprintf(g_msg, sizeof g_msg,
-                 "tpgemm: a device waited longer than the timeout (%lld ms) for a peer; check that every rank runs "
-                 "and that peer access works: %s",
-                 a->timeout_ms ? (long long)a->timeout_ms : (long long)(TPG_DEFAULT_TIMEOUT_NS / 1000000ull),
-                 tpg_last_error(s->ctx));
-        return EXIT_TIMEOUT;
-    }
-    STEP("tpg_op_sync", st, tpg_last_error(s->ctx));
-    return 0;
-}
-
-static int poison_all(run_state *s) {
-    for (int r = 0; r < s->tp; r++) {
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        STEP("tpg_poison", tpg_poison(s->d[r], s->d_bytes[r], s->stream[r]), tpg_reference_last_error());
-    }
-    return 0;
-}
-
-static int checksum_all(run_state *s, uint64_t *sums) {
-    for (int r = 0; r < s->tp; r++) {
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        STEP("tpg_checksum", tpg_checksum(s->d[r], s->d_bytes[r], s->stream[r], &sums[r]), tpg_reference_last_error());
-    }
-    return 0;
-}
-
-/* Poisoned run + reference check on every rank, then two more poisoned runs compared bitwise. */
-static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd, tpg_cli_result *res) {
-    int rc;
-    uint64_t first[TPG_CLI_MAX_DEVICES], again[TPG_CLI_MAX_DEVICES];
-    if ((rc = poison_all(s)) || (rc = run_and_sync(s, 1, a))) return rc;
-    tpg_ref_problem p = {kd->dtype_ab, kd->dtype_cd, a->m, a->n, a->k, a->l, a->alpha, a->beta, a->seed};
-    res->max_error = 0.0;
-    res->rms_ref = 0.0;
-    res->full_check = 1;
-    for (int r = 0; r < s->tp; r++) {
-        const tpg_shard_shape *sh = &s->shape[r];
-        tpg_ref_shard shard = {s->d[r], sh->d_rows, sh->d_cols, sh->d_cols, sh->d_rows * sh->d_cols, sh->d_row0,
-                               sh->d_col0};
-        tpg_ref_result rr;
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        STEP("tpg_reference_check", tpg_reference_check(&p, &shard, a->seed * 31u + (uint64_t)r, s->stream[r], &rr),
-             tpg_reference_last_error());
-        if (!(rr.max_error <= res->max_error)) res->max_error = rr.max_error;
-        if (rr.rms_ref > res->rms_ref) res->rms_ref = rr.rms_ref;
-        res->nonfinite += rr.nonfinite;
-        res->checked_elements += rr.checked;
-        res->full_check &= rr.full;
-    }
-    if ((rc = checksum_all(s, first))) return rc;
-    res->deterministic = 1;
-    for (int run = 0; run < 2; run++) {
-        if ((rc = poison_all(s)) || (rc = run_and_sync(s, 1, a)) || (rc = checksum_all(s, again))) return rc;
-        for (int r = 0; r < s->tp; r++)
-            if (again[r] != first[r]) res->deterministic = 0;
-    }
-    int ok = res->nonfinite == 0 && res->max_error <= res->eps && res->deterministic == 1;
-    res->check = ok ? TPG_CHECK_PASSED : TPG_CHECK_FAILED;
-    return 0;
-}
-
-/* Start event per device, `iterations` runs, stop events; runtime = max over devices / iterations. */
-static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
-    int rc;
-    if ((rc = run_and_sync(s, 0, a))) return rc;
-    for (int r = 0; r < s->tp; r++) {
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        CUDA_STEP("cudaEventRecord", cudaEventRecord(s->start[r], s->stream[r]));
-    }
-    for (int i = 0; i < a->iterations; i++)
-        STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
-    for (int r = 0; r < s->tp; r++) {
-        CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        CUDA_STEP("cudaEventRecord", cudaEventRecord(s->stop[r], s->stream[r]));
-    }
-    if ((rc = run_and_sync(s, 0, a))) return rc;
-    float worst = 0.0f;
-    for (int r = 0; r < s->tp; r++) {
-        float ms = 0.0f;
-        CUDA_STEP("cudaEventElapsedTime", cudaEventElapsedTime(&ms, s->start[r], s->stop[r]));
-        if (ms > worst) worst = ms;
-    }
-    res->avg_ms = worst / a->iterations;
-    res->tflops_per_gpu = 2.0 * (double)a->m * (double)a->n * (double)a->k * (double)a->l / s->tp /
-                          (res->avg_ms * 1e-3) / 1e12;
-    res->timed = 1;
-    return 0;
-}
-
-static void teardown(run_state *s) {
-    if (s->op) tpg_op_destroy(s->op);
-    for (int r = 0; s->ctx && r < s->tp; r++) {
-        if (cudaSetDevice(tpg_ctx_device(s->ctx, r)) != cudaSuccess) continue;
-        cudaFree(s->a[r]);
-        cudaFree(s->b[r]);
-        cudaFree(s->c[r]);
-        cudaFree(s->d[r]);
-        if (s->start[r]) cudaEventDestroy(s->start[r]);
-        if (s->stop[r]) cudaEventDestroy(s->stop[r]);
-        if (s->stream[r]) cudaStreamDestroy(s->stream[r]);
-    }
-    if (s->ctx) tpg_ctx_destroy(s->ctx);
-}
-
-static int run_gpu(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
-    run_state s;
-    memset(&s, 0, sizeof s);
-    s.tp = tpg_configs[cfg_index].schedule->tp;
-    int rc = setup(&s, a, cfg_index);
-    if (!rc && a->warmup) rc = run_and_sync(&s, a->warmup, a);
-    if (!rc && a->check) rc = check(&s, a, tpg_configs[cfg_index].kernel, res);
-    if (!rc) rc = time_runs(&s, a, res);
-    if (s.ctx) { /* the ranks' devices, for the report */
-        static int devs[TPG_CLI_MAX_DEVICES];
-        for (int r = 0; r < s.tp; r++) devs[r] = tpg_ctx_device(s.ctx, r);
-        res->devices = devs;
-        res->num_devices = s.tp;
-    }
-    teardown(&s);
-    if (!rc && res->check == TPG_CHECK_FAILED) rc = EXIT_CHECK_FAILED;
-    return rc;
-}
-
-/* ---- main -------------------------------------------------------------------------------------------- */
-
-static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_index) {
-    const tpg_config_desc *c = &tpg_configs[cfg_index];
-    tpg_plan_shape ps;
-    tpg_report_init(res);
-    res->config = c->name;
-    res->schedule = c->schedule->name;
-    res->kernel = c->kernel->name;
-    res->dtype = c->kernel->dtype_ab;
-    res->tp = c->schedule->tp;
-    res->m = a->m, res->n = a->n, res->k = a->k, res->l = a->l;
-    res->alpha = a->alpha, res->beta = a->beta;
-    res->iterations = a->iterations, res->warmup = a->warmup;
-    res->devices = a->devices, res->num_devices = a->num_devices;
-    res->seed = a->seed;
-    res->eps = a->eps_set ? a->eps : tpg_reference_default_eps(c->kernel->dtype_ab);
-    if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, &ps) == TPG_OK)
-        res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k;
-}
-
 int main(int argc, char **argv) {
     tpg_cli_args a;
     char msg[512];
@@ -343,9 +77,10 @@ int main(int argc, char **argv) {
         tpg_report_list(stdout, a.json);
         return 0;
     }
+    if (a.model) return tpg_cli_model(&a);
     /* The only CUDA call before the GPU run, and only when needed: the default TP or the GPU check. */
     int need_count = !a.dry_run || (!a.config && !a.tp && !a.num_devices);
-    int visible = need_count ? visible_devices() : 0;
+    int visible = need_count ? tpg_cli_visible_devices() : 0;
     if ((rc = select_config(&a, visible, &cfg))) {
         fprintf(stderr, "%s\n", g_msg);
         return rc;
@@ -372,13 +107,9 @@ int main(int argc, char **argv) {
         return EXIT_NO_GPU;
     }
     tpg_cli_result res;
-    fill_result(&res, &a, cfg);
-    g_msg[0] = '\0';
-    rc = run_gpu(&a, cfg, &res);
-    res.exit_code = rc;
-    if (g_msg[0]) res.error = g_msg;
+    rc = tpg_cli_run(&a, cfg, &res);
     tpg_report_result(stdout, &res, a.json);
     fflush(stdout);
-    if (g_msg[0]) fprintf(stderr, "%s\n", g_msg);
+    if (res.error) fprintf(stderr, "%s\n", res.error);
     return rc;
 }

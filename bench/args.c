@@ -1,0 +1,149 @@
+/* Problem table, command line and time estimate of build/bench/local_gemm. No CUDA here, so --dry-run and
+ * every usage error work (and are tested) on machines without a GPU. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* The eight shapes of measured-anchors.md (global M, N, K at TP = 2), each reduced to the GEMM one GPU runs:
+ * AG (column-parallel): the full gathered A times this GPU's N/2 columns; RS (row-parallel): this GPU's K/2
+ * slice, a full M x N partial. Then the two square ceilings of the same file. */
+#define AG(nm, M, N, K) {nm, "AG", M, N, K, M, (N) / 2, K}
+#define RS(nm, M, N, K) {nm, "RS", M, N, K, M, N, (K) / 2}
+#define SQ(nm, S) {nm, "GEMM", S, S, S, S, S, S}
+static const bench_problem k_problems[] = {
+    AG("405B-fc1", 16384, 106496, 16384), AG("70B-fc1", 16384, 57344, 8192), AG("70B-qkv", 16384, 10240, 8192),
+    AG("8B-qkv", 8192, 6144, 4096),       RS("405B-fc2", 16384, 16384, 53248), RS("70B-fc2", 16384, 8192, 28672),
+    RS("70B-o", 16384, 8192, 8192),       RS("8B-o", 8192, 4096, 4096),       SQ("gemm-8192", 8192),
+    SQ("gemm-4096", 4096),
+};
+#define NPROBLEMS ((int)(sizeof k_problems / sizeof k_problems[0]))
+/* --quick: a small AG, a small RS and the 8192^3 ceiling: every code path in under a minute. */
+static const char *const k_quick = "8B-qkv,8B-o,gemm-8192";
+
+void bench_args_defaults(bench_args *a) {
+    memset(a, 0, sizeof *a);
+    a->dtypes = 3;
+    a->out = "bench/results/local_gemm.json";
+    a->cool_s = 1.0;
+    a->burst_ms = 60.0; /* ~20 calls of 8192^3: the anchors' cool-card burst */
+    a->sustained_s = 1.0;
+    a->budget_s = 330.0; /* the brief's 6 minutes, less build and report */
+    a->seed = 2024;
+    a->device = 0;
+}
+
+const char *bench_usage(void) {
+    return "usage: local_gemm [--quick] [--problems NAME,...] [--dtype bf16|fp16|all] [--out PATH]\n"
+           "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
+           "                  [--device N] [--dry-run] [--help]\n"
+           "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
+           "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
+           "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096\n"
+           "--quick = --problems 8B-qkv,8B-o,gemm-8192. --dry-run prints the plan and estimate, writes the JSON\n"
+           "with null measurements and touches no GPU. Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU,\n"
+           "5 a CUDA / cuBLAS error.\n";
+}
+
+static int bad(char *msg, size_t cap, const char *flag, const char *val, const char *want) {
+    snprintf(msg, cap, "local_gemm: %s '%s': %s\n%s", flag, val ? val : "(missing)", want, bench_usage());
+    return BENCH_USAGE;
+}
+
+static int num(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
+int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap) {
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x;
+        if (!strcmp(f, "--quick")) a->quick = 1;
+        else if (!strcmp(f, "--dry-run")) a->dry_run = 1;
+        else if (!strcmp(f, "--help") || !strcmp(f, "-h")) a->help = 1;
+        else if (!v) return bad(msg, cap, f, NULL, "unknown flag, or a flag that needs a value");
+        else {
+            i++;
+            if (!strcmp(f, "--problems")) {
+                if (!*v) return bad(msg, cap, f, v, "give a comma-separated list of problem names");
+                a->problems = v;
+            } else if (!strcmp(f, "--dtype")) {
+                if (!strcmp(v, "bf16")) a->dtypes = 1;
+                else if (!strcmp(v, "fp16")) a->dtypes = 2;
+                else if (!strcmp(v, "all")) a->dtypes = 3;
+                else return bad(msg, cap, f, v, "use bf16, fp16 or all");
+            } else if (!strcmp(f, "--out")) {
+                if (!*v) return bad(msg, cap, f, v, "give the JSON file to write");
+                a->out = v;
+            }
+            /* The method's floors: a cool-down under 1 s leaves the card throttled, a window under 1 s is
+             * no sustained figure (measured-anchors.md, "The power cap"). */
+            else if (!strcmp(f, "--cool-s")) { if (num(v, 1.0, 60.0, &a->cool_s)) return bad(msg, cap, f, v, "seconds in [1, 60]"); }
+            else if (!strcmp(f, "--burst-ms")) { if (num(v, 1.0, 1000.0, &a->burst_ms)) return bad(msg, cap, f, v, "milliseconds in [1, 1000]"); }
+            else if (!strcmp(f, "--sustained-s")) { if (num(v, 1.0, 30.0, &a->sustained_s)) return bad(msg, cap, f, v, "seconds in [1, 30]"); }
+            else if (!strcmp(f, "--budget-s")) { if (num(v, 1.0, 36000.0, &a->budget_s)) return bad(msg, cap, f, v, "seconds in [1, 36000]"); }
+            else if (!strcmp(f, "--seed")) { if (num(v, 0.0, 4e18, &x) || x != floor(x)) return bad(msg, cap, f, v, "a non-negative integer"); a->seed = (uint64_t)x; }
+            else if (!strcmp(f, "--device")) { if (num(v, 0.0, 63.0, &x) || x != floor(x)) return bad(msg, cap, f, v, "a CUDA device ordinal 0..63"); a->device = (int)x; }
+            else return bad(msg, cap, f, v, "unknown flag");
+        }
+    }
+    return 0;
+}
+
+int bench_select(const bench_args *a, const bench_problem **out, int cap, char *msg, size_t cap_msg) {
+    const char *list = a->problems ? a->problems : a->quick ? k_quick : NULL;
+    int n = 0;
+    if (!list) {
+        for (int i = 0; i < NPROBLEMS && n < cap; i++) out[n++] = &k_problems[i];
+        return n;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < NPROBLEMS; i++)
+            if (!strcmp(tok, k_problems[i].name)) found = i;
+        if (found < 0) {
+            snprintf(msg, cap_msg, "local_gemm: unknown problem '%s' in --problems\n%s", tok, bench_usage());
+            return -1;
+        }
+        int dup = 0;
+        for (int j = 0; j < n; j++) dup |= out[j] == &k_problems[found];
+        if (!dup && n < cap) out[n++] = &k_problems[found];
+    }
+    if (!n) snprintf(msg, cap_msg, "local_gemm: --problems selects nothing\n%s", bench_usage());
+    return n ? n : -1;
+}
+
+int bench_tp1_configs(tpg_dtype dt, int *configs, int cap) {
+    int n = 0;
+    for (int i = 0; i < tpg_config_count(); i++) {
+        tpg_config_info ci;
+        if (tpg_config_get(i, &ci) != TPG_OK || ci.tp != 1 || ci.dtype != dt) continue;
+        /* Every schedule's TP = 1 config runs the same kernel with no communication: one per kernel. */
+        int seen = 0;
+        for (int j = 0; j < n; j++) {
+            tpg_config_info cj;
+            if (tpg_config_get(configs[j], &cj) == TPG_OK && !strcmp(cj.kernel, ci.kernel)) seen = 1;
+        }
+        if (!seen && n < cap) configs[n++] = i;
+    }
+    return n;
+}
+
+double bench_estimate_s(const bench_args *a, const bench_problem *p, int variants) {
+    const double t_call = 2.0 * (double)p->m * (double)p->n * (double)p->k / 700e12;
+    double burst = a->burst_ms * 1e-3;
+    if (burst < 3 * t_call) burst = 3 * t_call; /* at least 3 calls per burst */
+    const double setup = 1.5 + 12 * t_call; /* alloc, fill, graphs, checks, warm-up */
+    /* Sustained windows overshoot: calls are sized from the burst speed, the card runs ~15% slower hot. */
+    return setup + BENCH_BURST_REPS * (a->cool_s + variants * burst) + BENCH_ROUNDS * variants * a->sustained_s * 1.15;
+}

@@ -1,0 +1,138 @@
+/* bench/: the local-GEMM benchmark (build/bench/local_gemm), tpgemm at TP = 1 against cuBLASLt on one GPU.
+ * Benchmark only: this is the one place in the repository that links cuBLASLt; the product never does.
+ *
+ * Pieces (each file says why it is separate):
+ *   args.c      problem table, command line, run-time estimate (pure C, no CUDA: testable without a GPU)
+ *   output.c    JSON records and the closing table (pure C)
+ *   lt.c        cuBLASLt: one D = A.B^T plan with the heuristic's top algorithm
+ *   nvml.c      NVML through dlopen (energy, SM clock, power), so nothing links libnvidia-ml
+ *   compare.cu  max|d - ref| / max|ref| on the device (outputs are GiB; no host copy)
+ *   local_gemm.c  the measurement: check, interleaved burst and sustained windows
+ *   main.c      records, GPU checks (exit 3 without a Hopper GPU), budget, JSON, table
+ */
+#ifndef TPG_BENCH_H
+#define TPG_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tpgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, BENCH_RUNTIME = 5 };
+
+#define BENCH_MAX_VARIANTS 8     /* tpgemm kernels of one dtype (+ cuBLASLt) */
+#define BENCH_BURST_REPS 3
+#define BENCH_ROUNDS 2           /* sustained rounds; the later ones are reported */
+#define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
+#define BENCH_MAX_PROBLEMS 16
+
+/* One local problem: the per-GPU GEMM of a global TP = 2 layer (op "AG": M x N/2 x K, "RS": M x N x K/2)
+ * or a plain square GEMM (op "GEMM"). */
+typedef struct bench_problem {
+    const char *name, *op;
+    int64_t gm, gn, gk; /* the global shape (measured-anchors.md) */
+    int64_t m, n, k;    /* the local GEMM that is timed */
+} bench_problem;
+
+typedef struct bench_args {
+    int quick, dry_run, help;
+    int dtypes;               /* bit 0: bf16, bit 1: fp16 */
+    const char *problems;     /* --problems a,b or NULL */
+    const char *out;          /* JSON path */
+    double cool_s;            /* idle before each burst repetition (>= 1 s) */
+    double burst_ms;          /* target length of one burst window (calls clamped to 3..20) */
+    double sustained_s;       /* length of one sustained window (>= 1 s) */
+    double budget_s;          /* past this, remaining problems are recorded as not run */
+    uint64_t seed;
+    int device;
+} bench_args;
+
+void bench_args_defaults(bench_args *a);
+/* 0, or BENCH_USAGE with the offending flag and value in msg. */
+int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap);
+const char *bench_usage(void);
+/* The selected problems in table order; -1 (message in msg) for an unknown name. */
+int bench_select(const bench_args *a, const bench_problem **out, int cap, char *msg, size_t cap_msg);
+/* Distinct TP = 1 kernels of dtype: configs[i] = a config index for each (first config naming it). */
+int bench_tp1_configs(tpg_dtype dt, int *configs, int cap);
+/* Seconds one (problem, dtype) run should take, from the method's constants and a 700 TFLOP/s guess. */
+double bench_estimate_s(const bench_args *a, const bench_problem *p, int variants);
+
+/* One timed variant: a tpgemm config or cuBLASLt. NAN = not measured (null in JSON). */
+typedef struct bench_variant {
+    char config[96], kernel[128];
+    double burst_tflops, sustained_tflops, joules; /* burst: median of reps; sustained: later rounds */
+    double round_tflops[BENCH_ROUNDS], round_joules[BENCH_ROUNDS], round_seconds[BENCH_ROUNDS];
+    int round_calls[BENCH_ROUNDS];
+    unsigned round_clock_mhz[BENCH_ROUNDS]; /* SM clock near the end of each sustained window; 0 = unknown */
+    double round_power_w[BENCH_ROUNDS];
+    int check;           /* 1 pass, 0 fail, -1 not checked (cuBLAS itself, or an error) */
+    double max_error;    /* max|d - ref| / max|ref| against cuBLAS's output */
+    char error[256];
+} bench_variant;
+
+typedef struct bench_record {
+    const bench_problem *p;
+    tpg_dtype dtype;
+    uint64_t seed;
+    int best;            /* index into var of the best tpgemm config (passing first), -1 if none */
+    int nvar;            /* var[0] is cuBLASLt, var[1..] tpgemm configs */
+    bench_variant var[BENCH_MAX_VARIANTS];
+    double eps;
+    double cublas_ref_error; /* cuBLAS vs the fp32 reference of runtime/src/reference.h (sampled) */
+    int cublas_ref_check;
+    char cublas_algo[128];
+    int burst_calls;
+    unsigned burst_clock_mhz[BENCH_BURST_REPS]; /* read while each repetition's first burst window runs */
+    char error[256];     /* why the run stopped, "" if it did not */
+} bench_record;
+
+typedef struct bench_meta {
+    char gpu[128], driver[64], cuda[64], date[40], command[1024], energy_note[200];
+    const bench_args *args;
+} bench_meta;
+
+/* The measurement (local_gemm.c): a stream, events and the TP = 1 context, then one call per record. */
+typedef struct bench_env bench_env;
+bench_env *bench_env_new(const bench_args *a, tpg_ctx *tpg, char *err, size_t cap);
+void bench_env_free(bench_env *E);
+void bench_run_one(bench_env *E, bench_record *r); /* fills r (numbers, checks, error) */
+
+int bench_write_json(const char *path, const bench_record *r, int n, const bench_meta *m, char *msg, size_t cap);
+void bench_print_table(FILE *f, const bench_record *r, int n);
+
+/* ---- cuBLASLt (lt.c) ---- */
+typedef struct lt_gemm lt_gemm;
+/* Plans row-major D (m x n) = A (m x k, row-major) . B^T (B: n x k, row-major) in dt with fp32 compute. */
+int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
+              lt_gemm **out, char *msg, size_t cap);
+int lt_run(lt_gemm *g, void *stream); /* 0 or the cublasStatus_t */
+const char *lt_describe(const lt_gemm *g); /* the chosen algorithm, for the record */
+void lt_destroy(lt_gemm *g);
+void lt_shutdown(void);
+
+/* ---- NVML through dlopen (nvml.c); every getter returns 0 on success ---- */
+int nvml_open(const char *pci_bus_id, int index); /* 1 if usable; else nvml_note() says why */
+const char *nvml_note(void);
+int nvml_energy_mj(unsigned long long *mj);
+int nvml_sm_clock_mhz(unsigned *mhz);
+int nvml_power_w(double *w);
+int nvml_driver(char *buf, unsigned cap);
+void nvml_close(void);
+
+/* ---- device compare (compare.cu) ---- */
+/* max|d - ref| and max|ref| over n elements of dt (finite pairs only), and the count of non-finite d
+ * or ref elements. Synchronizes stream. 0 on success, else a CUDA error code with msg. */
+int bench_compare(tpg_dtype dt, const void *d, const void *ref, size_t n, void *stream, double *max_diff,
+                  double *max_ref, unsigned long long *nonfinite, char *msg, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_BENCH_H */

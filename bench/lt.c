@@ -1,0 +1,130 @@
+/* cuBLASLt baseline of the local-GEMM benchmark: the same problem as tpgemm, D = A . B^T with
+ *   A: M x K row-major (lda = K), B: N x K row-major (ldb = K, "K-major" like a Linear weight),
+ *   D: M x N row-major (ldd = N), bf16/fp16 in and out, fp32 compute and scale, alpha = 1, beta = 0.
+ *
+ * Layout derivation. cuBLASLt is column-major: a layout (rows, cols, ld) means element (i, j) sits at
+ * i + j*ld. A row-major R x C matrix with ld = C is therefore, byte for byte, the column-major C x R matrix
+ * with ld = C, i.e. its transpose. So our buffers, seen by cuBLASLt, are:
+ *   buffer A  = col-major A^T   (K x M, ld K)
+ *   buffer B  = col-major B^T   (K x N, ld K)
+ *   buffer D  = col-major D^T   (N x M, ld N)
+ * D = A . B^T  <=>  D^T = (A . B^T)^T = B . A^T.  In cuBLASLt's D = op(X) . op(Y) with m = N, n = M, k = K:
+ *   X = buffer B, stored K x N (ld K), transa = T  -> op(X) = (B^T)^T = B     (N x K)
+ *   Y = buffer A, stored K x M (ld K), transb = N  -> op(Y) = A^T             (K x M)
+ *   D = buffer D, stored N x M (ld N)              -> D^T = B . A^T           (N x M)   as required.
+ * This is cuBLAS's "TN" case, both operands K-contiguous: the layout Hopper's fastest kernels (and
+ * PyTorch's F.linear) use, so the baseline is not handicapped. Checked on the device against the fp32
+ * reference (cublas_ref_error in the JSON), which would catch a swapped operand or transpose. */
+#define _POSIX_C_SOURCE 200809L
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+
+#define LT_WORKSPACE ((size_t)32 << 20) /* 32 MiB, the brief's; what PyTorch gives cuBLASLt on Hopper */
+
+struct lt_gemm {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+    const void *a, *b;
+    void *d;
+    char desc[128];
+};
+
+static cublasLtHandle_t g_handle;
+static void *g_workspace;
+
+#define LT_TRY(what, expr)                                                                           \
+    do {                                                                                             \
+        cublasStatus_t s_ = (expr);                                                                  \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                           \
+            snprintf(msg, cap, "%s: cublas status %d", (what), (int)s_);                             \
+            lt_destroy(g);                                                                           \
+            return (int)s_ ? (int)s_ : -1;                                                           \
+        }                                                                                            \
+    } while (0)
+
+int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
+              lt_gemm **out, char *msg, size_t cap) {
+    *out = NULL;
+    if (dt != TPG_DTYPE_BF16 && dt != TPG_DTYPE_FP16) {
+        snprintf(msg, cap, "cuBLASLt baseline: dtype %s not supported here", tpg_dtype_name(dt));
+        return -1;
+    }
+    lt_gemm *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(msg, cap, "cuBLASLt baseline: out of host memory");
+        return -1;
+    }
+    if (!g_workspace && cudaMalloc(&g_workspace, LT_WORKSPACE) != cudaSuccess) {
+        (void)cudaGetLastError();
+        g_workspace = NULL;
+        snprintf(msg, cap, "cudaMalloc(cuBLASLt workspace, 32 MiB) failed");
+        free(g);
+        return -1;
+    }
+    if (!g_handle) LT_TRY("cublasLtCreate", cublasLtCreate(&g_handle));
+    const cudaDataType_t t = dt == TPG_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LT_TRY("cublasLtMatmulDescCreate", cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    LT_TRY("set TRANSA", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT_TRY("set TRANSB", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    /* See the derivation above: X = buffer B (K x N, ld K), Y = buffer A (K x M, ld K), D^T (N x M, ld N). */
+    LT_TRY("layout of B", cublasLtMatrixLayoutCreate(&g->la, t, (uint64_t)k, (uint64_t)n, k));
+    LT_TRY("layout of A", cublasLtMatrixLayoutCreate(&g->lb, t, (uint64_t)k, (uint64_t)m, k));
+    LT_TRY("layout of D", cublasLtMatrixLayoutCreate(&g->ld, t, (uint64_t)n, (uint64_t)m, n));
+
+    cublasLtMatmulPreference_t pref = NULL;
+    const uint64_t ws = LT_WORKSPACE;
+    LT_TRY("cublasLtMatmulPreferenceCreate", cublasLtMatmulPreferenceCreate(&pref));
+    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                                            sizeof ws);
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulAlgoGetHeuristic(g_handle, g->op, g->la, g->lb, g->ld, g->ld, pref, 1, &h, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    LT_TRY("cublasLtMatmulAlgoGetHeuristic", s);
+    if (!found) LT_TRY("cublasLtMatmulAlgoGetHeuristic found no algorithm", CUBLAS_STATUS_NOT_SUPPORTED);
+    g->algo = h.algo;
+    g->a = a, g->b = b, g->d = d;
+
+    int32_t id = -1;
+    uint32_t tile = 0, stages = 0;
+    size_t w;
+    cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+    snprintf(g->desc, sizeof g->desc, "algo %d, tile id %u, stages id %u, waves %.2f, workspace %zu B, cuBLASLt %zu",
+             (int)id, (unsigned)tile, (unsigned)stages, (double)h.wavesCount, h.workspaceSize,
+             (size_t)cublasLtGetVersion());
+    *out = g;
+    return 0;
+}
+
+int lt_run(lt_gemm *g, void *stream) {
+    const float alpha = 1.0f, beta = 0.0f;
+    /* beta = 0: C is not read; it is given D's pointer and layout as cuBLASLt requires a valid one. */
+    return (int)cublasLtMatmul(g_handle, g->op, &alpha, g->b, g->la, g->a, g->lb, &beta, g->d, g->ld, g->d, g->ld,
+                               &g->algo, g_workspace, LT_WORKSPACE, (cudaStream_t)stream);
+}
+
+const char *lt_describe(const lt_gemm *g) { return g ? g->desc : ""; }
+
+void lt_destroy(lt_gemm *g) {
+    if (!g) return;
+    if (g->ld) cublasLtMatrixLayoutDestroy(g->ld);
+    if (g->lb) cublasLtMatrixLayoutDestroy(g->lb);
+    if (g->la) cublasLtMatrixLayoutDestroy(g->la);
+    if (g->op) cublasLtMatmulDescDestroy(g->op);
+    free(g);
+}
+
+void lt_shutdown(void) {
+    if (g_handle) cublasLtDestroy(g_handle);
+    if (g_workspace) cudaFree(g_workspace);
+    g_handle = NULL, g_workspace = NULL;
+}

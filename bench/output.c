@@ -1,0 +1,167 @@
+/* JSON records and the closing table of build/bench/local_gemm. Pure C so the dry run exercises it without
+ * a GPU. The required field names (name, M, N, K, dtype, config, tpgemm_tflops, cublas_tflops,
+ * tpgemm_sustained_tflops, cublas_sustained_tflops, tpgemm_joules, cublas_joules) are read by
+ * bench/report.py and tests/test_bench_report.py: keep them exact. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void jstr(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* NaN and infinities are not JSON: they become null ("not measured"). */
+static void jnum(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "%.6g", v);
+    else fputs("null", f);
+}
+
+static void jcheck(FILE *f, int c) { fputs(c == 1 ? "\"pass\"" : c == 0 ? "\"fail\"" : "null", f); }
+
+static void jvariant(FILE *f, const bench_variant *v) {
+    fputs("{\"config\": ", f), jstr(f, v->config);
+    fputs(", \"kernel\": ", f), jstr(f, v->kernel);
+    fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
+    fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
+    fputs(", \"joules\": ", f), jnum(f, v->joules);
+    fputs(", \"rounds\": [", f);
+    for (int r = 0; r < BENCH_ROUNDS; r++) {
+        fprintf(f, "%s{\"calls\": %d, \"seconds\": ", r ? ", " : "", v->round_calls[r]);
+        jnum(f, v->round_seconds[r]);
+        fputs(", \"tflops\": ", f), jnum(f, v->round_tflops[r]);
+        fputs(", \"joules\": ", f), jnum(f, v->round_joules[r]);
+        fputs(", \"sm_clock_mhz_end\": ", f), jnum(f, v->round_clock_mhz[r] ? v->round_clock_mhz[r] : NAN);
+        fputs(", \"power_w_end\": ", f), jnum(f, v->round_power_w[r]);
+        fputs("}", f);
+    }
+    fputs("], \"check\": ", f), jcheck(f, v->check);
+    fputs(", \"max_error\": ", f), jnum(f, v->max_error);
+    fputs(", \"error\": ", f);
+    if (v->error[0]) jstr(f, v->error);
+    else fputs("null", f);
+    fputs("}", f);
+}
+
+static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
+    const bench_variant *cb = &r->var[0], *tp = r->best >= 0 ? &r->var[r->best] : NULL;
+    const bench_problem *p = r->p;
+    fputs("  {\"name\": ", f), jstr(f, p->name);
+    fprintf(f, ", \"M\": %lld, \"N\": %lld, \"K\": %lld, \"dtype\": ", (long long)p->m, (long long)p->n,
+            (long long)p->k);
+    jstr(f, tpg_dtype_name(r->dtype));
+    fputs(", \"config\": ", f);
+    if (tp) jstr(f, tp->config);
+    else fputs("null", f);
+    fputs(",\n   \"tpgemm_tflops\": ", f), jnum(f, tp ? tp->burst_tflops : NAN);
+    fputs(", \"cublas_tflops\": ", f), jnum(f, cb->burst_tflops);
+    fputs(", \"tpgemm_sustained_tflops\": ", f), jnum(f, tp ? tp->sustained_tflops : NAN);
+    fputs(", \"cublas_sustained_tflops\": ", f), jnum(f, cb->sustained_tflops);
+    fputs(", \"tpgemm_joules\": ", f), jnum(f, tp ? tp->joules : NAN);
+    fputs(", \"cublas_joules\": ", f), jnum(f, cb->joules);
+    fputs(",\n   \"op\": ", f), jstr(f, p->op);
+    fprintf(f, ", \"global\": {\"M\": %lld, \"N\": %lld, \"K\": %lld, \"tp\": %d}", (long long)p->gm,
+            (long long)p->gn, (long long)p->gk, strcmp(p->op, "GEMM") ? 2 : 1);
+    fputs(", \"kernel\": ", f);
+    if (tp) jstr(f, tp->kernel);
+    else fputs("null", f);
+    fputs(", \"check\": ", f), jcheck(f, tp ? tp->check : -1);
+    fputs(", \"max_error\": ", f), jnum(f, tp ? tp->max_error : NAN);
+    fputs(", \"eps\": ", f), jnum(f, r->eps);
+    fputs(", \"cublas_ref_error\": ", f), jnum(f, r->cublas_ref_error);
+    fputs(", \"cublas_ref_check\": ", f), jcheck(f, r->cublas_ref_check);
+    fputs(", \"cublas_algo\": ", f), jstr(f, r->cublas_algo);
+    fprintf(f, ",\n   \"burst_calls\": %d, \"clocks\": {\"burst_mhz\": [", r->burst_calls);
+    for (int i = 0; i < BENCH_BURST_REPS; i++) {
+        fputs(i ? ", " : "", f);
+        jnum(f, r->burst_clock_mhz[i] ? r->burst_clock_mhz[i] : NAN);
+    }
+    fputs("], \"tpgemm_sustained_end_mhz\": ", f);
+    jnum(f, tp && tp->round_clock_mhz[BENCH_ROUNDS - 1] ? tp->round_clock_mhz[BENCH_ROUNDS - 1] : NAN);
+    fputs(", \"cublas_sustained_end_mhz\": ", f);
+    jnum(f, cb->round_clock_mhz[BENCH_ROUNDS - 1] ? cb->round_clock_mhz[BENCH_ROUNDS - 1] : NAN);
+    fputs("},\n   \"variants\": [", f);
+    for (int i = 0; i < r->nvar; i++) {
+        fputs(i ? ",\n     " : "\n     ", f);
+        jvariant(f, &r->var[i]);
+    }
+    fprintf(f, "],\n   \"seed\": %llu, \"error\": ", (unsigned long long)r->seed);
+    if (r->error[0]) jstr(f, r->error);
+    else fputs("null", f);
+    fputs(",\n   \"gpu\": ", f), jstr(f, m->gpu);
+    fputs(", \"driver\": ", f), jstr(f, m->driver);
+    fputs(", \"cuda\": ", f), jstr(f, m->cuda);
+    fputs(", \"date\": ", f), jstr(f, m->date);
+    fputs(", \"energy_note\": ", f);
+    if (m->energy_note[0]) jstr(f, m->energy_note);
+    else fputs("null", f);
+    fprintf(f, ", \"method\": {\"cool_s\": %g, \"burst_ms\": %g, \"burst_reps\": %d, \"sustained_s\": %g, "
+               "\"rounds\": %d, \"chunks\": %d}",
+            m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_CHUNKS);
+    fputs(",\n   \"command\": ", f), jstr(f, m->command);
+    fputs("}", f);
+}
+
+int bench_write_json(const char *path, const bench_record *r, int n, const bench_meta *m, char *msg, size_t cap) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(msg, cap, "local_gemm: cannot write %s (does its folder exist?)", path);
+        return BENCH_RUNTIME;
+    }
+    fputs("[\n", f);
+    for (int i = 0; i < n; i++) {
+        jrecord(f, &r[i], m);
+        fputs(i + 1 < n ? ",\n" : "\n", f);
+    }
+    fputs("]\n", f);
+    if (fclose(f)) {
+        snprintf(msg, cap, "local_gemm: writing %s failed", path);
+        return BENCH_RUNTIME;
+    }
+    return 0;
+}
+
+static double ratio(double a, double b) { return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN; }
+
+static void cell(FILE *f, double v, const char *fmt) {
+    if (isfinite(v)) fprintf(f, fmt, v);
+    else fprintf(f, "%8s", "-");
+}
+
+/* Ratios are tpgemm / cuBLAS (J ratio: tpgemm's joules per GEMM over cuBLAS's: below 1 is better). */
+void bench_print_table(FILE *f, const bench_record *r, int n) {
+    fprintf(f, "\n%-10s %-5s %8s %8s %8s %8s %8s  %s\n", "name", "dtype", "tpgemm", "cublas", "burst", "sustain",
+            "J ratio", "check (TFLOP/s burst; ratios tpgemm/cublas)");
+    for (int dt = 0; dt < 2; dt++) {
+        double lsum[3] = {0, 0, 0};
+        int cnt[3] = {0, 0, 0};
+        for (int i = 0; i < n; i++) {
+            if ((int)r[i].dtype != dt) continue;
+            const bench_variant *cb = &r[i].var[0], *tp = r[i].best >= 0 ? &r[i].var[r[i].best] : NULL;
+            double q[3] = {ratio(tp ? tp->burst_tflops : NAN, cb->burst_tflops),
+                           ratio(tp ? tp->sustained_tflops : NAN, cb->sustained_tflops),
+                           ratio(tp ? tp->joules : NAN, cb->joules)};
+            fprintf(f, "%-10s %-5s ", r[i].p->name, tpg_dtype_name(r[i].dtype));
+            cell(f, tp ? tp->burst_tflops : NAN, "%8.1f"), fputc(' ', f);
+            cell(f, cb->burst_tflops, "%8.1f");
+            for (int j = 0; j < 3; j++) {
+                fputc(' ', f), cell(f, q[j], "%8.3f");
+                if (isfinite(q[j]) && q[j] > 0) lsum[j] += log(q[j]), cnt[j]++;
+            }
+            fprintf(f, "  %s%s%s\n", !tp ? "-" : tp->check == 1 ? "pass" : tp->check == 0 ? "FAIL" : "-",
+                    r[i].error[0] ? "  " : "", r[i].error);
+        }
+        if (cnt[0] + cnt[1] + cnt[2] == 0) continue;
+        fprintf(f, "%-10s %-5s %8s %8s", "geomean", dt ? "fp16" : "bf16", "", "");
+        for (int j = 0; j < 3; j++) fputc(' ', f), cell(f, cnt[j] ? exp(lsum[j] / cnt[j]) : NAN, "%8.3f");
+        fputc('\n', f);
+    }
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Turns build/bench/local_gemm's JSON into a markdown table, a PNG plot and the local-GEMM section of
+BENCHMARKS.md.
+
+    python3 bench/report.py bench/results/local_gemm.json [--markdown PATH] [--png PATH] [--benchmarks PATH]
+
+Ratios are tpgemm / cuBLAS measured in the same run (burst, sustained), and tpgemm's joules per GEMM over
+cuBLAS's (below 1 is better): under the power cap only same-run ratios compare (measured-anchors.md).
+Geometric means are per dtype over the problems where the ratio exists. The PNG needs matplotlib; without
+it the table is still written and a note goes to stderr. Exit: 0, or 2 for an unreadable / malformed JSON.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+REQUIRED = ("name", "M", "N", "K", "dtype", "config", "tpgemm_tflops", "cublas_tflops", "tpgemm_sustained_tflops",
+            "cublas_sustained_tflops", "tpgemm_joules", "cublas_joules")
+BEGIN, END = "<!-- local_gemm:begin -->", "<!-- local_gemm:end -->"
+RATIOS = (("burst", "tpgemm_tflops", "cublas_tflops"),
+          ("sustained", "tpgemm_sustained_tflops", "cublas_sustained_tflops"),
+          ("joules", "tpgemm_joules", "cublas_joules"))
+
+
+class ReportError(Exception):
+    pass
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            records = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ReportError(f"report.py: cannot read {path}: {e}")
+    if not isinstance(records, list):
+        raise ReportError(f"report.py: {path}: expected a JSON list of records, got {type(records).__name__}")
+    for i, r in enumerate(records):
+        missing = [k for k in REQUIRED if not isinstance(r, dict) or k not in r]
+        if missing:
+            raise ReportError(f"report.py: {path}: record {i} ({r.get('name', '?') if isinstance(r, dict) else r!r})"
+                              f" lacks field(s) {', '.join(missing)}")
+    return records
+
+
+def ratio(r, num, den):
+    a, b = r.get(num), r.get(den)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0 and b > 0:
+        return a / b
+    return None
+
+
+def geomean(values):
+    values = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summary(records):
+    """{dtype: {ratio name: (geomean or None, count)}} in first-seen dtype order."""
+    out = {}
+    for dt in dict.fromkeys(r["dtype"] for r in records):
+        rows = [r for r in records if r["dtype"] == dt]
+        out[dt] = {}
+        for name, num, den in RATIOS:
+            vals = [ratio(r, num, den) for r in rows]
+            vals = [v for v in vals if v is not None]
+            out[dt][name] = (geomean(vals), len(vals))
+    return out
+
+
+def fmt(v, spec):
+    return "–" if v is None else format(v, spec)
+
+
+def check_cell(r):
+    c = r.get("check")
+    cell = {"pass": "pass", "fail": "**FAIL**"}.get(c, "–")
+    if isinstance(r.get("max_error"), (int, float)):
+        cell += f" ({r['max_error']:.1e})"
+    if r.get("error"):
+        cell += f" — {r['error']}"
+    return cell
+
+
+def table(records):
+    head = ("| problem | op | local M×N×K | dtype | config | tpgemm burst | cuBLAS burst | ratio burst "
+            "| tpgemm sust. | cuBLAS sust. | ratio sust. | tpgemm J | cuBLAS J | J ratio | check (max err) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    order = list(dict.fromkeys(r["dtype"] for r in records))
+    for r in sorted(records, key=lambda r: order.index(r["dtype"])):  # stable: one block per dtype
+        rb, rs, rj = (ratio(r, num, den) for _, num, den in RATIOS)
+        lines.append(
+            f"| {r['name']} | {r.get('op', '')} | {r['M']}×{r['N']}×{r['K']} | {r['dtype']} | {r['config'] or '–'} "
+            f"| {fmt(r['tpgemm_tflops'], '.1f')} | {fmt(r['cublas_tflops'], '.1f')} | {fmt(rb, '.3f')} "
+            f"| {fmt(r['tpgemm_sustained_tflops'], '.1f')} | {fmt(r['cublas_sustained_tflops'], '.1f')} "
+            f"| {fmt(rs, '.3f')} | {fmt(r['tpgemm_joules'], '.4g')} | {fmt(r['cublas_joules'], '.4g')} "
+            f"| {fmt(rj, '.3f')} | {check_cell(r)} |")
+    for dt, s in summary(records).items():
+        (gb, nb), (gs, ns), (gj, nj) = s["burst"], s["sustained"], s["joules"]
+        lines.append(f"| **geomean {dt}** | | | {dt} | | | | **{fmt(gb, '.3f')}** ({nb}) | | | **{fmt(gs, '.3f')}** "
+                     f"({ns}) | | | **{fmt(gj, '.3f')}** ({nj}) | |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(records, png_rel=None):
+    first = records[0] if records else {}
+    text = ("TFLOP/s per GPU of the local GEMM (the per-GPU part of each TP = 2 layer of measured-anchors.md, "
+            "and two square GEMMs) on one GPU: the best shipped TP = 1 tpgemm config through the public API "
+            "against cuBLASLt, same data, same run. Burst: median of 3 short windows after ≥ 1 s idle; "
+            "sustained: ≥ 1 s windows back to back, later round; J: joules per GEMM (NVML) in that window. "
+            "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover.\n\n"
+            f"Run {first.get('date', '?')} on {first.get('gpu', '?')}, driver {first.get('driver', '?')}: "
+            f"`{first.get('command', '?')}`\n\n")
+    text += table(records)
+    if png_rel:
+        text += f"\n![local GEMM ratios]({png_rel})\n"
+    return text
+
+
+def plot(records, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report.py: matplotlib is not importable; wrote the table only (no PNG)", file=sys.stderr)
+        return False
+    dtypes = list(dict.fromkeys(r["dtype"] for r in records))
+    fig, axes = plt.subplots(len(dtypes), 1, figsize=(11, 3.6 * len(dtypes)), squeeze=False)
+    for ax, dt in zip(axes[:, 0], dtypes):
+        rows = [r for r in records if r["dtype"] == dt]
+        x = range(len(rows))
+        for i, (name, num, den) in enumerate(RATIOS):
+            ys = [ratio(r, num, den) or 0.0 for r in rows]
+            ax.bar([v + (i - 1) * 0.27 for v in x], ys, width=0.27, label=f"{name} ratio")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([r["name"] for r in rows], rotation=20)
+        ax.set_ylabel("tpgemm / cuBLAS")
+        ax.set_title(f"local GEMM, {dt} (joules: below 1 is better)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def update_benchmarks(path, section, first):
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+    else:
+        text = ("# Benchmarks\n\nMeasured on the lent GPU machine by the scripts in `bench/`; each section below is "
+                "rewritten by its script between its markers, with the date, GPU, driver and exact command of the "
+                f"run. First written {first.get('date', '?')} on {first.get('gpu', '?')}, driver "
+                f"{first.get('driver', '?')}.\n")
+    block = f"{BEGIN}\n## Local GEMM: tpgemm vs cuBLASLt, one GPU\n\n{section}{END}"
+    if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    elif BEGIN in text or END in text:
+        raise ReportError(f"report.py: {path} has only one of the markers {BEGIN} / {END}; fix it by hand")
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json")
+    ap.add_argument("--markdown", help="write the table here (default: beside the JSON, local_gemm.md)")
+    ap.add_argument("--png", help="write the plot here (default: beside the JSON, local_gemm.png)")
+    ap.add_argument("--benchmarks", help="update the local_gemm section of this BENCHMARKS.md")
+    args = ap.parse_args(argv)
+    try:
+        records = load(args.json)
+        base = os.path.dirname(os.path.abspath(args.json))
+        md_path = args.markdown or os.path.join(base, "local_gemm.md")
+        png_path = args.png or os.path.join(base, "local_gemm.png")
+        have_png = plot(records, png_path) if records else False
+        if not have_png and records and os.path.exists(png_path):  # e.g. made on the device, reported here
+            print(f"report.py: linking the existing {png_path} (not redrawn)", file=sys.stderr)
+            have_png = True
+        with open(md_path, "w") as f:
+            f.write(markdown(records, os.path.basename(png_path) if have_png else None))
+        if args.benchmarks:
+            rel = os.path.relpath(png_path, os.path.dirname(os.path.abspath(args.benchmarks))) if have_png else None
+            update_benchmarks(args.benchmarks, markdown(records, rel), records[0] if records else {})
+    except ReportError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(table(records), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

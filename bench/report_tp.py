@@ -1,0 +1,98 @@
+"""Renders bench/results/tp<N>.json as a markdown table into BENCHMARKS.md (between the
+`<!-- tp<N>:begin -->` / `<!-- tp<N>:end -->` markers) and a PNG bar chart (when matplotlib exists).
+
+    python3 bench/report_tp.py bench/results/tp2.json [--benchmarks BENCHMARKS.md] [--png out.png]
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tp_records import VARIANTS, geomean, ratio  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = ("# Benchmarks\n\nMeasured numbers of tpgemm against cuBLAS, NCCL + cuBLAS and PyTorch async TP. "
+          "Each section is written by a script; edit the scripts, not the tables.\n")
+
+
+def fmt(x, digits=0):
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def render(records, tp):
+    cols = ["shape", "op", "M", "N", "K", "tpgemm", "tpgemm local", "cuBLAS local", "NCCL+cuBLAS", "async TP",
+            "tpgemm / async TP", "tpgemm / NCCL+cuBLAS", "J/call tpgemm", "J/call async TP", "check"]
+    lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over ≥ 1 s windows, median of rounds; "
+             "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`).", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in records:
+        row = [r["name"], r["op"], str(r["M"]), str(r["N"]), str(r["K"])]
+        row += [fmt(r.get(f"{v}_tflops")) for v in VARIANTS]
+        row += [fmt(ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")), 3),
+                fmt(ratio(r.get("tpgemm_tflops"), r.get("nccl_cublas_tflops")), 3),
+                fmt(r.get("tpgemm_joules"), 3), fmt(r.get("torch_async_tp_joules"), 3), r.get("check", "–")]
+        lines.append("| " + " | ".join(row) + " |")
+    g_async = geomean([ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")) for r in records])
+    g_nccl = geomean([ratio(r.get("tpgemm_tflops"), r.get("nccl_cublas_tflops")) for r in records])
+    g_local = geomean([ratio(r.get("tpgemm_tflops"), r.get("cublas_local_tflops")) for r in records])
+    lines += ["", f"Geomean tpgemm / async TP: {fmt(g_async, 3)}; tpgemm / NCCL+cuBLAS: {fmt(g_nccl, 3)}; "
+              f"tpgemm / cuBLAS local: {fmt(g_local, 3)}. Checks passed: "
+              f"{sum(r.get('check') == 'passed' for r in records)}/{len(records)}."]
+    errors = [f"- {r['name']}: {k}: {v}" for r in records for k, v in (r.get("errors") or {}).items()]
+    if errors:
+        lines += ["", "Errors:", *errors]
+    return "\n".join(lines) + "\n"
+
+
+def replace_section(text, tp, body):
+    begin, end = f"<!-- tp{tp}:begin -->", f"<!-- tp{tp}:end -->"
+    block = f"{begin}\n{body}{end}"
+    if begin in text and end in text:
+        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    sep = "" if text.endswith("\n") or not text else "\n"
+    return f"{text}{sep}\n## Tensor-parallel GEMM, TP={tp}\n\n{block}\n"
+
+
+def plot(records, tp, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(12, 5))
+    width = 0.8 / len(VARIANTS)
+    for i, (v, label) in enumerate(VARIANTS.items()):
+        ys = [r.get(f"{v}_tflops") or 0 for r in records]
+        ax.bar([x + i * width for x in range(len(records))], ys, width, label=label)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(records))], [r["name"] for r in records])
+    ax.set_ylabel("per-GPU TFLOP/s (sustained)")
+    ax.set_title(f"TP={tp}, bf16")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("json")
+    p.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
+    p.add_argument("--png", default=None, help="default: next to the JSON, tp<N>.png")
+    a = p.parse_args(argv)
+    records = json.loads(Path(a.json).read_text())
+    tp = records[0]["tp"] if records else 0
+    body = render(records, tp)
+    bench = Path(a.benchmarks)
+    text = bench.read_text() if bench.exists() else HEADER
+    bench.write_text(replace_section(text, tp, body))
+    png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
+    if plot(records, tp, png):
+        print(f"plot: {png}")
+    print(body, end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The TP benchmark on the device machine: builds libtpgemm.so, runs bench/tp_bench.py with one process
+# per GPU (torchrun), keeps the logs in $OUT and prints the table last.
+#   bench/run_tp.sh [--tp N] [tp_bench.py args...]     (N defaults to every visible GPU)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
+TP=$(nvidia-smi -L | wc -l)
+if [[ "${1:-}" == "--tp" ]]; then TP=$2; shift 2; fi
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+{ nvidia-smi; nvidia-smi topo -m; } > "$OUT/tp${TP}_gpus.log" 2>&1 || true
+ninja build/libtpgemm.so > "$OUT/tp${TP}_build.log" 2>&1 || { tail -40 "$OUT/tp${TP}_build.log"; exit 1; }
+status=0
+OUT="$OUT" timeout 480 python3 -m torch.distributed.run --standalone --nproc_per_node="$TP" bench/tp_bench.py "$@" \
+    > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
+tail -60 "$OUT/tp${TP}_run.log"
+[[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past 480 s and was stopped" >&2
+if [[ -f "$OUT/tp${TP}.json" ]]; then
+    python3 bench/report_tp.py "$OUT/tp${TP}.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/tp${TP}_table.md"
+    echo; cat "$OUT/tp${TP}_table.md"
+fi
+exit $status

@@ -1,0 +1,249 @@
+"""TP benchmark (issue 4): tpgemm fused vs its local GEMM, cuBLAS, NCCL + cuBLAS and PyTorch async TP,
+one process per GPU, all variants in one run on the same random data, interleaved round-robin.
+
+    torchrun --nproc_per_node=2 bench/tp_bench.py [--rounds 2] [--window 1.0] [--only 8B-qkv,8B-o]
+
+TP = the world size. Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
+then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
+"""
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+# Environment guard, before torch / NCCL load: no NVLink multicast anywhere (the lent machines forbid it).
+os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"})
+# tpgemm exchanges CUDA IPC handles of the tensors' allocations; cuMemCreate (expandable) segments have none.
+_alloc = [o for o in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").split(",") if o and "expandable_segments" not in o]
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = ",".join(_alloc + ["expandable_segments:False"])
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import report_tp  # noqa: E402
+import tp_records as R  # noqa: E402
+import tpgemm_lib  # noqa: E402
+
+DT = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class Energy:
+    """NVML total energy (mJ counter) of this rank's GPU, found by PCI bus id; None when unavailable."""
+
+    def __init__(self, dev):
+        self.h = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            p = torch.cuda.get_device_properties(dev)
+            bus = f"{p.pci_domain_id:08X}:{p.pci_bus_id:02X}:{p.pci_device_id:02X}.0"
+            try:
+                self.h = pynvml.nvmlDeviceGetHandleByPciBusId(bus)
+            except pynvml.NVMLError:  # same numbering as CUDA when CUDA_VISIBLE_DEVICES is not set
+                self.h = pynvml.nvmlDeviceGetHandleByIndex(dev)
+            self.nvml = pynvml
+        except Exception as e:  # energy is reported as None, the timings still count
+            print(f"NVML energy unavailable on device {dev}: {e!r}", flush=True)
+
+    def joules(self):
+        return self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.h) / 1e3 if self.h else None
+
+
+def allreduce(x, op):
+    t = torch.tensor([float(x)], device="cuda", dtype=torch.float64)
+    dist.all_reduce(t, op=op)
+    return t.item()
+
+
+def window(fn, calls, energy, tp):
+    """Runs fn `calls` times back to back; returns (seconds, joules per GPU) — max time and mean energy over ranks."""
+    torch.cuda.synchronize()
+    dist.barrier()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    j0 = energy.joules()
+    s.record()
+    for _ in range(calls):
+        fn()
+    e.record()
+    e.synchronize()
+    j1 = energy.joules()
+    seconds = allreduce(s.elapsed_time(e) / 1e3, dist.ReduceOp.MAX)
+    joules = allreduce(j1 - j0 if j0 is not None else -1e30, dist.ReduceOp.SUM) / tp
+    return seconds, (joules if joules >= 0 else None)
+
+
+def setup_shape(op_kind, m, n, k, tp, rank, dtype, ctx, ctx1, cfg, cfg1, group_name):
+    """Tensors and one callable per variant, plus (tpgemm D, reference) for the check."""
+    g = torch.Generator(device="cuda").manual_seed(1234 + 7919 * rank + m + n + k)
+    rnd = lambda *s: torch.randn(*s, device="cuda", dtype=dtype, generator=g)  # noqa: E731
+    emp = lambda *s: torch.empty(*s, device="cuda", dtype=dtype)  # noqa: E731
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    op = ctx.op(cfg, m, n, k)
+    sh = op.shard_shape(rank)
+    if op_kind == "AG":
+        a, b = rnd(m // tp, k), rnd(n // tp, k)
+        a_full, d, d_loc, ref = emp(m, k), emp(m, n // tp), emp(m, n // tp), emp(m, n // tp)
+        want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp, d_col0=rank * n // tp)
+        op1 = ctx1.op(cfg1, m, n // tp, k)
+        op1.set_tensors(0, a_full.data_ptr(), b.data_ptr(), d_loc.data_ptr())
+
+        def reference():
+            dist.all_gather_into_tensor(a_full, a)
+            torch.mm(a_full, b.t(), out=ref)
+        fns = {"cublas_local": lambda: torch.mm(a_full, b.t(), out=d_loc), "nccl_cublas": reference,
+               "torch_async_tp": lambda: torch.ops.symm_mem.fused_all_gather_matmul(
+                   a, [b.t()], gather_dim=0, group_name=group_name)}
+    else:
+        a, b = rnd(m, k // tp), rnd(n, k // tp)
+        part, d, d_loc, ref = emp(m, n), emp(m // tp, n), emp(m, n), emp(m // tp, n)
+        want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n, d_row0=rank * m // tp)
+        op1 = ctx1.op(cfg1, m, n, k // tp)
+        op1.set_tensors(0, a.data_ptr(), b.data_ptr(), d_loc.data_ptr())
+
+        def reference():
+            torch.mm(a, b.t(), out=part)
+            dist.reduce_scatter_tensor(ref, part)
+        fns = {"cublas_local": lambda: torch.mm(a, b.t(), out=d_loc), "nccl_cublas": reference,
+               "torch_async_tp": lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(
+                   a, b.t(), "sum", scatter_dim=0, group_name=group_name)}
+    bad = {key: (sh[key], v) for key, v in want.items() if sh[key] != v}
+    if bad:  # the check compares against torch's layout: the schedule must shard the same way
+        raise RuntimeError(f"tpgemm shard layout differs from torch's (field: (tpgemm, torch)): {bad}")
+    op.set_tensors(rank, a.data_ptr(), b.data_ptr(), d.data_ptr())
+    fns["tpgemm"] = lambda: op.run_rank(rank, stream())
+    fns["local"] = lambda: op1.run_rank(0, stream())
+    keep = (a, b, d, d_loc, ref)
+    return op, op1, fns, reference, keep
+
+
+def rel_err(op, fns, reference, keep, tp):
+    d, ref = keep[2], keep[4]
+    d.zero_()
+    fns["tpgemm"]()
+    op.sync()
+    reference()
+    torch.cuda.synchronize()
+    err = ((d.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30)).item()
+    return allreduce(err, dist.ReduceOp.MAX)
+
+
+def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
+    name, op_kind, m, n, k = shape
+    sched = getattr(args, f"{op_kind.lower()}_schedule")
+    cfg, cfg1 = lib.config(schedule=sched, tp=tp, dtype=args.dtype), lib.config(schedule=sched, tp=1, dtype=args.dtype)
+    errors, figures, err = {}, {}, None
+    op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
+                                                group_name)
+    try:
+        err = rel_err(op, fns, reference, keep, tp)
+        live = list(R.VARIANTS)
+        per_call = {}
+        for v in list(live):  # warm-up, estimate, then a burst from an idle card
+            try:
+                fns[v]()
+                t, _ = window(fns[v], 2, energy, tp)
+                time.sleep(args.burst_idle)
+                calls = max(3, math.ceil(0.05 / max(t / 2, 1e-6)))
+                t, _ = window(fns[v], calls, energy, tp)
+                per_call[v] = t / calls
+                figures[v] = {"burst_s": t / calls, "windows": []}
+            except Exception as e:
+                errors[v] = repr(e)[:300]
+                live.remove(v)
+        for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
+            for v in list(live):
+                try:
+                    calls = max(1, math.ceil(args.window / per_call[v]))
+                    seconds, joules = window(fns[v], calls, energy, tp)
+                    if v == "tpgemm":
+                        op.sync()  # a device-side timeout surfaces here, not as a fast bogus figure
+                    figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules})
+                except Exception as e:
+                    errors[v] = repr(e)[:300]
+                    live.remove(v)
+        for v, f in figures.items():
+            f["sustained_s"], f["joules"] = R.summarize(f["windows"])
+            if v in errors:
+                f["sustained_s"] = f["joules"] = None
+    finally:
+        torch.cuda.synchronize()
+        op.destroy()  # collective: every rank reaches it, in the same order
+        op1.destroy()
+        del keep, fns
+        torch.cuda.empty_cache()
+    return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors,
+                         extra={"windows": {v: f.get("windows") for v, f in figures.items()}})
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--window", type=float, default=1.0, help="seconds of continuous work per sustained window")
+    p.add_argument("--burst-idle", type=float, default=0.3, help="idle seconds before each burst run")
+    p.add_argument("--only", default="", help="comma-separated shape names")
+    p.add_argument("--dtype", default="bf16", choices=sorted(DT))
+    p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"])
+    p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"])
+    args = p.parse_args()
+
+    dist.init_process_group("nccl")
+    rank, tp = dist.get_rank(), dist.get_world_size()
+    dev = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(dev)
+    group_name = dist.group.WORLD.group_name
+    try:
+        import torch.distributed._symmetric_memory as symm
+        symm.enable_symm_mem_for_group(group_name)
+    except Exception as e:  # async TP then fails per shape and is recorded as an error
+        print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
+    shapes = [s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")]
+    if rank == 0:
+        est = R.estimate_seconds(len(shapes), len(R.VARIANTS), args.rounds, args.window, args.burst_idle, 6.0)
+        print(f"tp_bench: TP={tp}, {len(shapes)} shapes x {len(R.VARIANTS)} variants x {args.rounds} rounds x "
+              f"{args.window:.1f} s windows; estimated {est:.0f} s", flush=True)
+
+    def allgather(send):  # the bootstrap: bytes over NCCL (tiny, once per collective tpgemm call)
+        t = torch.frombuffer(bytearray(send), dtype=torch.uint8).to("cuda")
+        out = torch.empty(tp * len(send), dtype=torch.uint8, device="cuda")
+        dist.all_gather_into_tensor(out, t)
+        return bytes(out.cpu().tolist())
+
+    lib = tpgemm_lib.Lib()
+    ctx = lib.ctx_rank(tp, rank, dev, allgather)
+    ctx1 = lib.ctx_local([dev])
+    energy = Energy(dev)
+    records = []
+    for shape in shapes:
+        t0 = time.time()
+        try:
+            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name)
+        except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
+            rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]})
+        records.append(rec)
+        if rank == 0:
+            print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
+                  + f", check {rec['check']} (rel err {rec['rel_err']}), {time.time() - t0:.1f} s", flush=True)
+    for c in (ctx1, ctx):
+        try:
+            c.destroy()
+        except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
+            print(f"rank {rank}: {e}", flush=True)
+    if rank == 0:
+        import json
+        paths = [HERE / "results" / f"tp{tp}.json"] + ([Path(os.environ["OUT"]) / f"tp{tp}.json"] if os.environ.get("OUT") else [])
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(records, indent=1))
+        report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]
+                                           if os.environ.get("OUT") else []))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

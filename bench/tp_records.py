@@ -1,0 +1,107 @@
+"""Pure parts of the TP benchmark (no torch, no GPU): shapes, variants, the run plan and its time
+estimate, per-variant figures and the JSON record. Unit-tested by tests/test_tp_bench.py."""
+import math
+
+# The eight shapes of /work/shared/reference/measured-anchors.md: name, op, global M, N, K.
+# AG: A sharded along M and all-gathered, B sharded along N (column-parallel linear).
+# RS: A and B sharded along K, the M x N partial sums reduce-scattered along M (row-parallel linear).
+SHAPES = [
+    ("405B-fc1", "AG", 16384, 106496, 16384),
+    ("70B-fc1", "AG", 16384, 57344, 8192),
+    ("70B-qkv", "AG", 16384, 10240, 8192),
+    ("8B-qkv", "AG", 8192, 6144, 4096),
+    ("405B-fc2", "RS", 16384, 16384, 53248),
+    ("70B-fc2", "RS", 16384, 8192, 28672),
+    ("70B-o", "RS", 16384, 8192, 8192),
+    ("8B-o", "RS", 8192, 4096, 4096),
+]
+SCHEDULES = {"AG": "AllGather1D_TilingCD_RotatingA", "RS": "ReduceScatter1D_TilingA_RotatingC"}
+
+# Variant key -> (record field prefix, label). One name for one thing: the key is also the JSON prefix.
+VARIANTS = {
+    "tpgemm": "tpgemm fused",
+    "local": "tpgemm local GEMM (TP=1 kernel, no comm)",
+    "cublas_local": "cuBLAS local GEMM (torch.mm)",
+    "nccl_cublas": "NCCL collective + cuBLAS",
+    "torch_async_tp": "PyTorch async TP (symm_mem)",
+}
+MAX_REL_ERR = 2e-2
+
+
+def flops_per_gpu(m, n, k, tp):
+    return 2.0 * m * n * k / tp
+
+
+def tflops(m, n, k, tp, seconds_per_call):
+    if not seconds_per_call or seconds_per_call <= 0:
+        return None
+    return flops_per_gpu(m, n, k, tp) / seconds_per_call / 1e12
+
+
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else 0.5 * (xs[mid - 1] + xs[mid])
+
+
+def geomean(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def check_status(rel_err):
+    """'passed' / 'failed' / 'not run' (no figure: the fused op failed before a comparison)."""
+    if rel_err is None or (isinstance(rel_err, float) and math.isnan(rel_err)):
+        return "not run"
+    return "passed" if rel_err <= MAX_REL_ERR else "failed"
+
+
+def estimate_seconds(n_shapes, n_variants, rounds, window_s, burst_idle_s, setup_s_per_shape):
+    """Wall time of the plan: per shape, a burst (idle + short run) per variant, then `rounds` sustained
+    windows per variant (round-robin), plus setup (allocation, random data, graphs, checks)."""
+    per_shape = n_variants * (burst_idle_s + 0.1) + rounds * n_variants * (window_s + 0.15) + setup_s_per_shape
+    return n_shapes * per_shape
+
+
+def summarize(samples):
+    """samples: list of {'seconds': s, 'calls': c, 'joules': j} sustained windows (one per round).
+    Returns (median seconds per call, median joules per call)."""
+    per_call = [s["seconds"] / s["calls"] for s in samples if s.get("calls")]
+    joules = [s["joules"] / s["calls"] for s in samples if s.get("calls") and s.get("joules") is not None]
+    return median(per_call), median(joules)
+
+
+def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, extra=None):
+    """figures: variant -> {'sustained_s': s/call, 'burst_s': s/call, 'joules': J/call/GPU, 'windows': [...]}
+    (a missing variant or figure is None). The required fields come first; burst figures, energy of the
+    other variants and seconds per call go under *_burst_tflops, *_joules, *_ms names."""
+    rec = {"name": name, "op": op, "M": m, "N": n, "K": k, "tp": tp, "dtype": dtype}
+    for v in VARIANTS:
+        f = figures.get(v) or {}
+        rec[f"{v}_tflops"] = tflops(m, n, k, tp, f.get("sustained_s"))
+    rec["tpgemm_joules"] = (figures.get("tpgemm") or {}).get("joules")
+    rec["torch_async_tp_joules"] = (figures.get("torch_async_tp") or {}).get("joules")
+    rec["check"] = check_status(rel_err)
+    rec["rel_err"] = rel_err
+    for v in VARIANTS:
+        f = figures.get(v) or {}
+        rec[f"{v}_burst_tflops"] = tflops(m, n, k, tp, f.get("burst_s"))
+        rec[f"{v}_ms"] = f["sustained_s"] * 1e3 if f.get("sustained_s") else None
+        if v not in ("tpgemm", "torch_async_tp"):
+            rec[f"{v}_joules"] = f.get("joules")
+    rec["schedule"] = SCHEDULES[op]
+    if errors:
+        rec["errors"] = dict(errors)
+    if extra:
+        rec.update(extra)
+    return rec
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def fmt_or_dash(x):
+    return "–" if x is None else f"{x:.0f}"

@@ -1,0 +1,162 @@
+"""ctypes binding of build/libtpgemm.so for the Python benchmarks and tests (no torch needed here).
+
+Only what the benchmarks use: configs, single-process and multi-process contexts, ops. Every failing
+call raises TpgError with tpg_status_string and tpg_last_error, so a failure on the GPU machine says
+what went wrong without a debugger.
+"""
+import ctypes
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIB_PATH = Path(os.environ.get("TPGEMM_LIB", ROOT / "build" / "libtpgemm.so"))
+
+TPG_OK, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP = 0, 5, 13
+DTYPES = {"bf16": 0, "fp16": 1}
+
+# int (*)(const void *send, void *recv, size_t bytes, void *user)
+ALLGATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+
+
+class RankConfig(ctypes.Structure):
+    _fields_ = [("tp", ctypes.c_int), ("rank", ctypes.c_int), ("device", ctypes.c_int),
+                ("timeout_ns", ctypes.c_uint64), ("allgather", ALLGATHER_FN), ("user", ctypes.c_void_p)]
+
+
+class CtxConfig(ctypes.Structure):
+    _fields_ = [("tp", ctypes.c_int), ("devices", ctypes.POINTER(ctypes.c_int)), ("timeout_ns", ctypes.c_uint64)]
+
+
+class OpDesc(ctypes.Structure):
+    _fields_ = [("config", ctypes.c_int), ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("l", ctypes.c_int64), ("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
+
+
+class Tensors(ctypes.Structure):
+    _fields_ = [("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("c", ctypes.c_void_p), ("d", ctypes.c_void_p),
+                ("scale_a", ctypes.c_void_p), ("scale_b", ctypes.c_void_p)]
+
+
+class ShardShape(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in ("a_rows", "a_cols", "b_rows", "b_cols", "d_rows", "d_cols", "d_row0",
+                                              "d_col0", "a_row0", "a_col0", "b_row0", "b_col0")]
+
+
+class TpgError(RuntimeError):
+    def __init__(self, status, what, detail):
+        super().__init__(f"{what}: status {status}: {detail}")
+        self.status = status
+
+
+def load(path=LIB_PATH):
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} not found; build it with `ninja build/libtpgemm.so`")
+    lib = ctypes.CDLL(str(path))
+    vp, i, p = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER
+    sigs = {
+        "tpg_status_string": ([i], ctypes.c_char_p), "tpg_last_error": ([vp], ctypes.c_char_p),
+        "tpg_config_find": ([ctypes.c_char_p, ctypes.c_char_p, i, i, p(i)], i),
+        "tpg_ctx_create": ([p(CtxConfig), p(vp)], i), "tpg_ctx_create_rank": ([p(RankConfig), p(vp)], i),
+        "tpg_ctx_destroy": ([vp], i), "tpg_ctx_rank": ([vp], i),
+        "tpg_op_create": ([vp, p(OpDesc), p(vp)], i), "tpg_op_destroy": ([vp], i),
+        "tpg_op_shard_shape": ([vp, i, p(ShardShape)], i), "tpg_op_set_tensors": ([vp, i, p(Tensors)], i),
+        "tpg_op_run_rank": ([vp, i, vp], i), "tpg_op_sync": ([vp], i),
+    }
+    for name, (args, res) in sigs.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, res
+    return lib
+
+
+class Lib:
+    """Thin checked wrapper: every method raises TpgError on a non-OK status."""
+
+    def __init__(self, path=LIB_PATH):
+        self.lib = load(path)
+
+    def check(self, status, what, ctx=None):
+        if status != TPG_OK:
+            detail = (self.lib.tpg_last_error(ctx) or b"").decode() or self.lib.tpg_status_string(status).decode()
+            raise TpgError(status, what, detail)
+
+    def config(self, name=None, schedule=None, tp=1, dtype="bf16"):
+        idx = ctypes.c_int(-1)
+        st = self.lib.tpg_config_find(name.encode() if name else None, schedule.encode() if schedule else None,
+                                      tp, DTYPES[dtype], ctypes.byref(idx))
+        self.check(st, f"tpg_config_find(schedule={schedule}, tp={tp}, dtype={dtype})")
+        return idx.value
+
+    def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0):
+        """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order."""
+        def trampoline(send, recv, nbytes, user):
+            try:
+                out = allgather(ctypes.string_at(send, nbytes))
+                if len(out) != tp * nbytes:
+                    return 2
+                ctypes.memmove(recv, out, len(out))
+                return 0
+            except BaseException as e:  # an exception must not unwind through C
+                print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", flush=True)
+                return 1
+        fn = ALLGATHER_FN(trampoline)
+        cfg = RankConfig(tp, rank, device, timeout_ns, fn, None)
+        ctx = ctypes.c_void_p()
+        st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(ctx))
+        self.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")
+        return Ctx(self, ctx, keep=fn)
+
+    def ctx_local(self, devices, timeout_ns=0):
+        arr = (ctypes.c_int * len(devices))(*devices)
+        cfg = CtxConfig(len(devices), arr, timeout_ns)
+        ctx = ctypes.c_void_p()
+        st = self.lib.tpg_ctx_create(ctypes.byref(cfg), ctypes.byref(ctx))
+        self.check(st, f"tpg_ctx_create(devices={devices})")
+        return Ctx(self, ctx, keep=None)
+
+
+class Ctx:
+    def __init__(self, lib, handle, keep):
+        self.lib, self.handle, self.keep = lib, handle, keep  # keep: the callback must outlive the context
+
+    def op(self, config, m, n, k, l=1, alpha=1.0, beta=0.0):
+        op = ctypes.c_void_p()
+        desc = OpDesc(config, m, n, k, l, alpha, beta)
+        st = self.lib.lib.tpg_op_create(self.handle, ctypes.byref(desc), ctypes.byref(op))
+        self.lib.check(st, f"tpg_op_create(config={config}, m={m}, n={n}, k={k})", self.handle)
+        return Op(self, op)
+
+    def destroy(self):
+        if self.handle:
+            st = self.lib.lib.tpg_ctx_destroy(self.handle)
+            self.lib.check(st, "tpg_ctx_destroy", self.handle)
+            self.handle = None
+
+
+class Op:
+    def __init__(self, ctx, handle):
+        self.ctx, self.handle = ctx, handle
+
+    def _check(self, st, what):
+        self.ctx.lib.check(st, what, self.ctx.handle)
+
+    def shard_shape(self, rank):
+        s = ShardShape()
+        self._check(self.ctx.lib.lib.tpg_op_shard_shape(self.handle, rank, ctypes.byref(s)), "tpg_op_shard_shape")
+        return {name: getattr(s, name) for name, _ in ShardShape._fields_}
+
+    def set_tensors(self, rank, a, b, d, c=0):
+        t = Tensors(a, b, c or None, d, None, None)
+        self._check(self.ctx.lib.lib.tpg_op_set_tensors(self.handle, rank, ctypes.byref(t)),
+                    f"tpg_op_set_tensors(rank={rank})")
+
+    def run_rank(self, rank, stream):
+        self._check(self.ctx.lib.lib.tpg_op_run_rank(self.handle, rank, stream), f"tpg_op_run_rank(rank={rank})")
+
+    def sync(self):
+        self._check(self.ctx.lib.lib.tpg_op_sync(self.handle), "tpg_op_sync")
+
+    def destroy(self):
+        if self.handle:
+            st = self.ctx.lib.lib.tpg_op_destroy(self.handle)
+            self.handle = None
+            self._check(st, "tpg_op_destroy")

@@ -1,0 +1,221 @@
+"""Model presets and tuned choices -> the dispatch table (generated/dispatch.c).
+
+A preset (schedules.yaml `models:`) names a transformer's sizes; each tensor-parallel layer of it runs
+four GEMMs (LAYERS): column-parallel ones (all-gather before the GEMM) and row-parallel ones
+(reduce-scatter after it). A dispatch entry maps (model, layer, dtype, tp) -- or a plain tuned shape --
+to one config. Tuned choices (`tuned:`, usually in tuned/*.yaml files pulled in by `include:`) name a
+kernel; each gets its own config, named by tuned_config_name, so `--config` can run it too.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import config as C
+from .kernels import DTYPE_SIZE
+from .schedules import SCHEDULES
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+# layer: (parallel style, N of the GEMM, K of the GEMM) as functions of the preset.
+LAYERS = {
+    "qkv": ("column", lambda p: (p["heads"] + 2 * p["kv_heads"]) * p["head_dim"], lambda p: p["hidden"]),
+    "attn_out": ("row", lambda p: p["hidden"], lambda p: p["heads"] * p["head_dim"]),
+    "gate_up": ("column", lambda p: 2 * p["ffn"], lambda p: p["hidden"]),
+    "down": ("row", lambda p: p["hidden"], lambda p: p["ffn"]),
+}
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One GEMM of a preset's layer: D (M x N) = A (M x K) . B^T, M = tokens."""
+    layer: str
+    schedule: str
+    m: int
+    n: int
+    k: int
+
+
+@dataclass(frozen=True)
+class DispatchEntry:
+    """One row of tpg_dispatch[] (tpg_dispatch_entry in tpgemm.h). model/layer are "" for a shape."""
+    model: str
+    layer: str
+    m: int
+    n: int
+    k: int
+    dtype: str
+    schedule: str
+    tp: int
+    config: str        # config name
+    config_index: int  # its index in tpg_configs[] (configs are sorted by name)
+    tuned: bool
+
+
+def gemms(preset: dict, tokens: int | None = None) -> list[Gemm]:
+    """The GEMMs of one layer of the preset, in LAYERS order."""
+    m = tokens or preset["tokens"]
+    sched = {"column": preset["column_parallel"], "row": preset["row_parallel"]}
+    return [Gemm(name, sched[par], m, n(preset), k(preset)) for name, (par, n, k) in LAYERS.items()]
+
+
+def shape_problems(schedule: str, tp: int, m: int, n: int, k: int, dtype: str = "bf16") -> list[str]:
+    """Why (m, n, k) cannot run with the schedule at tp (the divisibility and alignment rules of
+    runtime/src/shapes.c, so that a preset fails here, with its line, instead of at run time)."""
+    s = SCHEDULES[schedule]
+    ext = {"M": m, "N": n, "K": k}
+    split = {s["shard_a"] if s["rotating"] != "A" else None, s["shard_b"] if s["rotating"] != "B" else None}
+    local = {d: v // tp if d in split else v for d, v in ext.items()}
+    out = [f"{d} = {ext[d]} is not divisible by tp = {tp}" for d in "MNK"
+           if d in split | {s["shard_d"]} and ext[d] % tp]
+    if not out and local[s["stage_dim"]] % tp:
+        out.append(f"local {s['stage_dim']} = {local[s['stage_dim']]} is not divisible by tp = {tp}")
+    stage = dict(local, **{s["stage_dim"]: local[s["stage_dim"]] // tp})
+    if not out and stage["N"] % 8:
+        out.append(f"per-stage N = {stage['N']} is not a multiple of 8")
+    if not out and stage["K"] * DTYPE_SIZE[dtype] % 16:
+        out.append(f"per-device K = {stage['K']} is not a multiple of 16 bytes")
+    return out
+
+
+def default_config(doc: dict, schedule: str, tp: int, dtype: str) -> str | None:
+    """The config a preset layer runs untuned: the first by name with this schedule, tp and dtype
+    (the rule of tpg_config_find), never a tuned one."""
+    dt = _kernel_dtypes(doc["kernels"])
+    names = sorted(f"{c['name']}_tp{tp}" for c in doc["configs"] if not c.get("tuned") and
+                   c["schedule"] == schedule and tp in c["tp"] and dt.get(c["kernel"]) == dtype)
+    return names[0] if names else None
+
+
+def _kernel_dtypes(kernels: list | None) -> dict:
+    """name -> dtype of the kernel entries that have both (the schema walk reports the others)."""
+    return {k["name"]: k["dtype"] for k in kernels or [] if k and k.get("name") and k.get("dtype")}
+
+
+def tuned_config_name(t: dict) -> str:
+    """tuned_<model>_<layer>_<dtype> or tuned_<m>x<n>x<k>_<schedule short>_<dtype> (without _tp<tp>)."""
+    if t.get("model"):
+        return f"tuned_{re.sub(r'[^A-Za-z0-9_]', '_', t['model'])}_{t['layer']}_{t['dtype']}"
+    s = t["shape"]
+    return f"tuned_{s['m']}x{s['n']}x{s['k']}_{SCHEDULES[t['schedule']]['short']}_{t['dtype']}"
+
+
+def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | None = None) -> None:
+    """Errors of doc's models and tuned entries into walker w. main: the document holding the
+    models and configs (doc itself for schedules.yaml); kernels: name -> dtype visible to doc;
+    seen: tuned key -> "file:line" across the files loaded so far."""
+    seen = {} if seen is None else seen
+    kernels = kernels if kernels is not None else _kernel_dtypes(doc["kernels"])
+    if any(v is None for v in (doc.get("models", []), doc.get("tuned"), main.get("configs"))):
+        return  # the schema walk reported it
+    names: dict[str, int] = {}
+    for i, p in enumerate(doc.get("models") or []):
+        if p and None not in p.values() and all(c and None not in c.values() for c in main["configs"]):
+            _check_model(p, f"models[{i}]", w, main, names)
+    presets = {p["name"]: p for p in main.get("models") or [] if p and p.get("name")}
+    for i, t in enumerate(doc["tuned"]):
+        if t and all(t.get(f) is not None for f in ("dtype", "schedule", "tp", "kernel")):
+            _check_tuned(t, f"tuned[{i}]", w, presets, kernels, seen)
+
+
+def _err(w, path: str, problem: str, allowed: str) -> None:
+    line = w.lines.get(path) or w.lines[path.rsplit(".", 1)[0]]
+    w.error(line, path, problem, allowed)
+
+
+def _check_model(p: dict, path: str, w, main: dict, names: dict) -> None:
+    if not NAME.match(p["name"]):
+        _err(w, f"{path}.name", f"{p['name']!r} is not a model name", "letters, digits, '.', '-', '_'")
+    elif p["name"] in names:
+        _err(w, f"{path}.name", f"duplicate model name {p['name']!r} (first at line {names[p['name']]})",
+             "a model name not used above")
+    names.setdefault(p["name"], w.lines[f"{path}.name"])
+    if p["heads"] % p["kv_heads"]:
+        _err(w, f"{path}.kv_heads", f"{p['heads']} heads are not a multiple of {p['kv_heads']} kv_heads",
+             "a divisor of heads (grouped-query attention)")
+    for field, comm in (("column_parallel", "allgather"), ("row_parallel", "reduce_scatter")):
+        if SCHEDULES[p[field]]["comm"] != comm:
+            ok = ", ".join(n for n, s in sorted(SCHEDULES.items()) if s["comm"] == comm)
+            _err(w, f"{path}.{field}", f"{field} needs a schedule with comm {comm}, {p[field]} has "
+                 f"{SCHEDULES[p[field]]['comm']}", ok)
+            return
+    for tp in p["tp"]:
+        for g in gemms(p):
+            if default_config(main, g.schedule, tp, p["dtype"]) is None:
+                _err(w, f"{path}.tp", f"layer {g.layer}: no config runs {g.schedule} at tp {tp} with "
+                     f"dtype {p['dtype']}", "a tp for which configs has one (or add the config)")
+            for problem in shape_problems(g.schedule, tp, g.m, g.n, g.k, p["dtype"]):
+                _err(w, f"{path}.tokens", f"layer {g.layer} ({g.m} x {g.n} x {g.k}) at tp {tp}: {problem}",
+                     "sizes that every tp of the preset divides")
+
+
+def tuned_key(t: dict) -> tuple:
+    """What a tuned choice decides for: (model, layer, dtype, tp) or (shape, dtype, schedule, tp)."""
+    if t.get("model"):
+        return (t["model"], t["layer"], t["dtype"], t["tp"])
+    return (tuple(t["shape"].get(f) for f in "mnk"), t["dtype"], t["schedule"], t["tp"])
+
+
+def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict) -> None:
+    if not any((t.get("shape") or {}).values()):
+        t["shape"] = None  # the schema walk fills an absent map with its defaults
+    if (t.get("model") is None) == (t.get("shape") is None) or (t.get("model") is None) != (t.get("layer") is None):
+        _err(w, path, "a tuned choice names either model and layer, or shape", "{model, layer, ...} or {shape, ...}")
+        return
+    if t.get("model") is not None:
+        if t["model"] not in presets:
+            _err(w, f"{path}.model", f"unknown model {t['model']!r}", ", ".join(presets) or "(no models)")
+        if t["layer"] not in LAYERS:
+            _err(w, f"{path}.layer", f"unknown layer {t['layer']!r}", ", ".join(LAYERS))
+    where = f"{w.filename}:{w.lines[path]}"
+    if seen.setdefault(tuned_key(t), where) != where:
+        _err(w, path, f"a second tuned choice for the same {'layer' if t.get('model') else 'shape'} "
+             f"(first at {seen[tuned_key(t)]})", "one tuned choice per key")
+    if t["kernel"] not in kernels:
+        _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", ", ".join(kernels) or "(no kernels)")
+    elif kernels[t["kernel"]] != t["dtype"]:
+        _err(w, f"{path}.kernel", f"kernel {t['kernel']!r} has dtype {kernels[t['kernel']]}, not {t['dtype']}",
+             f"a {t['dtype']} kernel")
+
+
+def load(path: str) -> dict:
+    """schedules.yaml plus the files of its `include:` (globs, sorted), validated together: every
+    error of every file is raised at once (ConfigError). Returns the merged document."""
+    def read(p: str):
+        try:
+            return C.compose(Path(p).read_text(encoding="utf-8"), p)
+        except OSError as e:
+            raise C.ConfigError([f"{p}:1: (file): cannot read: {e.strerror}; allowed: a readable YAML file"])
+    doc, w = C.check(read(path), path)
+    walkers, seen = [w], {}
+    if doc is not None:
+        check(doc, w, doc, seen=seen)
+        for i, pattern in enumerate(doc["include"] or []):
+            found = sorted(glob.glob(os.path.join(os.path.dirname(path), pattern or "")))
+            if pattern and not found and not glob.has_magic(pattern):
+                w.error(w.lines[f"include[{i}]"], f"include[{i}]", f"{pattern!r} does not exist",
+                        "an existing file, or a glob (tuned/*.yaml) that may match nothing")
+            for f in found:
+                walkers.append(_merge(doc, f, read(f), seen))
+    C.raise_errors(walkers)
+    return doc
+
+
+def _merge(doc: dict, filename: str, node, seen: dict):
+    """Checks an included file against doc (kernel names unique across files) and appends its kernels
+    and tuned entries to doc. Returns the file's walker."""
+    inc, w = C.check(node, filename, C.INCLUDED)
+    if inc is None:
+        return w
+    mine = _kernel_dtypes(doc["kernels"])
+    for i, k in enumerate(inc["kernels"] or []):
+        if k and k.get("name") in mine:
+            _err(w, f"kernels[{i}].name", f"kernel {k['name']!r} is already defined", "a new kernel name")
+    kernels = dict(mine, **_kernel_dtypes(inc["kernels"]))
+    check(inc, w, doc, kernels, seen)
+    doc["kernels"] = (doc["kernels"] or []) + (inc["kernels"] or [])
+    doc["tuned"] = (doc["tuned"] or []) + (inc["tuned"] or [])
+    return w

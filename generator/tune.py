@@ -1,0 +1,183 @@
+"""`python3 -m generator tune`, the pure part: candidate kernels, the (shape, candidate) jobs, resume
+state, winners and the tuned YAML. The process edge (ninja, build/tpgemm) is generator/tune_cli.py.
+
+Legality is never re-implemented here: each candidate is a kernel entry checked by config.check, the
+same walk schedules.yaml gets, and resolved to its KernelSpec by plan.build (so "auto" stages that
+equal an explicit depth are one candidate). Knobs beyond tile/stages/consumers come from kernels.py
+and the kernel schema at run time (clusters it supports, enum fields such as a raster order).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from . import config as C
+from . import kernels as K
+from . import models, plan
+from .schedules import SCHEDULES
+
+TILES = ((128, 128, 64), (128, 192, 64), (128, 256, 64), (256, 128, 64))  # (bm, bn, bk) for 16-bit types
+STAGES = (3, 4, None)  # None: the deepest ring that fits ("auto"); explicit depths first, so they win a tie
+BASE_FIELDS = ("name", "dtype", "acc", "tile", "stages", "consumers", "cluster")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One GEMM to tune: a preset layer (model, layer) or a plain shape (model = layer = "")."""
+    model: str
+    layer: str
+    m: int
+    n: int
+    k: int
+    schedule: str
+    tp: int
+    dtype: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.schedule}|tp{self.tp}|{self.dtype}|{self.m}x{self.n}x{self.k}"
+
+    @property
+    def label(self) -> str:
+        return self.layer or f"{self.m}x{self.n}x{self.k}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    entry: dict          # the kernel entry as schedules.yaml spells it
+    kernel: str          # canonical KernelSpec name (includes the generator's hash)
+
+    @property
+    def name(self) -> str:
+        return self.entry["name"]
+
+
+def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> list[Shape]:
+    p = next(x for x in doc["models"] if x["name"] == model)
+    return [Shape(model, g.layer, g.m, g.n, g.k, g.schedule, tp, p["dtype"]) for g in models.gemms(p, tokens)]
+
+
+def extra_knobs() -> dict[str, tuple]:
+    """Enum fields the kernel schema has beyond BASE_FIELDS (e.g. a raster order), with their values."""
+    return {f: tuple(s.enum) for f, s in C.KERNEL.fields.items() if f not in BASE_FIELDS and s.enum}
+
+
+def _entry(dtype, tile, stages, consumers, cluster, extra) -> dict:
+    bm, bn, bk = tile
+    name = (f"c_{dtype}_{bm}x{bn}x{bk}_s{stages or 'auto'}_w{consumers}_c{cluster[0]}x{cluster[1]}"
+            + "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(f))}{v}" for f, v in extra))
+    e = {"name": name, "dtype": dtype, "tile": {"bm": bm, "bn": bn, "bk": bk}, "consumers": consumers,
+         "cluster": {"m": cluster[0], "n": cluster[1]}, **dict(extra)}
+    if stages is not None:
+        e["stages"] = stages
+    return e
+
+
+def resolve(entry: dict, schedule: str = "AllGather1D_TilingCD_RotatingA") -> tuple[str | None, list[str]]:
+    """(canonical kernel name, []) for a legal entry, else (None, the validation errors)."""
+    doc = {"kernels": [entry], "configs": [{"name": "c", "schedule": schedule, "tp": 1, "kernel": entry["name"]}]}
+    d, w = C.check(C.compose(yaml.safe_dump(doc, sort_keys=False), "candidate"), "candidate")
+    if w.errors:
+        return None, w.errors
+    return plan.build(d, "candidate").kernels[0].name, []
+
+
+def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | None = None,
+                         must: list[dict] = ()) -> list[Candidate]:
+    """Every legal, distinct kernel for dtype over the knobs, plus `must` (e.g. the default kernel)."""
+    extra = extra_knobs() if extra is None else extra
+    combos = itertools.product(tiles, stages, K.CONSUMERS, sorted(K.SUPPORTED_CLUSTERS),
+                               itertools.product(*[[(f, v) for v in vals] for f, vals in extra.items()]))
+    out, seen = [], set()
+    for entry in list(must) + [_entry(dtype, *c) for c in combos]:
+        kernel, errors = resolve(entry)
+        if kernel and kernel not in seen:
+            seen.add(kernel)
+            out.append(Candidate(entry, kernel))
+    return out
+
+
+def config_name(shape: Shape, cand: Candidate) -> str:
+    """The config that runs cand for shape in the candidate build (without the _tp suffix)."""
+    return f"{SCHEDULES[shape.schedule]['short']}_{cand.name}"
+
+
+def candidates_doc(shapes: list[Shape], cands: list[Candidate]) -> dict:
+    """The candidate schedules file: every candidate kernel at every (schedule, tp) of the shapes."""
+    pairs = sorted({(s.schedule, s.tp) for s in shapes})
+    configs = [{"name": config_name(Shape("", "", 0, 0, 0, sched, tp, ""), c), "schedule": sched, "tp": [tp],
+                "kernel": c.name} for sched, tp in pairs for c in cands]
+    names = [c["name"] for c in configs]
+    if len(set(names)) != len(names):  # one schedule at several tp: one config entry per schedule
+        merged: dict[str, dict] = {}
+        for c in configs:
+            merged.setdefault(c["name"], dict(c, tp=[]))["tp"] += c["tp"]
+        configs = list(merged.values())
+    return {"version": 1, "kernels": [c.entry for c in cands], "configs": configs}
+
+
+def job_key(shape: Shape, cand: Candidate) -> str:
+    return f"{shape.key}|{cand.kernel}"
+
+
+def load_state(lines: list[str]) -> dict[tuple[str, str], dict]:
+    """(job key, phase) -> the last record of the JSON-lines state ('profile' or 'verify'); torn or
+    foreign lines (an interrupted write) are skipped."""
+    state = {}
+    for line in lines:
+        try:
+            rec = json.loads(line)
+            state[rec["key"], rec["phase"]] = rec
+        except (ValueError, KeyError, TypeError):
+            continue
+    return state
+
+
+def pending(shapes: list[Shape], cands: list[Candidate], state: dict) -> list[tuple[Shape, Candidate]]:
+    """The (shape, candidate) pairs not profiled yet, in a stable order."""
+    return [(s, c) for s in shapes for c in cands if (job_key(s, c), "profile") not in state]
+
+
+def ranked(shape: Shape, cands: list[Candidate], state: dict) -> list[tuple[float, Candidate]]:
+    """Candidates that ran for shape, fastest first (ties: candidate order)."""
+    out = []
+    for i, c in enumerate(cands):
+        rec = state.get((job_key(shape, c), "profile"))
+        if rec and rec.get("exit_code") == 0 and isinstance(rec.get("avg_ms"), (int, float)):
+            out.append((rec["avg_ms"], i, c))
+    return [(ms, c) for ms, _, c in sorted(out, key=lambda t: (t[0], t[1]))]
+
+
+def pick_winner(shape: Shape, cands: list[Candidate], state: dict) -> tuple[Candidate | None, list[Candidate]]:
+    """(winner, still to verify): the fastest candidate whose checked run passed; candidates ahead of
+    it without a verify record must be verified first (the edge runs them and asks again)."""
+    for _, c in ranked(shape, cands, state):
+        rec = state.get((job_key(shape, c), "verify"))
+        if rec is None:
+            return None, [c]
+        if rec.get("check") == "passed" and rec.get("exit_code") == 0:
+            return c, []
+    return None, []
+
+
+def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) -> str:
+    """The tuned file (include:d by schedules.yaml): the winners' kernels, renamed with prefix so files
+    of other models or tp degrees never clash, and one tuned choice per shape."""
+    kernels, tuned = {}, []
+    for s in shapes:
+        c = winners.get(s.key)
+        if c is None:
+            continue
+        name = f"{prefix}_{c.name}"
+        kernels[name] = dict(c.entry, name=name)
+        choice = ({"model": s.model, "layer": s.layer, "tokens": s.m} if s.model else
+                  {"shape": {"m": s.m, "n": s.n, "k": s.k}})
+        tuned.append(dict(choice, dtype=s.dtype, schedule=s.schedule, tp=s.tp, kernel=name))
+    head = ("# Written by `python3 -m generator tune`; schedules.yaml includes it (include: tuned/*.yaml).\n"
+            "# Rerun the tuner rather than editing; delete this file to go back to the default configs.\n")
+    body = {"version": 1, "kernels": list(kernels.values()), "tuned": tuned}
+    return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=110)

@@ -1,0 +1,172 @@
+"""`python3 -m generator tune`: the process edge. Writes the candidate schedules file and its build
+tree under build/tune/<tag>/, builds it with ninja (one subprocess, parallel), profiles every pending
+(shape, candidate) pair through <tree>/tpgemm --json --no-check, verifies the fastest with the check on,
+and writes tuned/<tag>.yaml plus a report. Every result goes to a JSON-lines state file first, so an
+interrupted run resumes where it stopped. All processes go through `runner` (tests pass a fake).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import models, plan, render, tune, tune_report, write
+from .schedules import SCHEDULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python3 -m generator tune", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", help="a preset of schedules.yaml models: (tunes its four layer GEMMs)")
+    p.add_argument("--tokens", type=int, help="M of the preset's GEMMs (default: the preset's)")
+    p.add_argument("--shape", help="M,N,K of one GEMM (with --schedule) instead of --model")
+    p.add_argument("--schedule", choices=sorted(SCHEDULES), help="schedule of --shape")
+    p.add_argument("--dtype", default="bf16", help="operand type of --shape (default bf16)")
+    p.add_argument("--tp", type=int, required=True, help="TP degree")
+    p.add_argument("--config", default=str(ROOT / "schedules.yaml"), help="schedules.yaml with the presets")
+    p.add_argument("--out", help="tuned YAML (default tuned/<tag>.yaml beside --config)")
+    p.add_argument("--work", help="build tree and state (default build/tune/<tag>)")
+    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--knob", action="append", default=[], metavar="FIELD=V1,V2",
+                   help="restrict an extra kernel knob of the schema (e.g. raster_group=4,8)")
+    p.add_argument("-j", "--jobs", type=int, default=0, help="ninja parallelism (default: ninja's)")
+    return p
+
+
+def _shapes(args, doc: dict) -> tuple[list[tune.Shape], str]:
+    if args.model:
+        if args.model not in {p["name"] for p in doc["models"]}:
+            raise SystemExit(f"tune: unknown model {args.model!r}; presets: "
+                             + ", ".join(p["name"] for p in doc["models"]))
+        return tune.model_shapes(doc, args.model, args.tp, args.tokens), f"{args.model}_tp{args.tp}"
+    if not (args.shape and args.schedule):
+        raise SystemExit("tune: give --model NAME, or --shape M,N,K with --schedule")
+    m, n, k = (int(x) for x in args.shape.split(","))
+    short = SCHEDULES[args.schedule]["short"]
+    return [tune.Shape("", "", m, n, k, args.schedule, args.tp, args.dtype)], f"{m}x{n}x{k}_{short}_tp{args.tp}"
+
+
+def _default_entry(doc: dict, s: tune.Shape) -> dict | None:
+    """The kernel entry that the shape's default config runs (compared against in the report)."""
+    name = models.default_config(doc, s.schedule, s.tp, s.dtype)
+    conf = next((c for c in doc["configs"] if name and name == f"{c['name']}_tp{s.tp}"), None)
+    entry = next((k for k in doc["kernels"] if conf and k["name"] == conf["kernel"]), None)
+    return {f: v for f, v in entry.items() if v is not None} if entry else None
+
+
+def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
+    """Candidate schedules file -> work/generated + work/build.ninja -> ninja. Returns the CLI path."""
+    doc = tune.candidates_doc(shapes, cands)
+    import yaml
+    (work / "schedules.yaml").parent.mkdir(parents=True, exist_ok=True)
+    (work / "schedules.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    p = plan.build(models.load(str(work / "schedules.yaml")), "schedules.yaml")
+    rel = work.resolve().relative_to(ROOT).as_posix() if work.resolve().is_relative_to(ROOT) else str(work)
+    write.write_tree(work / "generated", render.render(p, gen_dir=f"{rel}/generated", obj_dir=f"{rel}/obj",
+                                                       lib=f"{rel}/libtpgemm.a"))
+    top = (ROOT / "build.ninja").read_text().replace("$\n", "")
+    link = re.search(r"^build build/tpgemm: link (.*)$", top, re.M).group(1).split()
+    link = [f"{rel}/libtpgemm.a" if x == "build/libtpgemm.a" else x for x in link]
+    (work / "build.ninja").write_text(
+        "# Written by python3 -m generator tune: the repository's rules and runtime, plus the candidates.\n"
+        f"include build.ninja\nsubninja {rel}/generated/build.ninja\n"
+        f"build {rel}/tpgemm: link {' '.join(link)}\n")
+    cmd = ["ninja", "-C", str(ROOT), "-f", f"{rel}/build.ninja", f"{rel}/tpgemm"] + (["-j", str(jobs)] if jobs else [])
+    r = runner(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"tune: building the candidates failed:\n{r.stdout[-4000:]}{r.stderr[-2000:]}")
+    return ROOT / rel / "tpgemm"
+
+
+def profile(runner, exe: Path, s: tune.Shape, c: tune.Candidate, args, check: bool) -> dict:
+    """One run of build/tpgemm as a state record (phase 'verify' when checked)."""
+    cmd = [str(exe), "--config", f"{tune.config_name(s, c)}_tp{s.tp}", "--m", str(s.m), "--n", str(s.n),
+           "--k", str(s.k), "--json", "--check" if check else "--no-check",
+           "--iterations", str(args.iterations), "--warmup-iterations", str(args.warmup)]
+    r = runner(cmd, capture_output=True, text=True)
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        out = {"error": (r.stderr or r.stdout).strip()[-500:]}
+    return {"key": tune.job_key(s, c), "phase": "verify" if check else "profile", "shape": s.key,
+            "candidate": c.name, "exit_code": r.returncode, "avg_ms": out.get("avg_ms"),
+            "tflops_per_gpu": out.get("tflops_per_gpu"), "check": out.get("check"), "error": out.get("error")}
+
+
+class Progress:
+    """`[#####.....] 12/48  25%  ETA 1m05s  label` on one stderr line."""
+
+    def __init__(self, total: int, stream=sys.stderr, clock=time.monotonic):
+        self.total, self.done, self.stream, self.clock, self.t0 = total, 0, stream, clock, clock()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        frac = self.done / max(self.total, 1)
+        eta = (self.clock() - self.t0) / self.done * (self.total - self.done)
+        bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
+        self.stream.write(f"\r[{bar}] {self.done}/{self.total} {frac:4.0%} ETA {int(eta) // 60}m{int(eta) % 60:02d}s "
+                          f"{label[:40]:40}" + ("\n" if self.done == self.total else ""))
+        self.stream.flush()
+
+
+def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.monotonic) -> int:
+    args = _parser().parse_args(argv)
+    doc = models.load(args.config)
+    shapes, tag = _shapes(args, doc)
+    must = [e for e in (_default_entry(doc, s) for s in shapes) if e]
+    extra = tune.extra_knobs()
+    for knob in args.knob:
+        field, _, vals = knob.partition("=")
+        if field not in extra:
+            raise SystemExit(f"tune: --knob {field}: not a kernel knob; knobs: {', '.join(extra) or '(none)'}")
+        extra[field] = tuple(v for v in extra[field] if str(v) in vals.split(","))
+    cands = tune.enumerate_candidates(shapes[0].dtype, extra=extra, must=must[:1] + [e for e in must[1:] if e != must[0]])
+    defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
+    work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
+    state_path = work / "state.jsonl"
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    state = tune.load_state(state_path.read_text().splitlines() if state_path.exists() else [])
+    todo = tune.pending(shapes, cands, state)
+    print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
+          f"({len(shapes) * len(cands) - len(todo)} done in {state_path})", file=stream)
+    exe = build_tree(work, shapes, cands, runner, args.jobs)
+
+    def record(rec: dict) -> None:
+        with open(state_path, "a", encoding="utf-8") as fh:  # appended before use: a kill loses nothing
+            fh.write(json.dumps(rec) + "\n")
+        state[rec["key"], rec["phase"]] = rec
+
+    bar = Progress(len(todo), stream, clock)
+    for s, c in todo:
+        record(profile(runner, exe, s, c, args, check=False))
+        bar.step(f"{s.label} {c.name}")
+    winners, rows = {}, []
+    for s in shapes:
+        while True:
+            win, verify = tune.pick_winner(s, cands, state)
+            if not verify:
+                break
+            record(profile(runner, exe, s, verify[0], args, check=True))
+        if win:
+            winners[s.key] = win
+        by_kernel = {c.kernel: c for c in cands}
+        dflt = by_kernel.get(defaults.get(s.key))
+        ms = lambda c: (state.get((tune.job_key(s, c), "profile")) or {}).get("avg_ms") if c else None
+        tf = (state.get((tune.job_key(s, win), "profile")) or {}).get("tflops_per_gpu") if win else None
+        rows.append(tune_report.Row(s.label, f"{s.m} x {s.n} x {s.k}", s.schedule, dflt.name if dflt else "",
+                                    ms(dflt), win.name if win else "", ms(win), tf, len(tune.ranked(s, cands, state))))
+    out = Path(args.out) if args.out else Path(args.config).parent / "tuned" / f"{tag}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)))
+    title = f"tune {tag} ({shapes[0].dtype})"
+    (work / "report.md").write_text(tune_report.markdown(title, rows))
+    png = tune_report.plot(title, rows, work / "report.png")
+    print(f"tune: {len(winners)}/{len(shapes)} winners -> {out}; report {work / 'report.md'}"
+          + (" and report.png" if png else " (no PNG: matplotlib is not installed)"), file=stream)
+    return 0 if len(winners) == len(shapes) else 1

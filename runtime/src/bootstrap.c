@@ -1,0 +1,76 @@
+/* Multi-process collectives over the framework's all-gather (protocol in bootstrap.h). */
+#include <string.h>
+
+#include "bootstrap.h"
+#include "checks.h"
+#include "ctx_internal.h"
+
+const char *tpg_wire_call_name(tpg_wire_call call) {
+    switch (call) {
+    case TPG_CALL_CTX_CREATE:
+    case TPG_CALL_CTX_READY: return "tpg_ctx_create_rank";
+    case TPG_CALL_OP_CREATE:
+    case TPG_CALL_OP_READY: return "tpg_op_create";
+    case TPG_CALL_SET_TENSORS:
+    case TPG_CALL_TENSORS_READY: return "tpg_op_set_tensors";
+    case TPG_CALL_OP_DESTROY: return "tpg_op_destroy";
+    }
+    return "an unknown call";
+}
+
+void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_status status) {
+    memset(w, 0, sizeof *w);
+    w->magic = TPG_WIRE_MAGIC;
+    w->call = (int32_t)call;
+    w->serial = ctx->collective_serial;
+    w->tp = ctx->tp;
+    w->rank = ctx->local_begin;
+    w->status = (int32_t)status;
+}
+
+tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv) {
+    const int me = ctx->local_begin;
+    const tpg_wire *own = &recv[me];
+    const char *name = tpg_wire_call_name((tpg_wire_call)own->call);
+    for (int q = 0; q < ctx->tp; q++) {
+        const tpg_wire *w = &recv[q];
+        if (w->magic != TPG_WIRE_MAGIC)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: record %d of the all-gather is not a tpgemm record "
+                     "(magic 0x%08x); does the allgather callback return tp * bytes in rank order?", me, name, q,
+                     (unsigned)w->magic);
+        if (w->tp != ctx->tp || w->rank != q)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: record %d comes from rank %d of tp = %d (this context: "
+                     "tp = %d); the allgather must return the records in rank order", me, name, q, (int)w->rank,
+                     (int)w->tp, ctx->tp);
+        if (w->call != own->call || w->serial != own->serial)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d is in %s (collective call #%llu) but rank %d is in %s (call "
+                     "#%llu); every rank must make the same collective calls in the same order", me, name,
+                     (unsigned long long)own->serial, q, tpg_wire_call_name((tpg_wire_call)w->call),
+                     (unsigned long long)w->serial);
+    }
+    if (own->status != TPG_OK) return (tpg_status)own->status; /* the message was set where it failed */
+    for (int q = 0; q < ctx->tp; q++)
+        if (recv[q].status != TPG_OK)
+            TPG_FAIL(ctx, (tpg_status)recv[q].status, "rank %d failed in %s: %s (that rank's tpg_last_error has the "
+                     "details)", q, name, tpg_status_string((tpg_status)recv[q].status));
+    return TPG_OK;
+}
+
+tpg_status tpg__exchange(tpg_ctx *ctx, const tpg_wire *send, tpg_wire *recv) {
+    memset(recv, 0, (size_t)ctx->tp * sizeof *recv);
+    ctx->collective_serial++;
+    const int rc = ctx->allgather(send, recv, sizeof *send, ctx->allgather_user);
+    if (rc != 0) {
+        /* keep a local failure's message: it says more than "the exchange failed too" */
+        if (send->status != TPG_OK) return (tpg_status)send->status;
+        TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: the bootstrap allgather callback returned %d", ctx->local_begin,
+                 tpg_wire_call_name((tpg_wire_call)send->call), rc);
+    }
+    return tpg_wire_check(ctx, recv);
+}
+
+tpg_status tpg__agree(tpg_ctx *ctx, tpg_wire_call call, tpg_status local) {
+    tpg_wire send, recv[TPG_MAX_TP];
+    tpg_wire_init(&send, ctx, call, local);
+    return tpg__exchange(ctx, &send, recv);
+}

@@ -1,0 +1,59 @@
+/* Multi-process collectives over the framework's all-gather (tpg_allgather_fn).
+ *
+ * Every collective call sends one fixed-size tpg_wire per rank, whatever the call, so that ranks that
+ * call different things (or the same thing with different arguments) see a clean TPG_ERR_BOOTSTRAP
+ * naming the rank instead of a size mismatch or a hang inside the framework. A wire carries the
+ * sender's status so far: a call that fails on one rank fails on every rank (the failing rank keeps
+ * its own status and message; the others get its status and a message naming it). Collective calls
+ * therefore exchange even after a local failure, and end with tpg__agree when local work follows the
+ * exchange (opening peers' handles, building graphs) so that no rank believes in an op a peer lacks.
+ */
+#ifndef TPG_BOOTSTRAP_H
+#define TPG_BOOTSTRAP_H
+
+#include <stdint.h>
+
+#include "ipc.h"
+#include "peers.h"
+#include "tpgemm.h"
+
+#define TPG_WIRE_MAGIC 0x74706701u /* "tpg" + wire version 1 */
+
+typedef enum tpg_wire_call {
+    TPG_CALL_CTX_CREATE = 1, /* tpg_ctx_create_rank: tp, rank, device, PCI bus id, timeout */
+    TPG_CALL_CTX_READY,      /* tpg_ctx_create_rank: peers mapped and checked */
+    TPG_CALL_OP_CREATE,      /* tpg_op_create: problem + symmetric buffer handle */
+    TPG_CALL_OP_READY,       /* tpg_op_create: peers' buffers opened */
+    TPG_CALL_SET_TENSORS,    /* tpg_op_set_tensors: shard handles */
+    TPG_CALL_TENSORS_READY,  /* tpg_op_set_tensors: peers' shards opened, graphs built / updated */
+    TPG_CALL_OP_DESTROY      /* tpg_op_destroy: every rank has stopped using every peer's memory */
+} tpg_wire_call;
+
+typedef struct tpg_wire {
+    uint32_t magic;
+    int32_t call;               /* tpg_wire_call */
+    uint64_t serial;            /* the sender's count of collective calls on this context */
+    int32_t tp, rank;
+    int32_t status;             /* the sender's tpg_status so far */
+    int32_t device;             /* CTX_CREATE: the sender's CUDA ordinal in its own process */
+    char pci_bus_id[32];        /* CTX_CREATE: the sender's device, "0000:3b:00.0" */
+    uint64_t timeout_ns;        /* CTX_CREATE */
+    int64_t config, m, n, k, l; /* OP_CREATE */
+    tpg_ipc_ref ref[TPG_PEER_KIND_COUNT]; /* OP_CREATE: BUFFER; SET_TENSORS: the shard peers copy from */
+} tpg_wire;
+
+/* "tpg_ctx_create_rank", "tpg_op_create", ... for messages. */
+const char *tpg_wire_call_name(tpg_wire_call call);
+/* Zeroes w and fills magic, call, serial (the next one), tp, rank and status from ctx. */
+void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_status status);
+/* Checks the tp records of one exchange against the local one (recv[local rank]): magic, tp, rank
+ * order, call and serial (TPG_ERR_BOOTSTRAP naming the rank), then statuses: the local status if it
+ * failed (its message is already set), else the first failed peer's. Pure: no CUDA, no callback. */
+tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv);
+/* Sends *send (from tpg_wire_init), receives tp records into recv[TPG_MAX_TP], advances the serial,
+ * checks them (tpg_wire_check). */
+tpg_status tpg__exchange(tpg_ctx *ctx, const tpg_wire *send, tpg_wire *recv);
+/* An exchange of statuses only: TPG_OK when every rank reports TPG_OK. */
+tpg_status tpg__agree(tpg_ctx *ctx, tpg_wire_call call, tpg_status local);
+
+#endif /* TPG_BOOTSTRAP_H */

@@ -1,0 +1,190 @@
+/* `tpgemm --model NAME [--tokens M] [--tp N] [--dtype D]`: each GEMM of one layer of a model preset,
+ * with the config that the generated dispatch table (tpg_dispatch_find) names for it, run through the
+ * same path as a single GEMM (run.c) and reported as one table. `--dry-run` prints each layer's plan
+ * summary and needs no GPU. Layer names and their order come from the table, not from this file. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../plan.h"
+#include "../shapes.h"
+#include "../tables.h"
+#include "run.h"
+
+#define MAX_LAYERS 16
+
+typedef struct layer_job {
+    tpg_dispatch_entry row;
+    int64_t m;
+    tpg_cli_result res;
+    char error[512]; /* res.error's copy: run.c reuses its buffer */
+} layer_job;
+
+static const char *op_name(const tpg_config_desc *c) {
+    return c->schedule->comm == TPG_COMM_ALLGATHER ? "all-gather" : "reduce-scatter";
+}
+
+/* The preset's TP degrees for the dtype, ascending (at most 8); returns how many. */
+static int preset_tps(const char *model, tpg_dtype dtype, int *tps) {
+    int n = 0;
+    for (int i = 0; i < tpg_num_dispatch; i++) {
+        const tpg_dispatch_entry *e = &tpg_dispatch[i];
+        if (strcmp(e->model, model) || e->dtype != dtype) continue;
+        int seen = 0;
+        for (int j = 0; j < n; j++) seen |= tps[j] == e->tp;
+        if (!seen && n < TPG_CLI_MAX_DEVICES) tps[n++] = e->tp;
+    }
+    for (int i = 1; i < n; i++) /* insertion sort: at most 8 */
+        for (int j = i; j > 0 && tps[j - 1] > tps[j]; j--) {
+            int t = tps[j];
+            tps[j] = tps[j - 1], tps[j - 1] = t;
+        }
+    return n;
+}
+
+static void list_models(FILE *f) {
+    for (int i = 0; i < tpg_num_dispatch; i++) {
+        int first = 1;
+        for (int j = 0; j < i; j++) first &= strcmp(tpg_dispatch[j].model, tpg_dispatch[i].model) != 0;
+        if (first && tpg_dispatch[i].model[0]) fprintf(f, " %s", tpg_dispatch[i].model);
+    }
+}
+
+/* --tp, else --devices, else the largest preset degree the visible GPUs hold, else the smallest. */
+static int choose_tp(const tpg_cli_args *a, const int *tps, int n, int visible) {
+    if (a->tp || a->num_devices) return a->tp ? a->tp : a->num_devices;
+    int tp = tps[0];
+    for (int i = 0; i < n; i++)
+        if (tps[i] <= visible) tp = tps[i];
+    return tp;
+}
+
+/* The preset's layers at tp in table order, each resolved through tpg_dispatch_find for M. */
+static int collect(const tpg_cli_args *a, int tp, layer_job *jobs) {
+    int n = 0;
+    for (int i = 0; i < tpg_num_dispatch && n < MAX_LAYERS; i++) {
+        const tpg_dispatch_entry *e = &tpg_dispatch[i];
+        if (strcmp(e->model, a->model) || e->dtype != a->dtype || e->tp != tp) continue;
+        int seen = 0;
+        for (int j = 0; j < n; j++) seen |= !strcmp(jobs[j].row.layer, e->layer);
+        if (seen) continue;
+        int64_t m = a->tokens ? a->tokens : e->m;
+        if (tpg_dispatch_find(a->model, e->layer, m, 0, 0, a->dtype, NULL, tp, &jobs[n].row) != TPG_OK) continue;
+        jobs[n].m = a->tokens ? a->tokens : jobs[n].row.m;
+        n++;
+    }
+    return n;
+}
+
+static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job *jobs, int n) {
+    if (a->json) {
+        fprintf(f, "{\"model\": ");
+        tpg_report_json_string(f, a->model);
+        fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"layers\": [", tp, tpg_dtype_name(a->dtype));
+        for (int i = 0; i < n; i++) {
+            const tpg_config_desc *c = &tpg_configs[jobs[i].row.config];
+            fprintf(f, "%s{\"layer\": \"%s\", \"op\": \"%s\", \"tuned\": %s, \"plan\": ", i ? ", " : "",
+                    jobs[i].row.layer, op_name(c), jobs[i].row.tuned ? "true" : "false");
+            tpg_plan_write(f, c, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1, 1);
+            fputs("}", f);
+        }
+        fputs("]}\n", f);
+        return;
+    }
+    fprintf(f, "Model: %s, tp %d, %s, %d layers (plan)\n", a->model, tp, tpg_dtype_name(a->dtype), n);
+    fprintf(f, "%-9s %-14s %7s %7s %7s  %-32s %-12s %-20s %12s %12s\n", "layer", "op", "M", "N", "K", "config",
+            "tile", "stage GEMM", "moved/dev MB", "GFLOP/dev");
+    for (int i = 0; i < n; i++) {
+        const layer_job *j = &jobs[i];
+        const tpg_config_desc *c = &tpg_configs[j->row.config];
+        tpg_plan_shape ps;
+        char tile[32], stage[48];
+        if (tpg_plan_compute(c, j->m, j->row.n, j->row.k, 1, &ps) != TPG_OK) continue;
+        snprintf(tile, sizeof tile, "%dx%dx%d", c->kernel->bm, c->kernel->bn, c->kernel->bk);
+        snprintf(stage, sizeof stage, "%" PRId64 "x%" PRId64 "x%" PRId64, ps.stage_m, ps.stage_n, ps.stage_k);
+        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-32s %-12s %-20s %12.1f %12.1f\n", j->row.layer,
+                op_name(c), j->m, j->row.n, j->row.k, c->name, tile, stage, ps.moved_bytes / 1e6,
+                ps.flops_per_device / 1e9);
+    }
+}
+
+static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_job *jobs, int n) {
+    if (a->json) {
+        fprintf(f, "{\"model\": ");
+        tpg_report_json_string(f, a->model);
+        fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"layers\": [", tp, tpg_dtype_name(a->dtype));
+        for (int i = 0; i < n; i++) {
+            fprintf(f, "%s{\"layer\": \"%s\", \"op\": \"%s\", \"result\": ", i ? ", " : "", jobs[i].row.layer,
+                    op_name(&tpg_configs[jobs[i].row.config]));
+            tpg_report_result(f, &jobs[i].res, 1);
+            fputs("}", f);
+        }
+        fputs("]}\n", f);
+        return;
+    }
+    fprintf(f, "Model: %s, tp %d, %s\n", a->model, tp, tpg_dtype_name(a->dtype));
+    fprintf(f, "%-9s %-14s %7s %7s %7s  %-32s %-8s %10s %16s\n", "layer", "op", "M", "N", "K", "config", "check",
+            "ms", "TFLOP/s per GPU");
+    for (int i = 0; i < n; i++) {
+        const layer_job *j = &jobs[i];
+        const tpg_cli_result *r = &j->res;
+        const char *check = r->check == TPG_CHECK_PASSED ? "passed" : r->check == TPG_CHECK_FAILED ? "FAILED" : "skipped";
+        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-32s %-8s %10.4f %16.1f\n", j->row.layer,
+                op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, r->config, r->exit_code > 1 ? "error" : check,
+                r->avg_ms, r->tflops_per_gpu);
+    }
+}
+
+int tpg_cli_model(const tpg_cli_args *a) {
+    int tps[TPG_CLI_MAX_DEVICES], ntp = preset_tps(a->model, a->dtype, tps);
+    if (!ntp) {
+        fprintf(stderr, "tpgemm: no model preset '%s' with dtype %s; presets:", a->model, tpg_dtype_name(a->dtype));
+        list_models(stderr);
+        fprintf(stderr, " (schedules.yaml models:)\n");
+        return EXIT_USAGE;
+    }
+    int visible = a->dry_run && (a->tp || a->num_devices) ? 0 : tpg_cli_visible_devices();
+    int tp = choose_tp(a, tps, ntp, visible);
+    layer_job jobs[MAX_LAYERS];
+    memset(jobs, 0, sizeof jobs);
+    int n = collect(a, tp, jobs);
+    if (!n) {
+        fprintf(stderr, "tpgemm: model '%s' is not dispatched at tp %d; its tp degrees:", a->model, tp);
+        for (int i = 0; i < ntp; i++) fprintf(stderr, " %d", tps[i]);
+        fprintf(stderr, "\n");
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < n; i++) {
+        const tpg_config_desc *c = &tpg_configs[jobs[i].row.config];
+        char msg[512];
+        tpg_shapes sh;
+        if (tpg_shapes_init(c->schedule, tp, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1,
+                            tpg_dtype_size(c->kernel->dtype_ab), &sh, msg, sizeof msg) != TPG_OK) {
+            fprintf(stderr, "tpgemm: %s layer %s: shape: %s\n", a->model, jobs[i].row.layer, msg);
+            return EXIT_USAGE;
+        }
+    }
+    if (a->dry_run || visible < tp) {
+        write_plans(stdout, a, tp, jobs, n);
+        if (a->dry_run) return 0;
+        fflush(stdout);
+        fprintf(stderr, "tpgemm: this run needs %d Hopper (sm_90) GPU%s; %d CUDA device%s visible. Use --dry-run "
+                        "to print only the plans.\n", tp, tp == 1 ? "" : "s", visible, visible == 1 ? " is" : "s are");
+        return EXIT_NO_GPU;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc < EXIT_USAGE; i++) {
+        tpg_cli_args la = *a;
+        la.m = jobs[i].m, la.n = jobs[i].row.n, la.k = jobs[i].row.k, la.l = 1;
+        int r = tpg_cli_run(&la, jobs[i].row.config, &jobs[i].res);
+        if (jobs[i].res.error) fprintf(stderr, "%s: %s\n", jobs[i].row.layer, jobs[i].res.error);
+        if (jobs[i].res.error) {
+            snprintf(jobs[i].error, sizeof jobs[i].error, "%s", jobs[i].res.error);
+            jobs[i].res.error = jobs[i].error;
+        }
+        if (r && !rc) rc = r;
+        if (r >= EXIT_USAGE) n = i + 1;
+    }
+    write_results(stdout, a, tp, jobs, n);
+    return rc;
+}

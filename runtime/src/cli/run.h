@@ -1,0 +1,22 @@
+/* The GPU run path of build/tpgemm, shared by main.c (one GEMM) and model.c (each layer of a preset). */
+#ifndef TPG_CLI_RUN_H
+#define TPG_CLI_RUN_H
+
+#include "args.h"
+#include "report.h"
+
+/* build/tpgemm's exit statuses (see --help). */
+enum { EXIT_PASSED = 0, EXIT_CHECK_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_GPU = 3, EXIT_TIMEOUT = 4, EXIT_RUNTIME = 5 };
+
+/* Number of visible CUDA devices (0 when the driver or runtime reports none). */
+int tpg_cli_visible_devices(void);
+
+/* Runs config cfg_index on a's problem (a->m, n, k, l, scalars, iterations, check, devices): context,
+ * op, deterministic operands, warm-up, the check when a->check, timing. Fills *res (res->error points
+ * to a static message that the next call overwrites) and returns the exit status. Needs the GPUs. */
+int tpg_cli_run(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res);
+
+/* `--model NAME`: each layer of the preset (runtime/src/cli/model.c). Returns the exit status. */
+int tpg_cli_model(const tpg_cli_args *a);
+
+#endif /* TPG_CLI_RUN_H */

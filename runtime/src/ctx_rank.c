@@ -1,0 +1,113 @@
+/* Multi-process context (tpg_ctx_create_rank): one local rank, peers found through the bootstrap.
+ *
+ * Each rank sends its CUDA ordinal and PCI bus id. Ordinals differ between processes when
+ * CUDA_VISIBLE_DEVICES differs, so a peer's device is found in this process by its bus id
+ * (cudaDeviceGetByPCIBusId); it must be visible here, since cudaDeviceCanAccessPeer needs both
+ * ordinals. Peer access itself is not enabled here: cudaIpcOpenMemHandle(.., LazyEnablePeerAccess)
+ * maps each peer allocation with access from the local device, and enabling it explicitly would
+ * create a context on every peer GPU in every process. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bootstrap.h"
+#include "checks.h"
+#include "ctx_internal.h"
+
+/* What this rank can check alone: its device exists and is Hopper. Fills the wire's device fields. */
+static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
+    const int me = ctx->local_begin, dev = ctx->devices[me];
+    int count = 0;
+    TPG_CHECK(tpg__device_count(ctx, &count));
+    if (count == 0) TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: no CUDA device is visible in this process", me);
+    if (dev < 0 || dev >= count)
+        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: device = %d is not a visible CUDA device (%d visible: 0..%d)", me,
+                 dev, count, count - 1);
+    struct cudaDeviceProp prop;
+    TPG_CHECK_CUDA(ctx, cudaGetDeviceProperties(&prop, dev));
+    if (prop.major != 9 || prop.minor != 0)
+        TPG_FAIL(ctx, TPG_ERR_NOT_HOPPER, "rank %d: device %d (%s) has compute capability %d.%d; tpgemm kernels need "
+                 "9.0 (sm_90a)", me, dev, prop.name, prop.major, prop.minor);
+    ctx->sm_count[me] = prop.multiProcessorCount;
+    TPG_CHECK_CUDA(ctx, cudaDeviceGetPCIBusId(w->pci_bus_id, (int)sizeof w->pci_bus_id, dev));
+    w->device = dev;
+    return TPG_OK;
+}
+
+/* Maps every peer's bus id to an ordinal of this process and checks access from the local device. */
+static tpg_status map_peers(tpg_ctx *ctx, const tpg_wire *recv) {
+    const int me = ctx->local_begin;
+    for (int q = 0; q < ctx->tp; q++) {
+        if (recv[q].timeout_ns != recv[me].timeout_ns)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has timeout_ns = %llu but rank %d has %llu; every rank needs "
+                     "the same timeout", q, (unsigned long long)recv[q].timeout_ns, me,
+                     (unsigned long long)recv[me].timeout_ns);
+        if (q == me) continue;
+        char bus[sizeof recv[q].pci_bus_id + 1];
+        memcpy(bus, recv[q].pci_bus_id, sizeof recv[q].pci_bus_id);
+        bus[sizeof recv[q].pci_bus_id] = '\0';
+        int dev = -1;
+        if (cudaDeviceGetByPCIBusId(&dev, bus) != cudaSuccess) {
+            (void)cudaGetLastError();
+            TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: the device of rank %d (PCI bus id %s, its ordinal %d) is not "
+                     "visible in this process; every rank's process must see all GPUs of the job (do not restrict "
+                     "CUDA_VISIBLE_DEVICES per process)", me, q, bus, (int)recv[q].device);
+        }
+        ctx->devices[q] = dev;
+    }
+    for (int q = 0; q < ctx->tp; q++) {
+        for (int p = 0; p < q; p++)
+            if (ctx->devices[p] == ctx->devices[q])
+                TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "ranks %d and %d use the same GPU (PCI bus id %s); each rank "
+                         "needs its own device", p, q, recv[q].pci_bus_id);
+        if (q == me) continue;
+        int can = 0;
+        TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&can, ctx->devices[me], ctx->devices[q]));
+        if (!can)
+            TPG_FAIL(ctx, TPG_ERR_NO_P2P, "rank %d (device %d, %s) cannot access the memory of rank %d (device %d, %s) "
+                     "peer-to-peer; every pair of ranks needs P2P (NVLink)", me, ctx->devices[me], recv[me].pci_bus_id,
+                     q, ctx->devices[q], recv[q].pci_bus_id);
+    }
+    return TPG_OK;
+}
+
+tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out) {
+    if (out) *out = NULL;
+    if (!cfg || !out || !cfg->allgather)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create_rank: cfg, out and cfg->allgather must not be NULL");
+    if (cfg->tp < 1 || cfg->tp > TPG_MAX_TP)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
+    if (cfg->rank < 0 || cfg->rank >= cfg->tp)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", cfg->rank, cfg->tp - 1);
+    tpg_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) TPG_FAIL(NULL, TPG_ERR_OUT_OF_MEMORY, "tpg_ctx_create_rank: host allocation failed");
+    ctx->tp = cfg->tp;
+    ctx->timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : TPG_DEFAULT_TIMEOUT_NS;
+    ctx->local_begin = cfg->rank;
+    ctx->local_end = cfg->rank + 1;
+    ctx->allgather = cfg->allgather;
+    ctx->allgather_user = cfg->user;
+    for (int r = 0; r < cfg->tp; r++) ctx->devices[r] = -1;
+    ctx->devices[cfg->rank] = cfg->device;
+
+    const int saved = tpg__save_device();
+    tpg_wire send, recv[TPG_MAX_TP];
+    tpg_wire_init(&send, ctx, TPG_CALL_CTX_CREATE, TPG_OK);
+    send.timeout_ns = ctx->timeout_ns;
+    send.status = local_checks(ctx, &send);
+    tpg_status st = tpg__exchange(ctx, &send, recv);
+    if (st == TPG_OK) st = map_peers(ctx, recv);
+    if (st == TPG_OK) st = tpg__create_streams(ctx);
+    st = tpg__agree(ctx, TPG_CALL_CTX_READY, st); /* only reached when every rank passed the first exchange
+                                                      or failed the same way, so the call counts match */
+    if (st != TPG_OK) {
+        tpg__set_error(NULL, "%s", ctx->error);
+        tpg__ctx_release(ctx);
+        tpg__restore_device(saved);
+        return st;
+    }
+    tpg__restore_device(saved);
+    *out = ctx;
+    return TPG_OK;
+}
+
+int tpg_ctx_rank(const tpg_ctx *ctx) { return ctx && tpg__multi_process(ctx) ? ctx->local_begin : -1; }

@@ -1,0 +1,111 @@
+/* Multi-process parts of the op lifecycle (protocol in bootstrap.h): the peer table's entries of the
+ * other ranks are filled here, from CUDA IPC handles (ipc.h) exchanged over the bootstrap. */
+#include <string.h>
+
+#include "bootstrap.h"
+#include "checks.h"
+#include "op_internal.h"
+
+/* The shard kind that peers' COPY nodes read (all-gather schedules), or TPG_PEER_KIND_COUNT for none. */
+static tpg_peer_kind copied_shard(const tpg_op *op) {
+    if (op->sched->comm != TPG_COMM_ALLGATHER || op->sched->tp < 2) return TPG_PEER_KIND_COUNT;
+    if (op->sched->rotating == TPG_OPERAND_A) return TPG_PEER_SHARD_A;
+    if (op->sched->rotating == TPG_OPERAND_B) return TPG_PEER_SHARD_B;
+    return TPG_PEER_KIND_COUNT;
+}
+
+/* Every rank must describe the same problem (the tables and shapes are derived from it alone). */
+static tpg_status same_problem(tpg_ctx *ctx, const tpg_wire *recv) {
+    const int me = ctx->local_begin;
+    const tpg_wire *a = &recv[me];
+    for (int q = 0; q < ctx->tp; q++) {
+        const tpg_wire *b = &recv[q];
+        if (b->config != a->config || b->m != a->m || b->n != a->n || b->k != a->k || b->l != a->l)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "tpg_op_create: rank %d has config %lld, m = %lld, n = %lld, k = %lld, "
+                     "l = %lld but rank %d has config %lld, m = %lld, n = %lld, k = %lld, l = %lld; every rank must "
+                     "create the same op", me, (long long)a->config, (long long)a->m, (long long)a->n,
+                     (long long)a->k, (long long)a->l, q, (long long)b->config, (long long)b->m, (long long)b->n,
+                     (long long)b->k, (long long)b->l);
+    }
+    return TPG_OK;
+}
+
+/* Opens every peer's ref[kind] and publishes it in the peer table. */
+static tpg_status import_peers(tpg_op *op, const tpg_wire *recv, tpg_peer_kind kind, const char *what) {
+    tpg_ctx *ctx = op->ctx;
+    TPG_CHECK(tpg__use_device(ctx, ctx->local_begin));
+    for (int q = 0; q < ctx->tp; q++) {
+        if (tpg__is_local(ctx, q)) continue;
+        if (!recv[q].ref[kind].present)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d sent no handle for its %s", q, what);
+        void *p = NULL;
+        TPG_CHECK(tpg_ipc_import(ctx, q, &recv[q].ref[kind], &op->ipc_held, &p));
+        tpg_peers_publish(&op->peers, q, kind, p);
+    }
+    return TPG_OK;
+}
+
+tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **op, tpg_status local) {
+    const int me = ctx->local_begin;
+    const int saved = tpg__save_device();
+    tpg_wire send, recv[TPG_MAX_TP];
+    tpg_wire_init(&send, ctx, TPG_CALL_OP_CREATE, local);
+    send.config = desc->config;
+    send.m = desc->m;
+    send.n = desc->n;
+    send.k = desc->k;
+    send.l = desc->l;
+    if (local == TPG_OK) {
+        local = tpg__use_device(ctx, me);
+        if (local == TPG_OK)
+            local = tpg_ipc_export(ctx, me, (*op)->buffer[me], "symmetric buffer", &send.ref[TPG_PEER_BUFFER]);
+        send.status = local;
+    }
+    tpg_status st = tpg__exchange(ctx, &send, recv);
+    if (st == TPG_OK) st = same_problem(ctx, recv);
+    if (st == TPG_OK) st = import_peers(*op, recv, TPG_PEER_BUFFER, "symmetric buffer");
+    st = tpg__agree(ctx, TPG_CALL_OP_READY, st);
+    if (st != TPG_OK && *op) {
+        tpg__op_quiesce(*op);
+        tpg__op_free(*op);
+        *op = NULL;
+    }
+    tpg__restore_device(saved);
+    return st;
+}
+
+tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_status local) {
+    tpg_ctx *ctx = op->ctx;
+    const int me = ctx->local_begin;
+    const tpg_peer_kind kind = copied_shard(op);
+    const int saved = tpg__save_device();
+    tpg_wire send, recv[TPG_MAX_TP];
+    tpg_wire_init(&send, ctx, TPG_CALL_SET_TENSORS, local);
+    if (local == TPG_OK && kind != TPG_PEER_KIND_COUNT) {
+        local = tpg__use_device(ctx, me);
+        if (local == TPG_OK)
+            local = tpg_ipc_export(ctx, me, kind == TPG_PEER_SHARD_A ? t->a : t->b,
+                                   kind == TPG_PEER_SHARD_A ? "tensor a" : "tensor b", &send.ref[kind]);
+        send.status = local;
+    }
+    tpg_status st = tpg__exchange(ctx, &send, recv);
+    if (st == TPG_OK) {
+        op->tensors[me] = *t;
+        tpg_peers_publish(&op->peers, me, TPG_PEER_SHARD_A, (void *)t->a);
+        tpg_peers_publish(&op->peers, me, TPG_PEER_SHARD_B, (void *)t->b);
+        if (kind != TPG_PEER_KIND_COUNT) st = import_peers(op, recv, kind, kind == TPG_PEER_SHARD_A ? "A" : "B");
+    }
+    if (st == TPG_OK) {
+        for (int q = 0; q < ctx->tp; q++) op->has_tensors[q] = 1; /* every rank passed its checks */
+        st = tpg__op_refresh(op);
+    }
+    st = tpg__agree(ctx, TPG_CALL_TENSORS_READY, st);
+    /* A graph built here while a peer failed would wait for that peer: drop it (tpg_op_run then says
+     * TPG_ERR_NOT_READY), and rebuild from scratch on the next successful call. */
+    if (st != TPG_OK && op->built) {
+        if (op->has_run && cudaStreamSynchronize(op->last_stream[me]) != cudaSuccess) (void)cudaGetLastError();
+        tpg__graphs_destroy(op);
+    }
+    tpg__restore_device(saved);
+    return st;
+}

@@ -1,0 +1,153 @@
+"""Tier 1 (no GPU): bench/report.py turns local-GEMM JSON into the right table, geomeans and BENCHMARKS.md
+section; build/bench/local_gemm (when `ninja bench` built it) parses its command line, writes JSON that
+report.py reads in a dry run, and exits 3 without a GPU."""
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / "bench" / "report.py"
+BENCH = ROOT / "build" / "bench" / "local_gemm"
+
+
+def load_report():
+    spec = importlib.util.spec_from_file_location("bench_report", REPORT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def rec(name, dtype, tp, cb, tps, cbs, tpj, cbj, **extra):
+    r = {"name": name, "M": 8192, "N": 4096, "K": 2048, "dtype": dtype, "config": f"cfg_{dtype}_tp1",
+         "tpgemm_tflops": tp, "cublas_tflops": cb, "tpgemm_sustained_tflops": tps, "cublas_sustained_tflops": cbs,
+         "tpgemm_joules": tpj, "cublas_joules": cbj, "op": "RS", "check": "pass", "max_error": 1e-3,
+         "gpu": "FakeGPU", "driver": "1.2.3", "date": "2026-12-01T00:00:00Z", "command": "local_gemm --quick"}
+    r.update(extra)
+    return r
+
+
+# bf16 burst ratios 0.8 and 1.25 (geomean 1.0), sustained 0.5 and 2.0 (geomean 1.0), joules 1.1 and 0.9
+# (geomean sqrt(0.99)); fp16: one problem at 0.9; one bf16 record with no numbers (an error) is left out.
+FAKE = [
+    rec("alpha", "bf16", 400.0, 500.0, 300.0, 600.0, 0.011, 0.010),
+    rec("beta", "bf16", 625.0, 500.0, 800.0, 400.0, 0.009, 0.010),
+    rec("gamma", "bf16", None, None, None, None, None, None, check=None, max_error=None, error="not run"),
+    rec("alpha", "fp16", 450.0, 500.0, 450.0, 500.0, 0.02, 0.02, check="fail", max_error=0.5),
+]
+
+
+def run_report(tmp_path, records, *extra):
+    src = tmp_path / "local_gemm.json"
+    src.write_text(json.dumps(records))
+    return subprocess.run([sys.executable, str(REPORT), str(src), "--markdown", str(tmp_path / "t.md"), "--png",
+                           str(tmp_path / "t.png"), *extra], capture_output=True, text=True)
+
+
+def row(text, first_cell, dtype):
+    rows = [line for line in text.splitlines() if line.startswith(f"| {first_cell} |") and f"| {dtype} |" in line]
+    assert len(rows) == 1, f"expected one {first_cell}/{dtype} row in:\n{text}"
+    return [c.strip() for c in rows[0].strip("|").split("|")]
+
+
+def test_geomean_and_ratio_helpers():
+    m = load_report()
+    assert m.geomean([0.8, 1.25]) == pytest.approx(1.0)
+    assert m.geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert m.geomean([None, 0.9]) == pytest.approx(0.9)
+    assert m.geomean([]) is None
+    assert m.ratio({"a": 1.0, "b": None}, "a", "b") is None
+    s = m.summary(FAKE)
+    assert s["bf16"]["burst"] == (pytest.approx(1.0), 2)
+    assert s["bf16"]["sustained"] == (pytest.approx(1.0), 2)
+    assert s["bf16"]["joules"][0] == pytest.approx(math.sqrt(1.1 * 0.9))
+    assert s["fp16"]["burst"] == (pytest.approx(0.9), 1)
+
+
+def test_table_rows_and_geomeans(tmp_path):
+    res = run_report(tmp_path, FAKE)
+    assert res.returncode == 0, res.stderr
+    md = (tmp_path / "t.md").read_text()
+    assert md.count("| alpha |") == 2 and "| 8192×4096×2048 |" in md
+    a = row(md, "alpha", "bf16")
+    # columns: problem op MxNxK dtype config tp cb ratio tps cbs ratio tpJ cbJ Jratio check
+    assert a[5:8] == ["400.0", "500.0", "0.800"] and a[10] == "0.500" and a[13] == "1.100"
+    assert a[14].startswith("pass")
+    assert row(md, "beta", "bf16")[7] == "1.250"
+    assert row(md, "alpha", "fp16")[14].startswith("**FAIL**")
+    g = row(md, "**geomean bf16**", "bf16")
+    assert g[7] == "**1.000** (2)" and g[10] == "**1.000** (2)" and g[13] == f"**{math.sqrt(0.99):.3f}** (2)"
+    assert row(md, "**geomean fp16**", "fp16")[7] == "**0.900** (1)"
+    assert "not run" in row(md, "gamma", "bf16")[14]
+    assert "| **geomean bf16** |" in res.stdout  # the table is printed too
+    if importlib.util.find_spec("matplotlib"):
+        assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert not (tmp_path / "t.png").exists() and "matplotlib" in res.stderr
+
+
+def test_benchmarks_section_created_then_replaced(tmp_path):
+    bm = tmp_path / "BENCHMARKS.md"
+    assert run_report(tmp_path, FAKE, "--benchmarks", str(bm)).returncode == 0
+    text = bm.read_text()
+    assert text.startswith("# Benchmarks") and "FakeGPU" in text and "1.2.3" in text and "`local_gemm --quick`" in text
+    bm.write_text("# Benchmarks\n\nintro kept\n\n" + text[text.index("<!-- local_gemm:begin"):] + "\n## Other\nkept too\n")
+    changed = [dict(r, tpgemm_tflops=1000.0) if r["name"] == "alpha" and r["dtype"] == "bf16" else r for r in FAKE]
+    assert run_report(tmp_path, changed, "--benchmarks", str(bm)).returncode == 0
+    text = bm.read_text()
+    assert text.count("<!-- local_gemm:begin -->") == 1 and text.count("<!-- local_gemm:end -->") == 1
+    assert "intro kept" in text and "## Other\nkept too" in text
+    assert "| 2.000 |" in text and "| 0.800 |" not in text  # the old row is gone, the new one is there
+
+
+def test_malformed_json_exits_2_naming_the_field(tmp_path):
+    bad = [dict(FAKE[0])]
+    del bad[0]["cublas_joules"]
+    res = run_report(tmp_path, bad)
+    assert res.returncode == 2 and "cublas_joules" in res.stderr and "alpha" in res.stderr
+    (tmp_path / "x.json").write_text("{not json")
+    res = subprocess.run([sys.executable, str(REPORT), str(tmp_path / "x.json")], capture_output=True, text=True)
+    assert res.returncode == 2 and "cannot read" in res.stderr
+
+
+@pytest.fixture(scope="module")
+def bench_bin():
+    if not BENCH.exists():
+        pytest.skip("build/bench/local_gemm not built (`ninja bench` needs cuBLASLt)")
+    return str(BENCH)
+
+
+def test_dry_run_json_feeds_report(bench_bin, tmp_path):
+    out = tmp_path / "dry.json"
+    res = subprocess.run([bench_bin, "--quick", "--dtype", "bf16", "--dry-run", "--out", str(out)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "estimated" in res.stdout
+    records = json.loads(out.read_text())
+    assert [r["name"] for r in records] == ["8B-qkv", "8B-o", "gemm-8192"]
+    assert all(r["dtype"] == "bf16" and r["tpgemm_tflops"] is None for r in records)
+    assert (records[0]["M"], records[0]["N"], records[0]["K"]) == (8192, 3072, 4096)  # AG: N / 2
+    assert (records[1]["M"], records[1]["N"], records[1]["K"]) == (8192, 4096, 2048)  # RS: K / 2
+    assert run_report(tmp_path, records).returncode == 0
+
+
+@pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
+                                          (["--dtype", "fp8"], "--dtype 'fp8'"),
+                                          (["--cool-s", "0.2"], "--cool-s '0.2'"),
+                                          (["--bogus"], "--bogus")])
+def test_usage_errors_exit_2(bench_bin, args, needle):
+    res = subprocess.run([bench_bin, *args, "--dry-run"], capture_output=True, text=True)
+    assert res.returncode == 2 and needle in res.stderr
+
+
+def test_no_gpu_exits_3(bench_bin):
+    if shutil.which("nvidia-smi") or os.path.exists("/dev/nvidia0"):
+        pytest.skip("a GPU may be visible here")
+    res = subprocess.run([bench_bin, "--quick"], capture_output=True, text=True)
+    assert res.returncode == 3 and "needs one Hopper" in res.stderr

@@ -1,0 +1,189 @@
+"""Model presets, tuned choices and the dispatch table: shapes of the Llama-3 layers, validation errors
+with file and line, include: files, generated/dispatch.c rows, and `tpgemm --model ... --dry-run`."""
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator import config, models, plan, render
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ROOT / "schedules.yaml"
+TPGEMM = ROOT / "build" / "tpgemm"
+
+BASE = """\
+version: 1
+kernels:
+  - {name: k256, dtype: bf16, tile: {bm: 128, bn: 256, bk: 64}, stages: 4}
+configs:
+  - {name: ag, schedule: AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k256}
+  - {name: rs, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k256}
+"""
+TINY = "  - {name: tiny, hidden: 1024, ffn: 4096, heads: 8, kv_heads: 2, head_dim: 128, tokens: 2048, tp: [2]}\n"
+
+
+def write(tmp_path, text, name="schedules.yaml"):
+    p = tmp_path / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def errors(path):
+    with pytest.raises(config.ConfigError) as e:
+        models.load(str(path))
+    return e.value.errors
+
+
+def test_llama3_presets_give_the_expected_gemms():
+    doc = models.load(str(DEFAULT))
+    presets = {p["name"]: p for p in doc["models"]}
+    assert set(presets) >= {"llama3-8b", "llama3-70b", "llama3-405b"}
+    want = {"llama3-8b": (6144, 4096, 28672, 14336), "llama3-70b": (10240, 8192, 57344, 28672),
+            "llama3-405b": (18432, 16384, 106496, 53248)}
+    for name, (qkv_n, hidden, gate_up_n, ffn) in want.items():
+        g = {x.layer: x for x in models.gemms(presets[name])}
+        assert (g["qkv"].n, g["qkv"].k) == (qkv_n, hidden)
+        assert (g["attn_out"].n, g["attn_out"].k) == (hidden, hidden)  # heads·head_dim = hidden
+        assert (g["gate_up"].n, g["gate_up"].k) == (gate_up_n, hidden)
+        assert (g["down"].n, g["down"].k) == (hidden, ffn)
+        assert g["qkv"].schedule == "AllGather1D_TilingCD_RotatingA"
+        assert g["down"].schedule == "ReduceScatter1D_TilingA_RotatingC"
+
+
+def test_preset_errors_name_file_line_and_field(tmp_path):
+    text = BASE + "models:\n" + TINY + (
+        "  - {name: tiny, hidden: 1024, ffn: 4096, heads: 8, kv_heads: 3, head_dim: 128, tokens: 2048, tp: [2]}\n"
+        "  - {name: odd, hidden: 1024, ffn: 4096, heads: 8, kv_heads: 2, head_dim: 128, tokens: 2047, tp: [2]}\n"
+        "  - {name: far, hidden: 1024, ffn: 4096, heads: 8, kv_heads: 2, head_dim: 128, tokens: 2048, tp: [4]}\n"
+        "  - {name: bad name, hidden: 1024, ffn: 4096, heads: 8, kv_heads: 2, head_dim: 128, tokens: 2048,\n"
+        "     tp: [2], column_parallel: ReduceScatter1D_TilingB_RotatingC, flavour: 1}\n")
+    p = write(tmp_path, text)
+    errs = errors(p)
+    f = str(p)
+    assert any(e.startswith(f"{f}:9: models[1].name: duplicate model name 'tiny' (first at line 8)") for e in errs)
+    assert any(e.startswith(f"{f}:9: models[1].kv_heads: 8 heads are not a multiple of 3") for e in errs)
+    assert any(e.startswith(f"{f}:10: models[2].tokens: layer qkv (2047 x ") and "not divisible by tp = 2" in e
+               for e in errs)
+    assert any(e.startswith(f"{f}:11: models[3].tp: layer qkv: no config runs AllGather1D_TilingCD_RotatingA "
+                            "at tp 4 with dtype bf16") for e in errs)
+    assert any(e.startswith(f"{f}:12: models[4].name: 'bad name' is not a model name") for e in errs)
+    assert any(e.startswith(f"{f}:13: models[4].column_parallel: column_parallel needs a schedule with comm "
+                            "allgather, ReduceScatter1D_TilingB_RotatingC has reduce_scatter; allowed: AllGather1D_TilingCD_RotatingA") for e in errs)
+    assert any(e.startswith(f"{f}:13: models[4].flavour: unknown field") for e in errs)
+
+
+def test_tuned_errors(tmp_path):
+    text = BASE + "models:\n" + TINY + (
+        "tuned:\n"
+        "  - {model: tiny, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"
+        "  - {model: tiny, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"
+        "  - {model: huge, layer: mlp, dtype: fp16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k9}\n"
+        "  - {model: tiny, shape: {m: 1, n: 2, k: 3}, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA,\n"
+        "     tp: 2, kernel: k256}\n")
+    p = write(tmp_path, text)
+    errs = errors(p)
+    f = str(p)
+    assert any(e.startswith(f"{f}:11: tuned[1]: a second tuned choice for the same layer (first at {f}:10)")
+               for e in errs)
+    assert any(e.startswith(f"{f}:12: tuned[2].model: unknown model 'huge'; allowed: tiny") for e in errs)
+    assert any(e.startswith(f"{f}:12: tuned[2].layer: unknown layer 'mlp'; allowed: qkv, attn_out, gate_up, down")
+               for e in errs)
+    assert any(e.startswith(f"{f}:12: tuned[2].kernel: unknown kernel 'k9'") for e in errs)
+    assert any(e.startswith(f"{f}:13: tuned[3]: a tuned choice names either model and layer, or shape")
+               for e in errs)
+
+
+def test_include_adds_tuned_configs_and_dispatch_rows(tmp_path):
+    main = write(tmp_path, BASE + "models:\n" + TINY + "include: [tuned/*.yaml]\n")
+    write(tmp_path, "kernels:\n"
+          "  - {name: tiny_k192, dtype: bf16, tile: {bm: 128, bn: 192, bk: 64}, stages: 4}\n"
+          "tuned:\n"
+          "  - {model: tiny, layer: gate_up, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2,\n"
+          "     kernel: tiny_k192}\n"
+          "  - {shape: {m: 4096, n: 4096, k: 4096}, dtype: bf16, schedule: ReduceScatter1D_TilingA_RotatingC,\n"
+          "     tp: 2, kernel: k256}\n", "tuned/tiny_tp2.yaml")
+    p = plan.build(models.load(str(main)), "schedules.yaml")
+    names = [c.name for c in p.configs]
+    assert "tuned_tiny_gate_up_bf16_tp2" in names and "tuned_4096x4096x4096_rs_tila_bf16_tp2" in names
+    rows = {(r.model, r.layer): r for r in p.dispatch}
+    assert rows["tiny", "qkv"].config == "ag_tp2" and not rows["tiny", "qkv"].tuned
+    up = rows["tiny", "gate_up"]
+    assert up.tuned and up.config == "tuned_tiny_gate_up_bf16_tp2" and (up.n, up.k) == (8192, 1024)
+    assert p.configs[up.config_index].kernel.bn == 192
+    shape = rows["", ""]
+    assert (shape.m, shape.n, shape.k, shape.tuned) == (4096, 4096, 4096, True)
+    text = render.render(p)["dispatch.c"]
+    assert re.search(r'\{"tiny", "gate_up", 2048, 8192, 1024, TPG_DTYPE_BF16, "AllGather1D_TilingCD_RotatingA", '
+                     rf'2, {up.config_index} /\* tuned_tiny_gate_up_bf16_tp2 \*/, 1\}}', text)
+
+
+def test_included_file_errors_name_that_file(tmp_path):
+    main = write(tmp_path, BASE + "models:\n" + TINY + "include: [tuned/x.yaml, missing.yaml]\n")
+    inc = write(tmp_path, "kernels:\n  - {name: k256, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}}\n"
+                "tuned:\n  - {model: tiny, layer: down, dtype: fp16, schedule: ReduceScatter1D_TilingA_RotatingC,"
+                " tp: 2, kernel: k256}\n", "tuned/x.yaml")
+    errs = errors(main)
+    assert any(e.startswith(f"{main}:9: include[1]: 'missing.yaml' does not exist") for e in errs)
+    assert any(e.startswith(f"{inc}:2: kernels[0].name: kernel 'k256' is already defined") for e in errs)
+    assert any(e.startswith(f"{inc}:4: tuned[0].kernel: kernel 'k256' has dtype bf16, not fp16") for e in errs)
+
+
+def test_default_dispatch_table_is_emitted():
+    p = plan.build(models.load(str(DEFAULT)), "schedules.yaml")
+    text = (ROOT / "generated" / "dispatch.c").read_text()
+    assert text == render.render(p)["dispatch.c"]
+    rows = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2]
+    assert [(r.layer, r.m, r.n, r.k, r.config) for r in rows] == [
+        ("qkv", 16384, 10240, 8192, "ag_rota_bf16_tp2"), ("attn_out", 16384, 8192, 8192, "rs_tila_bf16_tp2"),
+        ("gate_up", 16384, 57344, 8192, "ag_rota_bf16_tp2"), ("down", 16384, 8192, 28672, "rs_tila_bf16_tp2")]
+    for r in p.dispatch:  # every row points at the config it names
+        assert p.configs[r.config_index].name == r.config
+        assert f'{r.config_index} /* {r.config} */' in text
+    assert f"const int tpg_num_dispatch = {len(p.dispatch)};" in text
+
+
+@pytest.fixture(scope="module")
+def tpgemm():
+    if not TPGEMM.exists():
+        pytest.skip("build/tpgemm is missing (tests/test_build.py builds it)")
+    return TPGEMM
+
+
+def run(*args):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    return subprocess.run([str(TPGEMM), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_cli_model_dry_run_prints_each_layer(tpgemm):
+    r = run("--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "Model: llama3-70b, tp 2, bf16, 4 layers (plan)" in r.stdout
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[2:]}
+    assert rows["qkv"][:6] == ["qkv", "all-gather", "16384", "10240", "8192", "ag_rota_bf16_tp2"]
+    assert rows["attn_out"][:6] == ["attn_out", "reduce-scatter", "16384", "8192", "8192", "rs_tila_bf16_tp2"]
+    assert rows["gate_up"][2:5] == ["16384", "57344", "8192"] and rows["down"][2:5] == ["16384", "8192", "28672"]
+    assert rows["down"][7] == "8192x8192x14336"  # stage GEMM: M/tp rows, K/tp
+
+
+def test_cli_model_json_and_errors(tpgemm):
+    r = run("--model", "llama3-8b", "--tp", "4", "--tokens", "4096", "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert [(x["layer"], x["plan"]["config"], x["plan"]["problem"]["m"]) for x in d["layers"]] == [
+        ("qkv", "ag_rota_bf16_tp4", 4096), ("attn_out", "rs_tila_bf16_tp4", 4096),
+        ("gate_up", "ag_rota_bf16_tp4", 4096), ("down", "rs_tila_bf16_tp4", 4096)]
+    r = run("--model", "llama3-70b", "--tp", "2")
+    assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr and "qkv" in r.stdout
+    r = run("--model", "gpt5", "--dry-run")
+    assert r.returncode == 2 and "no model preset 'gpt5'" in r.stderr and "llama3-70b" in r.stderr
+    r = run("--model", "llama3-405b", "--tp", "2", "--dry-run")
+    assert r.returncode == 2 and "tp degrees: 4 8" in r.stderr
+    r = run("--model", "llama3-8b", "--tp", "8", "--tokens", "1001", "--dry-run")
+    assert r.returncode == 2 and "layer qkv: shape:" in r.stderr
+    r = run("--model", "llama3-8b", "--k", "64", "--dry-run")
+    assert r.returncode == 2 and "--m/--n/--k" in r.stderr
+    assert run("--tokens", "64", "--dry-run").returncode == 2

@@ -1,0 +1,64 @@
+"""build/libtpgemm.so through ctypes, without a GPU: the multi-process entry point fails cleanly."""
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import tpgemm_lib  # noqa: E402
+
+
+def has_gpu():
+    return shutil.which("nvidia-smi") is not None and subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def lib():
+    if not tpgemm_lib.LIB_PATH.exists():
+        subprocess.run(["ninja", "build/libtpgemm.so"], cwd=ROOT, check=True, capture_output=True)
+    return tpgemm_lib.Lib()
+
+
+def test_shared_library_exports_only_tpgemm(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", str(tpgemm_lib.LIB_PATH)], capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("nm is not available")
+    names = [line.split()[-1] for line in out.stdout.splitlines() if " T " in line]
+    assert "tpg_ctx_create_rank" in names
+    # cudart is linked statically and hidden, so a PyTorch process's libcudart cannot interpose it
+    assert not [n for n in names if n.startswith("cuda")], names[:10]
+
+
+def test_create_rank_without_gpu_is_no_device(lib):
+    if has_gpu():
+        pytest.skip("a GPU is visible: the no-device path cannot be exercised here")
+    calls = []
+
+    def allgather(send):  # tp = 1: the all-gather is the identity
+        calls.append(len(send))
+        return send
+
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(tp=1, rank=0, device=0, allgather=allgather)
+    assert e.value.status == tpgemm_lib.TPG_ERR_NO_DEVICE
+    assert "rank 0" in str(e.value)
+    assert len(calls) == 2  # the failure still went through both collective rounds (no rank is left waiting)
+
+
+def test_create_rank_bootstrap_failure_is_reported(lib):
+    def broken(send):
+        raise RuntimeError("process group is gone")
+
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(tp=2, rank=1, device=0, allgather=broken)
+    # without a GPU the local failure (no device) wins; with one, the bootstrap failure is reported
+    assert e.value.status in (tpgemm_lib.TPG_ERR_NO_DEVICE, tpgemm_lib.TPG_ERR_BOOTSTRAP)
+
+
+def test_create_rank_argument_errors(lib):
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(tp=2, rank=2, device=0, allgather=lambda s: s * 2)
+    assert e.value.status == 1 and "rank = 2" in str(e.value)

@@ -1,0 +1,147 @@
+"""`python3 -m generator tune` without a GPU: candidate legality, resume state, winner selection, the
+tuned YAML read back by the generator, and the report. Processes are faked at the boundary (runner)."""
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from generator import kernels, models, plan, tune, tune_cli, tune_report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_candidates_are_legal_distinct_and_include_the_brief_tiles():
+    cands = tune.enumerate_candidates("bf16", extra={})
+    specs = [c.kernel for c in cands]
+    assert len(specs) == len(set(specs))
+    tiles = {(c.entry["tile"]["bm"], c.entry["tile"]["bn"]) for c in cands}
+    assert tiles == {(128, 128), (128, 192), (128, 256), (256, 128)}
+    for c in cands:
+        assert tune.resolve(c.entry) == (c.kernel, [])
+        assert (c.entry["cluster"]["m"], c.entry["cluster"]["n"]) in kernels.SUPPORTED_CLUSTERS
+    # 128x256 with one consumer needs 256 accumulators per thread: illegal, so never a candidate
+    assert not any(c.entry["tile"]["bn"] == 256 and c.entry["consumers"] == 1 for c in cands)
+    bad, errors = tune.resolve(tune._entry("bf16", (128, 256, 64), 9, 2, (1, 1), ()))
+    assert bad is None and "stages" in errors[0]
+
+
+def test_extra_knobs_come_from_the_kernel_schema():
+    extra = tune.extra_knobs()
+    assert not set(extra) & set(tune.BASE_FIELDS)
+    one = {f: vals[:1] for f, vals in extra.items()}
+    assert len(tune.enumerate_candidates("bf16", extra=one)) == len(tune.enumerate_candidates("bf16", extra={}))
+
+
+SHAPES = [tune.Shape("m", "qkv", 256, 512, 128, "AllGather1D_TilingCD_RotatingA", 2, "bf16"),
+          tune.Shape("m", "down", 256, 128, 512, "ReduceScatter1D_TilingA_RotatingC", 2, "bf16")]
+
+
+def test_resume_skips_finished_pairs_and_ignores_torn_lines():
+    cands = tune.enumerate_candidates("bf16", extra={})[:3]
+    lines = [json.dumps({"key": tune.job_key(SHAPES[0], cands[0]), "phase": "profile", "avg_ms": 1.0}),
+             json.dumps({"key": tune.job_key(SHAPES[1], cands[2]), "phase": "verify", "check": "passed"}),
+             '{"key": "torn']
+    todo = tune.pending(SHAPES, cands, tune.load_state(lines))
+    assert (SHAPES[0], cands[0]) not in todo and len(todo) == 5
+    assert (SHAPES[1], cands[2]) in todo  # a verify record is not a profile
+
+
+def test_winner_is_the_fastest_that_passes_its_check():
+    cands = tune.enumerate_candidates("bf16", extra={})[:3]
+    s = SHAPES[0]
+    rec = lambda c, ms, rc=0: {("%s" % tune.job_key(s, c), "profile"): {"avg_ms": ms, "exit_code": rc}}
+    state = {**rec(cands[0], 2.0), **rec(cands[1], 1.0), **rec(cands[2], 0.5, rc=5)}
+    assert tune.pick_winner(s, cands, state) == (None, [cands[1]])  # fastest ran ok: verify it first
+    state[tune.job_key(s, cands[1]), "verify"] = {"check": "failed", "exit_code": 1}
+    assert tune.pick_winner(s, cands, state) == (None, [cands[0]])
+    state[tune.job_key(s, cands[0]), "verify"] = {"check": "passed", "exit_code": 0}
+    assert tune.pick_winner(s, cands, state) == (cands[0], [])
+
+
+class FakeRunner:
+    """Stands in for subprocess.run: ninja succeeds; tpgemm answers JSON whose time depends on BN."""
+
+    def __init__(self, fail_check=()):
+        self.calls, self.fail_check = [], set(fail_check)
+
+    def __call__(self, cmd, **kw):
+        self.calls.append(cmd)
+        if cmd[0] == "ninja":
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        config = cmd[cmd.index("--config") + 1]
+        bn = int(config.split("x")[1])
+        ms = {128: 3.0, 192: 1.0, 256: 2.0}[bn] + (0.5 if "_s3_" in config else 0)
+        check = "--check" in cmd
+        passed = not (check and any(f in config for f in self.fail_check))
+        out = {"avg_ms": ms, "tflops_per_gpu": 100.0 / ms, "check": ("passed" if passed else "failed")
+               if check else "skipped", "error": None}
+        return subprocess.CompletedProcess(cmd, 0 if passed else 1, json.dumps(out), "")
+
+
+def tuned_repo(tmp_path):
+    """A copy of schedules.yaml in tmp_path (its include: tuned/*.yaml then points to tmp_path/tuned)."""
+    shutil.copy(ROOT / "schedules.yaml", tmp_path / "schedules.yaml")
+    return tmp_path / "schedules.yaml"
+
+
+def run_tune(tmp_path, runner, *extra):
+    cfg = tuned_repo(tmp_path)
+    err = io.StringIO()
+    rc = tune_cli.main(["--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--config", str(cfg),
+                        "--work", str(tmp_path / "work"), "--knob", f"{next(iter(tune.extra_knobs()), 'x')}=8",
+                        *extra] if tune.extra_knobs() else
+                       ["--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--config", str(cfg),
+                        "--work", str(tmp_path / "work"), *extra], runner=runner, stream=err,
+                       clock=iter(range(0, 10**6)).__next__)
+    return rc, err.getvalue(), cfg
+
+
+def test_tune_end_to_end_with_faked_processes(tmp_path, monkeypatch):
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: (
+        runner(["ninja"]), work / "tpgemm")[1])
+    runner = FakeRunner(fail_check=("128x192x64_s4",))
+    rc, err, cfg = run_tune(tmp_path, runner)
+    assert rc == 0, err
+    assert "ETA" in err and "4/4 winners" in err
+    profiled = [c for c in runner.calls if "--no-check" in c]
+    checked = [c for c in runner.calls if "--check" in c]
+    assert len(profiled) % 4 == 0 and len(checked) >= 4
+    # a rerun profiles nothing and verifies nothing: everything is in the state file
+    again = FakeRunner(fail_check=("128x192x64_s4",))
+    rc, err, _ = run_tune(tmp_path, again)
+    assert rc == 0 and [c for c in again.calls if c[0] != "ninja"] == []
+    # the tuned file goes back into the generator: each layer dispatches to its tuned config
+    text = (tmp_path / "tuned" / "llama3-70b_tp2.yaml").read_text()
+    assert "llama3_70b_tp2_c_bf16_128x192x64_s3_w2" in text  # s4 failed its check; s3 is next fastest
+    p = plan.build(models.load(str(cfg)), "schedules.yaml")
+    rows = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2]
+    assert len(rows) == 4 and all(r.tuned for r in rows)
+    assert {p.configs[r.config_index].kernel.bn for r in rows} == {192}
+    report = (tmp_path / "work" / "report.md").read_text()
+    assert "| qkv | 16384 x 10240 x 8192 | AllGather1D_TilingCD_RotatingA |" in report
+    assert "1.333x" in report  # default 128x256 s4: 2.0 ms; winner 128x192 s3: 1.5 ms (s4 failed its check)
+
+
+def test_report_markdown_handles_missing_numbers():
+    rows = [tune_report.Row("qkv", "1 x 2 x 3", "S", "d", 2.0, "w", 1.0, 50.0, 7),
+            tune_report.Row("down", "1 x 2 x 3", "S", "", None, "", None, None, 0)]
+    md = tune_report.markdown("t", rows)
+    assert "| qkv | 1 x 2 x 3 | S | d | 2.0000 | w | 1.0000 | 50.0 | 2.000x | 7 |" in md
+    assert "| down | 1 x 2 x 3 | S | - | - | (none passed) | - | - | -x | 0 |" in md
+
+
+def test_build_tree_writes_a_ninja_file_beside_the_main_build(tmp_path):
+    runner = FakeRunner()
+    cands = tune.enumerate_candidates("bf16", extra={})[:2]
+    exe = tune_cli.build_tree(tmp_path / "w", SHAPES, cands, runner, 3)
+    assert exe == tmp_path / "w" / "tpgemm"
+    (cmd,) = runner.calls
+    assert cmd[:3] == ["ninja", "-C", str(ROOT)] and cmd[-2:] == ["-j", "3"]
+    top = (tmp_path / "w" / "build.ninja").read_text()
+    assert "include build.ninja\n" in top and f"subninja {tmp_path}/w/generated/build.ninja" in top
+    assert f"{tmp_path}/w/libtpgemm.a" in top and "build/cli/model.o" in top
+    sub = (tmp_path / "w" / "generated" / "build.ninja").read_text()
+    assert f"build {tmp_path}/w/libtpgemm.a: ar" in sub and f"{tmp_path}/w/obj/kernels/" in sub
+    names = {c["name"] for c in tune.candidates_doc(SHAPES, cands)["configs"]}
+    assert {tune.config_name(s, c) for s in SHAPES for c in cands} == names
