@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Every GPU tier in one device call (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
+# benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
+#
+# Usage: tests/gpu/run_all.sh [--skip STEP,...]   steps: tier2, pytest, local_gemm, tp
+# Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
+# summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
+set -u
+cd "$(dirname "$0")/../.."
+export PATH="$PATH:/usr/local/cuda/bin"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+
+SKIP=","
+[ "${1:-}" = "--skip" ] && SKIP=",${2:-},"
+FINAL="${OUT:-$PWD/build/all-out}"
+WORK="$(mktemp -d)"
+mkdir -p "$FINAL"
+SUMMARY="$WORK/summary.txt"
+START=$(date +%s)
+: >"$SUMMARY"
+
+# step NAME BUDGET_S COMMAND...: runs COMMAND with OUT=$WORK/NAME under `timeout BUDGET_S`.
+step() {
+    local name=$1 budget=$2 rc t0
+    shift 2
+    case "$SKIP" in *",$name,"*) echo "$name: skipped" >>"$SUMMARY"; return ;; esac
+    mkdir -p "$WORK/$name"
+    t0=$(date +%s)
+    echo "== $name (budget $budget s, at +$((t0 - START)) s)"
+    OUT="$WORK/$name" timeout "$budget" "$@" >"$WORK/$name/stdout.log" 2>&1
+    rc=$?
+    tail -25 "$WORK/$name/stdout.log"
+    echo "$name: exit $rc after $(($(date +%s) - t0)) s" >>"$SUMMARY"
+}
+
+{ nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
+step tier2 150 bash tests/gpu/run_tier2.sh
+step pytest 90 python3 -m pytest -q -rs tests/test_gpu.py
+step local_gemm 220 bash bench/run_local_gemm.sh --budget-s 180
+step tp 150 bash bench/run_tp.sh --tp 2
+
+for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json; do
+    [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
+done
+echo "total: $(($(date +%s) - START)) s" >>"$SUMMARY"
+cp "$SUMMARY" "$FINAL/summary.txt"
+tar -C "$WORK" -czf "$FINAL/all.tar.gz" .
+echo
+cat "$SUMMARY"
+! grep -q "exit [1-9]" "$SUMMARY"
