@@ -21,7 +21,7 @@ def fmt(x, digits=0):
 
 
 def render(records, tp):
-    cols = ["shape", "op", "M", "N", "K", "tpgemm", "tpgemm local", "cuBLAS local", "NCCL+cuBLAS", "async TP",
+    cols = ["shape", "op", "M", "N", "K", "tpgemm", "tpgemm local", "cuBLAS local", "async TP", "NCCL+cuBLAS",
             "tpgemm / async TP", "tpgemm / NCCL+cuBLAS", "J/call tpgemm", "J/call async TP", "check"]
     lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over ≥ 1 s windows, median of rounds; "
              "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`).", "",

@@ -22,8 +22,8 @@ VARIANTS = {
     "tpgemm": "tpgemm fused",
     "local": "tpgemm local GEMM (TP=1 kernel, no comm)",
     "cublas_local": "cuBLAS local GEMM (torch.mm)",
-    "nccl_cublas": "NCCL collective + cuBLAS",
     "torch_async_tp": "PyTorch async TP (symm_mem)",
+    "nccl_cublas": "NCCL collective + cuBLAS",
 }
 MAX_REL_ERR = 2e-2
 

@@ -1,0 +1,76 @@
+"""Pure parts of the TP benchmark (bench/tp_records.py, bench/report_tp.py): no torch, no GPU."""
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import report_tp  # noqa: E402
+import tp_records as R  # noqa: E402
+
+REQUIRED = ["name", "op", "M", "N", "K", "tp", "dtype", "tpgemm_tflops", "local_tflops", "cublas_local_tflops",
+            "torch_async_tp_tflops", "nccl_cublas_tflops", "tpgemm_joules", "torch_async_tp_joules", "check"]
+
+
+def figures(scale=1.0):
+    return {v: {"sustained_s": 0.01 * scale * (i + 1), "burst_s": 0.008 * scale, "joules": 5.0 + i}
+            for i, v in enumerate(R.VARIANTS)}
+
+
+def test_tflops_geomean_median():
+    assert R.tflops(1000, 1000, 1000, 2, 1e-3) == pytest.approx(1.0)
+    assert R.tflops(1, 1, 1, 1, None) is None
+    assert R.geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert R.geomean([None, 0.0]) is None
+    assert R.median([3, 1, 2]) == 2 and R.median([1, 2, 3, 4]) == 2.5 and R.median([]) is None
+
+
+def test_summarize_takes_medians_per_call():
+    s = [{"seconds": 1.0, "calls": 10, "joules": 100.0}, {"seconds": 1.2, "calls": 10, "joules": 120.0},
+         {"seconds": 3.0, "calls": 10, "joules": None}]
+    per_call, joules = R.summarize(s)
+    assert per_call == pytest.approx(0.12) and joules == pytest.approx(11.0)
+
+
+def test_record_has_the_required_fields_in_order():
+    rec = R.make_record("8B-qkv", "AG", 8192, 6144, 4096, 2, "bf16", figures(), 3e-3)
+    assert list(rec)[:len(REQUIRED)] == REQUIRED
+    assert rec["check"] == "passed" and rec["schedule"] == R.SCHEDULES["AG"]
+    assert rec["tpgemm_tflops"] == pytest.approx(2.0 * 8192 * 6144 * 4096 / 2 / 0.01 / 1e12)
+    assert rec["tpgemm_joules"] == 5.0 and rec["local_joules"] == 6.0 and "tpgemm_burst_tflops" in rec
+    json.dumps(rec)  # serializable
+
+
+def test_check_and_missing_variants():
+    assert R.check_status(0.05) == "failed" and R.check_status(None) == "not run"
+    rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {"tpgemm": None}, None, {"tpgemm": "boom"})
+    assert rec["tpgemm_tflops"] is None and rec["check"] == "not run" and rec["errors"] == {"tpgemm": "boom"}
+
+
+def test_estimate_fits_the_budget():
+    est = R.estimate_seconds(len(R.SHAPES), len(R.VARIANTS), 2, 1.0, 0.3, 6.0)
+    assert 80 < est < 8 * 60 - 60  # leaves a minute for process start, NCCL and symmetric memory setup
+
+
+def test_render_and_section_replacement(tmp_path):
+    recs = [R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES[:2]]
+    body = report_tp.render(recs, 2)
+    assert body.count("\n| ") == 3 and "Geomean tpgemm / async TP" in body and "2/2" in body
+    text = report_tp.replace_section(report_tp.HEADER, 2, body)
+    assert text.startswith("# Benchmarks") and "<!-- tp2:begin -->" in text
+    again = report_tp.replace_section(text + "\ntail\n", 2, "new\n")
+    assert "new\n<!-- tp2:end -->" in again and body not in again and again.endswith("tail\n")
+    src = tmp_path / "tp2.json"
+    src.write_text(json.dumps(recs))
+    bench = tmp_path / "BENCHMARKS.md"
+    report_tp.main([str(src), "--benchmarks", str(bench)])
+    assert "<!-- tp2:end -->" in bench.read_text()
+
+
+def test_bench_script_imports():
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed here; bench/tp_bench.py runs on the GPU machine (bench/run_tp.sh)")
+    import tp_bench  # noqa: F401
