@@ -2,7 +2,8 @@
 # Every GPU tier in one device call (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
 # benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
 #
-# Usage: tests/gpu/run_all.sh [--skip STEP,...]   steps: tier2, pytest, local_gemm, tp
+# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] tests/gpu/run_all.sh [--skip STEP,...]
+#        steps: build, tier2, pytest, local_gemm, tp
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
 # summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
 set -u
@@ -34,10 +35,12 @@ step() {
 }
 
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
-step tier2 150 bash tests/gpu/run_tier2.sh
-step pytest 90 python3 -m pytest -q -rs tests/test_gpu.py
-step local_gemm 220 bash bench/run_local_gemm.sh --budget-s 180
-step tp 150 bash bench/run_tp.sh --tp 2
+# Build once up front (a no-op when build/ and .ninja_log travel with the call).
+step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout bench
+step tier2 130 bash tests/gpu/run_tier2.sh
+step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py
+step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
+step tp 160 bash bench/run_tp.sh --tp 2 ${TP_ARGS:-}
 
 for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json; do
     [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
