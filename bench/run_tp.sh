@@ -9,6 +9,11 @@ mkdir -p "$OUT"
 TP=$(nvidia-smi -L | wc -l)
 if [[ "${1:-}" == "--tp" ]]; then TP=$2; shift 2; fi
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# No worker may outlive this script: when an outer `timeout` stopped it once, the inner timeout's own
+# process group kept two workers queueing GEMMs on both GPUs, and the next run measured half speed.
+cleanup() { pkill -TERM -f "bench/tp_bench.py" 2>/dev/null || true; }
+trap cleanup EXIT
+trap 'cleanup; exit 143' TERM INT
 { nvidia-smi; nvidia-smi topo -m; } > "$OUT/tp${TP}_gpus.log" 2>&1 || true
 ninja build/libtpgemm.so > "$OUT/tp${TP}_build.log" 2>&1 || { tail -40 "$OUT/tp${TP}_build.log"; exit 1; }
 status=0

@@ -53,6 +53,10 @@ class Energy:
         return self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.h) / 1e3 if self.h else None
 
 
+# A bound on calls per window: a bogus (too small) first timing must not queue minutes of work.
+MAX_CALLS = 2000
+
+
 def allreduce(x, op):
     t = torch.tensor([float(x)], device="cuda", dtype=torch.float64)
     dist.all_reduce(t, op=op)
@@ -84,6 +88,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, dtype, ctx, ctx1, cfg, cfg1, group_n
     emp = lambda *s: torch.empty(*s, device="cuda", dtype=dtype)  # noqa: E731
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     op = ctx.op(cfg, m, n, k)
+    progress(rank, f"op {m}x{n}x{k} created")
     sh = op.shard_shape(rank)
     if op_kind == "AG":
         a, b = rnd(m // tp, k), rnd(n // tp, k)
@@ -115,6 +120,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, dtype, ctx, ctx1, cfg, cfg1, group_n
     if bad:  # the check compares against torch's layout: the schedule must shard the same way
         raise RuntimeError(f"tpgemm shard layout differs from torch's (field: (tpgemm, torch)): {bad}")
     op.set_tensors(rank, a.data_ptr(), b.data_ptr(), d.data_ptr())
+    progress(rank, "tensors set (graph built)")
     fns["tpgemm"] = lambda: op.run_rank(rank, stream())
     fns["local"] = lambda: op1.run_rank(0, stream())
     keep = (a, b, d, d_loc, ref)
@@ -132,15 +138,24 @@ def rel_err(op, fns, reference, keep, tp):
     return allreduce(err, dist.ReduceOp.MAX)
 
 
+def progress(rank, what):
+    """One line per step with TP_BENCH_VERBOSE=1, so a stuck run shows where it stopped."""
+    if os.environ.get("TP_BENCH_VERBOSE"):
+        print(f"[rank {rank} {time.strftime('%H:%M:%S')}] {what}", flush=True)
+
+
 def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     name, op_kind, m, n, k = shape
+    progress(rank, f"{name}: setup")
     sched = getattr(args, f"{op_kind.lower()}_schedule")
     cfg, cfg1 = lib.config(schedule=sched, tp=tp, dtype=args.dtype), lib.config(schedule=sched, tp=1, dtype=args.dtype)
     errors, figures, err = {}, {}, None
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
                                                 group_name)
     try:
+        progress(rank, f"{name}: check")
         err = rel_err(op, fns, reference, keep, tp)
+        progress(rank, f"{name}: rel err {err:.3e}; timing")
         live = list(R.VARIANTS)
         per_call = {}
         for v in list(live):  # warm-up, estimate, then a burst from an idle card
@@ -148,7 +163,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                 fns[v]()
                 t, _ = window(fns[v], 2, energy, tp)
                 time.sleep(args.burst_idle)
-                calls = max(3, math.ceil(0.05 / max(t / 2, 1e-6)))
+                calls = min(MAX_CALLS, max(3, math.ceil(0.05 / max(t / 2, 1e-6))))
                 t, _ = window(fns[v], calls, energy, tp)
                 per_call[v] = t / calls
                 figures[v] = {"burst_s": t / calls, "windows": []}
@@ -158,7 +173,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
             for v in list(live):
                 try:
-                    calls = max(1, math.ceil(args.window / per_call[v]))
+                    calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
                     seconds, joules = window(fns[v], calls, energy, tp)
                     if v == "tpgemm":
                         op.sync()  # a device-side timeout surfaces here, not as a fast bogus figure
@@ -191,6 +206,9 @@ def main():
     p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"])
     args = p.parse_args()
 
+    if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
+        import faulthandler
+        faulthandler.dump_traceback_later(float(os.environ["TP_BENCH_TRACE_AFTER"]), repeat=True)
     dist.init_process_group("nccl")
     rank, tp = dist.get_rank(), dist.get_world_size()
     dev = int(os.environ.get("LOCAL_RANK", rank))
@@ -214,10 +232,15 @@ def main():
         return bytes(out.cpu().tolist())
 
     lib = tpgemm_lib.Lib()
+    progress(rank, "tpg_ctx_create_rank")
     ctx = lib.ctx_rank(tp, rank, dev, allgather)
     ctx1 = lib.ctx_local([dev])
+    progress(rank, "contexts ready")
     energy = Energy(dev)
     records = []
+    # Every variant runs on one dedicated stream: torch's default stream is handle 0, which tpgemm reads
+    # as "the op's own stream", and events on one stream would not time work queued on another.
+    torch.cuda.set_stream(torch.cuda.Stream())
     for shape in shapes:
         t0 = time.time()
         try:
