@@ -15,9 +15,10 @@ import math
 import os
 import sys
 
+import benchmarks_md  # bench/ is the script's own directory, first on sys.path
+
 REQUIRED = ("name", "M", "N", "K", "dtype", "config", "tpgemm_tflops", "cublas_tflops", "tpgemm_sustained_tflops",
             "cublas_sustained_tflops", "tpgemm_joules", "cublas_joules")
-BEGIN, END = "<!-- local_gemm:begin -->", "<!-- local_gemm:end -->"
 RATIOS = (("burst", "tpgemm_tflops", "cublas_tflops"),
           ("sustained", "tpgemm_sustained_tflops", "cublas_sustained_tflops"),
           ("joules", "tpgemm_joules", "cublas_joules"))
@@ -145,26 +146,6 @@ def plot(records, path):
     return True
 
 
-def update_benchmarks(path, section, first):
-    if os.path.exists(path):
-        with open(path) as f:
-            text = f.read()
-    else:
-        text = ("# Benchmarks\n\nMeasured on the lent GPU machine by the scripts in `bench/`; each section below is "
-                "rewritten by its script between its markers, with the date, GPU, driver and exact command of the "
-                f"run. First written {first.get('date', '?')} on {first.get('gpu', '?')}, driver "
-                f"{first.get('driver', '?')}.\n")
-    block = f"{BEGIN}\n## Local GEMM: tpgemm vs cuBLASLt, one GPU\n\n{section}{END}"
-    if BEGIN in text and END in text and text.index(BEGIN) < text.index(END):
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    elif BEGIN in text or END in text:
-        raise ReportError(f"report.py: {path} has only one of the markers {BEGIN} / {END}; fix it by hand")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("json")
@@ -185,8 +166,9 @@ def main(argv=None):
             f.write(markdown(records, os.path.basename(png_path) if have_png else None))
         if args.benchmarks:
             rel = os.path.relpath(png_path, os.path.dirname(os.path.abspath(args.benchmarks))) if have_png else None
-            update_benchmarks(args.benchmarks, markdown(records, rel), records[0] if records else {})
-    except ReportError as e:
+            benchmarks_md.update(args.benchmarks, "local_gemm", "Local GEMM: tpgemm vs cuBLASLt, one GPU",
+                                 markdown(records, rel))
+    except (ReportError, benchmarks_md.SectionError) as e:
         print(e, file=sys.stderr)
         return 2
     print(table(records), end="")

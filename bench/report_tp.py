@@ -9,13 +9,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchmarks_md  # noqa: E402
 from tp_records import VARIANTS, geomean, ratio  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADER = ("# Benchmarks\n\nMeasured numbers of tpgemm against cuBLAS, NCCL + cuBLAS and PyTorch async TP. "
-          "Each section is written by a script; edit the scripts, not the tables.\n")
-
-
 def fmt(x, digits=0):
     return "–" if x is None else f"{x:.{digits}f}"
 
@@ -46,12 +43,8 @@ def render(records, tp):
 
 
 def replace_section(text, tp, body):
-    begin, end = f"<!-- tp{tp}:begin -->", f"<!-- tp{tp}:end -->"
-    block = f"{begin}\n{body}{end}"
-    if begin in text and end in text:
-        return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    sep = "" if text.endswith("\n") or not text else "\n"
-    return f"{text}{sep}\n## Tensor-parallel GEMM, TP={tp}\n\n{block}\n"
+    """BENCHMARKS.md text with the TP = tp section set to body."""
+    return benchmarks_md.replace_section(text, f"tp{tp}", f"Tensor-parallel GEMM, TP={tp}", body)
 
 
 def plot(records, tp, path):
@@ -86,7 +79,7 @@ def main(argv=None):
     tp = records[0]["tp"] if records else 0
     body = render(records, tp)
     bench = Path(a.benchmarks)
-    text = bench.read_text() if bench.exists() else HEADER
+    text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
     bench.write_text(replace_section(text, tp, body))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
     if plot(records, tp, png):

@@ -59,7 +59,7 @@ def test_render_and_section_replacement(tmp_path):
     recs = [R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES[:2]]
     body = report_tp.render(recs, 2)
     assert body.count("\n| ") == 3 and "Geomean tpgemm / async TP" in body and "2/2" in body
-    text = report_tp.replace_section(report_tp.HEADER, 2, body)
+    text = report_tp.replace_section(report_tp.benchmarks_md.HEADER, 2, body)
     assert text.startswith("# Benchmarks") and "<!-- tp2:begin -->" in text
     again = report_tp.replace_section(text + "\ntail\n", 2, "new\n")
     assert "new\n<!-- tp2:end -->" in again and body not in again and again.endswith("tail\n")
