@@ -84,6 +84,11 @@ def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
     return ROOT / rel / "tpgemm"
 
 
+# build/tpgemm's exit status for "not enough Hopper GPUs / no peer access" (README): the machine, not the
+# candidate, failed, so the run is neither recorded nor counted as done.
+ENVIRONMENT_EXIT = 3
+
+
 def profile(runner, exe: Path, s: tune.Shape, c: tune.Candidate, args, check: bool) -> dict:
     """One run of build/tpgemm as a state record (phase 'verify' when checked)."""
     cmd = [str(exe), "--config", f"{tune.config_name(s, c)}_tp{s.tp}", "--m", str(s.m), "--n", str(s.n),
@@ -144,7 +149,12 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
 
     bar = Progress(len(todo), stream, clock)
     for s, c in todo:
-        record(profile(runner, exe, s, c, args, check=False))
+        rec = profile(runner, exe, s, c, args, check=False)
+        if rec["exit_code"] == ENVIRONMENT_EXIT:  # says nothing about the candidate: keep it pending
+            print(f"\ntune: stopped, nothing recorded for this run: {rec['error'] or 'too few Hopper GPUs'}",
+                  file=stream)
+            return ENVIRONMENT_EXIT
+        record(rec)
         bar.step(f"{s.label} {c.name}")
     winners, rows = {}, []
     for s in shapes:
@@ -162,11 +172,13 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
         rows.append(tune_report.Row(s.label, f"{s.m} x {s.n} x {s.k}", s.schedule, dflt.name if dflt else "",
                                     ms(dflt), win.name if win else "", ms(win), tf, len(tune.ranked(s, cands, state))))
     out = Path(args.out) if args.out else Path(args.config).parent / "tuned" / f"{tag}.yaml"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)))
+    if winners:  # an empty file would still be included by schedules.yaml and regenerate nothing useful
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)))
     title = f"tune {tag} ({shapes[0].dtype})"
     (work / "report.md").write_text(tune_report.markdown(title, rows))
     png = tune_report.plot(title, rows, work / "report.png")
-    print(f"tune: {len(winners)}/{len(shapes)} winners -> {out}; report {work / 'report.md'}"
+    print(f"tune: {len(winners)}/{len(shapes)} winners -> {out if winners else '(no tuned file written)'}; "
+          f"report {work / 'report.md'}"
           + (" and report.png" if png else " (no PNG: matplotlib is not installed)"), file=stream)
     return 0 if len(winners) == len(shapes) else 1

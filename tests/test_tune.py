@@ -123,6 +123,22 @@ def test_tune_end_to_end_with_faked_processes(tmp_path, monkeypatch):
     assert "1.333x" in report  # default 128x256 s4: 2.0 ms; winner 128x192 s3: 1.5 ms (s4 failed its check)
 
 
+def test_no_gpu_stops_without_recording_or_writing_a_tuned_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: work / "tpgemm")
+    calls = []
+
+    def no_gpu(cmd, **kw):  # build/tpgemm on a machine without enough Hopper GPUs exits 3
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 3, "", "tpgemm: this run needs 2 Hopper (sm_90) GPUs")
+
+    rc, err, _ = run_tune(tmp_path, no_gpu)
+    assert rc == 3 and len(calls) == 1, err
+    assert "needs 2 Hopper" in err
+    state = tmp_path / "work" / "state.jsonl"
+    assert not state.exists() or state.read_text() == ""  # the pair stays pending for the next run
+    assert not (tmp_path / "tuned").exists()
+
+
 def test_report_markdown_handles_missing_numbers():
     rows = [tune_report.Row("qkv", "1 x 2 x 3", "S", "d", 2.0, "w", 1.0, 50.0, 7),
             tune_report.Row("down", "1 x 2 x 3", "S", "", None, "", None, None, 0)]
