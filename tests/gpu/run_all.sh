@@ -2,8 +2,8 @@
 # Every GPU tier in one device call (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
 # benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
 #
-# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] tests/gpu/run_all.sh [--skip STEP,...]
-#        steps: build, tier2, pytest, local_gemm, tp
+# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--skip STEP,...]
+#        steps: build, tier2, pytest, local_gemm, tp, tune (together more than one call: skip some)
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
 # summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
 set -u
@@ -41,8 +41,11 @@ step tier2 130 bash tests/gpu/run_tier2.sh
 step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 160 bash bench/run_tp.sh --tp 2 ${TP_ARGS:-}
+# Autotuning (issue 5): build the candidates here (16 cores), profile them, keep tuned/*.yaml + report.
+step tune 240 sh -c 'python3 -m generator tune --model llama3-70b --tp 2 --tokens 16384 -j 16 '"${TUNE_ARGS:-}"' &&
+    cp tuned/*.yaml build/tune/*/report.* "$OUT"/'
 
-for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json; do
+for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json tune/llama3-70b_tp2.yaml; do
     [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
 done
 echo "total: $(($(date +%s) - START)) s" >>"$SUMMARY"
