@@ -211,7 +211,8 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
 /* Launches every local device's graph on its stream (streams[r] for rank r, or the op's own streams
  * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
-/* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device; NULL = the op's own),
+/* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
+ * legacy default stream, as in every CUDA API, so a framework's default stream just works),
  * for hosts that drive each device from its own thread. Every rank must be launched once per call:
  * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);

@@ -219,10 +219,10 @@ static tpg_status check_ready(tpg_op *op) {
     return TPG_OK;
 }
 
-/* Launches rank r's graph on s (the op's own stream when NULL); the caller restores the device. */
+/* Launches rank r's graph on s, used as given (0 is the legacy default stream, as everywhere in CUDA);
+ * the caller restores the device. */
 static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
     tpg_ctx *ctx = op->ctx;
-    if (!s) s = ctx->streams[r];
     TPG_CHECK(tpg__use_device(ctx, r));
     TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
     op->last_stream[r] = s;
@@ -236,7 +236,7 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     for (int r = op->ctx->local_begin; r < op->ctx->local_end && st == TPG_OK; r++)
-        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : NULL);
+        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : op->ctx->streams[r]);
     tpg__restore_device(saved);
     return st;
 }
