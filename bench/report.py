@@ -15,7 +15,8 @@ import math
 import os
 import sys
 
-import benchmarks_md  # bench/ is the script's own directory, first on sys.path
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when imported, not run
+import benchmarks_md  # noqa: E402
 
 REQUIRED = ("name", "M", "N", "K", "dtype", "config", "tpgemm_tflops", "cublas_tflops", "tpgemm_sustained_tflops",
             "cublas_sustained_tflops", "tpgemm_joules", "cublas_joules")
