@@ -108,3 +108,22 @@ def test_pkg_config_file_links_too(vendored, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     run_program(tmp_path / "app")
+
+
+def test_cmake_snippet_links_too(vendored, tmp_path):
+    """A CMake project that include()s tpgemm.cmake and links tpgemm::tpgemm."""
+    out, cuda_home = vendored
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not found")
+    (tmp_path / "app.c").write_text(PROGRAM)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(app C)\n"
+        f'include("{out}/tpgemm.cmake")\n'
+        "add_executable(app app.c)\ntarget_link_libraries(app PRIVATE tpgemm::tpgemm)\n")
+    build = tmp_path / "build"
+    r = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build), f"-DCUDAToolkit_ROOT={cuda_home}"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"cmake configure failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    r = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"cmake build failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    run_program(build / "app")
