@@ -22,13 +22,7 @@
  * st.release.sys. That flush is deferred to the start of the next tile's epilogue (or the end of the
  * kernel), so the stores overlap the next mainloop. Deferring is safe only because a mainloop never
  * waits on another device while a signal is pending; a launch with stage wait flags (all-gather)
- * flushes at once (tpg_epi_state.defer), and so do cluster and ping-pong kernels (gemm_sm90.cuh says
- * why).
- *
- * PINGPONG (consumer_mode pingpong): each warpgroup owns whole tiles (rows [0, BM) of its tile, SLABS =
- * BM / 64) and runs its epilogue while the other warpgroup is in its mainloop, so nothing here may
- * synchronize the two warpgroups: the flag is raised by the warpgroup's thread 0 alone (it issued all
- * of the tile's stores) instead of after barrier 1.
+ * flushes at once (tpg_epi_state.defer).
  *
  * Sources (partial, C) may live in peer memory and are written by other agents during the launch, so they
  * are read with ld.global.cg (L2, never a stale L1 line), in fp32 before rounding, after the flag acquire.
@@ -124,7 +118,7 @@ __device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int
 }
 
 /* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
-template <int CONSUMERS, bool PINGPONG>
+template <int CONSUMERS>
 __device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int epoch, int ctid)
 {
     if (!st.pending) return;
@@ -132,19 +126,16 @@ __device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int ep
         tpg_bulk_wait_all();            /* this warpgroup's stores are written, not just read */
         tpg_fence_proxy_async_global(); /* async-proxy writes before the generic release below */
         __threadfence_system();
-        if (PINGPONG) tpg_st_release_sys(st.pending, epoch); /* the tile is this warpgroup's alone */
     }
-    if (!PINGPONG) {
-        tpg_named_barrier(1, 128 * CONSUMERS);
-        if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
-    }
+    tpg_named_barrier(1, 128 * CONSUMERS);
+    if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
     st.pending = nullptr;
 }
 
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
- * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * SLABS * 64 * 128 bytes per warpgroup).
+ * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * BM * 128 bytes).
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w. */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
@@ -159,7 +150,7 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     const int wg = ctid >> 7, wg_thread = ctid & 127, warp = wg_thread >> 5, lane = wg_thread & 31;
     const uint32_t bar_wg = 2 + wg;
 
-    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid); /* the previous tile's flag (deferred) */
+    tpg_epi_flush<CONSUMERS>(st, epoch, ctid); /* the previous tile's flag (deferred) */
 
     /* reduce-scatter: the partial of this tile must have fully arrived (each warpgroup checks) */
     if (sp.partial && sp.partial_flags) {
@@ -171,7 +162,7 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     const T *cs = use_c ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch : nullptr;
 
     const uint32_t wg_base = sD + (uint32_t)wg * 2u * SLABS * kSlabBytes;
-    const int tile_row0 = tile.tm * BM + (PINGPONG ? 0 : wg * SLABS * 64); /* this warpgroup's first row */
+    const int tile_row0 = tile.tm * BM + wg * SLABS * 64; /* this warpgroup's first row */
     const int q = lane >> 3, rr = lane & 7;                /* stmatrix: matrix and row this lane addresses */
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
@@ -226,16 +217,16 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
 
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
-        if (!st.defer) tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+        if (!st.defer) tpg_epi_flush<CONSUMERS>(st, epoch, ctid);
     }
 }
 
 /* End of the consumer's tile walk: raise a deferred flag, then let every store finish before the CTA
  * (and its smem) goes away. */
-template <int CONSUMERS, bool PINGPONG>
+template <int CONSUMERS>
 __device__ __forceinline__ void tpg_epilogue_finish(tpg_epi_state &st, unsigned int epoch, int ctid)
 {
-    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+    tpg_epi_flush<CONSUMERS>(st, epoch, ctid);
     if ((ctid & 127) == 0) tpg_bulk_wait_all();
 }
 
