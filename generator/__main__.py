@@ -92,7 +92,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{out}: {len(stale)} stale file(s); run `python3 -m generator`", file=sys.stderr)
             return 1
         return 0
-    changes = write.write_tree(out, files)
+    try:
+        changes = write.write_tree(out, files)
+    except write.WriteConflict as e:
+        for rel in e.paths:
+            print(f"{out / rel}: exists and was not written by this generator (no DO-NOT-EDIT marker); "
+                  "refusing to replace it", file=sys.stderr)
+        print(f"{out}: nothing written; choose an output directory that only the generator owns", file=sys.stderr)
+        return 2
     if args.depfile:
         write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
     if not args.quiet:
