@@ -147,12 +147,18 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             fh.write(json.dumps(rec) + "\n")
         state[rec["key"], rec["phase"]] = rec
 
+    def machine_failed(rec: dict) -> bool:
+        """True (and says so) when the run says nothing about the candidate: keep it pending."""
+        if rec["exit_code"] != ENVIRONMENT_EXIT:
+            return False
+        print(f"\ntune: stopped, nothing recorded for this run: {rec['error'] or 'too few Hopper GPUs'}",
+              file=stream)
+        return True
+
     bar = Progress(len(todo), stream, clock)
     for s, c in todo:
         rec = profile(runner, exe, s, c, args, check=False)
-        if rec["exit_code"] == ENVIRONMENT_EXIT:  # says nothing about the candidate: keep it pending
-            print(f"\ntune: stopped, nothing recorded for this run: {rec['error'] or 'too few Hopper GPUs'}",
-                  file=stream)
+        if machine_failed(rec):
             return ENVIRONMENT_EXIT
         record(rec)
         bar.step(f"{s.label} {c.name}")
@@ -162,7 +168,10 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             win, verify = tune.pick_winner(s, cands, state)
             if not verify:
                 break
-            record(profile(runner, exe, s, verify[0], args, check=True))
+            rec = profile(runner, exe, s, verify[0], args, check=True)
+            if machine_failed(rec):
+                return ENVIRONMENT_EXIT
+            record(rec)
         if win:
             winners[s.key] = win
         by_kernel = {c.kernel: c for c in cands}

@@ -139,6 +139,24 @@ def test_no_gpu_stops_without_recording_or_writing_a_tuned_file(tmp_path, monkey
     assert not (tmp_path / "tuned").exists()
 
 
+def test_verify_on_a_machine_without_gpus_keeps_the_candidate(tmp_path, monkeypatch):
+    """The profile phase ran; the machine is gone when verifying: the winner must stay verifiable."""
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: work / "tpgemm")
+    ok = FakeRunner()
+
+    def gone(cmd, **kw):
+        if "--check" in cmd:
+            return subprocess.CompletedProcess(cmd, 3, "", "tpgemm: this run needs 2 Hopper (sm_90) GPUs")
+        return ok(cmd, **kw)
+
+    rc, err, _ = run_tune(tmp_path, gone)
+    assert rc == 3, err
+    lines = (tmp_path / "work" / "state.jsonl").read_text().splitlines()
+    assert lines and all(json.loads(line)["phase"] == "profile" for line in lines)  # no verify recorded
+    rc, err, _ = run_tune(tmp_path, FakeRunner())  # the next run verifies and finishes
+    assert rc == 0 and "4/4 winners" in err
+
+
 def test_report_markdown_handles_missing_numbers():
     rows = [tune_report.Row("qkv", "1 x 2 x 3", "S", "d", 2.0, "w", 1.0, 50.0, 7),
             tune_report.Row("down", "1 x 2 x 3", "S", "", None, "", None, None, 0)]
