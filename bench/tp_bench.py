@@ -138,6 +138,16 @@ def rel_err(op, fns, reference, keep, tp):
     return allreduce(err, dist.ReduceOp.MAX)
 
 
+def save(records, tp):
+    """Writes tp<N>.json to bench/results and, when set, $OUT; returns the paths written."""
+    import json
+    paths = [HERE / "results" / f"tp{tp}.json"] + ([Path(os.environ["OUT"]) / f"tp{tp}.json"] if os.environ.get("OUT") else [])
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(records, indent=1))
+    return paths
+
+
 def progress(rank, what):
     """One line per step with TP_BENCH_VERBOSE=1, so a stuck run shows where it stopped."""
     if os.environ.get("TP_BENCH_VERBOSE"):
@@ -249,6 +259,7 @@ def main():
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]})
         records.append(rec)
         if rank == 0:
+            save(records, tp)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
                   + f", check {rec['check']} (rel err {rec['rel_err']}), {time.time() - t0:.1f} s", flush=True)
     for c in (ctx1, ctx):
@@ -257,11 +268,7 @@ def main():
         except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
             print(f"rank {rank}: {e}", flush=True)
     if rank == 0:
-        import json
-        paths = [HERE / "results" / f"tp{tp}.json"] + ([Path(os.environ["OUT"]) / f"tp{tp}.json"] if os.environ.get("OUT") else [])
-        for path in paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(records, indent=1))
+        paths = save(records, tp)
         report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]
                                            if os.environ.get("OUT") else []))
     dist.barrier()

@@ -3,7 +3,8 @@
 # benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
 #
 # Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--skip STEP,...]
-#        steps: build, tier2, pytest, local_gemm, tp, tune (together more than one call: skip some)
+#        steps: build, tier2, pytest, local_gemm, tp, tune; together they need more than one call, so the
+#        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
 # summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
 set -u
@@ -18,20 +19,36 @@ WORK="$(mktemp -d)"
 mkdir -p "$FINAL"
 SUMMARY="$WORK/summary.txt"
 START=$(date +%s)
+# The device tool stops a call at 600 s; everything here ends by RUN_ALL_BUDGET_S so that the results
+# are still copied out: a step gets min(its budget, what is left), and is skipped with < 20 s left.
+DEADLINE=$((START + ${RUN_ALL_BUDGET_S:-540}))
 : >"$SUMMARY"
 
-# step NAME BUDGET_S COMMAND...: runs COMMAND with OUT=$WORK/NAME under `timeout BUDGET_S`.
+# Copies what the steps have written so far to $FINAL (at most 8 files come back from the device).
+collect() {
+    for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json tune/llama3-70b_tp2.yaml; do
+        [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
+    done
+    cp "$SUMMARY" "$FINAL/summary.txt"
+    tar -C "$WORK" -czf "$FINAL/all.tar.gz" .
+}
+
+# step NAME BUDGET_S COMMAND...: runs COMMAND with OUT=$WORK/NAME under `timeout`, then collects.
 step() {
-    local name=$1 budget=$2 rc t0
+    local name=$1 budget=$2 rc t0 left
     shift 2
     case "$SKIP" in *",$name,"*) echo "$name: skipped" >>"$SUMMARY"; return ;; esac
-    mkdir -p "$WORK/$name"
     t0=$(date +%s)
+    left=$((DEADLINE - t0))
+    if [ "$left" -lt 20 ]; then echo "$name: not run, ${left} s left of the call" >>"$SUMMARY"; return; fi
+    [ "$budget" -gt "$left" ] && budget=$left
+    mkdir -p "$WORK/$name"
     echo "== $name (budget $budget s, at +$((t0 - START)) s)"
     OUT="$WORK/$name" timeout "$budget" "$@" >"$WORK/$name/stdout.log" 2>&1
     rc=$?
     tail -25 "$WORK/$name/stdout.log"
     echo "$name: exit $rc after $(($(date +%s) - t0)) s" >>"$SUMMARY"
+    collect
 }
 
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
@@ -45,12 +62,8 @@ step tp 160 bash bench/run_tp.sh --tp 2 ${TP_ARGS:-}
 step tune 240 sh -c 'python3 -m generator tune --model llama3-70b --tp 2 --tokens 16384 -j 16 '"${TUNE_ARGS:-}"' &&
     cp tuned/*.yaml build/tune/*/report.* "$OUT"/'
 
-for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json tune/llama3-70b_tp2.yaml; do
-    [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
-done
 echo "total: $(($(date +%s) - START)) s" >>"$SUMMARY"
-cp "$SUMMARY" "$FINAL/summary.txt"
-tar -C "$WORK" -czf "$FINAL/all.tar.gz" .
+collect
 echo
 cat "$SUMMARY"
 ! grep -q "exit [1-9]" "$SUMMARY"
