@@ -73,6 +73,10 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
             return TPG_ERR_SHAPE;
         }
     }
+    if (l >= TPG_INT32_LIMIT) { /* the kernel's batch count is an int; also bounds the products below */
+        if (msg) snprintf(msg, msg_size, "L = %lld must be < 2^31", (long long)l);
+        return TPG_ERR_SHAPE;
+    }
     if (tp < 1 || tp > TPG_MAX_TP) {
         if (msg) snprintf(msg, msg_size, "tp = %d must be in 1..%d", tp, TPG_MAX_TP);
         return TPG_ERR_SHAPE;
@@ -113,10 +117,14 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
             return TPG_ERR_SHAPE;
         }
     }
-    const int64_t map_rows = (s->a_rows > s->b_rows ? s->a_rows : s->b_rows) * l;
-    if (map_rows >= TPG_INT32_LIMIT || s->local_m * l >= TPG_INT32_LIMIT || s->local_n * l >= TPG_INT32_LIMIT) {
+    /* Rows of each tensor map (batches stacked): < 2^31. Divide instead of multiplying: m, n and L can
+     * each be up to 2^63 / 2^31, so the products could overflow int64 and wrap to "valid". */
+    const int64_t rows_max = s->a_rows > s->b_rows ? s->a_rows : s->b_rows;
+    const int64_t out_max = s->local_m > s->local_n ? s->local_m : s->local_n;
+    const int64_t widest = rows_max > out_max ? rows_max : out_max;
+    if (widest > (TPG_INT32_LIMIT - 1) / l) { /* widest * L >= 2^31 */
         if (msg)
-            snprintf(msg, msg_size, "rows x L = %lld (L = %lld) must be < 2^31 for the TMA maps", (long long)map_rows,
+            snprintf(msg, msg_size, "rows %lld x L %lld must be < 2^31 for the TMA maps", (long long)widest,
                      (long long)l);
         return TPG_ERR_SHAPE;
     }

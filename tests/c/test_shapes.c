@@ -150,5 +150,22 @@ TPG_TEST(alignment_failures_name_the_value) {
     TPG_EXPECT_EQ_STR(msg, "");
 }
 
+/* Huge extents must fail, never wrap around int64 into a "valid" shape. */
+TPG_TEST(huge_batches_and_rows_are_rejected) {
+    tpg_schedule_table t = RS_A;
+    tpg_shapes s;
+    char msg[256];
+    const int64_t big = (int64_t)1 << 24;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, big, big, 64, (int64_t)1 << 40, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "L = 1099511627776 must be < 2^31");
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, big, 1024, 64, 1 << 10, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "x L 1024 must be < 2^31");
+    /* the boundary: rows x L = 2^31 - 2 passes, 2^31 does not (M = rows of A, L = 1) */
+    tpg_schedule_table ag = AG_A;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, ((int64_t)1 << 30) - 1, 1024, 64, 2, 2, &s, NULL, 0), TPG_OK);
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, (int64_t)1 << 30, 1024, 64, 2, 2, &s, NULL, 0), TPG_ERR_SHAPE);
+}
+
 TPG_TEST_MAIN(TPG_CASE(allgather_rotating_a), TPG_CASE(allgather_rotating_b), TPG_CASE(reduce_scatter_tiling_a_and_b),
-              TPG_CASE(divisibility_failures_name_the_value), TPG_CASE(alignment_failures_name_the_value))
+              TPG_CASE(divisibility_failures_name_the_value), TPG_CASE(alignment_failures_name_the_value),
+              TPG_CASE(huge_batches_and_rows_are_rejected))
