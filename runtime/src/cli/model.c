@@ -182,7 +182,7 @@ int tpg_cli_model(const tpg_cli_args *a) {
             snprintf(jobs[i].error, sizeof jobs[i].error, "%s", jobs[i].res.error);
             jobs[i].res.error = jobs[i].error;
         }
-        if (r && !rc) rc = r;
+        if (r > rc) rc = r; /* the worst outcome wins: a later timeout (4) outranks an earlier failed check (1) */
         if (r >= EXIT_USAGE) n = i + 1;
     }
     write_results(stdout, a, tp, jobs, n);
