@@ -116,9 +116,27 @@ def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | No
         if p and None not in p.values() and all(c and None not in c.values() for c in main["configs"]):
             _check_model(p, f"models[{i}]", w, main, names)
     presets = {p["name"]: p for p in main.get("models") or [] if p and p.get("name")}
+    configs = {f"{c['name']}_tp{tp}" for c in main["configs"] if c and c.get("name")
+               for tp in (c["tp"] if isinstance(c.get("tp"), list) else [c.get("tp")])}
     for i, t in enumerate(doc["tuned"]):
         if t and all(t.get(f) is not None for f in ("dtype", "schedule", "tp", "kernel")):
             _check_tuned(t, f"tuned[{i}]", w, presets, kernels, seen)
+            _check_tuned_name(t, f"tuned[{i}]", w, configs, seen)
+
+
+def _check_tuned_name(t: dict, path: str, w, configs: set, seen: dict) -> None:
+    """The config a tuned choice adds must have a name of its own: model names that differ only in
+    characters the name sanitises ('a-b', 'a_b') or a user config of that name would alias it."""
+    if (t.get("model") is None) == (t.get("shape") is None):
+        return  # _check_tuned reported it
+    name = f"{tuned_config_name(t)}_tp{t['tp']}"
+    where = f"{w.filename}:{w.lines[path]}"
+    if name in configs:
+        _err(w, path, f"its config {name!r} is also the name of a config in configs", "rename that config")
+    first_key, first_where = seen.setdefault(("config name", name), (tuned_key(t), where))
+    if first_key != tuned_key(t):
+        _err(w, path, f"its config {name!r} is also the config of another tuned choice (at {first_where})",
+             "model names that stay distinct with '-' and '.' read as '_'")
 
 
 def _err(w, path: str, problem: str, allowed: str) -> None:

@@ -97,6 +97,22 @@ def test_tuned_errors(tmp_path):
                for e in errs)
 
 
+def test_tuned_config_names_must_not_alias(tmp_path):
+    twin = TINY.replace("tiny", "a-b") + TINY.replace("tiny", "a_b")
+    text = (BASE + "  - {name: tuned_tiny_qkv_bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k256}\n"
+            + "models:\n" + TINY + twin + (
+                "tuned:\n"
+                "  - {model: a-b, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"
+                "  - {model: a_b, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"
+                "  - {model: tiny, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"))
+    p = write(tmp_path, text)
+    errs, f = errors(p), str(p)
+    assert any(e.startswith(f"{f}:14: tuned[1]: its config 'tuned_a_b_qkv_bf16_tp2' is also the config of another "
+                            f"tuned choice (at {f}:13)") for e in errs), errs
+    assert any(e.startswith(f"{f}:15: tuned[2]: its config 'tuned_tiny_qkv_bf16_tp2' is also the name of a config")
+               for e in errs), errs
+
+
 def test_include_adds_tuned_configs_and_dispatch_rows(tmp_path):
     main = write(tmp_path, BASE + "models:\n" + TINY + "include: [tuned/*.yaml]\n")
     write(tmp_path, "kernels:\n"
