@@ -38,7 +38,7 @@ void tpg_peers_init(tpg_peers *t, int tp);
 void tpg_peers_publish(tpg_peers *t, int rank, tpg_peer_kind kind, void *ptr);
 /* rank's object of `kind`, addressable from every device of this process; NULL if not published. */
 void *tpg_peers_get(const tpg_peers *t, int rank, tpg_peer_kind kind);
-/* Forgets every entry (multi-process mode: also closes opened handles). */
+/* Forgets every entry. Closes nothing: opened IPC mappings are released by tpg_ipc_release (ipc.c). */
 void tpg_peers_clear(tpg_peers *t);
 
 #endif /* TPG_PEERS_H */
