@@ -7,17 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
-
-static void jstr(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
+#include "json.h"
 
 /* NaN and infinities are not JSON: they become null ("not measured"). */
 static void jnum(FILE *f, double v) {
@@ -28,8 +18,8 @@ static void jnum(FILE *f, double v) {
 static void jcheck(FILE *f, int c) { fputs(c == 1 ? "\"pass\"" : c == 0 ? "\"fail\"" : "null", f); }
 
 static void jvariant(FILE *f, const bench_variant *v) {
-    fputs("{\"config\": ", f), jstr(f, v->config);
-    fputs(", \"kernel\": ", f), jstr(f, v->kernel);
+    fputs("{\"config\": ", f), tpg__json_string(f, v->config);
+    fputs(", \"kernel\": ", f), tpg__json_string(f, v->kernel);
     fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
     fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
     fputs(", \"joules\": ", f), jnum(f, v->joules);
@@ -46,7 +36,7 @@ static void jvariant(FILE *f, const bench_variant *v) {
     fputs("], \"check\": ", f), jcheck(f, v->check);
     fputs(", \"max_error\": ", f), jnum(f, v->max_error);
     fputs(", \"error\": ", f);
-    if (v->error[0]) jstr(f, v->error);
+    if (v->error[0]) tpg__json_string(f, v->error);
     else fputs("null", f);
     fputs("}", f);
 }
@@ -54,12 +44,12 @@ static void jvariant(FILE *f, const bench_variant *v) {
 static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     const bench_variant *cb = &r->var[0], *tp = r->best >= 0 ? &r->var[r->best] : NULL;
     const bench_problem *p = r->p;
-    fputs("  {\"name\": ", f), jstr(f, p->name);
+    fputs("  {\"name\": ", f), tpg__json_string(f, p->name);
     fprintf(f, ", \"M\": %lld, \"N\": %lld, \"K\": %lld, \"dtype\": ", (long long)p->m, (long long)p->n,
             (long long)p->k);
-    jstr(f, tpg_dtype_name(r->dtype));
+    tpg__json_string(f, tpg_dtype_name(r->dtype));
     fputs(", \"config\": ", f);
-    if (tp) jstr(f, tp->config);
+    if (tp) tpg__json_string(f, tp->config);
     else fputs("null", f);
     fputs(",\n   \"tpgemm_tflops\": ", f), jnum(f, tp ? tp->burst_tflops : NAN);
     fputs(", \"cublas_tflops\": ", f), jnum(f, cb->burst_tflops);
@@ -67,18 +57,18 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     fputs(", \"cublas_sustained_tflops\": ", f), jnum(f, cb->sustained_tflops);
     fputs(", \"tpgemm_joules\": ", f), jnum(f, tp ? tp->joules : NAN);
     fputs(", \"cublas_joules\": ", f), jnum(f, cb->joules);
-    fputs(",\n   \"op\": ", f), jstr(f, p->op);
+    fputs(",\n   \"op\": ", f), tpg__json_string(f, p->op);
     fprintf(f, ", \"global\": {\"M\": %lld, \"N\": %lld, \"K\": %lld, \"tp\": %d}", (long long)p->gm,
             (long long)p->gn, (long long)p->gk, strcmp(p->op, "GEMM") ? 2 : 1);
     fputs(", \"kernel\": ", f);
-    if (tp) jstr(f, tp->kernel);
+    if (tp) tpg__json_string(f, tp->kernel);
     else fputs("null", f);
     fputs(", \"check\": ", f), jcheck(f, tp ? tp->check : -1);
     fputs(", \"max_error\": ", f), jnum(f, tp ? tp->max_error : NAN);
     fputs(", \"eps\": ", f), jnum(f, r->eps);
     fputs(", \"cublas_ref_error\": ", f), jnum(f, r->cublas_ref_error);
     fputs(", \"cublas_ref_check\": ", f), jcheck(f, r->cublas_ref_check);
-    fputs(", \"cublas_algo\": ", f), jstr(f, r->cublas_algo);
+    fputs(", \"cublas_algo\": ", f), tpg__json_string(f, r->cublas_algo);
     fprintf(f, ",\n   \"burst_calls\": %d, \"clocks\": {\"burst_mhz\": [", r->burst_calls);
     for (int i = 0; i < BENCH_BURST_REPS; i++) {
         fputs(i ? ", " : "", f);
@@ -94,19 +84,19 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
         jvariant(f, &r->var[i]);
     }
     fprintf(f, "],\n   \"seed\": %llu, \"error\": ", (unsigned long long)r->seed);
-    if (r->error[0]) jstr(f, r->error);
+    if (r->error[0]) tpg__json_string(f, r->error);
     else fputs("null", f);
-    fputs(",\n   \"gpu\": ", f), jstr(f, m->gpu);
-    fputs(", \"driver\": ", f), jstr(f, m->driver);
-    fputs(", \"cuda\": ", f), jstr(f, m->cuda);
-    fputs(", \"date\": ", f), jstr(f, m->date);
+    fputs(",\n   \"gpu\": ", f), tpg__json_string(f, m->gpu);
+    fputs(", \"driver\": ", f), tpg__json_string(f, m->driver);
+    fputs(", \"cuda\": ", f), tpg__json_string(f, m->cuda);
+    fputs(", \"date\": ", f), tpg__json_string(f, m->date);
     fputs(", \"energy_note\": ", f);
-    if (m->energy_note[0]) jstr(f, m->energy_note);
+    if (m->energy_note[0]) tpg__json_string(f, m->energy_note);
     else fputs("null", f);
     fprintf(f, ", \"method\": {\"cool_s\": %g, \"burst_ms\": %g, \"burst_reps\": %d, \"sustained_s\": %g, "
                "\"rounds\": %d, \"chunks\": %d}",
             m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_CHUNKS);
-    fputs(",\n   \"command\": ", f), jstr(f, m->command);
+    fputs(",\n   \"command\": ", f), tpg__json_string(f, m->command);
     fputs("}", f);
 }
 

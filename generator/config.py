@@ -56,6 +56,8 @@ KERNEL = Field("map", fields={
     }),
     "raster_group": Field("int", default=8, enum=K.RASTER_GROUPS,
                           doc="m-tiles per raster group of the persistent tile walk"),
+    "consumer_mode": Field("str", default="cooperative", enum=K.CONSUMER_MODES,
+                           doc="cooperative (warpgroups share a tile) or pingpong (they alternate tiles)"),
 })
 CONFIG = Field("map", fields={
     "name": Field("ident", required=True, doc="an identifier, unique among configs"),
@@ -258,7 +260,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
                   (k.get("cluster") or {}).get("n"))
         if any(v is None for i_, v in enumerate(fields) if i_ != 5):
             continue  # already reported by the schema walk
-        for sub, problem, allowed in K.check_kernel(*fields):
+        for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative"):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -23,6 +23,10 @@ MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setm
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
 CLUSTER_SIZES = (1, 2, 4)
+# cooperative: the consumer warpgroups share each tile (BM = 64·consumers·{1,2});
+# pingpong: two warpgroups alternate whole tiles of BM = 64·{1,2} rows (TPG_CONSUMER_MODE 1)
+CONSUMER_MODES = ("cooperative", "pingpong")
+PINGPONG_BMS = (64, 128)
 WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 shapes templates/kernels/wgmma.cuh defines
 
 # Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
@@ -31,8 +35,10 @@ NOT_YET = {
               "e5m2": "fp8 kernels are not implemented yet"},
     "acc": {"f16": "f16 accumulation not implemented yet"},
 }
-SUPPORTED_CLUSTERS = {(1, 1)}  # add (2, 1), ... when TMA multicast lands
-CLUSTER_NOT_YET = "cluster multicast is not implemented yet"
+# CTA pairs sharing one operand by TMA multicast (2x1: B, 1x2: A); larger clusters are not implemented
+SUPPORTED_CLUSTERS = {(1, 1), (2, 1), (1, 2)}
+CLUSTER_NOT_YET = "cluster multicast is implemented for CTA pairs only"
+PINGPONG_CLUSTER_NOT_YET = "pingpong with a cluster is not implemented yet"
 
 
 def supported(field: str) -> list[str]:
@@ -46,26 +52,33 @@ def output_dtype(dtype: str) -> str:
     return dtype if DTYPE_SIZE[dtype] == 2 else "bf16"
 
 
-def epilogue_bytes(bm: int) -> int:
-    """The TMA-store epilogue's smem: two 128-byte-wide chunk buffers of BM rows (kEpiBytes)."""
-    return 2 * bm * EPI_ROW_BYTES
+def epilogue_bytes(bm: int, consumers: int = 2, mode: str = "cooperative") -> int:
+    """The TMA-store epilogue's smem (kEpiBytes): two 128-byte-wide chunk buffers per consumer
+    warpgroup of the rows it owns: BM/consumers (cooperative) or BM (pingpong, each owns whole tiles)."""
+    return 2 * bm * EPI_ROW_BYTES * (consumers if mode == "pingpong" else 1)
 
 
-def smem_bytes(stages: int, bm: int, bn: int, bk: int, dtype: str) -> int:
-    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2·BM·128 + 2048."""
-    return stages * (bm + bn) * bk * DTYPE_SIZE[dtype] + epilogue_bytes(bm) + SMEM_RESERVED
+def smem_bytes(stages: int, bm: int, bn: int, bk: int, dtype: str, consumers: int = 2,
+               mode: str = "cooperative") -> int:
+    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2·BM·128 (·consumers for pingpong) + 2048."""
+    return stages * (bm + bn) * bk * DTYPE_SIZE[dtype] + epilogue_bytes(bm, consumers, mode) + SMEM_RESERVED
 
 
-def max_stages(bm: int, bn: int, bk: int, dtype: str) -> int:
+def max_stages(bm: int, bn: int, bk: int, dtype: str, consumers: int = 2, mode: str = "cooperative") -> int:
     """The largest ring depth that fits the shared-memory limit (0 if not even one fits)."""
     per_stage = (bm + bn) * bk * DTYPE_SIZE[dtype]
-    return max(0, (SMEM_LIMIT - SMEM_RESERVED - epilogue_bytes(bm)) // per_stage)
+    return max(0, (SMEM_LIMIT - SMEM_RESERVED - epilogue_bytes(bm, consumers, mode)) // per_stage)
 
 
-def acc_per_thread(bm: int, bn: int, consumers: int) -> int:
-    """fp32 accumulators per consumer thread: each consumer warpgroup owns BM/consumers rows, as
-    (BM/consumers/64) wgmma m64 tiles of 64xBN, i.e. BN/2 registers per thread per tile."""
-    return (bm // consumers // 64) * bn // 2
+def wg_rows(bm: int, consumers: int, mode: str = "cooperative") -> int:
+    """Tile rows one consumer warpgroup computes."""
+    return bm if mode == "pingpong" else bm // consumers
+
+
+def acc_per_thread(bm: int, bn: int, consumers: int, mode: str = "cooperative") -> int:
+    """fp32 accumulators per consumer thread: a consumer warpgroup owns wg_rows rows, as wg_rows/64
+    wgmma m64 tiles of 64xBN, i.e. BN/2 registers per thread per tile."""
+    return (wg_rows(bm, consumers, mode) // 64) * bn // 2
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,7 @@ class KernelSpec:
     cluster_m: int
     cluster_n: int
     raster_group: int = 8
+    consumer_mode: str = "cooperative"
 
     @property
     def dtype_cd(self) -> str:
@@ -91,26 +105,54 @@ class KernelSpec:
         return 128 * (1 + self.consumers)
 
     @property
+    def pingpong(self) -> bool:
+        return self.consumer_mode == "pingpong"
+
+    @property
     def smem_bytes(self) -> int:
-        return smem_bytes(self.stages, self.bm, self.bn, self.bk, self.dtype)
+        return smem_bytes(self.stages, self.bm, self.bn, self.bk, self.dtype, self.consumers, self.consumer_mode)
+
+    def fields(self) -> dict:
+        """The spec as hashed (kernel names, the plan's config hash). consumer_mode appears only when
+        it is not the default, so cooperative kernels keep the names they had before the knob."""
+        d = asdict(self)
+        if not self.pingpong:
+            del d["consumer_mode"]
+        return d
 
     @property
     def hash8(self) -> str:
-        fields = dict(asdict(self), generator=GENERATOR_VERSION)
+        fields = dict(self.fields(), generator=GENERATOR_VERSION)
         canon = json.dumps(fields, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()[:8]
 
     @property
     def name(self) -> str:
         return (f"gemm_sm90_{self.dtype}_{self.bm}x{self.bn}x{self.bk}_s{self.stages}"
-                f"_w{self.consumers}_c{self.cluster_m}x{self.cluster_n}_{self.hash8}")
+                f"_w{self.consumers}{'pp' if self.pingpong else ''}_c{self.cluster_m}x{self.cluster_n}_{self.hash8}")
 
 
 def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
-                 consumers: int, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
+                 consumers: int, cluster_m: int, cluster_n: int,
+                 consumer_mode: str = "cooperative") -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
-    return _not_yet(dtype, acc, cluster_m, cluster_n) + _tile(dtype, bm, bn, bk, stages, consumers)
+    return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
+            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode))
+
+
+def _mode(mode: str, consumers: int, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
+    """gemm_sm90.cuh: ping-pong needs two consumer warpgroups and no cluster."""
+    if mode != "pingpong":
+        return []
+    out = []
+    if consumers != 2:
+        out.append(("consumer_mode", f"pingpong needs 2 consumer warpgroups (consumers = {consumers})",
+                    "cooperative, or consumers: 2"))
+    if (cluster_m, cluster_n) != (1, 1):
+        out.append(("consumer_mode", f"pingpong with cluster {{m: {cluster_m}, n: {cluster_n}}}: "
+                    f"{PINGPONG_CLUSTER_NOT_YET}", "cooperative, or cluster {m: 1, n: 1}"))
+    return out
 
 
 def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
@@ -125,7 +167,7 @@ def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple
 
 
 def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
-          consumers: int) -> list[tuple[str, str, str]]:
+          consumers: int, mode: str = "cooperative") -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     if consumers not in CONSUMERS:
         return [("consumers", f"{consumers} consumer warpgroups", ", ".join(map(str, CONSUMERS)))]
@@ -133,32 +175,39 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
     if bk * esize != 128:
         out.append(("tile.bk", f"{bk}: BK·sizeof({dtype}) = {bk * esize} bytes, must be 128 "
                     "(one 128B-swizzle row)", str(128 // esize)))
-    bms = (64 * consumers, 128 * consumers)
-    if bm not in bms:
-        out.append(("tile.bm", f"{bm}: BM must be 64·consumers·{{1,2}} (consumers = {consumers})",
-                    ", ".join(map(str, bms))))
+    if mode == "pingpong":
+        if bm not in PINGPONG_BMS:
+            out.append(("tile.bm", f"{bm}: with pingpong each warpgroup owns a whole tile, BM must be 64·{{1,2}}",
+                        ", ".join(map(str, PINGPONG_BMS))))
+    else:
+        bms = (64 * consumers, 128 * consumers)
+        if bm not in bms:
+            out.append(("tile.bm", f"{bm}: BM must be 64·consumers·{{1,2}} (consumers = {consumers})",
+                        ", ".join(map(str, bms))))
     if bn not in WGMMA_N:
         out.append(("tile.bn", f"{bn}: BN must be a wgmma N the kernel instantiates (wgmma.cuh)",
                     ", ".join(map(str, WGMMA_N))))
     if out:
         return out
-    acc_regs = acc_per_thread(bm, bn, consumers)
+    acc_regs = acc_per_thread(bm, bn, consumers, mode)
     if acc_regs > MAX_ACC_PER_THREAD:
-        bn_max = MAX_ACC_PER_THREAD * 2 // (bm // consumers // 64)
+        bn_max = MAX_ACC_PER_THREAD * 2 // (wg_rows(bm, consumers, mode) // 64)
+        rows = "BM/64" if mode == "pingpong" else "BM/consumers/64"
         out.append(("tile", f"{acc_regs} fp32 accumulators per consumer thread "
-                    f"((BM/consumers/64)·BN/2) exceed {MAX_ACC_PER_THREAD}",
-                    f"bn <= {bn_max} with bm {bm} and {consumers} consumers, or more consumers"))
-    top = max_stages(bm, bn, bk, dtype)
+                    f"(({rows})·BN/2) exceed {MAX_ACC_PER_THREAD}",
+                    f"bn <= {bn_max} with bm {bm} and {consumers} consumers"
+                    + (" (pingpong)" if mode == "pingpong" else ", or more consumers")))
+    top = max_stages(bm, bn, bk, dtype, consumers, mode)
     if stages is None:
         if top < MIN_STAGES:
-            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype)
+            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode)
             out.append(("tile", f"{MIN_STAGES} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", "a smaller tile"))
     elif stages < MIN_STAGES:
         out.append(("stages", f"{stages}: the ring needs at least {MIN_STAGES} stages",
                     f"{MIN_STAGES}..{top}" if top >= MIN_STAGES else "a smaller tile"))
     else:
-        need = smem_bytes(stages, bm, bn, bk, dtype)
+        need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode)
         if need > SMEM_LIMIT:
             out.append(("stages", f"{stages} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}",
@@ -168,8 +217,9 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
 
 
 def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
-                consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8) -> KernelSpec:
+                consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
+                consumer_mode: str = "cooperative") -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted."""
     if stages is None:
-        stages = max_stages(bm, bn, bk, dtype)
-    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group)
+        stages = max_stages(bm, bn, bk, dtype, consumers, consumer_mode)
+    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode)

@@ -36,7 +36,8 @@ def build(doc: dict, source: str) -> Plan:
     for k in doc["kernels"]:
         by_name[k["name"]] = make_kernel(
             k["dtype"], k["acc"], k["tile"]["bm"], k["tile"]["bn"], k["tile"]["bk"], k["stages"],
-            k["consumers"], k["cluster"]["m"], k["cluster"]["n"], k.get("raster_group", 8))
+            k["consumers"], k["cluster"]["m"], k["cluster"]["n"], k.get("raster_group", 8),
+            k.get("consumer_mode") or "cooperative")
     tables: dict[tuple[str, int], ScheduleTable] = {}
     configs = []
     for c in doc["configs"]:
@@ -50,7 +51,7 @@ def build(doc: dict, source: str) -> Plan:
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
     content = {
         "generator": GENERATOR_VERSION,
-        "kernels": [asdict(k) for k in kernels],
+        "kernels": [k.fields() for k in kernels],
         "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name] for c in configs],
     }
     rows = dispatch.entries(doc, [c.name for c in configs])

@@ -86,11 +86,44 @@ def resolve(entry: dict, schedule: str = "AllGather1D_TilingCD_RotatingA") -> tu
     return plan.build(d, "candidate").kernels[0].name, []
 
 
+def _spell(field: str, value) -> str:
+    """How --knob writes a value: tile 128x256x64, cluster 2x1, stages auto, others as str()."""
+    if field in ("tile", "cluster"):
+        return "x".join(str(v) for v in value)
+    return "auto" if value is None else str(value)
+
+
+def knob_space() -> dict[str, tuple]:
+    """Every knob the tuner walks and its values: the base ones, then the schema's extra enums."""
+    return {"tile": TILES, "stages": STAGES, "consumers": tuple(K.CONSUMERS),
+            "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs()}
+
+
+def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
+    """space with each FIELD=V1,V2 of knobs keeping only the listed values (spelled as _spell does).
+    Raises ValueError naming the field or value that is not in the space, and what is."""
+    out = dict(space)
+    for knob in knobs:
+        field, _, vals = knob.partition("=")
+        if field not in space:
+            raise ValueError(f"--knob {field}: not a tuner knob; knobs: {', '.join(space)}")
+        allowed = {_spell(field, v): v for v in space[field]}
+        wanted = [v for v in vals.split(",") if v]
+        unknown = [v for v in wanted if v not in allowed]
+        if unknown or not wanted:
+            raise ValueError(f"--knob {knob}: {', '.join(unknown) or 'no value'} not among the values of "
+                             f"{field}: {', '.join(allowed)}")
+        out[field] = tuple(allowed[v] for v in wanted)
+    return out
+
+
 def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | None = None,
-                         must: list[dict] = ()) -> list[Candidate]:
+                         must: list[dict] = (), consumers=None, clusters=None) -> list[Candidate]:
     """Every legal, distinct kernel for dtype over the knobs, plus `must` (e.g. the default kernel)."""
     extra = extra_knobs() if extra is None else extra
-    combos = itertools.product(tiles, stages, K.CONSUMERS, sorted(K.SUPPORTED_CLUSTERS),
+    consumers = K.CONSUMERS if consumers is None else consumers
+    clusters = sorted(K.SUPPORTED_CLUSTERS) if clusters is None else clusters
+    combos = itertools.product(tiles, stages, consumers, clusters,
                                itertools.product(*[[(f, v) for v in vals] for f, vals in extra.items()]))
     out, seen = [], set()
     for entry in list(must) + [_entry(dtype, *c) for c in combos]:

@@ -34,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--knob", action="append", default=[], metavar="FIELD=V1,V2",
-                   help="restrict an extra kernel knob of the schema (e.g. raster_group=4,8)")
+                   help="keep only these values of a knob: tile (128x256x64), stages (3, 4, auto), consumers, "
+                        "cluster (1x1, 2x1, 1x2) or a schema enum (raster_group=4,8; consumer_mode); repeatable")
     p.add_argument("-j", "--jobs", type=int, default=0, help="ninja parallelism (default: ninja's)")
     return p
 
@@ -125,13 +126,14 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     doc = models.load(args.config)
     shapes, tag = _shapes(args, doc)
     must = [e for e in (_default_entry(doc, s) for s in shapes) if e]
-    extra = tune.extra_knobs()
-    for knob in args.knob:
-        field, _, vals = knob.partition("=")
-        if field not in extra:
-            raise SystemExit(f"tune: --knob {field}: not a kernel knob; knobs: {', '.join(extra) or '(none)'}")
-        extra[field] = tuple(v for v in extra[field] if str(v) in vals.split(","))
-    cands = tune.enumerate_candidates(shapes[0].dtype, extra=extra, must=must[:1] + [e for e in must[1:] if e != must[0]])
+    try:
+        space = tune.restrict(tune.knob_space(), args.knob)
+    except ValueError as e:
+        raise SystemExit(f"tune: {e}")
+    base = {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster")}
+    cands = tune.enumerate_candidates(shapes[0].dtype, tiles=base["tile"], stages=base["stages"], extra=space,
+                                      must=must[:1] + [e for e in must[1:] if e != must[0]],
+                                      consumers=base["consumers"], clusters=base["cluster"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
     work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
     state_path = work / "state.jsonl"

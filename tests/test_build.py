@@ -59,14 +59,16 @@ def test_kernels_do_not_spill_or_serialize(build):
     # The reports of the kernels generated now (build/ may still hold those of older instances).
     kernels = sorted((ROOT / "generated" / "kernels").glob("*.cu"))
     assert kernels, "no kernel instances under generated/kernels"
-    reports = [BUILD / "generated" / "kernels" / f"{k.stem}.o.ptxas.txt" for k in kernels]
+    # the shipped objects and the trace build's (-DTPG_TRACE, build/trace/tpgemm): both must stay clean
+    reports = [BUILD / "generated" / sub / f"{k.stem}.o.ptxas.txt" for sub in ("kernels", "trace/kernels")
+               for k in kernels]
     bad = {}
     for report in reports:
         text = report.read_text()
         assert SPILL.search(text), f"{report.name}: no spill line; was it compiled with -Xptxas -v?"
         problems = ptxas_problems(text)
         if problems:
-            bad[report.name] = problems
+            bad[str(report.relative_to(BUILD))] = problems
     assert not bad, "ptxas reports spills or serialized wgmma:\n" + "\n".join(
         f"{name}:\n  " + "\n  ".join(lines) for name, lines in bad.items())
 

@@ -165,3 +165,24 @@ def test_list_shows_every_config(tpgemm):
 def test_help_exits_0(tpgemm):
     r = run(tpgemm, "--help")
     assert r.returncode == 0 and "--dry-run" in r.stdout and "Exit status" in r.stdout
+
+
+def test_trace_needs_the_trace_build(tpgemm, tmp_path):
+    out = tmp_path / "t.json"
+    r = run(tpgemm, "--tp", "2", "--m", "4096", "--n", "4096", "--k", "1024", "--trace", str(out))
+    assert r.returncode == 2
+    assert "--trace needs the trace build" in r.stderr and "ninja trace" in r.stderr
+    assert not out.exists() and r.stdout == ""
+    r = run(tpgemm, "--model", "llama3-8b", "--trace", str(out))
+    assert r.returncode == 2 and "--trace records one GEMM" in r.stderr
+
+
+def test_trace_build_accepts_trace_then_needs_gpus(tmp_path):
+    """build/trace/tpgemm (ninja trace, part of `tests`): --trace parses and the run stops at the GPU check."""
+    exe = ROOT / "build" / "trace" / "tpgemm"
+    if not exe.exists():
+        pytest.skip("build/trace/tpgemm is missing (`ninja trace`; tests/test_build.py builds it)")
+    out = tmp_path / "t.json"
+    r = run(exe, "--tp", "2", "--m", "4096", "--n", "4096", "--k", "1024", "--trace", str(out))
+    assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr
+    assert "--trace" in run(exe, "--help").stdout

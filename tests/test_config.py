@@ -67,8 +67,18 @@ CASES = [
      ["f16 accumulation not implemented yet", "allowed: f32"]),
     ("unknown_kernel", "kernel: k}", "kernel: kk}", "kernel: kk", "configs[0].kernel",
      ["unknown kernel 'kk'", "allowed: k"]),
-    ("cluster_2x1", "{m: 1, n: 1}", "{m: 2, n: 1}", "{m: 2, n: 1}", "kernels[0].cluster",
-     ["cluster multicast is not implemented yet", "allowed: {m: 1, n: 1}"]),
+    ("cluster_4x1", "{m: 1, n: 1}", "{m: 4, n: 1}", "{m: 4, n: 1}", "kernels[0].cluster",
+     ["cluster multicast is implemented for CTA pairs only", "allowed: {m: 1, n: 1}, {m: 1, n: 2}, {m: 2, n: 1}"]),
+    ("cluster_2x2", "{m: 1, n: 1}", "{m: 2, n: 2}", "{m: 2, n: 2}", "kernels[0].cluster",
+     ["CTA pairs only"]),
+    ("unknown_consumer_mode", "consumers: 2", "consumers: 2\n    consumer_mode: pingpnog", "pingpnog",
+     "kernels[0].consumer_mode", ["did you mean 'pingpong'?", "allowed: cooperative, pingpong"]),
+    ("pingpong_bm", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong", "bm: 128", "kernels[0].tile",
+     ["256 fp32 accumulators", "(BM/64)", "allowed: bn <= 128 with bm 128 and 2 consumers (pingpong)"]),
+    ("pingpong_one_consumer", "consumers: 2", "consumers: 1\n    consumer_mode: pingpong", "consumer_mode",
+     "kernels[0].consumer_mode", ["pingpong needs 2 consumer warpgroups", "allowed: cooperative, or consumers: 2"]),
+    ("pingpong_cluster", "{m: 1, n: 1}", "{m: 2, n: 1}\n    consumer_mode: pingpong", "consumer_mode",
+     "kernels[0].consumer_mode", ["pingpong with a cluster is not implemented yet"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -113,7 +123,7 @@ def test_duplicate_kernel_name(tmp_path):
 
 def test_all_errors_reported_at_once(tmp_path):
     text = BASE.replace("stages: 4", "stagse: 4").replace("tp: [1, 2]", "tp: 0")
-    text = text.replace("{m: 1, n: 1}", "{m: 2, n: 1}")
+    text = text.replace("{m: 1, n: 1}", "{m: 4, n: 1}")
     r, cfg, out = run_cli(tmp_path, text)
     assert r.returncode == 2
     assert len([l for l in r.stderr.splitlines() if l.startswith(f"{cfg}:")]) == 4  # + summary
@@ -151,3 +161,38 @@ def test_not_yet_rejections_are_data():
         assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 4, 2, 1, 1) == []
     finally:
         kernels.NOT_YET["dtype"]["e4m3"] = saved
+
+
+def _kernel(text: str):
+    (k,) = plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml").kernels
+    return k
+
+
+def test_cluster_pairs_are_legal_and_named():
+    for m, n in ((2, 1), (1, 2)):
+        k = _kernel(BASE.replace("{m: 1, n: 1}", f"{{m: {m}, n: {n}}}"))
+        assert (k.cluster_m, k.cluster_n) == (m, n) and f"_c{m}x{n}_" in k.name
+        assert k.smem_bytes == kernels.smem_bytes(4, 128, 256, 64, "bf16")  # multicast needs no extra smem
+
+
+def test_pingpong_tiles_smem_and_names():
+    """Each warpgroup owns a whole tile: BM = 64·{1,2}, two epilogue buffer pairs (4·BM·128 bytes)."""
+    pp = BASE.replace("consumers: 2", "consumers: 2\n    consumer_mode: pingpong")
+    k = _kernel(pp.replace("bn: 256", "bn: 128").replace("    stages: 4\n", ""))
+    assert (k.bm, k.bn, k.consumer_mode, k.stages) == (128, 128, "pingpong", 5)
+    assert k.smem_bytes == 5 * 256 * 128 + 4 * 128 * 128 + 2048 == 231424
+    assert "_w2pp_" in k.name
+    k64 = _kernel(pp.replace("bm: 128", "bm: 64"))
+    assert (k64.bm, k64.bn, k64.stages, k64.smem_bytes) == (64, 256, 4, 4 * 320 * 128 + 4 * 64 * 128 + 2048)
+    assert kernels.check_kernel("bf16", "f32", 64, 256, 64, 5, 2, 1, 1, "pingpong")  # 5 stages: over the limit
+    assert kernels.check_kernel("bf16", "f32", 256, 128, 64, 3, 2, 1, 1, "pingpong")  # bm 256: not 64·{1,2}
+
+
+def test_cooperative_names_do_not_depend_on_the_consumer_mode_knob():
+    """Adding the knob kept every existing kernel name (and so generated/) unchanged."""
+    coop = _kernel(BASE)
+    explicit = _kernel(BASE.replace("consumers: 2", "consumers: 2\n    consumer_mode: cooperative"))
+    assert coop == explicit and coop.name == explicit.name
+    assert "consumer_mode" not in coop.fields()
+    pp = kernels.KernelSpec(**dict(coop.fields(), consumer_mode="pingpong"))
+    assert pp.hash8 != coop.hash8

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jinja2
 import pytest
+import yaml
 
 from generator import GENERATOR_VERSION, config, plan, render, write
 from generator.schedules import STAGE_FIELDS
@@ -128,8 +129,12 @@ def test_depfile(tmp_path):
     for want in ("generator/__main__.py", "generator/config.py", "templates/gemm_sm90.cu.j2",
                  "templates/build.ninja.j2", "templates/kernels/gemm_params.h"):
         assert want in deps
-    assert deps == [deps[0]] + sorted(deps[1:], key=lambda d: (not d.startswith("generator/"),
-                                                              not d.endswith(".j2"), d))
+    # then the folders its include: globs read (a new file reruns the generator) and the files they matched
+    included = [d for d in deps[1:] if d == "tuned" or d.startswith("tuned/")]
+    assert included == sorted(included) and deps[1:1 + len(included)] == included
+    assert ("tuned" in included) == (ROOT / "tuned").is_dir()
+    rest = deps[1 + len(included):]
+    assert rest == sorted(rest, key=lambda d: (not d.startswith("generator/"), not d.endswith(".j2"), d))
 
 
 def test_c_tables_equal_python_tables(files):
@@ -155,14 +160,16 @@ def test_c_tables_equal_python_tables(files):
 
 def test_kernel_dedup_and_registry(files):
     p = default_plan()
-    assert len(p.configs) == 32 and len(p.kernels) == 2
+    doc = yaml.safe_load((ROOT / "schedules.yaml").read_text())
+    n_configs = sum(len(c["tp"]) if isinstance(c["tp"], list) else 1 for c in doc["configs"])
+    assert len(p.configs) == n_configs and len(p.kernels) == len({c["kernel"] for c in doc["configs"]})
     kernels = sorted(f for f in files if f.startswith("kernels/"))
     assert kernels == [f"kernels/{k.name}.cu" for k in p.kernels]
     reg = files["registry.c"]
     names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc\},$', reg, re.M)
     assert [n for n, _, _ in names] == sorted(c.name for c in p.configs)
     assert {k for _, _, k in names} == {k.name for k in p.kernels}
-    assert "const int tpg_num_configs = 32;" in reg
+    assert f"const int tpg_num_configs = {n_configs};" in reg
     assert f'const char tpg_config_hash[] = "{p.config_hash}";' in reg
     for k in p.kernels:
         assert f"extern const void *{k.name}_entry(void);" in reg
@@ -171,15 +178,26 @@ def test_kernel_dedup_and_registry(files):
 
 def test_kernel_instance_and_name(files):
     p = default_plan()
-    k = p.kernels[0]
+    by_tile = {(k.dtype, k.bn, k.consumer_mode): k for k in p.kernels}
+    k = by_tile["bf16", 256, "cooperative"]
     assert re.fullmatch(r"gemm_sm90_bf16_128x256x64_s4_w2_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
-    assert lines[2:] == [
-        f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry",
-        "#define TPG_AB_DTYPE 0", "#define TPG_CD_DTYPE 0", "#define TPG_BM 128",
+    common = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry",
+              "#define TPG_AB_DTYPE 0", "#define TPG_CD_DTYPE 0", "#define TPG_BM 128"]
+    assert lines[2:] == common + [
         "#define TPG_BN 256", "#define TPG_BK 64", "#define TPG_STAGES 4",
         "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
         "#define TPG_SMEM_BYTES 231424", "#define TPG_GROUP_M 8", '#include "gemm_sm90.cuh"']
+    # ping-pong: the mode is the one extra define; its epilogue staging doubles (4 * BM * 128)
+    k = by_tile["bf16", 128, "pingpong"]
+    assert re.fullmatch(r"gemm_sm90_bf16_128x128x64_s5_w2pp_c1x1_[0-9a-f]{8}", k.name)
+    lines = files[f"kernels/{k.name}.cu"].splitlines()
+    common[:2] = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry"]
+    assert lines[2:] == common + [
+        "#define TPG_BN 128", "#define TPG_BK 64", "#define TPG_STAGES 5",
+        "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
+        f"#define TPG_SMEM_BYTES {5 * 256 * 128 + 4 * 128 * 128 + 2048}", "#define TPG_GROUP_M 8",
+        "#define TPG_CONSUMER_MODE 1", '#include "gemm_sm90.cuh"']
 
 
 def test_build_ninja(files):

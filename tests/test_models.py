@@ -152,10 +152,17 @@ def test_default_dispatch_table_is_emitted():
     p = plan.build(models.load(str(DEFAULT)), "schedules.yaml")
     text = (ROOT / "generated" / "dispatch.c").read_text()
     assert text == render.render(p)["dispatch.c"]
-    rows = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2]
-    assert [(r.layer, r.m, r.n, r.k, r.config) for r in rows] == [
-        ("qkv", 16384, 10240, 8192, "ag_rota_bf16_tp2"), ("attn_out", 16384, 8192, 8192, "rs_tila_bf16_tp2"),
-        ("gate_up", 16384, 57344, 8192, "ag_rota_bf16_tp2"), ("down", 16384, 8192, 28672, "rs_tila_bf16_tp2")]
+    rows = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 4]  # no tuned file for TP = 4
+    assert [(r.layer, r.m, r.n, r.k, r.config, r.tuned) for r in rows] == [
+        ("qkv", 16384, 10240, 8192, "ag_rota_bf16_tp4", False),
+        ("attn_out", 16384, 8192, 8192, "rs_tila_bf16_tp4", False),
+        ("gate_up", 16384, 57344, 8192, "ag_rota_bf16_tp4", False),
+        ("down", 16384, 8192, 28672, "rs_tila_bf16_tp4", False)]
+    # the committed tuned/llama3-70b_tp2.yaml: every TP = 2 layer dispatches to its tuned config
+    tuned = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2]
+    if (ROOT / "tuned" / "llama3-70b_tp2.yaml").exists():
+        assert [(r.layer, r.config, r.tuned) for r in tuned] == [
+            (layer, f"tuned_llama3_70b_{layer}_bf16_tp2", True) for layer in ("qkv", "attn_out", "gate_up", "down")]
     for r in p.dispatch:  # every row points at the config it names
         assert p.configs[r.config_index].name == r.config
         assert f'{r.config_index} /* {r.config} */' in text
@@ -175,14 +182,14 @@ def run(*args):
 
 
 def test_cli_model_dry_run_prints_each_layer(tpgemm):
-    r = run("--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--dry-run")
+    r = run("--model", "llama3-70b", "--tp", "4", "--tokens", "16384", "--dry-run")
     assert r.returncode == 0, r.stderr
-    assert "Model: llama3-70b, tp 2, bf16, 4 layers (plan)" in r.stdout
+    assert "Model: llama3-70b, tp 4, bf16, 4 layers (plan)" in r.stdout
     rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[2:]}
-    assert rows["qkv"][:6] == ["qkv", "all-gather", "16384", "10240", "8192", "ag_rota_bf16_tp2"]
-    assert rows["attn_out"][:6] == ["attn_out", "reduce-scatter", "16384", "8192", "8192", "rs_tila_bf16_tp2"]
+    assert rows["qkv"][:6] == ["qkv", "all-gather", "16384", "10240", "8192", "ag_rota_bf16_tp4"]
+    assert rows["attn_out"][:6] == ["attn_out", "reduce-scatter", "16384", "8192", "8192", "rs_tila_bf16_tp4"]
     assert rows["gate_up"][2:5] == ["16384", "57344", "8192"] and rows["down"][2:5] == ["16384", "8192", "28672"]
-    assert rows["down"][7] == "8192x8192x14336"  # stage GEMM: M/tp rows, K/tp
+    assert rows["down"][7] == "4096x8192x7168"  # stage GEMM: M/tp rows, K/tp
 
 
 def test_cli_model_json_and_errors(tpgemm):

@@ -25,9 +25,9 @@ int main(void) {
     printf("configs: %d, first: %s\n", n, info.name);
     if (strcmp(tpg_status_string(TPG_ERR_NO_DEVICE), "") == 0) return 11;
     tpg_dispatch_entry e;
-    if (tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e) != TPG_OK) return 12;
+    if (tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 4, &e) != TPG_OK) return 12;
     if (tpg_config_get(e.config, &info) != TPG_OK) return 13;
-    printf("llama3-70b qkv tp2: %lld x %lld x %lld -> %s\n", (long long)e.m, (long long)e.n, (long long)e.k,
+    printf("llama3-70b qkv tp4: %lld x %lld x %lld -> %s\n", (long long)e.m, (long long)e.n, (long long)e.k,
            info.name);
     tpg_ctx_config cfg = TPG_CTX_CONFIG_INIT;
     cfg.tp = 2;
@@ -79,7 +79,7 @@ def run_program(exe):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # GPU-less even on a GPU machine
     r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0, f"{exe} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    assert "llama3-70b qkv tp2: 16384 x 10240 x 8192 -> ag_rota_bf16_tp2" in r.stdout
+    assert "llama3-70b qkv tp4: 16384 x 10240 x 8192 -> ag_rota_bf16_tp4" in r.stdout
     assert "tpg_ctx_create: " in r.stdout and "fewer CUDA devices are visible" in r.stdout
 
 

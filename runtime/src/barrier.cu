@@ -21,7 +21,14 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
 
 }  // namespace
 
+#ifdef TPG_TRACE
+#define TPG_BAR_TR(...) __VA_ARGS__
+#else
+#define TPG_BAR_TR(...)
+#endif
+
 __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
+    TPG_BAR_TR(if (p.trace) p.trace[0] = global_timer_ns();)
     unsigned int epoch;
     if (p.mode == TPG_BARRIER_START) {
         epoch = *p.epoch + 1;  // only this kernel writes the epoch, and it is stream-ordered
@@ -33,6 +40,7 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
     for (int r = 0; r < p.tp; r++) {
         if (r != p.rank) red_release_sys_add(p.peer_counter[r], 1u);
     }
+    TPG_BAR_TR(if (p.trace) p.trace[1] = global_timer_ns();)
     const unsigned int target = epoch * (unsigned int)(p.tp - 1);
     const unsigned long long start = global_timer_ns();
     unsigned int sleep_ns = 32;
@@ -40,11 +48,13 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
         if (p.timeout_ns && global_timer_ns() - start > p.timeout_ns) {
             atomicOr(p.status, TPG_DEVICE_BARRIER_TIMEOUT);
             __threadfence_system();
+            TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
             return;
         }
         __nanosleep(sleep_ns);
         if (sleep_ns < 1024) sleep_ns *= 2;
     }
+    TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
 }
 
 extern "C" const void *tpg_barrier_kernel_entry(void) { return (const void *)tpg_barrier_kernel; }

@@ -29,6 +29,10 @@ typedef struct tpg_barrier_params {
     unsigned int *peer_counter[TPG_MAX_TP];  /* every rank's counter of this mode ([rank] unused) */
     unsigned int *status;                    /* own status word */
     unsigned long long timeout_ns;           /* 0 = wait forever */
+#ifdef TPG_TRACE
+    unsigned long long *trace;               /* trace builds: 3 words (entry, arrived, exit) of the
+                                                trace header's barrier[mode] (trace_format.h); NULL = off */
+#endif
 } tpg_barrier_params;
 
 /* The __global__ void(tpg_barrier_params) function, for a graph kernel node. */

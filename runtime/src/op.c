@@ -106,6 +106,9 @@ void tpg__op_quiesce(tpg_op *op) {
 
 /* Frees the local buffers and op itself; the caller restores the device. */
 void tpg__op_free(tpg_op *op) {
+#ifdef TPG_TRACE
+    tpg__trace_free(op);
+#endif
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);
@@ -152,8 +155,13 @@ static int all_set(const tpg_op *op) {
 tpg_status tpg__op_refresh(tpg_op *op) {
     if (!all_set(op)) return TPG_OK;
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) TPG_CHECK(tpg__params_build(op, r));
-    if (op->built) return tpg__graphs_update(op);
-    tpg_status st = tpg__graphs_build(op);
+    tpg_status st;
+    if (op->built) {
+        st = tpg__graphs_update(op);
+        if (st != TPG_OK) tpg__graphs_destroy(op); /* a half-rebuilt rank: the next call rebuilds all */
+        return st;
+    }
+    st = tpg__graphs_build(op);
     if (st != TPG_OK) tpg__graphs_destroy(op); /* the next call retries from scratch */
     return st;
 }

@@ -36,6 +36,10 @@ struct tpg_op {
     cudaGraph_t graph[TPG_MAX_TP];
     cudaGraphExec_t exec[TPG_MAX_TP];
     cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [nodes_per_device], index as in the schedule table */
+#ifdef TPG_TRACE
+    void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
+    size_t trace_bytes;
+#endif
 };
 
 /* op.c: builds every local rank's params and builds or updates the graphs once all ranks have
@@ -58,5 +62,11 @@ tpg_status tpg__params_build(tpg_op *op, int rank);
 tpg_status tpg__graphs_build(tpg_op *op);
 tpg_status tpg__graphs_update(tpg_op *op);
 void tpg__graphs_destroy(tpg_op *op);
+
+#ifdef TPG_TRACE
+/* trace.c (trace builds): point rank r's params at its trace buffer (NULL when off); free every buffer. */
+void tpg__trace_apply(tpg_op *op, int r);
+void tpg__trace_free(tpg_op *op);
+#endif
 
 #endif /* TPG_OP_INTERNAL_H */

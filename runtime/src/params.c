@@ -34,8 +34,12 @@ static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tp
         *row0 = (int)(e->block * tpg_shapes_stage(sh, t->stage_dim));
     }
     *batch_rows = (int)rows;
-    return tpg_tensormap_encode(op->ctx, map, src, op->kernel->dtype_ab, cols, rows * sh->l, op->kernel->bk,
-                                is_a ? op->kernel->bm : op->kernel->bn, is_a ? "A" : "B");
+    /* In a 2-CTA cluster the operand the pair shares (B for 2x1, A for 1x2) is loaded in halves, each
+     * CTA multicasting its half to both (templates/kernels/gemm_sm90_roles.cuh): box = tile / 2 rows. */
+    const tpg_kernel_desc *k = op->kernel;
+    const int box_rows = is_a ? k->bm / k->cluster_n : k->bn / k->cluster_m;
+    return tpg_tensormap_encode(op->ctx, map, src, k->dtype_ab, cols, rows * sh->l, k->bk, box_rows,
+                                is_a ? "A" : "B");
 }
 
 /* Offset in elements of block `block` inside the user's D (row-major, ld d_cols). */
@@ -127,5 +131,8 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->timeout_ns = op->ctx->timeout_ns;
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);
+#ifdef TPG_TRACE
+    tpg__trace_apply(op, rank); /* the memsets above cleared the trace pointers */
+#endif
     return TPG_OK;
 }

@@ -1,5 +1,6 @@
 /* The plan of a distributed GEMM (`tpgemm --dry-run`): arithmetic over the generated tables, no CUDA. */
 #include "plan.h"
+#include "json.h"
 #include "shapes.h"
 
 #include <inttypes.h>
@@ -199,20 +200,6 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     }
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
                        const tpg_plan_shape *ps) {
     const tpg_schedule_table *s = cfg->schedule;
@@ -221,15 +208,15 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     char w[160];
 
     fprintf(f, "{\"config\": ");
-    json_str(f, cfg->name);
+    tpg__json_string(f, cfg->name);
     fprintf(f, ", \"schedule\": ");
-    json_str(f, s->name);
+    tpg__json_string(f, s->name);
     fprintf(f, ", \"comm\": \"%s\", \"rotating\": \"%s\", \"shard_a\": \"%s\", \"shard_b\": \"%s\", "
                "\"shard_d\": \"%s\", \"stage_dim\": \"%s\", \"tp\": %d",
             ag ? "all-gather" : "reduce-scatter", tpg_plan_operand_name(s->rotating), tpg_plan_dim_name(s->shard_a),
             tpg_plan_dim_name(s->shard_b), tpg_plan_dim_name(s->shard_d), tpg_plan_dim_name(s->stage_dim), p);
     fprintf(f, ", \"kernel\": {\"name\": ");
-    json_str(f, kd->name);
+    tpg__json_string(f, kd->name);
     fprintf(f, ", \"dtype_ab\": \"%s\", \"dtype_cd\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d, "
                "\"consumers\": %d, \"cluster_m\": %d, \"cluster_n\": %d, \"threads\": %d, \"smem_bytes\": %d}",
             tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages, kd->consumers,
@@ -253,7 +240,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
                        "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
                     d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);
-            json_str(f, w);
+            tpg__json_string(f, w);
             fputc('}', f);
         }
     fprintf(f, "]");

@@ -4,16 +4,16 @@
  *   out = scale * acc (+ partial, after its per-tile flag) (+ beta * C) -> stage.d_map
  *
  * The tile is cut into column chunks of SN = 128 bytes (64 bf16/fp16, 32 fp32 columns: one 128B-swizzle
- * row, the widest box a SWIZZLE_128B map allows). Each warpgroup owns two chunk buffers of SLABS x 64
- * rows x 128 B and alternates between them with a counter that runs on across tiles, so the TMA store of
- * chunk c (and of the previous tile's last chunks) overlaps the writing of chunk c+1 and the next tile's
- * mainloop. The smem layout is the 128B swizzle (16-byte unit u of row r at u ^ (r % 8)), which makes
+ * row, the widest box a SWIZZLE_128B map allows), each chunk of each m64 slab one 64-row store unit.
+ * Each warpgroup owns 2 * SLABS units of 64 rows x 128 B and rotates through them with a counter that
+ * runs on across tiles, so the TMA stores of earlier units (and of the previous tile's last ones)
+ * overlap the writing of the next unit and the next tile's mainloop. The smem layout is the 128B swizzle (16-byte unit u of row r at u ^ (r % 8)), which makes
  * both stmatrix and the TMA read conflict-free.
  *
- * Chunk protocol (one named barrier per chunk, warpgroup-local): all threads write buffer b; fence.proxy
+ * Unit protocol (one named barrier per unit, warpgroup-local): all threads write unit u; fence.proxy
  * .async (generic smem writes -> async-proxy reads); the issuing thread (warpgroup thread 0) waits until
- * its earlier stores have *read* their smem (so the other buffer is free for the next chunk); barrier;
- * thread 0 issues the chunk's stores (one per slab inside the m extent) and commits them as a group.
+ * its earlier stores have *read* their smem (all but the newest 2*SLABS - 2, so the next unit is free);
+ * barrier; thread 0 issues the unit's store and commits it as a group. Slabs wholly below m are skipped.
  * Out-of-range rows/columns inside a box are clipped by the map's extent (the runtime encodes the
  * stage's true m x n); whole chunks right of n are skipped.
  *
@@ -22,7 +22,13 @@
  * st.release.sys. That flush is deferred to the start of the next tile's epilogue (or the end of the
  * kernel), so the stores overlap the next mainloop. Deferring is safe only because a mainloop never
  * waits on another device while a signal is pending; a launch with stage wait flags (all-gather)
- * flushes at once (tpg_epi_state.defer).
+ * flushes at once (tpg_epi_state.defer), and so do cluster and ping-pong kernels (gemm_sm90.cuh says
+ * why).
+ *
+ * PINGPONG (consumer_mode pingpong): each warpgroup owns whole tiles (rows [0, BM) of its tile, SLABS =
+ * BM / 64) and runs its epilogue while the other warpgroup is in its mainloop, so nothing here may
+ * synchronize the two warpgroups: the flag is raised by the warpgroup's thread 0 alone (it issued all
+ * of the tile's stores) instead of after barrier 1.
  *
  * Sources (partial, C) may live in peer memory and are written by other agents during the launch, so they
  * are read with ld.global.cg (L2, never a stale L1 line), in fp32 before rounding, after the flag acquire.
@@ -37,6 +43,7 @@
 #include "ptx.cuh"
 #include "scheduler.cuh"
 #include "sync.cuh"
+#include "trace.cuh"
 
 /* Output element types by tpg_dtype value: a pair of adjacent columns is the unit of load/pack. */
 template <int CD> struct tpg_cd_pair;
@@ -118,7 +125,7 @@ __device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int
 }
 
 /* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
-template <int CONSUMERS>
+template <int CONSUMERS, bool PINGPONG>
 __device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int epoch, int ctid)
 {
     if (!st.pending) return;
@@ -126,16 +133,19 @@ __device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int ep
         tpg_bulk_wait_all();            /* this warpgroup's stores are written, not just read */
         tpg_fence_proxy_async_global(); /* async-proxy writes before the generic release below */
         __threadfence_system();
+        if (PINGPONG) tpg_st_release_sys(st.pending, epoch); /* the tile is this warpgroup's alone */
     }
-    tpg_named_barrier(1, 128 * CONSUMERS);
-    if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
+    if (!PINGPONG) {
+        tpg_named_barrier(1, 128 * CONSUMERS);
+        if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
+    }
     st.pending = nullptr;
 }
 
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
- * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * BM * 128 bytes).
+ * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * SLABS * 64 * 128 bytes per warpgroup).
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w. */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
@@ -150,11 +160,15 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     const int wg = ctid >> 7, wg_thread = ctid & 127, warp = wg_thread >> 5, lane = wg_thread & 31;
     const uint32_t bar_wg = 2 + wg;
 
-    tpg_epi_flush<CONSUMERS>(st, epoch, ctid); /* the previous tile's flag (deferred) */
+    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid); /* the previous tile's flag (deferred) */
 
     /* reduce-scatter: the partial of this tile must have fully arrived (each warpgroup checks) */
     if (sp.partial && sp.partial_flags) {
-        if (wg_thread == 0) tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
+        if (wg_thread == 0) {
+            TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
+            tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
+            TPG_TR(tpg_tr_partial_wait(p, 1 + wg, tw0);)
+        }
         tpg_named_barrier(bar_wg, 128);
     }
     const T *part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
@@ -162,20 +176,26 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     const T *cs = use_c ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch : nullptr;
 
     const uint32_t wg_base = sD + (uint32_t)wg * 2u * SLABS * kSlabBytes;
-    const int tile_row0 = tile.tm * BM + wg * SLABS * 64; /* this warpgroup's first row */
+    const int tile_row0 = tile.tm * BM + (PINGPONG ? 0 : wg * SLABS * 64); /* this warpgroup's first row */
     const int q = lane >> 3, rr = lane & 7;                /* stmatrix: matrix and row this lane addresses */
+    /* Slab by slab, chunk by chunk: one 64 x 128 B store unit at a time, so only one slab's source
+     * row pointers are live next to the accumulators (two slabs at once spilled). The warpgroup's
+     * 2 * SLABS units of 8 KB rotate; before the barrier that hands unit u to the store, thread 0
+     * lets at most kUnits - 2 earlier stores still read smem, so the unit written next is free. */
+    constexpr uint32_t kUnits = 2u * SLABS;
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
-    for (int c = 0; c < BN / kSN; ++c) {
-        const int col0 = tile.tn * BN + c * kSN;
-        if (col0 >= p.n) break; /* uniform over the warpgroup */
-        const uint32_t buf = wg_base + st.buf * (SLABS * kSlabBytes);
+    for (int j = 0; j < SLABS; ++j) {
+        const int slab_row0 = tile_row0 + j * 64;
+        if (slab_row0 >= p.m) break; /* uniform: nothing of this slab is stored */
+        const int r_lo = slab_row0 + 16 * warp + (lane >> 2);
+        const T *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
+        const T *crow = cs ? cs + (long long)r_lo * sp.c_ld : nullptr;
 #pragma unroll
-        for (int j = 0; j < SLABS; ++j) {
-            const int r_lo = tile_row0 + j * 64 + 16 * warp + (lane >> 2);
-            const T *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
-            const T *crow = cs ? cs + (long long)r_lo * sp.c_ld : nullptr;
-            const uint32_t slab = buf + j * kSlabBytes;
+        for (int c = 0; c < BN / kSN; ++c) {
+            const int col0 = tile.tn * BN + c * kSN;
+            if (col0 >= p.n) break; /* uniform over the warpgroup */
+            const uint32_t slab = wg_base + st.buf * kSlabBytes;
 #pragma unroll
             for (int b = 0; b < kCB; ++b)
                 tpg_epi_values<CD, BN>(acc[j], c * kCB + b, r_lo, col0 + 8 * b + 2 * (lane & 3), p.m, p.n, prow, crow,
@@ -202,31 +222,29 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
                                     P::pack(a[4], a[5]), P::pack(a[6], a[7]));
                 }
             }
+            tpg_fence_proxy_async_smem();
+            if (wg_thread == 0) tpg_bulk_wait_read<kUnits - 2>(); /* the next unit's store has read it */
+            tpg_named_barrier(bar_wg, 128);
+            if (wg_thread == 0) {
+                tpg_tma_store_3d(&sp.d_map, slab, col0, slab_row0, tile.batch);
+                tpg_bulk_commit();
+            }
+            st.buf = st.buf + 1u == kUnits ? 0u : st.buf + 1u;
         }
-        tpg_fence_proxy_async_smem();
-        if (wg_thread == 0) tpg_bulk_wait_read<0>(); /* the other buffer's store has read its smem */
-        tpg_named_barrier(bar_wg, 128);
-        if (wg_thread == 0) {
-#pragma unroll
-            for (int j = 0; j < SLABS; ++j)
-                if (tile_row0 + j * 64 < p.m) tpg_tma_store_3d(&sp.d_map, buf + j * kSlabBytes, col0, tile_row0 + j * 64, tile.batch);
-            tpg_bulk_commit();
-        }
-        st.buf ^= 1u;
     }
 
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
-        if (!st.defer) tpg_epi_flush<CONSUMERS>(st, epoch, ctid);
+        if (!st.defer) tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
     }
 }
 
 /* End of the consumer's tile walk: raise a deferred flag, then let every store finish before the CTA
  * (and its smem) goes away. */
-template <int CONSUMERS>
+template <int CONSUMERS, bool PINGPONG>
 __device__ __forceinline__ void tpg_epilogue_finish(tpg_epi_state &st, unsigned int epoch, int ctid)
 {
-    tpg_epi_flush<CONSUMERS>(st, epoch, ctid);
+    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
     if ((ctid & 127) == 0) tpg_bulk_wait_all();
 }
 

@@ -158,4 +158,11 @@ __device__ __forceinline__ void tpg_named_barrier(uint32_t id, uint32_t count)
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
+/* Arrive on named barrier `id` without waiting (the producer side of an ordering handshake whose other
+ * side is a tpg_named_barrier with the same total count). */
+__device__ __forceinline__ void tpg_named_arrive(uint32_t id, uint32_t count)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
 #endif /* TPG_PTX_CUH */

@@ -1,14 +1,23 @@
-/* Persistent tile walk. One launch covers every stage: global tile ids g = 0 .. num_stages *
- * tiles_per_stage - 1 in stage order; CTA b takes g = b, b + gridDim.x, ... in increasing order.
+/* Persistent tile walk. One launch covers every stage. The walk is over *units*: a unit is the
+ * CM x CN block of tiles that one cluster computes together (CM = TPG_CLUSTER_M along m, CN =
+ * TPG_CLUSTER_N along n; a 1x1 cluster makes units = tiles). Global unit ids u = 0 .. num_stages *
+ * units_per_stage - 1 in stage order; cluster c (of C = gridDim.x / (CM*CN)) takes u = c, c + C, ...
+ * in increasing order, and CTA rank r of the cluster computes tile (CM*um + r % CM, CN*un + r / CM) of
+ * unit (um, un). Both CTAs of a cluster therefore walk the same units in the same order (same trip
+ * count, same ring slots), which the shared-operand multicast needs. A tile past the edge of a ragged
+ * grid (odd tiles_m with CM = 2, say) is still walked - its CTA loads and consumes like the partner,
+ * so the partner gets its multicast half and its release arrivals - but has valid = false: no
+ * epilogue, no stores, no flags.
  *
  * Why increasing order matters (deadlock freedom): a stage-s tile may wait on a partial written by
- * the stage-(s-1) tile with the same canonical index (same device or a peer). That tile has a smaller
- * g, and every CTA finishes its tiles in increasing g, so the smallest unfinished tile on a device
- * never waits on anything unfinished; all CTAs are co-resident (grid = #SMs, 1 CTA/SM).
+ * the stage-(s-1) tile with the same canonical index (same device or a peer). That tile belongs to a
+ * smaller unit id, and every cluster finishes its units in increasing id, so the smallest unfinished
+ * unit on a device never waits on anything unfinished; all CTAs are co-resident (grid <= #SMs, 1
+ * CTA/SM, every cluster resident).
  *
- * Within a stage the raster is grouped: TPG_GROUP_M m-tiles form a group walked column by column
- * (all m of the group for one n, then the next n), so a wave of CTAs shares B tiles and a few A
- * tiles in L2. Producer and consumers decode tiles with the same function, so they always agree.
+ * Within a stage the raster is grouped: TPG_GROUP_M unit rows form a group walked column by column
+ * (all um of the group for one un, then the next un), so a wave of clusters shares B tiles and a few
+ * A tiles in L2. Producer and consumers decode with the same function, so they always agree.
  */
 #ifndef TPG_SCHEDULER_CUH
 #define TPG_SCHEDULER_CUH
@@ -21,25 +30,30 @@
 
 struct tpg_tiling {
     int tiles_m, tiles_n;  /* ceil(m/BM), ceil(n/BN) */
-    int tiles_per_batch;   /* tiles_m * tiles_n */
-    int tiles_per_stage;   /* l * tiles_per_batch */
-    int total;             /* num_stages * tiles_per_stage */
+    int units_m, units_n;  /* ceil(tiles_m/CM), ceil(tiles_n/CN) */
+    int units_per_batch;   /* units_m * units_n */
+    int units_per_stage;   /* l * units_per_batch */
+    int total;             /* num_stages * units_per_stage: the walk's length */
     int k_blocks;          /* ceil(k/BK) */
 };
 
 struct tpg_tile {
     int stage, batch, tm, tn;
-    int t; /* canonical index inside the stage: (batch * tiles_m + tm) * tiles_n + tn */
+    int t;      /* canonical index inside the stage: (batch * tiles_m + tm) * tiles_n + tn */
+    bool valid; /* tm < tiles_m && tn < tiles_n (always true for 1x1 clusters) */
 };
 
-template <int BM, int BN, int BK> __device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_params &p)
+template <int BM, int BN, int BK, int CM, int CN>
+__device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_params &p)
 {
     tpg_tiling g;
     g.tiles_m = (p.m + BM - 1) / BM;
     g.tiles_n = (p.n + BN - 1) / BN;
-    g.tiles_per_batch = g.tiles_m * g.tiles_n;
-    g.tiles_per_stage = p.l * g.tiles_per_batch;
-    g.total = p.num_stages * g.tiles_per_stage;
+    g.units_m = (g.tiles_m + CM - 1) / CM;
+    g.units_n = (g.tiles_n + CN - 1) / CN;
+    g.units_per_batch = g.units_m * g.units_n;
+    g.units_per_stage = p.l * g.units_per_batch;
+    g.total = p.num_stages * g.units_per_stage;
     g.k_blocks = (p.k + BK - 1) / BK;
     return g;
 }
@@ -50,21 +64,23 @@ __device__ __forceinline__ int tpg_tile_index(const tpg_tiling &g, int batch, in
     return (batch * g.tiles_m + tm) * g.tiles_n + tn;
 }
 
-__device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g, int gid)
+/* The tile of unit `uid` that cluster rank `rank` computes. */
+template <int CM, int CN> __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g, int uid, int rank)
 {
     tpg_tile t;
-    t.stage = gid / g.tiles_per_stage;
-    int r = gid - t.stage * g.tiles_per_stage;
-    t.batch = r / g.tiles_per_batch;
-    r -= t.batch * g.tiles_per_batch;
-    /* grouped raster: group of TPG_GROUP_M m-tiles (the last group may be shorter), column-wise */
-    const int group_span = TPG_GROUP_M * g.tiles_n;
+    t.stage = uid / g.units_per_stage;
+    int r = uid - t.stage * g.units_per_stage;
+    t.batch = r / g.units_per_batch;
+    r -= t.batch * g.units_per_batch;
+    /* grouped raster: group of TPG_GROUP_M unit rows (the last group may be shorter), column-wise */
+    const int group_span = TPG_GROUP_M * g.units_n;
     const int group = r / group_span;
     const int first_m = group * TPG_GROUP_M;
-    const int rows = min(TPG_GROUP_M, g.tiles_m - first_m);
+    const int rows = min(TPG_GROUP_M, g.units_m - first_m);
     const int within = r - group * group_span;
-    t.tm = first_m + within % rows;
-    t.tn = within / rows;
+    t.tm = (first_m + within % rows) * CM + (CM > 1 ? rank % CM : 0);
+    t.tn = (within / rows) * CN + (CN > 1 ? rank / CM : 0);
+    t.valid = (CM == 1 || t.tm < g.tiles_m) && (CN == 1 || t.tn < g.tiles_n);
     t.t = tpg_tile_index(g, t.batch, t.tm, t.tn);
     return t;
 }

@@ -13,14 +13,15 @@ static const char *config_name(const tpg_dispatch_entry *e) {
 
 TPG_TEST(layer_lookup_names_the_preset_config) {
     tpg_dispatch_entry e;
-    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    /* TP = 4: no tuned file covers it (tuned/llama3-70b_tp2.yaml is TP = 2), so the preset's defaults */
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 4, &e), TPG_OK);
     TPG_EXPECT_EQ_INT(e.n, 10240);
     TPG_EXPECT_EQ_INT(e.k, 8192);
     TPG_EXPECT_EQ_STR(e.schedule, "AllGather1D_TilingCD_RotatingA");
-    TPG_EXPECT_EQ_STR(config_name(&e), "ag_rota_bf16_tp2");
-    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "down", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    TPG_EXPECT_EQ_STR(config_name(&e), "ag_rota_bf16_tp4");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "down", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 4, &e), TPG_OK);
     TPG_EXPECT_EQ_INT(e.k, 28672);
-    TPG_EXPECT_EQ_STR(config_name(&e), "rs_tila_bf16_tp2");
+    TPG_EXPECT_EQ_STR(config_name(&e), "rs_tila_bf16_tp4");
 }
 
 TPG_TEST(shape_lookup_without_model_matches_n_and_k) {

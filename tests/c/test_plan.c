@@ -74,7 +74,7 @@ TPG_TEST(allgather_rotating_a_seed_default) {
     TPG_EXPECT_EQ_INT(ps.moved_bytes, 8192LL * 16384 * 2);
     TPG_EXPECT_EQ_INT(ps.flags_bytes, 2 * 4);
     TPG_EXPECT(ps.flops_per_device == 2.0 * 16384.0 * 106496.0 * 16384.0 / 2.0);
-    TPG_EXPECT_EQ_INT(ps.tiles_per_stage, (8192 / 128) * (53248 / 256));
+    TPG_EXPECT_EQ_INT(ps.tiles_per_stage, (8192 / c->kernel->bm) * (53248 / c->kernel->bn));
 }
 
 TPG_TEST(seed_tp8_local_problem) {
@@ -108,7 +108,7 @@ TPG_TEST(reduce_scatter_pushes_partials) {
     TPG_EXPECT_EQ_INT(ps.stage_m, 4096);
     TPG_EXPECT_EQ_INT(ps.stage_n, 8192);
     TPG_EXPECT_EQ_INT(ps.stage_k, 7168);
-    TPG_EXPECT_EQ_INT(ps.tiles_per_stage, 2LL * (4096 / 128) * (8192 / 256));
+    TPG_EXPECT_EQ_INT(ps.tiles_per_stage, 2LL * (4096 / c->kernel->bm) * (8192 / c->kernel->bn));
     TPG_EXPECT_EQ_INT(ps.slot_bytes, 2LL * 4096 * 8192 * 2);
     TPG_EXPECT_EQ_INT(ps.moved_bytes, 3LL * 2 * 4096 * 8192 * 2);
     TPG_EXPECT_EQ_INT(ps.flags_bytes, 3LL * ps.tiles_per_stage * 4);

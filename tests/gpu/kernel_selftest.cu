@@ -1,40 +1,34 @@
-/* GPU self-test of the sm90 GEMM kernel family (templates/kernels/gemm_sm90.cuh), default config
- * 128x256x64, 4 stages, 2 consumers, bf16 and fp16. Built by tests/gpu/kernel_selftest.sh.
+/* GPU self-test of the sm90 GEMM kernel family (templates/kernels/gemm_sm90.cuh). Built by
+ * tests/gpu/kernel_selftest.sh: the shipped config (128x256x64, 4 stages, 2 cooperative consumers) in
+ * bf16 and fp16, and bf16 instances of the optional features - clusters 2x1 and 1x2 (TMA multicast),
+ * ping-pong 128x128 and 64x256 - each built from -D macros (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
  *   metric = max|d - ref| / max|ref| over the checked extent (NaN anywhere = failure).
- * Cases: plain GEMM (square and ragged), alpha/beta with C and L = 2 batches into a padded D (the padding
- * must keep its poison: TMA-store clipping), two-stage local reduce-scatter rings (signal_flags ->
- * partial_flags; stage 0 writes a second local buffer standing in for a peer's slot; the larger one gives
- * every CTA several tiles, so deferred flag flushes run), a stage wait flag already raised, a wait flag
- * never raised (must time out and report TPG_DEVICE_TIMEOUT), and timing against cuBLAS on 8192^3 and
- * local Llama GEMM shapes, bf16/fp16 interleaved.
- * C-style host code; the test (not the product) links cuBLAS.
+ * Cases (every kernel): plain GEMM (square, ragged, and odd tile counts with K shorter than the ring,
+ * so cluster pairs get a masked partner tile and ping-pong an unpaired last tile), alpha/beta with C and
+ * L = 2 batches into a padded D (the padding must keep its poison: TMA-store clipping), two-stage local
+ * reduce-scatter rings (signal_flags -> partial_flags; stage 0 writes a second local buffer standing in
+ * for a peer's slot; the larger one gives every CTA several tiles), a stage wait flag already raised, a
+ * wait flag never raised (must time out and report TPG_DEVICE_TIMEOUT). Then timing of every bf16
+ * kernel against cuBLAS on the ten local GEMMs of BENCHMARKS.md, interleaved, with each timed output
+ * checked against cuBLAS's; the timing table is printed last.
+ * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
+ * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel.
  */
 #include <cublas_v2.h>
-#include <cudaTypedefs.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include <unistd.h>
 
-#include "gemm_params.h"
+#include "selftest_util.cuh"
 
-extern "C" const void *tpg_selftest_bf16_entry(void);
-extern "C" const void *tpg_selftest_fp16_entry(void);
-
-#define BM 128
-#define BN 256
-#define BK 64
-#define THREADS 384
-#define SMEM_BYTES (4 * (BM + BN) * BK * 2 + 2 * BM * 128 + 2048)
-
-#include "selftest_helpers.cuh"
+#define KERNELS(X)                                                                                    \
+    X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2)
+#define DECLARE(n, b)                                                                                 \
+    extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
+    extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
+KERNELS(DECLARE)
+#undef DECLARE
 
 /* ---- cases ------------------------------------------------------------------------------------- */
 
@@ -51,8 +45,8 @@ static void test_plain(const kern &K, const ctl &c, int m, int n, int k)
     tpg_gemm_params p;
     base_params(&p, c, m, n, k, 1, 1);
     set_epoch(c, 3);
-    make_map(&p.stage[0].a_map, K, A, m, k, BM);
-    make_map(&p.stage[0].b_map, K, B, n, k, BN);
+    map_a(&p.stage[0].a_map, K, A, m, k);
+    map_b(&p.stage[0].b_map, K, B, n, k);
     p.stage[0].a_batch_rows = m;
     p.stage[0].b_batch_rows = n;
     set_dest(&p, 0, K, D, n, (long long)m * n);
@@ -80,8 +74,8 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     p.alpha = 0.5f;
     p.beta = 1.0f;
     set_epoch(c, 9);
-    make_map(&p.stage[0].a_map, K, A, (unsigned long long)l * m, k, BM);
-    make_map(&p.stage[0].b_map, K, B, (unsigned long long)l * n, k, BN);
+    map_a(&p.stage[0].a_map, K, A, (unsigned long long)l * m, k);
+    map_b(&p.stage[0].b_map, K, B, (unsigned long long)l * n, k);
     p.stage[0].a_batch_rows = m;
     p.stage[0].b_batch_rows = n;
     set_dest(&p, 0, K, D, dld, (long long)m * dld);
@@ -107,7 +101,7 @@ static void test_alpha_beta(const kern &K, const ctl &c)
 static void test_ring(const kern &K, const ctl &c, int m, int n)
 {
     const int k = 512, epoch = 5;
-    const int tiles = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+    const int tiles = ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn);
     void *A = dalloc((size_t)2 * m * k * 2), *B = dalloc((size_t)2 * n * k * 2);
     void *X = dalloc((size_t)m * n * 2), *D = dalloc((size_t)m * n * 2);
     unsigned int *F = (unsigned int *)dalloc(tiles * 4);
@@ -124,8 +118,8 @@ static void test_ring(const kern &K, const ctl &c, int m, int n)
     set_epoch(c, epoch);
     for (int s = 0; s < 2; ++s) {
         tpg_stage_params *sp = &p.stage[s];
-        make_map(&sp->a_map, K, A, 2ull * m, k, BM);
-        make_map(&sp->b_map, K, B, 2ull * n, k, BN);
+        map_a(&sp->a_map, K, A, 2ull * m, k);
+        map_b(&sp->b_map, K, B, 2ull * n, k);
         sp->a_row0 = s * m;
         sp->b_row0 = s * n;
         sp->a_batch_rows = 2 * m;
@@ -172,8 +166,8 @@ static void test_wait(const kern &K, const ctl &c, int raised)
     set_epoch(c, epoch);
     for (int s = 0; s < 2; ++s) {
         tpg_stage_params *sp = &p.stage[s];
-        make_map(&sp->a_map, K, A, 2ull * m, k, BM);
-        make_map(&sp->b_map, K, B, n, k, BN);
+        map_a(&sp->a_map, K, A, 2ull * m, k);
+        map_b(&sp->b_map, K, B, n, k);
         sp->a_row0 = s * m;
         sp->a_batch_rows = 2 * m;
         sp->b_batch_rows = n;
@@ -194,87 +188,149 @@ static void test_wait(const kern &K, const ctl &c, int raised)
     cudaFree(A); cudaFree(B); cudaFree(D); cudaFree(W); cudaFree(ref);
 }
 
-/* (6) timing at 8192^3, interleaved with cuBLAS (same layouts: D^T = B . A^T in column-major terms) */
-static void test_perf(const kern &K, const ctl &c, cublasHandle_t h, int m, int n, int k)
+/* ---- timing against cuBLAS (bf16 kernels) -------------------------------------------------------- */
+
+struct problem {
+    const char *name;
+    int m, n, k;
+};
+/* BENCHMARKS.md, local GEMM table: the per-GPU GEMM of each TP = 2 layer, and two square GEMMs */
+static const problem g_problems[] = {
+    {"405B-fc1", 16384, 53248, 16384}, {"70B-fc1", 16384, 28672, 8192}, {"70B-qkv", 16384, 5120, 8192},
+    {"8B-qkv", 8192, 3072, 4096},      {"405B-fc2", 16384, 16384, 26624}, {"70B-fc2", 16384, 8192, 14336},
+    {"70B-o", 16384, 8192, 4096},      {"8B-o", 8192, 4096, 2048},        {"gemm-8192", 8192, 8192, 8192},
+    {"gemm-4096", 4096, 4096, 4096}};
+#define NPROB ((int)(sizeof g_problems / sizeof g_problems[0]))
+#define MAXK 8
+static double g_tf[NPROB][MAXK + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
+
+static void cublas_gemm(cublasHandle_t h, const void *A, const void *B, void *D, int m, int n, int k)
 {
-    const int warm = 20, iters = 50, chunk = 10;
+    /* same layouts: D^T = B . A^T in column-major terms */
+    const float one = 1.f, zero = 0.f;
+    cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, B, CUDA_R_16BF, k, A, CUDA_R_16BF, k,
+                                    &zero, D, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasGemmEx failed: %d\n", (int)s);
+        exit(2);
+    }
+}
+
+/* Every kernel of ks and cuBLAS on problem pi, interleaved: 3 rounds of (iters launches of each), so
+ * clocks and heat hit all alike; then each kernel's output checked against cuBLAS's. */
+static void test_perf(const kern *ks, int nk, const ctl &c, cublasHandle_t h, int pi)
+{
+    const problem &P = g_problems[pi];
+    const int m = P.m, n = P.n, k = P.k, rounds = 3;
+    const double flop = 2.0 * m * n * (double)k;
+    int iters = (int)(0.25 / (flop / 7e14)); /* about 0.25 s per kernel and round */
+    iters = iters < 3 ? 3 : iters > 30 ? 30 : iters;
     void *A = dalloc((size_t)m * k * 2), *B = dalloc((size_t)n * k * 2);
     void *D = dalloc((size_t)m * n * 2), *Dc = dalloc((size_t)m * n * 2);
-    rand_fill(K, A, (size_t)m * k, g_seed++);
-    rand_fill(K, B, (size_t)n * k, g_seed++);
-    CK(cudaMemset(D, 0xFF, (size_t)m * n * 2));
-    tpg_gemm_params p;
-    base_params(&p, c, m, n, k, 1, 1);
+    rand_fill(ks[0], A, (size_t)m * k, g_seed++);
+    rand_fill(ks[0], B, (size_t)n * k, g_seed++);
+    static tpg_gemm_params p[MAXK];
     set_epoch(c, 1);
-    make_map(&p.stage[0].a_map, K, A, m, k, BM);
-    make_map(&p.stage[0].b_map, K, B, n, k, BN);
-    p.stage[0].a_batch_rows = m;
-    p.stage[0].b_batch_rows = n;
-    set_dest(&p, 0, K, D, n, (long long)m * n);
-    const float one = 1.f, zero = 0.f;
-    const cudaDataType_t dt = K.dtype == 0 ? CUDA_R_16BF : CUDA_R_16F;
-#define CUBLAS_CALL()                                                                                           \
-    do {                                                                                                        \
-        cublasStatus_t s_ = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, B, dt, k, A, dt, k, &zero, Dc, \
-                                         dt, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);                         \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                      \
-            fprintf(stderr, "cublasGemmEx failed: %d\n", (int)s_);                                              \
-            exit(2);                                                                                            \
-        }                                                                                                       \
-    } while (0)
-    for (int i = 0; i < warm; ++i) {
-        launch(K, &p, 0);
-        CUBLAS_CALL();
+    for (int i = 0; i < nk; ++i) {
+        base_params(&p[i], c, m, n, k, 1, 1);
+        map_a(&p[i].stage[0].a_map, ks[i], A, m, k);
+        map_b(&p[i].stage[0].b_map, ks[i], B, n, k);
+        p[i].stage[0].a_batch_rows = m;
+        p[i].stage[0].b_batch_rows = n;
+        set_dest(&p[i], 0, ks[i], D, n, (long long)m * n);
     }
-    sync_watchdog(60.0);
-    /* fresh random data for the timed runs */
-    rand_fill(K, A, (size_t)m * k, g_seed++);
-    rand_fill(K, B, (size_t)n * k, g_seed++);
-    cudaEvent_t e[4];
-    for (int i = 0; i < 4; ++i) CK(cudaEventCreate(&e[i]));
-    double t_ours = 0, t_cublas = 0, t_128 = 0; /* t_128: the same kernel on a 128-CTA grid */
-    for (int r = 0; r < iters / chunk; ++r) {
-        float ms;
-        CK(cudaEventRecord(e[0], 0));
-        for (int i = 0; i < chunk; ++i) launch(K, &p, 0);
-        CK(cudaEventRecord(e[1], 0));
-        for (int i = 0; i < chunk; ++i) CUBLAS_CALL();
-        CK(cudaEventRecord(e[2], 0));
-        for (int i = 0; i < chunk; ++i) launch(K, &p, 0, 128);
-        CK(cudaEventRecord(e[3], 0));
-        sync_watchdog(60.0);
-        CK(cudaEventElapsedTime(&ms, e[0], e[1]));
-        t_ours += ms;
-        CK(cudaEventElapsedTime(&ms, e[1], e[2]));
-        t_cublas += ms;
-        CK(cudaEventElapsedTime(&ms, e[2], e[3]));
-        t_128 += ms;
-    }
-#undef CUBLAS_CALL
-    const double flop = 2.0 * m * n * (double)k;
-    const double tf_ours = flop * iters / (t_ours * 1e-3) / 1e12, tf_cublas = flop * iters / (t_cublas * 1e-3) / 1e12;
-    unsigned int st = get_status(c);
-    char v[48];
-    snprintf(v, 48, "%.1f TFLOP/s vs cuBLAS %.1f = %.3f", tf_ours, tf_cublas, tf_ours / tf_cublas);
-    char name[64];
-    snprintf(name, 64, "perf %dx%dx%d", m, n, k);
-    record(name, K, v, "info", st == TPG_DEVICE_OK);
-    printf("    ours %.3f ms/iter, cuBLAS %.3f ms/iter, ours on 128 CTAs %.3f ms/iter (%.1f TFLOP/s)\n", t_ours / iters,
-           t_cublas / iters, t_128 / iters, flop * iters / (t_128 * 1e-3) / 1e12);
-    /* the timed output against cuBLAS's (expanded to fp32 with beta = 1 on a zeroed buffer) */
+    for (int i = 0; i <= nk; ++i)
+        for (int w = 0; w < 2; ++w) {
+            if (i < nk) launch(ks[i], &p[i], 0);
+            else cublas_gemm(h, A, B, Dc, m, n, k);
+            sync_watchdog(i < nk ? ks[i].name : "cuBLAS");
+        }
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    double t[MAXK + 1] = {0};
+    for (int r = 0; r < rounds; ++r)
+        for (int i = 0; i <= nk; ++i) {
+            CK(cudaEventRecord(e0, 0));
+            for (int it = 0; it < iters; ++it) {
+                if (i < nk) launch(ks[i], &p[i], 0);
+                else cublas_gemm(h, A, B, Dc, m, n, k);
+            }
+            CK(cudaEventRecord(e1, 0));
+            sync_watchdog(i < nk ? ks[i].name : "cuBLAS");
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            t[i] += ms;
+        }
+    CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
+    for (int i = 0; i <= nk; ++i) g_tf[pi][i] = flop * iters * rounds / (t[i] * 1e-3) / 1e12;
+    /* each kernel's output (poisoned first) against cuBLAS's, expanded to fp32 */
     float *refc = (float *)dalloc((size_t)m * n * 4);
     CK(cudaMemset(refc, 0, (size_t)m * n * 4));
-    ref_axpy_h(K, Dc, n, 0, 1.f, refc, m, n, 1);
-    snprintf(name, 64, "perf output vs cuBLAS %dx%dx%d", m, n, k);
-    record_metric(name, K, compare_h(K, D, n, 0, refc, m, n, 1), st, TPG_DEVICE_OK);
+    ref_axpy_h(ks[0], Dc, n, 0, 1.f, refc, m, n, 1);
+    for (int i = 0; i < nk; ++i) {
+        CK(cudaMemset(D, 0xFF, (size_t)m * n * 2));
+        launch(ks[i], &p[i], 0);
+        sync_watchdog(ks[i].name);
+        char name[64], v[48];
+        snprintf(name, 64, "perf %s vs cuBLAS", P.name);
+        const double metric = compare_h(ks[i], D, n, 0, refc, m, n, 1);
+        const unsigned int st = get_status(c);
+        snprintf(v, 48, "%.1f TF/s (%.3f) err=%.1e", g_tf[pi][i], g_tf[pi][i] / g_tf[pi][nk], metric);
+        record(name, ks[i], v, "1e-02", metric <= ks[i].bound && st == TPG_DEVICE_OK);
+    }
     cudaFree(refc);
-    for (int i = 0; i < 4; ++i) cudaEventDestroy(e[i]);
     cudaFree(A); cudaFree(B); cudaFree(D); cudaFree(Dc);
+}
+
+static void print_perf(const kern *ks, int nk)
+{
+    printf("\n## bf16 TFLOP/s vs cuBLAS (ratio = kernel / cuBLAS; 3 interleaved rounds)\n\n| problem | M x N x K | cuBLAS |");
+    for (int i = 0; i < nk; ++i) printf(" %s |", ks[i].name);
+    printf("\n|---|---|---|");
+    for (int i = 0; i < nk; ++i) printf("---|");
+    printf("\n");
+    double lg[MAXK] = {0};
+    int cnt = 0;
+    for (int pi = 0; pi < NPROB; ++pi) {
+        if (g_tf[pi][nk] <= 0) continue;
+        const problem &P = g_problems[pi];
+        printf("| %s | %dx%dx%d | %.1f |", P.name, P.m, P.n, P.k, g_tf[pi][nk]);
+        for (int i = 0; i < nk; ++i) {
+            printf(" %.1f (%.3f) |", g_tf[pi][i], g_tf[pi][i] / g_tf[pi][nk]);
+            lg[i] += log(g_tf[pi][i] / g_tf[pi][nk]);
+        }
+        printf("\n");
+        ++cnt;
+    }
+    if (!cnt) return;
+    printf("| **geomean ratio** (%d) | | |", cnt);
+    for (int i = 0; i < nk; ++i) printf(" **%.3f** |", exp(lg[i] / cnt));
+    printf("\n");
+}
+
+/* --only takes one name or a comma-separated list ("bf16,pp128"); NULL keeps every kernel. */
+static bool listed(const char *only, const char *name)
+{
+    if (!only) return true;
+    const size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return true;
+    return false;
 }
 
 int main(int argc, char **argv)
 {
-    int skip_perf = argc > 1 && strcmp(argv[1], "--no-perf") == 0;
+    int skip_perf = 0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--no-perf] [--only KERNEL[,KERNEL...]]\n", argv[0]);
+            return 2;
+        }
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     g_num_sms = prop.multiProcessorCount;
@@ -289,7 +345,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuTensorMapEncodeTiled not available\n");
         return 2;
     }
-    kern ks[2] = {{"bf16", tpg_selftest_bf16_entry(), 0, 1e-2}, {"fp16", tpg_selftest_fp16_entry(), 1, 2e-3}};
+    kern ks[MAXK], bf[MAXK];
+    int nk = 0, nbf = 0;
+#define INIT(nm, b)                                                                                   \
+    if (listed(only, #nm))                                                                            \
+        kern_init(&ks[nk++], #nm, tpg_selftest_##nm##_entry(), tpg_selftest_##nm##_shape, b);
+    KERNELS(INIT)
+#undef INIT
     ctl c;
     c.epoch = (unsigned int *)dalloc(4);
     c.status = (unsigned int *)dalloc(4);
@@ -298,31 +360,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "cublasCreate failed\n");
         return 2;
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < nk; ++i) {
         const kern &K = ks[i];
-        CK(cudaFuncSetAttribute(K.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+        if (K.s.dtype == 0) bf[nbf++] = K;
+        case_guard(K.name, 120); /* all correctness cases of one kernel take a few seconds */
         test_plain(K, c, 2048, 2048, 1024);
         test_plain(K, c, 1000, 1000, 520);
+        test_plain(K, c, 1100, 1200, 136); /* odd tile counts, K shorter than the ring */
         test_alpha_beta(K, c);
         test_ring(K, c, 1000, 1000);
+        test_ring(K, c, 1100, 1200);
         test_ring(K, c, 4000, 2040); /* several tiles per CTA: deferred flag flushes */
         test_plain(K, c, 4000, 3000, 1000);
         test_wait(K, c, 1);
         test_wait(K, c, 0);
     }
-    /* 8192^3 and local GEMMs of the Llama shapes at TP = 2 (AG: M x N/2 x K, RS: M x N x K/2), bf16 and
-     * fp16 interleaved per shape (the card heats up: compare ratios, not absolute numbers) */
-    static const int shapes[][3] = {{8192, 8192, 8192},  {16384, 5120, 8192}, {8192, 3072, 4096}, {16384, 8192, 4096},
-                                    {8192, 4096, 2048},  {4096, 4096, 4096},  {16384, 28672, 8192}, {8192, 8192, 8192}};
     if (!skip_perf)
-        for (int sh = 0; sh < (int)(sizeof shapes / sizeof shapes[0]); ++sh)
-            for (int i = 0; i < 2; ++i) test_perf(ks[i], c, h, shapes[sh][0], shapes[sh][1], shapes[sh][2]);
+        for (int pi = 0; pi < NPROB && nbf > 0; ++pi) {
+            case_guard(g_problems[pi].name, 120);
+            test_perf(bf, nbf, c, h, pi);
+        }
+    alarm(0);
     cublasDestroy(h);
-
-    printf("\n| case | dtype | result | bound | ok |\n|---|---|---|---|---|\n");
-    for (int i = 0; i < g_nrows; ++i)
-        printf("| %s | %s | %s | %s | %s |\n", g_rows[i].name, g_rows[i].dtype, g_rows[i].value, g_rows[i].bound,
-               g_rows[i].pass ? "PASS" : "FAIL");
+    print_results();
+    if (!skip_perf) print_perf(bf, nbf);
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;
 }

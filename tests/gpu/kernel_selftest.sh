@@ -1,46 +1,66 @@
 #!/usr/bin/env bash
 # Builds the sm90 GEMM kernel self-test into build/selftest/ (git-ignored):
-#   two kernel instances (bf16, fp16; the default shipped config 128x256x64, 4 stages, 2 consumers),
-#   written exactly like generated instances, compiled with the product's flags, ptxas -v checked for
-#   spills and "wgmma serialized" (C7511/C7512/C7515) warnings; then the host test, linked with cuBLAS
-#   (test binary only). Run the binary on a Hopper machine: build/selftest/kernel_selftest
+#   kernel instances from -D macros (tests/gpu/selftest_instance.cu, the same TPG_* set a generated
+#   instance defines): the cooperative 128x256x64, 4 stages, 2 consumers (the "_wide" configs) in bf16 and fp16,
+#   and bf16 instances of the optional features - clusters 2x1 and 1x2 (TMA multicast), ping-pong
+#   128x128 (5 stages) and 64x256 (4 stages) - compiled with the product's flags in parallel; ptxas -v
+#   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
+#   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
 mkdir -p "$out"
 NVCC="${NVCC:-nvcc}"
-FLAGS=(-gencode arch=compute_90a,code=sm_90a -O3 -std=c++17 -Xptxas -v -I "$root/templates/kernels" -I "$root/runtime/include")
+ARCH=(-gencode arch=compute_90a,code=sm_90a)
+INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/tests/gpu")
 
-inst() { # name ab cd
-    cat > "$out/inst_$1.cu" <<EOT
-// self-test instance, same shape as a generated kernel instance
-#define TPG_KERNEL_NAME tpg_selftest_$1
-#define TPG_ENTRY_NAME tpg_selftest_$1_entry
-#define TPG_AB_DTYPE $2
-#define TPG_CD_DTYPE $3
-#define TPG_BM 128
-#define TPG_BN 256
-#define TPG_BK 64
-#define TPG_STAGES 4
-#define TPG_CONSUMERS 2
-#define TPG_CLUSTER_M 1
-#define TPG_CLUSTER_N 1
-#define TPG_SMEM_BYTES $((4 * (128 + 256) * 64 * 2 + 2 * 128 * 128 + 2048))
-#include "gemm_sm90.cuh"
-EOT
-    "$NVCC" "${FLAGS[@]}" -c "$out/inst_$1.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
-        { cat "$out/ptxas_$1.log"; exit 1; }
-    echo "== ptxas $1"; grep -E "registers|spill|C75" "$out/ptxas_$1.log" || true
-    if grep -qE "C751[0-9]" "$out/ptxas_$1.log"; then echo "FAIL: wgmma serialized ($1)"; exit 1; fi
-    if grep -E "spill (stores|loads)" "$out/ptxas_$1.log" | grep -qvE "0 bytes spill stores, 0 bytes spill loads"; then
-        echo "FAIL: register spills ($1)"; exit 1
-    fi
+# smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
+# 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
+inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong)
+    local epi=$((2 * $4 * 128 * ($9 + 1)))
+    local smem=$(($6 * ($4 + $5) * 128 + epi + 2048))
+    "$NVCC" "${ARCH[@]}" -O3 -std=c++17 -Xptxas -v "${INC[@]}" \
+        -DTPG_KERNEL_NAME=tpg_selftest_$1 -DTPG_ENTRY_NAME=tpg_selftest_$1_entry -DTPG_AB_DTYPE=$2 -DTPG_CD_DTYPE=$3 \
+        -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=64 -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
+        -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=8 \
+        -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
+        { cat "$out/ptxas_$1.log"; return 1; }
 }
-inst bf16 0 0
-inst fp16 1 1
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64)
+pids=()
+inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
+inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
+inst c2x1 0 0 128 256 4 2 1 0 & pids+=($!)
+inst c1x2 0 0 128 256 4 1 2 0 & pids+=($!)
+inst pp128 0 0 128 128 5 1 1 1 & pids+=($!)
+inst pp64 0 0 64 256 4 1 1 1 & pids+=($!)
+fail=0
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+[ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
 
-"$NVCC" -gencode arch=compute_90a,code=sm_90a -O3 -std=c++17 -I "$root/templates/kernels" -I "$root/runtime/include" \
-    -c "$root/tests/gpu/kernel_selftest.cu" -o "$out/kernel_selftest.o"
-"$NVCC" -gencode arch=compute_90a,code=sm_90a -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/inst_bf16.o" \
-    "$out/inst_fp16.o" -lcublas
+echo "| instance | registers | stack | spill stores | spill loads | C751x |"
+echo "|---|---|---|---|---|---|"
+for k in "${KERNELS[@]}"; do
+    log="$out/ptxas_$k.log"
+    regs=$(grep -oE "Used [0-9]+ registers" "$log" | head -1 | grep -oE "[0-9]+")
+    stack=$(grep -oE "[0-9]+ bytes stack frame" "$log" | head -1 | grep -oE "^[0-9]+")
+    sst=$(grep -oE "[0-9]+ bytes spill stores" "$log" | head -1 | grep -oE "^[0-9]+")
+    sld=$(grep -oE "[0-9]+ bytes spill loads" "$log" | head -1 | grep -oE "^[0-9]+")
+    c75=$(grep -cE "C751[0-9]" "$log" || true)
+    echo "| $k | $regs | $stack | $sst | $sld | $c75 |"
+    if [ "$c75" != 0 ]; then echo "FAIL: wgmma serialized ($k)"; grep -E "C751" "$log"; exit 1; fi
+    if [ "$sst" != 0 ] || [ "$sld" != 0 ]; then echo "FAIL: register spills ($k)"; exit 1; fi
+done
+
+pids=()
+for f in kernel_selftest selftest_util; do
+    rm -f "$out/$f.o"
+    "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+[ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
+objs=()
+for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "${objs[@]}" -lcublas
 echo "built $out/kernel_selftest"

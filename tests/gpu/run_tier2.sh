@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tier-2 GPU correctness (device machine, 2 x H200): every schedule x {bf16, fp16} at TP = 2 on the eight
-# shapes of measured-anchors.md plus two small ones; TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
-# compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
+# shapes of measured-anchors.md plus two small ones; every other shipped config on four shapes; TP = 1 on
+# one GPU; alpha = 0.5, beta = 1, L = 2; compute-sanitizer memcheck on a small TP = 2 run of each
+# schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
 #
 # Usage: tests/gpu/run_tier2.sh [--tp N] [--commit-results] [--quick]
@@ -95,6 +96,24 @@ for shape in "${SHAPES[@]}"; do
         done
     done
 done
+
+# Every other shipped TP = $TP config (kernels that are not the default of their schedule and dtype,
+# e.g. the cooperative 128x256 next to the ping-pong default) on four shapes, so no shipped kernel
+# goes untested.
+VARIANT_SHAPES=("70B-qkv 16384 10240 8192" "70B-o 16384 8192 8192" "8B-o 8192 4096 4096" "small-a 512 1024 256")
+[ "$QUICK" = 1 ] && VARIANT_SHAPES=("${SMALL[@]}")
+default_config() { # schedule dtype -> the config picked by --schedule/--dtype (the plan's first line)
+    "$TPGEMM" --dry-run --schedule "$1" --tp "$TP" --dtype "$2" --m 512 --n 1024 --k 256 2>/dev/null |
+        awk '/^Plan:/ {print $2; exit}'
+}
+while read -r cfg sched tp dt _; do
+    [ "$tp" = "$TP" ] || continue
+    [ "$cfg" = "$(default_config "$sched" "$dt")" ] && continue
+    for shape in "${VARIANT_SHAPES[@]}"; do
+        read -r name m n k <<<"$shape"
+        one variants "$name/$cfg" 0 --config "$cfg" --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
+    done
+done < <("$TPGEMM" --list | tail -n +2)
 
 # TP = 1 on one GPU.
 for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do

@@ -49,6 +49,8 @@ const char *tpg_args_usage(void) {
            "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3)\n"
            "  --seed N                    seed of the deterministic operand values (default 2024)\n"
            "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
+           "  --trace FILE.json           after the timed runs, 4 traced calls back to back; the last one is\n"
+           "                              written as a Chrome/Perfetto timeline (trace build: ninja trace)\n"
            "Output:\n"
            "  --dry-run                   print the plan only (needs no GPU)\n"
            "  --list                      list the generated configs\n"
@@ -162,7 +164,7 @@ static const flag_t flags[] = {
     {"--timeout-ms", F_I64POS}, {"--list", F_NONE},       {"--json", F_NONE},
     {"--check", F_NONE},       {"--no-check", F_NONE},    {"--dry-run", F_NONE},
     {"--help", F_NONE},        {"-h", F_NONE},            {"--model", F_STR},
-    {"--tokens", F_I64POS},
+    {"--tokens", F_I64POS},    {"--trace", F_STR},
 };
 
 static int apply_switch(const char *name, tpg_cli_args *a) {
@@ -224,6 +226,7 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
         if (!*v) return fail(msg, cap, "tpgemm: %s expects a name, got ''", name);
         if (!strcmp(name, "--config")) a->config = v;
         else if (!strcmp(name, "--model")) a->model = v;
+        else if (!strcmp(name, "--trace")) a->trace = v;
         else a->schedule = v;
         return 0;
     case F_TP:
@@ -289,6 +292,9 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
         return fail(msg, cap, "tpgemm: --model %s sets each layer's config, N and K; drop %s (use --tokens for M)",
                     a->model, a->config ? "--config" : a->schedule ? "--schedule" : "--m/--n/--k");
     if (a->tokens && !a->model) return fail(msg, cap, "tpgemm: --tokens needs --model NAME (use --m otherwise)");
+    if (a->trace && a->model)
+        return fail(msg, cap, "tpgemm: --trace records one GEMM; drop --model %s (run a layer's shape with --m/--n/--k)",
+                    a->model);
     if (a->tp && a->num_devices && a->tp != a->num_devices)
         return fail(msg, cap, "tpgemm: --tp %d does not match the %d devices of --devices", a->tp, a->num_devices);
     return 0;

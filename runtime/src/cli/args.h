@@ -36,6 +36,7 @@ typedef struct tpg_cli_args {
     const char *model;         /* --model NAME: run each layer of a preset (dispatch table), or NULL */
     int64_t tokens;            /* --tokens M with --model, 0 = the preset's default */
     int shape_set;             /* --m, --n or --k given (they conflict with --model) */
+    const char *trace;         /* --trace FILE.json: one extra traced call (trace build only), or NULL */
 } tpg_cli_args;
 
 /* Fills the defaults listed above (check on, everything else off). */

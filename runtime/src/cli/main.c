@@ -77,6 +77,13 @@ int main(int argc, char **argv) {
         tpg_report_list(stdout, a.json);
         return 0;
     }
+#ifndef TPG_TRACE
+    if (a.trace) {
+        fprintf(stderr, "tpgemm: --trace needs the trace build, which records timestamps in the kernels; rebuild "
+                        "with `ninja trace` and run build/trace/tpgemm\n");
+        return EXIT_USAGE;
+    }
+#endif
     if (a.model) return tpg_cli_model(&a);
     /* The only CUDA call before the GPU run, and only when needed: the default TP or the GPU check. */
     int need_count = !a.dry_run || (!a.config && !a.tp && !a.num_devices);

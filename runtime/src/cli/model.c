@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../json.h"
 #include "../plan.h"
 #include "../shapes.h"
 #include "../tables.h"
@@ -79,7 +80,7 @@ static int collect(const tpg_cli_args *a, int tp, layer_job *jobs) {
 static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job *jobs, int n) {
     if (a->json) {
         fprintf(f, "{\"model\": ");
-        tpg_report_json_string(f, a->model);
+        tpg__json_string(f, a->model);
         fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"layers\": [", tp, tpg_dtype_name(a->dtype));
         for (int i = 0; i < n; i++) {
             const tpg_config_desc *c = &tpg_configs[jobs[i].row.config];
@@ -111,7 +112,7 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
 static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_job *jobs, int n) {
     if (a->json) {
         fprintf(f, "{\"model\": ");
-        tpg_report_json_string(f, a->model);
+        tpg__json_string(f, a->model);
         fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"layers\": [", tp, tpg_dtype_name(a->dtype));
         for (int i = 0; i < n; i++) {
             fprintf(f, "%s{\"layer\": \"%s\", \"op\": \"%s\", \"result\": ", i ? ", " : "", jobs[i].row.layer,

@@ -1,6 +1,8 @@
 /* Output of build/tpgemm (see report.h). */
 #include "report.h"
 
+#include "json.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -12,26 +14,6 @@ void tpg_report_init(tpg_cli_result *r) {
     r->rms_ref = NAN;
     r->avg_ms = NAN;
     r->tflops_per_gpu = NAN;
-}
-
-void tpg_report_json_string(FILE *f, const char *s) {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 /* A JSON number, or null when not finite (JSON has no NaN / Infinity). */
@@ -50,11 +32,11 @@ void tpg_report_list(FILE *f, int json) {
             tpg_config_info c;
             if (tpg_config_get(i, &c) != TPG_OK) continue;
             fprintf(f, "%s{\"name\": ", i ? ", " : "");
-            tpg_report_json_string(f, c.name);
+            tpg__json_string(f, c.name);
             fputs(", \"schedule\": ", f);
-            tpg_report_json_string(f, c.schedule);
+            tpg__json_string(f, c.schedule);
             fputs(", \"kernel\": ", f);
-            tpg_report_json_string(f, c.kernel);
+            tpg__json_string(f, c.kernel);
             fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d}", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
         }
@@ -80,11 +62,11 @@ static const char *check_name(tpg_check_state s) {
 
 static void write_json(FILE *f, const tpg_cli_result *r) {
     fputs("{\"config\": ", f);
-    tpg_report_json_string(f, r->config);
+    tpg__json_string(f, r->config);
     fputs(", \"schedule\": ", f);
-    tpg_report_json_string(f, r->schedule);
+    tpg__json_string(f, r->schedule);
     fputs(", \"kernel\": ", f);
-    tpg_report_json_string(f, r->kernel);
+    tpg__json_string(f, r->kernel);
     fprintf(f, ", \"dtype\": \"%s\", \"tp\": %d, \"devices\": [", tpg_dtype_name(r->dtype), r->tp);
     for (int i = 0; i < r->num_devices; i++) fprintf(f, "%s%d", i ? ", " : "", r->devices[i]);
     fprintf(f, "], \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64, r->m, r->n, r->k, r->l);
@@ -108,7 +90,7 @@ static void write_json(FILE *f, const tpg_cli_result *r) {
     json_num(f, r->timed ? r->tflops_per_gpu : NAN);
     fprintf(f, ", \"iterations\": %d, \"warmup_iterations\": %d, \"exit_code\": %d, \"error\": ", r->iterations,
             r->warmup, r->exit_code);
-    tpg_report_json_string(f, r->error);
+    tpg__json_string(f, r->error);
     fputs("}\n", f);
 }
 

@@ -47,9 +47,6 @@ void tpg_report_list(FILE *f, int json);
  * or one JSON object with every field. */
 void tpg_report_result(FILE *f, const tpg_cli_result *r, int json);
 
-/* A JSON string literal with escapes ("null" for NULL). */
-void tpg_report_json_string(FILE *f, const char *s);
-
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,12 @@
 #include "../plan.h"
 #include "../reference.h"
 #include "../tables.h"
+#ifdef TPG_TRACE
+#include <stdlib.h>
+
+#include "../trace.h"
+#include "trace_json.h"
+#endif
 
 typedef struct run_state {
     tpg_ctx *ctx;
@@ -219,6 +225,71 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
     return 0;
 }
 
+#ifdef TPG_TRACE
+/* --trace FILE (trace build): after the timed calls, TRACE_WARM_CALLS traced calls and one more, whose
+ * timeline is kept (the records are zeroed in stream order just before it, so the kept call runs right
+ * behind other calls, as in steady state, not after an idle host-side pause), written as trace-event
+ * JSON (trace_json.h). Prints where it went and the start barriers' exit offsets between devices. */
+#define TRACE_WARM_CALLS 3
+
+static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
+    const tpg_config_desc *c = &tpg_configs[cfg_index];
+    void *host[TPG_CLI_MAX_DEVICES] = {0};
+    tpg_trace_device dev[TPG_CLI_MAX_DEVICES];
+    tpg_status st = tpg__trace_enable(s->op, 0);
+    if (st != TPG_OK) return step_failed("trace: enable", st, tpg_last_error(s->ctx));
+    for (int i = 0; i < TRACE_WARM_CALLS; i++)
+        STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
+    for (int r = 0; r < s->tp; r++)
+        STEP("trace: rearm", tpg__trace_rearm(s->op, r, s->stream[r]), tpg_last_error(s->ctx));
+    int rc = run_and_sync(s, 1, a);
+    for (int r = 0; !rc && r < s->tp; r++) {
+        size_t bytes = 0;
+        st = tpg__trace_read(s->op, r, NULL, &bytes);
+        if (st == TPG_OK && !(host[r] = malloc(bytes))) st = TPG_ERR_OUT_OF_MEMORY;
+        if (st == TPG_OK) st = tpg__trace_read(s->op, r, host[r], &bytes);
+        if (st != TPG_OK) rc = step_failed("trace: read", st, tpg_last_error(s->ctx));
+        dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes};
+    }
+    st = tpg__trace_disable(s->op);
+    if (!rc && st != TPG_OK) rc = step_failed("trace: disable", st, tpg_last_error(s->ctx));
+    if (!rc) {
+        tpg_trace_meta meta = {c->name, c->schedule->name, c->kernel->name, s->tp, a->m, a->n, a->k, a->l};
+        tpg_trace_summary sum;
+        char msg[512];
+        FILE *f = fopen(a->trace, "w");
+        if (!f) {
+            snprintf(g_msg, sizeof g_msg, "tpgemm: --trace: cannot write '%s'", a->trace);
+            rc = EXIT_RUNTIME;
+        } else {
+            int bad = tpg_trace_write_json(f, &meta, dev, s->tp, &sum, msg, sizeof msg);
+            bad |= fclose(f) != 0;
+            if (bad) {
+                snprintf(g_msg, sizeof g_msg, "tpgemm: --trace %s: %s", a->trace, msg);
+                rc = EXIT_RUNTIME;
+            } else {
+                FILE *o = a->json ? stderr : stdout; /* --json keeps stdout one object */
+                fprintf(o, "Trace: %s (%lld records, %lld dropped past the per-lane cap, %lld incomplete, span %.1f us)\n",
+                        a->trace, sum.records, sum.dropped, sum.incomplete, sum.span_us);
+                fprintf(o, "Trace: start-barrier exit minus rank 0's (simultaneous by construction; %%globaltimer "
+                           "skew + polling latency):");
+                for (int r = 0; r < s->tp; r++) {
+                    if (sum.has_offset[r]) fprintf(o, " rank %d %+.3f us", r, sum.start_exit_offset_us[r]);
+                    else fprintf(o, " rank %d n/a", r);
+                }
+                fputc('\n', o);
+                if (sum.silent_kernels || sum.ctas_dropped)
+                    fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
+                                    "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",
+                            sum.silent_kernels, sum.ctas_dropped);
+            }
+        }
+    }
+    for (int r = 0; r < s->tp; r++) free(host[r]);
+    return rc;
+}
+#endif
+
 static void teardown(run_state *s) {
     if (s->op) tpg_op_destroy(s->op);
     for (int r = 0; s->ctx && r < s->tp; r++) {
@@ -242,6 +313,9 @@ static int run_gpu(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
     if (!rc && a->warmup) rc = run_and_sync(&s, a->warmup, a);
     if (!rc && a->check) rc = check(&s, a, tpg_configs[cfg_index].kernel, res);
     if (!rc) rc = time_runs(&s, a, res);
+#ifdef TPG_TRACE
+    if (!rc && a->trace) rc = trace_run(&s, a, cfg_index);
+#endif
     if (s.ctx) { /* the ranks' devices, for the report */
         static int devs[TPG_CLI_MAX_DEVICES];
         for (int r = 0; r < s.tp; r++) devs[r] = tpg_ctx_device(s.ctx, r);

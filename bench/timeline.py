@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Timeline of one traced tpgemm call: a text summary per device and, with matplotlib, a picture.
+
+    ninja trace && build/trace/tpgemm --schedule ... --trace run.json
+    python3 bench/timeline.py run.json [--png run.png]
+
+Input: the Chrome/Perfetto trace-event JSON that build/trace/tpgemm writes (runtime/src/cli/trace_json.h
+documents the lanes; the same file opens in ui.perfetto.dev or chrome://tracing). Summary per device:
+the kernel window, per stage the tiles and the busy fraction of the consumer lanes (tile time / (lanes x
+window)), the flag waits (all-gather: producers waiting for a stage's copy), the partial waits
+(reduce-scatter: epilogues waiting for a peer's tile), the barriers and the inferred copies. Picture: one
+panel per device, x = time (us, one axis for all devices), one row per consumer warpgroup of each CTA,
+tiles coloured by stage (mainloop solid, epilogue light), waits hatched, barriers shaded.
+
+Clocks: %globaltimer is per GPU and the GPUs' timers disagree by up to hundreds of microseconds. The start
+barrier ends on every device at the same moment (each leaves when the last one arrived), so by default
+each device's times are shifted by its start-barrier exit offset to rank 0 (--no-align keeps raw clocks).
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from collections import defaultdict
+
+TILE_TID0 = 100  # tid = 100 + 4 * cta + lane (lane 0 producer, 1 + w consumer warpgroup w)
+LANES = 4
+
+
+def load(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    if "traceEvents" not in doc:
+        raise SystemExit(f"{path}: not a trace-event file (no traceEvents)")
+    return doc
+
+
+def align_clocks(doc: dict) -> dict:
+    """doc with every device's times shifted by its start-barrier exit offset to rank 0 (pid = rank), so
+    that the start barriers end together on one axis. Devices without an offset are left as they are."""
+    out = copy.deepcopy(doc)
+    meta = out.get("tpgemm", {})
+    offs = meta.get("start_exit_offset_us") or []
+    shift = {r: o for r, o in enumerate(offs) if isinstance(o, (int, float))}
+    for e in out["traceEvents"]:
+        if e.get("ph") == "X" and e.get("pid") in shift:
+            e["ts"] -= shift[e["pid"]]
+    for d in meta.get("devices", []):
+        o = shift.get(d.get("rank"))
+        for key in ("kernel_begin_us", "kernel_end_us"):
+            if o is not None and isinstance(d.get(key), (int, float)) and d[key] >= 0:
+                d[key] -= o
+    meta["clocks_aligned"] = bool(shift)
+    return out
+
+
+def _lane(tid: int) -> tuple[int, int]:
+    return (tid - TILE_TID0) // LANES, (tid - TILE_TID0) % LANES
+
+
+def summarize(doc: dict) -> dict:
+    """Per device (pid): numbers the text summary and the tests use."""
+    meta = doc.get("tpgemm", {})
+    dev_info = {d.get("rank"): d for d in meta.get("devices", [])}
+    names = {}
+    per = defaultdict(lambda: {"tiles": [], "flag_waits": [], "partial_waits": [], "barriers": [], "copies": []})
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            names[e["pid"]] = e["args"]["name"]
+        if e.get("ph") != "X":
+            continue
+        d = per[e["pid"]]
+        cat = e.get("cat")
+        if cat == "tile":
+            d["tiles"].append(e)
+        elif cat == "flag_wait":
+            d["flag_waits"].append(e)
+        elif cat == "partial_wait":
+            d["partial_waits"].append(e)
+        elif cat == "barrier":
+            d["barriers"].append(e)
+        elif cat == "copy":
+            d["copies"].append(e)
+    out = {}
+    for pid in sorted(per):
+        d = per[pid]
+        tiles = d["tiles"]
+        info = dev_info.get(pid, {})
+        if tiles:
+            begin = min(e["ts"] for e in tiles)
+            end = max(e["ts"] + e["dur"] for e in tiles)
+        else:
+            begin = end = 0.0
+        if info.get("kernel_begin_us", -1) >= 0 and info.get("kernel_end_us", -1) >= 0:
+            begin, end = info["kernel_begin_us"], info["kernel_end_us"]
+        window = max(end - begin, 1e-9)
+        lanes = sorted({e["tid"] for e in tiles})
+        stages = defaultdict(lambda: {"tiles": 0, "busy_us": 0.0, "mainloop_us": 0.0, "epilogue_us": 0.0})
+        for e in tiles:
+            s = stages[e["args"]["stage"]]
+            s["tiles"] += 1
+            s["busy_us"] += e["dur"]
+            s["mainloop_us"] += e["args"].get("mainloop_us", 0.0)
+            s["epilogue_us"] += e["args"].get("epilogue_us", 0.0)
+        n = max(len(lanes), 1)
+        for s in stages.values():
+            s["busy_fraction"] = s["busy_us"] / (n * window)
+            s["mainloop_fraction"] = s["mainloop_us"] / (n * window)
+        fw = d["flag_waits"]
+        pw = d["partial_waits"]
+        out[pid] = {
+            "name": names.get(pid, f"rank {pid}"),
+            "window_us": (begin, end),
+            "consumer_lanes": len(lanes),
+            "ctas": len({_lane(t)[0] for t in lanes}),
+            "stages": dict(sorted(stages.items())),
+            "busy_fraction": sum(s["busy_us"] for s in stages.values()) / (n * window),
+            "flag_wait": {"count": len(fw), "total_us": sum(e["dur"] for e in fw),
+                          "max_us": max((e["dur"] for e in fw), default=0.0)},
+            "partial_wait": {"count": len(pw), "total_us": sum(e["dur"] for e in pw),
+                             "max_us": max((e["dur"] for e in pw), default=0.0)},
+            "barriers": [(e["name"], e["ts"], e["dur"]) for e in d["barriers"]],
+            "copies": [(e["name"], e["ts"], e["dur"]) for e in d["copies"]],
+            "dropped": info.get("dropped", 0),
+        }
+    return out
+
+
+def format_summary(doc: dict, summary: dict) -> str:
+    meta = doc.get("tpgemm", {})
+    lines = []
+    if meta:
+        lines.append(f"{meta.get('config', '?')}: {meta.get('schedule', '?')}, kernel {meta.get('kernel', '?')}, "
+                     f"tp {meta.get('tp', '?')}, {meta.get('m')} x {meta.get('n')} x {meta.get('k')}")
+        offs = meta.get("start_exit_offset_us") or []
+        if offs:
+            txt = ", ".join(f"rank {r} {o:+.3f} us" if o is not None else f"rank {r} n/a" for r, o in enumerate(offs))
+            note = "; removed below" if meta.get("clocks_aligned") else ""
+            lines.append(f"start-barrier exit vs rank 0 (clock skew estimate{note}): {txt}")
+    for pid, s in summary.items():
+        b, e = s["window_us"]
+        lines.append(f"{s['name']}: kernel {b:.1f} .. {e:.1f} us ({e - b:.1f} us), {s['ctas']} CTAs, "
+                     f"{s['consumer_lanes']} consumer lanes, busy {100 * s['busy_fraction']:.1f}%"
+                     + (f", {s['dropped']} records dropped (cap)" if s["dropped"] else ""))
+        for st, v in s["stages"].items():
+            lines.append(f"  stage {st}: {v['tiles']} tile records, busy {100 * v['busy_fraction']:.1f}% "
+                         f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total")
+        fw, pw = s["flag_wait"], s["partial_wait"]
+        lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
+                     f"max {fw['max_us']:.1f} us")
+        lines.append(f"  partial waits: {pw['count']}, total {pw['total_us']:.1f} us, max {pw['max_us']:.1f} us")
+        for name, ts, dur in s["barriers"]:
+            lines.append(f"  {name}: {ts:.1f} us, {dur:.1f} us")
+        for name, ts, dur in s["copies"]:
+            lines.append(f"  {name} (inferred): {ts:.1f} .. {ts + dur:.1f} us")
+    return "\n".join(lines)
+
+
+def plot(doc: dict, png: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    pids = sorted({e["pid"] for e in ev})
+    rows = {}
+    for pid in pids:
+        tids = sorted({e["tid"] for e in ev if e["pid"] == pid and e["tid"] >= TILE_TID0 and _lane(e["tid"])[1] > 0})
+        rows[pid] = {t: i for i, t in enumerate(tids)}
+    # a panel grows with its rows up to 8 inches (132 CTAs x 2 warpgroups = ~2 px per row at 130 dpi)
+    panel = max(min(1.5 + 0.1 * max(len(r), 1), 8.0) for r in rows.values())
+    fig, axes = plt.subplots(len(pids), 1, sharex=True, squeeze=False, figsize=(14, 1 + panel * len(pids)))
+    cmap = plt.get_cmap("tab10")
+    stages = sorted({e["args"]["stage"] for e in ev if e.get("cat") == "tile"})
+    for ax, pid in zip(axes[:, 0], pids):
+        row = rows[pid]
+        first_row = {}
+        for t, i in row.items():
+            first_row.setdefault(_lane(t)[0], i)
+        bars = defaultdict(list)  # (stage, part) -> [(x, w, y)]
+        for e in ev:
+            if e["pid"] != pid:
+                continue
+            cat = e.get("cat")
+            if cat == "tile" and e["tid"] in row:
+                a = e["args"]
+                ml = a.get("mainloop_us", e["dur"])
+                bars[(a["stage"], "main")].append((e["ts"], ml, row[e["tid"]]))
+                bars[(a["stage"], "epi")].append((e["ts"] + ml, e["dur"] - ml, row[e["tid"]]))
+            elif cat == "partial_wait" and e["tid"] in row:
+                bars[("pw", "")].append((e["ts"], e["dur"], row[e["tid"]]))
+            elif cat == "flag_wait":
+                y = first_row.get(_lane(e["tid"])[0])
+                if y is not None:
+                    bars[("fw", "")].append((e["ts"], e["dur"], y))
+            elif cat == "barrier":
+                ax.axvspan(e["ts"], e["ts"] + e["dur"], color="0.6", alpha=0.35, lw=0)
+            elif cat == "copy":
+                bars[("copy", "")].append((e["ts"], e["dur"], -2))
+        for (kind, part), xs in bars.items():
+            by_y = defaultdict(list)
+            for x, w, y in xs:
+                by_y[y].append((x, max(w, 1e-3)))
+            for y, spans in by_y.items():
+                if kind == "fw":
+                    ax.broken_barh(spans, (y - 0.5, 0.5), facecolor="none", edgecolor="k", hatch="xxxx", lw=0.3)
+                elif kind == "pw":
+                    ax.broken_barh(spans, (y - 0.4, 0.8), facecolor="white", edgecolor="crimson", hatch="////", lw=0.3)
+                elif kind == "copy":
+                    ax.broken_barh(spans, (y - 0.8, 1.6), facecolor="lightsteelblue", edgecolor="navy", hatch="..",
+                                   lw=0.5)
+                else:
+                    c = cmap(stages.index(kind) % 10)
+                    ax.broken_barh(spans, (y - 0.45, 0.9), facecolor=c, alpha=1.0 if part == "main" else 0.45, lw=0)
+        ax.set_ylim(len(row) + 0.5, -3.5)
+        ax.set_ylabel(f"rank {pid}\nCTA x warpgroup")
+        ax.set_yticks([-2])
+        ax.set_yticklabels(["copies"])
+    aligned = doc.get("tpgemm", {}).get("clocks_aligned")
+    axes[-1, 0].set_xlabel("time (us, %globaltimer" + (", devices aligned on the start barrier's exit)" if aligned
+                                                       else ", raw per-GPU clocks)"))
+    handles = [Patch(facecolor=cmap(i % 10), label=f"stage {s} mainloop") for i, s in enumerate(stages)]
+    handles += [Patch(facecolor="0.7", label="epilogue = lighter shade"),
+                Patch(facecolor="none", edgecolor="k", hatch="xxxx", label="stage-flag wait (producer)"),
+                Patch(facecolor="white", edgecolor="crimson", hatch="////", label="partial-flag wait"),
+                Patch(facecolor="lightsteelblue", edgecolor="navy", hatch="..", label="copy+flag (inferred)"),
+                Patch(facecolor="0.6", alpha=0.35, label="barrier")]
+    axes[0, 0].legend(handles=handles, loc="upper right", fontsize=7, ncol=2)
+    meta = doc.get("tpgemm", {})
+    fig.suptitle(f"{meta.get('config', '')} {meta.get('m', '')}x{meta.get('n', '')}x{meta.get('k', '')}")
+    fig.tight_layout()
+    fig.savefig(png, dpi=130)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace", help="trace-event JSON from build/trace/tpgemm --trace")
+    ap.add_argument("--png", help="write the picture here (needs matplotlib)")
+    ap.add_argument("--no-align", action="store_true",
+                    help="raw per-GPU clocks (default: devices aligned on the start barrier's exit)")
+    args = ap.parse_args(argv)
+    doc = load(args.trace)
+    if not args.no_align:
+        doc = align_clocks(doc)
+    print(format_summary(doc, summarize(doc)))
+    if args.png:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print(f"matplotlib is not installed: no picture written to {args.png} (summary only; "
+                  "pip install matplotlib)")
+            return 0
+        plot(doc, args.png)
+        print(f"wrote {args.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

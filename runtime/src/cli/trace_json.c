@@ -1,0 +1,332 @@
+/* Trace buffers -> Chrome / Perfetto trace-event JSON (see trace_json.h). */
+#include "trace_json.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "json.h"
+#include "trace_format.h"
+
+#define MAX_CTAS 4096u
+#define MAX_CAP (1u << 20)
+
+static int fail(char *msg, size_t cap, const char *fmt, ...) {
+    if (msg && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, cap, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static const tpg_trace_header *header_of(const void *buf) { return (const tpg_trace_header *)buf; }
+
+static const tpg_trace_cta *cta_of(const tpg_trace_header *h, uint32_t c) {
+    return (const tpg_trace_cta *)((const char *)h + TPG_TRACE_HEADER_BYTES + (uint64_t)c * tpg_trace_cta_bytes(h->cap));
+}
+
+static const tpg_trace_rec *rec_of(const tpg_trace_header *h, const tpg_trace_cta *c, int lane, uint32_t i) {
+    return (const tpg_trace_rec *)((const char *)c + TPG_TRACE_CTA_BYTES) + (uint64_t)lane * h->cap + i;
+}
+
+/* Records actually present in a lane (count clamped to the cap). */
+static uint32_t lane_records(const tpg_trace_header *h, const tpg_trace_cta *c, int lane) {
+    return c->count[lane] < h->cap ? c->count[lane] : h->cap;
+}
+
+int tpg_trace_check(const void *buf, size_t bytes, char *msg, size_t msg_bytes) {
+    if (!buf || bytes < TPG_TRACE_HEADER_BYTES)
+        return fail(msg, msg_bytes, "trace buffer of %zu bytes is smaller than its %d-byte header", bytes,
+                    TPG_TRACE_HEADER_BYTES);
+    const tpg_trace_header *h = header_of(buf);
+    if (h->magic != TPG_TRACE_MAGIC)
+        return fail(msg, msg_bytes, "trace buffer has magic 0x%08x, expected 0x%08x", h->magic, TPG_TRACE_MAGIC);
+    if (h->version != TPG_TRACE_VERSION)
+        return fail(msg, msg_bytes, "trace buffer version %u, this writer reads %u", h->version, TPG_TRACE_VERSION);
+    if (h->ctas > MAX_CTAS || h->cap == 0 || h->cap > MAX_CAP)
+        return fail(msg, msg_bytes, "trace buffer claims %u CTAs x %u records per lane (limits %u, 1..%u)", h->ctas,
+                    h->cap, MAX_CTAS, MAX_CAP);
+    const uint64_t need = tpg_trace_bytes(h->ctas, h->cap);
+    if (need > bytes)
+        return fail(msg, msg_bytes, "trace buffer of %zu bytes is shorter than its %u CTAs x %u records need (%" PRIu64
+                    ")", bytes, h->ctas, h->cap, need);
+    return 0;
+}
+
+/* ---- output helpers ------------------------------------------------------------------------------ */
+
+typedef struct out {
+    FILE *f;
+    int first;     /* no event written yet */
+    uint64_t t0;   /* time zero (ns) */
+} out;
+
+static double us(const out *o, uint64_t t) { return t >= o->t0 ? (double)(t - o->t0) * 1e-3 : -(double)(o->t0 - t) * 1e-3; }
+
+static void sep(out *o) {
+    fputs(o->first ? "\n" : ",\n", o->f);
+    o->first = 0;
+}
+
+/* A metadata event: name = process_name / thread_name / *_sort_index. */
+static void meta_name(out *o, const char *what, int pid, int tid, const char *name) {
+    sep(o);
+    fprintf(o->f, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": ", what, pid, tid);
+    tpg__json_string(o->f, name);
+    fputs("}}", o->f);
+}
+static void meta_sort(out *o, const char *what, int pid, int tid, int index) {
+    sep(o);
+    fprintf(o->f, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"sort_index\": %d}}", what,
+            pid, tid, index);
+}
+
+/* A complete event [t_begin, t_end]; args: a JSON object body without braces (may be ""). */
+static void span(out *o, const char *name, const char *cat, int pid, int tid, uint64_t tb, uint64_t te,
+                 const char *args) {
+    const double b = us(o, tb), d = te > tb ? (double)(te - tb) * 1e-3 : 0.0;
+    sep(o);
+    fputs("{\"name\": ", o->f);
+    tpg__json_string(o->f, name);
+    fprintf(o->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {%s}}",
+            cat, pid, tid, b, d, args ? args : "");
+}
+
+static void consider(uint64_t *lo, uint64_t *hi, uint64_t t) {
+    if (!t) return;
+    if (!*lo || t < *lo) *lo = t;
+    if (t > *hi) *hi = t;
+}
+
+/* Earliest and latest timestamps of one device (0 if none). */
+static void device_range(const tpg_trace_header *h, uint64_t *lo, uint64_t *hi) {
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < 3; i++) consider(lo, hi, h->barrier[m][i]);
+    for (uint32_t c = 0; c < h->ctas; c++) {
+        const tpg_trace_cta *cta = cta_of(h, c);
+        if (cta->written != TPG_TRACE_MAGIC) continue;
+        consider(lo, hi, cta->t_start);
+        for (int l = 0; l < TPG_TRACE_LANES; l++) {
+            consider(lo, hi, cta->lane_end[l]);
+            for (uint32_t i = 0; i < lane_records(h, cta, l); i++) {
+                const tpg_trace_rec *r = rec_of(h, cta, l, i);
+                for (int j = 0; j < 5; j++) consider(lo, hi, r->t[j]);
+            }
+        }
+    }
+}
+
+#define MAX_STAGES 8
+
+/* Per-stage flag-wait aggregate of one device. */
+typedef struct stage_waits {
+    int ctas;
+    uint64_t first_begin, last_end, first_seen; /* first_seen = earliest wait end */
+    uint64_t seen_wait_ns;                      /* how long the first observer had waited */
+    uint32_t seen_cta;
+    double total_ns, max_ns;
+} stage_waits;
+
+static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *sum) {
+    const tpg_trace_header *h = header_of(d->buf);
+    const int pid = d->rank;
+    char name[160], args[512];
+    snprintf(name, sizeof name, "rank %d (cuda %d)", d->rank, d->device);
+    meta_name(o, "process_name", pid, 0, name);
+    meta_sort(o, "process_sort_index", pid, 0, d->rank);
+    meta_name(o, "thread_name", pid, 0, "barriers");
+    meta_sort(o, "thread_sort_index", pid, 0, 0);
+
+    /* barriers */
+    static const char *bname[2] = {"start barrier", "end barrier"};
+    for (int m = 0; m < 2; m++) {
+        const uint64_t *b = h->barrier[m];
+        if (!b[0] || !b[2]) continue;
+        snprintf(args, sizeof args, "\"arrived_us\": %.3f", b[1] ? us(o, b[1]) : -1.0);
+        span(o, bname[m], "barrier", pid, 0, b[0], b[2], args);
+    }
+
+    /* flag waits and tiles */
+    stage_waits sw[MAX_STAGES];
+    memset(sw, 0, sizeof sw);
+    for (uint32_t c = 0; c < h->ctas; c++) {
+        const tpg_trace_cta *cta = cta_of(h, c);
+        if (cta->written != TPG_TRACE_MAGIC) continue;
+        for (int l = 0; l < TPG_TRACE_LANES; l++) {
+            const uint32_t n = lane_records(h, cta, l);
+            if (cta->count[l] > h->cap) sum->dropped += cta->count[l] - h->cap;
+            if (!n) continue;
+            const int tid = 100 + (int)c * TPG_TRACE_LANES + l;
+            if (l == 0) snprintf(name, sizeof name, "cta %u (sm %u) producer", c, cta->smid);
+            else snprintf(name, sizeof name, "cta %u (sm %u) wg%d", c, cta->smid, l - 1);
+            meta_name(o, "thread_name", pid, tid, name);
+            meta_sort(o, "thread_sort_index", pid, tid, tid);
+            for (uint32_t i = 0; i < n; i++) {
+                const tpg_trace_rec *r = rec_of(h, cta, l, i);
+                if (r->kind == TPG_TRACE_REC_STAGE_WAIT) {
+                    if (!r->t[0] || !r->t[1]) {
+                        sum->incomplete++;
+                        continue;
+                    }
+                    snprintf(name, sizeof name, "flag wait stage %d", r->stage);
+                    snprintf(args, sizeof args, "\"stage\": %d", r->stage);
+                    span(o, name, "flag_wait", pid, tid, r->t[0], r->t[1], args);
+                    sum->records++;
+                    if (r->stage >= 0 && r->stage < MAX_STAGES) {
+                        stage_waits *s = &sw[r->stage];
+                        const double w = (double)(r->t[1] - r->t[0]);
+                        s->ctas++;
+                        s->total_ns += w;
+                        if (w > s->max_ns) s->max_ns = w;
+                        if (!s->first_begin || r->t[0] < s->first_begin) s->first_begin = r->t[0];
+                        if (r->t[1] > s->last_end) s->last_end = r->t[1];
+                        if (!s->first_seen || r->t[1] < s->first_seen) {
+                            s->first_seen = r->t[1];
+                            s->seen_wait_ns = r->t[1] - r->t[0];
+                            s->seen_cta = c;
+                        }
+                    }
+                } else if (r->kind == TPG_TRACE_REC_TILE) {
+                    if (!r->t[0] || !r->t[1] || !r->t[2]) {
+                        sum->incomplete++;
+                        continue;
+                    }
+                    int tm = -1, tn = -1, batch = -1;
+                    if (h->tiles_n && h->tiles_m && r->tile >= 0) {
+                        tn = r->tile % (int)h->tiles_n;
+                        tm = (r->tile / (int)h->tiles_n) % (int)h->tiles_m;
+                        batch = r->tile / (int)(h->tiles_n * h->tiles_m);
+                    }
+                    const int part = (r->flags & TPG_TRACE_F_PARTIAL) && r->t[3] && r->t[4];
+                    snprintf(name, sizeof name, "stage %d", r->stage);
+                    snprintf(args, sizeof args,
+                             "\"stage\": %d, \"tile\": %d, \"tm\": %d, \"tn\": %d, \"batch\": %d, \"stored\": %s, "
+                             "\"mainloop_us\": %.3f, \"epilogue_us\": %.3f, \"partial_wait_us\": %.3f",
+                             r->stage, r->tile, tm, tn, batch, (r->flags & TPG_TRACE_F_NOT_STORED) ? "false" : "true",
+                             r->t[1] > r->t[0] ? (double)(r->t[1] - r->t[0]) * 1e-3 : 0.0,
+                             r->t[2] > r->t[1] ? (double)(r->t[2] - r->t[1]) * 1e-3 : 0.0,
+                             part && r->t[4] > r->t[3] ? (double)(r->t[4] - r->t[3]) * 1e-3 : 0.0);
+                    span(o, name, "tile", pid, tid, r->t[0], r->t[2], args);
+                    span(o, "epilogue", "epilogue", pid, tid, r->t[1], r->t[2], "");
+                    if (part) {
+                        snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d", r->stage, r->tile);
+                        span(o, "partial wait", "partial_wait", pid, tid, r->t[3], r->t[4], args);
+                    }
+                    sum->records++;
+                }
+            }
+        }
+    }
+
+    /* stage flag waits, all CTAs: one span per stage on its own lane (stages may overlap) */
+    for (int s = 0; s < MAX_STAGES; s++) {
+        if (!sw[s].ctas) continue;
+        snprintf(name, sizeof name, "flag waits stage %d (all CTAs)", s);
+        meta_name(o, "thread_name", pid, 10 + s, name);
+        meta_sort(o, "thread_sort_index", pid, 10 + s, 10 + s);
+        snprintf(name, sizeof name, "stage %d flag waits", s);
+        snprintf(args, sizeof args, "\"stage\": %d, \"ctas\": %d, \"mean_us\": %.3f, \"max_us\": %.3f", s, sw[s].ctas,
+                 sw[s].total_ns / sw[s].ctas * 1e-3, sw[s].max_ns * 1e-3);
+        span(o, name, "flag_wait_all", pid, 10 + s, sw[s].first_begin, sw[s].last_end, args);
+    }
+
+    /* copies: not timed on the copy engine; inferred from the graph order (COPY s starts when the start
+     * barrier, or FLAG s-1, is done) and the first CTA that saw flag s (an upper bound on COPY + FLAG) */
+    uint64_t prev = h->barrier[0][2];
+    int any = 0;
+    for (int s = 0; s < MAX_STAGES; s++) {
+        if (!sw[s].ctas) continue;
+        if (!any) {
+            meta_name(o, "thread_name", pid, 1, "copies (inferred from flag waits)");
+            meta_sort(o, "thread_sort_index", pid, 1, 1);
+            any = 1;
+        }
+        const uint64_t begin = prev ? prev : sw[s].first_begin;
+        snprintf(name, sizeof name, "copy+flag stage %d", s);
+        snprintf(args, sizeof args,
+                 "\"stage\": %d, \"inferred\": \"begin = predecessor done (graph order), end = first flag observation "
+                 "(upper bound)\", \"first_seen_by_cta\": %u, \"observer_waited_us\": %.3f",
+                 s, sw[s].seen_cta, (double)sw[s].seen_wait_ns * 1e-3);
+        span(o, name, "copy", pid, 1, begin, sw[s].first_seen > begin ? sw[s].first_seen : begin, args);
+        prev = sw[s].first_seen;
+    }
+}
+
+static void device_info(out *o, const tpg_trace_device *d, int first) {
+    const tpg_trace_header *h = header_of(d->buf);
+    uint64_t kb = 0, ke = 0, written = 0, records = 0, dropped = 0;
+    for (uint32_t c = 0; c < h->ctas; c++) {
+        const tpg_trace_cta *cta = cta_of(h, c);
+        if (cta->written != TPG_TRACE_MAGIC) continue;
+        written++;
+        uint64_t dummy = 0;
+        consider(&kb, &dummy, cta->t_start);
+        for (int l = 0; l < TPG_TRACE_LANES; l++) {
+            consider(&dummy, &ke, cta->lane_end[l]);
+            records += lane_records(h, cta, l);
+            if (cta->count[l] > h->cap) dropped += cta->count[l] - h->cap;
+        }
+    }
+    fprintf(o->f,
+            "%s{\"rank\": %d, \"device\": %d, \"grid\": %u, \"ctas_written\": %" PRIu64 ", \"cap\": %u, "
+            "\"tiles_m\": %u, \"tiles_n\": %u, \"k_blocks\": %u, \"stages\": %u, \"bm\": %u, \"bn\": %u, "
+            "\"cluster\": %u, \"pingpong\": %u, \"records\": %" PRIu64 ", \"dropped\": %" PRIu64
+            ", \"ctas_dropped\": %u, ",
+            first ? "" : ", ", d->rank, d->device, h->grid, written, h->cap, h->tiles_m, h->tiles_n, h->k_blocks,
+            h->num_stages, h->bm, h->bn, h->cluster, h->pingpong, records, dropped, h->ctas_dropped);
+    fprintf(o->f, "\"kernel_begin_us\": %.3f, \"kernel_end_us\": %.3f, \"start_barrier_exit_us\": %.3f}",
+            kb ? us(o, kb) : -1.0, ke ? us(o, ke) : -1.0, h->barrier[0][2] ? us(o, h->barrier[0][2]) : -1.0);
+}
+
+int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_device *devs, int n,
+                         tpg_trace_summary *sum, char *msg, size_t msg_bytes) {
+    tpg_trace_summary local;
+    if (!sum) sum = &local;
+    memset(sum, 0, sizeof *sum);
+    if (!f || !devs || n < 1 || n > TPG_TRACE_MAX_DEVICES)
+        return fail(msg, msg_bytes, "trace: %d devices (1..%d) and a file are needed", n, TPG_TRACE_MAX_DEVICES);
+    uint64_t lo = 0, hi = 0;
+    for (int i = 0; i < n; i++) {
+        char m[256];
+        if (tpg_trace_check(devs[i].buf, devs[i].bytes, m, sizeof m))
+            return fail(msg, msg_bytes, "rank %d: %s", devs[i].rank, m);
+        device_range(header_of(devs[i].buf), &lo, &hi);
+    }
+    out o = {f, 1, lo};
+    sum->devices = n;
+    sum->span_us = hi > lo ? (double)(hi - lo) * 1e-3 : 0.0;
+    const uint64_t exit0 = header_of(devs[0].buf)->barrier[0][2];
+    for (int i = 0; i < n; i++) {
+        const uint64_t e = header_of(devs[i].buf)->barrier[0][2];
+        sum->has_offset[i] = e && exit0;
+        sum->start_exit_offset_us[i] = sum->has_offset[i] ? (e >= exit0 ? (double)(e - exit0) : -(double)(exit0 - e)) * 1e-3 : 0.0;
+        sum->ctas_dropped += header_of(devs[i].buf)->ctas_dropped;
+        sum->silent_kernels += header_of(devs[i].buf)->kernel_written != TPG_TRACE_MAGIC;
+    }
+
+    fputs("{\"traceEvents\": [", f);
+    for (int i = 0; i < n; i++) write_device(&o, &devs[i], sum);
+    fputs("\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"config\": ", f);
+    tpg__json_string(f, meta && meta->config ? meta->config : "");
+    fputs(", \"clock\": \"%globaltimer per GPU; devices share one axis assuming equal clocks (see tpgemm.start_exit_offset_us)\"},\n", f);
+    fputs("\"tpgemm\": {\"version\": 1, \"config\": ", f);
+    tpg__json_string(f, meta && meta->config ? meta->config : "");
+    fputs(", \"schedule\": ", f);
+    tpg__json_string(f, meta && meta->schedule ? meta->schedule : "");
+    fputs(", \"kernel\": ", f);
+    tpg__json_string(f, meta && meta->kernel ? meta->kernel : "");
+    fprintf(f, ", \"tp\": %d, \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64,
+            meta ? meta->tp : n, meta ? meta->m : 0, meta ? meta->n : 0, meta ? meta->k : 0, meta ? meta->l : 0);
+    fprintf(f, ", \"time_zero_ns\": %" PRIu64 ", \"span_us\": %.3f, \"start_exit_offset_us\": [", lo, sum->span_us);
+    for (int i = 0; i < n; i++) {
+        if (sum->has_offset[i]) fprintf(f, "%s%.3f", i ? ", " : "", sum->start_exit_offset_us[i]);
+        else fprintf(f, "%snull", i ? ", " : "");
+    }
+    fputs("], \"devices\": [", f);
+    for (int i = 0; i < n; i++) device_info(&o, &devs[i], i == 0);
+    fputs("]}}\n", f);
+    if (ferror(f)) return fail(msg, msg_bytes, "trace: writing the JSON failed");
+    return 0;
+}

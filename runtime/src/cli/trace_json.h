@@ -1,0 +1,58 @@
+/* Trace buffers (templates/kernels/trace_format.h) -> Chrome / Perfetto trace-event JSON. Pure C, no
+ * CUDA: build/trace/tpgemm --trace FILE.json calls it with the buffers it copied from each device, and
+ * tests/c/test_trace.c with synthetic ones. Every read is bounds-checked against the buffer size.
+ *
+ * Output: {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}, "tpgemm": {...}}
+ *   pid = rank (process "rank r (cuda d)"); tid 0 barriers, tid 1 copies (inferred), tid 10 + s the
+ *   stage-s flag waits of all CTAs (one span per stage), tid 100 + 4 * cta + lane one CTA lane (lane 0
+ *   producer flag waits, 1 + w consumer warpgroup w's tiles with nested "epilogue" and "partial wait").
+ *   Tile slices are named "stage S" (viewers colour by name); ts/dur in microseconds relative to the
+ *   earliest timestamp of any device.
+ * Clocks: %globaltimer is per GPU. Putting devices on one axis assumes their timers agree (on one node
+ * they are close, not guaranteed equal). The start barriers of all ranks exit together by construction
+ * (each waits for every other's arrival), so rank r's start-exit minus rank 0's estimates the skew
+ * (plus the barrier's polling latency, <= ~1 us back-off); the writer reports it, it does not correct it.
+ */
+#ifndef TPG_CLI_TRACE_JSON_H
+#define TPG_CLI_TRACE_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TPG_TRACE_MAX_DEVICES 8
+
+typedef struct tpg_trace_device {
+    int rank, device;    /* rank and CUDA ordinal */
+    const void *buf;     /* host copy of the device's trace buffer */
+    size_t bytes;
+} tpg_trace_device;
+
+typedef struct tpg_trace_meta {
+    const char *config, *schedule, *kernel; /* may be NULL */
+    int tp;
+    int64_t m, n, k, l;
+} tpg_trace_meta;
+
+typedef struct tpg_trace_summary {
+    int devices;
+    long long records;      /* records converted */
+    long long dropped;      /* records past a lane's cap (not recorded) */
+    long long incomplete;   /* records without their end time (a wait that never returned) */
+    long long ctas_dropped; /* CTAs beyond the buffer's CTA blocks */
+    int silent_kernels;     /* devices whose GEMM wrote no launch description (kernel built without TPG_TRACE?) */
+    double span_us;         /* earliest to latest timestamp, all devices */
+    /* start barrier exit of rank r minus rank 0's, in us; has_offset[r] = 0 when a barrier time is missing */
+    double start_exit_offset_us[TPG_TRACE_MAX_DEVICES];
+    int has_offset[TPG_TRACE_MAX_DEVICES];
+} tpg_trace_summary;
+
+/* 0 if buf holds a well-formed trace buffer of `bytes` bytes; else -1 and a message. */
+int tpg_trace_check(const void *buf, size_t bytes, char *msg, size_t msg_bytes);
+
+/* Writes the JSON of n devices (1..TPG_TRACE_MAX_DEVICES) to f and fills *sum (may be NULL). Returns 0,
+ * or -1 with a message (nothing useful written) when a buffer is malformed. */
+int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_device *devs, int n,
+                         tpg_trace_summary *sum, char *msg, size_t msg_bytes);
+
+#endif /* TPG_CLI_TRACE_JSON_H */

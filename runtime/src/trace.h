@@ -1,0 +1,36 @@
+/* Timeline trace of one op call (trace builds only: `ninja trace` compiles every object with -DTPG_TRACE;
+ * build/trace/tpgemm --trace FILE.json drives it). Internal API, not part of tpgemm.h.
+ *
+ * tpg__trace_enable allocates one buffer per local rank (layout: templates/kernels/trace_format.h),
+ * zeroes it, points the GEMM and barrier params at it and updates the executable graphs; every launch
+ * from then on records into it (counts accumulate: enable before exactly one call, or zero the records
+ * with tpg__trace_rearm in stream order before the call to keep). tpg__trace_read copies
+ * rank r's buffer to the host after tpg_op_sync. tpg__trace_disable clears the pointers, updates the
+ * graphs and frees the buffers (tpg_op_destroy also frees them). */
+#ifndef TPG_TRACE_H
+#define TPG_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "tpgemm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cap = records per lane (0 = TPG_TRACE_DEFAULT_CAP). TPG_ERR_UNSUPPORTED in a normal build. */
+tpg_status tpg__trace_enable(tpg_op *op, uint32_t cap);
+/* *bytes = the buffer size; host must hold that many bytes (host NULL: size query only). */
+tpg_status tpg__trace_read(tpg_op *op, int rank, void *host, size_t *bytes);
+/* Zeroes rank r's records (not the header's host fields) on `stream`, after the calls already queued there. */
+tpg_status tpg__trace_rearm(tpg_op *op, int rank, cudaStream_t stream);
+tpg_status tpg__trace_disable(tpg_op *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_TRACE_H */

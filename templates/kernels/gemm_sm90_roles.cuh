@@ -1,0 +1,227 @@
+/* The producer and the two consumer schedules of the sm90 GEMM kernel. Included by gemm_sm90.cuh
+ * inside its anonymous namespace, after the compile-time constants (kBM, kStages, kCluster, ...) that
+ * every function here is specialized on; not a stand-alone header.
+ *
+ * Ring protocol (both schedules): full[s] completes when the producer's arrive.expect_tx(kSlotBytes)
+ * and all of the slot's bytes have landed; empty[s] completes when every consumer warp that reads the
+ * slot - of every CTA of the cluster - has arrived. Slot index and phase run on across tiles in every
+ * role; the producer's first wait on a fresh empty barrier uses parity 1 and passes at once.
+ */
+#ifndef TPG_GEMM_SM90_ROLES_CUH
+#define TPG_GEMM_SM90_ROLES_CUH
+
+/* Ring position: slot index and the parity of the slot's current phase. */
+struct tpg_ring {
+    int slot;
+    uint32_t phase;
+    __device__ __forceinline__ void advance()
+    {
+        if (++slot == kStages) {
+            slot = 0;
+            phase ^= 1u;
+        }
+    }
+    /* Jump n iterations ahead (ping-pong: past the other warpgroup's tile). */
+    __device__ __forceinline__ void skip(int n)
+    {
+        const int s = slot + n;
+        phase ^= (uint32_t)(s / kStages) & 1u;
+        slot = s % kStages;
+    }
+};
+
+/* Release a ring slot (one arrival per consumer warp). In a cluster the arrival goes to the slot's
+ * empty barrier in every CTA: each CTA's slot is refilled by both producers' multicasts, and a
+ * producer may issue its multicast only when the consumers of every receiving CTA are done. */
+__device__ __forceinline__ void tpg_release(uint32_t empty_bar)
+{
+    if constexpr (kCluster == 1) {
+        tpg_mbar_arrive(empty_bar);
+    } else {
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) tpg_mbar_arrive_cluster(tpg_mapa(empty_bar, (uint32_t)r));
+    }
+}
+
+/* One thread. Units uid = first, first + stride, ... (scheduler.cuh); this CTA is cluster rank `rank`. */
+__device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg_tiling &g, unsigned int epoch,
+                                             uint32_t sA, uint32_t sB, uint32_t full, uint32_t empty, int rank,
+                                             int first, int stride)
+{
+    for (int s = 0; s < p.num_stages; ++s) {
+        tpg_prefetch_tensormap(&p.stage[s].a_map);
+        tpg_prefetch_tensormap(&p.stage[s].b_map);
+    }
+    const int rank_m = rank % kCM, rank_n = rank / kCM;
+    constexpr uint16_t kMask = (uint16_t)((1u << kCluster) - 1u);
+    tpg_ring ring = {0, 0};
+    int cur_stage = -1;
+    bool gave_up = false;
+    for (int uid = first; uid < g.total; uid += stride) {
+        const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
+        const tpg_stage_params &sp = p.stage[tile.stage];
+        if (tile.stage != cur_stage) {
+            cur_stage = tile.stage;
+            /* all-gather: the stage's operands arrive by copy engine; acquire the flag, then order
+             * that acquire before the async-proxy (TMA) reads of the data it guards. In a cluster both
+             * producers wait: each guards the loads it issues, multicast halves included. */
+            if (sp.wait_flag) {
+                TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
+                tpg_wait_flag(p, sp.wait_flag, epoch, gave_up);
+                tpg_fence_proxy_async_global();
+                TPG_TR(tpg_tr_stage_wait(p, tile.stage, tw0);)
+            }
+        }
+        /* First row of this CTA's A and B boxes inside the stage's block. The operand the cluster
+         * shares is loaded in halves (box = BM/CN or BN/CM rows, runtime/src/params.c), half r by rank
+         * r, multicast to both CTAs. No box starts past the block's extent: an invalid partner tile
+         * loads the last valid tile, and a half that would start past m (n) starts on the last row;
+         * those rows only feed outputs that are never stored. */
+        int a_row = tile.tm * kBM, b_row = tile.tn * kBN;
+        if constexpr (kCN > 1) a_row = min(a_row + rank_n * (kBM / kCN), p.m - 1);
+        else if constexpr (kCM > 1) a_row = min(tile.tm, g.tiles_m - 1) * kBM;
+        if constexpr (kCM > 1) b_row = min(b_row + rank_m * (kBN / kCM), p.n - 1);
+        else if constexpr (kCN > 1) b_row = min(tile.tn, g.tiles_n - 1) * kBN;
+        const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
+        const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
+        for (int kb = 0; kb < g.k_blocks; ++kb) {
+            if constexpr (kCluster > 1) tpg_mbar_wait_cluster(empty + 8 * ring.slot, ring.phase ^ 1u);
+            else tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u); /* fresh barrier: passes at once */
+            const uint32_t bar = full + 8 * ring.slot;
+            /* every byte that lands in this CTA's slot: its own box of one operand and both halves of
+             * the shared one (own + partner's multicast); full boxes, even where zero-filled. The
+             * partner's half may land before this expect_tx (the tx-count goes negative meanwhile);
+             * the phase cannot complete early since it also needs this thread's arrival. */
+            tpg_mbar_arrive_expect_tx(bar, kSlotBytes);
+            const uint32_t a_dst = sA + ring.slot * kABytes, b_dst = sB + ring.slot * kBBytes;
+            if constexpr (kCN > 1) tpg_tma_load_2d_mc(a_dst + rank_n * (kABytes / kCN), &sp.a_map, bar, kb * kBK, ya, kMask);
+            else tpg_tma_load_2d(a_dst, &sp.a_map, bar, kb * kBK, ya);
+            if constexpr (kCM > 1) tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &sp.b_map, bar, kb * kBK, yb, kMask);
+            else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
+            ring.advance();
+        }
+    }
+    TPG_TR(tpg_tr_lane_end(p, 0);)
+}
+
+/* One tile's k loop for one consumer warpgroup (kSlabs m64 slabs, A rows from byte offset a_off of a
+ * slot). Leaves every wgmma complete and every slot released. order_bar != 0 (ping-pong): after the
+ * last full-barrier wait, let the other warpgroup start its mainloop (named barrier, 256 threads). */
+__device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_blocks, tpg_ring &ring, uint32_t sA,
+                                             uint32_t sB, uint32_t a_off, uint32_t full, uint32_t empty,
+                                             bool warp_leader, uint32_t order_bar)
+{
+    if (k_blocks == 0) {
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j)
+#pragma unroll
+            for (int i = 0; i < kAccN; ++i) acc[j][i] = 0.0f;
+    }
+    int prev_slot = -1;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+        tpg_mbar_wait(full + 8 * ring.slot, ring.phase);
+        const uint64_t da = tpg_wgmma_desc(sA + ring.slot * kABytes + a_off);
+        const uint64_t db = tpg_wgmma_desc(sB + ring.slot * kBBytes);
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
+        tpg_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+#pragma unroll
+            for (int j = 0; j < kSlabs; ++j)
+                /* +2 per k16 step = +32 bytes; +512 per m64 slab = 64 rows * 128 B >> 4 */
+                tpg_wgmma<kBN, TPG_AB_DTYPE>::mma(acc[j], da + 2 * kk + 512 * j, db + 2 * kk, (kb | kk) != 0);
+        }
+        tpg_wgmma_commit();
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
+        /* keep this k-block's wgmmas in flight; the previous one is done -> release its slot */
+        tpg_wgmma_wait<1>();
+        if (prev_slot >= 0 && warp_leader) tpg_release(empty + 8 * prev_slot);
+        prev_slot = ring.slot;
+        ring.advance();
+    }
+    if (order_bar) tpg_named_arrive(order_bar, 256);
+    tpg_wgmma_wait<0>();
+#pragma unroll
+    for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
+    if (prev_slot >= 0 && warp_leader) tpg_release(empty + 8 * prev_slot);
+}
+
+/* Epilogue state at the start of a consumer's walk. Deferred flags only for the 1x1 cooperative
+ * kernel (gemm_sm90.cuh says why), never across a stage wait (epilogue.cuh). */
+__device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, int ctid)
+{
+    tpg_epi_state est = {0u, nullptr, kCluster == 1 && !kPingpong};
+    for (int s = 0; s < p.num_stages; ++s) {
+        if (p.stage[s].wait_flag) est.defer = false;
+        if ((ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].d_map);
+    }
+    return est;
+}
+
+/* Cooperative: all consumer warpgroups share each tile, warpgroup w computes rows [w*BM/C, (w+1)*BM/C). */
+__device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, const tpg_tiling &g, unsigned int epoch,
+                                                  uint32_t sA, uint32_t sB, uint32_t sD, uint32_t full,
+                                                  uint32_t empty, int ctid, int rank, int first, int stride)
+{
+    const int wg = ctid >> 7;
+    const bool warp_leader = (ctid & 31) == 0;
+    const float scale = p.alpha * (p.scale_a ? *p.scale_a : 1.0f) * (p.scale_b ? *p.scale_b : 1.0f);
+    float acc[kSlabs][kAccN];
+    tpg_ring ring = {0, 0};
+    bool gave_up = false;
+    /* this warpgroup's first A row inside a slot: (wg * kSlabs + j) * 64 rows of 128 bytes */
+    const uint32_t a_off = (uint32_t)(wg * kSlabs) * 64u * 128u;
+    tpg_epi_state est = tpg_epi_init(p, ctid);
+    for (int uid = first; uid < g.total; uid += stride) {
+        const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, tile.valid);)
+        tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
+        if (tile.valid) /* an invalid partner tile only fed the partner's multicast */
+            tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false>(p, p.stage[tile.stage], tile, acc,
+                                                                              scale, epoch, ctid, gave_up, est, sD);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
+    }
+    tpg_epilogue_finish<kConsumers, false>(est, epoch, ctid);
+    TPG_TR(if ((ctid & 127) == 0) tpg_tr_lane_end(p, 1 + wg);)
+}
+
+/* Ping-pong: the CTA's i-th unit (a whole BM x BN tile) belongs to warpgroup i % 2. Mainloops run in
+ * unit order, handed over by named barriers kOrderBar + w ("warpgroup w may start"): warpgroup w waits
+ * on its barrier before the mainloop of its unit i > 0, and arrives on the other's after its last
+ * full wait if a unit i + 1 exists - one arrival per wait, so the counts always match. Besides
+ * alternating the tensor cores, the order is what makes the full-barrier parity unambiguous: a
+ * warpgroup never waits on a phase whose previous phase has not completed. The producer is unchanged:
+ * it fills the ring in unit order, exactly the order the mainloops drain it. */
+__device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, const tpg_tiling &g,
+                                                      unsigned int epoch, uint32_t sA, uint32_t sB, uint32_t sD,
+                                                      uint32_t full, uint32_t empty, int ctid, int first, int stride)
+{
+    const int wg = ctid >> 7;
+    const bool warp_leader = (ctid & 31) == 0;
+    const float scale = p.alpha * (p.scale_a ? *p.scale_a : 1.0f) * (p.scale_b ? *p.scale_b : 1.0f);
+    float acc[kSlabs][kAccN];
+    tpg_ring ring = {0, 0};
+    bool gave_up = false;
+    tpg_epi_state est = tpg_epi_init(p, ctid);
+    const int n_local = first < g.total ? (g.total - first + stride - 1) / stride : 0;
+    if (wg == 1) ring.skip(g.k_blocks); /* unit 0 is warpgroup 0's */
+    for (int i = wg; i < n_local; i += 2) {
+        const tpg_tile tile = tpg_decode_tile<1, 1>(g, first + i * stride, 0);
+        if (i > 0) tpg_named_barrier(kOrderBar + wg, 256);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, true);)
+        tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
+                     i + 1 < n_local ? kOrderBar + (1 - wg) : 0u);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, true>(p, p.stage[tile.stage], tile, acc, scale,
+                                                                         epoch, ctid, gave_up, est, sD);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
+        ring.skip(g.k_blocks); /* the other warpgroup's next unit */
+    }
+    tpg_epilogue_finish<kConsumers, true>(est, epoch, ctid);
+    TPG_TR(if ((ctid & 127) == 0) tpg_tr_lane_end(p, 1 + wg);)
+}
+
+#endif /* TPG_GEMM_SM90_ROLES_CUH */

@@ -1,0 +1,99 @@
+/* Layout of the per-device timeline trace buffer (TPG_TRACE builds, `ninja trace`). Plain C: the kernel
+ * (trace.cuh), the barrier kernel, the runtime (runtime/src/trace.c) and the CLI's JSON writer
+ * (runtime/src/cli/trace_json.c) include the same definition. Normal builds include this header too
+ * (the JSON writer and its unit test are built everywhere), but nothing in them writes a trace: the
+ * pointers that reach the buffer (tpg_gemm_params.trace, tpg_barrier_params.trace) exist only under
+ * TPG_TRACE.
+ *
+ * One buffer per device, one launch (the runtime zeroes it before the traced call):
+ *
+ *   tpg_trace_header                        TPG_TRACE_HEADER_BYTES (256)
+ *   ctas x { tpg_trace_cta                  TPG_TRACE_CTA_BYTES (64)
+ *            TPG_TRACE_LANES x cap x tpg_trace_rec (64 bytes each) }
+ *
+ * Lanes of a CTA: 0 = the producer thread (stage-flag waits), 1 + w = consumer warpgroup w (its thread
+ * 0 writes one record per tile). Each lane has exactly one writer thread, so appending is a plain
+ * read-increment-store of the lane's count, no atomics. Bounded: a record is written only when its
+ * index is < cap; the count keeps counting, so count - cap (when positive) is the number dropped. A CTA
+ * with blockIdx.x >= ctas writes nothing and raises header.ctas_dropped.
+ *
+ * All times are %globaltimer nanoseconds of the device that wrote them (0 = never written). Resolution
+ * is whatever the GPU's global timer gives (documented as ns, updated at ~32 ns to 1 us depending on the
+ * GPU and driver); tiles last tens of microseconds, so it is enough to see the overlap.
+ */
+#ifndef TPG_TRACE_FORMAT_H
+#define TPG_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPG_TRACE_MAGIC 0x54475054u /* "TPGT" little-endian */
+#define TPG_TRACE_VERSION 1u
+#define TPG_TRACE_LANES 4           /* producer + up to 3 consumer warpgroups */
+#define TPG_TRACE_HEADER_BYTES 256
+#define TPG_TRACE_CTA_BYTES 64
+#define TPG_TRACE_DEFAULT_CAP 512   /* records per lane */
+
+/* tpg_trace_rec.kind */
+#define TPG_TRACE_REC_TILE 1u       /* t[0] mainloop start, t[1] epilogue start, t[2] end,
+                                       t[3] / t[4] partial-flag wait start / end (flag bit 1) */
+#define TPG_TRACE_REC_STAGE_WAIT 2u /* producer: t[0] wait start, t[1] flag seen (+ proxy fence) */
+
+/* tpg_trace_rec.flags */
+#define TPG_TRACE_F_NOT_STORED 1u   /* cluster partner tile past the edge: computed, not stored */
+#define TPG_TRACE_F_PARTIAL 2u      /* t[3], t[4] hold a partial-flag wait (reduce-scatter) */
+
+typedef struct tpg_trace_rec {
+    uint32_t kind;
+    int32_t stage;
+    int32_t tile;    /* canonical tile index inside the stage (docs/ARCHITECTURE.md), -1 for waits */
+    uint32_t flags;
+    uint64_t t[6];
+} tpg_trace_rec; /* 64 bytes */
+
+typedef struct tpg_trace_cta {
+    uint64_t t_start;                    /* kernel entry of this CTA (thread 0) */
+    uint32_t smid;                       /* %smid */
+    uint32_t written;                    /* TPG_TRACE_MAGIC once the CTA started */
+    uint32_t count[TPG_TRACE_LANES];     /* records appended per lane (may exceed cap) */
+    uint64_t lane_end[TPG_TRACE_LANES];  /* the lane's writer finished its walk */
+} tpg_trace_cta; /* 64 bytes */
+
+typedef struct tpg_trace_header {
+    /* host-written before the launch */
+    uint32_t magic, version;
+    uint32_t ctas;                       /* CTA blocks that follow */
+    uint32_t cap;                        /* records per lane */
+    /* barrier kernels: [TPG_BARRIER_START / END][entry, arrived at peers, exit] */
+    uint64_t barrier[2][3];
+    /* GEMM, written by CTA 0 thread 0 */
+    uint32_t grid, tiles_m, tiles_n, k_blocks;
+    uint32_t total_units, num_stages, ctas_dropped, kernel_written; /* kernel_written = TPG_TRACE_MAGIC */
+    uint32_t bm, bn, cluster, pingpong;
+    uint32_t reserved[36];
+} tpg_trace_header; /* 256 bytes */
+
+#ifdef __CUDACC__
+#define TPG_TRACE_HD __host__ __device__
+#else
+#define TPG_TRACE_HD
+#endif
+
+/* Bytes of one CTA block and of a whole buffer. */
+static inline TPG_TRACE_HD uint64_t tpg_trace_cta_bytes(uint32_t cap)
+{
+    return (uint64_t)TPG_TRACE_CTA_BYTES + (uint64_t)TPG_TRACE_LANES * cap * sizeof(tpg_trace_rec);
+}
+static inline TPG_TRACE_HD uint64_t tpg_trace_bytes(uint32_t ctas, uint32_t cap)
+{
+    return (uint64_t)TPG_TRACE_HEADER_BYTES + (uint64_t)ctas * tpg_trace_cta_bytes(cap);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPG_TRACE_FORMAT_H */

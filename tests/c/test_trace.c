@@ -1,0 +1,221 @@
+/* Unit tests of the trace-to-JSON writer (runtime/src/cli/trace_json.c) on synthetic trace buffers laid
+ * out as the kernels write them (templates/kernels/trace_format.h). No GPU. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/src/cli/trace_json.h"
+#include "trace_format.h"
+#include "tpg_test.h"
+
+#define CAP 4
+#define CTAS 3
+#define T0 1000000000000ull /* an arbitrary %globaltimer origin, ns */
+
+static tpg_trace_header *hdr(void *buf) { return (tpg_trace_header *)buf; }
+static tpg_trace_cta *cta(void *buf, uint32_t c) {
+    return (tpg_trace_cta *)((char *)buf + TPG_TRACE_HEADER_BYTES + c * tpg_trace_cta_bytes(hdr(buf)->cap));
+}
+static tpg_trace_rec *rec(void *buf, uint32_t c, int lane, uint32_t i) {
+    return (tpg_trace_rec *)((char *)cta(buf, c) + TPG_TRACE_CTA_BYTES) + lane * hdr(buf)->cap + i;
+}
+
+/* Appends a record as the kernel does: count always grows, the record lands only below the cap. */
+static tpg_trace_rec *append(void *buf, uint32_t c, int lane) {
+    tpg_trace_cta *x = cta(buf, c);
+    uint32_t n = x->count[lane]++;
+    return n < hdr(buf)->cap ? rec(buf, c, lane, n) : NULL;
+}
+
+static void tile(void *buf, uint32_t c, int lane, int stage, int t, uint64_t b, uint64_t e, uint64_t end) {
+    tpg_trace_rec *r = append(buf, c, lane);
+    if (!r) return;
+    r->kind = TPG_TRACE_REC_TILE;
+    r->stage = stage;
+    r->tile = t;
+    r->t[0] = b, r->t[1] = e, r->t[2] = end;
+}
+
+static void stage_wait(void *buf, uint32_t c, int stage, uint64_t b, uint64_t e) {
+    tpg_trace_rec *r = append(buf, c, 0);
+    if (!r) return;
+    r->kind = TPG_TRACE_REC_STAGE_WAIT;
+    r->stage = stage;
+    r->tile = -1;
+    r->t[0] = b, r->t[1] = e;
+}
+
+/* One device of an all-gather tp = 2 launch: CTAs 0 and 1 written, CTA 2 never started. All times in us
+ * after T0 + skew_ns. CTA 0's wg0 appends 6 tiles into a cap of 4: 2 dropped. */
+static void *make_device(size_t *bytes, uint64_t skew_ns) {
+    *bytes = (size_t)tpg_trace_bytes(CTAS, CAP);
+    void *buf = calloc(1, *bytes);
+    tpg_trace_header *h = hdr(buf);
+    const uint64_t o = T0 + skew_ns;
+#define US(x) (o + (uint64_t)((x) * 1000.0))
+    h->magic = TPG_TRACE_MAGIC, h->version = TPG_TRACE_VERSION, h->ctas = CTAS, h->cap = CAP;
+    h->barrier[0][0] = US(0), h->barrier[0][1] = US(1), h->barrier[0][2] = US(5);
+    h->barrier[1][0] = US(200), h->barrier[1][1] = US(201), h->barrier[1][2] = US(210);
+    h->grid = 2, h->tiles_m = 4, h->tiles_n = 3, h->k_blocks = 8, h->num_stages = 2, h->bm = 128, h->bn = 256;
+    h->cluster = 1, h->kernel_written = TPG_TRACE_MAGIC;
+    for (uint32_t c = 0; c < 2; c++) {
+        tpg_trace_cta *x = cta(buf, c);
+        x->written = TPG_TRACE_MAGIC, x->smid = 10 + c, x->t_start = US(6);
+        x->lane_end[0] = US(100), x->lane_end[1] = x->lane_end[2] = US(190);
+    }
+    stage_wait(buf, 0, 1, US(60), US(80)); /* CTA 0 waits 20 us for flag 1 */
+    stage_wait(buf, 1, 1, US(70), US(75)); /* CTA 1 sees it first, at 75 us */
+    for (int i = 0; i < 6; i++) tile(buf, 0, 1, i < 3 ? 0 : 1, 7 - i, US(10 + 30 * i), US(30 + 30 * i), US(35 + 30 * i));
+    tile(buf, 0, 2, 0, 7, US(10), US(30), US(36));
+    tile(buf, 1, 1, 0, 5, US(10), US(30), US(35));
+    tpg_trace_rec *r = rec(buf, 1, 1, 0); /* a reduce-scatter style partial wait inside the epilogue */
+    r->flags = TPG_TRACE_F_PARTIAL, r->t[3] = US(31), r->t[4] = US(33);
+    tile(buf, 1, 2, 1, 11, US(40), 0, 0); /* never finished: incomplete */
+#undef US
+    return buf;
+}
+
+static char *to_json(const tpg_trace_device *d, int n, tpg_trace_summary *sum, int *rc, char *msg, size_t cap) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tpg_trace_meta meta = {"ag_rota_bf16_tp2", "AllGather1D_TilingCD_RotatingA", "k\"q", 2, 512, 768, 256, 1};
+    *rc = tpg_trace_write_json(f, &meta, d, n, sum, msg, cap);
+    fclose(f);
+    return text;
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+TPG_TEST(two_devices_convert) {
+    size_t b0, b1;
+    void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500); /* rank 1's clock 2.5 us ahead */
+    tpg_trace_device d[2] = {{0, 0, d0, b0}, {1, 3, d1, b1}};
+    tpg_trace_summary sum;
+    char msg[256] = "";
+    int rc;
+    char *j = to_json(d, 2, &sum, &rc, msg, sizeof msg);
+    TPG_ASSERT(rc == 0);
+    TPG_EXPECT_EQ_INT(sum.devices, 2);
+    TPG_EXPECT_EQ_INT(sum.silent_kernels, 0);
+    /* per device: 4 of CTA 0 wg0 (cap) + 1 wg1 + 1 CTA 1 wg0 + 2 flag waits = 8 */
+    TPG_EXPECT_EQ_INT(sum.records, 16);
+    TPG_EXPECT_EQ_INT(sum.dropped, 4);
+    TPG_EXPECT_EQ_INT(sum.incomplete, 2);
+    TPG_EXPECT(sum.has_offset[0] && sum.has_offset[1]);
+    TPG_EXPECT(sum.start_exit_offset_us[0] == 0.0);
+    TPG_EXPECT(sum.start_exit_offset_us[1] > 2.49 && sum.start_exit_offset_us[1] < 2.51);
+    TPG_EXPECT(sum.span_us > 212.4 && sum.span_us < 212.6); /* 0 .. 210 us + 2.5 us skew */
+    TPG_EXPECT_STR_CONTAINS(j, "\"traceEvents\": [");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"rank 1 (cuda 3)\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"cta 1 (sm 11) wg0\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"cta 0 (sm 10) producer\"");
+    /* time zero = rank 0's start barrier entry; its tile 7 runs 10 .. 35 us */
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, "
+                               "\"ts\": 0.000, \"dur\": 5.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 0, \"tid\": 101, "
+                               "\"ts\": 10.000, \"dur\": 25.000");
+    /* tile 7 = (tm 2, tn 1) with tiles_n 3 */
+    TPG_EXPECT_STR_CONTAINS(j, "\"stage\": 0, \"tile\": 7, \"tm\": 2, \"tn\": 1, \"batch\": 0, \"stored\": true, "
+                               "\"mainloop_us\": 20.000, \"epilogue_us\": 5.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"ts\": 12.500, \"dur\": 25.000"); /* rank 1, shifted by its skew */
+    TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"tile\""), 12);
+    TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"epilogue\""), 12);
+    TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"partial_wait\""), 2);
+    TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"flag_wait\""), 4);
+    /* aggregate: stage 1 waits 60 .. 80 us, 2 CTAs, mean 12.5, max 20 */
+    TPG_EXPECT_STR_CONTAINS(j, "\"ts\": 60.000, \"dur\": 20.000, \"args\": {\"stage\": 1, \"ctas\": 2, \"mean_us\": "
+                               "12.500, \"max_us\": 20.000}");
+    /* inferred copy: start barrier exit (5 us) .. first observation (CTA 1 at 75 us, after 5 us waiting) */
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
+                               "\"tid\": 1, \"ts\": 5.000, \"dur\": 70.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"first_seen_by_cta\": 1, \"observer_waited_us\": 5.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"kernel\": \"k\\\"q\""); /* escaped */
+    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 2.500]");
+    TPG_EXPECT_STR_CONTAINS(j, "\"ctas_written\": 2, \"cap\": 4");
+    TPG_EXPECT_STR_CONTAINS(j, "\"dropped\": 2");
+    TPG_EXPECT(strstr(j, "cta 2 (") == NULL); /* never started: no lanes */
+    TPG_EXPECT_EQ_INT(count(j, "{"), count(j, "}"));
+    TPG_EXPECT_EQ_INT(count(j, "["), count(j, "]"));
+    const char *dump = getenv("TPG_TRACE_DUMP"); /* tests/test_timeline.py feeds this to bench/timeline.py */
+    if (dump) {
+        FILE *f = fopen(dump, "w");
+        TPG_ASSERT(f != NULL);
+        fputs(j, f);
+        fclose(f);
+    }
+    free(j);
+    free(d0);
+    free(d1);
+}
+
+TPG_TEST(rejects_malformed_buffers) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    char msg[256];
+    TPG_EXPECT_EQ_INT(tpg_trace_check(d0, b, msg, sizeof msg), 0);
+    TPG_EXPECT_EQ_INT(tpg_trace_check(d0, 100, msg, sizeof msg), -1);
+    TPG_EXPECT_STR_CONTAINS(msg, "smaller than its 256-byte header");
+    TPG_EXPECT_EQ_INT(tpg_trace_check(d0, b - 1, msg, sizeof msg), -1); /* one record short */
+    TPG_EXPECT_STR_CONTAINS(msg, "shorter than its 3 CTAs x 4 records");
+    hdr(d0)->ctas = 1000000; /* a corrupt header must not send the reader out of bounds */
+    TPG_EXPECT_EQ_INT(tpg_trace_check(d0, b, msg, sizeof msg), -1);
+    hdr(d0)->ctas = CTAS;
+    hdr(d0)->magic = 0;
+    TPG_EXPECT_EQ_INT(tpg_trace_check(d0, b, msg, sizeof msg), -1);
+    TPG_EXPECT_STR_CONTAINS(msg, "magic");
+    tpg_trace_device d = {0, 0, d0, b};
+    int rc;
+    char *j = to_json(&d, 1, NULL, &rc, msg, sizeof msg);
+    TPG_EXPECT_EQ_INT(rc, -1);
+    TPG_EXPECT_STR_CONTAINS(msg, "rank 0: trace buffer has magic");
+    free(j);
+    free(d0);
+}
+
+TPG_TEST(counts_beyond_cap_are_clamped) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    cta(d0, 0)->count[1] = 0xffffffffu; /* a wild count reads at most cap records */
+    tpg_trace_device d = {0, 0, d0, b};
+    tpg_trace_summary sum;
+    char msg[256];
+    int rc;
+    char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_EXPECT_EQ_INT(rc, 0);
+    TPG_EXPECT_EQ_INT(sum.dropped, 0xffffffffll - CAP);
+    TPG_EXPECT_EQ_INT(sum.records, 8);
+    free(j);
+    free(d0);
+}
+
+TPG_TEST(no_barrier_times_means_no_offset) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    memset(hdr(d0)->barrier, 0, sizeof hdr(d0)->barrier);
+    hdr(d0)->kernel_written = 0;
+    tpg_trace_device d = {0, 0, d0, b};
+    tpg_trace_summary sum;
+    char msg[256];
+    int rc;
+    char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_EXPECT_EQ_INT(rc, 0);
+    TPG_EXPECT_EQ_INT(sum.has_offset[0], 0);
+    TPG_EXPECT_EQ_INT(sum.silent_kernels, 1);
+    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [null]");
+    TPG_EXPECT(strstr(j, "\"start barrier\"") == NULL);
+    /* the inferred copy then starts at the first wait */
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
+                               "\"tid\": 1, \"ts\": 54.000, \"dur\": 15.000");
+    free(j);
+    free(d0);
+}
+
+TPG_TEST_MAIN(TPG_CASE(two_devices_convert), TPG_CASE(rejects_malformed_buffers), TPG_CASE(counts_beyond_cap_are_clamped),
+              TPG_CASE(no_barrier_times_means_no_offset))

@@ -1,0 +1,14 @@
+/* What one self-test kernel instance is, exported by the instance itself (selftest_instance.cu) so
+ * that the host never restates a tile, cluster, block size or smem size by hand. */
+#ifndef TPG_SELFTEST_SHAPE_H
+#define TPG_SELFTEST_SHAPE_H
+
+typedef struct tpg_selftest_shape {
+    int bm, bn;               /* tile */
+    int cluster_m, cluster_n; /* CTA cluster (the shared operand's map box is tile / 2 rows) */
+    int pingpong;             /* TPG_CONSUMER_MODE */
+    int threads, smem_bytes;  /* launch */
+    int dtype;                /* 0 bf16, 1 fp16 (operands and outputs) */
+} tpg_selftest_shape;
+
+#endif

@@ -1,0 +1,298 @@
+/* Host helpers of the GPU self-test (declared in selftest_util.cuh). */
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "selftest_util.cuh"
+
+PFN_cuTensorMapEncodeTiled_v12000 g_encode;
+int g_num_sms;
+int g_failures;
+
+void kern_init(kern *K, const char *name, const void *fn, const tpg_selftest_shape &s, double bound)
+{
+    K->name = name;
+    K->fn = fn;
+    K->s = s;
+    K->bound = bound;
+    CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, s.smem_bytes));
+    const int cluster = s.cluster_m * s.cluster_n;
+    K->grid = g_num_sms / cluster * cluster;
+    if (cluster > 1) {
+        /* the persistent walk needs every cluster resident (per-tile waits): cap at what fits at once */
+        cudaLaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = (unsigned)cluster;
+        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDim = dim3(K->grid);
+        cfg.blockDim = dim3(s.threads);
+        cfg.dynamicSmemBytes = s.smem_bytes;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int fit = 0;
+        CK(cudaOccupancyMaxActiveClusters(&fit, fn, &cfg));
+        if (fit * cluster < K->grid) K->grid = fit * cluster;
+        printf("%s: cluster %dx%d, %d clusters fit, grid %d\n", name, s.cluster_m, s.cluster_n, fit, K->grid);
+        if (fit < 1) {
+            fprintf(stderr, "%s: no cluster fits\n", name);
+            exit(2);
+        }
+    }
+}
+
+void *dalloc(size_t bytes)
+{
+    void *p;
+    CK(cudaMalloc(&p, bytes));
+    return p;
+}
+
+void rand_fill(const kern &K, void *p, size_t n, unsigned int seed)
+{
+    if (K.s.dtype == 0) fill_rand<<<1024, 256>>>((__nv_bfloat16 *)p, n, seed);
+    else fill_rand<<<1024, 256>>>((__half *)p, n, seed);
+    CK(cudaGetLastError());
+}
+
+static CUtensorMapDataType map_type(const kern &K)
+{
+    return K.s.dtype == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+/* K-major operand map: {k, rows}, 128B swizzle, box {64, box_rows}; OOB reads are zero-filled. */
+static void make_map(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k,
+                     unsigned int box_rows)
+{
+    cuuint64_t dims[2] = {k, rows};
+    cuuint64_t strides[1] = {k * 2};
+    cuuint32_t box[2] = {64, box_rows};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = g_encode(map, map_type(K), 2, (void *)base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) rows=%llu k=%llu box=%u\n", (int)r, rows, k, box_rows);
+        exit(2);
+    }
+}
+
+void map_a(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k)
+{
+    make_map(map, K, base, rows, k, K.s.bm / K.s.cluster_n);
+}
+
+void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k)
+{
+    make_map(map, K, base, rows, k, K.s.bn / K.s.cluster_m);
+}
+
+/* Destination map as runtime/src/tensormap.c builds it: 3-D {n, m, l}, row stride ld, batch stride batch
+ * (elements), 128B swizzle, box {64, 64, 1}; the extent clips ragged tiles. */
+static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m, int l, long long ld, long long batch)
+{
+    if (l <= 1) batch = ld * m;
+    cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)l};
+    cuuint64_t strides[2] = {(cuuint64_t)ld * 2, (cuuint64_t)batch * 2};
+    cuuint32_t box[3] = {64, 64, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    CUresult r = g_encode(map, map_type(K), 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled (D) failed (%d) n=%d m=%d l=%d ld=%lld\n", (int)r, n, m, l, ld);
+        exit(2);
+    }
+}
+
+/* Fills stage s's destination (pointer, strides and the TMA-store map) for extent m x n x l. */
+void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch)
+{
+    p->stage[s].d = d;
+    p->stage[s].d_ld = ld;
+    p->stage[s].d_batch = batch;
+    make_dmap(&p->stage[s].d_map, K, d, p->n, p->m, p->l, ld, batch);
+}
+
+void base_params(tpg_gemm_params *p, const ctl &c, int m, int n, int k, int l, int stages)
+{
+    memset(p, 0, sizeof(*p));
+    p->num_stages = stages;
+    p->m = m; p->n = n; p->k = k; p->l = l;
+    p->alpha = 1.f; p->beta = 0.f;
+    p->epoch = c.epoch;
+    p->status = c.status;
+    p->timeout_ns = 2000000000ull; /* 2 s: a bug must not hang the test */
+}
+
+void set_epoch(const ctl &c, unsigned int e)
+{
+    CK(cudaMemcpy(c.epoch, &e, 4, cudaMemcpyHostToDevice));
+    CK(cudaMemset(c.status, 0, 4));
+}
+
+unsigned int get_status(const ctl &c)
+{
+    unsigned int s;
+    CK(cudaMemcpy(&s, c.status, 4, cudaMemcpyDeviceToHost));
+    return s;
+}
+
+/* The graph's launch (runtime/src/graph.c): persistent grid, clusters 1-D along x. */
+void launch(const kern &K, const tpg_gemm_params *p, cudaStream_t st)
+{
+    void *args[1] = {(void *)p};
+    cudaLaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = (unsigned)(K.s.cluster_m * K.s.cluster_n);
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(K.grid);
+    cfg.blockDim = dim3(K.s.threads);
+    cfg.dynamicSmemBytes = K.s.smem_bytes;
+    cfg.stream = st;
+    cfg.attrs = &attr;
+    cfg.numAttrs = attr.val.clusterDim.x > 1 ? 1 : 0;
+    CK(cudaLaunchKernelExC(&cfg, K.fn, args));
+}
+
+/* Wait for the default stream with a host-side watchdog: a kernel that does not finish within
+ * WATCHDOG_S is reported and the process ends at once (_exit: no CUDA teardown that could block on
+ * the hung kernel; the driver reclaims the context). */
+void sync_watchdog(const char *what)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(0);
+        if (e == cudaSuccess) return;
+        if (e != cudaErrorNotReady) {
+            fprintf(stderr, "kernel failed (%s): %s\n", what, cudaGetErrorString(e));
+            exit(2);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) + 1e-9 * (t.tv_nsec - t0.tv_nsec) > WATCHDOG_S) {
+            printf("HANG: %s did not finish within %.0f s; aborting\n", what, WATCHDOG_S);
+            fflush(stdout);
+            fflush(stderr);
+            _exit(3);
+        }
+        usleep(200);
+    }
+}
+
+static const char *g_case = "";
+static void on_alarm(int)
+{
+    static const char msg[] = "HANG: case guard expired (a blocking CUDA call did not return); aborting: ";
+    ssize_t r = write(1, msg, sizeof msg - 1);
+    r = write(1, g_case, strlen(g_case));
+    r = write(1, "\n", 1);
+    (void)r;
+    _exit(3);
+}
+
+void case_guard(const char *what, unsigned int seconds)
+{
+    g_case = what;
+    signal(SIGALRM, on_alarm);
+    alarm(seconds);
+}
+
+double run_and_time_ms(const kern &K, const tpg_gemm_params *p)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    CK(cudaEventRecord(a, 0));
+    launch(K, p, 0);
+    CK(cudaEventRecord(b, 0));
+    sync_watchdog(K.name);
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
+    return ms;
+}
+
+/* Reference helpers dispatching on dtype. */
+void ref_dot_h(const kern &K, const void *A, long long a_bs, const void *B, long long b_bs, int m, int n, int k,
+                      int l, float coef, float *out, int acc)
+{
+    dim3 g((n + 127) / 128, m, l);
+    if (K.s.dtype == 0)
+        ref_dot<<<g, 128>>>((const __nv_bfloat16 *)A, a_bs, (const __nv_bfloat16 *)B, b_bs, m, n, k, l, coef, out, acc);
+    else ref_dot<<<g, 128>>>((const __half *)A, a_bs, (const __half *)B, b_bs, m, n, k, l, coef, out, acc);
+    CK(cudaGetLastError());
+}
+
+void ref_axpy_h(const kern &K, const void *C, long long c_ld, long long c_batch, float beta, float *out, int m,
+                       int n, int l)
+{
+    dim3 g((n + 127) / 128, m, l);
+    if (K.s.dtype == 0) ref_axpy<<<g, 128>>>((const __nv_bfloat16 *)C, c_ld, c_batch, beta, out, m, n, l);
+    else ref_axpy<<<g, 128>>>((const __half *)C, c_ld, c_batch, beta, out, m, n, l);
+    CK(cudaGetLastError());
+}
+
+/* Returns the metric; NaN/inf in D (e.g. an unwritten poisoned element) gives +inf. */
+double compare_h(const kern &K, const void *D, long long d_ld, long long d_batch, const float *ref, int m, int n,
+                        int l)
+{
+    unsigned int *st = (unsigned int *)dalloc(12), h[3];
+    CK(cudaMemset(st, 0, 12));
+    dim3 g((n + 127) / 128, m, l);
+    if (K.s.dtype == 0) compare<<<g, 128>>>((const __nv_bfloat16 *)D, d_ld, d_batch, ref, m, n, l, st);
+    else compare<<<g, 128>>>((const __half *)D, d_ld, d_batch, ref, m, n, l, st);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(h, st, 12, cudaMemcpyDeviceToHost));
+    CK(cudaFree(st));
+    if (h[2]) {
+        printf("    %u non-finite outputs\n", h[2]);
+        return INFINITY;
+    }
+    float dmax, rmax;
+    memcpy(&dmax, &h[0], 4); memcpy(&rmax, &h[1], 4);
+    return rmax > 0 ? dmax / rmax : INFINITY;
+}
+
+/* ---- result table ------------------------------------------------------------------------------ */
+
+#define MAX_ROWS 160
+static struct {
+    char name[64], dtype[16], value[48], bound[24];
+    int pass;
+} g_rows[MAX_ROWS];
+static int g_nrows;
+
+void record(const char *name, const kern &K, const char *value, const char *bound, int pass)
+{
+    if (g_nrows < MAX_ROWS) {
+        snprintf(g_rows[g_nrows].name, 64, "%s", name);
+        snprintf(g_rows[g_nrows].dtype, 16, "%s", K.name);
+        snprintf(g_rows[g_nrows].value, 48, "%s", value);
+        snprintf(g_rows[g_nrows].bound, 24, "%s", bound);
+        g_rows[g_nrows].pass = pass;
+        ++g_nrows;
+    }
+    if (!pass) ++g_failures;
+    printf("[%s] %-34s %-8s %s (bound %s)\n", pass ? "PASS" : "FAIL", name, K.name, value, bound);
+    fflush(stdout);
+}
+
+void record_metric(const char *name, const kern &K, double metric, unsigned int status, unsigned int want)
+{
+    char v[48], b[24];
+    snprintf(v, 48, "rel_err=%.3e status=%u", metric, status);
+    snprintf(b, 24, "%.0e", K.bound);
+    record(name, K, v, b, metric <= K.bound && status == want);
+}
+
+void print_results(void)
+{
+    printf("\n| case | kernel | result | bound | ok |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < g_nrows; ++i)
+        printf("| %s | %s | %s | %s | %s |\n", g_rows[i].name, g_rows[i].dtype, g_rows[i].value, g_rows[i].bound,
+               g_rows[i].pass ? "PASS" : "FAIL");
+}

@@ -1,0 +1,115 @@
+"""Tier 1 (no GPU): bench/timeline.py on small traces - a hand-written one and the C writer's own output
+(build/tests/test_trace with TPG_TRACE_DUMP). matplotlib is absent on CI, so the summary path and the
+"no matplotlib" message are tested here; the PNG path runs where matplotlib is installed
+(BENCHMARKS.md, "Timeline of one call")."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+import timeline  # noqa: E402
+
+
+def X(name, cat, pid, tid, ts, dur, **args):
+    return {"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def fake_trace():
+    """rank 0: 1 CTA x 2 warpgroups, stage 0 tiles then a 20 us flag wait, then stage 1; rank 1 idle."""
+    ev = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "rank 0 (cuda 0)"}},
+          {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "rank 1 (cuda 1)"}},
+          X("start barrier", "barrier", 0, 0, 0.0, 5.0),
+          X("end barrier", "barrier", 0, 0, 95.0, 5.0),
+          X("copy+flag stage 1", "copy", 0, 1, 5.0, 40.0, stage=1),
+          X("flag wait stage 1", "flag_wait", 0, 100, 25.0, 20.0, stage=1),
+          X("stage 1", "tile", 1, 101, 10.0, 10.0, stage=1, tile=0, mainloop_us=8.0, epilogue_us=2.0)]
+    for wg in (0, 1):
+        tid = 101 + wg
+        ev += [X("stage 0", "tile", 0, tid, 10.0, 30.0, stage=0, tile=0, mainloop_us=25.0, epilogue_us=5.0),
+               X("epilogue", "epilogue", 0, tid, 35.0, 5.0),
+               X("stage 1", "tile", 0, tid, 50.0, 40.0, stage=1, tile=1, mainloop_us=30.0, epilogue_us=10.0),
+               X("partial wait", "partial_wait", 0, tid, 81.0, 4.0, stage=1, tile=1)]
+    return {"traceEvents": ev, "tpgemm": {
+        "config": "ag_rota_bf16_tp2", "schedule": "AllGather1D_TilingCD_RotatingA", "kernel": "k", "tp": 2,
+        "m": 256, "n": 512, "k": 64, "start_exit_offset_us": [0.0, 0.75],
+        "devices": [{"rank": 0, "kernel_begin_us": 10.0, "kernel_end_us": 90.0, "dropped": 3},
+                    {"rank": 1, "kernel_begin_us": -1, "kernel_end_us": -1}]}}
+
+
+def test_summary_numbers():
+    s = timeline.summarize(fake_trace())
+    r0 = s[0]
+    assert r0["window_us"] == (10.0, 90.0) and r0["consumer_lanes"] == 2 and r0["ctas"] == 1
+    # stage 0: 2 x 30 us over 2 lanes x 80 us; stage 1: 2 x 40 us
+    assert r0["stages"][0]["busy_fraction"] == pytest.approx(60 / 160)
+    assert r0["stages"][1]["busy_fraction"] == pytest.approx(80 / 160)
+    assert r0["stages"][1]["mainloop_fraction"] == pytest.approx(60 / 160)
+    assert r0["busy_fraction"] == pytest.approx(140 / 160)
+    assert r0["flag_wait"] == {"count": 1, "total_us": 20.0, "max_us": 20.0}
+    assert r0["partial_wait"]["count"] == 2 and r0["partial_wait"]["total_us"] == pytest.approx(8.0)
+    assert [b[0] for b in r0["barriers"]] == ["start barrier", "end barrier"]
+    assert r0["copies"] == [("copy+flag stage 1", 5.0, 40.0)]
+    assert r0["dropped"] == 3
+    r1 = s[1]  # no kernel window in the metadata: the tiles' extent
+    assert r1["window_us"] == (10.0, 20.0) and r1["busy_fraction"] == pytest.approx(1.0)
+
+
+def test_cli_without_matplotlib_prints_summary_and_says_so(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(fake_trace()))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as on CI: import fails
+    assert timeline.main([str(path), "--png", str(tmp_path / "t.png")]) == 0
+    out = capsys.readouterr().out
+    assert "rank 0 (cuda 0): kernel 10.0 .. 90.0 us (80.0 us), 1 CTAs, 2 consumer lanes, busy 87.5%" in out
+    assert "3 records dropped" in out
+    assert "stage 0: 2 tile records, busy 37.5% (mainloop 31.2%)" in out
+    assert "flag waits: 1, total 20.0 us" in out
+    assert "copy+flag stage 1 (inferred): 5.0 .. 45.0 us" in out
+    assert "rank 1 +0.750 us" in out
+    assert "matplotlib is not installed" in out
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_rejects_a_file_without_trace_events(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{}")
+    with pytest.raises(SystemExit, match="not a trace-event file"):
+        timeline.load(str(path))
+
+
+def test_reads_the_c_writers_output(tmp_path):
+    """The JSON of runtime/src/cli/trace_json.c (synthetic buffers of tests/c/test_trace.c)."""
+    exe = ROOT / "build" / "tests" / "test_trace"
+    if not exe.exists():
+        pytest.skip("build/tests/test_trace is missing (ninja; tests/test_build.py reports why)")
+    dump = tmp_path / "c.json"
+    r = subprocess.run([str(exe), "two_devices_convert"], env=dict(os.environ, TPG_TRACE_DUMP=str(dump)),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(dump.read_text())
+    s = timeline.summarize(doc)
+    assert sorted(s) == [0, 1]
+    assert s[0]["ctas"] == 2 and s[0]["consumer_lanes"] == 3
+    assert s[0]["flag_wait"]["count"] == 2 and s[0]["partial_wait"]["count"] == 1
+    assert s[0]["dropped"] == 2
+    assert s[1]["window_us"][0] == pytest.approx(s[0]["window_us"][0] + 2.5)
+    text = timeline.format_summary(doc, s)
+    assert "rank 1 (cuda 3)" in text and "rank 1 +2.500 us" in text
+
+
+def test_alignment_shifts_each_device_by_its_start_barrier_offset():
+    doc = fake_trace()
+    al = timeline.align_clocks(doc)
+    before = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    after = [e for e in al["traceEvents"] if e.get("ph") == "X"]
+    for a, b in zip(before, after):
+        assert b["ts"] == pytest.approx(a["ts"] - (0.75 if a["pid"] == 1 else 0.0))
+    assert al["tpgemm"]["clocks_aligned"] and not doc["tpgemm"].get("clocks_aligned")  # the input is untouched
+    assert al["tpgemm"]["devices"][1]["kernel_begin_us"] == -1  # "no window" stays as it is
+    s = timeline.summarize(al)
+    assert s[1]["window_us"] == pytest.approx((10.0 - 0.75, 20.0 - 0.75))
