@@ -105,14 +105,14 @@ def table(records):
 
 
 def markdown(records, png_rel=None):
-    first = records[0] if records else {}
+    runs = list(dict.fromkeys((r.get("date", "?"), r.get("gpu", "?"), r.get("driver", "?"), r.get("command", "?"))
+                              for r in records)) or [("?", "?", "?", "?")]
     text = ("TFLOP/s per GPU of the local GEMM (the per-GPU part of each TP = 2 layer of measured-anchors.md, "
             "and two square GEMMs) on one GPU: the best shipped TP = 1 tpgemm config through the public API "
             "against cuBLASLt, same data, same run. Burst: median of 3 short windows after ≥ 1 s idle; "
             "sustained: ≥ 1 s windows back to back, later round; J: joules per GEMM (NVML) in that window. "
             "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover.\n\n"
-            f"Run {first.get('date', '?')} on {first.get('gpu', '?')}, driver {first.get('driver', '?')}: "
-            f"`{first.get('command', '?')}`\n\n")
+            + "".join(f"Run {d} on {g}, driver {v}: `{c}`\n\n" for d, g, v, c in runs))
     text += table(records)
     if png_rel:
         text += f"\n![local GEMM ratios]({png_rel})\n"

@@ -178,8 +178,8 @@ def test_kernel_dedup_and_registry(files):
 
 def test_kernel_instance_and_name(files):
     p = default_plan()
-    by_tile = {(k.dtype, k.bn, k.consumer_mode): k for k in p.kernels}
-    k = by_tile["bf16", 256, "cooperative"]
+    by_tile = {(k.dtype, k.bn, k.consumer_mode, k.cluster_m): k for k in p.kernels}
+    k = by_tile["bf16", 256, "cooperative", 1]
     assert re.fullmatch(r"gemm_sm90_bf16_128x256x64_s4_w2_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
     common = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry",
@@ -189,7 +189,7 @@ def test_kernel_instance_and_name(files):
         "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
         "#define TPG_SMEM_BYTES 231424", "#define TPG_GROUP_M 8", '#include "gemm_sm90.cuh"']
     # ping-pong: the mode is the one extra define; its epilogue staging doubles (4 * BM * 128)
-    k = by_tile["bf16", 128, "pingpong"]
+    k = by_tile["bf16", 128, "pingpong", 1]
     assert re.fullmatch(r"gemm_sm90_bf16_128x128x64_s5_w2pp_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
     common[:2] = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry"]

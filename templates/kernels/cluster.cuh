@@ -26,27 +26,14 @@ __device__ __forceinline__ uint32_t tpg_mapa(uint32_t addr, uint32_t rank)
     return d;
 }
 
-/* Arrive on an mbarrier of any CTA of the cluster (address from tpg_mapa). Release at cluster scope:
- * this thread's earlier reads of its own ring slot (wgmma, completed) happen before the peer's
- * producer, which acquires at cluster scope, multicasts new data into that slot. */
+/* Arrive on an mbarrier of any CTA of the cluster (address from tpg_mapa). Release at CTA scope, as
+ * for a local arrival: the only hazard this arrival guards is write-after-read (the partner's producer
+ * multicasts new data into the slot this warp read), and those reads completed at wgmma.wait_group,
+ * before the arrive issues; nothing is published through this barrier, so a cluster-scope release
+ * (a cluster-wide fence per k-block and warp) would order nothing more. */
 __device__ __forceinline__ void tpg_mbar_arrive_cluster(uint32_t cluster_addr)
 {
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
-}
-
-/* tpg_mbar_wait with acquire at cluster scope: the producer's wait on a ring slot that consumers of
- * both CTAs release. */
-__device__ __forceinline__ void tpg_mbar_wait_cluster(uint32_t bar, uint32_t parity)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "TPG_CWAIT_%=:\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra TPG_CWAIT_%=;\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
+    asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
 }
 
 /* Every thread of every CTA of the cluster, once: arrive (release) then wait (acquire). Not the

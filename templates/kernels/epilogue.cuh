@@ -45,16 +45,23 @@
 #include "sync.cuh"
 #include "trace.cuh"
 
-/* Output element types by tpg_dtype value: a pair of adjacent columns is the unit of load/pack. */
+/* Output element types by tpg_dtype value: a pair of adjacent columns is the unit of load/pack. A
+ * source pair is fetched raw (fetch: one ld.global.cg) and widened to fp32 later (widen), so that a
+ * chunk's loads can all be in flight before the first one is used. */
 template <int CD> struct tpg_cd_pair;
 template <> struct tpg_cd_pair<0> { /* bf16 */
     typedef __nv_bfloat16 T;
-    static __device__ __forceinline__ float2 load(const T *ptr)
+    typedef uint32_t raw;
+    static __device__ __forceinline__ raw zero() { return 0u; }
+    static __device__ __forceinline__ raw fetch(const T *ptr)
     {
         uint32_t b;
         asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(b) : "l"(ptr));
-        __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162 *>(&b);
-        return __bfloat1622float2(v);
+        return b;
+    }
+    static __device__ __forceinline__ float2 widen(raw b)
+    {
+        return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 *>(&b));
     }
     static __device__ __forceinline__ uint32_t pack(float x, float y)
     {
@@ -64,13 +71,15 @@ template <> struct tpg_cd_pair<0> { /* bf16 */
 };
 template <> struct tpg_cd_pair<1> { /* fp16 */
     typedef __half T;
-    static __device__ __forceinline__ float2 load(const T *ptr)
+    typedef uint32_t raw;
+    static __device__ __forceinline__ raw zero() { return 0u; }
+    static __device__ __forceinline__ raw fetch(const T *ptr)
     {
         uint32_t b;
         asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(b) : "l"(ptr));
-        __half2 v = *reinterpret_cast<__half2 *>(&b);
-        return __half22float2(v);
+        return b;
     }
+    static __device__ __forceinline__ float2 widen(raw b) { return __half22float2(*reinterpret_cast<__half2 *>(&b)); }
     static __device__ __forceinline__ uint32_t pack(float x, float y)
     {
         __half2 v = __floats2half2_rn(x, y);
@@ -79,12 +88,15 @@ template <> struct tpg_cd_pair<1> { /* fp16 */
 };
 template <> struct tpg_cd_pair<4> { /* fp32: stored with st.shared.v2, no pack */
     typedef float T;
-    static __device__ __forceinline__ float2 load(const T *ptr)
+    typedef float2 raw;
+    static __device__ __forceinline__ raw zero() { return make_float2(0.0f, 0.0f); }
+    static __device__ __forceinline__ raw fetch(const T *ptr)
     {
         float2 v;
         asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(ptr));
         return v;
     }
+    static __device__ __forceinline__ float2 widen(raw v) { return v; }
 };
 
 /* Per-consumer-thread epilogue state that lives across tiles. */
@@ -94,15 +106,37 @@ struct tpg_epi_state {
     bool defer;              /* may the flag wait for the next epilogue (see the header comment) */
 };
 
-/* Apply scale, partial and beta*C in place to the 8-column block `jb` of one m64 slab (rows r_lo and
- * r_lo + 8 of this thread). Loads are bounds-predicated (rows >= m, columns >= n); n is a multiple of
- * 8 and the column pair even, so one check covers both columns. In place because the next tile's wgmma
- * reads these registers ("+f"): a copy would keep both alive. */
-template <int CD, int BN>
-__device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int r_lo, int col, int m, int n,
-                                               const typename tpg_cd_pair<CD>::T *prow,
-                                               const typename tpg_cd_pair<CD>::T *crow, long long p_ld,
-                                               long long c_ld, float scale, float beta)
+/* The partial and C pairs of one chunk of one m64 slab for this thread: [8-column block][row lo/hi].
+ * Fetched all at once (kCB * 2 loads per source in flight) before tpg_epi_values uses any of them:
+ * loading next to each use made every pair a full L2/HBM round trip in sequence, which left the
+ * reduce-scatter epilogue longer than the other warpgroup's mainloop (timeline_rs: stage 1 ~20%
+ * slower than stage 0). Rows >= m and columns >= n read as zero (n is a multiple of 8, the pair even). */
+template <int CD, int KCB> struct tpg_epi_sources {
+    typename tpg_cd_pair<CD>::raw part[KCB][2], c[KCB][2];
+};
+
+template <int CD, int KCB>
+__device__ __forceinline__ void tpg_epi_fetch(tpg_epi_sources<CD, KCB> &src, int r_lo, int col0, int m, int n,
+                                              const typename tpg_cd_pair<CD>::T *prow,
+                                              const typename tpg_cd_pair<CD>::T *crow, long long p_ld, long long c_ld)
+{
+    typedef tpg_cd_pair<CD> P;
+#pragma unroll
+    for (int b = 0; b < KCB; ++b)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int col = col0 + 8 * b;
+            const bool in = r_lo + 8 * h < m && col < n;
+            src.part[b][h] = prow && in ? P::fetch(prow + 8 * h * p_ld + col) : P::zero();
+            src.c[b][h] = crow && in ? P::fetch(crow + 8 * h * c_ld + col) : P::zero();
+        }
+}
+
+/* Apply scale, partial and beta*C in place to the 8-column block `jb` of one m64 slab (chunk block b).
+ * In place because the next tile's wgmma reads these registers ("+f"): a copy would keep both alive. */
+template <int CD, int BN, int KCB>
+__device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int b, const tpg_epi_sources<CD, KCB> &src,
+                                               bool has_part, bool has_c, float scale, float beta)
 {
     typedef tpg_cd_pair<CD> P;
 #pragma unroll
@@ -110,14 +144,13 @@ __device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int
         float &x = acc[4 * jb + 2 * h], &y = acc[4 * jb + 2 * h + 1];
         x *= scale;
         y *= scale;
-        const bool in = r_lo + 8 * h < m && col < n;
-        if (prow && in) {
-            const float2 v = P::load(prow + 8 * h * p_ld + col);
+        if (has_part) {
+            const float2 v = P::widen(src.part[b][h]);
             x += v.x;
             y += v.y;
         }
-        if (crow && in) {
-            const float2 v = P::load(crow + 8 * h * c_ld + col);
+        if (has_c) {
+            const float2 v = P::widen(src.c[b][h]);
             x += beta * v.x;
             y += beta * v.y;
         }
@@ -196,10 +229,17 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
             const int col0 = tile.tn * BN + c * kSN;
             if (col0 >= p.n) break; /* uniform over the warpgroup */
             const uint32_t slab = wg_base + st.buf * kSlabBytes;
+            if (prow || crow) {
+                tpg_epi_sources<CD, kCB> src;
+                tpg_epi_fetch<CD, kCB>(src, r_lo, col0 + 2 * (lane & 3), p.m, p.n, prow, crow, sp.partial_ld, sp.c_ld);
 #pragma unroll
-            for (int b = 0; b < kCB; ++b)
-                tpg_epi_values<CD, BN>(acc[j], c * kCB + b, r_lo, col0 + 8 * b + 2 * (lane & 3), p.m, p.n, prow, crow,
-                                       sp.partial_ld, sp.c_ld, scale, p.beta);
+                for (int b = 0; b < kCB; ++b)
+                    tpg_epi_values<CD, BN, kCB>(acc[j], c * kCB + b, b, src, prow != nullptr, crow != nullptr, scale,
+                                                p.beta);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4 * kCB; ++i) acc[j][4 * c * kCB + i] *= scale;
+            }
             if constexpr (CD == 4) {
                 /* fp32: 8 bytes per row and block; unit = 2b + (lane%4)/2, half = lane%2 */
 #pragma unroll

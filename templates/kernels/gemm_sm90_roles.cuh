@@ -85,8 +85,9 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
         for (int kb = 0; kb < g.k_blocks; ++kb) {
-            if constexpr (kCluster > 1) tpg_mbar_wait_cluster(empty + 8 * ring.slot, ring.phase ^ 1u);
-            else tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u); /* fresh barrier: passes at once */
+            /* fresh barrier: passes at once. In a cluster the partner's consumers arrive here too; an
+             * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
+            tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
             const uint32_t bar = full + 8 * ring.slot;
             /* every byte that lands in this CTA's slot: its own box of one operand and both halves of
              * the shared one (own + partner's multicast); full boxes, even where zero-filled. The

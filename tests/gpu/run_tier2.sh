@@ -102,13 +102,13 @@ done
 # goes untested.
 VARIANT_SHAPES=("70B-qkv 16384 10240 8192" "70B-o 16384 8192 8192" "8B-o 8192 4096 4096" "small-a 512 1024 256")
 [ "$QUICK" = 1 ] && VARIANT_SHAPES=("${SMALL[@]}")
-default_config() { # schedule dtype -> the config picked by --schedule/--dtype (the plan's first line)
-    "$TPGEMM" --dry-run --schedule "$1" --tp "$TP" --dtype "$2" --m 512 --n 1024 --k 256 2>/dev/null |
+default_config() { # schedule dtype tp -> the config picked by --schedule/--dtype (the plan's first line)
+    "$TPGEMM" --dry-run --schedule "$1" --tp "$3" --dtype "$2" --m 512 --n 1024 --k 256 2>/dev/null |
         awk '/^Plan:/ {print $2; exit}'
 }
 while read -r cfg sched tp dt _; do
     [ "$tp" = "$TP" ] || continue
-    [ "$cfg" = "$(default_config "$sched" "$dt")" ] && continue
+    [ "$cfg" = "$(default_config "$sched" "$dt" "$TP")" ] && continue
     for shape in "${VARIANT_SHAPES[@]}"; do
         read -r name m n k <<<"$shape"
         one variants "$name/$cfg" 0 --config "$cfg" --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
@@ -125,6 +125,16 @@ for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
         done
     done
 done
+
+# Every other shipped TP = 1 config (e.g. the TP = 1-only cluster kernels) on one GPU, two shapes.
+while read -r cfg sched tp dt _; do
+    [ "$tp" = 1 ] || continue
+    [ "$cfg" = "$(default_config "$sched" "$dt" 1)" ] && continue
+    for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
+        read -r name m n k <<<"$shape"
+        one tp1 "$name/$cfg" 0 --config "$cfg" --devices 0 --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
+    done
+done < <("$TPGEMM" --list | tail -n +2)
 
 # alpha = 0.5, beta = 1 (C read), L = 2 batches.
 for sched in "${SCHEDULES[@]}"; do
