@@ -36,10 +36,35 @@ def render(records, tp):
     lines += ["", f"Geomean tpgemm / async TP: {fmt(g_async, 3)}; tpgemm / NCCL+cuBLAS: {fmt(g_nccl, 3)}; "
               f"tpgemm / cuBLAS local: {fmt(g_local, 3)}. Checks passed: "
               f"{sum(r.get('check') == 'passed' for r in records)}/{len(records)}."]
+    lines += acceptance_lines(records, tp)
     errors = [f"- {r['name']}: {k}: {v}" for r in records for k, v in (r.get("errors") or {}).items()]
     if errors:
         lines += ["", "Errors:", *errors]
     return "\n".join(lines) + "\n"
+
+
+SEED_PROBLEM = (16384, 106496, 16384)  # the seed's default problem (= the 405B-fc1 anchor)
+SEED_REPORTED = {4: "847 TFLOP/s per GPU (H100, TP = 4, fp16 accumulation)",
+                 8: "780 TFLOP/s per GPU (H100, TP = 8, fp16 accumulation)"}
+
+
+def acceptance_lines(records, tp):
+    """The figures the TP issues judge beyond the geomeans: fused / tpgemm local on the M = 16384 shapes,
+    and the seed's default problem against the cuBLAS local GEMM (next to the seed's own figure)."""
+    out = []
+    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops"))) for r in records if r["M"] == 16384]
+    if big:
+        out += ["", "tpgemm fused / tpgemm local on the M = 16384 shapes: "
+                + ", ".join(f"{n} {fmt(v, 3)}" for n, v in big) + "."]
+    seed = next((r for r in records if (r["M"], r["N"], r["K"]) == SEED_PROBLEM), None)
+    if seed:
+        line = (f"Seed default problem {' x '.join(map(str, SEED_PROBLEM))}: fused {fmt(seed.get('tpgemm_tflops'))} "
+                f"TFLOP/s per GPU = {fmt(ratio(seed.get('tpgemm_tflops'), seed.get('cublas_local_tflops')), 3)} x "
+                f"the cuBLAS local GEMM ({fmt(seed.get('cublas_local_tflops'))})")
+        if tp in SEED_REPORTED:
+            line += f"; the seed reported {SEED_REPORTED[tp]}"
+        out += ["", line + "."]
+    return out
 
 
 def replace_section(text, tp, body):

@@ -74,3 +74,15 @@ def test_bench_script_imports():
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed here; bench/tp_bench.py runs on the GPU machine (bench/run_tp.sh)")
     import tp_bench  # noqa: F401
+
+
+def test_acceptance_lines_name_the_seed_problem_and_the_local_ratios():
+    recs = [R.make_record(n, op, m, nn, k, 4, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES]
+    body = report_tp.render(recs, 4)
+    seed = recs[0]  # 405B-fc1 is the seed's default problem
+    want = seed["tpgemm_tflops"] / seed["cublas_local_tflops"]
+    assert f"= {want:.3f} x the cuBLAS local GEMM" in body and "the seed reported 847" in body
+    big = [r for r in recs if r["M"] == 16384]
+    assert body.count(" 2.000,") + body.count(" 2.000.") == len(big)  # fused 0.01 s, local 0.02 s a call
+    small = report_tp.render(recs[3:4], 2)  # 8B-qkv only: neither line
+    assert "Seed default problem" not in small and "M = 16384 shapes" not in small

@@ -2,7 +2,9 @@
 # Every GPU tier in one device call (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
 # benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
 #
-# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--skip STEP,...]
+# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--tp 2|4|8] [--skip STEP,...]
+#        --tp 4 / --tp 8 (the 4- and 8-GPU machines, issues 6 and 7): tier 2 and the TP benchmark at that
+#        degree (tier2_tpN.json, tpN.json with the seed-problem line), local_gemm and tune skipped
 #        steps: build, tier2, pytest, local_gemm, tp, tune; together they need more than one call, so the
 #        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
@@ -13,7 +15,21 @@ export PATH="$PATH:/usr/local/cuda/bin"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 
 SKIP=","
-[ "${1:-}" = "--skip" ] && SKIP=",${2:-},"
+TP=2
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --skip) SKIP=",${2:-},"; shift ;;
+    --tp) TP="${2:-}"; shift ;;
+    *) echo "run_all.sh: unknown argument '$1' (use --skip STEP,... and --tp N)" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$TP" in 2 | 4 | 8) ;; *) echo "run_all.sh: --tp must be 2, 4 or 8, got '$TP'" >&2; exit 2 ;; esac
+# TP = 4 / 8 machines (issues 6, 7): correctness and the TP benchmark at that degree; the one-GPU local
+# GEMM and the TP = 2 tune belong to the 2-GPU machine.
+[ "$TP" != 2 ] && SKIP="${SKIP}local_gemm,tune,"
+T2JSON=tier2.json
+[ "$TP" = 2 ] || T2JSON="tier2_tp$TP.json"
 FINAL="${OUT:-$PWD/build/all-out}"
 WORK="$(mktemp -d)"
 mkdir -p "$FINAL"
@@ -26,7 +42,7 @@ DEADLINE=$((START + ${RUN_ALL_BUDGET_S:-540}))
 
 # Copies what the steps have written so far to $FINAL (at most 8 files come back from the device).
 collect() {
-    for f in tier2/tier2.json local_gemm/local_gemm.json tp/tp2.json tune/llama3-70b_tp2.yaml; do
+    for f in "tier2/$T2JSON" local_gemm/local_gemm.json "tp/tp$TP.json" "tp/tp$TP.png" tune/llama3-70b_tp2.yaml; do
         [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
     done
     cp "$SUMMARY" "$FINAL/summary.txt"
@@ -54,10 +70,10 @@ step() {
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
 step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout bench
-step tier2 130 bash tests/gpu/run_tier2.sh
+step tier2 200 bash tests/gpu/run_tier2.sh --tp "$TP"
 step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
-step tp 160 bash bench/run_tp.sh --tp 2 ${TP_ARGS:-}
+step tp 160 bash bench/run_tp.sh --tp "$TP" ${TP_ARGS:-}
 # Autotuning (issue 5): build the candidates here (16 cores), profile them, keep tuned/*.yaml + report.
 step tune 240 sh -c 'python3 -m generator tune --model llama3-70b --tp 2 --tokens 16384 -j 16 '"${TUNE_ARGS:-}"' &&
     cp tuned/*.yaml build/tune/*/report.* "$OUT"/'
