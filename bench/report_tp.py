@@ -19,7 +19,7 @@ def fmt(x, digits=0):
 
 def render(records, tp):
     cols = ["shape", "op", "M", "N", "K", "tpgemm", "tpgemm local", "cuBLAS local", "async TP", "NCCL+cuBLAS",
-            "tpgemm / async TP", "tpgemm / NCCL+cuBLAS", "J/call tpgemm", "J/call async TP", "check"]
+            "tpgemm / async TP", "tpgemm / NCCL+cuBLAS", "J/call tpgemm", "J/call async TP", "check", "config"]
     lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over ≥ 1 s windows, median of rounds; "
              "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`).", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -28,7 +28,8 @@ def render(records, tp):
         row += [fmt(r.get(f"{v}_tflops")) for v in VARIANTS]
         row += [fmt(ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")), 3),
                 fmt(ratio(r.get("tpgemm_tflops"), r.get("nccl_cublas_tflops")), 3),
-                fmt(r.get("tpgemm_joules"), 3), fmt(r.get("torch_async_tp_joules"), 3), r.get("check", "–")]
+                fmt(r.get("tpgemm_joules"), 3), fmt(r.get("torch_async_tp_joules"), 3), r.get("check", "–"),
+                r.get("config", "–") + (" (tuned)" if r.get("tuned") else "")]
         lines.append("| " + " | ".join(row) + " |")
     g_async = geomean([ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")) for r in records])
     g_nccl = geomean([ratio(r.get("tpgemm_tflops"), r.get("nccl_cublas_tflops")) for r in records])

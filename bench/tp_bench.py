@@ -3,7 +3,9 @@ one process per GPU, all variants in one run on the same random data, interleave
 
     torchrun --nproc_per_node=2 bench/tp_bench.py [--rounds 2] [--window 1.0] [--only 8B-qkv,8B-o]
 
-TP = the world size. Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
+TP = the world size. tpgemm runs the tuned config of the exact GEMM when tuned/*.yaml has one (the
+dispatch table), else the schedule's default; "tpgemm local" runs the same kernel at TP = 1 where a
+config has it. Each record names both (config, local_config, tuned). Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
 then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
 """
 import argparse
@@ -158,7 +160,10 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     name, op_kind, m, n, k = shape
     progress(rank, f"{name}: setup")
     sched = getattr(args, f"{op_kind.lower()}_schedule")
-    cfg, cfg1 = lib.config(schedule=sched, tp=tp, dtype=args.dtype), lib.config(schedule=sched, tp=1, dtype=args.dtype)
+    # the tuned config of this exact GEMM when tuned/*.yaml has one (as a user who tuned would run it), and
+    # for "tpgemm local" the same kernel at TP = 1 where a config has it
+    cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
+    cfg1 = lib.same_kernel(cfg, 1)
     errors, figures, err = {}, {}, None
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
                                                 group_name)
@@ -202,7 +207,9 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         del keep, fns
         torch.cuda.empty_cache()
     return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors,
-                         extra={"windows": {v: f.get("windows") for v, f in figures.items()}})
+                         extra={"config": lib.config_info(cfg)["name"], "tuned": tuned,
+                                "local_config": lib.config_info(cfg1)["name"],
+                                "windows": {v: f.get("windows") for v, f in figures.items()}})
 
 
 def main():

@@ -42,6 +42,18 @@ class ShardShape(ctypes.Structure):
                                               "d_col0", "a_row0", "a_col0", "b_row0", "b_col0")]
 
 
+class ConfigInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
+                ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
+                ("bk", ctypes.c_int), ("stages", ctypes.c_int)]
+
+
+class DispatchEntry(ctypes.Structure):
+    _fields_ = [("model", ctypes.c_char_p), ("layer", ctypes.c_char_p), ("m", ctypes.c_int64), ("n", ctypes.c_int64),
+                ("k", ctypes.c_int64), ("dtype", ctypes.c_int), ("schedule", ctypes.c_char_p), ("tp", ctypes.c_int),
+                ("config", ctypes.c_int), ("tuned", ctypes.c_int)]
+
+
 class TpgError(RuntimeError):
     def __init__(self, status, what, detail):
         super().__init__(f"{what}: status {status}: {detail}")
@@ -56,6 +68,9 @@ def load(path=LIB_PATH):
     sigs = {
         "tpg_status_string": ([i], ctypes.c_char_p), "tpg_last_error": ([vp], ctypes.c_char_p),
         "tpg_config_find": ([ctypes.c_char_p, ctypes.c_char_p, i, i, p(i)], i),
+        "tpg_config_count": ([], i), "tpg_config_get": ([i, p(ConfigInfo)], i),
+        "tpg_dispatch_find": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, i,
+                               ctypes.c_char_p, i, p(DispatchEntry)], i),
         "tpg_ctx_create": ([p(CtxConfig), p(vp)], i), "tpg_ctx_create_rank": ([p(RankConfig), p(vp)], i),
         "tpg_ctx_destroy": ([vp], i), "tpg_ctx_rank": ([vp], i),
         "tpg_op_create": ([vp, p(OpDesc), p(vp)], i), "tpg_op_destroy": ([vp], i),
@@ -85,6 +100,32 @@ class Lib:
                                       tp, DTYPES[dtype], ctypes.byref(idx))
         self.check(st, f"tpg_config_find(schedule={schedule}, tp={tp}, dtype={dtype})")
         return idx.value
+
+    def config_info(self, index):
+        info = ConfigInfo()
+        self.check(self.lib.tpg_config_get(index, ctypes.byref(info)), f"tpg_config_get({index})")
+        return {"name": info.name.decode(), "schedule": info.schedule.decode(), "kernel": info.kernel.decode(),
+                "tp": info.tp, "dtype": info.dtype}
+
+    def tuned_or_default(self, schedule, tp, dtype, m, n, k):
+        """(config index, tuned): the config `python3 -m generator tune` chose for exactly this GEMM when
+        the dispatch table has such a row, else the default config of the schedule (what a user gets
+        from tpg_dispatch_find after tuning their shapes, and from tpg_config_find before)."""
+        e = DispatchEntry()
+        st = self.lib.tpg_dispatch_find(None, None, m, n, k, DTYPES[dtype], schedule.encode(), tp, ctypes.byref(e))
+        if st == TPG_OK and e.tuned and (e.m, e.n, e.k) == (m, n, k):
+            return e.config, True
+        return self.config(schedule=schedule, tp=tp, dtype=dtype), False
+
+    def same_kernel(self, index, tp):
+        """A config with config `index`'s schedule and kernel at TP = tp (the local GEMM of a fused
+        config), else the schedule's default at tp."""
+        want = self.config_info(index)
+        for i in range(self.lib.tpg_config_count()):
+            c = self.config_info(i)
+            if (c["tp"], c["schedule"], c["kernel"]) == (tp, want["schedule"], want["kernel"]):
+                return i
+        return self.config(schedule=want["schedule"], tp=tp, dtype={v: k for k, v in DTYPES.items()}[want["dtype"]])
 
     def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0):
         """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order."""

@@ -62,3 +62,19 @@ def test_create_rank_argument_errors(lib):
     with pytest.raises(tpgemm_lib.TpgError) as e:
         lib.ctx_rank(tp=2, rank=2, device=0, allgather=lambda s: s * 2)
     assert e.value.status == 1 and "rank = 2" in str(e.value)
+
+
+def test_tuned_or_default_and_same_kernel(lib):
+    """tp_bench's config choice: the tuned row of exactly this GEMM, else the default; local = same kernel."""
+    ag = "AllGather1D_TilingCD_RotatingA"
+    default = lib.config(schedule=ag, tp=2, dtype="bf16")
+    idx, tuned = lib.tuned_or_default(ag, 2, "bf16", 8192, 6144, 4096)  # no tuned file covers 8B at TP = 2
+    assert (idx, tuned) == (default, False)
+    info = lib.config_info(default)
+    local = lib.config_info(lib.same_kernel(default, 1))
+    assert (local["tp"], local["kernel"], local["schedule"]) == (1, info["kernel"], ag)
+    if (ROOT / "tuned" / "llama3-70b_tp2.yaml").exists():  # the committed tuned set: the 70B qkv GEMM runs its tuned config
+        idx, tuned = lib.tuned_or_default(ag, 2, "bf16", 16384, 10240, 8192)
+        assert tuned and lib.config_info(idx)["name"] == "tuned_llama3_70b_qkv_bf16_tp2"
+        # a different M is not "exactly this GEMM": the default again
+        assert lib.tuned_or_default(ag, 2, "bf16", 8192, 10240, 8192) == (default, False)
