@@ -31,7 +31,8 @@ def needs_gpus(n: int):
 def built():
     if not shutil.which("ninja"):
         pytest.skip("ninja is not installed")
-    subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tpgemm"], cwd=ROOT, check=True)
+    subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tpgemm"], cwd=ROOT,
+                   check=True)
 
 
 @needs_gpus(2)
@@ -41,6 +42,17 @@ def test_missing_peer_times_out_then_fresh_context_works(built):
     print(out.stdout, out.stderr)
     assert out.returncode == 0, out.stderr
     assert "TPG_ERR_TIMEOUT" in out.stdout
+
+
+@needs_gpus(2)
+def test_two_processes_bad_args_fail_both_and_new_tensors_replace_old(built):
+    """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather."""
+    out = subprocess.run([str(ROOT / "build/tests/gpu_multiprocess")], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in out.stdout
+    assert out.stdout.count("seed 1001: max error") == 2  # both ranks checked the replaced tensors
 
 
 @needs_gpus(2)

@@ -155,8 +155,12 @@ typedef struct tpg_rank_config {
  * memory: in PyTorch leave expandable_segments off).
  * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only) and tpg_op_destroy are collective,
  * called by every rank in the same order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the
- * allgather itself returns); tpg_op_run, tpg_op_run_rank, tpg_op_sync and tpg_op_set_scalars act on the
- * local rank only; tpg_op_shard_shape works for any rank. */
+ * allgather itself returns). A rank whose own arguments are wrong (a NULL desc or out, bad tensors) still
+ * takes part and fails every rank; only a NULL op or ctx returns at once (there is nothing to exchange
+ * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
+ * the peers' old shards: each rank drops its mappings of them once its own last run has finished, before
+ * the call's closing agreement, so a rank may free its old shard as soon as its call has returned. tpg_op_run, tpg_op_run_rank,
+ * tpg_op_sync and tpg_op_set_scalars act on the local rank only; tpg_op_shard_shape works for any rank. */
 tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
 /* The local rank of a multi-process context, or -1 for a single-process context (all ranks local). */
 int tpg_ctx_rank(const tpg_ctx *ctx);

@@ -4,8 +4,8 @@
  * Why a cache keyed by (rank, handle) and shared by every op of the context: cudaIpcOpenMemHandle maps
  * a given allocation only once per process and device, and several tensors (or several ops' tensors)
  * often sit in one allocation (PyTorch's caching allocator). Each op holds a reference to the entries
- * it uses (tpg_ipc_held) and releases them at tpg_op_destroy; an entry is closed when its last
- * reference goes. Entries keep their index for life (the held lists store indices); a closed entry's
+ * it uses (tpg_ipc_held, one list per peer kind) and releases them at tpg_op_destroy, or a kind's list
+ * when tpg_op_set_tensors brings new shards; an entry is closed when its last reference goes. Entries keep their index for life (the held lists store indices); a closed entry's
  * index is reused.
  *
  * The pure parts (tpg_ipc_ref_make, tpg_ipc_cache_find) need no device; tests/c/test_ipc.c covers them.

@@ -81,10 +81,20 @@ fail:
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
     if (out) *out = NULL;
     if (!ctx) return TPG_ERR_INVALID_ARGUMENT;
-    if (!desc || !out) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_create: desc and out must not be NULL");
     tpg_op *op = NULL;
-    tpg_status st = create_local(ctx, desc, &op);
-    if (tpg__multi_process(ctx)) st = tpg__op_create_collective(ctx, desc, &op, st); /* frees op on failure */
+    tpg_status st;
+    if (!desc || !out) {
+        tpg__set_error(ctx, "tpg_op_create: desc and out must not be NULL");
+        st = TPG_ERR_INVALID_ARGUMENT;
+    } else {
+        st = create_local(ctx, desc, &op);
+    }
+    /* multi-process: a rank that failed its own checks still takes part in the exchange (with an empty
+     * description), so its peers get the failure instead of waiting in the bootstrap forever */
+    if (tpg__multi_process(ctx)) {
+        const tpg_op_desc none = {0};
+        st = tpg__op_create_collective(ctx, desc ? desc : &none, &op, st); /* frees op on failure */
+    }
     if (st != TPG_OK) return st;
     ctx->num_ops++;
     *out = op;
@@ -101,7 +111,7 @@ void tpg__op_quiesce(tpg_op *op) {
     }
     tpg__graphs_destroy(op);
     if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
-    tpg_ipc_release(ctx, &op->ipc_held);
+    for (int kind = 0; kind < TPG_PEER_KIND_COUNT; kind++) tpg_ipc_release(ctx, &op->ipc_held[kind]);
 }
 
 /* Frees the local buffers and op itself; the caller restores the device. */

@@ -22,7 +22,9 @@ struct tpg_op {
     tpg_buffer_layout layout;
     tpg_peers peers;                       /* symmetric buffers + shard pointers of every rank */
     void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each local rank */
-    tpg_ipc_held ipc_held;                 /* multi-process: peers' allocations this op maps (ipc.h) */
+    /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from
+     * tpg_op_set_tensors release the mappings of the shards they replace */
+    tpg_ipc_held ipc_held[TPG_PEER_KIND_COUNT];
     tpg_tensors tensors[TPG_MAX_TP];
     int has_tensors[TPG_MAX_TP];
 

@@ -30,19 +30,34 @@ static tpg_status same_problem(tpg_ctx *ctx, const tpg_wire *recv) {
     return TPG_OK;
 }
 
-/* Opens every peer's ref[kind] and publishes it in the peer table. */
+/* Opens every peer's ref[kind] and publishes it in the peer table. The op then holds these mappings for
+ * `kind` instead of the ones it held before (a user replacing its tensors every step must not pile up
+ * mappings of freed shards): the old ones are released after the op's last run on this device has
+ * finished, since a launched graph may still read through them. */
 static tpg_status import_peers(tpg_op *op, const tpg_wire *recv, tpg_peer_kind kind, const char *what) {
     tpg_ctx *ctx = op->ctx;
-    TPG_CHECK(tpg__use_device(ctx, ctx->local_begin));
-    for (int q = 0; q < ctx->tp; q++) {
+    tpg_ipc_held fresh = {0};
+    tpg_status st = tpg__use_device(ctx, ctx->local_begin);
+    for (int q = 0; st == TPG_OK && q < ctx->tp; q++) {
         if (tpg__is_local(ctx, q)) continue;
-        if (!recv[q].ref[kind].present)
-            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d sent no handle for its %s", q, what);
+        if (!recv[q].ref[kind].present) {
+            tpg__set_error(ctx, "rank %d sent no handle for its %s", q, what);
+            st = TPG_ERR_BOOTSTRAP;
+            break;
+        }
         void *p = NULL;
-        TPG_CHECK(tpg_ipc_import(ctx, q, &recv[q].ref[kind], &op->ipc_held, &p));
-        tpg_peers_publish(&op->peers, q, kind, p);
+        st = tpg_ipc_import(ctx, q, &recv[q].ref[kind], &fresh, &p);
+        if (st == TPG_OK) tpg_peers_publish(&op->peers, q, kind, p);
     }
+    if (st == TPG_OK && op->has_run && op->ipc_held[kind].count > 0)
+        TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(op->last_stream[ctx->local_begin]), fail);
+    if (st != TPG_OK) goto fail;
+    tpg_ipc_release(ctx, &op->ipc_held[kind]); /* an allocation in both lists stays open (refs) */
+    op->ipc_held[kind] = fresh;
     return TPG_OK;
+fail:
+    tpg_ipc_release(ctx, &fresh);
+    return st;
 }
 
 tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **op, tpg_status local) {
