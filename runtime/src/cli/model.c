@@ -77,6 +77,16 @@ static int collect(const tpg_cli_args *a, int tp, layer_job *jobs) {
     return n;
 }
 
+/* Width of the config column: the longest config name of the rows (tuned names run long). */
+static int config_width(const layer_job *jobs, int n) {
+    int w = 6; /* "config" */
+    for (int i = 0; i < n; i++) {
+        const int len = (int)strlen(tpg_configs[jobs[i].row.config].name);
+        if (len > w) w = len;
+    }
+    return w;
+}
+
 static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job *jobs, int n) {
     if (a->json) {
         fprintf(f, "{\"model\": ");
@@ -92,8 +102,9 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
         fputs("]}\n", f);
         return;
     }
+    const int w = config_width(jobs, n);
     fprintf(f, "Model: %s, tp %d, %s, %d layers (plan)\n", a->model, tp, tpg_dtype_name(a->dtype), n);
-    fprintf(f, "%-9s %-14s %7s %7s %7s  %-32s %-12s %-20s %12s %12s\n", "layer", "op", "M", "N", "K", "config",
+    fprintf(f, "%-9s %-14s %7s %7s %7s  %-*s %-12s %-20s %12s %12s\n", "layer", "op", "M", "N", "K", w, "config",
             "tile", "stage GEMM", "moved/dev MB", "GFLOP/dev");
     for (int i = 0; i < n; i++) {
         const layer_job *j = &jobs[i];
@@ -103,8 +114,8 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
         if (tpg_plan_compute(c, j->m, j->row.n, j->row.k, 1, &ps) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c->kernel->bm, c->kernel->bn, c->kernel->bk);
         snprintf(stage, sizeof stage, "%" PRId64 "x%" PRId64 "x%" PRId64, ps.stage_m, ps.stage_n, ps.stage_k);
-        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-32s %-12s %-20s %12.1f %12.1f\n", j->row.layer,
-                op_name(c), j->m, j->row.n, j->row.k, c->name, tile, stage, ps.moved_bytes / 1e6,
+        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-12s %-20s %12.1f %12.1f\n", j->row.layer,
+                op_name(c), j->m, j->row.n, j->row.k, w, c->name, tile, stage, ps.moved_bytes / 1e6,
                 ps.flops_per_device / 1e9);
     }
 }
@@ -123,15 +134,16 @@ static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_jo
         fputs("]}\n", f);
         return;
     }
+    const int w = config_width(jobs, n);
     fprintf(f, "Model: %s, tp %d, %s\n", a->model, tp, tpg_dtype_name(a->dtype));
-    fprintf(f, "%-9s %-14s %7s %7s %7s  %-32s %-8s %10s %16s\n", "layer", "op", "M", "N", "K", "config", "check",
+    fprintf(f, "%-9s %-14s %7s %7s %7s  %-*s %-8s %10s %16s\n", "layer", "op", "M", "N", "K", w, "config", "check",
             "ms", "TFLOP/s per GPU");
     for (int i = 0; i < n; i++) {
         const layer_job *j = &jobs[i];
         const tpg_cli_result *r = &j->res;
         const char *check = r->check == TPG_CHECK_PASSED ? "passed" : r->check == TPG_CHECK_FAILED ? "FAILED" : "skipped";
-        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-32s %-8s %10.4f %16.1f\n", j->row.layer,
-                op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, r->config, r->exit_code > 1 ? "error" : check,
+        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-8s %10.4f %16.1f\n", j->row.layer,
+                op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, w, r->config, r->exit_code > 1 ? "error" : check,
                 r->avg_ms, r->tflops_per_gpu);
     }
 }
