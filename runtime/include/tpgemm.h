@@ -206,9 +206,13 @@ tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
 /* Sets rank r's tensors. The first time after all ranks are set, builds and instantiates each
- * device's CUDA graph; later calls update the executable graphs in place.
+ * device's CUDA graph; later calls update the executable graphs in place (a device whose peer-copy
+ * source changed gets its graph rebuilt, after the op's last launch there has finished). A call whose
+ * arguments are rejected changes nothing; one that fails later (building or updating the graphs) drops
+ * them: tpg_op_run returns TPG_ERR_NOT_READY until a call succeeds.
  * Multi-process: collective, r = the local rank; the A or B shard that peers copy from (all-gather
- * schedules) is exported as (IPC handle of its cudaMalloc allocation, offset) and opened by the peers. */
+ * schedules) is exported as (IPC handle of its cudaMalloc allocation, offset) and opened by the peers;
+ * after a failed call every rank must set its tensors again. */
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);

@@ -161,11 +161,16 @@ static void destroy_one(tpg_op *op, int r) {
     op->nodes[r] = NULL;
 }
 
-/* Kernel nodes take new parameters in place. A changed copy node makes the rank's graph be rebuilt
- * instead: cudaGraphExecMemcpyNodeSetParams1D may turn a peer copy that the instantiated graph ran on
- * a copy engine into a copy kernel, which then crawls on the one SM that all-gather leaves free
- * (measured on H200: a 128 MiB peer shard took 4.4 ms instead of being hidden behind a 1.9 ms call). */
-tpg_status tpg__graphs_update(tpg_op *op) {
+/* Rebuilds rank r's graph. Launches of one executable graph run one after another, whatever the
+ * streams, and the protocol relies on it (one START barrier at a time bumps the epoch); a new
+ * executable graph is not ordered after the old one's launches, so those must finish first. */
+static tpg_status rebuild_one(tpg_op *op, int r) {
+    if (op->has_run) TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(op->last_stream[r]));
+    destroy_one(op, r);
+    return build_one(op, r);
+}
+
+static tpg_status update_all(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
     const tpg_schedule_table *t = op->sched;
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
@@ -179,8 +184,7 @@ tpg_status tpg__graphs_update(tpg_op *op) {
             rebuild = !same;
         }
         if (rebuild) {
-            destroy_one(op, r);
-            TPG_CHECK(build_one(op, r));
+            TPG_CHECK(rebuild_one(op, r));
             continue;
         }
         for (int i = 0; i < t->nodes_per_device; i++) {
@@ -192,6 +196,25 @@ tpg_status tpg__graphs_update(tpg_op *op) {
         }
     }
     return TPG_OK;
+}
+
+/* Kernel nodes take new parameters in place. A changed copy node makes the rank's graph be rebuilt
+ * instead: cudaGraphExecMemcpyNodeSetParams1D may turn a peer copy that the instantiated graph ran on
+ * a copy engine into a copy kernel, which then crawls on the one SM that all-gather leaves free
+ * (measured on H200: a 128 MiB peer shard took 4.4 ms instead of being hidden behind a 1.9 ms call).
+ * On failure every graph is dropped (built = 0: tpg_op_run says TPG_ERR_NOT_READY, the next
+ * successful refresh builds from scratch), never a half-updated set. */
+tpg_status tpg__graphs_update(tpg_op *op) {
+    tpg_status st = update_all(op);
+    if (st != TPG_OK) tpg__graphs_drop(op);
+    return st;
+}
+
+void tpg__graphs_drop(tpg_op *op) {
+    /* the next graphs are not ordered after these ones' launches (rebuild_one says why): wait for them */
+    for (int r = op->ctx->local_begin; op->has_run && r < op->ctx->local_end; r++)
+        if (cudaStreamSynchronize(op->last_stream[r]) != cudaSuccess) (void)cudaGetLastError();
+    tpg__graphs_destroy(op);
 }
 
 void tpg__graphs_destroy(tpg_op *op) {

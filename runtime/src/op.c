@@ -164,13 +164,13 @@ static int all_set(const tpg_op *op) {
 
 tpg_status tpg__op_refresh(tpg_op *op) {
     if (!all_set(op)) return TPG_OK;
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) TPG_CHECK(tpg__params_build(op, r));
-    tpg_status st;
-    if (op->built) {
-        st = tpg__graphs_update(op);
-        if (st != TPG_OK) tpg__graphs_destroy(op); /* a half-rebuilt rank: the next call rebuilds all */
+    tpg_status st = TPG_OK;
+    for (int r = op->ctx->local_begin; st == TPG_OK && r < op->ctx->local_end; r++) st = tpg__params_build(op, r);
+    if (st != TPG_OK) { /* built graphs would keep running the old arguments: drop them */
+        if (op->built) tpg__graphs_drop(op);
         return st;
     }
+    if (op->built) return tpg__graphs_update(op); /* drops every graph itself on failure */
     st = tpg__graphs_build(op);
     if (st != TPG_OK) tpg__graphs_destroy(op); /* the next call retries from scratch */
     return st;

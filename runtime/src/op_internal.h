@@ -63,6 +63,8 @@ tpg_status tpg__params_build(tpg_op *op, int rank);
 /* graph.c: builds + instantiates every rank's graph (first time), or updates the executable graphs. */
 tpg_status tpg__graphs_build(tpg_op *op);
 tpg_status tpg__graphs_update(tpg_op *op);
+/* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
+void tpg__graphs_drop(tpg_op *op);
 void tpg__graphs_destroy(tpg_op *op);
 
 #ifdef TPG_TRACE

@@ -37,6 +37,8 @@ static tpg_status same_problem(tpg_ctx *ctx, const tpg_wire *recv) {
 static tpg_status import_peers(tpg_op *op, const tpg_wire *recv, tpg_peer_kind kind, const char *what) {
     tpg_ctx *ctx = op->ctx;
     tpg_ipc_held fresh = {0};
+    void *before[TPG_MAX_TP];
+    for (int q = 0; q < ctx->tp; q++) before[q] = tpg_peers_get(&op->peers, q, kind);
     tpg_status st = tpg__use_device(ctx, ctx->local_begin);
     for (int q = 0; st == TPG_OK && q < ctx->tp; q++) {
         if (tpg__is_local(ctx, q)) continue;
@@ -55,7 +57,9 @@ static tpg_status import_peers(tpg_op *op, const tpg_wire *recv, tpg_peer_kind k
     tpg_ipc_release(ctx, &op->ipc_held[kind]); /* an allocation in both lists stays open (refs) */
     op->ipc_held[kind] = fresh;
     return TPG_OK;
-fail:
+fail: /* the table must not keep addresses of mappings released here */
+    for (int q = 0; q < ctx->tp; q++)
+        if (!tpg__is_local(ctx, q)) tpg_peers_publish(&op->peers, q, kind, before[q]);
     tpg_ipc_release(ctx, &fresh);
     return st;
 }
@@ -117,9 +121,11 @@ tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_stat
     st = tpg__agree(ctx, TPG_CALL_TENSORS_READY, st);
     /* A graph built here while a peer failed would wait for that peer: drop it (tpg_op_run then says
      * TPG_ERR_NOT_READY), and rebuild from scratch on the next successful call. */
-    if (st != TPG_OK && op->built) {
-        if (op->has_run && cudaStreamSynchronize(op->last_stream[me]) != cudaSuccess) (void)cudaGetLastError();
-        tpg__graphs_destroy(op);
+    if (st != TPG_OK) {
+        if (op->built) tpg__graphs_drop(op);
+        /* and no local call (tpg_op_set_scalars) may rebuild them on this failed exchange's state: only a
+         * successful tpg_op_set_tensors sets every rank's tensors again */
+        for (int q = 0; q < ctx->tp; q++) op->has_tensors[q] = 0;
     }
     tpg__restore_device(saved);
     return st;

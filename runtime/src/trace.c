@@ -66,7 +66,7 @@ tpg_status tpg__trace_enable(tpg_op *op, uint32_t cap) {
     return TPG_OK;
 fail:
     tpg__trace_free(op);
-    (void)tpg__graphs_update(op);
+    if (op->built) (void)tpg__graphs_update(op); /* a failed update dropped the graphs already */
     tpg__restore_device(saved);
     return st;
 }
