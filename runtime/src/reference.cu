@@ -134,11 +134,12 @@ struct ref_args {
     const int *ci;                // local col indices, nc
     int nr, nc;
     double count;                 // elements in the whole check (for the RMS), pass 1
+    int64_t yblock0, batch0;      // first row block / batch of this launch (grids stop at 65535 in y, z)
 };
 
 constexpr int TM = 64, TN = 64, TK = 16;
 
-// One 64x64 block of (ri x ci) outputs of batch blockIdx.z; 256 threads, 4x4 outputs each.
+// One 64x64 block of (ri x ci) outputs of batch batch0 + blockIdx.z; 256 threads, 4x4 outputs each.
 // pass 0: accumulate sum of ref^2; pass 1: compare with D.
 template <int AB, int CD>
 __global__ void __launch_bounds__(256) ref_kernel(ref_args a, accum *acc, int pass) {
@@ -149,8 +150,8 @@ __global__ void __launch_bounds__(256) ref_kernel(ref_args a, accum *acc, int pa
     __shared__ unsigned long long red_u[256];
 
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const int i0 = blockIdx.y * TM, j0 = blockIdx.x * TN;
-    const int64_t b = blockIdx.z;
+    const int i0 = (int)((blockIdx.y + a.yblock0) * TM), j0 = blockIdx.x * TN;
+    const int64_t b = blockIdx.z + a.batch0;
     const uint64_t bka = batch_key(a.key_a, b), bkb = batch_key(a.key_b, b);
 
     // Loader: thread loads row lr (0..63) and k offsets lk..lk+3 of both tiles.
@@ -246,11 +247,21 @@ __global__ void __launch_bounds__(256) ref_kernel(ref_args a, accum *acc, int pa
     }
 }
 
+// Grid y (row blocks) and z (batches) stop at 65535: large shards or many batches take several launches.
 template <int AB, int CD> cudaError_t launch_ref(const ref_args &a, int64_t l, accum *acc, int pass, cudaStream_t s) {
     if (a.nr == 0 || a.nc == 0) return cudaSuccess;
-    dim3 grid((unsigned)((a.nc + TN - 1) / TN), (unsigned)((a.nr + TM - 1) / TM), (unsigned)l);
-    ref_kernel<AB, CD><<<grid, 256, 0, s>>>(a, acc, pass);
-    return cudaGetLastError();
+    const int64_t yblocks = (a.nr + TM - 1) / TM, kMaxYZ = 65535;
+    for (int64_t b0 = 0; b0 < l; b0 += kMaxYZ)
+        for (int64_t y0 = 0; y0 < yblocks; y0 += kMaxYZ) {
+            ref_args part = a;
+            part.batch0 = b0, part.yblock0 = y0;
+            dim3 grid((unsigned)((a.nc + TN - 1) / TN), (unsigned)(yblocks - y0 < kMaxYZ ? yblocks - y0 : kMaxYZ),
+                      (unsigned)(l - b0 < kMaxYZ ? l - b0 : kMaxYZ));
+            ref_kernel<AB, CD><<<grid, 256, 0, s>>>(part, acc, pass);
+            cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) return e;
+        }
+    return cudaSuccess;
 }
 
 template <int AB>
