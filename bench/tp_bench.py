@@ -65,6 +65,12 @@ def allreduce(x, op):
     return t.item()
 
 
+def all_ok(ok):
+    """True on every rank iff ok on every rank: a variant that failed on one rank is dropped on all, so
+    the ranks keep calling the same collectives in the same order."""
+    return allreduce(1.0 if ok else 0.0, dist.ReduceOp.MIN) > 0.5
+
+
 def window(fn, calls, energy, tp):
     """Runs fn `calls` times back to back; returns (seconds, joules per GPU) — max time and mean energy over ranks."""
     torch.cuda.synchronize()
@@ -184,6 +190,9 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                 figures[v] = {"burst_s": t / calls, "windows": []}
             except Exception as e:
                 errors[v] = repr(e)[:300]
+            if not all_ok(v not in errors):
+                errors.setdefault(v, "failed on another rank")
+                figures.pop(v, None)
                 live.remove(v)
         for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
             for v in list(live):
@@ -195,6 +204,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                     figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules})
                 except Exception as e:
                     errors[v] = repr(e)[:300]
+                if not all_ok(v not in errors):
+                    errors.setdefault(v, "failed on another rank")
                     live.remove(v)
         for v, f in figures.items():
             f["sustained_s"], f["joules"] = R.summarize(f["windows"])
