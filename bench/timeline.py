@@ -107,6 +107,9 @@ def summarize(doc: dict) -> dict:
         for s in stages.values():
             s["busy_fraction"] = s["busy_us"] / (n * window)
             s["mainloop_fraction"] = s["mainloop_us"] / (n * window)
+            # per record (one warpgroup's share of a tile): compare local and fused runs of one kernel
+            s["mean_mainloop_us"] = s["mainloop_us"] / max(s["tiles"], 1)
+            s["mean_epilogue_us"] = s["epilogue_us"] / max(s["tiles"], 1)
         fw = d["flag_waits"]
         pw = d["partial_waits"]
         out[pid] = {
@@ -145,7 +148,8 @@ def format_summary(doc: dict, summary: dict) -> str:
                      + (f", {s['dropped']} records dropped (cap)" if s["dropped"] else ""))
         for st, v in s["stages"].items():
             lines.append(f"  stage {st}: {v['tiles']} tile records, busy {100 * v['busy_fraction']:.1f}% "
-                         f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total")
+                         f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total; "
+                         f"per record mainloop {v['mean_mainloop_us']:.2f} us, epilogue {v['mean_epilogue_us']:.2f} us")
         fw, pw = s["flag_wait"], s["partial_wait"]
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
                      f"max {fw['max_us']:.1f} us")

@@ -113,3 +113,11 @@ def test_alignment_shifts_each_device_by_its_start_barrier_offset():
     assert al["tpgemm"]["devices"][1]["kernel_begin_us"] == -1  # "no window" stays as it is
     s = timeline.summarize(al)
     assert s[1]["window_us"] == pytest.approx((10.0 - 0.75, 20.0 - 0.75))
+
+
+def test_per_record_means():
+    s = timeline.summarize(fake_trace())[0]["stages"]
+    assert s[0]["mean_mainloop_us"] == pytest.approx(25.0) and s[0]["mean_epilogue_us"] == pytest.approx(5.0)
+    assert s[1]["mean_mainloop_us"] == pytest.approx(30.0) and s[1]["mean_epilogue_us"] == pytest.approx(10.0)
+    text = timeline.format_summary(fake_trace(), timeline.summarize(fake_trace()))
+    assert "per record mainloop 25.00 us, epilogue 5.00 us" in text

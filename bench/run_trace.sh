@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Timelines of fused calls next to the local GEMM of the same per-GPU problem (trace build, one device
+# call), to see where fused time goes: per stage, the mean mainloop and epilogue time of a tile record.
+#
+# Usage: bench/run_trace.sh [--tp N] [--suffix S] [M N K]     (default TP 2, 16384 10240 8192)
+#   --suffix S   config family: ag_rota_bf16${S}_tpN / rs_tila_bf16${S}_tpN and their _tp1 (e.g. _wide)
+# Output ($OUT, default build/trace-out; at most 8 files come back from the device): per run NAME.png and
+# NAME.txt (bench/timeline.py's summary), and traces.tar.gz (the trace JSONs and tpgemm logs).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+export PATH="$PATH:/usr/local/cuda/bin"
+TP=2
+SUFFIX=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --tp) TP=$2; shift 2 ;;
+    --suffix) SUFFIX=$2; shift 2 ;;
+    *) break ;;
+    esac
+done
+M=${1:-16384} N=${2:-10240} K=${3:-8192}
+OUT=${OUT:-build/trace-out}
+mkdir -p "$OUT/json"
+ninja trace >"$OUT/json/build.log" 2>&1 || { tail -20 "$OUT/json/build.log"; exit 4; }
+
+# run NAME tpgemm-args...: one traced run, its summary and picture; prints the lines worth comparing.
+run() {
+    local name=$1 rc
+    shift
+    timeout 120 build/trace/tpgemm "$@" --iterations 20 --trace "$OUT/json/$name.json" >"$OUT/json/$name.log" 2>&1
+    rc=$?
+    if [ $rc != 0 ]; then echo "== $name: exit $rc"; tail -3 "$OUT/json/$name.log"; return; fi
+    python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/$name.txt" 2>&1
+    echo "== $name ($*): $(grep -E '^Avg runtime' "$OUT/json/$name.log")"
+    grep -E "^rank 0|^  stage" "$OUT/$name.txt" | head -3
+}
+
+run ag_fused --config "ag_rota_bf16${SUFFIX}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
+run ag_local --config "ag_rota_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --n $((N / TP)) --k "$K"
+run rs_fused --config "rs_tila_bf16${SUFFIX}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
+run rs_local --config "rs_tila_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --n "$N" --k $((K / TP))
+tar -czf "$OUT/traces.tar.gz" -C "$OUT" json && rm -rf "$OUT/json"
