@@ -374,7 +374,10 @@ tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *sh
     const bool full = (double)rows * (double)cols * (double)p->k <= (double)TPG_REF_FULL_LIMIT;
 
     // Index lists on the host: [all rows | all cols | sampled rows | sampled cols].
-    const int64_t max_rs = (rows + 127) / 128, max_cs = (cols + 255) / 256;
+    // Row bands of 32: any 64 consecutive rows (the smallest tile of any legal config, wherever a stage
+    // block starts) hold a whole band, so every output tile gets at least one full row checked.
+    const int64_t row_band = 32, col_band = 256;
+    const int64_t max_rs = (rows + row_band - 1) / row_band, max_cs = (cols + col_band - 1) / col_band;
     const size_t nidx = (size_t)(rows + cols + max_rs + max_cs);
     int *idx = (int *)malloc(nidx * sizeof(int));
     if (!idx) {
@@ -385,8 +388,8 @@ tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *sh
     for (int64_t j = 0; j < cols; j++) idx[rows + j] = (int)j;
     int64_t nrs = 0, ncs = 0;
     if (!full) {
-        nrs = band_samples(rows, 128, mix64(sample_seed ^ 0x51ull), idx + rows + cols);
-        ncs = band_samples(cols, 256, mix64(sample_seed ^ 0xc5ull), idx + rows + cols + nrs);
+        nrs = band_samples(rows, row_band, mix64(sample_seed ^ 0x51ull), idx + rows + cols);
+        ncs = band_samples(cols, col_band, mix64(sample_seed ^ 0xc5ull), idx + rows + cols + nrs);
     }
 
     tpg_status st = TPG_OK;

@@ -52,8 +52,9 @@ typedef struct tpg_ref_result {
 } tpg_ref_result;
 
 /* Shards with rows * cols * K at most this are checked in full; larger ones by a sample in which every
- * 128-row band contributes one row (all columns) and every 256-column band one column (all rows), in
- * every batch, so every 128x256 output tile is touched. */
+ * 32-row band contributes one row (all columns) and every 256-column band one column (all rows), in
+ * every batch: any 64 consecutive rows hold a whole band, so every output tile of every legal config
+ * (bm >= 64, wherever a stage block starts) has at least one complete row checked. */
 #define TPG_REF_FULL_LIMIT ((int64_t)1 << 34)
 
 /* Recomputes reference values in fp32 (regenerating A, B, C from the hash) and compares the D shard.
