@@ -58,6 +58,11 @@ KERNEL = Field("map", fields={
                           doc="m-tiles per raster group of the persistent tile walk"),
     "consumer_mode": Field("str", default="cooperative", enum=K.CONSUMER_MODES,
                            doc="cooperative (warpgroups share a tile) or pingpong (they alternate tiles)"),
+    "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
+        "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
+        "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
+                   doc="columns of one store unit: 64 (128-byte rows) or 32 (64-byte rows, half the staging smem)"),
+    }),
 })
 CONFIG = Field("map", fields={
     "name": Field("ident", required=True, doc="an identifier, unique among configs"),
@@ -260,7 +265,9 @@ def _semantic(doc: dict, w: _Walker) -> None:
                   (k.get("cluster") or {}).get("n"))
         if any(v is None for i_, v in enumerate(fields) if i_ != 5):
             continue  # already reported by the schema walk
-        for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative"):
+        subtile_n = (k.get("epilogue_subtile") or {}).get("n") or 64
+        for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative",
+                                                    epilogue_n=subtile_n):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -18,6 +18,9 @@ ACC_DTYPES = ("f32", "f16")
 SMEM_LIMIT = 232448          # 227 KiB of dynamic shared memory per block on sm_90
 SMEM_RESERVED = 2048         # 1024 B alignment slack for the 128B swizzle + mbarriers
 EPI_ROW_BYTES = 128          # epilogue: 2 chunk buffers of BM rows x 128 B (templates/kernels/epilogue.cuh)
+EPI_SUBTILE_M = (64,)        # epilogue subtile rows: one warpgroup's m64 slab
+EPI_SUBTILE_N = (32, 64)     # epilogue subtile columns (16-bit output: 64 or 128 bytes of a row)
+EPI_CHUNK_BYTES = (64, 128)  # the store unit's row bytes the kernel implements (64B / 128B swizzle)
 RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, scheduler.cuh)
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
 MIN_STAGES = 2
@@ -52,22 +55,32 @@ def output_dtype(dtype: str) -> str:
     return dtype if DTYPE_SIZE[dtype] == 2 else "bf16"
 
 
-def epilogue_bytes(bm: int, consumers: int = 2, mode: str = "cooperative") -> int:
-    """The TMA-store epilogue's smem (kEpiBytes): two 128-byte-wide chunk buffers per consumer
-    warpgroup of the rows it owns: BM/consumers (cooperative) or BM (pingpong, each owns whole tiles)."""
-    return 2 * bm * EPI_ROW_BYTES * (consumers if mode == "pingpong" else 1)
+def epilogue_bytes(bm: int, consumers: int = 2, mode: str = "cooperative", chunk: int = EPI_ROW_BYTES) -> int:
+    """The TMA-store epilogue's smem (kEpiBytes): two chunk buffers (rows of `chunk` bytes, the epilogue
+    subtile) per consumer warpgroup of the rows it owns: BM/consumers (cooperative) or BM (pingpong,
+    each owns whole tiles)."""
+    return 2 * bm * chunk * (consumers if mode == "pingpong" else 1)
+
+
+def epi_chunk_bytes(dtype: str, epilogue_n: int) -> int:
+    """Row bytes of one epilogue store unit: subtile columns x the output element size."""
+    return epilogue_n * DTYPE_SIZE[output_dtype(dtype)]
 
 
 def smem_bytes(stages: int, bm: int, bn: int, bk: int, dtype: str, consumers: int = 2,
-               mode: str = "cooperative") -> int:
-    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2·BM·128 (·consumers for pingpong) + 2048."""
-    return stages * (bm + bn) * bk * DTYPE_SIZE[dtype] + epilogue_bytes(bm, consumers, mode) + SMEM_RESERVED
+               mode: str = "cooperative", epilogue_n: int = 64) -> int:
+    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2·BM·chunk (·consumers for pingpong) + 2048,
+    chunk = epilogue subtile columns x output size (128 bytes by default)."""
+    return (stages * (bm + bn) * bk * DTYPE_SIZE[dtype]
+            + epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n)) + SMEM_RESERVED)
 
 
-def max_stages(bm: int, bn: int, bk: int, dtype: str, consumers: int = 2, mode: str = "cooperative") -> int:
+def max_stages(bm: int, bn: int, bk: int, dtype: str, consumers: int = 2, mode: str = "cooperative",
+               epilogue_n: int = 64) -> int:
     """The largest ring depth that fits the shared-memory limit (0 if not even one fits)."""
     per_stage = (bm + bn) * bk * DTYPE_SIZE[dtype]
-    return max(0, (SMEM_LIMIT - SMEM_RESERVED - epilogue_bytes(bm, consumers, mode)) // per_stage)
+    epi = epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n))
+    return max(0, (SMEM_LIMIT - SMEM_RESERVED - epi) // per_stage)
 
 
 def wg_rows(bm: int, consumers: int, mode: str = "cooperative") -> int:
@@ -95,6 +108,7 @@ class KernelSpec:
     cluster_n: int
     raster_group: int = 8
     consumer_mode: str = "cooperative"
+    epilogue_n: int = 64
 
     @property
     def dtype_cd(self) -> str:
@@ -110,14 +124,21 @@ class KernelSpec:
 
     @property
     def smem_bytes(self) -> int:
-        return smem_bytes(self.stages, self.bm, self.bn, self.bk, self.dtype, self.consumers, self.consumer_mode)
+        return smem_bytes(self.stages, self.bm, self.bn, self.bk, self.dtype, self.consumers, self.consumer_mode,
+                          self.epilogue_n)
+
+    @property
+    def epi_chunk_bytes(self) -> int:
+        return epi_chunk_bytes(self.dtype, self.epilogue_n)
 
     def fields(self) -> dict:
-        """The spec as hashed (kernel names, the plan's config hash). consumer_mode appears only when
-        it is not the default, so cooperative kernels keep the names they had before the knob."""
+        """The spec as hashed (kernel names, the plan's config hash). consumer_mode and epilogue_n appear
+        only when they are not the default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if not self.pingpong:
             del d["consumer_mode"]
+        if self.epilogue_n == 64:
+            del d["epilogue_n"]
         return d
 
     @property
@@ -134,11 +155,23 @@ class KernelSpec:
 
 def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                  consumers: int, cluster_m: int, cluster_n: int,
-                 consumer_mode: str = "cooperative") -> list[tuple[str, str, str]]:
+                 consumer_mode: str = "cooperative", epilogue_n: int = 64) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
-            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode))
+            + _subtile(dtype, bn, epilogue_n) + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n))
+
+
+def _subtile(dtype: str, bn: int, n: int) -> list[tuple[str, str, str]]:
+    """epilogue.cuh: a store unit row is 64 or 128 bytes, and the tile is cut into whole units."""
+    chunk = epi_chunk_bytes(dtype, n)
+    if chunk not in EPI_CHUNK_BYTES:
+        ok = [str(c // DTYPE_SIZE[output_dtype(dtype)]) for c in EPI_CHUNK_BYTES]
+        return [("epilogue_subtile.n", f"{n} columns of {output_dtype(dtype)} = {chunk} bytes per row; the store "
+                 "unit's rows are 64 or 128 bytes", ", ".join(ok))]
+    if bn % n:
+        return [("epilogue_subtile.n", f"{n} does not divide BN = {bn}", "a divisor of BN: 32 or 64")]
+    return []
 
 
 def _mode(mode: str, consumers: int, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
@@ -167,7 +200,7 @@ def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple
 
 
 def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
-          consumers: int, mode: str = "cooperative") -> list[tuple[str, str, str]]:
+          consumers: int, mode: str = "cooperative", epilogue_n: int = 64) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     if consumers not in CONSUMERS:
         return [("consumers", f"{consumers} consumer warpgroups", ", ".join(map(str, CONSUMERS)))]
@@ -197,17 +230,17 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
                     f"(({rows})·BN/2) exceed {MAX_ACC_PER_THREAD}",
                     f"bn <= {bn_max} with bm {bm} and {consumers} consumers"
                     + (" (pingpong)" if mode == "pingpong" else ", or more consumers")))
-    top = max_stages(bm, bn, bk, dtype, consumers, mode)
+    top = max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n)
     if stages is None:
         if top < MIN_STAGES:
-            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode)
+            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode, epilogue_n)
             out.append(("tile", f"{MIN_STAGES} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", "a smaller tile"))
     elif stages < MIN_STAGES:
         out.append(("stages", f"{stages}: the ring needs at least {MIN_STAGES} stages",
                     f"{MIN_STAGES}..{top}" if top >= MIN_STAGES else "a smaller tile"))
     else:
-        need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode)
+        need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode, epilogue_n)
         if need > SMEM_LIMIT:
             out.append(("stages", f"{stages} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}",
@@ -218,8 +251,9 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
 
 def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                 consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
-                consumer_mode: str = "cooperative") -> KernelSpec:
+                consumer_mode: str = "cooperative", epilogue_n: int = 64) -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted."""
     if stages is None:
-        stages = max_stages(bm, bn, bk, dtype, consumers, consumer_mode)
-    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode)
+        stages = max_stages(bm, bn, bk, dtype, consumers, consumer_mode, epilogue_n)
+    return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
+                      epilogue_n)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import config, kernels, plan
+from generator import config, kernels, plan, render
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,6 +79,10 @@ CASES = [
      "kernels[0].consumer_mode", ["pingpong needs 2 consumer warpgroups", "allowed: cooperative, or consumers: 2"]),
     ("pingpong_cluster", "{m: 1, n: 1}", "{m: 2, n: 1}\n    consumer_mode: pingpong", "consumer_mode",
      "kernels[0].consumer_mode", ["pingpong with a cluster is not implemented yet"]),
+    ("epilogue_subtile_n", "consumers: 2", "consumers: 2\n    epilogue_subtile: {m: 64, n: 16}", "n: 16",
+     "kernels[0].epilogue_subtile.n", ["unknown value", "allowed: 32, 64"]),
+    ("epilogue_subtile_m", "consumers: 2", "consumers: 2\n    epilogue_subtile: {m: 128, n: 64}", "{m: 128,",
+     "kernels[0].epilogue_subtile.m", ["allowed: 64"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -196,3 +200,26 @@ def test_cooperative_names_do_not_depend_on_the_consumer_mode_knob():
     assert "consumer_mode" not in coop.fields()
     pp = kernels.KernelSpec(**dict(coop.fields(), consumer_mode="pingpong"))
     assert pp.hash8 != coop.hash8
+
+
+def test_epilogue_subtile_halves_the_staging_and_keeps_default_names():
+    """n = 32 (64-byte store rows) halves the epilogue smem, so a ping-pong 128x128 fits 6 stages; the
+    default (n = 64) is not hashed, so existing kernel names stay."""
+    pp = BASE.replace("consumers: 2", "consumers: 2\n    consumer_mode: pingpong").replace("bn: 256", "bn: 128")
+    auto = pp.replace("    stages: 4\n", "")
+    k = _kernel(auto.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    epilogue_subtile: {m: 64, n: 32}"))
+    assert (k.epilogue_n, k.epi_chunk_bytes, k.stages) == (32, 64, 6)
+    assert k.smem_bytes == 6 * 256 * 128 + 4 * 128 * 64 + 2048 == 231424
+    default = _kernel(auto)
+    explicit = _kernel(auto.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    epilogue_subtile: {m: 64, n: 64}"))
+    assert default == explicit and default.epi_chunk_bytes == 128 and "epilogue_n" not in default.fields()
+    assert kernels.KernelSpec(**dict(default.fields(), epilogue_n=32)).hash8 != default.hash8
+    # the kernel file says so (only when not the default) and the registry carries the D map's box
+    text = auto.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    epilogue_subtile: {m: 64, n: 32}")
+    files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_EPI_CHUNK_BYTES 64" in files[f"kernels/{k.name}.cu"]
+    assert ".epi_chunk_bytes = 64," in files["registry.c"]
+    files = render.render(plan.build(config.validate(config.compose(auto, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "TPG_EPI_CHUNK_BYTES" not in files[f"kernels/{default.name}.cu"]
+    assert kernels.check_kernel("bf16", "f32", 128, 128, 64, 6, 2, 1, 1, "pingpong", 64)  # 6 stages: too big at n 64
+    assert not kernels.check_kernel("bf16", "f32", 128, 128, 64, 6, 2, 1, 1, "pingpong", 32)

@@ -96,7 +96,8 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     }
     /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (peer slot or user D) */
     return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, op->kernel->dtype_cd, sh->stage_n, sh->stage_m, sh->l,
-                                  p->d_ld, p->d_batch, e->dst_peer >= 0 ? "D (peer slot)" : "D");
+                                  p->d_ld, p->d_batch, op->kernel->epi_chunk_bytes,
+                                  e->dst_peer >= 0 ? "D (peer slot)" : "D");
 }
 
 static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barrier_params *b) {

@@ -53,17 +53,20 @@ tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr,
 }
 
 tpg_status tpg_tensormap_encode_d(tpg_ctx *ctx, CUtensorMap *map, void *ptr, tpg_dtype dtype, int64_t n, int64_t m,
-                                  int64_t l, int64_t ld, int64_t batch, const char *what) {
+                                  int64_t l, int64_t ld, int64_t batch, int chunk_bytes, const char *what) {
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     TPG_CHECK(get_encode(ctx, &encode));
     const size_t esize = tpg_dtype_size(dtype);
     if (l <= 1) batch = ld * m; /* unused by the kernel; any legal stride */
     cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)(l < 1 ? 1 : l)};
     cuuint64_t strides[2] = {(cuuint64_t)ld * esize, (cuuint64_t)batch * esize};
-    cuuint32_t box[3] = {(cuuint32_t)(128 / esize), 64, 1};
+    if (chunk_bytes != 128 && chunk_bytes != 64)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "%s: epilogue chunk of %d bytes (128 or 64)", what, chunk_bytes);
+    cuuint32_t box[3] = {(cuuint32_t)(chunk_bytes / (int)esize), 64, 1};
     cuuint32_t elem_strides[3] = {1, 1, 1};
+    const CUtensorMapSwizzle swizzle = chunk_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     CUresult r = encode(map, map_type(dtype), 3, ptr, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                        swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         TPG_FAIL(ctx, TPG_ERR_CUDA,
                  "cuTensorMapEncodeTiled(%s at %p: %lld x %lld x %lld of %s, ld %lld, batch %lld) failed: CUresult %d",

@@ -14,10 +14,11 @@ tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr,
                                 int64_t rows_total, int box_k, int box_rows, const char *what);
 
 /* Encodes the kernel's destination map (TMA store): 3-D {n, m, l} over ptr with row stride ld and batch
- * stride batch (elements), 128B swizzle, box {128 / size(dtype), 64, 1} (the epilogue's store chunk,
- * templates/kernels/epilogue.cuh). The extent is the stage's true m x n per batch, so the store clips
- * ragged tiles. ld and batch must be multiples of 16 bytes; with l == 1 batch is ignored. */
+ * stride batch (elements), box {chunk_bytes / size(dtype), 64, 1} (the epilogue's store unit,
+ * templates/kernels/epilogue.cuh) with the matching swizzle: 128B for 128-byte chunks, 64B for 64-byte
+ * ones. The extent is the stage's true m x n per batch, so the store clips ragged tiles. ld and batch
+ * must be multiples of 16 bytes; with l == 1 batch is ignored. */
 tpg_status tpg_tensormap_encode_d(tpg_ctx *ctx, CUtensorMap *map, void *ptr, tpg_dtype dtype, int64_t n, int64_t m,
-                                  int64_t l, int64_t ld, int64_t batch, const char *what);
+                                  int64_t l, int64_t ld, int64_t batch, int chunk_bytes, const char *what);
 
 #endif /* TPG_TENSORMAP_H */

@@ -3,8 +3,9 @@
  *
  *   out = scale * acc (+ partial, after its per-tile flag) (+ beta * C) -> stage.d_map
  *
- * The tile is cut into column chunks of SN = 128 bytes (64 bf16/fp16, 32 fp32 columns: one 128B-swizzle
- * row, the widest box a SWIZZLE_128B map allows), each chunk of each m64 slab one 64-row store unit.
+ * The tile is cut into column chunks of CHUNK bytes - the epilogue subtile: 128 (64 bf16/fp16 columns,
+ * one 128B-swizzle row, the widest box a SWIZZLE_128B map allows; the default) or 64 (half the staging
+ * smem, 64B swizzle) - each chunk of each m64 slab one 64-row store unit.
  * Each warpgroup owns 2 * SLABS units of 64 rows x 128 B and rotates through them with a counter that
  * runs on across tiles, so the TMA stores of earlier units (and of the previous tile's last ones)
  * overlap the writing of the next unit and the next tile's mainloop. The smem layout is the 128B swizzle (16-byte unit u of row r at u ^ (r % 8)), which makes
@@ -175,10 +176,21 @@ __device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int ep
     st.pending = nullptr;
 }
 
+/* The swizzle of a store unit of CHUNK-byte rows, as the D map's TMA reads it: 16-byte unit u of row r
+ * sits at r * CHUNK + ((u ^ key(r)) << 4), with key = r % 8 for 128-byte rows (128B swizzle,
+ * Swizzle<3,4,3>) and (r / 2) % 4 for 64-byte rows (64B swizzle, Swizzle<2,4,3>). Both keep stmatrix
+ * conflict-free. */
+template <int CHUNK> __device__ __forceinline__ uint32_t tpg_epi_key(int row)
+{
+    static_assert(CHUNK == 128 || CHUNK == 64, "epilogue subtile rows are 64 or 128 bytes");
+    return CHUNK == 128 ? (uint32_t)(row & 7) : (uint32_t)((row >> 1) & 3);
+}
+
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
- * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * SLABS * 64 * 128 bytes per warpgroup).
+ * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * SLABS * 64 * CHUNK bytes per
+ * warpgroup; CHUNK = the epilogue subtile's row bytes, the D map's box width).
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w. */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG, int CHUNK>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
@@ -186,10 +198,11 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
 {
     typedef tpg_cd_pair<CD> P;
     typedef typename P::T T;
-    constexpr int kSN = 128 / (int)sizeof(T); /* columns per chunk */
-    constexpr int kCB = kSN / 8;              /* 8-column blocks per chunk */
-    constexpr uint32_t kSlabBytes = 64 * 128; /* one m64 slab of one chunk */
-    static_assert(BN % kSN == 0, "BN must be a multiple of the 128-byte store chunk");
+    constexpr int kSN = CHUNK / (int)sizeof(T);  /* columns per chunk */
+    constexpr int kCB = kSN / 8;                 /* 8-column blocks per chunk */
+    constexpr uint32_t kSlabBytes = 64 * CHUNK;  /* one m64 slab of one chunk */
+    static_assert(BN % kSN == 0, "BN must be a multiple of the store chunk");
+    static_assert(CD == 4 || kCB % 2 == 0, "stmatrix.x4 stores two 8-column blocks at a time");
     const int wg = ctid >> 7, wg_thread = ctid & 127, warp = wg_thread >> 5, lane = wg_thread & 31;
     const uint32_t bar_wg = 2 + wg;
 
@@ -247,18 +260,19 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         const int row = 16 * warp + (lane >> 2) + 8 * h;
-                        const uint32_t u = (uint32_t)((2 * b + ((lane & 3) >> 1)) ^ (row & 7));
+                        const uint32_t u = (uint32_t)(2 * b + ((lane & 3) >> 1)) ^ tpg_epi_key<CHUNK>(row);
                         const float *a = &acc[j][4 * (c * kCB + b) + 2 * h];
-                        tpg_st_shared_v2(slab + row * 128 + (u << 4) + ((lane & 1) << 3), a[0], a[1]);
+                        tpg_st_shared_v2(slab + row * CHUNK + (u << 4) + ((lane & 1) << 3), a[0], a[1]);
                     }
             } else {
                 /* two 8-column blocks per stmatrix.x4: matrices (rows lo, blk), (hi, blk), (lo, blk+1), (hi, blk+1) */
-                const int row = 16 * warp + rr + 8 * (q & 1); /* row & 7 == rr */
+                const int row = 16 * warp + rr + 8 * (q & 1);
+                const uint32_t key = CHUNK == 128 ? (uint32_t)rr : tpg_epi_key<CHUNK>(row); /* row % 8 == rr */
 #pragma unroll
                 for (int b = 0; b < kCB; b += 2) {
                     const float *a = &acc[j][4 * (c * kCB + b)];
-                    const uint32_t u = (uint32_t)((b + (q >> 1)) ^ rr);
-                    tpg_stmatrix_x4(slab + row * 128 + (u << 4), P::pack(a[0], a[1]), P::pack(a[2], a[3]),
+                    const uint32_t u = (uint32_t)((b + (q >> 1)) ^ key);
+                    tpg_stmatrix_x4(slab + row * CHUNK + (u << 4), P::pack(a[0], a[1]), P::pack(a[2], a[3]),
                                     P::pack(a[4], a[5]), P::pack(a[6], a[7]));
                 }
             }

@@ -62,6 +62,11 @@ constexpr int kBM = TPG_BM, kBN = TPG_BN, kBK = TPG_BK, kStages = TPG_STAGES, kC
 constexpr bool kPingpong = TPG_CONSUMER_MODE == 1;
 constexpr int kCM = TPG_CLUSTER_M, kCN = TPG_CLUSTER_N, kCluster = kCM * kCN;
 constexpr int kElem = 2; /* bf16 / fp16 operands */
+/* epilogue subtile: bytes of one output row per store unit (the D map's box width): 128 or 64 */
+#ifndef TPG_EPI_CHUNK_BYTES
+#define TPG_EPI_CHUNK_BYTES 128
+#endif
+constexpr int kEpiChunk = TPG_EPI_CHUNK_BYTES;
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kWgRows = kPingpong ? kBM : kBM / kConsumers; /* tile rows one consumer warpgroup computes */
 constexpr int kSlabs = kWgRows / 64;                         /* m64 slabs per consumer warpgroup */
@@ -69,9 +74,9 @@ constexpr int kAccN = kBN / 2;                               /* f32 accumulators
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */
 constexpr uint32_t kSlotBytes = kABytes + kBBytes;
-/* epilogue chunk buffers: 2 per consumer warpgroup, each kWgRows rows x 128 B (epilogue.cuh):
- * 2 * BM * 128 cooperative, 4 * BM * 128 ping-pong */
-constexpr uint32_t kEpiBytes = 2u * kConsumers * kWgRows * 128u;
+/* epilogue chunk buffers: 2 per consumer warpgroup, each kWgRows rows x kEpiChunk B (epilogue.cuh):
+ * 2 * BM * chunk cooperative, 4 * BM * chunk ping-pong */
+constexpr uint32_t kEpiBytes = 2u * kConsumers * kWgRows * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
  * 2 mbarriers per slot */
 constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16;
@@ -104,6 +109,7 @@ static_assert(kSlabs * kAccN <= 128, "accumulators exceed 128 registers per thre
 static_assert(kConsumers >= 1 && kConsumers <= 3, "1..3 consumer warpgroups");
 static_assert(kStages >= 2, "the ring needs at least two slots");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "ring slots must keep 1024-byte alignment");
+static_assert(kEpiChunk == 128 || kEpiChunk == 64, "TPG_EPI_CHUNK_BYTES: 128 or 64");
 static_assert((kCM == 1 && kCN == 1) || (kCM == 2 && kCN == 1) || (kCM == 1 && kCN == 2),
               "clusters: 1x1, 2x1 or 1x2");
 static_assert(!(kPingpong && kCluster > 1), "ping-pong with clusters is not implemented");

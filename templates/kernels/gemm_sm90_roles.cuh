@@ -181,7 +181,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
         tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
         if (tile.valid) /* an invalid partner tile only fed the partner's multicast */
-            tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false>(p, p.stage[tile.stage], tile, acc,
+            tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false, kEpiChunk>(p, p.stage[tile.stage], tile, acc,
                                                                               scale, epoch, ctid, gave_up, est, sD);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }
@@ -216,7 +216,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                      i + 1 < n_local ? kOrderBar + (1 - wg) : 0u);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, true>(p, p.stage[tile.stage], tile, acc, scale,
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, true, kEpiChunk>(p, p.stage[tile.stage], tile, acc, scale,
                                                                          epoch, ctid, gave_up, est, sD);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */

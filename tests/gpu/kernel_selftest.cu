@@ -1,7 +1,8 @@
 /* GPU self-test of the sm90 GEMM kernel family (templates/kernels/gemm_sm90.cuh). Built by
- * tests/gpu/kernel_selftest.sh: the shipped config (128x256x64, 4 stages, 2 cooperative consumers) in
- * bf16 and fp16, and bf16 instances of the optional features - clusters 2x1 and 1x2 (TMA multicast),
- * ping-pong 128x128 and 64x256 - each built from -D macros (selftest_instance.cu).
+ * tests/gpu/kernel_selftest.sh: the cooperative 128x256x64 (4 stages, 2 consumers) in bf16 and fp16,
+ * and bf16 instances of the optional features - clusters 2x1 and 1x2 (TMA multicast), ping-pong
+ * 128x128 and 64x256, ping-pong 128x128 with the 64x32 epilogue subtile (pp128s32) - each built from -D
+ * macros (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
@@ -23,7 +24,7 @@
 #include "selftest_util.cuh"
 
 #define KERNELS(X)                                                                                    \
-    X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2)
+    X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;

@@ -96,10 +96,13 @@ static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m,
     if (l <= 1) batch = ld * m;
     cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)l};
     cuuint64_t strides[2] = {(cuuint64_t)ld * 2, (cuuint64_t)batch * 2};
-    cuuint32_t box[3] = {64, 64, 1};
+    /* as runtime/src/tensormap.c: box = one epilogue store unit, swizzle matching its row bytes */
+    const int chunk = K.s.epi_chunk_bytes;
+    cuuint32_t box[3] = {(cuuint32_t)(chunk / 2), 64, 1};
     cuuint32_t estr[3] = {1, 1, 1};
     CUresult r = g_encode(map, map_type(K), 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                          chunk == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "cuTensorMapEncodeTiled (D) failed (%d) n=%d m=%d l=%d ld=%lld\n", (int)r, n, m, l, ld);
         exit(2);
