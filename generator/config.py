@@ -55,7 +55,9 @@ KERNEL = Field("map", fields={
         "n": Field("int", default=1, enum=K.CLUSTER_SIZES),
     }),
     "raster_group": Field("int", default=8, enum=K.RASTER_GROUPS,
-                          doc="m-tiles per raster group of the persistent tile walk"),
+                          doc="m-tiles per raster group of the persistent tile walk (raster: grouped)"),
+    "raster": Field("str", default="grouped", enum=K.RASTERS,
+                    doc="tile walk: grouped (computed in the kernel) or hilbert (a table the runtime builds)"),
     "consumer_mode": Field("str", default="cooperative", enum=K.CONSUMER_MODES,
                            doc="cooperative (warpgroups share a tile) or pingpong (they alternate tiles)"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={

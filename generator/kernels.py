@@ -22,6 +22,7 @@ EPI_SUBTILE_M = (64,)        # epilogue subtile rows: one warpgroup's m64 slab
 EPI_SUBTILE_N = (32, 64)     # epilogue subtile columns (16-bit output: 64 or 128 bytes of a row)
 EPI_CHUNK_BYTES = (64, 128)  # the store unit's row bytes the kernel implements (64B / 128B swizzle)
 RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, scheduler.cuh)
+RASTERS = ("grouped", "hilbert")  # tile walk: grouped (computed in the kernel) or a Hilbert-curve table
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
@@ -109,6 +110,7 @@ class KernelSpec:
     raster_group: int = 8
     consumer_mode: str = "cooperative"
     epilogue_n: int = 64
+    raster: str = "grouped"
 
     @property
     def dtype_cd(self) -> str:
@@ -132,13 +134,15 @@ class KernelSpec:
         return epi_chunk_bytes(self.dtype, self.epilogue_n)
 
     def fields(self) -> dict:
-        """The spec as hashed (kernel names, the plan's config hash). consumer_mode and epilogue_n appear
-        only when they are not the default, so kernels keep the names they had before those knobs."""
+        """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n and raster
+        appear only when they are not the default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if not self.pingpong:
             del d["consumer_mode"]
         if self.epilogue_n == 64:
             del d["epilogue_n"]
+        if self.raster == "grouped":
+            del d["raster"]
         return d
 
     @property
@@ -251,9 +255,9 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
 
 def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                 consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
-                consumer_mode: str = "cooperative", epilogue_n: int = 64) -> KernelSpec:
+                consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped") -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted."""
     if stages is None:
         stages = max_stages(bm, bn, bk, dtype, consumers, consumer_mode, epilogue_n)
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
-                      epilogue_n)
+                      epilogue_n, raster)

@@ -223,3 +223,14 @@ def test_epilogue_subtile_halves_the_staging_and_keeps_default_names():
     assert "TPG_EPI_CHUNK_BYTES" not in files[f"kernels/{default.name}.cu"]
     assert kernels.check_kernel("bf16", "f32", 128, 128, 64, 6, 2, 1, 1, "pingpong", 64)  # 6 stages: too big at n 64
     assert not kernels.check_kernel("bf16", "f32", 128, 128, 64, 6, 2, 1, 1, "pingpong", 32)
+
+
+def test_hilbert_raster_is_a_hashed_knob_with_a_define_and_a_registry_flag():
+    text = BASE.replace("consumers: 2", "consumers: 2\n    raster: hilbert")
+    k, default = _kernel(text), _kernel(BASE)
+    assert k.raster == "hilbert" and "raster" in k.fields() and "raster" not in default.fields()
+    assert k.hash8 != default.hash8 and k.smem_bytes == default.smem_bytes
+    files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_RASTER 1" in files[f"kernels/{k.name}.cu"] and ".raster = 1," in files["registry.c"]
+    files = render.render(plan.build(config.validate(config.compose(BASE, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "TPG_RASTER" not in files[f"kernels/{default.name}.cu"] and ".raster = 0," in files["registry.c"]

@@ -64,10 +64,12 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
         TPG_CHECK_GOTO(tpg_buffers_alloc(ctx, r, &op->layout, &op->buffer[r]), fail);
         tpg_peers_publish(&op->peers, r, TPG_PEER_BUFFER, op->buffer[r]);
     }
+    TPG_CHECK_GOTO(tpg__tile_order_alloc(op), fail);
     tpg__restore_device(saved);
     *out = op;
     return TPG_OK;
 fail:
+    tpg__tile_order_free(op);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(ctx->devices[r]);
@@ -119,6 +121,7 @@ void tpg__op_free(tpg_op *op) {
 #ifdef TPG_TRACE
     tpg__trace_free(op);
 #endif
+    tpg__tile_order_free(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);

@@ -22,6 +22,7 @@ struct tpg_op {
     tpg_buffer_layout layout;
     tpg_peers peers;                       /* symmetric buffers + shard pointers of every rank */
     void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each local rank */
+    int32_t *tile_order[TPG_MAX_TP];       /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
     /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from
      * tpg_op_set_tensors release the mappings of the shards they replace */
     tpg_ipc_held ipc_held[TPG_PEER_KIND_COUNT];
@@ -62,6 +63,10 @@ tpg_status tpg__params_build(tpg_op *op, int rank);
 
 /* graph.c: builds + instantiates every rank's graph (first time), or updates the executable graphs. */
 tpg_status tpg__graphs_build(tpg_op *op);
+/* raster: hilbert kernels: builds the walk order of the op's units on every local device (no-op for
+ * grouped kernels); tpg__tile_order_free releases it (NULL entries are skipped). */
+tpg_status tpg__tile_order_alloc(tpg_op *op);
+void tpg__tile_order_free(tpg_op *op);
 tpg_status tpg__graphs_update(tpg_op *op);
 /* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
 void tpg__graphs_drop(tpg_op *op);

@@ -70,6 +70,7 @@ typedef struct tpg_kernel_desc {
     tpg_dtype dtype_acc;        /* accumulator type */
     int bm, bn, bk, stages, consumers, cluster_m, cluster_n;
     int epi_chunk_bytes;        /* epilogue subtile: bytes of output row per store unit (the D map's box) */
+    int raster;                 /* 0 grouped (computed in the kernel), 1 hilbert (tile_order.c builds a table) */
     int threads;                /* block size */
     int smem_bytes;             /* dynamic shared memory */
     const void *(*entry)(void); /* returns the __global__ function */

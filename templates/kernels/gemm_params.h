@@ -74,6 +74,9 @@ typedef struct tpg_gemm_params {
     const unsigned int *epoch;      /* this device's launch epoch, set by the start barrier */
     unsigned int *status;           /* TPG_DEVICE_* ; set, never cleared, by the kernel */
     unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
+    /* raster: hilbert kernels only: the walk order of one batch's units_m x units_n units, entry r =
+     * (um << 16) | un (runtime/src/raster.h); NULL for kernels that compute their grouped raster */
+    const int *tile_order;
 #ifdef TPG_TRACE
     /* Trace builds only (`ninja trace`, every object compiled with -DTPG_TRACE, so runtime and kernel
      * agree on the layout): the device's timeline buffer (trace_format.h), NULL = not tracing. Normal

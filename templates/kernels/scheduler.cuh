@@ -17,8 +17,11 @@
  *
  * Within a stage the raster is grouped: TPG_GROUP_M unit rows form a group walked column by column
  * (all um of the group for one un, then the next un), so a wave of clusters shares B tiles and a few
- * A tiles in L2. Producer and consumers decode with the same function, so they always agree.
- */
+ * A tiles in L2. With TPG_RASTER 1 (`raster: hilbert`) the position inside a batch indexes a table
+ * instead (p.tile_order, a Hilbert curve over the units built by the runtime): a wave is then a compact
+ * patch in both directions. Either way the order only permutes units inside a stage, so the
+ * deadlock argument above holds. Producer and consumers decode with the same function, so they always
+ * agree. */
 #ifndef TPG_SCHEDULER_CUH
 #define TPG_SCHEDULER_CUH
 
@@ -26,6 +29,10 @@
 
 #ifndef TPG_GROUP_M
 #define TPG_GROUP_M 8
+#endif
+/* 0: the grouped raster below; 1: the order table p.tile_order (a Hilbert curve, runtime/src/raster.c) */
+#ifndef TPG_RASTER
+#define TPG_RASTER 0
 #endif
 
 struct tpg_tiling {
@@ -35,6 +42,9 @@ struct tpg_tiling {
     int units_per_stage;   /* l * units_per_batch */
     int total;             /* num_stages * units_per_stage: the walk's length */
     int k_blocks;          /* ceil(k/BK) */
+#if TPG_RASTER == 1
+    const int *order;      /* p.tile_order */
+#endif
 };
 
 struct tpg_tile {
@@ -55,6 +65,9 @@ __device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_params &p)
     g.units_per_stage = p.l * g.units_per_batch;
     g.total = p.num_stages * g.units_per_stage;
     g.k_blocks = (p.k + BK - 1) / BK;
+#if TPG_RASTER == 1
+    g.order = p.tile_order;
+#endif
     return g;
 }
 
@@ -72,6 +85,12 @@ template <int CM, int CN> __device__ __forceinline__ tpg_tile tpg_decode_tile(co
     int r = uid - t.stage * g.units_per_stage;
     t.batch = r / g.units_per_batch;
     r -= t.batch * g.units_per_batch;
+#if TPG_RASTER == 1
+    /* table order: the same entry for producer and consumers (read-only for the launch) */
+    const int unit = __ldg(g.order + r);
+    t.tm = (unit >> 16) * CM + (CM > 1 ? rank % CM : 0);
+    t.tn = (unit & 0xffff) * CN + (CN > 1 ? rank / CM : 0);
+#else
     /* grouped raster: group of TPG_GROUP_M unit rows (the last group may be shorter), column-wise */
     const int group_span = TPG_GROUP_M * g.units_n;
     const int group = r / group_span;
@@ -80,6 +99,7 @@ template <int CM, int CN> __device__ __forceinline__ tpg_tile tpg_decode_tile(co
     const int within = r - group * group_span;
     t.tm = (first_m + within % rows) * CM + (CM > 1 ? rank % CM : 0);
     t.tn = (within / rows) * CN + (CN > 1 ? rank / CM : 0);
+#endif
     t.valid = (CM == 1 || t.tm < g.tiles_m) && (CN == 1 || t.tn < g.tiles_n);
     t.t = tpg_tile_index(g, t.batch, t.tm, t.tn);
     return t;

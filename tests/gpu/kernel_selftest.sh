@@ -3,8 +3,9 @@
 #   kernel instances from -D macros (tests/gpu/selftest_instance.cu, the same TPG_* set a generated
 #   instance defines): the cooperative 128x256x64, 4 stages, 2 consumers (the "_wide" configs) in bf16 and fp16,
 #   and bf16 instances of the optional features - clusters 2x1 and 1x2 (TMA multicast), ping-pong
-#   128x128 (5 stages), 64x256 (4 stages) and 128x128 with the 64x32 epilogue subtile (6 stages:
-#   64-byte store rows, 64B swizzle) - compiled with the product's flags in parallel; ptxas -v
+#   128x128 (5 stages), 64x256 (4 stages), 128x128 with the 64x32 epilogue subtile (6 stages: 64-byte
+#   store rows, 64B swizzle) and the cluster 2x1 with raster: hilbert (walk order from a table built by
+#   runtime/src/raster.c) - compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
 # Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64)
@@ -14,22 +15,22 @@ out="$root/build/selftest"
 mkdir -p "$out"
 NVCC="${NVCC:-nvcc}"
 ARCH=(-gencode arch=compute_90a,code=sm_90a)
-INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/tests/gpu")
+INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/src" -I "$root/tests/gpu")
 
 # smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
-inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong) [epilogue chunk bytes]
-    local chunk=${10:-128}
+inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong) [epilogue chunk bytes] [raster]
+    local chunk=${10:-128} raster=${11:-0}
     local epi=$((2 * $4 * chunk * ($9 + 1)))
     local smem=$(($6 * ($4 + $5) * 128 + epi + 2048))
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 -Xptxas -v "${INC[@]}" \
         -DTPG_KERNEL_NAME=tpg_selftest_$1 -DTPG_ENTRY_NAME=tpg_selftest_$1_entry -DTPG_AB_DTYPE=$2 -DTPG_CD_DTYPE=$3 \
         -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=64 -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
-        -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=8 -DTPG_EPI_CHUNK_BYTES=$chunk \
+        -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=8 -DTPG_EPI_CHUNK_BYTES=$chunk -DTPG_RASTER=$raster \
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -38,6 +39,7 @@ inst c1x2 0 0 128 256 4 1 2 0 & pids+=($!)
 inst pp128 0 0 128 128 5 1 1 1 & pids+=($!)
 inst pp64 0 0 64 256 4 1 1 1 & pids+=($!)
 inst pp128s32 0 0 128 128 6 1 1 1 64 & pids+=($!) # epilogue subtile 64x32: 64-byte rows, 6 stages fit
+inst c2x1h 0 0 128 256 4 2 1 0 128 1 & pids+=($!)  # raster: hilbert (walk order from a table), clusters
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
@@ -61,9 +63,12 @@ for f in kernel_selftest selftest_util; do
     rm -f "$out/$f.o"
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
 done
+rm -f "$out/raster.o"
+${CC:-cc} -std=c11 -O2 -I "$root/runtime/src" -c "$root/runtime/src/raster.c" -o "$out/raster.o" & pids+=($!) # hilbert order
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
 objs=()
 for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
-"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "${objs[@]}" -lcublas
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/raster.o" "${objs[@]}" \
+    -lcublas
 echo "built $out/kernel_selftest"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "selftest_util.cuh"
+#include "raster.h"
 
 PFN_cuTensorMapEncodeTiled_v12000 g_encode;
 int g_num_sms;
@@ -143,8 +144,39 @@ unsigned int get_status(const ctl &c)
 }
 
 /* The graph's launch (runtime/src/graph.c): persistent grid, clusters 1-D along x. */
+/* raster: hilbert instances read the walk order from p.tile_order (runtime/src/tile_order.c does this
+ * for real ops): built here once per (m, n, tile, cluster) with the runtime's raster.c and kept. */
+static const int *hilbert_order(const kern &K, int m, int n)
+{
+    struct entry { int m, n, bm, bn, cm, cn; int *order; };
+    static entry cache[32];
+    static int used = 0;
+    for (int i = 0; i < used; ++i)
+        if (cache[i].m == m && cache[i].n == n && cache[i].bm == K.s.bm && cache[i].bn == K.s.bn &&
+            cache[i].cm == K.s.cluster_m && cache[i].cn == K.s.cluster_n)
+            return cache[i].order;
+    const int um = ((m + K.s.bm - 1) / K.s.bm + K.s.cluster_m - 1) / K.s.cluster_m;
+    const int un = ((n + K.s.bn - 1) / K.s.bn + K.s.cluster_n - 1) / K.s.cluster_n;
+    int32_t *host = (int32_t *)malloc(sizeof(int32_t) * (size_t)um * un);
+    if (!host || used == 32 || tpg_raster_hilbert(um, un, host) != (int64_t)um * un) {
+        fprintf(stderr, "hilbert order for %d x %d units failed\n", um, un);
+        exit(2);
+    }
+    int *dev = (int *)dalloc(sizeof(int32_t) * (size_t)um * un);
+    CK(cudaMemcpy(dev, host, sizeof(int32_t) * (size_t)um * un, cudaMemcpyHostToDevice));
+    free(host);
+    cache[used++] = {m, n, K.s.bm, K.s.bn, K.s.cluster_m, K.s.cluster_n, dev};
+    return dev;
+}
+
 void launch(const kern &K, const tpg_gemm_params *p, cudaStream_t st)
 {
+    tpg_gemm_params with_order;
+    if (K.s.raster) { /* the caller's params are shared by its cases: set the table on a copy */
+        with_order = *p;
+        with_order.tile_order = hilbert_order(K, p->m, p->n);
+        p = &with_order;
+    }
     void *args[1] = {(void *)p};
     cudaLaunchAttribute attr;
     memset(&attr, 0, sizeof attr);

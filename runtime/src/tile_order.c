@@ -1,0 +1,44 @@
+/* The walk-order table of `raster: hilbert` kernels (scheduler.cuh, TPG_RASTER 1): one Hilbert order
+ * over a stage's units (raster.c), computed once per op on the host and copied to every local device.
+ * Every stage and batch of the op has the same units_m x units_n grid, so one table serves them all. */
+#include <stdlib.h>
+
+#include "checks.h"
+#include "op_internal.h"
+#include "raster.h"
+
+tpg_status tpg__tile_order_alloc(tpg_op *op) {
+    const tpg_kernel_desc *k = op->kernel;
+    if (!k->raster) return TPG_OK;
+    tpg_ctx *ctx = op->ctx;
+    const int64_t tiles_m = (op->shapes.stage_m + k->bm - 1) / k->bm, tiles_n = (op->shapes.stage_n + k->bn - 1) / k->bn;
+    const int64_t units_m = (tiles_m + k->cluster_m - 1) / k->cluster_m;
+    const int64_t units_n = (tiles_n + k->cluster_n - 1) / k->cluster_n;
+    if (units_m > 0xffff || units_n > 0xffff)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "kernel %s (raster: hilbert): %lld x %lld tile units per stage, at "
+                 "most 65535 each; use raster: grouped for this shape", k->name, (long long)units_m, (long long)units_n);
+    const size_t bytes = sizeof(int32_t) * (size_t)(units_m * units_n);
+    int32_t *host = malloc(bytes);
+    if (!host) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "tile order: host allocation of %zu bytes failed", bytes);
+    (void)tpg_raster_hilbert((int)units_m, (int)units_n, host);
+    tpg_status st = TPG_OK;
+    const int saved = tpg__save_device();
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
+        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
+        TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc((void **)&op->tile_order[r], bytes), out);
+        TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(op->tile_order[r], host, bytes, cudaMemcpyHostToDevice), out);
+    }
+out:
+    free(host);
+    tpg__restore_device(saved);
+    return st;
+}
+
+void tpg__tile_order_free(tpg_op *op) {
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
+        if (!op->tile_order[r]) continue;
+        (void)cudaSetDevice(op->ctx->devices[r]);
+        (void)cudaFree(op->tile_order[r]);
+        op->tile_order[r] = NULL;
+    }
+}

@@ -1,0 +1,73 @@
+/* The Hilbert tile order (runtime/src/raster.c): a permutation of the grid whose steps are always to a
+ * neighbour (diagonal only when exactly one size is odd), for many grid shapes including the anchors'. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "raster.h"
+#include "tpg_test.h"
+
+/* 0 when out is a permutation of the grid with only neighbour steps; counts diagonal steps. */
+static int check_order(int m, int n, int *diagonals) {
+    int32_t *out = malloc(sizeof(int32_t) * (size_t)m * n);
+    unsigned char *seen = calloc((size_t)m * n, 1);
+    int bad = !out || !seen || tpg_raster_hilbert(m, n, out) != (int64_t)m * n;
+    *diagonals = 0;
+    for (int64_t r = 0; !bad && r < (int64_t)m * n; r++) {
+        const int um = out[r] >> 16, un = out[r] & 0xffff;
+        if (um >= m || un >= n || seen[(size_t)um * n + un]++) bad = 1;
+        if (r > 0) {
+            const int dm = abs(um - (out[r - 1] >> 16)), dn = abs(un - (out[r - 1] & 0xffff));
+            if (dm > 1 || dn > 1 || dm + dn == 0) bad = 1;
+            *diagonals += dm + dn == 2;
+        }
+    }
+    free(out);
+    free(seen);
+    return bad;
+}
+
+TPG_TEST(every_grid_up_to_40_is_a_walk_over_neighbours) {
+    for (int m = 1; m <= 40; m++)
+        for (int n = 1; n <= 40; n++) {
+            int diag = 0;
+            TPG_ASSERT_EQ_INT(check_order(m, n, &diag), 0);
+            if (m % 2 == n % 2) TPG_EXPECT_EQ_INT(diag, 0); /* diagonals need exactly one odd size */
+        }
+}
+
+TPG_TEST(anchor_grids) {
+    /* units of the default ping-pong 128x128 at TP = 2: 405B-fc1 (8192 x 53248 per stage), 8B-o (4096 x 4096) */
+    const int grids[][2] = {{64, 416}, {32, 32}, {64, 40}, {1, 1000}, {1000, 1}, {3, 5}};
+    for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++) {
+        int diag = 0;
+        TPG_EXPECT_EQ_INT(check_order(grids[i][0], grids[i][1], &diag), 0);
+    }
+    int32_t one;
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(0, 4, &one), -1);
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(1, 70000, &one), -1);
+}
+
+TPG_TEST(starts_at_the_origin_and_stays_local) {
+    /* a run of 64 consecutive units (a wave of clusters) spans few rows and columns */
+    const int m = 64, n = 416;
+    int32_t *out = malloc(sizeof(int32_t) * m * n);
+    TPG_ASSERT(out != NULL);
+    TPG_ASSERT_EQ_INT(tpg_raster_hilbert(m, n, out), (int64_t)m * n);
+    TPG_EXPECT_EQ_INT(out[0], 0);
+    int worst = 0;
+    for (int r0 = 0; r0 + 64 <= m * n; r0 += 64) {
+        int lo_m = 1 << 30, hi_m = -1, lo_n = 1 << 30, hi_n = -1;
+        for (int r = r0; r < r0 + 64; r++) {
+            const int um = out[r] >> 16, un = out[r] & 0xffff;
+            lo_m = um < lo_m ? um : lo_m, hi_m = um > hi_m ? um : hi_m;
+            lo_n = un < lo_n ? un : lo_n, hi_n = un > hi_n ? un : hi_n;
+        }
+        const int span = (hi_m - lo_m + 1) + (hi_n - lo_n + 1);
+        worst = span > worst ? span : worst;
+    }
+    TPG_EXPECT(worst <= 40); /* a row-major walk would span 1 + 64 rows and columns at best */
+    free(out);
+}
+
+TPG_TEST_MAIN(TPG_CASE(every_grid_up_to_40_is_a_walk_over_neighbours), TPG_CASE(anchor_grids),
+              TPG_CASE(starts_at_the_origin_and_stays_local))
