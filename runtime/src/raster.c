@@ -38,7 +38,7 @@ static void gen(walk *w, int x, int y, int ax, int ay, int bx, int by) {
 }
 
 int64_t tpg_raster_hilbert(int units_m, int units_n, int32_t *out) {
-    if (units_m < 1 || units_n < 1 || units_m > 0xffff || units_n > 0xffff || !out) return -1;
+    if (units_m < 1 || units_n < 1 || units_m > 0x7fff || units_n > 0x7fff || !out) return -1;
     walk w = {out, 0};
     if (units_n >= units_m) gen(&w, 0, 0, units_n, 0, 0, units_m); /* the major axis along the longer side */
     else gen(&w, 0, 0, 0, units_m, units_n, 0);

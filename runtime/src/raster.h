@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/* A generalized Hilbert curve over a units_m x units_n grid (any sizes >= 1, each < 65536): out[r]
+/* A generalized Hilbert curve over a units_m x units_n grid (any sizes >= 1, each < 32768: packed ids stay positive): out[r]
  * (units_m * units_n entries) = (um << 16) | un of the r-th unit. Consecutive units are neighbours
  * (one step along m or n; a few diagonal steps when exactly one size is odd), so the units that the
  * persistent grid's clusters work on at any moment - a run of consecutive r - form a compact patch

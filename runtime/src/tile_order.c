@@ -14,9 +14,9 @@ tpg_status tpg__tile_order_alloc(tpg_op *op) {
     const int64_t tiles_m = (op->shapes.stage_m + k->bm - 1) / k->bm, tiles_n = (op->shapes.stage_n + k->bn - 1) / k->bn;
     const int64_t units_m = (tiles_m + k->cluster_m - 1) / k->cluster_m;
     const int64_t units_n = (tiles_n + k->cluster_n - 1) / k->cluster_n;
-    if (units_m > 0xffff || units_n > 0xffff)
+    if (units_m > 0x7fff || units_n > 0x7fff)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "kernel %s (raster: hilbert): %lld x %lld tile units per stage, at "
-                 "most 65535 each; use raster: grouped for this shape", k->name, (long long)units_m, (long long)units_n);
+                 "most 32767 each; use raster: grouped for this shape", k->name, (long long)units_m, (long long)units_n);
     const size_t bytes = sizeof(int32_t) * (size_t)(units_m * units_n);
     int32_t *host = malloc(bytes);
     if (!host) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "tile order: host allocation of %zu bytes failed", bytes);
