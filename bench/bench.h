@@ -6,6 +6,7 @@
  *   output.c    JSON records and the closing table (pure C)
  *   lt.c        cuBLASLt: one D = A.B^T plan with the heuristic's top algorithm
  *   nvml.c      NVML through dlopen (energy, SM clock, power), so nothing links libnvidia-ml
+ *   energy.c    power fitted from the energy counter, sampled by a thread while a window runs
  *   compare.cu  max|d - ref| / max|ref| on the device (outputs are GiB; no host copy)
  *   local_gemm.c  the measurement: check, interleaved burst and sustained windows
  *   main.c      records, GPU checks (exit 3 without a Hopper GPU), budget, JSON, table
@@ -27,7 +28,7 @@ enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, 
 
 #define BENCH_MAX_VARIANTS 8     /* tpgemm kernels of one dtype (+ cuBLASLt) */
 #define BENCH_BURST_REPS 3
-#define BENCH_ROUNDS 2           /* sustained rounds; the later ones are reported */
+#define BENCH_ROUNDS 1           /* measured sustained rounds, after one heat window */
 #define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
 #define BENCH_MAX_PROBLEMS 16
 
@@ -44,7 +45,7 @@ typedef struct bench_args {
     int dtypes;               /* bit 0: bf16, bit 1: fp16 */
     const char *problems;     /* --problems a,b or NULL */
     const char *out;          /* JSON path */
-    double cool_s;            /* idle before each burst repetition (>= 1 s) */
+    double cool_s;            /* idle before each burst window (>= 1 s; 3x before a problem's first) */
     double burst_ms;          /* target length of one burst window (calls clamped to 3..20) */
     double sustained_s;       /* length of one sustained window (>= 1 s) */
     double budget_s;          /* past this, remaining problems are recorded as not run */
@@ -67,10 +68,12 @@ double bench_estimate_s(const bench_args *a, const bench_problem *p, int variant
 typedef struct bench_variant {
     char config[96], kernel[128];
     double burst_tflops, sustained_tflops, joules; /* burst: median of reps; sustained: later rounds */
+    unsigned burst_clock_mhz[BENCH_BURST_REPS];   /* read while each burst window runs; 0 = unknown */
     double round_tflops[BENCH_ROUNDS], round_joules[BENCH_ROUNDS], round_seconds[BENCH_ROUNDS];
+    double round_watts[BENCH_ROUNDS];             /* average power fitted over the busy window (NAN: none) */
     int round_calls[BENCH_ROUNDS];
     unsigned round_clock_mhz[BENCH_ROUNDS]; /* SM clock near the end of each sustained window; 0 = unknown */
-    double round_power_w[BENCH_ROUNDS];
+    double round_power_w[BENCH_ROUNDS];   /* NVML's own (~1 s averaged) power reading near the window's end */
     int check;           /* 1 pass, 0 fail, -1 not checked (cuBLAS itself, or an error) */
     double max_error;    /* max|d - ref| / max|ref| against cuBLAS's output */
     char error[256];
@@ -88,7 +91,6 @@ typedef struct bench_record {
     int cublas_ref_check;
     char cublas_algo[128];
     int burst_calls;
-    unsigned burst_clock_mhz[BENCH_BURST_REPS]; /* read while each repetition's first burst window runs */
     char error[256];     /* why the run stopped, "" if it did not */
 } bench_record;
 
@@ -124,6 +126,20 @@ int nvml_sm_clock_mhz(unsigned *mhz);
 int nvml_power_w(double *w);
 int nvml_driver(char *buf, unsigned cap);
 void nvml_close(void);
+
+/* ---- energy (energy.c) ---- */
+#define BENCH_ENERGY_STEPS 4096 /* counter steps kept per window (tens per second) */
+#define BENCH_MIN_FIT_S 0.1     /* the shortest span of steps a power is fitted over */
+typedef struct bench_energy_step {
+    double t;              /* host time (bench_now_s) the step was seen */
+    unsigned long long mj; /* the counter's value from then on */
+} bench_energy_step;
+double bench_now_s(void); /* CLOCK_MONOTONIC seconds */
+/* Average power (W) between the first and the last step inside [t_from, t_to]; -1 if fewer than two
+ * steps span BENCH_MIN_FIT_S there. Pure. */
+double bench_fit_power(const bench_energy_step *s, int n, double t_from, double t_to);
+int bench_energy_start(void);                          /* 0, or -1 (already running, no thread) */
+int bench_energy_stop(const bench_energy_step **steps); /* the steps seen since start, until the next start */
 
 /* ---- device compare (compare.cu) ---- */
 /* max|d - ref| and max|ref| over n elements of dt (finite pairs only), and the count of non-finite d

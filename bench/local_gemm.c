@@ -2,9 +2,13 @@
  * against cuBLASLt on the local GEMM of each problem, one GPU, one process, the same A/B buffers.
  * Method (measured-anchors.md, "The power cap"): the card holds 1980 MHz only in bursts and sits at its
  * 700 W cap under sustained load, so variants are never timed one cold and one hot:
- *   burst:     REPS x { sleep cool_s; every variant one short window (order flips each rep) }, median;
- *   sustained: ROUNDS x { every variant >= sustained_s of back-to-back calls, no idle between windows };
- *              the later rounds are reported (median of chunk rates) with NVML joules per call.
+ *   burst:     REPS x every variant { sleep cool_s; one short window } (rotated order), median per variant.
+ *              Every window follows the same idle: timing the variants back to back after one cool-down
+ *              made the first one the coolest, and the ratios followed the order (the 2026-11-30 runs:
+ *              cuBLAS first in two of three repetitions, every tpgemm config lower the later it ran).
+ *   sustained: one unmeasured heat window, then ROUNDS x { every variant >= sustained_s of back-to-back
+ *              calls, no idle between windows }: median of the chunk rates, with joules per call from
+ *              the power fitted while the window ran (energy.c says why not a before/after delta).
  * Flow per (problem, dtype): alloc + fill (tpg_fill, seeded hash, never zeros) -> plans -> check (poisoned
  * outputs; cuBLAS vs the fp32 reference, each tpgemm kernel vs cuBLAS) -> warm-up -> burst -> sustained. */
 #define _POSIX_C_SOURCE 200809L
@@ -82,9 +86,9 @@ static int finish(env *E, impl *im, char *err, size_t cap) {
 
 /* `calls` back-to-back calls split into `chunks` event-timed chunks. rate[c] = TFLOP/s of chunk c. With
  * clk != NULL, reads SM clock and power while the last chunk still runs (the state under load); with one
- * chunk, right after the calls are queued, i.e. while they run. */
-static int window(env *E, impl *im, int calls, int chunks, double flops, double *rate, double *secs, unsigned *clk,
-                  double *pw, char *err, size_t cap) {
+ * chunk, right after the calls are queued, i.e. while they run. Returns the chunks timed, or -1. */
+static int timed_calls(env *E, impl *im, int calls, int chunks, double flops, double *rate, double *secs,
+                       unsigned *clk, double *pw, char *err, size_t cap) {
     if (chunks > calls) chunks = calls;
     cudaError_t e = cudaEventRecord(E->ev[0], E->s);
     int done = 0, n[BENCH_CHUNKS];
@@ -111,6 +115,22 @@ static int window(env *E, impl *im, int calls, int chunks, double flops, double 
         *secs += ms * 1e-3;
     }
     return chunks;
+}
+
+/* timed_calls, and with watts != NULL the average power while they ran (energy.c), past the window's first
+ * tenth (the GPU busy, its clock settled); NAN when NVML gave too few counter steps. */
+static int window(env *E, impl *im, int calls, int chunks, double flops, double *rate, double *secs, unsigned *clk,
+                  double *pw, double *watts, char *err, size_t cap) {
+    const int sampling = watts && !bench_energy_start();
+    const double t0 = bench_now_s();
+    const int rc = timed_calls(E, im, calls, chunks, flops, rate, secs, clk, pw, err, cap);
+    if (watts) {
+        const bench_energy_step *steps = NULL;
+        const int n = sampling ? bench_energy_stop(&steps) : 0;
+        const double t1 = bench_now_s(), w = n ? bench_fit_power(steps, n, t0 + 0.1 * (t1 - t0), t1) : -1.0;
+        *watts = w > 0 ? w : NAN;
+    }
+    return rc;
 }
 
 /* Plans every variant on shared A/B; each variant writes its own D. var[0] is cuBLASLt. */
@@ -209,7 +229,7 @@ static void measure(env *E, bench_record *r, impl *im) {
 #define FAILED(v) failed(r, im, (v))
     for (int v = 0; v < r->nvar; v++) /* warm-up: module load, graph upload, first-touch, clocks up */
         if (im[v].ok && (launch(E, &im[v], 2, VERR(v)) || finish(E, &im[v], VERR(v)))) FAILED(v);
-    if (!im[0].ok || window(E, &im[0], 3, 1, flops, rate, &secs, NULL, NULL, VERR(0)) < 0) {
+    if (!im[0].ok || window(E, &im[0], 3, 1, flops, rate, &secs, NULL, NULL, NULL, VERR(0)) < 0) {
         FAILED(0);
         return;
     }
@@ -217,41 +237,51 @@ static void measure(env *E, bench_record *r, impl *im) {
     r->burst_calls = (int)lround(a->burst_ms * 1e-3 / (secs / 3));
     r->burst_calls = r->burst_calls < 3 ? 3 : r->burst_calls > 20 ? 20 : r->burst_calls;
     for (int rep = 0; rep < BENCH_BURST_REPS; rep++) {
-        sleep_s(a->cool_s); /* the card idles (every window ends synchronized): power and clock recover */
-        for (int j = 0, first = 1; j < r->nvar; j++) {
-            const int v = rep % 2 ? r->nvar - 1 - j : j; /* A B, B A, A B: no variant always goes first */
+        for (int j = 0; j < r->nvar; j++) {
+            const int v = (j + rep) % r->nvar; /* rotated, though every window starts from the same idle */
+            bench_variant *V = &r->var[v];
             double pw;
             burst[v][rep] = NAN;
             if (!im[v].ok) continue;
-            /* The SM clock is read once per repetition, while its first window runs. */
-            if (window(E, &im[v], r->burst_calls, 1, flops, rate, &secs, first ? &r->burst_clock_mhz[rep] : NULL, &pw,
+            /* the first window also follows the previous problem's sustained rounds: a longer idle */
+            sleep_s(rep == 0 && j == 0 ? 3 * a->cool_s : a->cool_s); /* the card idles (every window ends synchronized): power and clock recover */
+            if (window(E, &im[v], r->burst_calls, 1, flops, rate, &secs, &V->burst_clock_mhz[rep], &pw, NULL,
                        VERR(v)) < 0)
                 FAILED(v);
             else
-                burst[v][rep] = rate[0], first = 0;
+                burst[v][rep] = rate[0];
         }
     }
     for (int v = 0; v < r->nvar; v++) r->var[v].burst_tflops = median(burst[v], BENCH_BURST_REPS);
+    /* Heat: one unmeasured window of the last variant, so the first measured window starts at the cap as
+     * every later one does (a whole discarded round cost as much again and measured nothing). */
+    for (int v = r->nvar - 1; v >= 0; v--) {
+        if (!im[v].ok || !isfinite(r->var[v].burst_tflops)) continue;
+        int calls = (int)ceil(a->sustained_s * r->var[v].burst_tflops * 1e12 / flops);
+        if (window(E, &im[v], calls < 1 ? 1 : calls > 200000 ? 200000 : calls, 1, flops, rate, &secs, NULL, NULL, NULL,
+                   VERR(v)) < 0)
+            FAILED(v);
+        break;
+    }
     for (int round = 0; round < BENCH_ROUNDS; round++) {
         for (int v = 0; v < r->nvar; v++) { /* A B A B: each window follows another's, never an idle gap */
             bench_variant *V = &r->var[v];
             if (!im[v].ok || !isfinite(V->burst_tflops)) continue;
             /* Sized from the burst rate (+5%): the hot card is slower, so the window lasts >= sustained_s. */
             int calls = (int)ceil(1.05 * a->sustained_s * V->burst_tflops * 1e12 / flops);
-            calls = calls < 1 ? 1 : calls > 200000 ? 200000 : calls;
-            unsigned long long e0 = 0, e1 = 0;
-            int have_e = !nvml_energy_mj(&e0);
+            calls = calls < BENCH_CHUNKS ? BENCH_CHUNKS : calls > 200000 ? 200000 : calls;
+            double watts = NAN;
             int nc = window(E, &im[v], calls, BENCH_CHUNKS, flops, rate, &secs, &V->round_clock_mhz[round],
-                            &V->round_power_w[round], VERR(v));
+                            &V->round_power_w[round], &watts, VERR(v));
             if (nc < 0) {
                 FAILED(v);
                 continue;
             }
-            have_e = have_e && !nvml_energy_mj(&e1) && e1 >= e0;
             V->round_calls[round] = calls, V->round_seconds[round] = secs;
             V->round_tflops[round] = median(rate, nc);
-            V->round_joules[round] = have_e ? (double)(e1 - e0) * 1e-3 / calls : NAN;
-            for (int c = 0; round > 0 && c < nc; c++) later[v][nlater[v]++] = rate[c];
+            V->round_watts[round] = watts;
+            V->round_joules[round] = watts * secs / calls; /* NAN when the power could not be fitted */
+            for (int c = 0; c < nc; c++) later[v][nlater[v]++] = rate[c];
         }
     }
     for (int v = 0; v < r->nvar; v++) {
@@ -259,7 +289,7 @@ static void measure(env *E, bench_record *r, impl *im) {
         double js = 0;
         int nj = 0;
         V->sustained_tflops = median(later[v], nlater[v]);
-        for (int round = 1; round < BENCH_ROUNDS; round++)
+        for (int round = 0; round < BENCH_ROUNDS; round++)
             if (isfinite(V->round_joules[round])) js += V->round_joules[round], nj++;
         V->joules = nj ? js / nj : NAN;
     }
@@ -267,14 +297,17 @@ static void measure(env *E, bench_record *r, impl *im) {
 #undef FAILED
 }
 
-/* The best tpgemm config by burst rate, passing ones first. */
+/* The best tpgemm config, passing ones first: the highest burst x sustained rate (the geometric mean of the
+ * two regimes a GEMM runs in: a cool card, and a card at its power cap), so that neither figure alone
+ * picks a config that loses the other. */
+static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
+
 static void pick_best(bench_record *r) {
     r->best = -1;
     for (int v = 1; v < r->nvar; v++) {
         const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
-        if (!isfinite(V->burst_tflops)) continue;
-        if (!B || (V->check == 1 && B->check != 1) ||
-            ((V->check == 1) == (B->check == 1) && V->burst_tflops > B->burst_tflops))
+        if (!isfinite(score(V))) continue;
+        if (!B || (V->check == 1 && B->check != 1) || ((V->check == 1) == (B->check == 1) && score(V) > score(B)))
             r->best = v;
     }
     if (r->best < 0 && r->nvar > 1) r->best = 1; /* still name a config, with null numbers */

@@ -17,7 +17,7 @@ static void init_variant(bench_variant *v, const char *config, const char *kerne
     snprintf(v->config, sizeof v->config, "%s", config);
     snprintf(v->kernel, sizeof v->kernel, "%s", kernel);
     v->burst_tflops = v->sustained_tflops = v->joules = v->max_error = NAN;
-    for (int r = 0; r < BENCH_ROUNDS; r++) v->round_tflops[r] = v->round_joules[r] = v->round_seconds[r] = v->round_power_w[r] = NAN;
+    for (int r = 0; r < BENCH_ROUNDS; r++) v->round_tflops[r] = v->round_joules[r] = v->round_seconds[r] = v->round_power_w[r] = v->round_watts[r] = NAN;
     v->check = -1;
 }
 
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     make_meta(&meta, &a, argc, argv);
 
     double total = 0;
-    printf("local_gemm: %d runs (problem x dtype); method: %d bursts of ~%.0f ms after %.1f s idle, %d x %.1f s "
+    printf("local_gemm: %d runs (problem x dtype); method: %d bursts of ~%.0f ms per variant, each after %.1f s idle, %d x %.1f s "
            "sustained windows per variant\n", n, BENCH_BURST_REPS, a.burst_ms, a.cool_s, BENCH_ROUNDS, a.sustained_s);
     for (int i = 0; i < n; i++) {
         const bench_problem *p = rec[i].p;

@@ -23,7 +23,10 @@ static void jvariant(FILE *f, const bench_variant *v) {
     fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
     fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
     fputs(", \"joules\": ", f), jnum(f, v->joules);
-    fputs(", \"rounds\": [", f);
+    fputs(", \"burst_mhz\": [", f);
+    for (int i = 0; i < BENCH_BURST_REPS; i++)
+        fputs(i ? ", " : "", f), jnum(f, v->burst_clock_mhz[i] ? v->burst_clock_mhz[i] : NAN);
+    fputs("], \"rounds\": [", f);
     for (int r = 0; r < BENCH_ROUNDS; r++) {
         fprintf(f, "%s{\"calls\": %d, \"seconds\": ", r ? ", " : "", v->round_calls[r]);
         jnum(f, v->round_seconds[r]);
@@ -31,6 +34,7 @@ static void jvariant(FILE *f, const bench_variant *v) {
         fputs(", \"joules\": ", f), jnum(f, v->round_joules[r]);
         fputs(", \"sm_clock_mhz_end\": ", f), jnum(f, v->round_clock_mhz[r] ? v->round_clock_mhz[r] : NAN);
         fputs(", \"power_w_end\": ", f), jnum(f, v->round_power_w[r]);
+        fputs(", \"watts\": ", f), jnum(f, v->round_watts[r]);
         fputs("}", f);
     }
     fputs("], \"check\": ", f), jcheck(f, v->check);
@@ -69,11 +73,12 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     fputs(", \"cublas_ref_error\": ", f), jnum(f, r->cublas_ref_error);
     fputs(", \"cublas_ref_check\": ", f), jcheck(f, r->cublas_ref_check);
     fputs(", \"cublas_algo\": ", f), tpg__json_string(f, r->cublas_algo);
-    fprintf(f, ",\n   \"burst_calls\": %d, \"clocks\": {\"burst_mhz\": [", r->burst_calls);
-    for (int i = 0; i < BENCH_BURST_REPS; i++) {
-        fputs(i ? ", " : "", f);
-        jnum(f, r->burst_clock_mhz[i] ? r->burst_clock_mhz[i] : NAN);
-    }
+    fprintf(f, ",\n   \"burst_calls\": %d, \"clocks\": {\"tpgemm_burst_mhz\": [", r->burst_calls);
+    for (int i = 0; i < BENCH_BURST_REPS; i++)
+        fputs(i ? ", " : "", f), jnum(f, tp && tp->burst_clock_mhz[i] ? tp->burst_clock_mhz[i] : NAN);
+    fputs("], \"cublas_burst_mhz\": [", f);
+    for (int i = 0; i < BENCH_BURST_REPS; i++)
+        fputs(i ? ", " : "", f), jnum(f, cb->burst_clock_mhz[i] ? cb->burst_clock_mhz[i] : NAN);
     fputs("], \"tpgemm_sustained_end_mhz\": ", f);
     jnum(f, tp && tp->round_clock_mhz[BENCH_ROUNDS - 1] ? tp->round_clock_mhz[BENCH_ROUNDS - 1] : NAN);
     fputs(", \"cublas_sustained_end_mhz\": ", f);
@@ -94,7 +99,8 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     if (m->energy_note[0]) tpg__json_string(f, m->energy_note);
     else fputs("null", f);
     fprintf(f, ", \"method\": {\"cool_s\": %g, \"burst_ms\": %g, \"burst_reps\": %d, \"sustained_s\": %g, "
-               "\"rounds\": %d, \"chunks\": %d}",
+               "\"rounds\": %d, \"chunks\": %d, \"burst\": \"idle before every window\", "
+               "\"joules\": \"fitted busy power x seconds per call\", \"best\": \"max burst x sustained\"}",
             m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_CHUNKS);
     fputs(",\n   \"command\": ", f), tpg__json_string(f, m->command);
     fputs("}", f);

@@ -109,8 +109,10 @@ def markdown(records, png_rel=None):
                               for r in records)) or [("?", "?", "?", "?")]
     text = ("TFLOP/s per GPU of the local GEMM (the per-GPU part of each TP = 2 layer of measured-anchors.md, "
             "and two square GEMMs) on one GPU: the best shipped TP = 1 tpgemm config through the public API "
-            "against cuBLASLt, same data, same run. Burst: median of 3 short windows after ≥ 1 s idle; "
-            "sustained: ≥ 1 s windows back to back, later round; J: joules per GEMM (NVML) in that window. "
+            "against cuBLASLt, same data, same run. Burst: median of 3 short windows per variant, each after "
+            "≥ 1 s idle; sustained: ≥ 1 s windows back to back after an unmeasured heat window; J: joules per "
+            "GEMM, the power fitted from NVML's energy counter while the window ran × seconds per call. The "
+            "config shown is the one with the highest burst × sustained rate. "
             "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover.\n\n"
             + "".join(f"Run {d} on {g}, driver {v}: `{c}`\n\n" for d, g, v, c in runs))
     text += table(records)

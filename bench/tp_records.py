@@ -59,9 +59,10 @@ def check_status(rel_err):
 
 
 def estimate_seconds(n_shapes, n_variants, rounds, window_s, burst_idle_s, setup_s_per_shape):
-    """Wall time of the plan: per shape, a burst (idle + short run) per variant, then `rounds` sustained
-    windows per variant (round-robin), plus setup (allocation, random data, graphs, checks)."""
-    per_shape = n_variants * (burst_idle_s + 0.1) + rounds * n_variants * (window_s + 0.15) + setup_s_per_shape
+    """Wall time of the plan: per shape, a burst (idle + short run) per variant, one heat window, then
+    `rounds` sustained windows per variant (round-robin), plus setup (allocation, random data, graphs, checks)."""
+    per_shape = (n_variants * (burst_idle_s + 0.1) + (1 + rounds * n_variants) * (window_s + 0.15)
+                 + setup_s_per_shape)
     return n_shapes * per_shape
 
 

@@ -29,7 +29,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Field:
-    kind: str                    # "int" | "str" | "ident" | "map" | "list" | "int_list"
+    kind: str                    # "int" | "str" | "bool" | "ident" | "map" | "list" | "int_list"
     required: bool = False
     default: object = None
     enum: tuple = ()             # allowed values (scalars)
@@ -60,6 +60,11 @@ KERNEL = Field("map", fields={
                     doc="tile walk: grouped (computed in the kernel) or hilbert (a table the runtime builds)"),
     "consumer_mode": Field("str", default="cooperative", enum=K.CONSUMER_MODES,
                            doc="cooperative (warpgroups share a tile) or pingpong (they alternate tiles)"),
+    "epilogue_buffers": Field("int", range=K.EPI_BUFFERS,
+                              doc="store buffers (epilogue subtiles) per consumer warpgroup; default 2 per m64 slab"),
+    "deferred_stores": Field("bool", default=True,
+                             doc="cooperative, 16-bit outputs: a tile's last store units go out during the next "
+                                 "tile's mainloop (templates/kernels/epilogue_deferred.cuh); false: all in its epilogue"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
@@ -109,7 +114,7 @@ INCLUDED = Field("map", fields={
     "kernels": Field("list", default=[], item=KERNEL),
     "tuned": TOP.fields["tuned"],
 })
-_TAGS = {"int": "tag:yaml.org,2002:int", "str": "tag:yaml.org,2002:str"}
+_TAGS = {"int": "tag:yaml.org,2002:int", "str": "tag:yaml.org,2002:str", "bool": "tag:yaml.org,2002:bool"}
 
 
 def _allowed(f: Field) -> str:
@@ -188,15 +193,16 @@ class _Walker:
     def _scalar(self, node, f: Field, path: str):
         line = node.start_mark.line + 1
         self.lines[path] = line
-        want = "int" if f.kind in ("int", "int_list") else "str"
+        want = "int" if f.kind in ("int", "int_list") else "bool" if f.kind == "bool" else "str"
         if not isinstance(node, yaml.ScalarNode) or node.tag != _TAGS[want]:
             got = type(node).__name__[:-4].lower() if not isinstance(node, yaml.ScalarNode) \
                 else node.tag.rsplit(":", 1)[-1]
             shown = f" {node.value!r}" if isinstance(node, yaml.ScalarNode) else ""
-            return self.error(line, path, f"expected {'an integer' if want == 'int' else 'a string'}"
-                              f", got {got}{shown}", _allowed(f))
-        value = yaml.constructor.SafeConstructor().construct_yaml_int(node) \
-            if want == "int" else node.value
+            article = {"int": "an integer", "bool": "true or false"}.get(want, "a string")
+            return self.error(line, path, f"expected {article}, got {got}{shown}", _allowed(f))
+        ctor = yaml.constructor.SafeConstructor()
+        value = ctor.construct_yaml_int(node) if want == "int" else \
+            ctor.construct_yaml_bool(node) if want == "bool" else node.value
         if f.kind == "ident" and not IDENT.match(value):
             return self.error(line, path, f"{value!r} is not an identifier", _allowed(f))
         if f.enum and value not in f.enum:
@@ -269,7 +275,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
             continue  # already reported by the schema walk
         subtile_n = (k.get("epilogue_subtile") or {}).get("n") or 64
         for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative",
-                                                    epilogue_n=subtile_n):
+                                                    epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers")):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -17,7 +17,8 @@ DTYPE_SIZE = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 ACC_DTYPES = ("f32", "f16")
 SMEM_LIMIT = 232448          # 227 KiB of dynamic shared memory per block on sm_90
 SMEM_RESERVED = 2048         # 1024 B alignment slack for the 128B swizzle + mbarriers
-EPI_ROW_BYTES = 128          # epilogue: 2 chunk buffers of BM rows x 128 B (templates/kernels/epilogue.cuh)
+EPI_ROW_BYTES = 128          # epilogue: store buffers of 64 rows x 128 B (templates/kernels/epilogue.cuh)
+EPI_BUFFERS = (2, 16)        # store buffers per consumer warpgroup (TPG_EPI_BUFFERS); default 2 per m64 slab
 EPI_SUBTILE_M = (64,)        # epilogue subtile rows: one warpgroup's m64 slab
 EPI_SUBTILE_N = (32, 64)     # epilogue subtile columns (16-bit output: 64 or 128 bytes of a row)
 EPI_CHUNK_BYTES = (64, 128)  # the store unit's row bytes the kernel implements (64B / 128B swizzle)
@@ -56,11 +57,19 @@ def output_dtype(dtype: str) -> str:
     return dtype if DTYPE_SIZE[dtype] == 2 else "bf16"
 
 
-def epilogue_bytes(bm: int, consumers: int = 2, mode: str = "cooperative", chunk: int = EPI_ROW_BYTES) -> int:
-    """The TMA-store epilogue's smem (kEpiBytes): two chunk buffers (rows of `chunk` bytes, the epilogue
-    subtile) per consumer warpgroup of the rows it owns: BM/consumers (cooperative) or BM (pingpong,
-    each owns whole tiles)."""
-    return 2 * bm * chunk * (consumers if mode == "pingpong" else 1)
+def default_epi_buffers(bm: int, consumers: int = 2, mode: str = "cooperative") -> int:
+    """Store buffers per consumer warpgroup when `epilogue_buffers` is omitted: two per m64 slab."""
+    return 2 * (wg_rows(bm, consumers, mode) // 64)
+
+
+def epilogue_bytes(bm: int, consumers: int = 2, mode: str = "cooperative", chunk: int = EPI_ROW_BYTES,
+                   buffers: int | None = None) -> int:
+    """The TMA-store epilogue's smem (kEpiBytes): `buffers` store buffers of 64 rows x `chunk` bytes (the
+    epilogue subtile) per consumer warpgroup; by default two per m64 slab of the rows the warpgroup owns:
+    BM/consumers (cooperative) or BM (pingpong, each owns whole tiles)."""
+    if buffers is None:
+        buffers = default_epi_buffers(bm, consumers, mode)
+    return consumers * buffers * 64 * chunk
 
 
 def epi_chunk_bytes(dtype: str, epilogue_n: int) -> int:
@@ -69,18 +78,18 @@ def epi_chunk_bytes(dtype: str, epilogue_n: int) -> int:
 
 
 def smem_bytes(stages: int, bm: int, bn: int, bk: int, dtype: str, consumers: int = 2,
-               mode: str = "cooperative", epilogue_n: int = 64) -> int:
-    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + 2·BM·chunk (·consumers for pingpong) + 2048,
-    chunk = epilogue subtile columns x output size (128 bytes by default)."""
+               mode: str = "cooperative", epilogue_n: int = 64, buffers: int | None = None) -> int:
+    """docs/ARCHITECTURE.md: stages·(BM+BN)·BK·esize + consumers·buffers·64·chunk + 2048, chunk = epilogue
+    subtile columns x output size (128 bytes by default), buffers = 2 per m64 slab by default."""
     return (stages * (bm + bn) * bk * DTYPE_SIZE[dtype]
-            + epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n)) + SMEM_RESERVED)
+            + epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n), buffers) + SMEM_RESERVED)
 
 
 def max_stages(bm: int, bn: int, bk: int, dtype: str, consumers: int = 2, mode: str = "cooperative",
-               epilogue_n: int = 64) -> int:
+               epilogue_n: int = 64, buffers: int | None = None) -> int:
     """The largest ring depth that fits the shared-memory limit (0 if not even one fits)."""
     per_stage = (bm + bn) * bk * DTYPE_SIZE[dtype]
-    epi = epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n))
+    epi = epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n), buffers)
     return max(0, (SMEM_LIMIT - SMEM_RESERVED - epi) // per_stage)
 
 
@@ -111,6 +120,8 @@ class KernelSpec:
     consumer_mode: str = "cooperative"
     epilogue_n: int = 64
     raster: str = "grouped"
+    epi_buffers: int = 0  # store buffers per consumer warpgroup; 0 = the default (2 per m64 slab)
+    deferred_stores: bool = True  # cooperative: a tile's last store units go out during the next mainloop
 
     @property
     def dtype_cd(self) -> str:
@@ -125,17 +136,22 @@ class KernelSpec:
         return self.consumer_mode == "pingpong"
 
     @property
+    def epi_buffer_count(self) -> int:
+        return self.epi_buffers or default_epi_buffers(self.bm, self.consumers, self.consumer_mode)
+
+    @property
     def smem_bytes(self) -> int:
         return smem_bytes(self.stages, self.bm, self.bn, self.bk, self.dtype, self.consumers, self.consumer_mode,
-                          self.epilogue_n)
+                          self.epilogue_n, self.epi_buffer_count)
 
     @property
     def epi_chunk_bytes(self) -> int:
         return epi_chunk_bytes(self.dtype, self.epilogue_n)
 
     def fields(self) -> dict:
-        """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n and raster
-        appear only when they are not the default, so kernels keep the names they had before those knobs."""
+        """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n, raster,
+        epi_buffers and deferred_stores appear only when they are not the default, so kernels keep the
+        names they had before those knobs."""
         d = asdict(self)
         if not self.pingpong:
             del d["consumer_mode"]
@@ -143,6 +159,10 @@ class KernelSpec:
             del d["epilogue_n"]
         if self.raster == "grouped":
             del d["raster"]
+        if not self.epi_buffers:
+            del d["epi_buffers"]
+        if self.deferred_stores:
+            del d["deferred_stores"]
         return d
 
     @property
@@ -159,11 +179,21 @@ class KernelSpec:
 
 def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                  consumers: int, cluster_m: int, cluster_n: int,
-                 consumer_mode: str = "cooperative", epilogue_n: int = 64) -> list[tuple[str, str, str]]:
+                 consumer_mode: str = "cooperative", epilogue_n: int = 64,
+                 epi_buffers: int | None = None) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
-            + _subtile(dtype, bn, epilogue_n) + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n))
+            + _subtile(dtype, bn, epilogue_n) + _buffers(epi_buffers)
+            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers))
+
+
+def _buffers(n: int | None) -> list[tuple[str, str, str]]:
+    """gemm_sm90.cuh: the store-buffer rotation needs two buffers (one written while one is read)."""
+    lo, hi = EPI_BUFFERS
+    if n is None or lo <= n <= hi:
+        return []
+    return [("epilogue_buffers", f"{n} store buffers per consumer warpgroup", f"{lo}..{hi}")]
 
 
 def _subtile(dtype: str, bn: int, n: int) -> list[tuple[str, str, str]]:
@@ -203,8 +233,8 @@ def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple
     return out
 
 
-def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
-          consumers: int, mode: str = "cooperative", epilogue_n: int = 64) -> list[tuple[str, str, str]]:
+def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: int, mode: str = "cooperative",
+          epilogue_n: int = 64, buffers: int | None = None) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     if consumers not in CONSUMERS:
         return [("consumers", f"{consumers} consumer warpgroups", ", ".join(map(str, CONSUMERS)))]
@@ -234,17 +264,17 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
                     f"(({rows})·BN/2) exceed {MAX_ACC_PER_THREAD}",
                     f"bn <= {bn_max} with bm {bm} and {consumers} consumers"
                     + (" (pingpong)" if mode == "pingpong" else ", or more consumers")))
-    top = max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n)
+    top = max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
     if stages is None:
         if top < MIN_STAGES:
-            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode, epilogue_n)
+            need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
             out.append(("tile", f"{MIN_STAGES} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", "a smaller tile"))
     elif stages < MIN_STAGES:
         out.append(("stages", f"{stages}: the ring needs at least {MIN_STAGES} stages",
                     f"{MIN_STAGES}..{top}" if top >= MIN_STAGES else "a smaller tile"))
     else:
-        need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode, epilogue_n)
+        need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
         if need > SMEM_LIMIT:
             out.append(("stages", f"{stages} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}",
@@ -255,9 +285,13 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None,
 
 def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                 consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
-                consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped") -> KernelSpec:
-    """The spec of a checked kernel entry; stages = the largest that fits when omitted."""
+                consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped",
+                epi_buffers: int | None = None, deferred_stores: bool = True) -> KernelSpec:
+    """The spec of a checked kernel entry; stages = the largest that fits when omitted. epi_buffers equal
+    to the default count is stored as the default (0), so spelling the default out changes no name."""
     if stages is None:
-        stages = max_stages(bm, bn, bk, dtype, consumers, consumer_mode, epilogue_n)
+        stages = max_stages(bm, bn, bk, dtype, consumers, consumer_mode, epilogue_n, epi_buffers)
+    if epi_buffers == default_epi_buffers(bm, consumers, consumer_mode):
+        epi_buffers = None
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
-                      epilogue_n, raster)
+                      epilogue_n, raster, epi_buffers or 0, deferred_stores)

@@ -83,6 +83,12 @@ CASES = [
      "kernels[0].epilogue_subtile.n", ["unknown value", "allowed: 32, 64"]),
     ("epilogue_subtile_m", "consumers: 2", "consumers: 2\n    epilogue_subtile: {m: 128, n: 64}", "{m: 128,",
      "kernels[0].epilogue_subtile.m", ["allowed: 64"]),
+    ("epilogue_buffers_range", "consumers: 2", "consumers: 2\n    epilogue_buffers: 1", "epilogue_buffers",
+     "kernels[0].epilogue_buffers", ["1 is out of range", "allowed: 2..16"]),
+    ("epilogue_buffers_smem", "consumers: 2", "consumers: 2\n    epilogue_buffers: 5", "stages: 4",
+     "kernels[0].stages", ["4 stages need 280576 bytes of shared memory", "allowed: 2..3 for this tile"]),
+    ("deferred_stores_type", "consumers: 2", "consumers: 2\n    deferred_stores: 0", "deferred_stores",
+     "kernels[0].deferred_stores", ["expected true or false, got int '0'"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -234,3 +240,25 @@ def test_hilbert_raster_is_a_hashed_knob_with_a_define_and_a_registry_flag():
     assert "#define TPG_RASTER 1" in files[f"kernels/{k.name}.cu"] and ".raster = 1," in files["registry.c"]
     files = render.render(plan.build(config.validate(config.compose(BASE, "x.yaml"), "x.yaml"), "x.yaml"))
     assert "TPG_RASTER" not in files[f"kernels/{default.name}.cu"] and ".raster = 0," in files["registry.c"]
+
+
+def test_epilogue_buffers_and_deferred_stores_are_hashed_only_off_default():
+    """epilogue_buffers sizes the store staging (consumers x buffers x 64 rows x 128 B) and so the stages
+    that fit; spelling out the default count (2 per m64 slab) or deferred_stores: true changes no name;
+    each non-default value is one #define in the kernel file."""
+    auto = BASE.replace("    stages: 4\n", "")
+    five = _kernel(auto.replace("consumers: 2", "consumers: 2\n    epilogue_buffers: 5"))
+    assert (five.epi_buffer_count, five.stages) == (5, 3)
+    assert five.smem_bytes == 3 * 384 * 128 + 2 * 5 * 64 * 128 + 2048 == 231424
+    default = _kernel(auto)
+    assert (default.epi_buffer_count, default.stages) == (2, 4)
+    spelled = _kernel(auto.replace("consumers: 2", "consumers: 2\n    epilogue_buffers: 2\n    deferred_stores: true"))
+    assert spelled == default and "epi_buffers" not in default.fields() and "deferred_stores" not in default.fields()
+    off = _kernel(auto.replace("consumers: 2", "consumers: 2\n    deferred_stores: false"))
+    assert off.hash8 != default.hash8 and off.fields()["deferred_stores"] is False
+    for k, define, present in ((five, "#define TPG_EPI_BUFFERS 5", True), (off, "#define TPG_DEFER_STORES 0", True),
+                               (default, "TPG_EPI_BUFFERS", False), (default, "TPG_DEFER_STORES", False)):
+        text = auto.replace("consumers: 2", "consumers: 2\n    epilogue_buffers: 5") if k is five else \
+            auto.replace("consumers: 2", "consumers: 2\n    deferred_stores: false") if k is off else auto
+        files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+        assert (define in files[f"kernels/{k.name}.cu"]) is present, (k.name, define)

@@ -180,14 +180,16 @@ def test_kernel_instance_and_name(files):
     p = default_plan()
     by_tile = {(k.dtype, k.bn, k.consumer_mode, k.cluster_m): k for k in p.kernels}
     k = by_tile["bf16", 256, "cooperative", 1]
-    assert re.fullmatch(r"gemm_sm90_bf16_128x256x64_s4_w2_c1x1_[0-9a-f]{8}", k.name)
+    assert re.fullmatch(r"gemm_sm90_bf16_128x256x64_s3_w2_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
     common = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry",
               "#define TPG_AB_DTYPE 0", "#define TPG_CD_DTYPE 0", "#define TPG_BM 128"]
+    # 3 stages of 48 KiB + 2 warpgroups x 5 store buffers of 8 KiB + 2048
     assert lines[2:] == common + [
-        "#define TPG_BN 256", "#define TPG_BK 64", "#define TPG_STAGES 4",
+        "#define TPG_BN 256", "#define TPG_BK 64", "#define TPG_STAGES 3",
         "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
-        "#define TPG_SMEM_BYTES 231424", "#define TPG_GROUP_M 8", '#include "gemm_sm90.cuh"']
+        "#define TPG_SMEM_BYTES 231424", "#define TPG_GROUP_M 8", "#define TPG_EPI_BUFFERS 5",
+        '#include "gemm_sm90.cuh"']
     # ping-pong: the mode is the one extra define; its epilogue staging doubles (4 * BM * 128)
     k = by_tile["bf16", 128, "pingpong", 1]
     assert re.fullmatch(r"gemm_sm90_bf16_128x128x64_s5_w2pp_c1x1_[0-9a-f]{8}", k.name)

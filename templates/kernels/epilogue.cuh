@@ -6,8 +6,8 @@
  * The tile is cut into column chunks of CHUNK bytes - the epilogue subtile: 128 (64 bf16/fp16 columns,
  * one 128B-swizzle row, the widest box a SWIZZLE_128B map allows; the default) or 64 (half the staging
  * smem, 64B swizzle) - each chunk of each m64 slab one 64-row store unit.
- * Each warpgroup owns 2 * SLABS units of 64 rows x 128 B and rotates through them with a counter that
- * runs on across tiles, so the TMA stores of earlier units (and of the previous tile's last ones)
+ * Each warpgroup owns UNITS buffers of 64 rows x CHUNK B (2 * SLABS unless `epilogue_buffers` says
+ * more) and rotates through them with a counter that runs on across tiles, so the TMA stores of earlier units (and of the previous tile's last ones)
  * overlap the writing of the next unit and the next tile's mainloop. The smem layout is the 128B swizzle (16-byte unit u of row r at u ^ (r % 8)), which makes
  * both stmatrix and the TMA read conflict-free.
  *
@@ -186,104 +186,171 @@ template <int CHUNK> __device__ __forceinline__ uint32_t tpg_epi_key(int row)
     return CHUNK == 128 ? (uint32_t)(row & 7) : (uint32_t)((row >> 1) & 3);
 }
 
+/* Geometry of the epilogue of one tile for one consumer warpgroup (ctid = 0 .. 128*CONSUMERS-1): store
+ * unit (j, c) = m64 slab j, column chunk c; the unit's rows and columns; stmatrix lane addressing. */
+template <int CD, int BM, int BN, int SLABS, bool PINGPONG, int CHUNK> struct tpg_epi_geom {
+    typedef typename tpg_cd_pair<CD>::T T;
+    static constexpr int kSN = CHUNK / (int)sizeof(T); /* columns per chunk */
+    static constexpr int kCB = kSN / 8;                /* 8-column blocks per chunk */
+    static constexpr int kChunks = BN / kSN;           /* chunks per slab */
+    static constexpr uint32_t kUnitBytes = 64 * CHUNK; /* one m64 slab of one chunk */
+    static_assert(BN % kSN == 0, "BN must be a multiple of the store chunk");
+    static_assert(CD == 4 || kCB % 2 == 0, "stmatrix.x4 stores two 8-column blocks at a time");
+    int wg, wg_thread, warp, lane, tile_row0, col_base;
+    __device__ __forceinline__ tpg_epi_geom(const tpg_tile &tile, int ctid)
+        : wg(ctid >> 7), wg_thread(ctid & 127), warp((ctid & 127) >> 5), lane(ctid & 31),
+          tile_row0(tile.tm * BM + (PINGPONG ? 0 : (ctid >> 7) * SLABS * 64)), col_base(tile.tn * BN)
+    {
+    }
+    __device__ __forceinline__ int slab_row0(int j) const { return tile_row0 + j * 64; }
+    __device__ __forceinline__ int col0(int c) const { return col_base + c * kSN; }
+    /* the first of this thread's two rows in slab j (the other is 8 below) */
+    __device__ __forceinline__ int row_lo(int j) const { return slab_row0(j) + 16 * warp + (lane >> 2); }
+};
+
+/* Start of a tile's epilogue: raise the previous tile's deferred flag, and for reduce-scatter wait until
+ * this tile's partial fully arrived (each warpgroup checks). Returns whether a source (partial, C) is read. */
+template <int CONSUMERS, bool PINGPONG>
+__device__ __forceinline__ void tpg_epi_begin(const tpg_gemm_params &p, const tpg_stage_params &sp, const tpg_tile &tile,
+                                              unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st)
+{
+    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid); /* the previous tile's flag (deferred) */
+    if (sp.partial && sp.partial_flags) {
+        if ((ctid & 127) == 0) {
+            TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
+            tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
+            TPG_TR(tpg_tr_partial_wait(p, 1 + (ctid >> 7), tw0);)
+        }
+        tpg_named_barrier(2 + (ctid >> 7), 128);
+    }
+}
+
+/* out = scale * acc (+ partial) (+ beta * C) in place, for the columns of chunk c of slab j. */
+template <int CD, int BN, int KCB>
+__device__ __forceinline__ void tpg_epi_chunk_values(const tpg_gemm_params &p, const tpg_stage_params &sp,
+                                                     const tpg_tile &tile, float (&acc)[BN / 2], int c, int r_lo,
+                                                     int col0, int lane, float scale)
+{
+    typedef typename tpg_cd_pair<CD>::T T;
+    const T *part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
+    const T *cs = sp.c != nullptr && p.beta != 0.0f ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch
+                                                     : nullptr;
+    if (part || cs) {
+        const T *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
+        const T *crow = cs ? cs + (long long)r_lo * sp.c_ld : nullptr;
+        tpg_epi_sources<CD, KCB> src;
+        tpg_epi_fetch<CD, KCB>(src, r_lo, col0 + 2 * (lane & 3), p.m, p.n, prow, crow, sp.partial_ld, sp.c_ld);
+#pragma unroll
+        for (int b = 0; b < KCB; ++b)
+            tpg_epi_values<CD, BN, KCB>(acc, c * KCB + b, b, src, prow != nullptr, crow != nullptr, scale, p.beta);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4 * KCB; ++i) acc[4 * c * KCB + i] *= scale;
+    }
+}
+
+/* The warpgroup wrote store unit `unit` (generic smem writes): make them visible to the async proxy; the
+ * issuing thread (warpgroup thread 0) waits until its earlier stores have *read* their smem (all but the
+ * newest UNITS - 2, so the buffer written next is free); barrier; thread 0 issues the unit's store and
+ * commits it as a group; the warpgroup moves on to its next buffer. */
+template <int UNITS>
+__device__ __forceinline__ void tpg_epi_handoff(const tpg_stage_params &sp, uint32_t unit, int col0, int slab_row0,
+                                                int batch, int wg, int wg_thread, tpg_epi_state &st)
+{
+    tpg_fence_proxy_async_smem();
+    if (wg_thread == 0) tpg_bulk_wait_read<UNITS - 2>();
+    tpg_named_barrier(2 + wg, 128);
+    if (wg_thread == 0) {
+        tpg_tma_store_3d(&sp.d_map, unit, col0, slab_row0, batch);
+        tpg_bulk_commit();
+    }
+    st.buf = st.buf + 1u == (uint32_t)UNITS ? 0u : st.buf + 1u;
+}
+
+/* Hand one store unit to the TMA: this thread's part of it (pk: 2 * KCB packed 16-bit pairs, pair i =
+ * columns 2i, 2i + 1 of its 8-column blocks) goes by stmatrix into the warpgroup's next buffer, then
+ * tpg_epi_handoff. With UNITS > the units of a tile, the store the handoff waits for belongs to an
+ * earlier tile and has long been read: no wait. */
+template <int CHUNK, int UNITS, int KCB>
+__device__ __forceinline__ void tpg_epi_issue_unit(const tpg_stage_params &sp, const uint32_t (&pk)[2 * KCB],
+                                                   int col0, int slab_row0, int batch, int wg, int wg_thread,
+                                                   uint32_t sD, tpg_epi_state &st)
+{
+    const int warp = wg_thread >> 5, lane = wg_thread & 31;
+    const int q = lane >> 3, rr = lane & 7; /* stmatrix: matrix and row this lane addresses */
+    const uint32_t unit = sD + ((uint32_t)wg * (uint32_t)UNITS + st.buf) * (64u * CHUNK);
+    /* two 8-column blocks per stmatrix.x4: matrices (rows lo, blk), (hi, blk), (lo, blk+1), (hi, blk+1) */
+    const int row = 16 * warp + rr + 8 * (q & 1);
+    const uint32_t key = CHUNK == 128 ? (uint32_t)rr : tpg_epi_key<CHUNK>(row); /* row % 8 == rr */
+#pragma unroll
+    for (int b = 0; b < KCB; b += 2) {
+        const uint32_t u = (uint32_t)((b + (q >> 1)) ^ key);
+        tpg_stmatrix_x4(unit + row * CHUNK + (u << 4), pk[2 * b], pk[2 * b + 1], pk[2 * b + 2], pk[2 * b + 3]);
+    }
+    tpg_epi_handoff<UNITS>(sp, unit, col0, slab_row0, batch, wg, wg_thread, st);
+}
+
+/* fp32 output: no stmatrix (8 bytes per row and block, st.shared.v2); otherwise tpg_epi_issue_unit. */
+template <int CHUNK, int UNITS, int KCB, int BN>
+__device__ __forceinline__ void tpg_epi_issue_unit_f32(const tpg_stage_params &sp, const float (&acc)[BN / 2], int c,
+                                                       int col0, int slab_row0, int batch, int wg, int wg_thread,
+                                                       uint32_t sD, tpg_epi_state &st)
+{
+    const int warp = wg_thread >> 5, lane = wg_thread & 31;
+    const uint32_t unit = sD + ((uint32_t)wg * (uint32_t)UNITS + st.buf) * (64u * CHUNK);
+    /* unit = 2b + (lane%4)/2, half = lane%2 */
+#pragma unroll
+    for (int b = 0; b < KCB; ++b)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = 16 * warp + (lane >> 2) + 8 * h;
+            const uint32_t u = (uint32_t)(2 * b + ((lane & 3) >> 1)) ^ tpg_epi_key<CHUNK>(row);
+            const float *a = &acc[4 * (c * KCB + b) + 2 * h];
+            tpg_st_shared_v2(unit + row * CHUNK + (u << 4) + ((lane & 1) << 3), a[0], a[1]);
+        }
+    tpg_epi_handoff<UNITS>(sp, unit, col0, slab_row0, batch, wg, wg_thread, st);
+}
+
+/* Pack pair i of chunk c (16-bit outputs): columns 2i, 2i + 1 of the chunk's 8-column blocks. */
+template <int CD, int BN, int KCB>
+__device__ __forceinline__ void tpg_epi_pack_chunk(const float (&acc)[BN / 2], int c, uint32_t (&pk)[2 * KCB])
+{
+#pragma unroll
+    for (int i = 0; i < 2 * KCB; ++i) pk[i] = tpg_cd_pair<CD>::pack(acc[4 * c * KCB + 2 * i], acc[4 * c * KCB + 2 * i + 1]);
+}
+
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
- * sD = the 1024-aligned smem of all warpgroups' chunk buffers (2 * SLABS * 64 * CHUNK bytes per
- * warpgroup; CHUNK = the epilogue subtile's row bytes, the D map's box width).
- * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w. */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG, int CHUNK>
+ * sD = the 1024-aligned smem of all warpgroups' store buffers (UNITS * 64 * CHUNK bytes per warpgroup;
+ * CHUNK = the epilogue subtile's row bytes, the D map's box width; UNITS >= 2, by default 2 * SLABS).
+ * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w.
+ * Slab by slab, chunk by chunk: one 64 x CHUNK B store unit at a time, so only one slab's source row
+ * pointers are live next to the accumulators (two slabs at once spilled). */
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG, int CHUNK, int UNITS>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
                                                   uint32_t sD)
 {
-    typedef tpg_cd_pair<CD> P;
-    typedef typename P::T T;
-    constexpr int kSN = CHUNK / (int)sizeof(T);  /* columns per chunk */
-    constexpr int kCB = kSN / 8;                 /* 8-column blocks per chunk */
-    constexpr uint32_t kSlabBytes = 64 * CHUNK;  /* one m64 slab of one chunk */
-    static_assert(BN % kSN == 0, "BN must be a multiple of the store chunk");
-    static_assert(CD == 4 || kCB % 2 == 0, "stmatrix.x4 stores two 8-column blocks at a time");
-    const int wg = ctid >> 7, wg_thread = ctid & 127, warp = wg_thread >> 5, lane = wg_thread & 31;
-    const uint32_t bar_wg = 2 + wg;
-
-    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid); /* the previous tile's flag (deferred) */
-
-    /* reduce-scatter: the partial of this tile must have fully arrived (each warpgroup checks) */
-    if (sp.partial && sp.partial_flags) {
-        if (wg_thread == 0) {
-            TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
-            tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
-            TPG_TR(tpg_tr_partial_wait(p, 1 + wg, tw0);)
-        }
-        tpg_named_barrier(bar_wg, 128);
-    }
-    const T *part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
-    const bool use_c = sp.c != nullptr && p.beta != 0.0f;
-    const T *cs = use_c ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch : nullptr;
-
-    const uint32_t wg_base = sD + (uint32_t)wg * 2u * SLABS * kSlabBytes;
-    const int tile_row0 = tile.tm * BM + (PINGPONG ? 0 : wg * SLABS * 64); /* this warpgroup's first row */
-    const int q = lane >> 3, rr = lane & 7;                /* stmatrix: matrix and row this lane addresses */
-    /* Slab by slab, chunk by chunk: one 64 x 128 B store unit at a time, so only one slab's source
-     * row pointers are live next to the accumulators (two slabs at once spilled). The warpgroup's
-     * 2 * SLABS units of 8 KB rotate; before the barrier that hands unit u to the store, thread 0
-     * lets at most kUnits - 2 earlier stores still read smem, so the unit written next is free. */
-    constexpr uint32_t kUnits = 2u * SLABS;
+    typedef tpg_epi_geom<CD, BM, BN, SLABS, PINGPONG, CHUNK> G;
+    const G g(tile, ctid);
+    tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
     for (int j = 0; j < SLABS; ++j) {
-        const int slab_row0 = tile_row0 + j * 64;
-        if (slab_row0 >= p.m) break; /* uniform: nothing of this slab is stored */
-        const int r_lo = slab_row0 + 16 * warp + (lane >> 2);
-        const T *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
-        const T *crow = cs ? cs + (long long)r_lo * sp.c_ld : nullptr;
+        if (g.slab_row0(j) >= p.m) break; /* uniform: nothing of this slab is stored */
 #pragma unroll
-        for (int c = 0; c < BN / kSN; ++c) {
-            const int col0 = tile.tn * BN + c * kSN;
-            if (col0 >= p.n) break; /* uniform over the warpgroup */
-            const uint32_t slab = wg_base + st.buf * kSlabBytes;
-            if (prow || crow) {
-                tpg_epi_sources<CD, kCB> src;
-                tpg_epi_fetch<CD, kCB>(src, r_lo, col0 + 2 * (lane & 3), p.m, p.n, prow, crow, sp.partial_ld, sp.c_ld);
-#pragma unroll
-                for (int b = 0; b < kCB; ++b)
-                    tpg_epi_values<CD, BN, kCB>(acc[j], c * kCB + b, b, src, prow != nullptr, crow != nullptr, scale,
-                                                p.beta);
-            } else {
-#pragma unroll
-                for (int i = 0; i < 4 * kCB; ++i) acc[j][4 * c * kCB + i] *= scale;
-            }
+        for (int c = 0; c < G::kChunks; ++c) {
+            if (g.col0(c) >= p.n) break; /* uniform over the warpgroup */
+            tpg_epi_chunk_values<CD, BN, G::kCB>(p, sp, tile, acc[j], c, g.row_lo(j), g.col0(c), g.lane, scale);
             if constexpr (CD == 4) {
-                /* fp32: 8 bytes per row and block; unit = 2b + (lane%4)/2, half = lane%2 */
-#pragma unroll
-                for (int b = 0; b < kCB; ++b)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int row = 16 * warp + (lane >> 2) + 8 * h;
-                        const uint32_t u = (uint32_t)(2 * b + ((lane & 3) >> 1)) ^ tpg_epi_key<CHUNK>(row);
-                        const float *a = &acc[j][4 * (c * kCB + b) + 2 * h];
-                        tpg_st_shared_v2(slab + row * CHUNK + (u << 4) + ((lane & 1) << 3), a[0], a[1]);
-                    }
+                tpg_epi_issue_unit_f32<CHUNK, UNITS, G::kCB, BN>(sp, acc[j], c, g.col0(c), g.slab_row0(j), tile.batch,
+                                                                 g.wg, g.wg_thread, sD, st);
             } else {
-                /* two 8-column blocks per stmatrix.x4: matrices (rows lo, blk), (hi, blk), (lo, blk+1), (hi, blk+1) */
-                const int row = 16 * warp + rr + 8 * (q & 1);
-                const uint32_t key = CHUNK == 128 ? (uint32_t)rr : tpg_epi_key<CHUNK>(row); /* row % 8 == rr */
-#pragma unroll
-                for (int b = 0; b < kCB; b += 2) {
-                    const float *a = &acc[j][4 * (c * kCB + b)];
-                    const uint32_t u = (uint32_t)((b + (q >> 1)) ^ key);
-                    tpg_stmatrix_x4(slab + row * CHUNK + (u << 4), P::pack(a[0], a[1]), P::pack(a[2], a[3]),
-                                    P::pack(a[4], a[5]), P::pack(a[6], a[7]));
-                }
+                uint32_t pk[2 * G::kCB];
+                tpg_epi_pack_chunk<CD, BN, G::kCB>(acc[j], c, pk);
+                tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(sp, pk, g.col0(c), g.slab_row0(j), tile.batch, g.wg,
+                                                         g.wg_thread, sD, st);
             }
-            tpg_fence_proxy_async_smem();
-            if (wg_thread == 0) tpg_bulk_wait_read<kUnits - 2>(); /* the next unit's store has read it */
-            tpg_named_barrier(bar_wg, 128);
-            if (wg_thread == 0) {
-                tpg_tma_store_3d(&sp.d_map, slab, col0, slab_row0, tile.batch);
-                tpg_bulk_commit();
-            }
-            st.buf = st.buf + 1u == kUnits ? 0u : st.buf + 1u;
         }
     }
 

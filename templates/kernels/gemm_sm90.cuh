@@ -54,6 +54,7 @@
 #include "cluster.cuh"
 #include "scheduler.cuh"
 #include "epilogue.cuh"
+#include "epilogue_deferred.cuh"
 #include "trace.cuh"
 
 namespace {
@@ -74,9 +75,26 @@ constexpr int kAccN = kBN / 2;                               /* f32 accumulators
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */
 constexpr uint32_t kSlotBytes = kABytes + kBBytes;
-/* epilogue chunk buffers: 2 per consumer warpgroup, each kWgRows rows x kEpiChunk B (epilogue.cuh):
- * 2 * BM * chunk cooperative, 4 * BM * chunk ping-pong */
-constexpr uint32_t kEpiBytes = 2u * kConsumers * kWgRows * (uint32_t)kEpiChunk;
+/* epilogue store buffers per consumer warpgroup, each 64 rows x kEpiChunk B (epilogue.cuh): by default
+ * two per m64 slab; more (`epilogue_buffers`) let a whole tile's stores be in flight at once, so the
+ * epilogue never waits for a TMA store to read its smem (the cooperative 128x256 otherwise waits once per
+ * chunk: ~2.3 us of a 100 us tile, timeline_*_wide) */
+#ifndef TPG_EPI_BUFFERS
+#define TPG_EPI_BUFFERS (2 * kSlabs)
+#endif
+constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
+/* cooperative 16-bit outputs: store units go out during the next tile's mainloop (epilogue_deferred.cuh);
+ * `deferred_stores: false` (TPG_DEFER_STORES 0) keeps every store inside its own tile's epilogue */
+#ifndef TPG_DEFER_STORES
+#define TPG_DEFER_STORES 1
+#endif
+/* packed registers held per thread: the tail of a tile that fits next to the next tile's accumulators
+ * (64 spilled at 240 registers per thread, 32 at a cluster's 232) */
+#ifndef TPG_DEFER_REGS
+#define TPG_DEFER_REGS (kCluster > 1 ? 16 : 32)
+#endif
+constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4;
+constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
  * 2 mbarriers per slot */
 constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16;
@@ -110,6 +128,7 @@ static_assert(kConsumers >= 1 && kConsumers <= 3, "1..3 consumer warpgroups");
 static_assert(kStages >= 2, "the ring needs at least two slots");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "ring slots must keep 1024-byte alignment");
 static_assert(kEpiChunk == 128 || kEpiChunk == 64, "TPG_EPI_CHUNK_BYTES: 128 or 64");
+static_assert(kEpiBuffers >= 2 && kEpiBuffers <= 16, "TPG_EPI_BUFFERS: 2..16 store buffers per consumer warpgroup");
 static_assert((kCM == 1 && kCN == 1) || (kCM == 2 && kCN == 1) || (kCM == 1 && kCN == 2),
               "clusters: 1x1, 2x1 or 1x2");
 static_assert(!(kPingpong && kCluster > 1), "ping-pong with clusters is not implemented");

@@ -107,10 +107,15 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
 
 /* One tile's k loop for one consumer warpgroup (kSlabs m64 slabs, A rows from byte offset a_off of a
  * slot). Leaves every wgmma complete and every slot released. order_bar != 0 (ping-pong): after the
- * last full-barrier wait, let the other warpgroup start its mainloop (named barrier, 256 threads). */
+ * last full-barrier wait, let the other warpgroup start its mainloop (named barrier, 256 threads).
+ * hook(kb) runs after k-block kb's wgmmas are issued, while they run (deferred stores). */
+struct tpg_no_hook {
+    __device__ __forceinline__ void operator()(int) const {}
+};
+template <class Hook>
 __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_blocks, tpg_ring &ring, uint32_t sA,
                                              uint32_t sB, uint32_t a_off, uint32_t full, uint32_t empty,
-                                             bool warp_leader, uint32_t order_bar)
+                                             bool warp_leader, uint32_t order_bar, const Hook &hook)
 {
     if (k_blocks == 0) {
 #pragma unroll
@@ -136,6 +141,7 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
         tpg_wgmma_commit();
 #pragma unroll
         for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
+        hook(kb);
         /* keep this k-block's wgmmas in flight; the previous one is done -> release its slot */
         tpg_wgmma_wait<1>();
         if (prev_slot >= 0 && warp_leader) tpg_release(empty + 8 * prev_slot);
@@ -175,16 +181,42 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
     /* this warpgroup's first A row inside a slot: (wg * kSlabs + j) * 64 rows of 128 bytes */
     const uint32_t a_off = (uint32_t)(wg * kSlabs) * 64u * 128u;
     tpg_epi_state est = tpg_epi_init(p, ctid);
+    /* deferred stores: the last kDefer store units of each tile go out during the next mainloop */
+    constexpr int kTileUnits = tpg_epi_tile_units<TPG_CD_DTYPE, kBN, kSlabs, kEpiChunk>();
+    constexpr int kCB = tpg_epi_geom<TPG_CD_DTYPE, kBM, kBN, kSlabs, false, kEpiChunk>::kCB;
+    constexpr int kDefer = kTileUnits < TPG_DEFER_REGS / (2 * kCB) ? kTileUnits : TPG_DEFER_REGS / (2 * kCB);
+    tpg_epi_packed<kDefer, kCB> held;
+    held.pending = false;
+    const auto issue = [&](int d) {
+        tpg_epi_issue_held<TPG_CD_DTYPE, kBM, kBN, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(p, held, d, ctid, sD, est);
+    };
     for (int uid = first; uid < g.total; uid += stride) {
         const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, tile.valid);)
-        tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u);
+        if constexpr (kDeferStores) {
+            tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u, [&](int kb) {
+                if (held.pending && kb < kDefer) issue(kb);
+            });
+            if (held.pending)
+                for (int d = g.k_blocks; d < kDefer; ++d) issue(d); /* fewer k-blocks than held units */
+            held.pending = false;
+        } else {
+            tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
+        }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        if (tile.valid) /* an invalid partner tile only fed the partner's multicast */
-            tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false, kEpiChunk>(p, p.stage[tile.stage], tile, acc,
-                                                                              scale, epoch, ctid, gave_up, est, sD);
+        if (tile.valid) { /* an invalid partner tile only fed the partner's multicast */
+            const tpg_stage_params &sp = p.stage[tile.stage];
+            if (kDeferStores && tpg_epi_can_defer<TPG_CD_DTYPE>(sp))
+                tpg_epi_pack_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(
+                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, held);
+            else
+                tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false, kEpiChunk, kEpiBuffers>(
+                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
+        }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }
+    if (kDeferStores && held.pending)
+        for (int d = 0; d < kDefer; ++d) issue(d); /* the last tile: no next mainloop to hide behind */
     tpg_epilogue_finish<kConsumers, false>(est, epoch, ctid);
     TPG_TR(if ((ctid & 127) == 0) tpg_tr_lane_end(p, 1 + wg);)
 }
@@ -214,9 +246,9 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         if (i > 0) tpg_named_barrier(kOrderBar + wg, 256);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, true);)
         tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
-                     i + 1 < n_local ? kOrderBar + (1 - wg) : 0u);
+                     i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, true, kEpiChunk>(p, p.stage[tile.stage], tile, acc, scale,
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, true, kEpiChunk, kEpiBuffers>(p, p.stage[tile.stage], tile, acc, scale,
                                                                          epoch, ctid, gave_up, est, sD);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */

@@ -25,7 +25,7 @@
 
 #define KERNELS(X)                                                                                    \
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
-        X(c2x1h, 1e-2)
+        X(c2x1h, 1e-2) X(wide3, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -203,7 +203,7 @@ static const problem g_problems[] = {
     {"70B-o", 16384, 8192, 4096},      {"8B-o", 8192, 4096, 2048},        {"gemm-8192", 8192, 8192, 8192},
     {"gemm-4096", 4096, 4096, 4096}};
 #define NPROB ((int)(sizeof g_problems / sizeof g_problems[0]))
-#define MAXK 8
+#define MAXK 10
 static double g_tf[NPROB][MAXK + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
 
 static void cublas_gemm(cublasHandle_t h, const void *A, const void *B, void *D, int m, int n, int k)
@@ -369,6 +369,7 @@ int main(int argc, char **argv)
         test_plain(K, c, 2048, 2048, 1024);
         test_plain(K, c, 1000, 1000, 520);
         test_plain(K, c, 1100, 1200, 136); /* odd tile counts, K shorter than the ring */
+        test_plain(K, c, 1100, 1200, 40);  /* one k-block: fewer than a tile's deferred store units */
         test_alpha_beta(K, c);
         test_ring(K, c, 1000, 1000);
         test_ring(K, c, 1100, 1200);
