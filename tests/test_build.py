@@ -86,3 +86,27 @@ def test_c_unit_test_passes(build, name):
     result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, f"{name} failed:\n{result.stdout}\n{result.stderr}"
     assert re.search(r"^\d+ passed, 0 failed$", result.stdout, re.MULTILINE), result.stdout
+
+
+# Instances the kernel headers accept that no shipped config uses today: fp32 outputs (TPG_CD_DTYPE 4, the
+# fp32-partial path) and 3 cooperative consumers. Deferred stores must stay out of both (nothing to pack;
+# no registers to spare), so each must still compile with 0 spills. (name, -D macros)
+HEADER_ONLY = [
+    ("fp32_out_coop", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=4 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
+                      "-DTPG_SMEM_BYTES=200000"),
+    ("three_consumers", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=192 -DTPG_BN=128 -DTPG_STAGES=3 -DTPG_CONSUMERS=3 "
+                        "-DTPG_SMEM_BYTES=223232"),
+]
+
+
+@pytest.mark.parametrize("name,defines", HEADER_ONLY, ids=[h[0] for h in HEADER_ONLY])
+def test_header_only_instances_compile_clean(build, tmp_path, name, defines):
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-Xptxas", "-v",
+           "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
+           "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
+           "-DTPG_BK=64", "-DTPG_CLUSTER_M=1", "-DTPG_CLUSTER_N=1", *defines.split(),
+           "-c", str(ROOT / "tests/gpu/selftest_instance.cu"), "-o", str(tmp_path / f"{name}.o")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{name} does not compile:\n{r.stderr[-4000:]}"
+    assert SPILL.search(r.stderr) and not ptxas_problems(r.stderr), r.stderr[-4000:]

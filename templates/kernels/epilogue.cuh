@@ -13,7 +13,7 @@
  *
  * Unit protocol (one named barrier per unit, warpgroup-local): all threads write unit u; fence.proxy
  * .async (generic smem writes -> async-proxy reads); the issuing thread (warpgroup thread 0) waits until
- * its earlier stores have *read* their smem (all but the newest 2*SLABS - 2, so the next unit is free);
+ * its earlier stores have *read* their smem (all but the newest UNITS - 2, so the next buffer is free);
  * barrier; thread 0 issues the unit's store and commits it as a group. Slabs wholly below m are skipped.
  * Out-of-range rows/columns inside a box are clipped by the map's extent (the runtime encodes the
  * stage's true m x n); whole chunks right of n are skipped.
@@ -102,7 +102,7 @@ template <> struct tpg_cd_pair<4> { /* fp32: stored with st.shared.v2, no pack *
 
 /* Per-consumer-thread epilogue state that lives across tiles. */
 struct tpg_epi_state {
-    uint32_t buf;            /* which of the warpgroup's two chunk buffers is next */
+    uint32_t buf;            /* which of the warpgroup's UNITS store buffers is next */
     unsigned int *pending;   /* signal flag of the last tile, not yet raised (NULL: none) */
     bool defer;              /* may the flag wait for the next epilogue (see the header comment) */
 };

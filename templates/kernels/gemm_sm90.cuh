@@ -93,7 +93,8 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #ifndef TPG_DEFER_REGS
 #define TPG_DEFER_REGS (kCluster > 1 ? 16 : 32)
 #endif
-constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4;
+/* not with 3 consumers: their 160 registers per thread hold the accumulators and little else */
+constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3;
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
  * 2 mbarriers per slot */

@@ -188,7 +188,9 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
     tpg_epi_packed<kDefer, kCB> held;
     held.pending = false;
     const auto issue = [&](int d) {
-        tpg_epi_issue_held<TPG_CD_DTYPE, kBM, kBN, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(p, held, d, ctid, sD, est);
+        if constexpr (kDeferStores)
+            tpg_epi_issue_held<TPG_CD_DTYPE, kBM, kBN, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(p, held, d, ctid, sD,
+                                                                                             est);
     };
     for (int uid = first; uid < g.total; uid += stride) {
         const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
@@ -206,10 +208,15 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
         if (tile.valid) { /* an invalid partner tile only fed the partner's multicast */
             const tpg_stage_params &sp = p.stage[tile.stage];
-            if (kDeferStores && tpg_epi_can_defer<TPG_CD_DTYPE>(sp))
-                tpg_epi_pack_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(
-                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, held);
-            else
+            bool packed = false; /* fp32 outputs and 3 consumers never instantiate the packing */
+            if constexpr (kDeferStores) {
+                if (tpg_epi_can_defer<TPG_CD_DTYPE>(sp)) {
+                    tpg_epi_pack_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(
+                        p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, held);
+                    packed = true;
+                }
+            }
+            if (!packed)
                 tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false, kEpiChunk, kEpiBuffers>(
                     p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
         }
