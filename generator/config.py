@@ -59,7 +59,8 @@ KERNEL = Field("map", fields={
     "raster": Field("str", default="grouped", enum=K.RASTERS,
                     doc="tile walk: grouped (computed in the kernel) or hilbert (a table the runtime builds)"),
     "consumer_mode": Field("str", default="cooperative", enum=K.CONSUMER_MODES,
-                           doc="cooperative (warpgroups share a tile) or pingpong (they alternate tiles)"),
+                           doc="cooperative (warpgroups share a tile, split along M), pingpong (they alternate "
+                               "tiles) or cooperative_n (they share a tile, split along N)"),
     "epilogue_buffers": Field("int", range=K.EPI_BUFFERS,
                               doc="store buffers (epilogue subtiles) per consumer warpgroup; default 2 per m64 slab"),
     "deferred_stores": Field("bool", default=True,

@@ -25,13 +25,19 @@ EPI_CHUNK_BYTES = (64, 128)  # the store unit's row bytes the kernel implements 
 RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, scheduler.cuh)
 RASTERS = ("grouped", "hilbert")  # tile walk: grouped (computed in the kernel) or a Hilbert-curve table
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
+MAX_ACC_SPLIT_N = 144        # cooperative_n: 192x192 (3 slabs of m64n96), which ptxas fits with 0 spills
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
 CLUSTER_SIZES = (1, 2, 4)
 # cooperative: the consumer warpgroups share each tile (BM = 64·consumers·{1,2});
-# pingpong: two warpgroups alternate whole tiles of BM = 64·{1,2} rows (TPG_CONSUMER_MODE 1)
-CONSUMER_MODES = ("cooperative", "pingpong")
+# pingpong: two warpgroups alternate whole tiles of BM = 64·{1,2} rows (TPG_CONSUMER_MODE 1);
+# cooperative_n: two warpgroups share each tile split along N (all BM rows, BN/2 columns each;
+# TPG_CONSUMER_MODE 2), for tiles such as 192x192
+CONSUMER_MODES = ("cooperative", "pingpong", "cooperative_n")
+MODE_VALUES = {"cooperative": 0, "pingpong": 1, "cooperative_n": 2}  # TPG_CONSUMER_MODE
 PINGPONG_BMS = (64, 128)
+SPLIT_N_BMS = (64, 128, 192, 256)  # one TMA box of A (<= 256 rows)
+SPLIT_N_WG_N = (64, 96, 128)       # BN/2: the wgmma N of each warpgroup (wgmma.cuh)
 WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 shapes templates/kernels/wgmma.cuh defines
 
 # Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
@@ -95,13 +101,18 @@ def max_stages(bm: int, bn: int, bk: int, dtype: str, consumers: int = 2, mode: 
 
 def wg_rows(bm: int, consumers: int, mode: str = "cooperative") -> int:
     """Tile rows one consumer warpgroup computes."""
-    return bm if mode == "pingpong" else bm // consumers
+    return bm if mode in ("pingpong", "cooperative_n") else bm // consumers
+
+
+def wg_cols(bn: int, consumers: int, mode: str = "cooperative") -> int:
+    """Tile columns one consumer warpgroup computes (its wgmma N)."""
+    return bn // consumers if mode == "cooperative_n" else bn
 
 
 def acc_per_thread(bm: int, bn: int, consumers: int, mode: str = "cooperative") -> int:
     """fp32 accumulators per consumer thread: a consumer warpgroup owns wg_rows rows, as wg_rows/64
-    wgmma m64 tiles of 64xBN, i.e. BN/2 registers per thread per tile."""
-    return (wg_rows(bm, consumers, mode) // 64) * bn // 2
+    wgmma m64 tiles of 64 x wg_cols, i.e. wg_cols/2 registers per thread per tile."""
+    return (wg_rows(bm, consumers, mode) // 64) * wg_cols(bn, consumers, mode) // 2
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,11 @@ class KernelSpec:
         return self.consumer_mode == "pingpong"
 
     @property
+    def mode_value(self) -> int:
+        """TPG_CONSUMER_MODE of the instance."""
+        return MODE_VALUES[self.consumer_mode]
+
+    @property
     def epi_buffer_count(self) -> int:
         return self.epi_buffers or default_epi_buffers(self.bm, self.consumers, self.consumer_mode)
 
@@ -153,7 +169,7 @@ class KernelSpec:
         epi_buffers and deferred_stores appear only when they are not the default, so kernels keep the
         names they had before those knobs."""
         d = asdict(self)
-        if not self.pingpong:
+        if self.consumer_mode == "cooperative":
             del d["consumer_mode"]
         if self.epilogue_n == 64:
             del d["epilogue_n"]
@@ -173,8 +189,9 @@ class KernelSpec:
 
     @property
     def name(self) -> str:
+        mode = {"pingpong": "pp", "cooperative_n": "n"}.get(self.consumer_mode, "")
         return (f"gemm_sm90_{self.dtype}_{self.bm}x{self.bn}x{self.bk}_s{self.stages}"
-                f"_w{self.consumers}{'pp' if self.pingpong else ''}_c{self.cluster_m}x{self.cluster_n}_{self.hash8}")
+                f"_w{self.consumers}{mode}_c{self.cluster_m}x{self.cluster_n}_{self.hash8}")
 
 
 def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
@@ -184,7 +201,8 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
-            + _subtile(dtype, bn, epilogue_n) + _buffers(epi_buffers)
+            + _subtile(dtype, wg_cols(bn, consumers, consumer_mode) if consumers else bn, epilogue_n)
+            + _buffers(epi_buffers)
             + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers))
 
 
@@ -204,18 +222,21 @@ def _subtile(dtype: str, bn: int, n: int) -> list[tuple[str, str, str]]:
         return [("epilogue_subtile.n", f"{n} columns of {output_dtype(dtype)} = {chunk} bytes per row; the store "
                  "unit's rows are 64 or 128 bytes", ", ".join(ok))]
     if bn % n:
-        return [("epilogue_subtile.n", f"{n} does not divide BN = {bn}", "a divisor of BN: 32 or 64")]
+        return [("epilogue_subtile.n", f"{n} does not divide the {bn} columns a consumer warpgroup stores",
+                 "a divisor of them: 32 or 64")]
     return []
 
 
 def _mode(mode: str, consumers: int, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
-    """gemm_sm90.cuh: ping-pong needs two consumer warpgroups and no cluster."""
-    if mode != "pingpong":
+    """gemm_sm90.cuh: ping-pong and cooperative_n need two consumer warpgroups; ping-pong no cluster."""
+    if mode == "cooperative":
         return []
     out = []
     if consumers != 2:
-        out.append(("consumer_mode", f"pingpong needs 2 consumer warpgroups (consumers = {consumers})",
+        out.append(("consumer_mode", f"{mode} needs 2 consumer warpgroups (consumers = {consumers})",
                     "cooperative, or consumers: 2"))
+    if mode != "pingpong":
+        return out
     if (cluster_m, cluster_n) != (1, 1):
         out.append(("consumer_mode", f"pingpong with cluster {{m: {cluster_m}, n: {cluster_n}}}: "
                     f"{PINGPONG_CLUSTER_NOT_YET}", "cooperative, or cluster {m: 1, n: 1}"))
@@ -246,6 +267,16 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
         if bm not in PINGPONG_BMS:
             out.append(("tile.bm", f"{bm}: with pingpong each warpgroup owns a whole tile, BM must be 64·{{1,2}}",
                         ", ".join(map(str, PINGPONG_BMS))))
+    elif mode == "cooperative_n":
+        if bm not in SPLIT_N_BMS:
+            out.append(("tile.bm", f"{bm}: with cooperative_n BM is a multiple of 64 up to 256 (one TMA box)",
+                        ", ".join(map(str, SPLIT_N_BMS))))
+        if bn // 2 not in SPLIT_N_WG_N or bn % 2:
+            out.append(("tile.bn", f"{bn}: with cooperative_n each of the 2 warpgroups computes BN/2 columns, "
+                        "which must be a wgmma N the kernel instantiates (64, 96, 128)",
+                        ", ".join(str(2 * n) for n in SPLIT_N_WG_N)))
+        if out:
+            return out
     else:
         bms = (64 * consumers, 128 * consumers)
         if bm not in bms:
@@ -257,7 +288,12 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
     if out:
         return out
     acc_regs = acc_per_thread(bm, bn, consumers, mode)
-    if acc_regs > MAX_ACC_PER_THREAD:
+    cap = MAX_ACC_SPLIT_N if mode == "cooperative_n" else MAX_ACC_PER_THREAD
+    if mode == "cooperative_n":
+        if acc_regs > cap:
+            out.append(("tile", f"{acc_regs} fp32 accumulators per consumer thread ((BM/64)·(BN/2)/2) exceed {cap}",
+                        "bm·bn <= 192·192 (e.g. 192x192, 256x128, 128x256)"))
+    elif acc_regs > cap:
         bn_max = MAX_ACC_PER_THREAD * 2 // (wg_rows(bm, consumers, mode) // 64)
         rows = "BM/64" if mode == "pingpong" else "BM/consumers/64"
         out.append(("tile", f"{acc_regs} fp32 accumulators per consumer thread "

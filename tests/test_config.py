@@ -262,3 +262,25 @@ def test_epilogue_buffers_and_deferred_stores_are_hashed_only_off_default():
             auto.replace("consumers: 2", "consumers: 2\n    deferred_stores: false") if k is off else auto
         files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
         assert (define in files[f"kernels/{k.name}.cu"]) is present, (k.name, define)
+
+
+def test_cooperative_n_tiles_split_along_n():
+    """cooperative_n: both warpgroups cover all BM rows, BN/2 columns each (m64n96 for 192x192), so the
+    epilogue subtile must divide BN/2 and the accumulators ((BM/64)·(BN/2)/2) may reach 144."""
+    sn = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 192, bn: 192, bk: 64}").replace(
+        "consumers: 2", "consumers: 2\n    consumer_mode: cooperative_n\n    epilogue_subtile: {m: 64, n: 32}\n"
+        "    epilogue_buffers: 3")
+    k = _kernel(sn)
+    assert k.mode_value == 2 and "_w2n_" in k.name and kernels.acc_per_thread(192, 192, 2, "cooperative_n") == 144
+    assert k.smem_bytes == 4 * 384 * 128 + 2 * 3 * 64 * 64 + 2048 <= kernels.SMEM_LIMIT
+    files = render.render(plan.build(config.validate(config.compose(sn, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_CONSUMER_MODE 2" in files[f"kernels/{k.name}.cu"]
+    check = kernels.check_kernel
+    # 64-column subtiles do not divide the 96 columns of a warpgroup
+    assert "epilogue_subtile.n" in [f for f, _, _ in check("bf16", "f32", 192, 192, 64, 3, 2, 1, 1, "cooperative_n", 64)]
+    # 256x192: 4 slabs x 48 = 192 accumulators
+    assert any("exceed 144" in p for _, p, _ in check("bf16", "f32", 256, 192, 64, 2, 2, 1, 1, "cooperative_n", 32))
+    assert [f for f, _, _ in check("bf16", "f32", 320, 128, 64, 2, 2, 1, 1, "cooperative_n")] == ["tile.bm"]
+    assert "tile.bn" in [f for f, _, _ in check("bf16", "f32", 192, 64, 64, 2, 2, 1, 1, "cooperative_n")]
+    assert any("needs 2 consumer" in p for _, p, _ in check("bf16", "f32", 128, 128, 64, 2, 1, 1, 1, "cooperative_n"))
+    assert not check("bf16", "f32", 192, 192, 64, 3, 2, 2, 1, "cooperative_n", 32)  # clusters are fine

@@ -187,8 +187,11 @@ template <int CHUNK> __device__ __forceinline__ uint32_t tpg_epi_key(int row)
 }
 
 /* Geometry of the epilogue of one tile for one consumer warpgroup (ctid = 0 .. 128*CONSUMERS-1): store
- * unit (j, c) = m64 slab j, column chunk c; the unit's rows and columns; stmatrix lane addressing. */
-template <int CD, int BM, int BN, int SLABS, bool PINGPONG, int CHUNK> struct tpg_epi_geom {
+ * unit (j, c) = m64 slab j, column chunk c; the unit's rows and columns; stmatrix lane addressing.
+ * BN = the columns this warpgroup computes (the wgmma N); MODE = TPG_CONSUMER_MODE: 0 cooperative
+ * (warpgroup w owns rows w*SLABS*64.. of the tile), 1 ping-pong (whole tiles), 2 cooperative_n (all
+ * rows, columns w*BN.. of a tile two warpgroups wide). */
+template <int CD, int BM, int BN, int SLABS, int MODE, int CHUNK> struct tpg_epi_geom {
     typedef typename tpg_cd_pair<CD>::T T;
     static constexpr int kSN = CHUNK / (int)sizeof(T); /* columns per chunk */
     static constexpr int kCB = kSN / 8;                /* 8-column blocks per chunk */
@@ -199,7 +202,8 @@ template <int CD, int BM, int BN, int SLABS, bool PINGPONG, int CHUNK> struct tp
     int wg, wg_thread, warp, lane, tile_row0, col_base;
     __device__ __forceinline__ tpg_epi_geom(const tpg_tile &tile, int ctid)
         : wg(ctid >> 7), wg_thread(ctid & 127), warp((ctid & 127) >> 5), lane(ctid & 31),
-          tile_row0(tile.tm * BM + (PINGPONG ? 0 : (ctid >> 7) * SLABS * 64)), col_base(tile.tn * BN)
+          tile_row0(tile.tm * BM + (MODE == 0 ? (ctid >> 7) * SLABS * 64 : 0)),
+          col_base(MODE == 2 ? (2 * tile.tn + (ctid >> 7)) * BN : tile.tn * BN)
     {
     }
     __device__ __forceinline__ int slab_row0(int j) const { return tile_row0 + j * 64; }
@@ -325,13 +329,14 @@ __device__ __forceinline__ void tpg_epi_pack_chunk(const float (&acc)[BN / 2], i
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w.
  * Slab by slab, chunk by chunk: one 64 x CHUNK B store unit at a time, so only one slab's source row
  * pointers are live next to the accumulators (two slabs at once spilled). */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, bool PINGPONG, int CHUNK, int UNITS>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
                                                   uint32_t sD)
 {
-    typedef tpg_epi_geom<CD, BM, BN, SLABS, PINGPONG, CHUNK> G;
+    typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
+    constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
     const G g(tile, ctid);
     tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */

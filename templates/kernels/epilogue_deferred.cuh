@@ -20,7 +20,7 @@
 /* Store units of a tile: slab j, chunk c is unit j * chunks + c. */
 template <int CD, int BN, int SLABS, int CHUNK> __host__ __device__ constexpr int tpg_epi_tile_units()
 {
-    return SLABS * tpg_epi_geom<CD, 64, BN, SLABS, false, CHUNK>::kChunks;
+    return SLABS * tpg_epi_geom<CD, 64, BN, SLABS, 0, CHUNK>::kChunks;
 }
 
 /* The last DEFER store units of a tile whose epilogue arithmetic is done, still to be issued. Only the
@@ -39,15 +39,15 @@ template <int CD> __device__ __forceinline__ bool tpg_epi_can_defer(const tpg_st
 }
 
 /* The epilogue of one tile with its last DEFER store units packed into `out` instead of issued. Every
- * consumer thread. */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int CHUNK, int UNITS, int DEFER>
+ * consumer thread. BN = the warpgroup's columns, MODE = TPG_CONSUMER_MODE (0 or 2: cooperative). */
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, int DEFER>
 __device__ __forceinline__ void tpg_epi_pack_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
                                                   uint32_t sD,
-                                                  tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, false, CHUNK>::kCB> &out)
+                                                  tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK>::kCB> &out)
 {
-    typedef tpg_epi_geom<CD, BM, BN, SLABS, false, CHUNK> G;
+    typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr int kFirstHeld = SLABS * G::kChunks - DEFER;
     const G g(tile, ctid);
     tpg_epi_begin<CONSUMERS, false>(p, sp, tile, epoch, ctid, gave_up, st);
@@ -75,12 +75,12 @@ __device__ __forceinline__ void tpg_epi_pack_tile(const tpg_gemm_params &p, cons
 /* Issue held unit d (warpgroup-uniform, maybe a run-time value) of a packed tile. The packed registers
  * are indexed by compile-time constants only (a run-time index would put them in local memory): the
  * unrolled loop below picks the one matching branch. */
-template <int CD, int BM, int BN, int SLABS, int CHUNK, int UNITS, int DEFER>
+template <int CD, int BM, int BN, int SLABS, int MODE, int CHUNK, int UNITS, int DEFER>
 __device__ __forceinline__ void tpg_epi_issue_held(
-    const tpg_gemm_params &p, const tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, false, CHUNK>::kCB> &pk,
+    const tpg_gemm_params &p, const tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK>::kCB> &pk,
     int d, int ctid, uint32_t sD, tpg_epi_state &st)
 {
-    typedef tpg_epi_geom<CD, BM, BN, SLABS, false, CHUNK> G;
+    typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr int kFirstHeld = SLABS * G::kChunks - DEFER;
     const G g(pk.tile, ctid);
 #pragma unroll

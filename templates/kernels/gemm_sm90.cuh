@@ -42,8 +42,8 @@
 #ifndef TPG_CONSUMER_MODE
 #define TPG_CONSUMER_MODE 0 /* cooperative; generated cooperative instances omit the macro */
 #endif
-#if TPG_CONSUMER_MODE != 0 && TPG_CONSUMER_MODE != 1
-#error "gemm_sm90.cuh: TPG_CONSUMER_MODE must be 0 (cooperative) or 1 (pingpong)"
+#if TPG_CONSUMER_MODE != 0 && TPG_CONSUMER_MODE != 1 && TPG_CONSUMER_MODE != 2
+#error "gemm_sm90.cuh: TPG_CONSUMER_MODE must be 0 (cooperative), 1 (pingpong) or 2 (cooperative_n)"
 #endif
 
 #include <stdint.h>
@@ -61,6 +61,10 @@ namespace {
 
 constexpr int kBM = TPG_BM, kBN = TPG_BN, kBK = TPG_BK, kStages = TPG_STAGES, kConsumers = TPG_CONSUMERS;
 constexpr bool kPingpong = TPG_CONSUMER_MODE == 1;
+/* cooperative_n: the warpgroups share each tile split along N - warpgroup w computes all BM rows of
+ * columns [w*BN/C, (w+1)*BN/C), so that tiles like 192x192 (3 m64 slabs of m64n96 each) are possible,
+ * which a split along M (64-row slabs per warpgroup) cannot give */
+constexpr bool kSplitN = TPG_CONSUMER_MODE == 2;
 constexpr int kCM = TPG_CLUSTER_M, kCN = TPG_CLUSTER_N, kCluster = kCM * kCN;
 constexpr int kElem = 2; /* bf16 / fp16 operands */
 /* epilogue subtile: bytes of one output row per store unit (the D map's box width): 128 or 64 */
@@ -69,9 +73,10 @@ constexpr int kElem = 2; /* bf16 / fp16 operands */
 #endif
 constexpr int kEpiChunk = TPG_EPI_CHUNK_BYTES;
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kWgRows = kPingpong ? kBM : kBM / kConsumers; /* tile rows one consumer warpgroup computes */
-constexpr int kSlabs = kWgRows / 64;                         /* m64 slabs per consumer warpgroup */
-constexpr int kAccN = kBN / 2;                               /* f32 accumulators per thread per slab */
+constexpr int kWgRows = kPingpong || kSplitN ? kBM : kBM / kConsumers; /* tile rows a consumer warpgroup computes */
+constexpr int kWgN = kSplitN ? kBN / kConsumers : kBN; /* tile columns a consumer warpgroup computes (wgmma N) */
+constexpr int kSlabs = kWgRows / 64;                   /* m64 slabs per consumer warpgroup */
+constexpr int kAccN = kWgN / 2;                        /* f32 accumulators per thread per slab */
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */
 constexpr uint32_t kSlotBytes = kABytes + kBBytes;
@@ -89,9 +94,9 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #define TPG_DEFER_STORES 1
 #endif
 /* packed registers held per thread: the tail of a tile that fits next to the next tile's accumulators
- * (64 spilled at 240 registers per thread, 32 at a cluster's 232) */
+ * (64 spilled at 240 registers per thread, 32 at a cluster's 232 or next to cooperative_n's 144) */
 #ifndef TPG_DEFER_REGS
-#define TPG_DEFER_REGS (kCluster > 1 ? 16 : 32)
+#define TPG_DEFER_REGS (kCluster > 1 || kSlabs * kAccN > 128 ? 16 : 32)
 #endif
 /* not with 3 consumers: their 160 registers per thread hold the accumulators and little else */
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3;
@@ -119,12 +124,15 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kLaunchR
               "register split over the launch allocation: setmaxnreg.inc would wait forever");
 
 static_assert(kBK * kElem == 128, "BK * sizeof(operand) must be 128 bytes (one 128B-swizzle atom per row)");
-static_assert(kPingpong || (kBM % (64 * kConsumers) == 0 && (kSlabs == 1 || kSlabs == 2)),
+static_assert(kPingpong || kSplitN || (kBM % (64 * kConsumers) == 0 && (kSlabs == 1 || kSlabs == 2)),
               "cooperative: each consumer warpgroup must own one or two m64 slabs: BM = 64 * consumers * {1,2}");
+static_assert(!kSplitN || (kConsumers == 2 && kBM % 64 == 0 && kBM <= 256 && kBN % 16 == 0 &&
+                           (kWgN == 64 || kWgN == 96 || kWgN == 128)),
+              "cooperative_n: 2 consumers, BM a multiple of 64 up to 256 (one TMA box), BN/2 in {64, 96, 128}");
 static_assert(!kPingpong || (kConsumers == 2 && (kBM == 64 || kBM == 128)),
               "ping-pong: two consumer warpgroups, each owning whole tiles of BM = 64 or 128 rows");
 static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256, "BN must be 64, 128, 192 or 256");
-static_assert(kSlabs * kAccN <= 128, "accumulators exceed 128 registers per thread");
+static_assert(kSlabs * kAccN <= (kSplitN ? 144 : 128), "accumulators exceed 128 (cooperative_n: 144) registers per thread");
 static_assert(kConsumers >= 1 && kConsumers <= 3, "1..3 consumer warpgroups");
 static_assert(kStages >= 2, "the ring needs at least two slots");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "ring slots must keep 1024-byte alignment");

@@ -136,7 +136,7 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
 #pragma unroll
             for (int j = 0; j < kSlabs; ++j)
                 /* +2 per k16 step = +32 bytes; +512 per m64 slab = 64 rows * 128 B >> 4 */
-                tpg_wgmma<kBN, TPG_AB_DTYPE>::mma(acc[j], da + 2 * kk + 512 * j, db + 2 * kk, (kb | kk) != 0);
+                tpg_wgmma<kWgN, TPG_AB_DTYPE>::mma(acc[j], da + 2 * kk + 512 * j, db + 2 * kk, (kb | kk) != 0);
         }
         tpg_wgmma_commit();
 #pragma unroll
@@ -167,7 +167,8 @@ __device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, 
     return est;
 }
 
-/* Cooperative: all consumer warpgroups share each tile, warpgroup w computes rows [w*BM/C, (w+1)*BM/C). */
+/* Cooperative: all consumer warpgroups share each tile, warpgroup w computes rows [w*BM/C, (w+1)*BM/C)
+ * (cooperative_n: all rows of columns [w*BN/C, (w+1)*BN/C)). */
 __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, const tpg_tiling &g, unsigned int epoch,
                                                   uint32_t sA, uint32_t sB, uint32_t sD, uint32_t full,
                                                   uint32_t empty, int ctid, int rank, int first, int stride)
@@ -179,31 +180,33 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
     tpg_ring ring = {0, 0};
     bool gave_up = false;
     /* this warpgroup's first A row inside a slot: (wg * kSlabs + j) * 64 rows of 128 bytes */
-    const uint32_t a_off = (uint32_t)(wg * kSlabs) * 64u * 128u;
+    const uint32_t a_off = kSplitN ? 0u : (uint32_t)(wg * kSlabs) * 64u * 128u;
+    /* cooperative_n: this warpgroup's B rows (tile columns) start kWgN rows of 128 bytes into a slot */
+    const uint32_t sBw = sB + (kSplitN ? (uint32_t)(wg * kWgN) * 128u : 0u);
     tpg_epi_state est = tpg_epi_init(p, ctid);
     /* deferred stores: the last kDefer store units of each tile go out during the next mainloop */
-    constexpr int kTileUnits = tpg_epi_tile_units<TPG_CD_DTYPE, kBN, kSlabs, kEpiChunk>();
-    constexpr int kCB = tpg_epi_geom<TPG_CD_DTYPE, kBM, kBN, kSlabs, false, kEpiChunk>::kCB;
+    constexpr int kTileUnits = tpg_epi_tile_units<TPG_CD_DTYPE, kWgN, kSlabs, kEpiChunk>();
+    constexpr int kCB = tpg_epi_geom<TPG_CD_DTYPE, kBM, kWgN, kSlabs, TPG_CONSUMER_MODE, kEpiChunk>::kCB;
     constexpr int kDefer = kTileUnits < TPG_DEFER_REGS / (2 * kCB) ? kTileUnits : TPG_DEFER_REGS / (2 * kCB);
     tpg_epi_packed<kDefer, kCB> held;
     held.pending = false;
     const auto issue = [&](int d) {
         if constexpr (kDeferStores)
-            tpg_epi_issue_held<TPG_CD_DTYPE, kBM, kBN, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(p, held, d, ctid, sD,
-                                                                                             est);
+            tpg_epi_issue_held<TPG_CD_DTYPE, kBM, kWgN, kSlabs, TPG_CONSUMER_MODE, kEpiChunk, kEpiBuffers, kDefer>(
+                p, held, d, ctid, sD, est);
     };
     for (int uid = first; uid < g.total; uid += stride) {
         const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, tile.valid);)
         if constexpr (kDeferStores) {
-            tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u, [&](int kb) {
+            tpg_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, [&](int kb) {
                 if (held.pending && kb < kDefer) issue(kb);
             });
             if (held.pending)
                 for (int d = g.k_blocks; d < kDefer; ++d) issue(d); /* fewer k-blocks than held units */
             held.pending = false;
         } else {
-            tpg_mainloop(acc, g.k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
+            tpg_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
         if (tile.valid) { /* an invalid partner tile only fed the partner's multicast */
@@ -211,14 +214,14 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             bool packed = false; /* fp32 outputs and 3 consumers never instantiate the packing */
             if constexpr (kDeferStores) {
                 if (tpg_epi_can_defer<TPG_CD_DTYPE>(sp)) {
-                    tpg_epi_pack_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, kEpiChunk, kEpiBuffers, kDefer>(
-                        p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, held);
+                    tpg_epi_pack_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
+                                      kEpiBuffers, kDefer>(p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, held);
                     packed = true;
                 }
             }
             if (!packed)
-                tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, false, kEpiChunk, kEpiBuffers>(
-                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
+                tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
+                                  kEpiBuffers>(p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }
@@ -255,7 +258,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                      i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kBN, kConsumers, kSlabs, true, kEpiChunk, kEpiBuffers>(p, p.stage[tile.stage], tile, acc, scale,
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers>(p, p.stage[tile.stage], tile, acc, scale,
                                                                          epoch, ctid, gave_up, est, sD);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */

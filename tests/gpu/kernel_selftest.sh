@@ -5,12 +5,13 @@
 #   instances of the optional features - clusters 2x1 and 1x2 (TMA multicast), ping-pong
 #   128x128 (5 stages), 64x256 (4 stages), 128x128 with the 64x32 epilogue subtile (6 stages: 64-byte
 #   store rows, 64B swizzle), the cluster 2x1 with raster: hilbert (walk order from a table built by
-#   runtime/src/raster.c) and the shipped "_wide" kernel (3 stages, 5 store buffers per warpgroup); every
+#   runtime/src/raster.c), the shipped "_wide" kernel (3 stages, 5 store buffers per warpgroup) and a
+#   cooperative_n 192x192 (warpgroups split the tile along N: m64n96, 64-byte store rows); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -21,7 +22,7 @@ INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/s
 
 # smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
-inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong) [epilogue chunk bytes] [raster]
+inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
        #      [store buffers per warpgroup (0: the default, 2 per m64 slab)]
     local chunk=${10:-128} raster=${11:-0} bufs=${12:-0}
     local epi=$((2 * $4 * chunk * ($9 + 1)))
@@ -35,7 +36,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong) 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -46,6 +47,7 @@ inst pp64 0 0 64 256 4 1 1 1 & pids+=($!)
 inst pp128s32 0 0 128 128 6 1 1 1 64 & pids+=($!) # epilogue subtile 64x32: 64-byte rows, 6 stages fit
 inst c2x1h 0 0 128 256 4 2 1 0 128 1 & pids+=($!)  # raster: hilbert (walk order from a table), clusters
 inst wide3 0 0 128 256 3 1 1 0 128 0 5 & pids+=($!) # the shipped "_wide" kernel: 3 stages, 5 store buffers
+inst sn192 0 0 192 192 4 1 1 2 64 0 3 & pids+=($!)  # cooperative_n 192x192: m64n96 per warpgroup, 64-byte rows
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }

@@ -6,7 +6,7 @@
 typedef struct tpg_selftest_shape {
     int bm, bn;               /* tile */
     int cluster_m, cluster_n; /* CTA cluster (the shared operand's map box is tile / 2 rows) */
-    int pingpong;             /* TPG_CONSUMER_MODE */
+    int consumer_mode;        /* TPG_CONSUMER_MODE: 0 cooperative, 1 ping-pong, 2 cooperative_n */
     int threads, smem_bytes;  /* launch */
     int dtype;                /* 0 bf16, 1 fp16 (operands and outputs) */
     int epi_chunk_bytes;      /* epilogue subtile row bytes: the D map's box width and swizzle (128 / 64) */
