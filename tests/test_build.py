@@ -93,9 +93,17 @@ def test_c_unit_test_passes(build, name):
 # no registers to spare), so each must still compile with 0 spills. (name, -D macros)
 HEADER_ONLY = [
     ("fp32_out_coop", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=4 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
-                      "-DTPG_SMEM_BYTES=200000"),
+                      "-DTPG_SMEM_BYTES=200000 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
     ("three_consumers", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=192 -DTPG_BN=128 -DTPG_STAGES=3 -DTPG_CONSUMERS=3 "
-                        "-DTPG_SMEM_BYTES=223232"),
+                        "-DTPG_SMEM_BYTES=223232 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    # cooperative_n 192x192 (the self-test's sn192) and in a cluster: 144 accumulators + 16 deferred
+    # registers, at 240 and at a cluster's 232 per thread
+    ("split_n_1x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=192 -DTPG_BN=192 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
+                    "-DTPG_CONSUMER_MODE=2 -DTPG_EPI_CHUNK_BYTES=64 -DTPG_EPI_BUFFERS=3 -DTPG_SMEM_BYTES=223232 "
+                    "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("split_n_2x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=192 -DTPG_BN=192 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
+                    "-DTPG_CONSUMER_MODE=2 -DTPG_EPI_CHUNK_BYTES=64 -DTPG_EPI_BUFFERS=3 -DTPG_SMEM_BYTES=223232 "
+                    "-DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
 ]
 
 
@@ -105,7 +113,7 @@ def test_header_only_instances_compile_clean(build, tmp_path, name, defines):
     cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-Xptxas", "-v",
            "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
            "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
-           "-DTPG_BK=64", "-DTPG_CLUSTER_M=1", "-DTPG_CLUSTER_N=1", *defines.split(),
+           "-DTPG_BK=64", *defines.split(),
            "-c", str(ROOT / "tests/gpu/selftest_instance.cu"), "-o", str(tmp_path / f"{name}.o")]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{name} does not compile:\n{r.stderr[-4000:]}"

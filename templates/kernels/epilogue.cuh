@@ -1,5 +1,6 @@
 /* Epilogue of one output tile: registers -> swizzled smem (stmatrix) -> TMA store, per consumer
- * warpgroup (warpgroup w owns rows [w * BM/C, (w+1) * BM/C) of the tile, as SLABS m64 slabs).
+ * warpgroup (cooperative: warpgroup w owns rows [w * BM/C, (w+1) * BM/C) of the tile, as SLABS m64 slabs;
+ * ping-pong: whole tiles; cooperative_n: all rows of its half of the columns - tpg_epi_geom).
  *
  *   out = scale * acc (+ partial, after its per-tile flag) (+ beta * C) -> stage.d_map
  *

@@ -10,7 +10,9 @@
  *                  [w*BM/C, (w+1)*BM/C) as one or two m64 slabs with wgmma m64nBNk16 (f32 accumulators);
  *                1 ping-pong (C = 2): each warpgroup owns every other tile (BM = 64 or 128 rows), so one
  *                  warpgroup's epilogue overlaps the other's mainloop;
- *                then the epilogue (epilogue.cuh: stmatrix -> smem -> TMA store) for its rows.
+ *                2 cooperative_n (C = 2): all share each tile, warpgroup w computes all BM rows of columns
+ *                  [w*BN/2, (w+1)*BN/2) (BM/64 slabs of m64n(BN/2)), e.g. 192x192;
+ *                then the epilogue (epilogue.cuh: stmatrix -> smem -> TMA store) for its part.
  * Clusters (TPG_CLUSTER_M x TPG_CLUSTER_N = 2x1 or 1x2, 1-D along x): the CTA pair computes two tiles
  * that share an operand (2x1: adjacent m tiles share B; 1x2: adjacent n tiles share A); each CTA loads
  * half of the shared box and multicasts it to both, consumers release slots on both CTAs.

@@ -1,8 +1,9 @@
 /* GPU self-test of the sm90 GEMM kernel family (templates/kernels/gemm_sm90.cuh). Built by
  * tests/gpu/kernel_selftest.sh: the cooperative 128x256x64 (4 stages, 2 consumers) in bf16 and fp16,
  * and bf16 instances of the optional features - clusters 2x1 and 1x2 (TMA multicast), ping-pong
- * 128x128 and 64x256, ping-pong 128x128 with the 64x32 epilogue subtile (pp128s32) - each built from -D
- * macros (selftest_instance.cu).
+ * 128x128 and 64x256, ping-pong 128x128 with the 64x32 epilogue subtile (pp128s32), the cluster 2x1 with
+ * the Hilbert walk (c2x1h), the shipped "_wide" kernel (wide3: 3 stages, 5 store buffers, deferred
+ * stores) and cooperative_n 192x192 (sn192) - each built from -D macros (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:

@@ -25,7 +25,7 @@ INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/s
 inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
        #      [store buffers per warpgroup (0: the default, 2 per m64 slab)]
     local chunk=${10:-128} raster=${11:-0} bufs=${12:-0}
-    local epi=$((2 * $4 * chunk * ($9 + 1)))
+    local epi=$((2 * $4 * chunk * ($9 == 0 ? 1 : 2))) # default buffers: 2 per m64 slab a warpgroup owns
     [ "$bufs" != 0 ] && epi=$((2 * bufs * 64 * chunk))
     local smem=$(($6 * ($4 + $5) * 128 + epi + 2048))
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 -Xptxas -v "${INC[@]}" \
