@@ -8,6 +8,7 @@
  * between the first and the last step inside the window, each located within one poll interval. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "bench.h"
@@ -31,7 +32,7 @@ double bench_fit_power(const bench_energy_step *s, int n, double t_from, double 
 
 static struct {
     pthread_t th;
-    volatile int stop; /* set by the caller, read by the thread; joined before any reuse */
+    atomic_int stop; /* set by the caller, read by the thread; joined before any reuse */
     int running, n;
     bench_energy_step steps[BENCH_ENERGY_STEPS];
 } smp;
@@ -41,7 +42,7 @@ static void *sample(void *arg) {
     const struct timespec nap = {0, 200000};
     unsigned long long prev = 0, e;
     int have = 0;
-    while (!smp.stop && smp.n < BENCH_ENERGY_STEPS) {
+    while (!atomic_load(&smp.stop) && smp.n < BENCH_ENERGY_STEPS) {
         if (!nvml_energy_mj(&e)) {
             if (!have || e != prev) smp.steps[smp.n++] = (bench_energy_step){bench_now_s(), e};
             prev = e, have = 1;
@@ -53,7 +54,8 @@ static void *sample(void *arg) {
 
 int bench_energy_start(void) {
     if (smp.running) return -1;
-    smp.stop = 0, smp.n = 0;
+    atomic_store(&smp.stop, 0);
+    smp.n = 0;
     if (pthread_create(&smp.th, NULL, sample, NULL)) return -1;
     smp.running = 1;
     return 0;
@@ -61,7 +63,7 @@ int bench_energy_start(void) {
 
 int bench_energy_stop(const bench_energy_step **steps) {
     if (!smp.running) return *steps = NULL, 0;
-    smp.stop = 1;
+    atomic_store(&smp.stop, 1);
     pthread_join(smp.th, NULL);
     smp.running = 0;
     *steps = smp.steps;
