@@ -168,7 +168,11 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     sched = getattr(args, f"{op_kind.lower()}_schedule")
     # the tuned config of this exact GEMM when tuned/*.yaml has one (as a user who tuned would run it), and
     # for "tpgemm local" the same kernel at TP = 1 where a config has it
-    cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
+    forced = getattr(args, f"{op_kind.lower()}_config")
+    if forced:  # an explicit config family (e.g. ag_rota_bf16_wide) at this TP, over tuned and default
+        cfg, tuned = lib.config(name=f"{forced}_tp{tp}", tp=tp, dtype=args.dtype), False
+    else:
+        cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
     cfg1 = lib.same_kernel(cfg, 1)
     errors, figures, err = {}, {}, None
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
@@ -241,6 +245,9 @@ def main():
     p.add_argument("--dtype", default="bf16", choices=sorted(DT))
     p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"])
     p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"])
+    p.add_argument("--ag-config", default="", help="config family for the all-gather shapes, e.g. ag_rota_bf16_wide "
+                   "(runs <family>_tp<N>); default: the tuned config of the shape, else the schedule's default")
+    p.add_argument("--rs-config", default="", help="the same for the reduce-scatter shapes")
     args = p.parse_args()
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks

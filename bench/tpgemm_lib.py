@@ -69,6 +69,7 @@ def load(path=LIB_PATH):
         "tpg_status_string": ([i], ctypes.c_char_p), "tpg_last_error": ([vp], ctypes.c_char_p),
         "tpg_config_find": ([ctypes.c_char_p, ctypes.c_char_p, i, i, p(i)], i),
         "tpg_config_count": ([], i), "tpg_config_get": ([i, p(ConfigInfo)], i),
+        "tpg_config_pick": ([ctypes.c_char_p, i, i, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, p(i)], i),
         "tpg_dispatch_find": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, i,
                                ctypes.c_char_p, i, p(DispatchEntry)], i),
         "tpg_ctx_create": ([p(CtxConfig), p(vp)], i), "tpg_ctx_create_rank": ([p(RankConfig), p(vp)], i),
@@ -110,12 +111,19 @@ class Lib:
     def tuned_or_default(self, schedule, tp, dtype, m, n, k):
         """(config index, tuned): the config `python3 -m generator tune` chose for exactly this GEMM when
         the dispatch table has such a row, else the default config of the schedule (what a user gets
-        from tpg_dispatch_find after tuning their shapes, and from tpg_config_find before)."""
+        from tpg_dispatch_find after tuning their shapes, and from tpg_config_pick before)."""
         e = DispatchEntry()
         st = self.lib.tpg_dispatch_find(None, None, m, n, k, DTYPES[dtype], schedule.encode(), tp, ctypes.byref(e))
         if st == TPG_OK and e.tuned and (e.m, e.n, e.k) == (m, n, k):
             return e.config, True
-        return self.config(schedule=schedule, tp=tp, dtype=dtype), False
+        return self.config_pick(schedule, tp, dtype, m, n, k), False
+
+    def config_pick(self, schedule, tp, dtype, m, n, k):
+        """The schedule's default config for this GEMM (schedules.yaml prefer_from_local_k)."""
+        idx = ctypes.c_int(-1)
+        st = self.lib.tpg_config_pick(schedule.encode(), tp, DTYPES[dtype], m, n, k, ctypes.byref(idx))
+        self.check(st, f"tpg_config_pick(schedule={schedule}, tp={tp}, dtype={dtype}, {m}x{n}x{k})")
+        return idx.value
 
     def same_kernel(self, index, tp):
         """A config with config `index`'s schedule and kernel at TP = tp (the local GEMM of a fused

@@ -77,6 +77,9 @@ CONFIG = Field("map", fields={
     "schedule": Field("str", required=True, enum=tuple(sorted(SCHEDULES))),
     "tp": Field("int_list", required=True, range=(1, MAX_TP)),
     "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
+    "prefer_from_local_k": Field("int", range=(1, 1 << 31),
+                                 doc="the schedule's default for GEMMs whose per-stage K (K/tp for reduce-scatter, "
+                                     "K for all-gather) is at least this; 1 = every shape"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))

@@ -81,13 +81,22 @@ def shape_problems(schedule: str, tp: int, m: int, n: int, k: int, dtype: str = 
     return out
 
 
-def default_config(doc: dict, schedule: str, tp: int, dtype: str) -> str | None:
-    """The config a preset layer runs untuned: the first by name with this schedule, tp and dtype
-    (the rule of tpg_config_find), never a tuned one."""
+def local_k(schedule: str, tp: int, k: int) -> int:
+    """K of the per-stage GEMM: reduce-scatter splits K over the ranks, all-gather does not."""
+    return k // tp if SCHEDULES[schedule]["shard_a"] == "K" else k
+
+
+def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0) -> str | None:
+    """The config a GEMM with this schedule, tp, dtype and K runs untuned (the rule of tpg_config_pick):
+    the first by name whose prefer_from_local_k holds for its per-stage K (k <= 0: only a preference
+    of 1, i.e. for every shape, holds), else the first by name; never a tuned one."""
     dt = _kernel_dtypes(doc["kernels"])
-    names = sorted(f"{c['name']}_tp{tp}" for c in doc["configs"] if not c.get("tuned") and
-                   c["schedule"] == schedule and tp in c["tp"] and dt.get(c["kernel"]) == dtype)
-    return names[0] if names else None
+    cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k")) for c in doc["configs"]
+                   if not c.get("tuned") and c["schedule"] == schedule and tp in c["tp"] and
+                   dt.get(c["kernel"]) == dtype)
+    lk = local_k(schedule, tp, k) if k > 0 else 1
+    preferred = [name for name, least in cands if least is not None and (least <= 1 or (k > 0 and lk >= least))]
+    return (preferred or [name for name, _ in cands] or [None])[0]
 
 
 def _kernel_dtypes(kernels: list | None) -> dict:
@@ -103,6 +112,11 @@ def tuned_config_name(t: dict) -> str:
     return f"tuned_{s['m']}x{s['n']}x{s['k']}_{SCHEDULES[t['schedule']]['short']}_{t['dtype']}"
 
 
+def _config_complete(c: dict | None) -> bool:
+    """A config whose required fields survived the schema walk (optional ones may be None)."""
+    return bool(c) and all(c.get(f) is not None for f in ("name", "schedule", "tp", "kernel"))
+
+
 def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | None = None) -> None:
     """Errors of doc's models and tuned entries into walker w. main: the document holding the
     models and configs (doc itself for schedules.yaml); kernels: name -> dtype visible to doc;
@@ -113,7 +127,7 @@ def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | No
         return  # the schema walk reported it
     names: dict[str, int] = {}
     for i, p in enumerate(doc.get("models") or []):
-        if p and None not in p.values() and all(c and None not in c.values() for c in main["configs"]):
+        if p and None not in p.values() and all(_config_complete(c) for c in main["configs"]):
             _check_model(p, f"models[{i}]", w, main, names)
     presets = {p["name"]: p for p in main.get("models") or [] if p and p.get("name")}
     configs = {f"{c['name']}_tp{tp}" for c in main["configs"] if c and c.get("name")

@@ -16,6 +16,7 @@ class ConfigSpec:
     name: str
     schedule: ScheduleTable
     kernel: KernelSpec
+    prefer_from_local_k: int = 0  # 0: never preferred (schedules.yaml configs[].prefer_from_local_k)
 
 
 @dataclass(frozen=True)
@@ -46,14 +47,16 @@ def build(doc: dict, source: str) -> Plan:
             key = (c["schedule"], tp)
             if key not in tables:
                 tables[key] = build_table(*key)
-            configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[c["kernel"]]))
+            configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[c["kernel"]],
+                                      c.get("prefer_from_local_k") or 0))
     configs.sort(key=lambda c: c.name)
     kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
     content = {
         "generator": GENERATOR_VERSION,
         "kernels": [k.fields() for k in kernels],
-        "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name] for c in configs],
+        "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name] + ([c.prefer_from_local_k] if c.prefer_from_local_k else [])
+                    for c in configs],
     }
     rows = dispatch.entries(doc, [c.name for c in configs])
     if rows:  # absent without presets, so that such a plan hashes as before

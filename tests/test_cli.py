@@ -37,6 +37,14 @@ def run(exe, *args, gpus_hidden=True):
     return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=60)
 
 
+def default_config(schedule, dtype, tp, k):
+    """The config --schedule without --config runs (tpg_config_pick): schedules.yaml prefers the wide
+    (128x256) config for every all-gather GEMM (prefer_from_local_k 1) and for reduce-scatter from a
+    per-stage K (K/tp) of 10240 up; below that the first config by name, the ping-pong one."""
+    wide = schedule.startswith("AllGather") or k // tp >= 10240
+    return f"{SCHEDULES[schedule]}_{dtype}{'_wide' if wide else ''}_tp{tp}"
+
+
 def expected_entry(schedule, tp, d, s):
     """(block, peer, src_slot, dst_peer, dst_slot) from docs/ARCHITECTURE.md's table."""
     if schedule.startswith("AllGather"):
@@ -53,7 +61,7 @@ def test_dry_run_text_lists_stages_and_peers(tpgemm, schedule, tp):
             "--k", "2048")
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert f"Plan: {SCHEDULES[schedule]}_bf16_tp{tp}" in out
+    assert f"Plan: {default_config(schedule, 'bf16', tp, 2048)}\n" in out
     assert schedule in out
     rows = {}
     for line in out.splitlines():
@@ -79,7 +87,7 @@ def test_dry_run_json_parses(tpgemm, schedule, tp):
     assert r.returncode == 0, r.stderr
     plan = json.loads(r.stdout)
     assert plan["schedule"] == schedule and plan["tp"] == tp
-    assert plan["config"] == f"{SCHEDULES[schedule]}_fp16_tp{tp}"
+    assert plan["config"] == default_config(schedule, "fp16", tp, k)
     assert plan["problem"] == {"m": m, "n": n, "k": k, "l": 1}
     for e in plan["stages"]:
         assert (e["block"], e["peer"], e["src_slot"], e["dst_peer"], e["dst_slot"]) == \
@@ -96,6 +104,17 @@ def test_dry_run_json_parses(tpgemm, schedule, tp):
         assert plan["bytes_moved_per_device"] == (tp - 1) * stage["m"] * stage["n"] * 2
         assert [x["kind"] for x in plan["graph"][0]["nodes"]] == ["BARRIER_START", "GEMM", "BARRIER_END"]
     assert plan["flops_per_device"] == pytest.approx(2 * m * n * k / tp)
+
+
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+@pytest.mark.parametrize("tp,k", [(2, 28672), (2, 20480), (2, 8192), (4, 28672)])
+def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):
+    """--schedule picks with the problem's K: reduce-scatter turns wide at K/tp >= 10240 (20480 at TP = 2
+    is the bound itself; 28672 at TP = 4 is 7168 per stage, so ping-pong), all-gather is wide for any K."""
+    r = run(tpgemm, "--dry-run", "--json", "--schedule", schedule, "--tp", str(tp), "--m", "4096", "--n", "8192",
+            "--k", str(k))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["config"] == default_config(schedule, "bf16", tp, k)
 
 
 def test_default_dry_run_is_the_seed_problem(tpgemm):
@@ -132,7 +151,7 @@ def test_unknown_config_exits_2_and_points_to_list(tpgemm):
 def test_more_gpus_than_visible_prints_plan_then_exits_3(tpgemm):
     r = run(tpgemm, "--tp", "4", "--m", "4096", "--n", "4096", "--k", "1024")
     assert r.returncode == 3
-    assert "Plan: ag_rota_bf16_tp4" in r.stdout
+    assert "Plan: ag_rota_bf16_wide_tp4\n" in r.stdout  # the default schedule is all-gather: wide
     assert "needs 4 Hopper (sm_90) GPUs" in r.stderr
     assert "0 CUDA devices are visible" in r.stderr and "--dry-run" in r.stderr
 

@@ -1,5 +1,6 @@
 """Validation: each error kind names file, line, field and what is allowed; the CLI exits 2 and
 writes nothing."""
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,10 @@ CASES = [
      "kernels[0].stages", ["4 stages need 280576 bytes of shared memory", "allowed: 2..3 for this tile"]),
     ("deferred_stores_type", "consumers: 2", "consumers: 2\n    deferred_stores: 0", "deferred_stores",
      "kernels[0].deferred_stores", ["expected true or false, got int '0'"]),
+    ("prefer_from_local_k_zero", "kernel: k}", "kernel: k, prefer_from_local_k: 0}", "prefer_from_local_k",
+     "configs[0].prefer_from_local_k", ["0 is out of range", "allowed: 1..2147483648"]),
+    ("prefer_from_local_k_string", "kernel: k}", "kernel: k, prefer_from_local_k: '8192'}", "prefer_from_local_k",
+     "configs[0].prefer_from_local_k", ["expected an integer, got str '8192'", "allowed: 1..2147483648"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -112,6 +117,20 @@ def test_validation_error(tmp_path, case):
         assert p in msg, (p, msg)
     assert "; allowed: " in msg
     assert not out.exists()
+
+
+def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
+    """A valid bound is kept for every TP of its config, changes the config hash (it changes which config
+    runs) and becomes the 4th initializer of the registry rows; configs without one get 0 (never preferred)."""
+    plain = plan.build(config.validate(config.compose(BASE, "x.yaml"), "x.yaml"), "x.yaml")
+    text = BASE.replace("kernel: k}", "kernel: k, prefer_from_local_k: 10240}")
+    p = plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    assert [(c.name, c.prefer_from_local_k) for c in p.configs] == [("c_tp1", 10240), ("c_tp2", 10240)]
+    assert [c.prefer_from_local_k for c in plain.configs] == [0, 0]
+    assert p.config_hash != plain.config_hash
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+)\},$', re.M)
+    assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "10240"), ("c_tp2", "10240")]
+    assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 
 
 def test_duplicate_config_name(tmp_path):

@@ -166,9 +166,16 @@ def test_kernel_dedup_and_registry(files):
     kernels = sorted(f for f in files if f.startswith("kernels/"))
     assert kernels == [f"kernels/{k.name}.cu" for k in p.kernels]
     reg = files["registry.c"]
-    names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc\},$', reg, re.M)
-    assert [n for n, _, _ in names] == sorted(c.name for c in p.configs)
-    assert {k for _, _, k in names} == {k.name for k in p.kernels}
+    names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc, (\d+)\},$', reg, re.M)
+    assert [n for n, _, _, _ in names] == sorted(c.name for c in p.configs)
+    assert {k for _, _, k, _ in names} == {k.name for k in p.kernels}
+    # the 4th initializer is the config's prefer_from_local_k, 0 where schedules.yaml leaves it out
+    want = {f"{c['name']}_tp{tp}": c.get("prefer_from_local_k", 0) for c in doc["configs"]
+            for tp in (c["tp"] if isinstance(c["tp"], list) else [c["tp"]])}
+    assert {n: int(least) for n, _, _, least in names} == want
+    # the shipped rule (BENCHMARKS.md): wide for every all-gather shape, for reduce-scatter from K/tp 10240
+    assert {n: least for n, _, _, least in names if "_wide_tp" in n} == {
+        n: "1" if n.startswith("ag_") else "10240" for n, _, _, _ in names if "_wide_tp" in n}
     assert f"const int tpg_num_configs = {n_configs};" in reg
     assert f'const char tpg_config_hash[] = "{p.config_hash}";' in reg
     for k in p.kernels:

@@ -76,6 +76,54 @@ def test_preset_errors_name_file_line_and_field(tmp_path):
     assert any(e.startswith(f"{f}:13: models[4].flavour: unknown field") for e in errs)
 
 
+AG, RS = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
+
+
+def test_default_config_prefers_by_the_per_stage_k(tmp_path):
+    """The first config by name whose prefer_from_local_k holds for the per-stage K wins; otherwise the
+    first by name. The preferred configs sort after the plain ones here, so a pick by name alone fails."""
+    doc = models.load(str(write(tmp_path, BASE + (
+        "  - {name: rs_wide, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k256,\n"
+        "     prefer_from_local_k: 8192}\n"
+        "  - {name: ag_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k256,\n"
+        "     prefer_from_local_k: 8192}\n"))))
+    # reduce-scatter: K/tp against the bound, which itself holds
+    assert models.default_config(doc, RS, 2, "bf16", 16384) == "rs_wide_tp2"  # 8192 per stage
+    assert models.default_config(doc, RS, 2, "bf16", 8192) == "rs_tp2"  # 4096 per stage
+    assert models.default_config(doc, RS, 1, "bf16", 8192) == "rs_wide_tp1"  # tp 1: all of K
+    # an unknown shape (k = 0, the default) holds no bound but 1
+    assert models.default_config(doc, RS, 2, "bf16", 0) == "rs_tp2"
+    assert models.default_config(doc, RS, 2, "bf16") == "rs_tp2"
+    # all-gather does not split K: the per-stage K is K
+    assert models.default_config(doc, AG, 2, "bf16", 8192) == "ag_wide_tp2"
+    assert models.default_config(doc, AG, 2, "bf16", 4096) == "ag_tp2"
+    assert models.default_config(doc, AG, 1, "bf16", 8192) == "ag_tp1"  # ag_wide is not built at tp 1
+    assert models.default_config(doc, RS, 2, "fp16", 16384) is None
+
+
+def test_default_config_first_preferred_by_name_and_one_means_every_shape(tmp_path):
+    """Among configs whose bound holds the first by name wins, not the largest bound; a bound of 1 holds
+    for every shape, the unknown one (k = 0) included."""
+    row = "  - {{name: {}, schedule: {}, tp: [2], kernel: k256, prefer_from_local_k: {}}}\n"
+    doc = models.load(str(write(tmp_path, BASE + row.format("rs_a", RS, 4096) + row.format("rs_b", RS, 2048)
+                                + row.format("ag_z", AG, 1))))
+    assert models.default_config(doc, RS, 2, "bf16", 8192) == "rs_a_tp2"  # both hold
+    assert models.default_config(doc, RS, 2, "bf16", 4096) == "rs_b_tp2"  # 2048 per stage: rs_b's only
+    assert models.default_config(doc, RS, 2, "bf16", 2048) == "rs_a_tp2"  # none holds: the first by name
+    assert models.default_config(doc, AG, 2, "bf16", 0) == "ag_z_tp2"
+    assert models.default_config(doc, AG, 2, "bf16", 64) == "ag_z_tp2"
+
+
+def test_preset_checks_run_whether_configs_set_optional_fields_or_not(tmp_path):
+    """An optional config field left out (prefer_from_local_k) must not switch the preset checks off:
+    the same bad preset is reported with the field on every config and with it on none."""
+    bad = TINY.replace("kv_heads: 2", "kv_heads: 3")
+    with_field = BASE.replace("kernel: k256}", "kernel: k256, prefer_from_local_k: 1}")
+    for text in (BASE, with_field):
+        errs = errors(write(tmp_path, text + "models:\n" + bad))
+        assert any("models[0].kv_heads: 8 heads are not a multiple of 3" in e for e in errs), errs
+
+
 def test_tuned_errors(tmp_path):
     text = BASE + "models:\n" + TINY + (
         "tuned:\n"
@@ -152,17 +200,24 @@ def test_default_dispatch_table_is_emitted():
     p = plan.build(models.load(str(DEFAULT)), "schedules.yaml")
     text = (ROOT / "generated" / "dispatch.c").read_text()
     assert text == render.render(p)["dispatch.c"]
-    rows = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 4]  # no tuned file for TP = 4
+    # no tuned file for TP = 4: the defaults. All-gather: the wide config (prefer_from_local_k 1);
+    # reduce-scatter: wide only from K/tp = 10240, and 8192/4 and 28672/4 = 7168 are below it
+    rows = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 4]
     assert [(r.layer, r.m, r.n, r.k, r.config, r.tuned) for r in rows] == [
-        ("qkv", 16384, 10240, 8192, "ag_rota_bf16_tp4", False),
+        ("qkv", 16384, 10240, 8192, "ag_rota_bf16_wide_tp4", False),
         ("attn_out", 16384, 8192, 8192, "rs_tila_bf16_tp4", False),
-        ("gate_up", 16384, 57344, 8192, "ag_rota_bf16_tp4", False),
+        ("gate_up", 16384, 57344, 8192, "ag_rota_bf16_wide_tp4", False),
         ("down", 16384, 8192, 28672, "rs_tila_bf16_tp4", False)]
-    # the committed tuned/llama3-70b_tp2.yaml: every TP = 2 layer dispatches to its tuned config
     tuned = [r for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2]
     if (ROOT / "tuned" / "llama3-70b_tp2.yaml").exists():
+        # a tuned/llama3-70b_tp2.yaml: every TP = 2 layer dispatches to its tuned config
         assert [(r.layer, r.config, r.tuned) for r in tuned] == [
             (layer, f"tuned_llama3_70b_{layer}_bf16_tp2", True) for layer in ("qkv", "attn_out", "gate_up", "down")]
+    else:
+        # without one, the defaults; down is 28672/2 = 14336 per stage, so the wide reduce-scatter config
+        assert [(r.layer, r.config, r.tuned) for r in tuned] == [
+            ("qkv", "ag_rota_bf16_wide_tp2", False), ("attn_out", "rs_tila_bf16_tp2", False),
+            ("gate_up", "ag_rota_bf16_wide_tp2", False), ("down", "rs_tila_bf16_wide_tp2", False)]
     for r in p.dispatch:  # every row points at the config it names
         assert p.configs[r.config_index].name == r.config
         assert f'{r.config_index} /* {r.config} */' in text
@@ -186,9 +241,11 @@ def test_cli_model_dry_run_prints_each_layer(tpgemm):
     assert r.returncode == 0, r.stderr
     assert "Model: llama3-70b, tp 4, bf16, 4 layers (plan)" in r.stdout
     rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[2:]}
-    assert rows["qkv"][:6] == ["qkv", "all-gather", "16384", "10240", "8192", "ag_rota_bf16_tp4"]
+    # the dispatch rows' defaults: wide for all-gather, ping-pong for reduce-scatter below K/tp = 10240
+    assert rows["qkv"][:6] == ["qkv", "all-gather", "16384", "10240", "8192", "ag_rota_bf16_wide_tp4"]
     assert rows["attn_out"][:6] == ["attn_out", "reduce-scatter", "16384", "8192", "8192", "rs_tila_bf16_tp4"]
     assert rows["gate_up"][2:5] == ["16384", "57344", "8192"] and rows["down"][2:5] == ["16384", "8192", "28672"]
+    assert rows["down"][5] == "rs_tila_bf16_tp4"  # 28672/4 = 7168 per stage
     assert rows["down"][7] == "4096x8192x7168"  # stage GEMM: M/tp rows, K/tp
 
 
@@ -196,9 +253,10 @@ def test_cli_model_json_and_errors(tpgemm):
     r = run("--model", "llama3-8b", "--tp", "4", "--tokens", "4096", "--dry-run", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
+    # 8B: reduce-scatter K/tp is 4096/4 and 14336/4, both below 10240, so ping-pong; all-gather is wide
     assert [(x["layer"], x["plan"]["config"], x["plan"]["problem"]["m"]) for x in d["layers"]] == [
-        ("qkv", "ag_rota_bf16_tp4", 4096), ("attn_out", "rs_tila_bf16_tp4", 4096),
-        ("gate_up", "ag_rota_bf16_tp4", 4096), ("down", "rs_tila_bf16_tp4", 4096)]
+        ("qkv", "ag_rota_bf16_wide_tp4", 4096), ("attn_out", "rs_tila_bf16_tp4", 4096),
+        ("gate_up", "ag_rota_bf16_wide_tp4", 4096), ("down", "rs_tila_bf16_tp4", 4096)]
     r = run("--model", "llama3-70b", "--tp", "2")
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr and "qkv" in r.stdout
     r = run("--model", "gpt5", "--dry-run")

@@ -78,3 +78,20 @@ def test_tuned_or_default_and_same_kernel(lib):
         assert tuned and lib.config_info(idx)["name"] == "tuned_llama3_70b_qkv_bf16_tp2"
         # a different M is not "exactly this GEMM": the default again
         assert lib.tuned_or_default(ag, 2, "bf16", 8192, 10240, 8192) == (default, False)
+
+
+def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):
+    """Without a tuned row tp_bench runs tpg_config_pick's choice for the GEMM, not tpg_config_find's
+    shape-blind one: reduce-scatter turns wide from K/tp = 10240 (schedules.yaml prefer_from_local_k)."""
+    rs = "ReduceScatter1D_TilingA_RotatingC"
+
+    def name(idx):
+        return lib.config_info(idx)["name"]
+
+    assert name(lib.config(schedule=rs, tp=2, dtype="bf16")) == "rs_tila_bf16_tp2"  # shape unknown
+    assert name(lib.config_pick(rs, 2, "bf16", 8192, 4096, 28672)) == "rs_tila_bf16_wide_tp2"  # 14336 per stage
+    assert name(lib.config_pick(rs, 2, "bf16", 8192, 4096, 8192)) == "rs_tila_bf16_tp2"  # 4096 per stage
+    idx, tuned = lib.tuned_or_default(rs, 2, "bf16", 8192, 4096, 28672)  # no preset or tuned row has this shape
+    assert (name(idx), tuned) == ("rs_tila_bf16_wide_tp2", False)
+    with pytest.raises(tpgemm_lib.TpgError):
+        lib.config_pick("NoSuchSchedule", 2, "bf16", 8192, 4096, 8192)

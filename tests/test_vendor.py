@@ -29,6 +29,11 @@ int main(void) {
     if (tpg_config_get(e.config, &info) != TPG_OK) return 13;
     printf("llama3-70b qkv tp4: %lld x %lld x %lld -> %s\n", (long long)e.m, (long long)e.n, (long long)e.k,
            info.name);
+    int pick;
+    if (tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 2, TPG_DTYPE_BF16, 16384, 8192, 28672, &pick) != TPG_OK ||
+        tpg_config_get(pick, &info) != TPG_OK)
+        return 15;
+    printf("pick rs tp2 k 28672: %s\n", info.name);
     tpg_ctx_config cfg = TPG_CTX_CONFIG_INIT;
     cfg.tp = 2;
     tpg_ctx *ctx = (tpg_ctx *)&cfg; /* must come back NULL */
@@ -79,7 +84,9 @@ def run_program(exe):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # GPU-less even on a GPU machine
     r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0, f"{exe} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    assert "llama3-70b qkv tp4: 16384 x 10240 x 8192 -> ag_rota_bf16_tp4" in r.stdout
+    # the preset's untuned all-gather row: the wide config (prefer_from_local_k 1 in schedules.yaml)
+    assert "llama3-70b qkv tp4: 16384 x 10240 x 8192 -> ag_rota_bf16_wide_tp4" in r.stdout
+    assert "pick rs tp2 k 28672: rs_tila_bf16_wide_tp2" in r.stdout  # 14336 per stage: from 10240 up, wide
     assert "tpg_ctx_create: " in r.stdout and "fewer CUDA devices are visible" in r.stdout
 
 

@@ -81,9 +81,15 @@ typedef struct tpg_config_info {
 int tpg_config_count(void);
 /* Info of config i (0 <= i < tpg_config_count()); TPG_ERR_INVALID_ARGUMENT if out of range. */
 tpg_status tpg_config_get(int i, tpg_config_info *out);
-/* Index of the config named `name`, or of the first config matching schedule/tp/dtype when name is
- * NULL. TPG_ERR_UNKNOWN_CONFIG if none. */
+/* Index of the config named `name`, or, when name is NULL, the default config of schedule/tp/dtype for
+ * a GEMM of unknown shape (tpg_config_pick with k = 0). TPG_ERR_UNKNOWN_CONFIG if none. */
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
+/* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
+ * the first config by name whose schedules.yaml `prefer_from_local_k` holds for the GEMM's per-stage K
+ * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
+ * else the first config by name. Tuned choices are not consulted: see tpg_dispatch_find. */
+tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
+                           int *index);
 
 /* ---- Dispatch: model presets and tuned choices ----------------------------------------------- */
 

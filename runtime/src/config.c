@@ -20,16 +20,46 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
     return TPG_OK;
 }
 
-/* name != NULL: exact name match. Otherwise the first config whose schedule (NULL = any), tp (<= 0 =
- * any) and operand dtype match. */
-tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index) {
+static int config_matches(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype) {
+    return (!schedule || strcmp(c->schedule->name, schedule) == 0) && (tp <= 0 || c->schedule->tp == tp) &&
+           c->kernel->dtype_ab == dtype;
+}
+
+/* Does c's preference hold for a GEMM with this K (k <= 0: shape unknown, so only a preference for
+ * every shape holds)? Reduce-scatter splits K over the ranks; the per-stage K is what the kernel sees. */
+static int config_preferred(const tpg_config_desc *c, int64_t k) {
+    long long least = c->prefer_from_local_k;
+    if (least <= 0) return 0;
+    if (least == 1) return 1;
+    if (k <= 0) return 0;
+    int64_t local_k = c->schedule->comm == TPG_COMM_REDUCE_SCATTER ? k / c->schedule->tp : k;
+    return local_k >= least;
+}
+
+tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
+                           int *index) {
+    (void)m, (void)n; /* the rules of schedules.yaml look at K only, today */
     if (!index) return TPG_ERR_INVALID_ARGUMENT;
+    int first = -1;
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
-        int match = name ? strcmp(c->name, name) == 0
-                         : (!schedule || strcmp(c->schedule->name, schedule) == 0) &&
-                               (tp <= 0 || c->schedule->tp == tp) && c->kernel->dtype_ab == dtype;
-        if (match) {
+        if (!config_matches(c, schedule, tp, dtype)) continue;
+        if (config_preferred(c, k)) {
+            *index = i;
+            return TPG_OK;
+        }
+        if (first < 0) first = i;
+    }
+    if (first < 0) return TPG_ERR_UNKNOWN_CONFIG;
+    *index = first;
+    return TPG_OK;
+}
+
+tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index) {
+    if (!index) return TPG_ERR_INVALID_ARGUMENT;
+    if (!name) return tpg_config_pick(schedule, tp, dtype, 0, 0, 0, index);
+    for (int i = 0; i < tpg_num_configs; i++) {
+        if (strcmp(tpg_configs[i].name, name) == 0) {
             *index = i;
             return TPG_OK;
         }

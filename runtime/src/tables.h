@@ -81,6 +81,9 @@ typedef struct tpg_config_desc {
     const char *name;
     const tpg_schedule_table *schedule;
     const tpg_kernel_desc *kernel;
+    /* schedules.yaml prefer_from_local_k: the schedule's default for GEMMs whose per-stage K is at least
+     * this (1: every shape); 0: only when no config is preferred (tpg_config_pick). */
+    long long prefer_from_local_k;
 } tpg_config_desc;
 
 extern const tpg_config_desc tpg_configs[];

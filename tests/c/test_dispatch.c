@@ -1,5 +1,6 @@
 /* tpg_dispatch_find over the generated dispatch table (generated/dispatch.c): exact layer lookups,
- * nearest-M selection, wildcards, and the failures. Pure lookups: no device needed. */
+ * nearest-M selection, wildcards, and the failures; and tpg_config_pick, the default config of a
+ * schedule for one GEMM (schedules.yaml prefer_from_local_k). Pure lookups: no device needed. */
 #include <string.h>
 
 #include "tpg_test.h"
@@ -13,12 +14,14 @@ static const char *config_name(const tpg_dispatch_entry *e) {
 
 TPG_TEST(layer_lookup_names_the_preset_config) {
     tpg_dispatch_entry e;
-    /* TP = 4: no tuned file covers it (tuned/llama3-70b_tp2.yaml is TP = 2), so the preset's defaults */
+    /* TP = 4: no tuned file covers it, so the preset's defaults: the all-gather default is the wide
+     * config (prefer_from_local_k 1: every shape) */
     TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 4, &e), TPG_OK);
     TPG_EXPECT_EQ_INT(e.n, 10240);
     TPG_EXPECT_EQ_INT(e.k, 8192);
     TPG_EXPECT_EQ_STR(e.schedule, "AllGather1D_TilingCD_RotatingA");
-    TPG_EXPECT_EQ_STR(config_name(&e), "ag_rota_bf16_tp4");
+    TPG_EXPECT_EQ_STR(config_name(&e), "ag_rota_bf16_wide_tp4");
+    /* reduce-scatter: per-stage K = 28672 / 4 = 7168 < 10240, so the ping-pong config */
     TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "down", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 4, &e), TPG_OK);
     TPG_EXPECT_EQ_INT(e.k, 28672);
     TPG_EXPECT_EQ_STR(config_name(&e), "rs_tila_bf16_tp4");
@@ -59,5 +62,53 @@ TPG_TEST(misses_and_bad_arguments) {
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(tpg_dispatch_count(), &e), TPG_ERR_INVALID_ARGUMENT);
 }
 
+/* The name of the config tpg_config_pick chooses, or "?" when it fails. */
+static const char *picked(const char *schedule, int tp, int64_t k) {
+    static tpg_config_info info;
+    int index = -1;
+    if (tpg_config_pick(schedule, tp, TPG_DTYPE_BF16, 16384, 8192, k, &index) != TPG_OK) return "?";
+    return tpg_config_get(index, &info) == TPG_OK ? info.name : "?";
+}
+
+TPG_TEST(config_pick_all_gather_prefers_wide_for_every_shape) {
+    /* ag_rota_bf16_wide has prefer_from_local_k 1: it wins over the first by name (ag_rota_bf16) for
+     * every K, the unknown one (k = 0) included */
+    TPG_EXPECT_EQ_STR(picked("AllGather1D_TilingCD_RotatingA", 2, 0), "ag_rota_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked("AllGather1D_TilingCD_RotatingA", 2, 64), "ag_rota_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked("AllGather1D_TilingCD_RotatingA", 2, 28672), "ag_rota_bf16_wide_tp2");
+}
+
+TPG_TEST(config_pick_reduce_scatter_looks_at_the_per_stage_k) {
+    /* rs_tila_bf16_wide has prefer_from_local_k 10240, compared with K / tp */
+    const char *rs = "ReduceScatter1D_TilingA_RotatingC";
+    TPG_EXPECT_EQ_STR(picked(rs, 2, 28672), "rs_tila_bf16_wide_tp2"); /* 14336 */
+    TPG_EXPECT_EQ_STR(picked(rs, 2, 20480), "rs_tila_bf16_wide_tp2"); /* 10240: the bound holds */
+    TPG_EXPECT_EQ_STR(picked(rs, 2, 8192), "rs_tila_bf16_tp2");       /* 4096 */
+    TPG_EXPECT_EQ_STR(picked(rs, 4, 28672), "rs_tila_bf16_tp4");      /* 7168: the global K would pass */
+    TPG_EXPECT_EQ_STR(picked(rs, 2, 0), "rs_tila_bf16_tp2");          /* unknown K: the first by name */
+}
+
+TPG_TEST(config_find_without_name_is_the_pick_for_an_unknown_shape) {
+    /* tpg_config_find(NULL, ...) predates the shape rule: it must answer what pick does with k = 0 */
+    int found = -1, pick = -2;
+    TPG_ASSERT_EQ_INT(tpg_config_find(NULL, "ReduceScatter1D_TilingA_RotatingC", 2, TPG_DTYPE_BF16, &found), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 2, TPG_DTYPE_BF16, 0, 0, 0, &pick), TPG_OK);
+    TPG_EXPECT_EQ_INT(found, pick);
+}
+
+TPG_TEST(config_pick_failures) {
+    int index = -1;
+    TPG_EXPECT_EQ_INT(tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 2, TPG_DTYPE_BF16, 1, 1, 1, NULL),
+                      TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 4096, 4096, 4096, &index),
+                      TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_EQ_INT(tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 3, TPG_DTYPE_BF16, 4096, 4096, 4096,
+                                      &index),
+                      TPG_ERR_UNKNOWN_CONFIG); /* no TP = 3 */
+}
+
 TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_lookup_without_model_matches_n_and_k),
-              TPG_CASE(every_row_finds_itself), TPG_CASE(misses_and_bad_arguments))
+              TPG_CASE(every_row_finds_itself), TPG_CASE(misses_and_bad_arguments),
+              TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
+              TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),
+              TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape), TPG_CASE(config_pick_failures))

@@ -50,7 +50,8 @@ static int select_config(const tpg_cli_args *a, int visible, int *index) {
                  sched);
         return EXIT_USAGE;
     }
-    if (tpg_config_find(NULL, sched, tp, a->dtype, index) != TPG_OK) {
+    /* the schedule's default for this problem (schedules.yaml prefer_from_local_k) */
+    if (tpg_config_pick(sched, tp, a->dtype, a->m, a->n, a->k, index) != TPG_OK) {
         snprintf(g_msg, sizeof g_msg,
                  "tpgemm: no generated config for schedule %s, tp %d, dtype %s; run `tpgemm --list` to see the "
                  "generated configs",
