@@ -71,11 +71,26 @@ def all_ok(ok):
     return allreduce(1.0 if ok else 0.0, dist.ReduceOp.MIN) > 0.5
 
 
+# Device-side idle before a window's start event (cycles; ~5 ms at boost clock): time for this host to
+# queue the window's calls, so that the GPUs of all ranks start the timed work together.
+LEAD_CYCLES = 10_000_000
+
+
+def aligned_start():
+    """Makes the current stream leave an all-reduce with every other rank's (NCCL: each GPU leaves it
+    when the last one arrives), then spin LEAD_CYCLES. Without it a rank whose host launched later
+    started its timed calls later, and the burst figure of a short fused call (whose first call waits
+    for every rank) read as low as a third of its sustained figure."""
+    dist.all_reduce(torch.zeros(1, device="cuda"))
+    torch.cuda._sleep(LEAD_CYCLES)
+
+
 def window(fn, calls, energy, tp):
     """Runs fn `calls` times back to back; returns (seconds, joules per GPU) — max time and mean energy over ranks."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
+    aligned_start()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     j0 = energy.joules()
     s.record()
