@@ -96,13 +96,18 @@ def summarize(doc: dict) -> dict:
             begin, end = info["kernel_begin_us"], info["kernel_end_us"]
         window = max(end - begin, 1e-9)
         lanes = sorted({e["tid"] for e in tiles})
-        stages = defaultdict(lambda: {"tiles": 0, "busy_us": 0.0, "mainloop_us": 0.0, "epilogue_us": 0.0})
+        stages = defaultdict(lambda: {"tiles": 0, "busy_us": 0.0, "mainloop_us": 0.0, "epilogue_us": 0.0,
+                                      "split_tiles": 0, "issue_us": 0.0, "flush_us": 0.0})
         for e in tiles:
             s = stages[e["args"]["stage"]]
             s["tiles"] += 1
             s["busy_us"] += e["dur"]
             s["mainloop_us"] += e["args"].get("mainloop_us", 0.0)
             s["epilogue_us"] += e["args"].get("epilogue_us", 0.0)
+            if "issue_us" in e["args"]:  # plain epilogues: until the last store was issued, then the flag flush
+                s["split_tiles"] += 1
+                s["issue_us"] += e["args"]["issue_us"]
+                s["flush_us"] += e["args"].get("flush_us", 0.0)
         n = max(len(lanes), 1)
         for s in stages.values():
             s["busy_fraction"] = s["busy_us"] / (n * window)
@@ -110,6 +115,8 @@ def summarize(doc: dict) -> dict:
             # per record (one warpgroup's share of a tile): compare local and fused runs of one kernel
             s["mean_mainloop_us"] = s["mainloop_us"] / max(s["tiles"], 1)
             s["mean_epilogue_us"] = s["epilogue_us"] / max(s["tiles"], 1)
+            s["mean_issue_us"] = s["issue_us"] / s["split_tiles"] if s["split_tiles"] else None
+            s["mean_flush_us"] = s["flush_us"] / s["split_tiles"] if s["split_tiles"] else None
         fw = d["flag_waits"]
         pw = d["partial_waits"]
         out[pid] = {
@@ -149,7 +156,9 @@ def format_summary(doc: dict, summary: dict) -> str:
         for st, v in s["stages"].items():
             lines.append(f"  stage {st}: {v['tiles']} tile records, busy {100 * v['busy_fraction']:.1f}% "
                          f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total; "
-                         f"per record mainloop {v['mean_mainloop_us']:.2f} us, epilogue {v['mean_epilogue_us']:.2f} us")
+                         f"per record mainloop {v['mean_mainloop_us']:.2f} us, epilogue {v['mean_epilogue_us']:.2f} us"
+                         + (f" (to the last store issued {v['mean_issue_us']:.2f} us, then flag flush "
+                            f"{v['mean_flush_us']:.2f} us; {v['split_tiles']} records)" if v["split_tiles"] else ""))
         fw, pw = s["flag_wait"], s["partial_wait"]
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
                      f"max {fw['max_us']:.1f} us")

@@ -121,3 +121,19 @@ def test_per_record_means():
     assert s[1]["mean_mainloop_us"] == pytest.approx(30.0) and s[1]["mean_epilogue_us"] == pytest.approx(10.0)
     text = timeline.format_summary(fake_trace(), timeline.summarize(fake_trace()))
     assert "per record mainloop 25.00 us, epilogue 5.00 us" in text
+
+
+def test_epilogue_split_where_recorded():
+    """Tiles whose record carries issue_us / flush_us (a plain epilogue, trace_json.c) get per-stage means;
+    stages without them print no split."""
+    doc = fake_trace()
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "tile" and e["pid"] == 0 and e["args"]["stage"] == 1:
+            e["args"].update(issue_us=7.0, flush_us=3.0)
+    s = timeline.summarize(doc)[0]["stages"]
+    assert s[1]["split_tiles"] == 2
+    assert s[1]["mean_issue_us"] == pytest.approx(7.0) and s[1]["mean_flush_us"] == pytest.approx(3.0)
+    assert s[0]["mean_issue_us"] is None
+    text = timeline.format_summary(doc, timeline.summarize(doc))
+    assert "epilogue 10.00 us (to the last store issued 7.00 us, then flag flush 3.00 us; 2 records)" in text
+    assert "epilogue 5.00 us (" not in text
