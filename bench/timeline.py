@@ -104,7 +104,7 @@ def summarize(doc: dict) -> dict:
             s["busy_us"] += e["dur"]
             s["mainloop_us"] += e["args"].get("mainloop_us", 0.0)
             s["epilogue_us"] += e["args"].get("epilogue_us", 0.0)
-            if "issue_us" in e["args"]:  # plain epilogues: until the last store was issued, then the flag flush
+            if "issue_us" in e["args"]:  # ping-pong: sources, arithmetic and store issue, then a flag's flush
                 s["split_tiles"] += 1
                 s["issue_us"] += e["args"]["issue_us"]
                 s["flush_us"] += e["args"].get("flush_us", 0.0)
@@ -157,8 +157,9 @@ def format_summary(doc: dict, summary: dict) -> str:
             lines.append(f"  stage {st}: {v['tiles']} tile records, busy {100 * v['busy_fraction']:.1f}% "
                          f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total; "
                          f"per record mainloop {v['mean_mainloop_us']:.2f} us, epilogue {v['mean_epilogue_us']:.2f} us"
-                         + (f" (to the last store issued {v['mean_issue_us']:.2f} us, then flag flush "
-                            f"{v['mean_flush_us']:.2f} us; {v['split_tiles']} records)" if v["split_tiles"] else ""))
+                         + (f" (after any partial wait, to the last store issued {v['mean_issue_us']:.2f} us, "
+                            f"then flag flush {v['mean_flush_us']:.2f} us; {v['split_tiles']} records)"
+                            if v["split_tiles"] else ""))
         fw, pw = s["flag_wait"], s["partial_wait"]
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
                      f"max {fw['max_us']:.1f} us")

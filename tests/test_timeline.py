@@ -135,5 +135,5 @@ def test_epilogue_split_where_recorded():
     assert s[1]["mean_issue_us"] == pytest.approx(7.0) and s[1]["mean_flush_us"] == pytest.approx(3.0)
     assert s[0]["mean_issue_us"] is None
     text = timeline.format_summary(doc, timeline.summarize(doc))
-    assert "epilogue 10.00 us (to the last store issued 7.00 us, then flag flush 3.00 us; 2 records)" in text
+    assert "epilogue 10.00 us (after any partial wait, to the last store issued 7.00 us, then flag flush 3.00 us; 2 records)" in text
     assert "epilogue 5.00 us (" not in text

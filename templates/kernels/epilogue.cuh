@@ -360,14 +360,12 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
         }
     }
 
+    /* every store issued; a flag's flush next (ping-pong only: in the cooperative trace build this hook
+     * spilled next to the held deferred-store registers) */
+    TPG_TR(if (PINGPONG && (ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + (ctid >> 7), 5);)
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
-        if (!st.defer) {
-            /* stores issued, the flush next (ping-pong only: in the cooperative trace build the extra
-             * hook spilled next to the held deferred-store registers) */
-            TPG_TR(if (PINGPONG && (ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + (ctid >> 7), 5);)
-            tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
-        }
+        if (!st.defer) tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
     }
 }
 

@@ -119,8 +119,8 @@ __device__ __forceinline__ tpg_trace_rec *tpg_tr_open(const tpg_gemm_params &p, 
     return tpg_tr_rec(p, c, lane, c->count[lane] - 1);
 }
 
-/* Time slot `i` of the open tile record: 1 epilogue start, 2 end, 5 (ping-pong tiles with a signal flag)
- * every store issued, the flag's flush next. */
+/* Time slot `i` of the open tile record: 1 epilogue start, 2 end, 5 (ping-pong) every store issued, a
+ * signal flag's flush next. */
 __device__ __forceinline__ void tpg_tr_tile_mark(const tpg_gemm_params &p, int lane, int i)
 {
     tpg_trace_rec *r = tpg_tr_open(p, lane);

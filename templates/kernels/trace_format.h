@@ -40,8 +40,9 @@ extern "C" {
 /* tpg_trace_rec.kind */
 #define TPG_TRACE_REC_TILE 1u       /* t[0] mainloop start, t[1] epilogue start, t[2] end,
                                        t[3] / t[4] partial-flag wait start / end (flag bit 1),
-                                       t[5] ping-pong tiles with a signal flag: every store issued,
-                                       so t[2] - t[5] is the flag's flush (0 elsewhere) */
+                                       t[5] ping-pong: every store issued, so t[5] - t[4 or 1] is
+                                       the sources' loads + arithmetic + store issue and t[2] - t[5]
+                                       a signal flag's flush (0 in cooperative kernels) */
 #define TPG_TRACE_REC_STAGE_WAIT 2u /* producer: t[0] wait start, t[1] flag seen (+ proxy fence) */
 
 /* tpg_trace_rec.flags */

@@ -72,7 +72,7 @@ static void *make_device(size_t *bytes, uint64_t skew_ns) {
     tile(buf, 1, 1, 0, 5, US(10), US(30), US(35));
     tpg_trace_rec *r = rec(buf, 1, 1, 0); /* a reduce-scatter style partial wait inside the epilogue */
     r->flags = TPG_TRACE_F_PARTIAL, r->t[3] = US(31), r->t[4] = US(33);
-    r->t[5] = US(34.5); /* its last store issued 4.5 us into the 5 us epilogue: 0.5 us of flag flush */
+    r->t[5] = US(34.5); /* last store issued 1.5 us after the wait (33 us), then 0.5 us of flag flush */
     tile(buf, 1, 2, 1, 11, US(40), 0, 0); /* never finished: incomplete */
 #undef US
     return buf;
@@ -130,7 +130,7 @@ TPG_TEST(two_devices_convert) {
     TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"epilogue\""), 12);
     TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"partial_wait\""), 2);
     /* the epilogue split (t[5]) only where it was recorded: one record per device */
-    TPG_EXPECT_STR_CONTAINS(j, "\"partial_wait_us\": 2.000, \"issue_us\": 4.500, \"flush_us\": 0.500}");
+    TPG_EXPECT_STR_CONTAINS(j, "\"partial_wait_us\": 2.000, \"issue_us\": 1.500, \"flush_us\": 0.500}");
     TPG_EXPECT_EQ_INT(count(j, "\"issue_us\""), 2);
     TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"flag_wait\""), 4);
     /* aggregate: stage 1 waits 60 .. 80 us, 2 CTAs, mean 12.5, max 20 */

@@ -208,10 +208,13 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                              r->t[1] > r->t[0] ? (double)(r->t[1] - r->t[0]) * 1e-3 : 0.0,
                              r->t[2] > r->t[1] ? (double)(r->t[2] - r->t[1]) * 1e-3 : 0.0,
                              part && r->t[4] > r->t[3] ? (double)(r->t[4] - r->t[3]) * 1e-3 : 0.0);
-                    if (r->t[5] >= r->t[1] && r->t[5] <= r->t[2]) { /* plain epilogue: issue vs flag flush */
+                    /* ping-pong: from the epilogue's start (or its partial-flag wait's end) to the last store
+                     * issued, then a signal flag's flush */
+                    const uint64_t from = part && r->t[4] > r->t[1] ? r->t[4] : r->t[1];
+                    if (r->t[5] >= from && r->t[5] <= r->t[2]) {
                         const size_t used = strlen(args);
                         snprintf(args + used, sizeof args - used, ", \"issue_us\": %.3f, \"flush_us\": %.3f",
-                                 (double)(r->t[5] - r->t[1]) * 1e-3, (double)(r->t[2] - r->t[5]) * 1e-3);
+                                 (double)(r->t[5] - from) * 1e-3, (double)(r->t[2] - r->t[5]) * 1e-3);
                     }
                     span(o, name, "tile", pid, tid, r->t[0], r->t[2], args);
                     span(o, "epilogue", "epilogue", pid, tid, r->t[1], r->t[2], "");
