@@ -66,6 +66,9 @@ KERNEL = Field("map", fields={
     "deferred_stores": Field("bool", default=True,
                              doc="cooperative, 16-bit outputs: a tile's last store units go out during the next "
                                  "tile's mainloop (templates/kernels/epilogue_deferred.cuh); false: all in its epilogue"),
+    "deferred_flags": Field("bool", default=False,
+                            doc="ping-pong, reduce-scatter: a tile's signal flag is raised at the start of the "
+                                "warpgroup's next epilogue (its stores overlap the next mainloop) instead of at once"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
@@ -279,7 +282,8 @@ def _semantic(doc: dict, w: _Walker) -> None:
             continue  # already reported by the schema walk
         subtile_n = (k.get("epilogue_subtile") or {}).get("n") or 64
         for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative",
-                                                    epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers")):
+                                                    epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers"),
+                                                    deferred_flags=bool(k.get("deferred_flags"))):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -90,6 +90,10 @@ CASES = [
      "kernels[0].stages", ["4 stages need 280576 bytes of shared memory", "allowed: 2..3 for this tile"]),
     ("deferred_stores_type", "consumers: 2", "consumers: 2\n    deferred_stores: 0", "deferred_stores",
      "kernels[0].deferred_stores", ["expected true or false, got int '0'"]),
+    ("deferred_flags_type", "consumers: 2", "consumers: 2\n    deferred_flags: yes please", "deferred_flags",
+     "kernels[0].deferred_flags", ["expected true or false"]),
+    ("deferred_flags_cooperative", "consumers: 2", "consumers: 2\n    deferred_flags: true", "deferred_flags",
+     "kernels[0].deferred_flags", ["only ping-pong kernels choose", "allowed: false, or consumer_mode: pingpong"]),
     ("prefer_from_local_k_zero", "kernel: k}", "kernel: k, prefer_from_local_k: 0}", "prefer_from_local_k",
      "configs[0].prefer_from_local_k", ["0 is out of range", "allowed: 1..2147483648"]),
     ("prefer_from_local_k_string", "kernel: k}", "kernel: k, prefer_from_local_k: '8192'}", "prefer_from_local_k",
@@ -281,6 +285,21 @@ def test_epilogue_buffers_and_deferred_stores_are_hashed_only_off_default():
             auto.replace("consumers: 2", "consumers: 2\n    deferred_stores: false") if k is off else auto
         files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
         assert (define in files[f"kernels/{k.name}.cu"]) is present, (k.name, define)
+
+
+def test_deferred_flags_is_a_pingpong_choice_hashed_only_when_on():
+    """deferred_flags: true (ping-pong only) defines TPG_PP_DEFER_FLAGS 1 and renames the kernel; false
+    (the default) changes nothing, so the shipped ping-pong kernels keep their names."""
+    pp = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 128, bn: 128, bk: 64}").replace(
+        "consumers: 2", "consumers: 2\n    consumer_mode: pingpong")
+    on_text = pp.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    deferred_flags: true")
+    default, spelled, on = _kernel(pp), _kernel(pp.replace("consumer_mode: pingpong",
+                                                           "consumer_mode: pingpong\n    deferred_flags: false")), _kernel(on_text)
+    assert spelled == default and "deferred_flags" not in default.fields()
+    assert on.deferred_flags and on.fields()["deferred_flags"] is True and on.hash8 != default.hash8
+    for k, text, present in ((on, on_text, True), (default, pp, False)):
+        files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+        assert ("#define TPG_PP_DEFER_FLAGS 1" in files[f"kernels/{k.name}.cu"]) is present
 
 
 def test_cooperative_n_tiles_split_along_n():

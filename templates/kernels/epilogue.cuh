@@ -24,8 +24,8 @@
  * st.release.sys. That flush is deferred to the start of the next tile's epilogue (or the end of the
  * kernel), so the stores overlap the next mainloop. Deferring is safe only because a mainloop never
  * waits on another device while a signal is pending; a launch with stage wait flags (all-gather)
- * flushes at once (tpg_epi_state.defer), and so do cluster and ping-pong kernels (gemm_sm90.cuh says
- * why).
+ * flushes at once (tpg_epi_state.defer), and so do cluster kernels and ping-pong kernels without
+ * `deferred_flags` (gemm_sm90.cuh says why).
  *
  * PINGPONG (consumer_mode pingpong): each warpgroup owns whole tiles (rows [0, BM) of its tile, SLABS =
  * BM / 64) and runs its epilogue while the other warpgroup is in its mainloop, so nothing here may

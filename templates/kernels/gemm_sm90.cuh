@@ -18,12 +18,16 @@
  * half of the shared box and multicasts it to both, consumers release slots on both CTAs.
  * Semantics of one launch: gemm_params.h.
  *
- * Deferred signal flags (epilogue.cuh) only in the 1x1 cooperative kernel: deferring is safe when the
- * warpgroup's next mainloop depends on nothing that can wait on another device. In a cluster that
- * mainloop also needs the partner CTA's consumers to release slots, in ping-pong the other warpgroup's
- * (the producer fills the ring in order); either may sit in an epilogue waiting for a peer's partial,
- * which would put a cross-device wait behind an unraised flag. Flushing at once removes that edge; in
- * ping-pong the other warpgroup's mainloop hides the cost.
+ * Deferred signal flags (epilogue.cuh) in the 1x1 cooperative kernel, and in ping-pong with
+ * TPG_PP_DEFER_FLAGS: deferring is safe when the warpgroup's next mainloop depends on nothing that can
+ * wait on another device. In a cluster that mainloop also needs the partner CTA's consumers to release
+ * slots, and the partner may sit in an epilogue waiting for a peer's partial: a cross-device wait behind
+ * an unraised flag, so clusters flush at once. In ping-pong, warpgroup w's next mainloop (unit i + 2)
+ * needs the producer's loads of unit i + 2, which follow the other warpgroup's unit i + 1 in the ring
+ * and need only the slots that warpgroup's *mainloop* released, and the order barrier, on which the
+ * other warpgroup arrives after its last full wait, before its epilogue: neither waits on a peer, so
+ * the flag is raised within one local mainloop. Ping-pong used to flush at once (the other warpgroup's
+ * mainloop hides the flush while an epilogue is shorter than a mainloop; at short K it is not).
  */
 #ifndef TPG_GEMM_SM90_CUH
 #define TPG_GEMM_SM90_CUH
@@ -102,6 +106,14 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #endif
 /* not with 3 consumers: their 160 registers per thread hold the accumulators and little else */
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3;
+/* ping-pong `deferred_flags: true` (TPG_PP_DEFER_FLAGS 1): a tile's signal flag waits for the warpgroup's
+ * next epilogue like the cooperative 1x1 kernel's (header comment). Opt-in until measured on a GPU. */
+#ifndef TPG_PP_DEFER_FLAGS
+#define TPG_PP_DEFER_FLAGS 0
+#endif
+static_assert(!TPG_PP_DEFER_FLAGS || kPingpong, "TPG_PP_DEFER_FLAGS is a ping-pong choice");
+/* may a tile's signal flag wait for the next epilogue of its warpgroup (tpg_epi_init) */
+constexpr bool kDeferFlags = kCluster == 1 && (!kPingpong || TPG_PP_DEFER_FLAGS);
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
  * 2 mbarriers per slot */

@@ -155,11 +155,11 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
     if (prev_slot >= 0 && warp_leader) tpg_release(empty + 8 * prev_slot);
 }
 
-/* Epilogue state at the start of a consumer's walk. Deferred flags only for the 1x1 cooperative
- * kernel (gemm_sm90.cuh says why), never across a stage wait (epilogue.cuh). */
+/* Epilogue state at the start of a consumer's walk. Deferred flags for 1x1 kernels, ping-pong by
+ * choice (kDeferFlags; gemm_sm90.cuh says why), never across a stage wait (epilogue.cuh). */
 __device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, int ctid)
 {
-    tpg_epi_state est = {0u, nullptr, kCluster == 1 && !kPingpong};
+    tpg_epi_state est = {0u, nullptr, kDeferFlags};
     for (int s = 0; s < p.num_stages; ++s) {
         if (p.stage[s].wait_flag) est.defer = false;
         if ((ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].d_map);

@@ -6,12 +6,13 @@
 #   128x128 (5 stages), 64x256 (4 stages), 128x128 with the 64x32 epilogue subtile (6 stages: 64-byte
 #   store rows, 64B swizzle), the cluster 2x1 with raster: hilbert (walk order from a table built by
 #   runtime/src/raster.c), the shipped "_wide" kernel (3 stages, 5 store buffers per warpgroup) and a
-#   cooperative_n 192x192 (warpgroups split the tile along N: m64n96, 64-byte store rows); every
+#   cooperative_n 192x192 (warpgroups split the tile along N: m64n96, 64-byte store rows), the ping-pong
+#   128x128 with deferred signal flags (pp128df, `deferred_flags: true`); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -23,8 +24,8 @@ INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/s
 # smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
 inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
-       #      [store buffers per warpgroup (0: the default, 2 per m64 slab)]
-    local chunk=${10:-128} raster=${11:-0} bufs=${12:-0}
+       #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] [one more -D define]
+    local chunk=${10:-128} raster=${11:-0} bufs=${12:-0} extra=${13:-}
     local epi=$((2 * $4 * chunk * ($9 == 0 ? 1 : 2))) # default buffers: 2 per m64 slab a warpgroup owns
     [ "$bufs" != 0 ] && epi=$((2 * bufs * 64 * chunk))
     local smem=$(($6 * ($4 + $5) * 128 + epi + 2048))
@@ -32,11 +33,11 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -DTPG_KERNEL_NAME=tpg_selftest_$1 -DTPG_ENTRY_NAME=tpg_selftest_$1_entry -DTPG_AB_DTYPE=$2 -DTPG_CD_DTYPE=$3 \
         -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=64 -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
         -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=8 -DTPG_EPI_CHUNK_BYTES=$chunk -DTPG_RASTER=$raster \
-        $([ "$bufs" != 0 ] && echo "-DTPG_EPI_BUFFERS=$bufs") \
+        $([ "$bufs" != 0 ] && echo "-DTPG_EPI_BUFFERS=$bufs") $([ -n "$extra" ] && echo "-D$extra") \
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -48,6 +49,7 @@ inst pp128s32 0 0 128 128 6 1 1 1 64 & pids+=($!) # epilogue subtile 64x32: 64-b
 inst c2x1h 0 0 128 256 4 2 1 0 128 1 & pids+=($!)  # raster: hilbert (walk order from a table), clusters
 inst wide3 0 0 128 256 3 1 1 0 128 0 5 & pids+=($!) # the shipped "_wide" kernel: 3 stages, 5 store buffers
 inst sn192 0 0 192 192 4 1 1 2 64 0 3 & pids+=($!)  # cooperative_n 192x192: m64n96 per warpgroup, 64-byte rows
+inst pp128df 0 0 128 128 5 1 1 1 128 0 0 TPG_PP_DEFER_FLAGS=1 & pids+=($!) # ping-pong, deferred signal flags
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
