@@ -69,6 +69,9 @@ KERNEL = Field("map", fields={
     "deferred_flags": Field("bool", default=False,
                             doc="ping-pong, reduce-scatter: a tile's signal flag is raised at the start of the "
                                 "warpgroup's next epilogue (its stores overlap the next mainloop) instead of at once"),
+    "prefetch_sources": Field("bool", default=False,
+                              doc="ping-pong, reduce-scatter: load the next store unit's partial while this unit "
+                                  "is stored, instead of before its arithmetic"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
@@ -283,7 +286,8 @@ def _semantic(doc: dict, w: _Walker) -> None:
         subtile_n = (k.get("epilogue_subtile") or {}).get("n") or 64
         for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative",
                                                     epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers"),
-                                                    deferred_flags=bool(k.get("deferred_flags"))):
+                                                    deferred_flags=bool(k.get("deferred_flags")),
+                                                    prefetch_sources=bool(k.get("prefetch_sources"))):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

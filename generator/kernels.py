@@ -134,6 +134,7 @@ class KernelSpec:
     epi_buffers: int = 0  # store buffers per consumer warpgroup; 0 = the default (2 per m64 slab)
     deferred_stores: bool = True  # cooperative: a tile's last store units go out during the next mainloop
     deferred_flags: bool = False  # ping-pong: a tile's signal flag is raised at the warpgroup's next epilogue
+    prefetch_sources: bool = False  # plain epilogue: the next store unit's sources load before this unit's store
 
     @property
     def dtype_cd(self) -> str:
@@ -167,8 +168,8 @@ class KernelSpec:
 
     def fields(self) -> dict:
         """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n, raster,
-        epi_buffers, deferred_stores and deferred_flags appear only when they are not the default, so kernels
-        keep the names they had before those knobs."""
+        epi_buffers, deferred_stores, deferred_flags and prefetch_sources appear only when they are not the
+        default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if self.consumer_mode == "cooperative":
             del d["consumer_mode"]
@@ -182,6 +183,8 @@ class KernelSpec:
             del d["deferred_stores"]
         if not self.deferred_flags:
             del d["deferred_flags"]
+        if not self.prefetch_sources:
+            del d["prefetch_sources"]
         return d
 
     @property
@@ -200,21 +203,24 @@ class KernelSpec:
 def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                  consumers: int, cluster_m: int, cluster_n: int,
                  consumer_mode: str = "cooperative", epilogue_n: int = 64,
-                 epi_buffers: int | None = None, deferred_flags: bool = False) -> list[tuple[str, str, str]]:
+                 epi_buffers: int | None = None, deferred_flags: bool = False,
+                 prefetch_sources: bool = False) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
             + _subtile(dtype, wg_cols(bn, consumers, consumer_mode) if consumers else bn, epilogue_n)
-            + _buffers(epi_buffers) + _flags(deferred_flags, consumer_mode)
+            + _buffers(epi_buffers) + _pingpong_only("deferred_flags", deferred_flags, consumer_mode,
+                                                     "cooperative 1x1 kernels always defer, clusters never")
+            + _pingpong_only("prefetch_sources", prefetch_sources, consumer_mode,
+                             "next to the cooperative kernels' held deferred-store registers it spilled")
             + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers))
 
 
-def _flags(deferred: bool, mode: str) -> list[tuple[str, str, str]]:
-    """gemm_sm90.cuh: the choice exists for ping-pong only; cooperative 1x1 kernels always defer their
-    signal flags, and cluster kernels never may (the header says why)."""
-    if deferred and mode != "pingpong":
-        return [("deferred_flags", f"true with consumer_mode {mode}: only ping-pong kernels choose (cooperative "
-                 "1x1 kernels always defer, clusters never)", "false, or consumer_mode: pingpong")]
+def _pingpong_only(field: str, on: bool, mode: str, why: str) -> list[tuple[str, str, str]]:
+    """gemm_sm90.cuh: deferred_flags and prefetch_sources are ping-pong choices (the static_asserts there)."""
+    if on and mode != "pingpong":
+        return [(field, f"true with consumer_mode {mode}: a ping-pong choice ({why})",
+                 "false, or consumer_mode: pingpong")]
     return []
 
 
@@ -335,7 +341,7 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
                 consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
                 consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped",
                 epi_buffers: int | None = None, deferred_stores: bool = True,
-                deferred_flags: bool = False) -> KernelSpec:
+                deferred_flags: bool = False, prefetch_sources: bool = False) -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted. epi_buffers equal
     to the default count is stored as the default (0), so spelling the default out changes no name."""
     if stages is None:
@@ -343,4 +349,4 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
     if epi_buffers == default_epi_buffers(bm, consumers, consumer_mode):
         epi_buffers = None
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
-                      epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags)
+                      epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources)

@@ -93,7 +93,10 @@ CASES = [
     ("deferred_flags_type", "consumers: 2", "consumers: 2\n    deferred_flags: yes please", "deferred_flags",
      "kernels[0].deferred_flags", ["expected true or false"]),
     ("deferred_flags_cooperative", "consumers: 2", "consumers: 2\n    deferred_flags: true", "deferred_flags",
-     "kernels[0].deferred_flags", ["only ping-pong kernels choose", "allowed: false, or consumer_mode: pingpong"]),
+     "kernels[0].deferred_flags", ["a ping-pong choice (cooperative 1x1 kernels always defer",
+                                   "allowed: false, or consumer_mode: pingpong"]),
+    ("prefetch_sources_cooperative", "consumers: 2", "consumers: 2\n    prefetch_sources: true", "prefetch_sources",
+     "kernels[0].prefetch_sources", ["a ping-pong choice", "allowed: false, or consumer_mode: pingpong"]),
     ("prefer_from_local_k_zero", "kernel: k}", "kernel: k, prefer_from_local_k: 0}", "prefer_from_local_k",
      "configs[0].prefer_from_local_k", ["0 is out of range", "allowed: 1..2147483648"]),
     ("prefer_from_local_k_string", "kernel: k}", "kernel: k, prefer_from_local_k: '8192'}", "prefer_from_local_k",
@@ -300,6 +303,17 @@ def test_deferred_flags_is_a_pingpong_choice_hashed_only_when_on():
     for k, text, present in ((on, on_text, True), (default, pp, False)):
         files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
         assert ("#define TPG_PP_DEFER_FLAGS 1" in files[f"kernels/{k.name}.cu"]) is present
+
+
+def test_prefetch_sources_is_hashed_only_when_on():
+    pp = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 128, bn: 128, bk: 64}").replace(
+        "consumers: 2", "consumers: 2\n    consumer_mode: pingpong")
+    on_text = pp.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    prefetch_sources: true")
+    default, on = _kernel(pp), _kernel(on_text)
+    assert "prefetch_sources" not in default.fields() and on.fields()["prefetch_sources"] is True
+    assert on.hash8 != default.hash8
+    files = render.render(plan.build(config.validate(config.compose(on_text, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_PREFETCH_SOURCES 1" in files[f"kernels/{on.name}.cu"]
 
 
 def test_cooperative_n_tiles_split_along_n():

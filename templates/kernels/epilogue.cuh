@@ -230,6 +230,23 @@ __device__ __forceinline__ void tpg_epi_begin(const tpg_gemm_params &p, const tp
     }
 }
 
+/* The tile's epilogue sources (NULL: none): the reduce-scatter partial, and C when beta != 0. */
+template <int CD> struct tpg_epi_bases {
+    const typename tpg_cd_pair<CD>::T *part, *c;
+};
+
+template <int CD>
+__device__ __forceinline__ tpg_epi_bases<CD> tpg_epi_source_bases(const tpg_gemm_params &p, const tpg_stage_params &sp,
+                                                                  const tpg_tile &tile)
+{
+    typedef typename tpg_cd_pair<CD>::T T;
+    tpg_epi_bases<CD> b;
+    b.part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
+    b.c = sp.c != nullptr && p.beta != 0.0f ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch
+                                            : nullptr;
+    return b;
+}
+
 /* out = scale * acc (+ partial) (+ beta * C) in place, for the columns of chunk c of slab j. */
 template <int CD, int BN, int KCB>
 __device__ __forceinline__ void tpg_epi_chunk_values(const tpg_gemm_params &p, const tpg_stage_params &sp,
@@ -324,13 +341,65 @@ __device__ __forceinline__ void tpg_epi_pack_chunk(const float (&acc)[BN / 2], i
     for (int i = 0; i < 2 * KCB; ++i) pk[i] = tpg_cd_pair<CD>::pack(acc[4 * c * KCB + 2 * i], acc[4 * c * KCB + 2 * i + 1]);
 }
 
+/* Reduce-scatter store units, software-pipelined (`prefetch_sources`, TPG_PREFETCH_SOURCES): each unit's
+ * partial is loaded while the previous unit is packed and stored (stmatrix, proxy fence, barrier, TMA
+ * issue), instead of one dependent L2 round trip per unit before its arithmetic (four per ping-pong
+ * tile, ~3 us each under load: most of a stage-1 epilogue that ran 17 us against 3.6 us locally). Only
+ * the partial: with C as well the two source sets next to ping-pong's 128 accumulators spilled, so a
+ * tile with C (beta != 0) takes the plain loop. Returns false (nothing done) for such tiles and for
+ * tiles without a partial. */
+template <int CD, int BM, int BN, int SLABS, int MODE, int CHUNK, int UNITS>
+__device__ __forceinline__ bool tpg_epi_units_prefetched(const tpg_gemm_params &p, const tpg_stage_params &sp,
+                                                         const tpg_tile &tile, float (&acc)[SLABS][BN / 2],
+                                                         float scale, const tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> &g,
+                                                         uint32_t sD, tpg_epi_state &st)
+{
+    typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
+    typedef typename tpg_cd_pair<CD>::T T;
+    constexpr int kUnits = SLABS * G::kChunks;
+    const tpg_epi_bases<CD> b = tpg_epi_source_bases<CD>(p, sp, tile);
+    if (!b.part || b.c) return false;
+    const int pair = 2 * (g.lane & 3);
+    const auto fetch = [&](tpg_epi_sources<CD, G::kCB> &src, int u) { /* a unit past m or n reads zeros */
+        const int r_lo = g.row_lo(u / G::kChunks);
+        const T *prow = b.part + (long long)r_lo * sp.partial_ld;
+        tpg_epi_fetch<CD, G::kCB>(src, r_lo, g.col0(u % G::kChunks) + pair, p.m, p.n, prow, nullptr, sp.partial_ld, 0);
+    };
+    tpg_epi_sources<CD, G::kCB> src;
+    fetch(src, 0);
+#pragma unroll
+    for (int u = 0; u < kUnits; ++u) {
+        const int j = u / G::kChunks, c = u % G::kChunks;
+        const bool stored = g.slab_row0(j) < p.m && g.col0(c) < p.n; /* uniform */
+        if (stored) {
+#pragma unroll
+            for (int k = 0; k < G::kCB; ++k)
+                tpg_epi_values<CD, BN, G::kCB>(acc[j], c * G::kCB + k, k, src, true, false, scale, 0.0f);
+        }
+        if constexpr (CD == 4) {
+            if (u + 1 < kUnits) fetch(src, u + 1);
+            if (stored)
+                tpg_epi_issue_unit_f32<CHUNK, UNITS, G::kCB, BN>(sp, acc[j], c, g.col0(c), g.slab_row0(j), tile.batch,
+                                                                 g.wg, g.wg_thread, sD, st);
+        } else {
+            uint32_t pk[2 * G::kCB];
+            if (stored) tpg_epi_pack_chunk<CD, BN, G::kCB>(acc[j], c, pk);
+            if (u + 1 < kUnits) fetch(src, u + 1);
+            if (stored)
+                tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(sp, pk, g.col0(c), g.slab_row0(j), tile.batch, g.wg,
+                                                         g.wg_thread, sD, st);
+        }
+    }
+    return true;
+}
+
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
  * sD = the 1024-aligned smem of all warpgroups' store buffers (UNITS * 64 * CHUNK bytes per warpgroup;
  * CHUNK = the epilogue subtile's row bytes, the D map's box width; UNITS >= 2, by default 2 * SLABS).
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w.
  * Slab by slab, chunk by chunk: one 64 x CHUNK B store unit at a time, so only one slab's source row
  * pointers are live next to the accumulators (two slabs at once spilled). */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, bool PREFETCH = false>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
@@ -340,9 +409,12 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
     const G g(tile, ctid);
     tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
+    bool stored = false;
+    if constexpr (PREFETCH)
+        stored = tpg_epi_units_prefetched<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, st);
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
-    for (int j = 0; j < SLABS; ++j) {
+    for (int j = 0; j < SLABS && !stored; ++j) {
         if (g.slab_row0(j) >= p.m) break; /* uniform: nothing of this slab is stored */
 #pragma unroll
         for (int c = 0; c < G::kChunks; ++c) {

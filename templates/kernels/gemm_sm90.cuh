@@ -114,6 +114,14 @@ constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 
 static_assert(!TPG_PP_DEFER_FLAGS || kPingpong, "TPG_PP_DEFER_FLAGS is a ping-pong choice");
 /* may a tile's signal flag wait for the next epilogue of its warpgroup (tpg_epi_init) */
 constexpr bool kDeferFlags = kCluster == 1 && (!kPingpong || TPG_PP_DEFER_FLAGS);
+/* ping-pong `prefetch_sources: true` (TPG_PREFETCH_SOURCES 1): the epilogue loads the next store unit's
+ * partial while this unit is stored (tpg_epi_units_prefetched). Ping-pong only: next to the cooperative
+ * kernels' held deferred-store registers it spilled. Opt-in until measured on a GPU. */
+#ifndef TPG_PREFETCH_SOURCES
+#define TPG_PREFETCH_SOURCES 0
+#endif
+static_assert(!TPG_PREFETCH_SOURCES || kPingpong, "TPG_PREFETCH_SOURCES is a ping-pong choice");
+constexpr bool kPrefetchSources = TPG_PREFETCH_SOURCES;
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
  * 2 mbarriers per slot */

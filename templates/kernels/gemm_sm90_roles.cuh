@@ -221,7 +221,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             }
             if (!packed)
                 tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
-                                  kEpiBuffers>(p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
+                                  kEpiBuffers, kPrefetchSources>(p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }
@@ -258,8 +258,8 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                      i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers>(p, p.stage[tile.stage], tile, acc, scale,
-                                                                         epoch, ctid, gave_up, est, sD);
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kPrefetchSources>(
+            p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */
     }
