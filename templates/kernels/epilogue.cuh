@@ -409,12 +409,12 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
     const G g(tile, ctid);
     tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
-    bool stored = false;
+    bool done = false; /* every unit stored by the pipelined loop */
     if constexpr (PREFETCH)
-        stored = tpg_epi_units_prefetched<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, st);
+        done = tpg_epi_units_prefetched<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, st);
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
-    for (int j = 0; j < SLABS && !stored; ++j) {
+    for (int j = 0; j < SLABS && !done; ++j) {
         if (g.slab_row0(j) >= p.m) break; /* uniform: nothing of this slab is stored */
 #pragma unroll
         for (int c = 0; c < G::kChunks; ++c) {
@@ -433,7 +433,8 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     }
 
     /* every store issued; a flag's flush next (ping-pong only: in the cooperative trace build this hook
-     * spilled next to the held deferred-store registers) */
+     * spilled next to the held deferred-store registers). With deferred flags the flush moves to the next
+     * tile's tpg_epi_begin, before t[3]: the split then shows no flush here */
     TPG_TR(if (PINGPONG && (ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + (ctid >> 7), 5);)
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;

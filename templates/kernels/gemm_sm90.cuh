@@ -22,12 +22,16 @@
  * TPG_PP_DEFER_FLAGS: deferring is safe when the warpgroup's next mainloop depends on nothing that can
  * wait on another device. In a cluster that mainloop also needs the partner CTA's consumers to release
  * slots, and the partner may sit in an epilogue waiting for a peer's partial: a cross-device wait behind
- * an unraised flag, so clusters flush at once. In ping-pong, warpgroup w's next mainloop (unit i + 2)
- * needs the producer's loads of unit i + 2, which follow the other warpgroup's unit i + 1 in the ring
- * and need only the slots that warpgroup's *mainloop* released, and the order barrier, on which the
- * other warpgroup arrives after its last full wait, before its epilogue: neither waits on a peer, so
- * the flag is raised within one local mainloop. Ping-pong used to flush at once (the other warpgroup's
- * mainloop hides the flush while an epilogue is shorter than a mainloop; at short K it is not).
+ * an unraised flag, so clusters flush at once. In ping-pong, warpgroup w raises unit i's flag at the
+ * start of its epilogue of unit i + 2. Getting there takes mainloops, the producer and slot releases
+ * (no peer waits in reduce-scatter) and the other warpgroup's order-barrier arrival in its mainloop of
+ * unit i + 1, which it starts only after its own epilogue of unit i - 1, and that epilogue may wait for
+ * a peer's partial. So a flag does depend on peers, but only through the partial waits of units before
+ * it: those partials come from the previous stage, and every unit of stage s - 1 precedes every unit
+ * of stage s in the walk, on every device. Each flag thus waits only on flags of earlier units, and no
+ * cycle forms (TP = 2 or a longer ring, any raster). A flush comes before the wait in tpg_epi_begin,
+ * also on the timeout path; the last tile flushes in tpg_epilogue_finish. The price: the neighbour
+ * sees the flag up to two mainloops later. Ping-pong flushes at once unless `deferred_flags`.
  */
 #ifndef TPG_GEMM_SM90_CUH
 #define TPG_GEMM_SM90_CUH

@@ -13,7 +13,7 @@
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df pp128ps)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df pp128ps pp128both)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -25,7 +25,7 @@ INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/s
 # smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
 inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
-       #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] [one more -D define]
+       #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] ["A=1 -DB=1": more -D defines]
     local chunk=${10:-128} raster=${11:-0} bufs=${12:-0} extra=${13:-}
     local epi=$((2 * $4 * chunk * ($9 == 0 ? 1 : 2))) # default buffers: 2 per m64 slab a warpgroup owns
     [ "$bufs" != 0 ] && epi=$((2 * bufs * 64 * chunk))
@@ -38,7 +38,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df pp128ps)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df pp128ps pp128both)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -52,6 +52,7 @@ inst wide3 0 0 128 256 3 1 1 0 128 0 5 & pids+=($!) # the shipped "_wide" kernel
 inst sn192 0 0 192 192 4 1 1 2 64 0 3 & pids+=($!)  # cooperative_n 192x192: m64n96 per warpgroup, 64-byte rows
 inst pp128df 0 0 128 128 5 1 1 1 128 0 0 TPG_PP_DEFER_FLAGS=1 & pids+=($!) # ping-pong, deferred signal flags
 inst pp128ps 0 0 128 128 5 1 1 1 128 0 0 TPG_PREFETCH_SOURCES=1 & pids+=($!) # ping-pong, pipelined source loads
+inst pp128both 0 0 128 128 5 1 1 1 128 0 0 "TPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1" & pids+=($!) # both
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
