@@ -17,17 +17,20 @@
 /* Output element types by tpg_dtype value: a pair of adjacent columns is the unit of load/pack. A
  * source pair is fetched raw (fetch: one ld.global.cg) and widened to fp32 later (widen), so that a
  * chunk's loads can all be in flight before the first one is used. */
+/* One 4-byte load through L2 only (.cg: a line another agent rewrote is never read stale from L1). */
+__device__ __forceinline__ uint32_t tpg_ld_cg_b32(const void *ptr)
+{
+    uint32_t b;
+    asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(b) : "l"(ptr));
+    return b;
+}
+
 template <int CD> struct tpg_cd_pair;
 template <> struct tpg_cd_pair<0> { /* bf16 */
     typedef __nv_bfloat16 T;
     typedef uint32_t raw;
     static __device__ __forceinline__ raw zero() { return 0u; }
-    static __device__ __forceinline__ raw fetch(const T *ptr)
-    {
-        uint32_t b;
-        asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(b) : "l"(ptr));
-        return b;
-    }
+    static __device__ __forceinline__ raw fetch(const T *ptr) { return tpg_ld_cg_b32(ptr); }
     static __device__ __forceinline__ float2 widen(raw b)
     {
         return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 *>(&b));
@@ -42,12 +45,7 @@ template <> struct tpg_cd_pair<1> { /* fp16 */
     typedef __half T;
     typedef uint32_t raw;
     static __device__ __forceinline__ raw zero() { return 0u; }
-    static __device__ __forceinline__ raw fetch(const T *ptr)
-    {
-        uint32_t b;
-        asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(b) : "l"(ptr));
-        return b;
-    }
+    static __device__ __forceinline__ raw fetch(const T *ptr) { return tpg_ld_cg_b32(ptr); }
     static __device__ __forceinline__ float2 widen(raw b) { return __half22float2(*reinterpret_cast<__half2 *>(&b)); }
     static __device__ __forceinline__ uint32_t pack(float x, float y)
     {
