@@ -54,6 +54,14 @@ class Energy:
     def joules(self):
         return self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.h) / 1e3 if self.h else None
 
+    def sm_mhz(self):
+        """The SM clock now (NVML), or None: read while a window's work still runs, it shows whether two
+        variants at the same power cap run at different clocks (fused calls keep NVLink busy)."""
+        try:
+            return float(self.nvml.nvmlDeviceGetClockInfo(self.h, self.nvml.NVML_CLOCK_SM)) if self.h else None
+        except Exception:
+            return None
+
 
 # A bound on calls per window: a bogus (too small) first timing must not queue minutes of work.
 MAX_CALLS = 2000
@@ -86,7 +94,8 @@ def aligned_start():
 
 
 def window(fn, calls, energy, tp):
-    """Runs fn `calls` times back to back; returns (seconds, joules per GPU) — max time and mean energy over ranks."""
+    """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz) — max time, mean energy
+    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
@@ -97,11 +106,19 @@ def window(fn, calls, energy, tp):
     for _ in range(calls):
         fn()
     e.record()
+    clocks = []
+    while not e.query():  # sample the SM clock while the queued calls run (the events time them)
+        m = energy.sm_mhz()
+        if m is not None:
+            clocks.append(m)
+        time.sleep(0.02)
+    mhz = sum(clocks) / len(clocks) if clocks else None
     e.synchronize()
     j1 = energy.joules()
     seconds = allreduce(s.elapsed_time(e) / 1e3, dist.ReduceOp.MAX)
     joules = allreduce(j1 - j0 if j0 is not None else -1e30, dist.ReduceOp.SUM) / tp
-    return seconds, (joules if joules >= 0 else None)
+    mhz = allreduce(mhz if mhz is not None else -1e30, dist.ReduceOp.SUM) / tp
+    return seconds, (joules if joules >= 0 else None), (mhz if mhz >= 0 else None)
 
 
 def setup_shape(op_kind, m, n, k, tp, rank, dtype, ctx, ctx1, cfg, cfg1, group_name):
@@ -201,10 +218,10 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         for v in list(live):  # warm-up, estimate, then a burst from an idle card
             try:
                 fns[v]()
-                t, _ = window(fns[v], 2, energy, tp)
+                t, _, _ = window(fns[v], 2, energy, tp)
                 time.sleep(args.burst_idle)
                 calls = min(MAX_CALLS, max(3, math.ceil(0.05 / max(t / 2, 1e-6))))
-                t, _ = window(fns[v], calls, energy, tp)
+                t, _, _ = window(fns[v], calls, energy, tp)
                 per_call[v] = t / calls
                 figures[v] = {"burst_s": t / calls, "windows": []}
             except Exception as e:
@@ -226,10 +243,11 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
             for v in list(live):
                 try:
                     calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
-                    seconds, joules = window(fns[v], calls, energy, tp)
+                    seconds, joules, mhz = window(fns[v], calls, energy, tp)
                     if v == "tpgemm":
                         op.sync()  # a device-side timeout surfaces here, not as a fast bogus figure
-                    figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules})
+                    figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules,
+                                                  "sm_mhz": mhz})
                 except Exception as e:
                     errors[v] = repr(e)[:300]
                 if not all_ok(v not in errors):
@@ -246,7 +264,9 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         del keep, fns
         torch.cuda.empty_cache()
     return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors,
-                         extra={"config": lib.config_info(cfg)["name"], "tuned": tuned,
+                         extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
+                                   for v, f in figures.items()},
+                                "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                 "local_config": lib.config_info(cfg1)["name"],
                                 "windows": {v: f.get("windows") for v, f in figures.items()}})
 

@@ -66,6 +66,12 @@ def estimate_seconds(n_shapes, n_variants, rounds, window_s, burst_idle_s, setup
     return n_shapes * per_shape
 
 
+def median_or_none(values):
+    """Median of the values that are not None (e.g. SM clocks of the sustained windows), else None."""
+    got = [v for v in values if v is not None]
+    return median(got) if got else None
+
+
 def summarize(samples):
     """samples: list of {'seconds': s, 'calls': c, 'joules': j} sustained windows (one per round).
     Returns (median seconds per call, median joules per call)."""

@@ -86,3 +86,10 @@ def test_acceptance_lines_name_the_seed_problem_and_the_local_ratios():
     assert body.count(" 2.000,") + body.count(" 2.000.") == len(big)  # fused 0.01 s, local 0.02 s a call
     small = report_tp.render(recs[3:4], 2)  # 8B-qkv only: neither line
     assert "Seed default problem" not in small and "M = 16384 shapes" not in small
+
+
+def test_median_or_none_skips_missing_clocks():
+    """Windows without an NVML clock (no NVML, or a window too short to sample) do not count."""
+    assert R.median_or_none([1500.0, None, 1400.0, 1600.0]) == 1500.0
+    assert R.median_or_none([None, None]) is None
+    assert R.median_or_none([]) is None
