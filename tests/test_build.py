@@ -89,7 +89,7 @@ def test_c_unit_test_passes(build, name):
 
 
 # Instances the kernel headers accept that no shipped config uses today: fp32 outputs (TPG_CD_DTYPE 4, the
-# fp32-partial path) and 3 cooperative consumers. Deferred stores must stay out of both (nothing to pack;
+# fp32-partial path), 3 cooperative consumers, cooperative_n and the opt-in ping-pong knobs. Deferred stores must stay out of both (nothing to pack;
 # no registers to spare), so each must still compile with 0 spills. (name, -D macros)
 HEADER_ONLY = [
     ("fp32_out_coop", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=4 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
@@ -104,6 +104,10 @@ HEADER_ONLY = [
     ("split_n_2x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=192 -DTPG_BN=192 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
                     "-DTPG_CONSUMER_MODE=2 -DTPG_EPI_CHUNK_BYTES=64 -DTPG_EPI_BUFFERS=3 -DTPG_SMEM_BYTES=223232 "
                     "-DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
+    # ping-pong with both opt-in reduce-scatter knobs (deferred_flags, prefetch_sources; self-test pp128both)
+    ("pingpong_rs_knobs", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
+                          "-DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1 -DTPG_SMEM_BYTES=231424 "
+                          "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
 ]
 
 
