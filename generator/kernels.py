@@ -134,7 +134,7 @@ class KernelSpec:
     epi_buffers: int = 0  # store buffers per consumer warpgroup; 0 = the default (2 per m64 slab)
     deferred_stores: bool = True  # cooperative: a tile's last store units go out during the next mainloop
     deferred_flags: bool = False  # ping-pong: a tile's signal flag is raised at the warpgroup's next epilogue
-    prefetch_sources: bool = False  # plain epilogue: the next store unit's sources load before this unit's store
+    prefetch_sources: bool = False  # ping-pong: each store unit's partial loads while the previous unit is stored
 
     @property
     def dtype_cd(self) -> str:

@@ -56,8 +56,9 @@ def build(doc: dict, source: str) -> Plan:
     content = {
         "generator": GENERATOR_VERSION,
         "kernels": [k.fields() for k in kernels],
-        "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name] + ([c.prefer_from_local_k] if c.prefer_from_local_k else [])
-                    for c in configs],
+        # the preference is hashed only where set, so plans without one hash as before
+        "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name]
+                    + ([c.prefer_from_local_k] if c.prefer_from_local_k else []) for c in configs],
     }
     rows = dispatch.entries(doc, [c.name for c in configs])
     if rows:  # absent without presets, so that such a plan hashes as before
