@@ -130,8 +130,8 @@ def build_stages(sched: dict, tp: int) -> tuple[tuple[StageEntry, ...], ...]:
 def build_nodes(comm: str, row: tuple[StageEntry, ...]) -> tuple[GraphNode, ...]:
     """Graph nodes of one device from its stage row (docs/ARCHITECTURE.md, "Graph nodes per device").
 
-    All-gather: a COPY (peer's shard -> slot) then a FLAG (epoch -> flag s) per stage that reads a slot,
-    chained one after another; the GEMM runs from the start and waits on the flags itself.
+    All-gather: a COPY (peer's shard -> slot) then a FLAG (that peer's epoch -> flag s) per stage that
+    reads a slot, chained one after another; the GEMM runs from the start and waits on the flags itself.
     """
     if len(row) == 1:
         # One device: no peer to wait for or to protect inputs from, so the graph is the GEMM alone
@@ -144,7 +144,7 @@ def build_nodes(comm: str, row: tuple[StageEntry, ...]) -> tuple[GraphNode, ...]
             if e.src_slot < 0:
                 continue
             nodes.append(GraphNode("COPY", s, e.peer, e.src_slot, (len(nodes) - 1, -1)))
-            nodes.append(GraphNode("FLAG", s, -1, s, (len(nodes) - 1, -1)))
+            nodes.append(GraphNode("FLAG", s, e.peer, s, (len(nodes) - 1, -1)))
             last_flag = len(nodes) - 1
     gemm = len(nodes)
     nodes.append(GraphNode("GEMM", deps=(0, -1)))

@@ -97,8 +97,8 @@ def test_graph_nodes_follow_architecture():
     assert kinds == ["BARRIER_START", "COPY", "FLAG", "COPY", "FLAG", "GEMM", "BARRIER_END"]
     assert [n.deps for n in t.nodes[1]] == [(-1, -1), (0, -1), (1, -1), (2, -1), (3, -1), (0, -1),
                                              (5, 4)]
-    assert [(n.stage, n.peer, n.slot) for n in t.nodes[1][1:5]] == [(1, 2, 0), (1, -1, 1),
-                                                                    (2, 0, 1), (2, -1, 2)]
+    assert [(n.stage, n.peer, n.slot) for n in t.nodes[1][1:5]] == [(1, 2, 0), (1, 2, 1),
+                                                                    (2, 0, 1), (2, 0, 2)]
     for name in SCHEDULES:
         one = build_table(name, 1)
         assert [n.kind for n in one.nodes[0]] == ["GEMM"]

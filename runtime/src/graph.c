@@ -34,12 +34,11 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
         return TPG_OK;
     }
     case TPG_NODE_GEMM: {
-        /* Persistent: one CTA per SM, in whole clusters. All-gather keeps one SM free: the flag (and
-         * possibly the peer copy) of a COPY/FLAG pair may run as a small kernel, which must find an SM while
-         * the GEMM waits for that flag (seen on H200: with every SM taken, stage 1 never became ready). */
+        /* Persistent: one CTA per SM, in whole clusters, all-gather included: its COPY and FLAG nodes are
+         * peer-to-peer copies, which run on a copy engine (case TPG_NODE_FLAG says why the FLAG reads the
+         * peer's epoch). A node that ran as a kernel could not start before the GEMM, which waits for it. */
         const int cluster = k->cluster_m * k->cluster_n;
-        const int copies = op->sched->comm == TPG_COMM_ALLGATHER && op->sched->tp > 1;
-        int grid = (op->ctx->sm_count[rank] - copies) / cluster * cluster;
+        int grid = op->ctx->sm_count[rank] / cluster * cluster;
         if (cluster > 1) {
             /* Clusters of 2 need two free SMs of one GPC; the persistent walk needs every cluster resident
              * (scheduler.cuh: per-tile waits), so never launch more clusters than fit at once. */
@@ -82,11 +81,21 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
                      n->peer);
         return TPG_OK;
     }
-    case TPG_NODE_FLAG:
-        a->src = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+    case TPG_NODE_FLAG: {
+        /* The copy source's epoch word, not this device's: a 4-byte copy within one device runs as a
+         * kernel (it needed a free SM beside the persistent GEMM), a peer-to-peer one on a copy engine.
+         * The values are equal: the peer bumped its epoch before arriving at the START barrier this node
+         * follows, and bumps it again only after the END barrier, which waits for this device's GEMM,
+         * which waits for this flag. */
+        void *peer_buffer = tpg_peers_get(&op->peers, n->peer, TPG_PEER_BUFFER);
+        if (!peer_buffer)
+            TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d raises a flag from rank %d's epoch, whose buffer is not mapped",
+                     rank, n->peer);
+        a->src = tpg_buf_word(peer_buffer, op->layout.epoch);
         a->dst = tpg_buf_word(op->buffer[rank], op->layout.stage_flags) + n->slot;
         a->bytes = sizeof(unsigned int);
         return TPG_OK;
+    }
     }
     TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d has a node of unknown kind %d", op->sched->name,
              rank, n->kind);
@@ -200,7 +209,8 @@ static tpg_status update_all(tpg_op *op) {
 
 /* Kernel nodes take new parameters in place. A changed copy node makes the rank's graph be rebuilt
  * instead: cudaGraphExecMemcpyNodeSetParams1D may turn a peer copy that the instantiated graph ran on
- * a copy engine into a copy kernel, which then crawls on the one SM that all-gather leaves free
+ * a copy engine into a copy kernel, which then crawled on the one SM all-gather used to leave free (and
+ * would now find none)
  * (measured on H200: a 128 MiB peer shard took 4.4 ms instead of being hidden behind a 1.9 ms call).
  * On failure every graph is dropped (built = 0: tpg_op_run says TPG_ERR_NOT_READY, the next
  * successful refresh builds from scratch), never a half-updated set. */

@@ -35,7 +35,7 @@ typedef struct tpg_stage_entry {
 typedef enum tpg_node_kind {
     TPG_NODE_BARRIER_START = 0, /* cross-device start barrier; advances the epoch */
     TPG_NODE_COPY,              /* copy-engine copy: peer's rotating shard -> own slot */
-    TPG_NODE_FLAG,              /* copy-engine 4-byte copy: epoch -> stage flag (after its COPY) */
+    TPG_NODE_FLAG,              /* copy-engine 4-byte copy: the COPY source's epoch -> stage flag */
     TPG_NODE_GEMM,              /* the persistent fused GEMM kernel */
     TPG_NODE_BARRIER_END        /* cross-device closing barrier: inputs are safe after it */
 } tpg_node_kind;
@@ -44,7 +44,7 @@ typedef enum tpg_node_kind {
 typedef struct tpg_graph_node {
     signed char kind;   /* tpg_node_kind */
     signed char stage;  /* COPY/FLAG: stage whose data it brings; else -1 */
-    signed char peer;   /* COPY: source device; else -1 */
+    signed char peer;   /* COPY: source device; FLAG: the same device (its epoch word); else -1 */
     signed char slot;   /* COPY: destination slot; FLAG: flag index (= stage); else -1 */
     signed char deps[2];/* up to two dependencies, -1 = none */
 } tpg_graph_node;
