@@ -206,14 +206,17 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     else:
         cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
     cfg1 = lib.same_kernel(cfg, 1)
-    errors, figures, err = {}, {}, None
+    errors, figures, err, alt_err = {}, {}, None, {}
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
                                                 group_name)
+    alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep)
     try:
         progress(rank, f"{name}: check")
         err = rel_err(op, fns, reference, keep, tp)
+        for v, alt_op in alt_ops.items():
+            alt_err[v] = rel_err(alt_op, {"tpgemm": fns[v]}, reference, keep, tp)
         progress(rank, f"{name}: rel err {err:.3e}; timing")
-        live = list(R.VARIANTS)
+        live = list(R.VARIANTS) + list(alt_ops)
         per_call = {}
         for v in list(live):  # warm-up, estimate, then a burst from an idle card
             try:
@@ -244,8 +247,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                 try:
                     calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
                     seconds, joules, mhz = window(fns[v], calls, energy, tp)
-                    if v == "tpgemm":
-                        op.sync()  # a device-side timeout surfaces here, not as a fast bogus figure
+                    if v == "tpgemm" or v in alt_ops:
+                        (alt_ops.get(v) or op).sync()  # a device-side timeout surfaces here, not as a fast bogus figure
                     figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules,
                                                   "sm_mhz": mhz})
                 except Exception as e:
@@ -261,6 +264,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         torch.cuda.synchronize()
         op.destroy()  # collective: every rank reaches it, in the same order
         op1.destroy()
+        for alt_op in alt_ops.values():
+            alt_op.destroy()
         del keep, fns
         torch.cuda.empty_cache()
     return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors,
@@ -268,7 +273,25 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                                    for v, f in figures.items()},
                                 "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                 "local_config": lib.config_info(cfg1)["name"],
-                                "windows": {v: f.get("windows") for v, f in figures.items()}})
+                                "windows": {v: f.get("windows") for v, f in figures.items()},
+                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp)} if alt_ops else {})})
+
+
+def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep):
+    """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>",
+    interleaved with the others on the same tensors. Returns {variant: op}; adds its callable to fns."""
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    ops = {}
+    for fam in [f for f in args.alt_config.split(",") if f]:
+        cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=args.dtype)
+        if lib.config_info(cfg)["schedule"] != getattr(args, f"{op_kind.lower()}_schedule"):
+            continue
+        alt_op = ctx.op(cfg, m, n, k)
+        alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr())
+        v = f"alt:{fam}"
+        ops[v] = alt_op
+        fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
+    return ops
 
 
 def main():
@@ -283,6 +306,8 @@ def main():
     p.add_argument("--ag-config", default="", help="config family for the all-gather shapes, e.g. ag_rota_bf16_wide "
                    "(runs <family>_tp<N>); default: the tuned config of the shape, else the schedule's default")
     p.add_argument("--rs-config", default="", help="the same for the reduce-scatter shapes")
+    p.add_argument("--alt-config", default="", help="experiments: comma-separated config families run as extra "
+                   "fused variants on the shapes of their schedule (record field 'alt')")
     args = p.parse_args()
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
@@ -331,6 +356,9 @@ def main():
             save(records, tp)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
                   + f", check {rec['check']} (rel err {rec['rel_err']}), {time.time() - t0:.1f} s", flush=True)
+            for fam, a in rec.get("alt", {}).items():
+                print(f"  alt {fam}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
+                      f"{R.fmt_or_dash(a['sm_mhz'])} MHz, check {a['check']})", flush=True)
     for c in (ctx1, ctx):
         try:
             c.destroy()

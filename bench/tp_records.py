@@ -106,6 +106,18 @@ def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, ext
     return rec
 
 
+def alt_summary(figures, rel_errs, m, n, k, tp):
+    """The extra fused variants of an experiment (keys "alt:<family>"): family -> sustained and burst
+    TFLOP/s, median SM clock and check, next to the shipped figures of the same record."""
+    out = {}
+    for v, err in rel_errs.items():
+        f = figures.get(v) or {}
+        out[v.split(":", 1)[1]] = {
+            "tflops": tflops(m, n, k, tp, f.get("sustained_s")), "burst_tflops": tflops(m, n, k, tp, f.get("burst_s")),
+            "sm_mhz": median_or_none([w.get("sm_mhz") for w in f.get("windows", [])]), "check": check_status(err)}
+    return out
+
+
 def ratio(a, b):
     return a / b if a and b else None
 

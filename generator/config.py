@@ -72,6 +72,9 @@ KERNEL = Field("map", fields={
     "prefetch_sources": Field("bool", default=False,
                               doc="ping-pong, reduce-scatter: load the next store unit's partial while this unit "
                                   "is stored, instead of before its arithmetic"),
+    "tma_partials": Field("bool", default=False,
+                          doc="ping-pong, reduce-scatter: TMA-load a tile's received partial into its store buffers "
+                              "and read it back with ldmatrix (templates/kernels/epilogue_tma.cuh)"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
@@ -287,7 +290,8 @@ def _semantic(doc: dict, w: _Walker) -> None:
         for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative",
                                                     epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers"),
                                                     deferred_flags=bool(k.get("deferred_flags")),
-                                                    prefetch_sources=bool(k.get("prefetch_sources"))):
+                                                    prefetch_sources=bool(k.get("prefetch_sources")),
+                                                    tma_partials=bool(k.get("tma_partials"))):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -135,6 +135,7 @@ class KernelSpec:
     deferred_stores: bool = True  # cooperative: a tile's last store units go out during the next mainloop
     deferred_flags: bool = False  # ping-pong: a tile's signal flag is raised at the warpgroup's next epilogue
     prefetch_sources: bool = False  # ping-pong: each store unit's partial loads while the previous unit is stored
+    tma_partials: bool = False  # ping-pong: a tile's partial is TMA-loaded into its store buffers (ldmatrix back)
 
     @property
     def dtype_cd(self) -> str:
@@ -168,8 +169,8 @@ class KernelSpec:
 
     def fields(self) -> dict:
         """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n, raster,
-        epi_buffers, deferred_stores, deferred_flags and prefetch_sources appear only when they are not the
-        default, so kernels keep the names they had before those knobs."""
+        epi_buffers, deferred_stores, deferred_flags, prefetch_sources and tma_partials appear only when they
+        are not the default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if self.consumer_mode == "cooperative":
             del d["consumer_mode"]
@@ -185,6 +186,8 @@ class KernelSpec:
             del d["deferred_flags"]
         if not self.prefetch_sources:
             del d["prefetch_sources"]
+        if not self.tma_partials:
+            del d["tma_partials"]
         return d
 
     @property
@@ -204,7 +207,7 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  consumers: int, cluster_m: int, cluster_n: int,
                  consumer_mode: str = "cooperative", epilogue_n: int = 64,
                  epi_buffers: int | None = None, deferred_flags: bool = False,
-                 prefetch_sources: bool = False) -> list[tuple[str, str, str]]:
+                 prefetch_sources: bool = False, tma_partials: bool = False) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
@@ -213,6 +216,10 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                                                      "cooperative 1x1 kernels always defer, clusters never")
             + _pingpong_only("prefetch_sources", prefetch_sources, consumer_mode,
                              "next to the cooperative kernels' held deferred-store registers it spilled")
+            + _pingpong_only("tma_partials", tma_partials, consumer_mode,
+                             "a warpgroup loads the partial of a whole tile it owns into its own store buffers")
+            + _tma_partials(tma_partials, prefetch_sources, bm, bn, dtype, consumers, consumer_mode, epilogue_n,
+                            epi_buffers)
             + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers))
 
 
@@ -222,6 +229,24 @@ def _pingpong_only(field: str, on: bool, mode: str, why: str) -> list[tuple[str,
         return [(field, f"true with consumer_mode {mode}: a ping-pong choice ({why})",
                  "false, or consumer_mode: pingpong")]
     return []
+
+
+def _tma_partials(on: bool, prefetch: bool, bm: int, bn: int, dtype: str, consumers: int, mode: str,
+                  epilogue_n: int, buffers: int | None) -> list[tuple[str, str, str]]:
+    """epilogue_tma.cuh: one store buffer per store unit of a tile (the whole partial is loaded at once),
+    and one way of loading partials per kernel."""
+    if not on:
+        return []
+    out = []
+    if prefetch:
+        out.append(("tma_partials", "true together with prefetch_sources: both load the partials",
+                    "one of the two"))
+    units = (wg_rows(bm, consumers, mode) // 64) * (wg_cols(bn, consumers, mode) // epilogue_n)
+    have = buffers or default_epi_buffers(bm, consumers, mode)
+    if mode == "pingpong" and have < units:
+        out.append(("epilogue_buffers", f"{have} store buffers per warpgroup with tma_partials, which loads a "
+                    f"tile's {units} store units at once", f">= {units}"))
+    return out
 
 
 def _buffers(n: int | None) -> list[tuple[str, str, str]]:
@@ -341,7 +366,8 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
                 consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
                 consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped",
                 epi_buffers: int | None = None, deferred_stores: bool = True,
-                deferred_flags: bool = False, prefetch_sources: bool = False) -> KernelSpec:
+                deferred_flags: bool = False, prefetch_sources: bool = False,
+                tma_partials: bool = False) -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted. epi_buffers equal
     to the default count is stored as the default (0), so spelling the default out changes no name."""
     if stages is None:
@@ -349,4 +375,5 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
     if epi_buffers == default_epi_buffers(bm, consumers, consumer_mode):
         epi_buffers = None
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
-                      epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources)
+                      epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources,
+                      tma_partials)

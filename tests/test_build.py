@@ -108,6 +108,10 @@ HEADER_ONLY = [
     ("pingpong_rs_knobs", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
                           "-DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1 -DTPG_SMEM_BYTES=231424 "
                           "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    # ping-pong with TMA-loaded partials (tma_partials; self-test pp128tma) and deferred flags
+    ("pingpong_tma_partials", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
+                              "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 "
+                              "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
 ]
 
 

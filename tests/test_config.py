@@ -97,6 +97,14 @@ CASES = [
                                    "allowed: false, or consumer_mode: pingpong"]),
     ("prefetch_sources_cooperative", "consumers: 2", "consumers: 2\n    prefetch_sources: true", "prefetch_sources",
      "kernels[0].prefetch_sources", ["a ping-pong choice", "allowed: false, or consumer_mode: pingpong"]),
+    ("tma_partials_cooperative", "consumers: 2", "consumers: 2\n    tma_partials: true", "tma_partials",
+     "kernels[0].tma_partials", ["a ping-pong choice", "allowed: false, or consumer_mode: pingpong"]),
+    ("tma_partials_with_prefetch", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    tma_partials: true\n"
+     "    prefetch_sources: true", "tma_partials", "kernels[0].tma_partials",
+     ["true together with prefetch_sources", "allowed: one of the two"]),
+    ("tma_partials_buffers", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    tma_partials: true\n"
+     "    epilogue_buffers: 3", "epilogue_buffers", "kernels[0].epilogue_buffers",
+     ["3 store buffers per warpgroup with tma_partials", "allowed: >= 8"]),
     ("prefer_from_local_k_zero", "kernel: k}", "kernel: k, prefer_from_local_k: 0}", "prefer_from_local_k",
      "configs[0].prefer_from_local_k", ["0 is out of range", "allowed: 1..2147483648"]),
     ("prefer_from_local_k_string", "kernel: k}", "kernel: k, prefer_from_local_k: '8192'}", "prefer_from_local_k",
@@ -314,6 +322,19 @@ def test_prefetch_sources_is_hashed_only_when_on():
     assert on.hash8 != default.hash8
     files = render.render(plan.build(config.validate(config.compose(on_text, "x.yaml"), "x.yaml"), "x.yaml"))
     assert "#define TPG_PREFETCH_SOURCES 1" in files[f"kernels/{on.name}.cu"]
+
+
+def test_tma_partials_is_hashed_only_when_on():
+    pp = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 128, bn: 128, bk: 64}").replace(
+        "consumers: 2", "consumers: 2\n    consumer_mode: pingpong")
+    on_text = pp.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    tma_partials: true")
+    default, on = _kernel(pp), _kernel(on_text)
+    assert "tma_partials" not in default.fields() and on.fields()["tma_partials"] is True
+    assert on.hash8 != default.hash8 and on.smem_bytes == default.smem_bytes
+    files = render.render(plan.build(config.validate(config.compose(on_text, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_TMA_PARTIALS 1" in files[f"kernels/{on.name}.cu"]
+    files = render.render(plan.build(config.validate(config.compose(pp, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "TPG_TMA_PARTIALS" not in files[f"kernels/{default.name}.cu"]
 
 
 def test_cooperative_n_tiles_split_along_n():

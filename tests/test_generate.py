@@ -197,7 +197,8 @@ def test_kernel_instance_and_name(files):
         "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
         "#define TPG_SMEM_BYTES 231424", "#define TPG_GROUP_M 8", "#define TPG_EPI_BUFFERS 5",
         '#include "gemm_sm90.cuh"']
-    # ping-pong: the mode is the one extra define; its epilogue staging doubles (4 * BM * 128)
+    # ping-pong: the mode and the shipped tma_partials are the extra defines; its epilogue staging
+    # doubles (4 * BM * 128)
     k = by_tile["bf16", 128, "pingpong", 1]
     assert re.fullmatch(r"gemm_sm90_bf16_128x128x64_s5_w2pp_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
@@ -206,7 +207,7 @@ def test_kernel_instance_and_name(files):
         "#define TPG_BN 128", "#define TPG_BK 64", "#define TPG_STAGES 5",
         "#define TPG_CONSUMERS 2", "#define TPG_CLUSTER_M 1", "#define TPG_CLUSTER_N 1",
         f"#define TPG_SMEM_BYTES {5 * 256 * 128 + 4 * 128 * 128 + 2048}", "#define TPG_GROUP_M 8",
-        "#define TPG_CONSUMER_MODE 1", '#include "gemm_sm90.cuh"']
+        "#define TPG_TMA_PARTIALS 1", "#define TPG_CONSUMER_MODE 1", '#include "gemm_sm90.cuh"']
 
 
 def test_build_ninja(files):

@@ -94,6 +94,11 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
             p->c_batch = sh->d_rows * sh->d_cols;
         }
     }
+    /* the received partial as a TMA-load map (tma_partials kernels): the same extent and box as d_map */
+    if (p->partial)
+        TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &p->partial_map, (void *)p->partial, op->kernel->dtype_cd,
+                                         sh->stage_n, sh->stage_m, sh->l, p->partial_ld, p->partial_batch,
+                                         op->kernel->epi_chunk_bytes, "partial (own slot)"));
     /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (peer slot or user D) */
     return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, op->kernel->dtype_cd, sh->stage_n, sh->stage_m, sh->l,
                                   p->d_ld, p->d_batch, op->kernel->epi_chunk_bytes,

@@ -52,6 +52,7 @@ struct tpg_epi_state {
     uint32_t buf;            /* which of the warpgroup's UNITS store buffers is next */
     unsigned int *pending;   /* signal flag of the last tile, not yet raised (NULL: none) */
     bool defer;              /* may the flag wait for the next epilogue (see the header comment) */
+    uint32_t src_phase;      /* tma_partials: bit k = parity of store buffer k's next partial load */
 };
 
 /* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
@@ -143,6 +144,18 @@ __device__ __forceinline__ void tpg_epi_handoff(const tpg_stage_params &sp, uint
     st.buf = st.buf + 1u == (uint32_t)UNITS ? 0u : st.buf + 1u;
 }
 
+/* The row address this lane gives stmatrix.x4 / ldmatrix.x4 for 8-column blocks b, b + 1 of a store
+ * unit: matrices (rows lo, blk b), (hi, b), (lo, b + 1), (hi, b + 1), lane i addressing row i % 8 of
+ * matrix i / 8, in the unit's swizzle. */
+template <int CHUNK> __device__ __forceinline__ uint32_t tpg_epi_matrix_addr(uint32_t unit, int wg_thread, int b)
+{
+    const int warp = wg_thread >> 5, lane = wg_thread & 31;
+    const int q = lane >> 3, rr = lane & 7;
+    const int row = 16 * warp + rr + 8 * (q & 1);
+    const uint32_t key = CHUNK == 128 ? (uint32_t)rr : tpg_epi_key<CHUNK>(row); /* row % 8 == rr */
+    return unit + row * CHUNK + ((uint32_t)((b + (q >> 1)) ^ key) << 4);
+}
+
 /* Hand one store unit to the TMA: this thread's part of it (pk: 2 * KCB packed 16-bit pairs, pair i =
  * columns 2i, 2i + 1 of its 8-column blocks) goes by stmatrix into the warpgroup's next buffer, then
  * tpg_epi_handoff. With UNITS > the units of a tile, the store the handoff waits for belongs to an
@@ -152,17 +165,11 @@ __device__ __forceinline__ void tpg_epi_issue_unit(const tpg_stage_params &sp, c
                                                    int col0, int slab_row0, int batch, int wg, int wg_thread,
                                                    uint32_t sD, tpg_epi_state &st)
 {
-    const int warp = wg_thread >> 5, lane = wg_thread & 31;
-    const int q = lane >> 3, rr = lane & 7; /* stmatrix: matrix and row this lane addresses */
     const uint32_t unit = sD + ((uint32_t)wg * (uint32_t)UNITS + st.buf) * (64u * CHUNK);
-    /* two 8-column blocks per stmatrix.x4: matrices (rows lo, blk), (hi, blk), (lo, blk+1), (hi, blk+1) */
-    const int row = 16 * warp + rr + 8 * (q & 1);
-    const uint32_t key = CHUNK == 128 ? (uint32_t)rr : tpg_epi_key<CHUNK>(row); /* row % 8 == rr */
 #pragma unroll
-    for (int b = 0; b < KCB; b += 2) {
-        const uint32_t u = (uint32_t)((b + (q >> 1)) ^ key);
-        tpg_stmatrix_x4(unit + row * CHUNK + (u << 4), pk[2 * b], pk[2 * b + 1], pk[2 * b + 2], pk[2 * b + 3]);
-    }
+    for (int b = 0; b < KCB; b += 2)
+        tpg_stmatrix_x4(tpg_epi_matrix_addr<CHUNK>(unit, wg_thread, b), pk[2 * b], pk[2 * b + 1], pk[2 * b + 2],
+                        pk[2 * b + 3]);
     tpg_epi_handoff<UNITS>(sp, unit, col0, slab_row0, batch, wg, wg_thread, st);
 }
 
@@ -247,25 +254,30 @@ __device__ __forceinline__ bool tpg_epi_units_prefetched(const tpg_gemm_params &
     return true;
 }
 
+#include "epilogue_tma.cuh"
+
 /* The whole epilogue of one tile, executed by every consumer thread (ctid = 0 .. 128*CONSUMERS-1).
  * sD = the 1024-aligned smem of all warpgroups' store buffers (UNITS * 64 * CHUNK bytes per warpgroup;
  * CHUNK = the epilogue subtile's row bytes, the D map's box width; UNITS >= 2, by default 2 * SLABS).
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w.
  * Slab by slab, chunk by chunk: one 64 x CHUNK B store unit at a time, so only one slab's source row
  * pointers are live next to the accumulators (two slabs at once spilled). */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, bool PREFETCH = false>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, bool PREFETCH = false,
+          bool TMA_PARTIALS = false>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
-                                                  uint32_t sD)
+                                                  uint32_t sD, uint32_t src_bars = 0u)
 {
     typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
     const G g(tile, ctid);
     tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
-    bool done = false; /* every unit stored by the pipelined loop */
+    bool done = false; /* every unit stored by the pipelined loop or from TMA-loaded partials */
+    if constexpr (TMA_PARTIALS)
+        done = tpg_epi_units_tma<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, src_bars, st);
     if constexpr (PREFETCH)
-        done = tpg_epi_units_prefetched<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, st);
+        done = done || tpg_epi_units_prefetched<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, st);
     /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
 #pragma unroll
     for (int j = 0; j < SLABS && !done; ++j) {

@@ -55,6 +55,10 @@ typedef struct tpg_stage_params {
     const void *partial;
     long long partial_ld, partial_batch;
     const unsigned int *partial_flags;
+    /* The same partial as a TMA-load map, encoded like d_map (3-D {n, m, l}, 128B or 64B swizzle, box of
+     * one store unit): kernels with `tma_partials` load it into their store buffers. Unset without a
+     * partial. */
+    CUtensorMap partial_map;
 
     /* User source C, scaled by beta. NULL: no C term. */
     const void *c;

@@ -126,10 +126,19 @@ constexpr bool kDeferFlags = kCluster == 1 && (!kPingpong || TPG_PP_DEFER_FLAGS)
 #endif
 static_assert(!TPG_PREFETCH_SOURCES || kPingpong, "TPG_PREFETCH_SOURCES is a ping-pong choice");
 constexpr bool kPrefetchSources = TPG_PREFETCH_SOURCES;
+/* ping-pong `tma_partials: true` (TPG_TMA_PARTIALS 1): the epilogue TMA-loads a tile's received partial
+ * into its store buffers and reads it back with ldmatrix (epilogue_tma.cuh), one mbarrier per buffer */
+#ifndef TPG_TMA_PARTIALS
+#define TPG_TMA_PARTIALS 0
+#endif
+constexpr bool kTmaPartials = TPG_TMA_PARTIALS;
+static_assert(!kTmaPartials || (kPingpong && TPG_CD_DTYPE != 4 && !kPrefetchSources),
+              "TPG_TMA_PARTIALS: ping-pong, 16-bit outputs, and not with TPG_PREFETCH_SOURCES (both load partials)");
+constexpr int kSrcBars = kTmaPartials ? kConsumers * kEpiBuffers : 0; /* partial-load mbarriers */
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
- * 2 mbarriers per slot */
-constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16;
+ * 2 mbarriers per slot + the partial-load mbarriers */
+constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16 + kSrcBars * 8;
 /* empty[s] arrivals per phase: one per consumer warp that reads the slot, in every CTA of the cluster */
 constexpr int kEmptyArrivals = 4 * (kPingpong ? 1 : kConsumers) * kCluster;
 /* Named barriers: 0 __syncthreads, 1 all consumers (cooperative flag flush), 2 + w warpgroup w's
@@ -188,6 +197,7 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
     const uint32_t sD = sB + kStages * kBBytes;   /* epilogue chunk buffers, 1024-aligned */
     const uint32_t full = sD + kEpiBytes;         /* kStages mbarriers of 8 bytes */
     const uint32_t empty = full + 8 * kStages;    /* kStages mbarriers of 8 bytes */
+    const uint32_t src_bars = empty + 8 * kStages; /* kSrcBars mbarriers: warpgroup w's buffer k at w * UNITS + k */
 
     const unsigned int epoch = tpg_load_epoch(p); /* every thread, once */
     const tpg_tiling g = tpg_make_tiling<kBM, kBN, kBK, kCM, kCN>(p);
@@ -201,6 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
             tpg_mbar_init(full + 8 * s, 1);                 /* the producer's arrive.expect_tx */
             tpg_mbar_init(empty + 8 * s, kEmptyArrivals);   /* consumer warps of every CTA */
         }
+        for (int b = 0; b < kSrcBars; ++b) tpg_mbar_init(src_bars + 8 * b, 1); /* thread 0's arrive.expect_tx */
         tpg_fence_mbar_init();
     }
     /* in a cluster the partner multicasts into this CTA's slots and arrives on its barriers: no CTA
@@ -215,7 +226,7 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
     } else {
         tpg_setmaxnreg_inc<kConsumerRegs>();
         if constexpr (kPingpong)
-            tpg_consumer_pingpong(p, g, epoch, sA, sB, sD, full, empty, threadIdx.x - 128, first, stride);
+            tpg_consumer_pingpong(p, g, epoch, sA, sB, sD, full, empty, src_bars, threadIdx.x - 128, first, stride);
         else
             tpg_consumer_coop(p, g, epoch, sA, sB, sD, full, empty, threadIdx.x - 128, rank, first, stride);
     }

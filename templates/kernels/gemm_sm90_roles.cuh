@@ -159,10 +159,11 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
  * choice (kDeferFlags; gemm_sm90.cuh says why), never across a stage wait (epilogue.cuh). */
 __device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, int ctid)
 {
-    tpg_epi_state est = {0u, nullptr, kDeferFlags};
+    tpg_epi_state est = {0u, nullptr, kDeferFlags, 0u};
     for (int s = 0; s < p.num_stages; ++s) {
         if (p.stage[s].wait_flag) est.defer = false;
         if ((ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].d_map);
+        if (kTmaPartials && p.stage[s].partial && (ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].partial_map);
     }
     return est;
 }
@@ -240,7 +241,8 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
  * it fills the ring in unit order, exactly the order the mainloops drain it. */
 __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, const tpg_tiling &g,
                                                       unsigned int epoch, uint32_t sA, uint32_t sB, uint32_t sD,
-                                                      uint32_t full, uint32_t empty, int ctid, int first, int stride)
+                                                      uint32_t full, uint32_t empty, uint32_t src_bars, int ctid,
+                                                      int first, int stride)
 {
     const int wg = ctid >> 7;
     const bool warp_leader = (ctid & 31) == 0;
@@ -258,8 +260,9 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                      i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kPrefetchSources>(
-            p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD);
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kPrefetchSources,
+                          kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD,
+                                        src_bars);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */
     }

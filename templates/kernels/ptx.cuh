@@ -87,6 +87,18 @@ __device__ __forceinline__ void tpg_tma_load_2d(uint32_t dst, const CUtensorMap 
         : "memory");
 }
 
+/* 3-D tiled TMA load of the box at (x = column, y = row, z = batch) of `map` into smem `dst`, counted in
+ * bytes on mbarrier `bar` (the epilogue's reduce-scatter partials, epilogue_tma.cuh). Out-of-bounds
+ * parts of the box are zero-filled and still count as full-box bytes. */
+__device__ __forceinline__ void tpg_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int x, int y, int z)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(x), "r"(y), "r"(z)
+        : "memory");
+}
+
 /* 3-D tiled TMA store of the smem box at `src` to (x = column, y = row, z = batch) of `map`
  * (cp.async.bulk.tensor, bulk-group completion). Parts of the box outside the map's extent are not
  * written, which is how ragged tiles are clipped. */
@@ -117,6 +129,16 @@ __device__ __forceinline__ void tpg_stmatrix_x4(uint32_t addr, uint32_t r0, uint
 {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
                  "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* The inverse of tpg_stmatrix_x4: lane i gives the row address of matrix i/8, row i%8, and register q of
+ * every lane receives its two elements of matrix q (the accumulator fragment layout). */
+__device__ __forceinline__ void tpg_ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
                  : "memory");
 }
 

@@ -4,7 +4,8 @@
  * 128x128 and 64x256, ping-pong 128x128 with the 64x32 epilogue subtile (pp128s32), the cluster 2x1 with
  * the Hilbert walk (c2x1h), the shipped "_wide" kernel (wide3: 3 stages, 5 store buffers, deferred
  * stores), cooperative_n 192x192 (sn192), ping-pong with deferred signal flags (pp128df), with pipelined
- * partial loads (pp128ps) and with both (pp128both) - each built from -D macros (selftest_instance.cu).
+ * partial loads (pp128ps), with both (pp128both) and with TMA-loaded partials (pp128tma) - each built
+ * from -D macros (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
@@ -28,7 +29,7 @@
 #define KERNELS(X)                                                                                    \
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
-        X(pp128both, 1e-2)
+        X(pp128both, 1e-2) X(pp128tma, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -132,10 +133,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n)
         set_dest(&p, s, K, s == 0 ? X : D, n, (long long)m * n); /* X: the "peer" slot */
     }
     p.stage[0].signal_flags = F;
-    p.stage[1].partial = X;
-    p.stage[1].partial_ld = n;
-    p.stage[1].partial_batch = (long long)m * n;
-    p.stage[1].partial_flags = F;
+    set_partial(&p, 1, K, X, n, (long long)m * n, F);
     run_and_time_ms(K, &p);
     ref_dot_h(K, A, 0, B, 0, m, n, k, 1, 1.f, ref, 0);
     ref_dot_h(K, (const char *)A + (size_t)m * k * 2, 0, (const char *)B + (size_t)n * k * 2, 0, m, n, k, 1, 1.f, ref,

@@ -119,6 +119,18 @@ void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, l
     make_dmap(&p->stage[s].d_map, K, d, p->n, p->m, p->l, ld, batch);
 }
 
+/* Stage s reads partial x (ld, batch in elements) after flags[t]: pointer, strides, flags and the TMA-load
+ * map that tma_partials kernels use (encoded as runtime/src/params.c does: like the D map). */
+void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long long ld, long long batch,
+                 const unsigned int *flags)
+{
+    p->stage[s].partial = x;
+    p->stage[s].partial_ld = ld;
+    p->stage[s].partial_batch = batch;
+    p->stage[s].partial_flags = flags;
+    make_dmap(&p->stage[s].partial_map, K, const_cast<void *>(x), p->n, p->m, p->l, ld, batch);
+}
+
 void base_params(tpg_gemm_params *p, const ctl &c, int m, int n, int k, int l, int stages)
 {
     memset(p, 0, sizeof(*p));

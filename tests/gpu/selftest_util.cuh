@@ -124,6 +124,8 @@ void rand_fill(const kern &K, void *p, size_t n, unsigned int seed);
 void map_a(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
 void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
 void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch);
+void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long long ld, long long batch,
+                 const unsigned int *flags);
 void base_params(tpg_gemm_params *p, const ctl &c, int m, int n, int k, int l, int stages);
 void set_epoch(const ctl &c, unsigned int e);
 unsigned int get_status(const ctl &c);
