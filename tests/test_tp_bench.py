@@ -93,3 +93,14 @@ def test_median_or_none_skips_missing_clocks():
     assert R.median_or_none([1500.0, None, 1400.0, 1600.0]) == 1500.0
     assert R.median_or_none([None, None]) is None
     assert R.median_or_none([]) is None
+
+
+def test_alt_summary_names_families_and_checks_each():
+    """--alt-config variants: one entry per family with its own TFLOP/s, clock median and check."""
+    w = [{"seconds": 1.0, "calls": 10, "joules": 7.0, "sm_mhz": 1400.0},
+         {"seconds": 1.2, "calls": 10, "joules": 7.0, "sm_mhz": 1300.0}]
+    figures = {"alt:x_a": {"sustained_s": 0.1, "burst_s": 0.05, "windows": w}}
+    out = R.alt_summary(figures, {"alt:x_a": 1e-3, "alt:x_b": 0.5}, 1000, 1000, 1000, 2)
+    assert set(out) == {"x_a", "x_b"}
+    assert out["x_a"]["tflops"] == pytest.approx(1e9 / 0.1 / 1e12) and out["x_a"]["sm_mhz"] == 1350.0
+    assert out["x_a"]["check"] == "passed" and out["x_b"]["check"] == "failed" and out["x_b"]["tflops"] is None
