@@ -313,28 +313,20 @@ def test_deferred_flags_is_a_pingpong_choice_hashed_only_when_on():
         assert ("#define TPG_PP_DEFER_FLAGS 1" in files[f"kernels/{k.name}.cu"]) is present
 
 
-def test_prefetch_sources_is_hashed_only_when_on():
+@pytest.mark.parametrize("knob,define", [("prefetch_sources", "TPG_PREFETCH_SOURCES"),
+                                          ("tma_partials", "TPG_TMA_PARTIALS")])
+def test_pingpong_partial_knob_is_hashed_only_when_on(knob, define):
+    """prefetch_sources / tma_partials: true renames the kernel and defines its macro; the default changes
+    neither the name nor the shared memory."""
     pp = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 128, bn: 128, bk: 64}").replace(
         "consumers: 2", "consumers: 2\n    consumer_mode: pingpong")
-    on_text = pp.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    prefetch_sources: true")
+    on_text = pp.replace("consumer_mode: pingpong", f"consumer_mode: pingpong\n    {knob}: true")
     default, on = _kernel(pp), _kernel(on_text)
-    assert "prefetch_sources" not in default.fields() and on.fields()["prefetch_sources"] is True
-    assert on.hash8 != default.hash8
-    files = render.render(plan.build(config.validate(config.compose(on_text, "x.yaml"), "x.yaml"), "x.yaml"))
-    assert "#define TPG_PREFETCH_SOURCES 1" in files[f"kernels/{on.name}.cu"]
-
-
-def test_tma_partials_is_hashed_only_when_on():
-    pp = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 128, bn: 128, bk: 64}").replace(
-        "consumers: 2", "consumers: 2\n    consumer_mode: pingpong")
-    on_text = pp.replace("consumer_mode: pingpong", "consumer_mode: pingpong\n    tma_partials: true")
-    default, on = _kernel(pp), _kernel(on_text)
-    assert "tma_partials" not in default.fields() and on.fields()["tma_partials"] is True
+    assert knob not in default.fields() and on.fields()[knob] is True
     assert on.hash8 != default.hash8 and on.smem_bytes == default.smem_bytes
-    files = render.render(plan.build(config.validate(config.compose(on_text, "x.yaml"), "x.yaml"), "x.yaml"))
-    assert "#define TPG_TMA_PARTIALS 1" in files[f"kernels/{on.name}.cu"]
-    files = render.render(plan.build(config.validate(config.compose(pp, "x.yaml"), "x.yaml"), "x.yaml"))
-    assert "TPG_TMA_PARTIALS" not in files[f"kernels/{default.name}.cu"]
+    for k, text, present in ((on, on_text, True), (default, pp, False)):
+        files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+        assert (f"#define {define} 1" in files[f"kernels/{k.name}.cu"]) is present
 
 
 def test_cooperative_n_tiles_split_along_n():
