@@ -26,7 +26,7 @@ extern "C" {
 
 enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, BENCH_RUNTIME = 5 };
 
-#define BENCH_MAX_VARIANTS 8     /* tpgemm kernels of one dtype (+ cuBLASLt) */
+#define BENCH_MAX_VARIANTS 16    /* tpgemm kernels of one dtype, maybe twice (--pdl-ab), + cuBLASLt */
 #define BENCH_BURST_REPS 3
 #define BENCH_ROUNDS 1           /* measured sustained rounds, after one heat window */
 #define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
@@ -42,6 +42,7 @@ typedef struct bench_problem {
 
 typedef struct bench_args {
     int quick, dry_run, help;
+    int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
     int dtypes;               /* bit 0: bf16, bit 1: fp16 */
     const char *problems;     /* --problems a,b or NULL */
     const char *out;          /* JSON path */
@@ -67,6 +68,7 @@ double bench_estimate_s(const bench_args *a, const bench_problem *p, int variant
 /* One timed variant: a tpgemm config or cuBLASLt. NAN = not measured (null in JSON). */
 typedef struct bench_variant {
     char config[96], kernel[128];
+    int pdl;             /* --pdl-ab twin: launched with programmatic dependent launch; never "best" */
     double burst_tflops, sustained_tflops, joules; /* burst: median of reps; sustained: later rounds */
     unsigned burst_clock_mhz[BENCH_BURST_REPS];   /* read while each burst window runs; 0 = unknown */
     double round_tflops[BENCH_ROUNDS], round_joules[BENCH_ROUNDS], round_seconds[BENCH_ROUNDS];

@@ -153,6 +153,7 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
         tpg_op_desc od = {.config = cfg, .m = p->m, .n = p->n, .k = p->k, .l = 1, .alpha = 1.0f, .beta = 0.0f};
         if (!st) st = tpg_op_create(E->tpg, &od, &im[v].op);
         if (!st) st = tpg_op_shard_shape(im[v].op, 0, &sh);
+        if (!st && V->pdl) st = tpg_op_set_pdl(im[v].op, 1);
         if (st) {
             snprintf(V->error, sizeof V->error, "%s: %s", tpg_status_string(st), tpg_last_error(E->tpg));
             continue; /* the other variants still run */
@@ -306,7 +307,7 @@ static void pick_best(bench_record *r) {
     r->best = -1;
     for (int v = 1; v < r->nvar; v++) {
         const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
-        if (!isfinite(score(V))) continue;
+        if (!isfinite(score(V)) || V->pdl) continue;
         if (!B || (V->check == 1 && B->check != 1) || ((V->check == 1) == (B->check == 1) && score(V) > score(B)))
             r->best = v;
     }

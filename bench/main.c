@@ -34,13 +34,16 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             r->eps = tpg_reference_default_eps(r->dtype);         /* bf16 2e-2, fp16 4e-3 */
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
-            const int nc = bench_tp1_configs(r->dtype, cfg, BENCH_MAX_VARIANTS - 1);
-            for (int c = 0; c < nc; c++) {
-                tpg_config_info ci;
-                tpg_config_get(cfg[c], &ci);
-                init_variant(&r->var[1 + c], ci.name, ci.kernel);
-            }
-            r->nvar = 1 + nc;
+            const int twins = a->pdl_ab ? 2 : 1;
+            const int nc = bench_tp1_configs(r->dtype, cfg, (BENCH_MAX_VARIANTS - 1) / twins);
+            r->nvar = 1;
+            for (int c = 0; c < nc; c++)
+                for (int t = 0; t < twins; t++) {
+                    tpg_config_info ci;
+                    tpg_config_get(cfg[c], &ci);
+                    init_variant(&r->var[r->nvar], ci.name, ci.kernel);
+                    r->var[r->nvar++].pdl = t;
+                }
             r->best = nc ? 1 : -1;
             if (!nc) snprintf(r->error, sizeof r->error, "no shipped TP = 1 %s config", tpg_dtype_name(r->dtype));
         }
@@ -118,7 +121,7 @@ int main(int argc, char **argv) {
         total += est;
         printf("  %-10s %-4s %-4s local %6lld x %6lld x %6lld  variants %d (cublasLt", p->name, p->op,
                tpg_dtype_name(rec[i].dtype), (long long)p->m, (long long)p->n, (long long)p->k, rec[i].nvar);
-        for (int v = 1; v < rec[i].nvar; v++) printf(", %s", rec[i].var[v].config);
+        for (int v = 1; v < rec[i].nvar; v++) printf(", %s%s", rec[i].var[v].config, rec[i].var[v].pdl ? " (PDL)" : "");
         printf(")  ~%.0f s\n", est);
     }
     printf("local_gemm: estimated %.0f s (%.1f min); budget %.0f s\n", total, total / 60, a.budget_s);

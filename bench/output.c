@@ -20,6 +20,7 @@ static void jcheck(FILE *f, int c) { fputs(c == 1 ? "\"pass\"" : c == 0 ? "\"fai
 static void jvariant(FILE *f, const bench_variant *v) {
     fputs("{\"config\": ", f), tpg__json_string(f, v->config);
     fputs(", \"kernel\": ", f), tpg__json_string(f, v->kernel);
+    if (v->pdl) fputs(", \"pdl\": true", f);
     fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
     fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
     fputs(", \"joules\": ", f), jnum(f, v->joules);

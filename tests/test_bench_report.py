@@ -144,6 +144,18 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     assert run_report(tmp_path, records).returncode == 0
 
 
+def test_pdl_ab_adds_a_pdl_twin_per_config(bench_bin, tmp_path):
+    out = tmp_path / "dry.json"
+    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", "--pdl-ab", "--dry-run", "--out", str(out)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "(PDL)" in res.stdout
+    variants = json.loads(out.read_text())[0]["variants"]
+    plain = [v["config"] for v in variants[1:] if "pdl" not in v]
+    twins = [v["config"] for v in variants[1:] if v.get("pdl") is True]
+    assert plain and plain == twins  # each shipped config once as a graph launch, once with PDL
+
+
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
                                           (["--dtype", "fp8"], "--dtype 'fp8'"),
                                           (["--cool-s", "0.2"], "--cool-s '0.2'"),

@@ -31,28 +31,37 @@ def needs_gpus(n: int):
 def built():
     if not shutil.which("ninja"):
         pytest.skip("ninja is not installed")
-    subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tpgemm"], cwd=ROOT,
-                   check=True)
+    subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
+                    "build/tpgemm"], cwd=ROOT, check=True)
+
+
+def run_passing(args: list[str], timeout: int) -> str:
+    """Runs a GPU test binary under build/tests; asserts exit 0 and returns its stdout."""
+    out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
+                         text=True, timeout=timeout)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
 
 
 @needs_gpus(2)
 def test_missing_peer_times_out_then_fresh_context_works(built):
-    out = subprocess.run([str(ROOT / "build/tests/gpu_timeout"), "200"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
-    print(out.stdout, out.stderr)
-    assert out.returncode == 0, out.stderr
-    assert "TPG_ERR_TIMEOUT" in out.stdout
+    assert "TPG_ERR_TIMEOUT" in run_passing(["gpu_timeout", "200"], timeout=120)
+
+
+@needs_gpus(1)
+def test_back_to_back_pdl_calls_match_synchronized_chain(built):
+    """tests/gpu/test_pdl_chain.c: each call reads the previous call's D as its A."""
+    stdout = run_passing(["gpu_pdl_chain"], timeout=300)
+    assert "PASSED" in stdout and " 0 of " in stdout
 
 
 @needs_gpus(2)
 def test_two_processes_bad_args_fail_both_and_new_tensors_replace_old(built):
     """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather."""
-    out = subprocess.run([str(ROOT / "build/tests/gpu_multiprocess")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
-    print(out.stdout, out.stderr)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in out.stdout
-    assert out.stdout.count("seed 1001: max error") == 2  # both ranks checked the replaced tensors
+    stdout = run_passing(["gpu_multiprocess"], timeout=300)
+    assert stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in stdout
+    assert stdout.count("seed 1001: max error") == 2  # both ranks checked the replaced tensors
 
 
 @needs_gpus(2)

@@ -222,6 +222,13 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
+/* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
+ * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
+ * it may start while the stream's previous kernel finishes and waits on the device until that
+ * kernel's writes are visible (griddepcontrol.wait). Off by default: on H200 it made back-to-back
+ * calls of the same GEMM 1-2% slower, not faster (BENCHMARKS.md, docs/PERF_NOTES.md 2026-12-01).
+ * No effect at TP > 1 (those ops always launch their CUDA graphs). */
+tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
 /* Launches every local device's graph on its stream (streams[r] for rank r, or the op's own streams
  * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);

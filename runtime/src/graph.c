@@ -39,7 +39,9 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
          * peer's epoch). A node that ran as a kernel could not start before the GEMM, which waits for it. */
         const int cluster = k->cluster_m * k->cluster_n;
         int grid = op->ctx->sm_count[rank] / cluster * cluster;
-        if (cluster > 1) {
+        if (op->gemm_grid[rank]) {
+            grid = op->gemm_grid[rank]; /* depends on the kernel and the device only: computed once */
+        } else if (cluster > 1) {
             /* Clusters of 2 need two free SMs of one GPC; the persistent walk needs every cluster resident
              * (scheduler.cuh: per-tile waits), so never launch more clusters than fit at once. */
             cudaLaunchAttribute attr;
@@ -62,6 +64,7 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
                          cluster, rank);
             if (fit * cluster < grid) grid = fit * cluster;
         }
+        op->gemm_grid[rank] = grid;
         a->is_kernel = 1;
         a->kernel_args[0] = &op->gemm[rank];
         a->kernel.func = (void *)k->entry();
@@ -99,6 +102,41 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
     }
     TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d has a node of unknown kind %d", op->sched->name,
              rank, n->kind);
+}
+
+int tpg__single_kernel(const tpg_op *op) {
+    return op->sched->nodes_per_device == 1 && op->sched->nodes[0].kind == TPG_NODE_GEMM;
+}
+
+/* The single GEMM node as a kernel launch (same function, grid, block, smem, cluster and arguments as the
+ * graph's node) with programmatic stream serialization (tpg_op_set_pdl): the kernel may begin while the
+ * stream's previous kernel finishes its last tiles, and waits in griddepcontrol.wait (gemm_sm90.cuh)
+ * until that kernel's writes are visible. */
+tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s) {
+    const tpg_kernel_desc *k = op->kernel;
+    node_args a;
+    TPG_CHECK(node_describe(op, rank, &op->sched->nodes[rank * op->sched->nodes_per_device], &a));
+    cudaLaunchAttribute attr[2];
+    memset(attr, 0, sizeof attr);
+    unsigned n = 0;
+    if (k->cluster_m * k->cluster_n > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = (unsigned)(k->cluster_m * k->cluster_n);
+        attr[n].val.clusterDim.y = 1;
+        attr[n++].val.clusterDim.z = 1;
+    }
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = a.kernel.gridDim;
+    cfg.blockDim = a.kernel.blockDim;
+    cfg.dynamicSmemBytes = a.kernel.sharedMemBytes;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = n;
+    TPG_CHECK_CUDA(op->ctx, cudaLaunchKernelExC(&cfg, a.kernel.func, a.kernel_args));
+    return TPG_OK;
 }
 
 static tpg_status build_one(tpg_op *op, int rank) {

@@ -245,9 +245,16 @@ static tpg_status check_ready(tpg_op *op) {
 static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
-    TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+    if (op->pdl && tpg__single_kernel(op)) TPG_CHECK(tpg__launch_single(op, r, s));
+    else TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
     op->last_stream[r] = s;
     op->has_run = 1;
+    return TPG_OK;
+}
+
+tpg_status tpg_op_set_pdl(tpg_op *op, int enable) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    op->pdl = enable != 0;
     return TPG_OK;
 }
 

@@ -33,6 +33,8 @@ struct tpg_op {
     tpg_gemm_params gemm[TPG_MAX_TP];
     tpg_barrier_params barrier[2][TPG_MAX_TP]; /* [tpg_barrier_mode][rank] */
 
+    int pdl;                               /* tpg_op_set_pdl: single-kernel ops launch their kernel with PDL */
+    int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
     int has_run;                           /* tpg_op_run launched at least once */
     int built;                             /* graphs built and instantiated */
@@ -68,6 +70,10 @@ tpg_status tpg__graphs_build(tpg_op *op);
 tpg_status tpg__tile_order_alloc(tpg_op *op);
 void tpg__tile_order_free(tpg_op *op);
 tpg_status tpg__graphs_update(tpg_op *op);
+/* Ops whose graph is one GEMM kernel node (TP = 1): with op->pdl, tpg_op_run launches that kernel itself,
+ * so that it can carry programmatic dependent launch (a graph launch cannot overlap the kernel before it). */
+int tpg__single_kernel(const tpg_op *op);
+tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
 /* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
 void tpg__graphs_drop(tpg_op *op);
 void tpg__graphs_destroy(tpg_op *op);

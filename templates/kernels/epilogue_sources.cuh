@@ -152,7 +152,7 @@ __device__ __forceinline__ void tpg_epi_chunk_values(const tpg_gemm_params &p, c
 #pragma unroll
         for (int b = 0; b < KCB; ++b)
             tpg_epi_values<CD, BN, KCB>(acc, c * KCB + b, b, src, prow != nullptr, crow != nullptr, scale, p.beta);
-    } else {
+    } else if (scale != 1.0f) { /* uniform; alpha = 1 (the common case) skips 4 * KCB multiplies per chunk */
 #pragma unroll
         for (int i = 0; i < 4 * KCB; ++i) acc[4 * c * KCB + i] *= scale;
     }

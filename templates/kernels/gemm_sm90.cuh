@@ -104,7 +104,8 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #define TPG_DEFER_STORES 1
 #endif
 /* packed registers held per thread: the tail of a tile that fits next to the next tile's accumulators
- * (64 spilled at 240 registers per thread, 32 at a cluster's 232 or next to cooperative_n's 144) */
+ * (64 spilled at 240 registers per thread, 32 at a cluster's 232 or next to cooperative_n's 144; 48 also
+ * spilled, and so did 48 or 64 issued all in a peeled k-block 0, 2026-12-01) */
 #ifndef TPG_DEFER_REGS
 #define TPG_DEFER_REGS (kCluster > 1 || kSlabs * kAccN > 128 ? 16 : 32)
 #endif
@@ -189,6 +190,13 @@ static_assert(TPG_SMEM_BYTES <= 232448, "more dynamic shared memory than sm_90 a
 __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_constant__ tpg_gemm_params p)
 {
     extern __shared__ __align__(1024) uint8_t tpg_smem[];
+    /* Programmatic dependent launch (TP = 1 ops after tpg_op_set_pdl(op, 1)): this grid's CTAs may be resident while the
+     * previous kernel of the stream still runs its last tiles, so nothing here touches global memory
+     * (trace records included) before that kernel's writes are visible. The next launch may then start
+     * at once: its CTAs only take SMs this grid has left (one CTA fills an SM), and wait here in turn.
+     * Without PDL both instructions are no-ops. */
+    tpg_griddep_wait();
+    tpg_griddep_launch_dependents();
     /* the 128B swizzle pattern and the wgmma descriptors assume 1024-byte aligned slots; the offset is
      * the same in every CTA of a cluster, which multicast (same CTA-relative offsets) relies on */
     const uint32_t base = (tpg_smem_addr(tpg_smem) + 1023u) & ~1023u;

@@ -22,6 +22,15 @@ __device__ __forceinline__ uint32_t tpg_smem_addr(const void *p)
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+/* ---- programmatic dependent launch ------------------------------------------------------------ */
+
+/* Wait until the grids this launch depends on (the previous kernel in the stream, when launched with
+ * programmatic stream serialization) have completed and their memory is visible; a no-op otherwise. */
+__device__ __forceinline__ void tpg_griddep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+/* Let the next programmatically dependent launch start scheduling its CTAs (on SMs this grid frees). */
+__device__ __forceinline__ void tpg_griddep_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 /* ---- mbarrier ---------------------------------------------------------------------------------- */
 
 __device__ __forceinline__ void tpg_mbar_init(uint32_t bar, uint32_t count)

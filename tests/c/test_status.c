@@ -58,6 +58,13 @@ TPG_TEST(ctx_create_rejects_bad_arguments_with_a_message) {
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tp = 9");
 }
 
+TPG_TEST(op_setters_reject_a_null_op) {
+    TPG_EXPECT_EQ_INT(tpg_op_set_pdl(NULL, 1), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_op_set_scalars(NULL, 1.0f, 0.0f), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_op_run(NULL, NULL), TPG_ERR_INVALID_ARGUMENT);
+}
+
 TPG_TEST_MAIN(TPG_CASE(every_status_has_a_distinct_string), TPG_CASE(strings_name_the_status),
               TPG_CASE(unknown_status_is_handled), TPG_CASE(last_error_without_context_is_a_string),
-              TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message))
+              TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message),
+              TPG_CASE(op_setters_reject_a_null_op))
