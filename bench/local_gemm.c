@@ -298,7 +298,7 @@ static void measure(env *E, bench_record *r, impl *im) {
 #undef FAILED
 }
 
-/* The best tpgemm config, passing ones first: the highest burst x sustained rate (the geometric mean of the
+/* The best tpgemm config (not a --pdl-ab twin, not an experimental x_ config), passing ones first: the highest burst x sustained rate (the geometric mean of the
  * two regimes a GEMM runs in: a cool card, and a card at its power cap), so that neither figure alone
  * picks a config that loses the other. */
 static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
@@ -307,7 +307,7 @@ static void pick_best(bench_record *r) {
     r->best = -1;
     for (int v = 1; v < r->nvar; v++) {
         const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
-        if (!isfinite(score(V)) || V->pdl) continue;
+        if (!isfinite(score(V)) || V->pdl || !strncmp(V->config, "x_", 2)) continue; /* experiments: never best */
         if (!B || (V->check == 1 && B->check != 1) || ((V->check == 1) == (B->check == 1) && score(V) > score(B)))
             r->best = v;
     }
