@@ -130,7 +130,8 @@ int bench_tp1_configs(tpg_dtype dt, int *configs, int cap) {
     int n = 0;
     for (int i = 0; i < tpg_config_count(); i++) {
         tpg_config_info ci;
-        if (tpg_config_get(i, &ci) != TPG_OK || ci.tp != 1 || ci.dtype != dt) continue;
+        /* f32 accumulation only: the comparison is cuBLASLt's fp32-accumulating GEMM */
+        if (tpg_config_get(i, &ci) != TPG_OK || ci.tp != 1 || ci.dtype != dt || ci.acc != TPG_DTYPE_FP32) continue;
         /* Every schedule's TP = 1 config runs the same kernel with no communication: one per kernel. */
         int seen = 0;
         for (int j = 0; j < n; j++) {

@@ -45,7 +45,7 @@ class ShardShape(ctypes.Structure):
 class ConfigInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
-                ("bk", ctypes.c_int), ("stages", ctypes.c_int)]
+                ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):

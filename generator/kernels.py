@@ -44,7 +44,7 @@ WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 shapes templates/kernels/wgmma.cuh
 NOT_YET = {
     "dtype": {"e4m3": "fp8 kernels are not implemented yet",
               "e5m2": "fp8 kernels are not implemented yet"},
-    "acc": {"f16": "f16 accumulation not implemented yet"},
+    "acc": {},
 }
 # CTA pairs sharing one operand by TMA multicast (2x1: B, 1x2: A); larger clusters are not implemented
 SUPPORTED_CLUSTERS = {(1, 1), (2, 1), (1, 2)}
@@ -199,7 +199,8 @@ class KernelSpec:
     @property
     def name(self) -> str:
         mode = {"pingpong": "pp", "cooperative_n": "n"}.get(self.consumer_mode, "")
-        return (f"gemm_sm90_{self.dtype}_{self.bm}x{self.bn}x{self.bk}_s{self.stages}"
+        acc = "_a16" if self.acc == "f16" else ""
+        return (f"gemm_sm90_{self.dtype}{acc}_{self.bm}x{self.bn}x{self.bk}_s{self.stages}"
                 f"_w{self.consumers}{mode}_c{self.cluster_m}x{self.cluster_n}_{self.hash8}")
 
 
@@ -210,7 +211,8 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  prefetch_sources: bool = False, tma_partials: bool = False) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
-    return (_not_yet(dtype, acc, cluster_m, cluster_n) + _mode(consumer_mode, consumers, cluster_m, cluster_n)
+    return (_not_yet(dtype, acc, cluster_m, cluster_n) + _acc(dtype, acc)
+            + _mode(consumer_mode, consumers, cluster_m, cluster_n)
             + _subtile(dtype, wg_cols(bn, consumers, consumer_mode) if consumers else bn, epilogue_n)
             + _buffers(epi_buffers) + _pingpong_only("deferred_flags", deferred_flags, consumer_mode,
                                                      "cooperative 1x1 kernels always defer, clusters never")
@@ -284,6 +286,14 @@ def _mode(mode: str, consumers: int, cluster_m: int, cluster_n: int) -> list[tup
         out.append(("consumer_mode", f"pingpong with cluster {{m: {cluster_m}, n: {cluster_n}}}: "
                     f"{PINGPONG_CLUSTER_NOT_YET}", "cooperative, or cluster {m: 1, n: 1}"))
     return out
+
+
+def _acc(dtype: str, acc: str) -> list[tuple[str, str, str]]:
+    """wgmma accumulates in f16 only for fp16 operands (bf16 and fp8 products are summed in f32)."""
+    if acc == "f16" and dtype != "fp16":
+        return [("acc", f"f16 with dtype {dtype}: wgmma accumulates {dtype} products in f32 only",
+                 "f32, or dtype: fp16")]
+    return []
 
 
 def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:

@@ -233,3 +233,17 @@ def test_import_has_no_side_effects(tmp_path):
                         "import generator.__main__, generator.render, generator.write" % str(ROOT)],
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_f16_accumulation_kernel_is_marked_in_name_macro_and_registry(files):
+    """acc: f16 (fp16 operands) renders TPG_ACC_F16 and dtype_acc FP16; every f32 kernel renders neither."""
+    p = default_plan()
+    f16 = [k for k in p.kernels if k.acc == "f16"]
+    assert f16 and all(k.dtype == "fp16" and "_a16_" in k.name for k in f16)
+    for k in p.kernels:
+        src = files[f"kernels/{k.name}.cu"]
+        assert ("#define TPG_ACC_F16 1" in src) == (k.acc == "f16")
+    reg = files["registry.c"]
+    for k in f16:
+        block = reg[reg.index(f'.name = "{k.name}"'):]
+        assert ".dtype_acc = TPG_DTYPE_FP16" in block[:block.index("}")]

@@ -1,4 +1,5 @@
 """build/libtpgemm.so through ctypes, without a GPU: the multi-process entry point fails cleanly."""
+import ctypes
 import shutil
 import subprocess
 import sys
@@ -9,6 +10,8 @@ from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 import tpgemm_lib  # noqa: E402
+
+TPG_DTYPE_FP32 = 4  # tpgemm.h
 
 
 def has_gpu():
@@ -30,6 +33,21 @@ def test_shared_library_exports_only_tpgemm(lib):
     assert "tpg_ctx_create_rank" in names
     # cudart is linked statically and hidden, so a PyTorch process's libcudart cannot interpose it
     assert not [n for n in names if n.startswith("cuda")], names[:10]
+
+
+def test_config_info_binding_matches_the_c_struct(lib):
+    """tpg_config_get must not write past the ctypes ConfigInfo (a field added to tpg_config_info without
+    the binding corrupted memory once), and the new accumulator field reads back."""
+    size = ctypes.sizeof(tpgemm_lib.ConfigInfo)
+    buf = (ctypes.c_ubyte * (size + 64))(*([0xA5] * (size + 64)))
+    assert lib.lib.tpg_config_get(0, ctypes.cast(buf, ctypes.POINTER(tpgemm_lib.ConfigInfo))) == 0
+    assert bytes(buf[size:]) == b"\xa5" * 64
+    accs = set()
+    for i in range(lib.lib.tpg_config_count()):
+        info = tpgemm_lib.ConfigInfo()
+        assert lib.lib.tpg_config_get(i, ctypes.byref(info)) == 0
+        accs.add((info.name.decode().startswith("ag_rota_fp16acc"), info.acc))
+    assert accs == {(False, TPG_DTYPE_FP32), (True, tpgemm_lib.DTYPES["fp16"])}
 
 
 def test_create_rank_without_gpu_is_no_device(lib):

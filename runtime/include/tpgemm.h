@@ -75,6 +75,7 @@ typedef struct tpg_config_info {
     int tp;
     tpg_dtype dtype;       /* operand type; outputs are the same type for 16-bit, bf16 for fp8 */
     int bm, bn, bk, stages;
+    tpg_dtype acc;         /* accumulator: TPG_DTYPE_FP32, or TPG_DTYPE_FP16 (`acc: f16`, fp16 operands) */
 } tpg_config_info;
 
 /* Number of generated configs. */
@@ -87,7 +88,8 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
 /* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
  * the first config by name whose schedules.yaml `prefer_from_local_k` holds for the GEMM's per-stage K
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
- * else the first config by name. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * else the first config by name. Only f32-accumulating configs are candidates: an `acc: f16` config
+ * runs only when named. Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 

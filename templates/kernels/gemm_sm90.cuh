@@ -87,6 +87,13 @@ constexpr int kWgRows = kPingpong || kSplitN ? kBM : kBM / kConsumers; /* tile r
 constexpr int kWgN = kSplitN ? kBN / kConsumers : kBN; /* tile columns a consumer warpgroup computes (wgmma N) */
 constexpr int kSlabs = kWgRows / 64;                   /* m64 slabs per consumer warpgroup */
 constexpr int kAccN = kWgN / 2;                        /* f32 accumulators per thread per slab */
+/* `acc: f16` (TPG_ACC_F16 1): the mainloop accumulates in packed halves (kAccN / 2 registers per slab), which
+ * the epilogue widens to the f32 layout it works on (tpg_tile_mainloop); fp16 operands only */
+#ifndef TPG_ACC_F16
+#define TPG_ACC_F16 0
+#endif
+constexpr bool kAccF16 = TPG_ACC_F16;
+static_assert(!kAccF16 || TPG_AB_DTYPE == 1, "TPG_ACC_F16: wgmma accumulates in f16 for fp16 operands only");
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */
 constexpr uint32_t kSlotBytes = kABytes + kBBytes;

@@ -112,8 +112,8 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
 struct tpg_no_hook {
     __device__ __forceinline__ void operator()(int) const {}
 };
-template <class Hook>
-__device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_blocks, tpg_ring &ring, uint32_t sA,
+template <class T, int R, class Hook>
+__device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, tpg_ring &ring, uint32_t sA,
                                              uint32_t sB, uint32_t a_off, uint32_t full, uint32_t empty,
                                              bool warp_leader, uint32_t order_bar, const Hook &hook)
 {
@@ -121,7 +121,7 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
 #pragma unroll
         for (int j = 0; j < kSlabs; ++j)
 #pragma unroll
-            for (int i = 0; i < kAccN; ++i) acc[j][i] = 0.0f;
+            for (int i = 0; i < R; ++i) acc[j][i] = T(0); /* +0.0 in f32 and in both f16 halves */
     }
     int prev_slot = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
@@ -136,7 +136,7 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
 #pragma unroll
             for (int j = 0; j < kSlabs; ++j)
                 /* +2 per k16 step = +32 bytes; +512 per m64 slab = 64 rows * 128 B >> 4 */
-                tpg_wgmma<kWgN, TPG_AB_DTYPE>::mma(acc[j], da + 2 * kk + 512 * j, db + 2 * kk, (kb | kk) != 0);
+                tpg_mma<kWgN, TPG_AB_DTYPE>(acc[j], da + 2 * kk + 512 * j, db + 2 * kk, (kb | kk) != 0);
         }
         tpg_wgmma_commit();
 #pragma unroll
@@ -153,6 +153,31 @@ __device__ __forceinline__ void tpg_mainloop(float (&acc)[kSlabs][kAccN], int k_
 #pragma unroll
     for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
     if (prev_slot >= 0 && warp_leader) tpg_release(empty + 8 * prev_slot);
+}
+
+/* One tile's mainloop into the f32 accumulators the epilogue works on. With f16 accumulation (kAccF16) the
+ * wgmmas accumulate in packed halves, widened here once the tile is done: half the registers during
+ * the mainloop (those of the deferred stores' held units included), the same epilogue after it. */
+template <class Hook>
+__device__ __forceinline__ void tpg_tile_mainloop(float (&acc)[kSlabs][kAccN], int k_blocks, tpg_ring &ring,
+                                                  uint32_t sA, uint32_t sB, uint32_t a_off, uint32_t full,
+                                                  uint32_t empty, bool warp_leader, uint32_t order_bar,
+                                                  const Hook &hook)
+{
+    if constexpr (kAccF16) {
+        uint32_t h[kSlabs][kAccN / 2];
+        tpg_mainloop(h, k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, order_bar, hook);
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j)
+#pragma unroll
+            for (int i = 0; i < kAccN / 2; ++i) {
+                const float2 v = __half22float2(*reinterpret_cast<const __half2 *>(&h[j][i]));
+                acc[j][2 * i] = v.x;
+                acc[j][2 * i + 1] = v.y;
+            }
+    } else {
+        tpg_mainloop(acc, k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, order_bar, hook);
+    }
 }
 
 /* Epilogue state at the start of a consumer's walk. Deferred flags for 1x1 kernels, ping-pong by
@@ -200,14 +225,14 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
         const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, tile.valid);)
         if constexpr (kDeferStores) {
-            tpg_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, [&](int kb) {
+            tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, [&](int kb) {
                 if (held.pending && kb < kDefer) issue(kb);
             });
             if (held.pending)
                 for (int d = g.k_blocks; d < kDefer; ++d) issue(d); /* fewer k-blocks than held units */
             held.pending = false;
         } else {
-            tpg_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
+            tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
         if (tile.valid) { /* an invalid partner tile only fed the partner's multicast */
@@ -257,7 +282,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         const tpg_tile tile = tpg_decode_tile<1, 1>(g, first + i * stride, 0);
         if (i > 0) tpg_named_barrier(kOrderBar + wg, 256);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, true);)
-        tpg_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
+        tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                      i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
         tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kPrefetchSources,

@@ -140,4 +140,85 @@ TPG_WGMMA_DEFINE(192)
 TPG_WGMMA_DEFINE(256)
 #undef TPG_WGMMA_DEFINE
 
+/* f16 accumulation (fp16 operands only; wgmma accumulates bf16 products in f32): N/4 registers per
+ * thread, register i holding the f32 layout's accumulators 2i (low half) and 2i + 1 (high half). */
+#define TPG_WGH_N64_PRED "18"
+#define TPG_WGH_N64_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, "
+#define TPG_WGH_N64_OUTS \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+
+#define TPG_WGH_N96_PRED "26"
+#define TPG_WGH_N96_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, "
+#define TPG_WGH_N96_OUTS \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23])
+
+#define TPG_WGH_N128_PRED "34"
+#define TPG_WGH_N128_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, "
+#define TPG_WGH_N128_OUTS \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
+    "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+
+#define TPG_WGH_N192_PRED "50"
+#define TPG_WGH_N192_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, "
+#define TPG_WGH_N192_OUTS \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
+    "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), \
+    "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), \
+    "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47])
+
+#define TPG_WGH_N256_PRED "66"
+#define TPG_WGH_N256_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, "
+#define TPG_WGH_N256_OUTS \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
+    "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), \
+    "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), \
+    "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), \
+    "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), \
+    "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+#define TPG_WGMMA_F16ACC_ASM(N)                                                                       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" TPG_WGH_N##N##_PRED ", 0;\n"                    \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f16.f16.f16 " TPG_WGH_N##N##_ARGS        \
+                 "p, 1, 1, 0, 0;\n}\n"                                                               \
+                 : TPG_WGH_N##N##_OUTS                                                                \
+                 : "l"(da), "l"(db), "r"(scale_d))
+
+/* The same pin as tpg_acc_fence for packed f16 accumulators. */
+template <int R> __device__ __forceinline__ void tpg_acc_fence(uint32_t (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+/* One k16 step into the accumulators, f32 or packed f16 by the array's type (AB: 0 bf16, 1 fp16). */
+template <int N, int AB>
+__device__ __forceinline__ void tpg_mma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d)
+{
+    tpg_wgmma<N, AB>::mma(d, da, db, scale_d);
+}
+#define TPG_WGMMA_F16ACC_CASE(N_)                                                                     \
+    if constexpr (N == N_) {                                                                          \
+        TPG_WGMMA_F16ACC_ASM(N_);                                                                     \
+    }
+template <int N, int AB>
+__device__ __forceinline__ void tpg_mma(uint32_t (&d)[N / 4], uint64_t da, uint64_t db, int scale_d)
+{
+    static_assert(AB == 1, "f16 accumulation takes fp16 operands");
+    static_assert(N == 64 || N == 96 || N == 128 || N == 192 || N == 256, "wgmma N");
+    TPG_WGMMA_F16ACC_CASE(64)
+    TPG_WGMMA_F16ACC_CASE(96)
+    TPG_WGMMA_F16ACC_CASE(128)
+    TPG_WGMMA_F16ACC_CASE(192)
+    TPG_WGMMA_F16ACC_CASE(256)
+}
+#undef TPG_WGMMA_F16ACC_CASE
+
 #endif /* TPG_WGMMA_CUH */

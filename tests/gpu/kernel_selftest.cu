@@ -4,8 +4,10 @@
  * 128x128 and 64x256, ping-pong 128x128 with the 64x32 epilogue subtile (pp128s32), the cluster 2x1 with
  * the Hilbert walk (c2x1h), the shipped "_wide" kernel (wide3: 3 stages, 5 store buffers, deferred
  * stores), cooperative_n 192x192 (sn192), ping-pong with deferred signal flags (pp128df), with pipelined
- * partial loads (pp128ps), with both (pp128both) and with TMA-loaded partials (pp128tma) - each built
- * from -D macros (selftest_instance.cu).
+ * partial loads (pp128ps), with both (pp128both) and with TMA-loaded partials (pp128tma), and fp16 with
+ * f16 accumulation (fp16h: the "_wide" kernel, pp128h: ping-pong with TMA-loaded partials; tolerance
+ * 1e-2 for the f16 running sums: ~5e-5 * sqrt(K) of max|ref| expected) - each built from -D macros
+ * (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
@@ -29,7 +31,7 @@
 #define KERNELS(X)                                                                                    \
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
-        X(pp128both, 1e-2) X(pp128tma, 1e-2)
+        X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;

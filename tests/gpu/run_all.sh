@@ -75,6 +75,8 @@ step tier2 250 env TIER2_BUDGET_S=215 bash tests/gpu/run_tier2.sh --tp "$TP"  # 
 step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 200 bash bench/run_tp.sh --tp "$TP" ${TP_ARGS:-}
+# The seed's headline numerics (fp16 in, f16 accumulation) on its default problem, next to the bf16 f32 run.
+step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m 16384 --n 106496 --k 16384
 # Autotuning (issue 5): build the candidates here (16 cores), profile them, keep tuned/*.yaml + report.
 step tune 240 sh -c 'python3 -m generator tune --model llama3-70b --tp 2 --tokens 16384 -j 16 '"${TUNE_ARGS:-}"' &&
     cp tuned/*.yaml build/tune/*/report.* "$OUT"/'
