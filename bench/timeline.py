@@ -59,12 +59,38 @@ def _lane(tid: int) -> tuple[int, int]:
     return (tid - TILE_TID0) // LANES, (tid - TILE_TID0) % LANES
 
 
+def _producer_leads(tiles: list, loads: list, stages: dict) -> None:
+    """Per stage, from the producer's load records: the mean wait for a free slot before a unit's k-block 0,
+    and how long before the unit's first consumer mainloop start (same CTA) k-block 0 was issued
+    (negative: issued after the consumers had started waiting for it)."""
+    starts = {}
+    for e in tiles:
+        key = (_lane(e["tid"])[0], e["args"]["stage"], e["args"]["tile"])
+        starts[key] = min(starts.get(key, e["ts"]), e["ts"])
+    for e in loads:
+        st = e["args"]["stage"]
+        s = stages.get(st)
+        if s is None:
+            continue
+        issued = e["ts"] + e["args"]["slot_wait_us"]
+        start = starts.get((_lane(e["tid"])[0], st, e["args"]["tile"]))
+        s["loads"] = s.get("loads", 0) + 1
+        s["slot_wait_us"] = s.get("slot_wait_us", 0.0) + e["args"]["slot_wait_us"]
+        if start is not None:
+            s["lead_units"] = s.get("lead_units", 0) + 1
+            s["lead_us"] = s.get("lead_us", 0.0) + (start - issued)
+    for s in stages.values():
+        s["mean_slot_wait_us"] = s["slot_wait_us"] / s["loads"] if s.get("loads") else None
+        s["mean_lead_us"] = s["lead_us"] / s["lead_units"] if s.get("lead_units") else None
+
+
 def summarize(doc: dict) -> dict:
     """Per device (pid): numbers the text summary and the tests use."""
     meta = doc.get("tpgemm", {})
     dev_info = {d.get("rank"): d for d in meta.get("devices", [])}
     names = {}
-    per = defaultdict(lambda: {"tiles": [], "flag_waits": [], "partial_waits": [], "barriers": [], "copies": []})
+    per = defaultdict(lambda: {"tiles": [], "flag_waits": [], "partial_waits": [], "barriers": [], "copies": [],
+                               "loads": []})
     for e in doc["traceEvents"]:
         if e.get("ph") == "M" and e.get("name") == "process_name":
             names[e["pid"]] = e["args"]["name"]
@@ -82,6 +108,8 @@ def summarize(doc: dict) -> dict:
             d["barriers"].append(e)
         elif cat == "copy":
             d["copies"].append(e)
+        elif cat == "loads":
+            d["loads"].append(e)
     out = {}
     for pid in sorted(per):
         d = per[pid]
@@ -117,6 +145,7 @@ def summarize(doc: dict) -> dict:
             s["mean_epilogue_us"] = s["epilogue_us"] / max(s["tiles"], 1)
             s["mean_issue_us"] = s["issue_us"] / s["split_tiles"] if s["split_tiles"] else None
             s["mean_flush_us"] = s["flush_us"] / s["split_tiles"] if s["split_tiles"] else None
+        _producer_leads(d["tiles"], d["loads"], stages)
         fw = d["flag_waits"]
         pw = d["partial_waits"]
         out[pid] = {
@@ -160,6 +189,10 @@ def format_summary(doc: dict, summary: dict) -> str:
                          + (f" (after any partial wait, to the last store issued {v['mean_issue_us']:.2f} us, "
                             f"then flag flush {v['mean_flush_us']:.2f} us; {v['split_tiles']} records)"
                             if v["split_tiles"] else ""))
+            if v.get("mean_lead_us") is not None:
+                lines.append(f"    producer: k-block 0 of a unit issued {v['mean_lead_us']:.2f} us before its first "
+                             f"mainloop start (mean of {v['lead_units']}), after {v['mean_slot_wait_us']:.2f} us "
+                             f"waiting for a free slot")
         fw, pw = s["flag_wait"], s["partial_wait"]
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
                      f"max {fw['max_us']:.1f} us")

@@ -97,6 +97,7 @@ def test_reads_the_c_writers_output(tmp_path):
     assert s[0]["ctas"] == 2 and s[0]["consumer_lanes"] == 3
     assert s[0]["flag_wait"]["count"] == 2 and s[0]["partial_wait"]["count"] == 1
     assert s[0]["dropped"] == 2
+    assert s[0]["stages"][0]["mean_lead_us"] == pytest.approx(1.0)  # CTA 1: k-block 0 out at 9 us, mainloop at 10
     assert s[1]["window_us"][0] == pytest.approx(s[0]["window_us"][0] + 2.5)
     text = timeline.format_summary(doc, s)
     assert "rank 1 (cuda 3)" in text and "rank 1 +2.500 us" in text
@@ -137,3 +138,17 @@ def test_epilogue_split_where_recorded():
     text = timeline.format_summary(doc, timeline.summarize(doc))
     assert "epilogue 10.00 us (after any partial wait, to the last store issued 7.00 us, then flag flush 3.00 us; 2 records)" in text
     assert "epilogue 5.00 us (" not in text
+
+
+def test_producer_lead_of_k_block_0():
+    """Load records (producer lane, tid 100 for CTA 0): k-block 0 issued at ts + slot_wait_us, set against the
+    first mainloop start of the same unit (both warpgroups' records: the earlier one counts)."""
+    doc = fake_trace()
+    doc["traceEvents"] += [X("loads stage 0", "loads", 0, 100, 2.0, 20.0, stage=0, tile=0, slot_wait_us=1.0),
+                           X("loads stage 1", "loads", 0, 100, 52.0, 20.0, stage=1, tile=1, slot_wait_us=0.5)]
+    s = timeline.summarize(doc)[0]["stages"]
+    assert s[0]["mean_lead_us"] == pytest.approx(10.0 - 3.0) and s[0]["mean_slot_wait_us"] == pytest.approx(1.0)
+    assert s[1]["mean_lead_us"] == pytest.approx(50.0 - 52.5)  # issued after the mainloop started waiting
+    text = timeline.format_summary(doc, timeline.summarize(doc))
+    assert "k-block 0 of a unit issued -2.50 us before its first mainloop start" in text
+    assert timeline.summarize(fake_trace())[0]["stages"][0]["mean_lead_us"] is None  # no load records: no line

@@ -84,6 +84,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         else if constexpr (kCN > 1) b_row = min(tile.tn, g.tiles_n - 1) * kBN;
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
+        TPG_TR(tpg_tr_loads_begin(p, tile.stage, tile.t);)
         for (int kb = 0; kb < g.k_blocks; ++kb) {
             /* fresh barrier: passes at once. In a cluster the partner's consumers arrive here too; an
              * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
@@ -99,6 +100,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
             else tpg_tma_load_2d(a_dst, &sp.a_map, bar, kb * kBK, ya);
             if constexpr (kCM > 1) tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &sp.b_map, bar, kb * kBK, yb, kMask);
             else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
+            TPG_TR(if (kb == 0) tpg_tr_tile_mark(p, 0, 1); if (kb == g.k_blocks - 1) tpg_tr_tile_mark(p, 0, 2);)
             ring.advance();
         }
     }

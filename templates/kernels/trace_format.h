@@ -44,6 +44,8 @@ extern "C" {
                                        the sources' loads + arithmetic + store issue and t[2] - t[5]
                                        a signal flag's flush (0 in cooperative kernels) */
 #define TPG_TRACE_REC_STAGE_WAIT 2u /* producer: t[0] wait start, t[1] flag seen (+ proxy fence) */
+#define TPG_TRACE_REC_LOADS 3u      /* producer, one per unit: t[0] its loads start (the first k-block's
+                                       empty-slot wait), t[1] k-block 0 issued, t[2] the last issued */
 
 /* tpg_trace_rec.flags */
 #define TPG_TRACE_F_NOT_STORED 1u   /* cluster partner tile past the edge: computed, not stored */

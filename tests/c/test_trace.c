@@ -47,6 +47,15 @@ static void stage_wait(void *buf, uint32_t c, int stage, uint64_t b, uint64_t e)
     r->t[0] = b, r->t[1] = e;
 }
 
+static void loads(void *buf, uint32_t c, int stage, int t, uint64_t b, uint64_t first, uint64_t last) {
+    tpg_trace_rec *r = append(buf, c, 0);
+    if (!r) return;
+    r->kind = TPG_TRACE_REC_LOADS;
+    r->stage = stage;
+    r->tile = t;
+    r->t[0] = b, r->t[1] = first, r->t[2] = last;
+}
+
 /* One device of an all-gather tp = 2 launch: CTAs 0 and 1 written, CTA 2 never started. All times in us
  * after T0 + skew_ns. CTA 0's wg0 appends 6 tiles into a cap of 4: 2 dropped. */
 static void *make_device(size_t *bytes, uint64_t skew_ns) {
@@ -69,6 +78,7 @@ static void *make_device(size_t *bytes, uint64_t skew_ns) {
     stage_wait(buf, 1, 1, US(70), US(75)); /* CTA 1 sees it first, at 75 us */
     for (int i = 0; i < 6; i++) tile(buf, 0, 1, i < 3 ? 0 : 1, 7 - i, US(10 + 30 * i), US(30 + 30 * i), US(35 + 30 * i));
     tile(buf, 0, 2, 0, 7, US(10), US(30), US(36));
+    loads(buf, 1, 0, 5, US(7), US(9), US(29)); /* CTA 1's producer: k-block 0 of tile 5 out at 9 us */
     tile(buf, 1, 1, 0, 5, US(10), US(30), US(35));
     tpg_trace_rec *r = rec(buf, 1, 1, 0); /* a reduce-scatter style partial wait inside the epilogue */
     r->flags = TPG_TRACE_F_PARTIAL, r->t[3] = US(31), r->t[4] = US(33);
@@ -105,8 +115,8 @@ TPG_TEST(two_devices_convert) {
     TPG_ASSERT(rc == 0);
     TPG_EXPECT_EQ_INT(sum.devices, 2);
     TPG_EXPECT_EQ_INT(sum.silent_kernels, 0);
-    /* per device: 4 of CTA 0 wg0 (cap) + 1 wg1 + 1 CTA 1 wg0 + 2 flag waits = 8 */
-    TPG_EXPECT_EQ_INT(sum.records, 16);
+    /* per device: 4 of CTA 0 wg0 (cap) + 1 wg1 + 1 CTA 1 wg0 + 2 flag waits + 1 loads = 9 */
+    TPG_EXPECT_EQ_INT(sum.records, 18);
     TPG_EXPECT_EQ_INT(sum.dropped, 4);
     TPG_EXPECT_EQ_INT(sum.incomplete, 2);
     TPG_EXPECT(sum.has_offset[0] && sum.has_offset[1]);
@@ -117,6 +127,8 @@ TPG_TEST(two_devices_convert) {
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"rank 1 (cuda 3)\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"cta 1 (sm 11) wg0\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"cta 0 (sm 10) producer\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"loads stage 0\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"slot_wait_us\": 2.000");
     /* time zero = rank 0's start barrier entry; its tile 7 runs 10 .. 35 us */
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, "
                                "\"ts\": 0.000, \"dur\": 5.000");
@@ -194,7 +206,7 @@ TPG_TEST(counts_beyond_cap_are_clamped) {
     char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
     TPG_EXPECT_EQ_INT(rc, 0);
     TPG_EXPECT_EQ_INT(sum.dropped, 0xffffffffll - CAP);
-    TPG_EXPECT_EQ_INT(sum.records, 8);
+    TPG_EXPECT_EQ_INT(sum.records, 9);
     free(j);
     free(d0);
 }

@@ -188,6 +188,17 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                             s->seen_cta = c;
                         }
                     }
+                } else if (r->kind == TPG_TRACE_REC_LOADS) {
+                    if (!r->t[0] || !r->t[1] || !r->t[2]) {
+                        sum->incomplete++;
+                        continue;
+                    }
+                    /* the span starts at the first k-block's empty-slot wait; ts + slot_wait_us = k-block 0 issued */
+                    snprintf(name, sizeof name, "loads stage %d", r->stage);
+                    snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d, \"slot_wait_us\": %.3f", r->stage, r->tile,
+                             (double)(r->t[1] - r->t[0]) * 1e-3);
+                    span(o, name, "loads", pid, tid, r->t[0], r->t[2], args);
+                    sum->records++;
                 } else if (r->kind == TPG_TRACE_REC_TILE) {
                     if (!r->t[0] || !r->t[1] || !r->t[2]) {
                         sum->incomplete++;
