@@ -46,8 +46,8 @@ const char *bench_usage(void) {
            "--quick = --problems 8B-qkv,8B-o,gemm-8192. --dry-run prints the plan and estimate, writes the JSON\n"
            "with null measurements and touches no GPU. --pdl-ab adds each config launched with programmatic\n"
            "dependent launch (tpg_op_set_pdl(op, 1)) as an extra variant, never picked as the best; nor is a config\n"
-           "whose name starts with x_ (an experiment added to schedules.yaml for a run). Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU,\n"
-           "5 a CUDA / cuBLAS error.\n";
+           "whose name starts with x_ (an experiment added to schedules.yaml for a run).\n"
+           "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
 }
 
 static int bad(char *msg, size_t cap, const char *flag, const char *val, const char *want) {

@@ -298,9 +298,9 @@ static void measure(env *E, bench_record *r, impl *im) {
 #undef FAILED
 }
 
-/* The best tpgemm config (not a --pdl-ab twin, not an experimental x_ config), passing ones first: the highest burst x sustained rate (the geometric mean of the
- * two regimes a GEMM runs in: a cool card, and a card at its power cap), so that neither figure alone
- * picks a config that loses the other. */
+/* The best tpgemm config (not a --pdl-ab twin, not an experimental x_ config), passing ones first: the
+ * highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
+ * card at its power cap), so that neither figure alone picks a config that loses the other. */
 static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
 
 static void pick_best(bench_record *r) {

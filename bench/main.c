@@ -37,13 +37,14 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             const int twins = a->pdl_ab ? 2 : 1;
             const int nc = bench_tp1_configs(r->dtype, cfg, (BENCH_MAX_VARIANTS - 1) / twins);
             r->nvar = 1;
-            for (int c = 0; c < nc; c++)
-                for (int t = 0; t < twins; t++) {
-                    tpg_config_info ci;
-                    tpg_config_get(cfg[c], &ci);
+            for (int c = 0; c < nc; c++) {
+                tpg_config_info ci;
+                tpg_config_get(cfg[c], &ci);
+                for (int t = 0; t < twins; t++) { /* t = 1: the --pdl-ab twin */
                     init_variant(&r->var[r->nvar], ci.name, ci.kernel);
                     r->var[r->nvar++].pdl = t;
                 }
+            }
             r->best = nc ? 1 : -1;
             if (!nc) snprintf(r->error, sizeof r->error, "no shipped TP = 1 %s config", tpg_dtype_name(r->dtype));
         }

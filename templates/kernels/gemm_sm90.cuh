@@ -197,11 +197,11 @@ static_assert(TPG_SMEM_BYTES <= 232448, "more dynamic shared memory than sm_90 a
 __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_constant__ tpg_gemm_params p)
 {
     extern __shared__ __align__(1024) uint8_t tpg_smem[];
-    /* Programmatic dependent launch (TP = 1 ops after tpg_op_set_pdl(op, 1)): this grid's CTAs may be resident while the
-     * previous kernel of the stream still runs its last tiles, so nothing here touches global memory
-     * (trace records included) before that kernel's writes are visible. The next launch may then start
-     * at once: its CTAs only take SMs this grid has left (one CTA fills an SM), and wait here in turn.
-     * Without PDL both instructions are no-ops. */
+    /* Programmatic dependent launch (TP = 1 ops after tpg_op_set_pdl(op, 1)): this grid's CTAs may be
+     * resident while the previous kernel of the stream still runs its last tiles, so nothing here touches
+     * global memory (trace records included) before that kernel's writes are visible. The next launch may
+     * then start at once: its CTAs only take SMs this grid has left (one CTA fills an SM), and wait here
+     * in turn. Without PDL both instructions are no-ops. */
     tpg_griddep_wait();
     tpg_griddep_launch_dependents();
     /* the 128B swizzle pattern and the wgmma descriptors assume 1024-byte aligned slots; the offset is

@@ -285,7 +285,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         if (i > 0) tpg_named_barrier(kOrderBar + wg, 256);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, true);)
         tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
-                     i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
+                          i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
         tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kPrefetchSources,
                           kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD,

@@ -74,11 +74,12 @@ __device__ __forceinline__ void tpg_tr_cta_start(const tpg_gemm_params &p, const
     }
 }
 
-/* Appends a record of `kind` to `lane` with every time zeroed (NULL past the cap or without a buffer);
- * `now` is read first, so the record's first time is not late by the append. */
-__device__ __forceinline__ tpg_trace_rec *tpg_tr_append(const tpg_gemm_params &p, int lane, uint32_t kind, int stage,
-                                                        int tile, uint32_t flags, uint64_t *now)
+/* Producer (lane 0): appends a record of `kind` with every time zeroed (NULL past the cap or without a
+ * buffer); `now` is read before the append, so the record's first time is not late by it. */
+__device__ __forceinline__ tpg_trace_rec *tpg_tr_append_producer(const tpg_gemm_params &p, uint32_t kind,
+                                                                 int stage, int tile, uint64_t *now)
 {
+    const int lane = 0;
     tpg_trace_cta *c = tpg_tr_cta(p);
     if (!c) return nullptr;
     *now = tpg_tr_now();
@@ -89,7 +90,7 @@ __device__ __forceinline__ tpg_trace_rec *tpg_tr_append(const tpg_gemm_params &p
     r->kind = kind;
     r->stage = stage;
     r->tile = tile;
-    r->flags = flags;
+    r->flags = 0;
     r->t[0] = r->t[1] = r->t[2] = r->t[3] = r->t[4] = r->t[5] = 0;
     return r;
 }
@@ -98,7 +99,7 @@ __device__ __forceinline__ tpg_trace_rec *tpg_tr_append(const tpg_gemm_params &p
 __device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int stage, uint64_t t0)
 {
     uint64_t now;
-    tpg_trace_rec *r = tpg_tr_append(p, 0, TPG_TRACE_REC_STAGE_WAIT, stage, -1, 0u, &now);
+    tpg_trace_rec *r = tpg_tr_append_producer(p, TPG_TRACE_REC_STAGE_WAIT, stage, -1, &now);
     if (!r) return;
     r->t[0] = t0;
     r->t[1] = now;
@@ -108,12 +109,12 @@ __device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int 
 __device__ __forceinline__ void tpg_tr_loads_begin(const tpg_gemm_params &p, int stage, int tile)
 {
     uint64_t now;
-    tpg_trace_rec *r = tpg_tr_append(p, 0, TPG_TRACE_REC_LOADS, stage, tile, 0u, &now);
+    tpg_trace_rec *r = tpg_tr_append_producer(p, TPG_TRACE_REC_LOADS, stage, tile, &now);
     if (r) r->t[0] = now;
 }
 
-/* Consumer warpgroup thread 0 (lane = 1 + warpgroup): a tile's mainloop starts. Written out rather than
- * through tpg_tr_append: that form spilled 14 bytes in the cooperative 128x256 trace build. */
+/* Consumer warpgroup thread 0 (lane = 1 + warpgroup): a tile's mainloop starts. Written out, not through
+ * a shared append helper like the producer's: that spilled 14 bytes in the cooperative 128x256 trace build. */
 __device__ __forceinline__ void tpg_tr_tile_begin(const tpg_gemm_params &p, int lane, int stage, int tile, bool stored)
 {
     tpg_trace_cta *c = tpg_tr_cta(p);
