@@ -66,6 +66,11 @@ KERNEL = Field("map", fields={
     "deferred_stores": Field("bool", default=True,
                              doc="cooperative, 16-bit outputs: a tile's last store units go out during the next "
                                  "tile's mainloop (templates/kernels/epilogue_deferred.cuh); false: all in its epilogue"),
+    "stream_k": Field("bool", default=False,
+                      doc="cooperative (split along M) 1x1-cluster kernels: a TP = 1 launch splits its last tiles "
+                          "along k over all CTAs (templates/kernels/stream_k.h); opt-in, measured slower"),
+    "defines": Field("list", default=[], item=Field("str", doc="NAME=INTEGER, NAME a TPG_ macro without a knob"),
+                     doc="extra TPG_ macros of an experimental kernel (A/B runs of x_ configs)"),
     "deferred_flags": Field("bool", default=False,
                             doc="ping-pong, reduce-scatter: a tile's signal flag is raised at the start of the "
                                 "warpgroup's next epilogue (its stores overlap the next mainloop) instead of at once"),
@@ -291,7 +296,9 @@ def _semantic(doc: dict, w: _Walker) -> None:
                                                     epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers"),
                                                     deferred_flags=bool(k.get("deferred_flags")),
                                                     prefetch_sources=bool(k.get("prefetch_sources")),
-                                                    tma_partials=bool(k.get("tma_partials"))):
+                                                    tma_partials=bool(k.get("tma_partials")),
+                                                    defines=tuple(k.get("defines") or ()),
+                                                    stream_k=k.get("stream_k")):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

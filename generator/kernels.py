@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 
 from . import GENERATOR_VERSION
@@ -136,6 +137,8 @@ class KernelSpec:
     deferred_flags: bool = False  # ping-pong: a tile's signal flag is raised at the warpgroup's next epilogue
     prefetch_sources: bool = False  # ping-pong: each store unit's partial loads while the previous unit is stored
     tma_partials: bool = False  # ping-pong: a tile's partial is TMA-loaded into its store buffers (ldmatrix back)
+    defines: tuple = ()  # extra "TPG_NAME=value" macros of an experimental kernel (`defines`)
+    stream_k: bool = False  # `stream_k: true`: a TP = 1 launch splits its last tiles along k (opt-in)
 
     @property
     def dtype_cd(self) -> str:
@@ -155,6 +158,11 @@ class KernelSpec:
         return MODE_VALUES[self.consumer_mode]
 
     @property
+    def splits_k(self) -> bool:
+        """Does the kernel walk a stream-K tail when the runtime asks (gemm_sm90.cuh: kStreamK)?"""
+        return self.stream_k and self.consumer_mode == "cooperative" and (self.cluster_m, self.cluster_n) == (1, 1)
+
+    @property
     def epi_buffer_count(self) -> int:
         return self.epi_buffers or default_epi_buffers(self.bm, self.consumers, self.consumer_mode)
 
@@ -169,7 +177,7 @@ class KernelSpec:
 
     def fields(self) -> dict:
         """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n, raster,
-        epi_buffers, deferred_stores, deferred_flags, prefetch_sources and tma_partials appear only when they
+        epi_buffers, deferred_stores, deferred_flags, prefetch_sources, tma_partials, defines and stream_k appear only when they
         are not the default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if self.consumer_mode == "cooperative":
@@ -188,6 +196,10 @@ class KernelSpec:
             del d["prefetch_sources"]
         if not self.tma_partials:
             del d["tma_partials"]
+        if not self.defines:
+            del d["defines"]
+        if not self.stream_k:
+            del d["stream_k"]
         return d
 
     @property
@@ -208,7 +220,8 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  consumers: int, cluster_m: int, cluster_n: int,
                  consumer_mode: str = "cooperative", epilogue_n: int = 64,
                  epi_buffers: int | None = None, deferred_flags: bool = False,
-                 prefetch_sources: bool = False, tma_partials: bool = False) -> list[tuple[str, str, str]]:
+                 prefetch_sources: bool = False, tma_partials: bool = False,
+                 defines: tuple = (), stream_k: bool | None = None) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _acc(dtype, acc)
@@ -222,7 +235,41 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                              "a warpgroup loads the partial of a whole tile it owns into its own store buffers")
             + _tma_partials(tma_partials, prefetch_sources, bm, bn, dtype, consumers, consumer_mode, epilogue_n,
                             epi_buffers)
-            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers))
+            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers)
+            + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n))
+
+
+def _stream_k(on: bool | None, mode: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
+    """gemm_sm90.cuh: kStreamK = cooperative (split along M) with a 1x1 cluster; asked for elsewhere, say so."""
+    if on and (mode != "cooperative" or (cluster_m, cluster_n) != (1, 1)):
+        return [("stream_k", f"true with consumer_mode {mode}, cluster {{m: {cluster_m}, n: {cluster_n}}}: the "
+                 "stream-K tail is implemented for cooperative kernels (split along M) with a 1x1 cluster",
+                 "false, or a cooperative 1x1 kernel")]
+    return []
+
+
+# Macros the template writes itself, from the entry's own fields: `defines` may not set them.
+KNOB_MACROS = ("TPG_KERNEL_NAME", "TPG_ENTRY_NAME", "TPG_AB_DTYPE", "TPG_CD_DTYPE", "TPG_BM", "TPG_BN", "TPG_BK",
+               "TPG_STAGES", "TPG_CONSUMERS", "TPG_CLUSTER_M", "TPG_CLUSTER_N", "TPG_SMEM_BYTES", "TPG_GROUP_M",
+               "TPG_RASTER", "TPG_EPI_CHUNK_BYTES", "TPG_EPI_BUFFERS", "TPG_DEFER_STORES", "TPG_PP_DEFER_FLAGS",
+               "TPG_PREFETCH_SOURCES", "TPG_TMA_PARTIALS", "TPG_CONSUMER_MODE", "TPG_ACC_F16", "TPG_TRACE", "TPG_STREAM_K")
+DEFINE = re.compile(r"(TPG_[A-Z0-9_]+)=(-?[0-9]+)\Z")
+
+
+def _defines(defines: tuple) -> list[tuple[str, str, str]]:
+    """`defines`: NAME=INTEGER pairs for macros the kernel headers read but no knob sets."""
+    out, seen = [], set()
+    for d in defines:
+        m = DEFINE.match(d or "")
+        if not m:
+            out.append(("defines", f"{d!r} is not NAME=INTEGER with NAME = TPG_...", "e.g. TPG_L2_PREFETCH_AHEAD=4"))
+        elif m.group(1) in KNOB_MACROS:
+            out.append(("defines", f"{m.group(1)} is written from the entry's own fields", "a macro without a knob"))
+        elif m.group(1) in seen:
+            out.append(("defines", f"{m.group(1)} is defined twice", "each macro once"))
+        else:
+            seen.add(m.group(1))
+    return out
 
 
 def _pingpong_only(field: str, on: bool, mode: str, why: str) -> list[tuple[str, str, str]]:
@@ -377,7 +424,7 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
                 consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped",
                 epi_buffers: int | None = None, deferred_stores: bool = True,
                 deferred_flags: bool = False, prefetch_sources: bool = False,
-                tma_partials: bool = False) -> KernelSpec:
+                tma_partials: bool = False, defines: tuple = (), stream_k: bool | None = None) -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted. epi_buffers equal
     to the default count is stored as the default (0), so spelling the default out changes no name."""
     if stages is None:
@@ -386,4 +433,4 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
         epi_buffers = None
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
                       epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources,
-                      tma_partials)
+                      tma_partials, tuple(defines), bool(stream_k))

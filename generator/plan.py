@@ -40,7 +40,8 @@ def build(doc: dict, source: str) -> Plan:
             k["consumers"], k["cluster"]["m"], k["cluster"]["n"], k.get("raster_group", 8),
             k.get("consumer_mode") or "cooperative", (k.get("epilogue_subtile") or {}).get("n", 64),
             k.get("raster") or "grouped", k.get("epilogue_buffers"), k.get("deferred_stores", True),
-            bool(k.get("deferred_flags")), bool(k.get("prefetch_sources")), bool(k.get("tma_partials")))
+            bool(k.get("deferred_flags")), bool(k.get("prefetch_sources")), bool(k.get("tma_partials")),
+            tuple(k.get("defines") or ()), k.get("stream_k"))
     tables: dict[tuple[str, int], ScheduleTable] = {}
     configs = []
     for c in doc["configs"]:

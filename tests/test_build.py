@@ -118,6 +118,16 @@ HEADER_ONLY = [
                          "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
     ("cluster_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
                         "-DTPG_ACC_F16=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
+    # the opt-in stream-K tail (stream_k: true) in the shipped wide kernel (3 stages, 5 buffers, held units),
+    # in the trace build (more state), and with f16 accumulation: no shipped kernel compiles it any more
+    ("stream_k_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                      "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("stream_k_wide_trace", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                            "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_TRACE -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
+                            "-DTPG_CLUSTER_N=1"),
+    ("stream_k_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                         "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_ACC_F16=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
+                         "-DTPG_CLUSTER_N=1"),
 ]
 
 

@@ -105,6 +105,18 @@ CASES = [
     ("tma_partials_buffers", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    tma_partials: true\n"
      "    epilogue_buffers: 3", "epilogue_buffers", "kernels[0].epilogue_buffers",
      ["3 store buffers per warpgroup with tma_partials", "allowed: >= 8"]),
+    ("stream_k_pingpong", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    stream_k: true", "stream_k",
+     "kernels[0].stream_k",
+     ["the stream-K tail is implemented for cooperative kernels (split along M) with a 1x1 cluster",
+      "allowed: false, or a cooperative 1x1 kernel"]),
+    ("stream_k_type", "consumers: 2", "consumers: 2\n    stream_k: 1", "stream_k", "kernels[0].stream_k",
+     ["expected true or false, got int '1'"]),
+    ("defines_not_a_pair", "consumers: 2", "consumers: 2\n    defines: [TPG_X]", "defines", "kernels[0].defines",
+     ["'TPG_X' is not NAME=INTEGER"]),
+    ("defines_knob_macro", "consumers: 2", "consumers: 2\n    defines: [TPG_STAGES=2]", "defines",
+     "kernels[0].defines", ["TPG_STAGES is written from the entry's own fields"]),
+    ("defines_twice", "consumers: 2", "consumers: 2\n    defines: [TPG_A=1, TPG_A=2]", "defines",
+     "kernels[0].defines", ["TPG_A is defined twice"]),
     ("prefer_from_local_k_zero", "kernel: k}", "kernel: k, prefer_from_local_k: 0}", "prefer_from_local_k",
      "configs[0].prefer_from_local_k", ["0 is out of range", "allowed: 1..2147483648"]),
     ("prefer_from_local_k_string", "kernel: k}", "kernel: k, prefer_from_local_k: '8192'}", "prefer_from_local_k",
@@ -327,6 +339,31 @@ def test_pingpong_partial_knob_is_hashed_only_when_on(knob, define):
     for k, text, present in ((on, on_text, True), (default, pp, False)):
         files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
         assert (f"#define {define} 1" in files[f"kernels/{k.name}.cu"]) is present
+
+
+def test_stream_k_is_opt_in_and_hashed_only_when_on():
+    """stream_k: true (cooperative 1x1 kernels) renames the kernel, defines TPG_STREAM_K 1 and sets the
+    registry flag the runtime reads; the default (false) changes nothing. Ping-pong kernels never split."""
+    on_text = BASE.replace("consumers: 2", "consumers: 2\n    stream_k: true")
+    default, on = _kernel(BASE), _kernel(on_text)
+    assert not default.splits_k and "stream_k" not in default.fields()
+    assert on.splits_k and on.fields()["stream_k"] is True and on.hash8 != default.hash8
+    pp = _kernel(BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 128, bn: 128, bk: 64}").replace(
+        "consumers: 2", "consumers: 2\n    consumer_mode: pingpong"))
+    assert not pp.splits_k
+    for k, text, flag in ((on, on_text, 1), (default, BASE, 0)):
+        files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+        assert ("#define TPG_STREAM_K 1" in files[f"kernels/{k.name}.cu"]) is (flag == 1)
+        assert f".stream_k = {flag}," in files["registry.c"]
+
+
+def test_defines_reach_the_instance_and_its_name():
+    """defines: the macros are written into the instance, and they make it a different kernel."""
+    text = BASE.replace("consumers: 2", "consumers: 2\n    defines: [TPG_EXPERIMENT=4]")
+    k, default = _kernel(text), _kernel(BASE)
+    assert k.hash8 != default.hash8
+    files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_EXPERIMENT 4" in files[f"kernels/{k.name}.cu"]
 
 
 def test_cooperative_n_tiles_split_along_n():

@@ -65,11 +65,13 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
         tpg_peers_publish(&op->peers, r, TPG_PEER_BUFFER, op->buffer[r]);
     }
     TPG_CHECK_GOTO(tpg__tile_order_alloc(op), fail);
+    TPG_CHECK_GOTO(tpg__stream_k_alloc(op), fail);
     tpg__restore_device(saved);
     *out = op;
     return TPG_OK;
 fail:
     tpg__tile_order_free(op);
+    tpg__stream_k_free(op);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(ctx->devices[r]);
@@ -122,6 +124,7 @@ void tpg__op_free(tpg_op *op) {
     tpg__trace_free(op);
 #endif
     tpg__tile_order_free(op);
+    tpg__stream_k_free(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);

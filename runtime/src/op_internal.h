@@ -23,6 +23,9 @@ struct tpg_op {
     tpg_peers peers;                       /* symmetric buffers + shard pointers of every rank */
     void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each local rank */
     int32_t *tile_order[TPG_MAX_TP];       /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
+    void *sk_work[TPG_MAX_TP];             /* stream-K workspace of each local rank, NULL if none (stream_k.c) */
+    int sk_tiles[TPG_MAX_TP];              /* the stream-K region's tiles on each local rank */
+    size_t sk_flags_offset;                /* where a workspace's flags start (after the partial slots) */
     /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from
      * tpg_op_set_tensors release the mappings of the shards they replace */
     tpg_ipc_held ipc_held[TPG_PEER_KIND_COUNT];
@@ -69,6 +72,11 @@ tpg_status tpg__graphs_build(tpg_op *op);
  * grouped kernels); tpg__tile_order_free releases it (NULL entries are skipped). */
 tpg_status tpg__tile_order_alloc(tpg_op *op);
 void tpg__tile_order_free(tpg_op *op);
+/* TP = 1 ops of stream-K kernels: the workspace of the stream-K tail (stream_k.c) on every local device
+ * whose shape has a region; its part of the launch parameters; release (NULL entries are skipped). */
+tpg_status tpg__stream_k_alloc(tpg_op *op);
+void tpg__stream_k_params(const tpg_op *op, int rank, tpg_gemm_params *g);
+void tpg__stream_k_free(tpg_op *op);
 tpg_status tpg__graphs_update(tpg_op *op);
 /* Ops whose graph is one GEMM kernel node (TP = 1): with op->pdl, tpg_op_run launches that kernel itself,
  * so that it can carry programmatic dependent launch (a graph launch cannot overlap the kernel before it). */

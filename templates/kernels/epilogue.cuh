@@ -24,7 +24,7 @@
  * st.release.sys. That flush is deferred to the start of the next tile's epilogue (or the end of the
  * kernel), so the stores overlap the next mainloop. Deferring is safe only because a mainloop never
  * waits on another device while a signal is pending; a launch with stage wait flags (all-gather)
- * flushes at once (tpg_epi_state.defer), and so do cluster kernels and ping-pong kernels without
+ * flushes at once (tpg_epi_defers_flags), and so do cluster kernels and ping-pong kernels without
  * `deferred_flags` (gemm_sm90.cuh says why).
  *
  * PINGPONG (consumer_mode pingpong): each warpgroup owns whole tiles (rows [0, BM) of its tile, SLABS =
@@ -51,9 +51,19 @@
 struct tpg_epi_state {
     uint32_t buf;            /* which of the warpgroup's UNITS store buffers is next */
     unsigned int *pending;   /* signal flag of the last tile, not yet raised (NULL: none) */
-    bool defer;              /* may the flag wait for the next epilogue (see the header comment) */
     uint32_t src_phase;      /* tma_partials: bit k = parity of store buffer k's next partial load */
 };
+
+/* May a tile's signal flag wait for the warpgroup's next epilogue? DEFER_FLAGS: the kernel allows it
+ * (gemm_sm90.cuh: kDeferFlags); never in a launch with stage wait flags (the header comment). Read from
+ * the kernel parameters at each use rather than kept in a register for the whole walk. */
+template <bool DEFER_FLAGS> __device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p)
+{
+    if (!DEFER_FLAGS) return false;
+    for (int s = 0; s < p.num_stages; ++s)
+        if (p.stage[s].wait_flag) return false;
+    return true;
+}
 
 /* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
 template <int CONSUMERS, bool PINGPONG>
@@ -262,8 +272,8 @@ __device__ __forceinline__ bool tpg_epi_units_prefetched(const tpg_gemm_params &
  * Named barrier 1 spans all consumer threads, 2 + w the threads of warpgroup w.
  * Slab by slab, chunk by chunk: one 64 x CHUNK B store unit at a time, so only one slab's source row
  * pointers are live next to the accumulators (two slabs at once spilled). */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, bool PREFETCH = false,
-          bool TMA_PARTIALS = false>
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, bool DEFER_FLAGS,
+          bool PREFETCH = false, bool TMA_PARTIALS = false>
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
@@ -304,7 +314,7 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     TPG_TR(if (PINGPONG && (ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + (ctid >> 7), 5);)
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
-        if (!st.defer) tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+        if (!tpg_epi_defers_flags<DEFER_FLAGS>(p)) tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
     }
 }
 

@@ -28,7 +28,10 @@ template <int CD, int BN, int SLABS, int CHUNK> __host__ __device__ constexpr in
  * spilled at 240 registers per thread. */
 template <int DEFER, int KCB> struct tpg_epi_packed {
     uint32_t v[DEFER][2 * KCB]; /* held unit d: this thread's packed pairs (tpg_epi_pack_chunk) */
-    tpg_tile tile;
+    /* where the held units go: the warpgroup's first row and column in the output (tpg_epi_geom's
+     * tile_row0 / col_base), and batch * 8 + stage - three registers instead of a whole tpg_tile, which
+     * stays live through the next mainloop */
+    int row0, col_base, batch_stage;
     bool pending;
 };
 
@@ -68,7 +71,9 @@ __device__ __forceinline__ void tpg_epi_pack_tile(const tpg_gemm_params &p, cons
                 for (int i = 0; i < 2 * G::kCB; ++i) out.v[u - kFirstHeld][i] = pk[i];
             }
         }
-    out.tile = tile;
+    out.row0 = g.tile_row0;
+    out.col_base = g.col_base;
+    out.batch_stage = tile.batch * TPG_MAX_TP + tile.stage;
     out.pending = true;
 }
 
@@ -82,13 +87,14 @@ __device__ __forceinline__ void tpg_epi_issue_held(
 {
     typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr int kFirstHeld = SLABS * G::kChunks - DEFER;
-    const G g(pk.tile, ctid);
+    const int batch = pk.batch_stage / TPG_MAX_TP, stage = pk.batch_stage % TPG_MAX_TP;
 #pragma unroll
     for (int dd = 0; dd < DEFER; ++dd) {
         const int j = (kFirstHeld + dd) / G::kChunks, c = (kFirstHeld + dd) % G::kChunks;
-        if (dd != d || g.slab_row0(j) >= p.m || g.col0(c) >= p.n) continue;
-        tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(p.stage[pk.tile.stage], pk.v[dd], g.col0(c), g.slab_row0(j),
-                                                 pk.tile.batch, g.wg, g.wg_thread, sD, st);
+        const int row = pk.row0 + j * 64, col = pk.col_base + c * G::kSN; /* tpg_epi_geom's slab_row0 / col0 */
+        if (dd != d || row >= p.m || col >= p.n) continue;
+        tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(p.stage[stage], pk.v[dd], col, row, batch, ctid >> 7, ctid & 127,
+                                                 sD, st);
     }
 }
 

@@ -63,6 +63,7 @@
 #include "sync.cuh"
 #include "cluster.cuh"
 #include "scheduler.cuh"
+#include "stream_k.h"
 #include "epilogue.cuh"
 #include "epilogue_deferred.cuh"
 #include "trace.cuh"
@@ -118,6 +119,14 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #endif
 /* not with 3 consumers: their 160 registers per thread hold the accumulators and little else */
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3;
+/* `stream_k: true` (TPG_STREAM_K 1, opt-in): cooperative (split along M) 1x1 kernels split the last tiles of a
+ * TP = 1 launch along k when the runtime asks (tpg_gemm_params.sk_tiles; stream_k.h). Off by default: it
+ * measured slower (docs/PERF_NOTES.md, 2026-12-01). Not cooperative_n: next to its 144 accumulators the
+ * tail's state spilled. */
+#ifndef TPG_STREAM_K
+#define TPG_STREAM_K 0
+#endif
+constexpr bool kStreamK = TPG_STREAM_K && !kPingpong && !kSplitN && kCluster == 1;
 /* ping-pong `deferred_flags: true` (TPG_PP_DEFER_FLAGS 1): a tile's signal flag waits for the warpgroup's
  * next epilogue like the cooperative 1x1 kernel's (header comment). Opt-in until measured on a GPU. */
 #ifndef TPG_PP_DEFER_FLAGS

@@ -30,6 +30,61 @@ struct tpg_ring {
     }
 };
 
+/* Stream-K tiles of this launch (stream_k.h): only TP = 1 launches (one stage, no flags) of kernels
+ * built for it; 0 for every other launch, whatever the runtime wrote. */
+__device__ __forceinline__ int tpg_sk_region(const tpg_gemm_params &p)
+{
+    return kStreamK && p.num_stages == 1 ? p.sk_tiles : 0;
+}
+
+/* The i-th work item of cluster `first` (of `stride`): its data-parallel units uid = first + i * stride
+ * below the stream-K region, then its fragments of the region (stream_k.h), in the order producer and
+ * consumers both walk. */
+struct tpg_work {
+    int uid, k0, k1;
+    bool contribution; /* a stream-K fragment that does not end its tile: left for the tile's finisher */
+    int sk_lo;         /* a finishing fragment adds the sums of CTAs [sk_lo, first); sk_lo == first: none */
+};
+struct tpg_walk {
+    int n; /* items of this CTA; the rest is read from the kernel parameters (no registers) where needed:
+              with a region, the data-parallel items are p.sk_rounds for every CTA (stream_k.h) */
+    __device__ __forceinline__ tpg_walk(const tpg_gemm_params &p, const tpg_tiling &g, int first, int stride)
+    {
+        const int sk = tpg_sk_region(p);
+        n = sk ? p.sk_rounds + tpg_sk_count(first, stride, sk, g.k_blocks)
+               : (first < g.total ? (g.total - first + stride - 1) / stride : 0);
+    }
+    __device__ __forceinline__ int k_count(const tpg_gemm_params &p, const tpg_tiling &g, int first, int stride,
+                                           int i) const
+    {
+        const int sk = tpg_sk_region(p);
+        if (!sk || i < p.sk_rounds) return g.k_blocks;
+        const tpg_sk_frag f = tpg_sk_frag_at(first, stride, sk, g.k_blocks, i - p.sk_rounds);
+        return f.k1 - f.k0;
+    }
+    __device__ __forceinline__ tpg_work at(const tpg_gemm_params &p, const tpg_tiling &g, int first, int stride,
+                                           int i) const
+    {
+        tpg_work w = {first + i * stride, 0, g.k_blocks, false, first};
+        const int sk = tpg_sk_region(p);
+        if (sk && i >= p.sk_rounds) {
+            const tpg_sk_frag f = tpg_sk_frag_at(first, stride, sk, g.k_blocks, i - p.sk_rounds);
+            w.uid = g.total - sk + f.tile;
+            w.k0 = f.k0;
+            w.k1 = f.k1;
+            w.contribution = f.k1 < g.k_blocks;
+            if (!w.contribution) w.sk_lo = tpg_sk_first_contributor(first, stride, sk, g.k_blocks, f);
+        }
+        return w;
+    }
+};
+
+/* alpha times the operands' per-tensor scales (fp8; NULL means 1). */
+__device__ __forceinline__ float tpg_output_scale(const tpg_gemm_params &p)
+{
+    return p.alpha * (p.scale_a ? *p.scale_a : 1.0f) * (p.scale_b ? *p.scale_b : 1.0f);
+}
+
 /* Release a ring slot (one arrival per consumer warp). In a cluster the arrival goes to the slot's
  * empty barrier in every CTA: each CTA's slot is refilled by both producers' multicasts, and a
  * producer may issue its multicast only when the consumers of every receiving CTA are done. */
@@ -57,8 +112,12 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
     tpg_ring ring = {0, 0};
     int cur_stage = -1;
     bool gave_up = false;
-    for (int uid = first; uid < g.total; uid += stride) {
-        const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
+    const tpg_walk walk(p, g, first, stride);
+    for (int i = 0; i < walk.n; ++i) {
+        /* k-blocks [k0, k1) of a unit: all of them, or a stream-K fragment */
+        const tpg_work w = walk.at(p, g, first, stride, i);
+        const int k0 = w.k0, k1 = w.k1;
+        const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, w.uid, rank);
         const tpg_stage_params &sp = p.stage[tile.stage];
         if (tile.stage != cur_stage) {
             cur_stage = tile.stage;
@@ -85,7 +144,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
         TPG_TR(tpg_tr_loads_begin(p, tile.stage, tile.t);)
-        for (int kb = 0; kb < g.k_blocks; ++kb) {
+        for (int kb = k0; kb < k1; ++kb) {
             /* fresh barrier: passes at once. In a cluster the partner's consumers arrive here too; an
              * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
             tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
@@ -100,7 +159,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
             else tpg_tma_load_2d(a_dst, &sp.a_map, bar, kb * kBK, ya);
             if constexpr (kCM > 1) tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &sp.b_map, bar, kb * kBK, yb, kMask);
             else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
-            TPG_TR(if (kb == 0) tpg_tr_tile_mark(p, 0, 1); if (kb == g.k_blocks - 1) tpg_tr_tile_mark(p, 0, 2);)
+            TPG_TR(if (kb == k0) tpg_tr_tile_mark(p, 0, 1); if (kb == k1 - 1) tpg_tr_tile_mark(p, 0, 2);)
             ring.advance();
         }
     }
@@ -182,17 +241,64 @@ __device__ __forceinline__ void tpg_tile_mainloop(float (&acc)[kSlabs][kAccN], i
     }
 }
 
-/* Epilogue state at the start of a consumer's walk. Deferred flags for 1x1 kernels, ping-pong by
- * choice (kDeferFlags; gemm_sm90.cuh says why), never across a stage wait (epilogue.cuh). */
+/* Epilogue state at the start of a consumer's walk (whether flags defer: tpg_epi_defers_flags<kDeferFlags>). */
 __device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, int ctid)
 {
-    tpg_epi_state est = {0u, nullptr, kDeferFlags, 0u};
+    tpg_epi_state est = {0u, nullptr, 0u};
     for (int s = 0; s < p.num_stages; ++s) {
-        if (p.stage[s].wait_flag) est.defer = false;
         if ((ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].d_map);
         if (kTmaPartials && p.stage[s].partial && (ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].partial_map);
     }
     return est;
+}
+
+/* A stream-K contribution: every consumer thread stores its accumulators to this CTA's slot as float4s
+ * in register order (slot float4 q * THREADS + ctid), so the finisher's threads read back exactly the
+ * values of their own registers; then, after a barrier over all consumers, one release raises the flag
+ * (cumulative: it covers every thread's stores ordered before it by the barrier). */
+template <int CONSUMERS, int SLABS, int ACCN>
+__device__ __forceinline__ void tpg_sk_contribute(const tpg_gemm_params &p, const float (&acc)[SLABS][ACCN], int ctid)
+{
+    constexpr int kThreadsC = 128 * CONSUMERS;
+    float4 *slot = reinterpret_cast<float4 *>(p.sk_partials + (size_t)blockIdx.x * (kBM * kBN));
+#pragma unroll
+    for (int j = 0; j < SLABS; ++j)
+#pragma unroll
+        for (int q = 0; q < ACCN / 4; ++q)
+            __stcg(slot + (j * (ACCN / 4) + q) * kThreadsC + ctid,
+                   make_float4(acc[j][4 * q], acc[j][4 * q + 1], acc[j][4 * q + 2], acc[j][4 * q + 3]));
+    tpg_named_barrier(1, kThreadsC);
+    if (ctid == 0) tpg_st_release_sys(p.sk_flags + blockIdx.x, 1u);
+}
+
+/* The finisher of a split tile adds the contributions of CTAs [lo, hi), in that order (deterministic):
+ * consumer thread 0 waits for each flag (bounded: a timeout leaves the sums wrong and is reported) and
+ * resets it for the next launch - nothing of this launch raises it again - then a barrier, then every
+ * thread reads its own values from L2 (.cg: the slots were written by other SMs). */
+template <int CONSUMERS, int SLABS, int ACCN>
+__device__ __forceinline__ void tpg_sk_add_contributions(const tpg_gemm_params &p, float (&acc)[SLABS][ACCN], int lo,
+                                                         int hi, int ctid, bool &gave_up)
+{
+    constexpr int kThreadsC = 128 * CONSUMERS;
+    if (ctid == 0)
+        for (int c = lo; c < hi; ++c) {
+            tpg_wait_flag(p, p.sk_flags + c, 1u, gave_up);
+            p.sk_flags[c] = 0u;
+        }
+    tpg_named_barrier(1, kThreadsC);
+    for (int c = lo; c < hi; ++c) {
+        const float4 *slot = reinterpret_cast<const float4 *>(p.sk_partials + (size_t)c * (kBM * kBN));
+#pragma unroll
+        for (int j = 0; j < SLABS; ++j)
+#pragma unroll
+            for (int q = 0; q < ACCN / 4; ++q) {
+                const float4 v = __ldcg(slot + (j * (ACCN / 4) + q) * kThreadsC + ctid);
+                acc[j][4 * q] += v.x;
+                acc[j][4 * q + 1] += v.y;
+                acc[j][4 * q + 2] += v.z;
+                acc[j][4 * q + 3] += v.w;
+            }
+    }
 }
 
 /* Cooperative: all consumer warpgroups share each tile, warpgroup w computes rows [w*BM/C, (w+1)*BM/C)
@@ -203,7 +309,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
 {
     const int wg = ctid >> 7;
     const bool warp_leader = (ctid & 31) == 0;
-    const float scale = p.alpha * (p.scale_a ? *p.scale_a : 1.0f) * (p.scale_b ? *p.scale_b : 1.0f);
+    const float scale = tpg_output_scale(p);
     float acc[kSlabs][kAccN];
     tpg_ring ring = {0, 0};
     bool gave_up = false;
@@ -223,20 +329,38 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             tpg_epi_issue_held<TPG_CD_DTYPE, kBM, kWgN, kSlabs, TPG_CONSUMER_MODE, kEpiChunk, kEpiBuffers, kDefer>(
                 p, held, d, ctid, sD, est);
     };
-    for (int uid = first; uid < g.total; uid += stride) {
-        const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, uid, rank);
-        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, tile.valid);)
+    /* Work items i (tpg_walk): data-parallel units below the stream-K region, then this CTA's fragments
+     * of it. A fragment is recomputed from i after the mainloop rather than kept live through it. */
+    const tpg_walk walk(p, g, first, stride);
+    for (int i = 0; i < walk.n; ++i) {
+        const int k_count = walk.k_count(p, g, first, stride, i);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, -1, -1, true);) /* labelled below */
         if constexpr (kDeferStores) {
-            tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, [&](int kb) {
+            tpg_tile_mainloop(acc, k_count, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, [&](int kb) {
                 if (held.pending && kb < kDefer) issue(kb);
             });
             if (held.pending)
-                for (int d = g.k_blocks; d < kDefer; ++d) issue(d); /* fewer k-blocks than held units */
+                for (int d = k_count; d < kDefer; ++d) issue(d); /* fewer k-blocks than held units */
             held.pending = false;
         } else {
-            tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
+            tpg_tile_mainloop(acc, k_count, ring, sA, sBw, a_off, full, empty, warp_leader, 0u, tpg_no_hook());
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
+        /* decoded after the mainloop: nothing of it is live next to the accumulators and held units */
+        const tpg_work w = walk.at(p, g, first, stride, i);
+        const tpg_tile tile = tpg_decode_tile<kCM, kCN>(g, w.uid, rank);
+        TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_label(p, 1 + wg, tile.stage, tile.t, tile.valid);)
+        if constexpr (kStreamK) {
+            if (tpg_sk_region(p) && i >= p.sk_rounds) {
+                if (w.contribution) {
+                    tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, ctid);
+                    TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
+                    continue;
+                }
+                if (w.sk_lo < first) /* a finisher: add the earlier k-blocks' sums */
+                    tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, w.sk_lo, first, ctid, gave_up);
+            }
+        }
         if (tile.valid) { /* an invalid partner tile only fed the partner's multicast */
             const tpg_stage_params &sp = p.stage[tile.stage];
             bool packed = false; /* fp32 outputs and 3 consumers never instantiate the packing */
@@ -249,7 +373,8 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             }
             if (!packed)
                 tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
-                                  kEpiBuffers, kPrefetchSources>(p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD);
+                                  kEpiBuffers, kDeferFlags, kPrefetchSources>(p, sp, tile, acc, scale, epoch, ctid,
+                                                                              gave_up, est, sD);
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }
@@ -273,7 +398,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
 {
     const int wg = ctid >> 7;
     const bool warp_leader = (ctid & 31) == 0;
-    const float scale = p.alpha * (p.scale_a ? *p.scale_a : 1.0f) * (p.scale_b ? *p.scale_b : 1.0f);
+    const float scale = tpg_output_scale(p);
     float acc[kSlabs][kAccN];
     tpg_ring ring = {0, 0};
     bool gave_up = false;
@@ -287,8 +412,8 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                           i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kPrefetchSources,
-                          kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD,
+        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
+                          kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD,
                                         src_bars);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */

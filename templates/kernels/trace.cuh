@@ -158,6 +158,17 @@ __device__ __forceinline__ void tpg_tr_partial_wait(const tpg_gemm_params &p, in
     r->flags |= TPG_TRACE_F_PARTIAL;
 }
 
+/* Stage, tile and stored flag of the open tile record, when they are known only after its mainloop (the
+ * cooperative walk decodes its tile there). */
+__device__ __forceinline__ void tpg_tr_tile_label(const tpg_gemm_params &p, int lane, int stage, int tile, bool stored)
+{
+    tpg_trace_rec *r = tpg_tr_open(p, lane);
+    if (!r) return;
+    r->stage = stage;
+    r->tile = tile;
+    r->flags = stored ? 0u : TPG_TRACE_F_NOT_STORED;
+}
+
 /* The lane's writer thread has finished its walk. */
 __device__ __forceinline__ void tpg_tr_lane_end(const tpg_gemm_params &p, int lane)
 {

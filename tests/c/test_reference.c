@@ -1,0 +1,34 @@
+/* The reference check's error bounds (runtime/src/reference.cu): the per-dtype defaults, and the bound of
+ * f16-accumulating kernels, which grows with the reduction length. No GPU needed. */
+#include <math.h>
+
+#include "reference.h"
+#include "tpg_test.h"
+
+TPG_TEST(default_bounds_per_dtype) {
+    TPG_EXPECT(tpg_reference_default_eps(TPG_DTYPE_BF16) == 2e-2);
+    TPG_EXPECT(tpg_reference_default_eps(TPG_DTYPE_FP16) == 4e-3);
+    TPG_EXPECT(tpg_reference_default_eps(TPG_DTYPE_FP32) == 1e-5);
+}
+
+TPG_TEST(f32_sums_keep_the_operand_bound_at_any_k) {
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_FP16, TPG_DTYPE_FP32, 16) == 4e-3);
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_FP16, TPG_DTYPE_FP32, 1 << 20) == 4e-3);
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_BF16, TPG_DTYPE_FP32, 1 << 20) == 2e-2);
+}
+
+TPG_TEST(f16_sums_floor_at_2e_2_for_short_k) {
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_FP16, TPG_DTYPE_FP16, 0) == 2e-2);
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_FP16, TPG_DTYPE_FP16, 520) == 2e-2);
+}
+
+TPG_TEST(f16_sums_grow_like_sqrt_k) {
+    /* 3.5e-2 was measured at K = 8192 (8192^3 on H200): the bound must admit it with margin */
+    const double at8k = tpg_reference_eps_for(TPG_DTYPE_FP16, TPG_DTYPE_FP16, 8192);
+    TPG_EXPECT(at8k > 2 * 3.5e-2 && at8k < 0.1);
+    const double at32k = tpg_reference_eps_for(TPG_DTYPE_FP16, TPG_DTYPE_FP16, 32768);
+    TPG_EXPECT(fabs(at32k / at8k - 2.0) < 1e-9);
+}
+
+TPG_TEST_MAIN(TPG_CASE(default_bounds_per_dtype), TPG_CASE(f32_sums_keep_the_operand_bound_at_any_k),
+              TPG_CASE(f16_sums_floor_at_2e_2_for_short_k), TPG_CASE(f16_sums_grow_like_sqrt_k))
