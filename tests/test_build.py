@@ -125,6 +125,10 @@ HEADER_ONLY = [
     ("stream_k_wide_trace", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                             "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_TRACE -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                             "-DTPG_CLUSTER_N=1"),
+    # the stagger diagnostic (defines: [TPG_DIAG_STAGGER_NS=...], docs/PERF_NOTES.md) must keep compiling clean
+    ("diag_stagger", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                     "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_STAGGER_NS=11000 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
+                     "-DTPG_CLUSTER_N=1"),
     ("stream_k_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                          "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_ACC_F16=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                          "-DTPG_CLUSTER_N=1"),

@@ -107,6 +107,14 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         tpg_prefetch_tensormap(&p.stage[s].a_map);
         tpg_prefetch_tensormap(&p.stage[s].b_map);
     }
+#ifdef TPG_DIAG_STAGGER_NS
+    /* Diagnostic only (`defines: [TPG_DIAG_STAGGER_NS=N]`, docs/PERF_NOTES.md Next): odd clusters start
+     * loading N ns late, so their tile boundaries fall between the others' (the call gets N ns longer). */
+    if (first & 1) {
+        const uint64_t t0 = tpg_globaltimer();
+        while (tpg_globaltimer() - t0 < (uint64_t)(TPG_DIAG_STAGGER_NS)) __nanosleep(500);
+    }
+#endif
     const int rank_m = rank % kCM, rank_n = rank / kCM;
     constexpr uint16_t kMask = (uint16_t)((1u << kCluster) - 1u);
     tpg_ring ring = {0, 0};
