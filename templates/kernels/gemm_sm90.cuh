@@ -199,6 +199,7 @@ static_assert((kABytes / kCN) % 1024 == 0 && (kBBytes / kCM) % 1024 == 0, "half 
 static_assert(kSmemNeed <= TPG_SMEM_BYTES, "TPG_SMEM_BYTES is smaller than the ring this kernel needs");
 static_assert(TPG_SMEM_BYTES <= 232448, "more dynamic shared memory than sm_90 allows per block");
 
+#include "gemm_sm90_walk.cuh"
 #include "gemm_sm90_roles.cuh"
 
 } /* namespace */
