@@ -25,7 +25,6 @@ struct tpg_op {
     int32_t *tile_order[TPG_MAX_TP];       /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
     void *sk_work[TPG_MAX_TP];             /* stream-K workspace of each local rank, NULL if none (stream_k.c) */
     int sk_tiles[TPG_MAX_TP];              /* the stream-K region's tiles on each local rank */
-    size_t sk_flags_offset;                /* where a workspace's flags start (after the partial slots) */
     /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from
      * tpg_op_set_tensors release the mappings of the shards they replace */
     tpg_ipc_held ipc_held[TPG_PEER_KIND_COUNT];

@@ -1,5 +1,6 @@
-/* Stream-K tail of the persistent tile walk: plain C, shared by the kernels (gemm_sm90_roles.cuh) and the
- * runtime (runtime/src/params.c decides the region; tests/c/test_stream_k.c checks the arithmetic).
+/* Stream-K tail of the persistent tile walk (opt-in `stream_k: true`): plain C, shared by the kernels
+ * (gemm_sm90_walk.cuh) and the runtime (runtime/src/stream_k.c decides the region and allocates the
+ * workspace; tests/c/test_stream_k.c checks the arithmetic).
  *
  * Why: a persistent launch walks T tiles on P CTAs in ceil(T / P) rounds; when T mod P = r > 0 the last
  * round keeps only r CTAs busy. Every anchor problem but one of the local-GEMM benchmark loses ~3% that way
@@ -16,6 +17,10 @@
  *
  * Determinism: the ranges depend only on (P, sk_tiles, k-blocks), and a finisher adds its contributors in
  * increasing CTA order, so repeated calls give bitwise equal results.
+ *
+ * Measured (H200, 2026-12-01): 2-5% slower than without on the short-K local GEMMs - the fp32 slots
+ * written and read by all CTAs at once, and 2-3 fragment starts per CTA, cost more than the even split
+ * saves - hence opt-in (docs/PERF_NOTES.md).
  */
 #ifndef TPG_STREAM_K_H
 #define TPG_STREAM_K_H
