@@ -39,14 +39,15 @@ void bench_args_defaults(bench_args *a) {
 const char *bench_usage(void) {
     return "usage: local_gemm [--quick] [--problems NAME,...] [--dtype bf16|fp16|all] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
-           "                  [--device N] [--pdl-ab] [--dry-run] [--help]\n"
+           "                  [--device N] [--pdl-ab] [--aa] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
            "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096\n"
            "--quick = --problems 8B-qkv,8B-o,gemm-8192. --dry-run prints the plan and estimate, writes the JSON\n"
            "with null measurements and touches no GPU. --pdl-ab adds each config launched with programmatic\n"
            "dependent launch (tpg_op_set_pdl(op, 1)) as an extra variant, never picked as the best; nor is a config\n"
-           "whose name starts with x_ (an experiment added to schedules.yaml for a run).\n"
+           "whose name starts with x_ (an experiment added to schedules.yaml for a run). --aa adds cuBLASLt a second\n"
+           "time, last in the order (cublasLt_control, never best): an A/A control of the method's order bias.\n"
            "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
 }
 
@@ -71,6 +72,7 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
         if (!strcmp(f, "--quick")) a->quick = 1;
         else if (!strcmp(f, "--dry-run")) a->dry_run = 1;
         else if (!strcmp(f, "--pdl-ab")) a->pdl_ab = 1;
+        else if (!strcmp(f, "--aa")) a->aa = 1;
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) a->help = 1;
         else if (!v) return bad(msg, cap, f, NULL, "unknown flag, or a flag that needs a value");
         else {

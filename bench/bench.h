@@ -26,9 +26,13 @@ extern "C" {
 
 enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, BENCH_RUNTIME = 5 };
 
-#define BENCH_MAX_VARIANTS 16    /* tpgemm kernels of one dtype, maybe twice (--pdl-ab), + cuBLASLt */
+#define BENCH_MAX_VARIANTS 16    /* tpgemm kernels of one dtype, maybe twice (--pdl-ab), + cuBLASLt (twice: --aa) */
 #define BENCH_BURST_REPS 3
-#define BENCH_ROUNDS 1           /* measured sustained rounds, after one heat window */
+/* Measured sustained rounds, after one heat window. Round r runs the variants forward when r is even and in
+ * reverse when r is odd (A B C, C B A): the card keeps heating through the back-to-back windows, so a fixed
+ * order would give the first variant the coolest silicon (less leakage, a higher clock at the cap); with
+ * the two orders every variant's mean position is the same and a linear drift cancels. */
+#define BENCH_ROUNDS 2
 #define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
 #define BENCH_MAX_PROBLEMS 16
 
@@ -43,6 +47,7 @@ typedef struct bench_problem {
 typedef struct bench_args {
     int quick, dry_run, help;
     int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
+    int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
     int dtypes;               /* bit 0: bf16, bit 1: fp16 */
     const char *problems;     /* --problems a,b or NULL */
     const char *out;          /* JSON path */
@@ -69,6 +74,7 @@ double bench_estimate_s(const bench_args *a, const bench_problem *p, int variant
 typedef struct bench_variant {
     char config[96], kernel[128];
     int pdl;             /* --pdl-ab twin: launched with programmatic dependent launch; never "best" */
+    int control;         /* --aa: cuBLASLt again, last in the order; its ratio to var[0] shows the order's bias */
     double burst_tflops, sustained_tflops, joules; /* burst: median of reps; sustained: later rounds */
     unsigned burst_clock_mhz[BENCH_BURST_REPS];   /* read while each burst window runs; 0 = unknown */
     double round_tflops[BENCH_ROUNDS], round_joules[BENCH_ROUNDS], round_seconds[BENCH_ROUNDS];
@@ -76,6 +82,7 @@ typedef struct bench_variant {
     int round_calls[BENCH_ROUNDS];
     unsigned round_clock_mhz[BENCH_ROUNDS]; /* SM clock near the end of each sustained window; 0 = unknown */
     double round_power_w[BENCH_ROUNDS];   /* NVML's own (~1 s averaged) power reading near the window's end */
+    unsigned round_temp_c[BENCH_ROUNDS][2]; /* GPU temperature at the window's start and end; 0 = unknown */
     int check;           /* 1 pass, 0 fail, -1 not checked (cuBLAS itself, or an error) */
     double max_error;    /* max|d - ref| / max|ref| against cuBLAS's output */
     char error[256];
@@ -126,6 +133,7 @@ const char *nvml_note(void);
 int nvml_energy_mj(unsigned long long *mj);
 int nvml_sm_clock_mhz(unsigned *mhz);
 int nvml_power_w(double *w);
+int nvml_temperature_c(unsigned *c); /* the GPU die sensor, degrees C */
 int nvml_driver(char *buf, unsigned cap);
 void nvml_close(void);
 

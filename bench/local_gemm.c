@@ -147,6 +147,11 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
     im[0].ok = 1;
     for (int v = 1; v < r->nvar; v++) {
         bench_variant *V = &r->var[v];
+        if (V->control) { /* --aa: the same cuBLASLt plan again, into its own D */
+            if (lt_create(r->dtype, p->m, p->n, p->k, A, B, im[v].d, &im[v].lt, V->error, sizeof V->error)) continue;
+            im[v].ok = 1;
+            continue;
+        }
         int cfg;
         tpg_shard_shape sh;
         tpg_status st = tpg_config_find(V->config, NULL, 1, r->dtype, &cfg);
@@ -265,19 +270,22 @@ static void measure(env *E, bench_record *r, impl *im) {
         break;
     }
     for (int round = 0; round < BENCH_ROUNDS; round++) {
-        for (int v = 0; v < r->nvar; v++) { /* A B A B: each window follows another's, never an idle gap */
+        for (int j = 0; j < r->nvar; j++) { /* A B C C B A (bench.h): each window follows another's, no idle gap */
+            const int v = round % 2 ? r->nvar - 1 - j : j;
             bench_variant *V = &r->var[v];
             if (!im[v].ok || !isfinite(V->burst_tflops)) continue;
             /* Sized from the burst rate (+5%): the hot card is slower, so the window lasts >= sustained_s. */
             int calls = (int)ceil(1.05 * a->sustained_s * V->burst_tflops * 1e12 / flops);
             calls = calls < BENCH_CHUNKS ? BENCH_CHUNKS : calls > 200000 ? 200000 : calls;
             double watts = NAN;
+            if (nvml_temperature_c(&V->round_temp_c[round][0])) V->round_temp_c[round][0] = 0;
             int nc = window(E, &im[v], calls, BENCH_CHUNKS, flops, rate, &secs, &V->round_clock_mhz[round],
                             &V->round_power_w[round], &watts, VERR(v));
             if (nc < 0) {
                 FAILED(v);
                 continue;
             }
+            if (nvml_temperature_c(&V->round_temp_c[round][1])) V->round_temp_c[round][1] = 0;
             V->round_calls[round] = calls, V->round_seconds[round] = secs;
             V->round_tflops[round] = median(rate, nc);
             V->round_watts[round] = watts;
@@ -298,7 +306,8 @@ static void measure(env *E, bench_record *r, impl *im) {
 #undef FAILED
 }
 
-/* The best tpgemm config (not a --pdl-ab twin, not an experimental x_ config), passing ones first: the
+/* The best tpgemm config (not a --pdl-ab twin or the --aa control, not an experimental x_ config), passing
+ * ones first: the
  * highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
  * card at its power cap), so that neither figure alone picks a config that loses the other. */
 static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
@@ -307,7 +316,7 @@ static void pick_best(bench_record *r) {
     r->best = -1;
     for (int v = 1; v < r->nvar; v++) {
         const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
-        if (!isfinite(score(V)) || V->pdl || !strncmp(V->config, "x_", 2)) continue; /* experiments: never best */
+        if (!isfinite(score(V)) || V->pdl || V->control || !strncmp(V->config, "x_", 2)) continue; /* never best */
         if (!B || (V->check == 1 && B->check != 1) || ((V->check == 1) == (B->check == 1) && score(V) > score(B)))
             r->best = v;
     }

@@ -35,7 +35,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;
-            const int nc = bench_tp1_configs(r->dtype, cfg, (BENCH_MAX_VARIANTS - 1) / twins);
+            const int nc = bench_tp1_configs(r->dtype, cfg, (BENCH_MAX_VARIANTS - 1 - a->aa) / twins);
             r->nvar = 1;
             for (int c = 0; c < nc; c++) {
                 tpg_config_info ci;
@@ -44,6 +44,10 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
                     init_variant(&r->var[r->nvar], ci.name, ci.kernel);
                     r->var[r->nvar++].pdl = t;
                 }
+            }
+            if (a->aa) { /* last in the order: the A/A control (bench.h) */
+                init_variant(&r->var[r->nvar], "cublasLt_control", "cublasLt again, last in the order (--aa)");
+                r->var[r->nvar++].control = 1;
             }
             r->best = nc ? 1 : -1;
             if (!nc) snprintf(r->error, sizeof r->error, "no shipped TP = 1 %s config", tpg_dtype_name(r->dtype));
@@ -115,7 +119,8 @@ int main(int argc, char **argv) {
 
     double total = 0;
     printf("local_gemm: %d runs (problem x dtype); method: %d bursts of ~%.0f ms per variant, each after %.1f s idle, %d x %.1f s "
-           "sustained windows per variant\n", n, BENCH_BURST_REPS, a.burst_ms, a.cool_s, BENCH_ROUNDS, a.sustained_s);
+           "sustained windows per variant (order forward, then reversed)\n", n, BENCH_BURST_REPS, a.burst_ms, a.cool_s,
+           BENCH_ROUNDS, a.sustained_s);
     for (int i = 0; i < n; i++) {
         const bench_problem *p = rec[i].p;
         double est = bench_estimate_s(&a, p, rec[i].nvar);
@@ -173,8 +178,14 @@ int main(int argc, char **argv) {
                cb->round_clock_mhz[BENCH_ROUNDS - 1], tp && tp->check == 1 ? "pass" : tp && tp->check == 0 ? "FAIL" : "-",
                rec[i].error[0] ? ": " : "", rec[i].error);
         for (int v = 1; v < rec[i].nvar; v++) {
-            fails += rec[i].var[v].check == 0;
-            if (rec[i].var[v].error[0]) printf("    %s: %s\n", rec[i].var[v].config, rec[i].var[v].error);
+            const bench_variant *V = &rec[i].var[v];
+            fails += V->check == 0;
+            if (V->error[0]) printf("    %s: %s\n", V->config, V->error);
+            if (V->control) /* the same kernel last (round 0) and first (round 1): what the order alone does */
+                printf("    A/A control / cuBLAS: sustained %.3f, joules %.3f; round 0 (control last) %.3f, round 1 "
+                       "(control first) %.3f\n",
+                       V->sustained_tflops / cb->sustained_tflops, V->joules / cb->joules,
+                       V->round_tflops[0] / cb->round_tflops[0], V->round_tflops[1] / cb->round_tflops[1]);
         }
         if (rec[i].cublas_ref_check == 0)
             printf("    cuBLAS vs the fp32 reference: error %.3g > %.3g\n", rec[i].cublas_ref_error, rec[i].eps);

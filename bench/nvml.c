@@ -13,6 +13,7 @@
 typedef int nvml_ret;
 typedef void *nvml_dev;
 #define NVML_CLOCK_SM 1
+#define NVML_TEMPERATURE_GPU 0
 
 static struct {
     void *lib;
@@ -27,6 +28,7 @@ static struct {
     nvml_ret (*clock)(nvml_dev, int, unsigned *);       /* MHz, current */
     nvml_ret (*power)(nvml_dev, unsigned *);            /* mW, averaged by the driver over ~1 s */
     nvml_ret (*driver)(char *, unsigned);
+    nvml_ret (*temperature)(nvml_dev, int, unsigned *); /* degrees C; optional */
 } g;
 
 static int fail(const char *why) {
@@ -51,6 +53,7 @@ int nvml_open(const char *pci_bus_id, int index) {
     g.clock = (nvml_ret(*)(nvml_dev, int, unsigned *))dlsym(g.lib, "nvmlDeviceGetClockInfo");
     g.power = (nvml_ret(*)(nvml_dev, unsigned *))dlsym(g.lib, "nvmlDeviceGetPowerUsage");
     g.driver = (nvml_ret(*)(char *, unsigned))dlsym(g.lib, "nvmlSystemGetDriverVersion");
+    g.temperature = (nvml_ret(*)(nvml_dev, int, unsigned *))dlsym(g.lib, "nvmlDeviceGetTemperature");
     if (!g.init || !g.shutdown || !g.by_index || !g.energy || !g.clock || !g.power)
         return fail("a required symbol is missing from libnvidia-ml.so.1");
     nvml_ret r = g.init();
@@ -88,6 +91,8 @@ int nvml_power_w(double *w) {
     if (!r) *w = mw * 1e-3;
     return r;
 }
+
+int nvml_temperature_c(unsigned *c) { return g.ok && g.temperature ? g.temperature(g.dev, NVML_TEMPERATURE_GPU, c) : -1; }
 
 int nvml_driver(char *buf, unsigned cap) { return g.ok && g.driver ? g.driver(buf, cap) : -1; }
 

@@ -21,6 +21,7 @@ static void jvariant(FILE *f, const bench_variant *v) {
     fputs("{\"config\": ", f), tpg__json_string(f, v->config);
     fputs(", \"kernel\": ", f), tpg__json_string(f, v->kernel);
     if (v->pdl) fputs(", \"pdl\": true", f);
+    if (v->control) fputs(", \"control\": true", f);
     fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
     fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
     fputs(", \"joules\": ", f), jnum(f, v->joules);
@@ -36,6 +37,9 @@ static void jvariant(FILE *f, const bench_variant *v) {
         fputs(", \"sm_clock_mhz_end\": ", f), jnum(f, v->round_clock_mhz[r] ? v->round_clock_mhz[r] : NAN);
         fputs(", \"power_w_end\": ", f), jnum(f, v->round_power_w[r]);
         fputs(", \"watts\": ", f), jnum(f, v->round_watts[r]);
+        for (int e = 0; e < 2; e++)
+            fputs(e ? ", \"temp_c_end\": " : ", \"temp_c_start\": ", f),
+                jnum(f, v->round_temp_c[r][e] ? v->round_temp_c[r][e] : NAN);
         fputs("}", f);
     }
     fputs("], \"check\": ", f), jcheck(f, v->check);
@@ -101,6 +105,7 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     else fputs("null", f);
     fprintf(f, ", \"method\": {\"cool_s\": %g, \"burst_ms\": %g, \"burst_reps\": %d, \"sustained_s\": %g, "
                "\"rounds\": %d, \"chunks\": %d, \"burst\": \"idle before every window\", "
+               "\"sustained_order\": \"forward in even rounds, reversed in odd ones\", "
                "\"joules\": \"fitted busy power x seconds per call\", \"best\": \"max burst x sustained\"}",
             m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_CHUNKS);
     fputs(",\n   \"command\": ", f), tpg__json_string(f, m->command);

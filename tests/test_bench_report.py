@@ -156,6 +156,23 @@ def test_pdl_ab_adds_a_pdl_twin_per_config(bench_bin, tmp_path):
     assert plain and plain == twins  # each shipped config once as a graph launch, once with PDL
 
 
+def test_aa_adds_a_cublas_control_last_and_the_order_is_counterbalanced(bench_bin, tmp_path):
+    out = tmp_path / "dry.json"
+    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", "--aa", "--dry-run", "--out", str(out)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "forward, then reversed" in res.stdout
+    record = json.loads(out.read_text())[0]
+    variants = record["variants"]
+    assert variants[0]["config"] == "cublasLt" and "control" not in variants[0]
+    assert variants[-1]["config"] == "cublasLt_control" and variants[-1]["control"] is True
+    assert sum(1 for v in variants if v.get("control")) == 1
+    assert record["config"] not in ("cublasLt", "cublasLt_control")  # the control is never "best"
+    # two rounds (forward, reversed): every variant's mean position is the same
+    assert record["method"]["rounds"] == 2 and "reversed" in record["method"]["sustained_order"]
+    assert all(len(v["rounds"]) == 2 and {"temp_c_start", "temp_c_end"} <= set(v["rounds"][0]) for v in variants)
+
+
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
                                           (["--dtype", "fp8"], "--dtype 'fp8'"),
                                           (["--cool-s", "0.2"], "--cool-s '0.2'"),
