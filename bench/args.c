@@ -152,5 +152,5 @@ double bench_estimate_s(const bench_args *a, const bench_problem *p, int variant
     const double setup = 1.5 + 12 * t_call; /* alloc, fill, graphs, checks, warm-up */
     /* Sustained windows overshoot: calls are sized from the burst speed, the card runs ~15% slower hot. */
     return setup + (BENCH_BURST_REPS * variants + 2) * a->cool_s + BENCH_BURST_REPS * variants * burst +
-           (1 + BENCH_ROUNDS * variants) * a->sustained_s * 1.15;
+           (BENCH_HEAT_WINDOWS + BENCH_ROUNDS * variants) * a->sustained_s * 1.15;
 }

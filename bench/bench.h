@@ -33,6 +33,10 @@ enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, 
  * order would give the first variant the coolest silicon (less leakage, a higher clock at the cap); with
  * the two orders every variant's mean position is the same and a linear drift cancels. */
 #define BENCH_ROUNDS 2
+/* The unmeasured heat window before them, in sustained windows: with one, the first measured window (cuBLAS,
+ * in round 0) still started 2 C cooler than every later one and read 1.7% faster than the same cuBLAS plan
+ * run last (the --aa control, 2026-12-01), while positions 7 and 13 agreed within 0.6%. */
+#define BENCH_HEAT_WINDOWS 2.5
 #define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
 #define BENCH_MAX_PROBLEMS 16
 

@@ -259,11 +259,11 @@ static void measure(env *E, bench_record *r, impl *im) {
         }
     }
     for (int v = 0; v < r->nvar; v++) r->var[v].burst_tflops = median(burst[v], BENCH_BURST_REPS);
-    /* Heat: one unmeasured window of the last variant, so the first measured window starts at the cap as
-     * every later one does (a whole discarded round cost as much again and measured nothing). */
+    /* Heat: one unmeasured window of the last variant (BENCH_HEAT_WINDOWS long), so the first measured window
+     * starts at the cap and temperature every later one does (a whole discarded round cost as much again). */
     for (int v = r->nvar - 1; v >= 0; v--) {
         if (!im[v].ok || !isfinite(r->var[v].burst_tflops)) continue;
-        int calls = (int)ceil(a->sustained_s * r->var[v].burst_tflops * 1e12 / flops);
+        int calls = (int)ceil(BENCH_HEAT_WINDOWS * a->sustained_s * r->var[v].burst_tflops * 1e12 / flops);
         if (window(E, &im[v], calls < 1 ? 1 : calls > 200000 ? 200000 : calls, 1, flops, rate, &secs, NULL, NULL, NULL,
                    VERR(v)) < 0)
             FAILED(v);

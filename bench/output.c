@@ -104,10 +104,11 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     if (m->energy_note[0]) tpg__json_string(f, m->energy_note);
     else fputs("null", f);
     fprintf(f, ", \"method\": {\"cool_s\": %g, \"burst_ms\": %g, \"burst_reps\": %d, \"sustained_s\": %g, "
-               "\"rounds\": %d, \"chunks\": %d, \"burst\": \"idle before every window\", "
+               "\"rounds\": %d, \"heat_windows\": %g, \"chunks\": %d, \"burst\": \"idle before every window\", "
                "\"sustained_order\": \"forward in even rounds, reversed in odd ones\", "
                "\"joules\": \"fitted busy power x seconds per call\", \"best\": \"max burst x sustained\"}",
-            m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_CHUNKS);
+            m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_HEAT_WINDOWS,
+            BENCH_CHUNKS);
     fputs(",\n   \"command\": ", f), tpg__json_string(f, m->command);
     fputs("}", f);
 }

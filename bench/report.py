@@ -104,13 +104,22 @@ def table(records):
     return "\n".join(lines) + "\n"
 
 
+def sustained_method(records):
+    """How the sustained windows were run, from the records' `method` (older runs lack the newer fields)."""
+    m = (records[0].get("method") or {}) if records else {}
+    rounds, heat = m.get("rounds", 1), m.get("heat_windows", 1)
+    order = (f"{rounds} rounds, the variants forward then in reverse" if "sustained_order" in m and rounds > 1
+             else f"{rounds} round{'s' if rounds > 1 else ''}, cuBLAS first")
+    return f"≥ 1 s windows back to back ({order}) after an unmeasured heat window of {heat:g} window{'s' if heat != 1 else ''}"
+
+
 def markdown(records, png_rel=None):
     runs = list(dict.fromkeys((r.get("date", "?"), r.get("gpu", "?"), r.get("driver", "?"), r.get("command", "?"))
                               for r in records)) or [("?", "?", "?", "?")]
     text = ("TFLOP/s per GPU of the local GEMM (the per-GPU part of each TP = 2 layer of measured-anchors.md, "
             "and two square GEMMs) on one GPU: the best shipped TP = 1 tpgemm config through the public API "
             "against cuBLASLt, same data, same run. Burst: median of 3 short windows per variant, each after "
-            "≥ 1 s idle; sustained: ≥ 1 s windows back to back after an unmeasured heat window; J: joules per "
+            f"≥ 1 s idle; sustained: {sustained_method(records)}; J: joules per "
             "GEMM, the power fitted from NVML's energy counter while the window ran × seconds per call. The "
             "config shown is the one with the highest burst × sustained rate. "
             "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover.\n\n"

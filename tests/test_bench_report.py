@@ -144,25 +144,27 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     assert run_report(tmp_path, records).returncode == 0
 
 
-def test_pdl_ab_adds_a_pdl_twin_per_config(bench_bin, tmp_path):
+def dry_run_8b_o(bench_bin, tmp_path, flag):
+    """The dry-run plan of 8B-o bf16 with one extra flag: (stdout, the one record)."""
     out = tmp_path / "dry.json"
-    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", "--pdl-ab", "--dry-run", "--out", str(out)],
+    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", flag, "--dry-run", "--out", str(out)],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr
-    assert "(PDL)" in res.stdout
-    variants = json.loads(out.read_text())[0]["variants"]
+    return res.stdout, json.loads(out.read_text())[0]
+
+
+def test_pdl_ab_adds_a_pdl_twin_per_config(bench_bin, tmp_path):
+    stdout, record = dry_run_8b_o(bench_bin, tmp_path, "--pdl-ab")
+    assert "(PDL)" in stdout
+    variants = record["variants"]
     plain = [v["config"] for v in variants[1:] if "pdl" not in v]
     twins = [v["config"] for v in variants[1:] if v.get("pdl") is True]
     assert plain and plain == twins  # each shipped config once as a graph launch, once with PDL
 
 
 def test_aa_adds_a_cublas_control_last_and_the_order_is_counterbalanced(bench_bin, tmp_path):
-    out = tmp_path / "dry.json"
-    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", "--aa", "--dry-run", "--out", str(out)],
-                         capture_output=True, text=True, cwd=ROOT)
-    assert res.returncode == 0, res.stderr
-    assert "forward, then reversed" in res.stdout
-    record = json.loads(out.read_text())[0]
+    stdout, record = dry_run_8b_o(bench_bin, tmp_path, "--aa")
+    assert "forward, then reversed" in stdout
     variants = record["variants"]
     assert variants[0]["config"] == "cublasLt" and "control" not in variants[0]
     assert variants[-1]["config"] == "cublasLt_control" and variants[-1]["control"] is True
@@ -171,6 +173,15 @@ def test_aa_adds_a_cublas_control_last_and_the_order_is_counterbalanced(bench_bi
     # two rounds (forward, reversed): every variant's mean position is the same
     assert record["method"]["rounds"] == 2 and "reversed" in record["method"]["sustained_order"]
     assert all(len(v["rounds"]) == 2 and {"temp_c_start", "temp_c_end"} <= set(v["rounds"][0]) for v in variants)
+    assert record["method"]["heat_windows"] > 1  # the first measured window must not start cooler than the rest
+
+
+def test_the_table_text_says_how_the_sustained_windows_ran():
+    report = load_report()
+    new = [dict(FAKE[0], method={"rounds": 2, "heat_windows": 2.5, "sustained_order": "forward in even rounds"})]
+    assert "forward then in reverse" in report.markdown(new) and "2.5 windows" in report.markdown(new)
+    old = [{k: v for k, v in FAKE[0].items() if k != "method"}]  # runs before the order was counterbalanced
+    assert "1 round, cuBLAS first" in report.markdown(old) and "1 window;" in report.markdown(old)
 
 
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
