@@ -26,7 +26,7 @@ EPI_CHUNK_BYTES = (64, 128)  # the store unit's row bytes the kernel implements 
 RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, scheduler.cuh)
 RASTERS = ("grouped", "hilbert")  # tile walk: grouped (computed in the kernel) or a Hilbert-curve table
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
-MAX_ACC_SPLIT_N = 144        # cooperative_n: 192x192 (3 slabs of m64n96), which ptxas fits with 0 spills
+MAX_ACC_SPLIT_N = 160        # cooperative_n: 192x192 (3 slabs of m64n96: 144) or 128x320 (2 slabs of m64n160: 160)
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
 CLUSTER_SIZES = (1, 2, 4)
@@ -38,7 +38,8 @@ CONSUMER_MODES = ("cooperative", "pingpong", "cooperative_n")
 MODE_VALUES = {"cooperative": 0, "pingpong": 1, "cooperative_n": 2}  # TPG_CONSUMER_MODE
 PINGPONG_BMS = (64, 128)
 SPLIT_N_BMS = (64, 128, 192, 256)  # one TMA box of A (<= 256 rows)
-SPLIT_N_WG_N = (64, 96, 128)       # BN/2: the wgmma N of each warpgroup (wgmma.cuh)
+SPLIT_N_WG_N = (64, 96, 128, 160)  # BN/2: the wgmma N of each warpgroup (wgmma.cuh)
+WIDE_BN = 320                      # BN above one TMA box (256 rows): cooperative_n in a 2x1 cluster only
 WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 shapes templates/kernels/wgmma.cuh defines
 
 # Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
@@ -235,7 +236,7 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                              "a warpgroup loads the partial of a whole tile it owns into its own store buffers")
             + _tma_partials(tma_partials, prefetch_sources, bm, bn, dtype, consumers, consumer_mode, epilogue_n,
                             epi_buffers)
-            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers)
+            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
             + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n))
 
 
@@ -355,7 +356,7 @@ def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple
 
 
 def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: int, mode: str = "cooperative",
-          epilogue_n: int = 64, buffers: int | None = None) -> list[tuple[str, str, str]]:
+          epilogue_n: int = 64, buffers: int | None = None, cluster_m: int = 1) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     if consumers not in CONSUMERS:
         return [("consumers", f"{consumers} consumer warpgroups", ", ".join(map(str, CONSUMERS)))]
@@ -373,8 +374,11 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
                         ", ".join(map(str, SPLIT_N_BMS))))
         if bn // 2 not in SPLIT_N_WG_N or bn % 2:
             out.append(("tile.bn", f"{bn}: with cooperative_n each of the 2 warpgroups computes BN/2 columns, "
-                        "which must be a wgmma N the kernel instantiates (64, 96, 128)",
+                        "which must be a wgmma N the kernel instantiates (64, 96, 128, 160)",
                         ", ".join(str(2 * n) for n in SPLIT_N_WG_N)))
+        elif bn == WIDE_BN and cluster_m != 2:
+            out.append(("tile.bn", f"{bn}: a TMA box has at most 256 rows, so B is loaded as two {bn // 2}-row halves "
+                        "by the CTAs of a 2x1 cluster", "cluster {m: 2, n: 1} with bn 320, or bn <= 256"))
         if out:
             return out
     else:
@@ -382,7 +386,7 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
         if bm not in bms:
             out.append(("tile.bm", f"{bm}: BM must be 64·consumers·{{1,2}} (consumers = {consumers})",
                         ", ".join(map(str, bms))))
-    if bn not in WGMMA_N:
+    if bn not in WGMMA_N and not (mode == "cooperative_n" and bn == WIDE_BN):
         out.append(("tile.bn", f"{bn}: BN must be a wgmma N the kernel instantiates (wgmma.cuh)",
                     ", ".join(map(str, WGMMA_N))))
     if out:
@@ -392,7 +396,7 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
     if mode == "cooperative_n":
         if acc_regs > cap:
             out.append(("tile", f"{acc_regs} fp32 accumulators per consumer thread ((BM/64)·(BN/2)/2) exceed {cap}",
-                        "bm·bn <= 192·192 (e.g. 192x192, 256x128, 128x256)"))
+                        "bm·bn <= 128·320 (e.g. 192x192, 256x128, 128x256, 128x320)"))
     elif acc_regs > cap:
         bn_max = MAX_ACC_PER_THREAD * 2 // (wg_rows(bm, consumers, mode) // 64)
         rows = "BM/64" if mode == "pingpong" else "BM/consumers/64"

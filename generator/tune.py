@@ -62,7 +62,8 @@ def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> l
 
 
 # Values the default search leaves out until a GPU run has verified them at the tuner's tiles (still
-# reachable with --knob). cooperative_n has run on H200 only at 192x192 (self-test instance sn192).
+# reachable with --knob). cooperative_n has run on H200 only at 192x192 (self-test instance sn192) and at
+# 128x320 in a 2x1 cluster (CLI checks and the local bench, 2026-12-01).
 UNVERIFIED = {"consumer_mode": ("cooperative_n",)}
 
 

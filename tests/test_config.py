@@ -368,7 +368,7 @@ def test_defines_reach_the_instance_and_its_name():
 
 def test_cooperative_n_tiles_split_along_n():
     """cooperative_n: both warpgroups cover all BM rows, BN/2 columns each (m64n96 for 192x192), so the
-    epilogue subtile must divide BN/2 and the accumulators ((BM/64)·(BN/2)/2) may reach 144."""
+    epilogue subtile must divide BN/2 and the accumulators ((BM/64)·(BN/2)/2) may reach 160."""
     sn = BASE.replace("tile: {bm: 128, bn: 256, bk: 64}", "tile: {bm: 192, bn: 192, bk: 64}").replace(
         "consumers: 2", "consumers: 2\n    consumer_mode: cooperative_n\n    epilogue_subtile: {m: 64, n: 32}\n"
         "    epilogue_buffers: 3")
@@ -381,7 +381,12 @@ def test_cooperative_n_tiles_split_along_n():
     # 64-column subtiles do not divide the 96 columns of a warpgroup
     assert "epilogue_subtile.n" in [f for f, _, _ in check("bf16", "f32", 192, 192, 64, 3, 2, 1, 1, "cooperative_n", 64)]
     # 256x192: 4 slabs x 48 = 192 accumulators
-    assert any("exceed 144" in p for _, p, _ in check("bf16", "f32", 256, 192, 64, 2, 2, 1, 1, "cooperative_n", 32))
+    assert any("exceed 160" in p for _, p, _ in check("bf16", "f32", 256, 192, 64, 2, 2, 1, 1, "cooperative_n", 32))
+    # 128x320: two m64n160 per warpgroup (160 accumulators); B (320 rows) only as two 160-row TMA boxes, so in a
+    # 2x1 cluster only, and never outside cooperative_n
+    assert not check("bf16", "f32", 128, 320, 64, 3, 2, 2, 1, "cooperative_n", 32)
+    assert any("2x1 cluster" in p for _, p, _ in check("bf16", "f32", 128, 320, 64, 3, 2, 1, 1, "cooperative_n", 32))
+    assert "tile.bn" in [f for f, _, _ in check("bf16", "f32", 128, 320, 64, 3, 2, 2, 1, "cooperative", 64)]
     assert [f for f, _, _ in check("bf16", "f32", 320, 128, 64, 2, 2, 1, 1, "cooperative_n")] == ["tile.bm"]
     assert "tile.bn" in [f for f, _, _ in check("bf16", "f32", 192, 64, 64, 2, 2, 1, 1, "cooperative_n")]
     assert any("needs 2 consumer" in p for _, p, _ in check("bf16", "f32", 128, 128, 64, 2, 1, 1, 1, "cooperative_n"))

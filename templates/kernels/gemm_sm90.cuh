@@ -117,8 +117,10 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #ifndef TPG_DEFER_REGS
 #define TPG_DEFER_REGS (kCluster > 1 || kSlabs * kAccN > 128 ? 16 : 32)
 #endif
-/* not with 3 consumers: their 160 registers per thread hold the accumulators and little else */
-constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3;
+/* not with 3 consumers: their 160 registers per thread hold the accumulators and little else; nor next to
+ * more than 144 accumulators (cooperative_n 128x320: 160, where 16 held registers spilled) */
+constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3 &&
+                              kSlabs * kAccN <= 144;
 /* `stream_k: true` (TPG_STREAM_K 1, opt-in): cooperative (split along M) 1x1 kernels split the last tiles of a
  * TP = 1 launch along k when the runtime asks (tpg_gemm_params.sk_tiles; stream_k.h). Off by default: it
  * measured slower (docs/PERF_NOTES.md, 2026-12-01). Not cooperative_n: next to its 144 accumulators the
@@ -179,12 +181,14 @@ static_assert(kBK * kElem == 128, "BK * sizeof(operand) must be 128 bytes (one 1
 static_assert(kPingpong || kSplitN || (kBM % (64 * kConsumers) == 0 && (kSlabs == 1 || kSlabs == 2)),
               "cooperative: each consumer warpgroup must own one or two m64 slabs: BM = 64 * consumers * {1,2}");
 static_assert(!kSplitN || (kConsumers == 2 && kBM % 64 == 0 && kBM <= 256 && kBN % 16 == 0 &&
-                           (kWgN == 64 || kWgN == 96 || kWgN == 128)),
-              "cooperative_n: 2 consumers, BM a multiple of 64 up to 256 (one TMA box), BN/2 in {64, 96, 128}");
+                           (kWgN == 64 || kWgN == 96 || kWgN == 128 || kWgN == 160)),
+              "cooperative_n: 2 consumers, BM a multiple of 64 up to 256 (one TMA box), BN/2 in {64, 96, 128, 160}");
+/* a TMA box has at most 256 rows: BN = 320 only as two 160-row halves, i.e. in a 2x1 cluster */
+static_assert(kBN <= 256 || (kSplitN && kCM == 2 && kBN / kCM <= 256), "BN > 256: cooperative_n in a 2x1 cluster only");
 static_assert(!kPingpong || (kConsumers == 2 && (kBM == 64 || kBM == 128)),
               "ping-pong: two consumer warpgroups, each owning whole tiles of BM = 64 or 128 rows");
-static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256, "BN must be 64, 128, 192 or 256");
-static_assert(kSlabs * kAccN <= (kSplitN ? 144 : 128), "accumulators exceed 128 (cooperative_n: 144) registers per thread");
+static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256 || kBN == 320, "BN must be 64, 128, 192, 256 or 320");
+static_assert(kSlabs * kAccN <= (kSplitN ? 160 : 128), "accumulators exceed 128 (cooperative_n: 160) registers per thread");
 static_assert(kConsumers >= 1 && kConsumers <= 3, "1..3 consumer warpgroups");
 static_assert(kStages >= 2, "the ring needs at least two slots");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "ring slots must keep 1024-byte alignment");

@@ -6,7 +6,8 @@
 #   128x128 (5 stages), 64x256 (4 stages), 128x128 with the 64x32 epilogue subtile (6 stages: 64-byte
 #   store rows, 64B swizzle), the cluster 2x1 with raster: hilbert (walk order from a table built by
 #   runtime/src/raster.c), the shipped "_wide" kernel (3 stages, 5 store buffers per warpgroup) and a
-#   cooperative_n 192x192 (warpgroups split the tile along N: m64n96, 64-byte store rows), the ping-pong
+#   cooperative_n 192x192 (warpgroups split the tile along N: m64n96, 64-byte store rows) and 128x320 in a
+#   2x1 cluster (w320: m64n160, 160 accumulators, no deferred stores), the ping-pong
 #   128x128 with deferred signal flags (pp128df, `deferred_flags: true`), ping-pong 128x128 with pipelined
 #   partial loads (pp128ps, `prefetch_sources: true`), both (pp128both), TMA-loaded partials (pp128tma,
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
@@ -15,7 +16,7 @@
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df pp128ps pp128both pp128tma fp16h pp128h)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -40,7 +41,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 pp128df pp128ps pp128both pp128tma fp16h pp128h)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -52,6 +53,7 @@ inst pp128s32 0 0 128 128 6 1 1 1 64 & pids+=($!) # epilogue subtile 64x32: 64-b
 inst c2x1h 0 0 128 256 4 2 1 0 128 1 & pids+=($!)  # raster: hilbert (walk order from a table), clusters
 inst wide3 0 0 128 256 3 1 1 0 128 0 5 & pids+=($!) # the shipped "_wide" kernel: 3 stages, 5 store buffers
 inst sn192 0 0 192 192 4 1 1 2 64 0 3 & pids+=($!)  # cooperative_n 192x192: m64n96 per warpgroup, 64-byte rows
+inst w320 0 0 128 320 3 2 1 2 64 & pids+=($!)        # cooperative_n 128x320 in a 2x1 cluster: m64n160, 160-row B halves
 inst pp128df 0 0 128 128 5 1 1 1 128 0 0 TPG_PP_DEFER_FLAGS=1 & pids+=($!) # ping-pong, deferred signal flags
 inst pp128ps 0 0 128 128 5 1 1 1 128 0 0 TPG_PREFETCH_SOURCES=1 & pids+=($!) # ping-pong, pipelined source loads
 inst pp128both 0 0 128 128 5 1 1 1 128 0 0 "TPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1" & pids+=($!) # both
