@@ -320,7 +320,8 @@ static void pick_best(bench_record *r) {
         if (!B || (V->check == 1 && B->check != 1) || ((V->check == 1) == (B->check == 1) && score(V) > score(B)))
             r->best = v;
     }
-    if (r->best < 0 && r->nvar > 1) r->best = 1; /* still name a config, with null numbers */
+    for (int v = 1; v < r->nvar && r->best < 0; v++) /* still name a tpgemm config, with null numbers */
+        if (!r->var[v].control) r->best = v;
 }
 
 void bench_run_one(env *E, bench_record *r) {

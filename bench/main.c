@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         const double el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        if (rec[i].nvar < 2) continue;
+        if (rec[i].best < 0) continue; /* no tpgemm config of this dtype (the --aa control alone is nothing to run) */
         if (el > a.budget_s) {
             snprintf(rec[i].error, sizeof rec[i].error, "not run: the --budget-s %.0f s budget was spent", a.budget_s);
             continue;
@@ -181,6 +181,7 @@ int main(int argc, char **argv) {
             const bench_variant *V = &rec[i].var[v];
             fails += V->check == 0;
             if (V->error[0]) printf("    %s: %s\n", V->config, V->error);
+            _Static_assert(BENCH_ROUNDS >= 2, "the A/A line reads rounds 0 and 1");
             if (V->control) /* the same kernel last (round 0) and first (round 1): what the order alone does */
                 printf("    A/A control / cuBLAS: sustained %.3f, joules %.3f; round 0 (control last) %.3f, round 1 "
                        "(control first) %.3f\n",

@@ -105,12 +105,17 @@ def table(records):
 
 
 def sustained_method(records):
-    """How the sustained windows were run, from the records' `method` (older runs lack the newer fields)."""
-    m = (records[0].get("method") or {}) if records else {}
-    rounds, heat = m.get("rounds", 1), m.get("heat_windows", 1)
-    order = (f"{rounds} rounds, the variants forward then in reverse" if "sustained_order" in m and rounds > 1
-             else f"{rounds} round{'s' if rounds > 1 else ''}, cuBLAS first")
-    return f"≥ 1 s windows back to back ({order}) after an unmeasured heat window of {heat:g} window{'s' if heat != 1 else ''}"
+    """How the sustained windows were run, from the records' `method` (older runs lack the newer fields);
+    records of runs with different methods get one description each, in order."""
+    texts = []
+    for r in records or [{}]:
+        m = r.get("method") or {}
+        rounds, heat = m.get("rounds", 1), m.get("heat_windows", 1)
+        order = (f"{rounds} rounds, the variants forward then in reverse" if "sustained_order" in m and rounds > 1
+                 else f"{rounds} round{'s' if rounds > 1 else ''}, cuBLAS first")
+        texts.append(f"≥ 1 s windows back to back ({order}) after an unmeasured heat window of {heat:g} "
+                     f"window{'s' if heat != 1 else ''}")
+    return " / ".join(dict.fromkeys(texts))
 
 
 def markdown(records, png_rel=None):

@@ -124,6 +124,10 @@ TPG_WGMMA_DEFINE(256)
 #define TPG_WGH_N128_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, "
 #define TPG_WGH_N128_OUTS TPG_R32(0)
 
+#define TPG_WGH_N160_PRED "42"
+#define TPG_WGH_N160_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, "
+#define TPG_WGH_N160_OUTS TPG_R32(0), TPG_R8(32)
+
 #define TPG_WGH_N192_PRED "50"
 #define TPG_WGH_N192_ARGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, "
 #define TPG_WGH_N192_OUTS TPG_R32(0), TPG_R16(32)
@@ -159,10 +163,11 @@ template <int N, int AB>
 __device__ __forceinline__ void tpg_mma(uint32_t (&d)[N / 4], uint64_t da, uint64_t db, int scale_d)
 {
     static_assert(AB == 1, "f16 accumulation takes fp16 operands");
-    static_assert(N == 64 || N == 96 || N == 128 || N == 192 || N == 256, "wgmma N");
+    static_assert(N == 64 || N == 96 || N == 128 || N == 160 || N == 192 || N == 256, "wgmma N");
     TPG_WGMMA_F16ACC_CASE(64)
     TPG_WGMMA_F16ACC_CASE(96)
     TPG_WGMMA_F16ACC_CASE(128)
+    TPG_WGMMA_F16ACC_CASE(160)
     TPG_WGMMA_F16ACC_CASE(192)
     TPG_WGMMA_F16ACC_CASE(256)
 }
