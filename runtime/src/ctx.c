@@ -19,6 +19,17 @@ void tpg__restore_device(int saved) {
     if (saved >= 0) (void)cudaSetDevice(saved);
 }
 
+void tpg__free_rank_buffers(const tpg_ctx *ctx, void **bufs) {
+    const int saved = tpg__save_device();
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
+        if (!bufs[r]) continue;
+        (void)cudaSetDevice(ctx->devices[r]);
+        (void)cudaFree(bufs[r]); /* teardown: nothing useful to do with an error here */
+        bufs[r] = NULL;
+    }
+    tpg__restore_device(saved);
+}
+
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
     TPG_CHECK_CUDA(ctx, cudaSetDevice(ctx->devices[rank]));
     return TPG_OK;

@@ -44,5 +44,8 @@ tpg_status tpg__use_device(tpg_ctx *ctx, int rank);
 /* Returns the current device (or -1) so that API calls leave the caller's current device alone. */
 int tpg__save_device(void);
 void tpg__restore_device(int saved);
+/* Frees bufs[r] (device memory of local rank r, or NULL) on each local rank's device and sets it to NULL;
+ * the caller's current device is kept. For an op's per-rank buffers (tile order, stream-K, trace). */
+void tpg__free_rank_buffers(const tpg_ctx *ctx, void **bufs);
 
 #endif /* TPG_CTX_INTERNAL_H */

@@ -22,7 +22,7 @@ struct tpg_op {
     tpg_buffer_layout layout;
     tpg_peers peers;                       /* symmetric buffers + shard pointers of every rank */
     void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each local rank */
-    int32_t *tile_order[TPG_MAX_TP];       /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
+    void *tile_order[TPG_MAX_TP];           /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
     void *sk_work[TPG_MAX_TP];             /* stream-K workspace of each local rank, NULL if none (stream_k.c) */
     int sk_tiles[TPG_MAX_TP];              /* the stream-K region's tiles on each local rank */
     /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from

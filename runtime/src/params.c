@@ -135,7 +135,7 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
     g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
     g->timeout_ns = op->ctx->timeout_ns;
-    g->tile_order = op->tile_order[rank];
+    g->tile_order = (const int *)op->tile_order[rank];
     tpg__stream_k_params(op, rank, g);
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);

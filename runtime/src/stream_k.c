@@ -55,11 +55,6 @@ void tpg__stream_k_params(const tpg_op *op, int rank, tpg_gemm_params *g) {
 }
 
 void tpg__stream_k_free(tpg_op *op) {
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
-        if (!op->sk_work[r]) continue;
-        (void)cudaSetDevice(op->ctx->devices[r]);
-        (void)cudaFree(op->sk_work[r]);
-        op->sk_work[r] = NULL;
-        op->sk_tiles[r] = 0;
-    }
+    tpg__free_rank_buffers(op->ctx, op->sk_work);
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) op->sk_tiles[r] = 0;
 }

@@ -34,11 +34,4 @@ out:
     return st;
 }
 
-void tpg__tile_order_free(tpg_op *op) {
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
-        if (!op->tile_order[r]) continue;
-        (void)cudaSetDevice(op->ctx->devices[r]);
-        (void)cudaFree(op->tile_order[r]);
-        op->tile_order[r] = NULL;
-    }
-}
+void tpg__tile_order_free(tpg_op *op) { tpg__free_rank_buffers(op->ctx, op->tile_order); }

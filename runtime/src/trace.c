@@ -26,13 +26,8 @@ void tpg__trace_apply(tpg_op *op, int r) {
 }
 
 void tpg__trace_free(tpg_op *op) {
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
-        if (!op->trace_buf[r]) continue;
-        (void)cudaSetDevice(op->ctx->devices[r]);
-        (void)cudaFree(op->trace_buf[r]);
-        op->trace_buf[r] = NULL;
-        tpg__trace_apply(op, r);
-    }
+    tpg__free_rank_buffers(op->ctx, op->trace_buf);
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) tpg__trace_apply(op, r);
     op->trace_bytes = 0;
 }
 
