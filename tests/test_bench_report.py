@@ -199,3 +199,22 @@ def test_no_gpu_exits_3(bench_bin):
         pytest.skip("a GPU may be visible here")
     res = subprocess.run([bench_bin, "--quick"], capture_output=True, text=True)
     assert res.returncode == 3 and "needs one Hopper" in res.stderr
+
+
+def test_tma_rate_lists_variants_that_fit_and_rejects_bad_problems(bench_bin):
+    """build/bench/tma_rate (ninja bench): every variant's ring fits one SM's shared memory, and a bad
+    problem is a usage error that names the argument, before any GPU is touched."""
+    tool = str(Path(bench_bin).parent / "tma_rate")
+    res = subprocess.run([tool, "--list"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 10 and sum("stores 1" in line for line in lines) == 5
+    for line in lines:
+        smem = int(line.rsplit("smem ", 1)[1])
+        assert 0 < smem <= 232448, line  # sm_90 opt-in maximum per block
+    for bad in (["--problem", "100x7x8"], ["--problem", "8x8"], ["--rounds", "17"], ["--iterations", "0"],
+                ["--compute-cycles", "0"], ["--epilogue-cycles", "-5"]):
+        res = subprocess.run([tool, *bad], capture_output=True, text=True)
+        assert res.returncode == 2 and "usage: tma_rate" in res.stderr and bad[0] in res.stderr, (bad, res.stderr)
+    res = subprocess.run([tool, "--epilogue-cycles", "2000"], capture_output=True, text=True)
+    assert res.returncode == 2 and "needs --compute-cycles" in res.stderr  # an epilogue follows emulated math only
