@@ -45,15 +45,17 @@ struct rate_params {
     unsigned long long *clock_out; /* CTA 0: {clock64, globaltimer} at start and end */
 };
 
-template <int BM, int BN, int CM, int CN, int S> struct rate_shape {
-    static constexpr uint32_t kA = BM * 128u, kB = BN * 128u, kSlot = kA + kB, kUnit = 64u * 128u;
+/* BK = 64: the kernel's 128-byte rows (128B swizzle); BK = 32: 64-byte rows (64B swizzle), twice the slots in
+ * the same shared memory - what a finer ring would give a kernel, tried here before in the kernel. */
+template <int BM, int BN, int BK, int CM, int CN, int S> struct rate_shape {
+    static constexpr uint32_t kA = BM * BK * 2u, kB = BN * BK * 2u, kSlot = kA + kB, kUnit = 64u * 128u;
     static constexpr uint32_t kSmem = S * kSlot + kUnit + 16u * S + 1024u; /* + alignment slack */
 };
 
-template <int BM, int BN, int CM, int CN, int S>
+template <int BM, int BN, int BK, int CM, int CN, int S>
 __global__ void __launch_bounds__(64, 1) tma_rate_kernel(const __grid_constant__ rate_params p)
 {
-    typedef rate_shape<BM, BN, CM, CN, S> Sh;
+    typedef rate_shape<BM, BN, BK, CM, CN, S> Sh;
     constexpr int kC = CM * CN;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = (tpg_smem_addr(smem_raw) + 1023u) & ~1023u; /* 128B swizzle: 1 KiB aligned boxes */
@@ -75,7 +77,7 @@ __global__ void __launch_bounds__(64, 1) tma_rate_kernel(const __grid_constant__
     g.units_m = (g.tiles_m + CM - 1) / CM;
     g.units_n = (g.tiles_n + CN - 1) / CN;
     g.units_per_batch = g.units_per_stage = g.total = g.units_m * g.units_n;
-    g.k_blocks = (p.k + 63) / 64;
+    g.k_blocks = (p.k + BK - 1) / BK;
     const int first = blockIdx.x / kC, stride = gridDim.x / kC;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         p.clock_out[0] = clock64();
@@ -100,10 +102,10 @@ __global__ void __launch_bounds__(64, 1) tma_rate_kernel(const __grid_constant__
                 const uint32_t bar = full + 8u * slot, a_dst = sA + slot * Sh::kA, b_dst = sB + slot * Sh::kB;
                 tpg_mbar_arrive_expect_tx(bar, Sh::kSlot);
                 const uint16_t mask = (uint16_t)((1u << kC) - 1u);
-                if (CN > 1) tpg_tma_load_2d_mc(a_dst + rank_n * (Sh::kA / CN), &p.a_map, bar, kb * 64, a_row, mask);
-                else tpg_tma_load_2d(a_dst, &p.a_map, bar, kb * 64, a_row);
-                if (CM > 1) tpg_tma_load_2d_mc(b_dst + rank_m * (Sh::kB / CM), &p.b_map, bar, kb * 64, b_row, mask);
-                else tpg_tma_load_2d(b_dst, &p.b_map, bar, kb * 64, b_row);
+                if (CN > 1) tpg_tma_load_2d_mc(a_dst + rank_n * (Sh::kA / CN), &p.a_map, bar, kb * BK, a_row, mask);
+                else tpg_tma_load_2d(a_dst, &p.a_map, bar, kb * BK, a_row);
+                if (CM > 1) tpg_tma_load_2d_mc(b_dst + rank_m * (Sh::kB / CM), &p.b_map, bar, kb * BK, b_row, mask);
+                else tpg_tma_load_2d(b_dst, &p.b_map, bar, kb * BK, b_row);
                 advance();
             }
         }
@@ -169,41 +171,68 @@ __global__ void __launch_bounds__(64, 1) tma_rate_kernel(const __grid_constant__
 
 struct rate_variant {
     const char *name;
-    int bm, bn, cm, cn, stages, stores;
-    void (*launch)(const rate_params &p, int grid, cudaStream_t s);
+    int bm, bn, bk, cm, cn, stages, stores;
+    int (*prepare)(int sms); /* sets the smem attribute; returns the grid: whole clusters that fit at once */
+    void (*launch)(const rate_params &p, int grid);
     unsigned int smem;
 };
 
-template <int BM, int BN, int CM, int CN, int S> static void launch_rate(const rate_params &p, int grid, cudaStream_t st)
+template <int BM, int BN, int BK, int CM, int CN, int S> static cudaLaunchConfig_t rate_config(int grid, cudaLaunchAttribute *attr)
 {
-    typedef rate_shape<BM, BN, CM, CN, S> Sh;
     cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
     cfg.gridDim = dim3((unsigned)grid);
     cfg.blockDim = dim3(64);
-    cfg.dynamicSmemBytes = Sh::kSmem;
-    cfg.stream = st;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = CM * CN;
-    attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+    cfg.dynamicSmemBytes = rate_shape<BM, BN, BK, CM, CN, S>::kSmem;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = CM * CN;
+    attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    RATE_CHECK(cudaFuncSetAttribute(tma_rate_kernel<BM, BN, CM, CN, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)Sh::kSmem));
-    RATE_CHECK(cudaLaunchKernelEx(&cfg, tma_rate_kernel<BM, BN, CM, CN, S>, p));
+    return cfg;
 }
 
-#define RATE_VARIANT(name, bm, bn, cm, cn, s, stores) \
-    {name, bm, bn, cm, cn, s, stores, launch_rate<bm, bn, cm, cn, s>, rate_shape<bm, bn, cm, cn, s>::kSmem}
+/* As runtime/src/graph.c sizes the GEMM's grid: every SM, in whole clusters, no more clusters than fit at once. */
+template <int BM, int BN, int BK, int CM, int CN, int S> static int prepare_rate(int sms)
+{
+    RATE_CHECK(cudaFuncSetAttribute(tma_rate_kernel<BM, BN, BK, CM, CN, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)rate_shape<BM, BN, BK, CM, CN, S>::kSmem));
+    int grid = sms / (CM * CN) * (CM * CN), fit = 0;
+    if (CM * CN > 1) {
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = rate_config<BM, BN, BK, CM, CN, S>(grid, &attr);
+        RATE_CHECK(cudaOccupancyMaxActiveClusters(&fit, tma_rate_kernel<BM, BN, BK, CM, CN, S>, &cfg));
+        if (fit < 1) {
+            fprintf(stderr, "tma_rate: no cluster of %d CTAs fits\n", CM * CN);
+            exit(5);
+        }
+        if (fit * CM * CN < grid) grid = fit * CM * CN;
+    }
+    return grid;
+}
 
-/* The shipped kernels' shapes (wide, 2x1, ping-pong's 128x128 ring), cuBLAS's short-K shape (256x128 in a 1x2
- * cluster), each with and without the output stores. */
+template <int BM, int BN, int BK, int CM, int CN, int S> static void launch_rate(const rate_params &p, int grid)
+{
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = rate_config<BM, BN, BK, CM, CN, S>(grid, &attr);
+    RATE_CHECK(cudaLaunchKernelEx(&cfg, tma_rate_kernel<BM, BN, BK, CM, CN, S>, p));
+}
+
+#define RATE_VARIANT(name, bm, bn, bk, cm, cn, s, stores)                                                     \
+    {name, bm, bn, bk, cm, cn, s, stores, prepare_rate<bm, bn, bk, cm, cn, s>, launch_rate<bm, bn, bk, cm, cn, s>, \
+     rate_shape<bm, bn, bk, cm, cn, s>::kSmem}
+
+/* The shipped kernels' shapes (wide 1x1, 2x1) and a 128x128 ring (ping-pong's tile, but every variant here
+ * is emulated as a cooperative kernel: a tile's epilogue stalls its CTA), cuBLAS's short-K shape (256x128 in
+ * a 1x2 cluster), and the 2x1 with 64-byte slots (BK = 32: 8 slots in the space of 4), each with and
+ * without the output stores. */
 static const rate_variant kVariants[] = {
-    RATE_VARIANT("128x256 1x1 s3", 128, 256, 1, 1, 3, 0), RATE_VARIANT("128x256 1x1 s3 +st", 128, 256, 1, 1, 3, 1),
-    RATE_VARIANT("128x256 1x1 s4", 128, 256, 1, 1, 4, 0), RATE_VARIANT("128x256 1x1 s4 +st", 128, 256, 1, 1, 4, 1),
-    RATE_VARIANT("128x256 2x1 s4", 128, 256, 2, 1, 4, 0), RATE_VARIANT("128x256 2x1 s4 +st", 128, 256, 2, 1, 4, 1),
-    RATE_VARIANT("256x128 1x2 s4", 256, 128, 1, 2, 4, 0), RATE_VARIANT("256x128 1x2 s4 +st", 256, 128, 1, 2, 4, 1),
-    RATE_VARIANT("128x128 1x1 s5", 128, 128, 1, 1, 5, 0), RATE_VARIANT("128x128 1x1 s5 +st", 128, 128, 1, 1, 5, 1),
+    RATE_VARIANT("128x256 1x1 s3", 128, 256, 64, 1, 1, 3, 0), RATE_VARIANT("128x256 1x1 s3 +st", 128, 256, 64, 1, 1, 3, 1),
+    RATE_VARIANT("128x256 1x1 s4", 128, 256, 64, 1, 1, 4, 0), RATE_VARIANT("128x256 1x1 s4 +st", 128, 256, 64, 1, 1, 4, 1),
+    RATE_VARIANT("128x256 2x1 s4", 128, 256, 64, 2, 1, 4, 0), RATE_VARIANT("128x256 2x1 s4 +st", 128, 256, 64, 2, 1, 4, 1),
+    RATE_VARIANT("128x256 2x1 k32 s8", 128, 256, 32, 2, 1, 8, 0),
+    RATE_VARIANT("128x256 2x1 k32 s8 +st", 128, 256, 32, 2, 1, 8, 1),
+    RATE_VARIANT("256x128 1x2 s4", 256, 128, 64, 1, 2, 4, 0), RATE_VARIANT("256x128 1x2 s4 +st", 256, 128, 64, 1, 2, 4, 1),
+    RATE_VARIANT("128x128 1x1 s5", 128, 128, 64, 1, 1, 5, 0), RATE_VARIANT("128x128 1x1 s5 +st", 128, 128, 64, 1, 1, 5, 1),
 };
 enum { kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]) };
 
@@ -212,7 +241,7 @@ static __global__ void fill_bits(uint16_t *x, size_t n, uint32_t seed)
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         uint32_t h = (uint32_t)i * 2654435761u ^ seed;
         h ^= h >> 15;
-        x[i] = (uint16_t)(0x3c00u | (h & 0x03ffu)); /* bf16 bits of a value in [1, 2): never zero */
+        x[i] = (uint16_t)(0x3c00u | (h & 0x03ffu)); /* bf16 bits of a value in [2^-7, 2): never zero */
     }
 }
 
@@ -236,13 +265,13 @@ struct rate_opts {
 };
 
 /* Stall-free time of the emulated pipeline in clocks: the busiest cluster's units, each k_blocks
- * k-blocks of c clocks plus one epilogue (0 without --compute-cycles). */
-static double model_clocks(const rate_variant &x, int m, int n, int k, int sms, long long c, long long e)
+ * k-blocks of c clocks plus one epilogue (0 without --compute-cycles); grid = the launch's CTAs. */
+static double model_clocks(const rate_variant &x, int m, int n, int k, int grid, long long c, long long e)
 {
     if (c <= 0) return 0.0;
     const long long units = (long long)((m + x.bm * x.cm - 1) / (x.bm * x.cm)) * ((n + x.bn * x.cn - 1) / (x.bn * x.cn));
-    const long long clusters = sms / (x.cm * x.cn), rounds = (units + clusters - 1) / clusters;
-    return (double)rounds * ((double)((k + 63) / 64) * c + (double)e);
+    const long long clusters = grid / (x.cm * x.cn), rounds = (units + clusters - 1) / clusters;
+    return (double)rounds * ((double)((k + x.bk - 1) / x.bk) * c + (double)e);
 }
 
 /* One problem: maps per variant, R rounds of every variant interleaved, medians printed. */
@@ -262,23 +291,25 @@ static void run_problem(tpg_ctx *ctx, int m, int n, int k, const rate_opts &o, i
     RATE_CHECK(cudaEventCreate(&e0));
     RATE_CHECK(cudaEventCreate(&e1));
     double us[kNumVariants][16], mhz[kNumVariants][16];
+    int grid[kNumVariants];
     rate_params prm[kNumVariants];
     for (int v = 0; v < kNumVariants; ++v) {
         const rate_variant &x = kVariants[v];
         memset(&prm[v], 0, sizeof prm[v]);
-        tpg_or_die(tpg_tensormap_encode(ctx, &prm[v].a_map, a, TPG_DTYPE_BF16, k, m, 64, x.bm / x.cn, "A"), ctx);
-        tpg_or_die(tpg_tensormap_encode(ctx, &prm[v].b_map, b, TPG_DTYPE_BF16, k, n, 64, x.bn / x.cm, "B"), ctx);
+        tpg_or_die(tpg_tensormap_encode(ctx, &prm[v].a_map, a, TPG_DTYPE_BF16, k, m, x.bk, x.bm / x.cn, "A"), ctx);
+        tpg_or_die(tpg_tensormap_encode(ctx, &prm[v].b_map, b, TPG_DTYPE_BF16, k, n, x.bk, x.bn / x.cm, "B"), ctx);
         tpg_or_die(tpg_tensormap_encode_d(ctx, &prm[v].d_map, d, TPG_DTYPE_BF16, n, m, 1, n, (int64_t)m * n, 128, "D"), ctx);
         prm[v].m = m, prm[v].n = n, prm[v].k = k, prm[v].stores = x.stores, prm[v].clock_out = clk;
-        prm[v].compute_cycles = o.compute_cycles * x.bm * x.bn / (128 * 256); /* the tensor pipe's time scales with the tile */
+        /* the tensor pipe's time per k-block scales with its volume */
+        prm[v].compute_cycles = o.compute_cycles * x.bm * x.bn * x.bk / (128 * 256 * 64);
         prm[v].epilogue_cycles = o.epilogue_cycles;
+        grid[v] = x.prepare(sms);
     }
     for (int r = 0; r < rounds; ++r)
         for (int v = 0; v < kNumVariants; ++v) {
-            const int grid = sms / (kVariants[v].cm * kVariants[v].cn) * (kVariants[v].cm * kVariants[v].cn);
-            for (int i = 0; i < 3; ++i) kVariants[v].launch(prm[v], grid, 0); /* warm-up */
+            for (int i = 0; i < 3; ++i) kVariants[v].launch(prm[v], grid[v]); /* warm-up */
             RATE_CHECK(cudaEventRecord(e0, 0));
-            for (int i = 0; i < iters; ++i) kVariants[v].launch(prm[v], grid, 0);
+            for (int i = 0; i < iters; ++i) kVariants[v].launch(prm[v], grid[v]);
             RATE_CHECK(cudaEventRecord(e1, 0));
             RATE_CHECK(cudaEventSynchronize(e1));
             float ms = 0.f;
@@ -291,19 +322,22 @@ static void run_problem(tpg_ctx *ctx, int m, int n, int k, const rate_opts &o, i
     printf("\n%d x %d x %d (bf16), %d calls per window, median of %d rounds; emulated math: %lld clocks per "
            "128x256x64 k-block, %lld per epilogue%s\n", m, n, k, iters, rounds, o.compute_cycles, o.epilogue_cycles,
            o.compute_cycles > 0 ? "" : " (off: loads released on arrival)");
-    printf("%-20s %9s %9s %8s %7s %8s %8s %9s %6s\n", "variant", "us/call", "GB in", "TB/s", "MHz", "B/clk/SM", "GB out",
+    printf("%-24s %5s %9s %9s %8s %7s %8s %8s %9s %6s\n", "variant", "CTAs", "us/call", "GB in", "TB/s", "MHz", "B/clk/SM", "GB out",
            "model us", "model/t");
     for (int v = 0; v < kNumVariants; ++v) {
         const rate_variant &x = kVariants[v];
-        const double tiles = (double)((m + x.bm - 1) / x.bm) * ((n + x.bn - 1) / x.bn);
-        const double gb_in = tiles * ((k + 63) / 64) * (x.bm + x.bn) * 128.0 / 1e9; /* into every receiving SM */
+        const int kc = x.cm * x.cn, ctas = grid[v];
+        /* tiles walked: whole units, so a ragged cluster grid's invalid partner tiles (which load) count */
+        const double tiles = (double)kc * ((m + x.bm * x.cm - 1) / (x.bm * x.cm)) * ((n + x.bn * x.cn - 1) / (x.bn * x.cn));
+        const double gb_in = tiles * ((k + x.bk - 1) / x.bk) * (x.bm + x.bn) * x.bk * 2.0 / 1e9; /* into every receiving SM */
         const double gb_out = x.stores ? (double)m * n * 2 / 1e9 : 0.0;
         qsort(us[v], rounds, sizeof(double), cmp_double);
         qsort(mhz[v], rounds, sizeof(double), cmp_double);
-        const double t = us[v][rounds / 2], f = mhz[v][rounds / 2];
-        const double model_us = f > 0 ? model_clocks(x, m, n, k, sms, prm[v].compute_cycles, o.epilogue_cycles) / f : 0.0;
-        printf("%-20s %9.1f %9.3f %8.2f %7.0f %8.1f %8.3f %9.1f %6.3f\n", x.name, t, gb_in, gb_in / t * 1e3, f,
-               f > 0 ? gb_in * 1e9 / (t * 1e-6) / (f * 1e6) / sms : 0.0, gb_out, model_us, model_us / t);
+        const double t = 0.5 * (us[v][(rounds - 1) / 2] + us[v][rounds / 2]), /* medians (even R: the middle two) */
+            f = 0.5 * (mhz[v][(rounds - 1) / 2] + mhz[v][rounds / 2]);
+        const double model_us = f > 0 ? model_clocks(x, m, n, k, ctas, prm[v].compute_cycles, o.epilogue_cycles) / f : 0.0;
+        printf("%-24s %5d %9.1f %9.3f %8.2f %7.0f %8.1f %8.3f %9.1f %6.3f\n", x.name, ctas, t, gb_in, gb_in / t * 1e3, f,
+               f > 0 ? gb_in * 1e9 / (t * 1e-6) / (f * 1e6) / ctas : 0.0, gb_out, model_us, model_us / t);
     }
     RATE_CHECK(cudaEventDestroy(e0));
     RATE_CHECK(cudaEventDestroy(e1));
@@ -313,36 +347,52 @@ static void run_problem(tpg_ctx *ctx, int m, int n, int k, const rate_opts &o, i
     RATE_CHECK(cudaFree(clk));
 }
 
+/* Whole-string integer in [lo, hi] (no trailing characters), or 0. */
+static int int_arg(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end = NULL;
+    const long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+/* "MxNxK" with M, N, K > 0 and N, K multiples of 8 (16-byte rows of D and of A / B), nothing after it. */
+static int problem_arg(const char *s, int (&p)[3])
+{
+    int used = 0;
+    return sscanf(s, "%dx%dx%d%n", &p[0], &p[1], &p[2], &used) == 3 && s[used] == '\0' && p[0] > 0 && p[1] > 0 &&
+           p[2] > 0 && p[1] % 8 == 0 && p[2] % 8 == 0;
+}
+
 int main(int argc, char **argv)
 {
     int probs[8][3], np = 0;
     rate_opts o = {50, 5, 0, 0};
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--problem") && i + 1 < argc && np < 8 &&
-            sscanf(argv[i + 1], "%dx%dx%d", &probs[np][0], &probs[np][1], &probs[np][2]) == 3 && probs[np][0] > 0 &&
-            probs[np][1] > 0 && probs[np][2] > 0 && probs[np][2] % 8 == 0 && probs[np][1] % 8 == 0) {
-            ++np, ++i;
-        } else if (!strcmp(argv[i], "--list")) { /* the variants and their shared memory; no GPU needed */
-            for (int v = 0; v < kNumVariants; ++v)
-                printf("%-20s tile %dx%d cluster %dx%d stages %d stores %d smem %u\n", kVariants[v].name, kVariants[v].bm,
-                       kVariants[v].bn, kVariants[v].cm, kVariants[v].cn, kVariants[v].stages, kVariants[v].stores,
-                       kVariants[v].smem);
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+        long long x = 0;
+        if (!strcmp(f, "--list")) { /* the variants and their shared memory; no GPU needed */
+            for (int j = 0; j < kNumVariants; ++j)
+                printf("%-24s tile %dx%dx%d cluster %dx%d stages %d stores %d smem %u\n", kVariants[j].name,
+                       kVariants[j].bm, kVariants[j].bn, kVariants[j].bk, kVariants[j].cm, kVariants[j].cn,
+                       kVariants[j].stages, kVariants[j].stores, kVariants[j].smem);
             return 0;
-        } else if (!strcmp(argv[i], "--iterations") && i + 1 < argc && (o.iters = atoi(argv[i + 1])) > 0) {
-            ++i;
-        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc && (o.rounds = atoi(argv[i + 1])) > 0 && o.rounds <= 16) {
-            ++i;
-        } else if (!strcmp(argv[i], "--compute-cycles") && i + 1 < argc && (o.compute_cycles = atoll(argv[i + 1])) > 0 &&
-                   o.compute_cycles <= 1000000) {
-            ++i;
-        } else if (!strcmp(argv[i], "--epilogue-cycles") && i + 1 < argc && (o.epilogue_cycles = atoll(argv[i + 1])) >= 0 &&
-                   o.epilogue_cycles <= 1000000 && isdigit((unsigned char)argv[i + 1][0])) {
-            ++i;
-        } else {
-            fprintf(stderr, "usage: tma_rate [--problem MxNxK (N, K multiples of 8; up to 8)]... [--iterations N > 0] "
-                            "[--rounds 1..16]\n                [--compute-cycles 1..1000000] [--epilogue-cycles 0..1000000] [--list]\n  bad or incomplete argument: %s\n", argv[i]);
+        }
+        int ok = 1;
+        if (!strcmp(f, "--problem")) ok = np < 8 && problem_arg(v, probs[np]) && ++np;
+        else if (!strcmp(f, "--iterations")) ok = int_arg(v, 1, 100000, &x) && (o.iters = (int)x);
+        else if (!strcmp(f, "--rounds")) ok = int_arg(v, 1, 16, &x) && (o.rounds = (int)x);
+        else if (!strcmp(f, "--compute-cycles")) ok = int_arg(v, 1, 1000000, &o.compute_cycles);
+        else if (!strcmp(f, "--epilogue-cycles")) ok = int_arg(v, 0, 1000000, &o.epilogue_cycles);
+        else ok = 0;
+        if (!ok) {
+            fprintf(stderr, "usage: tma_rate [--problem MxNxK (N, K multiples of 8; up to 8)]... [--iterations 1..100000] "
+                            "[--rounds 1..16]\n                [--compute-cycles 1..1000000] [--epilogue-cycles 0..1000000] "
+                            "[--list]\n  bad or incomplete argument: %s %s\n", f, v);
             return 2;
         }
+        ++i;
     }
     if (np == 0) { /* the short-K problems of the issue-3 gap, and a long-K one */
         const int def[3][3] = {{8192, 4096, 2048}, {4096, 4096, 4096}, {16384, 5120, 8192}};

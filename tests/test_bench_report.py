@@ -208,12 +208,14 @@ def test_tma_rate_lists_variants_that_fit_and_rejects_bad_problems(bench_bin):
     res = subprocess.run([tool, "--list"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert len(lines) == 10 and sum("stores 1" in line for line in lines) == 5
+    assert len(lines) == 12 and sum("stores 1" in line for line in lines) == 6
+    assert any("x32 cluster 2x1 stages 8" in line for line in lines)  # the 64-byte-slot ring
     for line in lines:
         smem = int(line.rsplit("smem ", 1)[1])
         assert 0 < smem <= 232448, line  # sm_90 opt-in maximum per block
     for bad in (["--problem", "100x7x8"], ["--problem", "8x8"], ["--rounds", "17"], ["--iterations", "0"],
-                ["--compute-cycles", "0"], ["--epilogue-cycles", "-5"]):
+                ["--compute-cycles", "0"], ["--epilogue-cycles", "-5"], ["--problem", "4096x4096x4096z"],
+                ["--iterations", "10abc"]):
         res = subprocess.run([tool, *bad], capture_output=True, text=True)
         assert res.returncode == 2 and "usage: tma_rate" in res.stderr and bad[0] in res.stderr, (bad, res.stderr)
     res = subprocess.run([tool, "--epilogue-cycles", "2000"], capture_output=True, text=True)

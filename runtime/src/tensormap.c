@@ -35,15 +35,20 @@ static CUtensorMapDataType map_type(tpg_dtype t) {
 
 tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr, tpg_dtype dtype, int64_t k,
                                 int64_t rows_total, int box_k, int box_rows, const char *what) {
+    const size_t esize = tpg_dtype_size(dtype);
+    const size_t row_bytes = (size_t)box_k * esize; /* the swizzle spans one box row */
+    if (row_bytes != 128 && row_bytes != 64)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "%s: a box row of %d %s is %zu bytes (128 or 64)", what, box_k,
+                 tpg_dtype_name(dtype), row_bytes);
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     TPG_CHECK(get_encode(ctx, &encode));
-    const size_t esize = tpg_dtype_size(dtype);
     cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows_total};
     cuuint64_t strides[1] = {(cuuint64_t)k * esize}; /* bytes between rows */
     cuuint32_t box[2] = {(cuuint32_t)box_k, (cuuint32_t)box_rows};
     cuuint32_t elem_strides[2] = {1, 1};
+    const CUtensorMapSwizzle swizzle = row_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     CUresult r = encode(map, map_type(dtype), 2, (void *)ptr, dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         TPG_FAIL(ctx, TPG_ERR_CUDA,
