@@ -46,7 +46,7 @@ KERNEL = Field("map", fields={
     "tile": Field("map", required=True, fields={
         "bm": Field("int", required=True, doc="64·consumers·{1,2}"),
         "bn": Field("int", required=True, doc="64, 128, 192 or 256 (the wgmma N shapes); 320 with cooperative_n in a 2x1 cluster"),
-        "bk": Field("int", required=True, doc="128 / sizeof(dtype)"),
+        "bk": Field("int", required=True, doc="128 / sizeof(dtype), or 64 / sizeof(dtype) (64B swizzle)"),
     }),
     "stages": Field("int", doc="an integer >= 2, or omit for the largest that fits"),
     "consumers": Field("int", default=2, enum=K.CONSUMERS),

@@ -23,6 +23,7 @@ EPI_BUFFERS = (2, 16)        # store buffers per consumer warpgroup (TPG_EPI_BUF
 EPI_SUBTILE_M = (64,)        # epilogue subtile rows: one warpgroup's m64 slab
 EPI_SUBTILE_N = (32, 64)     # epilogue subtile columns (16-bit output: 64 or 128 bytes of a row)
 EPI_CHUNK_BYTES = (64, 128)  # the store unit's row bytes the kernel implements (64B / 128B swizzle)
+SLOT_ROW_BYTES = (128, 64)  # BK·sizeof(operand): the operand swizzle's width (wgmma.cuh tpg_wgmma_desc)
 RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, scheduler.cuh)
 RASTERS = ("grouped", "hilbert")  # tile walk: grouped (computed in the kernel) or a Hilbert-curve table
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
@@ -361,9 +362,10 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
     if consumers not in CONSUMERS:
         return [("consumers", f"{consumers} consumer warpgroups", ", ".join(map(str, CONSUMERS)))]
     esize = DTYPE_SIZE[dtype]
-    if bk * esize != 128:
-        out.append(("tile.bk", f"{bk}: BK·sizeof({dtype}) = {bk * esize} bytes, must be 128 "
-                    "(one 128B-swizzle row)", str(128 // esize)))
+    if bk * esize not in SLOT_ROW_BYTES:
+        out.append(("tile.bk", f"{bk}: BK·sizeof({dtype}) = {bk * esize} bytes, must be 128 (one 128B-swizzle "
+                    "row) or 64 (64B swizzle: twice the ring slots in the same memory)",
+                    ", ".join(str(b // esize) for b in SLOT_ROW_BYTES)))
     if mode == "pingpong":
         if bm not in PINGPONG_BMS:
             out.append(("tile.bm", f"{bm}: with pingpong each warpgroup owns a whole tile, BM must be 64·{{1,2}}",

@@ -137,6 +137,12 @@ HEADER_ONLY = [
     ("diag_stagger", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                      "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_STAGGER_NS=11000 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                      "-DTPG_CLUSTER_N=1"),
+    # 64-byte ring slots (bk: 32, 64B swizzle; self-tests k32, c2x1k32): the wide kernel with 6 stages, and the
+    # 2x1 cluster with 8 stages in the memory of 4
+    ("bk32_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_BK=32 -DTPG_STAGES=6 "
+                  "-DTPG_CONSUMERS=2 -DTPG_EPI_BUFFERS=5 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("bk32_c2x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_BK=32 -DTPG_STAGES=8 "
+                  "-DTPG_CONSUMERS=2 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
     ("stream_k_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                          "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_ACC_F16=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                          "-DTPG_CLUSTER_N=1"),
@@ -149,7 +155,7 @@ def test_header_only_instances_compile_clean(build, tmp_path, name, defines):
     cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-Xptxas", "-v",
            "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
            "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
-           "-DTPG_BK=64", *defines.split(),
+           *([] if "TPG_BK=" in defines else ["-DTPG_BK=64"]), *defines.split(),
            "-c", str(ROOT / "tests/gpu/selftest_instance.cu"), "-o", str(tmp_path / f"{name}.o")]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{name} does not compile:\n{r.stderr[-4000:]}"

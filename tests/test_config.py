@@ -49,8 +49,8 @@ CASES = [
      ["did you mean 'stages'?", "allowed: name, dtype, acc, tile, stages, consumers, cluster"]),
     ("smem_overflow", "stages: 4", "stages: 6", "stages: 6", "kernels[0].stages",
      ["329728 bytes", "97280 over the limit of 232448", "allowed: 2..4"]),
-    ("illegal_tile_bk", "bk: 64", "bk: 32", "bk: 32", "kernels[0].tile.bk",
-     ["must be 128", "allowed: 64"]),
+    ("illegal_tile_bk", "bk: 64", "bk: 16", "bk: 16", "kernels[0].tile.bk",
+     ["32 bytes, must be 128", "or 64 (64B swizzle", "allowed: 64, 32"]),
     ("illegal_tile_bm", "bm: 128", "bm: 96", "bm: 96", "kernels[0].tile.bm",
      ["64·consumers·{1,2}", "allowed: 128, 256"]),
     ("illegal_tile_bn", "bn: 256", "bn: 250", "bn: 250", "kernels[0].tile.bn",
@@ -198,6 +198,15 @@ def test_omitted_stages_take_the_largest_that_fits():
     (k,) = plan.build(doc, "x.yaml").kernels
     assert k.stages == 4 and k.smem_bytes == 231424 <= kernels.SMEM_LIMIT
     assert kernels.smem_bytes(5, 128, 256, 64, "bf16") > kernels.SMEM_LIMIT
+
+
+def test_64_byte_slots_double_the_stages_that_fit():
+    """bk: 32 (64-byte rows, 64B swizzle): half the bytes per ring slot, so twice the stages in the same memory;
+    the kernel's name says which (bk is part of the instance)."""
+    text = BASE.replace("bk: 64}", "bk: 32}").replace("    stages: 4\n", "")
+    (k,) = plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml").kernels
+    assert (k.bk, k.stages) == (32, 8) and k.smem_bytes <= kernels.SMEM_LIMIT and "128x256x32_s8" in k.name
+    assert kernels.smem_bytes(9, 128, 256, 32, "bf16") > kernels.SMEM_LIMIT
 
 
 def test_defaults_and_tp_scalar():

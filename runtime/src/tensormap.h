@@ -8,8 +8,8 @@
 #include "tpgemm.h"
 
 /* Encodes a 2-D map over `rows_total` rows of `k` elements of dtype at ptr (row pitch k * size bytes),
- * box {box_k, box_rows}, swizzled over one box row (128B swizzle for the kernels' 128-byte rows; 64B for
- * 64-byte rows, which only bench/tma_rate.cu uses so far), 256B L2 promotion, no OOB fill. `what` names
+ * box {box_k, box_rows}, swizzled over one box row (128B swizzle for 128-byte rows; 64B for the 64-byte
+ * rows of `bk: 32` kernels and bench/tma_rate.cu's BK = 32 walks), 256B L2 promotion, no OOB fill. `what` names
  * the operand in the error message. TPG_ERR_INVALID_ARGUMENT for other row sizes, TPG_ERR_CUDA (with the
  * CUresult) on failure. */
 tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr, tpg_dtype dtype, int64_t k,

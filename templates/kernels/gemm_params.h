@@ -30,8 +30,8 @@ extern "C" {
 #define TPG_DEVICE_TIMEOUT 1u
 
 typedef struct tpg_stage_params {
-    CUtensorMap a_map; /* 2-D map {k, a rows}, 128B swizzle, box {BK, BM} */
-    CUtensorMap b_map; /* 2-D map {k, b rows}, 128B swizzle, box {BK, BN} */
+    CUtensorMap a_map; /* 2-D map {k, a rows}, swizzled over a box row (128B or 64B), box {BK, BM} */
+    CUtensorMap b_map; /* 2-D map {k, b rows}, swizzled over a box row (128B or 64B), box {BK, BN} */
     /* Destination map (TMA store): 3-D {n, m, l} over `d` with row stride d_ld and batch stride d_batch
      * (bytes = elements * sizeof(output)), i.e. exactly the stage's true m x n extent per batch, so the
      * store clips ragged tiles; 128B swizzle, box {128 / sizeof(output), 64, 1}. `d` stays the same

@@ -95,6 +95,7 @@ constexpr int kAccN = kWgN / 2;                        /* f32 accumulators per t
 #endif
 constexpr bool kAccF16 = TPG_ACC_F16;
 static_assert(!kAccF16 || TPG_AB_DTYPE == 1, "TPG_ACC_F16: wgmma accumulates in f16 for fp16 operands only");
+constexpr uint32_t kRowBytes = kBK * kElem;      /* one K-major smem row: the swizzle's width (128 or 64 B) */
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */
 constexpr uint32_t kSlotBytes = kABytes + kBBytes;
@@ -177,7 +178,8 @@ constexpr int kConsumerRegs = kConsumers == 1 ? 240 : kConsumers == 2 ? (kCluste
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kLaunchRegs * kThreads,
               "register split over the launch allocation: setmaxnreg.inc would wait forever");
 
-static_assert(kBK * kElem == 128, "BK * sizeof(operand) must be 128 bytes (one 128B-swizzle atom per row)");
+static_assert(kRowBytes == 128 || kRowBytes == 64,
+              "BK * sizeof(operand) must be 128 bytes (128B swizzle) or 64 bytes (64B swizzle, twice the slots)");
 static_assert(kPingpong || kSplitN || (kBM % (64 * kConsumers) == 0 && (kSlabs == 1 || kSlabs == 2)),
               "cooperative: each consumer warpgroup must own one or two m64 slabs: BM = 64 * consumers * {1,2}");
 static_assert(!kSplitN || (kConsumers == 2 && kBM % 64 == 0 && kBM <= 256 && kBN % 16 == 0 &&

@@ -146,8 +146,8 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
     int prev_slot = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
         tpg_mbar_wait(full + 8 * ring.slot, ring.phase);
-        const uint64_t da = tpg_wgmma_desc(sA + ring.slot * kABytes + a_off);
-        const uint64_t db = tpg_wgmma_desc(sB + ring.slot * kBBytes);
+        const uint64_t da = tpg_wgmma_desc<kRowBytes>(sA + ring.slot * kABytes + a_off);
+        const uint64_t db = tpg_wgmma_desc<kRowBytes>(sB + ring.slot * kBBytes);
 #pragma unroll
         for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
         tpg_wgmma_fence();
@@ -155,8 +155,8 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
         for (int kk = 0; kk < kBK / 16; ++kk) {
 #pragma unroll
             for (int j = 0; j < kSlabs; ++j)
-                /* +2 per k16 step = +32 bytes; +512 per m64 slab = 64 rows * 128 B >> 4 */
-                tpg_mma<kWgN, TPG_AB_DTYPE>(acc[j], da + 2 * kk + 512 * j, db + 2 * kk, (kb | kk) != 0);
+                /* +2 per k16 step = +32 bytes; per m64 slab 64 rows * kRowBytes >> 4 (512 for 128-byte rows) */
+                tpg_mma<kWgN, TPG_AB_DTYPE>(acc[j], da + 2 * kk + (64 * kRowBytes >> 4) * j, db + 2 * kk, (kb | kk) != 0);
         }
         tpg_wgmma_commit();
 #pragma unroll
@@ -223,10 +223,10 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
     float acc[kSlabs][kAccN];
     tpg_ring ring = {0, 0};
     bool gave_up = false;
-    /* this warpgroup's first A row inside a slot: (wg * kSlabs + j) * 64 rows of 128 bytes */
-    const uint32_t a_off = kSplitN ? 0u : (uint32_t)(wg * kSlabs) * 64u * 128u;
-    /* cooperative_n: this warpgroup's B rows (tile columns) start kWgN rows of 128 bytes into a slot */
-    const uint32_t sBw = sB + (kSplitN ? (uint32_t)(wg * kWgN) * 128u : 0u);
+    /* this warpgroup's first A row inside a slot: (wg * kSlabs + j) * 64 rows of kRowBytes */
+    const uint32_t a_off = kSplitN ? 0u : (uint32_t)(wg * kSlabs) * 64u * kRowBytes;
+    /* cooperative_n: this warpgroup's B rows (tile columns) start kWgN rows of kRowBytes into a slot */
+    const uint32_t sBw = sB + (kSplitN ? (uint32_t)(wg * kWgN) * kRowBytes : 0u);
     tpg_epi_state est = tpg_epi_init(p, ctid);
     /* deferred stores: the last kDefer store units of each tile go out during the next mainloop */
     constexpr int kTileUnits = tpg_epi_tile_units<TPG_CD_DTYPE, kWgN, kSlabs, kEpiChunk>();

@@ -15,18 +15,20 @@
 
 #include <stdint.h>
 
-/* Descriptor of a K-major, 128B-swizzled tile whose rows are 128 bytes (BK * sizeof(T) == 128) and
- * whose base is 1024-byte aligned (so base_offset = 0):
+/* Descriptor of a K-major tile swizzled over its ROW_BYTES-byte rows (BK * sizeof(T): 128 bytes with the
+ * 128B swizzle, or 64 bytes with the 64B swizzle) whose base is 1024-byte aligned (so base_offset = 0):
  *   bits  0-13 start address >> 4 · bits 16-29 LBO >> 4 (unused for swizzled K-major; 16 B)
- *   bits 32-45 SBO >> 4 = 1024 B between 8-row core-matrix groups · bits 62-63 layout 1 = 128B swizzle.
- * Stepping k16 inside the 128-byte row is +32 bytes = +2 on the encoded start address. */
-__device__ __forceinline__ uint64_t tpg_wgmma_desc(uint32_t smem_addr)
+ *   bits 32-45 SBO >> 4 = 8 rows between 8-row core-matrix groups (1024 or 512 B)
+ *   bits 62-63 layout: 1 = 128B swizzle, 2 = 64B swizzle.
+ * Stepping k16 inside a row is +32 bytes = +2 on the encoded start address (a 64-byte row holds two). */
+template <int ROW_BYTES> __device__ __forceinline__ uint64_t tpg_wgmma_desc(uint32_t smem_addr)
 {
+    static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "K-major rows of 128 or 64 bytes");
     uint64_t d = 0;
     d |= (uint64_t)((smem_addr & 0x3FFFF) >> 4);
     d |= (uint64_t)(16 >> 4) << 16;
-    d |= (uint64_t)(1024 >> 4) << 32;
-    d |= (uint64_t)1 << 62;
+    d |= (uint64_t)((8 * ROW_BYTES) >> 4) << 32;
+    d |= (uint64_t)(ROW_BYTES == 128 ? 1 : 2) << 62;
     return d;
 }
 

@@ -31,7 +31,7 @@
 #define KERNELS(X)                                                                                    \
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
-        X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2)
+        X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;

@@ -11,12 +11,13 @@
 #   128x128 with deferred signal flags (pp128df, `deferred_flags: true`), ping-pong 128x128 with pipelined
 #   partial loads (pp128ps, `prefetch_sources: true`), both (pp128both), TMA-loaded partials (pp128tma,
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
-#   ping-pong with TMA-loaded partials; `acc: f16`); every
+#   ping-pong with TMA-loaded partials; `acc: f16`), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
+#   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -28,20 +29,20 @@ INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/s
 # smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
 inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
-       #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] ["A=1 -DB=1": more -D defines]
-    local chunk=${10:-128} raster=${11:-0} bufs=${12:-0} extra=${13:-}
+       #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] ["A=1 -DB=1": more -D defines] [bk]
+    local chunk=${10:-128} raster=${11:-0} bufs=${12:-0} extra=${13:-} bk=${14:-64}
     local epi=$((2 * $4 * chunk * ($9 == 0 ? 1 : 2))) # default buffers: 2 per m64 slab a warpgroup owns
     [ "$bufs" != 0 ] && epi=$((2 * bufs * 64 * chunk))
-    local smem=$(($6 * ($4 + $5) * 128 + epi + 2048))
+    local smem=$(($6 * ($4 + $5) * bk * 2 + epi + 2048))
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 -Xptxas -v "${INC[@]}" \
         -DTPG_KERNEL_NAME=tpg_selftest_$1 -DTPG_ENTRY_NAME=tpg_selftest_$1_entry -DTPG_AB_DTYPE=$2 -DTPG_CD_DTYPE=$3 \
-        -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=64 -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
+        -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=$bk -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
         -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=8 -DTPG_EPI_CHUNK_BYTES=$chunk -DTPG_RASTER=$raster \
         $([ "$bufs" != 0 ] && echo "-DTPG_EPI_BUFFERS=$bufs") $([ -n "$extra" ] && echo "-D$extra") \
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -60,6 +61,8 @@ inst pp128both 0 0 128 128 5 1 1 1 128 0 0 "TPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_
 inst pp128tma 0 0 128 128 5 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # ping-pong, partials by TMA + ldmatrix
 inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide" with f16 accumulation (acc: f16)
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
+inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots, 64B swizzle): the wide kernel, 6 stages
+inst c2x1k32 0 0 128 256 8 2 1 0 128 0 0 "" 32 & pids+=($!) # bk 32 in a 2x1 cluster: 8 stages in the memory of 4
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }

@@ -11,6 +11,7 @@ typedef struct tpg_selftest_shape {
     int dtype;                /* 0 bf16, 1 fp16 (operands and outputs) */
     int epi_chunk_bytes;      /* epilogue subtile row bytes: the D map's box width and swizzle (128 / 64) */
     int raster;               /* TPG_RASTER: 1 = the walk order comes from p.tile_order */
+    int bk;                   /* TPG_BK: the operand maps' box width; its row bytes pick the swizzle (128 / 64) */
 } tpg_selftest_shape;
 
 #endif

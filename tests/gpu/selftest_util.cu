@@ -63,16 +63,18 @@ static CUtensorMapDataType map_type(const kern &K)
     return K.s.dtype == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 }
 
-/* K-major operand map: {k, rows}, 128B swizzle, box {64, box_rows}; OOB reads are zero-filled. */
+/* K-major operand map: {k, rows}, box {bk, box_rows} swizzled over its row (128B for 128-byte rows, 64B for
+ * 64-byte ones, as runtime/src/tensormap.c); OOB reads are zero-filled. */
 static void make_map(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k,
                      unsigned int box_rows)
 {
     cuuint64_t dims[2] = {k, rows};
     cuuint64_t strides[1] = {k * 2};
-    cuuint32_t box[2] = {64, box_rows};
+    cuuint32_t box[2] = {(cuuint32_t)K.s.bk, box_rows};
     cuuint32_t estr[2] = {1, 1};
+    const CUtensorMapSwizzle swizzle = K.s.bk * 2 == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     CUresult r = g_encode(map, map_type(K), 2, (void *)base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                          swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) rows=%llu k=%llu box=%u\n", (int)r, rows, k, box_rows);
