@@ -16,7 +16,8 @@
 #include <stdint.h>
 
 /* Descriptor of a K-major tile swizzled over its ROW_BYTES-byte rows (BK * sizeof(T): 128 bytes with the
- * 128B swizzle, or 64 bytes with the 64B swizzle) whose base is 1024-byte aligned (so base_offset = 0):
+ * 128B swizzle, or 64 bytes with the 64B swizzle) whose base sits on a swizzle-pattern boundary (1024 or
+ * 512 bytes; the kernel's slots are 1024-aligned), so base_offset = 0:
  *   bits  0-13 start address >> 4 · bits 16-29 LBO >> 4 (unused for swizzled K-major; 16 B)
  *   bits 32-45 SBO >> 4 = 8 rows between 8-row core-matrix groups (1024 or 512 B)
  *   bits 62-63 layout: 1 = 128B swizzle, 2 = 64B swizzle.
