@@ -208,7 +208,7 @@ def test_tma_rate_lists_variants_that_fit_and_rejects_bad_problems(bench_bin):
     res = subprocess.run([tool, "--list"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert len(lines) == 12 and sum("stores 1" in line for line in lines) == 6
+    assert len(lines) == 14 and sum("stores 1" in line for line in lines) == 8
     assert any("x32 cluster 2x1 stages 8" in line for line in lines)  # the 64-byte-slot ring
     for line in lines:
         smem = int(line.rsplit("smem ", 1)[1])
