@@ -1,5 +1,5 @@
 /* tpg_tensormap_encode's argument check (runtime/src/tensormap.c): the swizzle spans one box row, so only
- * 128-byte rows (the kernels) and 64-byte rows (bench/tma_rate.cu's BK = 32 slots) are accepted, and the
+ * 128-byte rows and 64-byte rows (`bk: 32` kernels, bench/tma_rate.cu's BK = 32 walks) are accepted, and the
  * refusal comes before the driver is asked for anything. No GPU needed. */
 #include <cuda.h>
 

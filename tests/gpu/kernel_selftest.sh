@@ -26,7 +26,7 @@ NVCC="${NVCC:-nvcc}"
 ARCH=(-gencode arch=compute_90a,code=sm_90a)
 INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/src" -I "$root/tests/gpu")
 
-# smem as generator/kernels.py computes it: stages*(BM+BN)*128 + epilogue + 2048, where the epilogue is
+# smem as generator/kernels.py computes it: stages*(BM+BN)*BK*2 + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
 inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
        #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] ["A=1 -DB=1": more -D defines] [bk]
