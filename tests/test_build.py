@@ -137,6 +137,19 @@ HEADER_ONLY = [
     ("diag_stagger", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                      "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_STAGGER_NS=11000 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                      "-DTPG_CLUSTER_N=1"),
+    # the time-decomposition diagnostics (defines: TPG_DIAG_NO_MMA / NO_LOAD / NO_EPI / NO_STORE, docs/PERF_NOTES.md) in the
+    # wide kernel, the 2x1 pair and the ping-pong kernel: they must keep compiling clean
+    ("diag_decompose_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                            "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_NO_MMA=1 -DTPG_DIAG_NO_LOAD=1 -DTPG_DIAG_NO_EPI=1 "
+                            "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("diag_no_load_c2x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
+                          "-DTPG_DIAG_NO_LOAD=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
+    ("diag_no_store_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                           "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_NO_STORE=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
+                           "-DTPG_CLUSTER_N=1"),
+    ("diag_no_epi_pingpong", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
+                             "-DTPG_CONSUMER_MODE=1 -DTPG_DIAG_NO_EPI=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
+                             "-DTPG_CLUSTER_N=1"),
     # 64-byte ring slots (bk: 32, 64B swizzle; self-tests k32, c2x1k32): the wide kernel with 6 stages, and the
     # 2x1 cluster with 8 stages in the memory of 4
     ("bk32_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_BK=32 -DTPG_STAGES=6 "

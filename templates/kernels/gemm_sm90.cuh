@@ -155,6 +155,23 @@ constexpr bool kTmaPartials = TPG_TMA_PARTIALS;
 static_assert(!kTmaPartials || (kPingpong && TPG_CD_DTYPE != 4 && !kPrefetchSources),
               "TPG_TMA_PARTIALS: ping-pong, 16-bit outputs, and not with TPG_PREFETCH_SOURCES (both load partials)");
 constexpr int kSrcBars = kTmaPartials ? kConsumers * kEpiBuffers : 0; /* partial-load mbarriers */
+/* Time decomposition, diagnostics only (`defines:` of an x_ kernel; docs/PERF_NOTES.md, 2026-12-01 11:20Z): a
+ * build without one part of the work, timed against the full kernel, says what that part costs in place.
+ * TPG_DIAG_NO_MMA: the consumers issue no wgmma (the outputs are garbage). TPG_DIAG_NO_LOAD: the producer
+ * arrives on each full barrier without loading (the wgmmas read whatever the ring holds). TPG_DIAG_NO_EPI: no
+ * epilogue (nothing is stored; NO_MMA with it leaves the consumers only the ring waits). TPG_DIAG_NO_STORE:
+ * the whole epilogue but its TMA store instructions (epilogue.cuh). Cooperative and ping-pong alike; never in a
+ * shipped config. */
+#ifndef TPG_DIAG_NO_MMA
+#define TPG_DIAG_NO_MMA 0
+#endif
+#ifndef TPG_DIAG_NO_LOAD
+#define TPG_DIAG_NO_LOAD 0
+#endif
+#ifndef TPG_DIAG_NO_EPI
+#define TPG_DIAG_NO_EPI 0
+#endif
+constexpr bool kDiagNoMma = TPG_DIAG_NO_MMA, kDiagNoLoad = TPG_DIAG_NO_LOAD, kDiagNoEpi = TPG_DIAG_NO_EPI;
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
  * 2 mbarriers per slot + the partial-load mbarriers */

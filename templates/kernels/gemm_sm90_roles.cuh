@@ -108,6 +108,11 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
              * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
             tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
             const uint32_t bar = full + 8 * ring.slot;
+            if constexpr (kDiagNoLoad) { /* the arrival alone completes the phase (no bytes expected) */
+                tpg_mbar_arrive(bar);
+                ring.advance();
+                continue;
+            }
             /* every byte that lands in this CTA's slot: its own box of one operand and both halves of
              * the shared one (own + partner's multicast); full boxes, even where zero-filled. The
              * partner's half may land before this expect_tx (the tx-count goes negative meanwhile);
@@ -156,7 +161,9 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
 #pragma unroll
             for (int j = 0; j < kSlabs; ++j)
                 /* +2 per k16 step = +32 bytes; per m64 slab 64 rows * kRowBytes >> 4 (512 for 128-byte rows) */
-                tpg_mma<kWgN, TPG_AB_DTYPE>(acc[j], da + 2 * kk + (64 * kRowBytes >> 4) * j, db + 2 * kk, (kb | kk) != 0);
+                if constexpr (!kDiagNoMma)
+                    tpg_mma<kWgN, TPG_AB_DTYPE>(acc[j], da + 2 * kk + (64 * kRowBytes >> 4) * j, db + 2 * kk,
+                                                (kb | kk) != 0);
         }
         tpg_wgmma_commit();
 #pragma unroll
@@ -271,7 +278,10 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
                     tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, w.sk_lo, first, ctid, gave_up);
             }
         }
-        if (tile.valid) { /* an invalid partner tile only fed the partner's multicast */
+        /* an invalid partner tile only fed the partner's multicast. TPG_DIAG_NO_EPI skips the epilogue by a
+         * condition that is false at run time but not at compile time: with the epilogue compiled out the
+         * accumulators are dead and ptxas deletes the wgmmas too */
+        if (tile.valid && !(kDiagNoEpi && p.m > 0)) {
             const tpg_stage_params &sp = p.stage[tile.stage];
             bool packed = false; /* fp32 outputs and 3 consumers never instantiate the packing */
             if constexpr (kDeferStores) {
@@ -322,9 +332,10 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                           i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
-                          kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid, gave_up, est, sD,
-                                        src_bars);
+        if (!(kDiagNoEpi && p.m > 0)) /* run-time false only: see tpg_consumer_coop */
+            tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
+                              kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid,
+                                                              gave_up, est, sD, src_bars);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */
     }
