@@ -139,9 +139,11 @@ HEADER_ONLY = [
                      "-DTPG_CLUSTER_N=1"),
     # the time-decomposition diagnostics (defines: TPG_DIAG_NO_MMA / NO_LOAD / NO_EPI / NO_STORE, docs/PERF_NOTES.md) in the
     # wide kernel, the 2x1 pair and the ping-pong kernel: they must keep compiling clean
-    ("diag_decompose_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
-                            "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_NO_MMA=1 -DTPG_DIAG_NO_LOAD=1 -DTPG_DIAG_NO_EPI=1 "
-                            "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("diag_no_epi_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
+                         "-DTPG_EPI_BUFFERS=5 -DTPG_DIAG_NO_EPI=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("diag_no_mma_load_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 "
+                              "-DTPG_CONSUMERS=2 -DTPG_EPI_BUFFERS=5 -DTPG_DIAG_NO_MMA=1 -DTPG_DIAG_NO_LOAD=1 "
+                              "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
     ("diag_no_load_c2x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
                           "-DTPG_DIAG_NO_LOAD=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
     ("diag_no_store_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "

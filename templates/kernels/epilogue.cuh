@@ -42,15 +42,15 @@
 #include <stdint.h>
 #include "gemm_params.h"
 #include "ptx.cuh"
+#include "scheduler.cuh"
+#include "sync.cuh"
+#include "trace.cuh"
+#include "epilogue_sources.cuh"
 
 /* diagnostic only: the epilogue without its TMA store instructions (the time decomposition, gemm_sm90.cuh) */
 #ifndef TPG_DIAG_NO_STORE
 #define TPG_DIAG_NO_STORE 0
 #endif
-#include "scheduler.cuh"
-#include "sync.cuh"
-#include "trace.cuh"
-#include "epilogue_sources.cuh"
 
 /* Per-consumer-thread epilogue state that lives across tiles. */
 struct tpg_epi_state {
@@ -153,8 +153,8 @@ __device__ __forceinline__ void tpg_epi_handoff(const tpg_stage_params &sp, uint
     if (wg_thread == 0) tpg_bulk_wait_read<UNITS - 2>();
     tpg_named_barrier(2 + wg, 128);
     if (wg_thread == 0) {
-        if (!TPG_DIAG_NO_STORE) tpg_tma_store_3d(&sp.d_map, unit, col0, slab_row0, batch);
-        tpg_bulk_commit();
+        if constexpr (!TPG_DIAG_NO_STORE) tpg_tma_store_3d(&sp.d_map, unit, col0, slab_row0, batch);
+        tpg_bulk_commit(); /* without the store an empty group: wait_group.read counts the same groups */
     }
     st.buf = st.buf + 1u == (uint32_t)UNITS ? 0u : st.buf + 1u;
 }

@@ -159,9 +159,10 @@ constexpr int kSrcBars = kTmaPartials ? kConsumers * kEpiBuffers : 0; /* partial
  * build without one part of the work, timed against the full kernel, says what that part costs in place.
  * TPG_DIAG_NO_MMA: the consumers issue no wgmma (the outputs are garbage). TPG_DIAG_NO_LOAD: the producer
  * arrives on each full barrier without loading (the wgmmas read whatever the ring holds). TPG_DIAG_NO_EPI: no
- * epilogue (nothing is stored; NO_MMA with it leaves the consumers only the ring waits). TPG_DIAG_NO_STORE:
- * the whole epilogue but its TMA store instructions (epilogue.cuh). Cooperative and ping-pong alike; never in a
- * shipped config. */
+ * epilogue (nothing is stored and no signal flag is raised - in a TP run every rank skips its waits on them
+ * too; NO_MMA with it leaves the consumers only the ring waits). TPG_DIAG_NO_STORE: the whole epilogue but its
+ * TMA store instructions (epilogue.cuh; flags are still raised, over data never written). Cooperative and
+ * ping-pong alike; never in a shipped config. */
 #ifndef TPG_DIAG_NO_MMA
 #define TPG_DIAG_NO_MMA 0
 #endif

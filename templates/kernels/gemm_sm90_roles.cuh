@@ -108,21 +108,24 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
              * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
             tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
             const uint32_t bar = full + 8 * ring.slot;
-            if constexpr (kDiagNoLoad) { /* the arrival alone completes the phase (no bytes expected) */
+            if constexpr (kDiagNoLoad) {
+                /* the arrival alone completes the phase: no bytes expected, and in a cluster the partner
+                 * multicasts nothing either */
                 tpg_mbar_arrive(bar);
-                ring.advance();
-                continue;
+            } else {
+                /* every byte that lands in this CTA's slot: its own box of one operand and both halves of
+                 * the shared one (own + partner's multicast); full boxes, even where zero-filled. The
+                 * partner's half may land before this expect_tx (the tx-count goes negative meanwhile);
+                 * the phase cannot complete early since it also needs this thread's arrival. */
+                tpg_mbar_arrive_expect_tx(bar, kSlotBytes);
+                const uint32_t a_dst = sA + ring.slot * kABytes, b_dst = sB + ring.slot * kBBytes;
+                if constexpr (kCN > 1)
+                    tpg_tma_load_2d_mc(a_dst + rank_n * (kABytes / kCN), &sp.a_map, bar, kb * kBK, ya, kMask);
+                else tpg_tma_load_2d(a_dst, &sp.a_map, bar, kb * kBK, ya);
+                if constexpr (kCM > 1)
+                    tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &sp.b_map, bar, kb * kBK, yb, kMask);
+                else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
             }
-            /* every byte that lands in this CTA's slot: its own box of one operand and both halves of
-             * the shared one (own + partner's multicast); full boxes, even where zero-filled. The
-             * partner's half may land before this expect_tx (the tx-count goes negative meanwhile);
-             * the phase cannot complete early since it also needs this thread's arrival. */
-            tpg_mbar_arrive_expect_tx(bar, kSlotBytes);
-            const uint32_t a_dst = sA + ring.slot * kABytes, b_dst = sB + ring.slot * kBBytes;
-            if constexpr (kCN > 1) tpg_tma_load_2d_mc(a_dst + rank_n * (kABytes / kCN), &sp.a_map, bar, kb * kBK, ya, kMask);
-            else tpg_tma_load_2d(a_dst, &sp.a_map, bar, kb * kBK, ya);
-            if constexpr (kCM > 1) tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &sp.b_map, bar, kb * kBK, yb, kMask);
-            else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
             TPG_TR(if (kb == k0) tpg_tr_tile_mark(p, 0, 1); if (kb == k1 - 1) tpg_tr_tile_mark(p, 0, 2);)
             ring.advance();
         }
@@ -279,8 +282,8 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             }
         }
         /* an invalid partner tile only fed the partner's multicast. TPG_DIAG_NO_EPI skips the epilogue by a
-         * condition that is false at run time but not at compile time: with the epilogue compiled out the
-         * accumulators are dead and ptxas deletes the wgmmas too */
+         * test ptxas cannot fold (p.m >= 1 always: plan.c rejects m < 1): with the epilogue compiled out the
+         * accumulators would be dead and ptxas would delete the wgmmas too */
         if (tile.valid && !(kDiagNoEpi && p.m > 0)) {
             const tpg_stage_params &sp = p.stage[tile.stage];
             bool packed = false; /* fp32 outputs and 3 consumers never instantiate the packing */
@@ -332,7 +335,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                           i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
-        if (!(kDiagNoEpi && p.m > 0)) /* run-time false only: see tpg_consumer_coop */
+        if (!(kDiagNoEpi && p.m > 0)) /* a test ptxas cannot fold: see tpg_consumer_coop */
             tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
                               kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid,
                                                               gave_up, est, sD, src_bars);
