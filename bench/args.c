@@ -37,13 +37,14 @@ void bench_args_defaults(bench_args *a) {
 }
 
 const char *bench_usage(void) {
-    return "usage: local_gemm [--quick] [--problems NAME,...] [--dtype bf16|fp16|all] [--out PATH]\n"
+    return "usage: local_gemm [--quick] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
            "                  [--device N] [--pdl-ab] [--aa] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
            "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096\n"
-           "--quick = --problems 8B-qkv,8B-o,gemm-8192. --dry-run prints the plan and estimate, writes the JSON\n"
+           "--quick = --problems 8B-qkv,8B-o,gemm-8192. --configs keeps only the named tpgemm configs (x_* = every\n"
+           "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, writes the JSON\n"
            "with null measurements and touches no GPU. --pdl-ab adds each config launched with programmatic\n"
            "dependent launch (tpg_op_set_pdl(op, 1)) as an extra variant, never picked as the best; nor is a config\n"
            "whose name starts with x_ (an experiment added to schedules.yaml for a run). --aa adds cuBLASLt a second\n"
@@ -80,6 +81,9 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
             if (!strcmp(f, "--problems")) {
                 if (!*v) return bad(msg, cap, f, v, "give a comma-separated list of problem names");
                 a->problems = v;
+            } else if (!strcmp(f, "--configs")) {
+                if (!*v || strlen(v) >= 512) return bad(msg, cap, f, v, "give a comma-separated list of config names (x_* = a prefix)");
+                a->configs = v;
             } else if (!strcmp(f, "--dtype")) {
                 if (!strcmp(v, "bf16")) a->dtypes = 1;
                 else if (!strcmp(v, "fp16")) a->dtypes = 2;
@@ -128,12 +132,24 @@ int bench_select(const bench_args *a, const bench_problem **out, int cap, char *
     return n ? n : -1;
 }
 
-int bench_tp1_configs(tpg_dtype dt, int *configs, int cap) {
+int bench_config_selected(const char *list, const char *name) {
+    if (!list) return 1;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const size_t len = strlen(tok);
+        if (len && tok[len - 1] == '*' ? !strncmp(tok, name, len - 1) : !strcmp(tok, name)) return 1;
+    }
+    return 0;
+}
+
+int bench_tp1_configs(tpg_dtype dt, const char *list, int *configs, int cap) {
     int n = 0;
     for (int i = 0; i < tpg_config_count(); i++) {
         tpg_config_info ci;
         /* f32 accumulation only: the comparison is cuBLASLt's fp32-accumulating GEMM */
         if (tpg_config_get(i, &ci) != TPG_OK || ci.tp != 1 || ci.dtype != dt || ci.acc != TPG_DTYPE_FP32) continue;
+        if (!bench_config_selected(list, ci.name)) continue;
         /* Every schedule's TP = 1 config runs the same kernel with no communication: one per kernel. */
         int seen = 0;
         for (int j = 0; j < n; j++) {
@@ -143,6 +159,25 @@ int bench_tp1_configs(tpg_dtype dt, int *configs, int cap) {
         if (!seen && n < cap) configs[n++] = i;
     }
     return n;
+}
+
+int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg) {
+    if (!a->configs) return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", a->configs);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int hit = 0;
+        for (int dt = 0; dt < 2 && !hit; dt++) {
+            int cfg[64];
+            if (a->dtypes & (1 << dt)) hit = bench_tp1_configs((tpg_dtype)dt, tok, cfg, 64) > 0;
+        }
+        if (!hit) {
+            snprintf(msg, cap_msg, "local_gemm: --configs '%s' selects no TP = 1 config of the chosen dtype with f32 "
+                     "accumulation (`build/tpgemm --list` names them)\n%s", tok, bench_usage());
+            return -1;
+        }
+    }
+    return 0;
 }
 
 double bench_estimate_s(const bench_args *a, const bench_problem *p, int variants) {

@@ -54,6 +54,7 @@ typedef struct bench_args {
     int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
     int dtypes;               /* bit 0: bf16, bit 1: fp16 */
     const char *problems;     /* --problems a,b or NULL */
+    const char *configs;      /* --configs a,x_* or NULL: only these tpgemm configs (a trailing * is a prefix) */
     const char *out;          /* JSON path */
     double cool_s;            /* idle before each burst window (>= 1 s; 3x before a problem's first) */
     double burst_ms;          /* target length of one burst window (calls clamped to 3..20) */
@@ -69,8 +70,15 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
 const char *bench_usage(void);
 /* The selected problems in table order; -1 (message in msg) for an unknown name. */
 int bench_select(const bench_args *a, const bench_problem **out, int cap, char *msg, size_t cap_msg);
-/* Distinct TP = 1 kernels of dtype: configs[i] = a config index for each (first config naming it). */
-int bench_tp1_configs(tpg_dtype dt, int *configs, int cap);
+/* Does config `name` pass the --configs list (NULL passes everything)? Tokens are exact names, or prefixes
+ * when they end in '*'. */
+int bench_config_selected(const char *list, const char *name);
+/* Distinct TP = 1 kernels of dtype among the configs `list` selects: configs[i] = a config index for each
+ * (the first selected config naming it). */
+int bench_tp1_configs(tpg_dtype dt, const char *list, int *configs, int cap);
+/* 0, or -1 with a message when a --configs token selects no TP = 1 config of the chosen dtypes (a typo would
+ * otherwise silently benchmark nothing but cuBLAS). */
+int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg);
 /* Seconds one (problem, dtype) run should take, from the method's constants and a 700 TFLOP/s guess. */
 double bench_estimate_s(const bench_args *a, const bench_problem *p, int variants);
 

@@ -35,7 +35,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;
-            const int nc = bench_tp1_configs(r->dtype, cfg, (BENCH_MAX_VARIANTS - 1 - a->aa) / twins);
+            const int nc = bench_tp1_configs(r->dtype, a->configs, cfg, (BENCH_MAX_VARIANTS - 1 - a->aa) / twins);
             r->nvar = 1;
             for (int c = 0; c < nc; c++) {
                 tpg_config_info ci;
@@ -50,7 +50,9 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
                 r->var[r->nvar++].control = 1;
             }
             r->best = nc ? 1 : -1;
-            if (!nc) snprintf(r->error, sizeof r->error, "no shipped TP = 1 %s config", tpg_dtype_name(r->dtype));
+            if (!nc)
+                snprintf(r->error, sizeof r->error, "no shipped TP = 1 %s config%s", tpg_dtype_name(r->dtype),
+                         a->configs ? " passes --configs" : "");
         }
     return n;
 }
@@ -114,6 +116,7 @@ int main(int argc, char **argv) {
     if (a.help) return fputs(bench_usage(), stdout), 0;
     const int np = bench_select(&a, ps, BENCH_MAX_PROBLEMS, msg, sizeof msg);
     if (np < 0) return fprintf(stderr, "%s", msg), BENCH_USAGE;
+    if (bench_check_configs(&a, msg, sizeof msg)) return fprintf(stderr, "%s", msg), BENCH_USAGE;
     const int n = make_records(&a, ps, np, rec);
     make_meta(&meta, &a, argc, argv);
 

@@ -2,7 +2,8 @@
 # Local-GEMM benchmark on the device machine (1 x H200): builds build/bench/local_gemm (`ninja bench`), runs it,
 # writes JSON + logs + markdown + PNG to $OUT, prints the table last.
 #
-# Usage: bench/run_local_gemm.sh [local_gemm flags...]   e.g. --quick, --problems 8B-o,gemm-8192, --dtype bf16
+# Usage: bench/run_local_gemm.sh [local_gemm flags...]   e.g. --quick, --problems 8B-o,gemm-8192, --dtype bf16,
+#        --aa --configs ag_rota_bf16_wide_tp1,x_* (an A/B of experimental x_ configs against one shipped config)
 # Output ($OUT, default build/bench-out; at most 8 files so all come back from the device):
 #   local_gemm.json  the records (bench/results/local_gemm.json when committed)
 #   local_gemm.log   the benchmark's stdout+stderr (plan, estimate, per-run lines, table)

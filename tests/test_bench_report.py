@@ -175,6 +175,22 @@ def test_aa_adds_a_cublas_control_last_and_the_order_is_counterbalanced(bench_bi
     assert record["method"]["heat_windows"] > 1  # the first measured window must not start cooler than the rest
 
 
+def test_configs_keeps_only_the_named_configs(bench_bin, tmp_path):
+    """--configs: exact names, or prefixes ending in '*'; one variant per kernel, cuBLAS always first."""
+    def plan(sel):
+        out = tmp_path / "dry.json"
+        res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", "--configs", sel, "--dry-run", "--out",
+                              str(out)], capture_output=True, text=True, cwd=ROOT)
+        assert res.returncode == 0, res.stderr
+        return [v["config"] for v in json.loads(out.read_text())[0]["variants"]]
+    assert plan("ag_rota_bf16_wide_tp1") == ["cublasLt", "ag_rota_bf16_wide_tp1"]
+    wide_and_pp = plan("ag_rota_bf16*")
+    assert wide_and_pp[0] == "cublasLt" and set(wide_and_pp[1:]) == {"ag_rota_bf16_tp1", "ag_rota_bf16_wide_tp1"}
+    assert len(plan("ag_rota_bf16*,rs_*")) == len(wide_and_pp)  # rs_ configs run the same two kernels
+    everything = plan("*")
+    assert set(wide_and_pp) < set(everything)
+
+
 def test_the_table_text_says_how_the_sustained_windows_ran():
     report = load_report()
     new = [dict(FAKE[0], method={"rounds": 2, "heat_windows": 2.5, "sustained_order": "forward in even rounds"})]
@@ -188,7 +204,10 @@ def test_the_table_text_says_how_the_sustained_windows_ran():
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
                                           (["--dtype", "fp8"], "--dtype 'fp8'"),
                                           (["--cool-s", "0.2"], "--cool-s '0.2'"),
-                                          (["--bogus"], "--bogus")])
+                                          (["--bogus"], "--bogus"),
+                                          (["--configs", "nope_tp1"], "--configs 'nope_tp1' selects no"),
+                                          (["--configs", "ag_rota_fp16_wide_tp1", "--dtype", "bf16"],
+                                           "selects no TP = 1 config of the chosen dtype")])
 def test_usage_errors_exit_2(bench_bin, args, needle):
     res = subprocess.run([bench_bin, *args, "--dry-run"], capture_output=True, text=True)
     assert res.returncode == 2 and needle in res.stderr
