@@ -205,3 +205,40 @@ def test_trace_build_accepts_trace_then_needs_gpus(tmp_path):
     r = run(exe, "--tp", "2", "--m", "4096", "--n", "4096", "--k", "1024", "--trace", str(out))
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr
     assert "--trace" in run(exe, "--help").stdout
+
+
+AB = ROOT / "bench" / "run_cli_ab.sh"
+
+
+def test_cli_ab_interleaves_reps_problems_configs(tpgemm):
+    """bench/run_cli_ab.sh --dry-run: rep-major order (every problem and config once per rep), the CLI flags."""
+    res = subprocess.run(["bash", str(AB), "--reps", "2", "--iterations", "50", "--dry-run",
+                          "ag_rota_bf16_wide_tp1,ag_rota_bf16_tp1", "8192x4096x2048,64x64x64"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    heads = [line.split(":")[0] for line in res.stdout.splitlines()]
+    assert heads == [f"{r} {p} {c}" for r in (1, 2) for p in ("8192x4096x2048", "64x64x64")
+                     for c in ("ag_rota_bf16_wide_tp1", "ag_rota_bf16_tp1")]
+    assert all("--tp 1" in line and "--no-check --iterations 50 --json" in line for line in res.stdout.splitlines())
+    assert "--m 64 --n 64 --k 64" in res.stdout
+
+
+@pytest.mark.parametrize("args, needle", [(["ag_rota_bf16_tp1", "12x3"], "is not MxNxK"),
+                                          (["--reps", "0", "ag_rota_bf16_tp1", "1x1x1"], "--reps takes"),
+                                          (["ag_rota_bf16_tp2", "64x64x64"], "no TP = 1 config"),
+                                          (["nope", "64x64x64"], "'nope' is no TP = 1 config"),
+                                          (["--bogus", "a", "1x1x1"], "unknown flag"),
+                                          (["ag_rota_bf16_tp1"], "CONFIG,CONFIG")])
+def test_cli_ab_usage_errors_exit_2(tpgemm, args, needle):
+    res = subprocess.run(["bash", str(AB), "--dry-run", *args], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and needle in res.stderr, res.stderr
+
+
+def test_cli_ab_without_a_gpu_reports_the_failed_runs(tpgemm, tmp_path):
+    """Runs that produce no time (here: no GPU, exit 3) show as nan and make the script exit 1, never a table of 0s."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OUT=str(tmp_path))
+    res = subprocess.run(["bash", str(AB), "--reps", "1", "--iterations", "1", "ag_rota_bf16_wide_tp1", "64x64x64"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "ag_rota_bf16_wide_tp1" in res.stdout and "nan" in res.stdout
+    assert (tmp_path / "cli_ab.log").read_text().split() == ["1", "64x64x64", "ag_rota_bf16_wide_tp1", "nan"]
