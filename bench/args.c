@@ -44,9 +44,10 @@ const char *bench_usage(void) {
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
            "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096\n"
            "--quick = --problems 8B-qkv,8B-o,gemm-8192. --configs keeps only the named tpgemm configs (x_* = every\n"
-           "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, writes the JSON\n"
-           "with null measurements and touches no GPU. --pdl-ab adds each config launched with programmatic\n"
-           "dependent launch (tpg_op_set_pdl(op, 1)) as an extra variant, never picked as the best; nor is a config\n"
+           "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, touches no GPU,\n"
+           "and writes the JSON (null measurements) only to an --out given, never over the committed results.\n"
+           "--pdl-ab adds each config launched with programmatic dependent launch (tpg_op_set_pdl(op, 1)) as an\n"
+           "extra variant, never picked as the best; nor is a config\n"
            "whose name starts with x_ (an experiment added to schedules.yaml for a run). --aa adds cuBLASLt a second\n"
            "time, last in the order (cublasLt_control, never best): an A/A control of the method's order bias.\n"
            "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
@@ -91,7 +92,7 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
                 else return bad(msg, cap, f, v, "use bf16, fp16 or all");
             } else if (!strcmp(f, "--out")) {
                 if (!*v) return bad(msg, cap, f, v, "give the JSON file to write");
-                a->out = v;
+                a->out = v, a->out_given = 1;
             }
             /* The method's floors: a cool-down under 1 s leaves the card throttled, a window under 1 s is
              * no sustained figure (measured-anchors.md, "The power cap"). */

@@ -55,7 +55,8 @@ typedef struct bench_args {
     int dtypes;               /* bit 0: bf16, bit 1: fp16 */
     const char *problems;     /* --problems a,b or NULL */
     const char *configs;      /* --configs a,x_* or NULL: only these tpgemm configs (a trailing * is a prefix) */
-    const char *out;          /* JSON path */
+    const char *out;          /* JSON path; a dry run writes it only when --out names one (out_given) */
+    int out_given;            /* --out was on the command line */
     double cool_s;            /* idle before each burst window (>= 1 s; 3x before a problem's first) */
     double burst_ms;          /* target length of one burst window (calls clamped to 3..20) */
     double sustained_s;       /* length of one sustained window (>= 1 s) */

@@ -139,7 +139,8 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++)
             if (!rec[i].error[0]) snprintf(rec[i].error, sizeof rec[i].error, "dry run: not measured");
         snprintf(meta.energy_note, sizeof meta.energy_note, "dry run");
-        if (a.out && bench_write_json(a.out, rec, n, &meta, msg, sizeof msg)) return fprintf(stderr, "%s\n", msg), BENCH_RUNTIME;
+        /* only where --out says: a plan must never replace bench/results/local_gemm.json (it once did) */
+        if (a.out_given && bench_write_json(a.out, rec, n, &meta, msg, sizeof msg)) return fprintf(stderr, "%s\n", msg), BENCH_RUNTIME;
         bench_print_table(stdout, rec, n);
         return 0;
     }

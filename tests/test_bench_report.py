@@ -144,6 +144,17 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     assert run_report(tmp_path, records).returncode == 0
 
 
+def test_dry_run_without_out_writes_no_json(bench_bin, tmp_path):
+    """A plan without --out must not replace the committed results (bench/results/local_gemm.json, the
+    default --out of a measured run, relative to the working directory): it once did."""
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    res = subprocess.run([bench_bin, "--quick", "--dtype", "bf16", "--dry-run"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "estimated" in res.stdout
+    assert list((tmp_path / "bench" / "results").iterdir()) == []
+
+
 def dry_run_8b_o(bench_bin, tmp_path, flag):
     """The dry-run plan of 8B-o bf16 with one extra flag: (stdout, the one record)."""
     out = tmp_path / "dry.json"
