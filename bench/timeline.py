@@ -61,8 +61,9 @@ def _lane(tid: int) -> tuple[int, int]:
 
 def _producer_leads(tiles: list, loads: list, stages: dict) -> None:
     """Per stage, from the producer's load records: the mean wait for a free slot before a unit's k-block 0,
-    and how long before the unit's first consumer mainloop start (same CTA) k-block 0 was issued
-    (negative: issued after the consumers had started waiting for it)."""
+    how long before the unit's first consumer mainloop start (same CTA) k-block 0 was issued (negative:
+    issued after the consumers had started waiting for it), and the share of the producer's issue time it
+    found the ring full on the later k-blocks (ring_full_fraction, cycle-weighted over the stage's units)."""
     starts = {}
     for e in tiles:
         key = (_lane(e["tid"])[0], e["args"]["stage"], e["args"]["tile"])
@@ -76,12 +77,16 @@ def _producer_leads(tiles: list, loads: list, stages: dict) -> None:
         start = starts.get((_lane(e["tid"])[0], st, e["args"]["tile"]))
         s["loads"] = s.get("loads", 0) + 1
         s["slot_wait_us"] = s.get("slot_wait_us", 0.0) + e["args"]["slot_wait_us"]
+        if e["args"].get("issue_cycles"):  # traces before 2026-12-01 13:30Z have no ring-full figures
+            s["ring_full_cycles"] = s.get("ring_full_cycles", 0) + e["args"]["ring_full_cycles"]
+            s["issue_cycles"] = s.get("issue_cycles", 0) + e["args"]["issue_cycles"]
         if start is not None:
             s["lead_units"] = s.get("lead_units", 0) + 1
             s["lead_us"] = s.get("lead_us", 0.0) + (start - issued)
     for s in stages.values():
         s["mean_slot_wait_us"] = s["slot_wait_us"] / s["loads"] if s.get("loads") else None
         s["mean_lead_us"] = s["lead_us"] / s["lead_units"] if s.get("lead_units") else None
+        s["ring_full_fraction"] = s["ring_full_cycles"] / s["issue_cycles"] if s.get("issue_cycles") else None
 
 
 def summarize(doc: dict) -> dict:
@@ -193,6 +198,9 @@ def format_summary(doc: dict, summary: dict) -> str:
                 lines.append(f"    producer: k-block 0 of a unit issued {v['mean_lead_us']:.2f} us before its first "
                              f"mainloop start (mean of {v['lead_units']}), after {v['mean_slot_wait_us']:.2f} us "
                              f"waiting for a free slot")
+            if v.get("ring_full_fraction") is not None:
+                lines.append(f"    ring full {100 * v['ring_full_fraction']:.1f}% of the producer's issue time (its "
+                             f"waits for a free slot after k-block 0: the consumers set the pace, not the loads)")
         fw, pw = s["flag_wait"], s["partial_wait"]
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
                      f"max {fw['max_us']:.1f} us")

@@ -152,3 +152,18 @@ def test_producer_lead_of_k_block_0():
     text = timeline.format_summary(doc, timeline.summarize(doc))
     assert "k-block 0 of a unit issued -2.50 us before its first mainloop start" in text
     assert timeline.summarize(fake_trace())[0]["stages"][0]["mean_lead_us"] is None  # no load records: no line
+    assert "ring full" not in text  # records without ring-full figures (older traces): no line
+
+
+def test_ring_full_fraction_is_cycle_weighted():
+    """The share of the producer's issue time spent waiting for a free slot after k-block 0, summed in cycles
+    over a stage's load records (a short unit weighs less than a long one)."""
+    doc = fake_trace()
+    doc["traceEvents"] += [X("loads stage 0", "loads", 0, 100, 2.0, 20.0, stage=0, tile=0, slot_wait_us=1.0,
+                             ring_full_cycles=300, issue_cycles=1000),
+                           X("loads stage 0", "loads", 0, 100, 30.0, 20.0, stage=0, tile=0, slot_wait_us=1.0,
+                             ring_full_cycles=2700, issue_cycles=3000)]
+    s = timeline.summarize(doc)[0]["stages"]
+    assert s[0]["ring_full_fraction"] == pytest.approx(3000 / 4000)
+    assert s[1].get("ring_full_fraction") is None
+    assert "ring full 75.0% of the producer's issue time" in timeline.format_summary(doc, timeline.summarize(doc))

@@ -103,10 +103,13 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
         TPG_TR(tpg_tr_loads_begin(p, tile.stage, tile.t);)
+        TPG_TR(uint32_t tr_full = 0;) /* ring-full cycles (a 32-bit sum: the 2x1 producer spilled a 64-bit one) */
         for (int kb = k0; kb < k1; ++kb) {
             /* fresh barrier: passes at once. In a cluster the partner's consumers arrive here too; an
              * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
+            TPG_TR(const long long tr_w0 = clock64();)
             tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
+            TPG_TR(if (kb > k0) tr_full += (uint32_t)(clock64() - tr_w0);)
             const uint32_t bar = full + 8 * ring.slot;
             if constexpr (kDiagNoLoad) {
                 /* the arrival alone completes the phase: no bytes expected, and in a cluster the partner
@@ -127,6 +130,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                 else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
             }
             TPG_TR(if (kb == k0) tpg_tr_tile_mark(p, 0, 1); if (kb == k1 - 1) tpg_tr_tile_mark(p, 0, 2);)
+            TPG_TR(if (kb == k1 - 1) tpg_tr_loads_ring(p, tr_full);)
             ring.advance();
         }
     }

@@ -110,7 +110,9 @@ __device__ __forceinline__ void tpg_tr_loads_begin(const tpg_gemm_params &p, int
 {
     uint64_t now;
     tpg_trace_rec *r = tpg_tr_append_producer(p, TPG_TRACE_REC_LOADS, stage, tile, &now);
-    if (r) r->t[0] = now;
+    if (!r) return;
+    r->t[0] = now;
+    r->t[4] = (uint64_t)clock64(); /* tpg_tr_loads_ring turns it into the issue span */
 }
 
 /* Consumer warpgroup thread 0 (lane = 1 + warpgroup): a tile's mainloop starts. Written out, not through
@@ -146,6 +148,18 @@ __device__ __forceinline__ void tpg_tr_tile_mark(const tpg_gemm_params &p, int l
 {
     tpg_trace_rec *r = tpg_tr_open(p, lane);
     if (r) r->t[i] = tpg_tr_now();
+}
+
+/* Producer, after a unit's last k-block is issued: SM clock cycles it waited for a free slot on the unit's
+ * k-blocks after the first (the ring was full: the consumers, not the loads, set the pace), and cycles
+ * since its loads began (TPG_TRACE_REC_LOADS t[3], t[4]; tpg_tr_loads_begin left the start clock in t[4],
+ * which keeps it out of the producer's registers). Cycles, not ns: the waits are short and many. */
+__device__ __forceinline__ void tpg_tr_loads_ring(const tpg_gemm_params &p, uint32_t full_cycles)
+{
+    tpg_trace_rec *r = tpg_tr_open(p, 0);
+    if (!r) return;
+    r->t[3] = full_cycles;
+    r->t[4] = (uint64_t)clock64() - r->t[4];
 }
 
 /* Epilogue (reduce-scatter): the partial-flag wait of the open tile started at t0 and has returned. */

@@ -17,7 +17,8 @@
  * index is < cap; the count keeps counting, so count - cap (when positive) is the number dropped. A CTA
  * with blockIdx.x >= ctas writes nothing and raises header.ctas_dropped.
  *
- * All times are %globaltimer nanoseconds of the device that wrote them (0 = never written). Resolution
+ * All times are %globaltimer nanoseconds of the device that wrote them (0 = never written), except the
+ * producer's ring-full figures (TPG_TRACE_REC_LOADS t[3], t[4]: SM clock cycles). Resolution
  * is whatever the GPU's global timer gives (documented as ns, updated at ~32 ns to 1 us depending on the
  * GPU and driver); tiles last tens of microseconds, so it is enough to see the overlap.
  */
@@ -45,7 +46,9 @@ extern "C" {
                                        a signal flag's flush (0 in cooperative kernels) */
 #define TPG_TRACE_REC_STAGE_WAIT 2u /* producer: t[0] wait start, t[1] flag seen (+ proxy fence) */
 #define TPG_TRACE_REC_LOADS 3u      /* producer, one per unit: t[0] its loads start (the first k-block's
-                                       empty-slot wait), t[1] k-block 0 issued, t[2] the last issued */
+                                       empty-slot wait), t[1] k-block 0 issued, t[2] the last issued;
+                                       t[3], t[4] in SM clock cycles, not ns: the waits for a free slot
+                                       of k-blocks 1.. (the ring full), and t[0] .. t[2] */
 
 /* tpg_trace_rec.flags */
 #define TPG_TRACE_F_NOT_STORED 1u   /* cluster partner tile past the edge: computed, not stored */

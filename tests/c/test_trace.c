@@ -54,6 +54,7 @@ static void loads(void *buf, uint32_t c, int stage, int t, uint64_t b, uint64_t 
     r->stage = stage;
     r->tile = t;
     r->t[0] = b, r->t[1] = first, r->t[2] = last;
+    r->t[3] = 1200, r->t[4] = 4800; /* ring-full and issue cycles */
 }
 
 /* One device of an all-gather tp = 2 launch: CTAs 0 and 1 written, CTA 2 never started. All times in us
@@ -128,7 +129,7 @@ TPG_TEST(two_devices_convert) {
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"cta 1 (sm 11) wg0\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"cta 0 (sm 10) producer\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"loads stage 0\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"slot_wait_us\": 2.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"slot_wait_us\": 2.000, \"ring_full_cycles\": 1200, \"issue_cycles\": 4800");
     /* time zero = rank 0's start barrier entry; its tile 7 runs 10 .. 35 us */
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, "
                                "\"ts\": 0.000, \"dur\": 5.000");

@@ -112,7 +112,9 @@ static void device_range(const tpg_trace_header *h, uint64_t *lo, uint64_t *hi) 
             consider(lo, hi, cta->lane_end[l]);
             for (uint32_t i = 0; i < lane_records(h, cta, l); i++) {
                 const tpg_trace_rec *r = rec_of(h, cta, l, i);
-                for (int j = 0; j < 5; j++) consider(lo, hi, r->t[j]);
+                /* a load record's t[3], t[4] are cycle counts, not times (trace_format.h) */
+                const int times = r->kind == TPG_TRACE_REC_LOADS ? 3 : 5;
+                for (int j = 0; j < times; j++) consider(lo, hi, r->t[j]);
             }
         }
     }
@@ -195,8 +197,9 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                     }
                     /* the span starts at the first k-block's empty-slot wait; ts + slot_wait_us = k-block 0 issued */
                     snprintf(name, sizeof name, "loads stage %d", r->stage);
-                    snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d, \"slot_wait_us\": %.3f", r->stage, r->tile,
-                             (double)(r->t[1] - r->t[0]) * 1e-3);
+                    snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d, \"slot_wait_us\": %.3f, \"ring_full_cycles\": %llu, "
+                             "\"issue_cycles\": %llu", r->stage, r->tile,
+                             (double)(r->t[1] - r->t[0]) * 1e-3, (unsigned long long)r->t[3], (unsigned long long)r->t[4]);
                     span(o, name, "loads", pid, tid, r->t[0], r->t[2], args);
                     sum->records++;
                 } else if (r->kind == TPG_TRACE_REC_TILE) {
