@@ -200,7 +200,7 @@ def format_summary(doc: dict, summary: dict) -> str:
                              f"waiting for a free slot")
             if v.get("ring_full_fraction") is not None:
                 lines.append(f"    ring full {100 * v['ring_full_fraction']:.1f}% of the producer's issue time (its "
-                             f"waits for a free slot after k-block 0: the consumers set the pace, not the loads)")
+                             f"waits for a free slot after k-block 0: loads go out as early as the ring allows)")
         fw, pw = s["flag_wait"], s["partial_wait"]
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
                      f"max {fw['max_us']:.1f} us")

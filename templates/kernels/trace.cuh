@@ -151,7 +151,7 @@ __device__ __forceinline__ void tpg_tr_tile_mark(const tpg_gemm_params &p, int l
 }
 
 /* Producer, after a unit's last k-block is issued: SM clock cycles it waited for a free slot on the unit's
- * k-blocks after the first (the ring was full: the consumers, not the loads, set the pace), and cycles
+ * k-blocks after the first (the ring was full: every slot loaded, in flight or held by the consumers), and cycles
  * since its loads began (TPG_TRACE_REC_LOADS t[3], t[4]; tpg_tr_loads_begin left the start clock in t[4],
  * which keeps it out of the producer's registers). Cycles, not ns: the waits are short and many. */
 __device__ __forceinline__ void tpg_tr_loads_ring(const tpg_gemm_params &p, uint32_t full_cycles)
