@@ -47,9 +47,9 @@ const char *bench_usage(void) {
            "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, touches no GPU,\n"
            "and writes the JSON (null measurements) only to an --out given, never over the committed results.\n"
            "--pdl-ab adds each config launched with programmatic dependent launch (tpg_op_set_pdl(op, 1)) as an\n"
-           "extra variant, never picked as the best; nor is a config\n"
-           "whose name starts with x_ (an experiment added to schedules.yaml for a run). --aa adds cuBLASLt a second\n"
-           "time, last in the order (cublasLt_control, never best): an A/A control of the method's order bias.\n"
+           "extra variant, never picked as the best; nor is a config whose name starts with x_ (an experiment\n"
+           "added to schedules.yaml for a run). --aa adds cuBLASLt a second time, last in the order\n"
+           "(cublasLt_control, never best): an A/A control of the method's order bias.\n"
            "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
 }
 
