@@ -149,12 +149,10 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
                                              uint32_t sB, uint32_t a_off, uint32_t full, uint32_t empty,
                                              bool warp_leader, uint32_t order_bar, const Hook &hook)
 {
-    if (k_blocks == 0) {
-#pragma unroll
-        for (int j = 0; j < kSlabs; ++j)
-#pragma unroll
-            for (int i = 0; i < R; ++i) acc[j][i] = T(0); /* +0.0 in f32 and in both f16 halves */
-    }
+    /* No zero-fill: k_blocks >= 1 always (plan.c rejects k < 1; a stream-K fragment is never empty), and
+     * the first wgmma of a tile runs with scale-d = 0. A guarded fill for k_blocks == 0 cost 128 FSELs per
+     * thread and tile (ptxas if-converts it), on the path into the first wgmma: removing it with the
+     * cheaper tile decode (scheduler.cuh) gained ~1% (docs/PERF_NOTES.md, 2026-12-01 14:07Z). */
     int prev_slot = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
         tpg_mbar_wait(full + 8 * ring.slot, ring.phase);
@@ -199,7 +197,9 @@ __device__ __forceinline__ void tpg_tile_mainloop(float (&acc)[kSlabs][kAccN], i
                                                   const Hook &hook)
 {
     if constexpr (kAccF16) {
-        uint32_t h[kSlabs][kAccN / 2];
+        /* zeroed although the first wgmma ignores it (scale-d = 0): read uninitialized through the wgmma's
+         * "+r" operands, this fresh array made ptxas spill 530 bytes */
+        uint32_t h[kSlabs][kAccN / 2] = {};
         tpg_mainloop(h, k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, order_bar, hook);
 #pragma unroll
         for (int j = 0; j < kSlabs; ++j)

@@ -30,6 +30,7 @@
 #ifndef TPG_GROUP_M
 #define TPG_GROUP_M 8
 #endif
+static_assert((TPG_GROUP_M & (TPG_GROUP_M - 1)) == 0 && TPG_GROUP_M > 0, "TPG_GROUP_M: a power of two (the decode masks)");
 /* 0: the grouped raster below; 1: the order table p.tile_order (a Hilbert curve, runtime/src/raster.c) */
 #ifndef TPG_RASTER
 #define TPG_RASTER 0
@@ -53,8 +54,9 @@ struct tpg_tile {
     bool valid; /* tm < tiles_m && tn < tiles_n (always true for 1x1 clusters) */
 };
 
+/* __host__ too: tests/test_scheduler.py checks the walk on the CPU. */
 template <int BM, int BN, int BK, int CM, int CN>
-__device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_params &p)
+__host__ __device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_params &p)
 {
     tpg_tiling g;
     g.tiles_m = (p.m + BM - 1) / BM;
@@ -72,19 +74,26 @@ __device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_params &p)
 }
 
 /* Canonical tile index used by per-tile flags (docs/ARCHITECTURE.md). */
-__device__ __forceinline__ int tpg_tile_index(const tpg_tiling &g, int batch, int tm, int tn)
+__host__ __device__ __forceinline__ int tpg_tile_index(const tpg_tiling &g, int batch, int tm, int tn)
 {
     return (batch * g.tiles_m + tm) * g.tiles_n + tn;
 }
 
 /* The tile of unit `uid` that cluster rank `rank` computes. */
-template <int CM, int CN> __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g, int uid, int rank)
+template <int CM, int CN> __host__ __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g, int uid, int rank)
 {
     tpg_tile t;
-    t.stage = uid / g.units_per_stage;
-    int r = uid - t.stage * g.units_per_stage;
-    t.batch = r / g.units_per_batch;
-    r -= t.batch * g.units_per_batch;
+    /* stage and batch of the unit; a local GEMM (one stage, l = 1) never divides here - the integer
+     * divisions of this decode sat on the path from a mainloop's end to its epilogue's stores */
+    int r = uid;
+    t.stage = 0;
+    t.batch = 0;
+    if (uid >= g.units_per_batch) { /* uniform */
+        t.stage = uid / g.units_per_stage;
+        r = uid - t.stage * g.units_per_stage;
+        t.batch = r / g.units_per_batch;
+        r -= t.batch * g.units_per_batch;
+    }
 #if TPG_RASTER == 1
     /* table order: the same entry for producer and consumers (read-only for the launch) */
     const int unit = __ldg(g.order + r);
@@ -97,8 +106,11 @@ template <int CM, int CN> __device__ __forceinline__ tpg_tile tpg_decode_tile(co
     const int first_m = group * TPG_GROUP_M;
     const int rows = min(TPG_GROUP_M, g.units_m - first_m);
     const int within = r - group * group_span;
-    t.tm = (first_m + within % rows) * CM + (CM > 1 ? rank % CM : 0);
-    t.tn = (within / rows) * CN + (CN > 1 ? rank / CM : 0);
+    const bool full_group = rows == TPG_GROUP_M; /* every group but a short last one: shift and mask */
+    const int wm = full_group ? (within & (TPG_GROUP_M - 1)) : within % rows;
+    const int wn = full_group ? (within / TPG_GROUP_M) : within / rows;
+    t.tm = (first_m + wm) * CM + (CM > 1 ? rank % CM : 0);
+    t.tn = wn * CN + (CN > 1 ? rank / CM : 0);
 #endif
     t.valid = (CM == 1 || t.tm < g.tiles_m) && (CN == 1 || t.tn < g.tiles_n);
     t.t = tpg_tile_index(g, t.batch, t.tm, t.tn);
