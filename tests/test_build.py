@@ -112,6 +112,11 @@ HEADER_ONLY = [
     ("split_n_320_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=320 -DTPG_STAGES=3 "
                             "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=2 -DTPG_EPI_CHUNK_BYTES=64 -DTPG_ACC_F16=1 "
                             "-DTPG_SMEM_BYTES=206848 -DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
+    # `raster: hilbert` (TPG_RASTER 1, the walk from a table; self-test c2x1h): no shipped config uses it, and
+    # scheduler.cuh's table read once broke its compile unseen (a device-only __ldg in a __host__ function)
+    ("raster_hilbert_2x1", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=4 "
+                           "-DTPG_CONSUMERS=2 -DTPG_RASTER=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=2 "
+                           "-DTPG_CLUSTER_N=1"),
     # ping-pong with both opt-in reduce-scatter knobs (deferred_flags, prefetch_sources; self-test pp128both)
     ("pingpong_rs_knobs", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
                           "-DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1 -DTPG_SMEM_BYTES=231424 "

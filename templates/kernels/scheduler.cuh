@@ -96,7 +96,11 @@ template <int CM, int CN> __host__ __device__ __forceinline__ tpg_tile tpg_decod
     }
 #if TPG_RASTER == 1
     /* table order: the same entry for producer and consumers (read-only for the launch) */
+#ifdef __CUDA_ARCH__
     const int unit = __ldg(g.order + r);
+#else
+    const int unit = g.order[r]; /* the host copy of the walk (tests/test_scheduler.py) */
+#endif
     t.tm = (unit >> 16) * CM + (CM > 1 ? rank % CM : 0);
     t.tn = (unit & 0xffff) * CN + (CN > 1 ? rank / CM : 0);
 #else
