@@ -131,6 +131,8 @@ TPG_TEST(invalid_arguments) {
     TPG_EXPECT_EQ_INT(tpg_plan_compute(NULL, 1, 1, 1, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 0, 1, 1, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
+    /* k = 0 too: the kernels rely on k >= 1 (every tile has a k-block; its first wgmma zeroes the accumulators) */
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 0, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_plan_write(NULL, c, 1, 1, 1, 1, 0), TPG_ERR_INVALID_ARGUMENT);
     /* A shape that validation rejects still has a plan. */
     TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1001, 1000, 100, 1, &ps), TPG_OK);
