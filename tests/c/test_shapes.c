@@ -126,6 +126,9 @@ TPG_TEST(divisibility_failures_name_the_value) {
     TPG_EXPECT_STR_CONTAINS(msg, "K = 1004 must be divisible by tp = 8");
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 0, 1024, 1024, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
     TPG_EXPECT_STR_CONTAINS(msg, "M = 0 must be >= 1");
+    /* K = 0 as well: the kernels rely on every tile having a k-block (no zero-fill, gemm_sm90_roles.cuh) */
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 1024, 1024, 0, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "K = 0 must be >= 1");
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, 64, 64, 64, 0, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
     TPG_EXPECT_STR_CONTAINS(msg, "L = 0");
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&t, 2, (int64_t)1 << 32, 64, 64, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
