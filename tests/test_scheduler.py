@@ -74,12 +74,12 @@ def model(cm, cn, m, n, l, stages, uid, rank, group_m):
     return stage, batch, tm, tn, int(valid), (batch * tiles_m + tm) * tiles_n + tn
 
 
-def run_walks(tmp_path: Path, group_m: int) -> list[list[int]]:
+def build_and_run(workdir: Path, group_m: int) -> list[list[int]]:
     calls = "\n".join(f"    walk<{cm}, {cn}>({m}, {n}, {l}, {s});"
                       for (cm, cn), (m, n, l, s) in itertools.product(CLUSTERS, SHAPES))
-    src = tmp_path / f"walk_g{group_m}.cu"
+    src = workdir / f"walk_g{group_m}.cu"
     src.write_text(PROGRAM % {"bm": BM, "bn": BN, "calls": calls})
-    exe = tmp_path / f"walk_g{group_m}"
+    exe = workdir / f"walk_g{group_m}"
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     build = subprocess.run([nvcc, "-std=c++17", "-O2", "-I", str(ROOT / "templates/kernels"),
                             "-I", str(ROOT / "runtime/include"), f"-DTPG_GROUP_M={group_m}", "-DTPG_RASTER=0",
@@ -91,14 +91,22 @@ def run_walks(tmp_path: Path, group_m: int) -> list[list[int]]:
 
 
 @pytest.fixture(scope="module")
-def nvcc_available():
+def walks(tmp_path_factory):
+    """walks(group_m): the decoded rows of every walk, built and run once per raster group per module."""
     if not (shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").exists()):
         pytest.skip("nvcc not found: the walk is checked where the CUDA toolkit is installed")
+    workdir, cache = tmp_path_factory.mktemp("walks"), {}
+
+    def get(group_m: int) -> list[list[int]]:
+        if group_m not in cache:
+            cache[group_m] = build_and_run(workdir, group_m)
+        return cache[group_m]
+    return get
 
 
 @pytest.mark.parametrize("group_m", [4, 8])
-def test_decode_matches_the_documented_walk(nvcc_available, tmp_path, group_m):
-    rows = run_walks(tmp_path, group_m)
+def test_decode_matches_the_documented_walk(walks, group_m):
+    rows = walks(group_m)
     assert rows, "the walk program printed nothing"
     mismatches = []
     for cm, cn, m, n, l, s, uid, rank, *got in rows:
@@ -109,11 +117,9 @@ def test_decode_matches_the_documented_walk(nvcc_available, tmp_path, group_m):
     assert not mismatches, f"{len(mismatches)} decodes differ, first:\n" + "\n".join(mismatches[:10])
 
 
-@pytest.mark.parametrize("group_m", [8])
-def test_every_tile_is_walked_once(nvcc_available, tmp_path, group_m):
-    rows = run_walks(tmp_path, group_m)
+def test_every_tile_is_walked_once(walks):
     seen = {}
-    for cm, cn, m, n, l, s, uid, rank, stage, batch, tm, tn, valid, _ in rows:
+    for cm, cn, m, n, l, s, uid, rank, stage, batch, tm, tn, valid, _ in walks(8):
         if valid:
             key = (cm, cn, m, n, l, s)
             seen.setdefault(key, []).append((stage, batch, tm, tn))

@@ -30,7 +30,8 @@
 #ifndef TPG_GROUP_M
 #define TPG_GROUP_M 8
 #endif
-static_assert((TPG_GROUP_M & (TPG_GROUP_M - 1)) == 0 && TPG_GROUP_M > 0, "TPG_GROUP_M: a power of two (the decode masks)");
+static_assert(TPG_GROUP_M > 0 && (TPG_GROUP_M & (TPG_GROUP_M - 1)) == 0,
+              "TPG_GROUP_M: a power of two (the decode masks)");
 /* 0: the grouped raster below; 1: the order table p.tile_order (a Hilbert curve, runtime/src/raster.c) */
 #ifndef TPG_RASTER
 #define TPG_RASTER 0
@@ -80,7 +81,8 @@ __host__ __device__ __forceinline__ int tpg_tile_index(const tpg_tiling &g, int 
 }
 
 /* The tile of unit `uid` that cluster rank `rank` computes. */
-template <int CM, int CN> __host__ __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g, int uid, int rank)
+template <int CM, int CN>
+__host__ __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g, int uid, int rank)
 {
     tpg_tile t;
     /* stage and batch of the unit; a local GEMM (one stage, l = 1) never divides here - the integer
