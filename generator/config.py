@@ -78,8 +78,9 @@ KERNEL = Field("map", fields={
                               doc="ping-pong, reduce-scatter: load the next store unit's partial while this unit "
                                   "is stored, instead of before its arithmetic"),
     "tma_partials": Field("bool", default=False,
-                          doc="ping-pong, reduce-scatter: TMA-load a tile's received partial into its store buffers "
-                              "and read it back with ldmatrix (templates/kernels/epilogue_tma.cuh)"),
+                          doc="reduce-scatter: TMA-load a tile's received partial into its store buffers and read "
+                              "it back with ldmatrix (templates/kernels/epilogue_tma.cuh); needs epilogue_buffers >= "
+                              "the store units of a warpgroup's tile"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
@@ -91,6 +92,9 @@ CONFIG = Field("map", fields={
     "schedule": Field("str", required=True, enum=tuple(sorted(SCHEDULES))),
     "tp": Field("int_list", required=True, range=(1, MAX_TP)),
     "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
+    "kernel_tp1": Field("ident", doc="the kernel of the TP = 1 config (default: kernel): at TP = 1 every schedule is "
+                                     "a local GEMM, so a kernel built for what moves between GPUs (tma_partials) "
+                                     "can leave it to the local one; same dtype and acc as kernel"),
     "prefer_from_local_k": Field("int", range=(1, 1 << 31),
                                  doc="the schedule's default for GEMMs whose per-stage K (K/tp for reduce-scatter, "
                                      "K for all-gather) is at least this; 1 = every shape"),
@@ -312,10 +316,35 @@ def _semantic(doc: dict, w: _Walker) -> None:
         if c.get("kernel") is not None and c["kernel"] not in kernel_names:
             w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"unknown kernel {c['kernel']!r}",
                     ", ".join(kernel_names) or "(no kernels defined)")
+        _check_kernel_tp1(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:
                     _unique(w, config_names, f"{c['name']}_tp{tp}", f"{path}.name", "config")
+
+
+def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:
+    """configs[].kernel_tp1: a known kernel with the dtype and acc of `kernel`, in a config built for TP = 1."""
+    name = c.get("kernel_tp1")
+    if name is None:
+        return
+    line, field = w.lines[f"{path}.kernel_tp1"], f"{path}.kernel_tp1"
+    if name not in kernels:
+        w.error(line, field, f"unknown kernel {name!r}", ", ".join(kernels) or "(no kernels defined)")
+    elif 1 not in (c.get("tp") or []):
+        w.error(line, field, f"kernel_tp1 in a config without TP = 1 (tp: {c.get('tp')})", "tp including 1, or no "
+                "kernel_tp1")
+    elif c.get("kernel") in kernels:
+        main, local = kernels[c["kernel"]], kernels[name]
+        for f in ("dtype", "acc"):
+            if main.get(f) != local.get(f):
+                w.error(line, field, f"kernel {name!r} has {f} {local.get(f)}, kernel {c['kernel']!r} has {f} "
+                        f"{main.get(f)}", f"a kernel with {f} {main.get(f)}")
+
+
+def config_kernel(c: dict, tp: int) -> str:
+    """The kernel entry name that config c runs at this TP degree (kernel_tp1 at TP = 1 when given)."""
+    return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
 
 
 def _unique(w: _Walker, seen: dict[str, int], name: str, path: str, what: str) -> None:

@@ -138,7 +138,7 @@ class KernelSpec:
     deferred_stores: bool = True  # cooperative: a tile's last store units go out during the next mainloop
     deferred_flags: bool = False  # ping-pong: a tile's signal flag is raised at the warpgroup's next epilogue
     prefetch_sources: bool = False  # ping-pong: each store unit's partial loads while the previous unit is stored
-    tma_partials: bool = False  # ping-pong: a tile's partial is TMA-loaded into its store buffers (ldmatrix back)
+    tma_partials: bool = False  # a tile's partial is TMA-loaded into its store buffers (ldmatrix back)
     defines: tuple = ()  # extra "TPG_NAME=value" macros of an experimental kernel (`defines`)
     stream_k: bool = False  # `stream_k: true`: a TP = 1 launch splits its last tiles along k (opt-in)
 
@@ -233,8 +233,6 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                                                      "cooperative 1x1 kernels always defer, clusters never")
             + _pingpong_only("prefetch_sources", prefetch_sources, consumer_mode,
                              "next to the cooperative kernels' held deferred-store registers it spilled")
-            + _pingpong_only("tma_partials", tma_partials, consumer_mode,
-                             "a warpgroup loads the partial of a whole tile it owns into its own store buffers")
             + _tma_partials(tma_partials, prefetch_sources, bm, bn, dtype, consumers, consumer_mode, epilogue_n,
                             epi_buffers)
             + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
@@ -294,7 +292,7 @@ def _tma_partials(on: bool, prefetch: bool, bm: int, bn: int, dtype: str, consum
                     "one of the two"))
     units = (wg_rows(bm, consumers, mode) // 64) * (wg_cols(bn, consumers, mode) // epilogue_n)
     have = buffers or default_epi_buffers(bm, consumers, mode)
-    if mode == "pingpong" and have < units:
+    if have < units:
         out.append(("epilogue_buffers", f"{have} store buffers per warpgroup with tma_partials, which loads a "
                     f"tile's {units} store units at once", f">= {units}"))
     return out

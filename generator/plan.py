@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from . import GENERATOR_VERSION, dispatch
+from .config import config_kernel
 from .kernels import KernelSpec, make_kernel
 from .schedules import ScheduleTable, build_table
 
@@ -49,7 +50,7 @@ def build(doc: dict, source: str) -> Plan:
             key = (c["schedule"], tp)
             if key not in tables:
                 tables[key] = build_table(*key)
-            configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[c["kernel"]],
+            configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[config_kernel(c, tp)],
                                       c.get("prefer_from_local_k") or 0))
     configs.sort(key=lambda c: c.name)
     kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))

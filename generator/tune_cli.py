@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from . import models, plan, render, tune, tune_report, write
+from .config import config_kernel
 from .schedules import SCHEDULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ def _default_entry(doc: dict, s: tune.Shape) -> dict | None:
     """The kernel entry that the shape's default config runs (compared against in the report)."""
     name = models.default_config(doc, s.schedule, s.tp, s.dtype)
     conf = next((c for c in doc["configs"] if name and name == f"{c['name']}_tp{s.tp}"), None)
-    entry = next((k for k in doc["kernels"] if conf and k["name"] == conf["kernel"]), None)
+    entry = next((k for k in doc["kernels"] if conf and k["name"] == config_kernel(conf, s.tp)), None)
     return {f: v for f, v in entry.items() if v is not None} if entry else None
 
 

@@ -125,6 +125,11 @@ HEADER_ONLY = [
     ("pingpong_tma_partials", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
                               "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 "
                               "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    # TMA-loaded partials in a cooperative kernel's deferred epilogue (the shipped _rs kernels; self-test wide3tma)
+    # in a 2x1 cluster (16 held registers) and in the trace build: combinations no shipped kernel compiles
+    ("cluster_tma_partials", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 "
+                             "-DTPG_CONSUMERS=2 -DTPG_EPI_BUFFERS=4 -DTPG_TMA_PARTIALS=1 -DTPG_SMEM_BYTES=215040 "
+                             "-DTPG_CLUSTER_M=2 -DTPG_CLUSTER_N=1"),
     # f16 accumulation (acc: f16; self-tests fp16h, pp128h) in a ping-pong and in a cluster pair
     ("pingpong_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
                          "-DTPG_CONSUMER_MODE=1 -DTPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1 -DTPG_SMEM_BYTES=231424 "

@@ -97,14 +97,19 @@ CASES = [
                                    "allowed: false, or consumer_mode: pingpong"]),
     ("prefetch_sources_cooperative", "consumers: 2", "consumers: 2\n    prefetch_sources: true", "prefetch_sources",
      "kernels[0].prefetch_sources", ["a ping-pong choice", "allowed: false, or consumer_mode: pingpong"]),
-    ("tma_partials_cooperative", "consumers: 2", "consumers: 2\n    tma_partials: true", "tma_partials",
-     "kernels[0].tma_partials", ["a ping-pong choice", "allowed: false, or consumer_mode: pingpong"]),
+    ("tma_partials_cooperative_buffers", "consumers: 2", "consumers: 2\n    tma_partials: true", "name: k",
+     "kernels[0].epilogue_buffers", ["2 store buffers per warpgroup with tma_partials", "tile's 4 store units",
+                                     "allowed: >= 4"]),
     ("tma_partials_with_prefetch", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    tma_partials: true\n"
      "    prefetch_sources: true", "tma_partials", "kernels[0].tma_partials",
      ["true together with prefetch_sources", "allowed: one of the two"]),
     ("tma_partials_buffers", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    tma_partials: true\n"
      "    epilogue_buffers: 3", "epilogue_buffers", "kernels[0].epilogue_buffers",
      ["3 store buffers per warpgroup with tma_partials", "allowed: >= 8"]),
+    ("kernel_tp1_unknown", "kernel: k}", "kernel: k, kernel_tp1: nope}", "kernel_tp1", "configs[0].kernel_tp1",
+     ["unknown kernel 'nope'", "allowed: k"]),
+    ("kernel_tp1_without_tp1", "tp: [1, 2], kernel: k}", "tp: [2], kernel: k, kernel_tp1: k}", "kernel_tp1",
+     "configs[0].kernel_tp1", ["kernel_tp1 in a config without TP = 1", "allowed: tp including 1"]),
     ("stream_k_pingpong", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    stream_k: true", "stream_k",
      "kernels[0].stream_k",
      ["the stream-K tail is implemented for cooperative kernels (split along M) with a 1x1 cluster",
@@ -144,6 +149,37 @@ def test_validation_error(tmp_path, case):
         assert p in msg, (p, msg)
     assert "; allowed: " in msg
     assert not out.exists()
+
+
+SECOND_KERNEL = """\
+  - name: k2
+    dtype: DT
+    acc: f32
+    tile: {bm: 128, bn: 256, bk: 64}
+    stages: 3
+    consumers: 2
+    cluster: {m: 1, n: 1}
+    epilogue_buffers: 5
+    tma_partials: true
+configs:"""
+
+
+def test_kernel_tp1_runs_at_tp1_only():
+    """configs[].kernel_tp1: the TP = 1 config runs that kernel, every other TP the config's kernel."""
+    text = BASE.replace("configs:", SECOND_KERNEL.replace("DT", "bf16")).replace("kernel: k}", "kernel: k2, kernel_tp1: k}")
+    p = plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    by_cfg = {c.name: c.kernel for c in p.configs}
+    assert not by_cfg["c_tp1"].tma_partials and by_cfg["c_tp2"].tma_partials
+    assert by_cfg["c_tp1"].name != by_cfg["c_tp2"].name and len(p.kernels) == 2
+
+
+def test_kernel_tp1_must_match_dtype(tmp_path):
+    """A kernel_tp1 of another dtype is refused where it is named, with the dtype it needs."""
+    text = BASE.replace("configs:", SECOND_KERNEL.replace("DT", "fp16")).replace("kernel: k}", "kernel: k2, kernel_tp1: k}")
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2 and not out.exists()
+    assert (f"{cfg}:{line_of(text, 'kernel_tp1')}: configs[0].kernel_tp1: kernel 'k' has dtype bf16, kernel 'k2' has "
+            "dtype fp16; allowed: a kernel with dtype fp16") in r.stderr, r.stderr
 
 
 def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
@@ -348,6 +384,19 @@ def test_pingpong_partial_knob_is_hashed_only_when_on(knob, define):
     for k, text, present in ((on, on_text, True), (default, pp, False)):
         files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
         assert (f"#define {define} 1" in files[f"kernels/{k.name}.cu"]) is present
+
+
+def test_cooperative_tma_partials_renders_its_macro():
+    """tma_partials: true on a cooperative kernel with a buffer per store unit (the "_wide" kernel's 5 for
+    its 4 units) is accepted, renames the kernel and defines TPG_TMA_PARTIALS 1 (epilogue_deferred.cuh
+    then loads received partials by TMA)."""
+    wide = BASE.replace("stages: 4", "stages: 3").replace("consumers: 2", "consumers: 2\n    epilogue_buffers: 5")
+    on_text = wide.replace("epilogue_buffers: 5", "epilogue_buffers: 5\n    tma_partials: true")
+    default, on = _kernel(wide), _kernel(on_text)
+    assert on.fields()["tma_partials"] is True and on.hash8 != default.hash8
+    assert on.smem_bytes == default.smem_bytes
+    files = render.render(plan.build(config.validate(config.compose(on_text, "x.yaml"), "x.yaml"), "x.yaml"))
+    assert "#define TPG_TMA_PARTIALS 1" in files[f"kernels/{on.name}.cu"]
 
 
 def test_stream_k_is_opt_in_and_hashed_only_when_on():

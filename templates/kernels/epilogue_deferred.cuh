@@ -41,19 +41,73 @@ template <int CD> __device__ __forceinline__ bool tpg_epi_can_defer(const tpg_st
     return CD != 4 && sp.signal_flags == nullptr;
 }
 
+/* Where the held units of a packed tile go (tpg_epi_packed's header); marks it pending. */
+template <int DEFER, int KCB, class G>
+__device__ __forceinline__ void tpg_epi_packed_set(tpg_epi_packed<DEFER, KCB> &out, const G &g, const tpg_tile &tile)
+{
+    out.row0 = g.tile_row0;
+    out.col_base = g.col_base;
+    out.batch_stage = tile.batch * TPG_MAX_TP + tile.stage;
+    out.pending = true;
+}
+
+/* tpg_epi_pack_tile's units with the received partial loaded by TMA (`tma_partials`, epilogue_tma.cuh):
+ * one bulk load per unit into the buffers the units take in order - the held ones too: held unit d is
+ * issued next mainloop into the buffer st.buf then reaches, the one its partial was read from. Returns
+ * false (nothing done) for tiles without a partial and tiles with C. */
+template <int CD, int BM, int BN, int SLABS, int MODE, int CHUNK, int UNITS, int DEFER>
+__device__ __forceinline__ bool tpg_epi_pack_tile_tma(
+    const tpg_gemm_params &p, const tpg_stage_params &sp, const tpg_tile &tile, float (&acc)[SLABS][BN / 2],
+    float scale, const tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> &g, uint32_t sD, uint32_t src_bars,
+    tpg_epi_state &st, tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK>::kCB> &out)
+{
+    typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
+    constexpr int kFirstHeld = SLABS * G::kChunks - DEFER;
+    static_assert(UNITS >= SLABS * G::kChunks, "tma_partials: every unit of a tile needs its own store buffer");
+    if (!sp.partial || (sp.c != nullptr && p.beta != 0.0f)) return false; /* as tpg_epi_units_tma */
+    const uint32_t bars = src_bars + 8u * (uint32_t)(g.wg * UNITS);
+    if (g.wg_thread == 0) tpg_epi_load_partials<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, g, sD, bars, st);
+    uint32_t k = st.buf; /* the buffer of the next stored unit: st.buf for issued ones, beyond it for held ones */
+#pragma unroll
+    for (int u = 0; u < SLABS * G::kChunks; ++u) {
+        const int j = u / G::kChunks, c = u % G::kChunks;
+        if (g.slab_row0(j) >= p.m || g.col0(c) >= p.n) continue; /* never stored (uniform) */
+        uint32_t pk[2 * G::kCB];
+        tpg_epi_unit_plus_partial<CD, BN, SLABS, G::kCB, CHUNK, UNITS>(acc, j, c, scale, sD, bars, k, g.wg, g.wg_thread,
+                                                                       st, pk);
+        if (u < kFirstHeld) {
+            tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(sp, pk, g.col0(c), g.slab_row0(j), tile.batch, g.wg, g.wg_thread,
+                                                     sD, st);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 2 * G::kCB; ++i) out.v[u - kFirstHeld][i] = pk[i];
+        }
+        k = k + 1u == (uint32_t)UNITS ? 0u : k + 1u;
+    }
+    tpg_epi_packed_set(out, g, tile);
+    return true;
+}
+
 /* The epilogue of one tile with its last DEFER store units packed into `out` instead of issued. Every
- * consumer thread. BN = the warpgroup's columns, MODE = TPG_CONSUMER_MODE (0 or 2: cooperative). */
-template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, int DEFER>
+ * consumer thread. BN = the warpgroup's columns, MODE = TPG_CONSUMER_MODE (0 or 2: cooperative);
+ * TMA_PARTIALS: a received partial comes by TMA (tpg_epi_pack_tile_tma; src_bars its mbarriers). */
+template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK, int UNITS, int DEFER,
+          bool TMA_PARTIALS = false>
 __device__ __forceinline__ void tpg_epi_pack_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
                                                   uint32_t sD,
-                                                  tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK>::kCB> &out)
+                                                  tpg_epi_packed<DEFER, tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK>::kCB> &out,
+                                                  uint32_t src_bars = 0u)
 {
     typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr int kFirstHeld = SLABS * G::kChunks - DEFER;
     const G g(tile, ctid);
     tpg_epi_begin<CONSUMERS, false>(p, sp, tile, epoch, ctid, gave_up, st);
+    if constexpr (TMA_PARTIALS)
+        if (tpg_epi_pack_tile_tma<CD, BM, BN, SLABS, MODE, CHUNK, UNITS, DEFER>(p, sp, tile, acc, scale, g, sD,
+                                                                              src_bars, st, out))
+            return;
 #pragma unroll
     for (int j = 0; j < SLABS; ++j)
 #pragma unroll
@@ -71,10 +125,7 @@ __device__ __forceinline__ void tpg_epi_pack_tile(const tpg_gemm_params &p, cons
                 for (int i = 0; i < 2 * G::kCB; ++i) out.v[u - kFirstHeld][i] = pk[i];
             }
         }
-    out.row0 = g.tile_row0;
-    out.col_base = g.col_base;
-    out.batch_stage = tile.batch * TPG_MAX_TP + tile.stage;
-    out.pending = true;
+    tpg_epi_packed_set(out, g, tile);
 }
 
 /* Issue held unit d (warpgroup-uniform, maybe a run-time value) of a packed tile. The packed registers

@@ -146,14 +146,15 @@ constexpr bool kDeferFlags = kCluster == 1 && (!kPingpong || TPG_PP_DEFER_FLAGS)
 #endif
 static_assert(!TPG_PREFETCH_SOURCES || kPingpong, "TPG_PREFETCH_SOURCES is a ping-pong choice");
 constexpr bool kPrefetchSources = TPG_PREFETCH_SOURCES;
-/* ping-pong `tma_partials: true` (TPG_TMA_PARTIALS 1): the epilogue TMA-loads a tile's received partial
- * into its store buffers and reads it back with ldmatrix (epilogue_tma.cuh), one mbarrier per buffer */
+/* `tma_partials: true` (TPG_TMA_PARTIALS 1): the epilogue TMA-loads a tile's received partial into its store
+ * buffers and reads it back with ldmatrix (epilogue_tma.cuh), one mbarrier per buffer; ping-pong and
+ * cooperative kernels (their deferred epilogue too) */
 #ifndef TPG_TMA_PARTIALS
 #define TPG_TMA_PARTIALS 0
 #endif
 constexpr bool kTmaPartials = TPG_TMA_PARTIALS;
-static_assert(!kTmaPartials || (kPingpong && TPG_CD_DTYPE != 4 && !kPrefetchSources),
-              "TPG_TMA_PARTIALS: ping-pong, 16-bit outputs, and not with TPG_PREFETCH_SOURCES (both load partials)");
+static_assert(!kTmaPartials || (TPG_CD_DTYPE != 4 && !kPrefetchSources),
+              "TPG_TMA_PARTIALS: 16-bit outputs, and not with TPG_PREFETCH_SOURCES (both load partials)");
 constexpr int kSrcBars = kTmaPartials ? kConsumers * kEpiBuffers : 0; /* partial-load mbarriers */
 /* Time decomposition, diagnostics only (`defines:` of an x_ kernel; docs/PERF_NOTES.md, 2026-12-01 11:20Z): a
  * build without one part of the work, timed against the full kernel, says what that part costs in place.
@@ -277,7 +278,8 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
         if constexpr (kPingpong)
             tpg_consumer_pingpong(p, g, epoch, sA, sB, sD, full, empty, src_bars, threadIdx.x - 128, first, stride);
         else
-            tpg_consumer_coop(p, g, epoch, sA, sB, sD, full, empty, threadIdx.x - 128, rank, first, stride);
+            tpg_consumer_coop(p, g, epoch, sA, sB, sD, full, empty, src_bars, threadIdx.x - 128, rank, first,
+                              stride);
     }
     /* Teardown: every byte multicast into this CTA was consumed here (both CTAs walk the same units),
      * but the partner's consumers may still arrive on this CTA's empty barriers; no CTA leaves (and

@@ -230,7 +230,8 @@ __device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, 
  * (cooperative_n: all rows of columns [w*BN/C, (w+1)*BN/C)). */
 __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, const tpg_tiling &g, unsigned int epoch,
                                                   uint32_t sA, uint32_t sB, uint32_t sD, uint32_t full,
-                                                  uint32_t empty, int ctid, int rank, int first, int stride)
+                                                  uint32_t empty, uint32_t src_bars, int ctid, int rank, int first,
+                                                  int stride)
 {
     const int wg = ctid >> 7;
     const bool warp_leader = (ctid & 31) == 0;
@@ -295,14 +296,15 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             if constexpr (kDeferStores) {
                 if (tpg_epi_can_defer<TPG_CD_DTYPE>(sp)) {
                     tpg_epi_pack_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
-                                      kEpiBuffers, kDefer>(p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, held);
+                                      kEpiBuffers, kDefer, kTmaPartials>(p, sp, tile, acc, scale, epoch, ctid, gave_up,
+                                                                         est, sD, held, src_bars);
                     packed = true;
                 }
             }
             if (!packed)
                 tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
-                                  kEpiBuffers, kDeferFlags, kPrefetchSources>(p, sp, tile, acc, scale, epoch, ctid,
-                                                                              gave_up, est, sD);
+                                  kEpiBuffers, kDeferFlags, kPrefetchSources, kTmaPartials>(
+                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, src_bars);
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }

@@ -6,22 +6,25 @@
  * stores), cooperative_n 192x192 (sn192), ping-pong with deferred signal flags (pp128df), with pipelined
  * partial loads (pp128ps), with both (pp128both) and with TMA-loaded partials (pp128tma), and fp16 with
  * f16 accumulation (fp16h: the "_wide" kernel, pp128h: ping-pong with TMA-loaded partials; tolerance
- * 1e-2 for the f16 running sums: ~5e-5 * sqrt(K) of max|ref| expected) - each built from -D macros
- * (selftest_instance.cu).
+ * 1e-2 for the f16 running sums: ~5e-5 * sqrt(K) of max|ref| expected), and the shipped "_rs" kernels:
+ * the wide kernel with TMA-loaded partials in bf16 and fp16 (wide3tma, fp16tma) - each built from -D
+ * macros (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
  *   metric = max|d - ref| / max|ref| over the checked extent (NaN anywhere = failure).
  * Cases (every kernel): plain GEMM (square, ragged, and odd tile counts with K shorter than the ring,
  * so cluster pairs get a masked partner tile and ping-pong an unpaired last tile), alpha/beta with C and
- * L = 2 batches into a padded D (the padding must keep its poison: TMA-store clipping), two-stage local
+ * L = 2 batches into a padded D (the padding must keep its poison: TMA-store clipping), local
  * reduce-scatter rings (signal_flags -> partial_flags; stage 0 writes a second local buffer standing in
- * for a peer's slot; the larger one gives every CTA several tiles), a stage wait flag already raised, a
+ * for a peer's slot; the larger one gives every CTA several tiles; a 3-stage one has a middle stage that
+ * receives and sends, as at TP >= 3), a stage wait flag already raised, a
  * wait flag never raised (must time out and report TPG_DEVICE_TIMEOUT). Then timing of every bf16
  * kernel against cuBLAS on the ten local GEMMs of BENCHMARKS.md, interleaved, with each timed output
  * checked against cuBLAS's; the timing table is printed last.
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
- * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel.
+ * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
+ * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (bf16 kernels).
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -31,12 +34,15 @@
 #define KERNELS(X)                                                                                    \
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
-        X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)
+        X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
+        X(wide3tma, 1e-2) X(fp16tma, 2e-3)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
 KERNELS(DECLARE)
 #undef DECLARE
+void rs_perf(const kern *ks, int nk, const ctl &c);
+void print_rs_perf(const kern *ks, int nk);
 
 /* ---- cases ------------------------------------------------------------------------------------- */
 
@@ -104,49 +110,39 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(D); cudaFree(ref);
 }
 
-/* (3) two-stage local reduce-scatter ring: stage 0 writes X and raises signal_flags[t]; stage 1 waits
- * on partial_flags[t] (= the same flags), adds X, writes D. Flags start at epoch-1 (stale). */
-static void test_ring(const kern &K, const ctl &c, int m, int n)
+/* (3) local reduce-scatter ring of S stages (ring_params): stage s < S-1 writes X_s and raises its flags;
+ * stage s > 0 waits on them, adds X_{s-1}. S = 3 has a middle stage that receives and sends a partial
+ * (the non-deferred epilogue with a partial and signal flags, as at TP >= 3). Flags start at epoch-1. */
+static void test_ring(const kern &K, const ctl &c, int m, int n, int S)
 {
     const int k = 512, epoch = 5;
-    const int tiles = ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn);
-    void *A = dalloc((size_t)2 * m * k * 2), *B = dalloc((size_t)2 * n * k * 2);
-    void *X = dalloc((size_t)m * n * 2), *D = dalloc((size_t)m * n * 2);
-    unsigned int *F = (unsigned int *)dalloc(tiles * 4);
-    float *ref = (float *)dalloc((size_t)m * n * 4);
-    rand_fill(K, A, (size_t)2 * m * k, g_seed++);
-    rand_fill(K, B, (size_t)2 * n * k, g_seed++);
-    CK(cudaMemset(X, 0xFF, (size_t)m * n * 2));
-    CK(cudaMemset(D, 0xFF, (size_t)m * n * 2));
-    unsigned int *hf = (unsigned int *)malloc(tiles * 4);
-    for (int i = 0; i < tiles; ++i) hf[i] = epoch - 1;
-    CK(cudaMemcpy(F, hf, tiles * 4, cudaMemcpyHostToDevice));
+    const int tiles = ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn), nf = (S - 1) * tiles;
+    const size_t mn = (size_t)m * n;
+    void *A = dalloc((size_t)S * m * k * 2), *B = dalloc((size_t)S * n * k * 2);
+    void *X = dalloc((S - 1) * mn * 2), *D = dalloc(mn * 2);
+    unsigned int *F = (unsigned int *)dalloc(nf * 4);
+    float *ref = (float *)dalloc(mn * 4);
+    rand_fill(K, A, (size_t)S * m * k, g_seed++);
+    rand_fill(K, B, (size_t)S * n * k, g_seed++);
+    CK(cudaMemset(X, 0xFF, (S - 1) * mn * 2));
+    CK(cudaMemset(D, 0xFF, mn * 2));
+    unsigned int *hf = (unsigned int *)malloc(nf * 4);
+    for (int i = 0; i < nf; ++i) hf[i] = epoch - 1;
+    CK(cudaMemcpy(F, hf, nf * 4, cudaMemcpyHostToDevice));
     tpg_gemm_params p;
-    base_params(&p, c, m, n, k, 1, 2);
+    ring_params(&p, c, K, A, B, X, D, F, m, n, k, S, tiles);
     set_epoch(c, epoch);
-    for (int s = 0; s < 2; ++s) {
-        tpg_stage_params *sp = &p.stage[s];
-        map_a(&sp->a_map, K, A, 2ull * m, k);
-        map_b(&sp->b_map, K, B, 2ull * n, k);
-        sp->a_row0 = s * m;
-        sp->b_row0 = s * n;
-        sp->a_batch_rows = 2 * m;
-        sp->b_batch_rows = 2 * n;
-        set_dest(&p, s, K, s == 0 ? X : D, n, (long long)m * n); /* X: the "peer" slot */
-    }
-    p.stage[0].signal_flags = F;
-    set_partial(&p, 1, K, X, n, (long long)m * n, F);
     run_and_time_ms(K, &p);
-    ref_dot_h(K, A, 0, B, 0, m, n, k, 1, 1.f, ref, 0);
-    ref_dot_h(K, (const char *)A + (size_t)m * k * 2, 0, (const char *)B + (size_t)n * k * 2, 0, m, n, k, 1, 1.f, ref,
-              1);
-    double metric = compare_h(K, D, n, (long long)m * n, ref, m, n, 1);
-    CK(cudaMemcpy(hf, F, tiles * 4, cudaMemcpyDeviceToHost));
+    for (int s = 0; s < S; ++s)
+        ref_dot_h(K, (const char *)A + (size_t)s * m * k * 2, 0, (const char *)B + (size_t)s * n * k * 2, 0, m, n, k,
+                  1, 1.f, ref, s > 0);
+    double metric = compare_h(K, D, n, (long long)mn, ref, m, n, 1);
+    CK(cudaMemcpy(hf, F, nf * 4, cudaMemcpyDeviceToHost));
     int flags_ok = 1;
-    for (int i = 0; i < tiles; ++i) flags_ok &= hf[i] == (unsigned int)epoch;
+    for (int i = 0; i < nf; ++i) flags_ok &= hf[i] == (unsigned int)epoch;
     if (!flags_ok) printf("    signal flags not all raised to the epoch\n");
     char name[64];
-    snprintf(name, 64, "2-stage ring partial+flags %dx%d", m, n);
+    snprintf(name, 64, "%d-stage ring partial+flags %dx%d", S, m, n);
     record_metric(name, K, flags_ok ? metric : INFINITY, get_status(c), TPG_DEVICE_OK);
     free(hf);
     cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(ref);
@@ -206,7 +202,7 @@ static const problem g_problems[] = {
     {"70B-o", 16384, 8192, 4096},      {"8B-o", 8192, 4096, 2048},        {"gemm-8192", 8192, 8192, 8192},
     {"gemm-4096", 4096, 4096, 4096}};
 #define NPROB ((int)(sizeof g_problems / sizeof g_problems[0]))
-#define MAXK 10
+#define MAXK 32 /* kernels a run can hold (KERNELS has 20; main refuses more) */
 static double g_tf[NPROB][MAXK + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
 
 static void cublas_gemm(cublasHandle_t h, const void *A, const void *B, void *D, int m, int n, int k)
@@ -325,13 +321,14 @@ static bool listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0;
+    int skip_perf = 0, rs = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
+        else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--only KERNEL[,KERNEL...]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--no-perf] [--rs-perf] [--only KERNEL[,KERNEL...]]\n", argv[0]);
             return 2;
         }
     }
@@ -353,8 +350,12 @@ int main(int argc, char **argv)
     kern ks[MAXK], bf[MAXK];
     int nk = 0, nbf = 0;
 #define INIT(nm, b)                                                                                   \
-    if (listed(only, #nm))                                                                            \
-        kern_init(&ks[nk++], #nm, tpg_selftest_##nm##_entry(), tpg_selftest_##nm##_shape, b);
+    if (listed(only, #nm) && nk < MAXK)                                                               \
+        kern_init(&ks[nk++], #nm, tpg_selftest_##nm##_entry(), tpg_selftest_##nm##_shape, b);        \
+    else if (listed(only, #nm)) {                                                                     \
+        fprintf(stderr, "more than MAXK = %d kernels: raise MAXK\n", MAXK);                          \
+        return 2;                                                                                     \
+    }
     KERNELS(INIT)
 #undef INIT
     ctl c;
@@ -374,9 +375,10 @@ int main(int argc, char **argv)
         test_plain(K, c, 1100, 1200, 136); /* odd tile counts, K shorter than the ring */
         test_plain(K, c, 1100, 1200, 40);  /* one k-block: fewer than a tile's deferred store units */
         test_alpha_beta(K, c);
-        test_ring(K, c, 1000, 1000);
-        test_ring(K, c, 1100, 1200);
-        test_ring(K, c, 4000, 2040); /* several tiles per CTA: deferred flag flushes */
+        test_ring(K, c, 1000, 1000, 2);
+        test_ring(K, c, 1100, 1200, 2);
+        test_ring(K, c, 4000, 2040, 2); /* several tiles per CTA: deferred flag flushes */
+        test_ring(K, c, 1100, 1200, 3); /* a middle stage: partial in, partial out */
         test_plain(K, c, 4000, 3000, 1000);
         test_wait(K, c, 1);
         test_wait(K, c, 0);
@@ -386,10 +388,12 @@ int main(int argc, char **argv)
             case_guard(g_problems[pi].name, 120);
             test_perf(bf, nbf, c, h, pi);
         }
+    if (rs && nbf > 0) rs_perf(bf, nbf, c); /* selftest_rs_perf.cu */
     alarm(0);
     cublasDestroy(h);
     print_results();
     if (!skip_perf) print_perf(bf, nbf);
+    if (rs && nbf > 0) print_rs_perf(bf, nbf);
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;
 }

@@ -11,13 +11,13 @@
 #   128x128 with deferred signal flags (pp128df, `deferred_flags: true`), ping-pong 128x128 with pipelined
 #   partial loads (pp128ps, `prefetch_sources: true`), both (pp128both), TMA-loaded partials (pp128tma,
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
-#   ping-pong with TMA-loaded partials; `acc: f16`), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
+#   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_wide" kernels), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
 #   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
-#   host test (kernel_selftest.cu + selftest_util.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32)
+#   host test (kernel_selftest.cu + selftest_util.cu + selftest_rs_perf.cu), linked with cuBLAS (test binary only).
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--rs-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -42,7 +42,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -59,6 +59,8 @@ inst pp128df 0 0 128 128 5 1 1 1 128 0 0 TPG_PP_DEFER_FLAGS=1 & pids+=($!) # pin
 inst pp128ps 0 0 128 128 5 1 1 1 128 0 0 TPG_PREFETCH_SOURCES=1 & pids+=($!) # ping-pong, pipelined source loads
 inst pp128both 0 0 128 128 5 1 1 1 128 0 0 "TPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1" & pids+=($!) # both
 inst pp128tma 0 0 128 128 5 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # ping-pong, partials by TMA + ldmatrix
+inst wide3tma 0 0 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the wide kernel, partials by TMA (deferred epilogue too)
+inst fp16tma 1 1 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the shipped fp16 "_wide" kernel
 inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide" with f16 accumulation (acc: f16)
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
 inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots, 64B swizzle): the wide kernel, 6 stages
@@ -82,7 +84,7 @@ for k in "${KERNELS[@]}"; do
 done
 
 pids=()
-for f in kernel_selftest selftest_util; do
+for f in kernel_selftest selftest_util selftest_rs_perf; do
     rm -f "$out/$f.o"
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
 done
@@ -92,6 +94,6 @@ for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
 objs=()
 for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
-"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/raster.o" "${objs[@]}" \
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_rs_perf.o" "$out/raster.o" "${objs[@]}" \
     -lcublas
 echo "built $out/kernel_selftest"

@@ -126,6 +126,8 @@ void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long
 void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch);
 void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long long ld, long long batch,
                  const unsigned int *flags);
+void ring_params(tpg_gemm_params *p, const ctl &c, const kern &K, void *A, void *B, void *X, void *D, unsigned int *F,
+                 int m, int n, int k, int S, int tiles);
 void base_params(tpg_gemm_params *p, const ctl &c, int m, int n, int k, int l, int stages);
 void set_epoch(const ctl &c, unsigned int e);
 unsigned int get_status(const ctl &c);
