@@ -1,12 +1,12 @@
-/* Reduce-scatter epilogue timing on one GPU (`kernel_selftest --rs-perf`): what a fused TP = 2
- * reduce-scatter costs a kernel beyond its local GEMM, without the second GPU.
+/* Reduce-scatter epilogue timing on one GPU (`kernel_selftest --rs-perf`): what a fused reduce-scatter
+ * (TP = 2 or 4) costs a kernel beyond its local GEMM, without the other GPUs.
  *
  * Why: at TP = 2 the fused reduce-scatter ran 0.92-0.94 of its local GEMM on 405B-fc2, 70B-fc2 and 70B-o
  * (docs/PERF_NOTES.md), and part of that is the stage-1 epilogue, which reads the received partial: 13.4 us
  * a tile in the wide kernel against 1.85 locally (405B-fc2 trace). That part does not need the peer: here
- * each kernel runs the two-stage local ring of the per-GPU problem (ring_params: stage 0 writes the
- * partial to a second local buffer standing in for the peer's slot and raises the tile flags, stage 1
- * waits on them and adds the partial - the fused walk's order and epilogues) next to the plain one-stage
+ * each kernel runs the local ring of the per-GPU problem (ring_params: each stage but the last writes its
+ * partial to a local buffer standing in for the next peer's slot and raises the tile flags, the next stage
+ * waits on them and adds the partial - the fused walk's order and epilogues; TP stages) next to the plain one-stage
  * GEMM of the same M x N x K, interleaved. ring / plain time is the fused / local ratio minus everything
  * of the link (bytes on NVLink, the peer's pace, the clock the links cost). A tiny kernel raises the epoch
  * before every ring launch, so each launch waits for its own flags as a fused call does.
@@ -18,15 +18,16 @@
 
 #include "selftest_util.cuh"
 
-/* The TP = 2 reduce-scatter problems of BENCHMARKS.md, per GPU: M x N x K / 2 (stage = M / 2 rows). */
+/* The reduce-scatter problems of BENCHMARKS.md per GPU at TP = tp: M x N x K / tp in tp stages of M / tp rows
+ * (at TP = 4 the two middle stages both receive and send a partial). */
 struct rs_problem {
     const char *name;
-    int m, n, k;
+    int m, n, k, tp;
 };
-static const rs_problem g_rs[] = {{"405B-fc2", 16384, 16384, 26624},
-                                  {"70B-fc2", 16384, 8192, 14336},
-                                  {"70B-o", 16384, 8192, 4096},
-                                  {"8B-o", 8192, 4096, 2048}};
+static const rs_problem g_rs[] = {{"405B-fc2", 16384, 16384, 26624, 2}, {"70B-fc2", 16384, 8192, 14336, 2},
+                                  {"70B-o", 16384, 8192, 4096, 2},      {"8B-o", 8192, 4096, 2048, 2},
+                                  {"405B-fc2", 16384, 16384, 13312, 4}, {"70B-fc2", 16384, 8192, 7168, 4},
+                                  {"70B-o", 16384, 8192, 2048, 4}};
 #define NRS ((int)(sizeof g_rs / sizeof g_rs[0]))
 
 static __global__ void bump_epoch(unsigned int *epoch) { *epoch += 1u; }
@@ -57,17 +58,17 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
  * ring TFLOP/s. */
 static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const rs_problem &P, double *ratio, double (*tf)[2])
 {
-    const int m = P.m / 2, rounds = 4;
+    const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
     int iters = (int)(0.25 / (flop / 6.5e14));
     iters = iters < 3 ? 3 : iters > 30 ? 30 : iters;
-    void *A = dalloc((size_t)P.m * P.k * 2), *B = dalloc((size_t)2 * P.n * P.k * 2);
-    void *X = dalloc((size_t)m * P.n * 2), *D = dalloc((size_t)P.m * P.n * 2);
-    const int tiles = 4 * ((m + 63) / 64) * ((P.n + 63) / 64); /* >= tiles of any tile shape */
-    unsigned int *F = (unsigned int *)dalloc((size_t)tiles * 4);
-    CK(cudaMemset(F, 0, (size_t)tiles * 4));
+    void *A = dalloc((size_t)P.m * P.k * 2), *B = dalloc((size_t)S * P.n * P.k * 2);
+    void *X = dalloc((size_t)(S - 1) * m * P.n * 2), *D = dalloc((size_t)P.m * P.n * 2);
+    const int tiles = ((m + 63) / 64) * ((P.n + 63) / 64); /* >= tiles of a stage for any tile shape */
+    unsigned int *F = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
+    CK(cudaMemset(F, 0, (size_t)(S - 1) * tiles * 4));
     rand_fill(ks[0], A, (size_t)P.m * P.k, 7001);
-    rand_fill(ks[0], B, (size_t)2 * P.n * P.k, 7002);
+    rand_fill(ks[0], B, (size_t)S * P.n * P.k, 7002);
     set_epoch(c, 1);
     static tpg_gemm_params plain[32], ring[32];
     for (int i = 0; i < nk; ++i) {
@@ -77,7 +78,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const rs_probl
         plain[i].stage[0].a_batch_rows = P.m;
         plain[i].stage[0].b_batch_rows = P.n;
         set_dest(&plain[i], 0, ks[i], D, P.n, (long long)P.m * P.n);
-        ring_params(&ring[i], c, ks[i], A, B, X, D, F, m, P.n, P.k, 2, tiles);
+        ring_params(&ring[i], c, ks[i], A, B, X, D, F, m, P.n, P.k, S, tiles);
     }
     double t[32][2] = {{0}};
     for (int r = -1; r < rounds; ++r) /* round -1: warm-up, not counted */
@@ -91,7 +92,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const rs_probl
         ratio[i] = t[i][0] / t[i][1];
         for (int v = 0; v < 2; ++v) tf[i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
         char name[64], val[64];
-        snprintf(name, 64, "rs-perf %s ring (status)", P.name);
+        snprintf(name, 64, "rs-perf %s TP %d ring (status)", P.name, P.tp);
         snprintf(val, 64, "status=%u ring/plain %.3f", st, ratio[i]);
         record(name, ks[i], val, "status=0", st == TPG_DEVICE_OK);
     }
@@ -113,13 +114,13 @@ void print_rs_perf(const kern *ks, int nk)
 {
     nk = nk < 32 ? nk : 32;
     printf("\n## reduce-scatter on one GPU: plain GEMM vs the 2-stage local ring (TFLOP/s; ratio = ring "
-           "speed / plain speed; 4 interleaved rounds, alternate ones reversed; vs first = ring speed / the first kernel's)\n\n| problem (per GPU, TP = 2) |");
+           "speed / plain speed; 4 interleaved rounds, alternate ones reversed; vs first = ring speed / the first kernel's)\n\n| problem (per GPU) | TP |");
     for (int i = 0; i < nk; ++i) printf(" %s plain | %s ring (ratio, vs first) |", ks[i].name, ks[i].name);
-    printf("\n|---|");
+    printf("\n|---|---|");
     for (int i = 0; i < nk; ++i) printf("---|---|");
     printf("\n");
     for (int pi = 0; pi < NRS; ++pi) {
-        printf("| %s %dx%dx%d |", g_rs[pi].name, g_rs[pi].m, g_rs[pi].n, g_rs[pi].k);
+        printf("| %s %dx%dx%d | %d |", g_rs[pi].name, g_rs[pi].m, g_rs[pi].n, g_rs[pi].k, g_rs[pi].tp);
         for (int i = 0; i < nk; ++i)
             printf(" %.1f | %.1f (%.3f, %.3f) |", g_tf[pi][i][0], g_tf[pi][i][1], g_ratio[pi][i],
                    g_tf[pi][i][1] / g_tf[pi][0][1]);
