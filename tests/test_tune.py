@@ -197,3 +197,18 @@ def test_knobs_restrict_base_and_schema_fields_and_reject_unknown_values():
             assert words in str(e)
         else:
             raise AssertionError(f"{bad} accepted")
+
+
+def test_default_entry_follows_kernel_tp1():
+    """The tuner compares against the kernel a shape's default config runs at its K and TP (the rule of
+    tpg_config_pick): the shipped reduce-scatter *_wide configs, preferred from per-stage K 10240, run the _rs
+    kernel (TMA-loaded partials) at TP = 2 and the local one at TP = 1 (configs[].kernel_tp1); below 10240
+    the ping-pong kernel."""
+    doc = models.load(str(ROOT / "schedules.yaml"))
+    rs = "ReduceScatter1D_TilingA_RotatingC"
+    at2 = tune_cli._default_entry(doc, tune.Shape("", "", 16384, 8192, 28672, rs, 2, "bf16"))
+    at1 = tune_cli._default_entry(doc, tune.Shape("", "", 16384, 8192, 14336, rs, 1, "bf16"))
+    assert at2["name"] == "bf16_128x256x64_rs" and at2["tma_partials"] is True
+    assert at1["name"] == "bf16_128x256x64" and not at1.get("tma_partials")
+    short = tune_cli._default_entry(doc, tune.Shape("", "", 16384, 8192, 8192, rs, 2, "bf16"))
+    assert short["name"] == "bf16_128x128x64_pp"
