@@ -199,13 +199,13 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     progress(rank, f"{name}: setup")
     sched = getattr(args, f"{op_kind.lower()}_schedule")
     # the tuned config of this exact GEMM when tuned/*.yaml has one (as a user who tuned would run it), and
-    # for "tpgemm local" the same kernel at TP = 1 where a config has it
+    # for "tpgemm local" the same config family at TP = 1 (tpgemm_lib.local_config)
     forced = getattr(args, f"{op_kind.lower()}_config")
     if forced:  # an explicit config family (e.g. ag_rota_bf16_wide) at this TP, over tuned and default
         cfg, tuned = lib.config(name=f"{forced}_tp{tp}", tp=tp, dtype=args.dtype), False
     else:
         cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
-    cfg1 = lib.same_kernel(cfg, 1)
+    cfg1 = lib.local_config(cfg, 1)
     errors, figures, err, alt_err = {}, {}, None, {}
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
                                                 group_name)

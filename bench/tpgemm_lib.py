@@ -6,6 +6,7 @@ what went wrong without a debugger.
 """
 import ctypes
 import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,14 +126,24 @@ class Lib:
         self.check(st, f"tpg_config_pick(schedule={schedule}, tp={tp}, dtype={dtype}, {m}x{n}x{k})")
         return idx.value
 
-    def same_kernel(self, index, tp):
-        """A config with config `index`'s schedule and kernel at TP = tp (the local GEMM of a fused
-        config), else the schedule's default at tp."""
+    def local_config(self, index, tp=1):
+        """The local GEMM of fused config `index` at TP = tp: the same config family (its name with _tp<tp>),
+        which runs the family's TP = 1 kernel (schedules.yaml configs[].kernel_tp1: the `*_wide` reduce-scatter
+        configs run their _rs kernel only where partials move), else a config with the same schedule and
+        kernel at tp, else the schedule's default at tp."""
         want = self.config_info(index)
+        family = re.sub(r"_tp[0-9]+$", f"_tp{tp}", want["name"])
+        same_kernel = None
         for i in range(self.lib.tpg_config_count()):
             c = self.config_info(i)
-            if (c["tp"], c["schedule"], c["kernel"]) == (tp, want["schedule"], want["kernel"]):
+            if c["tp"] != tp or c["schedule"] != want["schedule"]:
+                continue
+            if c["name"] == family:
                 return i
+            if c["kernel"] == want["kernel"] and same_kernel is None:
+                same_kernel = i
+        if same_kernel is not None:
+            return same_kernel
         return self.config(schedule=want["schedule"], tp=tp, dtype={v: k for k, v in DTYPES.items()}[want["dtype"]])
 
     def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0):

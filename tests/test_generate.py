@@ -162,7 +162,8 @@ def test_kernel_dedup_and_registry(files):
     p = default_plan()
     doc = yaml.safe_load((ROOT / "schedules.yaml").read_text())
     n_configs = sum(len(c["tp"]) if isinstance(c["tp"], list) else 1 for c in doc["configs"])
-    assert len(p.configs) == n_configs and len(p.kernels) == len({c["kernel"] for c in doc["configs"]})
+    used = {c["kernel"] for c in doc["configs"]} | {c["kernel_tp1"] for c in doc["configs"] if "kernel_tp1" in c}
+    assert len(p.configs) == n_configs and len(p.kernels) == len(used)
     kernels = sorted(f for f in files if f.startswith("kernels/"))
     assert kernels == [f"kernels/{k.name}.cu" for k in p.kernels]
     reg = files["registry.c"]

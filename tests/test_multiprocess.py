@@ -82,15 +82,22 @@ def test_create_rank_argument_errors(lib):
     assert e.value.status == 1 and "rank = 2" in str(e.value)
 
 
-def test_tuned_or_default_and_same_kernel(lib):
-    """tp_bench's config choice: the tuned row of exactly this GEMM, else the default; local = same kernel."""
-    ag = "AllGather1D_TilingCD_RotatingA"
+def test_tuned_or_default_and_local_config(lib):
+    """tp_bench's config choice: the tuned row of exactly this GEMM, else the default; local = the same config
+    family at TP = 1 - for the reduce-scatter *_wide configs the local kernel (kernel_tp1), not the _rs
+    kernel they run fused, nor the schedule's K-blind default (ping-pong)."""
+    ag, rs = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
     default = lib.config(schedule=ag, tp=2, dtype="bf16")
     idx, tuned = lib.tuned_or_default(ag, 2, "bf16", 8192, 6144, 4096)  # no tuned file covers 8B at TP = 2
     assert (idx, tuned) == (default, False)
     info = lib.config_info(default)
-    local = lib.config_info(lib.same_kernel(default, 1))
+    local = lib.config_info(lib.local_config(default, 1))
     assert (local["tp"], local["kernel"], local["schedule"]) == (1, info["kernel"], ag)
+    wide_rs = lib.config_pick(rs, 2, "bf16", 16384, 16384, 53248)  # 405B-fc2: per-stage K 26624
+    assert lib.config_info(wide_rs)["name"] == "rs_tila_bf16_wide_tp2"
+    local = lib.config_info(lib.local_config(wide_rs, 1))
+    assert local["name"] == "rs_tila_bf16_wide_tp1" and local["kernel"] != lib.config_info(wide_rs)["kernel"]
+    assert local["kernel"] == lib.config_info(lib.config(name="ag_rota_bf16_wide_tp1", tp=1, dtype="bf16"))["kernel"]
     if (ROOT / "tuned" / "llama3-70b_tp2.yaml").exists():  # the committed tuned set: the 70B qkv GEMM runs its tuned config
         idx, tuned = lib.tuned_or_default(ag, 2, "bf16", 16384, 10240, 8192)
         assert tuned and lib.config_info(idx)["name"] == "tuned_llama3_70b_qkv_bf16_tp2"

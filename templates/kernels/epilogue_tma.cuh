@@ -79,8 +79,9 @@ __device__ __forceinline__ bool tpg_epi_units_tma(const tpg_gemm_params &p, cons
 {
     typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     static_assert(UNITS >= SLABS * G::kChunks, "tma_partials: every unit of a tile needs its own store buffer");
-    /* written out, not a helper: a helper here changed ptxas's register allocation of the shipped ping-pong
-     * kernels, whose reduce-scatter speed only two GPUs can re-measure (kept byte-identical until then) */
+    /* this test written out rather than in a helper function: the helper changed ptxas's register allocation
+     * of the shipped ping-pong kernels, whose reduce-scatter speed only two GPUs can re-measure (their SASS is
+     * kept byte-identical until then) */
     if (!sp.partial || (sp.c != nullptr && p.beta != 0.0f)) return false;
     const uint32_t bars = src_bars + 8u * (uint32_t)(g.wg * UNITS);
     if (g.wg_thread == 0) tpg_epi_load_partials<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, g, sD, bars, st);

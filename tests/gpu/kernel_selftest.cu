@@ -112,40 +112,53 @@ static void test_alpha_beta(const kern &K, const ctl &c)
 
 /* (3) local reduce-scatter ring of S stages (ring_params): stage s < S-1 writes X_s and raises its flags;
  * stage s > 0 waits on them, adds X_{s-1}. S = 3 has a middle stage that receives and sends a partial
- * (the non-deferred epilogue with a partial and signal flags, as at TP >= 3). Flags start at epoch-1. */
-static void test_ring(const kern &K, const ctl &c, int m, int n, int S)
+ * (the non-deferred epilogue with a partial and signal flags, as at TP >= 3). l > 1: batches; with_c:
+ * alpha 0.5, and beta 1 with C on the last stage (the partial and C together take the register path of a
+ * tma_partials kernel). Flags start at epoch-1 (stale). */
+static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 1, bool with_c = false)
 {
     const int k = 512, epoch = 5;
-    const int tiles = ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn), nf = (S - 1) * tiles;
+    const int tiles = l * ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn), nf = (S - 1) * tiles;
     const size_t mn = (size_t)m * n;
-    void *A = dalloc((size_t)S * m * k * 2), *B = dalloc((size_t)S * n * k * 2);
-    void *X = dalloc((S - 1) * mn * 2), *D = dalloc(mn * 2);
+    void *A = dalloc((size_t)l * S * m * k * 2), *B = dalloc((size_t)l * S * n * k * 2);
+    void *X = dalloc((S - 1) * l * mn * 2), *D = dalloc(l * mn * 2), *C = with_c ? dalloc(l * mn * 2) : nullptr;
     unsigned int *F = (unsigned int *)dalloc(nf * 4);
-    float *ref = (float *)dalloc(mn * 4);
-    rand_fill(K, A, (size_t)S * m * k, g_seed++);
-    rand_fill(K, B, (size_t)S * n * k, g_seed++);
-    CK(cudaMemset(X, 0xFF, (S - 1) * mn * 2));
-    CK(cudaMemset(D, 0xFF, mn * 2));
+    float *ref = (float *)dalloc(l * mn * 4);
+    rand_fill(K, A, (size_t)l * S * m * k, g_seed++);
+    rand_fill(K, B, (size_t)l * S * n * k, g_seed++);
+    if (with_c) rand_fill(K, C, l * mn, g_seed++);
+    CK(cudaMemset(X, 0xFF, (S - 1) * l * mn * 2));
+    CK(cudaMemset(D, 0xFF, l * mn * 2));
     unsigned int *hf = (unsigned int *)malloc(nf * 4);
     for (int i = 0; i < nf; ++i) hf[i] = epoch - 1;
     CK(cudaMemcpy(F, hf, nf * 4, cudaMemcpyHostToDevice));
     tpg_gemm_params p;
-    ring_params(&p, c, K, A, B, X, D, F, m, n, k, S, tiles);
+    ring_params(&p, c, K, A, B, X, D, F, m, n, k, S, tiles, l);
+    const float alpha = with_c ? 0.5f : 1.0f;
+    if (with_c) {
+        p.alpha = alpha;
+        p.beta = 1.0f;
+        p.stage[S - 1].c = C;
+        p.stage[S - 1].c_ld = n;
+        p.stage[S - 1].c_batch = (long long)mn;
+    }
     set_epoch(c, epoch);
     run_and_time_ms(K, &p);
     for (int s = 0; s < S; ++s)
-        ref_dot_h(K, (const char *)A + (size_t)s * m * k * 2, 0, (const char *)B + (size_t)s * n * k * 2, 0, m, n, k,
-                  1, 1.f, ref, s > 0);
-    double metric = compare_h(K, D, n, (long long)mn, ref, m, n, 1);
+        ref_dot_h(K, (const char *)A + (size_t)s * m * k * 2, (long long)S * m, (const char *)B + (size_t)s * n * k * 2,
+                  (long long)S * n, m, n, k, l, alpha, ref, s > 0);
+    if (with_c) ref_axpy_h(K, C, n, (long long)mn, 1.0f, ref, m, n, l);
+    double metric = compare_h(K, D, n, (long long)mn, ref, m, n, l);
     CK(cudaMemcpy(hf, F, nf * 4, cudaMemcpyDeviceToHost));
     int flags_ok = 1;
     for (int i = 0; i < nf; ++i) flags_ok &= hf[i] == (unsigned int)epoch;
     if (!flags_ok) printf("    signal flags not all raised to the epoch\n");
     char name[64];
-    snprintf(name, 64, "%d-stage ring partial+flags %dx%d", S, m, n);
+    snprintf(name, 64, "%d-stage ring partial+flags %dx%d%s%s", S, m, n, l > 1 ? " L2" : "",
+             with_c ? " a.5 b1 C" : "");
     record_metric(name, K, flags_ok ? metric : INFINITY, get_status(c), TPG_DEVICE_OK);
     free(hf);
-    cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(ref);
+    cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(C); cudaFree(F); cudaFree(ref);
 }
 
 /* (4)/(5) two all-gather stages: stage s computes rows block s of D = A . B^T (A = two m-row blocks);
@@ -379,6 +392,8 @@ int main(int argc, char **argv)
         test_ring(K, c, 1100, 1200, 2);
         test_ring(K, c, 4000, 2040, 2); /* several tiles per CTA: deferred flag flushes */
         test_ring(K, c, 1100, 1200, 3); /* a middle stage: partial in, partial out */
+        test_ring(K, c, 1000, 776, 2, 2);       /* batches: a TMA-loaded partial's batch coordinate */
+        test_ring(K, c, 1000, 776, 2, 2, true); /* batches, alpha, beta * C next to the partial */
         test_plain(K, c, 4000, 3000, 1000);
         test_wait(K, c, 1);
         test_wait(K, c, 0);

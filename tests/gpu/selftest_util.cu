@@ -133,26 +133,26 @@ void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long l
     make_dmap(&p->stage[s].partial_map, K, const_cast<void *>(x), p->n, p->m, p->l, ld, batch);
 }
 
-/* A local reduce-scatter ring of S stages of m x n x k: stage s multiplies rows block s of A (S*m x k) and B
- * (S*n x k); stage s < S-1 writes X + s*m*n (standing in for the next peer's slot) and raises F[s*tiles + t];
+/* A local reduce-scatter ring of S stages of m x n x k (l batches; tiles = flags per stage, batches
+ * included): stage s multiplies rows block s of A (S*m x k per batch) and B (S*n x k per batch); stage s < S-1 writes X + s*m*n (standing in for the next peer's slot) and raises F[s*tiles + t];
  * stage s > 0 waits on F[(s-1)*tiles + t] and adds X + (s-1)*m*n; stage S-1 writes D. With S = 2 that is
  * a TP = 2 reduce-scatter's walk; S = 3 has a middle stage that both receives and sends (TP >= 3). */
 void ring_params(tpg_gemm_params *p, const ctl &c, const kern &K, void *A, void *B, void *X, void *D, unsigned int *F,
-                 int m, int n, int k, int S, int tiles)
+                 int m, int n, int k, int S, int tiles, int l)
 {
-    base_params(p, c, m, n, k, 1, S);
-    const long long mn = (long long)m * n;
+    base_params(p, c, m, n, k, l, S);
+    const long long mn = (long long)m * n, slot = mn * l; /* X: one slot of l batches per sending stage */
     for (int s = 0; s < S; ++s) {
         tpg_stage_params *sp = &p->stage[s];
-        map_a(&sp->a_map, K, A, (unsigned long long)S * m, k);
-        map_b(&sp->b_map, K, B, (unsigned long long)S * n, k);
+        map_a(&sp->a_map, K, A, (unsigned long long)l * S * m, k);
+        map_b(&sp->b_map, K, B, (unsigned long long)l * S * n, k);
         sp->a_row0 = s * m;
         sp->b_row0 = s * n;
         sp->a_batch_rows = S * m;
         sp->b_batch_rows = S * n;
-        set_dest(p, s, K, s == S - 1 ? D : (char *)X + 2 * s * mn, n, mn);
+        set_dest(p, s, K, s == S - 1 ? D : (char *)X + 2 * s * slot, n, mn);
         if (s < S - 1) sp->signal_flags = F + (size_t)s * tiles;
-        if (s > 0) set_partial(p, s, K, (char *)X + 2 * (s - 1) * mn, n, mn, F + (size_t)(s - 1) * tiles);
+        if (s > 0) set_partial(p, s, K, (char *)X + 2 * (s - 1) * slot, n, mn, F + (size_t)(s - 1) * tiles);
     }
 }
 

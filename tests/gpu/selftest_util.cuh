@@ -127,7 +127,7 @@ void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, l
 void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long long ld, long long batch,
                  const unsigned int *flags);
 void ring_params(tpg_gemm_params *p, const ctl &c, const kern &K, void *A, void *B, void *X, void *D, unsigned int *F,
-                 int m, int n, int k, int S, int tiles);
+                 int m, int n, int k, int S, int tiles, int l = 1);
 void base_params(tpg_gemm_params *p, const ctl &c, int m, int n, int k, int l, int stages);
 void set_epoch(const ctl &c, unsigned int e);
 unsigned int get_status(const ctl &c);
