@@ -4,8 +4,9 @@ one process per GPU, all variants in one run on the same random data, interleave
     torchrun --nproc_per_node=2 bench/tp_bench.py [--rounds 2] [--window 1.0] [--only 8B-qkv,8B-o]
 
 TP = the world size. tpgemm runs the tuned config of the exact GEMM when tuned/*.yaml has one (the
-dispatch table), else the schedule's default; "tpgemm local" runs the same kernel at TP = 1 where a
-config has it. Each record names both (config, local_config, tuned). Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
+dispatch table), else the schedule's default; "tpgemm local" runs the same config family at TP = 1 (for
+the reduce-scatter *_wide configs the local kernel their TP = 1 config names, kernel_tp1), else the same
+kernel at TP = 1. Each record names both (config, local_config, tuned). Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
 then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
 """
 import argparse
