@@ -7,8 +7,8 @@
  * partial loads (pp128ps), with both (pp128both) and with TMA-loaded partials (pp128tma), and fp16 with
  * f16 accumulation (fp16h: the "_wide" kernel, pp128h: ping-pong with TMA-loaded partials; tolerance
  * 1e-2 for the f16 running sums: ~5e-5 * sqrt(K) of max|ref| expected), and the shipped "_rs" kernels:
- * the wide kernel with TMA-loaded partials in bf16 and fp16 (wide3tma, fp16tma) - each built from -D
- * macros (selftest_instance.cu).
+ * the wide kernel with TMA-loaded partials in bf16 and fp16 (wide3tma, fp16tma), and the shipped fp16
+ * "_wide" kernel (fp16w) - each built from -D macros (selftest_instance.cu).
  *
  * Each case fills inputs with random values (never zeros), poisons D with NaN bytes, runs the kernel
  * with hand-built tensor maps and launch parameters, and compares with a simple fp32 SIMT reference:
@@ -24,7 +24,7 @@
  * checked against cuBLAS's; the timing table is printed last.
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
- * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (bf16 kernels).
+ * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel).
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -35,7 +35,7 @@
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
-        X(wide3tma, 1e-2) X(fp16tma, 2e-3)
+        X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -403,12 +403,12 @@ int main(int argc, char **argv)
             case_guard(g_problems[pi].name, 120);
             test_perf(bf, nbf, c, h, pi);
         }
-    if (rs && nbf > 0) rs_perf(bf, nbf, c); /* selftest_rs_perf.cu */
+    if (rs && nk > 0) rs_perf(ks, nk, c); /* selftest_rs_perf.cu */
     alarm(0);
     cublasDestroy(h);
     print_results();
     if (!skip_perf) print_perf(bf, nbf);
-    if (rs && nbf > 0) print_rs_perf(bf, nbf);
+    if (rs && nk > 0) print_rs_perf(ks, nk);
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;
 }

@@ -11,13 +11,13 @@
 #   128x128 with deferred signal flags (pp128df, `deferred_flags: true`), ping-pong 128x128 with pipelined
 #   partial loads (pp128ps, `prefetch_sources: true`), both (pp128both), TMA-loaded partials (pp128tma,
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
-#   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_wide" kernels), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
+#   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_rs" kernels), the shipped fp16 "_wide" kernel (fp16w), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
 #   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_rs_perf.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--rs-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--rs-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -42,7 +42,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -60,7 +60,8 @@ inst pp128ps 0 0 128 128 5 1 1 1 128 0 0 TPG_PREFETCH_SOURCES=1 & pids+=($!) # p
 inst pp128both 0 0 128 128 5 1 1 1 128 0 0 "TPG_PP_DEFER_FLAGS=1 -DTPG_PREFETCH_SOURCES=1" & pids+=($!) # both
 inst pp128tma 0 0 128 128 5 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # ping-pong, partials by TMA + ldmatrix
 inst wide3tma 0 0 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the wide kernel, partials by TMA (deferred epilogue too)
-inst fp16tma 1 1 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the shipped fp16 "_wide" kernel
+inst fp16tma 1 1 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the shipped fp16 "_rs" kernel
+inst fp16w 1 1 128 256 3 1 1 0 128 0 5 & pids+=($!) # the shipped fp16 "_wide" kernel
 inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide" with f16 accumulation (acc: f16)
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
 inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots, 64B swizzle): the wide kernel, 6 stages

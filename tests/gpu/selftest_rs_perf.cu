@@ -62,23 +62,31 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const rs_probl
     const double flop = 2.0 * P.m * P.n * (double)P.k;
     int iters = (int)(0.25 / (flop / 6.5e14));
     iters = iters < 3 ? 3 : iters > 30 ? 30 : iters;
-    void *A = dalloc((size_t)P.m * P.k * 2), *B = dalloc((size_t)S * P.n * P.k * 2);
+    /* operands per element type (0 bf16, 1 fp16), the same random values for every kernel of a type */
+    void *A[2] = {nullptr, nullptr}, *B[2] = {nullptr, nullptr};
+    for (int i = 0; i < nk; ++i) {
+        const int dt = ks[i].s.dtype;
+        if (A[dt]) continue;
+        A[dt] = dalloc((size_t)P.m * P.k * 2);
+        B[dt] = dalloc((size_t)S * P.n * P.k * 2);
+        rand_fill(ks[i], A[dt], (size_t)P.m * P.k, 7001);
+        rand_fill(ks[i], B[dt], (size_t)S * P.n * P.k, 7002);
+    }
     void *X = dalloc((size_t)(S - 1) * m * P.n * 2), *D = dalloc((size_t)P.m * P.n * 2);
     const int tiles = ((m + 63) / 64) * ((P.n + 63) / 64); /* >= tiles of a stage for any tile shape */
     unsigned int *F = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
     CK(cudaMemset(F, 0, (size_t)(S - 1) * tiles * 4));
-    rand_fill(ks[0], A, (size_t)P.m * P.k, 7001);
-    rand_fill(ks[0], B, (size_t)S * P.n * P.k, 7002);
     set_epoch(c, 1);
     static tpg_gemm_params plain[32], ring[32];
     for (int i = 0; i < nk; ++i) {
+        const int dt = ks[i].s.dtype;
         base_params(&plain[i], c, P.m, P.n, P.k, 1, 1);
-        map_a(&plain[i].stage[0].a_map, ks[i], A, P.m, P.k);
-        map_b(&plain[i].stage[0].b_map, ks[i], B, P.n, P.k);
+        map_a(&plain[i].stage[0].a_map, ks[i], A[dt], P.m, P.k);
+        map_b(&plain[i].stage[0].b_map, ks[i], B[dt], P.n, P.k);
         plain[i].stage[0].a_batch_rows = P.m;
         plain[i].stage[0].b_batch_rows = P.n;
         set_dest(&plain[i], 0, ks[i], D, P.n, (long long)P.m * P.n);
-        ring_params(&ring[i], c, ks[i], A, B, X, D, F, m, P.n, P.k, S, tiles);
+        ring_params(&ring[i], c, ks[i], A[dt], B[dt], X, D, F, m, P.n, P.k, S, tiles);
     }
     double t[32][2] = {{0}};
     for (int r = -1; r < rounds; ++r) /* round -1: warm-up, not counted */
@@ -96,12 +104,16 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const rs_probl
         snprintf(val, 64, "status=%u ring/plain %.3f", st, ratio[i]);
         record(name, ks[i], val, "status=0", st == TPG_DEVICE_OK);
     }
-    cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(F);
+    for (int dt = 0; dt < 2; ++dt) {
+        cudaFree(A[dt]);
+        cudaFree(B[dt]);
+    }
+    cudaFree(X); cudaFree(D); cudaFree(F);
 }
 
 static double g_ratio[NRS][32], g_tf[NRS][32][2];
 
-/* The whole --rs-perf run: every listed bf16 kernel on every problem (print_rs_perf prints the table). */
+/* The whole --rs-perf run: every listed kernel (bf16 and fp16) on every problem (print_rs_perf prints the table). */
 void rs_perf(const kern *ks, int nk, const ctl &c)
 {
     for (int pi = 0; pi < NRS; ++pi) {
