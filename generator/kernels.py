@@ -233,8 +233,7 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                                                      "cooperative 1x1 kernels always defer, clusters never")
             + _pingpong_only("prefetch_sources", prefetch_sources, consumer_mode,
                              "next to the cooperative kernels' held deferred-store registers it spilled")
-            + _tma_partials(tma_partials, prefetch_sources, bm, bn, dtype, consumers, consumer_mode, epilogue_n,
-                            epi_buffers)
+            + _tma_partials(tma_partials, prefetch_sources, bm, bn, consumers, consumer_mode, epilogue_n, epi_buffers)
             + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
             + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n))
 
@@ -280,8 +279,8 @@ def _pingpong_only(field: str, on: bool, mode: str, why: str) -> list[tuple[str,
     return []
 
 
-def _tma_partials(on: bool, prefetch: bool, bm: int, bn: int, dtype: str, consumers: int, mode: str,
-                  epilogue_n: int, buffers: int | None) -> list[tuple[str, str, str]]:
+def _tma_partials(on: bool, prefetch: bool, bm: int, bn: int, consumers: int, mode: str, epilogue_n: int,
+                  buffers: int | None) -> list[tuple[str, str, str]]:
     """epilogue_tma.cuh: one store buffer per store unit of a tile (the whole partial is loaded at once),
     and one way of loading partials per kernel."""
     if not on:
