@@ -37,7 +37,7 @@ void bench_args_defaults(bench_args *a) {
 }
 
 const char *bench_usage(void) {
-    return "usage: local_gemm [--quick] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all] [--out PATH]\n"
+    return "usage: local_gemm [--quick] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
            "                  [--device N] [--pdl-ab] [--aa] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
@@ -89,7 +89,8 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
                 if (!strcmp(v, "bf16")) a->dtypes = 1;
                 else if (!strcmp(v, "fp16")) a->dtypes = 2;
                 else if (!strcmp(v, "all")) a->dtypes = 3;
-                else return bad(msg, cap, f, v, "use bf16, fp16 or all");
+                else if (!strcmp(v, "e4m3")) a->dtypes = 1 << TPG_DTYPE_E4M3;
+                else return bad(msg, cap, f, v, "use bf16, fp16, all (both) or e4m3");
             } else if (!strcmp(f, "--out")) {
                 if (!*v) return bad(msg, cap, f, v, "give the JSON file to write");
                 a->out = v, a->out_given = 1;

@@ -52,7 +52,7 @@ typedef struct bench_args {
     int quick, dry_run, help;
     int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
     int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
-    int dtypes;               /* bit 0: bf16, bit 1: fp16 */
+    int dtypes;               /* bit tpg_dtype: 1 bf16, 2 fp16, 4 e4m3 ("all" = the 16-bit two) */
     const char *problems;     /* --problems a,b or NULL */
     const char *configs;      /* --configs a,x_* or NULL: only these tpgemm configs (a trailing * is a prefix) */
     const char *out;          /* JSON path; a dry run writes it only when --out names one (out_given) */

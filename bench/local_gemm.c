@@ -137,7 +137,7 @@ static int window(env *E, impl *im, int calls, int chunks, double flops, double 
 static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
     const bench_problem *p = r->p;
     char *err = r->error;
-    const size_t cap = sizeof r->error, nd = (size_t)(p->m * p->n) * tpg_dtype_size(r->dtype);
+    const size_t cap = sizeof r->error, nd = (size_t)(p->m * p->n) * tpg_dtype_size(tpg_output_dtype(r->dtype));
     for (int v = 0; v < r->nvar; v++) {
         cudaError_t e = cudaMalloc(&im[v].d, nd);
         if (e != cudaSuccess) return cuda_err(err, cap, "cudaMalloc(D)", e);
@@ -183,7 +183,8 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
  * tpgemm kernel against cuBLAS's output: max|d - ref| / max|ref| <= eps, no non-finite element. */
 static int check(env *E, bench_record *r, impl *im) {
     const bench_problem *p = r->p;
-    const size_t nel = (size_t)(p->m * p->n), nd = nel * tpg_dtype_size(r->dtype);
+    const tpg_dtype cd = tpg_output_dtype(r->dtype); /* D: bf16 for fp8 operands */
+    const size_t nel = (size_t)(p->m * p->n), nd = nel * tpg_dtype_size(cd);
     for (int v = 0; v < r->nvar; v++) {
         bench_variant *V = &r->var[v];
         if (!im[v].ok) continue;
@@ -198,7 +199,7 @@ static int check(env *E, bench_record *r, impl *im) {
             continue;
         }
         if (!v) {
-            tpg_ref_problem rp = {.dtype_ab = r->dtype, .dtype_cd = r->dtype, .m = p->m, .n = p->n, .k = p->k, .l = 1,
+            tpg_ref_problem rp = {.dtype_ab = r->dtype, .dtype_cd = cd, .m = p->m, .n = p->n, .k = p->k, .l = 1,
                                   .alpha = 1.0f, .beta = 0.0f, .seed = r->seed};
             tpg_ref_shard sh = {.d = im[0].d, .rows = p->m, .cols = p->n, .ld = p->n, .batch_stride = p->m * p->n};
             tpg_ref_result rr;
@@ -210,7 +211,7 @@ static int check(env *E, bench_record *r, impl *im) {
         }
         double md, mr;
         unsigned long long bad;
-        if (bench_compare(r->dtype, im[v].d, im[0].d, nel, E->s, &md, &mr, &bad, r->error, sizeof r->error)) return -1;
+        if (bench_compare(cd, im[v].d, im[0].d, nel, E->s, &md, &mr, &bad, r->error, sizeof r->error)) return -1;
         V->max_error = bad ? INFINITY : mr > 0 ? md / mr : NAN;
         V->check = !bad && mr > 0 && V->max_error <= r->eps;
         if (bad) /* max_error is null in the JSON then: say why */

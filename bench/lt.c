@@ -1,6 +1,7 @@
 /* cuBLASLt baseline of the local-GEMM benchmark: the same problem as tpgemm, D = A . B^T with
  *   A: M x K row-major (lda = K), B: N x K row-major (ldb = K, "K-major" like a Linear weight),
- *   D: M x N row-major (ldd = N), bf16/fp16 in and out, fp32 compute and scale, alpha = 1, beta = 0.
+ *   D: M x N row-major (ldd = N), bf16/fp16 in and out (e4m3 in, bf16 out), fp32 compute and scale, alpha = 1,
+ *   beta = 0.
  *
  * Layout derivation. cuBLASLt is column-major: a layout (rows, cols, ld) means element (i, j) sits at
  * i + j*ld. A row-major R x C matrix with ld = C is therefore, byte for byte, the column-major C x R matrix
@@ -14,7 +15,14 @@
  *   D = buffer D, stored N x M (ld N)              -> D^T = B . A^T           (N x M)   as required.
  * This is cuBLAS's "TN" case, both operands K-contiguous: the layout Hopper's fastest kernels (and
  * PyTorch's F.linear) use, so the baseline is not handicapped. Checked on the device against the fp32
- * reference (cublas_ref_error in the JSON), which would catch a swapped operand or transpose. */
+ * reference (cublas_ref_error in the JSON), which would catch a swapped operand or transpose.
+ *
+ * e4m3: "TN" is also the only layout cuBLASLt takes for fp8. The scales stay at their default 1 (tpgemm's
+ * benchmark passes none either), and CUBLASLT_MATMUL_DESC_FAST_ACCUM is on: tpgemm's fp8 kernel sums in the
+ * tensor pipe's own fp8 accumulation over the whole K, which is what fast accumulation is (without it
+ * cuBLASLt moves partial sums into a separate f32 sum every few k steps: more precise, and slower), so
+ * both sides compute with the same numerics - PyTorch's torch._scaled_mm(use_fast_accum=True). e5m2 x e5m2
+ * is not a cuBLASLt combination, hence no e5m2 baseline. */
 #define _POSIX_C_SOURCE 200809L
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -50,8 +58,8 @@ static void *g_workspace;
 int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
               lt_gemm **out, char *msg, size_t cap) {
     *out = NULL;
-    if (dt != TPG_DTYPE_BF16 && dt != TPG_DTYPE_FP16) {
-        snprintf(msg, cap, "cuBLASLt baseline: dtype %s not supported here", tpg_dtype_name(dt));
+    if (dt != TPG_DTYPE_BF16 && dt != TPG_DTYPE_FP16 && dt != TPG_DTYPE_E4M3) {
+        snprintf(msg, cap, "cuBLASLt baseline: dtype %s not supported here (bf16, fp16, e4m3)", tpg_dtype_name(dt));
         return -1;
     }
     lt_gemm *g = calloc(1, sizeof *g);
@@ -67,15 +75,20 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
         return -1;
     }
     if (!g_handle) LT_TRY("cublasLtCreate", cublasLtCreate(&g_handle));
-    const cudaDataType_t t = dt == TPG_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const cudaDataType_t t = dt == TPG_DTYPE_BF16 ? CUDA_R_16BF : dt == TPG_DTYPE_FP16 ? CUDA_R_16F : CUDA_R_8F_E4M3;
+    const cudaDataType_t td = dt == TPG_DTYPE_FP16 ? CUDA_R_16F : CUDA_R_16BF; /* D: bf16 for e4m3 */
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LT_TRY("cublasLtMatmulDescCreate", cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     LT_TRY("set TRANSA", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_TRY("set TRANSB", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    if (dt == TPG_DTYPE_E4M3) { /* fast accumulation: the header says why */
+        const int8_t fast = 1;
+        LT_TRY("set FAST_ACCUM", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    }
     /* See the derivation above: X = buffer B (K x N, ld K), Y = buffer A (K x M, ld K), D^T (N x M, ld N). */
     LT_TRY("layout of B", cublasLtMatrixLayoutCreate(&g->la, t, (uint64_t)k, (uint64_t)n, k));
     LT_TRY("layout of A", cublasLtMatrixLayoutCreate(&g->lb, t, (uint64_t)k, (uint64_t)m, k));
-    LT_TRY("layout of D", cublasLtMatrixLayoutCreate(&g->ld, t, (uint64_t)n, (uint64_t)m, n));
+    LT_TRY("layout of D", cublasLtMatrixLayoutCreate(&g->ld, td, (uint64_t)n, (uint64_t)m, n));
 
     cublasLtMatmulPreference_t pref = NULL;
     const uint64_t ws = LT_WORKSPACE;
@@ -98,9 +111,9 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
     cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-    snprintf(g->desc, sizeof g->desc, "algo %d, tile id %u, stages id %u, waves %.2f, workspace %zu B, cuBLASLt %zu",
+    snprintf(g->desc, sizeof g->desc, "algo %d, tile id %u, stages id %u, waves %.2f, workspace %zu B, cuBLASLt %zu%s",
              (int)id, (unsigned)tile, (unsigned)stages, (double)h.wavesCount, h.workspaceSize,
-             (size_t)cublasLtGetVersion());
+             (size_t)cublasLtGetVersion(), dt == TPG_DTYPE_E4M3 ? ", fast accum" : "");
     *out = g;
     return 0;
 }

@@ -24,14 +24,14 @@ static void init_variant(bench_variant *v, const char *config, const char *kerne
 static int make_records(const bench_args *a, const bench_problem **ps, int np, bench_record *rec) {
     int n = 0;
     for (int i = 0; i < np; i++)
-        for (int dt = 0; dt < 2; dt++) {
+        for (int dt = 0; dt <= TPG_DTYPE_E4M3; dt++) {
             if (!(a->dtypes & (1 << dt))) continue;
             bench_record *r = &rec[n++];
             int cfg[BENCH_MAX_VARIANTS - 1];
             memset(r, 0, sizeof *r);
             r->p = ps[i], r->dtype = (tpg_dtype)dt;
             r->seed = a->seed + 16u * (uint64_t)i + (uint64_t)dt; /* fresh data per problem, same for all variants */
-            r->eps = tpg_reference_default_eps(r->dtype);         /* bf16 2e-2, fp16 4e-3 */
+            r->eps = tpg_reference_eps_for(r->dtype, TPG_DTYPE_FP32, ps[i]->k); /* bf16 2e-2, fp16 4e-3, e4m3 by K */
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;

@@ -143,7 +143,7 @@ static void cell(FILE *f, double v, const char *fmt) {
 void bench_print_table(FILE *f, const bench_record *r, int n) {
     fprintf(f, "\n%-10s %-5s %8s %8s %8s %8s %8s  %s\n", "name", "dtype", "tpgemm", "cublas", "burst", "sustain",
             "J ratio", "check (TFLOP/s burst; ratios tpgemm/cublas)");
-    for (int dt = 0; dt < 2; dt++) {
+    for (int dt = 0; dt <= TPG_DTYPE_E4M3; dt++) {
         double lsum[3] = {0, 0, 0};
         int cnt[3] = {0, 0, 0};
         for (int i = 0; i < n; i++) {
@@ -163,7 +163,7 @@ void bench_print_table(FILE *f, const bench_record *r, int n) {
                     r[i].error[0] ? "  " : "", r[i].error);
         }
         if (cnt[0] + cnt[1] + cnt[2] == 0) continue;
-        fprintf(f, "%-10s %-5s %8s %8s", "geomean", dt ? "fp16" : "bf16", "", "");
+        fprintf(f, "%-10s %-5s %8s %8s", "geomean", tpg_dtype_name((tpg_dtype)dt), "", "");
         for (int j = 0; j < 3; j++) fputc(' ', f), cell(f, cnt[j] ? exp(lsum[j] / cnt[j]) : NAN, "%8.3f");
         fputc('\n', f);
     }

@@ -118,6 +118,17 @@ def sustained_method(records):
     return " / ".join(dict.fromkeys(texts))
 
 
+FP8 = ("e4m3", "e5m2")
+
+
+def section_of(records):
+    """(BENCHMARKS.md section name, title): fp8 runs (`local_gemm --dtype e4m3`) have a section of their own, so
+    neither kind of run replaces the other's table."""
+    if records and all(r["dtype"] in FP8 for r in records):
+        return "local_gemm_fp8", "Local GEMM, fp8: tpgemm vs cuBLASLt, one GPU"
+    return "local_gemm", "Local GEMM: tpgemm vs cuBLASLt, one GPU"
+
+
 def markdown(records, png_rel=None):
     runs = list(dict.fromkeys((r.get("date", "?"), r.get("gpu", "?"), r.get("driver", "?"), r.get("command", "?"))
                               for r in records)) or [("?", "?", "?", "?")]
@@ -127,7 +138,11 @@ def markdown(records, png_rel=None):
             f"≥ 1 s idle; sustained: {sustained_method(records)}; J: joules per "
             "GEMM, the power fitted from NVML's energy counter while the window ran × seconds per call. The "
             "config shown is the one with the highest burst × sustained rate. "
-            "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover.\n\n"
+            "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover."
+            + (" fp8: e4m3 operands, bf16 output, no scales; cuBLASLt with fast accumulation "
+               "(CUBLASLT_MATMUL_DESC_FAST_ACCUM), the numerics of tpgemm's fp8 kernels, which sum in the tensor "
+               "pipe's fp8 accumulator over the whole K." if any(r["dtype"] in FP8 for r in records) else "")
+            + "\n\n"
             + "".join(f"Run {d} on {g}, driver {v}: `{c}`\n\n" for d, g, v, c in runs))
     text += table(records)
     if png_rel:
@@ -168,7 +183,8 @@ def main(argv=None):
     ap.add_argument("json")
     ap.add_argument("--markdown", help="write the table here (default: beside the JSON, local_gemm.md)")
     ap.add_argument("--png", help="write the plot here (default: beside the JSON, local_gemm.png)")
-    ap.add_argument("--benchmarks", help="update the local_gemm section of this BENCHMARKS.md")
+    ap.add_argument("--benchmarks", help="update the local_gemm section (local_gemm_fp8 for fp8 records) of this "
+                                         "BENCHMARKS.md")
     args = ap.parse_args(argv)
     try:
         records = load(args.json)
@@ -183,8 +199,7 @@ def main(argv=None):
             f.write(markdown(records, os.path.basename(png_path) if have_png else None))
         if args.benchmarks:
             rel = os.path.relpath(png_path, os.path.dirname(os.path.abspath(args.benchmarks))) if have_png else None
-            benchmarks_md.update(args.benchmarks, "local_gemm", "Local GEMM: tpgemm vs cuBLASLt, one GPU",
-                                 markdown(records, rel))
+            benchmarks_md.update(args.benchmarks, *section_of(records), markdown(records, rel))
     except (ReportError, benchmarks_md.SectionError) as e:
         print(e, file=sys.stderr)
         return 2

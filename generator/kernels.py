@@ -41,12 +41,11 @@ PINGPONG_BMS = (64, 128)
 SPLIT_N_BMS = (64, 128, 192, 256)  # one TMA box of A (<= 256 rows)
 SPLIT_N_WG_N = (64, 96, 128, 160)  # BN/2: the wgmma N of each warpgroup (wgmma.cuh)
 WIDE_BN = 320                      # BN above one TMA box (256 rows): cooperative_n in a 2x1 cluster only
-WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 shapes templates/kernels/wgmma.cuh defines
+WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 (k32 for fp8) shapes templates/kernels/wgmma.cuh defines
 
 # Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
 NOT_YET = {
-    "dtype": {"e4m3": "fp8 kernels are not implemented yet",
-              "e5m2": "fp8 kernels are not implemented yet"},
+    "dtype": {},
     "acc": {},
 }
 # CTA pairs sharing one operand by TMA multicast (2x1: B, 1x2: A); larger clusters are not implemented

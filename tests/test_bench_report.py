@@ -106,6 +106,23 @@ def test_benchmarks_section_created_then_replaced(tmp_path):
     assert "| 2.000 |" in text and "| 0.800 |" not in text  # the old row is gone, the new one is there
 
 
+def test_fp8_records_update_their_own_section(tmp_path):
+    """An e4m3 run writes the local_gemm_fp8 section (saying cuBLASLt ran with fast accumulation) and leaves the
+    16-bit one alone, and the other way round."""
+    bm = tmp_path / "BENCHMARKS.md"
+    assert run_report(tmp_path, FAKE, "--benchmarks", str(bm)).returncode == 0
+    fp8 = [dict(r, dtype="e4m3") for r in FAKE if r["dtype"] == "bf16"]
+    assert run_report(tmp_path, fp8, "--benchmarks", str(bm)).returncode == 0
+    text = bm.read_text()
+    assert text.count("<!-- local_gemm:begin -->") == 1 and text.count("<!-- local_gemm_fp8:begin -->") == 1
+    g16, g8 = text.index("<!-- local_gemm:begin"), text.index("<!-- local_gemm_fp8:begin")
+    assert "| fp16 |" in text[g16:text.index("<!-- local_gemm:end")]
+    fp8_section = text[g8:text.index("<!-- local_gemm_fp8:end")]
+    assert "| e4m3 |" in fp8_section and "| fp16 |" not in fp8_section and "fast accumulation" in fp8_section
+    assert run_report(tmp_path, FAKE, "--benchmarks", str(bm)).returncode == 0
+    assert bm.read_text().count("| e4m3 |") == text.count("| e4m3 |")  # the 16-bit run kept the fp8 rows
+
+
 def test_malformed_json_exits_2_naming_the_field(tmp_path):
     bad = [dict(FAKE[0])]
     del bad[0]["cublas_joules"]
@@ -142,6 +159,20 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     assert (records[0]["M"], records[0]["N"], records[0]["K"]) == (8192, 3072, 4096)  # AG: N / 2
     assert (records[1]["M"], records[1]["N"], records[1]["K"]) == (8192, 4096, 2048)  # RS: K / 2
     assert run_report(tmp_path, records).returncode == 0
+
+
+def test_dry_run_e4m3_plans_the_fp8_configs(bench_bin, tmp_path):
+    """--dtype e4m3: fp8 records with both shipped e4m3 configs as variants and the K-dependent fp8 bound."""
+    out = tmp_path / "fp8.json"
+    res = subprocess.run([bench_bin, "--quick", "--dtype", "e4m3", "--dry-run", "--out", str(out)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    records = json.loads(out.read_text())
+    assert records and all(r["dtype"] == "e4m3" for r in records)
+    assert {v["config"] for v in records[0]["variants"]} == {"cublasLt", "gemm_e4m3_tp1", "gemm_e4m3_wide_tp1"}
+    gemm8k = next(r for r in records if r["name"] == "gemm-8192")
+    assert gemm8k["eps"] == pytest.approx(5e-4 * 8192 ** 0.5)  # max(2e-2, 5e-4 sqrt(K))
+    assert next(r for r in records if r["name"] == "8B-o")["eps"] == pytest.approx(5e-4 * 2048 ** 0.5)  # > 2e-2
 
 
 def test_dry_run_without_out_writes_no_json(bench_bin, tmp_path):
@@ -214,6 +245,7 @@ def test_the_table_text_says_how_the_sustained_windows_ran():
 
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
                                           (["--dtype", "fp8"], "--dtype 'fp8'"),
+                                          (["--dtype", "e5m2"], "--dtype 'e5m2'"),
                                           (["--cool-s", "0.2"], "--cool-s '0.2'"),
                                           (["--bogus"], "--bogus"),
                                           (["--configs", "nope_tp1"], "--configs 'nope_tp1' selects no"),

@@ -169,6 +169,28 @@ def test_m_not_divisible_by_tp_exits_2(tpgemm):
     assert r.stdout == ""
 
 
+def test_fp8_configs_plan_and_scales(tpgemm):
+    """fp8 configs: e4m3 / e5m2 in, bf16 out (the plan says so); --scale-a / --scale-b only for them; no fp8
+    config at TP >= 2 yet, which the pick says with the dtype named."""
+    for dt in ("e4m3", "e5m2"):
+        r = run(tpgemm, "--config", f"gemm_{dt}_wide_tp1", "--scale-a", "0.5", "--scale-b", "4", "--m", "4096",
+                "--n", "4096", "--k", "4096", "--dry-run", "--json")
+        assert r.returncode == 0, r.stderr
+        kernel = json.loads(r.stdout)["kernel"]
+        assert (kernel["dtype_ab"], kernel["dtype_cd"]) == (dt, "bf16")
+    for k, picked in ((4096, "gemm_e4m3_tp1"), (8192, "gemm_e4m3_wide_tp1")):  # ping-pong below K 8192
+        r = run(tpgemm, "--schedule", "AllGather1D_TilingCD_RotatingA", "--dtype", "e4m3", "--tp", "1", "--m", "4096",
+                "--n", "4096", "--k", str(k), "--dry-run")
+        assert r.returncode == 0 and f"Plan: {picked}\n" in r.stdout
+    r = run(tpgemm, "--config", "ag_rota_bf16_tp1", "--scale-a", "2", "--dry-run")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "--scale-a / --scale-b apply to fp8 configs only; ag_rota_bf16_tp1 has bf16 operands" in r.stderr
+    r = run(tpgemm, "--scale-b", "x")
+    assert r.returncode == 2 and "--scale-b expects a finite number, got 'x'" in r.stderr
+    r = run(tpgemm, "--dtype", "e4m3", "--tp", "2", "--dry-run")
+    assert r.returncode == 2 and "tp 2, dtype e4m3" in r.stderr
+
+
 def test_list_shows_every_config(tpgemm):
     r = run(tpgemm, "--list")
     assert r.returncode == 0

@@ -62,8 +62,6 @@ CASES = [
     ("tp_too_big", "tp: [1, 2]", "tp: 16", "tp: 16", "configs[0].tp", ["16 is out of range"]),
     ("unknown_dtype", "dtype: bf16", "dtype: bf8", "dtype: bf8", "kernels[0].dtype",
      ["unknown value 'bf8'", "allowed: bf16, fp16, e4m3, e5m2"]),
-    ("fp8_not_yet", "dtype: bf16", "dtype: e4m3", "dtype: e4m3", "kernels[0].dtype",
-     ["fp8 kernels are not implemented yet", "allowed: bf16, fp16"]),
     ("acc_f16_with_bf16", "acc: f32", "acc: f16", "acc: f16", "kernels[0].acc",
      ["wgmma accumulates bf16 products in f32 only", "allowed: f32, or dtype: fp16"]),
     ("unknown_kernel", "kernel: k}", "kernel: kk}", "kernel: kk", "configs[0].kernel",
@@ -255,13 +253,32 @@ configs:\n  - {name: c, schedule: ReduceScatter1D_TilingB_RotatingC, tp: 8, kern
 
 
 def test_not_yet_rejections_are_data():
-    """Lifting a 'not yet' rule is deleting one entry: the kernel then validates."""
-    assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 4, 2, 1, 1)
-    saved = kernels.NOT_YET["dtype"].pop("e4m3")
+    """A 'not yet' rule is one entry: adding it rejects the value with its reason (and leaves it out of
+    'allowed'), deleting it lifts it."""
+    assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 3, 2, 1, 1) == []
+    kernels.NOT_YET["dtype"]["e4m3"] = "fp8 kernels are not implemented yet"
     try:
-        assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 4, 2, 1, 1) == []
+        (field, problem, allowed), = kernels.check_kernel("e4m3", "f32", 128, 256, 128, 3, 2, 1, 1)
+        assert field == "dtype" and "'e4m3': fp8 kernels are not implemented yet" in problem
+        assert allowed == "bf16, fp16, e5m2"
     finally:
-        kernels.NOT_YET["dtype"]["e4m3"] = saved
+        del kernels.NOT_YET["dtype"]["e4m3"]
+    assert kernels.check_kernel("e4m3", "f32", 128, 256, 128, 3, 2, 1, 1) == []
+
+
+@pytest.mark.parametrize("dtype", ["e4m3", "e5m2"])
+def test_fp8_kernel_rules(dtype):
+    """fp8: BK = 128 fills a 128-byte row (BK = 64 a 64-byte one), f32 accumulation only, bf16 outputs; the
+    ring slot has the bytes of the 16-bit kernel with half its BK, so the shipped wide geometry fits."""
+    assert kernels.check_kernel(dtype, "f32", 128, 256, 128, 3, 2, 1, 1, epi_buffers=5) == []
+    assert kernels.check_kernel(dtype, "f32", 128, 256, 64, 4, 2, 1, 1) == []
+    (field, problem, _), = kernels.check_kernel(dtype, "f32", 128, 256, 256, 2, 2, 1, 1)
+    assert field == "tile.bk" and f"BK·sizeof({dtype}) = 256 bytes" in problem
+    (field, problem, _), = kernels.check_kernel(dtype, "f16", 128, 256, 128, 3, 2, 1, 1)
+    assert field == "acc" and f"wgmma accumulates {dtype} products in f32 only" in problem
+    assert kernels.output_dtype(dtype) == "bf16"
+    assert (kernels.smem_bytes(3, 128, 256, 128, dtype, buffers=5)
+            == kernels.smem_bytes(3, 128, 256, 64, "bf16", buffers=5))
 
 
 def _kernel(text: str):

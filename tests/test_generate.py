@@ -174,9 +174,11 @@ def test_kernel_dedup_and_registry(files):
     want = {f"{c['name']}_tp{tp}": c.get("prefer_from_local_k", 0) for c in doc["configs"]
             for tp in (c["tp"] if isinstance(c["tp"], list) else [c["tp"]])}
     assert {n: int(least) for n, _, _, least in names} == want
-    # the shipped rule (BENCHMARKS.md): wide for every all-gather shape, for reduce-scatter from K/tp 10240
+    # the shipped rule (BENCHMARKS.md): wide for every all-gather shape, for reduce-scatter from K/tp 10240,
+    # and fp8 (TP = 1) from K 8192; the fp8 e5m2 config is alone for its dtype, so it needs no preference
     assert {n: least for n, _, _, least in names if "_wide_tp" in n} == {
-        n: "1" if n.startswith("ag_") else "10240" for n, _, _, _ in names if "_wide_tp" in n}
+        n: "1" if n.startswith("ag_") else "8192" if n == "gemm_e4m3_wide_tp1" else "0" if n == "gemm_e5m2_wide_tp1"
+        else "10240" for n, _, _, _ in names if "_wide_tp" in n}
     assert f"const int tpg_num_configs = {n_configs};" in reg
     assert f'const char tpg_config_hash[] = "{p.config_hash}";' in reg
     for k in p.kernels:

@@ -65,6 +65,8 @@ const char *tpg_last_error(const tpg_ctx *ctx);
 size_t tpg_dtype_size(tpg_dtype t);
 /* "bf16", "fp16", "e4m3", "e5m2", "fp32". */
 const char *tpg_dtype_name(tpg_dtype t);
+/* The type of D, C and partials for operands of type t: t itself for 16-bit operands, bf16 for fp8. */
+tpg_dtype tpg_output_dtype(tpg_dtype t);
 
 /* ---- Generated configs --------------------------------------------------------------------- */
 

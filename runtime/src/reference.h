@@ -62,10 +62,11 @@ typedef struct tpg_ref_result {
 tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *shard, uint64_t sample_seed,
                                void *stream, tpg_ref_result *out);
 
-/* The default relative error bound of a dtype (bf16 2e-2, fp16 4e-3, fp8 1.25e-1, fp32 1e-5). */
+/* The default relative error bound of a dtype (bf16 2e-2, fp16 4e-3, fp8 2e-2 at short K, fp32 1e-5). */
 double tpg_reference_default_eps(tpg_dtype dtype);
 /* The bound for a kernel with operand type ab and accumulator acc over a reduction of length k: the above;
- * for f16 sums max(2e-2, 8e-4 * sqrt(k)) (their error grows like sqrt(k): 0.072 at k = 8192). */
+ * for f16 sums max(2e-2, 8e-4 * sqrt(k)) (their error grows like sqrt(k): 0.072 at k = 8192); for fp8 operands
+ * max(2e-2, 5e-4 * sqrt(k)) (the tensor pipe's fp8 sums are narrower than f32: 0.064 at k = 16384). */
 double tpg_reference_eps_for(tpg_dtype ab, tpg_dtype acc, int64_t k);
 
 /* Fills bytes of ptr with 0xFF (NaN for bf16 / fp16 / fp32). Asynchronous on stream. */

@@ -45,6 +45,8 @@ size_t tpg_dtype_size(tpg_dtype t) {
     return 0;
 }
 
+tpg_dtype tpg_output_dtype(tpg_dtype t) { return t == TPG_DTYPE_E4M3 || t == TPG_DTYPE_E5M2 ? TPG_DTYPE_BF16 : t; }
+
 const char *tpg_dtype_name(tpg_dtype t) {
     switch (t) {
     case TPG_DTYPE_BF16: return "bf16";

@@ -7,7 +7,8 @@
  *                TPG_STAGES-deep ring guarded by full/empty mbarriers (gemm_sm90_roles.cuh).
  *   warpgroups 1..C consumers, TPG_CONSUMER_MODE
  *                0 cooperative (default): all share each tile, warpgroup w computes rows
- *                  [w*BM/C, (w+1)*BM/C) as one or two m64 slabs with wgmma m64nBNk16 (f32 accumulators);
+ *                  [w*BM/C, (w+1)*BM/C) as one or two m64 slabs with wgmma m64nBNk16 (k32 for fp8; f32
+ *                  accumulators);
  *                1 ping-pong (C = 2): each warpgroup owns every other tile (BM = 64 or 128 rows), so one
  *                  warpgroup's epilogue overlaps the other's mainloop;
  *                2 cooperative_n (C = 2): all share each tile, warpgroup w computes all BM rows of columns
@@ -41,10 +42,11 @@
     !defined(TPG_CLUSTER_M) || !defined(TPG_CLUSTER_N) || !defined(TPG_SMEM_BYTES)
 #error "gemm_sm90.cuh: an instance must define every TPG_* macro listed in docs/ARCHITECTURE.md"
 #endif
-#if TPG_AB_DTYPE == 2 || TPG_AB_DTYPE == 3
-#error "gemm_sm90.cuh: fp8 operands (e4m3/e5m2) are not implemented yet (needs wgmma k32 and BK = 128)"
-#elif TPG_AB_DTYPE != 0 && TPG_AB_DTYPE != 1
-#error "gemm_sm90.cuh: TPG_AB_DTYPE must be 0 (bf16) or 1 (fp16)"
+#if TPG_AB_DTYPE < 0 || TPG_AB_DTYPE > 3
+#error "gemm_sm90.cuh: TPG_AB_DTYPE must be 0 (bf16), 1 (fp16), 2 (e4m3) or 3 (e5m2)"
+#endif
+#if (TPG_AB_DTYPE == 2 || TPG_AB_DTYPE == 3) && TPG_CD_DTYPE != 0
+#error "gemm_sm90.cuh: fp8 operands write bf16 outputs (TPG_CD_DTYPE 0; tpgemm.h)"
 #endif
 #if TPG_CD_DTYPE != 0 && TPG_CD_DTYPE != 1 && TPG_CD_DTYPE != 4
 #error "gemm_sm90.cuh: TPG_CD_DTYPE must be 0 (bf16), 1 (fp16) or 4 (fp32)"
@@ -77,7 +79,9 @@ constexpr bool kPingpong = TPG_CONSUMER_MODE == 1;
  * which a split along M (64-row slabs per warpgroup) cannot give */
 constexpr bool kSplitN = TPG_CONSUMER_MODE == 2;
 constexpr int kCM = TPG_CLUSTER_M, kCN = TPG_CLUSTER_N, kCluster = kCM * kCN;
-constexpr int kElem = 2; /* bf16 / fp16 operands */
+constexpr int kElem = TPG_AB_DTYPE >= 2 ? 1 : 2; /* operand bytes: fp8 1, bf16 / fp16 2 */
+/* one wgmma k step covers 32 bytes of a K-major row: k16 of 16-bit operands, k32 of fp8 */
+constexpr int kMmaK = 32 / kElem;
 /* epilogue subtile: bytes of one output row per store unit (the D map's box width): 128 or 64 */
 #ifndef TPG_EPI_CHUNK_BYTES
 #define TPG_EPI_CHUNK_BYTES 128

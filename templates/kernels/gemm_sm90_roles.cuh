@@ -163,10 +163,10 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
         for (int j = 0; j < kSlabs; ++j) tpg_acc_fence(acc[j]);
         tpg_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk) {
+        for (int kk = 0; kk < kBK / kMmaK; ++kk) {
 #pragma unroll
             for (int j = 0; j < kSlabs; ++j)
-                /* +2 per k16 step = +32 bytes; per m64 slab 64 rows * kRowBytes >> 4 (512 for 128-byte rows) */
+                /* +2 per k step = +32 bytes; per m64 slab 64 rows * kRowBytes >> 4 (512 for 128-byte rows) */
                 if constexpr (!kDiagNoMma)
                     tpg_mma<kWgN, TPG_AB_DTYPE>(acc[j], da + 2 * kk + (64 * kRowBytes >> 4) * j, db + 2 * kk,
                                                 (kb | kk) != 0);

@@ -1,6 +1,6 @@
 /* wgmma (warpgroup MMA) wrappers: the smem matrix descriptor, fence/commit/wait, accumulator register
- * fences, and m64nNk16 with f32 accumulation for bf16 and fp16 operands, both K-major ("SS": A and B
- * from shared memory through descriptors).
+ * fences, and m64nNk16 with f32 accumulation for bf16 and fp16 operands (m64nNk32 for e4m3 and e5m2), both
+ * K-major ("SS": A and B from shared memory through descriptors).
  *
  * Why the accumulator fences: wgmma runs asynchronously on registers the compiler thinks it owns. An
  * empty asm that "reads and writes" every accumulator register, placed before wgmma.fence and after
@@ -90,7 +90,17 @@ template <int R> __device__ __forceinline__ void tpg_acc_fence(float (&d)[R])
                  : TPG_WG_N##N##_OUTS                                                                 \
                  : "l"(da), "l"(db), "r"(scale_d))
 
-/* AB = tpg_dtype value of the operands (0 bf16, 1 fp16). */
+/* The same for fp8 operands: m64nNk32, f32 += A(64x32) * B(Nx32)^T. A k32 step spans the 32 bytes of a k16
+ * step of 16-bit operands, so descriptors advance alike. fp8 wgmma takes no transpose immediates (both
+ * operands K-major is the only layout), hence the two fewer operands. */
+#define TPG_WGMMA_FP8_ASM(N, TY)                                                                      \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" TPG_WG_N##N##_PRED ", 0;\n"                     \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TY "." TY " " TPG_WG_N##N##_ARGS   \
+                 "p, 1, 1;\n}\n"                                                                      \
+                 : TPG_WG_N##N##_OUTS                                                                 \
+                 : "l"(da), "l"(db), "r"(scale_d))
+
+/* AB = tpg_dtype value of the operands (0 bf16, 1 fp16, 2 e4m3, 3 e5m2). */
 template <int N, int AB> struct tpg_wgmma;
 #define TPG_WGMMA_DEFINE(N)                                                                           \
     template <> struct tpg_wgmma<N, 0> {                                                              \
@@ -103,6 +113,18 @@ template <int N, int AB> struct tpg_wgmma;
         static __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) \
         {                                                                                             \
             TPG_WGMMA_ASM(N, "f16");                                                                  \
+        }                                                                                             \
+    };                                                                                                \
+    template <> struct tpg_wgmma<N, 2> {                                                              \
+        static __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) \
+        {                                                                                             \
+            TPG_WGMMA_FP8_ASM(N, "e4m3");                                                             \
+        }                                                                                             \
+    };                                                                                                \
+    template <> struct tpg_wgmma<N, 3> {                                                              \
+        static __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) \
+        {                                                                                             \
+            TPG_WGMMA_FP8_ASM(N, "e5m2");                                                             \
         }                                                                                             \
     };
 TPG_WGMMA_DEFINE(64)
@@ -152,7 +174,8 @@ template <int R> __device__ __forceinline__ void tpg_acc_fence(uint32_t (&d)[R])
     for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
-/* One k16 step into the accumulators, f32 or packed f16 by the array's type (AB: 0 bf16, 1 fp16). */
+/* One 32-byte k step (k16 of 16-bit operands, k32 of fp8) into the accumulators, f32 or packed f16 by the
+ * array's type (AB: 0 bf16, 1 fp16, 2 e4m3, 3 e5m2; f16 accumulators for fp16 only). */
 template <int N, int AB>
 __device__ __forceinline__ void tpg_mma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d)
 {

@@ -25,6 +25,7 @@ TPG_TEST(defaults_reproduce_the_seed) {
     TPG_EXPECT_EQ_INT(a.k, 16384);
     TPG_EXPECT_EQ_INT(a.l, 1);
     TPG_EXPECT(a.alpha == 1.0f && a.beta == 0.0f);
+    TPG_EXPECT(a.scale_a == 1.0f && a.scale_b == 1.0f && a.scale_set == 0);
     TPG_EXPECT_EQ_INT(a.iterations, 100);
     TPG_EXPECT_EQ_INT(a.warmup, 10);
     TPG_EXPECT_EQ_INT(a.eps_set, 0);
@@ -42,6 +43,10 @@ TPG_TEST(both_value_forms) {
     TPG_EXPECT_EQ_INT(a.k, 256);
     TPG_EXPECT_EQ_INT(a.l, 2);
     TPG_EXPECT(a.alpha == 0.5f && a.beta == 1.0f);
+    TPG_ASSERT_EQ_INT(PARSE(&a, "--scale-b=4"), 0);
+    TPG_EXPECT(a.scale_a == 1.0f && a.scale_b == 4.0f && a.scale_set == 1);
+    TPG_ASSERT_EQ_INT(PARSE(&a, "--scale-a", "0.5"), 0);
+    TPG_EXPECT(a.scale_a == 0.5f && a.scale_b == 1.0f && a.scale_set == 1);
 }
 
 TPG_TEST(all_options) {
@@ -138,7 +143,8 @@ TPG_TEST(usage_lists_every_flag) {
     const char *u = tpg_args_usage();
     const char *flags[] = {"--m", "--n", "--k", "--l", "--alpha", "--beta", "--iterations", "--warmup-iterations",
                            "--eps", "--config", "--schedule", "--tp", "--dtype", "--devices", "--list", "--json",
-                           "--check", "--no-check", "--dry-run", "--seed", "--timeout-ms", "--help"};
+                           "--check", "--no-check", "--dry-run", "--seed", "--timeout-ms", "--help", "--scale-a",
+                           "--scale-b"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) TPG_EXPECT_STR_CONTAINS(u, flags[i]);
 }
 

@@ -1,5 +1,5 @@
-/* The reference check's error bounds (runtime/src/reference.cu): the per-dtype defaults, and the bound of
- * f16-accumulating kernels, which grows with the reduction length. No GPU needed. */
+/* The reference check's error bounds (runtime/src/reference.cu): the per-dtype defaults, and the bounds of
+ * f16-accumulating kernels and of fp8 operands, which grow with the reduction length. No GPU needed. */
 #include <math.h>
 
 #include "reference.h"
@@ -30,5 +30,18 @@ TPG_TEST(f16_sums_grow_like_sqrt_k) {
     TPG_EXPECT(fabs(at32k / at8k - 2.0) < 1e-9);
 }
 
+TPG_TEST(fp8_bound_is_bf16s_then_grows_like_sqrt_k) {
+    /* fp8 writes bf16 and its operands are exact in the reference: bf16's bound at short K */
+    TPG_EXPECT(tpg_reference_default_eps(TPG_DTYPE_E4M3) == 2e-2);
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_E5M2, TPG_DTYPE_FP32, 1024) == 2e-2);
+    /* measured (H200, 2026-12-01): tpgemm e4m3 3.3e-2 at K = 16384, cuBLASLt fast-accum 3.8e-2 at K = 26624 */
+    const double at16k = tpg_reference_eps_for(TPG_DTYPE_E4M3, TPG_DTYPE_FP32, 16384);
+    TPG_EXPECT(at16k > 1.5 * 3.3e-2 && at16k < 0.1);
+    TPG_EXPECT(tpg_reference_eps_for(TPG_DTYPE_E4M3, TPG_DTYPE_FP32, 26624) > 1.5 * 3.8e-2);
+    const double at64k = tpg_reference_eps_for(TPG_DTYPE_E4M3, TPG_DTYPE_FP32, 65536);
+    TPG_EXPECT(fabs(at64k / at16k - 2.0) < 1e-9);
+}
+
 TPG_TEST_MAIN(TPG_CASE(default_bounds_per_dtype), TPG_CASE(f32_sums_keep_the_operand_bound_at_any_k),
-              TPG_CASE(f16_sums_floor_at_2e_2_for_short_k), TPG_CASE(f16_sums_grow_like_sqrt_k))
+              TPG_CASE(f16_sums_floor_at_2e_2_for_short_k), TPG_CASE(f16_sums_grow_like_sqrt_k),
+              TPG_CASE(fp8_bound_is_bf16s_then_grows_like_sqrt_k))

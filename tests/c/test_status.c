@@ -46,6 +46,11 @@ TPG_TEST(dtype_sizes_and_names) {
     TPG_EXPECT_EQ_STR(tpg_dtype_name(TPG_DTYPE_E5M2), "e5m2");
     TPG_EXPECT_EQ_STR(tpg_dtype_name((tpg_dtype)99), "unknown");
     TPG_EXPECT_EQ_INT(tpg_dtype_size((tpg_dtype)99), 0);
+    /* D, C and partials: the operand type for 16-bit operands, bf16 for fp8 */
+    TPG_EXPECT_EQ_INT(tpg_output_dtype(TPG_DTYPE_FP16), TPG_DTYPE_FP16);
+    TPG_EXPECT_EQ_INT(tpg_output_dtype(TPG_DTYPE_BF16), TPG_DTYPE_BF16);
+    TPG_EXPECT_EQ_INT(tpg_output_dtype(TPG_DTYPE_E4M3), TPG_DTYPE_BF16);
+    TPG_EXPECT_EQ_INT(tpg_output_dtype(TPG_DTYPE_E5M2), TPG_DTYPE_BF16);
 }
 
 TPG_TEST(ctx_create_rejects_bad_arguments_with_a_message) {

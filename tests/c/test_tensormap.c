@@ -17,6 +17,10 @@ TPG_TEST(rejects_box_rows_other_than_128_or_64_bytes) {
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "B: a box row of 128 bf16 is 256 bytes");
     TPG_EXPECT_EQ_INT(tpg_tensormap_encode(NULL, &map, (void *)0x1000, TPG_DTYPE_FP32, 4096, 4096, 8, 128, "A"),
                       TPG_ERR_INVALID_ARGUMENT);
+    /* fp8: one byte an element, so BK = 128 is the 128-byte row and BK = 256 is refused */
+    TPG_EXPECT_EQ_INT(tpg_tensormap_encode(NULL, &map, (void *)0x1000, TPG_DTYPE_E4M3, 4096, 4096, 256, 128, "A"),
+                      TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "A: a box row of 256 e4m3 is 256 bytes (128 or 64)");
 }
 
 TPG_TEST_MAIN(TPG_CASE(rejects_box_rows_other_than_128_or_64_bytes))

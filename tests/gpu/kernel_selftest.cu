@@ -24,7 +24,8 @@
  * checked against cuBLAS's; the timing table is printed last.
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
- * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel).
+ * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel), `--ag-perf` the
+ * all-gather walk timing of selftest_ag_perf.cu.
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@ KERNELS(DECLARE)
 #undef DECLARE
 void rs_perf(const kern *ks, int nk, const ctl &c);
 void print_rs_perf(const kern *ks, int nk);
+void ag_perf(const kern *ks, int nk, const ctl &c);
+void print_ag_perf(const kern *ks, int nk);
 
 /* ---- cases ------------------------------------------------------------------------------------- */
 
@@ -334,14 +337,15 @@ static bool listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0;
+    int skip_perf = 0, rs = 0, ag = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
+        else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--rs-perf] [--only KERNEL[,KERNEL...]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--no-perf] [--rs-perf] [--ag-perf] [--only KERNEL[,KERNEL...]]\n", argv[0]);
             return 2;
         }
     }
@@ -404,11 +408,13 @@ int main(int argc, char **argv)
             test_perf(bf, nbf, c, h, pi);
         }
     if (rs && nk > 0) rs_perf(ks, nk, c); /* selftest_rs_perf.cu */
+    if (ag && nk > 0) ag_perf(ks, nk, c); /* selftest_ag_perf.cu */
     alarm(0);
     cublasDestroy(h);
     print_results();
     if (!skip_perf) print_perf(bf, nbf);
     if (rs && nk > 0) print_rs_perf(ks, nk);
+    if (ag && nk > 0) print_ag_perf(ks, nk);
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;
 }

@@ -20,11 +20,7 @@
 
 /* The reduce-scatter problems of BENCHMARKS.md per GPU at TP = tp: M x N x K / tp in tp stages of M / tp rows
  * (at TP = 4 the two middle stages both receive and send a partial). */
-struct rs_problem {
-    const char *name;
-    int m, n, k, tp;
-};
-static const rs_problem g_rs[] = {{"405B-fc2", 16384, 16384, 26624, 2}, {"70B-fc2", 16384, 8192, 14336, 2},
+static const tp_problem g_rs[] = {{"405B-fc2", 16384, 16384, 26624, 2}, {"70B-fc2", 16384, 8192, 14336, 2},
                                   {"70B-o", 16384, 8192, 4096, 2},      {"8B-o", 8192, 4096, 2048, 2},
                                   {"405B-fc2", 16384, 16384, 13312, 4}, {"70B-fc2", 16384, 8192, 7168, 4},
                                   {"70B-o", 16384, 8192, 2048, 4}};
@@ -56,12 +52,11 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
  * window, in order and reversed on alternate rounds (the card heats up during a round: a fixed order
  * favours whatever runs first). Fills ratio[i] = plain / ring time of kernel i and tf[i][0|1] = plain /
  * ring TFLOP/s. */
-static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const rs_problem &P, double *ratio, double (*tf)[2])
+static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_problem &P, double *ratio, double (*tf)[2])
 {
     const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
-    int iters = (int)(0.25 / (flop / 6.5e14));
-    iters = iters < 3 ? 3 : iters > 30 ? 30 : iters;
+    const int iters = perf_window_calls(flop);
     /* operands per element type (0 bf16, 1 fp16), the same random values for every kernel of a type */
     void *A[2] = {nullptr, nullptr}, *B[2] = {nullptr, nullptr};
     for (int i = 0; i < nk; ++i) {

@@ -146,4 +146,14 @@ void print_results(void);
 /* per-case guard on top of the launch watchdog: SIGALRM after `seconds` reports `what` and exits */
 void case_guard(const char *what, unsigned int seconds);
 
+/* ---- the one-GPU proxies of the fused schedules (selftest_rs_perf.cu, selftest_ag_perf.cu) ------------ */
+
+/* A per-GPU problem of BENCHMARKS.md at TP = tp. */
+struct tp_problem {
+    const char *name;
+    int m, n, k, tp;
+};
+/* Calls in one timed window of a GEMM of `flop`: about 0.25 s, 3 to 30 calls. */
+int perf_window_calls(double flop);
+
 #endif /* TPG_SELFTEST_UTIL_CUH */

@@ -19,6 +19,7 @@ void tpg_args_defaults(tpg_cli_args *a) {
     a->iterations = 100;
     a->warmup = 10;
     a->dtype = TPG_DTYPE_BF16;
+    a->scale_a = a->scale_b = 1.0f;
     a->check = 1;
     a->seed = TPG_CLI_DEFAULT_SEED;
 }
@@ -32,11 +33,13 @@ const char *tpg_args_usage(void) {
            "Problem:\n"
            "  --m N --n N --k N --l N     global extents (default 16384 x 106496 x 16384, L = 1)\n"
            "  --alpha X --beta X          scalars (default 1, 0)\n"
+           "  --scale-a X --scale-b X     fp8 configs: per-tensor scales of A and B, passed to the kernel as\n"
+           "                              device scalars (default 1, 1: none passed)\n"
            "Config (see --list):\n"
            "  --config NAME               a generated config, e.g. ag_rota_bf16_tp2\n"
            "  --schedule NAME             or pick by schedule (default AllGather1D_TilingCD_RotatingA),\n"
            "  --tp N                      TP degree (default: the number of visible GPUs; 2 if none),\n"
-           "  --dtype bf16|fp16           and operand type (default bf16)\n"
+           "  --dtype bf16|fp16|e4m3|e5m2 and operand type (default bf16; fp8 writes bf16)\n"
            "  --devices 0,1               CUDA ordinals of the ranks (default 0..tp-1)\n"
            "Model presets (schedules.yaml models:, e.g. llama3-8b, llama3-70b, llama3-405b):\n"
            "  --model NAME                run each GEMM of one layer (qkv, attn_out, gate_up, down) with the\n"
@@ -46,7 +49,8 @@ const char *tpg_args_usage(void) {
            "  --iterations N              timed runs (default 100)\n"
            "  --warmup-iterations N       untimed runs first (default 10)\n"
            "  --check / --no-check        reference check + bitwise determinism over 3 runs (default on)\n"
-           "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3)\n"
+           "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3,\n"
+           "                              fp8 max(2e-2, 5e-4 sqrt(K)))\n"
            "  --seed N                    seed of the deterministic operand values (default 2024)\n"
            "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
            "  --trace FILE.json           after the timed runs, 4 traced calls back to back; the last one is\n"
@@ -158,6 +162,7 @@ typedef struct {
 static const flag_t flags[] = {
     {"--m", F_I64POS},         {"--n", F_I64POS},         {"--k", F_I64POS},
     {"--l", F_I64POS},         {"--alpha", F_F32},        {"--beta", F_F32},
+    {"--scale-a", F_F32},      {"--scale-b", F_F32},
     {"--iterations", F_INTPOS}, {"--warmup-iterations", F_I64NONNEG}, {"--eps", F_EPS},
     {"--config", F_STR},       {"--schedule", F_STR},     {"--tp", F_TP},
     {"--dtype", F_DTYPE},      {"--devices", F_DEVICES},  {"--seed", F_SEED},
@@ -214,7 +219,9 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
         if (parse_f64(v, &d) || fabs(d) > 3.0e38)
             return fail(msg, cap, "tpgemm: %s expects a finite number, got '%s'", name, v);
         if (!strcmp(name, "--alpha")) a->alpha = (float)d;
-        else a->beta = (float)d;
+        else if (!strcmp(name, "--beta")) a->beta = (float)d;
+        else if (!strcmp(name, "--scale-a")) a->scale_a = (float)d, a->scale_set = 1;
+        else a->scale_b = (float)d, a->scale_set = 1;
         return 0;
     case F_EPS:
         if (parse_f64(v, &d) || d < 0.0)

@@ -19,6 +19,8 @@ extern "C" {
 typedef struct tpg_cli_args {
     int64_t m, n, k, l;        /* global problem (defaults: the seed's 16384 x 106496 x 16384, L = 1) */
     float alpha, beta;         /* 1, 0 */
+    float scale_a, scale_b;    /* --scale-a / --scale-b: fp8 per-tensor scales (1, 1) */
+    int scale_set;             /* either given (fp8 configs only) */
     int iterations;            /* timed runs, >= 1 (100) */
     int warmup;                /* --warmup-iterations, >= 0 (10) */
     double eps;                /* relative error bound; only meaningful when eps_set */

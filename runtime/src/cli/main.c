@@ -100,6 +100,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tpgemm: shape: %s\n", msg);
         return EXIT_USAGE;
     }
+    if (tpg_cli_check_scales(&a, cfg, msg, sizeof msg)) {
+        fprintf(stderr, "%s\n", msg);
+        return EXIT_USAGE;
+    }
     if (a.dry_run) {
         tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
         return 0;

@@ -10,6 +10,7 @@
 void tpg_report_init(tpg_cli_result *r) {
     memset(r, 0, sizeof *r);
     r->deterministic = -1;
+    r->scale_a = r->scale_b = 1.0f;
     r->max_error = NAN;
     r->rms_ref = NAN;
     r->avg_ms = NAN;
@@ -74,6 +75,10 @@ static void write_json(FILE *f, const tpg_cli_result *r) {
     json_num(f, r->alpha);
     fputs(", \"beta\": ", f);
     json_num(f, r->beta);
+    fputs(", \"scale_a\": ", f);
+    json_num(f, r->scale_a);
+    fputs(", \"scale_b\": ", f);
+    json_num(f, r->scale_b);
     fprintf(f, ", \"local_gemm\": [%" PRId64 ", %" PRId64 ", %" PRId64 "]", r->stage_m, r->stage_n, r->stage_k);
     fprintf(f, ", \"seed\": %" PRIu64 ", \"check\": \"%s\", \"max_error\": ", r->seed, check_name(r->check));
     json_num(f, r->max_error);
@@ -101,8 +106,10 @@ void tpg_report_result(FILE *f, const tpg_cli_result *r, int json) {
     }
     fprintf(f, "Config: %s (%s, tp %d, %s, kernel %s)\n", r->config ? r->config : "?", r->schedule ? r->schedule : "?",
             r->tp, tpg_dtype_name(r->dtype), r->kernel ? r->kernel : "?");
-    fprintf(f, "Problem: %" PRId64 " x %" PRId64 " x %" PRId64 ", L = %" PRId64 ", alpha = %g, beta = %g\n", r->m, r->n,
+    fprintf(f, "Problem: %" PRId64 " x %" PRId64 " x %" PRId64 ", L = %" PRId64 ", alpha = %g, beta = %g", r->m, r->n,
             r->k, r->l, r->alpha, r->beta);
+    if (r->scale_a != 1.0f || r->scale_b != 1.0f) fprintf(f, ", scale_a = %g, scale_b = %g", r->scale_a, r->scale_b);
+    fputc('\n', f);
     fprintf(f, "Local GEMM Problem Size (per stage): %" PRId64 " x %" PRId64 " x %" PRId64 "\n", r->stage_m,
             r->stage_n, r->stage_k);
     if (r->check != TPG_CHECK_SKIPPED) {

@@ -19,6 +19,7 @@ typedef struct tpg_cli_result {
     int tp;
     int64_t m, n, k, l;
     float alpha, beta;
+    float scale_a, scale_b; /* fp8 per-tensor scales (1 when none given) */
     int iterations, warmup;
     int64_t stage_m, stage_n, stage_k;  /* per-stage local GEMM */
     const int *devices;

@@ -23,6 +23,7 @@ typedef struct run_state {
     int tp;
     cudaStream_t stream[TPG_CLI_MAX_DEVICES];
     void *a[TPG_CLI_MAX_DEVICES], *b[TPG_CLI_MAX_DEVICES], *c[TPG_CLI_MAX_DEVICES], *d[TPG_CLI_MAX_DEVICES];
+    float *scales[TPG_CLI_MAX_DEVICES]; /* --scale-a, --scale-b on the device (fp8), or NULL */
     size_t d_bytes[TPG_CLI_MAX_DEVICES];
     tpg_shard_shape shape[TPG_CLI_MAX_DEVICES];
     cudaEvent_t start[TPG_CLI_MAX_DEVICES], stop[TPG_CLI_MAX_DEVICES];
@@ -69,6 +70,14 @@ static int cuda_failed(const char *what, cudaError_t e) {
         if (e_ != cudaSuccess) return cuda_failed((what), e_);                                       \
     } while (0)
 
+int tpg_cli_check_scales(const tpg_cli_args *a, int cfg_index, char *msg, size_t cap) {
+    const tpg_config_desc *c = &tpg_configs[cfg_index];
+    if (!a->scale_set || tpg_dtype_size(c->kernel->dtype_ab) == 1) return 0;
+    snprintf(msg, cap, "tpgemm: --scale-a / --scale-b apply to fp8 configs only; %s has %s operands", c->name,
+             tpg_dtype_name(c->kernel->dtype_ab));
+    return -1;
+}
+
 int tpg_cli_visible_devices(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -92,6 +101,7 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
 
     const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
     const size_t sab = tpg_dtype_size(kd->dtype_ab), scd = tpg_dtype_size(kd->dtype_cd);
+    if (tpg_cli_check_scales(a, cfg_index, g_msg, sizeof g_msg)) return EXIT_USAGE;
     for (int r = 0; r < s->tp; r++) {
         tpg_shard_shape *sh = &s->shape[r];
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
@@ -105,6 +115,11 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
         CUDA_STEP("cudaMalloc(B shard)", cudaMalloc(&s->b[r], (size_t)(sh->b_rows * sh->b_cols * L) * sab));
         CUDA_STEP("cudaMalloc(D shard)", cudaMalloc(&s->d[r], s->d_bytes[r]));
         if (a->beta != 0.0f) CUDA_STEP("cudaMalloc(C shard)", cudaMalloc(&s->c[r], s->d_bytes[r]));
+        if (a->scale_set) {
+            const float sc[2] = {a->scale_a, a->scale_b};
+            CUDA_STEP("cudaMalloc(scales)", cudaMalloc((void **)&s->scales[r], sizeof sc));
+            CUDA_STEP("cudaMemcpy(scales)", cudaMemcpy(s->scales[r], sc, sizeof sc, cudaMemcpyHostToDevice));
+        }
         void *st = s->stream[r];
         STEP("tpg_fill(A)", tpg_fill(kd->dtype_ab, s->a[r], sh->a_rows, sh->a_cols, sh->a_cols, L,
                                      sh->a_rows * sh->a_cols, sh->a_row0, sh->a_col0, a->seed, st),
@@ -119,7 +134,7 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
         CUDA_STEP("cudaStreamSynchronize(fill)", cudaStreamSynchronize(s->stream[r]));
     }
     for (int r = 0; r < s->tp; r++) {
-        tpg_tensors t = {s->a[r], s->b[r], s->c[r], s->d[r], NULL, NULL};
+        tpg_tensors t = {s->a[r], s->b[r], s->c[r], s->d[r], s->scales[r], s->scales[r] ? s->scales[r] + 1 : NULL};
         STEP("tpg_op_set_tensors", tpg_op_set_tensors(s->op, r, &t), tpg_last_error(s->ctx));
     }
     return 0;
@@ -167,7 +182,9 @@ static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd,
     int rc;
     uint64_t first[TPG_CLI_MAX_DEVICES], again[TPG_CLI_MAX_DEVICES];
     if ((rc = poison_all(s)) || (rc = run_and_sync(s, 1, a))) return rc;
-    tpg_ref_problem p = {kd->dtype_ab, kd->dtype_cd, a->m, a->n, a->k, a->l, a->alpha, a->beta, a->seed};
+    /* the kernel computes alpha * scale_a * scale_b * (A . B^T): the reference folds the scales into alpha */
+    tpg_ref_problem p = {kd->dtype_ab, kd->dtype_cd, a->m, a->n, a->k, a->l, a->alpha * a->scale_a * a->scale_b,
+                         a->beta, a->seed};
     res->max_error = 0.0;
     res->rms_ref = 0.0;
     res->full_check = 1;
@@ -298,6 +315,7 @@ static void teardown(run_state *s) {
         cudaFree(s->b[r]);
         cudaFree(s->c[r]);
         cudaFree(s->d[r]);
+        cudaFree(s->scales[r]);
         if (s->start[r]) cudaEventDestroy(s->start[r]);
         if (s->stop[r]) cudaEventDestroy(s->stop[r]);
         if (s->stream[r]) cudaStreamDestroy(s->stream[r]);
@@ -340,6 +358,7 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
     res->tp = c->schedule->tp;
     res->m = a->m, res->n = a->n, res->k = a->k, res->l = a->l;
     res->alpha = a->alpha, res->beta = a->beta;
+    res->scale_a = a->scale_a, res->scale_b = a->scale_b;
     res->iterations = a->iterations, res->warmup = a->warmup;
     res->devices = a->devices, res->num_devices = a->num_devices;
     res->seed = a->seed;

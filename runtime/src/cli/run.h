@@ -11,6 +11,9 @@ enum { EXIT_PASSED = 0, EXIT_CHECK_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_GPU = 3, 
 /* Number of visible CUDA devices (0 when the driver or runtime reports none). */
 int tpg_cli_visible_devices(void);
 
+/* 0, or -1 with a message: --scale-a / --scale-b given for a config whose operands are not fp8. */
+int tpg_cli_check_scales(const tpg_cli_args *a, int cfg_index, char *msg, size_t cap);
+
 /* Runs config cfg_index on a's problem (a->m, n, k, l, scalars, iterations, check, devices): context,
  * op, deterministic operands, warm-up, the check when a->check, timing. Fills *res (res->error points
  * to a static message that the next call overwrites) and returns the exit status. Needs the GPUs. */

@@ -1,0 +1,229 @@
+/* All-gather walk timing on one GPU (`kernel_selftest --ag-perf`): what a fused all-gather (TP = 2 or 4)
+ * costs a kernel beyond its local GEMM, without the other GPUs.
+ *
+ * Why: at TP = 2 the fused all-gather ran 0.975 / 0.978 / 0.965 of its local GEMM on 405B-fc1, 70B-fc1 and
+ * 70B-qkv (bench/results/tp2.json), and the seed problem (405B-fc1) 0.993 of cuBLAS's local GEMM. Part of
+ * that is the clock the links cost (docs/PERF_NOTES.md, 2026-12-01 00:00Z). This separates the rest:
+ *   plain  the one-stage GEMM of the per-GPU problem M x N x K;
+ *   walk   the fused walk: TP stages of M / TP rows of A, stage s >= 1 waiting on its flag, which a
+ *          copy-engine write raises at the start of each call (the graph's FLAG node, without data);
+ *   copy   the walk with the shards moved as a fused call moves them: before each flag, a copy-engine
+ *          copy of that stage's M / TP x K rows of A, started with the call. The source is pinned host
+ *          memory holding the same values: a copy within one GPU runs as a kernel, which would queue
+ *          behind the persistent GEMM waiting for it (even cudaMemcpyBatchAsync's overlap hint did, 16:45Z),
+ *          so the copy crosses PCIe (~50 GB/s, an eighth of NVLink's rate): hidden behind stage 0 on
+ *          405B-fc1 and 70B-fc1 at TP = 2, not on the small problems, where copy / walk is the PCIe wait.
+ * Every call first raises the epoch by a copy-engine write (the same in all three variants).
+ * Check: copy's output must equal plain's bit for bit (same tiles, same k order), and no call times out.
+ */
+#include "selftest_util.cuh"
+
+/* The all-gather problems of BENCHMARKS.md per GPU at TP = tp: the gathered M x N / tp x K. */
+static const tp_problem g_ag[] = {{"405B-fc1", 16384, 53248, 16384, 2}, {"70B-fc1", 16384, 28672, 8192, 2},
+                                  {"70B-qkv", 16384, 5120, 8192, 2},    {"8B-qkv", 8192, 3072, 4096, 2},
+                                  {"405B-fc1", 16384, 26624, 16384, 4}, {"70B-fc1", 16384, 14336, 8192, 4},
+                                  {"70B-qkv", 16384, 2560, 8192, 4}};
+#define NAG ((int)(sizeof g_ag / sizeof g_ag[0]))
+enum { V_PLAIN, V_WALK, V_COPY, NV };
+static const char *const kVariant[NV] = {"plain", "walk", "copy"};
+
+/* Buffers of one problem: A (gathered), its shards 1.. as a peer would hold them, B, D, flags. */
+struct ag_bufs {
+    void *A, *B, *D;
+    void *peer;            /* pinned host memory: see the header */
+    unsigned int *F;       /* F[s]: stage s's flag */
+    unsigned int *host_ep; /* pinned: the epoch of each call of a window, read by copy-engine writes */
+    cudaStream_t copy;     /* the copy engine's stream, as the graph's COPY / FLAG nodes */
+    cudaEvent_t start;
+};
+
+/* One call of variant v: raise the epoch; on the copy stream, from then on, each stage's shard (copy
+ * variant) and its flag; then the kernel. */
+static void ag_call(const kern &K, const tpg_gemm_params *p, const ctl &c, const ag_bufs &b, const tp_problem &P,
+                    int v, unsigned int *ep)
+{
+    CK(cudaMemcpyAsync(c.epoch, ep, 4, cudaMemcpyHostToDevice, 0));
+    if (v != V_PLAIN) {
+        CK(cudaEventRecord(b.start, 0));
+        CK(cudaStreamWaitEvent(b.copy, b.start, 0));
+        const size_t shard = (size_t)(P.m / P.tp) * P.k * 2;
+        for (int s = 1; s < P.tp; ++s) {
+            if (v == V_COPY)
+                CK(cudaMemcpyAsync((char *)b.A + s * shard, (char *)b.peer + (s - 1) * shard, shard,
+                                   cudaMemcpyHostToDevice, b.copy));
+            CK(cudaMemcpyAsync(b.F + s, ep, 4, cudaMemcpyHostToDevice, b.copy));
+        }
+    }
+    launch(K, p, 0);
+}
+
+static unsigned int g_next_epoch = 1;
+
+/* One window of `iters` calls; milliseconds on the kernel's stream. */
+static double ag_window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, const ag_bufs &b,
+                           const tp_problem &P, int v, int iters)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventRecord(e0, 0));
+    for (int it = 0; it < iters; ++it) {
+        b.host_ep[it] = g_next_epoch++;
+        ag_call(K, p, c, b, P, v, b.host_ep + it);
+    }
+    CK(cudaEventRecord(e1, 0));
+    sync_watchdog(K.name);
+    CK(cudaStreamSynchronize(b.copy)); /* the pinned epochs are reused by the next window */
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return ms;
+}
+
+/* plain: one stage of M rows; walk / copy: TP stages of M / TP rows (test_wait's layout, TP blocks). */
+static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_bufs &b, const tp_problem &P, bool walk)
+{
+    const int S = walk ? P.tp : 1, m = P.m / S;
+    base_params(p, c, m, P.n, P.k, 1, S);
+    for (int s = 0; s < S; ++s) {
+        tpg_stage_params *sp = &p->stage[s];
+        map_a(&sp->a_map, K, b.A, P.m, P.k);
+        map_b(&sp->b_map, K, b.B, P.n, P.k);
+        sp->a_row0 = s * m;
+        sp->a_batch_rows = P.m;
+        sp->b_batch_rows = P.n;
+        set_dest(p, s, K, (char *)b.D + (size_t)s * m * P.n * 2, P.n, (long long)P.m * P.n);
+        if (s > 0) sp->wait_flag = b.F + s;
+    }
+}
+
+static __global__ void count_diff(const unsigned short *x, const unsigned short *y, size_t n, unsigned int *diff)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        if (x[i] != y[i]) atomicAdd(diff, 1u);
+}
+
+/* copy's output against plain's, bit for bit; the number of differing elements. */
+static unsigned int ag_check(const kern &K, const tpg_gemm_params *plain, const tpg_gemm_params *walk, const ctl &c,
+                             const ag_bufs &b, const tp_problem &P, void *Dref, unsigned int *diff)
+{
+    const size_t mn = (size_t)P.m * P.n;
+    CK(cudaMemset(b.D, 0xFF, mn * 2));
+    ag_window_ms(K, plain, c, b, P, V_PLAIN, 1);
+    CK(cudaMemcpy(Dref, b.D, mn * 2, cudaMemcpyDeviceToDevice));
+    CK(cudaMemset(b.D, 0xFF, mn * 2));
+    ag_window_ms(K, walk, c, b, P, V_COPY, 1);
+    CK(cudaMemset(diff, 0, 4));
+    count_diff<<<1024, 256>>>((const unsigned short *)b.D, (const unsigned short *)Dref, mn, diff);
+    unsigned int h;
+    CK(cudaMemcpy(&h, diff, 4, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static double g_ag_tf[NAG][32][NV];
+
+/* Every variant of every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
+ * window, reversed on alternate rounds (selftest_rs_perf.cu says why). */
+static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
+{
+    const tp_problem &P = g_ag[pi];
+    const int rounds = 4, nw = NV * nk;
+    const double flop = 2.0 * P.m * P.n * (double)P.k;
+    const int iters = perf_window_calls(flop);
+    const size_t shard = (size_t)(P.m / P.tp) * P.k * 2;
+    ag_bufs b;
+    b.A = dalloc((size_t)P.m * P.k * 2);
+    CK(cudaMallocHost(&b.peer, (P.tp - 1) * shard));
+    b.B = dalloc((size_t)P.n * P.k * 2);
+    b.D = dalloc((size_t)P.m * P.n * 2);
+    b.F = (unsigned int *)dalloc(4 * 8);
+    CK(cudaMemset(b.F, 0, 4 * 8));
+    CK(cudaMallocHost(&b.host_ep, 32 * 4));
+    CK(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&b.start, cudaEventDisableTiming));
+    void *Dref = dalloc((size_t)P.m * P.n * 2);
+    unsigned int *diff = (unsigned int *)dalloc(4);
+    set_epoch(c, g_next_epoch);
+    double t[32][NV] = {{0}};
+    for (int dt = 0; dt < 2; ++dt) { /* bf16 kernels on their operands, then fp16 ones on theirs */
+        static tpg_gemm_params prm[32][2];
+        int any = 0;
+        for (int i = 0; i < nk; ++i) {
+            if (ks[i].s.dtype != dt) continue;
+            if (!any++) {
+                rand_fill(ks[i], b.A, (size_t)P.m * P.k, 7101);
+                rand_fill(ks[i], b.B, (size_t)P.n * P.k, 7102);
+                CK(cudaMemcpy(b.peer, (char *)b.A + shard, (P.tp - 1) * shard, cudaMemcpyDeviceToHost));
+            }
+            ag_params(&prm[i][0], c, ks[i], b, P, false);
+            ag_params(&prm[i][1], c, ks[i], b, P, true);
+        }
+        if (!any) continue;
+        int failed = 0;
+        for (int r = -1; r < rounds && !failed; ++r) /* round -1: warm-up, not counted */
+            for (int w = 0; w < nw && !failed; ++w) {
+                const int x = r % 2 ? nw - 1 - w : w, i = x / NV, v = x % NV;
+                if (ks[i].s.dtype != dt) continue;
+                const double ms = ag_window_ms(ks[i], &prm[i][v != V_PLAIN], c, b, P, v, r < 0 ? 2 : iters);
+                if (r >= 0) t[i][v] += ms;
+                if (r < 0 && (failed = get_status(c) != TPG_DEVICE_OK)) { /* a timeout: name it, skip the problem */
+                    char name[64], val[64];
+                    snprintf(name, 64, "ag-perf %s TP %d %s (warm-up)", P.name, P.tp, kVariant[v]);
+                    snprintf(val, 64, "status=%u", get_status(c));
+                    record(name, ks[i], val, "status=0", 0);
+                }
+            }
+        if (failed) {
+            set_epoch(c, g_next_epoch); /* clears the status */
+            continue;
+        }
+        for (int i = 0; i < nk; ++i) {
+            if (ks[i].s.dtype != dt) continue;
+            const unsigned int nd = ag_check(ks[i], &prm[i][0], &prm[i][1], c, b, P, Dref, diff);
+            const unsigned int st = get_status(c);
+            char name[64], val[64];
+            snprintf(name, 64, "ag-perf %s TP %d copy = plain (status)", P.name, P.tp);
+            snprintf(val, 64, "status=%u diff=%u", st, nd);
+            record(name, ks[i], val, "status=0 diff=0", st == TPG_DEVICE_OK && nd == 0);
+        }
+    }
+    for (int i = 0; i < nk; ++i)
+        for (int v = 0; v < NV; ++v) g_ag_tf[pi][i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
+    CK(cudaFreeHost(b.host_ep));
+    CK(cudaStreamDestroy(b.copy));
+    CK(cudaEventDestroy(b.start));
+    CK(cudaFreeHost(b.peer));
+    cudaFree(b.A); cudaFree(b.B); cudaFree(b.D); cudaFree(b.F); cudaFree(Dref); cudaFree(diff);
+}
+
+/* The whole --ag-perf run: every listed kernel (bf16 and fp16) on every problem. */
+void ag_perf(const kern *ks, int nk, const ctl &c)
+{
+    for (int pi = 0; pi < NAG; ++pi) {
+        case_guard(g_ag[pi].name, 300);
+        ag_perf_problem(ks, nk < 32 ? nk : 32, c, pi);
+    }
+}
+
+void print_ag_perf(const kern *ks, int nk)
+{
+    nk = nk < 32 ? nk : 32;
+    printf("\n## all-gather on one GPU: plain GEMM vs the fused walk, without and with the shard copies (TFLOP/s; "
+           "ratio = variant speed / plain speed; 4 interleaved rounds, alternate ones reversed)\n\n"
+           "| problem (per GPU) | TP |");
+    for (int i = 0; i < nk; ++i)
+        for (int v = 0; v < NV; ++v) printf(" %s %s |", ks[i].name, kVariant[v]);
+    printf("\n|---|---|");
+    for (int i = 0; i < nk * NV; ++i) printf("---|");
+    printf("\n");
+    for (int pi = 0; pi < NAG; ++pi) {
+        printf("| %s %dx%dx%d | %d |", g_ag[pi].name, g_ag[pi].m, g_ag[pi].n, g_ag[pi].k, g_ag[pi].tp);
+        for (int i = 0; i < nk; ++i) {
+            const double *tf = g_ag_tf[pi][i];
+            printf(" %.1f | %.1f (%.3f) | %.1f (%.3f) |", tf[V_PLAIN], tf[V_WALK], tf[V_WALK] / tf[V_PLAIN],
+                   tf[V_COPY], tf[V_COPY] / tf[V_PLAIN]);
+        }
+        printf("\n");
+    }
+}
