@@ -20,7 +20,8 @@ from . import kernels as K
 from . import models, plan
 from .schedules import SCHEDULES
 
-TILES = ((128, 128, 64), (128, 192, 64), (128, 256, 64), (256, 128, 64))  # (bm, bn, bk) for 16-bit types
+# (bm, bn, bk) as 16-bit types spell them: bk is the 128-byte row, so an fp8 candidate gets twice the bk (_entry)
+TILES = ((128, 128, 64), (128, 192, 64), (128, 256, 64), (256, 128, 64))
 STAGES = (3, 4, None)  # None: the deepest ring that fits ("auto"); explicit depths first, so they win a tie
 BASE_FIELDS = ("name", "dtype", "acc", "tile", "stages", "consumers", "cluster")
 
@@ -76,6 +77,7 @@ def extra_knobs() -> dict[str, tuple]:
 
 def _entry(dtype, tile, stages, consumers, cluster, extra) -> dict:
     bm, bn, bk = tile
+    bk = bk * 2 // K.DTYPE_SIZE[dtype]  # the same row bytes in any operand type (TILES)
     name = (f"c_{dtype}_{bm}x{bn}x{bk}_s{stages or 'auto'}_w{consumers}_c{cluster[0]}x{cluster[1]}"
             + "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(f))}{v}" for f, v in extra))
     e = {"name": name, "dtype": dtype, "tile": {"bm": bm, "bn": bn, "bk": bk}, "consumers": consumers,

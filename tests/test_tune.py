@@ -26,6 +26,15 @@ def test_candidates_are_legal_distinct_and_include_the_brief_tiles():
     assert bad is None and "stages" in errors[0]
 
 
+def test_fp8_candidates_keep_the_128_byte_row():
+    """An e4m3 candidate of tile 128x256x64 (TILES spell bk for 16-bit types) gets bk = 128: the same 128-byte
+    K-major row, the shipped fp8 geometry, not a 64-byte one."""
+    cands = tune.enumerate_candidates("e4m3", extra={})
+    assert cands and {c.entry["tile"]["bk"] for c in cands} == {128}
+    assert all(c.entry["dtype"] == "e4m3" and tune.resolve(c.entry) == (c.kernel, []) for c in cands)
+    assert {c.entry["tile"]["bk"] for c in tune.enumerate_candidates("bf16", extra={})} == {64}
+
+
 def test_extra_knobs_come_from_the_kernel_schema():
     extra = tune.extra_knobs()
     assert not set(extra) & set(tune.BASE_FIELDS)

@@ -36,7 +36,8 @@
     X(bf16, 1e-2) X(fp16, 2e-3) X(c2x1, 1e-2) X(c1x2, 1e-2) X(pp128, 1e-2) X(pp64, 1e-2) X(pp128s32, 1e-2)  \
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
-        X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3)
+        X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
+        X(e4m3tma, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -54,6 +55,7 @@ static unsigned int g_seed = 1;
 /* (1) one stage, plain: D = A . B^T */
 static void test_plain(const kern &K, const ctl &c, int m, int n, int k)
 {
+    k = legal_k(K, k);
     void *A = dalloc((size_t)m * k * 2), *B = dalloc((size_t)n * k * 2), *D = dalloc((size_t)m * n * 2);
     float *ref = (float *)dalloc((size_t)m * n * 4);
     rand_fill(K, A, (size_t)m * k, g_seed++);
@@ -78,13 +80,13 @@ static void test_plain(const kern &K, const ctl &c, int m, int n, int k)
 /* (2) alpha = 0.5, beta = 1, C, L = 2 batches, padded d_ld */
 static void test_alpha_beta(const kern &K, const ctl &c)
 {
-    const int m = 1000, n = 776, k = 328, l = 2, dld = n + 16;
+    const int m = 1000, n = 776, k = legal_k(K, 328), l = 2, dld = n + 16;
     void *A = dalloc((size_t)l * m * k * 2), *B = dalloc((size_t)l * n * k * 2);
     void *C = dalloc((size_t)l * m * n * 2), *D = dalloc((size_t)l * m * dld * 2);
     float *ref = (float *)dalloc((size_t)l * m * n * 4);
     rand_fill(K, A, (size_t)l * m * k, g_seed++);
     rand_fill(K, B, (size_t)l * n * k, g_seed++);
-    rand_fill(K, C, (size_t)l * m * n, g_seed++);
+    rand_fill_out(K, C, (size_t)l * m * n, g_seed++);
     CK(cudaMemset(D, 0xFF, (size_t)l * m * dld * 2));
     tpg_gemm_params p;
     base_params(&p, c, m, n, k, l, 1);
@@ -109,7 +111,9 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     CK(cudaMemcpy(&hc, cnt, 4, cudaMemcpyDeviceToHost));
     cudaFree(cnt);
     if (hc) printf("    %u elements written outside n (padding columns)\n", hc);
-    record_metric("alpha.5 beta1 C L2 1000x776x328", K, hc ? INFINITY : metric, get_status(c), TPG_DEVICE_OK);
+    char name[64];
+    snprintf(name, 64, "alpha.5 beta1 C L2 %dx%dx%d", m, n, k); /* k: 336 for fp8 (legal_k) */
+    record_metric(name, K, hc ? INFINITY : metric, get_status(c), TPG_DEVICE_OK);
     cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(D); cudaFree(ref);
 }
 
@@ -129,7 +133,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     float *ref = (float *)dalloc(l * mn * 4);
     rand_fill(K, A, (size_t)l * S * m * k, g_seed++);
     rand_fill(K, B, (size_t)l * S * n * k, g_seed++);
-    if (with_c) rand_fill(K, C, l * mn, g_seed++);
+    if (with_c) rand_fill_out(K, C, l * mn, g_seed++);
     CK(cudaMemset(X, 0xFF, (S - 1) * l * mn * 2));
     CK(cudaMemset(D, 0xFF, l * mn * 2));
     unsigned int *hf = (unsigned int *)malloc(nf * 4);
@@ -148,7 +152,8 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     set_epoch(c, epoch);
     run_and_time_ms(K, &p);
     for (int s = 0; s < S; ++s)
-        ref_dot_h(K, (const char *)A + (size_t)s * m * k * 2, (long long)S * m, (const char *)B + (size_t)s * n * k * 2,
+        ref_dot_h(K, (const char *)A + (size_t)s * m * k * ab_bytes(K), (long long)S * m,
+                  (const char *)B + (size_t)s * n * k * ab_bytes(K),
                   (long long)S * n, m, n, k, l, alpha, ref, s > 0);
     if (with_c) ref_axpy_h(K, C, n, (long long)mn, 1.0f, ref, m, n, l);
     double metric = compare_h(K, D, n, (long long)mn, ref, m, n, l);
@@ -168,7 +173,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
  * stage 1 waits on wait_flag. flag_value = epoch: passes; epoch - 1: must time out (20 ms). */
 static void test_wait(const kern &K, const ctl &c, int raised)
 {
-    const int m = 1000, n = 1000, k = 520, epoch = 12;
+    const int m = 1000, n = 1000, k = legal_k(K, 520), epoch = 12;
     void *A = dalloc((size_t)2 * m * k * 2), *B = dalloc((size_t)n * k * 2), *D = dalloc((size_t)2 * m * n * 2);
     unsigned int *W = (unsigned int *)dalloc(4);
     float *ref = (float *)dalloc((size_t)2 * m * n * 4);
@@ -218,7 +223,7 @@ static const problem g_problems[] = {
     {"70B-o", 16384, 8192, 4096},      {"8B-o", 8192, 4096, 2048},        {"gemm-8192", 8192, 8192, 8192},
     {"gemm-4096", 4096, 4096, 4096}};
 #define NPROB ((int)(sizeof g_problems / sizeof g_problems[0]))
-#define MAXK 32 /* kernels a run can hold (KERNELS has 20; main refuses more) */
+#define MAXK 32 /* kernels a run can hold (KERNELS has 26; main refuses more) */
 static double g_tf[NPROB][MAXK + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
 
 static void cublas_gemm(cublasHandle_t h, const void *A, const void *B, void *D, int m, int n, int k)

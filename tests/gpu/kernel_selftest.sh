@@ -11,13 +11,14 @@
 #   128x128 with deferred signal flags (pp128df, `deferred_flags: true`), ping-pong 128x128 with pipelined
 #   partial loads (pp128ps, `prefetch_sources: true`), both (pp128both), TMA-loaded partials (pp128tma,
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
-#   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_rs" kernels), the shipped fp16 "_wide" kernel (fp16w), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
+#   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_rs" kernels), the shipped fp16 "_wide" kernel (fp16w), the shipped fp8 kernels (e4m3w, e4m3pp, e5m2w: BK 128, bf16 outputs) and
+#   e4m3 with TMA-loaded partials (e4m3tma), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
 #   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_rs_perf.cu + selftest_ag_perf.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--rs-perf] [--ag-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--rs-perf] [--ag-perf] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -26,14 +27,15 @@ NVCC="${NVCC:-nvcc}"
 ARCH=(-gencode arch=compute_90a,code=sm_90a)
 INC=(-I "$root/templates/kernels" -I "$root/runtime/include" -I "$root/runtime/src" -I "$root/tests/gpu")
 
-# smem as generator/kernels.py computes it: stages*(BM+BN)*BK*2 + epilogue + 2048, where the epilogue is
+# smem as generator/kernels.py computes it: stages*(BM+BN)*BK*sizeof(operand) + epilogue + 2048, where the epilogue is
 # 2*BM*128 (cooperative) or 4*BM*128 (ping-pong: two warpgroups, each with whole tiles)
 inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 2 cooperative_n) [epilogue chunk bytes] [raster]
        #      [store buffers per warpgroup (0: the default, 2 per m64 slab)] ["A=1 -DB=1": more -D defines] [bk]
     local chunk=${10:-128} raster=${11:-0} bufs=${12:-0} extra=${13:-} bk=${14:-64}
     local epi=$((2 * $4 * chunk * ($9 == 0 ? 1 : 2))) # default buffers: 2 per m64 slab a warpgroup owns
     [ "$bufs" != 0 ] && epi=$((2 * bufs * 64 * chunk))
-    local smem=$(($6 * ($4 + $5) * bk * 2 + epi + 2048))
+    local esize=$(($2 >= 2 ? 1 : 2)) # operand bytes: fp8 (2 e4m3, 3 e5m2) 1, bf16 / fp16 2
+    local smem=$(($6 * ($4 + $5) * bk * esize + epi + 2048))
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 -Xptxas -v "${INC[@]}" \
         -DTPG_KERNEL_NAME=tpg_selftest_$1 -DTPG_ENTRY_NAME=tpg_selftest_$1_entry -DTPG_AB_DTYPE=$2 -DTPG_CD_DTYPE=$3 \
         -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=$bk -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
@@ -42,7 +44,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -62,6 +64,10 @@ inst pp128tma 0 0 128 128 5 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # ping
 inst wide3tma 0 0 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the wide kernel, partials by TMA (deferred epilogue too)
 inst fp16tma 1 1 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 & pids+=($!) # the shipped fp16 "_rs" kernel
 inst fp16w 1 1 128 256 3 1 1 0 128 0 5 & pids+=($!) # the shipped fp16 "_wide" kernel
+inst e4m3w 2 0 128 256 3 1 1 0 128 0 5 "" 128 & pids+=($!)  # the shipped e4m3 wide kernel (BK 128, bf16 out)
+inst e4m3pp 2 0 128 128 5 1 1 1 128 0 0 "" 128 & pids+=($!) # the shipped e4m3 ping-pong kernel
+inst e5m2w 3 0 128 256 3 1 1 0 128 0 5 "" 128 & pids+=($!)  # the shipped e5m2 wide kernel
+inst e4m3tma 2 0 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 128 & pids+=($!) # e4m3 with TMA-loaded partials
 inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide" with f16 accumulation (acc: f16)
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
 inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots, 64B swizzle): the wide kernel, 6 stages

@@ -32,6 +32,7 @@ struct ag_bufs {
     void *A, *B, *D;
     void *peer;            /* pinned host memory: see the header */
     unsigned int *F;       /* F[s]: stage s's flag */
+    size_t shard;          /* bytes of one shard (M / TP rows of A) in the operand type being run */
     unsigned int *host_ep; /* pinned: the epoch of each call of a window, read by copy-engine writes */
     cudaStream_t copy;     /* the copy engine's stream, as the graph's COPY / FLAG nodes */
     cudaEvent_t start;
@@ -46,7 +47,7 @@ static void ag_call(const kern &K, const tpg_gemm_params *p, const ctl &c, const
     if (v != V_PLAIN) {
         CK(cudaEventRecord(b.start, 0));
         CK(cudaStreamWaitEvent(b.copy, b.start, 0));
-        const size_t shard = (size_t)(P.m / P.tp) * P.k * 2;
+        const size_t shard = b.shard;
         for (int s = 1; s < P.tp; ++s) {
             if (v == V_COPY)
                 CK(cudaMemcpyAsync((char *)b.A + s * shard, (char *)b.peer + (s - 1) * shard, shard,
@@ -131,7 +132,7 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     const int rounds = 4, nw = NV * nk;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
     const int iters = perf_window_calls(flop);
-    const size_t shard = (size_t)(P.m / P.tp) * P.k * 2;
+    const size_t shard = (size_t)(P.m / P.tp) * P.k * 2; /* the largest operand type's: buffers fit them all */
     ag_bufs b;
     b.A = dalloc((size_t)P.m * P.k * 2);
     CK(cudaMallocHost(&b.peer, (P.tp - 1) * shard));
@@ -146,15 +147,16 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     unsigned int *diff = (unsigned int *)dalloc(4);
     set_epoch(c, g_next_epoch);
     double t[32][NV] = {{0}};
-    for (int dt = 0; dt < 2; ++dt) { /* bf16 kernels on their operands, then fp16 ones on theirs */
+    for (int dt = 0; dt < 4; ++dt) { /* the kernels of each operand type (bf16, fp16, e4m3, e5m2) on their operands */
         static tpg_gemm_params prm[32][2];
         int any = 0;
         for (int i = 0; i < nk; ++i) {
             if (ks[i].s.dtype != dt) continue;
             if (!any++) {
+                b.shard = (size_t)(P.m / P.tp) * P.k * ab_bytes(ks[i]);
                 rand_fill(ks[i], b.A, (size_t)P.m * P.k, 7101);
                 rand_fill(ks[i], b.B, (size_t)P.n * P.k, 7102);
-                CK(cudaMemcpy(b.peer, (char *)b.A + shard, (P.tp - 1) * shard, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(b.peer, (char *)b.A + b.shard, (P.tp - 1) * b.shard, cudaMemcpyDeviceToHost));
             }
             ag_params(&prm[i][0], c, ks[i], b, P, false);
             ag_params(&prm[i][1], c, ks[i], b, P, true);

@@ -57,8 +57,8 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
     const int iters = perf_window_calls(flop);
-    /* operands per element type (0 bf16, 1 fp16), the same random values for every kernel of a type */
-    void *A[2] = {nullptr, nullptr}, *B[2] = {nullptr, nullptr};
+    /* operands per element type (0 bf16, 1 fp16, 2 e4m3, 3 e5m2), the same random values for every kernel of a type */
+    void *A[4] = {nullptr, nullptr, nullptr, nullptr}, *B[4] = {nullptr, nullptr, nullptr, nullptr};
     for (int i = 0; i < nk; ++i) {
         const int dt = ks[i].s.dtype;
         if (A[dt]) continue;
@@ -99,7 +99,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         snprintf(val, 64, "status=%u ring/plain %.3f", st, ratio[i]);
         record(name, ks[i], val, "status=0", st == TPG_DEVICE_OK);
     }
-    for (int dt = 0; dt < 2; ++dt) {
+    for (int dt = 0; dt < 4; ++dt) {
         cudaFree(A[dt]);
         cudaFree(B[dt]);
     }

@@ -8,7 +8,7 @@ typedef struct tpg_selftest_shape {
     int cluster_m, cluster_n; /* CTA cluster (the shared operand's map box is tile / 2 rows) */
     int consumer_mode;        /* TPG_CONSUMER_MODE: 0 cooperative, 1 ping-pong, 2 cooperative_n */
     int threads, smem_bytes;  /* launch */
-    int dtype;                /* 0 bf16, 1 fp16 (operands and outputs) */
+    int dtype;                /* operands: 0 bf16, 1 fp16, 2 e4m3, 3 e5m2; outputs fp16 for fp16, else bf16 */
     int epi_chunk_bytes;      /* epilogue subtile row bytes: the D map's box width and swizzle (128 / 64) */
     int raster;               /* TPG_RASTER: 1 = the walk order comes from p.tile_order */
     int bk;                   /* TPG_BK: the operand maps' box width; its row bytes pick the swizzle (128 / 64) */

@@ -51,16 +51,43 @@ void *dalloc(size_t bytes)
     return p;
 }
 
+size_t ab_bytes(const kern &K) { return K.s.dtype >= 2 ? 1 : 2; }
+
+int legal_k(const kern &K, int k)
+{
+    const int step = 16 / (int)ab_bytes(K);
+    return (k + step - 1) / step * step;
+}
+
 void rand_fill(const kern &K, void *p, size_t n, unsigned int seed)
 {
-    if (K.s.dtype == 0) fill_rand<<<1024, 256>>>((__nv_bfloat16 *)p, n, seed);
-    else fill_rand<<<1024, 256>>>((__half *)p, n, seed);
+    switch (K.s.dtype) {
+    case 0: fill_rand<<<1024, 256>>>((__nv_bfloat16 *)p, n, seed); break;
+    case 1: fill_rand<<<1024, 256>>>((__half *)p, n, seed); break;
+    case 2: fill_rand<<<1024, 256>>>((__nv_fp8_e4m3 *)p, n, seed); break;
+    default: fill_rand<<<1024, 256>>>((__nv_fp8_e5m2 *)p, n, seed); break;
+    }
     CK(cudaGetLastError());
 }
 
+void rand_fill_out(const kern &K, void *p, size_t n, unsigned int seed)
+{
+    if (K.s.dtype == 1) fill_rand<<<1024, 256>>>((__half *)p, n, seed);
+    else fill_rand<<<1024, 256>>>((__nv_bfloat16 *)p, n, seed);
+    CK(cudaGetLastError());
+}
+
+/* operands: bf16 / fp16, or raw bytes for fp8 (runtime/src/tensormap.c) */
 static CUtensorMapDataType map_type(const kern &K)
 {
-    return K.s.dtype == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    return K.s.dtype == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+           : K.s.dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+/* outputs, partials and C: fp16 for fp16 operands, else bf16 */
+static CUtensorMapDataType out_map_type(const kern &K)
+{
+    return K.s.dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
 }
 
 /* K-major operand map: {k, rows}, box {bk, box_rows} swizzled over its row (128B for 128-byte rows, 64B for
@@ -69,10 +96,11 @@ static void make_map(CUtensorMap *map, const kern &K, const void *base, unsigned
                      unsigned int box_rows)
 {
     cuuint64_t dims[2] = {k, rows};
-    cuuint64_t strides[1] = {k * 2};
+    cuuint64_t strides[1] = {k * ab_bytes(K)};
     cuuint32_t box[2] = {(cuuint32_t)K.s.bk, box_rows};
     cuuint32_t estr[2] = {1, 1};
-    const CUtensorMapSwizzle swizzle = K.s.bk * 2 == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    const CUtensorMapSwizzle swizzle =
+        K.s.bk * ab_bytes(K) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     CUresult r = g_encode(map, map_type(K), 2, (void *)base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                           swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -103,7 +131,7 @@ static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m,
     const int chunk = K.s.epi_chunk_bytes;
     cuuint32_t box[3] = {(cuuint32_t)(chunk / 2), 64, 1};
     cuuint32_t estr[3] = {1, 1, 1};
-    CUresult r = g_encode(map, map_type(K), 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    CUresult r = g_encode(map, out_map_type(K), 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                           chunk == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
@@ -299,9 +327,12 @@ void ref_dot_h(const kern &K, const void *A, long long a_bs, const void *B, long
                       int l, float coef, float *out, int acc)
 {
     dim3 g((n + 127) / 128, m, l);
-    if (K.s.dtype == 0)
-        ref_dot<<<g, 128>>>((const __nv_bfloat16 *)A, a_bs, (const __nv_bfloat16 *)B, b_bs, m, n, k, l, coef, out, acc);
-    else ref_dot<<<g, 128>>>((const __half *)A, a_bs, (const __half *)B, b_bs, m, n, k, l, coef, out, acc);
+    switch (K.s.dtype) {
+    case 0: ref_dot<<<g, 128>>>((const __nv_bfloat16 *)A, a_bs, (const __nv_bfloat16 *)B, b_bs, m, n, k, l, coef, out, acc); break;
+    case 1: ref_dot<<<g, 128>>>((const __half *)A, a_bs, (const __half *)B, b_bs, m, n, k, l, coef, out, acc); break;
+    case 2: ref_dot<<<g, 128>>>((const __nv_fp8_e4m3 *)A, a_bs, (const __nv_fp8_e4m3 *)B, b_bs, m, n, k, l, coef, out, acc); break;
+    default: ref_dot<<<g, 128>>>((const __nv_fp8_e5m2 *)A, a_bs, (const __nv_fp8_e5m2 *)B, b_bs, m, n, k, l, coef, out, acc);
+    }
     CK(cudaGetLastError());
 }
 
@@ -309,7 +340,7 @@ void ref_axpy_h(const kern &K, const void *C, long long c_ld, long long c_batch,
                        int n, int l)
 {
     dim3 g((n + 127) / 128, m, l);
-    if (K.s.dtype == 0) ref_axpy<<<g, 128>>>((const __nv_bfloat16 *)C, c_ld, c_batch, beta, out, m, n, l);
+    if (K.s.dtype != 1) ref_axpy<<<g, 128>>>((const __nv_bfloat16 *)C, c_ld, c_batch, beta, out, m, n, l);
     else ref_axpy<<<g, 128>>>((const __half *)C, c_ld, c_batch, beta, out, m, n, l);
     CK(cudaGetLastError());
 }
@@ -321,7 +352,7 @@ double compare_h(const kern &K, const void *D, long long d_ld, long long d_batch
     unsigned int *st = (unsigned int *)dalloc(12), h[3];
     CK(cudaMemset(st, 0, 12));
     dim3 g((n + 127) / 128, m, l);
-    if (K.s.dtype == 0) compare<<<g, 128>>>((const __nv_bfloat16 *)D, d_ld, d_batch, ref, m, n, l, st);
+    if (K.s.dtype != 1) compare<<<g, 128>>>((const __nv_bfloat16 *)D, d_ld, d_batch, ref, m, n, l, st);
     else compare<<<g, 128>>>((const __half *)D, d_ld, d_batch, ref, m, n, l, st);
     CK(cudaGetLastError());
     CK(cudaMemcpy(h, st, 12, cudaMemcpyDeviceToHost));

@@ -9,6 +9,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +53,9 @@ extern int g_failures;
 
 __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-template <class T> __device__ __forceinline__ T from_f(float v);
+__device__ __forceinline__ float to_f(__nv_fp8_e4m3 v) { return (float)v; }
+__device__ __forceinline__ float to_f(__nv_fp8_e5m2 v) { return (float)v; }
+template <class T> __device__ __forceinline__ T from_f(float v) { return T(v); } /* fp8: saturating conversion */
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half(v); }
 
@@ -119,7 +122,11 @@ static __global__ void count_unpoisoned(const unsigned short *D, long long ld, i
 
 void kern_init(kern *K, const char *name, const void *fn, const tpg_selftest_shape &s, double bound);
 void *dalloc(size_t bytes);
-void rand_fill(const kern &K, void *p, size_t n, unsigned int seed);
+void rand_fill(const kern &K, void *p, size_t n, unsigned int seed);     /* operands (A, B) */
+void rand_fill_out(const kern &K, void *p, size_t n, unsigned int seed); /* outputs' type (C) */
+size_t ab_bytes(const kern &K); /* bytes of an operand element: 1 for fp8, else 2 (outputs are always 2) */
+/* k rounded up so that a K-major row is a multiple of 16 bytes, as TMA needs (fp8: 520 -> 528; 16-bit: k) */
+int legal_k(const kern &K, int k);
 /* operand maps as runtime/src/params.c encodes them: A box BM / cluster_n rows, B box BN / cluster_m */
 void map_a(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
 void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
