@@ -39,7 +39,7 @@ void bench_args_defaults(bench_args *a) {
 const char *bench_usage(void) {
     return "usage: local_gemm [--quick] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
-           "                  [--device N] [--pdl-ab] [--aa] [--dry-run] [--help]\n"
+           "                  [--device N] [--pdl-ab] [--aa] [--precise-fp8] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
            "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096\n"
@@ -49,7 +49,8 @@ const char *bench_usage(void) {
            "--pdl-ab adds each config launched with programmatic dependent launch (tpg_op_set_pdl(op, 1)) as an\n"
            "extra variant, never picked as the best; nor is a config whose name starts with x_ (an experiment\n"
            "added to schedules.yaml for a run). --aa adds cuBLASLt a second time, last in the order\n"
-           "(cublasLt_control, never best): an A/A control of the method's order bias.\n"
+           "(cublasLt_control, never best): an A/A control of the method's order bias. --precise-fp8: cuBLASLt e4m3\n"
+           "without fast accumulation (f32 promotion), the baseline of fp8_promote kernels (default: fast accumulation).\n"
            "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
 }
 
@@ -75,6 +76,7 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
         else if (!strcmp(f, "--dry-run")) a->dry_run = 1;
         else if (!strcmp(f, "--pdl-ab")) a->pdl_ab = 1;
         else if (!strcmp(f, "--aa")) a->aa = 1;
+        else if (!strcmp(f, "--precise-fp8")) a->precise_fp8 = 1;
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) a->help = 1;
         else if (!v) return bad(msg, cap, f, NULL, "unknown flag, or a flag that needs a value");
         else {
@@ -145,12 +147,14 @@ int bench_config_selected(const char *list, const char *name) {
     return 0;
 }
 
-int bench_tp1_configs(tpg_dtype dt, const char *list, int *configs, int cap) {
+int bench_tp1_configs(tpg_dtype dt, const char *list, int precise_fp8, int *configs, int cap) {
     int n = 0;
     for (int i = 0; i < tpg_config_count(); i++) {
         tpg_config_info ci;
-        /* f32 accumulation only: the comparison is cuBLASLt's fp32-accumulating GEMM */
+        /* f32 accumulation only: the comparison is cuBLASLt's fp32-accumulating GEMM; fp8 with the same
+         * numerics as the cuBLASLt side: fast accumulation, or with --precise-fp8 the promoting kernels */
         if (tpg_config_get(i, &ci) != TPG_OK || ci.tp != 1 || ci.dtype != dt || ci.acc != TPG_DTYPE_FP32) continue;
+        if (tpg_dtype_size(dt) == 1 && (ci.fp8_promote != 0) != (precise_fp8 != 0)) continue;
         if (!bench_config_selected(list, ci.name)) continue;
         /* Every schedule's TP = 1 config runs the same kernel with no communication: one per kernel. */
         int seen = 0;
@@ -169,9 +173,9 @@ int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg) {
     snprintf(buf, sizeof buf, "%s", a->configs);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int hit = 0;
-        for (int dt = 0; dt < 2 && !hit; dt++) {
+        for (int dt = 0; dt <= TPG_DTYPE_E4M3 && !hit; dt++) {
             int cfg[64];
-            if (a->dtypes & (1 << dt)) hit = bench_tp1_configs((tpg_dtype)dt, tok, cfg, 64) > 0;
+            if (a->dtypes & (1 << dt)) hit = bench_tp1_configs((tpg_dtype)dt, tok, a->precise_fp8, cfg, 64) > 0;
         }
         if (!hit) {
             snprintf(msg, cap_msg, "local_gemm: --configs '%s' selects no TP = 1 config of the chosen dtype with f32 "

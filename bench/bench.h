@@ -52,6 +52,7 @@ typedef struct bench_args {
     int quick, dry_run, help;
     int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
     int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
+    int precise_fp8;          /* --precise-fp8: cuBLASLt e4m3 without fast accumulation (against fp8_promote kernels) */
     int dtypes;               /* bit tpg_dtype: 1 bf16, 2 fp16, 4 e4m3 ("all" = the 16-bit two) */
     const char *problems;     /* --problems a,b or NULL */
     const char *configs;      /* --configs a,x_* or NULL: only these tpgemm configs (a trailing * is a prefix) */
@@ -76,7 +77,7 @@ int bench_select(const bench_args *a, const bench_problem **out, int cap, char *
 int bench_config_selected(const char *list, const char *name);
 /* Distinct TP = 1 kernels of dtype among the configs `list` selects: configs[i] = a config index for each
  * (the first selected config naming it). */
-int bench_tp1_configs(tpg_dtype dt, const char *list, int *configs, int cap);
+int bench_tp1_configs(tpg_dtype dt, const char *list, int precise_fp8, int *configs, int cap);
 /* 0, or -1 with a message when a --configs token selects no TP = 1 config of the chosen dtypes (a typo would
  * otherwise silently benchmark nothing but cuBLAS). */
 int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg);
@@ -132,8 +133,9 @@ void bench_print_table(FILE *f, const bench_record *r, int n);
 
 /* ---- cuBLASLt (lt.c) ---- */
 typedef struct lt_gemm lt_gemm;
-/* Plans row-major D (m x n) = A (m x k, row-major) . B^T (B: n x k, row-major) in dt with fp32 compute. */
-int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
+/* Plans row-major D (m x n) = A (m x k, row-major) . B^T (B: n x k, row-major) in dt with fp32 compute;
+ * e4m3 with fast accumulation unless precise_fp8 (lt.c says why). */
+int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d, int precise_fp8,
               lt_gemm **out, char *msg, size_t cap);
 int lt_run(lt_gemm *g, void *stream); /* 0 or the cublasStatus_t */
 const char *lt_describe(const lt_gemm *g); /* the chosen algorithm, for the record */

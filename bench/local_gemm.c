@@ -142,13 +142,15 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
         cudaError_t e = cudaMalloc(&im[v].d, nd);
         if (e != cudaSuccess) return cuda_err(err, cap, "cudaMalloc(D)", e);
     }
-    if (lt_create(r->dtype, p->m, p->n, p->k, A, B, im[0].d, &im[0].lt, err, cap)) return -1;
+    if (lt_create(r->dtype, p->m, p->n, p->k, A, B, im[0].d, E->a->precise_fp8, &im[0].lt, err, cap)) return -1;
     snprintf(r->cublas_algo, sizeof r->cublas_algo, "%s", lt_describe(im[0].lt));
     im[0].ok = 1;
     for (int v = 1; v < r->nvar; v++) {
         bench_variant *V = &r->var[v];
         if (V->control) { /* --aa: the same cuBLASLt plan again, into its own D */
-            if (lt_create(r->dtype, p->m, p->n, p->k, A, B, im[v].d, &im[v].lt, V->error, sizeof V->error)) continue;
+            if (lt_create(r->dtype, p->m, p->n, p->k, A, B, im[v].d, E->a->precise_fp8, &im[v].lt, V->error,
+                          sizeof V->error))
+                continue;
             im[v].ok = 1;
             continue;
         }

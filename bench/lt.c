@@ -21,8 +21,9 @@
  * benchmark passes none either), and CUBLASLT_MATMUL_DESC_FAST_ACCUM is on: tpgemm's fp8 kernel sums in the
  * tensor pipe's own fp8 accumulation over the whole K, which is what fast accumulation is (without it
  * cuBLASLt moves partial sums into a separate f32 sum every few k steps: more precise, and slower), so
- * both sides compute with the same numerics - PyTorch's torch._scaled_mm(use_fast_accum=True). e5m2 x e5m2
- * is not a cuBLASLt combination, hence no e5m2 baseline. */
+ * both sides compute with the same numerics - PyTorch's torch._scaled_mm(use_fast_accum=True). `local_gemm
+ * --precise-fp8` turns it off, the baseline of tpgemm's `fp8_promote` kernels, which move the pipe's sums into f32
+ * registers every few k-blocks too. e5m2 x e5m2 is not a cuBLASLt combination, hence no e5m2 baseline. */
 #define _POSIX_C_SOURCE 200809L
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -55,7 +56,7 @@ static void *g_workspace;
         }                                                                                            \
     } while (0)
 
-int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
+int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d, int precise_fp8,
               lt_gemm **out, char *msg, size_t cap) {
     *out = NULL;
     if (dt != TPG_DTYPE_BF16 && dt != TPG_DTYPE_FP16 && dt != TPG_DTYPE_E4M3) {
@@ -81,8 +82,8 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
     LT_TRY("cublasLtMatmulDescCreate", cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     LT_TRY("set TRANSA", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_TRY("set TRANSB", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    if (dt == TPG_DTYPE_E4M3) { /* fast accumulation: the header says why */
-        const int8_t fast = 1;
+    if (dt == TPG_DTYPE_E4M3) { /* fast accumulation unless precise_fp8: the header says why */
+        const int8_t fast = precise_fp8 ? 0 : 1;
         LT_TRY("set FAST_ACCUM", cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
     }
     /* See the derivation above: X = buffer B (K x N, ld K), Y = buffer A (K x M, ld K), D^T (N x M, ld N). */
@@ -113,7 +114,8 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
     cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
     snprintf(g->desc, sizeof g->desc, "algo %d, tile id %u, stages id %u, waves %.2f, workspace %zu B, cuBLASLt %zu%s",
              (int)id, (unsigned)tile, (unsigned)stages, (double)h.wavesCount, h.workspaceSize,
-             (size_t)cublasLtGetVersion(), dt == TPG_DTYPE_E4M3 ? ", fast accum" : "");
+             (size_t)cublasLtGetVersion(),
+             dt != TPG_DTYPE_E4M3 ? "" : precise_fp8 ? ", f32 promotion (no fast accum)" : ", fast accum");
     *out = g;
     return 0;
 }

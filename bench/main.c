@@ -31,11 +31,13 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             memset(r, 0, sizeof *r);
             r->p = ps[i], r->dtype = (tpg_dtype)dt;
             r->seed = a->seed + 16u * (uint64_t)i + (uint64_t)dt; /* fresh data per problem, same for all variants */
-            r->eps = tpg_reference_eps_for(r->dtype, TPG_DTYPE_FP32, ps[i]->k); /* bf16 2e-2, fp16 4e-3, e4m3 by K */
+            /* bf16 2e-2, fp16 4e-3, e4m3 by K (2e-2 with --precise-fp8: promoted sums on both sides) */
+            r->eps = tpg_reference_eps_for(r->dtype, TPG_DTYPE_FP32, ps[i]->k, a->precise_fp8);
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;
-            const int nc = bench_tp1_configs(r->dtype, a->configs, cfg, (BENCH_MAX_VARIANTS - 1 - a->aa) / twins);
+            const int nc = bench_tp1_configs(r->dtype, a->configs, a->precise_fp8, cfg,
+                                             (BENCH_MAX_VARIANTS - 1 - a->aa) / twins);
             r->nvar = 1;
             for (int c = 0; c < nc; c++) {
                 tpg_config_info ci;

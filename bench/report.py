@@ -121,12 +121,32 @@ def sustained_method(records):
 FP8 = ("e4m3", "e5m2")
 
 
+def precise(records):
+    """Was the run `local_gemm --precise-fp8` (promoting kernels against cuBLASLt without fast accumulation)?"""
+    return any("--precise-fp8" in (r.get("command") or "").split() for r in records)
+
+
 def section_of(records):
-    """(BENCHMARKS.md section name, title): fp8 runs (`local_gemm --dtype e4m3`) have a section of their own, so
-    neither kind of run replaces the other's table."""
+    """(BENCHMARKS.md section name, title): fp8 runs (`local_gemm --dtype e4m3`, with or without --precise-fp8)
+    have sections of their own, so no kind of run replaces another's table."""
     if records and all(r["dtype"] in FP8 for r in records):
+        if precise(records):
+            return "local_gemm_fp8_promoted", "Local GEMM, fp8 with f32 promotion: tpgemm vs cuBLASLt, one GPU"
         return "local_gemm_fp8", "Local GEMM, fp8: tpgemm vs cuBLASLt, one GPU"
     return "local_gemm", "Local GEMM: tpgemm vs cuBLASLt, one GPU"
+
+
+def fp8_note(records):
+    """What the fp8 comparison holds equal (empty for 16-bit runs)."""
+    if not any(r["dtype"] in FP8 for r in records):
+        return ""
+    if precise(records):
+        return (" fp8: e4m3 operands, bf16 output, no scales; tpgemm's `fp8_promote` kernels, which add the tensor "
+                "pipe's sums into f32 registers every few k-blocks, against cuBLASLt without fast accumulation "
+                "(it promotes too).")
+    return (" fp8: e4m3 operands, bf16 output, no scales; cuBLASLt with fast accumulation "
+            "(CUBLASLT_MATMUL_DESC_FAST_ACCUM), the numerics of tpgemm's fp8 kernels, which sum in the tensor "
+            "pipe's fp8 accumulator over the whole K.")
 
 
 def markdown(records, png_rel=None):
@@ -139,9 +159,7 @@ def markdown(records, png_rel=None):
             "GEMM, the power fitted from NVML's energy counter while the window ran × seconds per call. The "
             "config shown is the one with the highest burst × sustained rate. "
             "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover."
-            + (" fp8: e4m3 operands, bf16 output, no scales; cuBLASLt with fast accumulation "
-               "(CUBLASLT_MATMUL_DESC_FAST_ACCUM), the numerics of tpgemm's fp8 kernels, which sum in the tensor "
-               "pipe's fp8 accumulator over the whole K." if any(r["dtype"] in FP8 for r in records) else "")
+            + fp8_note(records)
             + "\n\n"
             + "".join(f"Run {d} on {g}, driver {v}: `{c}`\n\n" for d, g, v, c in runs))
     text += table(records)

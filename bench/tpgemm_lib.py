@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIB_PATH = Path(os.environ.get("TPGEMM_LIB", ROOT / "build" / "libtpgemm.so"))
 
 TPG_OK, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP = 0, 5, 13
-DTYPES = {"bf16": 0, "fp16": 1}
+DTYPES = {"bf16": 0, "fp16": 1, "e4m3": 2, "e5m2": 3}  # tpg_dtype
 
 # int (*)(const void *send, void *recv, size_t bytes, void *user)
 ALLGATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
@@ -46,7 +46,7 @@ class ShardShape(ctypes.Structure):
 class ConfigInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
-                ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int)]
+                ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):

@@ -81,6 +81,9 @@ KERNEL = Field("map", fields={
                           doc="reduce-scatter: TMA-load a tile's received partial into its store buffers and read "
                               "it back with ldmatrix (templates/kernels/epilogue_tma.cuh); needs epilogue_buffers >= "
                               "the store units of a warpgroup's tile"),
+    "fp8_promote": Field("int", default=0, range=(0, 64),
+                         doc="fp8: add the tensor pipe's sums into f32 registers every this many k-blocks (0: "
+                             "never, fast accumulation); needs <= 64 accumulators per consumer thread"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,
@@ -302,7 +305,8 @@ def _semantic(doc: dict, w: _Walker) -> None:
                                                     prefetch_sources=bool(k.get("prefetch_sources")),
                                                     tma_partials=bool(k.get("tma_partials")),
                                                     defines=tuple(k.get("defines") or ()),
-                                                    stream_k=k.get("stream_k")):
+                                                    stream_k=k.get("stream_k"),
+                                                    fp8_promote=k.get("fp8_promote") or 0):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -140,6 +140,7 @@ class KernelSpec:
     tma_partials: bool = False  # a tile's partial is TMA-loaded into its store buffers (ldmatrix back)
     defines: tuple = ()  # extra "TPG_NAME=value" macros of an experimental kernel (`defines`)
     stream_k: bool = False  # `stream_k: true`: a TP = 1 launch splits its last tiles along k (opt-in)
+    fp8_promote: int = 0  # fp8: the pipe's sums go into f32 registers every this many k-blocks (0: never)
 
     @property
     def dtype_cd(self) -> str:
@@ -178,7 +179,8 @@ class KernelSpec:
 
     def fields(self) -> dict:
         """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n, raster,
-        epi_buffers, deferred_stores, deferred_flags, prefetch_sources, tma_partials, defines and stream_k appear only when they
+        epi_buffers, deferred_stores, deferred_flags, prefetch_sources, tma_partials, defines, stream_k and fp8_promote
+        appear only when they
         are not the default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if self.consumer_mode == "cooperative":
@@ -201,6 +203,8 @@ class KernelSpec:
             del d["defines"]
         if not self.stream_k:
             del d["stream_k"]
+        if not self.fp8_promote:
+            del d["fp8_promote"]
         return d
 
     @property
@@ -222,10 +226,12 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  consumer_mode: str = "cooperative", epilogue_n: int = 64,
                  epi_buffers: int | None = None, deferred_flags: bool = False,
                  prefetch_sources: bool = False, tma_partials: bool = False,
-                 defines: tuple = (), stream_k: bool | None = None) -> list[tuple[str, str, str]]:
+                 defines: tuple = (), stream_k: bool | None = None,
+                 fp8_promote: int = 0) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _acc(dtype, acc)
+            + _fp8_promote(fp8_promote, dtype, bm, bn, consumers, consumer_mode)
             + _mode(consumer_mode, consumers, cluster_m, cluster_n)
             + _subtile(dtype, wg_cols(bn, consumers, consumer_mode) if consumers else bn, epilogue_n)
             + _buffers(epi_buffers) + _pingpong_only("deferred_flags", deferred_flags, consumer_mode,
@@ -341,6 +347,23 @@ def _acc(dtype: str, acc: str) -> list[tuple[str, str, str]]:
     return []
 
 
+def _fp8_promote(every: int, dtype: str, bm: int, bn: int, consumers: int, mode: str) -> list[tuple[str, str, str]]:
+    """fp8_promote: fp8 operands only (16-bit products are summed in f32 anyway), and a second f32 set of the
+    accumulators must fit: at most MAX_ACC_PER_THREAD / 2 of them per consumer thread."""
+    if not every:
+        return []
+    if DTYPE_SIZE[dtype] != 1:
+        return [("fp8_promote", f"{every} with dtype {dtype}: wgmma sums {dtype} products in f32 already",
+                 "0, or dtype: e4m3 / e5m2")]
+    have = acc_per_thread(bm, bn, consumers, mode) if consumers else 0
+    if have > MAX_ACC_PER_THREAD // 2:
+        return [("fp8_promote", f"{every} with {have} accumulators per consumer thread: promotion keeps a second f32 "
+                 f"set, {2 * have} in all (> {MAX_ACC_PER_THREAD})",
+                 f"a tile with <= {MAX_ACC_PER_THREAD // 2} accumulators per consumer thread, e.g. cooperative "
+                 "128x128 (64)")]
+    return []
+
+
 def _not_yet(dtype: str, acc: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
     out = []
     for field, value in (("dtype", dtype), ("acc", acc)):
@@ -426,7 +449,8 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
                 consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped",
                 epi_buffers: int | None = None, deferred_stores: bool = True,
                 deferred_flags: bool = False, prefetch_sources: bool = False,
-                tma_partials: bool = False, defines: tuple = (), stream_k: bool | None = None) -> KernelSpec:
+                tma_partials: bool = False, defines: tuple = (), stream_k: bool | None = None,
+                fp8_promote: int = 0) -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted. epi_buffers equal
     to the default count is stored as the default (0), so spelling the default out changes no name."""
     if stages is None:
@@ -435,4 +459,4 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
         epi_buffers = None
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
                       epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources,
-                      tma_partials, tuple(defines), bool(stream_k))
+                      tma_partials, tuple(defines), bool(stream_k), fp8_promote)

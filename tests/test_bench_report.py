@@ -121,6 +121,12 @@ def test_fp8_records_update_their_own_section(tmp_path):
     assert "| e4m3 |" in fp8_section and "| fp16 |" not in fp8_section and "fast accumulation" in fp8_section
     assert run_report(tmp_path, FAKE, "--benchmarks", str(bm)).returncode == 0
     assert bm.read_text().count("| e4m3 |") == text.count("| e4m3 |")  # the 16-bit run kept the fp8 rows
+    promoted = [dict(r, command="local_gemm --dtype e4m3 --precise-fp8") for r in fp8]
+    assert run_report(tmp_path, promoted, "--benchmarks", str(bm)).returncode == 0
+    text = bm.read_text()
+    assert text.count("<!-- local_gemm_fp8:begin -->") == 1 and text.count("<!-- local_gemm_fp8_promoted:begin -->") == 1
+    section = text[text.index("<!-- local_gemm_fp8_promoted:begin"):text.index("<!-- local_gemm_fp8_promoted:end")]
+    assert "without fast accumulation" in section and "| e4m3 |" in section
 
 
 def test_malformed_json_exits_2_naming_the_field(tmp_path):

@@ -60,6 +60,10 @@ CASES = [
     ("tp_zero", "tp: [1, 2]", "tp: [0, 2]", "tp: [0, 2]", "configs[0].tp[0]",
      ["0 is out of range", "allowed: 1..8"]),
     ("tp_too_big", "tp: [1, 2]", "tp: 16", "tp: 16", "configs[0].tp", ["16 is out of range"]),
+    ("fp8_promote_bf16", "stages: 4", "stages: 4\n    fp8_promote: 4", "fp8_promote", "kernels[0].fp8_promote",
+     ["4 with dtype bf16: wgmma sums bf16 products in f32 already", "allowed: 0, or dtype: e4m3 / e5m2"]),
+    ("fp8_promote_range", "stages: 4", "stages: 4\n    fp8_promote: 65", "fp8_promote", "kernels[0].fp8_promote",
+     ["65 is out of range", "allowed: 0..64"]),
     ("unknown_dtype", "dtype: bf16", "dtype: bf8", "dtype: bf8", "kernels[0].dtype",
      ["unknown value 'bf8'", "allowed: bf16, fp16, e4m3, e5m2"]),
     ("acc_f16_with_bf16", "acc: f32", "acc: f16", "acc: f16", "kernels[0].acc",
@@ -279,6 +283,21 @@ def test_fp8_kernel_rules(dtype):
     assert kernels.output_dtype(dtype) == "bf16"
     assert (kernels.smem_bytes(3, 128, 256, 128, dtype, buffers=5)
             == kernels.smem_bytes(3, 128, 256, 64, "bf16", buffers=5))
+
+
+def test_fp8_promote_rules():
+    """fp8_promote keeps a second f32 accumulator set: fp8 operands only, and only where a consumer thread holds
+    at most 64 accumulators (cooperative 128x128, not the 128x256 tiles); the spec carries it (and only then:
+    the other kernels keep their names)."""
+    assert kernels.check_kernel("e4m3", "f32", 128, 128, 128, 6, 2, 1, 1, fp8_promote=4) == []
+    (field, problem, allowed), = kernels.check_kernel("e4m3", "f32", 128, 256, 128, 3, 2, 1, 1, epi_buffers=5,
+                                                      fp8_promote=4)
+    assert field == "fp8_promote" and "128 accumulators per consumer thread" in problem and "<= 64" in allowed
+    (field, problem, _), = kernels.check_kernel("bf16", "f32", 128, 128, 64, 6, 2, 1, 1, fp8_promote=1)
+    assert field == "fp8_promote" and "wgmma sums bf16 products in f32 already" in problem
+    on = kernels.make_kernel("e4m3", "f32", 128, 128, 128, 6, 2, 1, 1, fp8_promote=4)
+    off = kernels.make_kernel("e4m3", "f32", 128, 128, 128, 6, 2, 1, 1)
+    assert on.fields()["fp8_promote"] == 4 and "fp8_promote" not in off.fields() and on.name != off.name
 
 
 def _kernel(text: str):

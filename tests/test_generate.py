@@ -183,7 +183,10 @@ def test_kernel_dedup_and_registry(files):
     assert f'const char tpg_config_hash[] = "{p.config_hash}";' in reg
     for k in p.kernels:
         assert f"extern const void *{k.name}_entry(void);" in reg
+        desc = reg[reg.index(f"{k.name}_desc = {{"):]
+        assert f".fp8_promote = {k.fp8_promote}," in desc[:desc.index("};")]  # 4 for e4m3_128x128x128_p4
         assert f".threads = {k.threads}," in reg and k.threads == 384
+    assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [4]
 
 
 def test_kernel_instance_and_name(files):

@@ -78,6 +78,8 @@ typedef struct tpg_config_info {
     tpg_dtype dtype;       /* operand type; outputs are the same type for 16-bit, bf16 for fp8 */
     int bm, bn, bk, stages;
     tpg_dtype acc;         /* accumulator: TPG_DTYPE_FP32, or TPG_DTYPE_FP16 (`acc: f16`, fp16 operands) */
+    int fp8_promote;       /* fp8: k-blocks between promotions of the tensor pipe's sums into f32 registers
+                              (`fp8_promote`); 0: summed in the pipe over the whole K (fast accumulation) */
 } tpg_config_info;
 
 /* Number of generated configs. */
@@ -91,7 +93,7 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * the first config by name whose schedules.yaml `prefer_from_local_k` holds for the GEMM's per-stage K
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
  * else the first config by name. Only f32-accumulating configs are candidates: an `acc: f16` config
- * runs only when named. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * runs only when named, and so does an fp8 config with `fp8_promote` (more precise, slower). Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 

@@ -99,6 +99,15 @@ constexpr int kAccN = kWgN / 2;                        /* f32 accumulators per t
 #endif
 constexpr bool kAccF16 = TPG_ACC_F16;
 static_assert(!kAccF16 || TPG_AB_DTYPE == 1, "TPG_ACC_F16: wgmma accumulates in f16 for fp16 operands only");
+/* `fp8_promote: N` (TPG_FP8_PROMOTE N): the tensor pipe sums fp8 products in an accumulator narrower than f32, so
+ * its error grows with K; every N k-blocks its sums are added into a second, f32 set of registers and the pipe
+ * starts over (tpg_tile_mainloop), as cuBLASLt does without fast accumulation. Twice the accumulator registers
+ * (the generator allows it where a warpgroup holds at most 64 a thread) and a drained wgmma pipe every N k-blocks */
+#ifndef TPG_FP8_PROMOTE
+#define TPG_FP8_PROMOTE 0
+#endif
+constexpr int kPromote = TPG_FP8_PROMOTE;
+static_assert(kPromote == 0 || (TPG_AB_DTYPE >= 2 && !kAccF16), "TPG_FP8_PROMOTE: fp8 operands, f32 accumulation");
 constexpr uint32_t kRowBytes = kBK * kElem;      /* one K-major smem row: the swizzle's width (128 or 64 B) */
 constexpr uint32_t kABytes = kBM * kBK * kElem; /* one ring slot of A */
 constexpr uint32_t kBBytes = kBN * kBK * kElem; /* one ring slot of B */

@@ -210,6 +210,21 @@ __device__ __forceinline__ void tpg_tile_mainloop(float (&acc)[kSlabs][kAccN], i
                 acc[j][2 * i] = v.x;
                 acc[j][2 * i + 1] = v.y;
             }
+    } else if constexpr (kPromote > 0) {
+        /* fp8 promotion (gemm_sm90.cuh: kPromote): each group of kPromote k-blocks is one mainloop into `part`
+         * (its first wgmma overwrites, its end drains the pipe), then added into the f32 sums; the hook sees the
+         * tile's k-block numbers, the order barrier (ping-pong) is passed once, after the last group */
+        float part[kSlabs][kAccN];
+        for (int g = 0; g < k_blocks; g += kPromote) {
+            const int n = min(kPromote, k_blocks - g);
+            const auto group_hook = [&](int kb) { hook(g + kb); };
+            tpg_mainloop(part, n, ring, sA, sB, a_off, full, empty, warp_leader, g + n >= k_blocks ? order_bar : 0u,
+                         group_hook);
+#pragma unroll
+            for (int j = 0; j < kSlabs; ++j)
+#pragma unroll
+                for (int i = 0; i < kAccN; ++i) acc[j][i] = g == 0 ? part[j][i] : acc[j][i] + part[j][i];
+        }
     } else {
         tpg_mainloop(acc, k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, order_bar, hook);
     }

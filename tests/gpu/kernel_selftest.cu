@@ -37,7 +37,7 @@
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
-        X(e4m3tma, 1e-2)
+        X(e4m3tma, 1e-2) X(e4m3p4, 1e-2) X(e4m3p1, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -223,7 +223,7 @@ static const problem g_problems[] = {
     {"70B-o", 16384, 8192, 4096},      {"8B-o", 8192, 4096, 2048},        {"gemm-8192", 8192, 8192, 8192},
     {"gemm-4096", 4096, 4096, 4096}};
 #define NPROB ((int)(sizeof g_problems / sizeof g_problems[0]))
-#define MAXK 32 /* kernels a run can hold (KERNELS has 26; main refuses more) */
+#define MAXK 32 /* kernels a run can hold (KERNELS has 28; main refuses more) */
 static double g_tf[NPROB][MAXK + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
 
 static void cublas_gemm(cublasHandle_t h, const void *A, const void *B, void *D, int m, int n, int k)

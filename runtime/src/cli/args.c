@@ -50,7 +50,7 @@ const char *tpg_args_usage(void) {
            "  --warmup-iterations N       untimed runs first (default 10)\n"
            "  --check / --no-check        reference check + bitwise determinism over 3 runs (default on)\n"
            "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3,\n"
-           "                              fp8 max(2e-2, 5e-4 sqrt(K)))\n"
+           "                              fp8 max(2e-2, 5e-4 sqrt(K)), 2e-2 with fp8_promote)\n"
            "  --seed N                    seed of the deterministic operand values (default 2024)\n"
            "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
            "  --trace FILE.json           after the timed runs, 4 traced calls back to back; the last one is\n"

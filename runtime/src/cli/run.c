@@ -362,7 +362,8 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
     res->iterations = a->iterations, res->warmup = a->warmup;
     res->devices = a->devices, res->num_devices = a->num_devices;
     res->seed = a->seed;
-    res->eps = a->eps_set ? a->eps : tpg_reference_eps_for(c->kernel->dtype_ab, c->kernel->dtype_acc, a->k);
+    res->eps = a->eps_set ? a->eps : tpg_reference_eps_for(c->kernel->dtype_ab, c->kernel->dtype_acc, a->k,
+                                                               c->kernel->fp8_promote);
     if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, &ps) == TPG_OK)
         res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k;
 }
