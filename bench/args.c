@@ -168,6 +168,11 @@ int bench_tp1_configs(tpg_dtype dt, const char *list, int precise_fp8, int *conf
 }
 
 int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg) {
+    if (a->precise_fp8 && a->dtypes != 1 << TPG_DTYPE_E4M3) {
+        snprintf(msg, cap_msg, "local_gemm: --precise-fp8 compares fp8 kernels; give it with --dtype e4m3\n%s",
+                 bench_usage());
+        return -1;
+    }
     if (!a->configs) return 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", a->configs);
@@ -179,7 +184,8 @@ int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg) {
         }
         if (!hit) {
             snprintf(msg, cap_msg, "local_gemm: --configs '%s' selects no TP = 1 config of the chosen dtype with f32 "
-                     "accumulation (`build/tpgemm --list` names them)\n%s", tok, bench_usage());
+                     "accumulation (`build/tpgemm --list` names them; fp8: the fp8_promote configs with --precise-fp8, "
+                     "the others without)\n%s", tok, bench_usage());
             return -1;
         }
     }

@@ -121,6 +121,10 @@ def sustained_method(records):
 FP8 = ("e4m3", "e5m2")
 
 
+RESULT_STEMS = {"local_gemm": "local_gemm", "local_gemm_fp8": "local_gemm_e4m3",
+                "local_gemm_fp8_promoted": "local_gemm_e4m3_promoted"}  # section -> default .md / .png name
+
+
 def precise(records):
     """Was the run `local_gemm --precise-fp8` (promoting kernels against cuBLASLt without fast accumulation)?"""
     return any("--precise-fp8" in (r.get("command") or "").split() for r in records)
@@ -199,16 +203,18 @@ def plot(records, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("json")
-    ap.add_argument("--markdown", help="write the table here (default: beside the JSON, local_gemm.md)")
-    ap.add_argument("--png", help="write the plot here (default: beside the JSON, local_gemm.png)")
-    ap.add_argument("--benchmarks", help="update the local_gemm section (local_gemm_fp8 for fp8 records) of this "
-                                         "BENCHMARKS.md")
+    ap.add_argument("--markdown", help="write the table here (default: beside the JSON, local_gemm.md; fp8: "
+                                       "local_gemm_e4m3.md, local_gemm_e4m3_promoted.md with --precise-fp8)")
+    ap.add_argument("--png", help="write the plot here (default: beside the JSON, named as the table)")
+    ap.add_argument("--benchmarks", help="update the local_gemm section (local_gemm_fp8, local_gemm_fp8_promoted for "
+                                         "fp8 records) of this BENCHMARKS.md")
     args = ap.parse_args(argv)
     try:
         records = load(args.json)
         base = os.path.dirname(os.path.abspath(args.json))
-        md_path = args.markdown or os.path.join(base, "local_gemm.md")
-        png_path = args.png or os.path.join(base, "local_gemm.png")
+        stem = RESULT_STEMS[section_of(records)[0]]  # an fp8 run never overwrites the 16-bit report
+        md_path = args.markdown or os.path.join(base, stem + ".md")
+        png_path = args.png or os.path.join(base, stem + ".png")
         have_png = plot(records, png_path) if records else False
         if not have_png and records and os.path.exists(png_path):  # e.g. made on the device, reported here
             print(f"report.py: linking the existing {png_path} (not redrawn)", file=sys.stderr)

@@ -12,7 +12,8 @@
 # Expected time: build ~1 min on a fresh machine, benchmark ~3.5 min for all 20 runs (it prints its own
 # estimate first and stops starting runs past --budget-s, default 330 s), report a few seconds.
 # Exit status: the benchmark's (0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 CUDA/cuBLAS error), or 4 if
-# the build fails. Afterwards, on the development machine:
+# the build fails. Afterwards, on the development machine (16-bit runs; an fp8 run goes to
+# bench/results/local_gemm_e4m3.* or, with --precise-fp8, local_gemm_e4m3_promoted.*, and its own BENCHMARKS.md section):
 #   cp <files_at>/local_gemm.{json,png,md} bench/results/ &&
 #   python3 bench/report.py bench/results/local_gemm.json --benchmarks BENCHMARKS.md
 set -u

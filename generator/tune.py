@@ -20,7 +20,8 @@ from . import kernels as K
 from . import models, plan
 from .schedules import SCHEDULES
 
-# (bm, bn, bk) as 16-bit types spell them: bk is the 128-byte row, so an fp8 candidate gets twice the bk (_entry)
+# (bm, bn, bk) as 16-bit types spell them: bk is the 128-byte row, so an fp8 candidate gets twice the bk (_entry);
+# --knob tile= takes this spelling for every dtype
 TILES = ((128, 128, 64), (128, 192, 64), (128, 256, 64), (256, 128, 64))
 STAGES = (3, 4, None)  # None: the deepest ring that fits ("auto"); explicit depths first, so they win a tie
 BASE_FIELDS = ("name", "dtype", "acc", "tile", "stages", "consumers", "cluster")

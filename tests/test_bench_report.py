@@ -129,6 +129,19 @@ def test_fp8_records_update_their_own_section(tmp_path):
     assert "without fast accumulation" in section and "| e4m3 |" in section
 
 
+def test_default_report_names_follow_the_section(tmp_path):
+    """Without --markdown / --png an fp8 run writes local_gemm_e4m3.md, never over the 16-bit local_gemm.md."""
+    fp8 = [dict(r, dtype="e4m3") for r in FAKE if r["dtype"] == "bf16"]
+    for records, stem in ((FAKE, "local_gemm"), (fp8, "local_gemm_e4m3"),
+                          ([dict(r, command="local_gemm --dtype e4m3 --precise-fp8") for r in fp8],
+                           "local_gemm_e4m3_promoted")):
+        d = tmp_path / stem
+        d.mkdir()
+        (d / "run.json").write_text(json.dumps(records))
+        assert subprocess.run([sys.executable, str(REPORT), str(d / "run.json")], capture_output=True).returncode == 0
+        assert sorted(p.name for p in d.glob("*.md")) == [f"{stem}.md"]
+
+
 def test_malformed_json_exits_2_naming_the_field(tmp_path):
     bad = [dict(FAKE[0])]
     del bad[0]["cublas_joules"]
@@ -252,6 +265,9 @@ def test_the_table_text_says_how_the_sustained_windows_ran():
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
                                           (["--dtype", "fp8"], "--dtype 'fp8'"),
                                           (["--dtype", "e5m2"], "--dtype 'e5m2'"),
+                                          (["--precise-fp8"], "--precise-fp8 compares fp8 kernels"),
+                                          (["--dtype", "e4m3", "--configs", "gemm_e4m3_promoted_tp1"],
+                                           "the fp8_promote configs with --precise-fp8"),
                                           (["--cool-s", "0.2"], "--cool-s '0.2'"),
                                           (["--bogus"], "--bogus"),
                                           (["--configs", "nope_tp1"], "--configs 'nope_tp1' selects no"),

@@ -187,6 +187,10 @@ def test_fp8_configs_plan_and_scales(tpgemm):
     assert "--scale-a / --scale-b apply to fp8 configs only; ag_rota_bf16_tp1 has bf16 operands" in r.stderr
     r = run(tpgemm, "--scale-b", "x")
     assert r.returncode == 2 and "--scale-b expects a finite number, got 'x'" in r.stderr
+    r = run(tpgemm, "--config", "gemm_e4m3_tp1", "--scale-a", "1e30", "--scale-b", "1e30", "--dry-run")
+    assert r.returncode == 2 and "overflows a float" in r.stderr
+    r = run(tpgemm, "--model", "llama3-8b", "--scale-a", "2", "--dry-run")
+    assert r.returncode == 2 and "not to a --model preset's layers" in r.stderr
     r = run(tpgemm, "--dtype", "e4m3", "--tp", "2", "--dry-run")
     assert r.returncode == 2 and "tp 2, dtype e4m3" in r.stderr
 

@@ -196,7 +196,8 @@ typedef struct tpg_op_desc {
 typedef struct tpg_tensors {
     const void *a, *b, *c;
     void *d;
-    const float *scale_a, *scale_b; /* fp8 only; NULL = 1 */
+    const float *scale_a, *scale_b; /* fp8 only (else TPG_ERR_INVALID_ARGUMENT): device floats multiplying alpha;
+                                       NULL = 1 */
 } tpg_tensors;
 
 typedef struct tpg_shard_shape {

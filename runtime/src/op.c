@@ -198,6 +198,9 @@ static tpg_status check_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
     if (!t->c && op->desc.beta != 0.0f)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: c is NULL but beta = %g; pass C or set beta = 0", rank,
                  (double)op->desc.beta);
+    if ((t->scale_a || t->scale_b) && tpg_dtype_size(op->kernel->dtype_ab) != 1)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: scale_a / scale_b are the per-tensor scales of fp8 operands; "
+                 "this op's are %s (pass NULL, or fold a scale into alpha)", rank, tpg_dtype_name(op->kernel->dtype_ab));
     if (t->scale_a && (uintptr_t)t->scale_a % 4 != 0)
         TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_a = %p must be 4-byte aligned", rank, (const void *)t->scale_a);
     if (t->scale_b && (uintptr_t)t->scale_b % 4 != 0)

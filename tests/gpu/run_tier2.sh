@@ -106,9 +106,14 @@ default_config() { # schedule dtype tp -> the config picked by --schedule/--dtyp
     "$TPGEMM" --dry-run --schedule "$1" --tp "$3" --dtype "$2" --m 512 --n 1024 --k 256 2>/dev/null |
         awk '/^Plan:/ {print $2; exit}'
 }
+# Did the schedule x dtype loops above already run config $1 (schedule $2, dtype $3, tp $4)? Only for the
+# dtypes they loop over: a config of another dtype (fp8, TP = 1 only) runs below, default or not.
+ran_by_default() {
+    case " ${DTYPES[*]} " in *" $3 "*) [ "$1" = "$(default_config "$2" "$3" "$4")" ] ;; *) return 1 ;; esac
+}
 while read -r cfg sched tp dt _; do
     [ "$tp" = "$TP" ] || continue
-    [ "$cfg" = "$(default_config "$sched" "$dt" "$TP")" ] && continue
+    ran_by_default "$cfg" "$sched" "$dt" "$TP" && continue
     for shape in "${VARIANT_SHAPES[@]}"; do
         read -r name m n k <<<"$shape"
         one variants "$name/$cfg" 0 --config "$cfg" --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
@@ -126,10 +131,10 @@ for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
     done
 done
 
-# Every other shipped TP = 1 config (e.g. the TP = 1-only cluster kernels) on one GPU, two shapes.
+# Every other shipped TP = 1 config (e.g. the TP = 1-only cluster and fp8 kernels) on one GPU, two shapes.
 while read -r cfg sched tp dt _; do
     [ "$tp" = 1 ] || continue
-    [ "$cfg" = "$(default_config "$sched" "$dt" 1)" ] && continue
+    ran_by_default "$cfg" "$sched" "$dt" 1 && continue
     for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
         read -r name m n k <<<"$shape"
         one tp1 "$name/$cfg" 0 --config "$cfg" --devices 0 --m "$m" --n "$n" --k "$k" "${ITERS[@]}"

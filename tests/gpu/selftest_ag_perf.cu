@@ -199,7 +199,7 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     cudaFree(b.A); cudaFree(b.B); cudaFree(b.D); cudaFree(b.F); cudaFree(Dref); cudaFree(diff);
 }
 
-/* The whole --ag-perf run: every listed kernel (bf16 and fp16) on every problem. */
+/* The whole --ag-perf run: every listed kernel (any operand type) on every problem. */
 void ag_perf(const kern *ks, int nk, const ctl &c)
 {
     for (int pi = 0; pi < NAG; ++pi) {

@@ -108,7 +108,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 
 static double g_ratio[NRS][32], g_tf[NRS][32][2];
 
-/* The whole --rs-perf run: every listed kernel (bf16 and fp16) on every problem (print_rs_perf prints the table). */
+/* The whole --rs-perf run: every listed kernel (any operand type) on every problem (print_rs_perf prints the table). */
 void rs_perf(const kern *ks, int nk, const ctl &c)
 {
     for (int pi = 0; pi < NRS; ++pi) {

@@ -85,6 +85,11 @@ int main(int argc, char **argv) {
         return EXIT_USAGE;
     }
 #endif
+    if (a.model && a.scale_set) {
+        fprintf(stderr, "tpgemm: --scale-a / --scale-b apply to one fp8 GEMM (--config or --schedule --dtype e4m3|e5m2), "
+                        "not to a --model preset's layers\n");
+        return EXIT_USAGE;
+    }
     if (a.model) return tpg_cli_model(&a);
     /* The only CUDA call before the GPU run, and only when needed: the default TP or the GPU check. */
     int need_count = !a.dry_run || (!a.config && !a.tp && !a.num_devices);

@@ -4,6 +4,7 @@
 #include "run.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,10 +73,19 @@ static int cuda_failed(const char *what, cudaError_t e) {
 
 int tpg_cli_check_scales(const tpg_cli_args *a, int cfg_index, char *msg, size_t cap) {
     const tpg_config_desc *c = &tpg_configs[cfg_index];
-    if (!a->scale_set || tpg_dtype_size(c->kernel->dtype_ab) == 1) return 0;
-    snprintf(msg, cap, "tpgemm: --scale-a / --scale-b apply to fp8 configs only; %s has %s operands", c->name,
-             tpg_dtype_name(c->kernel->dtype_ab));
-    return -1;
+    if (!a->scale_set) return 0;
+    if (tpg_dtype_size(c->kernel->dtype_ab) != 1) {
+        snprintf(msg, cap, "tpgemm: --scale-a / --scale-b apply to fp8 configs only; %s has %s operands", c->name,
+                 tpg_dtype_name(c->kernel->dtype_ab));
+        return -1;
+    }
+    /* the kernel multiplies alpha by both scales in f32: the product must be a finite float too */
+    if (!isfinite(a->alpha * a->scale_a * a->scale_b)) {
+        snprintf(msg, cap, "tpgemm: alpha x scale_a x scale_b = %g x %g x %g overflows a float", (double)a->alpha,
+                 (double)a->scale_a, (double)a->scale_b);
+        return -1;
+    }
+    return 0;
 }
 
 int tpg_cli_visible_devices(void) {
