@@ -32,7 +32,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             r->p = ps[i], r->dtype = (tpg_dtype)dt;
             r->seed = a->seed + 16u * (uint64_t)i + (uint64_t)dt; /* fresh data per problem, same for all variants */
             /* bf16 2e-2, fp16 4e-3, e4m3 by K (2e-2 with --precise-fp8: promoted sums on both sides) */
-            r->eps = tpg_reference_eps_for(r->dtype, TPG_DTYPE_FP32, ps[i]->k, a->precise_fp8);
+            r->eps = tpg_reference_eps_for(r->dtype, TPG_DTYPE_FP32, ps[i]->k, a->precise_fp8, 0);
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;

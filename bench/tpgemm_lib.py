@@ -25,7 +25,8 @@ class RankConfig(ctypes.Structure):
 
 
 class CtxConfig(ctypes.Structure):
-    _fields_ = [("tp", ctypes.c_int), ("devices", ctypes.POINTER(ctypes.c_int)), ("timeout_ns", ctypes.c_uint64)]
+    _fields_ = [("tp", ctypes.c_int), ("devices", ctypes.POINTER(ctypes.c_int)), ("timeout_ns", ctypes.c_uint64),
+                ("share_devices", ctypes.c_int)]
 
 
 class OpDesc(ctypes.Structure):
@@ -46,7 +47,8 @@ class ShardShape(ctypes.Structure):
 class ConfigInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
-                ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int)]
+                ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int),
+                ("partials", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):
@@ -165,9 +167,9 @@ class Lib:
         self.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")
         return Ctx(self, ctx, keep=fn)
 
-    def ctx_local(self, devices, timeout_ns=0):
+    def ctx_local(self, devices, timeout_ns=0, share_devices=False):
         arr = (ctypes.c_int * len(devices))(*devices)
-        cfg = CtxConfig(len(devices), arr, timeout_ns)
+        cfg = CtxConfig(len(devices), arr, timeout_ns, int(share_devices))
         ctx = ctypes.c_void_p()
         st = self.lib.tpg_ctx_create(ctypes.byref(cfg), ctypes.byref(ctx))
         self.check(st, f"tpg_ctx_create(devices={devices})")

@@ -81,6 +81,10 @@ KERNEL = Field("map", fields={
                           doc="reduce-scatter: TMA-load a tile's received partial into its store buffers and read "
                               "it back with ldmatrix (templates/kernels/epilogue_tma.cuh); needs epilogue_buffers >= "
                               "the store units of a warpgroup's tile"),
+    "partials": Field("str", default="out", enum=("out", "f32"),
+                      doc="reduce-scatter: the type of the partials that move between stages: out (the output "
+                          "type; tp - 1 roundings of it, as a ring reduce-scatter in that type) or f32 (twice the "
+                          "bytes; read with plain loads, so not with tma_partials or prefetch_sources)"),
     "fp8_promote": Field("int", default=0, range=(0, 64),
                          doc="fp8: add the tensor pipe's sums into f32 registers every this many k-blocks (0: "
                              "never, fast accumulation); needs <= 64 accumulators per consumer thread"),
@@ -306,7 +310,8 @@ def _semantic(doc: dict, w: _Walker) -> None:
                                                     tma_partials=bool(k.get("tma_partials")),
                                                     defines=tuple(k.get("defines") or ()),
                                                     stream_k=k.get("stream_k"),
-                                                    fp8_promote=k.get("fp8_promote") or 0):
+                                                    fp8_promote=k.get("fp8_promote") or 0,
+                                                    partials=k.get("partials") or "out"):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

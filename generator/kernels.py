@@ -141,10 +141,16 @@ class KernelSpec:
     defines: tuple = ()  # extra "TPG_NAME=value" macros of an experimental kernel (`defines`)
     stream_k: bool = False  # `stream_k: true`: a TP = 1 launch splits its last tiles along k (opt-in)
     fp8_promote: int = 0  # fp8: the pipe's sums go into f32 registers every this many k-blocks (0: never)
+    partials: str = "out"  # reduce-scatter partials between stages: "out" (the output type) or "f32"
 
     @property
     def dtype_cd(self) -> str:
         return output_dtype(self.dtype)
+
+    @property
+    def dtype_partial(self) -> str:
+        """The type of the partials a reduce-scatter moves (tpg_kernel_desc.dtype_partial)."""
+        return "fp32" if self.partials == "f32" else self.dtype_cd
 
     @property
     def threads(self) -> int:
@@ -179,8 +185,8 @@ class KernelSpec:
 
     def fields(self) -> dict:
         """The spec as hashed (kernel names, the plan's config hash). consumer_mode, epilogue_n, raster,
-        epi_buffers, deferred_stores, deferred_flags, prefetch_sources, tma_partials, defines, stream_k and fp8_promote
-        appear only when they
+        epi_buffers, deferred_stores, deferred_flags, prefetch_sources, tma_partials, defines, stream_k, fp8_promote
+        and partials appear only when they
         are not the default, so kernels keep the names they had before those knobs."""
         d = asdict(self)
         if self.consumer_mode == "cooperative":
@@ -205,6 +211,8 @@ class KernelSpec:
             del d["stream_k"]
         if not self.fp8_promote:
             del d["fp8_promote"]
+        if self.partials == "out":
+            del d["partials"]
         return d
 
     @property
@@ -227,7 +235,7 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  epi_buffers: int | None = None, deferred_flags: bool = False,
                  prefetch_sources: bool = False, tma_partials: bool = False,
                  defines: tuple = (), stream_k: bool | None = None,
-                 fp8_promote: int = 0) -> list[tuple[str, str, str]]:
+                 fp8_promote: int = 0, partials: str = "out") -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums)."""
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _acc(dtype, acc)
@@ -240,7 +248,18 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                              "next to the cooperative kernels' held deferred-store registers it spilled")
             + _tma_partials(tma_partials, prefetch_sources, bm, bn, consumers, consumer_mode, epilogue_n, epi_buffers)
             + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
-            + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n))
+            + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n)
+            + _partials(partials, tma_partials, prefetch_sources))
+
+
+def _partials(kind: str, tma_partials: bool, prefetch_sources: bool) -> list[tuple[str, str, str]]:
+    """gemm_sm90.cuh: fp32 partials are read with plain loads; the TMA-loaded and prefetched paths read the
+    output type."""
+    if kind == "f32" and (tma_partials or prefetch_sources):
+        knob = "tma_partials" if tma_partials else "prefetch_sources"
+        return [("partials", f"f32 together with {knob}, which loads partials of the output type",
+                 f"out, or {knob}: false")]
+    return []
 
 
 def _stream_k(on: bool | None, mode: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:
@@ -256,7 +275,8 @@ def _stream_k(on: bool | None, mode: str, cluster_m: int, cluster_n: int) -> lis
 KNOB_MACROS = ("TPG_KERNEL_NAME", "TPG_ENTRY_NAME", "TPG_AB_DTYPE", "TPG_CD_DTYPE", "TPG_BM", "TPG_BN", "TPG_BK",
                "TPG_STAGES", "TPG_CONSUMERS", "TPG_CLUSTER_M", "TPG_CLUSTER_N", "TPG_SMEM_BYTES", "TPG_GROUP_M",
                "TPG_RASTER", "TPG_EPI_CHUNK_BYTES", "TPG_EPI_BUFFERS", "TPG_DEFER_STORES", "TPG_PP_DEFER_FLAGS",
-               "TPG_PREFETCH_SOURCES", "TPG_TMA_PARTIALS", "TPG_CONSUMER_MODE", "TPG_ACC_F16", "TPG_TRACE", "TPG_STREAM_K")
+               "TPG_PREFETCH_SOURCES", "TPG_TMA_PARTIALS", "TPG_CONSUMER_MODE", "TPG_ACC_F16", "TPG_TRACE", "TPG_STREAM_K",
+               "TPG_PARTIAL_F32")
 DEFINE = re.compile(r"(TPG_[A-Z0-9_]+)=(-?[0-9]+)\Z")
 
 
@@ -450,7 +470,7 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
                 epi_buffers: int | None = None, deferred_stores: bool = True,
                 deferred_flags: bool = False, prefetch_sources: bool = False,
                 tma_partials: bool = False, defines: tuple = (), stream_k: bool | None = None,
-                fp8_promote: int = 0) -> KernelSpec:
+                fp8_promote: int = 0, partials: str = "out") -> KernelSpec:
     """The spec of a checked kernel entry; stages = the largest that fits when omitted. epi_buffers equal
     to the default count is stored as the default (0), so spelling the default out changes no name."""
     if stages is None:
@@ -459,4 +479,4 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
         epi_buffers = None
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
                       epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources,
-                      tma_partials, tuple(defines), bool(stream_k), fp8_promote)
+                      tma_partials, tuple(defines), bool(stream_k), fp8_promote, partials)

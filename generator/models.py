@@ -89,14 +89,22 @@ def local_k(schedule: str, tp: int, k: int) -> int:
 def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0) -> str | None:
     """The config a GEMM with this schedule, tp, dtype and K runs untuned (the rule of tpg_config_pick):
     the first by name whose prefer_from_local_k holds for its per-stage K (k <= 0: only a preference
-    of 1, i.e. for every shape, holds), else the first by name; never a tuned one."""
+    of 1, i.e. for every shape, holds), else the first by name; never a tuned one, and never one whose kernel
+    trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name only)."""
     dt = _kernel_dtypes(doc["kernels"])
+    by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
     cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k")) for c in doc["configs"]
                    if not c.get("tuned") and c["schedule"] == schedule and tp in c["tp"] and
-                   dt.get(c["kernel"]) == dtype)
+                   dt.get(c["kernel"]) == dtype and _pickable(by_name.get(c["kernel"])))
     lk = local_k(schedule, tp, k) if k > 0 else 1
     preferred = [name for name, least in cands if least is not None and (least <= 1 or (k > 0 and lk >= least))]
     return (preferred or [name for name, _ in cands] or [None])[0]
+
+
+def _pickable(kernel: dict | None) -> bool:
+    """May a default pick take this kernel entry (tpg_config_pick's candidates, runtime/src/config.c)?"""
+    k = kernel or {}
+    return (k.get("acc") or "f32") == "f32" and not k.get("fp8_promote") and (k.get("partials") or "out") == "out"
 
 
 def _kernel_dtypes(kernels: list | None) -> dict:

@@ -42,7 +42,7 @@ def build(doc: dict, source: str) -> Plan:
             k.get("consumer_mode") or "cooperative", (k.get("epilogue_subtile") or {}).get("n", 64),
             k.get("raster") or "grouped", k.get("epilogue_buffers"), k.get("deferred_stores", True),
             bool(k.get("deferred_flags")), bool(k.get("prefetch_sources")), bool(k.get("tma_partials")),
-            tuple(k.get("defines") or ()), k.get("stream_k"), k.get("fp8_promote") or 0)
+            tuple(k.get("defines") or ()), k.get("stream_k"), k.get("fp8_promote") or 0, k.get("partials") or "out")
     tables: dict[tuple[str, int], ScheduleTable] = {}
     configs = []
     for c in doc["configs"]:

@@ -162,6 +162,25 @@ def test_default_run_without_gpu_exits_3(tpgemm):
     assert "needs 2 Hopper (sm_90) GPUs; 0 CUDA devices are visible" in r.stderr
 
 
+def test_share_device_needs_one_gpu_not_tp(tpgemm):
+    r = run(tpgemm, "--share-device", "--tp", "4", "--m", "4096", "--n", "4096", "--k", "1024")
+    assert r.returncode == 3
+    assert "Plan: ag_rota_bf16_wide_tp4\n" in r.stdout
+    assert "needs 1 Hopper (sm_90) GPU; 0 CUDA devices are visible" in r.stderr
+
+
+def test_repeated_device_needs_share_device(tpgemm):
+    r = run(tpgemm, "--devices", "0,0", "--m", "4096", "--n", "4096", "--k", "1024", "--dry-run")
+    assert r.returncode == 2 and "names device 0 twice" in r.stderr and "--share-device" in r.stderr
+    r = run(tpgemm, "--devices", "0,0", "--share-device", "--m", "4096", "--n", "4096", "--k", "1024", "--dry-run")
+    assert r.returncode == 0 and "Plan: ag_rota_bf16_wide_tp2\n" in r.stdout
+
+
+def test_share_device_without_a_tp_degree_exits_2(tpgemm):
+    r = run(tpgemm, "--share-device", "--m", "4096", "--n", "4096", "--k", "1024")
+    assert r.returncode == 2 and "--share-device needs the TP degree" in r.stderr
+
+
 def test_m_not_divisible_by_tp_exits_2(tpgemm):
     r = run(tpgemm, "--tp", "2", "--m", "1001", "--n", "1024", "--k", "256", "--dry-run")
     assert r.returncode == 2
@@ -170,8 +189,9 @@ def test_m_not_divisible_by_tp_exits_2(tpgemm):
 
 
 def test_fp8_configs_plan_and_scales(tpgemm):
-    """fp8 configs: e4m3 / e5m2 in, bf16 out (the plan says so); --scale-a / --scale-b only for them; no fp8
-    config at TP >= 2 yet, which the pick says with the dtype named."""
+    """fp8 configs: e4m3 / e5m2 in, bf16 out (the plan says so); --scale-a / --scale-b only for them; e4m3 at
+    TP >= 2 picks by per-stage K as bf16 does; no e5m2 config at TP >= 2, which the pick says with the dtype
+    named."""
     for dt in ("e4m3", "e5m2"):
         r = run(tpgemm, "--config", f"gemm_{dt}_wide_tp1", "--scale-a", "0.5", "--scale-b", "4", "--m", "4096",
                 "--n", "4096", "--k", "4096", "--dry-run", "--json")
@@ -191,8 +211,33 @@ def test_fp8_configs_plan_and_scales(tpgemm):
     assert r.returncode == 2 and "overflows a float" in r.stderr
     r = run(tpgemm, "--model", "llama3-8b", "--scale-a", "2", "--dry-run")
     assert r.returncode == 2 and "not to a --model preset's layers" in r.stderr
-    r = run(tpgemm, "--dtype", "e4m3", "--tp", "2", "--dry-run")
-    assert r.returncode == 2 and "tp 2, dtype e4m3" in r.stderr
+    for sched, k, picked in (("AllGather1D_TilingCD_RotatingA", 4096, "ag_rota_e4m3_tp2"),
+                             ("AllGather1D_TilingCD_RotatingA", 8192, "ag_rota_e4m3_wide_tp2"),
+                             ("ReduceScatter1D_TilingA_RotatingC", 16384, "rs_tila_e4m3_tp2"),  # 8192 per stage
+                             ("ReduceScatter1D_TilingA_RotatingC", 20480, "rs_tila_e4m3_wide_tp2")):
+        r = run(tpgemm, "--schedule", sched, "--dtype", "e4m3", "--tp", "2", "--m", "4096", "--n", "4096", "--k",
+                str(k), "--dry-run")
+        assert r.returncode == 0 and f"Plan: {picked}\n" in r.stdout, (sched, k, r.stdout[:80], r.stderr)
+    r = run(tpgemm, "--dtype", "e5m2", "--tp", "2", "--dry-run")
+    assert r.returncode == 2 and "tp 2, dtype e5m2" in r.stderr
+
+
+def test_fp32_partial_configs_run_by_name_only(tpgemm):
+    """partials: f32 is never a default pick; named, its plan says so and its slots hold fp32 partials."""
+    r = run(tpgemm, "--schedule", "ReduceScatter1D_TilingA_RotatingC", "--tp", "8", "--m", "16384", "--n", "8192",
+            "--k", "8192", "--dry-run")
+    assert r.returncode == 0 and "Plan: rs_tila_bf16_tp8\n" in r.stdout
+    plans = {}
+    for cfg in ("rs_tila_bf16_tp8", "rs_tila_bf16_f32p_tp8"):
+        r = run(tpgemm, "--config", cfg, "--m", "16384", "--n", "8192", "--k", "8192", "--dry-run", "--json")
+        assert r.returncode == 0, r.stderr
+        plans[cfg] = json.loads(r.stdout)
+    assert plans["rs_tila_bf16_f32p_tp8"]["kernel"]["dtype_partial"] == "fp32"
+    assert plans["rs_tila_bf16_tp8"]["kernel"]["dtype_partial"] == "bf16"
+    assert plans["rs_tila_bf16_f32p_tp8"]["bytes_moved_per_device"] == 2 * plans["rs_tila_bf16_tp8"]["bytes_moved_per_device"]
+    text = run(tpgemm, "--config", "rs_tila_bf16_f32p_tp8", "--m", "16384", "--n", "8192", "--k", "8192",
+               "--dry-run").stdout
+    assert "bf16 in, bf16 out, fp32 partials" in text
 
 
 def test_list_shows_every_config(tpgemm):

@@ -108,6 +108,11 @@ CASES = [
     ("tma_partials_buffers", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n    tma_partials: true\n"
      "    epilogue_buffers: 3", "epilogue_buffers", "kernels[0].epilogue_buffers",
      ["3 store buffers per warpgroup with tma_partials", "allowed: >= 8"]),
+    ("partials_f32_with_tma_partials", "consumers: 2", "consumers: 2\n    consumer_mode: pingpong\n"
+     "    tma_partials: true\n    partials: f32", "partials: f32", "kernels[0].partials",
+     ["f32 together with tma_partials", "allowed: out, or tma_partials: false"]),
+    ("partials_unknown", "consumers: 2", "consumers: 2\n    partials: f16", "partials: f16", "kernels[0].partials",
+     ["allowed: out, f32"]),
     ("kernel_tp1_unknown", "kernel: k}", "kernel: k, kernel_tp1: nope}", "kernel_tp1", "configs[0].kernel_tp1",
      ["unknown kernel 'nope'", "allowed: k"]),
     ("kernel_tp1_without_tp1", "tp: [1, 2], kernel: k}", "tp: [2], kernel: k, kernel_tp1: k}", "kernel_tp1",

@@ -175,18 +175,25 @@ def test_kernel_dedup_and_registry(files):
             for tp in (c["tp"] if isinstance(c["tp"], list) else [c["tp"]])}
     assert {n: int(least) for n, _, _, least in names} == want
     # the shipped rule (BENCHMARKS.md): wide for every all-gather shape, for reduce-scatter from K/tp 10240,
-    # and fp8 (TP = 1) from K 8192; the fp8 e5m2 config is alone for its dtype, so it needs no preference
+    # and e4m3 (TP = 1 and all-gather) from K 8192; the fp8 e5m2 config is alone for its dtype, so it needs no
+    # preference
+    def rule(n):
+        if "e4m3" in n and not n.startswith("rs_"):
+            return "8192"
+        return "1" if n.startswith("ag_") else "0" if n == "gemm_e5m2_wide_tp1" else "10240"
     assert {n: least for n, _, _, least in names if "_wide_tp" in n} == {
-        n: "1" if n.startswith("ag_") else "8192" if n == "gemm_e4m3_wide_tp1" else "0" if n == "gemm_e5m2_wide_tp1"
-        else "10240" for n, _, _, _ in names if "_wide_tp" in n}
+        n: rule(n) for n, _, _, _ in names if "_wide_tp" in n}
     assert f"const int tpg_num_configs = {n_configs};" in reg
     assert f'const char tpg_config_hash[] = "{p.config_hash}";' in reg
     for k in p.kernels:
         assert f"extern const void *{k.name}_entry(void);" in reg
         desc = reg[reg.index(f"{k.name}_desc = {{"):]
-        assert f".fp8_promote = {k.fp8_promote}," in desc[:desc.index("};")]  # 4 for e4m3_128x128x128_p4
+        assert f".fp8_promote = {k.fp8_promote}," in desc[:desc.index("};")]  # 8 for e4m3_128x128x128_p8
+        partial = "TPG_DTYPE_FP32" if k.partials == "f32" else {"fp16": "TPG_DTYPE_FP16"}.get(k.dtype, "TPG_DTYPE_BF16")
+        assert f".dtype_partial = {partial}," in desc[:desc.index("};")]
         assert f".threads = {k.threads}," in reg and k.threads == 384
-    assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [4]
+    assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8]
+    assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32"]
 
 
 def test_kernel_instance_and_name(files):

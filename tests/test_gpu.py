@@ -1,6 +1,7 @@
 """GPU tests (tier 2 pieces that fit pytest). They skip, with the reason shown by `pytest -rs`, where
 fewer GPUs are visible than they need: CI has none; the device machine runs them.
 """
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,6 +51,12 @@ def test_missing_peer_times_out_then_fresh_context_works(built):
 
 
 @needs_gpus(1)
+def test_missing_peer_times_out_on_a_shared_device(built):
+    """The same with both ranks on one GPU (tpg_ctx_config.share_devices)."""
+    assert "TPG_ERR_TIMEOUT" in run_passing(["gpu_timeout", "200", "--share-device"], timeout=120)
+
+
+@needs_gpus(1)
 def test_back_to_back_pdl_calls_match_synchronized_chain(built):
     """tests/gpu/test_pdl_chain.c: each call reads the previous call's D as its A."""
     stdout = run_passing(["gpu_pdl_chain"], timeout=300)
@@ -72,3 +79,20 @@ def test_cli_small_problem_passes_check(built, schedule):
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Disposition: Passed" in out.stdout
+
+
+SCHEDULES = ["AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB", "ReduceScatter1D_TilingA_RotatingC",
+             "ReduceScatter1D_TilingB_RotatingC"]
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("tp", [2, 4])
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
+    """Every rank on device 0 (--share-device): the fused walk, its copies and flags, checked on one GPU."""
+    out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--schedule", schedule, "--tp", str(tp),
+                          "--m", "2048", "--n", "3072", "--k", "1024", "--iterations", "3", "--warmup-iterations",
+                          "1", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rec = json.loads(out.stdout)
+    assert rec["check"] == "passed" and rec["shared_device"] is True and rec["devices"] == [0] * tp

@@ -37,19 +37,22 @@ def test_shared_library_exports_only_tpgemm(lib):
 
 def test_config_info_binding_matches_the_c_struct(lib):
     """tpg_config_get must not write past the ctypes ConfigInfo (a field added to tpg_config_info without
-    the binding corrupted memory once), and the accumulator and fp8_promote fields read back."""
+    the binding corrupted memory once), and the accumulator, fp8_promote and partials fields read back."""
     size = ctypes.sizeof(tpgemm_lib.ConfigInfo)
     buf = (ctypes.c_ubyte * (size + 64))(*([0xA5] * (size + 64)))
     assert lib.lib.tpg_config_get(0, ctypes.cast(buf, ctypes.POINTER(tpgemm_lib.ConfigInfo))) == 0
     assert bytes(buf[size:]) == b"\xa5" * 64
-    accs, promotes = set(), {}
+    accs, promotes, f32p = set(), {}, set()
     for i in range(lib.lib.tpg_config_count()):
         info = tpgemm_lib.ConfigInfo()
         assert lib.lib.tpg_config_get(i, ctypes.byref(info)) == 0
         accs.add((info.name.decode().startswith("ag_rota_fp16acc"), info.acc))
         promotes[info.name.decode()] = info.fp8_promote
+        if info.partials == TPG_DTYPE_FP32:
+            f32p.add(info.name.decode())
     assert accs == {(False, TPG_DTYPE_FP32), (True, tpgemm_lib.DTYPES["fp16"])}
-    assert {n for n, v in promotes.items() if v} == {"gemm_e4m3_promoted_tp1"} and promotes["gemm_e4m3_promoted_tp1"] == 4
+    assert {n for n, v in promotes.items() if v} == {"gemm_e4m3_promoted_tp1"} and promotes["gemm_e4m3_promoted_tp1"] == 8
+    assert f32p == {f"rs_til{s}_bf16_f32p_tp{tp}" for s in "ab" for tp in (2, 4, 8)}
 
 
 def test_create_rank_without_gpu_is_no_device(lib):

@@ -80,6 +80,8 @@ typedef struct tpg_config_info {
     tpg_dtype acc;         /* accumulator: TPG_DTYPE_FP32, or TPG_DTYPE_FP16 (`acc: f16`, fp16 operands) */
     int fp8_promote;       /* fp8: k-blocks between promotions of the tensor pipe's sums into f32 registers
                               (`fp8_promote`); 0: summed in the pipe over the whole K (fast accumulation) */
+    tpg_dtype partials;    /* reduce-scatter partials between stages: the output type, or TPG_DTYPE_FP32
+                              (`partials: f32`: no rounding of a partial on the way) */
 } tpg_config_info;
 
 /* Number of generated configs. */
@@ -93,7 +95,8 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * the first config by name whose schedules.yaml `prefer_from_local_k` holds for the GEMM's per-stage K
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
  * else the first config by name. Only f32-accumulating configs are candidates: an `acc: f16` config
- * runs only when named, and so does an fp8 config with `fp8_promote` (more precise, slower). Tuned choices are not consulted: see tpg_dispatch_find. */
+ * runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
+ * partials (`partials: f32`): more precise, slower. Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 
@@ -128,13 +131,23 @@ typedef struct tpg_ctx_config {
     int tp;                     /* number of devices */
     const int *devices;         /* tp CUDA device ordinals; NULL = 0..tp-1 */
     uint64_t timeout_ns;        /* bound on every device-side wait; 0 = default (TPG_DEFAULT_TIMEOUT_NS) */
+    int share_devices;          /* 0: every rank needs its own device. 1: ranks may name the same device (devices
+                                   NULL = all on device 0), for running the fused schedules' correctness checks
+                                   on fewer GPUs than tp: a device's SMs, less TPG_SHARED_DEVICE_FREE_SMS, are
+                                   split evenly between its ranks so that their persistent kernels run side by
+                                   side, and their "peer" copies and flags stay inside one GPU. Times measured
+                                   so say nothing about a real TP run. */
 } tpg_ctx_config;
 
 #define TPG_DEFAULT_TIMEOUT_NS 10000000000ull /* 10 s */
-#define TPG_CTX_CONFIG_INIT {0, NULL, 0}
+/* SMs of a shared device that no rank's persistent grid takes: a copy between two allocations of one GPU
+ * runs as a kernel, which needs a free SM while the ranks' GEMMs occupy theirs */
+#define TPG_SHARED_DEVICE_FREE_SMS 4
+#define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 
 /* Single process, one host thread driving all tp devices. Checks that each device exists and is
- * Hopper, and enables peer access between every pair (TPG_ERR_NO_P2P names the pair otherwise).
+ * Hopper, and enables peer access between every pair of distinct devices (TPG_ERR_NO_P2P names the
+ * pair otherwise).
  * On failure *out is NULL and tpg_last_error(NULL) says why. */
 tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
 /* ---- Multi-process mode: one rank per process (the framework model) ------------------------- */

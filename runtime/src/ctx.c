@@ -48,20 +48,43 @@ tpg_status tpg__device_count(tpg_ctx *ctx, int *count) {
     return tpg__cuda_error(ctx, err, __FILE__, __LINE__, "cudaGetDeviceCount(&count)");
 }
 
-static tpg_status check_devices(tpg_ctx *ctx) {
+/* Ranks of this context on device dev (1 unless share_devices). */
+static int ranks_on_device(const tpg_ctx *ctx, int dev) {
+    int n = 0;
+    for (int r = 0; r < ctx->tp; r++) n += ctx->devices[r] == dev;
+    return n;
+}
+
+/* A rank's persistent grid: the device's SMs, or with shared devices its even share of them less the SMs
+ * kept free for same-device copies (tpg_ctx_config.share_devices). */
+static tpg_status set_sm_count(tpg_ctx *ctx, int r, int sms) {
+    const int sharing = ranks_on_device(ctx, ctx->devices[r]);
+    if (sharing == 1) {
+        ctx->sm_count[r] = sms;
+        return TPG_OK;
+    }
+    ctx->sm_count[r] = (sms - TPG_SHARED_DEVICE_FREE_SMS) / sharing;
+    if (ctx->sm_count[r] < 2)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "device %d has %d SMs: too few for %d ranks sharing it (%d SMs kept "
+                 "free, at least 2 a rank)", ctx->devices[r], sms, sharing, TPG_SHARED_DEVICE_FREE_SMS);
+    return TPG_OK;
+}
+
+static tpg_status check_devices(tpg_ctx *ctx, int share_devices) {
     int count = 0;
     TPG_CHECK(tpg__device_count(ctx, &count));
-    if (count < ctx->tp)
-        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible", ctx->tp, ctx->tp, count,
-                 count == 1 ? "is" : "are");
+    if (count < (share_devices ? 1 : ctx->tp))
+        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible", ctx->tp,
+                 share_devices ? 1 : ctx->tp, count, count == 1 ? "is" : "are");
     for (int r = 0; r < ctx->tp; r++) {
         int dev = ctx->devices[r];
         if (dev < 0 || dev >= count)
             TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "devices[%d] = %d is not a visible CUDA device (%d visible: 0..%d)", r,
                      dev, count, count - 1);
-        for (int q = 0; q < r; q++)
+        for (int q = 0; q < r && !share_devices; q++)
             if (ctx->devices[q] == dev)
-                TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "devices[%d] = devices[%d] = %d; each rank needs its own device",
+                TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "devices[%d] = devices[%d] = %d; each rank needs its own device "
+                         "(tpg_ctx_config.share_devices = 1 lets ranks share one, for correctness runs only)",
                          q, r, dev);
     }
     for (int r = 0; r < ctx->tp; r++) {
@@ -70,7 +93,7 @@ static tpg_status check_devices(tpg_ctx *ctx) {
         if (prop.major != 9 || prop.minor != 0)
             TPG_FAIL(ctx, TPG_ERR_NOT_HOPPER, "device %d (%s) has compute capability %d.%d; tpgemm kernels need 9.0 (sm_90a)",
                      ctx->devices[r], prop.name, prop.major, prop.minor);
-        ctx->sm_count[r] = prop.multiProcessorCount;
+        TPG_CHECK(set_sm_count(ctx, r, prop.multiProcessorCount));
     }
     return TPG_OK;
 }
@@ -78,7 +101,7 @@ static tpg_status check_devices(tpg_ctx *ctx) {
 static tpg_status enable_peers(tpg_ctx *ctx) {
     for (int r = 0; r < ctx->tp; r++) {
         for (int q = 0; q < ctx->tp; q++) {
-            if (q == r) continue;
+            if (ctx->devices[q] == ctx->devices[r]) continue; /* itself, or a shared device */
             int can = 0;
             TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&can, ctx->devices[r], ctx->devices[q]));
             if (!can)
@@ -89,7 +112,7 @@ static tpg_status enable_peers(tpg_ctx *ctx) {
     for (int r = 0; r < ctx->tp; r++) {
         TPG_CHECK(tpg__use_device(ctx, r));
         for (int q = 0; q < ctx->tp; q++) {
-            if (q == r) continue;
+            if (ctx->devices[q] == ctx->devices[r]) continue;
             cudaError_t err = cudaDeviceEnablePeerAccess(ctx->devices[q], 0);
             if (err == cudaErrorPeerAccessAlreadyEnabled) {
                 (void)cudaGetLastError();
@@ -132,11 +155,11 @@ tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out) {
     ctx->timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : TPG_DEFAULT_TIMEOUT_NS;
     ctx->local_begin = 0; /* one process drives every rank */
     ctx->local_end = cfg->tp;
-    for (int r = 0; r < cfg->tp; r++) ctx->devices[r] = cfg->devices ? cfg->devices[r] : r;
+    for (int r = 0; r < cfg->tp; r++) ctx->devices[r] = cfg->devices ? cfg->devices[r] : cfg->share_devices ? 0 : r;
 
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
-    TPG_CHECK_GOTO(check_devices(ctx), fail);
+    TPG_CHECK_GOTO(check_devices(ctx, cfg->share_devices), fail);
     TPG_CHECK_GOTO(enable_peers(ctx), fail);
     TPG_CHECK_GOTO(tpg__create_streams(ctx), fail);
     tpg__restore_device(saved);

@@ -20,7 +20,7 @@ static size_t slot_bytes(const tpg_op *op) {
     switch (op->sched->rotating) {
     case TPG_OPERAND_A: return (size_t)(s->a_rows * s->a_cols * s->l) * tpg_dtype_size(op->kernel->dtype_ab);
     case TPG_OPERAND_B: return (size_t)(s->b_rows * s->b_cols * s->l) * tpg_dtype_size(op->kernel->dtype_ab);
-    case TPG_OPERAND_D: return (size_t)(s->stage_m * s->stage_n * s->l) * tpg_dtype_size(op->kernel->dtype_cd);
+    case TPG_OPERAND_D: return (size_t)(s->stage_m * s->stage_n * s->l) * tpg_dtype_size(op->kernel->dtype_partial);
     case TPG_OPERAND_NONE: break;
     }
     return 0;

@@ -96,11 +96,13 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     }
     /* the received partial as a TMA-load map (tma_partials kernels): the same extent and box as d_map */
     if (p->partial)
-        TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &p->partial_map, (void *)p->partial, op->kernel->dtype_cd,
+        TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &p->partial_map, (void *)p->partial, op->kernel->dtype_partial,
                                          sh->stage_n, sh->stage_m, sh->l, p->partial_ld, p->partial_batch,
                                          op->kernel->epi_chunk_bytes, "partial (own slot)"));
-    /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (peer slot or user D) */
-    return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, op->kernel->dtype_cd, sh->stage_n, sh->stage_m, sh->l,
+    /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (peer slot: the partial's type;
+     * fp32 partials keep the chunk's bytes, so their box holds half the columns: epilogue.cuh) */
+    const tpg_dtype d_type = e->dst_peer >= 0 ? op->kernel->dtype_partial : op->kernel->dtype_cd;
+    return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, d_type, sh->stage_n, sh->stage_m, sh->l,
                                   p->d_ld, p->d_batch, op->kernel->epi_chunk_bytes,
                                   e->dst_peer >= 0 ? "D (peer slot)" : "D");
 }

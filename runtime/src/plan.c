@@ -61,7 +61,7 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
         out->slot_bytes = rows * cols * l * (int64_t)tpg_dtype_size(kd->dtype_ab);
         out->flags_bytes = p > 1 ? p * 4 : 0;
     } else {
-        out->slot_bytes = out->stage_m * out->stage_n * l * (int64_t)tpg_dtype_size(kd->dtype_cd);
+        out->slot_bytes = out->stage_m * out->stage_n * l * (int64_t)tpg_dtype_size(kd->dtype_partial);
         out->flags_bytes = out->num_slots * out->tiles_per_stage * 4;
     }
     if (p == 1) out->slot_bytes = 0;
@@ -130,9 +130,10 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             tpg_plan_dim_name(s->shard_a), tpg_plan_dim_name(s->shard_b), tpg_plan_dim_name(s->shard_d),
             tpg_plan_dim_name(s->stage_dim));
     fprintf(f, "  tp                %d\n", p);
-    fprintf(f, "  kernel            %s: %s in, %s out, tile %dx%dx%d, %d stages, %d consumers, cluster %dx%d, "
+    fprintf(f, "  kernel            %s: %s in, %s out%s, tile %dx%dx%d, %d stages, %d consumers, cluster %dx%d, "
                "%d threads, %d B smem\n",
-            kd->name, tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages,
+            kd->name, tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd),
+            kd->dtype_partial != kd->dtype_cd ? ", fp32 partials" : "", kd->bm, kd->bn, kd->bk, kd->stages,
             kd->consumers, kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
     fprintf(f, "  problem           M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " L=%" PRId64
                "  (D = alpha*A*B^T + beta*C; A MxK, B NxK)\n",
@@ -217,9 +218,10 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             tpg_plan_dim_name(s->shard_b), tpg_plan_dim_name(s->shard_d), tpg_plan_dim_name(s->stage_dim), p);
     fprintf(f, ", \"kernel\": {\"name\": ");
     tpg__json_string(f, kd->name);
-    fprintf(f, ", \"dtype_ab\": \"%s\", \"dtype_cd\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d, "
+    fprintf(f, ", \"dtype_ab\": \"%s\", \"dtype_cd\": \"%s\", \"dtype_partial\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d, "
                "\"consumers\": %d, \"cluster_m\": %d, \"cluster_n\": %d, \"threads\": %d, \"smem_bytes\": %d}",
-            tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd), kd->bm, kd->bn, kd->bk, kd->stages, kd->consumers,
+            tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd), tpg_dtype_name(kd->dtype_partial), kd->bm, kd->bn,
+            kd->bk, kd->stages, kd->consumers,
             kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
     fprintf(f, ", \"problem\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64 "}", m,
             n, k, l);

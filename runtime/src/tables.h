@@ -66,7 +66,8 @@ typedef struct tpg_schedule_table {
 typedef struct tpg_kernel_desc {
     const char *name;           /* canonical instance name, also the CUDA symbol */
     tpg_dtype dtype_ab;         /* operand type */
-    tpg_dtype dtype_cd;         /* C / D / partial type */
+    tpg_dtype dtype_cd;         /* C / D type */
+    tpg_dtype dtype_partial;    /* reduce-scatter partials between stages: dtype_cd, or fp32 (`partials: f32`) */
     tpg_dtype dtype_acc;        /* accumulator type */
     int bm, bn, bk, stages, consumers, cluster_m, cluster_n;
     int epi_chunk_bytes;        /* epilogue subtile: bytes of output row per store unit (the D map's box) */

@@ -209,6 +209,22 @@ __device__ __forceinline__ void tpg_epi_issue_unit_f32(const tpg_stage_params &s
     tpg_epi_handoff<UNITS>(sp, unit, col0, slab_row0, batch, wg, wg_thread, st);
 }
 
+/* `partials: f32`: a chunk of 16-bit geometry (KCB 8-column blocks) pushed to a peer's slot in fp32 - twice
+ * the bytes, so two store units of KCB / 2 blocks each, the fp32 map's box (params.c) half the columns.
+ * Unit h holds blocks h * KCB / 2 .. of chunk c, i.e. chunk 2c + h of a KCB / 2 geometry. */
+template <int CHUNK, int UNITS, int KCB, int BN>
+__device__ __forceinline__ void tpg_epi_issue_partial_f32(const tpg_gemm_params &p, const tpg_stage_params &sp,
+                                                          const float (&acc)[BN / 2], int c, int col0, int slab_row0,
+                                                          int batch, int wg, int wg_thread, uint32_t sD,
+                                                          tpg_epi_state &st)
+{
+    static_assert(KCB % 2 == 0, "a 16-bit chunk splits into two fp32 units");
+    tpg_epi_issue_unit_f32<CHUNK, UNITS, KCB / 2, BN>(sp, acc, 2 * c, col0, slab_row0, batch, wg, wg_thread, sD, st);
+    if (col0 + 4 * KCB < p.n) /* uniform: the second half starts inside the stage */
+        tpg_epi_issue_unit_f32<CHUNK, UNITS, KCB / 2, BN>(sp, acc, 2 * c + 1, col0 + 4 * KCB, slab_row0, batch, wg,
+                                                          wg_thread, sD, st);
+}
+
 /* Pack pair i of chunk c (16-bit outputs): columns 2i, 2i + 1 of the chunk's 8-column blocks. */
 template <int CD, int BN, int KCB>
 __device__ __forceinline__ void tpg_epi_pack_chunk(const float (&acc)[BN / 2], int c, uint32_t (&pk)[2 * KCB])
@@ -238,7 +254,7 @@ __device__ __forceinline__ bool tpg_epi_units_prefetched(const tpg_gemm_params &
     const int pair = 2 * (g.lane & 3);
     const auto fetch = [&](tpg_epi_sources<CD, G::kCB> &src, int u) { /* a unit past m or n reads zeros */
         const int r_lo = g.row_lo(u / G::kChunks);
-        const T *prow = b.part + (long long)r_lo * sp.partial_ld;
+        const auto *prow = b.part + (long long)r_lo * sp.partial_ld;
         tpg_epi_fetch<CD, G::kCB>(src, r_lo, g.col0(u % G::kChunks) + pair, p.m, p.n, prow, nullptr, sp.partial_ld, 0);
     };
     tpg_epi_sources<CD, G::kCB> src;
@@ -304,6 +320,9 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
             if constexpr (CD == 4) {
                 tpg_epi_issue_unit_f32<CHUNK, UNITS, G::kCB, BN>(sp, acc[j], c, g.col0(c), g.slab_row0(j), tile.batch,
                                                                  g.wg, g.wg_thread, sD, st);
+            } else if (TPG_PARTIAL_F32 && sp.signal_flags) { /* uniform */
+                tpg_epi_issue_partial_f32<CHUNK, UNITS, G::kCB, BN>(p, sp, acc[j], c, g.col0(c), g.slab_row0(j),
+                                                                    tile.batch, g.wg, g.wg_thread, sD, st);
             } else {
                 uint32_t pk[2 * G::kCB];
                 tpg_epi_pack_chunk<CD, BN, G::kCB>(acc[j], c, pk);

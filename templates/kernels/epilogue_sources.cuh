@@ -66,28 +66,41 @@ template <> struct tpg_cd_pair<4> { /* fp32: stored with st.shared.v2, no pack *
     static __device__ __forceinline__ float2 widen(raw v) { return v; }
 };
 
+/* `partials: f32` (TPG_PARTIAL_F32 1): the reduce-scatter partials that move between stages are fp32, so the
+ * tp - 1 roundings of a 16-bit partial (the error of a ring reduce-scatter in the output type: reference.cu's
+ * bound grows with them) go away; the last stage still writes the output type. A received partial's element
+ * type: */
+#ifndef TPG_PARTIAL_F32
+#define TPG_PARTIAL_F32 0
+#endif
+template <int CD> struct tpg_part_dtype {
+    static constexpr int value = TPG_PARTIAL_F32 ? 4 : CD;
+};
+
 /* The partial and C pairs of one chunk of one m64 slab for this thread: [8-column block][row lo/hi].
  * Fetched all at once (kCB * 2 loads per source in flight) before tpg_epi_values uses any of them:
  * loading next to each use made every pair a full L2/HBM round trip in sequence, which left the
  * reduce-scatter epilogue longer than the other warpgroup's mainloop (timeline_rs: stage 1 ~20%
  * slower than stage 0). Rows >= m and columns >= n read as zero (n is a multiple of 8, the pair even). */
 template <int CD, int KCB> struct tpg_epi_sources {
-    typename tpg_cd_pair<CD>::raw part[KCB][2], c[KCB][2];
+    typename tpg_cd_pair<tpg_part_dtype<CD>::value>::raw part[KCB][2];
+    typename tpg_cd_pair<CD>::raw c[KCB][2];
 };
 
 template <int CD, int KCB>
 __device__ __forceinline__ void tpg_epi_fetch(tpg_epi_sources<CD, KCB> &src, int r_lo, int col0, int m, int n,
-                                              const typename tpg_cd_pair<CD>::T *prow,
+                                              const typename tpg_cd_pair<tpg_part_dtype<CD>::value>::T *prow,
                                               const typename tpg_cd_pair<CD>::T *crow, long long p_ld, long long c_ld)
 {
     typedef tpg_cd_pair<CD> P;
+    typedef tpg_cd_pair<tpg_part_dtype<CD>::value> PP;
 #pragma unroll
     for (int b = 0; b < KCB; ++b)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int col = col0 + 8 * b;
             const bool in = r_lo + 8 * h < m && col < n;
-            src.part[b][h] = prow && in ? P::fetch(prow + 8 * h * p_ld + col) : P::zero();
+            src.part[b][h] = prow && in ? PP::fetch(prow + 8 * h * p_ld + col) : PP::zero();
             src.c[b][h] = crow && in ? P::fetch(crow + 8 * h * c_ld + col) : P::zero();
         }
 }
@@ -105,7 +118,7 @@ __device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int
         x *= scale;
         y *= scale;
         if (has_part) {
-            const float2 v = P::widen(src.part[b][h]);
+            const float2 v = tpg_cd_pair<tpg_part_dtype<CD>::value>::widen(src.part[b][h]);
             x += v.x;
             y += v.y;
         }
@@ -119,7 +132,8 @@ __device__ __forceinline__ void tpg_epi_values(float (&acc)[BN / 2], int jb, int
 
 /* The tile's epilogue sources (NULL: none): the reduce-scatter partial, and C when beta != 0. */
 template <int CD> struct tpg_epi_bases {
-    const typename tpg_cd_pair<CD>::T *part, *c;
+    const typename tpg_cd_pair<tpg_part_dtype<CD>::value>::T *part;
+    const typename tpg_cd_pair<CD>::T *c;
 };
 
 template <int CD>
@@ -127,8 +141,9 @@ __device__ __forceinline__ tpg_epi_bases<CD> tpg_epi_source_bases(const tpg_gemm
                                                                   const tpg_tile &tile)
 {
     typedef typename tpg_cd_pair<CD>::T T;
+    typedef typename tpg_cd_pair<tpg_part_dtype<CD>::value>::T PT;
     tpg_epi_bases<CD> b;
-    b.part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
+    b.part = sp.partial ? static_cast<const PT *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
     b.c = sp.c != nullptr && p.beta != 0.0f ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch
                                             : nullptr;
     return b;
@@ -141,17 +156,26 @@ __device__ __forceinline__ void tpg_epi_chunk_values(const tpg_gemm_params &p, c
                                                      int col0, int lane, float scale)
 {
     typedef typename tpg_cd_pair<CD>::T T;
-    const T *part = sp.partial ? static_cast<const T *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
+    typedef typename tpg_cd_pair<tpg_part_dtype<CD>::value>::T PT;
+    const PT *part = sp.partial ? static_cast<const PT *>(sp.partial) + (long long)tile.batch * sp.partial_batch : nullptr;
     const T *cs = sp.c != nullptr && p.beta != 0.0f ? static_cast<const T *>(sp.c) + (long long)tile.batch * sp.c_batch
                                                      : nullptr;
     if (part || cs) {
-        const T *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
+        const PT *prow = part ? part + (long long)r_lo * sp.partial_ld : nullptr;
         const T *crow = cs ? cs + (long long)r_lo * sp.c_ld : nullptr;
-        tpg_epi_sources<CD, KCB> src;
-        tpg_epi_fetch<CD, KCB>(src, r_lo, col0 + 2 * (lane & 3), p.m, p.n, prow, crow, sp.partial_ld, sp.c_ld);
+        /* fp32 partials take twice the registers: loaded and added half a chunk at a time (all at once, the
+         * wide kernel spilled next to its held deferred stores) */
+        constexpr int kPass = tpg_part_dtype<CD>::value == 4 && CD != 4 && KCB % 2 == 0 ? KCB / 2 : KCB;
 #pragma unroll
-        for (int b = 0; b < KCB; ++b)
-            tpg_epi_values<CD, BN, KCB>(acc, c * KCB + b, b, src, prow != nullptr, crow != nullptr, scale, p.beta);
+        for (int h = 0; h < KCB / kPass; ++h) {
+            tpg_epi_sources<CD, kPass> src;
+            tpg_epi_fetch<CD, kPass>(src, r_lo, col0 + 8 * kPass * h + 2 * (lane & 3), p.m, p.n, prow, crow,
+                                     sp.partial_ld, sp.c_ld);
+#pragma unroll
+            for (int b = 0; b < kPass; ++b)
+                tpg_epi_values<CD, BN, kPass>(acc, c * KCB + h * kPass + b, b, src, prow != nullptr, crow != nullptr,
+                                              scale, p.beta);
+        }
     } else if (scale != 1.0f) { /* uniform; alpha = 1 (the common case) skips 4 * KCB multiplies per chunk */
 #pragma unroll
         for (int i = 0; i < 4 * KCB; ++i) acc[4 * c * KCB + i] *= scale;

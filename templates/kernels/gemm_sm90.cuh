@@ -169,6 +169,10 @@ constexpr bool kTmaPartials = TPG_TMA_PARTIALS;
 static_assert(!kTmaPartials || (TPG_CD_DTYPE != 4 && !kPrefetchSources),
               "TPG_TMA_PARTIALS: 16-bit outputs, and not with TPG_PREFETCH_SOURCES (both load partials)");
 constexpr int kSrcBars = kTmaPartials ? kConsumers * kEpiBuffers : 0; /* partial-load mbarriers */
+/* `partials: f32` (TPG_PARTIAL_F32 1, epilogue_sources.cuh): partials move in fp32 and are read with plain
+ * loads (the TMA-loaded and prefetched paths read them in the output type) */
+static_assert(!TPG_PARTIAL_F32 || (TPG_CD_DTYPE != 4 && !kTmaPartials && !kPrefetchSources),
+              "TPG_PARTIAL_F32: 16-bit outputs, and not with TPG_TMA_PARTIALS or TPG_PREFETCH_SOURCES");
 /* Time decomposition, diagnostics only (`defines:` of an x_ kernel; docs/PERF_NOTES.md, 2026-12-01 11:20Z): a
  * build without one part of the work, timed against the full kernel, says what that part costs in place.
  * TPG_DIAG_NO_MMA: the consumers issue no wgmma (the outputs are garbage). TPG_DIAG_NO_LOAD: the producer

@@ -5,9 +5,13 @@
 # schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
 #
-# Usage: tests/gpu/run_tier2.sh [--tp N] [--commit-results] [--quick]
+# Usage: tests/gpu/run_tier2.sh [--tp N] [--share-device] [--commit-results] [--quick]
 #   --tp N            TP degree of the main, scalars and memcheck groups (default 2; 4 and 8 need the
 #                     4- and 8-GPU machines); the results file is tier2.json, or tier2_tpN.json for N != 2
+#   --share-device    every rank on GPU 0 (build/tpgemm --share-device): the fused schedules' correctness at
+#                     TP = N on one GPU, no memcheck (its serialized launches cannot run ranks side by side);
+#                     results in tier2_shared_tpN.json. Not a substitute for the N-GPU run: no NVLink, no
+#                     peer's clock, half the SMs a rank.
 #   --commit-results  also copy the collected JSON to bench/results/
 #   --quick           only the two small shapes (a smoke test, about a minute)
 # Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
@@ -22,19 +26,22 @@ export PATH="$PATH:/usr/local/cuda/bin"
 
 COMMIT=0
 QUICK=0
+SHARE=()
 TP=2
 while [ $# -gt 0 ]; do
     case "$1" in
     --commit-results) COMMIT=1 ;;
     --quick) QUICK=1 ;;
+    --share-device) SHARE=(--share-device) ;;
     --tp) shift; TP="${1:-}" ;;
-    *) echo "run_tier2.sh: unknown argument '$1' (use --tp N, --commit-results, --quick)" >&2; exit 2 ;;
+    *) echo "run_tier2.sh: unknown argument '$1' (use --tp N, --share-device, --commit-results, --quick)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$TP" in 2 | 4 | 8) ;; *) echo "run_tier2.sh: --tp must be 2, 4 or 8, got '$TP'" >&2; exit 2 ;; esac
 RESULT_NAME=tier2.json
 [ "$TP" = 2 ] || RESULT_NAME="tier2_tp$TP.json"
+[ ${#SHARE[@]} = 0 ] || RESULT_NAME="tier2_shared_tp$TP.json"
 
 OUT="${OUT:-$PWD/build/tier2}"
 mkdir -p "$OUT"
@@ -91,7 +98,7 @@ for shape in "${SHAPES[@]}"; do
     read -r name m n k <<<"$shape"
     for sched in "${SCHEDULES[@]}"; do
         for dt in "${DTYPES[@]}"; do
-            one "tp$TP" "$name/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
+            one "tp$TP" "$name/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
                 --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
         done
     done
@@ -116,7 +123,7 @@ while read -r cfg sched tp dt _; do
     ran_by_default "$cfg" "$sched" "$dt" "$TP" && continue
     for shape in "${VARIANT_SHAPES[@]}"; do
         read -r name m n k <<<"$shape"
-        one variants "$name/$cfg" 0 --config "$cfg" --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
+        one variants "$name/$cfg" 0 --config "$cfg" --m "$m" --n "$n" --k "$k" "${ITERS[@]}" ${SHARE[@]+"${SHARE[@]}"}
     done
 done < <("$TPGEMM" --list | tail -n +2)
 
@@ -144,13 +151,15 @@ done < <("$TPGEMM" --list | tail -n +2)
 # alpha = 0.5, beta = 1 (C read), L = 2 batches.
 for sched in "${SCHEDULES[@]}"; do
     for dt in "${DTYPES[@]}"; do
-        one scalars "alpha0.5-beta1-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
+        one scalars "alpha0.5-beta1-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
             --m 2048 --n 3072 --k 1024 --l 2 --alpha 0.5 --beta 1 "${ITERS[@]}"
     done
 done
 
 # compute-sanitizer memcheck, small TP = 2 run of each schedule.
-if command -v compute-sanitizer >/dev/null 2>&1; then
+if [ ${#SHARE[@]} != 0 ]; then
+    echo "run_tier2.sh: --share-device: no memcheck runs" >&2
+elif command -v compute-sanitizer >/dev/null 2>&1; then
     for sched in "${SCHEDULES[@]}"; do
         one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000

@@ -2,13 +2,15 @@
  * bound, not a hang, and a fresh context afterwards runs the same op correctly.
  *
  * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
- * never comes. Run: build/tests/gpu_timeout [timeout_ms]. Exit 0 on success, 1 on a failed
- * expectation, 3 when fewer than 2 CUDA devices are visible (the caller reports a skip).
+ * never comes. Run: build/tests/gpu_timeout [timeout_ms] [--share-device]. With --share-device both ranks
+ * live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough. Exit 0 on success, 1 on a failed
+ * expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tpgemm.h"
@@ -27,10 +29,13 @@ static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
 }
 
 /* Creates a ctx + a reduce-scatter op with (non-zero, uninitialised-free) shards on every rank. */
+static int g_share; /* --share-device */
+
 static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP][3]) {
     tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
     cc.tp = TP;
     cc.timeout_ns = timeout_ns;
+    cc.share_devices = g_share;
     tpg_status s = tpg_ctx_create(&cc, ctx);
     if (s != TPG_OK) return fail("tpg_ctx_create", s, NULL);
     int cfg;
@@ -62,10 +67,16 @@ static void teardown(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
 }
 
 int main(int argc, char **argv) {
-    const double timeout_s = (argc > 1 ? atof(argv[1]) : 200.0) * 1e-3;
+    double timeout_ms = 200.0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--share-device")) g_share = 1;
+        else timeout_ms = atof(argv[i]);
+    }
+    const double timeout_s = timeout_ms * 1e-3;
+    const int need = g_share ? 1 : TP;
     int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < TP) {
-        fprintf(stderr, "gpu_timeout: needs %d CUDA devices, %d visible\n", TP, count);
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < need) {
+        fprintf(stderr, "gpu_timeout: needs %d CUDA device%s, %d visible\n", need, need == 1 ? "" : "s", count);
         return 3;
     }
     tpg_ctx *ctx;

@@ -41,6 +41,9 @@ const char *tpg_args_usage(void) {
            "  --tp N                      TP degree (default: the number of visible GPUs; 2 if none),\n"
            "  --dtype bf16|fp16|e4m3|e5m2 and operand type (default bf16; fp8 writes bf16)\n"
            "  --devices 0,1               CUDA ordinals of the ranks (default 0..tp-1)\n"
+           "  --share-device              let the ranks share a GPU (default: all on device 0): each gets an\n"
+           "                              even share of its SMs. Checks the fused schedule on one GPU; the\n"
+           "                              times say nothing about a real TP run\n"
            "Model presets (schedules.yaml models:, e.g. llama3-8b, llama3-70b, llama3-405b):\n"
            "  --model NAME                run each GEMM of one layer (qkv, attn_out, gate_up, down) with the\n"
            "                              config of the dispatch table, and print a per-layer table\n"
@@ -50,7 +53,8 @@ const char *tpg_args_usage(void) {
            "  --warmup-iterations N       untimed runs first (default 10)\n"
            "  --check / --no-check        reference check + bitwise determinism over 3 runs (default on)\n"
            "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3,\n"
-           "                              fp8 max(2e-2, 5e-4 sqrt(K)), 2e-2 with fp8_promote)\n"
+           "                              fp8 max(2e-2, 5e-4 sqrt(K)), 2e-2 with fp8_promote; reduce-scatter\n"
+           "                              with 16-bit partials: times sqrt(tp))\n"
            "  --seed N                    seed of the deterministic operand values (default 2024)\n"
            "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
            "  --trace FILE.json           after the timed runs, 4 traced calls back to back; the last one is\n"
@@ -128,7 +132,8 @@ static int parse_f64(const char *s, double *out) {
     return 0;
 }
 
-/* "0,1,3": non-negative ordinals, no duplicates, at most TPG_CLI_MAX_DEVICES. */
+/* "0,1,3": non-negative ordinals, at most TPG_CLI_MAX_DEVICES (duplicates: checked after parsing, since
+ * --share-device allows them). */
 static int parse_devices(const char *s, tpg_cli_args *a) {
     int n = 0;
     const char *p = s;
@@ -142,8 +147,6 @@ static int parse_devices(const char *s, tpg_cli_args *a) {
         memcpy(buf, p, len);
         buf[len] = '\0';
         if (parse_i64(buf, 0, 1023, &v)) return -1;
-        for (int i = 0; i < n; i++)
-            if (a->devices[i] == (int)v) return -1;
         a->devices[n++] = (int)v;
         if (!comma) break;
         p = comma + 1;
@@ -169,7 +172,7 @@ static const flag_t flags[] = {
     {"--timeout-ms", F_I64POS}, {"--list", F_NONE},       {"--json", F_NONE},
     {"--check", F_NONE},       {"--no-check", F_NONE},    {"--dry-run", F_NONE},
     {"--help", F_NONE},        {"-h", F_NONE},            {"--model", F_STR},
-    {"--tokens", F_I64POS},    {"--trace", F_STR},
+    {"--tokens", F_I64POS},    {"--trace", F_STR},        {"--share-device", F_NONE},
 };
 
 static int apply_switch(const char *name, tpg_cli_args *a) {
@@ -178,6 +181,7 @@ static int apply_switch(const char *name, tpg_cli_args *a) {
     else if (!strcmp(name, "--check")) a->check = 1;
     else if (!strcmp(name, "--no-check")) a->check = 0;
     else if (!strcmp(name, "--dry-run")) a->dry_run = 1;
+    else if (!strcmp(name, "--share-device")) a->share_device = 1;
     else a->help = 1; /* --help, -h */
     return 0;
 }
@@ -249,7 +253,7 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
     case F_DEVICES:
         if (parse_devices(v, a))
             return fail(msg, cap,
-                        "tpgemm: %s expects a comma-separated list of distinct device ordinals (at most %d), "
+                        "tpgemm: %s expects a comma-separated list of device ordinals (at most %d), "
                         "got '%s'",
                         name, TPG_CLI_MAX_DEVICES, v);
         return 0;
@@ -304,5 +308,12 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
                     a->model);
     if (a->tp && a->num_devices && a->tp != a->num_devices)
         return fail(msg, cap, "tpgemm: --tp %d does not match the %d devices of --devices", a->tp, a->num_devices);
+    for (int i = 0; i < a->num_devices && !a->share_device; i++)
+        for (int j = 0; j < i; j++)
+            if (a->devices[i] == a->devices[j])
+                return fail(msg, cap, "tpgemm: --devices names device %d twice; each rank needs its own GPU (add "
+                            "--share-device for a correctness run of several ranks on one GPU)", a->devices[i]);
+    if (a->share_device && !a->tp && !a->num_devices && !a->config)
+        return fail(msg, cap, "tpgemm: --share-device needs the TP degree: --tp N, --devices or --config");
     return 0;
 }

@@ -32,6 +32,7 @@ typedef struct tpg_cli_args {
     int dtype_set;
     int devices[TPG_CLI_MAX_DEVICES]; /* --devices 0,1 */
     int num_devices;           /* 0 = not given */
+    int share_device;          /* --share-device: ranks may share a GPU (tpg_ctx_config.share_devices) */
     int list, json, check, dry_run, help;
     uint64_t seed;             /* --seed (TPG_CLI_DEFAULT_SEED) */
     int64_t timeout_ms;        /* --timeout-ms, 0 = the runtime's default */

@@ -113,14 +113,14 @@ int main(int argc, char **argv) {
         tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
         return 0;
     }
-    int tp = c->schedule->tp;
-    if (visible < tp) {
+    const int need = a.share_device ? 1 : c->schedule->tp; /* GPUs */
+    if (visible < need) {
         tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
         fflush(stdout);
         fprintf(stderr,
                 "tpgemm: this run needs %d Hopper (sm_90) GPU%s; %d CUDA device%s visible. Use --dry-run to print "
                 "only the plan.\n",
-                tp, tp == 1 ? "" : "s", visible, visible == 1 ? " is" : "s are");
+                need, need == 1 ? "" : "s", visible, visible == 1 ? " is" : "s are");
         return EXIT_NO_GPU;
     }
     tpg_cli_result res;

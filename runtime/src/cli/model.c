@@ -177,12 +177,13 @@ int tpg_cli_model(const tpg_cli_args *a) {
             return EXIT_USAGE;
         }
     }
-    if (a->dry_run || visible < tp) {
+    const int need = a->share_device ? 1 : tp; /* GPUs */
+    if (a->dry_run || visible < need) {
         write_plans(stdout, a, tp, jobs, n);
         if (a->dry_run) return 0;
         fflush(stdout);
         fprintf(stderr, "tpgemm: this run needs %d Hopper (sm_90) GPU%s; %d CUDA device%s visible. Use --dry-run "
-                        "to print only the plans.\n", tp, tp == 1 ? "" : "s", visible, visible == 1 ? " is" : "s are");
+                        "to print only the plans.\n", need, need == 1 ? "" : "s", visible, visible == 1 ? " is" : "s are");
         return EXIT_NO_GPU;
     }
     int rc = 0;

@@ -70,7 +70,8 @@ static void write_json(FILE *f, const tpg_cli_result *r) {
     tpg__json_string(f, r->kernel);
     fprintf(f, ", \"dtype\": \"%s\", \"tp\": %d, \"devices\": [", tpg_dtype_name(r->dtype), r->tp);
     for (int i = 0; i < r->num_devices; i++) fprintf(f, "%s%d", i ? ", " : "", r->devices[i]);
-    fprintf(f, "], \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64, r->m, r->n, r->k, r->l);
+    fprintf(f, "], \"shared_device\": %s", r->shared_device ? "true" : "false");
+    fprintf(f, ", \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64, r->m, r->n, r->k, r->l);
     fputs(", \"alpha\": ", f);
     json_num(f, r->alpha);
     fputs(", \"beta\": ", f);
@@ -124,7 +125,8 @@ void tpg_report_result(FILE *f, const tpg_cli_result *r, int json) {
     }
     if (r->timed) {
         fprintf(f, "Avg runtime: %.4f ms\n", r->avg_ms);
-        fprintf(f, "TFLOP/s per GPU: %.1f\n", r->tflops_per_gpu);
+        fprintf(f, "TFLOP/s per GPU: %.1f%s\n", r->tflops_per_gpu,
+                r->shared_device ? " (ranks shared a GPU: not a TP figure)" : "");
     }
     if (r->error) fprintf(f, "Error: %s\n", r->error);
 }

@@ -24,6 +24,7 @@ typedef struct tpg_cli_result {
     int64_t stage_m, stage_n, stage_k;  /* per-stage local GEMM */
     const int *devices;
     int num_devices;
+    int shared_device;       /* --share-device: ranks shared a GPU; the time is not a TP figure */
     uint64_t seed;
 
     tpg_check_state check;

@@ -104,6 +104,7 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
     cc.tp = s->tp;
     cc.devices = a->num_devices ? a->devices : NULL;
     cc.timeout_ns = (uint64_t)a->timeout_ms * 1000000ull;
+    cc.share_devices = a->share_device;
     STEP("tpg_ctx_create", tpg_ctx_create(&cc, &s->ctx), tpg_last_error(NULL));
 
     tpg_op_desc od = {cfg_index, a->m, a->n, a->k, a->l, a->alpha, a->beta};
@@ -371,9 +372,13 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
     res->scale_a = a->scale_a, res->scale_b = a->scale_b;
     res->iterations = a->iterations, res->warmup = a->warmup;
     res->devices = a->devices, res->num_devices = a->num_devices;
+    res->shared_device = a->share_device;
     res->seed = a->seed;
+    /* rounded partials: a reduce-scatter's tp - 1 unless they move in fp32 (reference.h) */
+    const int partials = c->schedule->comm == TPG_COMM_REDUCE_SCATTER && c->kernel->dtype_partial != TPG_DTYPE_FP32
+                             ? c->schedule->tp - 1 : 0;
     res->eps = a->eps_set ? a->eps : tpg_reference_eps_for(c->kernel->dtype_ab, c->kernel->dtype_acc, a->k,
-                                                               c->kernel->fp8_promote);
+                                                               c->kernel->fp8_promote, partials);
     if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, &ps) == TPG_OK)
         res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k;
 }
