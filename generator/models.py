@@ -93,9 +93,13 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0) ->
     trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name only)."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
+
+    def kernel(c: dict) -> str:  # the kernel the config runs at this tp (kernel_tp1 at TP = 1)
+        return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
+
     cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k")) for c in doc["configs"]
                    if not c.get("tuned") and c["schedule"] == schedule and tp in c["tp"] and
-                   dt.get(c["kernel"]) == dtype and _pickable(by_name.get(c["kernel"])))
+                   dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
     lk = local_k(schedule, tp, k) if k > 0 else 1
     preferred = [name for name, least in cands if least is not None and (least <= 1 or (k > 0 and lk >= least))]
     return (preferred or [name for name, _ in cands] or [None])[0]

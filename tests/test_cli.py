@@ -179,6 +179,8 @@ def test_repeated_device_needs_share_device(tpgemm):
 def test_share_device_without_a_tp_degree_exits_2(tpgemm):
     r = run(tpgemm, "--share-device", "--m", "4096", "--n", "4096", "--k", "1024")
     assert r.returncode == 2 and "--share-device needs the TP degree" in r.stderr
+    r = run(tpgemm, "--share-device", "--devices", "0,3", "--m", "4096", "--n", "4096", "--k", "1024")
+    assert r.returncode == 3 and "needs 4 Hopper (sm_90) GPUs" in r.stderr  # ordinal 3 must be visible
 
 
 def test_m_not_divisible_by_tp_exits_2(tpgemm):

@@ -96,3 +96,30 @@ def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
     assert out.returncode == 0, out.stdout + out.stderr
     rec = json.loads(out.stdout)
     assert rec["check"] == "passed" and rec["shared_device"] is True and rec["devices"] == [0] * tp
+
+
+SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
+    # fp32 partials: one rounding whatever the TP; batches, alpha, beta with C, and a last chunk of 24 columns
+    # (its second fp32 half is skipped: N % 64 = 24 for TilingA, stage N % 64 = 24 for TilingB at TP = 8)
+    ("rs_tila_bf16_f32p_tp4", ["--m", "2048", "--n", "2776", "--k", "1024", "--l", "2", "--alpha", "0.5", "--beta", "1"],
+     6e-3),
+    ("rs_tilb_bf16_f32p_tp8", ["--m", "2048", "--n", "2752", "--k", "2048", "--l", "2", "--alpha", "0.5", "--beta", "1"],
+     6e-3),
+    # fused e4m3: reduce-scatter with per-tensor scales at TP = 8, all-gather with batches and C at TP = 4
+    ("rs_tila_e4m3_tp8", ["--m", "2048", "--n", "3072", "--k", "2048", "--scale-a", "0.5", "--scale-b", "2"], None),
+    ("ag_rotb_e4m3_wide_tp4", ["--m", "2048", "--n", "3072", "--k", "8192", "--l", "2", "--beta", "1"], None),
+]
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("config,args,max_err", SHARED_CONFIG_CASES, ids=[c[0] for c in SHARED_CONFIG_CASES])
+def test_fused_config_on_a_shared_device_passes_check(built, config, args, max_err):
+    """Configs no default pick runs (fp32 partials, fused e4m3) through the whole runtime, ranks on one GPU."""
+    out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config", config, *args, "--iterations",
+                          "3", "--warmup-iterations", "1", "--json"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rec = json.loads(out.stdout)
+    assert rec["check"] == "passed" and rec["deterministic"] is True, rec
+    if max_err is not None:
+        assert rec["max_error"] <= max_err, rec

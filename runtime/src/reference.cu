@@ -350,10 +350,13 @@ double tpg_reference_eps_for(tpg_dtype ab, tpg_dtype acc, int64_t k, int fp8_pro
      * shards can be larger than the final value, so its rounding counts at its own magnitude. Measured on
      * one H200 with every rank on it (tier 2 --share-device, 2026-12-01 18:00Z, this metric, max over the
      * anchor shapes): bf16 1.2e-2 / 1.9e-2 / 3.0e-2 at TP = 2 / 4 / 8 against all-gather's 4.0e-3 at each TP;
-     * fp16 1.4e-3 / 2.6e-3 / 3.9e-3 against 6.0e-4. The bound grows as sqrt(1 + partials), which keeps it at
-     * least 1.8 times the largest error measured at every TP. */
-    const double grow = sqrt(1.0 + (partials > 0 ? (double)partials : 0.0));
-    return grow * eps_one_gemm(ab, acc, k, fp8_promote);
+     * fp16 1.4e-3 / 2.6e-3 / 3.9e-3 against 6.0e-4. Each rounding adds up to the output type's own bound, in
+     * quadrature with the GEMM's: sqrt(e^2 + partials * r^2), i.e. sqrt(tp) * e for 16-bit operands - at least
+     * 1.8 times the largest error measured at every TP - and no more than the rounding's share for fp8, whose
+     * sums' error (5e-4 sqrt(K)) does not repeat per partial. */
+    const tpg_dtype out = ab == TPG_DTYPE_E4M3 || ab == TPG_DTYPE_E5M2 ? TPG_DTYPE_BF16 : ab;
+    const double e = eps_one_gemm(ab, acc, k, fp8_promote), r = tpg_reference_default_eps(out);
+    return sqrt(e * e + (partials > 0 ? (double)partials : 0.0) * r * r);
 }
 
 double tpg_reference_default_eps(tpg_dtype dtype) {

@@ -2,9 +2,12 @@
 # Every GPU tier in one device call (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
 # benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
 #
-# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--tp 2|4|8] [--skip STEP,...]
+# Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--tp 2|4|8] [--share-device]
+#        [--skip STEP,...]
 #        --tp 4 / --tp 8 (the 4- and 8-GPU machines, issues 6 and 7): tier 2 and the TP benchmark at that
 #        degree (tier2_tpN.json, tpN.json with the seed-problem line), local_gemm and tune skipped
+#        --share-device (one GPU): tier 2 at --tp N with every rank on GPU 0 (tier2_shared_tpN.json), the GPU
+#        pytest and the local GEMM; the TP benchmark, the seed f16acc run and tune need N GPUs and are skipped
 #        steps: build, tier2, pytest, local_gemm, tp, tune; together they need more than one call, so the
 #        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
@@ -16,20 +19,24 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 
 SKIP=","
 TP=2
+SHARE=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --skip) SKIP=",${2:-},"; shift ;;
     --tp) TP="${2:-}"; shift ;;
-    *) echo "run_all.sh: unknown argument '$1' (use --skip STEP,... and --tp N)" >&2; exit 2 ;;
+    --share-device) SHARE=(--share-device) ;;
+    *) echo "run_all.sh: unknown argument '$1' (use --skip STEP,..., --tp N and --share-device)" >&2; exit 2 ;;
     esac
     shift
 done
 case "$TP" in 2 | 4 | 8) ;; *) echo "run_all.sh: --tp must be 2, 4 or 8, got '$TP'" >&2; exit 2 ;; esac
 # TP = 4 / 8 machines (issues 6, 7): correctness and the TP benchmark at that degree; the one-GPU local
 # GEMM and the TP = 2 tune belong to the 2-GPU machine.
-[ "$TP" != 2 ] && SKIP="${SKIP}local_gemm,tune,"
+[ "$TP" != 2 ] && [ ${#SHARE[@]} = 0 ] && SKIP="${SKIP}local_gemm,tune,"
+[ ${#SHARE[@]} != 0 ] && SKIP="${SKIP}tp,seed_f16acc,tune,"
 T2JSON=tier2.json
 [ "$TP" = 2 ] || T2JSON="tier2_tp$TP.json"
+[ ${#SHARE[@]} = 0 ] || T2JSON="tier2_shared_tp$TP.json"
 FINAL="${OUT:-$PWD/build/all-out}"
 WORK="$(mktemp -d)"
 mkdir -p "$FINAL"
@@ -71,7 +78,7 @@ step() {
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
 step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout bench
 # Measured wall times: tier 2 ~140 s at TP = 2, ~225 s at TP = 4; the TP benchmark ~120 s at TP = 2 and 4.
-step tier2 250 env TIER2_BUDGET_S=215 bash tests/gpu/run_tier2.sh --tp "$TP"  # stops starting runs in time to write its JSON
+step tier2 250 env TIER2_BUDGET_S=215 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
 step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 200 bash bench/run_tp.sh --tp "$TP" ${TP_ARGS:-}

@@ -114,7 +114,7 @@ default_config() { # schedule dtype tp -> the config picked by --schedule/--dtyp
         awk '/^Plan:/ {print $2; exit}'
 }
 # Did the schedule x dtype loops above already run config $1 (schedule $2, dtype $3, tp $4)? Only for the
-# dtypes they loop over: a config of another dtype (fp8, TP = 1 only) runs below, default or not.
+# dtypes they loop over: a config of another dtype (fp8) runs below, default or not.
 ran_by_default() {
     case " ${DTYPES[*]} " in *" $3 "*) [ "$1" = "$(default_config "$2" "$3" "$4")" ] ;; *) return 1 ;; esac
 }

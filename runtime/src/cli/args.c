@@ -54,7 +54,7 @@ const char *tpg_args_usage(void) {
            "  --check / --no-check        reference check + bitwise determinism over 3 runs (default on)\n"
            "  --eps X                     relative error bound (default bf16 2e-2, fp16 4e-3,\n"
            "                              fp8 max(2e-2, 5e-4 sqrt(K)), 2e-2 with fp8_promote; reduce-scatter\n"
-           "                              with 16-bit partials: times sqrt(tp))\n"
+           "                              with output-type partials: sqrt(e^2 + (tp-1) r^2), r = the output's)\n"
            "  --seed N                    seed of the deterministic operand values (default 2024)\n"
            "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
            "  --trace FILE.json           after the timed runs, 4 traced calls back to back; the last one is\n"
@@ -314,6 +314,6 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
                 return fail(msg, cap, "tpgemm: --devices names device %d twice; each rank needs its own GPU (add "
                             "--share-device for a correctness run of several ranks on one GPU)", a->devices[i]);
     if (a->share_device && !a->tp && !a->num_devices && !a->config)
-        return fail(msg, cap, "tpgemm: --share-device needs the TP degree: --tp N, --devices or --config");
+        return fail(msg, cap, "tpgemm: --share-device needs the TP degree: --tp N or --devices (or --config NAME for one GEMM)");
     return 0;
 }

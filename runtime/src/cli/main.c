@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
         tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
         return 0;
     }
-    const int need = a.share_device ? 1 : c->schedule->tp; /* GPUs */
+    const int need = a.share_device ? tpg_cli_shared_gpus(&a) : c->schedule->tp; /* GPUs */
     if (visible < need) {
         tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
         fflush(stdout);

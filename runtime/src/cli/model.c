@@ -146,6 +146,7 @@ static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_jo
                 op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, w, r->config, r->exit_code > 1 ? "error" : check,
                 r->avg_ms, r->tflops_per_gpu);
     }
+    if (a->share_device) fprintf(f, "(ranks shared a GPU: the times are not TP figures)\n");
 }
 
 int tpg_cli_model(const tpg_cli_args *a) {
@@ -177,7 +178,7 @@ int tpg_cli_model(const tpg_cli_args *a) {
             return EXIT_USAGE;
         }
     }
-    const int need = a->share_device ? 1 : tp; /* GPUs */
+    const int need = a->share_device ? tpg_cli_shared_gpus(a) : tp; /* GPUs */
     if (a->dry_run || visible < need) {
         write_plans(stdout, a, tp, jobs, n);
         if (a->dry_run) return 0;

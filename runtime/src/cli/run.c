@@ -97,6 +97,13 @@ int tpg_cli_visible_devices(void) {
     return n;
 }
 
+int tpg_cli_shared_gpus(const tpg_cli_args *a) {
+    int need = 1;
+    for (int i = 0; i < a->num_devices; i++)
+        if (a->devices[i] + 1 > need) need = a->devices[i] + 1;
+    return need;
+}
+
 /* ---- the GPU run ----------------------------------------------------------------------------------- */
 
 static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {

@@ -10,6 +10,8 @@ enum { EXIT_PASSED = 0, EXIT_CHECK_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_GPU = 3, 
 
 /* Number of visible CUDA devices (0 when the driver or runtime reports none). */
 int tpg_cli_visible_devices(void);
+/* GPUs a --share-device run needs visible: one past the highest ordinal of --devices (1 without it). */
+int tpg_cli_shared_gpus(const tpg_cli_args *a);
 
 /* 0, or -1 with a message: --scale-a / --scale-b given for a config whose operands are not fp8. */
 int tpg_cli_check_scales(const tpg_cli_args *a, int cfg_index, char *msg, size_t cap);
