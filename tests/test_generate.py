@@ -193,7 +193,7 @@ def test_kernel_dedup_and_registry(files):
         assert f".dtype_partial = {partial}," in desc[:desc.index("};")]
         assert f".threads = {k.threads}," in reg and k.threads == 384
     assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8]
-    assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32"]
+    assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32", "f32"]
 
 
 def test_kernel_instance_and_name(files):

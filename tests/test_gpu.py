@@ -105,6 +105,9 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
      6e-3),
     ("rs_tilb_bf16_f32p_tp8", ["--m", "2048", "--n", "2752", "--k", "2048", "--l", "2", "--alpha", "0.5", "--beta", "1"],
      6e-3),
+    ("rs_tila_bf16_wide_f32p_tp2", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta",
+                                    "1"], 6e-3),
+    ("rs_tilb_bf16_wide_f32p_tp4", ["--m", "4096", "--n", "8192", "--k", "8192"], 6e-3),
     # fused e4m3: reduce-scatter with per-tensor scales at TP = 8, all-gather with batches and C at TP = 4
     ("rs_tila_e4m3_tp8", ["--m", "2048", "--n", "3072", "--k", "2048", "--scale-a", "0.5", "--scale-b", "2"], None),
     ("ag_rotb_e4m3_wide_tp4", ["--m", "2048", "--n", "3072", "--k", "8192", "--l", "2", "--beta", "1"], None),

@@ -52,7 +52,7 @@ def test_config_info_binding_matches_the_c_struct(lib):
             f32p.add(info.name.decode())
     assert accs == {(False, TPG_DTYPE_FP32), (True, tpgemm_lib.DTYPES["fp16"])}
     assert {n for n, v in promotes.items() if v} == {"gemm_e4m3_promoted_tp1"} and promotes["gemm_e4m3_promoted_tp1"] == 8
-    assert f32p == {f"rs_til{s}_bf16_f32p_tp{tp}" for s in "ab" for tp in (2, 4, 8)}
+    assert f32p == {f"rs_til{s}_bf16{w}_f32p_tp{tp}" for s in "ab" for w in ("", "_wide") for tp in (2, 4, 8)}
 
 
 def test_create_rank_without_gpu_is_no_device(lib):
