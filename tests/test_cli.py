@@ -254,6 +254,27 @@ def test_list_shows_every_config(tpgemm):
     assert all(c["schedule"] in SCHEDULES for c in listed)
 
 
+def test_list_marks_the_configs_only_run_by_name(tpgemm):
+    """--list says which configs a default pick never takes, and why; the pick agrees (no such config is ever
+    the plan of --schedule/--tp/--dtype, whatever K)."""
+    listed = {c["name"]: c for c in json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]}
+    by_name = {n for n, c in listed.items() if not c["default_pick"]}
+    assert by_name == {n for n, c in listed.items()
+                       if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32"}
+    assert {"gemm_e4m3_promoted_tp1", "ag_rota_fp16acc_tp8", "rs_tila_bf16_f32p_tp8"} <= by_name
+    text = {line.split()[0]: line for line in run(tpgemm, "--list").stdout.splitlines()[1:-1]}
+    assert text["rs_tila_bf16_wide_f32p_tp4"].endswith("fp32 partials")
+    assert text["gemm_e4m3_promoted_tp1"].endswith("fp8 promoted every 8")
+    assert text["rs_tila_bf16_tp4"].endswith(" -")
+    for c in listed.values():
+        if c["default_pick"]:
+            continue
+        for k in (1024, 8192, 65536):
+            r = run(tpgemm, "--schedule", c["schedule"], "--tp", str(c["tp"]), "--dtype", c["dtype"], "--m", "4096",
+                    "--n", "4096", "--k", str(k), "--dry-run")
+            assert r.returncode == 0 and r.stdout.startswith("Plan: ") and f"Plan: {c['name']}\n" not in r.stdout
+
+
 def test_help_exits_0(tpgemm):
     r = run(tpgemm, "--help")
     assert r.returncode == 0 and "--dry-run" in r.stdout and "Exit status" in r.stdout

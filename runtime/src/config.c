@@ -26,10 +26,14 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
 /* Candidates of a default pick. f16-accumulating configs (`acc: f16`) trade precision for the seed's
  * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision: all three are
  * only ever run by name. */
+int tpg__config_pickable(const tpg_config_desc *c) {
+    return c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
+           c->kernel->dtype_partial == c->kernel->dtype_cd;
+}
+
 static int config_matches(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype) {
     return (!schedule || strcmp(c->schedule->name, schedule) == 0) && (tp <= 0 || c->schedule->tp == tp) &&
-           c->kernel->dtype_ab == dtype && c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
-           c->kernel->dtype_partial == c->kernel->dtype_cd;
+           c->kernel->dtype_ab == dtype && tpg__config_pickable(c);
 }
 
 /* Does c's preference hold for a GEMM with this K (k <= 0: shape unknown, so only a preference for

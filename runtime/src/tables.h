@@ -90,6 +90,9 @@ typedef struct tpg_config_desc {
 } tpg_config_desc;
 
 extern const tpg_config_desc tpg_configs[];
+/* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
+ * `acc: f16`, `fp8_promote`, `partials: f32` configs run by name only (runtime/src/config.c). */
+int tpg__config_pickable(const tpg_config_desc *c);
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];
 extern const char tpg_config_hash[];

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "json.h"
+#include "../tables.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -25,6 +26,17 @@ static void json_num(FILE *f, double v) {
         fputs("null", f);
 }
 
+/* What a config's numerics differ in from the default (f32 sums, partials in the output type), "-" if nothing;
+ * such configs run by name only (tpg__config_pickable). */
+static const char *numerics(int i, char *buf, size_t cap) {
+    const tpg_kernel_desc *k = tpg_configs[i].kernel;
+    if (k->dtype_acc != TPG_DTYPE_FP32) snprintf(buf, cap, "%s sums", tpg_dtype_name(k->dtype_acc));
+    else if (k->fp8_promote) snprintf(buf, cap, "fp8 promoted every %d", k->fp8_promote);
+    else if (k->dtype_partial != k->dtype_cd) snprintf(buf, cap, "%s partials", tpg_dtype_name(k->dtype_partial));
+    else snprintf(buf, cap, "-");
+    return buf;
+}
+
 void tpg_report_list(FILE *f, int json) {
     int n = tpg_config_count();
     if (json) {
@@ -38,23 +50,26 @@ void tpg_report_list(FILE *f, int json) {
             tpg__json_string(f, c.schedule);
             fputs(", \"kernel\": ", f);
             tpg__json_string(f, c.kernel);
-            fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d}", c.tp,
+            fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
+            fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"default_pick\": %s}",
+                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials),
+                    tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
         return;
     }
-    fprintf(f, "%-24s %-36s %-3s %-5s %-12s %-6s %s\n", "config", "schedule", "tp", "dtype", "tile", "stages",
-            "kernel");
+    fprintf(f, "%-26s %-36s %-3s %-5s %-12s %-6s %-48s %s\n", "config", "schedule", "tp", "dtype", "tile", "stages",
+            "kernel", "numerics (by name only)");
     for (int i = 0; i < n; i++) {
         tpg_config_info c;
-        char tile[32];
+        char tile[32], num[48];
         if (tpg_config_get(i, &c) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c.bm, c.bn, c.bk);
-        fprintf(f, "%-24s %-36s %-3d %-5s %-12s %-6d %s\n", c.name, c.schedule, c.tp, tpg_dtype_name(c.dtype), tile,
-                c.stages, c.kernel);
+        fprintf(f, "%-26s %-36s %-3d %-5s %-12s %-6d %-48s %s\n", c.name, c.schedule, c.tp, tpg_dtype_name(c.dtype),
+                tile, c.stages, c.kernel, numerics(i, num, sizeof num));
     }
-    fprintf(f, "%d configs. Run one with --config NAME, or pick with --schedule NAME --tp N --dtype bf16|fp16.\n", n);
+    fprintf(f, "%d configs. Run one with --config NAME, or pick with --schedule NAME --tp N --dtype bf16|fp16|e4m3|e5m2.\n", n);
 }
 
 static const char *check_name(tpg_check_state s) {
