@@ -37,7 +37,7 @@
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
-        X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p1, 1e-2)
+        X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -128,13 +128,14 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     const int tiles = l * ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn), nf = (S - 1) * tiles;
     const size_t mn = (size_t)m * n;
     void *A = dalloc((size_t)l * S * m * k * 2), *B = dalloc((size_t)l * S * n * k * 2);
-    void *X = dalloc((S - 1) * l * mn * 2), *D = dalloc(l * mn * 2), *C = with_c ? dalloc(l * mn * 2) : nullptr;
+    void *X = dalloc((S - 1) * l * mn * partial_bytes(K)), *D = dalloc(l * mn * 2);
+    void *C = with_c ? dalloc(l * mn * 2) : nullptr;
     unsigned int *F = (unsigned int *)dalloc(nf * 4);
     float *ref = (float *)dalloc(l * mn * 4);
     rand_fill(K, A, (size_t)l * S * m * k, g_seed++);
     rand_fill(K, B, (size_t)l * S * n * k, g_seed++);
     if (with_c) rand_fill_out(K, C, l * mn, g_seed++);
-    CK(cudaMemset(X, 0xFF, (S - 1) * l * mn * 2));
+    CK(cudaMemset(X, 0xFF, (S - 1) * l * mn * partial_bytes(K)));
     CK(cudaMemset(D, 0xFF, l * mn * 2));
     unsigned int *hf = (unsigned int *)malloc(nf * 4);
     for (int i = 0; i < nf; ++i) hf[i] = epoch - 1;

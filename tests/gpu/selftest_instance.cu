@@ -8,4 +8,4 @@
 
 extern "C" const tpg_selftest_shape TPG_ST_CAT(TPG_KERNEL_NAME, _shape) = {
     TPG_BM, TPG_BN, TPG_CLUSTER_M, TPG_CLUSTER_N, TPG_CONSUMER_MODE, kThreads, TPG_SMEM_BYTES, TPG_AB_DTYPE,
-    kEpiChunk, TPG_RASTER, TPG_BK};
+    kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32};

@@ -67,7 +67,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         rand_fill(ks[i], A[dt], (size_t)P.m * P.k, 7001);
         rand_fill(ks[i], B[dt], (size_t)S * P.n * P.k, 7002);
     }
-    void *X = dalloc((size_t)(S - 1) * m * P.n * 2), *D = dalloc((size_t)P.m * P.n * 2);
+    void *X = dalloc((size_t)(S - 1) * m * P.n * 4), *D = dalloc((size_t)P.m * P.n * 2); /* fp32 partials fit too */
     const int tiles = ((m + 63) / 64) * ((P.n + 63) / 64); /* >= tiles of a stage for any tile shape */
     unsigned int *F = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
     CK(cudaMemset(F, 0, (size_t)(S - 1) * tiles * 4));

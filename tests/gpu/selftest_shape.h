@@ -12,6 +12,7 @@ typedef struct tpg_selftest_shape {
     int epi_chunk_bytes;      /* epilogue subtile row bytes: the D map's box width and swizzle (128 / 64) */
     int raster;               /* TPG_RASTER: 1 = the walk order comes from p.tile_order */
     int bk;                   /* TPG_BK: the operand maps' box width; its row bytes pick the swizzle (128 / 64) */
+    int partial_f32;          /* TPG_PARTIAL_F32: reduce-scatter partials between stages are fp32 (else the output's) */
 } tpg_selftest_shape;
 
 #endif

@@ -52,6 +52,7 @@ void *dalloc(size_t bytes)
 }
 
 size_t ab_bytes(const kern &K) { return K.s.dtype >= 2 ? 1 : 2; }
+size_t partial_bytes(const kern &K) { return K.s.partial_f32 ? 4 : 2; }
 
 int legal_k(const kern &K, int k)
 {
@@ -122,16 +123,21 @@ void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long
 
 /* Destination map as runtime/src/tensormap.c builds it: 3-D {n, m, l}, row stride ld, batch stride batch
  * (elements), 128B swizzle, box {64, 64, 1}; the extent clips ragged tiles. */
-static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m, int l, long long ld, long long batch)
+static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m, int l, long long ld, long long batch,
+                      bool partial = false)
 {
     if (l <= 1) batch = ld * m;
+    /* a partial of a `partials: f32` kernel is fp32: the chunk keeps its bytes, the box half the columns */
+    const bool f32 = partial && K.s.partial_f32;
+    const int esize = f32 ? 4 : 2;
     cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)l};
-    cuuint64_t strides[2] = {(cuuint64_t)ld * 2, (cuuint64_t)batch * 2};
+    cuuint64_t strides[2] = {(cuuint64_t)ld * esize, (cuuint64_t)batch * esize};
     /* as runtime/src/tensormap.c: box = one epilogue store unit, swizzle matching its row bytes */
     const int chunk = K.s.epi_chunk_bytes;
-    cuuint32_t box[3] = {(cuuint32_t)(chunk / 2), 64, 1};
+    cuuint32_t box[3] = {(cuuint32_t)(chunk / esize), 64, 1};
     cuuint32_t estr[3] = {1, 1, 1};
-    CUresult r = g_encode(map, out_map_type(K), 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    CUresult r = g_encode(map, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : out_map_type(K), 3, base, dims, strides, box,
+                          estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                           chunk == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
@@ -140,13 +146,14 @@ static void make_dmap(CUtensorMap *map, const kern &K, void *base, int n, int m,
     }
 }
 
-/* Fills stage s's destination (pointer, strides and the TMA-store map) for extent m x n x l. */
-void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch)
+/* Fills stage s's destination (pointer, strides and the TMA-store map) for extent m x n x l; partial: it is a
+ * partial for the next stage (fp32 for `partials: f32` kernels). */
+void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch, bool partial)
 {
     p->stage[s].d = d;
     p->stage[s].d_ld = ld;
     p->stage[s].d_batch = batch;
-    make_dmap(&p->stage[s].d_map, K, d, p->n, p->m, p->l, ld, batch);
+    make_dmap(&p->stage[s].d_map, K, d, p->n, p->m, p->l, ld, batch, partial);
 }
 
 /* Stage s reads partial x (ld, batch in elements) after flags[t]: pointer, strides, flags and the TMA-load
@@ -158,7 +165,7 @@ void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long l
     p->stage[s].partial_ld = ld;
     p->stage[s].partial_batch = batch;
     p->stage[s].partial_flags = flags;
-    make_dmap(&p->stage[s].partial_map, K, const_cast<void *>(x), p->n, p->m, p->l, ld, batch);
+    make_dmap(&p->stage[s].partial_map, K, const_cast<void *>(x), p->n, p->m, p->l, ld, batch, true);
 }
 
 /* A local reduce-scatter ring of S stages of m x n x k (l batches; tiles = flags per stage, batches
@@ -178,9 +185,10 @@ void ring_params(tpg_gemm_params *p, const ctl &c, const kern &K, void *A, void 
         sp->b_row0 = s * n;
         sp->a_batch_rows = S * m;
         sp->b_batch_rows = S * n;
-        set_dest(p, s, K, s == S - 1 ? D : (char *)X + 2 * s * slot, n, mn);
+        set_dest(p, s, K, s == S - 1 ? D : (char *)X + partial_bytes(K) * s * slot, n, mn, s < S - 1);
         if (s < S - 1) sp->signal_flags = F + (size_t)s * tiles;
-        if (s > 0) set_partial(p, s, K, (char *)X + 2 * (s - 1) * slot, n, mn, F + (size_t)(s - 1) * tiles);
+        if (s > 0)
+            set_partial(p, s, K, (char *)X + partial_bytes(K) * (s - 1) * slot, n, mn, F + (size_t)(s - 1) * tiles);
     }
 }
 

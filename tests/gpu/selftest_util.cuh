@@ -125,12 +125,13 @@ void *dalloc(size_t bytes);
 void rand_fill(const kern &K, void *p, size_t n, unsigned int seed);     /* operands (A, B) */
 void rand_fill_out(const kern &K, void *p, size_t n, unsigned int seed); /* outputs' type (C) */
 size_t ab_bytes(const kern &K); /* bytes of an operand element: 1 for fp8, else 2 (outputs are always 2) */
+size_t partial_bytes(const kern &K); /* bytes of a reduce-scatter partial element: 4 with `partials: f32`, else 2 */
 /* k rounded up so that a K-major row is a multiple of 16 bytes, as TMA needs (fp8: 520 -> 528; 16-bit: k) */
 int legal_k(const kern &K, int k);
 /* operand maps as runtime/src/params.c encodes them: A box BM / cluster_n rows, B box BN / cluster_m */
 void map_a(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
 void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
-void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch);
+void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch, bool partial = false);
 void set_partial(tpg_gemm_params *p, int s, const kern &K, const void *x, long long ld, long long batch,
                  const unsigned int *flags);
 void ring_params(tpg_gemm_params *p, const ctl &c, const kern &K, void *A, void *B, void *X, void *D, unsigned int *F,
