@@ -130,10 +130,13 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             tpg_plan_dim_name(s->shard_a), tpg_plan_dim_name(s->shard_b), tpg_plan_dim_name(s->shard_d),
             tpg_plan_dim_name(s->stage_dim));
     fprintf(f, "  tp                %d\n", p);
+    char partials[32] = "";
+    if (kd->dtype_partial != kd->dtype_cd)
+        snprintf(partials, sizeof partials, ", %s partials", tpg_dtype_name(kd->dtype_partial));
     fprintf(f, "  kernel            %s: %s in, %s out%s, tile %dx%dx%d, %d stages, %d consumers, cluster %dx%d, "
                "%d threads, %d B smem\n",
             kd->name, tpg_dtype_name(kd->dtype_ab), tpg_dtype_name(kd->dtype_cd),
-            kd->dtype_partial != kd->dtype_cd ? ", fp32 partials" : "", kd->bm, kd->bn, kd->bk, kd->stages,
+            partials, kd->bm, kd->bn, kd->bk, kd->stages,
             kd->consumers, kd->cluster_m, kd->cluster_n, kd->threads, kd->smem_bytes);
     fprintf(f, "  problem           M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " L=%" PRId64
                "  (D = alpha*A*B^T + beta*C; A MxK, B NxK)\n",

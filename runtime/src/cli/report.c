@@ -30,10 +30,10 @@ static void json_num(FILE *f, double v) {
  * such configs run by name only (tpg__config_pickable). */
 static const char *numerics(int i, char *buf, size_t cap) {
     const tpg_kernel_desc *k = tpg_configs[i].kernel;
-    if (k->dtype_acc != TPG_DTYPE_FP32) snprintf(buf, cap, "%s sums", tpg_dtype_name(k->dtype_acc));
+    if (tpg__config_pickable(&tpg_configs[i])) snprintf(buf, cap, "-");
+    else if (k->dtype_acc != TPG_DTYPE_FP32) snprintf(buf, cap, "%s sums", tpg_dtype_name(k->dtype_acc));
     else if (k->fp8_promote) snprintf(buf, cap, "fp8 promoted every %d", k->fp8_promote);
-    else if (k->dtype_partial != k->dtype_cd) snprintf(buf, cap, "%s partials", tpg_dtype_name(k->dtype_partial));
-    else snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%s partials", tpg_dtype_name(k->dtype_partial));
     return buf;
 }
 
