@@ -210,7 +210,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     errors, figures, err, alt_err = {}, {}, None, {}
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
                                                 group_name)
-    alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep)
+    alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg)
     try:
         progress(rank, f"{name}: check")
         err = rel_err(op, fns, reference, keep, tp)
@@ -278,18 +278,25 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                                 **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp)} if alt_ops else {})})
 
 
-def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep):
-    """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>",
-    interleaved with the others on the same tensors. Returns {variant: op}; adds its callable to fns."""
+def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
+    """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", and on
+    all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
+    ("alt:copy_chunksN"), interleaved with the others on the same tensors. Returns {variant: op}; adds its
+    callable to fns."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-    ops = {}
+    wanted = []  # (variant, config, copy chunks)
     for fam in [f for f in args.alt_config.split(",") if f]:
-        cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=args.dtype)
-        if lib.config_info(cfg)["schedule"] != getattr(args, f"{op_kind.lower()}_schedule"):
-            continue
-        alt_op = ctx.op(cfg, m, n, k)
+        alt_cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=args.dtype)
+        if lib.config_info(alt_cfg)["schedule"] == getattr(args, f"{op_kind.lower()}_schedule"):
+            wanted.append((f"alt:{fam}", alt_cfg, 0))
+    if op_kind == "AG":
+        wanted += [(f"alt:copy_chunks{c}", cfg, int(c)) for c in args.alt_copy_chunks.split(",") if c]
+    ops = {}
+    for v, alt_cfg, chunks in wanted:
+        alt_op = ctx.op(alt_cfg, m, n, k)
+        if chunks:
+            alt_op.set_copy_chunks(chunks)
         alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr())
-        v = f"alt:{fam}"
         ops[v] = alt_op
         fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
     return ops
@@ -309,6 +316,9 @@ def main():
     p.add_argument("--rs-config", default="", help="the same for the reduce-scatter shapes")
     p.add_argument("--alt-config", default="", help="experiments: comma-separated config families run as extra "
                    "fused variants on the shapes of their schedule (record field 'alt')")
+    p.add_argument("--alt-copy-chunks", default="", help="experiments: comma-separated piece counts; on the all-gather "
+                   "shapes each runs the shape's config with its copies in that many pieces (tpg_op_set_copy_chunks) "
+                   "as an extra variant 'alt:copy_chunksN'")
     args = p.parse_args()
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LIB_PATH = Path(os.environ.get("TPGEMM_LIB", ROOT / "build" / "libtpgemm.so"))
 
-TPG_OK, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP = 0, 5, 13
+TPG_OK, TPG_ERR_INVALID_ARGUMENT, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP = 0, 1, 5, 13
 DTYPES = {"bf16": 0, "fp16": 1, "e4m3": 2, "e5m2": 3}  # tpg_dtype
 
 # int (*)(const void *send, void *recv, size_t bytes, void *user)
@@ -79,7 +79,7 @@ def load(path=LIB_PATH):
         "tpg_ctx_destroy": ([vp], i), "tpg_ctx_rank": ([vp], i),
         "tpg_op_create": ([vp, p(OpDesc), p(vp)], i), "tpg_op_destroy": ([vp], i),
         "tpg_op_shard_shape": ([vp, i, p(ShardShape)], i), "tpg_op_set_tensors": ([vp, i, p(Tensors)], i),
-        "tpg_op_run_rank": ([vp, i, vp], i), "tpg_op_sync": ([vp], i),
+        "tpg_op_run_rank": ([vp, i, vp], i), "tpg_op_sync": ([vp], i), "tpg_op_set_copy_chunks": ([vp, i], i),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(lib, name)
@@ -210,6 +210,10 @@ class Op:
         t = Tensors(a, b, c or None, d, None, None)
         self._check(self.ctx.lib.lib.tpg_op_set_tensors(self.handle, rank, ctypes.byref(t)),
                     f"tpg_op_set_tensors(rank={rank})")
+
+    def set_copy_chunks(self, chunks):
+        """All-gather: each shard's copy in `chunks` pieces (tpg_op_set_copy_chunks)."""
+        self._check(self.ctx.lib.lib.tpg_op_set_copy_chunks(self.handle, chunks), f"tpg_op_set_copy_chunks({chunks})")
 
     def run_rank(self, rank, stream):
         self._check(self.ctx.lib.lib.tpg_op_run_rank(self.handle, rank, stream), f"tpg_op_run_rank(rank={rank})")

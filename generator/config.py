@@ -16,6 +16,7 @@ from . import kernels as K
 from .schedules import SCHEDULES
 
 MAX_TP = 8  # TPG_MAX_TP in templates/kernels/gemm_params.h
+MAX_COPY_CHUNKS = 32  # TPG_MAX_COPY_CHUNKS in templates/kernels/copy_chunks.h
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -105,6 +106,10 @@ CONFIG = Field("map", fields={
     "prefer_from_local_k": Field("int", range=(1, 1 << 31),
                                  doc="the schedule's default for GEMMs whose per-stage K (K/tp for reduce-scatter, "
                                      "K for all-gather) is at least this; 1 = every shape"),
+    "copy_chunks": Field("int", default=1, range=(1, MAX_COPY_CHUNKS),
+                         doc="all-gather: cut each shard's copy into this many pieces (whole tiles of rows each), "
+                             "each with its own flag, so a tile waits only for the piece holding its rows "
+                             "(templates/kernels/copy_chunks.h); 1 = one copy per shard"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))
@@ -326,6 +331,10 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"unknown kernel {c['kernel']!r}",
                     ", ".join(kernel_names) or "(no kernels defined)")
         _check_kernel_tp1(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
+        if (c.get("copy_chunks") or 1) > 1 and SCHEDULES.get(c.get("schedule"), {}).get("comm") != "allgather":
+            w.error(w.lines.get(f"{path}.copy_chunks", w.lines[path]), f"{path}.copy_chunks",
+                    f"copy_chunks {c['copy_chunks']} in a config of {c.get('schedule')}, which copies nothing (its "
+                    "partials move from the GEMM's epilogue)", "1, or an AllGather schedule")
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:

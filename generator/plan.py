@@ -18,6 +18,7 @@ class ConfigSpec:
     schedule: ScheduleTable
     kernel: KernelSpec
     prefer_from_local_k: int = 0  # 0: never preferred (schedules.yaml configs[].prefer_from_local_k)
+    copy_chunks: int = 1  # all-gather: pieces per shard copy (schedules.yaml configs[].copy_chunks)
 
 
 @dataclass(frozen=True)
@@ -51,16 +52,17 @@ def build(doc: dict, source: str) -> Plan:
             if key not in tables:
                 tables[key] = build_table(*key)
             configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[config_kernel(c, tp)],
-                                      c.get("prefer_from_local_k") or 0))
+                                      c.get("prefer_from_local_k") or 0, c.get("copy_chunks") or 1))
     configs.sort(key=lambda c: c.name)
     kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
     content = {
         "generator": GENERATOR_VERSION,
         "kernels": [k.fields() for k in kernels],
-        # the preference is hashed only where set, so plans without one hash as before
+        # the preference and the copy cut are hashed only where set, so plans without them hash as before
         "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name]
-                    + ([c.prefer_from_local_k] if c.prefer_from_local_k else []) for c in configs],
+                    + ([c.prefer_from_local_k] if c.prefer_from_local_k else [])
+                    + ([{"copy_chunks": c.copy_chunks}] if c.copy_chunks != 1 else []) for c in configs],
     }
     rows = dispatch.entries(doc, [c.name for c in configs])
     if rows:  # absent without presets, so that such a plan hashes as before

@@ -106,6 +106,54 @@ def test_dry_run_json_parses(tpgemm, schedule, tp):
     assert plan["flops_per_device"] == pytest.approx(2 * m * n * k / tp)
 
 
+@pytest.mark.parametrize("schedule", ["AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB"])
+def test_copy_chunks_cut_the_copies_in_the_plan(tpgemm, schedule):
+    """--copy-chunks N: every COPY and FLAG node becomes N pieces (whole tiles of the rotating operand's rows),
+    the copies one after another, flag c after piece c and after flag c - 1, and the closing barrier after
+    the last flag (runtime/src/copy_plan.h)."""
+    tp, m, n, k = 4, 8192, 6144, 4096
+    r = run(tpgemm, "--dry-run", "--json", "--schedule", schedule, "--tp", str(tp), "--copy-chunks", "3",
+            f"--m={m}", f"--n={n}", f"--k={k}")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    rotating = plan["shards"]["a" if schedule.endswith("RotatingA") else "b"]
+    tile = plan["kernel"]["bm" if schedule.endswith("RotatingA") else "bn"]
+    cut = plan["copy"]
+    assert cut["chunks"] == 3 and cut["chunk_rows"] % tile == 0
+    assert cut["chunk_rows"] * (cut["chunks"] - 1) < rotating[0] <= cut["chunk_rows"] * cut["chunks"]
+    assert cut["chunk_bytes"] == cut["chunk_rows"] * rotating[1] * 2
+    for dev in plan["graph"]:
+        nodes = dev["nodes"]
+        assert len(nodes) == 3 + 2 * 3 * (tp - 1)
+        copies = [x for x in nodes if x["kind"] == "COPY"]
+        flags = [x for x in nodes if x["kind"] == "FLAG"]
+        assert [(x["stage"], x["piece"]) for x in copies] == [(s, c) for s in range(1, tp) for c in range(3)]
+        for x in copies[1:]:
+            assert x["deps"] == [x["index"] - 1] or nodes[x["deps"][0]]["kind"] == "FLAG"
+        for x in flags:
+            piece = next(c for c in copies if (c["stage"], c["piece"]) == (x["stage"], x["piece"]))
+            assert x["deps"][0] == piece["index"]
+            assert x["piece"] == 0 or nodes[x["deps"][1]]["kind"] == "FLAG"
+        end = nodes[-1]
+        assert end["kind"] == "BARRIER_END" and end["deps"][1] == flags[-1]["index"]
+    text = run(tpgemm, "--dry-run", "--schedule", schedule, "--tp", str(tp), "--copy-chunks", "3",
+               f"--m={m}", f"--n={n}", f"--k={k}")
+    assert f"Copies cut into 3 pieces of {cut['chunk_rows']} rows" in text.stdout
+
+
+def test_copy_chunks_refused_where_nothing_is_copied(tpgemm):
+    r = run(tpgemm, "--dry-run", "--config", "rs_tila_bf16_tp2", "--copy-chunks", "2")
+    assert r.returncode == 2
+    assert "--copy-chunks 2: config rs_tila_bf16_tp2 copies nothing" in r.stderr
+    r = run(tpgemm, "--dry-run", "--config", "ag_rota_bf16_tp1", "--copy-chunks", "2")
+    assert r.returncode == 2 and "copies nothing (TP = 1)" in r.stderr
+    for bad in ("0", "33", "x"):
+        r = run(tpgemm, "--dry-run", "--config", "ag_rota_bf16_tp2", "--copy-chunks", bad)
+        assert r.returncode == 2 and f"--copy-chunks expects an integer in 1..32, got '{bad}'" in r.stderr
+    # one piece is the table's own graph, allowed everywhere
+    assert run(tpgemm, "--dry-run", "--config", "rs_tila_bf16_tp2", "--copy-chunks", "1").returncode == 0
+
+
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
 @pytest.mark.parametrize("tp,k", [(2, 28672), (2, 20480), (2, 8192), (4, 28672)])
 def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):

@@ -133,6 +133,14 @@ CASES = [
      "configs[0].prefer_from_local_k", ["0 is out of range", "allowed: 1..2147483648"]),
     ("prefer_from_local_k_string", "kernel: k}", "kernel: k, prefer_from_local_k: '8192'}", "prefer_from_local_k",
      "configs[0].prefer_from_local_k", ["expected an integer, got str '8192'", "allowed: 1..2147483648"]),
+    ("copy_chunks_zero", "kernel: k}", "kernel: k, copy_chunks: 0}", "copy_chunks", "configs[0].copy_chunks",
+     ["0 is out of range", "allowed: 1..32"]),
+    ("copy_chunks_too_many", "kernel: k}", "kernel: k, copy_chunks: 33}", "copy_chunks", "configs[0].copy_chunks",
+     ["33 is out of range", "allowed: 1..32"]),
+    ("copy_chunks_reduce_scatter", "AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
+     "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k, copy_chunks: 2}", "copy_chunks",
+     "configs[0].copy_chunks", ["copy_chunks 2 in a config of ReduceScatter1D_TilingA_RotatingC, which copies nothing",
+                                "allowed: 1, or an AllGather schedule"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -198,9 +206,24 @@ def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
     assert [(c.name, c.prefer_from_local_k) for c in p.configs] == [("c_tp1", 10240), ("c_tp2", 10240)]
     assert [c.prefer_from_local_k for c in plain.configs] == [0, 0]
     assert p.config_hash != plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+)\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "10240"), ("c_tp2", "10240")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
+
+
+def test_copy_chunks_reach_the_registry_and_the_hash():
+    """configs[].copy_chunks is the registry rows' 5th initializer (1 when left out) and changes the hash only
+    where set, so plans without it hash as before."""
+    plain = plan.build(config.validate(config.compose(BASE, "x.yaml"), "x.yaml"), "x.yaml")
+    text = BASE.replace("kernel: k}", "kernel: k, copy_chunks: 4}")
+    p = plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    assert [c.copy_chunks for c in p.configs] == [4, 4] and [c.copy_chunks for c in plain.configs] == [1, 1]
+    assert p.config_hash != plain.config_hash
+    one = plan.build(config.validate(config.compose(BASE.replace("kernel: k}", "kernel: k, copy_chunks: 1}"),
+                                                    "x.yaml"), "x.yaml"), "x.yaml")
+    assert one.config_hash == plain.config_hash
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+)\},$', re.M)
+    assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "4"), ("c_tp2", "4")]
 
 
 def test_duplicate_config_name(tmp_path):

@@ -55,6 +55,11 @@ def test_config_info_binding_matches_the_c_struct(lib):
     assert f32p == {f"rs_til{s}_bf16{w}_f32p_tp{tp}" for s in "ab" for w in ("", "_wide") for tp in (2, 4, 8)}
 
 
+def test_copy_chunks_binding_refuses_a_null_op(lib):
+    """tpg_op_set_copy_chunks is exported and bound (bench/tp_bench.py --alt-copy-chunks calls it)."""
+    assert lib.lib.tpg_op_set_copy_chunks(None, 4) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
+
+
 def test_create_rank_without_gpu_is_no_device(lib):
     if has_gpu():
         pytest.skip("a GPU is visible: the no-device path cannot be exercised here")

@@ -242,6 +242,14 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
+/* All-gather ops: cut each shard's copy into `chunks` pieces (1..32, whole tiles of the rotating operand's
+ * rows each, so fewer when the shard has fewer tiles), each announced by its own flag: a tile waits only
+ * for the piece that holds its rows, so tiles start while later pieces are in flight. The default is the
+ * config's `copy_chunks` (schedules.yaml, usually 1). Rebuilds the local ranks' graphs after their last
+ * launches when the cut changes. Ranks may differ (a rank's cut concerns its own copies and flags only).
+ * TPG_ERR_INVALID_ARGUMENT outside 1..32, or for chunks > 1 on an op that copies nothing
+ * (reduce-scatter, TP = 1). */
+tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
  * it may start while the stream's previous kernel finishes and waits on the device until that

@@ -23,7 +23,7 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     /* Slots keep the 256-byte alignment of each one (TMA needs 16 B; 256 keeps copies efficient). */
     b->slot_bytes = (slot_bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
     b->slots = section(&cursor, (size_t)(tp - 1) * b->slot_bytes);
-    b->stage_flags = section(&cursor, (size_t)tp * sizeof(unsigned int));
+    b->stage_flags = section(&cursor, (size_t)tp * TPG_MAX_COPY_CHUNKS * sizeof(unsigned int));
     b->tile_flags = section(&cursor, (size_t)(tp - 1) * (size_t)tiles_per_stage * sizeof(unsigned int));
     b->epoch = section(&cursor, sizeof(unsigned int));
     b->start_counter = section(&cursor, sizeof(unsigned int));

@@ -2,7 +2,8 @@
  * section is (peer's base from the peer table) + (the same offset).
  *
  *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s
- *   stage_flags  [tp] u32                all-gather: FLAG node writes the epoch when slot s-1 landed
+ *   stage_flags  [tp x 32] u32           all-gather: a FLAG node writes the epoch when chunk c of slot s-1
+ *                                        landed (flag s * TPG_MAX_COPY_CHUNKS + c; copy_chunks.h)
  *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
  *   epoch        u32                     launch counter; the start barrier is its only writer
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
@@ -14,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "copy_chunks.h"
 #include "tpgemm.h"
 
 typedef struct tpg_buffer_layout {
@@ -37,6 +39,10 @@ static inline void *tpg_buf_slot(void *base, const tpg_buffer_layout *b, int slo
 }
 static inline unsigned int *tpg_buf_word(void *base, size_t offset) {
     return (unsigned int *)((char *)base + offset);
+}
+/* Flag of chunk 0 of stage s's copy (chunk c: + c). */
+static inline unsigned int *tpg_buf_stage_flags(void *base, const tpg_buffer_layout *b, int stage) {
+    return tpg_buf_word(base, b->stage_flags) + (size_t)stage * TPG_MAX_COPY_CHUNKS;
 }
 static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
     return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;

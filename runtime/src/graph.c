@@ -1,6 +1,7 @@
 /* One CUDA graph per device, built by walking that device's generated node list (tables.h,
- * docs/ARCHITECTURE.md "Graph nodes per device"). Generic: node kinds and dependencies come from the
- * table; addresses come from op->peers / op->buffer / op->gemm (params.c).
+ * docs/ARCHITECTURE.md "Graph nodes per device") with its copies cut into op->copy.chunks pieces
+ * (copy_plan.h: the expanded list). Generic: node kinds and dependencies come from the table; addresses
+ * come from op->peers / op->buffer / op->gemm (params.c).
  * Built and instantiated once; later argument changes update the executable graphs in place, except
  * changed copies, which rebuild the device's graph (tpg__graphs_update says why). */
 #include <stdlib.h>
@@ -19,7 +20,8 @@ typedef struct node_args {
     size_t bytes;
 } node_args;
 
-static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, node_args *a) {
+/* Node n of rank's table list, piece `piece` of it (copies and flags are cut; other nodes have piece 0). */
+static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, int piece, node_args *a) {
     const tpg_kernel_desc *k = op->kernel;
     memset(a, 0, sizeof *a);
     switch ((tpg_node_kind)n->kind) {
@@ -74,14 +76,17 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
         return TPG_OK;
     }
     case TPG_NODE_COPY: {
-        /* The rotating operand's whole shard (all batches) of the source rank into own slot. */
+        /* Piece `piece` of the rotating operand's shard (all batches) of the source rank into own slot:
+         * the same byte range of both (copy_plan.h). */
         tpg_peer_kind kind = op->sched->rotating == TPG_OPERAND_A ? TPG_PEER_SHARD_A : TPG_PEER_SHARD_B;
-        a->src = tpg_peers_get(&op->peers, n->peer, kind);
-        a->dst = tpg_buf_slot(op->buffer[rank], &op->layout, n->slot);
-        a->bytes = op->layout.slot_bytes_used;
-        if (!a->src)
+        const char *src = tpg_peers_get(&op->peers, n->peer, kind);
+        if (!src)
             TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d copies from rank %d, whose tensors are not set", rank,
                      n->peer);
+        size_t offset = 0;
+        tpg_copy_plan_piece(&op->copy, piece, &offset, &a->bytes);
+        a->src = src + offset;
+        a->dst = (char *)tpg_buf_slot(op->buffer[rank], &op->layout, n->slot) + offset;
         return TPG_OK;
     }
     case TPG_NODE_FLAG: {
@@ -95,7 +100,7 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, n
             TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d raises a flag from rank %d's epoch, whose buffer is not mapped",
                      rank, n->peer);
         a->src = tpg_buf_word(peer_buffer, op->layout.epoch);
-        a->dst = tpg_buf_word(op->buffer[rank], op->layout.stage_flags) + n->slot;
+        a->dst = tpg_buf_stage_flags(op->buffer[rank], &op->layout, n->slot) + piece;
         a->bytes = sizeof(unsigned int);
         return TPG_OK;
     }
@@ -115,7 +120,7 @@ int tpg__single_kernel(const tpg_op *op) {
 tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s) {
     const tpg_kernel_desc *k = op->kernel;
     node_args a;
-    TPG_CHECK(node_describe(op, rank, &op->sched->nodes[rank * op->sched->nodes_per_device], &a));
+    TPG_CHECK(node_describe(op, rank, &op->sched->nodes[rank * op->sched->nodes_per_device], 0, &a));
     cudaLaunchAttribute attr[2];
     memset(attr, 0, sizeof attr);
     unsigned n = 0;
@@ -139,30 +144,45 @@ tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s) {
     return TPG_OK;
 }
 
-static tpg_status build_one(tpg_op *op, int rank) {
+/* Rank's table list expanded into op->items[rank] (copy_plan.h); the node handles array sized to match. */
+static tpg_status expand_one(tpg_op *op, int rank) {
     tpg_ctx *ctx = op->ctx;
     const tpg_schedule_table *t = op->sched;
     const tpg_graph_node *list = &t->nodes[rank * t->nodes_per_device];
-    cudaGraphNode_t *nodes = calloc((size_t)t->nodes_per_device, sizeof *nodes);
-    if (!nodes) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "graph of rank %d: host allocation failed", rank);
-    op->nodes[rank] = nodes;
+    const int chunks = op->copy.chunks;
+    const int count = tpg_graph_items_count(list, t->nodes_per_device, chunks);
+    op->items[rank] = calloc((size_t)count, sizeof *op->items[rank]);
+    op->nodes[rank] = calloc((size_t)count, sizeof *op->nodes[rank]);
+    if (!op->items[rank] || !op->nodes[rank])
+        TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "graph of rank %d: host allocation failed", rank);
+    op->num_items[rank] = count;
+    if (tpg_graph_items_expand(list, t->nodes_per_device, chunks, op->items[rank]) != 0)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's node list has a dependency on a later node or "
+                 "a FLAG that does not follow a COPY", t->name, rank);
+    return TPG_OK;
+}
+
+static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_graph_item *it) {
+    return &op->sched->nodes[rank * op->sched->nodes_per_device + it->node];
+}
+
+static tpg_status build_one(tpg_op *op, int rank) {
+    tpg_ctx *ctx = op->ctx;
+    TPG_CHECK(expand_one(op, rank));
     TPG_CHECK(tpg__use_device(ctx, rank));
     TPG_CHECK_CUDA(ctx, cudaFuncSetAttribute(op->kernel->entry(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              op->kernel->smem_bytes));
     TPG_CHECK_CUDA(ctx, cudaGraphCreate(&op->graph[rank], 0));
-    for (int i = 0; i < t->nodes_per_device; i++) {
-        const tpg_graph_node *n = &list[i];
+    cudaGraphNode_t *nodes = op->nodes[rank];
+    for (int i = 0; i < op->num_items[rank]; i++) {
+        const tpg_graph_item *it = &op->items[rank][i];
+        const tpg_graph_node *n = item_node(op, rank, it);
         cudaGraphNode_t deps[2];
         size_t ndeps = 0;
-        for (int j = 0; j < 2; j++) {
-            if (n->deps[j] < 0) continue;
-            if (n->deps[j] >= i)
-                TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d node %d depends on later node %d",
-                         t->name, rank, i, n->deps[j]);
-            deps[ndeps++] = nodes[n->deps[j]];
-        }
+        for (int j = 0; j < 2; j++)
+            if (it->deps[j] >= 0) deps[ndeps++] = nodes[it->deps[j]];
         node_args a;
-        TPG_CHECK(node_describe(op, rank, n, &a));
+        TPG_CHECK(node_describe(op, rank, n, it->piece, &a));
         if (a.is_kernel) {
             a.kernel.kernelParams = a.kernel_args;
             TPG_CHECK_CUDA(ctx, cudaGraphAddKernelNode(&nodes[i], op->graph[rank], deps, ndeps, &a.kernel));
@@ -203,9 +223,12 @@ static void destroy_one(tpg_op *op, int r) {
     if (op->exec[r]) (void)cudaGraphExecDestroy(op->exec[r]);
     if (op->graph[r]) (void)cudaGraphDestroy(op->graph[r]);
     free(op->nodes[r]);
+    free(op->items[r]);
     op->exec[r] = NULL;
     op->graph[r] = NULL;
     op->nodes[r] = NULL;
+    op->items[r] = NULL;
+    op->num_items[r] = 0;
 }
 
 /* Rebuilds rank r's graph. Launches of one executable graph run one after another, whatever the
@@ -219,13 +242,13 @@ static tpg_status rebuild_one(tpg_op *op, int r) {
 
 static tpg_status update_all(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
-    const tpg_schedule_table *t = op->sched;
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK(tpg__use_device(ctx, r));
         int rebuild = 0;
-        for (int i = 0; i < t->nodes_per_device && !rebuild; i++) {
+        for (int i = 0; i < op->num_items[r] && !rebuild; i++) {
+            const tpg_graph_item *it = &op->items[r][i];
             node_args a;
-            TPG_CHECK(node_describe(op, r, &t->nodes[r * t->nodes_per_device + i], &a));
+            TPG_CHECK(node_describe(op, r, item_node(op, r, it), it->piece, &a));
             int same = 1;
             if (!a.is_kernel) TPG_CHECK(copy_unchanged(ctx, op->nodes[r][i], &a, &same));
             rebuild = !same;
@@ -234,9 +257,10 @@ static tpg_status update_all(tpg_op *op) {
             TPG_CHECK(rebuild_one(op, r));
             continue;
         }
-        for (int i = 0; i < t->nodes_per_device; i++) {
+        for (int i = 0; i < op->num_items[r]; i++) {
+            const tpg_graph_item *it = &op->items[r][i];
             node_args a;
-            TPG_CHECK(node_describe(op, r, &t->nodes[r * t->nodes_per_device + i], &a));
+            TPG_CHECK(node_describe(op, r, item_node(op, r, it), it->piece, &a));
             if (!a.is_kernel) continue;
             a.kernel.kernelParams = a.kernel_args;
             TPG_CHECK_CUDA(ctx, cudaGraphExecKernelNodeSetParams(op->exec[r], op->nodes[r][i], &a.kernel));
@@ -267,6 +291,6 @@ void tpg__graphs_drop(tpg_op *op) {
 
 void tpg__graphs_destroy(tpg_op *op) {
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++)
-        if (op->exec[r] || op->graph[r] || op->nodes[r]) destroy_one(op, r);
+        if (op->exec[r] || op->graph[r] || op->nodes[r] || op->items[r]) destroy_one(op, r);
     op->built = 0;
 }

@@ -6,6 +6,7 @@
 
 #include "barrier.h"
 #include "buffers.h"
+#include "copy_plan.h"
 #include "ctx_internal.h"
 #include "gemm_params.h"
 #include "peers.h"
@@ -36,13 +37,16 @@ struct tpg_op {
     tpg_barrier_params barrier[2][TPG_MAX_TP]; /* [tpg_barrier_mode][rank] */
 
     int pdl;                               /* tpg_op_set_pdl: single-kernel ops launch their kernel with PDL */
+    tpg_copy_plan copy;                    /* how the all-gather copies are cut (copy_plan.h; tpg_op_set_copy_chunks) */
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
     int has_run;                           /* tpg_op_run launched at least once */
     int built;                             /* graphs built and instantiated */
     cudaGraph_t graph[TPG_MAX_TP];
     cudaGraphExec_t exec[TPG_MAX_TP];
-    cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [nodes_per_device], index as in the schedule table */
+    tpg_graph_item *items[TPG_MAX_TP];     /* each local rank's expanded node list (copy_plan.h) */
+    int num_items[TPG_MAX_TP];
+    cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [num_items], index as in items */
 #ifdef TPG_TRACE
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes;

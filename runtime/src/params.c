@@ -8,7 +8,7 @@
  *            dst_peer <  0 (final)  -> user D (+ block offset when the D shard is the whole local output,
  *                                      i.e. shard_d != stage_dim), user C at the same offset
  *   input:   rotating D and src_slot >= 0 -> partial = own slot, wait on own tile flags [src_slot]
- *            rotating A/B and src_slot >= 0 -> wait on own stage flag [s] (raised by the FLAG node)
+ *            rotating A/B and src_slot >= 0 -> wait on own stage flags [s][piece] (raised by the FLAG nodes)
  */
 #include <string.h>
 
@@ -71,7 +71,10 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
         p->partial_batch = sh->stage_m * sh->stage_n;
         p->partial_flags = tpg_buf_tile_flags(own, &op->layout, e->src_slot);
     } else if (e->src_slot >= 0) {
-        p->wait_flag = tpg_buf_word(own, op->layout.stage_flags) + s;
+        /* the FLAG nodes' words of this stage, one per piece of its copy (copy_plan.h) */
+        p->wait_flag = tpg_buf_stage_flags(own, &op->layout, s);
+        p->wait_chunk_rows = op->copy.chunks > 1 ? op->copy.chunk_rows : 0;
+        p->wait_b = t->rotating == TPG_OPERAND_B;
     }
 
     if (e->dst_peer >= 0) {

@@ -1,5 +1,6 @@
 /* The plan of a distributed GEMM (`tpgemm --dry-run`): arithmetic over the generated tables, no CUDA. */
 #include "plan.h"
+#include "copy_plan.h"
 #include "json.h"
 #include "shapes.h"
 
@@ -30,7 +31,7 @@ static int valid_cfg(const tpg_config_desc *cfg) {
     return cfg && cfg->schedule && cfg->kernel && cfg->schedule->tp >= 1 && cfg->schedule->stages;
 }
 
-tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l, int copy_chunks,
                             tpg_plan_shape *out) {
     if (!valid_cfg(cfg) || !out || m < 1 || n < 1 || k < 1 || l < 1) return TPG_ERR_INVALID_ARGUMENT;
     const tpg_schedule_table *s = cfg->schedule;
@@ -59,7 +60,7 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
         int64_t rows = s->rotating == TPG_OPERAND_B ? out->b_rows : out->a_rows;
         int64_t cols = s->rotating == TPG_OPERAND_B ? out->b_cols : out->a_cols;
         out->slot_bytes = rows * cols * l * (int64_t)tpg_dtype_size(kd->dtype_ab);
-        out->flags_bytes = p > 1 ? p * 4 : 0;
+        out->flags_bytes = p > 1 ? p * TPG_MAX_COPY_CHUNKS * 4 : 0;
     } else {
         out->slot_bytes = out->stage_m * out->stage_n * l * (int64_t)tpg_dtype_size(kd->dtype_partial);
         out->flags_bytes = out->num_slots * out->tiles_per_stage * 4;
@@ -67,6 +68,10 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     if (p == 1) out->slot_bytes = 0;
     out->slots_bytes = out->num_slots * out->slot_bytes;
     out->moved_bytes = out->slots_bytes;
+    const tpg_copy_plan cp = tpg_copy_plan_for(s, kd, &sh, copy_chunks > 0 ? copy_chunks : cfg->copy_chunks);
+    out->copy_chunks = cp.chunks;
+    out->copy_chunk_rows = cp.chunks ? cp.chunk_rows : 0;
+    out->copy_chunk_bytes = cp.chunks ? cp.chunk_rows * cp.row_bytes : 0;
     out->flops_per_device = 2.0 * (double)m * (double)n * (double)k * (double)l / (double)p;
     return TPG_OK;
 }
@@ -115,6 +120,18 @@ static void human_bytes(int64_t b, char *buf, size_t cap) {
         snprintf(buf, cap, "%" PRId64 " B", b);
     else
         snprintf(buf, cap, "%.1f %s", v, unit[u]);
+}
+
+/* The most graph nodes a device can have: every table node cut into the most pieces. */
+#define TPG_PLAN_MAX_ITEMS (64 * TPG_MAX_COPY_CHUNKS)
+
+/* Device d's graph as the runtime builds it (copy_plan.h) into items; the item count, or -1 when the
+ * table's list is not one the expansion knows (or too long). */
+static int expand_device(const tpg_schedule_table *s, int d, int chunks, tpg_graph_item *items) {
+    const tpg_graph_node *list = &s->nodes[d * s->nodes_per_device];
+    const int count = tpg_graph_items_count(list, s->nodes_per_device, chunks);
+    if (count > TPG_PLAN_MAX_ITEMS || tpg_graph_items_expand(list, s->nodes_per_device, chunks, items) != 0) return -1;
+    return count;
 }
 
 static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
@@ -169,37 +186,47 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                "flags %" PRId64 " B (%s)\n",
             ps->num_slots, ps->slot_bytes, b1, ps->slots_bytes, b2,
             ag ? (s->rotating == TPG_OPERAND_B ? "B shards" : "A shards") : "partials",
-            ps->flags_bytes, ag ? "one per stage" : "one per tile per slot");
+            ps->flags_bytes, ag ? "32 per stage: one per piece of its copy" : "one per tile per slot");
     human_bytes(ps->moved_bytes, b3, sizeof b3);
-    if (ag)
+    if (ag) {
         fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x %s shard, pulled by the copy engine\n",
                 ps->moved_bytes, b3, tpg_plan_operand_name(s->rotating));
-    else
+        if (ps->copy_chunks) {
+            human_bytes(ps->copy_chunk_bytes, b3, sizeof b3);
+            fprintf(f, "Copies cut into %d piece%s of %" PRId64 " rows (%s), each with its own flag (copy_chunks)\n",
+                    ps->copy_chunks, ps->copy_chunks == 1 ? "" : "s", ps->copy_chunk_rows, b3);
+        }
+    } else
         fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial, pushed over NVLink "
                    "by the GEMM epilogue\n",
                 ps->moved_bytes, b3);
 
-    fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot] <- deps):\n");
+    fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
     if (!s->nodes || s->nodes_per_device <= 0) {
         fprintf(f, "  (no graph nodes in the generated table)\n");
         return;
     }
     for (int d = 0; d < p; d++) {
+        tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
+        const int count = expand_device(s, d, ps->copy_chunks, items);
         fprintf(f, "  dev %d:", d);
-        for (int i = 0; i < s->nodes_per_device; i++) {
-            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + i];
+        for (int i = 0; i < count; i++) {
+            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + items[i].node];
             fprintf(f, "%s %d %s", i ? " |" : "", i, tpg_plan_node_kind_name(nd->kind));
             if (nd->kind == TPG_NODE_COPY)
-                fprintf(f, "[s=%d peer=%d slot=%d]", nd->stage, nd->peer, nd->slot);
+                fprintf(f, "[s=%d peer=%d slot=%d", nd->stage, nd->peer, nd->slot);
             else if (nd->kind == TPG_NODE_FLAG)
-                fprintf(f, "[s=%d]", nd->stage);
+                fprintf(f, "[s=%d", nd->stage);
+            if (nd->kind == TPG_NODE_COPY || nd->kind == TPG_NODE_FLAG)
+                fprintf(f, ps->copy_chunks > 1 ? " piece=%d]" : "]", items[i].piece);
             int first = 1;
             for (int j = 0; j < 2; j++)
-                if (nd->deps[j] >= 0) {
-                    fprintf(f, "%s%d", first ? " <-" : ",", nd->deps[j]);
+                if (items[i].deps[j] >= 0) {
+                    fprintf(f, "%s%d", first ? " <-" : ",", items[i].deps[j]);
                     first = 0;
                 }
         }
+        if (count < 0) fprintf(f, " (the node list cannot be expanded)");
         fputc('\n', f);
     }
 }
@@ -256,17 +283,23 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"bytes_moved_per_device\": %" PRId64 ", \"transport\": \"%s\"", ps->moved_bytes,
             ag ? "copy engine (pull)" : "NVLink stores from the GEMM epilogue (push)");
 
+    if (ag)
+        fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64 "}",
+                ps->copy_chunks, ps->copy_chunk_rows, ps->copy_chunk_bytes);
     fprintf(f, ", \"graph\": [");
     for (int d = 0; d < p && s->nodes && s->nodes_per_device > 0; d++) {
+        tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
+        const int count = expand_device(s, d, ps->copy_chunks, items);
         fprintf(f, "%s{\"device\": %d, \"nodes\": [", d ? ", " : "", d);
-        for (int i = 0; i < s->nodes_per_device; i++) {
-            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + i];
-            fprintf(f, "%s{\"index\": %d, \"kind\": \"%s\", \"stage\": %d, \"peer\": %d, \"slot\": %d, \"deps\": [",
-                    i ? ", " : "", i, tpg_plan_node_kind_name(nd->kind), nd->stage, nd->peer, nd->slot);
+        for (int i = 0; i < count; i++) {
+            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + items[i].node];
+            fprintf(f, "%s{\"index\": %d, \"kind\": \"%s\", \"stage\": %d, \"peer\": %d, \"slot\": %d, "
+                       "\"piece\": %d, \"deps\": [",
+                    i ? ", " : "", i, tpg_plan_node_kind_name(nd->kind), nd->stage, nd->peer, nd->slot, items[i].piece);
             int first = 1;
             for (int j = 0; j < 2; j++)
-                if (nd->deps[j] >= 0) {
-                    fprintf(f, "%s%d", first ? "" : ", ", nd->deps[j]);
+                if (items[i].deps[j] >= 0) {
+                    fprintf(f, "%s%d", first ? "" : ", ", items[i].deps[j]);
                     first = 0;
                 }
             fprintf(f, "]}");
@@ -278,10 +311,10 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
 }
 
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
-                          int json) {
+                          int copy_chunks, int json) {
     tpg_plan_shape ps;
     if (!f) return TPG_ERR_INVALID_ARGUMENT;
-    tpg_status st = tpg_plan_compute(cfg, m, n, k, l, &ps);
+    tpg_status st = tpg_plan_compute(cfg, m, n, k, l, copy_chunks, &ps);
     if (st != TPG_OK) return st;
     if (json)
         write_json(f, cfg, m, n, k, l, &ps);

@@ -35,20 +35,25 @@ typedef struct tpg_plan_shape {
     int64_t slots_bytes;                /* num_slots * slot_bytes */
     int64_t flags_bytes;                /* all-gather: tp stage flags; RS: per-tile flags of every slot */
     int64_t moved_bytes;                /* per device per call: (tp-1) * slot_bytes */
+    int copy_chunks;                    /* all-gather: pieces per copy (copy_plan.h); 0 = nothing copied */
+    int64_t copy_chunk_rows;            /* flat rows of a piece (the last may have fewer) */
+    int64_t copy_chunk_bytes;           /* bytes of a piece (the last may have fewer) */
     double flops_per_device;            /* 2*M*N*K*L / tp */
 } tpg_plan_shape;
 
-/* Fills *out for config cfg and the global problem m x n x k, l batches. TPG_ERR_INVALID_ARGUMENT if a
- * pointer is NULL or an extent is < 1. Never validates divisibility (tpg_shapes_init does). */
-tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+/* Fills *out for config cfg and the global problem m x n x k, l batches, its copies cut into copy_chunks
+ * pieces (0: the config's copy_chunks; tpg_op_set_copy_chunks). TPG_ERR_INVALID_ARGUMENT if a pointer is
+ * NULL or an extent is < 1. Never validates divisibility (tpg_shapes_init does). */
+tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l, int copy_chunks,
                             tpg_plan_shape *out);
 
 /* Writes the plan: schedule, tp, kernel, global problem, per-stage local GEMM, per-device stage table
  * (block, peer, slots, what each stage waits on), per-device buffer sizes, bytes moved per device per
- * call, graph nodes per device and FLOPs per device. json != 0: one JSON object (and a newline).
+ * call and how its copies are cut, graph nodes per device (copies and flags cut into pieces, copy_plan.h)
+ * and FLOPs per device. json != 0: one JSON object (and a newline).
  * Returns TPG_ERR_INVALID_ARGUMENT on NULL arguments or extents < 1, TPG_OK otherwise. */
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
-                          int json);
+                          int copy_chunks, int json);
 
 /* Short names used in the plan: "BARRIER_START", ...; "M"/"N"/"K"/"-"; "A"/"B"/"D"/"-". */
 const char *tpg_plan_node_kind_name(int kind);

@@ -40,9 +40,14 @@ typedef struct tpg_stage_params {
     int a_row0, b_row0;           /* first row of this stage's block inside one batch of the map */
     int a_batch_rows, b_batch_rows; /* rows of one batch in the map (batch stride in rows) */
 
-    /* Prologue wait (all-gather): before loading any tile of this stage, the producer waits until
-     * *wait_flag >= epoch. NULL: the stage's operands are local and ready. */
+    /* Prologue wait (all-gather): before loading a tile of this stage, the producer waits until
+     * wait_flag[c] >= epoch for every chunk c up to the one holding the tile's rows of the rotating
+     * operand (copy_chunks.h: B's rows when wait_b, else A's; chunk c = flat rows [c, c + 1) *
+     * wait_chunk_rows). wait_chunk_rows 0: one flag for the whole stage. NULL: the stage's operands are
+     * local and ready. */
     const unsigned int *wait_flag;
+    int wait_chunk_rows;
+    int wait_b;
 
     /* Destination of this stage's tiles: the user's D (local) or a receive slot in a peer's memory.
      * Row-major, element type = output dtype, leading dimension d_ld elements, batch stride d_batch. */

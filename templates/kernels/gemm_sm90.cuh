@@ -3,7 +3,8 @@
  *
  * Roles (block = 128 * (1 + TPG_CONSUMERS) threads, persistent grid = #SMs in whole clusters):
  *   warpgroup 0  producer: registers cut with setmaxnreg.dec; one thread walks the units, waits for
- *                a stage's all-gather flag once per stage change, and issues the A/B TMA loads into a
+ *                the all-gather flag of each chunk of a stage's copy (copy_chunks.h) before the first
+ *                tile that reads it, and issues the A/B TMA loads into a
  *                TPG_STAGES-deep ring guarded by full/empty mbarriers (gemm_sm90_roles.cuh).
  *   warpgroups 1..C consumers, TPG_CONSUMER_MODE
  *                0 cooperative (default): all share each tile, warpgroup w computes rows
@@ -66,6 +67,7 @@
 #include "cluster.cuh"
 #include "scheduler.cuh"
 #include "stream_k.h"
+#include "copy_chunks.h"
 #include "epilogue.cuh"
 #include "epilogue_deferred.cuh"
 #include "trace.cuh"

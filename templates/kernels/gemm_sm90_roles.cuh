@@ -70,6 +70,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
     constexpr uint16_t kMask = (uint16_t)((1u << kCluster) - 1u);
     tpg_ring ring = {0, 0};
     int cur_stage = -1;
+    int ready = -1; /* all-gather: the current stage's chunks 0..ready are known to have landed */
     bool gave_up = false;
     const tpg_walk walk(p, g, first, stride);
     for (int i = 0; i < walk.n; ++i) {
@@ -80,15 +81,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         const tpg_stage_params &sp = p.stage[tile.stage];
         if (tile.stage != cur_stage) {
             cur_stage = tile.stage;
-            /* all-gather: the stage's operands arrive by copy engine; acquire the flag, then order
-             * that acquire before the async-proxy (TMA) reads of the data it guards. In a cluster both
-             * producers wait: each guards the loads it issues, multicast halves included. */
-            if (sp.wait_flag) {
-                TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
-                tpg_wait_flag(p, sp.wait_flag, epoch, gave_up);
-                tpg_fence_proxy_async_global();
-                TPG_TR(tpg_tr_stage_wait(p, tile.stage, tw0);)
-            }
+            ready = -1;
         }
         /* First row of this CTA's A and B boxes inside the stage's block. The operand the cluster
          * shares is loaded in halves (box = BM/CN or BN/CM rows, runtime/src/params.c), half r by rank
@@ -100,6 +93,22 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         else if constexpr (kCM > 1) a_row = min(tile.tm, g.tiles_m - 1) * kBM;
         if constexpr (kCM > 1) b_row = min(b_row + rank_m * (kBN / kCM), p.n - 1);
         else if constexpr (kCN > 1) b_row = min(tile.tn, g.tiles_n - 1) * kBN;
+        /* all-gather: the stage's rotating operand arrives by copy engine, in chunks (copy_chunks.h);
+         * acquire the flag of every chunk up to the one holding this box's rows, then order those
+         * acquires before the async-proxy (TMA) reads of the data they guard. In a cluster both
+         * producers wait: each guards the loads it issues, multicast halves included. */
+        if (sp.wait_flag) {
+            const int need = sp.wait_b ? tpg_copy_chunk_needed(tile.batch, sp.b_batch_rows, b_row, kBN / kCM,
+                                                               sp.wait_chunk_rows)
+                                       : tpg_copy_chunk_needed(tile.batch, sp.a_batch_rows, a_row, kBM / kCN,
+                                                               sp.wait_chunk_rows);
+            if (need > ready) {
+                TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
+                while (ready < need) tpg_wait_flag(p, sp.wait_flag + ++ready, epoch, gave_up);
+                tpg_fence_proxy_async_global();
+                TPG_TR(tpg_tr_stage_wait(p, tile.stage, tw0);)
+            }
+        }
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
         TPG_TR(tpg_tr_loads_begin(p, tile.stage, tile.t);)

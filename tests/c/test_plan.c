@@ -14,10 +14,10 @@ static const tpg_config_desc *find(const char *name) {
 }
 
 /* The plan written into a malloc'd string. */
-static char *plan_text(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int json) {
+static char *plan_chunks(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int chunks, int json) {
     FILE *f = tmpfile();
     if (!f) return NULL;
-    tpg_status st = tpg_plan_write(f, c, m, n, k, l, json);
+    tpg_status st = tpg_plan_write(f, c, m, n, k, l, chunks, json);
     long size = ftell(f);
     char *buf = st == TPG_OK && size >= 0 ? malloc((size_t)size + 1) : NULL;
     if (buf) {
@@ -27,6 +27,10 @@ static char *plan_text(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k
     }
     fclose(f);
     return buf;
+}
+
+static char *plan_text(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int json) {
+    return plan_chunks(c, m, n, k, l, 0, json);
 }
 
 static const int64_t problems[][4] = {
@@ -44,7 +48,7 @@ TPG_TEST(plan_matches_shapes_for_every_config) {
             if (tpg_shapes_init(c->schedule, c->schedule->tp, g[0], g[1], g[2], g[3],
                                 tpg_dtype_size(c->kernel->dtype_ab), &s, NULL, 0) != TPG_OK)
                 continue;
-            TPG_ASSERT_EQ_INT(tpg_plan_compute(c, g[0], g[1], g[2], g[3], &ps), TPG_OK);
+            TPG_ASSERT_EQ_INT(tpg_plan_compute(c, g[0], g[1], g[2], g[3], 0, &ps), TPG_OK);
             TPG_EXPECT_EQ_INT(ps.local_m, s.local_m);
             TPG_EXPECT_EQ_INT(ps.local_n, s.local_n);
             TPG_EXPECT_EQ_INT(ps.local_k, s.local_k);
@@ -65,14 +69,14 @@ TPG_TEST(allgather_rotating_a_seed_default) {
     const tpg_config_desc *c = find("ag_rota_bf16_tp2");
     TPG_ASSERT(c != NULL);
     tpg_plan_shape ps;
-    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 106496, 16384, 1, &ps), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 106496, 16384, 1, 0, &ps), TPG_OK);
     TPG_EXPECT_EQ_INT(ps.stage_m, 8192);
     TPG_EXPECT_EQ_INT(ps.stage_n, 53248);
     TPG_EXPECT_EQ_INT(ps.stage_k, 16384);
     TPG_EXPECT_EQ_INT(ps.num_slots, 1);
     TPG_EXPECT_EQ_INT(ps.slot_bytes, 8192LL * 16384 * 2); /* one A shard */
     TPG_EXPECT_EQ_INT(ps.moved_bytes, 8192LL * 16384 * 2);
-    TPG_EXPECT_EQ_INT(ps.flags_bytes, 2 * 4);
+    TPG_EXPECT_EQ_INT(ps.flags_bytes, 2 * 32 * 4); /* TPG_MAX_COPY_CHUNKS per stage */
     TPG_EXPECT(ps.flops_per_device == 2.0 * 16384.0 * 106496.0 * 16384.0 / 2.0);
     TPG_EXPECT_EQ_INT(ps.tiles_per_stage, (8192 / c->kernel->bm) * (53248 / c->kernel->bn));
 }
@@ -82,7 +86,7 @@ TPG_TEST(seed_tp8_local_problem) {
     const tpg_config_desc *c = find("ag_rota_bf16_tp8");
     TPG_ASSERT(c != NULL);
     tpg_plan_shape ps;
-    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 106496, 16384, 1, &ps), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 106496, 16384, 1, 0, &ps), TPG_OK);
     TPG_EXPECT_EQ_INT(ps.stage_m, 2048);
     TPG_EXPECT_EQ_INT(ps.stage_n, 13312);
     TPG_EXPECT_EQ_INT(ps.stage_k, 16384);
@@ -93,18 +97,46 @@ TPG_TEST(allgather_rotating_b_moves_b) {
     const tpg_config_desc *c = find("ag_rotb_fp16_tp4");
     TPG_ASSERT(c != NULL);
     tpg_plan_shape ps;
-    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 8192, 6144, 4096, 1, &ps), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 8192, 6144, 4096, 1, 0, &ps), TPG_OK);
     TPG_EXPECT_EQ_INT(ps.stage_m, 2048);
     TPG_EXPECT_EQ_INT(ps.stage_n, 1536);
     TPG_EXPECT_EQ_INT(ps.slot_bytes, 1536LL * 4096 * 2);
     TPG_EXPECT_EQ_INT(ps.moved_bytes, 3LL * 1536 * 4096 * 2);
 }
 
+TPG_TEST(allgather_copies_cut_into_pieces) {
+    /* 8B-qkv at TP = 4: a 2048 x 4096 A shard; 4 pieces of 512 rows (whole 128-row tiles), 4 MiB each */
+    const tpg_config_desc *c = find("ag_rota_bf16_tp4");
+    TPG_ASSERT(c != NULL);
+    tpg_plan_shape ps;
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 8192, 6144, 4096, 1, 4, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.copy_chunks, 4);
+    TPG_EXPECT_EQ_INT(ps.copy_chunk_rows, 512);
+    TPG_EXPECT_EQ_INT(ps.copy_chunk_bytes, 512LL * 4096 * 2);
+    /* 0: the config's own cut (schedules.yaml copy_chunks) */
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 8192, 6144, 4096, 1, 0, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.copy_chunks, c->copy_chunks);
+    /* the text names the cut, and the graph has a COPY and a FLAG per piece */
+    char *text = plan_chunks(c, 8192, 6144, 4096, 1, 3, 0);
+    TPG_ASSERT(text != NULL);
+    TPG_EXPECT_STR_CONTAINS(text, "Copies cut into 3 pieces of 768 rows");
+    TPG_EXPECT_STR_CONTAINS(text, "COPY[s=3 peer=");
+    TPG_EXPECT_STR_CONTAINS(text, "FLAG[s=3 piece=2]");
+    free(text);
+    char *json = plan_chunks(c, 8192, 6144, 4096, 1, 3, 1);
+    TPG_ASSERT(json != NULL);
+    TPG_EXPECT_STR_CONTAINS(json, "\"copy\": {\"chunks\": 3, \"chunk_rows\": 768");
+    free(json);
+    /* reduce-scatter copies nothing */
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(find("rs_tila_bf16_tp4"), 16384, 8192, 28672, 1, 4, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.copy_chunks, 0);
+}
+
 TPG_TEST(reduce_scatter_pushes_partials) {
     const tpg_config_desc *c = find("rs_tila_bf16_tp4");
     TPG_ASSERT(c != NULL);
     tpg_plan_shape ps;
-    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 8192, 28672, 2, &ps), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 16384, 8192, 28672, 2, 0, &ps), TPG_OK);
     TPG_EXPECT_EQ_INT(ps.stage_m, 4096);
     TPG_EXPECT_EQ_INT(ps.stage_n, 8192);
     TPG_EXPECT_EQ_INT(ps.stage_k, 7168);
@@ -118,7 +150,7 @@ TPG_TEST(tp1_moves_nothing) {
     const tpg_config_desc *c = find("rs_tilb_fp16_tp1");
     TPG_ASSERT(c != NULL);
     tpg_plan_shape ps;
-    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 512, 1024, 256, 1, &ps), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 512, 1024, 256, 1, 0, &ps), TPG_OK);
     TPG_EXPECT_EQ_INT(ps.num_slots, 0);
     TPG_EXPECT_EQ_INT(ps.moved_bytes, 0);
     TPG_EXPECT_EQ_INT(ps.flags_bytes, 0);
@@ -128,14 +160,14 @@ TPG_TEST(invalid_arguments) {
     tpg_plan_shape ps;
     const tpg_config_desc *c = find("ag_rota_bf16_tp2");
     TPG_ASSERT(c != NULL);
-    TPG_EXPECT_EQ_INT(tpg_plan_compute(NULL, 1, 1, 1, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
-    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 0, 1, 1, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
-    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(NULL, 1, 1, 1, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 0, 1, 1, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 1, 0, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
     /* k = 0 too: the kernels rely on k >= 1 (every tile has a k-block; its first wgmma zeroes the accumulators) */
-    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 0, 1, &ps), TPG_ERR_INVALID_ARGUMENT);
-    TPG_EXPECT_EQ_INT(tpg_plan_write(NULL, c, 1, 1, 1, 1, 0), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 0, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_write(NULL, c, 1, 1, 1, 1, 0, 0), TPG_ERR_INVALID_ARGUMENT);
     /* A shape that validation rejects still has a plan. */
-    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1001, 1000, 100, 1, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1001, 1000, 100, 1, 0, &ps), TPG_OK);
 }
 
 TPG_TEST(text_names_stages_peers_and_traffic) {
@@ -197,5 +229,5 @@ TPG_TEST(names) {
 
 TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather_rotating_a_seed_default),
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
-              TPG_CASE(reduce_scatter_pushes_partials), TPG_CASE(tp1_moves_nothing), TPG_CASE(invalid_arguments),
+              TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials), TPG_CASE(tp1_moves_nothing), TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

@@ -30,6 +30,7 @@
 #include <cublas_v2.h>
 #include <unistd.h>
 
+#include "copy_chunks.h"
 #include "selftest_util.cuh"
 
 #define KERNELS(X)                                                                                    \
@@ -170,43 +171,55 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(C); cudaFree(F); cudaFree(ref);
 }
 
-/* (4)/(5) two all-gather stages: stage s computes rows block s of D = A . B^T (A = two m-row blocks);
- * stage 1 waits on wait_flag. flag_value = epoch: passes; epoch - 1: must time out (20 ms). */
-static void test_wait(const kern &K, const ctl &c, int raised)
+/* (4)/(5) two all-gather stages: stage s computes block s of D = A . B^T - rows of A (along_b 0) or rows
+ * of B, i.e. columns of D (along_b 1) - and stage 1 waits on its flags, one per piece of a copy cut into
+ * `pieces` (copy_chunks.h; 1: one flag). raised: every flag = epoch, must pass; else the last piece's flag
+ * stays at epoch - 1 and the launch must time out (20 ms). */
+static void test_wait(const kern &K, const ctl &c, int raised, int pieces, int along_b)
 {
     const int m = 1000, n = 1000, k = legal_k(K, 520), epoch = 12;
-    void *A = dalloc((size_t)2 * m * k * 2), *B = dalloc((size_t)n * k * 2), *D = dalloc((size_t)2 * m * n * 2);
-    unsigned int *W = (unsigned int *)dalloc(4);
+    const int rows_a = along_b ? m : 2 * m, rows_b = along_b ? 2 * n : n, dn = along_b ? 2 * n : n;
+    void *A = dalloc((size_t)rows_a * k * 2), *B = dalloc((size_t)rows_b * k * 2), *D = dalloc((size_t)2 * m * n * 2);
+    unsigned int *W = (unsigned int *)dalloc(4 * TPG_MAX_COPY_CHUNKS);
     float *ref = (float *)dalloc((size_t)2 * m * n * 4);
-    rand_fill(K, A, (size_t)2 * m * k, g_seed++);
-    rand_fill(K, B, (size_t)n * k, g_seed++);
+    rand_fill(K, A, (size_t)rows_a * k, g_seed++);
+    rand_fill(K, B, (size_t)rows_b * k, g_seed++);
     CK(cudaMemset(D, 0xFF, (size_t)2 * m * n * 2));
-    unsigned int wv = raised ? epoch : epoch - 1;
-    CK(cudaMemcpy(W, &wv, 4, cudaMemcpyHostToDevice));
+    const int cut = pieces > 1 ? tpg_copy_chunk_rows(along_b ? n : m, along_b ? K.s.bn : K.s.bm, pieces) : 0;
+    const int count = cut ? tpg_copy_chunk_count(along_b ? n : m, cut) : 1;
+    unsigned int wv[TPG_MAX_COPY_CHUNKS];
+    for (int i = 0; i < count; ++i) wv[i] = raised || i + 1 < count ? epoch : epoch - 1;
+    CK(cudaMemcpy(W, wv, 4 * count, cudaMemcpyHostToDevice));
     tpg_gemm_params p;
     base_params(&p, c, m, n, k, 1, 2);
     if (!raised) p.timeout_ns = 20000000ull; /* 20 ms */
     set_epoch(c, epoch);
     for (int s = 0; s < 2; ++s) {
         tpg_stage_params *sp = &p.stage[s];
-        map_a(&sp->a_map, K, A, 2ull * m, k);
-        map_b(&sp->b_map, K, B, n, k);
-        sp->a_row0 = s * m;
-        sp->a_batch_rows = 2 * m;
-        sp->b_batch_rows = n;
-        set_dest(&p, s, K, (char *)D + (size_t)s * m * n * 2, n, 2ll * m * n);
+        map_a(&sp->a_map, K, A, rows_a, k);
+        map_b(&sp->b_map, K, B, rows_b, k);
+        sp->a_row0 = along_b ? 0 : s * m;
+        sp->b_row0 = along_b ? s * n : 0;
+        sp->a_batch_rows = rows_a;
+        sp->b_batch_rows = rows_b;
+        const size_t off = along_b ? (size_t)s * n : (size_t)s * m * n;
+        set_dest(&p, s, K, (char *)D + off * 2, dn, 2ll * m * n);
     }
     p.stage[1].wait_flag = W;
+    p.stage[1].wait_chunk_rows = cut;
+    p.stage[1].wait_b = along_b;
     double ms = run_and_time_ms(K, &p);
     unsigned int st = get_status(c);
-    char v[48];
+    char name[64], v[48];
+    if (pieces == 1) snprintf(name, 64, raised ? "wait_flag raised (2 stages)" : "wait_flag never raised, 20ms");
+    else snprintf(name, 64, raised ? "wait in %d pieces of %c rows" : "wait in %d pieces of %c, last never raised",
+                  count, along_b ? 'B' : 'A');
     if (raised) {
-        ref_dot_h(K, A, 0, B, 0, 2 * m, n, k, 1, 1.f, ref, 0);
-        record_metric("wait_flag raised (2 stages)", K, compare_h(K, D, n, 2ll * m * n, ref, 2 * m, n, 1), st,
-                      TPG_DEVICE_OK);
+        ref_dot_h(K, A, 0, B, 0, along_b ? m : 2 * m, dn, k, 1, 1.f, ref, 0);
+        record_metric(name, K, compare_h(K, D, dn, 2ll * m * n, ref, along_b ? m : 2 * m, dn, 1), st, TPG_DEVICE_OK);
     } else {
         snprintf(v, 48, "status=%u after %.1f ms", st, ms);
-        record("wait_flag never raised, 20ms", K, v, "status=1", st == TPG_DEVICE_TIMEOUT);
+        record(name, K, v, "status=1", st == TPG_DEVICE_TIMEOUT);
     }
     cudaFree(A); cudaFree(B); cudaFree(D); cudaFree(W); cudaFree(ref);
 }
@@ -405,8 +418,12 @@ int main(int argc, char **argv)
         test_ring(K, c, 1000, 776, 2, 2);       /* batches: a TMA-loaded partial's batch coordinate */
         test_ring(K, c, 1000, 776, 2, 2, true); /* batches, alpha, beta * C next to the partial */
         test_plain(K, c, 4000, 3000, 1000);
-        test_wait(K, c, 1);
-        test_wait(K, c, 0);
+        test_wait(K, c, 1, 1, 0);
+        test_wait(K, c, 0, 1, 0);
+        test_wait(K, c, 1, 4, 0);
+        test_wait(K, c, 0, 4, 0);
+        test_wait(K, c, 1, 3, 1);
+        test_wait(K, c, 0, 3, 1);
     }
     if (!skip_perf)
         for (int pi = 0; pi < NPROB && nbf > 0; ++pi) {

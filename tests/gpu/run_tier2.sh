@@ -156,13 +156,29 @@ for sched in "${SCHEDULES[@]}"; do
     done
 done
 
-# compute-sanitizer memcheck, small TP = 2 run of each schedule.
+# All-gather copies cut into pieces (--copy-chunks, runtime/src/copy_plan.h): the 8B-qkv problem in 8 pieces, and
+# shards of 1000 rows (not whole tiles of 128 or 256) in two batches, with C, in 5 pieces.
+for sched in "${SCHEDULES[@]}"; do
+    case "$sched" in AllGather*) ;; *) continue ;; esac
+    for dt in "${DTYPES[@]}"; do
+        one copy_chunks "8B-qkv-c8/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
+            --m 8192 --n 6144 --k 4096 --copy-chunks 8 "${ITERS[@]}"
+        one copy_chunks "ragged-L2-c5/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
+            --m $((1000 * TP)) --n $((1000 * TP)) --k 1024 --l 2 --beta 1 --copy-chunks 5 "${ITERS[@]}"
+    done
+done
+
+# compute-sanitizer memcheck, small TP = 2 run of each schedule (all-gather also with its copies in pieces).
 if [ ${#SHARE[@]} != 0 ]; then
     echo "run_tier2.sh: --share-device: no memcheck runs" >&2
 elif command -v compute-sanitizer >/dev/null 2>&1; then
     for sched in "${SCHEDULES[@]}"; do
         one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000
+        case "$sched" in AllGather*) ;; *) continue ;; esac
+        one memcheck "memcheck/$sched/bf16/copy-chunks-3" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
+            --m $((1000 * TP)) --n $((1000 * TP)) --k 256 --l 2 --beta 1 --copy-chunks 3 --iterations 1 \
+            --warmup-iterations 1 --timeout-ms 60000
     done
 else
     echo "run_tier2.sh: compute-sanitizer not found; memcheck runs skipped (counted as failures)" >&2

@@ -8,38 +8,67 @@
  *   walk   the fused walk: TP stages of M / TP rows of A, stage s >= 1 waiting on its flag, which a
  *          copy-engine write raises at the start of each call (the graph's FLAG node, without data);
  *   copy   the walk with the shards moved as a fused call moves them: before each flag, a copy-engine
- *          copy of that stage's M / TP x K rows of A, started with the call. The source is pinned host
+ *          copy of that stage's M / TP x K rows of A, started with the call (copy4 / copy8: each shard in 4
+ *          / 8 pieces, copy_chunks.h, each followed by its own flag). The source is pinned host
  *          memory holding the same values: a copy within one GPU runs as a kernel, which would queue
  *          behind the persistent GEMM waiting for it (even cudaMemcpyBatchAsync's overlap hint did, 16:45Z),
  *          so the copy crosses PCIe (~50 GB/s, an eighth of NVLink's rate): hidden behind stage 0 on
  *          405B-fc1 and 70B-fc1 at TP = 2, not on the small problems, where copy / walk is the PCIe wait.
- * Every call first raises the epoch by a copy-engine write (the same in all three variants).
- * Check: copy's output must equal plain's bit for bit (same tiles, same k order), and no call times out.
+ *   nvN    the walk with copies that take as long as NVLink's (kNvlinkGBs, the copy engine's rate between
+ *          two H200s): each piece of a shard cut into N (N = 1: whole shards) copies only the fraction of its
+ *          bytes that PCIe moves in the time NVLink would take for all of them (the rest of A already holds
+ *          the same values), then raises its own flag.
+ *   walk8  the walk with 8 flags per stage and no copies: the cut's cost to the kernel and to the flags.
+ * copy against copyN is what cutting the copies does over a slow link (PCIe: Hopper cards without
+ * NVLink), nv1 against nv8 over NVLink.
+ * Every call first raises the epoch by a copy-engine write (the same in every variant).
+ * Check: copy's and nv8's outputs must equal plain's bit for bit (same tiles, same k order), and no call
+ * times out; for the check the shards' rows are first overwritten with NaNs and copied whole, so a tile
+ * that read its rows before their piece's flag would differ.
  */
+#include "copy_chunks.h"
 #include "selftest_util.cuh"
 
 /* The all-gather problems of BENCHMARKS.md per GPU at TP = tp: the gathered M x N / tp x K. */
 static const tp_problem g_ag[] = {{"405B-fc1", 16384, 53248, 16384, 2}, {"70B-fc1", 16384, 28672, 8192, 2},
                                   {"70B-qkv", 16384, 5120, 8192, 2},    {"8B-qkv", 8192, 3072, 4096, 2},
                                   {"405B-fc1", 16384, 26624, 16384, 4}, {"70B-fc1", 16384, 14336, 8192, 4},
-                                  {"70B-qkv", 16384, 2560, 8192, 4}};
+                                  {"70B-qkv", 16384, 2560, 8192, 4},    {"8B-qkv", 8192, 1536, 4096, 4},
+                                  {"70B-fc1", 16384, 7168, 8192, 8},    {"70B-qkv", 16384, 1280, 8192, 8},
+                                  {"8B-qkv", 8192, 768, 4096, 8}};
 #define NAG ((int)(sizeof g_ag / sizeof g_ag[0]))
-enum { V_PLAIN, V_WALK, V_COPY, NV };
-static const char *const kVariant[NV] = {"plain", "walk", "copy"};
+enum { V_PLAIN, V_WALK, V_WALK8, V_COPY, V_COPY4, V_COPY8, V_NV1, V_NV8, NV };
+static const char *const kVariant[NV] = {"plain", "walk", "walk8", "copy", "copy4", "copy8", "nv1", "nv8"};
+/* pieces a stage's copy is cut into (0: no copy) and flags it raises; walk8 (8 flags, no copies) is the
+ * kernel's side of the cut alone */
+static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8};
+static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8};
+/* GB/s of a copy-engine copy between two H200s over NVLink (docs/PERF_NOTES.md: ~395) */
+static const double kNvlinkGBs = 395.0;
 
 /* Buffers of one problem: A (gathered), its shards 1.. as a peer would hold them, B, D, flags. */
 struct ag_bufs {
     void *A, *B, *D;
     void *peer;            /* pinned host memory: see the header */
-    unsigned int *F;       /* F[s]: stage s's flag */
+    unsigned int *F;       /* F[s * TPG_MAX_COPY_CHUNKS + c]: stage s's flag of piece c */
     size_t shard;          /* bytes of one shard (M / TP rows of A) in the operand type being run */
+    size_t row;            /* bytes of one row of A */
+    int tile_rows;         /* BM of the kernel being run: pieces are whole tiles of rows */
+    double nv_fraction;    /* nvN: the part of a piece's bytes that PCIe moves in NVLink's time for all */
+    bool whole;            /* copy whole pieces (the check) instead of nv_fraction of them */
     unsigned int *host_ep; /* pinned: the epoch of each call of a window, read by copy-engine writes */
     cudaStream_t copy;     /* the copy engine's stream, as the graph's COPY / FLAG nodes */
     cudaEvent_t start;
 };
 
+/* Rows of a piece of a stage's M / TP rows when cut into n (0: whole). */
+static int piece_rows(const ag_bufs &b, const tp_problem &P, int n)
+{
+    return n > 1 ? tpg_copy_chunk_rows(P.m / P.tp, b.tile_rows, n) : 0;
+}
+
 /* One call of variant v: raise the epoch; on the copy stream, from then on, each stage's shard (copy
- * variant) and its flag; then the kernel. */
+ * variant) or its pieces (nvN), each followed by its flag; then the kernel. */
 static void ag_call(const kern &K, const tpg_gemm_params *p, const ctl &c, const ag_bufs &b, const tp_problem &P,
                     int v, unsigned int *ep)
 {
@@ -48,12 +77,22 @@ static void ag_call(const kern &K, const tpg_gemm_params *p, const ctl &c, const
         CK(cudaEventRecord(b.start, 0));
         CK(cudaStreamWaitEvent(b.copy, b.start, 0));
         const size_t shard = b.shard;
-        for (int s = 1; s < P.tp; ++s) {
-            if (v == V_COPY)
-                CK(cudaMemcpyAsync((char *)b.A + s * shard, (char *)b.peer + (s - 1) * shard, shard,
-                                   cudaMemcpyHostToDevice, b.copy));
-            CK(cudaMemcpyAsync(b.F + s, ep, 4, cudaMemcpyHostToDevice, b.copy));
-        }
+        const int n = kPieces[v] > kFlags[v] ? kPieces[v] : kFlags[v];
+        const int rows = P.m / P.tp, cut = piece_rows(b, P, n);
+        const int pieces = cut ? tpg_copy_chunk_count(rows, cut) : 1;
+        for (int s = 1; s < P.tp; ++s)
+            for (int c = 0; c < pieces; ++c) {
+                const int r0 = c * (cut ? cut : rows), nr = (cut && r0 + cut < rows ? cut : rows - r0);
+                const size_t off = (size_t)s * shard + (size_t)r0 * b.row;
+                size_t bytes = (size_t)nr * b.row;
+                if (v >= V_NV1 && !b.whole) bytes = ((size_t)(bytes * b.nv_fraction) + 15) / 16 * 16;
+                if (kPieces[v])
+                    CK(cudaMemcpyAsync((char *)b.A + off, (char *)b.peer + off - shard, bytes, cudaMemcpyHostToDevice,
+                                       b.copy));
+                if (kFlags[v] > 1 || c == pieces - 1) /* one flag per piece, or one after the last */
+                    CK(cudaMemcpyAsync(b.F + s * TPG_MAX_COPY_CHUNKS + (kFlags[v] > 1 ? c : 0), ep, 4,
+                                       cudaMemcpyHostToDevice, b.copy));
+            }
     }
     launch(K, p, 0);
 }
@@ -82,9 +121,11 @@ static double ag_window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c
     return ms;
 }
 
-/* plain: one stage of M rows; walk / copy: TP stages of M / TP rows (test_wait's layout, TP blocks). */
-static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_bufs &b, const tp_problem &P, bool walk)
+/* plain: one stage of M rows; the others: TP stages of M / TP rows (test_wait's layout, TP blocks), stage
+ * s > 0 waiting on its flags, one per piece of variant v's cut. */
+static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_bufs &b, const tp_problem &P, int v)
 {
+    const bool walk = v != V_PLAIN;
     const int S = walk ? P.tp : 1, m = P.m / S;
     base_params(p, c, m, P.n, P.k, 1, S);
     for (int s = 0; s < S; ++s) {
@@ -95,7 +136,8 @@ static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_
         sp->a_batch_rows = P.m;
         sp->b_batch_rows = P.n;
         set_dest(p, s, K, (char *)b.D + (size_t)s * m * P.n * 2, P.n, (long long)P.m * P.n);
-        if (s > 0) sp->wait_flag = b.F + s;
+        if (s > 0) sp->wait_flag = b.F + s * TPG_MAX_COPY_CHUNKS;
+        sp->wait_chunk_rows = piece_rows(b, P, kFlags[v]);
     }
 }
 
@@ -105,16 +147,20 @@ static __global__ void count_diff(const unsigned short *x, const unsigned short 
         if (x[i] != y[i]) atomicAdd(diff, 1u);
 }
 
-/* copy's output against plain's, bit for bit; the number of differing elements. */
+/* Variant v's output against plain's, bit for bit, with the shards' rows NaN until copied (whole); the
+ * number of differing elements. */
 static unsigned int ag_check(const kern &K, const tpg_gemm_params *plain, const tpg_gemm_params *walk, const ctl &c,
-                             const ag_bufs &b, const tp_problem &P, void *Dref, unsigned int *diff)
+                             ag_bufs &b, const tp_problem &P, int v, void *Dref, unsigned int *diff)
 {
     const size_t mn = (size_t)P.m * P.n;
     CK(cudaMemset(b.D, 0xFF, mn * 2));
     ag_window_ms(K, plain, c, b, P, V_PLAIN, 1);
     CK(cudaMemcpy(Dref, b.D, mn * 2, cudaMemcpyDeviceToDevice));
     CK(cudaMemset(b.D, 0xFF, mn * 2));
-    ag_window_ms(K, walk, c, b, P, V_COPY, 1);
+    CK(cudaMemset((char *)b.A + b.shard, 0xFF, (P.tp - 1) * b.shard));
+    b.whole = true;
+    ag_window_ms(K, walk, c, b, P, v, 1);
+    b.whole = false;
     CK(cudaMemset(diff, 0, 4));
     count_diff<<<1024, 256>>>((const unsigned short *)b.D, (const unsigned short *)Dref, mn, diff);
     unsigned int h;
@@ -123,6 +169,26 @@ static unsigned int ag_check(const kern &K, const tpg_gemm_params *plain, const 
 }
 
 static double g_ag_tf[NAG][32][NV];
+
+/* Bytes per second of a pinned-host -> device copy of `bytes` on the copy stream (the PCIe the nvN
+ * variants scale by). */
+static double pcie_rate(const ag_bufs &b, size_t bytes)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float ms = 0.f;
+    for (int rep = 0; rep < 2; ++rep) { /* the second one counts */
+        CK(cudaEventRecord(e0, b.copy));
+        CK(cudaMemcpyAsync((char *)b.A + b.shard, b.peer, bytes, cudaMemcpyHostToDevice, b.copy));
+        CK(cudaEventRecord(e1, b.copy));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return bytes / (ms * 1e-3);
+}
 
 /* Every variant of every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
  * window, reversed on alternate rounds (selftest_rs_perf.cu says why). */
@@ -138,8 +204,9 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     CK(cudaMallocHost(&b.peer, (P.tp - 1) * shard));
     b.B = dalloc((size_t)P.n * P.k * 2);
     b.D = dalloc((size_t)P.m * P.n * 2);
-    b.F = (unsigned int *)dalloc(4 * 8);
-    CK(cudaMemset(b.F, 0, 4 * 8));
+    b.F = (unsigned int *)dalloc(4 * 8 * TPG_MAX_COPY_CHUNKS);
+    CK(cudaMemset(b.F, 0, 4 * 8 * TPG_MAX_COPY_CHUNKS));
+    b.whole = false;
     CK(cudaMallocHost(&b.host_ep, 32 * 4));
     CK(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
     CK(cudaEventCreateWithFlags(&b.start, cudaEventDisableTiming));
@@ -148,18 +215,23 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     set_epoch(c, g_next_epoch);
     double t[32][NV] = {{0}};
     for (int dt = 0; dt < 4; ++dt) { /* the kernels of each operand type (bf16, fp16, e4m3, e5m2) on their operands */
-        static tpg_gemm_params prm[32][2];
+        static tpg_gemm_params prm[32][NV];
         int any = 0;
         for (int i = 0; i < nk; ++i) {
             if (ks[i].s.dtype != dt) continue;
             if (!any++) {
                 b.shard = (size_t)(P.m / P.tp) * P.k * ab_bytes(ks[i]);
+                b.row = (size_t)P.k * ab_bytes(ks[i]);
                 rand_fill(ks[i], b.A, (size_t)P.m * P.k, 7101);
                 rand_fill(ks[i], b.B, (size_t)P.n * P.k, 7102);
                 CK(cudaMemcpy(b.peer, (char *)b.A + b.shard, (P.tp - 1) * b.shard, cudaMemcpyDeviceToHost));
+                const double pcie = pcie_rate(b, b.shard);
+                b.nv_fraction = fmin(1.0, pcie / (kNvlinkGBs * 1e9));
+                printf("ag-perf %s TP %d: PCIe %.1f GB/s, nvN copies %.3f of each piece\n", P.name, P.tp, pcie / 1e9,
+                       b.nv_fraction);
             }
-            ag_params(&prm[i][0], c, ks[i], b, P, false);
-            ag_params(&prm[i][1], c, ks[i], b, P, true);
+            b.tile_rows = ks[i].s.bm;
+            for (int v = 0; v < NV; ++v) ag_params(&prm[i][v], c, ks[i], b, P, v);
         }
         if (!any) continue;
         int failed = 0;
@@ -167,7 +239,8 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
             for (int w = 0; w < nw && !failed; ++w) {
                 const int x = r % 2 ? nw - 1 - w : w, i = x / NV, v = x % NV;
                 if (ks[i].s.dtype != dt) continue;
-                const double ms = ag_window_ms(ks[i], &prm[i][v != V_PLAIN], c, b, P, v, r < 0 ? 2 : iters);
+                b.tile_rows = ks[i].s.bm;
+                const double ms = ag_window_ms(ks[i], &prm[i][v], c, b, P, v, r < 0 ? 2 : iters);
                 if (r >= 0) t[i][v] += ms;
                 if (r < 0 && (failed = get_status(c) != TPG_DEVICE_OK)) { /* a timeout: name it, skip the problem */
                     char name[64], val[64];
@@ -180,15 +253,17 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
             set_epoch(c, g_next_epoch); /* clears the status */
             continue;
         }
-        for (int i = 0; i < nk; ++i) {
-            if (ks[i].s.dtype != dt) continue;
-            const unsigned int nd = ag_check(ks[i], &prm[i][0], &prm[i][1], c, b, P, Dref, diff);
-            const unsigned int st = get_status(c);
-            char name[64], val[64];
-            snprintf(name, 64, "ag-perf %s TP %d copy = plain (status)", P.name, P.tp);
-            snprintf(val, 64, "status=%u diff=%u", st, nd);
-            record(name, ks[i], val, "status=0 diff=0", st == TPG_DEVICE_OK && nd == 0);
-        }
+        for (int i = 0; i < nk; ++i)
+            for (int v : {V_COPY, V_COPY8}) {
+                if (ks[i].s.dtype != dt) continue;
+                b.tile_rows = ks[i].s.bm;
+                const unsigned int nd = ag_check(ks[i], &prm[i][V_PLAIN], &prm[i][v], c, b, P, v, Dref, diff);
+                const unsigned int st = get_status(c);
+                char name[64], val[64];
+                snprintf(name, 64, "ag-perf %s TP %d %s = plain (status)", P.name, P.tp, kVariant[v]);
+                snprintf(val, 64, "status=%u diff=%u", st, nd);
+                record(name, ks[i], val, "status=0 diff=0", st == TPG_DEVICE_OK && nd == 0);
+            }
     }
     for (int i = 0; i < nk; ++i)
         for (int v = 0; v < NV; ++v) g_ag_tf[pi][i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
@@ -212,7 +287,8 @@ void print_ag_perf(const kern *ks, int nk)
 {
     nk = nk < 32 ? nk : 32;
     printf("\n## all-gather on one GPU: plain GEMM vs the fused walk, without and with the shard copies (TFLOP/s; "
-           "ratio = variant speed / plain speed; 4 interleaved rounds, alternate ones reversed)\n\n"
+           "ratio = variant speed / plain speed; copyN: PCIe copies in N pieces; nvN: NVLink-timed; walk8: 8 flags, no copies; 4 interleaved "
+           "rounds, alternate ones reversed)\n\n"
            "| problem (per GPU) | TP |");
     for (int i = 0; i < nk; ++i)
         for (int v = 0; v < NV; ++v) printf(" %s %s |", ks[i].name, kVariant[v]);
@@ -223,8 +299,8 @@ void print_ag_perf(const kern *ks, int nk)
         printf("| %s %dx%dx%d | %d |", g_ag[pi].name, g_ag[pi].m, g_ag[pi].n, g_ag[pi].k, g_ag[pi].tp);
         for (int i = 0; i < nk; ++i) {
             const double *tf = g_ag_tf[pi][i];
-            printf(" %.1f | %.1f (%.3f) | %.1f (%.3f) |", tf[V_PLAIN], tf[V_WALK], tf[V_WALK] / tf[V_PLAIN],
-                   tf[V_COPY], tf[V_COPY] / tf[V_PLAIN]);
+            printf(" %.1f |", tf[V_PLAIN]);
+            for (int v = V_WALK; v < NV; ++v) printf(" %.1f (%.3f) |", tf[v], tf[v] / tf[V_PLAIN]);
         }
         printf("\n");
     }

@@ -1,6 +1,8 @@
 /* Command-line parsing of build/tpgemm (see args.h). */
 #include "args.h"
 
+#include "copy_chunks.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -41,6 +43,9 @@ const char *tpg_args_usage(void) {
            "  --tp N                      TP degree (default: the number of visible GPUs; 2 if none),\n"
            "  --dtype bf16|fp16|e4m3|e5m2 and operand type (default bf16; fp8 writes bf16)\n"
            "  --devices 0,1               CUDA ordinals of the ranks (default 0..tp-1)\n"
+           "  --copy-chunks N             all-gather: cut each shard's copy into N pieces (1..32, whole tiles),\n"
+           "                              each with its own flag (default: the config's copy_chunks; with\n"
+           "                              --model, the all-gather layers')\n"
            "  --share-device              let the ranks share a GPU (default: all on device 0): each gets an\n"
            "                              even share of its SMs. Checks the fused schedule on one GPU; the\n"
            "                              times say nothing about a real TP run\n"
@@ -155,7 +160,7 @@ static int parse_devices(const char *s, tpg_cli_args *a) {
     return 0;
 }
 
-typedef enum { F_NONE, F_I64POS, F_I64NONNEG, F_INTPOS, F_F32, F_EPS, F_STR, F_TP, F_DTYPE, F_DEVICES, F_SEED } kind_t;
+typedef enum { F_NONE, F_I64POS, F_I64NONNEG, F_INTPOS, F_F32, F_EPS, F_STR, F_TP, F_DTYPE, F_DEVICES, F_SEED, F_CHUNKS } kind_t;
 
 typedef struct {
     const char *name;
@@ -173,6 +178,7 @@ static const flag_t flags[] = {
     {"--check", F_NONE},       {"--no-check", F_NONE},    {"--dry-run", F_NONE},
     {"--help", F_NONE},        {"-h", F_NONE},            {"--model", F_STR},
     {"--tokens", F_I64POS},    {"--trace", F_STR},        {"--share-device", F_NONE},
+    {"--copy-chunks", F_CHUNKS},
 };
 
 static int apply_switch(const char *name, tpg_cli_args *a) {
@@ -256,6 +262,11 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
                         "tpgemm: %s expects a comma-separated list of device ordinals (at most %d), "
                         "got '%s'",
                         name, TPG_CLI_MAX_DEVICES, v);
+        return 0;
+    case F_CHUNKS:
+        if (parse_i64(v, 1, TPG_MAX_COPY_CHUNKS, &i))
+            return fail(msg, cap, "tpgemm: %s expects an integer in 1..%d, got '%s'", name, TPG_MAX_COPY_CHUNKS, v);
+        a->copy_chunks = (int)i;
         return 0;
     case F_SEED:
         if (parse_u64(v, &a->seed))

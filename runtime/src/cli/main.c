@@ -109,13 +109,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", msg);
         return EXIT_USAGE;
     }
+    if (a.copy_chunks > 1 && (c->schedule->comm != TPG_COMM_ALLGATHER || c->schedule->tp < 2)) {
+        fprintf(stderr, "tpgemm: --copy-chunks %d: config %s copies nothing (%s); drop --copy-chunks\n", a.copy_chunks,
+                c->name, c->schedule->tp < 2 ? "TP = 1" : "reduce-scatter moves partials from the GEMM's epilogue");
+        return EXIT_USAGE;
+    }
     if (a.dry_run) {
-        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
+        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.json);
         return 0;
     }
     const int need = a.share_device ? tpg_cli_shared_gpus(&a) : c->schedule->tp; /* GPUs */
     if (visible < need) {
-        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.json);
+        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.json);
         fflush(stdout);
         fprintf(stderr,
                 "tpgemm: this run needs %d Hopper (sm_90) GPU%s; %d CUDA device%s visible. Use --dry-run to print "

@@ -96,7 +96,7 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
             const tpg_config_desc *c = &tpg_configs[jobs[i].row.config];
             fprintf(f, "%s{\"layer\": \"%s\", \"op\": \"%s\", \"tuned\": %s, \"plan\": ", i ? ", " : "",
                     jobs[i].row.layer, op_name(c), jobs[i].row.tuned ? "true" : "false");
-            tpg_plan_write(f, c, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1, 1);
+            tpg_plan_write(f, c, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1, a->copy_chunks, 1);
             fputs("}", f);
         }
         fputs("]}\n", f);
@@ -111,7 +111,7 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
         const tpg_config_desc *c = &tpg_configs[j->row.config];
         tpg_plan_shape ps;
         char tile[32], stage[48];
-        if (tpg_plan_compute(c, j->m, j->row.n, j->row.k, 1, &ps) != TPG_OK) continue;
+        if (tpg_plan_compute(c, j->m, j->row.n, j->row.k, 1, a->copy_chunks, &ps) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c->kernel->bm, c->kernel->bn, c->kernel->bk);
         snprintf(stage, sizeof stage, "%" PRId64 "x%" PRId64 "x%" PRId64, ps.stage_m, ps.stage_n, ps.stage_k);
         fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-12s %-20s %12.1f %12.1f\n", j->row.layer,

@@ -22,6 +22,7 @@ typedef struct tpg_cli_result {
     float scale_a, scale_b; /* fp8 per-tensor scales (1 when none given) */
     int iterations, warmup;
     int64_t stage_m, stage_n, stage_k;  /* per-stage local GEMM */
+    int copy_chunks;         /* all-gather: pieces per shard copy (tpg_op_set_copy_chunks); 0 = nothing copied */
     const int *devices;
     int num_devices;
     int shared_device;       /* --share-device: ranks shared a GPU; the time is not a TP figure */

@@ -116,6 +116,11 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
 
     tpg_op_desc od = {cfg_index, a->m, a->n, a->k, a->l, a->alpha, a->beta};
     STEP("tpg_op_create", tpg_op_create(s->ctx, &od, &s->op), tpg_last_error(s->ctx));
+    /* --copy-chunks: main.c refused it for a single config that copies nothing; a --model run applies it to
+     * the all-gather layers */
+    const tpg_schedule_table *t = tpg_configs[cfg_index].schedule;
+    if (a->copy_chunks && t->comm == TPG_COMM_ALLGATHER && t->tp > 1)
+        STEP("tpg_op_set_copy_chunks", tpg_op_set_copy_chunks(s->op, a->copy_chunks), tpg_last_error(s->ctx));
 
     const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
     const size_t sab = tpg_dtype_size(kd->dtype_ab), scd = tpg_dtype_size(kd->dtype_cd);
@@ -386,8 +391,8 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
                              ? c->schedule->tp - 1 : 0;
     res->eps = a->eps_set ? a->eps : tpg_reference_eps_for(c->kernel->dtype_ab, c->kernel->dtype_acc, a->k,
                                                                c->kernel->fp8_promote, partials);
-    if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, &ps) == TPG_OK)
-        res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k;
+    if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, a->copy_chunks, &ps) == TPG_OK)
+        res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k, res->copy_chunks = ps.copy_chunks;
 }
 
 int tpg_cli_run(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {

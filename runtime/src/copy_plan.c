@@ -1,0 +1,74 @@
+/* All-gather copies in chunks, host side (copy_plan.h). */
+#include "copy_plan.h"
+
+/* More table nodes per device than any schedule has (2 + 2 (tp - 1) + 2 at tp = 8). */
+#define TPG_GRAPH_LIST_MAX 64
+
+tpg_copy_plan tpg_copy_plan_make(int64_t rows, int64_t row_bytes, int tile_rows, int requested) {
+    tpg_copy_plan p = {0, 0, rows, row_bytes};
+    if (rows <= 0 || row_bytes <= 0) return p;
+    p.chunk_rows = tpg_copy_chunk_rows(rows, tile_rows, requested);
+    p.chunks = tpg_copy_chunk_count(rows, p.chunk_rows);
+    return p;
+}
+
+tpg_copy_plan tpg_copy_plan_for(const tpg_schedule_table *sched, const tpg_kernel_desc *kernel,
+                                const tpg_shapes *shapes, int chunks) {
+    const int64_t elem = (int64_t)tpg_dtype_size(kernel->dtype_ab);
+    if (sched->tp < 2 || sched->comm != TPG_COMM_ALLGATHER) return tpg_copy_plan_make(0, 0, 1, 1);
+    if (sched->rotating == TPG_OPERAND_B)
+        return tpg_copy_plan_make(shapes->b_rows * shapes->l, shapes->b_cols * elem, kernel->bn, chunks);
+    return tpg_copy_plan_make(shapes->a_rows * shapes->l, shapes->a_cols * elem, kernel->bm, chunks);
+}
+
+void tpg_copy_plan_piece(const tpg_copy_plan *p, int c, size_t *offset, size_t *bytes) {
+    const int64_t first = (int64_t)c * p->chunk_rows;
+    int64_t n = p->rows - first;
+    if (n > p->chunk_rows) n = p->chunk_rows;
+    if (n < 0) n = 0;
+    *offset = (size_t)(first * p->row_bytes);
+    *bytes = (size_t)(n * p->row_bytes);
+}
+
+static int is_cut(const tpg_graph_node *nd) { return nd->kind == TPG_NODE_COPY || nd->kind == TPG_NODE_FLAG; }
+
+int tpg_graph_items_count(const tpg_graph_node *list, int n, int chunks) {
+    int count = 0;
+    for (int i = 0; i < n; i++) count += chunks > 1 && is_cut(&list[i]) ? chunks : 1;
+    return count;
+}
+
+int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_graph_item *out) {
+    if (n > TPG_GRAPH_LIST_MAX) return -1;
+    if (chunks < 1) chunks = 1;
+    int first[TPG_GRAPH_LIST_MAX], last[TPG_GRAPH_LIST_MAX]; /* items of table node i */
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+        const tpg_graph_node *nd = &list[i];
+        int mapped[2];
+        for (int j = 0; j < 2; j++) {
+            if (nd->deps[j] >= i) return -1;
+            mapped[j] = nd->deps[j] < 0 ? -1 : last[nd->deps[j]];
+        }
+        const int pieces = is_cut(nd) ? chunks : 1;
+        const int copy = nd->deps[0]; /* a FLAG's first dependency: the COPY it announces */
+        if (nd->kind == TPG_NODE_FLAG && (copy < 0 || list[copy].kind != TPG_NODE_COPY)) return -1;
+        first[i] = at;
+        for (int c = 0; c < pieces; c++, at++) {
+            tpg_graph_item *it = &out[at];
+            it->node = i;
+            it->piece = c;
+            it->deps[0] = mapped[0];
+            it->deps[1] = mapped[1];
+            if (nd->kind == TPG_NODE_COPY && c > 0) {
+                it->deps[0] = at - 1;
+                it->deps[1] = -1;
+            } else if (nd->kind == TPG_NODE_FLAG) {
+                it->deps[0] = first[copy] + c;
+                if (c > 0) it->deps[1] = at - 1;
+            }
+        }
+        last[i] = at - 1;
+    }
+    return 0;
+}

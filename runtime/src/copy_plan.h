@@ -1,0 +1,63 @@
+/* All-gather copies in chunks, host side (templates/kernels/copy_chunks.h says why and what): how one
+ * slot's copy is cut, and the graph that the schedule table's node list becomes once every COPY / FLAG
+ * node is cut the same way. Pure arithmetic (no CUDA), shared by graph.c, params.c and the plan
+ * (`tpgemm --dry-run`); tests/c/test_copy_plan.c checks it.
+ *
+ * The expanded graph of a device, for C chunks per copy (C = 1 gives the table's graph exactly):
+ *   COPY node i (stage s)  -> C copies, chunk c depending on chunk c - 1 (chunk 0: on what node i
+ *                             depends on), so a device's copies still run one after another;
+ *   FLAG node j (of COPY i) -> C flags, flag c depending on copy c and on flag c - 1, so the last flag
+ *                             follows every flag of the stage (the next COPY and BARRIER_END wait on it:
+ *                             no flag write of a launch may land after the closing barrier, where it
+ *                             could read a peer's next epoch; graph.c, case TPG_NODE_FLAG);
+ *   every other node        -> itself, its dependencies mapped to the last piece of each.
+ * A flag does not hold up the next chunk's copy: the copy engine moves chunk c + 1 while flag c lands.
+ */
+#ifndef TPG_COPY_PLAN_H
+#define TPG_COPY_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "copy_chunks.h"
+#include "shapes.h"
+#include "tables.h"
+
+typedef struct tpg_copy_plan {
+    int chunks;        /* pieces per copy: 1 = the whole slot; 0 = the op copies nothing */
+    int chunk_rows;    /* flat rows per piece (the last may have fewer); the kernels' wait_chunk_rows */
+    int64_t rows;      /* flat rows of a slot: rotating operand rows per batch x batches */
+    int64_t row_bytes; /* bytes of one row */
+} tpg_copy_plan;
+
+/* The cut of every copy of an op: `requested` pieces of a slot of rows x row_bytes, each a whole number
+ * of tile_rows (the rotating operand's tile extent: BM for A, BN for B), so the plan may have fewer
+ * pieces than requested (never more). rows = 0 (nothing rotates by copy) gives chunks = 0. */
+tpg_copy_plan tpg_copy_plan_make(int64_t rows, int64_t row_bytes, int tile_rows, int requested);
+
+/* The cut of the copies of an op of (sched, kernel, shapes) for `chunks` pieces per copy: the rotating
+ * operand's rows, tiles of BM (A) or BN (B) rows. chunks = 0 in the plan when the op copies nothing
+ * (reduce-scatter, TP = 1). */
+tpg_copy_plan tpg_copy_plan_for(const tpg_schedule_table *sched, const tpg_kernel_desc *kernel,
+                                const tpg_shapes *shapes, int chunks);
+
+/* Byte offset (inside the slot and the source shard) and length of piece c. */
+void tpg_copy_plan_piece(const tpg_copy_plan *p, int c, size_t *offset, size_t *bytes);
+
+/* One node of a device's expanded graph: table node `node` (index in the device's list), piece `piece`
+ * of it (0 for nodes that are not cut), and up to two dependencies as indices of earlier items. */
+typedef struct tpg_graph_item {
+    int node;
+    int piece;
+    int deps[2];
+} tpg_graph_item;
+
+/* Items of the expanded graph of a device's node list for `chunks` pieces per copy (chunks <= 1: the
+ * list itself). */
+int tpg_graph_items_count(const tpg_graph_node *list, int n, int chunks);
+
+/* Writes the expanded graph (tpg_graph_items_count items) to out. Returns 0, or -1 when the list is not
+ * one the expansion knows: a dependency on a later node, or a FLAG that does not follow a COPY. */
+int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_graph_item *out);
+
+#endif /* TPG_COPY_PLAN_H */

@@ -1,0 +1,137 @@
+/* All-gather copies in chunks (runtime/src/copy_plan.c, templates/kernels/copy_chunks.h): the pieces cover
+ * a slot exactly once in whole tiles; the chunk a tile waits for holds every row it needs; the expanded
+ * graph of every generated all-gather config keeps the orderings the protocol relies on (a flag follows
+ * its piece and every earlier piece; the next stage's copy and the closing barrier follow every flag).
+ * No GPU needed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "copy_plan.h"
+#include "tpg_test.h"
+
+/* Checks the cut of rows x tile_rows into `requested`; returns 0 when every property holds. */
+static int check_cut(int64_t rows, int tile_rows, int requested) {
+    const tpg_copy_plan p = tpg_copy_plan_make(rows, 6, tile_rows, requested);
+    int bad = p.chunks < 1 || p.chunks > requested || p.rows != rows;
+    size_t next = 0;
+    for (int c = 0; !bad && c < p.chunks; c++) {
+        size_t off = 0, bytes = 0;
+        tpg_copy_plan_piece(&p, c, &off, &bytes);
+        bad |= off != next || bytes == 0;                       /* contiguous, none empty */
+        bad |= c + 1 < p.chunks && bytes / 6 % (size_t)tile_rows != 0; /* whole tiles but the last */
+        next = off + bytes;
+    }
+    bad |= next != (size_t)rows * 6; /* the whole slot */
+    if (bad) fprintf(stderr, "cut of %lld rows (tile %d) into %d: %d pieces of %d rows\n", (long long)rows, tile_rows,
+                     requested, p.chunks, p.chunk_rows);
+    return bad;
+}
+
+TPG_TEST(pieces_cover_the_slot_once_in_whole_tiles) {
+    const int64_t rows[] = {128, 1000, 4096, 8192 * 3, 300, 1, 16384};
+    const int tiles[] = {64, 128, 256};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (size_t j = 0; j < sizeof tiles / sizeof tiles[0]; j++)
+            for (int req = 1; req <= TPG_MAX_COPY_CHUNKS; req++) TPG_EXPECT(check_cut(rows[i], tiles[j], req) == 0);
+}
+
+TPG_TEST(chunk_counts) {
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(4096, 2, 128, 1).chunks, 1);
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(4096, 2, 128, 4).chunks, 4);
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(4096, 2, 128, 4).chunk_rows, 1024);
+    /* 300 rows hold three 128-row tiles: never more pieces than tiles */
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(300, 2, 128, 8).chunks, 3);
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(0, 2, 128, 8).chunks, 0); /* nothing copied */
+}
+
+/* For every box of a batched, ragged slot: the chunk it waits for holds its last needed row, and every
+ * needed row lies in a chunk at or before it. */
+TPG_TEST(a_tile_waits_for_the_chunk_of_its_last_row) {
+    const int batch_rows[] = {1000, 1024, 300};
+    for (size_t i = 0; i < sizeof batch_rows / sizeof batch_rows[0]; i++)
+        for (int l = 1; l <= 3; l++)
+            for (int req = 1; req <= 8; req++) {
+                const int br = batch_rows[i], box = 128;
+                const tpg_copy_plan p = tpg_copy_plan_make((int64_t)br * l, 2, box, req);
+                const int cr = p.chunks > 1 ? p.chunk_rows : 0;
+                for (int b = 0; b < l; b++)
+                    for (int row = 0; row < br; row += box / 2) { /* halves too (2-CTA clusters) */
+                        const int h = box / 2;
+                        const int need = tpg_copy_chunk_needed(b, br, row, h, cr);
+                        const int last = b * br + (row + h < br ? row + h : br) - 1;
+                        TPG_EXPECT(need < (p.chunks > 0 ? p.chunks : 1));
+                        if (cr) TPG_EXPECT_EQ_INT(need, last / cr);
+                        else TPG_EXPECT_EQ_INT(need, 0);
+                    }
+            }
+}
+
+/* Whether item `from` depends, directly or not, on item `on`. */
+static int depends(const tpg_graph_item *items, int from, int on) {
+    for (int j = 0; j < 2; j++) {
+        const int d = items[from].deps[j];
+        if (d == on || (d >= 0 && depends(items, d, on))) return 1;
+    }
+    return 0;
+}
+
+/* The expanded graph of one device's list for `chunks` pieces; returns 0 when every ordering holds. */
+static int check_graph(const tpg_schedule_table *t, int dev, int chunks) {
+    const tpg_graph_node *list = &t->nodes[dev * t->nodes_per_device];
+    const int n = t->nodes_per_device, count = tpg_graph_items_count(list, n, chunks);
+    tpg_graph_item *it = calloc((size_t)count, sizeof *it);
+    int bad = !it || tpg_graph_items_expand(list, n, chunks, it) != 0;
+    int copies = 0, end = -1;
+    for (int i = 0; !bad && i < n; i++) copies += list[i].kind == TPG_NODE_COPY;
+    bad |= count != n + (chunks - 1) * 2 * copies;
+    for (int i = 0; !bad && i < count; i++) {
+        const tpg_graph_node *nd = &list[it[i].node];
+        for (int j = 0; j < 2; j++) bad |= it[i].deps[j] >= i; /* earlier items only */
+        if (nd->kind == TPG_NODE_BARRIER_END) end = i;
+        if (nd->kind == TPG_NODE_GEMM) bad |= it[i].deps[0] != 0 || it[i].deps[1] != -1; /* the start barrier only */
+        if (nd->kind != TPG_NODE_FLAG) continue;
+        /* flag c of stage s follows copies 0..c of stage s (what the kernel's wait on flag c assumes) */
+        for (int k = 0; k < count; k++) {
+            const tpg_graph_node *other = &list[it[k].node];
+            if (other->kind == TPG_NODE_COPY && other->stage == nd->stage && it[k].piece <= it[i].piece)
+                bad |= !depends(it, i, k);
+            /* every later stage's copy follows every flag of this stage (one copy after another) */
+            if (other->kind == TPG_NODE_COPY && other->stage > nd->stage) bad |= !depends(it, k, i);
+        }
+    }
+    /* the closing barrier follows every copy and every flag: none may land after it */
+    for (int i = 0; !bad && i < count; i++) {
+        const int kind = list[it[i].node].kind;
+        if (kind == TPG_NODE_COPY || kind == TPG_NODE_FLAG || kind == TPG_NODE_GEMM) bad |= end < 0 || !depends(it, end, i);
+    }
+    /* one piece: the table's own graph */
+    if (!bad && chunks == 1)
+        for (int i = 0; i < n; i++) bad |= it[i].deps[0] != list[i].deps[0] || it[i].deps[1] != list[i].deps[1];
+    if (bad) fprintf(stderr, "%s: device %d, %d chunks\n", t->name, dev, chunks);
+    free(it);
+    return bad;
+}
+
+TPG_TEST(expanded_graphs_keep_the_orderings) {
+    int checked = 0;
+    for (int c = 0; c < tpg_num_configs; c++) {
+        const tpg_schedule_table *t = tpg_configs[c].schedule;
+        if (t->comm != TPG_COMM_ALLGATHER || t->tp < 2) continue;
+        for (int d = 0; d < t->tp; d++)
+            for (int chunks = 1; chunks <= 5; chunks++) TPG_EXPECT(check_graph(t, d, chunks) == 0);
+        checked++;
+    }
+    TPG_EXPECT(checked > 0);
+}
+
+TPG_TEST(unknown_lists_are_refused) {
+    tpg_graph_item out[8];
+    const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
+    TPG_EXPECT_EQ_INT(tpg_graph_items_expand(later, 2, 2, out), -1);
+    const tpg_graph_node lone_flag[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_FLAG, 1, 1, 1, {0, -1}}};
+    TPG_EXPECT_EQ_INT(tpg_graph_items_expand(lone_flag, 2, 2, out), -1);
+}
+
+TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chunk_counts),
+              TPG_CASE(a_tile_waits_for_the_chunk_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
+              TPG_CASE(unknown_lists_are_refused))
