@@ -513,3 +513,13 @@ def test_cooperative_n_tiles_split_along_n():
     assert "tile.bn" in [f for f, _, _ in check("bf16", "f32", 192, 64, 64, 2, 2, 1, 1, "cooperative_n")]
     assert any("needs 2 consumer" in p for _, p, _ in check("bf16", "f32", 128, 128, 64, 2, 1, 1, 1, "cooperative_n"))
     assert not check("bf16", "f32", 192, 192, 64, 3, 2, 2, 1, "cooperative_n", 32)  # clusters are fine
+
+
+@pytest.mark.parametrize("name,header,macro", [("MAX_TP", "gemm_params.h", "TPG_MAX_TP"),
+                                               ("MAX_COPY_CHUNKS", "copy_chunks.h", "TPG_MAX_COPY_CHUNKS")])
+def test_generator_limits_match_the_kernel_headers(name, header, macro):
+    """The generator's range checks use the same limits the runtime and kernels are sized by."""
+    text = (ROOT / "templates/kernels" / header).read_text()
+    found = re.search(rf"^#define {macro} (\d+)$", text, re.M)
+    assert found, f"{macro} not defined in {header}"
+    assert int(found.group(1)) == getattr(config, name)

@@ -111,11 +111,12 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
     # fused e4m3: reduce-scatter with per-tensor scales at TP = 8, all-gather with batches and C at TP = 4
     ("rs_tila_e4m3_tp8", ["--m", "2048", "--n", "3072", "--k", "2048", "--scale-a", "0.5", "--scale-b", "2"], None),
     ("ag_rotb_e4m3_wide_tp4", ["--m", "2048", "--n", "3072", "--k", "8192", "--l", "2", "--beta", "1"], None),
-    # all-gather copies in pieces (--copy-chunks): shards of 1000 rows, not whole tiles, in two batches
+    # all-gather copies in pieces (--copy-chunks; equal whole-tile pieces, so possibly fewer than asked): shards
+    # of 1000 rows (not whole tiles) in two batches, 4 and 6 pieces; 32 pieces of 128 rows (flag word 31) at TP = 8
     ("ag_rota_bf16_wide_tp4", ["--m", "4000", "--n", "4000", "--k", "1024", "--l", "2", "--beta", "1",
                                "--copy-chunks", "5"], None),
     ("ag_rotb_bf16_tp2", ["--m", "2000", "--n", "2000", "--k", "1024", "--l", "2", "--copy-chunks", "7"], None),
-    ("ag_rota_bf16_tp8", ["--m", "8192", "--n", "6144", "--k", "4096", "--copy-chunks", "32"], None),
+    ("ag_rota_bf16_tp8", ["--m", "32768", "--n", "6144", "--k", "2048", "--copy-chunks", "32"], None),
 ]
 
 

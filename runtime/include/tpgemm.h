@@ -242,8 +242,8 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
-/* All-gather ops: cut each shard's copy into `chunks` pieces (1..32, whole tiles of the rotating operand's
- * rows each, so fewer when the shard has fewer tiles), each announced by its own flag: a tile waits only
+/* All-gather ops: cut each shard's copy into `chunks` pieces (1..32; equal pieces rounded up to whole tiles
+ * of the rotating operand's rows, so possibly fewer than asked), each announced by its own flag: a tile waits only
  * for the piece that holds its rows, so tiles start while later pieces are in flight. The default is the
  * config's `copy_chunks` (schedules.yaml, usually 1). Rebuilds the local ranks' graphs after their last
  * launches when the cut changes. Ranks may differ (a rank's cut concerns its own copies and flags only).

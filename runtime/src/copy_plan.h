@@ -25,7 +25,7 @@
 
 typedef struct tpg_copy_plan {
     int chunks;        /* pieces per copy: 1 = the whole slot; 0 = the op copies nothing */
-    int chunk_rows;    /* flat rows per piece (the last may have fewer); the kernels' wait_chunk_rows */
+    int64_t chunk_rows; /* flat rows per piece (the last may have fewer); the kernels' wait_chunk_rows */
     int64_t rows;      /* flat rows of a slot: rotating operand rows per batch x batches */
     int64_t row_bytes; /* bytes of one row */
 } tpg_copy_plan;

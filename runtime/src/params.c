@@ -73,7 +73,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     } else if (e->src_slot >= 0) {
         /* the FLAG nodes' words of this stage, one per piece of its copy (copy_plan.h) */
         p->wait_flag = tpg_buf_stage_flags(own, &op->layout, s);
-        p->wait_chunk_rows = op->copy.chunks > 1 ? op->copy.chunk_rows : 0;
+        p->wait_chunk_rows = op->copy.chunks > 1 ? (int)op->copy.chunk_rows : 0; /* < 2^31: tpg_shapes_init */
         p->wait_b = t->rotating == TPG_OPERAND_B;
     }
 

@@ -28,16 +28,19 @@
 /* Flags per stage in the symmetric buffer (buffers.h), so the most chunks one copy may be cut into. */
 #define TPG_MAX_COPY_CHUNKS 32
 
-/* Rows per chunk for `chunks` chunks of `rows` flat rows, rounded up to whole tiles of `tile_rows`. */
-TPG_CC_FN int tpg_copy_chunk_rows(long long rows, int tile_rows, int chunks)
+/* Rows per chunk for `chunks` chunks of `rows` flat rows: equal pieces rounded up to whole tiles of
+ * `tile_rows`, so there may be fewer pieces than asked (1000 rows of 128-row tiles in 5: 256 rows, 4 pieces);
+ * `rows` itself when that leaves one piece. */
+TPG_CC_FN long long tpg_copy_chunk_rows(long long rows, int tile_rows, int chunks)
 {
-    if (rows <= 0 || tile_rows <= 0 || chunks <= 1) return (int)rows;
+    if (rows <= 0 || tile_rows <= 0 || chunks <= 1) return rows;
     const long long per = (rows + chunks - 1) / chunks;
-    return (int)((per + tile_rows - 1) / tile_rows * tile_rows);
+    const long long cut = (per + tile_rows - 1) / tile_rows * tile_rows;
+    return cut < rows ? cut : rows;
 }
 
 /* Chunks that chunk_rows-row pieces of `rows` flat rows make (the last one may be shorter). */
-TPG_CC_FN int tpg_copy_chunk_count(long long rows, int chunk_rows)
+TPG_CC_FN int tpg_copy_chunk_count(long long rows, long long chunk_rows)
 {
     return chunk_rows <= 0 ? 1 : (int)((rows + chunk_rows - 1) / chunk_rows);
 }

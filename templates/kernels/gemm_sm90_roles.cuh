@@ -106,7 +106,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                 TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
                 while (ready < need) tpg_wait_flag(p, sp.wait_flag + ++ready, epoch, gave_up);
                 tpg_fence_proxy_async_global();
-                TPG_TR(tpg_tr_stage_wait(p, tile.stage, tw0);)
+                TPG_TR(tpg_tr_stage_wait(p, tile.stage, need, tw0);)
             }
         }
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;

@@ -2,7 +2,7 @@
  * otherwise this header defines nothing but TPG_TR, which then expands to nothing, so the shipped
  * kernel's code is unchanged (checked by comparing `nvcc -cubin` output with and without the hooks).
  *
- * Usage at a hook:  TPG_TR(tpg_tr_stage_wait(p, stage, t0);)
+ * Usage at a hook:  TPG_TR(tpg_tr_stage_wait(p, stage, piece, t0);)
  * Every hook is a no-op when p.trace is NULL (the normal calls of a trace build) and only the lane's one
  * writer thread calls it. Records go straight to global memory (no registers held across a mainloop
  * next to the accumulators): a tile record is opened at mainloop start and completed in place.
@@ -95,11 +95,12 @@ __device__ __forceinline__ tpg_trace_rec *tpg_tr_append_producer(const tpg_gemm_
     return r;
 }
 
-/* Producer: a stage-flag wait that started at t0 has just returned. */
-__device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int stage, uint64_t t0)
+/* Producer: a stage-flag wait that started at t0 has just returned, having seen the flags of the stage's
+ * copy up to piece `piece` (copy_chunks.h; 0 for a whole-shard copy), kept in the record's tile field. */
+__device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int stage, int piece, uint64_t t0)
 {
     uint64_t now;
-    tpg_trace_rec *r = tpg_tr_append_producer(p, TPG_TRACE_REC_STAGE_WAIT, stage, -1, &now);
+    tpg_trace_rec *r = tpg_tr_append_producer(p, TPG_TRACE_REC_STAGE_WAIT, stage, piece, &now);
     if (!r) return;
     r->t[0] = t0;
     r->t[1] = now;

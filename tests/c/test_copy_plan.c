@@ -23,7 +23,7 @@ static int check_cut(int64_t rows, int tile_rows, int requested) {
     }
     bad |= next != (size_t)rows * 6; /* the whole slot */
     if (bad) fprintf(stderr, "cut of %lld rows (tile %d) into %d: %d pieces of %d rows\n", (long long)rows, tile_rows,
-                     requested, p.chunks, p.chunk_rows);
+                     requested, p.chunks, (int)p.chunk_rows);
     return bad;
 }
 
@@ -44,26 +44,41 @@ TPG_TEST(chunk_counts) {
     TPG_EXPECT_EQ_INT(tpg_copy_plan_make(0, 2, 128, 8).chunks, 0); /* nothing copied */
 }
 
-/* For every box of a batched, ragged slot: the chunk it waits for holds its last needed row, and every
- * needed row lies in a chunk at or before it. */
-TPG_TEST(a_tile_waits_for_the_chunk_of_its_last_row) {
+/* The piece whose byte range holds flat row `row` (row_bytes 2), from the plan's own ranges; -1 if none. */
+static int piece_of_row(const tpg_copy_plan *p, int64_t row) {
+    for (int c = 0; c < p->chunks; c++) {
+        size_t off, bytes;
+        tpg_copy_plan_piece(p, c, &off, &bytes);
+        if ((size_t)row * 2 >= off && (size_t)row * 2 < off + bytes) return c;
+    }
+    return -1;
+}
+
+/* For every box (whole tiles and the halves 2-CTA clusters load) of a batched, ragged slot: every row the
+ * box needs lies in a piece at or before the one it waits for, and its last needed row in exactly that
+ * one (no wait for a later piece than needed). */
+TPG_TEST(a_tile_waits_for_the_piece_of_its_last_row) {
     const int batch_rows[] = {1000, 1024, 300};
     for (size_t i = 0; i < sizeof batch_rows / sizeof batch_rows[0]; i++)
         for (int l = 1; l <= 3; l++)
-            for (int req = 1; req <= 8; req++) {
-                const int br = batch_rows[i], box = 128;
-                const tpg_copy_plan p = tpg_copy_plan_make((int64_t)br * l, 2, box, req);
-                const int cr = p.chunks > 1 ? p.chunk_rows : 0;
-                for (int b = 0; b < l; b++)
-                    for (int row = 0; row < br; row += box / 2) { /* halves too (2-CTA clusters) */
-                        const int h = box / 2;
-                        const int need = tpg_copy_chunk_needed(b, br, row, h, cr);
-                        const int last = b * br + (row + h < br ? row + h : br) - 1;
-                        TPG_EXPECT(need < (p.chunks > 0 ? p.chunks : 1));
-                        if (cr) TPG_EXPECT_EQ_INT(need, last / cr);
-                        else TPG_EXPECT_EQ_INT(need, 0);
-                    }
-            }
+            for (int req = 1; req <= 8; req++)
+                for (int box = 64; box <= 128; box += 64) {
+                    const int br = batch_rows[i];
+                    const tpg_copy_plan p = tpg_copy_plan_make((int64_t)br * l, 2, 128, req);
+                    const int cr = p.chunks > 1 ? (int)p.chunk_rows : 0; /* what params.c passes */
+                    for (int b = 0; b < l; b++)
+                        for (int row = 0; row < br; row += box) {
+                            const int need = tpg_copy_chunk_needed(b, br, row, box, cr);
+                            const int end = row + box < br ? row + box : br;
+                            int worst = -1;
+                            for (int r = row; r < end; r++) {
+                                const int c = piece_of_row(&p, (int64_t)b * br + r);
+                                if (c > worst) worst = c;
+                                TPG_EXPECT(c >= 0 && c <= need);
+                            }
+                            TPG_EXPECT_EQ_INT(need, worst);
+                        }
+                }
 }
 
 /* Whether item `from` depends, directly or not, on item `on`. */
@@ -133,5 +148,5 @@ TPG_TEST(unknown_lists_are_refused) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chunk_counts),
-              TPG_CASE(a_tile_waits_for_the_chunk_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
+              TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
               TPG_CASE(unknown_lists_are_refused))

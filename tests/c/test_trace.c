@@ -38,12 +38,12 @@ static void tile(void *buf, uint32_t c, int lane, int stage, int t, uint64_t b, 
     r->t[0] = b, r->t[1] = e, r->t[2] = end;
 }
 
-static void stage_wait(void *buf, uint32_t c, int stage, uint64_t b, uint64_t e) {
+static void stage_wait(void *buf, uint32_t c, int stage, int piece, uint64_t b, uint64_t e) {
     tpg_trace_rec *r = append(buf, c, 0);
     if (!r) return;
     r->kind = TPG_TRACE_REC_STAGE_WAIT;
     r->stage = stage;
-    r->tile = -1;
+    r->tile = piece; /* the last piece of the stage's copy the wait saw */
     r->t[0] = b, r->t[1] = e;
 }
 
@@ -75,8 +75,8 @@ static void *make_device(size_t *bytes, uint64_t skew_ns) {
         x->written = TPG_TRACE_MAGIC, x->smid = 10 + c, x->t_start = US(6);
         x->lane_end[0] = US(100), x->lane_end[1] = x->lane_end[2] = US(190);
     }
-    stage_wait(buf, 0, 1, US(60), US(80)); /* CTA 0 waits 20 us for flag 1 */
-    stage_wait(buf, 1, 1, US(70), US(75)); /* CTA 1 sees it first, at 75 us */
+    stage_wait(buf, 0, 1, 0, US(60), US(80)); /* CTA 0 waits 20 us for flag 1 */
+    stage_wait(buf, 1, 1, 0, US(70), US(75)); /* CTA 1 sees it first, at 75 us */
     for (int i = 0; i < 6; i++) tile(buf, 0, 1, i < 3 ? 0 : 1, 7 - i, US(10 + 30 * i), US(30 + 30 * i), US(35 + 30 * i));
     tile(buf, 0, 2, 0, 7, US(10), US(30), US(36));
     loads(buf, 1, 0, 5, US(7), US(9), US(29)); /* CTA 1's producer: k-block 0 of tile 5 out at 9 us */
@@ -147,7 +147,7 @@ TPG_TEST(two_devices_convert) {
     TPG_EXPECT_EQ_INT(count(j, "\"issue_us\""), 2);
     TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"flag_wait\""), 4);
     /* aggregate: stage 1 waits 60 .. 80 us, 2 CTAs, mean 12.5, max 20 */
-    TPG_EXPECT_STR_CONTAINS(j, "\"ts\": 60.000, \"dur\": 20.000, \"args\": {\"stage\": 1, \"ctas\": 2, \"mean_us\": "
+    TPG_EXPECT_STR_CONTAINS(j, "\"ts\": 60.000, \"dur\": 20.000, \"args\": {\"stage\": 1, \"waits\": 2, \"mean_us\": "
                                "12.500, \"max_us\": 20.000}");
     /* inferred copy: start barrier exit (5 us) .. first observation (CTA 1 at 75 us, after 5 us waiting) */
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
@@ -234,5 +234,29 @@ TPG_TEST(no_barrier_times_means_no_offset) {
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(two_devices_convert), TPG_CASE(rejects_malformed_buffers), TPG_CASE(counts_beyond_cap_are_clamped),
+/* A copy cut into pieces (copy_chunks.h): the inferred copy ends where its last piece was first seen, not its
+ * first piece. CTA 0 sees piece 0 of stage 1 at 80 us (make_device), then piece 2 at 95; CTA 1 piece 2 at 90. */
+TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
+    size_t b0;
+    void *d0 = make_device(&b0, 0);
+    stage_wait(d0, 1, 1, 2, T0 + 80000, T0 + 90000);
+    stage_wait(d0, 0, 1, 1, T0 + 81000, T0 + 86000); /* an earlier piece, later: not the end */
+    tpg_trace_device d = {0, 0, d0, b0};
+    tpg_trace_summary sum;
+    char msg[256] = "";
+    int rc;
+    char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_ASSERT(rc == 0);
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"flag wait stage 1\", \"cat\": \"flag_wait\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"piece\": 2}");
+    TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"waits\": 4,");
+    /* start barrier exit (5 us) .. CTA 1's sight of piece 2 (90 us, after waiting 10 us) */
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
+                               "\"tid\": 1, \"ts\": 5.000, \"dur\": 85.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"first_seen_by_cta\": 1, \"observer_waited_us\": 10.000");
+    free(j);
+    free(d0);
+}
+
+TPG_TEST_MAIN(TPG_CASE(two_devices_convert), TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers), TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset))

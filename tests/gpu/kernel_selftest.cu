@@ -19,13 +19,14 @@
  * reduce-scatter rings (signal_flags -> partial_flags; stage 0 writes a second local buffer standing in
  * for a peer's slot; the larger one gives every CTA several tiles; a 3-stage one has a middle stage that
  * receives and sends, as at TP >= 3), a stage wait flag already raised, a
- * wait flag never raised (must time out and report TPG_DEVICE_TIMEOUT). Then timing of every bf16
+ * wait flag never raised (must time out and report TPG_DEVICE_TIMEOUT), the same with the stage's copy in
+ * pieces (copy_chunks.h), and pieces landing during the launch into a NaN-filled slot. Then timing of every bf16
  * kernel against cuBLAS on the ten local GEMMs of BENCHMARKS.md, interleaved, with each timed output
  * checked against cuBLAS's; the timing table is printed last.
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
  * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel), `--ag-perf` the
- * all-gather walk timing of selftest_ag_perf.cu.
+ * all-gather walk timing of selftest_ag_perf.cu, `--pieces-control` inverts the pieces case (test_pieces says how).
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -224,6 +225,91 @@ static void test_wait(const kern &K, const ctl &c, int raised, int pieces, int a
     cudaFree(A); cudaFree(B); cudaFree(D); cudaFree(W); cudaFree(ref);
 }
 
+/* (6) an all-gather stage whose rotating operand lands in pieces while the kernel runs, as the runtime's copy
+ * nodes bring it (copy_chunks.h): stage 0 reads its own shard, stage 1 a slot of L = 2 batches of 1000 rows
+ * (not whole tiles) that holds NaNs until each of 5 requested pieces is copied in from host memory and its
+ * flag raised behind it, on another stream, after the launch. A tile that read rows before their piece
+ * landed - a wrong piece for its box, a cluster half, a batch boundary - would turn its outputs non-finite.
+ * Rotating A (along_b 0: stage s computes rows block s) or B (columns block s). */
+/* --pieces-control: the test's own check, with the kernel told pieces twice their size (so its tiles wait for
+ * earlier pieces than they read): the pieces case must then fail (it is recorded as passing when it does). A
+ * control, not a guarantee: a tile may still find its rows landed by chance. */
+static int g_pieces_control = 0;
+
+static void test_pieces(const kern &K, const ctl &c, int along_b)
+{
+    const int m = 1000, n = 1000, k = legal_k(K, 520), L = 2, epoch = 21;
+    const int rows = along_b ? n : m, fixed_rows = along_b ? m : n;
+    const size_t row_bytes = (size_t)k * ab_bytes(K), slot = (size_t)L * rows * row_bytes;
+    void *own = dalloc(slot), *truth = dalloc(slot), *S = dalloc(slot), *host = nullptr;
+    void *F = dalloc((size_t)L * fixed_rows * row_bytes), *D = dalloc((size_t)L * 2 * m * n * 2);
+    unsigned int *W = (unsigned int *)dalloc(4 * TPG_MAX_COPY_CHUNKS), *ep = nullptr;
+    float *ref = (float *)dalloc((size_t)L * m * n * 4);
+    rand_fill(K, own, (size_t)L * rows * k, g_seed++);
+    rand_fill(K, truth, (size_t)L * rows * k, g_seed++);
+    rand_fill(K, F, (size_t)L * fixed_rows * k, g_seed++);
+    CK(cudaMallocHost(&host, slot));
+    CK(cudaMallocHost((void **)&ep, 4));
+    *ep = epoch;
+    CK(cudaMemcpy(host, truth, slot, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(S, 0xFF, slot)); /* NaN in every operand type until its piece lands */
+    CK(cudaMemset(W, 0, 4 * TPG_MAX_COPY_CHUNKS));
+    CK(cudaMemset(D, 0xFF, (size_t)L * 2 * m * n * 2));
+    const long long cut = tpg_copy_chunk_rows((long long)L * rows, along_b ? K.s.bn : K.s.bm, 5);
+    const int pieces = tpg_copy_chunk_count((long long)L * rows, cut);
+    tpg_gemm_params p;
+    base_params(&p, c, m, n, k, L, 2);
+    const long long dn = along_b ? 2 * n : n, d_batch = 2ll * m * n;
+    for (int s = 0; s < 2; ++s) {
+        tpg_stage_params *sp = &p.stage[s];
+        const void *rot = s ? S : own;
+        map_a(&sp->a_map, K, along_b ? F : rot, (unsigned long long)L * (along_b ? fixed_rows : rows), k);
+        map_b(&sp->b_map, K, along_b ? rot : F, (unsigned long long)L * (along_b ? rows : fixed_rows), k);
+        sp->a_batch_rows = along_b ? fixed_rows : rows;
+        sp->b_batch_rows = along_b ? rows : fixed_rows;
+        const size_t off = along_b ? (size_t)s * n : (size_t)s * m * n;
+        set_dest(&p, s, K, (char *)D + off * 2, dn, d_batch);
+    }
+    p.stage[1].wait_flag = W;
+    p.stage[1].wait_chunk_rows = pieces > 1 ? (int)cut * (g_pieces_control ? 2 : 1) : 0;
+    p.stage[1].wait_b = along_b;
+    set_epoch(c, epoch);
+    cudaStream_t cs;
+    CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    launch(K, &p, 0);
+    for (int i = 0; i < pieces; ++i) {
+        const size_t off = (size_t)i * cut * row_bytes, end = (size_t)(i + 1) * cut * row_bytes;
+        CK(cudaMemcpyAsync((char *)S + off, (char *)host + off, (end < slot ? end : slot) - off, cudaMemcpyHostToDevice,
+                           cs));
+        CK(cudaMemcpyAsync(W + i, ep, 4, cudaMemcpyHostToDevice, cs));
+    }
+    sync_watchdog("pieces");
+    CK(cudaStreamSynchronize(cs));
+    CK(cudaStreamDestroy(cs));
+    double worst = 0.0;
+    for (int s = 0; s < 2; ++s) {
+        const void *rot = s ? truth : own;
+        const long long rot_bs = rows, fixed_bs = fixed_rows; /* batch strides in rows (ref_dot) */
+        if (along_b) ref_dot_h(K, F, fixed_bs, rot, rot_bs, m, n, k, L, 1.f, ref, 0);
+        else ref_dot_h(K, rot, rot_bs, F, fixed_bs, m, n, k, L, 1.f, ref, 0);
+        const size_t off = along_b ? (size_t)s * n : (size_t)s * m * n;
+        worst = fmax(worst, compare_h(K, (char *)D + off * 2, dn, d_batch, ref, m, n, L));
+    }
+    char name[64];
+    snprintf(name, 64, "%d pieces of %c landing during the launch, L2%s", pieces, along_b ? 'B' : 'A',
+             g_pieces_control ? " (control)" : "");
+    if (g_pieces_control) {
+        char v[48];
+        snprintf(v, 48, "rel_err=%.3e", worst);
+        record(name, K, v, "above the bound", !(worst <= K.bound));
+    } else {
+        record_metric(name, K, worst, get_status(c), TPG_DEVICE_OK);
+    }
+    CK(cudaFreeHost(host));
+    CK(cudaFreeHost(ep));
+    cudaFree(own); cudaFree(truth); cudaFree(S); cudaFree(F); cudaFree(D); cudaFree(W); cudaFree(ref);
+}
+
 /* ---- timing against cuBLAS (bf16 kernels) -------------------------------------------------------- */
 
 struct problem {
@@ -362,9 +448,11 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
+        else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--rs-perf] [--ag-perf] [--only KERNEL[,KERNEL...]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--no-perf] [--rs-perf] [--ag-perf] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -424,6 +512,8 @@ int main(int argc, char **argv)
         test_wait(K, c, 0, 4, 0);
         test_wait(K, c, 1, 3, 1);
         test_wait(K, c, 0, 3, 1);
+        test_pieces(K, c, 0);
+        test_pieces(K, c, 1);
     }
     if (!skip_perf)
         for (int pi = 0; pi < NPROB && nbf > 0; ++pi) {

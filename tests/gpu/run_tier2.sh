@@ -156,13 +156,14 @@ for sched in "${SCHEDULES[@]}"; do
     done
 done
 
-# All-gather copies cut into pieces (--copy-chunks, runtime/src/copy_plan.h): the 8B-qkv problem in 8 pieces, and
-# shards of 1000 rows (not whole tiles of 128 or 256) in two batches, with C, in 5 pieces.
+# All-gather copies cut into pieces (--copy-chunks, runtime/src/copy_plan.h; equal whole-tile pieces, so possibly
+# fewer than asked): the 8B-qkv problem in 32 (TP = 2: 32 pieces of 128 rows; TP = 8: 8), and shards of 1000 rows
+# (not whole tiles of 128 or 256) in two batches, with C, in 5 asked (4 pieces).
 for sched in "${SCHEDULES[@]}"; do
     case "$sched" in AllGather*) ;; *) continue ;; esac
     for dt in "${DTYPES[@]}"; do
-        one copy_chunks "8B-qkv-c8/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
-            --m 8192 --n 6144 --k 4096 --copy-chunks 8 "${ITERS[@]}"
+        one copy_chunks "8B-qkv-c32/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
+            --m 8192 --n 6144 --k 4096 --copy-chunks 32 "${ITERS[@]}"
         one copy_chunks "ragged-L2-c5/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
             --m $((1000 * TP)) --n $((1000 * TP)) --k 1024 --l 2 --beta 1 --copy-chunks 5 "${ITERS[@]}"
     done

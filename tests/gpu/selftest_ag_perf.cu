@@ -22,7 +22,7 @@
  * copy against copyN is what cutting the copies does over a slow link (PCIe: Hopper cards without
  * NVLink), nv1 against nv8 over NVLink.
  * Every call first raises the epoch by a copy-engine write (the same in every variant).
- * Check: copy's and nv8's outputs must equal plain's bit for bit (same tiles, same k order), and no call
+ * Check: copy's and copy8's outputs must equal plain's bit for bit (same tiles, same k order), and no call
  * times out; for the check the shards' rows are first overwritten with NaNs and copied whole, so a tile
  * that read its rows before their piece's flag would differ.
  */

@@ -351,8 +351,11 @@ static int run_gpu(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
     memset(&s, 0, sizeof s);
     s.tp = tpg_configs[cfg_index].schedule->tp;
     int rc = setup(&s, a, cfg_index);
-    if (!rc && a->warmup) rc = run_and_sync(&s, a->warmup, a);
+    /* the check first: its call is the op's first, so every receive slot (shard or partial) still holds the
+     * zeros tpg_op_create left there, and a tile that read its rows before they landed would be caught (after
+     * a warm-up the slots would hold the same values again) */
     if (!rc && a->check) rc = check(&s, a, tpg_configs[cfg_index].kernel, res);
+    if (!rc && a->warmup) rc = run_and_sync(&s, a->warmup, a);
     if (!rc) rc = time_runs(&s, a, res);
 #ifdef TPG_TRACE
     if (!rc && a->trace) rc = trace_run(&s, a, cfg_index);

@@ -124,8 +124,9 @@ static void device_range(const tpg_trace_header *h, uint64_t *lo, uint64_t *hi) 
 
 /* Per-stage flag-wait aggregate of one device. */
 typedef struct stage_waits {
-    int ctas;
-    uint64_t first_begin, last_end, first_seen; /* first_seen = earliest wait end */
+    int waits;                                  /* records: one per producer and run of pieces waited for */
+    int last_piece;                             /* the highest piece of the stage's copy a wait saw */
+    uint64_t first_begin, last_end, first_seen; /* first_seen = earliest end of a wait that saw last_piece */
     uint64_t seen_wait_ns;                      /* how long the first observer had waited */
     uint32_t seen_cta;
     double total_ns, max_ns;
@@ -173,18 +174,20 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                         continue;
                     }
                     snprintf(name, sizeof name, "flag wait stage %d", r->stage);
-                    snprintf(args, sizeof args, "\"stage\": %d", r->stage);
+                    snprintf(args, sizeof args, "\"stage\": %d, \"piece\": %d", r->stage, r->tile);
                     span(o, name, "flag_wait", pid, tid, r->t[0], r->t[1], args);
                     sum->records++;
                     if (r->stage >= 0 && r->stage < MAX_STAGES) {
                         stage_waits *s = &sw[r->stage];
                         const double w = (double)(r->t[1] - r->t[0]);
-                        s->ctas++;
+                        if (!s->waits++) s->last_piece = r->tile;
                         s->total_ns += w;
                         if (w > s->max_ns) s->max_ns = w;
                         if (!s->first_begin || r->t[0] < s->first_begin) s->first_begin = r->t[0];
                         if (r->t[1] > s->last_end) s->last_end = r->t[1];
-                        if (!s->first_seen || r->t[1] < s->first_seen) {
+                        /* the copy ends when its last piece landed: the earliest wait that saw that piece */
+                        if (r->tile > s->last_piece) s->last_piece = r->tile, s->first_seen = 0;
+                        if (r->tile == s->last_piece && (!s->first_seen || r->t[1] < s->first_seen)) {
                             s->first_seen = r->t[1];
                             s->seen_wait_ns = r->t[1] - r->t[0];
                             s->seen_cta = c;
@@ -244,22 +247,23 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
 
     /* stage flag waits, all CTAs: one span per stage on its own lane (stages may overlap) */
     for (int s = 0; s < MAX_STAGES; s++) {
-        if (!sw[s].ctas) continue;
+        if (!sw[s].waits) continue;
         snprintf(name, sizeof name, "flag waits stage %d (all CTAs)", s);
         meta_name(o, "thread_name", pid, 10 + s, name);
         meta_sort(o, "thread_sort_index", pid, 10 + s, 10 + s);
         snprintf(name, sizeof name, "stage %d flag waits", s);
-        snprintf(args, sizeof args, "\"stage\": %d, \"ctas\": %d, \"mean_us\": %.3f, \"max_us\": %.3f", s, sw[s].ctas,
-                 sw[s].total_ns / sw[s].ctas * 1e-3, sw[s].max_ns * 1e-3);
+        snprintf(args, sizeof args, "\"stage\": %d, \"waits\": %d, \"mean_us\": %.3f, \"max_us\": %.3f", s,
+                 sw[s].waits, sw[s].total_ns / sw[s].waits * 1e-3, sw[s].max_ns * 1e-3);
         span(o, name, "flag_wait_all", pid, 10 + s, sw[s].first_begin, sw[s].last_end, args);
     }
 
     /* copies: not timed on the copy engine; inferred from the graph order (COPY s starts when the start
-     * barrier, or FLAG s-1, is done) and the first CTA that saw flag s (an upper bound on COPY + FLAG) */
+     * barrier, or FLAG s-1, is done) and the first CTA that saw flag s - of the copy's last piece when it is
+     * cut (an upper bound on COPY + FLAG) */
     uint64_t prev = h->barrier[0][2];
     int any = 0;
     for (int s = 0; s < MAX_STAGES; s++) {
-        if (!sw[s].ctas) continue;
+        if (!sw[s].waits) continue;
         if (!any) {
             meta_name(o, "thread_name", pid, 1, "copies (inferred from flag waits)");
             meta_sort(o, "thread_sort_index", pid, 1, 1);
