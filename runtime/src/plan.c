@@ -304,7 +304,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                 }
             fprintf(f, "]}");
         }
-        fprintf(f, "]}");
+        fprintf(f, count < 0 ? "], \"error\": \"the node list cannot be expanded\"}" : "]}");
     }
     fprintf(f, "]");
     fprintf(f, ", \"flops_per_device\": %.17g}\n", ps->flops_per_device);
