@@ -12,10 +12,14 @@ tpg_copy_plan tpg_copy_plan_make(int64_t rows, int64_t row_bytes, int tile_rows,
     return p;
 }
 
+int tpg_schedule_copies(const tpg_schedule_table *sched) {
+    return sched->tp >= 2 && sched->comm == TPG_COMM_ALLGATHER;
+}
+
 tpg_copy_plan tpg_copy_plan_for(const tpg_schedule_table *sched, const tpg_kernel_desc *kernel,
                                 const tpg_shapes *shapes, int chunks) {
     const int64_t elem = (int64_t)tpg_dtype_size(kernel->dtype_ab);
-    if (sched->tp < 2 || sched->comm != TPG_COMM_ALLGATHER) return tpg_copy_plan_make(0, 0, 1, 1);
+    if (!tpg_schedule_copies(sched)) return tpg_copy_plan_make(0, 0, 1, 1);
     if (sched->rotating == TPG_OPERAND_B)
         return tpg_copy_plan_make(shapes->b_rows * shapes->l, shapes->b_cols * elem, kernel->bn, chunks);
     return tpg_copy_plan_make(shapes->a_rows * shapes->l, shapes->a_cols * elem, kernel->bm, chunks);

@@ -35,6 +35,9 @@ typedef struct tpg_copy_plan {
  * pieces than requested (never more). rows = 0 (nothing rotates by copy) gives chunks = 0. */
 tpg_copy_plan tpg_copy_plan_make(int64_t rows, int64_t row_bytes, int tile_rows, int requested);
 
+/* Whether ops of this schedule copy shards (all-gather at TP >= 2); the others have nothing to cut. */
+int tpg_schedule_copies(const tpg_schedule_table *sched);
+
 /* The cut of the copies of an op of (sched, kernel, shapes) for `chunks` pieces per copy: the rotating
  * operand's rows, tiles of BM (A) or BN (B) rows. chunks = 0 in the plan when the op copies nothing
  * (reduce-scatter, TP = 1). */

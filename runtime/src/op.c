@@ -26,11 +26,6 @@ static size_t slot_bytes(const tpg_op *op) {
     return 0;
 }
 
-/* How the op's all-gather copies are cut into `chunks` pieces (copy_plan.h). */
-static tpg_copy_plan copy_plan(const tpg_op *op, int chunks) {
-    return tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks);
-}
-
 static tpg_status validate(tpg_ctx *ctx, const tpg_op_desc *d, const tpg_config_desc **out) {
     if (d->config < 0 || d->config >= tpg_num_configs)
         TPG_FAIL(ctx, TPG_ERR_UNKNOWN_CONFIG, "config index %d is out of range (0..%d)", d->config, tpg_num_configs - 1);
@@ -64,7 +59,7 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
 
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel));
-    op->copy = copy_plan(op, c->copy_chunks);
+    op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
     tpg_peers_init(&op->peers, ctx->tp);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg_buffers_alloc(ctx, r, &op->layout, &op->buffer[r]), fail);
@@ -272,7 +267,7 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s copies nothing (%s): copy chunks = %d has no copy to cut",
                  op->config->name, op->sched->tp < 2 ? "TP = 1" : "reduce-scatter pushes partials from the GEMM", chunks);
     if (op->copy.chunks == 0) return TPG_OK;
-    const tpg_copy_plan next = copy_plan(op, chunks);
+    const tpg_copy_plan next = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks);
     if (next.chunks == op->copy.chunks && next.chunk_rows == op->copy.chunk_rows) return TPG_OK;
     const int saved = tpg__save_device();
     /* the graphs change shape (a node per piece): drop them (after their launches) and build anew */

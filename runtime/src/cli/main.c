@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../copy_plan.h"
 #include "../plan.h"
 #include "../shapes.h"
 #include "../tables.h"
@@ -109,7 +110,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", msg);
         return EXIT_USAGE;
     }
-    if (a.copy_chunks > 1 && (c->schedule->comm != TPG_COMM_ALLGATHER || c->schedule->tp < 2)) {
+    if (a.copy_chunks > 1 && !tpg_schedule_copies(c->schedule)) {
         fprintf(stderr, "tpgemm: --copy-chunks %d: config %s copies nothing (%s); drop --copy-chunks\n", a.copy_chunks,
                 c->name, c->schedule->tp < 2 ? "TP = 1" : "reduce-scatter moves partials from the GEMM's epilogue");
         return EXIT_USAGE;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../copy_plan.h"
 #include "../plan.h"
 #include "../reference.h"
 #include "../tables.h"
@@ -118,8 +119,7 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
     STEP("tpg_op_create", tpg_op_create(s->ctx, &od, &s->op), tpg_last_error(s->ctx));
     /* --copy-chunks: main.c refused it for a single config that copies nothing; a --model run applies it to
      * the all-gather layers */
-    const tpg_schedule_table *t = tpg_configs[cfg_index].schedule;
-    if (a->copy_chunks && t->comm == TPG_COMM_ALLGATHER && t->tp > 1)
+    if (a->copy_chunks && tpg_schedule_copies(tpg_configs[cfg_index].schedule))
         STEP("tpg_op_set_copy_chunks", tpg_op_set_copy_chunks(s->op, a->copy_chunks), tpg_last_error(s->ctx));
 
     const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
