@@ -211,13 +211,14 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
                                                 group_name)
     alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg)
+    diags = link_copy_variant(op_kind, m, n, k, tp, rank, DT[args.dtype], group_name, fns) if args.link_copies else {}
     try:
         progress(rank, f"{name}: check")
         err = rel_err(op, fns, reference, keep, tp)
         for v, alt_op in alt_ops.items():
             alt_err[v] = rel_err(alt_op, {"tpgemm": fns[v]}, reference, keep, tp)
         progress(rank, f"{name}: rel err {err:.3e}; timing")
-        live = list(R.VARIANTS) + list(alt_ops)
+        live = list(R.VARIANTS) + list(alt_ops) + list(diags)
         per_call = {}
         for v in list(live):  # warm-up, estimate, then a burst from an idle card
             try:
@@ -268,6 +269,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         for alt_op in alt_ops.values():
             alt_op.destroy()
         del keep, fns
+        diags = list(diags)  # the names only: the diagnostic's buffers are freed with the rest
         torch.cuda.empty_cache()
     return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors,
                          extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
@@ -275,7 +277,39 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                                 "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                 "local_config": lib.config_info(cfg1)["name"],
                                 "windows": {v: f.get("windows") for v, f in figures.items()},
-                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp)} if alt_ops else {})})
+                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp)} if alt_ops else {}),
+                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
+
+
+def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
+    """Diagnostic (--link-copies): "diag:local_link" is the local GEMM ("local") with, on a side stream and
+    without any dependency on it, copy-engine copies of the bytes the fused call moves over NVLink - all-gather:
+    each peer's A shard (M/tp x K) pulled into a local slot; reduce-scatter: tp - 1 partial blocks (M/tp x N)
+    pulled from the next peer - joined back to the stream at the end of each call. local_link against local is
+    what the links' traffic costs a GEMM at the power cap (clock, joules); fused against local_link is what the
+    fused walk itself costs. Returns {variant: the tensors it holds}; adds its callable to fns."""
+    import torch.distributed._symmetric_memory as symm
+    rows, cols = m // tp, (k if op_kind == "AG" else n)
+    src = symm.empty(rows, cols, dtype=dtype, device="cuda")
+    src.normal_()
+    handle = symm.rendezvous(src, group_name)
+    peers = [(rank + i) % tp for i in range(1, tp)] or [rank]  # TP = 1 (a smoke run): the own buffer
+    views = [handle.get_buffer(p, (rows, cols), dtype) for p in peers]
+    slots = [torch.empty(rows, cols, device="cuda", dtype=dtype) for _ in peers]
+    side = torch.cuda.Stream()
+    local = fns["local"]
+
+    def run():
+        main = torch.cuda.current_stream()
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            for slot, view in zip(slots, views):
+                slot.copy_(view, non_blocking=True)
+        local()
+        main.wait_stream(side)
+    fns["diag:local_link"] = run
+    dist.barrier()  # every rank's buffer exists before any rank copies from it
+    return {"diag:local_link": (src, handle, views, slots, side)}
 
 
 def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
@@ -319,6 +353,8 @@ def main():
     p.add_argument("--alt-copy-chunks", default="", help="experiments: comma-separated piece counts; on the all-gather "
                    "shapes each runs the shape's config with its copies in that many pieces (tpg_op_set_copy_chunks) "
                    "as an extra variant 'alt:copy_chunksN'")
+    p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
+                   "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
     args = p.parse_args()
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
@@ -370,6 +406,9 @@ def main():
             for fam, a in rec.get("alt", {}).items():
                 print(f"  alt {fam}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
                       f"{R.fmt_or_dash(a['sm_mhz'])} MHz, check {a['check']})", flush=True)
+            for v, a in rec.get("diag", {}).items():
+                print(f"  diag {v}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
+                      f"{R.fmt_or_dash(a['sm_mhz'])} MHz, {a['joules'] or 0:.3f} J/call)", flush=True)
     for c in (ctx1, ctx):
         try:
             c.destroy()

@@ -114,7 +114,17 @@ def alt_summary(figures, rel_errs, m, n, k, tp):
         f = figures.get(v) or {}
         out[v.split(":", 1)[1]] = {
             "tflops": tflops(m, n, k, tp, f.get("sustained_s")), "burst_tflops": tflops(m, n, k, tp, f.get("burst_s")),
-            "sm_mhz": median_or_none([w.get("sm_mhz") for w in f.get("windows", [])]), "check": check_status(err)}
+            "sm_mhz": median_or_none([w.get("sm_mhz") for w in f.get("windows", [])]), "joules": f.get("joules"),
+            "check": check_status(err)}
+    return out
+
+
+def diag_summary(figures, m, n, k, tp):
+    """The diagnostic variants (keys "diag:<name>", no output of their own to check): name -> sustained and
+    burst TFLOP/s of the problem, median SM clock and joules per call per GPU."""
+    out = alt_summary(figures, {v: None for v in figures if v.startswith("diag:")}, m, n, k, tp)
+    for d in out.values():
+        d.pop("check")
     return out
 
 

@@ -104,3 +104,15 @@ def test_alt_summary_names_families_and_checks_each():
     assert set(out) == {"x_a", "x_b"}
     assert out["x_a"]["tflops"] == pytest.approx(1e9 / 0.1 / 1e12) and out["x_a"]["sm_mhz"] == 1350.0
     assert out["x_a"]["check"] == "passed" and out["x_b"]["check"] == "failed" and out["x_b"]["tflops"] is None
+
+
+def test_diag_summary_has_energy_and_no_check():
+    """--link-copies: the diagnostic variant reports TFLOP/s, clock and joules, and no check (it has no output
+    of its own); variants that are not diagnostics are left out."""
+    w = [{"seconds": 1.0, "calls": 10, "joules": 7.0, "sm_mhz": 1400.0}]
+    figures = {"diag:local_link": {"sustained_s": 0.1, "burst_s": 0.05, "joules": 0.7, "windows": w},
+               "local": {"sustained_s": 0.09, "burst_s": 0.05, "joules": 0.6, "windows": w}}
+    out = R.diag_summary(figures, 1000, 1000, 1000, 2)
+    assert set(out) == {"local_link"}
+    assert out["local_link"]["joules"] == 0.7 and out["local_link"]["sm_mhz"] == 1400.0
+    assert out["local_link"]["tflops"] == pytest.approx(1e9 / 0.1 / 1e12) and "check" not in out["local_link"]

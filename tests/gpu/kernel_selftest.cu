@@ -26,7 +26,9 @@
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
  * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel), `--ag-perf` the
- * all-gather walk timing of selftest_ag_perf.cu, `--pieces-control` inverts the pieces case (test_pieces says how).
+ * all-gather walk timing of selftest_ag_perf.cu, `--coresident` whether the barrier kernel runs beside each
+ * listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with `--no-perf`: only the
+ * requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -49,6 +51,8 @@ void rs_perf(const kern *ks, int nk, const ctl &c);
 void print_rs_perf(const kern *ks, int nk);
 void ag_perf(const kern *ks, int nk, const ctl &c);
 void print_ag_perf(const kern *ks, int nk);
+void coresident(const kern *ks, int nk, const ctl &c);
+void print_coresident(const kern *ks, int nk);
 
 /* ---- cases ------------------------------------------------------------------------------------- */
 
@@ -442,16 +446,18 @@ static bool listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0, ag = 0;
+    int skip_perf = 0, rs = 0, ag = 0, cores = 0, cases = 1;
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
+        else if (strcmp(argv[i], "--coresident") == 0) cores = 1;
+        else if (strcmp(argv[i], "--no-cases") == 0) cases = 0;
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--rs-perf] [--ag-perf] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
+            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--ag-perf] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
                     argv[0]);
             return 2;
         }
@@ -493,6 +499,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nk; ++i) {
         const kern &K = ks[i];
         if (K.s.dtype == 0) bf[nbf++] = K;
+        if (!cases) continue;
         case_guard(K.name, 120); /* all correctness cases of one kernel take a few seconds */
         test_plain(K, c, 2048, 2048, 1024);
         test_plain(K, c, 1000, 1000, 520);
@@ -522,12 +529,14 @@ int main(int argc, char **argv)
         }
     if (rs && nk > 0) rs_perf(ks, nk, c); /* selftest_rs_perf.cu */
     if (ag && nk > 0) ag_perf(ks, nk, c); /* selftest_ag_perf.cu */
+    if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     alarm(0);
     cublasDestroy(h);
     print_results();
     if (!skip_perf) print_perf(bf, nbf);
     if (rs && nk > 0) print_rs_perf(ks, nk);
     if (ag && nk > 0) print_ag_perf(ks, nk);
+    if (cores && nk > 0) print_coresident(ks, nk);
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;
 }

@@ -19,8 +19,9 @@
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
-#   host test (kernel_selftest.cu + selftest_util.cu + selftest_rs_perf.cu + selftest_ag_perf.cu), linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--rs-perf] [--ag-perf] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p1 pp128p32 wide3p32)
+#   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
+#   linked with cuBLAS (test binary only).
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p1 pp128p32 wide3p32)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -98,16 +99,17 @@ for k in "${KERNELS[@]}"; do
 done
 
 pids=()
-for f in kernel_selftest selftest_util selftest_rs_perf selftest_ag_perf; do
+for f in kernel_selftest selftest_util selftest_rs_perf selftest_ag_perf selftest_coresident; do
     rm -f "$out/$f.o"
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
 done
-rm -f "$out/raster.o"
+rm -f "$out/raster.o" "$out/barrier.o"
+"$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/runtime/src/barrier.cu" -o "$out/barrier.o" & pids+=($!) # --coresident
 ${CC:-cc} -std=c11 -O2 -I "$root/runtime/src" -c "$root/runtime/src/raster.c" -o "$out/raster.o" & pids+=($!) # hilbert order
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
 objs=()
 for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
-"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/raster.o" "${objs[@]}" \
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/selftest_coresident.o" "$out/raster.o" "$out/barrier.o" "${objs[@]}" \
     -lcublas
 echo "built $out/kernel_selftest"
