@@ -271,12 +271,13 @@ def _stream_k(on: bool | None, mode: str, cluster_m: int, cluster_n: int) -> lis
     return []
 
 
-# Macros the template writes itself, from the entry's own fields: `defines` may not set them.
+# Macros the template writes itself, from the entry's own fields (tests/test_generate.py checks the list against
+# templates/gemm_sm90.cu.j2), plus TPG_TRACE (the trace build's flag): `defines` may not set them.
 KNOB_MACROS = ("TPG_KERNEL_NAME", "TPG_ENTRY_NAME", "TPG_AB_DTYPE", "TPG_CD_DTYPE", "TPG_BM", "TPG_BN", "TPG_BK",
                "TPG_STAGES", "TPG_CONSUMERS", "TPG_CLUSTER_M", "TPG_CLUSTER_N", "TPG_SMEM_BYTES", "TPG_GROUP_M",
                "TPG_RASTER", "TPG_EPI_CHUNK_BYTES", "TPG_EPI_BUFFERS", "TPG_DEFER_STORES", "TPG_PP_DEFER_FLAGS",
                "TPG_PREFETCH_SOURCES", "TPG_TMA_PARTIALS", "TPG_CONSUMER_MODE", "TPG_ACC_F16", "TPG_TRACE", "TPG_STREAM_K",
-               "TPG_PARTIAL_F32")
+               "TPG_PARTIAL_F32", "TPG_FP8_PROMOTE")
 DEFINE = re.compile(r"(TPG_[A-Z0-9_]+)=(-?[0-9]+)\Z")
 
 

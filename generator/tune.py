@@ -63,16 +63,17 @@ def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> l
     return [Shape(model, g.layer, g.m, g.n, g.k, g.schedule, tp, p["dtype"]) for g in models.gemms(p, tokens)]
 
 
-# Values the default search leaves out until a GPU run has verified them at the tuner's tiles (still
-# reachable with --knob). cooperative_n has run on H200 only at 192x192 (self-test instance sn192) and at
-# 128x320 in a 2x1 cluster (CLI checks and the local bench, 2026-12-01).
-UNVERIFIED = {"consumer_mode": ("cooperative_n",)}
+# Values the default search leaves out; --knob FIELD=VALUE asks for them. cooperative_n has run on H200 only
+# at 192x192 (self-test instance sn192) and at 128x320 in a 2x1 cluster (CLI checks and the local bench,
+# 2026-12-01), not yet at the tuner's tiles; f32 partials are a numerics choice (README: run by name only), not
+# a speed knob, and measured 1.5-21% slower (docs/PERF_NOTES.md 17:43Z).
+UNVERIFIED = {"consumer_mode": ("cooperative_n",), "partials": ("f32",)}
 
 
-def extra_knobs() -> dict[str, tuple]:
+def extra_knobs(opt_in: bool = False) -> dict[str, tuple]:
     """Enum fields the kernel schema has beyond BASE_FIELDS (e.g. a raster order), with their values,
-    less the UNVERIFIED ones."""
-    return {f: tuple(v for v in s.enum if v not in UNVERIFIED.get(f, ()))
+    less the UNVERIFIED ones unless opt_in."""
+    return {f: tuple(v for v in s.enum if opt_in or v not in UNVERIFIED.get(f, ()))
             for f, s in C.KERNEL.fields.items() if f not in BASE_FIELDS and s.enum}
 
 
@@ -104,21 +105,23 @@ def _spell(field: str, value) -> str:
     return "auto" if value is None else str(value)
 
 
-def knob_space() -> dict[str, tuple]:
-    """Every knob the tuner walks and its values: the base ones, then the schema's extra enums."""
+def knob_space(opt_in: bool = False) -> dict[str, tuple]:
+    """Every knob the tuner walks and its values: the base ones, then the schema's extra enums (with the
+    UNVERIFIED values too when opt_in)."""
     return {"tile": TILES, "stages": STAGES, "consumers": tuple(K.CONSUMERS),
-            "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs()}
+            "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs(opt_in)}
 
 
 def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
-    """space with each FIELD=V1,V2 of knobs keeping only the listed values (spelled as _spell does).
-    Raises ValueError naming the field or value that is not in the space, and what is."""
-    out = dict(space)
+    """space with each FIELD=V1,V2 of knobs keeping only the listed values (spelled as _spell does); a
+    value the default search leaves out (UNVERIFIED) may be named. Raises ValueError naming the field or
+    value that is not a knob's, and what is."""
+    out, every = dict(space), knob_space(opt_in=True)
     for knob in knobs:
         field, _, vals = knob.partition("=")
         if field not in space:
             raise ValueError(f"--knob {field}: not a tuner knob; knobs: {', '.join(space)}")
-        allowed = {_spell(field, v): v for v in space[field]}
+        allowed = {_spell(field, v): v for v in dict.fromkeys(space[field] + every.get(field, ()))}
         wanted = [v for v in vals.split(",") if v]
         unknown = [v for v in wanted if v not in allowed]
         if unknown or not wanted:

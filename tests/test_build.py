@@ -43,7 +43,8 @@ def build():
     missing = [tool for tool in ("ninja", "nvcc") if shutil.which(tool) is None
                and not (tool == "nvcc" and Path("/usr/local/cuda/bin/nvcc").exists())]
     if missing:
-        pytest.skip(f"{' and '.join(missing)} not found on PATH; the build needs both (CUDA 12.8+ for sm_90a)")
+        pytest.skip(f"{' and '.join(missing)} not found (PATH, /usr/local/cuda/bin); the build needs both "
+                    "(CUDA 12.4+ for sm_90a; pip install -r requirements.txt brings ninja)")
     result = subprocess.run(["ninja", "-C", str(ROOT)], capture_output=True, text=True)
     return result
 

@@ -181,6 +181,8 @@ def test_non_numeric_value_exits_2_naming_flag_and_value(tpgemm):
     assert "tpgemm: --m expects a positive integer, got 'abc'" in r.stderr
     r = run(tpgemm, "--k", "12x", "--dry-run")
     assert r.returncode == 2 and "--k" in r.stderr and "'12x'" in r.stderr
+    r = run(tpgemm, "--dtype", "fp32", "--dry-run")  # an output / partial type, not an operand type
+    assert r.returncode == 2 and "--dtype expects bf16 or fp16 (or e4m3, e5m2), got 'fp32'" in r.stderr
 
 
 def test_unknown_flag_exits_2(tpgemm):

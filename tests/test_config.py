@@ -488,6 +488,16 @@ def test_defines_reach_the_instance_and_its_name():
     assert "#define TPG_EXPERIMENT 4" in files[f"kernels/{k.name}.cu"]
 
 
+def test_defines_may_not_set_a_macro_the_template_writes():
+    """Every macro templates/gemm_sm90.cu.j2 defines from a knob is refused in `defines` (one left out,
+    TPG_FP8_PROMOTE, once let a config change an fp8 kernel's numerics behind the runtime's back)."""
+    written = set(re.findall(r"^#define (TPG_[A-Z0-9_]+)", (ROOT / "templates/gemm_sm90.cu.j2").read_text(), re.M))
+    assert written and not written - set(kernels.KNOB_MACROS), sorted(written - set(kernels.KNOB_MACROS))
+    text = BASE.replace("consumers: 2", "consumers: 2\n    defines: [TPG_FP8_PROMOTE=4]")
+    with pytest.raises(config.ConfigError, match="TPG_FP8_PROMOTE"):
+        config.validate(config.compose(text, "x.yaml"), "x.yaml")
+
+
 def test_cooperative_n_tiles_split_along_n():
     """cooperative_n: both warpgroups cover all BM rows, BN/2 columns each (m64n96 for 192x192), so the
     epilogue subtile must divide BN/2 and the accumulators ((BM/64)·(BN/2)/2) may reach 160."""

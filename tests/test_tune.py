@@ -221,3 +221,12 @@ def test_default_entry_follows_kernel_tp1():
     assert at1["name"] == "bf16_128x256x64" and not at1.get("tma_partials")
     short = tune_cli._default_entry(doc, tune.Shape("", "", 16384, 8192, 8192, rs, 2, "bf16"))
     assert short["name"] == "bf16_128x128x64_pp"
+
+
+def test_default_search_leaves_out_opt_in_values_that_a_knob_can_name():
+    """cooperative_n and f32 partials are not searched by default (README), and --knob can still ask for them."""
+    space = tune.knob_space()
+    assert "cooperative_n" not in space["consumer_mode"] and "f32" not in space["partials"]
+    assert "out" in space["partials"]
+    picked = tune.restrict(space, ["consumer_mode=cooperative_n", "partials=out,f32"])
+    assert picked["consumer_mode"] == ("cooperative_n",) and picked["partials"] == ("out", "f32")

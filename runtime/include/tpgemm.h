@@ -8,7 +8,8 @@
  *
  * Conventions: every fallible call returns tpg_status and writes results through out-parameters;
  * handles are opaque; create/destroy come in pairs; the library never prints and never exits.
- * Thread-safety: a context and its ops may be used by one host thread at a time.
+ * Thread-safety: a context and its ops may be used by one host thread at a time (calls on one context,
+ * tpg_op_run_rank included, must not overlap; a host with a thread per device serializes them).
  */
 #ifndef TPGEMM_H
 #define TPGEMM_H
@@ -26,7 +27,7 @@ extern "C" {
     X(TPG_ERR_INVALID_ARGUMENT, 1, "an argument is invalid; tpg_last_error names it")                \
     X(TPG_ERR_UNKNOWN_CONFIG, 2, "no generated config matches; list them with `tpgemm --list`")      \
     X(TPG_ERR_SHAPE, 3, "the problem shape does not fit the schedule or kernel; see tpg_last_error")  \
-    X(TPG_ERR_ALIGNMENT, 4, "a pointer or leading dimension is not 16-byte aligned")                 \
+    X(TPG_ERR_ALIGNMENT, 4, "a pointer, row or stage size breaks an alignment rule; see tpg_last_error")\
     X(TPG_ERR_NO_DEVICE, 5, "fewer CUDA devices are visible than the TP degree needs")               \
     X(TPG_ERR_NOT_HOPPER, 6, "a device is not compute capability 9.0 (Hopper, sm_90a)")              \
     X(TPG_ERR_NO_P2P, 7, "two devices cannot access each other's memory (peer-to-peer)")             \
@@ -58,7 +59,7 @@ typedef struct tpg_op tpg_op;
 const char *tpg_status_string(tpg_status s);
 
 /* The detailed message of the last failure on ctx (names the offending value), or "" if none.
- * ctx may be NULL: then the message of the last failed tpg_ctx_create on this thread. */
+ * ctx may be NULL: then the message of the last failed tpg_ctx_create / tpg_ctx_create_rank on this thread. */
 const char *tpg_last_error(const tpg_ctx *ctx);
 
 /* Size in bytes of one element of t (1, 2 or 4). */
@@ -262,7 +263,8 @@ tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
  * legacy default stream, as in every CUDA API, so a framework's default stream just works),
- * for hosts that drive each device from its own thread. Every rank must be launched once per call:
+ * for hosts that launch each device's work separately (from one thread at a time: see Thread-safety).
+ * Every rank must be launched once per call:
  * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
 /* Waits for every local device and reports TPG_ERR_TIMEOUT if any device-side wait timed out.

@@ -6,6 +6,7 @@
 
 #include "checks.h"
 #include "ctx_internal.h"
+#include "tensormap.h"
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == TPG_IPC_HANDLE_BYTES, "cudaIpcMemHandle_t size changed");
 
@@ -30,11 +31,7 @@ static PFN_cuMemGetAddressRange_v3020 range_fn; /* cached; benign race: every th
 static tpg_status allocation_base(tpg_ctx *ctx, int rank, const void *ptr, const char *what, uintptr_t *base) {
     if (!range_fn) {
         void *fn = NULL;
-        enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || !fn)
-            TPG_FAIL(ctx, TPG_ERR_CUDA, "rank %d: cuMemGetAddressRange not found in the driver (query result %d)", rank,
-                     (int)q);
+        TPG_CHECK(tpg__driver_entry(ctx, "cuMemGetAddressRange", &fn));
         range_fn = (PFN_cuMemGetAddressRange_v3020)fn;
     }
     CUdeviceptr b = 0;

@@ -8,14 +8,24 @@
 
 static PFN_cuTensorMapEncodeTiled_v12000 encode_fn; /* cached; benign race: every thread stores the same value */
 
+tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn) {
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    *fn = NULL;
+#if CUDART_VERSION >= 12050
+    TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q));
+#else /* CUDA 12.0-12.4 (the README's minimum is 12.4): ByVersion comes with 12.5, and CUDA 13 drops this call */
+    TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &q));
+#endif
+    if (q != cudaDriverEntryPointSuccess || !*fn)
+        TPG_FAIL(ctx, TPG_ERR_CUDA, "%s not found in the driver (query result %d); a driver for CUDA 12.0 or later "
+                 "is needed", name, (int)q);
+    return TPG_OK;
+}
+
 static tpg_status get_encode(tpg_ctx *ctx, PFN_cuTensorMapEncodeTiled_v12000 *out) {
     if (!encode_fn) {
         void *fn = NULL;
-        enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || !fn)
-            TPG_FAIL(ctx, TPG_ERR_CUDA, "cuTensorMapEncodeTiled not found in the driver (query result %d); a driver "
-                     "for CUDA 12.0 or later is needed", (int)q);
+        TPG_CHECK(tpg__driver_entry(ctx, "cuTensorMapEncodeTiled", &fn));
         encode_fn = (PFN_cuTensorMapEncodeTiled_v12000)fn;
     }
     *out = encode_fn;

@@ -23,4 +23,8 @@ tpg_status tpg_tensormap_encode(tpg_ctx *ctx, CUtensorMap *map, const void *ptr,
 tpg_status tpg_tensormap_encode_d(tpg_ctx *ctx, CUtensorMap *map, void *ptr, tpg_dtype dtype, int64_t n, int64_t m,
                                   int64_t l, int64_t ld, int64_t batch, int chunk_bytes, const char *what);
 
+/* A driver API function by name, without linking libcuda (the ABI version of CUDA 12.0 where the toolkit can
+ * choose, i.e. CUDA 12.5 and later; the toolkit's default version before). TPG_ERR_CUDA when the driver lacks it. */
+tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn);
+
 #endif /* TPG_TENSORMAP_H */

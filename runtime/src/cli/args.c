@@ -81,7 +81,7 @@ int tpg_args_parse_dtype(const char *s, tpg_dtype *out) {
         const char *name;
         tpg_dtype t;
     } names[] = {{"bf16", TPG_DTYPE_BF16}, {"fp16", TPG_DTYPE_FP16}, {"e4m3", TPG_DTYPE_E4M3},
-                 {"e5m2", TPG_DTYPE_E5M2}, {"fp32", TPG_DTYPE_FP32}};
+                 {"e5m2", TPG_DTYPE_E5M2}}; /* operand types only: fp32 is a partial / output type, never an operand */
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) {
             *out = names[i].t;
