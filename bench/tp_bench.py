@@ -313,23 +313,28 @@ def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
 
 
 def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
-    """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", and on
+    """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
-    ("alt:copy_chunksN"), interleaved with the others on the same tensors. Returns {variant: op}; adds its
+    ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
+    ("alt:overlap_barriers"), interleaved with the others on the same tensors. Returns {variant: op}; adds its
     callable to fns."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-    wanted = []  # (variant, config, copy chunks)
+    wanted = []  # (variant, config, copy chunks, barriers beside the GEMM)
     for fam in [f for f in args.alt_config.split(",") if f]:
         alt_cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=args.dtype)
         if lib.config_info(alt_cfg)["schedule"] == getattr(args, f"{op_kind.lower()}_schedule"):
-            wanted.append((f"alt:{fam}", alt_cfg, 0))
+            wanted.append((f"alt:{fam}", alt_cfg, 0, False))
     if op_kind == "AG":
-        wanted += [(f"alt:copy_chunks{c}", cfg, int(c)) for c in args.alt_copy_chunks.split(",") if c]
+        wanted += [(f"alt:copy_chunks{c}", cfg, int(c), False) for c in args.alt_copy_chunks.split(",") if c]
+    if args.alt_overlap_barriers:
+        wanted.append(("alt:overlap_barriers", cfg, 0, True))
     ops = {}
-    for v, alt_cfg, chunks in wanted:
+    for v, alt_cfg, chunks, overlap in wanted:
         alt_op = ctx.op(alt_cfg, m, n, k)
         if chunks:
             alt_op.set_copy_chunks(chunks)
+        if overlap:
+            alt_op.set_overlap_barriers(True)
         alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr())
         ops[v] = alt_op
         fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
@@ -353,6 +358,9 @@ def main():
     p.add_argument("--alt-copy-chunks", default="", help="experiments: comma-separated piece counts; on the all-gather "
                    "shapes each runs the shape's config with its copies in that many pieces (tpg_op_set_copy_chunks) "
                    "as an extra variant 'alt:copy_chunksN'")
+    p.add_argument("--alt-overlap-barriers", action="store_true", help="experiments: on every shape, the shape's config "
+                   "with its barriers beside the GEMM (tpg_op_set_overlap_barriers) as an extra variant "
+                   "'alt:overlap_barriers'")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
     args = p.parse_args()

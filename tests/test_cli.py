@@ -141,6 +141,36 @@ def test_copy_chunks_cut_the_copies_in_the_plan(tpgemm, schedule):
     assert f"Copies cut into 3 pieces of {cut['chunk_rows']} rows" in text.stdout
 
 
+@pytest.mark.parametrize("config", ["ag_rota_bf16_tp4", "ag_rotb_bf16_wide_tp2", "rs_tila_bf16_tp2", "rs_tilb_bf16_tp8"])
+def test_overlap_barriers_in_the_plan(tpgemm, config):
+    """--overlap-barriers: the GEMM waits for no node; all-gather's closing barrier waits for the last flag (not
+    the GEMM), reduce-scatter's for the GEMM and the start barrier; without the flag, the table's graph."""
+    base = ["--dry-run", "--json", "--config", config, "--m", "8192", "--n", "8192", "--k", "8192"]
+    plain = json.loads(run(tpgemm, *base).stdout)
+    r = run(tpgemm, *base, "--overlap-barriers")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plain["overlap_barriers"] == 0 and plan["overlap_barriers"] == 1
+    for dev in plan["graph"]:
+        nodes = dev["nodes"]
+        kind = {n["kind"]: n for n in nodes}
+        assert kind["GEMM"]["deps"] == []
+        if config.startswith("ag"):
+            last_flag = max(n["index"] for n in nodes if n["kind"] == "FLAG")
+            assert kind["BARRIER_END"]["deps"] == [last_flag]
+        else:
+            assert sorted(kind["BARRIER_END"]["deps"]) == [kind["BARRIER_START"]["index"], kind["GEMM"]["index"]]
+    for dev in plain["graph"]:
+        assert {n["kind"]: n for n in dev["nodes"]}["GEMM"]["deps"] == [0]
+    text = run(tpgemm, *[a for a in base if a != "--json"], "--overlap-barriers").stdout
+    assert "barriers beside the GEMM" in text
+
+
+def test_overlap_barriers_refused_without_barriers(tpgemm):
+    r = run(tpgemm, "--dry-run", "--config", "ag_rota_bf16_tp1", "--overlap-barriers")
+    assert r.returncode == 2 and "--overlap-barriers: config ag_rota_bf16_tp1 has no barriers (TP = 1)" in r.stderr
+
+
 def test_copy_chunks_refused_where_nothing_is_copied(tpgemm):
     r = run(tpgemm, "--dry-run", "--config", "rs_tila_bf16_tp2", "--copy-chunks", "2")
     assert r.returncode == 2

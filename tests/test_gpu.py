@@ -56,6 +56,21 @@ def test_missing_peer_times_out_on_a_shared_device(built):
     assert "TPG_ERR_TIMEOUT" in run_passing(["gpu_timeout", "200", "--share-device"], timeout=120)
 
 
+@needs_gpus(2)
+@pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
+def test_missing_peer_times_out_with_barriers_beside_the_gemm(built, schedule):
+    """--overlap-barriers: rank 0's GEMM starts without the start barrier; its own waits time out as well."""
+    args = ["gpu_timeout", "200", "--overlap-barriers"] + ([schedule] if schedule == "--allgather" else [])
+    assert "TPG_ERR_TIMEOUT" in run_passing(args, timeout=120)
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
+def test_missing_peer_times_out_with_barriers_beside_the_gemm_on_a_shared_device(built, schedule):
+    args = ["gpu_timeout", "200", "--share-device", "--overlap-barriers"] + ([schedule] if schedule == "--allgather" else [])
+    assert "TPG_ERR_TIMEOUT" in run_passing(args, timeout=120)
+
+
 @needs_gpus(1)
 def test_back_to_back_pdl_calls_match_synchronized_chain(built):
     """tests/gpu/test_pdl_chain.c: each call reads the previous call's D as its A."""
@@ -117,11 +132,19 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
                                "--copy-chunks", "5"], None),
     ("ag_rotb_bf16_tp2", ["--m", "2000", "--n", "2000", "--k", "1024", "--l", "2", "--copy-chunks", "7"], None),
     ("ag_rota_bf16_tp8", ["--m", "32768", "--n", "6144", "--k", "2048", "--copy-chunks", "32"], None),
+    # the barriers beside the GEMM (--overlap-barriers): the GEMM's epoch from each launch, all-gather's closing
+    # barrier after the copies only; both comms, the cooperative and ping-pong kernels, pieces too
+    ("ag_rota_bf16_wide_tp4", ["--m", "4096", "--n", "6144", "--k", "2048", "--copy-chunks", "3", "--overlap-barriers"],
+     None),
+    ("ag_rotb_bf16_tp2", ["--m", "2048", "--n", "4096", "--k", "1024", "--l", "2", "--overlap-barriers"], None),
+    ("rs_tila_bf16_tp8", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
+    ("rs_tilb_bf16_wide_tp2", ["--m", "2048", "--n", "4096", "--k", "8192", "--overlap-barriers"], None),
 ]
 
 
 @needs_gpus(1)
-@pytest.mark.parametrize("config,args,max_err", SHARED_CONFIG_CASES, ids=[c[0] for c in SHARED_CONFIG_CASES])
+@pytest.mark.parametrize("config,args,max_err", SHARED_CONFIG_CASES,
+                         ids=[c[0] + ("-overlap" if "--overlap-barriers" in c[1] else "") for c in SHARED_CONFIG_CASES])
 def test_fused_config_on_a_shared_device_passes_check(built, config, args, max_err):
     """Configs no default pick runs (fp32 partials, fused e4m3) through the whole runtime, ranks on one GPU."""
     out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config", config, *args, "--iterations",

@@ -134,8 +134,8 @@ typedef struct tpg_ctx_config {
     uint64_t timeout_ns;        /* bound on every device-side wait; 0 = default (TPG_DEFAULT_TIMEOUT_NS) */
     int share_devices;          /* 0: every rank needs its own device. 1: ranks may name the same device (devices
                                    NULL = all on device 0), for running the fused schedules' correctness checks
-                                   on fewer GPUs than tp: a device's SMs, less TPG_SHARED_DEVICE_FREE_SMS, are
-                                   split evenly between its ranks so that their persistent kernels run side by
+                                   on fewer GPUs than tp: a device's SMs, less TPG_SHARED_DEVICE_FREE_SMS and
+                                   one more per rank sharing it, are split evenly between its ranks so that their persistent kernels run side by
                                    side, and their "peer" copies and flags stay inside one GPU. Times measured
                                    so say nothing about a real TP run. */
 } tpg_ctx_config;
@@ -258,6 +258,18 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks);
  * calls of the same GEMM 1-2% slower, not faster (BENCHMARKS.md, docs/PERF_NOTES.md 2026-12-01).
  * No effect at TP > 1 (those ops always launch their CUDA graphs). */
 tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
+/* Opt-in (TP >= 2): enable != 0 lets the GEMM start without waiting for the start barrier, and an all-gather
+ * op's closing barrier wait for the shard copies only, not for the GEMM (reduce-scatter's still follows the
+ * GEMM: its pushes land in the peers' slots). The start barrier then runs beside the GEMM, on an SM one of the
+ * GEMM's CTAs also holds, and the GEMM takes its epoch from the launch: before each launch the runtime
+ * writes its count of the rank's launches into the GEMM node. Saves the start barrier's cross-GPU round
+ * trip before the first tile, and lets a faster GPU start its next all-gather call while a slower one
+ * finishes (docs/PERF_NOTES.md, 2026-12-01 20:24Z). Rebuilds the local ranks' graphs after their last
+ * launches. TPG_ERR_INVALID_ARGUMENT for a TP = 1 op (no barriers), for a kernel in clusters (a barrier
+ * kernel does not get an SM beside a cluster launch, so a start barrier queued behind such a GEMM could
+ * never admit the copies it waits for), and when the two kernels' registers, shared memory or threads do
+ * not fit one SM together (the message gives the numbers). Ranks may differ. */
+tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
 /* Launches every local device's graph on its stream (streams[r] for rank r, or the op's own streams
  * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);

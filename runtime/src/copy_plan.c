@@ -76,3 +76,26 @@ int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_gr
     }
     return 0;
 }
+
+/* Index of the only item of table kind `kind`, -1 if none, -2 if several. */
+static int only_item(const tpg_graph_node *list, const tpg_graph_item *items, int n, int kind) {
+    int at = -1;
+    for (int i = 0; i < n; i++)
+        if (list[items[i].node].kind == kind) at = at == -1 ? i : -2;
+    return at;
+}
+
+int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n) {
+    const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
+    const int start = only_item(list, items, n, TPG_NODE_BARRIER_START);
+    const int end = only_item(list, items, n, TPG_NODE_BARRIER_END);
+    if (gemm < 0 || start < 0 || end < 0) return -1;
+    int last_flag = -1;
+    for (int i = 0; i < n; i++)
+        if (list[items[i].node].kind == TPG_NODE_FLAG) last_flag = i;
+    if (comm == TPG_COMM_ALLGATHER && last_flag < 0) return -1;
+    items[gemm].deps[0] = items[gemm].deps[1] = -1;
+    items[end].deps[0] = comm == TPG_COMM_ALLGATHER ? last_flag : gemm;
+    items[end].deps[1] = comm == TPG_COMM_ALLGATHER ? -1 : start;
+    return 0;
+}

@@ -63,4 +63,12 @@ int tpg_graph_items_count(const tpg_graph_node *list, int n, int chunks);
  * one the expansion knows: a dependency on a later node, or a FLAG that does not follow a COPY. */
 int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_graph_item *out);
 
+/* The expanded graph with the barriers beside the GEMM (tpg_op_set_overlap_barriers): the GEMM depends on
+ * nothing (its epoch comes with the launch, not from BARRIER_START); all-gather's BARRIER_END waits for the
+ * last flag only (peers done reading this device's shard; its GEMM may still run), reduce-scatter's for the
+ * GEMM (pushes into the peers' slots of the next call) and for BARRIER_START (whose epoch it reads).
+ * Rewrites the dependencies of items[0..n) in place. Returns 0, or -1 for a list without exactly one GEMM,
+ * one BARRIER_START and one BARRIER_END (a one-device graph: nothing to overlap). */
+int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n);
+
 #endif /* TPG_COPY_PLAN_H */

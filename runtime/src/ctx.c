@@ -56,17 +56,21 @@ static int ranks_on_device(const tpg_ctx *ctx, int dev) {
 }
 
 /* A rank's persistent grid: the device's SMs, or with shared devices its even share of them less the SMs
- * kept free for same-device copies (tpg_ctx_config.share_devices). */
+ * kept free for same-device copies (tpg_ctx_config.share_devices): TPG_SHARED_DEVICE_FREE_SMS, plus one per
+ * rank on the device, because a copy within one GPU runs as a kernel that needs SMs the persistent GEMMs
+ * leave, and each rank may have a barrier kernel spinning at any moment (with the barriers beside the GEMM,
+ * while other ranks still copy), which can sit on one of those SMs. */
 static tpg_status set_sm_count(tpg_ctx *ctx, int r, int sms) {
     const int sharing = ranks_on_device(ctx, ctx->devices[r]);
     if (sharing == 1) {
         ctx->sm_count[r] = sms;
         return TPG_OK;
     }
-    ctx->sm_count[r] = (sms - TPG_SHARED_DEVICE_FREE_SMS) / sharing;
+    const int kept = TPG_SHARED_DEVICE_FREE_SMS + sharing;
+    ctx->sm_count[r] = (sms - kept) / sharing;
     if (ctx->sm_count[r] < 2)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "device %d has %d SMs: too few for %d ranks sharing it (%d SMs kept "
-                 "free, at least 2 a rank)", ctx->devices[r], sms, sharing, TPG_SHARED_DEVICE_FREE_SMS);
+                 "free, at least 2 a rank)", ctx->devices[r], sms, sharing, kept);
     return TPG_OK;
 }
 

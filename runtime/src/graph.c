@@ -159,6 +159,9 @@ static tpg_status expand_one(tpg_op *op, int rank) {
     if (tpg_graph_items_expand(list, t->nodes_per_device, chunks, op->items[rank]) != 0)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's node list has a dependency on a later node or "
                  "a FLAG that does not follow a COPY", t->name, rank);
+    if (op->overlap && tpg_graph_items_overlap(list, t->comm, op->items[rank], count) != 0)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's graph has no barriers to run beside its GEMM",
+                 t->name, rank);
     return TPG_OK;
 }
 
@@ -267,6 +270,19 @@ static tpg_status update_all(tpg_op *op) {
         }
     }
     return TPG_OK;
+}
+
+tpg_status tpg__graph_set_gemm(tpg_op *op, int rank) {
+    for (int i = 0; i < op->num_items[rank]; i++) {
+        const tpg_graph_item *it = &op->items[rank][i];
+        if (item_node(op, rank, it)->kind != TPG_NODE_GEMM) continue;
+        node_args a;
+        TPG_CHECK(node_describe(op, rank, item_node(op, rank, it), it->piece, &a));
+        a.kernel.kernelParams = a.kernel_args;
+        TPG_CHECK_CUDA(op->ctx, cudaGraphExecKernelNodeSetParams(op->exec[rank], op->nodes[rank][i], &a.kernel));
+        return TPG_OK;
+    }
+    TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d's graph has no GEMM node", rank);
 }
 
 /* Kernel nodes take new parameters in place. A changed copy node makes the rank's graph be rebuilt

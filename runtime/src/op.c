@@ -252,8 +252,13 @@ static tpg_status check_ready(tpg_op *op) {
 static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
-    if (op->pdl && tpg__single_kernel(op)) TPG_CHECK(tpg__launch_single(op, r, s));
-    else TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+    if (op->pdl && tpg__single_kernel(op)) {
+        TPG_CHECK(tpg__launch_single(op, r, s));
+    } else {
+        if (op->overlap) TPG_CHECK(tpg__overlap_before_launch(op, r));
+        TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+        op->launches[r]++; /* each launch of the graph runs START once: the count is the epoch word's value */
+    }
     op->last_stream[r] = s;
     op->has_run = 1;
     return TPG_OK;

@@ -137,7 +137,9 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->beta = op->desc.beta;
     g->scale_a = op->tensors[rank].scale_a;
     g->scale_b = op->tensors[rank].scale_b;
-    g->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+    /* overlap: the epoch comes with each launch (tpg__overlap_before_launch), since START may not have run yet */
+    g->epoch = op->overlap ? NULL : tpg_buf_word(op->buffer[rank], op->layout.epoch);
+    g->epoch_value = op->overlap ? op->launches[rank] : 0;
     g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)op->tile_order[rank];

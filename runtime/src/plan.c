@@ -127,10 +127,11 @@ static void human_bytes(int64_t b, char *buf, size_t cap) {
 
 /* Device d's graph as the runtime builds it (copy_plan.h) into items; the item count, or -1 when the
  * table's list is not one the expansion knows (or too long). */
-static int expand_device(const tpg_schedule_table *s, int d, int chunks, tpg_graph_item *items) {
+static int expand_device(const tpg_schedule_table *s, int d, int chunks, int overlap, tpg_graph_item *items) {
     const tpg_graph_node *list = &s->nodes[d * s->nodes_per_device];
     const int count = tpg_graph_items_count(list, s->nodes_per_device, chunks);
     if (count > TPG_PLAN_MAX_ITEMS || tpg_graph_items_expand(list, s->nodes_per_device, chunks, items) != 0) return -1;
+    if (overlap && s->tp > 1 && tpg_graph_items_overlap(list, s->comm, items, count) != 0) return -1;
     return count;
 }
 
@@ -202,13 +203,16 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                 ps->moved_bytes, b3);
 
     fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
+    if (ps->overlap && p > 1)
+        fprintf(f, "  (barriers beside the GEMM: it takes its epoch from the launch and waits for no node; %s)\n",
+                ag ? "the closing barrier waits for the copies, not for the GEMM" : "the closing barrier still follows it");
     if (!s->nodes || s->nodes_per_device <= 0) {
         fprintf(f, "  (no graph nodes in the generated table)\n");
         return;
     }
     for (int d = 0; d < p; d++) {
         tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
-        const int count = expand_device(s, d, ps->copy_chunks, items);
+        const int count = expand_device(s, d, ps->copy_chunks, ps->overlap, items);
         fprintf(f, "  dev %d:", d);
         for (int i = 0; i < count; i++) {
             const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + items[i].node];
@@ -286,10 +290,10 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     if (ag)
         fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64 "}",
                 ps->copy_chunks, ps->copy_chunk_rows, ps->copy_chunk_bytes);
-    fprintf(f, ", \"graph\": [");
+    fprintf(f, ", \"overlap_barriers\": %d, \"graph\": [", ps->overlap && p > 1);
     for (int d = 0; d < p && s->nodes && s->nodes_per_device > 0; d++) {
         tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
-        const int count = expand_device(s, d, ps->copy_chunks, items);
+        const int count = expand_device(s, d, ps->copy_chunks, ps->overlap, items);
         fprintf(f, "%s{\"device\": %d, \"nodes\": [", d ? ", " : "", d);
         for (int i = 0; i < count; i++) {
             const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + items[i].node];
@@ -311,11 +315,12 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
 }
 
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
-                          int copy_chunks, int json) {
+                          int copy_chunks, int overlap, int json) {
     tpg_plan_shape ps;
     if (!f) return TPG_ERR_INVALID_ARGUMENT;
     tpg_status st = tpg_plan_compute(cfg, m, n, k, l, copy_chunks, &ps);
     if (st != TPG_OK) return st;
+    ps.overlap = overlap != 0;
     if (json)
         write_json(f, cfg, m, n, k, l, &ps);
     else

@@ -38,6 +38,7 @@ typedef struct tpg_plan_shape {
     int copy_chunks;                    /* all-gather: pieces per copy (copy_plan.h); 0 = nothing copied */
     int64_t copy_chunk_rows;            /* flat rows of a piece (the last may have fewer) */
     int64_t copy_chunk_bytes;           /* bytes of a piece (the last may have fewer) */
+    int overlap;                        /* the barriers beside the GEMM (tpg_op_set_overlap_barriers); tpg_plan_write's */
     double flops_per_device;            /* 2*M*N*K*L / tp */
 } tpg_plan_shape;
 
@@ -50,10 +51,11 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
 /* Writes the plan: schedule, tp, kernel, global problem, per-stage local GEMM, per-device stage table
  * (block, peer, slots, what each stage waits on), per-device buffer sizes, bytes moved per device per
  * call and how its copies are cut, graph nodes per device (copies and flags cut into pieces, copy_plan.h)
- * and FLOPs per device. json != 0: one JSON object (and a newline).
+ * and FLOPs per device; overlap != 0: the graphs with the barriers beside the GEMM (copy_plan.h,
+ * tpg_graph_items_overlap; one-device graphs have none). json != 0: one JSON object (and a newline).
  * Returns TPG_ERR_INVALID_ARGUMENT on NULL arguments or extents < 1, TPG_OK otherwise. */
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
-                          int copy_chunks, int json);
+                          int copy_chunks, int overlap, int json);
 
 /* Short names used in the plan: "BARRIER_START", ...; "M"/"N"/"K"/"-"; "A"/"B"/"D"/"-". */
 const char *tpg_plan_node_kind_name(int kind);

@@ -80,7 +80,10 @@ typedef struct tpg_gemm_params {
     int m, n, k, l;   /* per-stage output extent m x n, reduction length k, batch count l */
     float alpha, beta;
     const float *scale_a, *scale_b; /* per-tensor scales (fp8); NULL means 1 */
-    const unsigned int *epoch;      /* this device's launch epoch, set by the start barrier */
+    const unsigned int *epoch;      /* this device's launch epoch, set by the start barrier; NULL: epoch_value */
+    unsigned int epoch_value;       /* the epoch itself, with epoch NULL: the runtime's count of this device's
+                                       launches, written into the node before each one when the GEMM does not
+                                       wait for the start barrier (tpg_op_set_overlap_barriers) */
     unsigned int *status;           /* TPG_DEVICE_* ; set, never cleared, by the kernel */
     unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
     /* raster: hilbert kernels only: the walk order of one batch's units_m x units_n units, entry r =

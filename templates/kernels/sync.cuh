@@ -35,10 +35,12 @@ __device__ __forceinline__ uint64_t tpg_globaltimer()
     return t;
 }
 
-/* Read the launch epoch once at kernel start. NULL epoch (unit tests) means 0: every wait passes. */
+/* Read the launch epoch once at kernel start: the start barrier's word, or, when the GEMM starts beside
+ * that barrier, the value the runtime wrote into the launch (a NULL word and 0, as in unit tests: every
+ * wait passes). */
 __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
 {
-    return p.epoch ? tpg_ld_acquire_sys(p.epoch) : 0u;
+    return p.epoch ? tpg_ld_acquire_sys(p.epoch) : p.epoch_value;
 }
 
 __device__ __forceinline__ void tpg_record_status(const tpg_gemm_params &p, unsigned int code)

@@ -139,6 +139,52 @@ TPG_TEST(expanded_graphs_keep_the_orderings) {
     TPG_EXPECT(checked > 0);
 }
 
+/* The barriers beside the GEMM: one device's expanded list rewritten; returns 0 when the orderings hold. */
+static int check_overlap(const tpg_schedule_table *t, int dev, int chunks) {
+    const tpg_graph_node *list = &t->nodes[dev * t->nodes_per_device];
+    const int n = t->nodes_per_device, count = tpg_graph_items_count(list, n, chunks);
+    tpg_graph_item *it = calloc((size_t)count, sizeof *it);
+    int bad = !it || tpg_graph_items_expand(list, n, chunks, it) != 0 || tpg_graph_items_overlap(list, t->comm, it, count);
+    int start = -1, gemm = -1, end = -1;
+    for (int i = 0; !bad && i < count; i++) {
+        const int kind = list[it[i].node].kind;
+        for (int j = 0; j < 2; j++) bad |= it[i].deps[j] >= i; /* still earlier items only */
+        if (kind == TPG_NODE_BARRIER_START) start = i;
+        if (kind == TPG_NODE_GEMM) gemm = i;
+        if (kind == TPG_NODE_BARRIER_END) end = i;
+    }
+    bad |= start < 0 || gemm < 0 || end < 0;
+    if (!bad) {
+        bad |= it[gemm].deps[0] != -1 || it[gemm].deps[1] != -1; /* the GEMM waits for nothing */
+        bad |= !depends(it, end, start);                          /* END reads the epoch START wrote */
+        /* reduce-scatter: END after the GEMM (its pushes land in the peers' slots); all-gather: not */
+        bad |= depends(it, end, gemm) != (t->comm == TPG_COMM_REDUCE_SCATTER);
+        for (int i = 0; i < count; i++) { /* every copy and flag still before END, and after START */
+            const int kind = list[it[i].node].kind;
+            if (kind == TPG_NODE_COPY || kind == TPG_NODE_FLAG) bad |= !depends(it, end, i) || !depends(it, i, start);
+        }
+    }
+    if (bad) fprintf(stderr, "overlap %s: device %d, %d chunks\n", t->name, dev, chunks);
+    free(it);
+    return bad;
+}
+
+TPG_TEST(overlapped_barriers_keep_what_the_protocol_needs) {
+    int checked[2] = {0, 0};
+    for (int c = 0; c < tpg_num_configs; c++) {
+        const tpg_schedule_table *t = tpg_configs[c].schedule;
+        if (t->tp < 2) continue;
+        for (int d = 0; d < t->tp; d++)
+            for (int chunks = 1; chunks <= 3; chunks++) TPG_EXPECT(check_overlap(t, d, chunks) == 0);
+        checked[t->comm == TPG_COMM_REDUCE_SCATTER]++;
+    }
+    TPG_EXPECT(checked[0] > 0 && checked[1] > 0);
+    /* a one-device graph (the GEMM alone) has nothing to overlap */
+    const tpg_graph_node alone[] = {{TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
+    tpg_graph_item one = {0, 0, {-1, -1}};
+    TPG_EXPECT_EQ_INT(tpg_graph_items_overlap(alone, TPG_COMM_ALLGATHER, &one, 1), -1);
+}
+
 TPG_TEST(unknown_lists_are_refused) {
     tpg_graph_item out[8];
     const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
@@ -149,4 +195,4 @@ TPG_TEST(unknown_lists_are_refused) {
 
 TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chunk_counts),
               TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
-              TPG_CASE(unknown_lists_are_refused))
+              TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(unknown_lists_are_refused))

@@ -17,7 +17,7 @@ static const tpg_config_desc *find(const char *name) {
 static char *plan_chunks(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int chunks, int json) {
     FILE *f = tmpfile();
     if (!f) return NULL;
-    tpg_status st = tpg_plan_write(f, c, m, n, k, l, chunks, json);
+    tpg_status st = tpg_plan_write(f, c, m, n, k, l, chunks, 0, json);
     long size = ftell(f);
     char *buf = st == TPG_OK && size >= 0 ? malloc((size_t)size + 1) : NULL;
     if (buf) {
@@ -165,7 +165,7 @@ TPG_TEST(invalid_arguments) {
     TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 1, 0, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
     /* k = 0 too: the kernels rely on k >= 1 (every tile has a k-block; its first wgmma zeroes the accumulators) */
     TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1, 1, 0, 1, 0, &ps), TPG_ERR_INVALID_ARGUMENT);
-    TPG_EXPECT_EQ_INT(tpg_plan_write(NULL, c, 1, 1, 1, 1, 0, 0), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_plan_write(NULL, c, 1, 1, 1, 1, 0, 0, 0), TPG_ERR_INVALID_ARGUMENT);
     /* A shape that validation rejects still has a plan. */
     TPG_EXPECT_EQ_INT(tpg_plan_compute(c, 1001, 1000, 100, 1, 0, &ps), TPG_OK);
 }

@@ -14,6 +14,8 @@
 #                     peer's clock, half the SMs a rank.
 #   --commit-results  also copy the collected JSON to bench/results/
 #   --quick           only the two small shapes (a smoke test, about a minute)
+#   TIER2_GROUPS=g,...  run only these groups (e.g. overlap_barriers,copy_chunks): a change's own checks at
+#                     another TP in a short device call; the summary then counts those runs only
 # Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
 # summary table (pass / fail counts per group). Exit status: 0 if every run passed, 1 otherwise.
 #
@@ -73,6 +75,7 @@ one() {
     local group=$1 label=$2 sanitize=$3
     shift 3
     local cmd=("$TPGEMM" "$@" --json) log="" t0 t1 rc
+    if [ -n "${TIER2_GROUPS:-}" ] && [[ ",$TIER2_GROUPS," != *",$group,"* ]]; then return 0; fi
     if [ "$sanitize" = 1 ]; then
         log="$OUT/memcheck_${label//[^A-Za-z0-9_.-]/_}.log"
         cmd=(compute-sanitizer --tool memcheck --log-file "$log" --error-exitcode 99 "${cmd[@]}")
@@ -169,13 +172,30 @@ for sched in "${SCHEDULES[@]}"; do
     done
 done
 
-# compute-sanitizer memcheck, small TP = 2 run of each schedule (all-gather also with its copies in pieces).
+# The barriers beside the GEMM (--overlap-barriers, runtime/src/overlap.c): the GEMM takes its epoch from the
+# launch (not from the start barrier) and an all-gather's closing barrier waits for the copies only; the check is
+# the op's first call, the determinism check its later ones (every launch a new epoch). All-gather also with its
+# copies in pieces.
+for sched in "${SCHEDULES[@]}"; do
+    for dt in "${DTYPES[@]}"; do
+        one overlap_barriers "2048x3072x2048-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
+            ${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 2048 --l 2 --beta 1 --overlap-barriers "${ITERS[@]}"
+    done
+    case "$sched" in AllGather*) ;; *) continue ;; esac
+    one overlap_barriers "8B-qkv-c4/$sched/bf16" 0 --schedule "$sched" --tp "$TP" --dtype bf16 ${SHARE[@]+"${SHARE[@]}"} \
+        --m 8192 --n 6144 --k 4096 --copy-chunks 4 --overlap-barriers "${ITERS[@]}"
+done
+
+# compute-sanitizer memcheck, small TP = 2 run of each schedule (all-gather also with its copies in pieces; every
+# schedule also with the barriers beside the GEMM).
 if [ ${#SHARE[@]} != 0 ]; then
     echo "run_tier2.sh: --share-device: no memcheck runs" >&2
 elif command -v compute-sanitizer >/dev/null 2>&1; then
     for sched in "${SCHEDULES[@]}"; do
         one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000
+        one memcheck "memcheck/$sched/bf16/overlap-barriers" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
+            --m 512 --n 1024 --k 256 --beta 1 --overlap-barriers --iterations 1 --warmup-iterations 1 --timeout-ms 60000
         case "$sched" in AllGather*) ;; *) continue ;; esac
         one memcheck "memcheck/$sched/bf16/copy-chunks-3" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m $((1000 * TP)) --n $((1000 * TP)) --k 256 --l 2 --beta 1 --copy-chunks 3 --iterations 1 \

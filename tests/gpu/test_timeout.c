@@ -2,8 +2,11 @@
  * bound, not a hang, and a fresh context afterwards runs the same op correctly.
  *
  * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
- * never comes. Run: build/tests/gpu_timeout [timeout_ms] [--share-device]. With --share-device both ranks
- * live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough. Exit 0 on success, 1 on a failed
+ * never comes. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather].
+ * With --share-device both ranks live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough;
+ * --overlap-barriers runs the op with its GEMM beside the start barrier (then rank 0's GEMM starts at once and
+ * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
+ * the all-gather schedule instead of reduce-scatter. Exit 0 on success, 1 on a failed
  * expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
@@ -28,8 +31,8 @@ static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
     return 1;
 }
 
-/* Creates a ctx + a reduce-scatter op with (non-zero, uninitialised-free) shards on every rank. */
-static int g_share; /* --share-device */
+/* Creates a ctx + a reduce-scatter (or all-gather) op with (non-zero, uninitialised-free) shards on every rank. */
+static int g_share, g_overlap, g_allgather; /* --share-device, --overlap-barriers, --allgather */
 
 static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP][3]) {
     tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
@@ -39,10 +42,12 @@ static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP]
     tpg_status s = tpg_ctx_create(&cc, ctx);
     if (s != TPG_OK) return fail("tpg_ctx_create", s, NULL);
     int cfg;
-    s = tpg_config_find(NULL, "ReduceScatter1D_TilingA_RotatingC", TP, TPG_DTYPE_BF16, &cfg);
+    s = tpg_config_find(NULL, g_allgather ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC", TP,
+                        TPG_DTYPE_BF16, &cfg);
     if (s != TPG_OK) return fail("tpg_config_find", s, *ctx);
     tpg_op_desc d = {cfg, M, N, K, 1, 1.0f, 0.0f};
     if ((s = tpg_op_create(*ctx, &d, op)) != TPG_OK) return fail("tpg_op_create", s, *ctx);
+    if (g_overlap && (s = tpg_op_set_overlap_barriers(*op, 1)) != TPG_OK) return fail("tpg_op_set_overlap_barriers", s, *ctx);
     for (int r = 0; r < TP; r++) {
         tpg_shard_shape sh;
         tpg_op_shard_shape(*op, r, &sh);
@@ -70,6 +75,8 @@ int main(int argc, char **argv) {
     double timeout_ms = 200.0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--share-device")) g_share = 1;
+        else if (!strcmp(argv[i], "--overlap-barriers")) g_overlap = 1;
+        else if (!strcmp(argv[i], "--allgather")) g_allgather = 1;
         else timeout_ms = atof(argv[i]);
     }
     const double timeout_s = timeout_ms * 1e-3;

@@ -41,6 +41,7 @@ typedef struct tpg_cli_args {
     int shape_set;             /* --m, --n or --k given (they conflict with --model) */
     const char *trace;         /* --trace FILE.json: one extra traced call (trace build only), or NULL */
     int copy_chunks;           /* --copy-chunks N: all-gather copies in N pieces (tpg_op_set_copy_chunks), 0 = the config's */
+    int overlap_barriers;      /* --overlap-barriers: the GEMM beside the start barrier (tpg_op_set_overlap_barriers) */
 } tpg_cli_args;
 
 /* Fills the defaults listed above (check on, everything else off). */

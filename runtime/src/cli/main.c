@@ -115,13 +115,19 @@ int main(int argc, char **argv) {
                 c->name, c->schedule->tp < 2 ? "TP = 1" : "reduce-scatter moves partials from the GEMM's epilogue");
         return EXIT_USAGE;
     }
+    if (a.overlap_barriers && (c->schedule->tp < 2 || c->kernel->cluster_m * c->kernel->cluster_n > 1)) {
+        fprintf(stderr, "tpgemm: --overlap-barriers: config %s %s; drop --overlap-barriers\n", c->name,
+                c->schedule->tp < 2 ? "has no barriers (TP = 1)"
+                                    : "runs its kernel in clusters, beside which a barrier kernel gets no SM");
+        return EXIT_USAGE;
+    }
     if (a.dry_run) {
-        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.json);
+        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.overlap_barriers, a.json);
         return 0;
     }
     const int need = a.share_device ? tpg_cli_shared_gpus(&a) : c->schedule->tp; /* GPUs */
     if (visible < need) {
-        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.json);
+        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.overlap_barriers, a.json);
         fflush(stdout);
         fprintf(stderr,
                 "tpgemm: this run needs %d Hopper (sm_90) GPU%s; %d CUDA device%s visible. Use --dry-run to print "

@@ -121,6 +121,11 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
      * the all-gather layers */
     if (a->copy_chunks && tpg_schedule_copies(tpg_configs[cfg_index].schedule))
         STEP("tpg_op_set_copy_chunks", tpg_op_set_copy_chunks(s->op, a->copy_chunks), tpg_last_error(s->ctx));
+    /* --overlap-barriers: main.c refused it for a single config without barriers or in clusters; a --model run
+     * applies it to every layer whose kernel allows it (the report says per layer) */
+    const tpg_kernel_desc *ok = tpg_configs[cfg_index].kernel;
+    if (a->overlap_barriers && tpg_configs[cfg_index].schedule->tp > 1 && ok->cluster_m * ok->cluster_n == 1)
+        STEP("tpg_op_set_overlap_barriers", tpg_op_set_overlap_barriers(s->op, 1), tpg_last_error(s->ctx));
 
     const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
     const size_t sab = tpg_dtype_size(kd->dtype_ab), scd = tpg_dtype_size(kd->dtype_cd);
@@ -396,6 +401,7 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
                                                                c->kernel->fp8_promote, partials);
     if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, a->copy_chunks, &ps) == TPG_OK)
         res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k, res->copy_chunks = ps.copy_chunks;
+    res->overlap_barriers = a->overlap_barriers && c->schedule->tp > 1 && c->kernel->cluster_m * c->kernel->cluster_n == 1;
 }
 
 int tpg_cli_run(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {

@@ -1,0 +1,76 @@
+/* The barriers beside the GEMM (tpg_op_set_overlap_barriers): whether the kernels fit, and the epoch that
+ * each launch of the GEMM then carries.
+ *
+ * Why the fit matters: the start barrier becomes a root of the graph next to the persistent GEMM, which
+ * holds every SM; an all-gather's copies wait for that barrier and the GEMM's later stages wait for the
+ * copies. A barrier that found no room would start only after the GEMM ended: never, the GEMM times out.
+ * Measured on H200 (tests/gpu/selftest_coresident.cu, docs/PERF_NOTES.md 20:24Z): the barrier runs beside
+ * every shipped 1x1 kernel, using exactly the registers and shared memory those leave, and not beside a
+ * cluster launch. So: 1x1 kernels only, and the resources checked with the device's own limits. */
+#include <string.h>
+
+#include "checks.h"
+#include "op_internal.h"
+
+/* Registers a CTA of `threads` threads at `regs` per thread takes: whole warps, each in 256-register units. */
+static int cta_registers(int regs, int threads) {
+    const int per_warp = (regs * 32 + 255) / 256 * 256;
+    return per_warp * ((threads + 31) / 32);
+}
+
+/* Whether one barrier CTA (1 thread) fits on an SM beside one CTA of the op's GEMM kernel on rank's device. */
+static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
+    tpg_ctx *ctx = op->ctx;
+    const tpg_kernel_desc *k = op->kernel;
+    struct cudaFuncAttributes g, b;
+    int regs_sm = 0, smem_sm = 0, reserved = 0, threads_sm = 0;
+    TPG_CHECK(tpg__use_device(ctx, rank));
+    TPG_CHECK_CUDA(ctx, cudaFuncGetAttributes(&g, k->entry()));
+    TPG_CHECK_CUDA(ctx, cudaFuncGetAttributes(&b, tpg_barrier_kernel_entry()));
+    const int dev = ctx->devices[rank];
+    TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&regs_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev));
+    TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+    TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+    const int regs = cta_registers(g.numRegs, k->threads) + cta_registers(b.numRegs, 1);
+    const long smem = (long)g.sharedSizeBytes + k->smem_bytes + (long)b.sharedSizeBytes + 2L * reserved;
+    const int threads = k->threads + 32;
+    if (regs > regs_sm || smem > smem_sm || threads > threads_sm)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "kernel %s: the start barrier does not fit on an SM beside one of its "
+                 "CTAs on rank %d (registers %d of %d, shared memory %ld of %d B, threads %d of %d), so the GEMM must "
+                 "wait for it", k->name, rank, regs, regs_sm, smem, smem_sm, threads, threads_sm);
+    return TPG_OK;
+}
+
+tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    tpg_ctx *ctx = op->ctx;
+    enable = enable != 0;
+    if (enable == op->overlap) return TPG_OK;
+    if (enable && op->sched->tp < 2)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: a TP = 1 op has no barriers to overlap", op->config->name);
+    if (enable && op->kernel->cluster_m * op->kernel->cluster_n > 1)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: kernel %s runs in clusters of %dx%d, and a barrier kernel "
+                 "gets no SM beside a cluster launch (measured on H200), so its GEMM must wait for the start barrier",
+                 op->config->name, op->kernel->name, op->kernel->cluster_m, op->kernel->cluster_n);
+    const int saved = tpg__save_device();
+    tpg_status st = TPG_OK;
+    for (int r = ctx->local_begin; enable && r < ctx->local_end && st == TPG_OK; r++) st = barrier_fits_beside(op, r);
+    if (st == TPG_OK) {
+        /* the graphs change shape (dependencies) and the GEMM's epoch source: drop them (after their
+         * launches) and build anew */
+        if (op->built) tpg__graphs_drop(op);
+        op->overlap = enable;
+        st = tpg__op_refresh(op);
+    }
+    tpg__restore_device(saved);
+    return st;
+}
+
+/* Launches of one executable graph run in order, and each runs BARRIER_START once, so the count of the
+ * rank's launches so far plus one is the epoch that START writes in the next launch: the value its GEMM's
+ * waits and flags must use. */
+tpg_status tpg__overlap_before_launch(tpg_op *op, int rank) {
+    op->gemm[rank].epoch_value = op->launches[rank] + 1;
+    return tpg__graph_set_gemm(op, rank);
+}
