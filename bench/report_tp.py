@@ -10,6 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchmarks_md  # noqa: E402
+import tp_records as R  # noqa: E402
 from tp_records import VARIANTS, geomean, ratio  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,9 +69,10 @@ def acceptance_lines(records, tp):
     return out
 
 
-def replace_section(text, tp, body):
-    """BENCHMARKS.md text with the TP = tp section set to body."""
-    return benchmarks_md.replace_section(text, f"tp{tp}", f"Tensor-parallel GEMM, TP={tp}", body)
+def replace_section(text, tp, body, dtype="bf16"):
+    """BENCHMARKS.md text with the section of TP = tp (and dtype: tp_records.result_stem) set to body."""
+    title = f"Tensor-parallel GEMM, TP={tp}" + ("" if dtype == "bf16" else f", {dtype}")
+    return benchmarks_md.replace_section(text, R.result_stem(tp, dtype), title, body)
 
 
 def plot(records, tp, path):
@@ -106,7 +108,7 @@ def main(argv=None):
     body = render(records, tp)
     bench = Path(a.benchmarks)
     text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
-    bench.write_text(replace_section(text, tp, body))
+    bench.write_text(replace_section(text, tp, body, records[0]["dtype"] if records else "bf16"))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
     if plot(records, tp, png):
         print(f"plot: {png}")

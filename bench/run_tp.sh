@@ -21,8 +21,12 @@ OUT="$OUT" timeout 480 python3 -m torch.distributed.run --standalone --nproc_per
     > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
 tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past 480 s and was stopped" >&2
-if [[ -f "$OUT/tp${TP}.json" ]]; then
-    python3 bench/report_tp.py "$OUT/tp${TP}.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/tp${TP}_table.md"
+# the run's JSON: tp<N>.json for bf16, tp<N>_<dtype>.json otherwise (bench/tp_records.py result_stem)
+DTYPE=bf16
+for ((i = 1; i <= $#; i++)); do [[ "${!i}" == "--dtype" ]] && { j=$((i + 1)); DTYPE="${!j}"; }; done
+STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"
+if [[ -f "$OUT/$STEM.json" ]]; then
+    python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/tp${TP}_table.md"
     echo; cat "$OUT/tp${TP}_table.md"
 fi
 exit $status

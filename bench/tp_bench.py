@@ -29,9 +29,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import report_tp  # noqa: E402
 import tp_records as R  # noqa: E402
+import tp_numerics  # noqa: E402
 import tpgemm_lib  # noqa: E402
-
-DT = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 class Energy:
@@ -122,49 +121,48 @@ def window(fn, calls, energy, tp):
     return seconds, (joules if joules >= 0 else None), (mhz if mhz >= 0 else None)
 
 
-def setup_shape(op_kind, m, n, k, tp, rank, dtype, ctx, ctx1, cfg, cfg1, group_name):
-    """Tensors and one callable per variant, plus (tpgemm D, reference) for the check."""
+def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name):
+    """Tensors and one callable per variant, plus (tpgemm D, reference) for the check. num: the operand type's
+    torch side (tp_numerics.py)."""
     g = torch.Generator(device="cuda").manual_seed(1234 + 7919 * rank + m + n + k)
-    rnd = lambda *s: torch.randn(*s, device="cuda", dtype=dtype, generator=g)  # noqa: E731
-    emp = lambda *s: torch.empty(*s, device="cuda", dtype=dtype)  # noqa: E731
+    rnd = lambda *s: num.operand(g, *s)  # noqa: E731
+    emp = num.output
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     op = ctx.op(cfg, m, n, k)
     progress(rank, f"op {m}x{n}x{k} created")
     sh = op.shard_shape(rank)
     if op_kind == "AG":
         a, b = rnd(m // tp, k), rnd(n // tp, k)
-        a_full, d, d_loc, ref = emp(m, k), emp(m, n // tp), emp(m, n // tp), emp(m, n // tp)
+        a_full, d, d_loc, ref = num.operand_empty(m, k), emp(m, n // tp), emp(m, n // tp), emp(m, n // tp)
         want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp, d_col0=rank * n // tp)
         op1 = ctx1.op(cfg1, m, n // tp, k)
-        op1.set_tensors(0, a_full.data_ptr(), b.data_ptr(), d_loc.data_ptr())
+        op1.set_tensors(0, a_full.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
 
         def reference():
-            dist.all_gather_into_tensor(a_full, a)
-            torch.mm(a_full, b.t(), out=ref)
-        fns = {"cublas_local": lambda: torch.mm(a_full, b.t(), out=d_loc), "nccl_cublas": reference,
-               "torch_async_tp": lambda: torch.ops.symm_mem.fused_all_gather_matmul(
-                   a, [b.t()], gather_dim=0, group_name=group_name)}
+            num.gather(dist, a_full, a)
+            num.mm(a_full, b, ref)
+        fns = {"cublas_local": lambda: num.mm(a_full, b, d_loc), "nccl_cublas": reference,
+               "torch_async_tp": lambda: num.async_ag(a, b, group_name)}
     else:
         a, b = rnd(m, k // tp), rnd(n, k // tp)
         part, d, d_loc, ref = emp(m, n), emp(m // tp, n), emp(m, n), emp(m // tp, n)
         want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n, d_row0=rank * m // tp)
         op1 = ctx1.op(cfg1, m, n, k // tp)
-        op1.set_tensors(0, a.data_ptr(), b.data_ptr(), d_loc.data_ptr())
+        op1.set_tensors(0, a.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
 
         def reference():
-            torch.mm(a, b.t(), out=part)
+            num.mm(a, b, part)
             dist.reduce_scatter_tensor(ref, part)
-        fns = {"cublas_local": lambda: torch.mm(a, b.t(), out=d_loc), "nccl_cublas": reference,
-               "torch_async_tp": lambda: torch.ops.symm_mem.fused_matmul_reduce_scatter(
-                   a, b.t(), "sum", scatter_dim=0, group_name=group_name)}
+        fns = {"cublas_local": lambda: num.mm(a, b, d_loc), "nccl_cublas": reference,
+               "torch_async_tp": lambda: num.async_rs(a, b, m, n, group_name)}
     bad = {key: (sh[key], v) for key, v in want.items() if sh[key] != v}
     if bad:  # the check compares against torch's layout: the schedule must shard the same way
         raise RuntimeError(f"tpgemm shard layout differs from torch's (field: (tpgemm, torch)): {bad}")
-    op.set_tensors(rank, a.data_ptr(), b.data_ptr(), d.data_ptr())
+    op.set_tensors(rank, a.data_ptr(), b.data_ptr(), d.data_ptr(), **num.scales)
     progress(rank, "tensors set (graph built)")
     fns["tpgemm"] = lambda: op.run_rank(rank, stream())
     fns["local"] = lambda: op1.run_rank(0, stream())
-    keep = (a, b, d, d_loc, ref)
+    keep = (a, b, d, d_loc, ref, num)
     return op, op1, fns, reference, keep
 
 
@@ -179,10 +177,12 @@ def rel_err(op, fns, reference, keep, tp):
     return allreduce(err, dist.ReduceOp.MAX)
 
 
-def save(records, tp):
-    """Writes tp<N>.json to bench/results and, when set, $OUT; returns the paths written."""
+def save(records, tp, dtype):
+    """Writes tp<N>.json (tp<N>_<dtype>.json for fp16 / e4m3: tp_records.result_stem) to bench/results and, when
+    set, $OUT; returns the paths written."""
     import json
-    paths = [HERE / "results" / f"tp{tp}.json"] + ([Path(os.environ["OUT"]) / f"tp{tp}.json"] if os.environ.get("OUT") else [])
+    name = f"{R.result_stem(tp, dtype)}.json"
+    paths = [HERE / "results" / name] + ([Path(os.environ["OUT"]) / name] if os.environ.get("OUT") else [])
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(records, indent=1))
@@ -208,10 +208,12 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
         cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
     cfg1 = lib.local_config(cfg, 1)
     errors, figures, err, alt_err = {}, {}, None, {}
-    op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, DT[args.dtype], ctx, ctx1, cfg, cfg1,
+    num = tp_numerics.for_dtype(args.dtype)
+    op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1,
                                                 group_name)
     alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg)
-    diags = link_copy_variant(op_kind, m, n, k, tp, rank, DT[args.dtype], group_name, fns) if args.link_copies else {}
+    diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out, group_name,
+                              fns) if args.link_copies else {}
     try:
         progress(rank, f"{name}: check")
         err = rel_err(op, fns, reference, keep, tp)
@@ -335,7 +337,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
             alt_op.set_copy_chunks(chunks)
         if overlap:
             alt_op.set_overlap_barriers(True)
-        alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr())
+        alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
         ops[v] = alt_op
         fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
     return ops
@@ -347,7 +349,7 @@ def main():
     p.add_argument("--window", type=float, default=1.0, help="seconds of continuous work per sustained window")
     p.add_argument("--burst-idle", type=float, default=0.3, help="idle seconds before each burst run")
     p.add_argument("--only", default="", help="comma-separated shape names")
-    p.add_argument("--dtype", default="bf16", choices=sorted(DT))
+    p.add_argument("--dtype", default="bf16", choices=tp_numerics.DTYPES)
     p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"])
     p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"])
     p.add_argument("--ag-config", default="", help="config family for the all-gather shapes, e.g. ag_rota_bf16_wide "
@@ -408,7 +410,7 @@ def main():
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]})
         records.append(rec)
         if rank == 0:
-            save(records, tp)  # after every shape: a run stopped by a timeout keeps what it measured
+            save(records, tp, args.dtype)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
                   + f", check {rec['check']} (rel err {rec['rel_err']}), {time.time() - t0:.1f} s", flush=True)
             for fam, a in rec.get("alt", {}).items():
@@ -423,7 +425,7 @@ def main():
         except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
             print(f"rank {rank}: {e}", flush=True)
     if rank == 0:
-        paths = save(records, tp)
+        paths = save(records, tp, args.dtype)
         report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]
                                            if os.environ.get("OUT") else []))
     dist.barrier()

@@ -106,6 +106,12 @@ def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, ext
     return rec
 
 
+def result_stem(tp, dtype):
+    """Name of a run's files and BENCHMARKS.md section: tp<N> for bf16 (the issues' runs), tp<N>_<dtype> otherwise,
+    so that an fp16 or e4m3 run does not replace the bf16 table."""
+    return f"tp{tp}" if dtype == "bf16" else f"tp{tp}_{dtype}"
+
+
 def alt_summary(figures, rel_errs, m, n, k, tp):
     """The extra fused variants of an experiment (keys "alt:<family>"): family -> sustained and burst
     TFLOP/s, median SM clock and check, next to the shipped figures of the same record."""

@@ -207,8 +207,9 @@ class Op:
         self._check(self.ctx.lib.lib.tpg_op_shard_shape(self.handle, rank, ctypes.byref(s)), "tpg_op_shard_shape")
         return {name: getattr(s, name) for name, _ in ShardShape._fields_}
 
-    def set_tensors(self, rank, a, b, d, c=0):
-        t = Tensors(a, b, c or None, d, None, None)
+    def set_tensors(self, rank, a, b, d, c=0, scale_a=0, scale_b=0):
+        """Device pointers (ints); scale_a / scale_b: fp8 configs' per-tensor scales (device floats), 0 = none."""
+        t = Tensors(a, b, c or None, d, scale_a or None, scale_b or None)
         self._check(self.ctx.lib.lib.tpg_op_set_tensors(self.handle, rank, ctypes.byref(t)),
                     f"tpg_op_set_tensors(rank={rank})")
 

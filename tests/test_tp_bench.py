@@ -116,3 +116,16 @@ def test_diag_summary_has_energy_and_no_check():
     assert set(out) == {"local_link"}
     assert out["local_link"]["joules"] == 0.7 and out["local_link"]["sm_mhz"] == 1400.0
     assert out["local_link"]["tflops"] == pytest.approx(1e9 / 0.1 / 1e12) and "check" not in out["local_link"]
+
+
+def test_non_bf16_runs_keep_their_own_files_and_section(tmp_path):
+    """An fp16 or e4m3 run writes tp<N>_<dtype>.json and its own BENCHMARKS.md section: the bf16 table stays."""
+    assert R.result_stem(2, "bf16") == "tp2" and R.result_stem(8, "e4m3") == "tp8_e4m3"
+    recs = [R.make_record(n, op, m, nn, k, 2, "e4m3", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES]
+    src = tmp_path / "tp2_e4m3.json"
+    src.write_text(json.dumps(recs))
+    bench = tmp_path / "BENCHMARKS.md"
+    bench.write_text("# Benchmarks\n\n<!-- tp2:begin -->\nthe bf16 table\n<!-- tp2:end -->\n")
+    report_tp.main([str(src), "--benchmarks", str(bench)])
+    text = bench.read_text()
+    assert "the bf16 table" in text and "<!-- tp2_e4m3:begin -->" in text and "TP=2, e4m3" in text

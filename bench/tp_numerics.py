@@ -1,0 +1,74 @@
+"""What each operand type means to the TP benchmark's torch baselines (bench/tp_bench.py): how operands are made,
+the output type, the local GEMM (cuBLAS through torch), the NCCL all-gather of operands, and PyTorch's async-TP
+ops. 16-bit: torch.mm and fused_all_gather_matmul / fused_matmul_reduce_scatter. e4m3: per-tensor scales, bf16
+outputs, torch._scaled_mm with fast accumulation (what tpgemm's e4m3 kernels compute: the tensor pipe's fp8 sums
+over the whole K) and the scaled async-TP ops, whose schemas are those of torch 2.11 (docs/PERF_NOTES.md)."""
+import torch
+
+
+class Numerics16:
+    """bf16 / fp16: operands and outputs of one type, no scales."""
+
+    def __init__(self, dtype):
+        self.dtype = self.out = dtype
+        self.scales = {}  # tpgemm_lib Op.set_tensors' scale_a / scale_b: none
+
+    def operand(self, g, *shape):
+        return torch.randn(*shape, device="cuda", dtype=self.dtype, generator=g)
+
+    def output(self, *shape):
+        return torch.empty(*shape, device="cuda", dtype=self.out)
+
+    def operand_empty(self, *shape):
+        return torch.empty(*shape, device="cuda", dtype=self.dtype)
+
+    def mm(self, a, b, out):
+        """out = a · bᵀ (b stored N x K, as tpgemm's B)."""
+        torch.mm(a, b.t(), out=out)
+
+    def gather(self, dist, out, shard):
+        dist.all_gather_into_tensor(out, shard)
+
+    def async_ag(self, a, b, group_name):
+        return torch.ops.symm_mem.fused_all_gather_matmul(a, [b.t()], gather_dim=0, group_name=group_name)
+
+    def async_rs(self, a, b, m, n, group_name):
+        return torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b.t(), "sum", scatter_dim=0, group_name=group_name)
+
+
+class NumericsE4m3(Numerics16):
+    """e4m3 operands (standard-normal values rounded to e4m3), per-tensor scales 0.5 and 2, bf16 outputs."""
+
+    def __init__(self):
+        self.dtype, self.out = torch.float8_e4m3fn, torch.bfloat16
+        self.scale_a = torch.full((), 0.5, device="cuda", dtype=torch.float32)
+        self.scale_b = torch.full((), 2.0, device="cuda", dtype=torch.float32)
+        self.scales = {"scale_a": self.scale_a.data_ptr(), "scale_b": self.scale_b.data_ptr()}
+
+    def operand(self, g, *shape):
+        return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=g).to(self.dtype)
+
+    def mm(self, a, b, out):
+        torch._scaled_mm(a, b.t(), self.scale_a, self.scale_b, out_dtype=self.out, use_fast_accum=True, out=out)
+
+    def gather(self, dist, out, shard):  # NCCL moves the bytes; no fp8 type needed
+        dist.all_gather_into_tensor(out.view(torch.uint8), shard.view(torch.uint8))
+
+    def async_ag(self, a, b, group_name):
+        return torch.ops.symm_mem.fused_all_gather_scaled_matmul(
+            a, [b.t()], self.scale_a, [self.scale_b], 0, group_name, [None], [None], [self.out], [True])
+
+    def async_rs(self, a, b, m, n, group_name):
+        return torch.ops.symm_mem.fused_scaled_matmul_reduce_scatter(
+            a, b.t(), self.scale_a, self.scale_b, "sum", 0, 0, group_name, [m, n], out_dtype=self.out,
+            use_fast_accum=True)
+
+
+def for_dtype(name):
+    """The numerics of tp_bench.py's --dtype NAME."""
+    if name == "e4m3":
+        return NumericsE4m3()
+    return Numerics16({"bf16": torch.bfloat16, "fp16": torch.float16}[name])
+
+
+DTYPES = ("bf16", "fp16", "e4m3")
