@@ -85,6 +85,15 @@ static int only_item(const tpg_graph_node *list, const tpg_graph_item *items, in
     return at;
 }
 
+/* Whether item `from` depends, directly or not, on item `on` (dependencies point to earlier items). */
+static int depends_on(const tpg_graph_item *items, int from, int on) {
+    for (int j = 0; j < 2; j++) {
+        const int d = items[from].deps[j];
+        if (d == on || (d >= 0 && depends_on(items, d, on))) return 1;
+    }
+    return 0;
+}
+
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n) {
     const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
     const int start = only_item(list, items, n, TPG_NODE_BARRIER_START);
@@ -94,6 +103,13 @@ int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph
     for (int i = 0; i < n; i++)
         if (list[items[i].node].kind == TPG_NODE_FLAG) last_flag = i;
     if (comm == TPG_COMM_ALLGATHER && last_flag < 0) return -1;
+    /* all-gather's END will wait for the last flag only: every copy and flag must come before it (the tables
+     * chain them all; a list with copies beside each other would let END pass while one still reads a shard) */
+    for (int i = 0; comm == TPG_COMM_ALLGATHER && i < n; i++) {
+        const int kind = list[items[i].node].kind;
+        if ((kind == TPG_NODE_COPY || kind == TPG_NODE_FLAG) && i != last_flag && !depends_on(items, last_flag, i))
+            return -1;
+    }
     items[gemm].deps[0] = items[gemm].deps[1] = -1;
     items[end].deps[0] = comm == TPG_COMM_ALLGATHER ? last_flag : gemm;
     items[end].deps[1] = comm == TPG_COMM_ALLGATHER ? -1 : start;

@@ -68,7 +68,8 @@ int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_gr
  * last flag only (peers done reading this device's shard; its GEMM may still run), reduce-scatter's for the
  * GEMM (pushes into the peers' slots of the next call) and for BARRIER_START (whose epoch it reads).
  * Rewrites the dependencies of items[0..n) in place. Returns 0, or -1 for a list without exactly one GEMM,
- * one BARRIER_START and one BARRIER_END (a one-device graph: nothing to overlap). */
+ * one BARRIER_START and one BARRIER_END (a one-device graph: nothing to overlap), or an all-gather list whose
+ * copies and flags do not all come before its last flag. */
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n);
 
 #endif /* TPG_COPY_PLAN_H */

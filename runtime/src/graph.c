@@ -93,8 +93,8 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, i
         /* The copy source's epoch word, not this device's: a 4-byte copy within one device runs as a
          * kernel (it needed a free SM beside the persistent GEMM), a peer-to-peer one on a copy engine.
          * The values are equal: the peer bumped its epoch before arriving at the START barrier this node
-         * follows, and bumps it again only after the END barrier, which waits for this device's GEMM,
-         * which waits for this flag. */
+         * follows, and bumps it again only after the END barrier, which waits for this flag (directly with
+         * the barriers beside the GEMM, else through this device's GEMM, which waits for it). */
         void *peer_buffer = tpg_peers_get(&op->peers, n->peer, TPG_PEER_BUFFER);
         if (!peer_buffer)
             TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d raises a flag from rank %d's epoch, whose buffer is not mapped",

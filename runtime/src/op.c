@@ -255,7 +255,7 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
     if (op->pdl && tpg__single_kernel(op)) {
         TPG_CHECK(tpg__launch_single(op, r, s));
     } else {
-        if (op->overlap) TPG_CHECK(tpg__overlap_before_launch(op, r));
+        /* overlap: the GEMM node already holds this launch's epoch (tpg__overlap_before_launch) */
         TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
         op->launches[r]++; /* each launch of the graph runs START once: the count is the epoch word's value */
     }
@@ -277,8 +277,13 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
     const int saved = tpg__save_device();
     /* the graphs change shape (a node per piece): drop them (after their launches) and build anew */
     if (op->built) tpg__graphs_drop(op);
+    const tpg_copy_plan before = op->copy;
     op->copy = next;
     tpg_status st = tpg__op_refresh(op);
+    if (st != TPG_OK) { /* the graphs are dropped: the next refresh builds the cut the op had */
+        op->copy = before;
+        tpg__graphs_drop(op);
+    }
     tpg__restore_device(saved);
     return st;
 }
@@ -294,6 +299,10 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
+    /* overlap: every local rank's epoch written before any launches, so that a failure there leaves no rank
+     * launched (a rank launched alone would put the ranks' epochs out of step for good) */
+    for (int r = op->ctx->local_begin; op->overlap && r < op->ctx->local_end && st == TPG_OK; r++)
+        st = tpg__overlap_before_launch(op, r, streams ? (cudaStream_t)streams[r] : op->ctx->streams[r]);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end && st == TPG_OK; r++)
         st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : op->ctx->streams[r]);
     tpg__restore_device(saved);
@@ -309,7 +318,8 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
                  op->ctx->local_begin);
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
-    tpg_status st = launch_rank(op, rank, (cudaStream_t)stream);
+    tpg_status st = op->overlap ? tpg__overlap_before_launch(op, rank, (cudaStream_t)stream) : TPG_OK;
+    if (st == TPG_OK) st = launch_rank(op, rank, (cudaStream_t)stream);
     tpg__restore_device(saved);
     return st;
 }
@@ -333,6 +343,7 @@ tpg_status tpg_op_sync(tpg_op *op) {
         cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
         TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
         TPG_CHECK_GOTO(read_status(op, r, &status[r]), out);
+        if (op->overlap) TPG_CHECK_GOTO(tpg__overlap_check_epoch(op, r), out);
     }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;

@@ -87,9 +87,13 @@ tpg_status tpg__graphs_update(tpg_op *op);
  * so that it can carry programmatic dependent launch (a graph launch cannot overlap the kernel before it). */
 int tpg__single_kernel(const tpg_op *op);
 tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
-/* overlap.c, with op->overlap: before each launch of rank's graph, the epoch of that launch written into its
- * GEMM node (tpg_gemm_params.epoch_value). graph.c: rank's GEMM node takes op->gemm[rank] in place. */
-tpg_status tpg__overlap_before_launch(tpg_op *op, int rank);
+/* overlap.c, with op->overlap: before each launch of rank's graph on stream s, the epoch of that launch
+ * written into its GEMM node (tpg_gemm_params.epoch_value); refused while s is being captured (a captured launch
+ * would replay one epoch forever). check_epoch (rank's device idle): the device's epoch word must equal the
+ * launch count, else the GEMM's epochs are out of step with START's (TPG_ERR_NOT_READY, with both numbers).
+ * graph.c: rank's GEMM node takes op->gemm[rank] in place. */
+tpg_status tpg__overlap_before_launch(tpg_op *op, int rank, cudaStream_t s);
+tpg_status tpg__overlap_check_epoch(tpg_op *op, int rank);
 tpg_status tpg__graph_set_gemm(tpg_op *op, int rank);
 /* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
 void tpg__graphs_drop(tpg_op *op);

@@ -62,6 +62,10 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
         if (op->built) tpg__graphs_drop(op);
         op->overlap = enable;
         st = tpg__op_refresh(op);
+        if (st != TPG_OK) { /* the graphs are dropped: the next refresh builds the mode the op had */
+            op->overlap = !enable;
+            tpg__graphs_drop(op);
+        }
     }
     tpg__restore_device(saved);
     return st;
@@ -70,7 +74,27 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
 /* Launches of one executable graph run in order, and each runs BARRIER_START once, so the count of the
  * rank's launches so far plus one is the epoch that START writes in the next launch: the value its GEMM's
  * waits and flags must use. */
-tpg_status tpg__overlap_before_launch(tpg_op *op, int rank) {
+tpg_status tpg__overlap_before_launch(tpg_op *op, int rank, cudaStream_t s) {
+    tpg_ctx *ctx = op->ctx;
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    TPG_CHECK(tpg__use_device(ctx, rank));
+    TPG_CHECK_CUDA(ctx, cudaStreamIsCapturing(s, &capture));
+    if (capture != cudaStreamCaptureStatusNone)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream is being captured, and with the barriers beside the "
+                 "GEMM each launch carries its own epoch, which a captured graph would replay unchanged; turn "
+                 "tpg_op_set_overlap_barriers off to capture the op", rank);
     op->gemm[rank].epoch_value = op->launches[rank] + 1;
     return tpg__graph_set_gemm(op, rank);
+}
+
+tpg_status tpg__overlap_check_epoch(tpg_op *op, int rank) {
+    tpg_ctx *ctx = op->ctx;
+    unsigned int epoch = 0;
+    TPG_CHECK_CUDA(ctx, cudaMemcpy(&epoch, tpg_buf_word(op->buffer[rank], op->layout.epoch), sizeof epoch,
+                                   cudaMemcpyDeviceToHost));
+    if (epoch != op->launches[rank])
+        TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d: %u launches but the epoch word says %u: with the barriers beside the "
+                 "GEMM its epochs are now out of step with the start barrier's (was the op launched outside "
+                 "tpg_op_run / tpg_op_run_rank?); destroy the op and create it again", rank, op->launches[rank], epoch);
+    return TPG_OK;
 }

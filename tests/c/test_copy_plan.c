@@ -183,6 +183,14 @@ TPG_TEST(overlapped_barriers_keep_what_the_protocol_needs) {
     const tpg_graph_node alone[] = {{TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
     tpg_graph_item one = {0, 0, {-1, -1}};
     TPG_EXPECT_EQ_INT(tpg_graph_items_overlap(alone, TPG_COMM_ALLGATHER, &one, 1), -1);
+    /* two copy chains side by side: END after the last flag only would not wait for the other chain */
+    const tpg_graph_node side[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                   {TPG_NODE_FLAG, 1, 1, 1, {1, -1}},           {TPG_NODE_COPY, 2, 2, 1, {0, -1}},
+                                   {TPG_NODE_FLAG, 2, 2, 2, {3, -1}},           {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                   {TPG_NODE_BARRIER_END, -1, -1, -1, {5, 4}}};
+    tpg_graph_item items[7];
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(side, 7, 1, items), 0);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_overlap(side, TPG_COMM_ALLGATHER, items, 7), -1);
 }
 
 TPG_TEST(unknown_lists_are_refused) {
