@@ -33,7 +33,7 @@ def built():
     if not shutil.which("ninja"):
         pytest.skip("ninja is not installed")
     subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
-                    "build/tpgemm"], cwd=ROOT, check=True)
+                    "build/tests/gpu_epochs", "build/tpgemm"], cwd=ROOT, check=True)
 
 
 def run_passing(args: list[str], timeout: int) -> str:
@@ -69,6 +69,19 @@ def test_missing_peer_times_out_with_barriers_beside_the_gemm(built, schedule):
 def test_missing_peer_times_out_with_barriers_beside_the_gemm_on_a_shared_device(built, schedule):
     args = ["gpu_timeout", "200", "--share-device", "--overlap-barriers"] + ([schedule] if schedule == "--allgather" else [])
     assert "TPG_ERR_TIMEOUT" in run_passing(args, timeout=120)
+
+
+@needs_gpus(2)
+def test_every_call_with_new_operands_matches_the_reference(built):
+    """Back-to-back calls of every schedule, new A and B each call, each D checked; between calls the barriers
+    beside the GEMM go on and off and the all-gather copies are cut into pieces (tests/gpu/test_epochs.c)."""
+    assert "4 passed, 0 failed" in run_passing(["gpu_epochs", "2"], timeout=180)
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("tp", [2, 4])
+def test_every_call_with_new_operands_matches_the_reference_on_a_shared_device(built, tp):
+    assert "4 passed, 0 failed" in run_passing(["gpu_epochs", str(tp), "--share-device"], timeout=180)
 
 
 @needs_gpus(1)

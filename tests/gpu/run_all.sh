@@ -76,7 +76,7 @@ step() {
 
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
-step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout bench
+step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs bench
 # Measured wall times: tier 2 ~140 s at TP = 2, ~225 s at TP = 4; the TP benchmark ~120 s at TP = 2 and 4.
 step tier2 250 env TIER2_BUDGET_S=215 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
 step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py

@@ -1,0 +1,215 @@
+/* GPU test: calls back to back with new operands every call, each checked against a host reference, for every
+ * schedule, across changes of the op's graphs between calls.
+ *
+ * Why: the CLI and tier 2 check an op's first call against the reference and its later calls only for bitwise
+ * identity, on the same operands. A later call whose flags or epochs were stale (a GEMM that took the previous
+ * call's flags for this call's) would read the previous call's slots - identical bytes there, so nothing would
+ * see it. Here every call has its own A and B, written on the rank's stream right after the previous call (the
+ * closing barrier makes that legal), and its D is copied out on the same stream; the host syncs only at the end.
+ * Between calls the op switches the barriers beside the GEMM on (tpg_op_set_overlap_barriers) and off, and cuts
+ * the all-gather copies into pieces (tpg_op_set_copy_chunks), each of which rebuilds the graphs.
+ *
+ * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact; D is bf16 (reduce-scatter adds
+ * bf16-rounded partials), hence the bound. Run: build/tests/gpu_epochs [tp] [--share-device]. Exit 0 on success,
+ * 1 on a failed check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpgemm.h"
+
+enum { M = 512, N = 768, K = 512, CALLS = 6, MAX_TP = 8 };
+
+static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
+    fprintf(stderr, "gpu_epochs: %s: %s (%s)\n", what, tpg_status_string(s), tpg_last_error(ctx));
+    return 1;
+}
+
+static uint16_t to_bf16(float f) { /* exact for the operands here (multiples of 1/8); round to nearest even */
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float from_bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Operands of one call: A (M x K) and B (N x K), values k/8, k in -8..8, from a per-call seed. */
+static void make_operands(unsigned seed, float *a, float *b) {
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (int i = 0; i < M * K + N * K; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        const float v = (float)((int)(x % 17u) - 8) / 8.0f;
+        if (i < M * K) a[i] = v;
+        else b[i - M * K] = v;
+    }
+}
+
+/* Host pointers of one call for rank r: its A and B shards (bf16) and where its D comes back. */
+typedef struct call_buffers {
+    uint16_t *a[MAX_TP], *b[MAX_TP], *d[MAX_TP];
+} call_buffers;
+
+/* rows x cols block at (row0, col0) of a row-major matrix with `ld` columns, as bf16 */
+static void block_bf16(const float *src, int64_t ld, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                       uint16_t *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) dst[i * cols + j] = to_bf16(src[(row0 + i) * ld + col0 + j]);
+}
+
+/* max |D_r - ref| / max |ref| over rank r's block of the call's D = A . B^T */
+static double block_error(const float *a, const float *b, const tpg_shard_shape *sh, const uint16_t *d) {
+    double worst = 0.0, scale = 0.0;
+    for (int64_t i = 0; i < sh->d_rows; i++)
+        for (int64_t j = 0; j < sh->d_cols; j++) {
+            const float *ar = a + (sh->d_row0 + i) * K, *br = b + (sh->d_col0 + j) * K;
+            float ref = 0.0f;
+            for (int k = 0; k < K; k++) ref += ar[k] * br[k];
+            const double got = from_bf16(d[i * sh->d_cols + j]);
+            if (!isfinite(got)) return INFINITY;
+            worst = fmax(worst, fabs(got - ref));
+            scale = fmax(scale, fabs(ref));
+        }
+    return worst / fmax(scale, 1e-30);
+}
+
+/* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked). */
+static tpg_status change_before(tpg_op *op, int c, int allgather) {
+    if (c == 2) return tpg_op_set_overlap_barriers(op, 1);
+    if (c == 3 && allgather) return tpg_op_set_copy_chunks(op, 3);
+    if (c == 5) return tpg_op_set_overlap_barriers(op, 0);
+    return TPG_OK;
+}
+
+static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, int allgather) {
+    int cfg, rc = 1;
+    tpg_op *op = NULL;
+    tpg_shard_shape sh[MAX_TP];
+    void *dev[MAX_TP][3] = {{0}};
+    cudaStream_t s[MAX_TP] = {0};
+    call_buffers calls[CALLS];
+    memset(calls, 0, sizeof calls);
+    float *a = malloc(sizeof(float) * M * K * CALLS), *b = malloc(sizeof(float) * N * K * CALLS);
+    tpg_status st = tpg_config_find(NULL, schedule, tp, TPG_DTYPE_BF16, &cfg);
+    tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
+    if (st == TPG_OK) st = tpg_op_create(ctx, &desc, &op);
+    if (st != TPG_OK || !a || !b) {
+        fail("op setup", st, ctx);
+        goto done;
+    }
+    for (int r = 0; r < tp; r++) {
+        tpg_op_shard_shape(op, r, &sh[r]);
+        const size_t bytes[3] = {(size_t)(sh[r].a_rows * sh[r].a_cols * 2), (size_t)(sh[r].b_rows * sh[r].b_cols * 2),
+                                 (size_t)(sh[r].d_rows * sh[r].d_cols * 2)};
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamCreate(&s[r]) != cudaSuccess) goto cuda;
+        for (int i = 0; i < 3; i++)
+            if (cudaMalloc(&dev[r][i], bytes[i]) != cudaSuccess) goto cuda;
+        for (int c = 0; c < CALLS; c++)
+            if (cudaMallocHost((void **)&calls[c].a[r], bytes[0]) != cudaSuccess ||
+                cudaMallocHost((void **)&calls[c].b[r], bytes[1]) != cudaSuccess ||
+                cudaMallocHost((void **)&calls[c].d[r], bytes[2]) != cudaSuccess)
+                goto cuda;
+        tpg_tensors t = {dev[r][0], dev[r][1], NULL, dev[r][2], NULL, NULL};
+        if ((st = tpg_op_set_tensors(op, r, &t)) != TPG_OK) {
+            fail("tpg_op_set_tensors", st, ctx);
+            goto done;
+        }
+    }
+    for (int c = 0; c < CALLS; c++) {
+        float *ac = a + (size_t)c * M * K, *bc = b + (size_t)c * N * K;
+        make_operands(1000u + (unsigned)c, ac, bc);
+        for (int r = 0; r < tp; r++) {
+            block_bf16(ac, K, sh[r].a_row0, sh[r].a_col0, sh[r].a_rows, sh[r].a_cols, calls[c].a[r]);
+            block_bf16(bc, K, sh[r].b_row0, sh[r].b_col0, sh[r].b_rows, sh[r].b_cols, calls[c].b[r]);
+        }
+        if ((st = change_before(op, c, allgather)) != TPG_OK) {
+            fail("changing the op between calls", st, ctx);
+            goto done;
+        }
+        for (int r = 0; r < tp; r++) { /* on the rank's stream, after its previous call's closing barrier */
+            if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+                cudaMemcpyAsync(dev[r][0], calls[c].a[r], (size_t)(sh[r].a_rows * sh[r].a_cols * 2),
+                                cudaMemcpyHostToDevice, s[r]) != cudaSuccess ||
+                cudaMemcpyAsync(dev[r][1], calls[c].b[r], (size_t)(sh[r].b_rows * sh[r].b_cols * 2),
+                                cudaMemcpyHostToDevice, s[r]) != cudaSuccess)
+                goto cuda;
+        }
+        if ((st = tpg_op_run(op, (void *const *)s)) != TPG_OK) {
+            fail("tpg_op_run", st, ctx);
+            goto done;
+        }
+        for (int r = 0; r < tp; r++)
+            if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+                cudaMemcpyAsync(calls[c].d[r], dev[r][2], (size_t)(sh[r].d_rows * sh[r].d_cols * 2),
+                                cudaMemcpyDeviceToHost, s[r]) != cudaSuccess)
+                goto cuda;
+    }
+    if ((st = tpg_op_sync(op)) != TPG_OK) { /* also compares each rank's epoch word with its launches */
+        fail("tpg_op_sync", st, ctx);
+        goto done;
+    }
+    for (int r = 0; r < tp; r++)
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamSynchronize(s[r]) != cudaSuccess) goto cuda;
+    rc = 0;
+    for (int c = 0; c < CALLS; c++) {
+        double worst = 0.0;
+        for (int r = 0; r < tp; r++)
+            worst = fmax(worst, block_error(a + (size_t)c * M * K, b + (size_t)c * N * K, &sh[r], calls[c].d[r]));
+        /* all-gather: D rounded to bf16 once; reduce-scatter: tp - 1 bf16 partials too (runtime/src/reference.cu) */
+        const int ok = worst <= (allgather ? 1e-2 : 2e-2 * sqrt((double)tp));
+        printf("%s call %d: max error %.2e %s\n", schedule, c, worst, ok ? "ok" : "FAILED");
+        rc |= !ok;
+    }
+    goto done;
+cuda:
+    fprintf(stderr, "gpu_epochs: %s: CUDA error: %s\n", schedule, cudaGetErrorString(cudaGetLastError()));
+done:
+    if (op) tpg_op_destroy(op);
+    for (int r = 0; r < tp; r++) {
+        for (int i = 0; i < 3; i++) cudaFree(dev[r][i]);
+        for (int c = 0; c < CALLS; c++) cudaFreeHost(calls[c].a[r]), cudaFreeHost(calls[c].b[r]), cudaFreeHost(calls[c].d[r]);
+        if (s[r]) cudaStreamDestroy(s[r]);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    int tp = 2, share = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--share-device")) share = 1;
+        else tp = atoi(argv[i]);
+    }
+    if (tp < 2 || tp > MAX_TP) {
+        fprintf(stderr, "gpu_epochs: tp must be 2..%d\n", MAX_TP);
+        return 1;
+    }
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (share ? 1 : tp)) {
+        fprintf(stderr, "gpu_epochs: needs %d CUDA device(s), %d visible\n", share ? 1 : tp, count);
+        return 3;
+    }
+    tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
+    cc.tp = tp;
+    cc.share_devices = share;
+    cc.timeout_ns = 5000000000ull;
+    tpg_ctx *ctx;
+    tpg_status st = tpg_ctx_create(&cc, &ctx);
+    if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
+    static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
+                                            "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
+    int failed = 0;
+    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], i < 2);
+    tpg_ctx_destroy(ctx);
+    printf("%d passed, %d failed\n", 4 - failed, failed);
+    return failed ? 1 : 0;
+}
