@@ -268,7 +268,8 @@ tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
  * launches. TPG_ERR_INVALID_ARGUMENT for a TP = 1 op (no barriers), for a kernel in clusters (a barrier
  * kernel does not get an SM beside a cluster launch, so a start barrier queued behind such a GEMM could
  * never admit the copies it waits for), and when the two kernels' registers, shared memory or threads do
- * not fit one SM together (the message gives the numbers). Ranks may differ. While it is on, tpg_op_run /
+ * not fit one SM together (the message gives the numbers); a failed call leaves the op in its previous mode. Ranks
+ * may differ. While it is on, tpg_op_run /
  * tpg_op_run_rank refuse a stream that is being captured (TPG_ERR_INVALID_ARGUMENT: a captured launch would
  * replay one epoch), and tpg_op_sync also checks each local rank's epoch word against its launch count
  * (TPG_ERR_NOT_READY if they differ: recreate the op). */

@@ -1,4 +1,6 @@
 /* All-gather copies in chunks, host side (copy_plan.h). */
+#include <stdlib.h>
+
 #include "copy_plan.h"
 
 /* More table nodes per device than any schedule has (2 + 2 (tp - 1) + 2 at tp = 8). */
@@ -85,14 +87,6 @@ static int only_item(const tpg_graph_node *list, const tpg_graph_item *items, in
     return at;
 }
 
-/* Whether item `from` depends, directly or not, on item `on` (dependencies point to earlier items). */
-static int depends_on(const tpg_graph_item *items, int from, int on) {
-    for (int j = 0; j < 2; j++) {
-        const int d = items[from].deps[j];
-        if (d == on || (d >= 0 && depends_on(items, d, on))) return 1;
-    }
-    return 0;
-}
 
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n) {
     const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
@@ -104,11 +98,23 @@ int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph
         if (list[items[i].node].kind == TPG_NODE_FLAG) last_flag = i;
     if (comm == TPG_COMM_ALLGATHER && last_flag < 0) return -1;
     /* all-gather's END will wait for the last flag only: every copy and flag must come before it (the tables
-     * chain them all; a list with copies beside each other would let END pass while one still reads a shard) */
-    for (int i = 0; comm == TPG_COMM_ALLGATHER && i < n; i++) {
-        const int kind = list[items[i].node].kind;
-        if ((kind == TPG_NODE_COPY || kind == TPG_NODE_FLAG) && i != last_flag && !depends_on(items, last_flag, i))
-            return -1;
+     * chain them all; a list with copies beside each other would let END pass while one still reads a shard).
+     * One backward pass marks the last flag's ancestors (dependencies point to earlier items): O(n), where a
+     * walk of every path would grow as pieces^(tp - 1). */
+    if (comm == TPG_COMM_ALLGATHER) {
+        unsigned char *seen = calloc((size_t)n, 1);
+        if (!seen) return -1;
+        seen[last_flag] = 1;
+        for (int i = last_flag; i >= 0; i--)
+            for (int j = 0; j < 2 && seen[i]; j++)
+                if (items[i].deps[j] >= 0) seen[items[i].deps[j]] = 1;
+        int bad = 0;
+        for (int i = 0; i < n; i++) {
+            const int kind = list[items[i].node].kind;
+            bad |= (kind == TPG_NODE_COPY || kind == TPG_NODE_FLAG) && !seen[i];
+        }
+        free(seen);
+        if (bad) return -1;
     }
     items[gemm].deps[0] = items[gemm].deps[1] = -1;
     items[end].deps[0] = comm == TPG_COMM_ALLGATHER ? last_flag : gemm;

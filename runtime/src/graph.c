@@ -300,8 +300,10 @@ tpg_status tpg__graphs_update(tpg_op *op) {
 
 void tpg__graphs_drop(tpg_op *op) {
     /* the next graphs are not ordered after these ones' launches (rebuild_one says why): wait for them */
-    for (int r = op->ctx->local_begin; op->has_run && r < op->ctx->local_end; r++)
+    for (int r = op->ctx->local_begin; op->has_run && r < op->ctx->local_end; r++) {
+        (void)cudaSetDevice(op->ctx->devices[r]); /* stream 0 means the current device's: make it r's */
         if (cudaStreamSynchronize(op->last_stream[r]) != cudaSuccess) (void)cudaGetLastError();
+    }
     tpg__graphs_destroy(op);
 }
 

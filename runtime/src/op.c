@@ -280,9 +280,10 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
     const tpg_copy_plan before = op->copy;
     op->copy = next;
     tpg_status st = tpg__op_refresh(op);
-    if (st != TPG_OK) { /* the graphs are dropped: the next refresh builds the cut the op had */
+    if (st != TPG_OK) { /* back to the cut the op had, with its graphs if they build (the error stays) */
         op->copy = before;
         tpg__graphs_drop(op);
+        (void)tpg__op_refresh(op);
     }
     tpg__restore_device(saved);
     return st;
@@ -343,7 +344,6 @@ tpg_status tpg_op_sync(tpg_op *op) {
         cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
         TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
         TPG_CHECK_GOTO(read_status(op, r, &status[r]), out);
-        if (op->overlap) TPG_CHECK_GOTO(tpg__overlap_check_epoch(op, r), out);
     }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
@@ -354,6 +354,11 @@ tpg_status tpg_op_sync(tpg_op *op) {
         TPG_FAIL_GOTO(ctx, TPG_ERR_TIMEOUT, out,
                       "rank %d (device %d): %s timed out after %.3f s (status 0x%x); check that every rank runs the "
                       "same op", r, ctx->devices[r], what, (double)ctx->timeout_ns * 1e-9, status[r]);
+    }
+    /* after the timeouts, which say more: with the barriers beside the GEMM, the epochs must still agree */
+    for (int r = ctx->local_begin; op->overlap && r < ctx->local_end; r++) {
+        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
+        TPG_CHECK_GOTO(tpg__overlap_check_epoch(op, r), out);
     }
 out:
     tpg__restore_device(saved);

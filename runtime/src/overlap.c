@@ -42,6 +42,14 @@ static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
     return TPG_OK;
 }
 
+/* launches[rank] = rank's epoch word (its device idle: the caller dropped the graphs after their launches). */
+static tpg_status read_epoch(tpg_op *op, int rank) {
+    TPG_CHECK(tpg__use_device(op->ctx, rank));
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(&op->launches[rank], tpg_buf_word(op->buffer[rank], op->layout.epoch),
+                                       sizeof op->launches[rank], cudaMemcpyDeviceToHost));
+    return TPG_OK;
+}
+
 tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     tpg_ctx *ctx = op->ctx;
@@ -60,11 +68,17 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
         /* the graphs change shape (dependencies) and the GEMM's epoch source: drop them (after their
          * launches) and build anew */
         if (op->built) tpg__graphs_drop(op);
-        op->overlap = enable;
-        st = tpg__op_refresh(op);
-        if (st != TPG_OK) { /* the graphs are dropped: the next refresh builds the mode the op had */
+        /* the device's epoch words are the truth the count must start from (a launch captured into a
+         * caller's graph before this was counted once and may have been replayed any number of times) */
+        for (int r = ctx->local_begin; enable && r < ctx->local_end && st == TPG_OK; r++) st = read_epoch(op, r);
+        if (st == TPG_OK) {
+            op->overlap = enable;
+            st = tpg__op_refresh(op);
+        }
+        if (st != TPG_OK) { /* back to the mode the op had, with its graphs if they build (the error stays) */
             op->overlap = !enable;
             tpg__graphs_drop(op);
+            (void)tpg__op_refresh(op);
         }
     }
     tpg__restore_device(saved);

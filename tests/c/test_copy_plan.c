@@ -179,6 +179,19 @@ TPG_TEST(overlapped_barriers_keep_what_the_protocol_needs) {
         checked[t->comm == TPG_COMM_REDUCE_SCATTER]++;
     }
     TPG_EXPECT(checked[0] > 0 && checked[1] > 0);
+    /* the most pieces at the most devices (TP = 8, 32 pieces: 7 x 64 copy and flag items) stay cheap: a check that
+     * walked every path back from the last flag took minutes here (pieces^(tp - 1)) */
+    for (int c = 0; c < tpg_num_configs; c++) {
+        const tpg_schedule_table *t = tpg_configs[c].schedule;
+        if (t->tp != 8 || t->comm != TPG_COMM_ALLGATHER) continue;
+        const tpg_graph_node *list = t->nodes;
+        const int count = tpg_graph_items_count(list, t->nodes_per_device, TPG_MAX_COPY_CHUNKS);
+        tpg_graph_item *it = calloc((size_t)count, sizeof *it);
+        TPG_ASSERT(it != NULL);
+        TPG_EXPECT_EQ_INT(tpg_graph_items_expand(list, t->nodes_per_device, TPG_MAX_COPY_CHUNKS, it), 0);
+        TPG_EXPECT_EQ_INT(tpg_graph_items_overlap(list, t->comm, it, count), 0);
+        free(it);
+    }
     /* a one-device graph (the GEMM alone) has nothing to overlap */
     const tpg_graph_node alone[] = {{TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
     tpg_graph_item one = {0, 0, {-1, -1}};

@@ -9,7 +9,8 @@
  * Between calls the op switches the barriers beside the GEMM on (tpg_op_set_overlap_barriers) and off, and cuts
  * the all-gather copies into pieces (tpg_op_set_copy_chunks), each of which rebuilds the graphs.
  *
- * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact; D is bf16 (reduce-scatter adds
+ * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact (sums of at most K = 256 products
+ * of 1/64 steps); D is bf16 (reduce-scatter adds
  * bf16-rounded partials), hence the bound. Run: build/tests/gpu_epochs [tp] [--share-device]. Exit 0 on success,
  * 1 on a failed check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
@@ -22,7 +23,8 @@
 
 #include "tpgemm.h"
 
-enum { M = 512, N = 768, K = 512, CALLS = 6, MAX_TP = 8 };
+/* big enough that 3 pieces asked cut every all-gather shard at TP = 2 and 4 into 2 or 3 (whole tiles) */
+enum { M = 1024, N = 1536, K = 256, CALLS = 6, MAX_TP = 8 };
 
 static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
     fprintf(stderr, "gpu_epochs: %s: %s (%s)\n", what, tpg_status_string(s), tpg_last_error(ctx));
@@ -85,7 +87,10 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
 static tpg_status change_before(tpg_op *op, int c, int allgather) {
     if (c == 2) return tpg_op_set_overlap_barriers(op, 1);
     if (c == 3 && allgather) return tpg_op_set_copy_chunks(op, 3);
-    if (c == 5) return tpg_op_set_overlap_barriers(op, 0);
+    if (c == 5) { /* sync while the mode is on: it also compares each rank's epoch word with its launches */
+        tpg_status st = tpg_op_sync(op);
+        return st != TPG_OK ? st : tpg_op_set_overlap_barriers(op, 0);
+    }
     return TPG_OK;
 }
 
@@ -102,11 +107,14 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, int allgathe
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     if (st == TPG_OK) st = tpg_op_create(ctx, &desc, &op);
     if (st != TPG_OK || !a || !b) {
-        fail("op setup", st, ctx);
+        fail(st != TPG_OK ? "op setup" : "host allocation", st != TPG_OK ? st : TPG_ERR_OUT_OF_MEMORY, ctx);
         goto done;
     }
     for (int r = 0; r < tp; r++) {
-        tpg_op_shard_shape(op, r, &sh[r]);
+        if ((st = tpg_op_shard_shape(op, r, &sh[r])) != TPG_OK) {
+            fail("tpg_op_shard_shape", st, ctx);
+            goto done;
+        }
         const size_t bytes[3] = {(size_t)(sh[r].a_rows * sh[r].a_cols * 2), (size_t)(sh[r].b_rows * sh[r].b_cols * 2),
                                  (size_t)(sh[r].d_rows * sh[r].d_cols * 2)};
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamCreate(&s[r]) != cudaSuccess) goto cuda;
@@ -152,7 +160,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, int allgathe
                                 cudaMemcpyDeviceToHost, s[r]) != cudaSuccess)
                 goto cuda;
     }
-    if ((st = tpg_op_sync(op)) != TPG_OK) { /* also compares each rank's epoch word with its launches */
+    if ((st = tpg_op_sync(op)) != TPG_OK) {
         fail("tpg_op_sync", st, ctx);
         goto done;
     }
