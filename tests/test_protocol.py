@@ -1,0 +1,211 @@
+"""The cross-device protocol of the fused schedules, modelled on the CPU over several calls and random orders.
+
+tests/simulator.py checks one call's arithmetic; this checks the synchronization across calls and ranks, on the
+graphs the runtime builds (the node lists and dependencies come from `tpgemm --dry-run --json`, with and without
+--overlap-barriers and --copy-chunks) under a model of what each node does (runtime/src/barrier.cu, graph.c,
+the kernels' waits in templates/kernels/):
+  START   epoch += 1, one arrival on every peer's start counter, then wait for epoch x (tp - 1) arrivals;
+  COPY    copies the peer's current input into a slot; FLAG copies the peer's epoch word into the stage flag;
+  GEMM    its epoch: the word START wrote (the table's graph) or the launch count + 1 (the barriers beside the
+          GEMM); all-gather stage s >= 1 waits until every piece's flag >= epoch, then reads the slot;
+          reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
+          its own into the next peer's slot and raises that flag to the epoch;
+  END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
+A rank's next call starts when its graph has completed, after the user wrote that call's input. Any order the
+model allows is a legal order of the real machine. Checked in every order tried: a copy reads the peer's input
+of the same call, a GEMM reads slots holding this call's data, a push never overwrites an unread partial, and
+every call ends (no deadlock). The controls break one rule each and must be caught.
+"""
+import copy
+import json
+import random
+import subprocess
+
+import pytest
+
+from tests.conftest import ROOT
+
+TPGEMM = ROOT / "build/tpgemm"
+CALLS = 4
+
+
+def orders_for(tp):
+    """Random orders per graph: more where they are cheap (the model's cost grows about as tp^2 per order)."""
+    return max(8, 160 // (tp * tp // 2))
+
+
+class Violation(Exception):
+    pass
+
+
+def plan(config, tp, overlap, chunks):
+    if not TPGEMM.exists():
+        pytest.skip("build/tpgemm is missing (tests/test_build.py says why)")
+    m, n, k = 256 * tp * 4, 512 * tp, 256 * tp  # shards of several whole tiles, so pieces can be cut
+    args = [str(TPGEMM), "--dry-run", "--json", "--config", config, "--m", str(m), "--n", str(n), "--k", str(k)]
+    args += (["--overlap-barriers"] if overlap else []) + (["--copy-chunks", str(chunks)] if chunks > 1 else [])
+    out = subprocess.run(args, capture_output=True, text=True, timeout=60, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+class Machine:
+    """Every rank's words and graph progress; step() runs one enabled action chosen by rng."""
+
+    def __init__(self, p, epoch_from_launch, epoch_offset=0):
+        self.tp, self.ag = p["tp"], p["comm"] == "all-gather"
+        self.nodes = {g["device"]: g["nodes"] for g in p["graph"]}
+        self.stages = {(s["device"], s["stage"]): s for s in p["stages"]}
+        self.pieces = [{} for _ in range(self.tp)]  # all-gather: stage -> flags (pieces) of its copy
+        for r, nodes in self.nodes.items():
+            for n in nodes:
+                if n["kind"] == "FLAG":
+                    self.pieces[r][n["stage"]] = self.pieces[r].get(n["stage"], 0) + 1
+        self.from_launch, self.offset = epoch_from_launch, epoch_offset
+        t = self.tp
+        self.epoch, self.start_cnt, self.end_cnt = [0] * t, [0] * t, [0] * t
+        self.flags = [{} for _ in range(t)]      # (stage, piece) -> value (all-gather)
+        self.pflag = [{} for _ in range(t)]      # stage -> value (reduce-scatter: the stage's incoming partial)
+        self.slot = [{} for _ in range(t)]       # all-gather: (slot, piece) -> (peer, call); RS: slot -> [peer, call, read]
+        self.input = [None] * t                  # the call whose input the user last wrote
+        self.call, self.launches = [-1] * t, [0] * t
+        self.state = [{} for _ in range(t)]      # node index -> "arrived" / "done" / ("gemm", stage)
+        self.gemm_epoch = [0] * t
+
+    def _deps_done(self, r, node):
+        return all(self.state[r].get(d) == "done" for d in node["deps"])
+
+    def actions(self):
+        out = []
+        for r in range(self.tp):
+            nodes = self.nodes[r]
+            if self.call[r] < 0 or all(self.state[r].get(n["index"]) == "done" for n in nodes):
+                if self.call[r] + 1 < CALLS:
+                    out.append((r, "begin", None))
+                continue
+            for n in nodes:
+                st = self.state[r].get(n["index"])
+                if st is None and self._deps_done(r, n):
+                    out.append((r, "start", n))
+                elif st == "arrived" and self._barrier_passes(r, n):
+                    out.append((r, "pass", n))
+                elif isinstance(st, tuple) and self._stage_ready(r, st[1]):
+                    out.append((r, "stage", n))
+        return out
+
+    def _barrier_passes(self, r, n):
+        cnt = self.start_cnt if n["kind"] == "BARRIER_START" else self.end_cnt
+        return cnt[r] >= self.epoch[r] * (self.tp - 1)
+
+    def _stage_ready(self, r, s):
+        e = self.stages[(r, s)]
+        if self.ag:  # every piece's flag of the stage (a tile waits for fewer; this model reads the whole slot)
+            if e["src_slot"] < 0:
+                return True
+            got = [v for (st, _), v in self.flags[r].items() if st == s]
+            return len(got) == self.pieces[r][s] and all(v >= self.gemm_epoch[r] for v in got)
+        return e["src_slot"] < 0 or self.pflag[r].get(s, 0) >= self.gemm_epoch[r]
+
+    def do(self, r, what, n):
+        c = self.call[r]
+        if what == "begin":
+            self.call[r] = c = c + 1
+            self.input[r] = c
+            self.state[r] = {}
+            self.launches[r] += 1
+            return
+        kind, i = n["kind"], n["index"]
+        if what == "start" and kind in ("BARRIER_START", "BARRIER_END"):
+            if kind == "BARRIER_START":
+                self.epoch[r] += 1
+            cnt = self.start_cnt if kind == "BARRIER_START" else self.end_cnt
+            for q in range(self.tp):
+                if q != r:
+                    cnt[q] += 1
+            self.state[r][i] = "arrived"
+        elif what == "pass":
+            self.state[r][i] = "done"
+        elif kind == "COPY":
+            if self.input[n["peer"]] != c:
+                raise Violation(f"rank {r} call {c}: copy read rank {n['peer']}'s input of call {self.input[n['peer']]}")
+            self.slot[r][(n["slot"], n["piece"])] = (n["peer"], c)
+            self.state[r][i] = "done"
+        elif kind == "FLAG":
+            self.flags[r][(n["stage"], n["piece"])] = self.epoch[n["peer"]]
+            self.state[r][i] = "done"
+        elif kind == "GEMM" and what == "start":
+            self.gemm_epoch[r] = (self.launches[r] if self.from_launch else self.epoch[r]) + self.offset
+            self.state[r][i] = ("gemm", 0)
+        else:  # one GEMM stage
+            self._stage(r, c, self.state[r][i][1])
+            s = self.state[r][i][1] + 1
+            self.state[r][i] = "done" if s == self.tp else ("gemm", s)
+
+    def _stage(self, r, c, s):
+        e = self.stages[(r, s)]
+        if self.ag:
+            for piece in range(self.pieces[r].get(s, 0)):
+                got = self.slot[r].get((e["src_slot"], piece))
+                if got != (e["peer"], c):
+                    raise Violation(f"rank {r} call {c} stage {s}: slot {e['src_slot']} piece {piece} holds {got}")
+            return
+        if e["src_slot"] >= 0:
+            got = self.slot[r].get(e["src_slot"])
+            if not got or got[:2] != [e["peer"], c] or got[2]:
+                raise Violation(f"rank {r} call {c} stage {s}: partial slot holds {got}")
+            got[2] = True
+        if e["dst_peer"] >= 0:
+            old = self.slot[e["dst_peer"]].get(e["dst_slot"])
+            if old and not old[2]:
+                raise Violation(f"rank {r} call {c} stage {s}: push over rank {e['dst_peer']}'s unread partial {old}")
+            self.slot[e["dst_peer"]][e["dst_slot"]] = [r, c, False]
+            self.pflag[e["dst_peer"]][s + 1] = self.gemm_epoch[r]
+
+
+def run_orders(p, from_launch, offset=0, orders=None):
+    """Raises Violation on the first order that breaks a rule; returns the number of actions run."""
+    total = 0
+    for seed in range(orders or orders_for(p["tp"])):
+        rng, m = random.Random(seed), Machine(p, from_launch, offset)
+        while True:
+            acts = m.actions()
+            if not acts:
+                break
+            m.do(*rng.choice(acts))
+            total += 1
+        if any(c != CALLS - 1 for c in m.call) or any(
+                any(m.state[r].get(n["index"]) != "done" for n in m.nodes[r]) for r in range(m.tp)):
+            raise Violation(f"order {seed}: deadlock at calls {m.call}")
+    return total
+
+
+CASES = [("ag_rota_bf16_tp2", 2, 1), ("ag_rotb_bf16_wide_tp4", 4, 2), ("ag_rota_bf16_tp8", 8, 3),
+         ("rs_tila_bf16_tp2", 2, 1), ("rs_tilb_bf16_tp4", 4, 1), ("rs_tila_bf16_wide_tp8", 8, 1)]
+
+
+@pytest.mark.parametrize("config,tp,chunks", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("overlap", [False, True], ids=["table", "overlap"])
+def test_protocol_holds_in_every_order_tried(config, tp, chunks, overlap):
+    p = plan(config, tp, overlap, chunks)
+    assert p["tp"] == tp and p["overlap_barriers"] == int(overlap)
+    assert run_orders(p, from_launch=overlap) > 0
+
+
+@pytest.mark.parametrize("config,tp", [("ag_rota_bf16_tp2", 2), ("rs_tila_bf16_tp4", 4)])
+def test_controls_are_caught(config, tp):
+    """The model can fail: a GEMM one epoch behind takes the previous call's flags (stale data); a GEMM that starts
+    beside the barrier yet reads START's word reads it before START wrote it; a closing barrier that no longer waits
+    for the copies (all-gather) or the GEMM (reduce-scatter) lets a rank's next call overwrite what a peer still
+    reads."""
+    overlapped = plan(config, tp, True, 1)
+    with pytest.raises(Violation, match="holds"):
+        run_orders(overlapped, from_launch=True, offset=-1, orders=200)
+    with pytest.raises(Violation, match="holds"):
+        run_orders(overlapped, from_launch=False, orders=200)
+    detached = copy.deepcopy(overlapped)
+    for g in detached["graph"]:
+        for n in g["nodes"]:
+            if n["kind"] == "BARRIER_END":
+                n["deps"] = [d for d in n["deps"] if g["nodes"][d]["kind"] == "BARRIER_START"]
+    with pytest.raises(Violation, match="input of call|unread partial"):
+        run_orders(detached, from_launch=True, orders=200)
