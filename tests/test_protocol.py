@@ -7,7 +7,8 @@ the kernels' waits in templates/kernels/):
   START   epoch += 1, one arrival on every peer's start counter, then wait for epoch x (tp - 1) arrivals;
   COPY    copies the peer's current input into a slot; FLAG copies the peer's epoch word into the stage flag;
   GEMM    its epoch: the word START wrote (the table's graph) or the launch count + 1 (the barriers beside the
-          GEMM); all-gather stage s >= 1 waits until every piece's flag >= epoch, then reads the slot;
+          GEMM); all-gather stage s >= 1 reads its slot piece by piece, piece j once the flags of pieces 0..j
+          are >= epoch;
           reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
           its own into the next peer's slot and raises that flag to the epoch;
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
@@ -89,7 +90,7 @@ class Machine:
                     out.append((r, "start", n))
                 elif st == "arrived" and self._barrier_passes(r, n):
                     out.append((r, "pass", n))
-                elif isinstance(st, tuple) and self._stage_ready(r, st[1]):
+                elif isinstance(st, tuple) and self._stage_ready(r, st[1], st[2]):
                     out.append((r, "stage", n))
         return out
 
@@ -97,13 +98,12 @@ class Machine:
         cnt = self.start_cnt if n["kind"] == "BARRIER_START" else self.end_cnt
         return cnt[r] >= self.epoch[r] * (self.tp - 1)
 
-    def _stage_ready(self, r, s):
+    def _stage_ready(self, r, s, j):
         e = self.stages[(r, s)]
-        if self.ag:  # every piece's flag of the stage (a tile waits for fewer; this model reads the whole slot)
+        if self.ag:  # piece j of the slot: the flags of pieces 0..j (what the producer waits for, copy_chunks.h)
             if e["src_slot"] < 0:
                 return True
-            got = [v for (st, _), v in self.flags[r].items() if st == s]
-            return len(got) == self.pieces[r][s] and all(v >= self.gemm_epoch[r] for v in got)
+            return all(self.flags[r].get((s, q), -1) >= self.gemm_epoch[r] for q in range(j + 1))
         return e["src_slot"] < 0 or self.pflag[r].get(s, 0) >= self.gemm_epoch[r]
 
     def do(self, r, what, n):
@@ -135,19 +135,21 @@ class Machine:
             self.state[r][i] = "done"
         elif kind == "GEMM" and what == "start":
             self.gemm_epoch[r] = (self.launches[r] if self.from_launch else self.epoch[r]) + self.offset
-            self.state[r][i] = ("gemm", 0)
-        else:  # one GEMM stage
-            self._stage(r, c, self.state[r][i][1])
-            s = self.state[r][i][1] + 1
-            self.state[r][i] = "done" if s == self.tp else ("gemm", s)
+            self.state[r][i] = ("gemm", 0, 0)
+        else:  # one GEMM stage, or one piece of an all-gather stage's slot
+            _, s, j = self.state[r][i]
+            self._stage(r, c, s, j)
+            if self.ag and self.stages[(r, s)]["src_slot"] >= 0 and j + 1 < self.pieces[r][s]:
+                self.state[r][i] = ("gemm", s, j + 1)
+            else:
+                self.state[r][i] = "done" if s + 1 == self.tp else ("gemm", s + 1, 0)
 
-    def _stage(self, r, c, s):
+    def _stage(self, r, c, s, j):
         e = self.stages[(r, s)]
         if self.ag:
-            for piece in range(self.pieces[r].get(s, 0)):
-                got = self.slot[r].get((e["src_slot"], piece))
-                if got != (e["peer"], c):
-                    raise Violation(f"rank {r} call {c} stage {s}: slot {e['src_slot']} piece {piece} holds {got}")
+            got = self.slot[r].get((e["src_slot"], j)) if e["src_slot"] >= 0 else (e["peer"], c)
+            if e["src_slot"] >= 0 and got != (e["peer"], c):
+                raise Violation(f"rank {r} call {c} stage {s}: slot {e['src_slot']} piece {j} holds {got}")
             return
         if e["src_slot"] >= 0:
             got = self.slot[r].get(e["src_slot"])
@@ -209,3 +211,17 @@ def test_controls_are_caught(config, tp):
                 n["deps"] = [d for d in n["deps"] if g["nodes"][d]["kind"] == "BARRIER_START"]
     with pytest.raises(Violation, match="input of call|unread partial"):
         run_orders(detached, from_launch=True, orders=200)
+
+
+def test_a_flag_before_its_piece_is_caught():
+    """Copies in pieces: a flag that followed only the previous piece's copy lets the GEMM read its piece early."""
+    p = plan("ag_rota_bf16_tp2", 2, True, 2)
+    for g in p["graph"]:
+        nodes = g["nodes"]
+        copies = [n["index"] for n in nodes if n["kind"] == "COPY"]
+        for n in nodes:
+            if n["kind"] == "FLAG" and n["piece"] == 1:
+                assert copies[1] in n["deps"]  # the printed graph: flag 1 after piece 1
+                n["deps"] = [copies[0] if d == copies[1] else d for d in n["deps"]]
+    with pytest.raises(Violation, match="piece 1 holds"):
+        run_orders(p, from_launch=True, orders=200)
