@@ -2,6 +2,7 @@
 fewer GPUs are visible than they need: CI has none; the device machine runs them.
 """
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,19 +57,33 @@ def test_missing_peer_times_out_on_a_shared_device(built):
     assert "TPG_ERR_TIMEOUT" in run_passing(["gpu_timeout", "200", "--share-device"], timeout=120)
 
 
+def missing_peer_wait_s(args: list[str]) -> float:
+    """Seconds gpu_timeout's missing-peer call took to end in TPG_ERR_TIMEOUT."""
+    out = run_passing(args, timeout=120)
+    assert "TPG_ERR_TIMEOUT" in out
+    return float(re.search(r"missing peer: .* after ([0-9.]+) s", out).group(1))
+
+
+def check_barriers_beside_the_gemm_wait_together(extra: list[str], schedule: str):
+    """Rank 1 never launched, timeout t: the table's graph waits in turn - start barrier (t), then the GEMM's stage
+    wait (t), then the closing barrier (t) - about 3t; with the barriers beside the GEMM the start barrier and the
+    GEMM's wait run together, about 2t. So the overlapped call must end clearly sooner: this fails if the mode did
+    not take effect, which a plain timeout check could not see."""
+    base = ["gpu_timeout", "300", *extra] + ([schedule] if schedule == "--allgather" else [])
+    gated, overlapped = missing_peer_wait_s(base), missing_peer_wait_s(base + ["--overlap-barriers"])
+    assert overlapped < gated - 0.15, (gated, overlapped)
+
+
 @needs_gpus(2)
 @pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
-def test_missing_peer_times_out_with_barriers_beside_the_gemm(built, schedule):
-    """--overlap-barriers: rank 0's GEMM starts without the start barrier; its own waits time out as well."""
-    args = ["gpu_timeout", "200", "--overlap-barriers"] + ([schedule] if schedule == "--allgather" else [])
-    assert "TPG_ERR_TIMEOUT" in run_passing(args, timeout=120)
+def test_missing_peer_waits_overlap_with_barriers_beside_the_gemm(built, schedule):
+    check_barriers_beside_the_gemm_wait_together([], schedule)
 
 
 @needs_gpus(1)
 @pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
-def test_missing_peer_times_out_with_barriers_beside_the_gemm_on_a_shared_device(built, schedule):
-    args = ["gpu_timeout", "200", "--share-device", "--overlap-barriers"] + ([schedule] if schedule == "--allgather" else [])
-    assert "TPG_ERR_TIMEOUT" in run_passing(args, timeout=120)
+def test_missing_peer_waits_overlap_with_barriers_beside_the_gemm_on_a_shared_device(built, schedule):
+    check_barriers_beside_the_gemm_wait_together(["--share-device"], schedule)
 
 
 @needs_gpus(2)
