@@ -87,7 +87,6 @@ static int only_item(const tpg_graph_node *list, const tpg_graph_item *items, in
     return at;
 }
 
-
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n) {
     const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
     const int start = only_item(list, items, n, TPG_NODE_BARRIER_START);

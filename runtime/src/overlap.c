@@ -42,11 +42,11 @@ static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
     return TPG_OK;
 }
 
-/* launches[rank] = rank's epoch word (its device idle: the caller dropped the graphs after their launches). */
-static tpg_status read_epoch(tpg_op *op, int rank) {
+/* *epoch = rank's epoch word (its device idle: the caller waited for its launches). */
+static tpg_status read_epoch(tpg_op *op, int rank, unsigned int *epoch) {
     TPG_CHECK(tpg__use_device(op->ctx, rank));
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(&op->launches[rank], tpg_buf_word(op->buffer[rank], op->layout.epoch),
-                                       sizeof op->launches[rank], cudaMemcpyDeviceToHost));
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(epoch, tpg_buf_word(op->buffer[rank], op->layout.epoch), sizeof *epoch,
+                                       cudaMemcpyDeviceToHost));
     return TPG_OK;
 }
 
@@ -70,7 +70,8 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
         if (op->built) tpg__graphs_drop(op);
         /* the device's epoch words are the truth the count must start from (a launch captured into a
          * caller's graph before this was counted once and may have been replayed any number of times) */
-        for (int r = ctx->local_begin; enable && r < ctx->local_end && st == TPG_OK; r++) st = read_epoch(op, r);
+        for (int r = ctx->local_begin; enable && r < ctx->local_end && st == TPG_OK; r++)
+            st = read_epoch(op, r, &op->launches[r]);
         if (st == TPG_OK) {
             op->overlap = enable;
             st = tpg__op_refresh(op);
@@ -104,8 +105,7 @@ tpg_status tpg__overlap_before_launch(tpg_op *op, int rank, cudaStream_t s) {
 tpg_status tpg__overlap_check_epoch(tpg_op *op, int rank) {
     tpg_ctx *ctx = op->ctx;
     unsigned int epoch = 0;
-    TPG_CHECK_CUDA(ctx, cudaMemcpy(&epoch, tpg_buf_word(op->buffer[rank], op->layout.epoch), sizeof epoch,
-                                   cudaMemcpyDeviceToHost));
+    TPG_CHECK(read_epoch(op, rank, &epoch));
     if (epoch != op->launches[rank])
         TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d: %u launches but the epoch word says %u: with the barriers beside the "
                  "GEMM its epochs are now out of step with the start barrier's (was the op launched outside "
