@@ -318,8 +318,9 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
     """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
-    ("alt:overlap_barriers"), interleaved with the others on the same tensors. Returns {variant: op}; adds its
-    callable to fns."""
+    ("alt:overlap_barriers"), and on reduce-scatter shapes --alt-pull-partials the shape's config's pulled twin
+    ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), interleaved with the others on the same tensors. Returns
+    {variant: op}; adds its callable to fns."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     wanted = []  # (variant, config, copy chunks, barriers beside the GEMM)
     for fam in [f for f in args.alt_config.split(",") if f]:
@@ -328,6 +329,8 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
             wanted.append((f"alt:{fam}", alt_cfg, 0, False))
     if op_kind == "AG":
         wanted += [(f"alt:copy_chunks{c}", cfg, int(c), False) for c in args.alt_copy_chunks.split(",") if c]
+    if op_kind == "RS" and args.alt_pull_partials:
+        wanted.append(("alt:pull_partials", lib.pull_twin(cfg), 0, False))
     if args.alt_overlap_barriers:
         wanted.append(("alt:overlap_barriers", cfg, 0, True))
     ops = {}
@@ -363,6 +366,9 @@ def main():
     p.add_argument("--alt-overlap-barriers", action="store_true", help="experiments: on every shape, the shape's config "
                    "with its barriers beside the GEMM (tpg_op_set_overlap_barriers) as an extra variant "
                    "'alt:overlap_barriers'")
+    p.add_argument("--alt-pull-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
+                   "shape's config with its partials pulled by the receiver instead of pushed (the config's _pull twin) "
+                   "as an extra variant 'alt:pull_partials'")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
     args = p.parse_args()

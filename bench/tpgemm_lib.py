@@ -48,7 +48,7 @@ class ConfigInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
                 ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int),
-                ("partials", ctypes.c_int)]
+                ("partials", ctypes.c_int), ("pull_partials", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):
@@ -110,7 +110,7 @@ class Lib:
         info = ConfigInfo()
         self.check(self.lib.tpg_config_get(index, ctypes.byref(info)), f"tpg_config_get({index})")
         return {"name": info.name.decode(), "schedule": info.schedule.decode(), "kernel": info.kernel.decode(),
-                "tp": info.tp, "dtype": info.dtype}
+                "tp": info.tp, "dtype": info.dtype, "pull_partials": bool(info.pull_partials)}
 
     def tuned_or_default(self, schedule, tp, dtype, m, n, k):
         """(config index, tuned): the config `python3 -m generator tune` chose for exactly this GEMM when
@@ -148,6 +148,19 @@ class Lib:
         if same_kernel is not None:
             return same_kernel
         return self.config(schedule=want["schedule"], tp=tp, dtype={v: k for k, v in DTYPES.items()}[want["dtype"]])
+
+    def pull_twin(self, index):
+        """The config that runs fused config `index`'s kernel and schedule at its TP with pulled partials
+        (`pull_partials`; schedules.yaml names it <family>_pull). ValueError when there is none."""
+        want = self.config_info(index)
+        key = (want["schedule"], want["tp"], want["kernel"])
+        for i in range(self.lib.tpg_config_count()):
+            c = self.config_info(i)
+            if c["pull_partials"] and (c["schedule"], c["tp"], c["kernel"]) == key:
+                return i
+        raise ValueError(f"config {want['name']} has no pulled twin (a config with pull_partials: true, schedule "
+                         f"{want['schedule']}, tp {want['tp']}, kernel {want['kernel']}): add one to schedules.yaml, "
+                         "or leave out --alt-pull-partials")
 
     def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0):
         """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order."""

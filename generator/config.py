@@ -110,6 +110,10 @@ CONFIG = Field("map", fields={
                          doc="all-gather: cut each shard's copy into this many pieces (whole tiles of rows each), "
                              "each with its own flag, so a tile waits only for the piece holding its rows "
                              "(templates/kernels/copy_chunks.h); 1 = one copy per shard"),
+    "pull_partials": Field("bool", default=False,
+                           doc="reduce-scatter at TP >= 2: a stage's partial stays in the sender's own slot and the "
+                               "next rank's epilogue reads it over the link (polling the sender's tile flags), instead "
+                               "of being pushed into the receiver's slot; run by name only"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))
@@ -335,6 +339,10 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.copy_chunks", w.lines[path]), f"{path}.copy_chunks",
                     f"copy_chunks {c['copy_chunks']} in a config of {c.get('schedule')}, which copies nothing (its "
                     "partials move from the GEMM's epilogue)", "1, or an AllGather schedule")
+        if c.get("pull_partials") and SCHEDULES.get(c.get("schedule"), {}).get("comm") != "reduce_scatter":
+            w.error(w.lines.get(f"{path}.pull_partials", w.lines[path]), f"{path}.pull_partials",
+                    f"pull_partials in a config of {c.get('schedule')}, which has no partials (its GEMM reads "
+                    "copied shards)", "false, or a ReduceScatter schedule")
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:

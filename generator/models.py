@@ -90,7 +90,8 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0) ->
     """The config a GEMM with this schedule, tp, dtype and K runs untuned (the rule of tpg_config_pick):
     the first by name whose prefer_from_local_k holds for its per-stage K (k <= 0: only a preference
     of 1, i.e. for every shape, holds), else the first by name; never a tuned one, and never one whose kernel
-    trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name only)."""
+    trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name only), nor one
+    that pulls its partials (pull_partials: the experiment against the push, by name only)."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
 
@@ -98,7 +99,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0) ->
         return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
 
     cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k")) for c in doc["configs"]
-                   if not c.get("tuned") and c["schedule"] == schedule and tp in c["tp"] and
+                   if not c.get("tuned") and not c.get("pull_partials") and c["schedule"] == schedule and tp in c["tp"] and
                    dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
     lk = local_k(schedule, tp, k) if k > 0 else 1
     preferred = [name for name, least in cands if least is not None and (least <= 1 or (k > 0 and lk >= least))]

@@ -106,6 +106,29 @@ def test_dry_run_json_parses(tpgemm, schedule, tp):
     assert plan["flops_per_device"] == pytest.approx(2 * m * n * k / tp)
 
 
+@pytest.mark.parametrize("tp", [2, 4])
+def test_pulled_partials_in_the_plan_and_the_list(tpgemm, tp):
+    """A pull_partials config's plan: each sending stage writes its own slot, each receiving stage waits on the
+    sender's flags; the same stage table and graph as its pushing twin otherwise. --list names it as by name only."""
+    def plan(config):
+        r = run(tpgemm, "--dry-run", "--json", "--config", f"{config}_tp{tp}", "--m=8192", "--n=4096", "--k=8192")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    pushed, pulled = plan("rs_tila_bf16"), plan("rs_tila_bf16_pull")
+    assert (pushed["pull_partials"], pulled["pull_partials"]) == (0, 1)
+    assert "(push)" in pushed["transport"] and "(pull)" in pulled["transport"]
+    assert pushed["graph"] == pulled["graph"] and pushed["bytes_moved_per_device"] == pulled["bytes_moved_per_device"]
+    for a, b in zip(pushed["stages"], pulled["stages"]):
+        assert {f: a[f] for f in a if f != "waits_on"} == {f: b[f] for f in b if f != "waits_on"}
+        if b["src_slot"] >= 0:
+            assert f"dev {b['peer']}'s slot {b['src_slot']}: partial pulled" in b["waits_on"]
+    text = run(tpgemm, "--dry-run", "--config", f"rs_tila_bf16_pull_tp{tp}", "--m=8192", "--n=4096", "--k=8192").stdout
+    assert "own slot 0 (+flags) for dev 1" in text and "pulled over NVLink by the next rank's GEMM epilogue" in text
+    listed = json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]
+    row = next(c for c in listed if c["name"] == f"rs_tila_bf16_pull_tp{tp}")
+    assert row["pull_partials"] == 1 and row["default_pick"] is False
+
+
 @pytest.mark.parametrize("schedule", ["AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB"])
 def test_copy_chunks_cut_the_copies_in_the_plan(tpgemm, schedule):
     """--copy-chunks N: every COPY and FLAG node becomes N pieces (whole tiles of the rotating operand's rows),
@@ -340,11 +363,12 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
     listed = {c["name"]: c for c in json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]}
     by_name = {n for n, c in listed.items() if not c["default_pick"]}
     assert by_name == {n for n, c in listed.items()
-                       if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32"}
-    assert {"gemm_e4m3_promoted_tp1", "ag_rota_fp16acc_tp8", "rs_tila_bf16_f32p_tp8"} <= by_name
+                       if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32" or c["pull_partials"]}
+    assert {"gemm_e4m3_promoted_tp1", "ag_rota_fp16acc_tp8", "rs_tila_bf16_f32p_tp8", "rs_tilb_bf16_pull_tp2"} <= by_name
     text = {line.split()[0]: line for line in run(tpgemm, "--list").stdout.splitlines()[1:-1]}
     assert text["rs_tila_bf16_wide_f32p_tp4"].endswith("fp32 partials")
     assert text["gemm_e4m3_promoted_tp1"].endswith("fp8 promoted every 8")
+    assert text["rs_tila_bf16_wide_pull_tp8"].endswith("pulled partials")
     assert text["rs_tila_bf16_tp4"].endswith(" -")
     for c in listed.values():
         if c["default_pick"]:

@@ -141,6 +141,11 @@ CASES = [
      "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k, copy_chunks: 2}", "copy_chunks",
      "configs[0].copy_chunks", ["copy_chunks 2 in a config of ReduceScatter1D_TilingA_RotatingC, which copies nothing",
                                 "allowed: 1, or an AllGather schedule"]),
+    ("pull_partials_all_gather", "kernel: k}", "kernel: k, pull_partials: true}", "pull_partials",
+     "configs[0].pull_partials", ["pull_partials in a config of AllGather1D_TilingCD_RotatingA, which has no partials",
+                                  "allowed: false, or a ReduceScatter schedule"]),
+    ("pull_partials_not_bool", "kernel: k}", "kernel: k, pull_partials: 1}", "pull_partials",
+     "configs[0].pull_partials", ["expected"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -206,7 +211,7 @@ def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
     assert [(c.name, c.prefer_from_local_k) for c in p.configs] == [("c_tp1", 10240), ("c_tp2", 10240)]
     assert [c.prefer_from_local_k for c in plain.configs] == [0, 0]
     assert p.config_hash != plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1, 0\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "10240"), ("c_tp2", "10240")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 
@@ -222,8 +227,22 @@ def test_copy_chunks_reach_the_registry_and_the_hash():
     one = plan.build(config.validate(config.compose(BASE.replace("kernel: k}", "kernel: k, copy_chunks: 1}"),
                                                     "x.yaml"), "x.yaml"), "x.yaml")
     assert one.config_hash == plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+)\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+), 0\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "4"), ("c_tp2", "4")]
+
+
+def test_pull_partials_reach_the_registry_and_the_hash():
+    """configs[].pull_partials is the registry rows' 6th initializer (0 when left out or false) and changes the hash
+    only where set."""
+    rs = BASE.replace("AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC")
+    build = lambda text: plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    plain, pulled = build(rs), build(rs.replace("kernel: k}", "kernel: k, pull_partials: true}"))
+    off = build(rs.replace("kernel: k}", "kernel: k, pull_partials: false}"))
+    assert [c.pull_partials for c in pulled.configs] == [True, True] and not any(c.pull_partials for c in plain.configs)
+    assert pulled.config_hash != plain.config_hash and off.config_hash == plain.config_hash
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, (\d)\},$', re.M)
+    assert row.findall(render.render(pulled)["registry.c"]) == [("c_tp1", "1"), ("c_tp2", "1")]
+    assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 
 
 def test_duplicate_config_name(tmp_path):

@@ -121,6 +121,18 @@ def test_tuned_or_default_and_local_config(lib):
         assert lib.tuned_or_default(ag, 2, "bf16", 8192, 10240, 8192) == (default, False)
 
 
+def test_pull_twin_runs_the_same_kernel_with_pulled_partials(lib):
+    """tp_bench --alt-pull-partials: each reduce-scatter default has a twin that differs only in pull_partials;
+    a config without one is refused by name."""
+    for name in ("rs_tila_bf16_tp2", "rs_tilb_bf16_wide_tp4", "rs_tila_bf16_wide_tp8"):
+        idx = lib.config(name=name, tp=0, dtype="bf16")
+        twin, info = lib.config_info(lib.pull_twin(idx)), lib.config_info(idx)
+        assert twin["pull_partials"] and not info["pull_partials"]
+        assert [twin[f] for f in ("schedule", "tp", "kernel")] == [info[f] for f in ("schedule", "tp", "kernel")]
+    with pytest.raises(ValueError, match="rs_tila_fp16_tp2 has no pulled twin"):
+        lib.pull_twin(lib.config(name="rs_tila_fp16_tp2", tp=0, dtype="fp16"))
+
+
 def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):
     """Without a tuned row tp_bench runs tpg_config_pick's choice for the GEMM, not tpg_config_find's
     shape-blind one: reduce-scatter turns wide from K/tp = 10240 (schedules.yaml prefer_from_local_k)."""

@@ -10,11 +10,12 @@ the kernels' waits in templates/kernels/):
           GEMM); all-gather stage s >= 1 reads its slot piece by piece, piece j once the flags of pieces 0..j
           are >= epoch;
           reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
-          its own into the next peer's slot and raises that flag to the epoch;
+          its own into the next peer's slot and raises that flag to the epoch (pull_partials: writes it into its
+          own slot and raises its own flag, and the next peer waits on and reads the sender's);
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
 A rank's next call starts when its graph has completed, after the user wrote that call's input. Any order the
 model allows is a legal order of the real machine. Checked in every order tried: a copy reads the peer's input
-of the same call, a GEMM reads slots holding this call's data, a push never overwrites an unread partial, and
+of the same call, a GEMM reads slots holding this call's data, a partial never overwrites an unread one, and
 every call ends (no deadlock). The controls break one rule each and must be caught.
 """
 import copy
@@ -53,8 +54,12 @@ def plan(config, tp, overlap, chunks):
 class Machine:
     """Every rank's words and graph progress; step() runs one enabled action chosen by rng."""
 
-    def __init__(self, p, epoch_from_launch, epoch_offset=0):
+    def __init__(self, p, epoch_from_launch, epoch_offset=0, reader_pulls=None):
         self.tp, self.ag = p["tp"], p["comm"] == "all-gather"
+        # reduce-scatter: whose memory holds a partial (slot and flag) - the receiver's (push) or the sender's
+        # (pull); reader_pulls differing from the plan is the control of a receiver reading the wrong one
+        self.writer_pulls = bool(p.get("pull_partials"))
+        self.reader_pulls = self.writer_pulls if reader_pulls is None else reader_pulls
         self.nodes = {g["device"]: g["nodes"] for g in p["graph"]}
         self.stages = {(s["device"], s["stage"]): s for s in p["stages"]}
         self.pieces = [{} for _ in range(self.tp)]  # all-gather: stage -> flags (pieces) of its copy
@@ -66,7 +71,7 @@ class Machine:
         t = self.tp
         self.epoch, self.start_cnt, self.end_cnt = [0] * t, [0] * t, [0] * t
         self.flags = [{} for _ in range(t)]      # (stage, piece) -> value (all-gather)
-        self.pflag = [{} for _ in range(t)]      # stage -> value (reduce-scatter: the stage's incoming partial)
+        self.pflag = [{} for _ in range(t)]      # slot -> value (reduce-scatter: the partial in that slot is complete)
         self.slot = [{} for _ in range(t)]       # all-gather: (slot, piece) -> (peer, call); RS: slot -> [peer, call, read]
         self.input = [None] * t                  # the call whose input the user last wrote
         self.call, self.launches = [-1] * t, [0] * t
@@ -104,7 +109,11 @@ class Machine:
             if e["src_slot"] < 0:
                 return True
             return all(self.flags[r].get((s, q), -1) >= self.gemm_epoch[r] for q in range(j + 1))
-        return e["src_slot"] < 0 or self.pflag[r].get(s, 0) >= self.gemm_epoch[r]
+        return e["src_slot"] < 0 or self.pflag[self._reads_from(r, e)].get(e["src_slot"], 0) >= self.gemm_epoch[r]
+
+    def _reads_from(self, r, e):
+        """The rank whose memory holds the partial that rank r's stage entry e adds."""
+        return e["peer"] if self.reader_pulls else r
 
     def do(self, r, what, n):
         c = self.call[r]
@@ -152,23 +161,24 @@ class Machine:
                 raise Violation(f"rank {r} call {c} stage {s}: slot {e['src_slot']} piece {j} holds {got}")
             return
         if e["src_slot"] >= 0:
-            got = self.slot[r].get(e["src_slot"])
+            got = self.slot[self._reads_from(r, e)].get(e["src_slot"])
             if not got or got[:2] != [e["peer"], c] or got[2]:
                 raise Violation(f"rank {r} call {c} stage {s}: partial slot holds {got}")
             got[2] = True
         if e["dst_peer"] >= 0:
-            old = self.slot[e["dst_peer"]].get(e["dst_slot"])
+            holder = r if self.writer_pulls else e["dst_peer"]
+            old = self.slot[holder].get(e["dst_slot"])
             if old and not old[2]:
-                raise Violation(f"rank {r} call {c} stage {s}: push over rank {e['dst_peer']}'s unread partial {old}")
-            self.slot[e["dst_peer"]][e["dst_slot"]] = [r, c, False]
-            self.pflag[e["dst_peer"]][s + 1] = self.gemm_epoch[r]
+                raise Violation(f"rank {r} call {c} stage {s}: partial over rank {holder}'s unread partial {old}")
+            self.slot[holder][e["dst_slot"]] = [r, c, False]
+            self.pflag[holder][e["dst_slot"]] = self.gemm_epoch[r]
 
 
-def run_orders(p, from_launch, offset=0, orders=None):
+def run_orders(p, from_launch, offset=0, orders=None, reader_pulls=None):
     """Raises Violation on the first order that breaks a rule; returns the number of actions run."""
     total = 0
     for seed in range(orders or orders_for(p["tp"])):
-        rng, m = random.Random(seed), Machine(p, from_launch, offset)
+        rng, m = random.Random(seed), Machine(p, from_launch, offset, reader_pulls)
         while True:
             acts = m.actions()
             if not acts:
@@ -182,7 +192,8 @@ def run_orders(p, from_launch, offset=0, orders=None):
 
 
 CASES = [("ag_rota_bf16_tp2", 2, 1), ("ag_rotb_bf16_wide_tp4", 4, 2), ("ag_rota_bf16_tp8", 8, 3),
-         ("rs_tila_bf16_tp2", 2, 1), ("rs_tilb_bf16_tp4", 4, 1), ("rs_tila_bf16_wide_tp8", 8, 1)]
+         ("rs_tila_bf16_tp2", 2, 1), ("rs_tilb_bf16_tp4", 4, 1), ("rs_tila_bf16_wide_tp8", 8, 1),
+         ("rs_tila_bf16_pull_tp2", 2, 1), ("rs_tilb_bf16_wide_pull_tp4", 4, 1), ("rs_tila_bf16_pull_tp8", 8, 1)]
 
 
 @pytest.mark.parametrize("config,tp,chunks", CASES, ids=[c[0] for c in CASES])
@@ -190,6 +201,7 @@ CASES = [("ag_rota_bf16_tp2", 2, 1), ("ag_rotb_bf16_wide_tp4", 4, 2), ("ag_rota_
 def test_protocol_holds_in_every_order_tried(config, tp, chunks, overlap):
     p = plan(config, tp, overlap, chunks)
     assert p["tp"] == tp and p["overlap_barriers"] == int(overlap)
+    assert p.get("pull_partials", 0) == int("_pull_" in config)
     assert run_orders(p, from_launch=overlap) > 0
 
 
@@ -225,3 +237,13 @@ def test_a_flag_before_its_piece_is_caught():
                 n["deps"] = [copies[0] if d == copies[1] else d for d in n["deps"]]
     with pytest.raises(Violation, match="piece 1 holds"):
         run_orders(p, from_launch=True, orders=200)
+
+
+@pytest.mark.parametrize("config", ["rs_tila_bf16_tp2", "rs_tilb_bf16_pull_tp4"])
+def test_a_receiver_reading_the_wrong_memory_is_caught(config):
+    """Push and pull use the same slot and flag words and differ only in whose memory holds them (so the choice
+    belongs to the config, one for every rank): a receiver that looks in the other place reads a partial of the
+    wrong rank or never sees its flag."""
+    p = plan(config, int(config[-1]), False, 1)
+    with pytest.raises(Violation, match="holds|deadlock"):
+        run_orders(p, from_launch=False, orders=50, reader_pulls=not p["pull_partials"])

@@ -83,6 +83,8 @@ typedef struct tpg_config_info {
                               (`fp8_promote`); 0: summed in the pipe over the whole K (fast accumulation) */
     tpg_dtype partials;    /* reduce-scatter partials between stages: the output type, or TPG_DTYPE_FP32
                               (`partials: f32`: no rounding of a partial on the way) */
+    int pull_partials;     /* reduce-scatter: 1 = each rank reads the partial it adds from the sender's own slot over
+                              the link (`pull_partials`); 0 = the sender pushes it into the receiver's slot */
 } tpg_config_info;
 
 /* Number of generated configs. */
@@ -97,7 +99,8 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
  * else the first config by name. Only f32-accumulating configs are candidates: an `acc: f16` config
  * runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
- * partials (`partials: f32`): more precise, slower. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * partials (`partials: f32`): more precise, slower; and a config with `pull_partials`, until measured on
+ * a link against the push. Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 

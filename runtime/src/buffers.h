@@ -1,10 +1,12 @@
 /* The per-op symmetric allocation: one per device, the same layout on every device, so that a peer's
  * section is (peer's base from the peer table) + (the same offset).
  *
- *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s
+ *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s (reduce-scatter with
+ *                                        pull_partials: send buffers, slot s written by own stage s)
  *   stage_flags  [tp x 32] u32           all-gather: a FLAG node writes the epoch when chunk c of slot s-1
  *                                        landed (flag s * TPG_MAX_COPY_CHUNKS + c; copy_chunks.h)
  *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
+ *                                        (pull_partials: raised by the owner, polled by the receiver)
  *   epoch        u32                     launch counter; the start barrier is its only writer
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync

@@ -20,15 +20,16 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
     out->acc = c->kernel->dtype_acc;
     out->fp8_promote = c->kernel->fp8_promote;
     out->partials = c->kernel->dtype_partial;
+    out->pull_partials = c->pull_partials;
     return TPG_OK;
 }
 
 /* Candidates of a default pick. f16-accumulating configs (`acc: f16`) trade precision for the seed's
- * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision: all three are
- * only ever run by name. */
+ * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision, and pulled
+ * partials (`pull_partials`) are the experiment against the pushed ones: all four are only ever run by name. */
 int tpg__config_pickable(const tpg_config_desc *c) {
     return c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
-           c->kernel->dtype_partial == c->kernel->dtype_cd;
+           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->pull_partials;
 }
 
 static int config_matches(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype) {

@@ -5,11 +5,15 @@
  *                                  X is fixed -> own shard; if stage_dim is X's rows dim, row block*extent
  *   output:  dst_peer >= 0 (reduce-scatter hop) -> dst_peer's slot dst_slot, ld = stage n, signal its
  *                                                  tile flags [dst_slot]
+ *                                                  (pull_partials: own slot dst_slot, own tile flags)
  *            dst_peer <  0 (final)  -> user D (+ block offset when the D shard is the whole local output,
  *                                      i.e. shard_d != stage_dim), user C at the same offset
  *   input:   rotating D and src_slot >= 0 -> partial = own slot, wait on own tile flags [src_slot]
+ *                                            (pull_partials: the sender's - stage entry `peer` - slot and flags)
  *            rotating A/B and src_slot >= 0 -> wait on own stage flags [s][piece] (raised by the FLAG nodes)
- */
+ *
+ * Push and pull use the same slot and flag words, indexed by the sending stage; they differ only in whose
+ * memory holds them, which is why pull_partials belongs to the config (one for every rank of an op). */
 #include <string.h>
 
 #include "checks.h"
@@ -65,11 +69,16 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_B, &p->b_map, &p->b_row0, &p->b_batch_rows));
 
     const int rotating_output = t->rotating == TPG_OPERAND_D;
+    const int pull = op->config->pull_partials;
     if (e->src_slot >= 0 && rotating_output) {
-        p->partial = tpg_buf_slot(own, &op->layout, e->src_slot);
+        void *holder = pull ? tpg_peers_get(&op->peers, e->peer, TPG_PEER_BUFFER) : own;
+        if (!holder)
+            TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d pulls its partial from rank %d, "
+                     "which has no buffer", t->name, rank, s, e->peer);
+        p->partial = tpg_buf_slot(holder, &op->layout, e->src_slot);
         p->partial_ld = sh->stage_n;
         p->partial_batch = sh->stage_m * sh->stage_n;
-        p->partial_flags = tpg_buf_tile_flags(own, &op->layout, e->src_slot);
+        p->partial_flags = tpg_buf_tile_flags(holder, &op->layout, e->src_slot);
     } else if (e->src_slot >= 0) {
         /* the FLAG nodes' words of this stage, one per piece of its copy (copy_plan.h) */
         p->wait_flag = tpg_buf_stage_flags(own, &op->layout, s);
@@ -78,7 +87,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     }
 
     if (e->dst_peer >= 0) {
-        void *peer = tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER);
+        void *peer = pull ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER);
         if (!peer || e->dst_slot < 0)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d sends to rank %d slot %d, which "
                      "has no buffer", t->name, rank, s, e->dst_peer, e->dst_slot);
@@ -101,13 +110,13 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     if (p->partial)
         TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &p->partial_map, (void *)p->partial, op->kernel->dtype_partial,
                                          sh->stage_n, sh->stage_m, sh->l, p->partial_ld, p->partial_batch,
-                                         op->kernel->epi_chunk_bytes, "partial (own slot)"));
+                                         op->kernel->epi_chunk_bytes, pull ? "partial (sender's slot)" : "partial (own slot)"));
     /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (peer slot: the partial's type;
      * fp32 partials keep the chunk's bytes, so their box holds half the columns: epilogue.cuh) */
     const tpg_dtype d_type = e->dst_peer >= 0 ? op->kernel->dtype_partial : op->kernel->dtype_cd;
     return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, d_type, sh->stage_n, sh->stage_m, sh->l,
                                   p->d_ld, p->d_batch, op->kernel->epi_chunk_bytes,
-                                  e->dst_peer >= 0 ? "D (peer slot)" : "D");
+                                  e->dst_peer < 0 ? "D" : pull ? "D (own slot)" : "D (peer slot)");
 }
 
 static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barrier_params *b) {

@@ -82,8 +82,8 @@ static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) 
     return &s->stages[d * s->tp + st];
 }
 
-/* What stage st of device d waits on before computing, as a short phrase. */
-static void waits_on(const tpg_schedule_table *s, int d, int st, char *buf, size_t cap) {
+/* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials). */
+static void waits_on(const tpg_schedule_table *s, int pull, int d, int st, char *buf, size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (s->comm == TPG_COMM_ALLGATHER) {
         if (e->src_slot < 0)
@@ -94,16 +94,20 @@ static void waits_on(const tpg_schedule_table *s, int d, int st, char *buf, size
     } else {
         if (e->src_slot < 0)
             snprintf(buf, cap, "nothing (first partial)");
+        else if (pull)
+            snprintf(buf, cap, "per-tile flags of dev %d's slot %d: partial pulled from it", e->peer, e->src_slot);
         else
             snprintf(buf, cap, "per-tile flags of slot %d: partial pushed by dev %d", e->src_slot, e->peer);
     }
 }
 
-/* Where stage st of device d writes its output. */
-static void writes_to(const tpg_schedule_table *s, int d, int st, char *buf, size_t cap) {
+/* Where stage st of device d writes its output (pull: pull_partials). */
+static void writes_to(const tpg_schedule_table *s, int pull, int d, int st, char *buf, size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (e->dst_peer < 0 || e->dst_slot < 0)
         snprintf(buf, cap, "own D block %d", e->block);
+    else if (pull)
+        snprintf(buf, cap, "own slot %d (+flags) for dev %d", e->dst_slot, e->dst_peer);
     else
         snprintf(buf, cap, "dev %d slot %d (+flags)", e->dst_peer, e->dst_slot);
 }
@@ -170,14 +174,14 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");
-    fprintf(f, "  %-4s %-6s %-6s %-5s %-9s %-9s %-9s %-26s %s\n", "dev", "stage", "block", "peer", "src_slot",
+    fprintf(f, "  %-4s %-6s %-6s %-5s %-9s %-9s %-9s %-30s %s\n", "dev", "stage", "block", "peer", "src_slot",
             "dst_peer", "dst_slot", "writes", "waits on");
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, d, st, w, sizeof w);
-            writes_to(s, d, st, o, sizeof o);
-            fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-26s %s\n", d, st, e->block, e->peer, e->src_slot,
+            waits_on(s, cfg->pull_partials, d, st, w, sizeof w);
+            writes_to(s, cfg->pull_partials, d, st, o, sizeof o);
+            fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-30s %s\n", d, st, e->block, e->peer, e->src_slot,
                     e->dst_peer, e->dst_slot, o, w);
         }
 
@@ -198,9 +202,10 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                     ps->copy_chunks, ps->copy_chunks == 1 ? "" : "s", ps->copy_chunk_rows, b3);
         }
     } else
-        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial, pushed over NVLink "
-                   "by the GEMM epilogue\n",
-                ps->moved_bytes, b3);
+        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial, %s\n", ps->moved_bytes, b3,
+                cfg->pull_partials ? "pulled over NVLink by the next rank's GEMM epilogue from the sender's slot "
+                                     "(pull_partials)"
+                                   : "pushed over NVLink by the GEMM epilogue");
 
     fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
     if (ps->overlap && p > 1)
@@ -272,7 +277,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, d, st, w, sizeof w);
             fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
                        "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
                     d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);
@@ -285,7 +290,10 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                ", \"slots_bytes\": %" PRId64 ", \"flags_bytes\": %" PRId64 "}",
             ps->num_slots, ps->slot_bytes, ps->slots_bytes, ps->flags_bytes);
     fprintf(f, ", \"bytes_moved_per_device\": %" PRId64 ", \"transport\": \"%s\"", ps->moved_bytes,
-            ag ? "copy engine (pull)" : "NVLink stores from the GEMM epilogue (push)");
+            ag                  ? "copy engine (pull)"
+            : cfg->pull_partials ? "NVLink loads by the next rank's GEMM epilogue (pull)"
+                                 : "NVLink stores from the GEMM epilogue (push)");
+    if (!ag) fprintf(f, ", \"pull_partials\": %d", cfg->pull_partials && p > 1);
 
     if (ag)
         fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64 "}",

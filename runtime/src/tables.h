@@ -90,11 +90,15 @@ typedef struct tpg_config_desc {
     /* schedules.yaml copy_chunks: all-gather copies cut into this many pieces by default (copy_plan.h;
      * tpg_op_set_copy_chunks changes it per op); 1 = one copy per shard. */
     int copy_chunks;
+    /* schedules.yaml pull_partials: reduce-scatter stage s writes its partial into its own slot s and raises its
+     * own tile flags; the next rank reads them there over the link (runtime/src/params.c). 0: pushed into the
+     * receiver's slot. Part of the config, so every rank of an op has the same one (op_rank.c checks the config). */
+    int pull_partials;
 } tpg_config_desc;
 
 extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
- * `acc: f16`, `fp8_promote`, `partials: f32` configs run by name only (runtime/src/config.c). */
+ * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c). */
 int tpg__config_pickable(const tpg_config_desc *c);
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];

@@ -49,12 +49,14 @@ typedef struct tpg_stage_params {
     int wait_chunk_rows;
     int wait_b;
 
-    /* Destination of this stage's tiles: the user's D (local) or a receive slot in a peer's memory.
+    /* Destination of this stage's tiles: the user's D (local) or a partial slot: in the receiving peer's
+     * memory (pushed), or in this device's own for the receiver to read (`pull_partials`).
      * Row-major, element type = output dtype, leading dimension d_ld elements, batch stride d_batch. */
     void *d;
     long long d_ld, d_batch;
 
-    /* Received partial (reduce-scatter ring), added with coefficient 1. NULL: none. Before reading the
+    /* Received partial (reduce-scatter ring), added with coefficient 1: in this device's slot (pushed) or the
+     * sender's (`pull_partials`; then partial_flags are the sender's too). NULL: none. Before reading the
      * partial of tile t the epilogue waits until partial_flags[t] >= epoch (t = tile index in stage,
      * see tpg_tile_index in scheduler.cuh). */
     const void *partial;

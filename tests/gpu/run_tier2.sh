@@ -121,6 +121,9 @@ default_config() { # schedule dtype tp -> the config picked by --schedule/--dtyp
 ran_by_default() {
     case " ${DTYPES[*]} " in *" $3 "*) [ "$1" = "$(default_config "$2" "$3" "$4")" ] ;; *) return 1 ;; esac
 }
+pull_config() { # reduce-scatter schedule -> its ping-pong bf16 pulled-partial config at TP = $TP
+    "$TPGEMM" --list | awk -v s="$1" -v t="$TP" '$2 == s && $3 == t && $1 ~ /_bf16_pull_tp/ {print $1; exit}'
+}
 while read -r cfg sched tp dt _; do
     [ "$tp" = "$TP" ] || continue
     ran_by_default "$cfg" "$sched" "$dt" "$TP" && continue
@@ -186,8 +189,20 @@ for sched in "${SCHEDULES[@]}"; do
         --m 8192 --n 6144 --k 4096 --copy-chunks 4 --overlap-barriers "${ITERS[@]}"
 done
 
-# compute-sanitizer memcheck, small TP = 2 run of each schedule (all-gather also with its copies in pieces; every
-# schedule also with the barriers beside the GEMM).
+# Pulled partials (configs with pull_partials, runtime/src/params.c: each stage's partial stays in the sender's slot
+# and the receiver loads it from there): beyond their four shapes in the variants group, alpha / beta / C in two
+# batches, with and without the barriers beside the GEMM (the receiver polls flags the sender's kernel raises).
+while read -r cfg sched tp dt _; do
+    [ "$tp" = "$TP" ] || continue
+    case "$cfg" in *_pull_tp*) ;; *) continue ;; esac
+    for overlap in "" --overlap-barriers; do
+        one pull_partials "2048x3072x2048-L2${overlap:+-overlap}/$cfg" 0 --config "$cfg" ${SHARE[@]+"${SHARE[@]}"} \
+            --m 2048 --n 3072 --k 2048 --l 2 --alpha 0.5 --beta 1 $overlap "${ITERS[@]}"
+    done
+done < <("$TPGEMM" --list | tail -n +2)
+
+# compute-sanitizer memcheck, small TP = 2 run of each schedule (all-gather also with its copies in pieces,
+# reduce-scatter also with pulled partials; every schedule also with the barriers beside the GEMM).
 if [ ${#SHARE[@]} != 0 ]; then
     echo "run_tier2.sh: --share-device: no memcheck runs" >&2
 elif command -v compute-sanitizer >/dev/null 2>&1; then
@@ -196,7 +211,11 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
             --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000
         one memcheck "memcheck/$sched/bf16/overlap-barriers" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m 512 --n 1024 --k 256 --beta 1 --overlap-barriers --iterations 1 --warmup-iterations 1 --timeout-ms 60000
-        case "$sched" in AllGather*) ;; *) continue ;; esac
+        case "$sched" in AllGather*) ;; *)
+            one memcheck "memcheck/$sched/bf16/pull-partials" 1 --config "$(pull_config "$sched")" \
+                --m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 60000
+            continue ;;
+        esac
         one memcheck "memcheck/$sched/bf16/copy-chunks-3" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m $((1000 * TP)) --n $((1000 * TP)) --k 256 --l 2 --beta 1 --copy-chunks 3 --iterations 1 \
             --warmup-iterations 1 --timeout-ms 60000

@@ -7,7 +7,8 @@
  * see it. Here every call has its own A and B, written on the rank's stream right after the previous call (the
  * closing barrier makes that legal), and its D is copied out on the same stream; the host syncs only at the end.
  * Between calls the op switches the barriers beside the GEMM on (tpg_op_set_overlap_barriers) and off, and cuts
- * the all-gather copies into pieces (tpg_op_set_copy_chunks), each of which rebuilds the graphs.
+ * the all-gather copies into pieces (tpg_op_set_copy_chunks), each of which rebuilds the graphs. Every schedule's
+ * default config, and the reduce-scatter configs with pulled partials.
  *
  * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact (sums of at most K = 256 products
  * of 1/64 steps); D is bf16 (reduce-scatter adds
@@ -94,7 +95,8 @@ static tpg_status change_before(tpg_op *op, int c, int allgather) {
     return TPG_OK;
 }
 
-static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, int allgather) {
+/* config: a name, or NULL for the schedule's default */
+static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather) {
     int cfg, rc = 1;
     tpg_op *op = NULL;
     tpg_shard_shape sh[MAX_TP];
@@ -103,7 +105,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, int allgathe
     call_buffers calls[CALLS];
     memset(calls, 0, sizeof calls);
     float *a = malloc(sizeof(float) * M * K * CALLS), *b = malloc(sizeof(float) * N * K * CALLS);
-    tpg_status st = tpg_config_find(NULL, schedule, tp, TPG_DTYPE_BF16, &cfg);
+    tpg_status st = tpg_config_find(config, schedule, tp, TPG_DTYPE_BF16, &cfg);
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     if (st == TPG_OK) st = tpg_op_create(ctx, &desc, &op);
     if (st != TPG_OK || !a || !b) {
@@ -173,7 +175,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, int allgathe
             worst = fmax(worst, block_error(a + (size_t)c * M * K, b + (size_t)c * N * K, &sh[r], calls[c].d[r]));
         /* all-gather: D rounded to bf16 once; reduce-scatter: tp - 1 bf16 partials too (runtime/src/reference.cu) */
         const int ok = worst <= (allgather ? 1e-2 : 2e-2 * sqrt((double)tp));
-        printf("%s call %d: max error %.2e %s\n", schedule, c, worst, ok ? "ok" : "FAILED");
+        printf("%s call %d: max error %.2e %s\n", config ? config : schedule, c, worst, ok ? "ok" : "FAILED");
         rc |= !ok;
     }
     goto done;
@@ -215,9 +217,15 @@ int main(int argc, char **argv) {
     if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
+    /* the four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
+     * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read */
+    char pulled[2][64];
+    snprintf(pulled[0], sizeof pulled[0], "rs_tila_bf16_pull_tp%d", tp);
+    snprintf(pulled[1], sizeof pulled[1], "rs_tilb_bf16_pull_tp%d", tp);
     int failed = 0;
-    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], i < 2);
+    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2);
+    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0);
     tpg_ctx_destroy(ctx);
-    printf("%d passed, %d failed\n", 4 - failed, failed);
+    printf("%d passed, %d failed\n", 6 - failed, failed);
     return failed ? 1 : 0;
 }

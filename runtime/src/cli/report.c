@@ -26,14 +26,15 @@ static void json_num(FILE *f, double v) {
         fputs("null", f);
 }
 
-/* What a config's numerics differ in from the default (f32 sums, partials in the output type), "-" if nothing;
+/* What a config differs in from the default (f32 sums, partials in the output type and pushed), "-" if nothing;
  * such configs run by name only (tpg__config_pickable). */
 static const char *numerics(int i, char *buf, size_t cap) {
     const tpg_kernel_desc *k = tpg_configs[i].kernel;
     if (tpg__config_pickable(&tpg_configs[i])) snprintf(buf, cap, "-");
     else if (k->dtype_acc != TPG_DTYPE_FP32) snprintf(buf, cap, "%s sums", tpg_dtype_name(k->dtype_acc));
     else if (k->fp8_promote) snprintf(buf, cap, "fp8 promoted every %d", k->fp8_promote);
-    else snprintf(buf, cap, "%s partials", tpg_dtype_name(k->dtype_partial));
+    else if (k->dtype_partial != k->dtype_cd) snprintf(buf, cap, "%s partials", tpg_dtype_name(k->dtype_partial));
+    else snprintf(buf, cap, "pulled partials");
     return buf;
 }
 
@@ -52,15 +53,16 @@ void tpg_report_list(FILE *f, int json) {
             tpg__json_string(f, c.kernel);
             fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
-            fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"default_pick\": %s}",
-                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials),
+            fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"pull_partials\": %d, "
+                       "\"default_pick\": %s}",
+                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
                     tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
         return;
     }
     fprintf(f, "%-26s %-36s %-3s %-5s %-12s %-6s %-48s %s\n", "config", "schedule", "tp", "dtype", "tile", "stages",
-            "kernel", "numerics (by name only)");
+            "kernel", "differs (by name only)");
     for (int i = 0; i < n; i++) {
         tpg_config_info c;
         char tile[32], num[48];
