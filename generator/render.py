@@ -59,11 +59,15 @@ def render(plan: Plan, env: jinja2.Environment | None = None, gen_dir: str = GEN
                   version=plan.version, config_hash=plan.config_hash, gen_dir=gen_dir,
                   obj_dir=obj_dir, lib=lib, kernels=plan.kernels, configs=plan.configs, tables=plan.tables)
 
-    def one(template: str, **extra) -> str:
-        stamp = f"generator {plan.version}; config {plan.config_hash}; template {template}"
+    def one(template: str, stamp: str | None = None, **extra) -> str:
+        stamp = stamp or f"generator {plan.version}; config {plan.config_hash}; template {template}"
         return env.get_template(template).render(common, stamp=stamp, **extra)
 
-    files = {f"kernels/{k.name}.cu": one("gemm_sm90.cu.j2", k=k) for k in plan.kernels}
+    # A kernel file depends on its kernel alone (whose fields the name's hash covers), not on the whole config:
+    # stamped without the config hash, so adding or changing a config rewrites no kernel source - no rebuild of
+    # every kernel, no diff in a user's vendored copy.
+    kernel_stamp = f"generator {plan.version}; template gemm_sm90.cu.j2"
+    files = {f"kernels/{k.name}.cu": one("gemm_sm90.cu.j2", kernel_stamp, k=k) for k in plan.kernels}
     objs = [f"{obj_dir}/kernels/{k.name}.o" for k in plan.kernels]
     objs += [f"{obj_dir}/schedules.o", f"{obj_dir}/registry.o", f"{obj_dir}/dispatch.o"]
     files["schedules.h"] = one("schedules.h.j2")

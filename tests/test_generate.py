@@ -57,7 +57,23 @@ def test_every_file_is_marked(files):
         comment = "#" if path.endswith(".ninja") else ("//" if path.endswith(".cu") else "/*")
         assert first == f"{comment} {MARKER}", path
         assert write.MARKER_RE.match(first)
-        assert f"generator {GENERATOR_VERSION}; config {p.config_hash}" in second, path
+        if path.startswith("kernels/"):  # a kernel's source depends on its kernel alone (named by its fields' hash)
+            assert second == f"// generator {GENERATOR_VERSION}; template gemm_sm90.cu.j2", path
+        else:
+            assert f"generator {GENERATOR_VERSION}; config {p.config_hash}" in second, path
+
+
+def test_a_new_config_rewrites_no_kernel_source(files):
+    """Kernel sources depend on their kernel only: a config that reuses a kernel changes the registry and the
+    config hash, not one byte of any kernel file (so no kernel rebuilds, and vendored copies show no diff)."""
+    text = DEFAULT.read_text().replace("\nconfigs:\n", "\nconfigs:\n  - {name: x_extra, schedule: "
+                                       "ReduceScatter1D_TilingA_RotatingC, tp: [2], kernel: bf16_128x128x64_pp}\n", 1)
+    assert "x_extra" in text
+    p = plan.build(config.validate(config.compose(text, str(DEFAULT)), str(DEFAULT)), "schedules.yaml")
+    more = render.render(p)
+    assert p.config_hash != default_plan().config_hash and more["registry.c"] != files["registry.c"]
+    kernels = [f for f in files if f.startswith("kernels/")]
+    assert kernels and all(more[f] == files[f] for f in kernels)
 
 
 def test_stale_marked_files_deleted_unmarked_kept(tmp_path):
