@@ -205,7 +205,7 @@ def test_protocol_holds_in_every_order_tried(config, tp, chunks, overlap):
     assert run_orders(p, from_launch=overlap) > 0
 
 
-@pytest.mark.parametrize("config,tp", [("ag_rota_bf16_tp2", 2), ("rs_tila_bf16_tp4", 4)])
+@pytest.mark.parametrize("config,tp", [("ag_rota_bf16_tp2", 2), ("rs_tila_bf16_tp4", 4), ("rs_tila_bf16_pull_tp4", 4)])
 def test_controls_are_caught(config, tp):
     """The model can fail: a GEMM one epoch behind takes the previous call's flags (stale data); a GEMM that starts
     beside the barrier yet reads START's word reads it before START wrote it; a closing barrier that no longer waits

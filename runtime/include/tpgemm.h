@@ -286,7 +286,9 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NU
  * Every rank must be launched once per call:
  * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
-/* Waits for every local device and reports TPG_ERR_TIMEOUT if any device-side wait timed out.
+/* Waits for every local device and reports TPG_ERR_TIMEOUT if any device-side wait timed out. A call whose peer
+ * never comes ends about one timeout after its first wait began: once one wait of a rank's launch times out, that
+ * launch's other waits give up at once.
  * After a timeout, or after any rank missed a launch, the ranks' launch epochs are out of step for good:
  * later calls of this op are undefined (the rank ahead times out, the rank behind may pass its waits on
  * stale flags and return TPG_OK with a wrong D). Destroy the op and create a new one. */

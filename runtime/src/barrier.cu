@@ -45,8 +45,10 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
     const unsigned long long start = global_timer_ns();
     unsigned int sleep_ns = 32;
     while ((int)(load_acquire_sys(p.counter) - target) < 0) {
+        if (p.gave_up_epoch && *(volatile unsigned int *)p.gave_up_epoch == epoch) break; /* this launch gave up */
         if (p.timeout_ns && global_timer_ns() - start > p.timeout_ns) {
             atomicOr(p.status, TPG_DEVICE_BARRIER_TIMEOUT);
+            if (p.gave_up_epoch) atomicMax(p.gave_up_epoch, epoch);
             __threadfence_system();
             TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
             return;

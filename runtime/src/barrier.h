@@ -4,7 +4,9 @@
  *        every peer's start counter, then wait (acquire, bounded by timeout_ns) until own start counter
  *        >= epoch * (tp - 1). Counters only grow, so an early arrival for the next launch is harmless.
  * end:   the same on the end counters, with the epoch read, not advanced.
- * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT and returns.
+ * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT, raises *gave_up_epoch to its epoch and
+ * returns; it returns at once (after its arrivals) when *gave_up_epoch already holds its epoch (another wait of
+ * this launch timed out: gemm_params.h says why).
  * Counters wrap after 2^32 / (tp - 1) launches; comparisons are wrap-aware (signed difference).
  */
 #ifndef TPG_BARRIER_H
@@ -16,9 +18,6 @@
 extern "C" {
 #endif
 
-/* Status bit of a barrier timeout (TPG_DEVICE_TIMEOUT = a stage wait inside the GEMM timed out). */
-#define TPG_DEVICE_BARRIER_TIMEOUT 2u
-
 typedef enum tpg_barrier_mode { TPG_BARRIER_START = 0, TPG_BARRIER_END = 1 } tpg_barrier_mode;
 
 typedef struct tpg_barrier_params {
@@ -28,6 +27,7 @@ typedef struct tpg_barrier_params {
     unsigned int *counter;                   /* own counter of this mode */
     unsigned int *peer_counter[TPG_MAX_TP];  /* every rank's counter of this mode ([rank] unused) */
     unsigned int *status;                    /* own status word */
+    unsigned int *gave_up_epoch;             /* own word: see tpg_gemm_params.gave_up_epoch (NULL: not kept) */
     unsigned long long timeout_ns;           /* 0 = wait forever */
 #ifdef TPG_TRACE
     unsigned long long *trace;               /* trace builds: 3 words (entry, arrived, exit) of the

@@ -10,6 +10,8 @@
  *   epoch        u32                     launch counter; the start barrier is its only writer
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync
+ *   gave_up      u32                     the last launch epoch in which a cross-device wait timed out
+ *                                        (tpg_gemm_params.gave_up_epoch; only grows, never cleared)
  * Each section starts on a 256-byte boundary; everything is zeroed at creation.
  */
 #ifndef TPG_BUFFERS_H
@@ -25,7 +27,7 @@ typedef struct tpg_buffer_layout {
     int64_t tiles_per_stage;
     size_t slot_bytes;      /* slot stride (rounded up to 256 B) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
-    size_t slots, stage_flags, tile_flags, epoch, start_counter, end_counter, status; /* byte offsets */
+    size_t slots, stage_flags, tile_flags, epoch, start_counter, end_counter, status, gave_up; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 

@@ -325,11 +325,16 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
     return st;
 }
 
-/* Reads and clears rank's status word (the device is idle: the caller synchronized it). */
-static tpg_status read_status(tpg_op *op, int rank, unsigned int *status) {
+/* Reads and clears rank's status word (the device is idle: the caller synchronized s). The clear runs on s and is
+ * waited for: a plain cudaMemset would go to the legacy stream, which the context's non-blocking streams do not
+ * wait for, so the next launch could race it (and lose a new bit, or see the old one). */
+static tpg_status read_status(tpg_op *op, int rank, cudaStream_t s, unsigned int *status) {
     unsigned int *word = tpg_buf_word(op->buffer[rank], op->layout.status);
     TPG_CHECK_CUDA(op->ctx, cudaMemcpy(status, word, sizeof *status, cudaMemcpyDeviceToHost));
-    if (*status) TPG_CHECK_CUDA(op->ctx, cudaMemset(word, 0, sizeof *word));
+    if (*status) {
+        TPG_CHECK_CUDA(op->ctx, cudaMemsetAsync(word, 0, sizeof *word, s));
+        TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(s));
+    }
     return TPG_OK;
 }
 
@@ -343,7 +348,7 @@ tpg_status tpg_op_sync(tpg_op *op) {
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
         cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
         TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
-        TPG_CHECK_GOTO(read_status(op, r, &status[r]), out);
+        TPG_CHECK_GOTO(read_status(op, r, s, &status[r]), out);
     }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;

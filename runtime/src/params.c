@@ -129,6 +129,7 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     b->counter = tpg_buf_word(op->buffer[rank], counter);
     for (int r = 0; r < b->tp; r++) b->peer_counter[r] = tpg_buf_word(tpg_peers_get(&op->peers, r, TPG_PEER_BUFFER), counter);
     b->status = tpg_buf_word(op->buffer[rank], op->layout.status);
+    b->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     b->timeout_ns = op->ctx->timeout_ns;
 }
 
@@ -150,6 +151,7 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->epoch = op->overlap ? NULL : tpg_buf_word(op->buffer[rank], op->layout.epoch);
     g->epoch_value = op->overlap ? op->launches[rank] : 0;
     g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
+    g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)op->tile_order[rank];
     tpg__stream_k_params(op, rank, g);

@@ -25,9 +25,11 @@ extern "C" {
 /* The largest TP degree (and so the largest number of stages) a kernel launch can walk. */
 #define TPG_MAX_TP 8
 
-/* Values written to tpg_gemm_params.status. 0 means no failure was seen on the device. */
+/* Bits of the rank's status word (tpg_gemm_params.status, tpg_barrier_params.status). 0 means no failure was
+ * seen on the device. */
 #define TPG_DEVICE_OK 0u
-#define TPG_DEVICE_TIMEOUT 1u
+#define TPG_DEVICE_TIMEOUT 1u         /* a stage wait inside the GEMM (peer data or flag) */
+#define TPG_DEVICE_BARRIER_TIMEOUT 2u /* a cross-device barrier */
 
 typedef struct tpg_stage_params {
     CUtensorMap a_map; /* 2-D map {k, a rows}, swizzled over a box row (128B or 64B), box {BK, BM} */
@@ -87,6 +89,12 @@ typedef struct tpg_gemm_params {
                                        launches, written into the node before each one when the GEMM does not
                                        wait for the start barrier (tpg_op_set_overlap_barriers) */
     unsigned int *status;           /* TPG_DEVICE_* ; set, never cleared, by the kernel */
+    /* The last launch epoch in which a cross-device wait of this rank timed out (atomicMax; NULL: not kept).
+     * Every other such wait of the same launch - the start barrier before or beside the GEMM, the GEMM's
+     * threads, the closing barrier - gives up as soon as it reads its own epoch here, so a call with a missing
+     * peer ends one timeout after it began, not one per wait in turn. Per launch, not a sticky bit: a later
+     * launch still waits its full bound, and so still keeps a late peer's slot from being overwritten. */
+    unsigned int *gave_up_epoch;
     unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
     /* raster: hilbert kernels only: the walk order of one batch's units_m x units_n units, entry r =
      * (um << 16) | un (runtime/src/raster.h); NULL for kernels that compute their grouped raster */

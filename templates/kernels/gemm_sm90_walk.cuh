@@ -89,7 +89,7 @@ __device__ __forceinline__ void tpg_sk_add_contributions(const tpg_gemm_params &
     constexpr int kThreadsC = 128 * CONSUMERS;
     if (ctid == 0)
         for (int c = lo; c < hi; ++c) {
-            tpg_wait_flag(p, p.sk_flags + c, 1u, gave_up);
+            tpg_wait_flag(p, p.sk_flags + c, 1u, gave_up, false); /* this launch's own CTAs: no epoch to give up on */
             p.sk_flags[c] = 0u;
         }
     tpg_named_barrier(1, kThreadsC);

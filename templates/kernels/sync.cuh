@@ -8,7 +8,10 @@
  * Never hang: every spin is bounded by p.timeout_ns (0 = forever), measured with %globaltimer. On
  * timeout the wait records TPG_DEVICE_TIMEOUT in *p.status and returns false; the caller carries on
  * (results are then garbage, the host reports TPG_ERR_TIMEOUT), and the waiting thread remembers the
- * timeout (`gave_up`) so later waits of the same thread do not each cost another full timeout.
+ * timeout (`gave_up`) so later waits of the same thread do not each cost another full timeout. A cross-device
+ * wait also gives up as soon as another wait of the same launch timed out (another thread, CTA, or the barrier
+ * kernel before or beside this GEMM: p.gave_up_epoch holds this launch's epoch), so one missing peer costs a call
+ * one timeout, not one per wait.
  */
 #ifndef TPG_SYNC_CUH
 #define TPG_SYNC_CUH
@@ -43,18 +46,26 @@ __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
     return p.epoch ? tpg_ld_acquire_sys(p.epoch) : p.epoch_value;
 }
 
-__device__ __forceinline__ void tpg_record_status(const tpg_gemm_params &p, unsigned int code)
+__device__ __forceinline__ void tpg_record_status(const tpg_gemm_params &p, unsigned int bit)
 {
-    if (p.status) atomicMax(p.status, code);
+    if (p.status) atomicOr(p.status, bit); /* a bit mask: the barrier kernel ORs its own bit into the same word */
+}
+
+/* Has another cross-device wait of this launch (epoch) timed out? */
+__device__ __forceinline__ bool tpg_launch_gave_up(const tpg_gemm_params &p, unsigned int epoch)
+{
+    return p.gave_up_epoch && *(volatile unsigned int *)p.gave_up_epoch == epoch;
 }
 
 /* Spin (one thread) until *flag >= epoch, with acquire semantics at system scope. Returns true when
  * the flag was seen; false after a timeout (recorded in *p.status) or when this thread already gave
- * up once. Exponential back-off capped at ~1 us keeps NVLink/L2 polling traffic low.
+ * up once. launch_wait: epoch is the launch's (a cross-device wait), so the wait gives up with its launch and
+ * its timeout ends the launch's other waits; false for a wait on this launch's own CTAs (stream-K), whose flag
+ * protocol must see every wait through. Exponential back-off capped at ~1 us keeps NVLink/L2 polling traffic low.
  * Force-inlined on purpose: consumers call it with 128+ live accumulator registers, and a real call
  * would have to preserve them across the ABI boundary (ptxas then fails register allocation). */
 __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const unsigned int *flag, unsigned int epoch,
-                                           bool &gave_up)
+                                           bool &gave_up, bool launch_wait = true)
 {
     if (tpg_ld_acquire_sys(flag) >= epoch) return true;
     if (gave_up) return false;
@@ -64,8 +75,13 @@ __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const un
         __nanosleep(sleep_ns);
         if (sleep_ns < 1024) sleep_ns <<= 1;
         if (tpg_ld_acquire_sys(flag) >= epoch) return true;
+        if (launch_wait && tpg_launch_gave_up(p, epoch)) {
+            gave_up = true;
+            return false;
+        }
         if (p.timeout_ns != 0ull && tpg_globaltimer() - start > p.timeout_ns) {
             tpg_record_status(p, TPG_DEVICE_TIMEOUT);
+            if (launch_wait && p.gave_up_epoch) atomicMax(p.gave_up_epoch, epoch);
             gave_up = true;
             return false;
         }

@@ -179,7 +179,11 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
 /* (4)/(5) two all-gather stages: stage s computes block s of D = A . B^T - rows of A (along_b 0) or rows
  * of B, i.e. columns of D (along_b 1) - and stage 1 waits on its flags, one per piece of a copy cut into
  * `pieces` (copy_chunks.h; 1: one flag). raised: every flag = epoch, must pass; else the last piece's flag
- * stays at epoch - 1 and the launch must time out (20 ms). */
+ * stays at epoch - 1 and the launch must time out (20 ms). raised -1: the same unraised flag with the 2 s bound,
+ * but another wait of this launch has timed out (gave_up_epoch = epoch), so the wait must give up at once and add
+ * no status bit (a call with a missing peer costs one timeout, not one per wait: gemm_params.h); raised -2: the
+ * word holds an earlier launch's epoch, which must not cut this one short (20 ms bound: status 1, and the word
+ * then holds this epoch). */
 static void test_wait(const kern &K, const ctl &c, int raised, int pieces, int along_b)
 {
     const int m = 1000, n = 1000, k = legal_k(K, 520), epoch = 12;
@@ -193,12 +197,14 @@ static void test_wait(const kern &K, const ctl &c, int raised, int pieces, int a
     const int cut = pieces > 1 ? tpg_copy_chunk_rows(along_b ? n : m, along_b ? K.s.bn : K.s.bm, pieces) : 0;
     const int count = cut ? tpg_copy_chunk_count(along_b ? n : m, cut) : 1;
     unsigned int wv[TPG_MAX_COPY_CHUNKS];
-    for (int i = 0; i < count; ++i) wv[i] = raised || i + 1 < count ? epoch : epoch - 1;
+    for (int i = 0; i < count; ++i) wv[i] = raised > 0 || i + 1 < count ? epoch : epoch - 1;
     CK(cudaMemcpy(W, wv, 4 * count, cudaMemcpyHostToDevice));
     tpg_gemm_params p;
     base_params(&p, c, m, n, k, 1, 2);
-    if (!raised) p.timeout_ns = 20000000ull; /* 20 ms */
+    if (raised == 0 || raised == -2) p.timeout_ns = 20000000ull; /* 20 ms */
     set_epoch(c, epoch);
+    const unsigned int gave_up = raised == -1 ? epoch : epoch - 1;
+    if (raised < 0) CK(cudaMemcpy(c.gave_up, &gave_up, 4, cudaMemcpyHostToDevice));
     for (int s = 0; s < 2; ++s) {
         tpg_stage_params *sp = &p.stage[s];
         map_a(&sp->a_map, K, A, rows_a, k);
@@ -216,10 +222,17 @@ static void test_wait(const kern &K, const ctl &c, int raised, int pieces, int a
     double ms = run_and_time_ms(K, &p);
     unsigned int st = get_status(c);
     char name[64], v[48];
-    if (pieces == 1) snprintf(name, 64, raised ? "wait_flag raised (2 stages)" : "wait_flag never raised, 20ms");
+    if (raised < 0) snprintf(name, 64, raised == -1 ? "wait gives up with its launch" : "earlier launch's give-up ignored");
+    else if (pieces == 1) snprintf(name, 64, raised ? "wait_flag raised (2 stages)" : "wait_flag never raised, 20ms");
     else snprintf(name, 64, raised ? "wait in %d pieces of %c rows" : "wait in %d pieces of %c, last never raised",
                   count, along_b ? 'B' : 'A');
-    if (raised) {
+    if (raised < 0) {
+        unsigned int word;
+        CK(cudaMemcpy(&word, c.gave_up, 4, cudaMemcpyDeviceToHost));
+        snprintf(v, 48, "status=%u word=%u after %.1f ms", st, word, ms);
+        record(name, K, v, raised == -1 ? "status=0, < 200 ms" : "status=1, word=epoch, >= 20 ms",
+               raised == -1 ? st == TPG_DEVICE_OK && ms < 200.0 : st == TPG_DEVICE_TIMEOUT && word == (unsigned)epoch && ms >= 20.0);
+    } else if (raised) {
         ref_dot_h(K, A, 0, B, 0, along_b ? m : 2 * m, dn, k, 1, 1.f, ref, 0);
         record_metric(name, K, compare_h(K, D, dn, 2ll * m * n, ref, along_b ? m : 2 * m, dn, 1), st, TPG_DEVICE_OK);
     } else {
@@ -491,6 +504,7 @@ int main(int argc, char **argv)
     ctl c;
     c.epoch = (unsigned int *)dalloc(4);
     c.status = (unsigned int *)dalloc(4);
+    c.gave_up = (unsigned int *)dalloc(4);
     cublasHandle_t h;
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
         fprintf(stderr, "cublasCreate failed\n");
@@ -515,6 +529,8 @@ int main(int argc, char **argv)
         test_plain(K, c, 4000, 3000, 1000);
         test_wait(K, c, 1, 1, 0);
         test_wait(K, c, 0, 1, 0);
+        test_wait(K, c, -1, 1, 0);
+        test_wait(K, c, -2, 1, 0);
         test_wait(K, c, 1, 4, 0);
         test_wait(K, c, 0, 4, 0);
         test_wait(K, c, 1, 3, 1);

@@ -200,6 +200,7 @@ void base_params(tpg_gemm_params *p, const ctl &c, int m, int n, int k, int l, i
     p->alpha = 1.f; p->beta = 0.f;
     p->epoch = c.epoch;
     p->status = c.status;
+    p->gave_up_epoch = c.gave_up;
     p->timeout_ns = 2000000000ull; /* 2 s: a bug must not hang the test */
 }
 
@@ -207,6 +208,7 @@ void set_epoch(const ctl &c, unsigned int e)
 {
     CK(cudaMemcpy(c.epoch, &e, 4, cudaMemcpyHostToDevice));
     CK(cudaMemset(c.status, 0, 4));
+    CK(cudaMemset(c.gave_up, 0, 4));
 }
 
 unsigned int get_status(const ctl &c)

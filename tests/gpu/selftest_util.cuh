@@ -42,7 +42,7 @@ struct kern {
 
 /* Common parameters: one device-resident epoch word and status word. */
 struct ctl {
-    unsigned int *epoch, *status;
+    unsigned int *epoch, *status, *gave_up; /* gave_up: tpg_gemm_params.gave_up_epoch */
 };
 
 extern PFN_cuTensorMapEncodeTiled_v12000 g_encode;

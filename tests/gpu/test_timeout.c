@@ -2,11 +2,12 @@
  * bound, not a hang, and a fresh context afterwards runs the same op correctly.
  *
  * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
- * never comes. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather].
+ * never comes; the call must end within the bound plus TIMEOUT_SLACK_S, whichever of its waits times out first. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather].
  * With --share-device both ranks live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough;
  * --overlap-barriers runs the op with its GEMM beside the start barrier (then rank 0's GEMM starts at once and
  * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
- * the all-gather schedule instead of reduce-scatter. Exit 0 on success, 1 on a failed
+ * the all-gather schedule instead of reduce-scatter (and prints whether rank 0's stage 0 wrote D before the start
+ * barrier could pass: only the GEMM beside the barrier does). Exit 0 on success, 1 on a failed
  * expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
@@ -17,6 +18,8 @@
 #include <time.h>
 
 #include "tpgemm.h"
+
+#define TIMEOUT_SLACK_S 0.25
 
 enum { TP = 2, M = 2048, N = 2048, K = 1024 };
 
@@ -91,16 +94,39 @@ int main(int argc, char **argv) {
     void *bufs[TP][3] = {{0}};
     if (setup((uint64_t)(timeout_s * 1e9), &ctx, &op, bufs)) return 1;
 
+    unsigned short *d0 = NULL; /* pinned before the launch: pageable copies and allocations may synchronize */
+    cudaStream_t probe = NULL;
+    cudaSetDevice(tpg_ctx_device(ctx, 0));
+    if (g_allgather && (cudaMallocHost((void **)&d0, sizeof *d0) != cudaSuccess ||
+                        cudaStreamCreateWithFlags(&probe, cudaStreamNonBlocking) != cudaSuccess))
+        return fail("D probe setup", TPG_ERR_CUDA, ctx);
     const double t0 = now_s();
     tpg_status s = tpg_op_run_rank(op, 0, NULL); /* rank 1 never arrives */
     if (s != TPG_OK) return fail("tpg_op_run_rank", s, ctx);
+    if (g_allgather) { /* halfway through the wait: has stage 0 (own shard, rows block 0 of D) been written yet? */
+        struct timespec half = {(time_t)(timeout_s / 2), (long)(1e9 * (timeout_s / 2 - (double)(time_t)(timeout_s / 2)))};
+        nanosleep(&half, NULL);
+        /* on a non-blocking stream of its own: the graph runs on the legacy stream (NULL above), which a plain
+         * cudaMemcpy would wait for */
+        if (cudaMemcpyAsync(d0, bufs[0][2], sizeof *d0, cudaMemcpyDeviceToHost, probe) != cudaSuccess ||
+            cudaStreamSynchronize(probe) != cudaSuccess)
+            return fail("D probe", TPG_ERR_CUDA, ctx);
+        printf("stage 0 before the start barrier passed: %s\n", *d0 != 0x3c3c ? "yes" : "no");
+    }
     s = tpg_op_sync(op);
     const double waited = now_s() - t0;
+    if (g_allgather) { /* after the sync: freeing pinned memory may synchronize the device */
+        cudaStreamDestroy(probe);
+        cudaFreeHost(d0);
+    }
     printf("missing peer: %s after %.3f s (bound %.3f s): %s\n", tpg_status_string(s), waited, timeout_s,
            tpg_last_error(ctx));
     if (s != TPG_ERR_TIMEOUT) return fail("expected TPG_ERR_TIMEOUT", s, ctx);
-    if (waited > timeout_s + 1.0) {
-        fprintf(stderr, "gpu_timeout: took %.3f s, over the bound %.3f s + 1 s of slack\n", waited, timeout_s);
+    /* One timeout, not one per wait: the start barrier's, the GEMM's stage wait and the closing barrier's give up
+     * together once the first has timed out (gemm_params.h). The slack covers the launches and the host's sync. */
+    if (waited > timeout_s + TIMEOUT_SLACK_S) {
+        fprintf(stderr, "gpu_timeout: took %.3f s, over the bound %.3f s + %.2f s of slack\n", waited, timeout_s,
+                TIMEOUT_SLACK_S);
         return 1;
     }
     teardown(ctx, op, bufs);
