@@ -137,6 +137,8 @@ TUNED = Field("map", fields={
     "schedule": Field("str", required=True, enum=_SCHEDULE.enum),
     "tp": Field("int", required=True, range=(1, MAX_TP)),
     "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
+    "pull_partials": Field("bool", default=False, doc="reduce-scatter at TP >= 2: the tuned config pulls its "
+                                                      "partials (configs[].pull_partials)"),
 })
 TOP = Field("map", fields={
     "version": Field("int", default=1, enum=(1,)),

@@ -11,8 +11,9 @@ from .models import DispatchEntry, default_config, gemms, tuned_config_name, tun
 
 def with_tuned_configs(doc: dict) -> dict:
     """doc with one config per tuned choice appended (marked tuned, so default_config skips it)."""
-    extra = [{"name": tuned_config_name(t), "schedule": t["schedule"], "tp": [t["tp"]],
-              "kernel": t["kernel"], "tuned": True} for t in doc.get("tuned") or []]
+    extra = [{"name": tuned_config_name(t), "schedule": t["schedule"], "tp": [t["tp"]], "kernel": t["kernel"],
+              "tuned": True, **({"pull_partials": True} if t.get("pull_partials") else {})}
+             for t in doc.get("tuned") or []]
     return dict(doc, configs=list(doc["configs"]) + extra) if extra else doc
 
 

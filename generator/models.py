@@ -219,6 +219,9 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
     if seen.setdefault(tuned_key(t), where) != where:
         _err(w, path, f"a second tuned choice for the same {'layer' if t.get('model') else 'shape'} "
              f"(first at {seen[tuned_key(t)]})", "one tuned choice per key")
+    if t.get("pull_partials") and (SCHEDULES[t["schedule"]]["comm"] != "reduce_scatter" or t["tp"] < 2):
+        _err(w, f"{path}.pull_partials", f"pull_partials for {t['schedule']} at tp {t['tp']}, which moves no partials",
+             "false, or a ReduceScatter schedule at tp >= 2")
     if t["kernel"] not in kernels:
         _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", ", ".join(kernels) or "(no kernels)")
     elif kernels[t["kernel"]] != t["dtype"]:

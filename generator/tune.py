@@ -52,10 +52,16 @@ class Shape:
 class Candidate:
     entry: dict          # the kernel entry as schedules.yaml spells it
     kernel: str          # canonical KernelSpec name (includes the generator's hash)
+    pull: bool = False   # the config pulls its partials (configs[].pull_partials; reduce-scatter at TP >= 2 only)
 
     @property
     def name(self) -> str:
-        return self.entry["name"]
+        return self.entry["name"] + ("_pull" if self.pull else "")
+
+
+def applies(shape: Shape, cand: Candidate) -> bool:
+    """Can cand run shape? A pulling candidate only where partials move: reduce-scatter at TP >= 2."""
+    return not cand.pull or (SCHEDULES[shape.schedule]["comm"] == "reduce_scatter" and shape.tp > 1)
 
 
 def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> list[Shape]:
@@ -99,17 +105,22 @@ def resolve(entry: dict, schedule: str = "AllGather1D_TilingCD_RotatingA") -> tu
 
 
 def _spell(field: str, value) -> str:
-    """How --knob writes a value: tile 128x256x64, cluster 2x1, stages auto, others as str()."""
+    """How --knob writes a value: tile 128x256x64, cluster 2x1, stages auto, true / false, others as str()."""
     if field in ("tile", "cluster"):
         return "x".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()  # as YAML spells it
     return "auto" if value is None else str(value)
 
 
 def knob_space(opt_in: bool = False) -> dict[str, tuple]:
     """Every knob the tuner walks and its values: the base ones, then the schema's extra enums (with the
-    UNVERIFIED values too when opt_in)."""
+    UNVERIFIED values too when opt_in), then pull_partials, a config knob (reduce-scatter shapes only):
+    pushed partials by default; `--knob pull_partials=false,true` profiles each kernel both ways, since
+    which one wins depends on the link (not yet measured across GPUs: docs/PERF_NOTES.md 22:11Z)."""
     return {"tile": TILES, "stages": STAGES, "consumers": tuple(K.CONSUMERS),
-            "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs(opt_in)}
+            "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs(opt_in),
+            "pull_partials": (False, True) if opt_in else (False,)}
 
 
 def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
@@ -132,8 +143,9 @@ def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
 
 
 def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | None = None,
-                         must: list[dict] = (), consumers=None, clusters=None) -> list[Candidate]:
-    """Every legal, distinct kernel for dtype over the knobs, plus `must` (e.g. the default kernel)."""
+                         must: list[dict] = (), consumers=None, clusters=None, pulls=(False,)) -> list[Candidate]:
+    """Every legal, distinct kernel for dtype over the knobs, plus `must` (e.g. the default kernel), each once
+    per value of pulls (pull_partials: a pulling candidate applies to reduce-scatter shapes only)."""
     extra = extra_knobs() if extra is None else extra
     consumers = K.CONSUMERS if consumers is None else consumers
     clusters = sorted(K.SUPPORTED_CLUSTERS) if clusters is None else clusters
@@ -144,7 +156,7 @@ def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | N
         kernel, errors = resolve(entry)
         if kernel and kernel not in seen:
             seen.add(kernel)
-            out.append(Candidate(entry, kernel))
+            out += [Candidate(entry, kernel, pull) for pull in pulls]
     return out
 
 
@@ -157,18 +169,20 @@ def candidates_doc(shapes: list[Shape], cands: list[Candidate]) -> dict:
     """The candidate schedules file: every candidate kernel at every (schedule, tp) of the shapes."""
     pairs = sorted({(s.schedule, s.tp) for s in shapes})
     configs = [{"name": config_name(Shape("", "", 0, 0, 0, sched, tp, ""), c), "schedule": sched, "tp": [tp],
-                "kernel": c.name} for sched, tp in pairs for c in cands]
+                "kernel": c.entry["name"], **({"pull_partials": True} if c.pull else {})}
+               for sched, tp in pairs for c in cands if applies(Shape("", "", 0, 0, 0, sched, tp, ""), c)]
     names = [c["name"] for c in configs]
     if len(set(names)) != len(names):  # one schedule at several tp: one config entry per schedule
         merged: dict[str, dict] = {}
         for c in configs:
             merged.setdefault(c["name"], dict(c, tp=[]))["tp"] += c["tp"]
         configs = list(merged.values())
-    return {"version": 1, "kernels": [c.entry for c in cands], "configs": configs}
+    kernels = list({c.entry["name"]: c.entry for c in cands}.values())  # a kernel once, however it moves partials
+    return {"version": 1, "kernels": kernels, "configs": configs}
 
 
 def job_key(shape: Shape, cand: Candidate) -> str:
-    return f"{shape.key}|{cand.kernel}"
+    return f"{shape.key}|{cand.kernel}" + ("|pull" if cand.pull else "")
 
 
 def load_state(lines: list[str]) -> dict[tuple[str, str], dict]:
@@ -186,13 +200,15 @@ def load_state(lines: list[str]) -> dict[tuple[str, str], dict]:
 
 def pending(shapes: list[Shape], cands: list[Candidate], state: dict) -> list[tuple[Shape, Candidate]]:
     """The (shape, candidate) pairs not profiled yet, in a stable order."""
-    return [(s, c) for s in shapes for c in cands if (job_key(s, c), "profile") not in state]
+    return [(s, c) for s in shapes for c in cands if applies(s, c) and (job_key(s, c), "profile") not in state]
 
 
 def ranked(shape: Shape, cands: list[Candidate], state: dict) -> list[tuple[float, Candidate]]:
     """Candidates that ran for shape, fastest first (ties: candidate order)."""
     out = []
     for i, c in enumerate(cands):
+        if not applies(shape, c):
+            continue
         rec = state.get((job_key(shape, c), "profile"))
         if rec and rec.get("exit_code") == 0 and isinstance(rec.get("avg_ms"), (int, float)):
             out.append((rec["avg_ms"], i, c))
@@ -219,11 +235,12 @@ def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) 
         c = winners.get(s.key)
         if c is None:
             continue
-        name = f"{prefix}_{c.name}"
+        name = f"{prefix}_{c.entry['name']}"
         kernels[name] = dict(c.entry, name=name)
         choice = ({"model": s.model, "layer": s.layer, "tokens": s.m} if s.model else
                   {"shape": {"m": s.m, "n": s.n, "k": s.k}})
-        tuned.append(dict(choice, dtype=s.dtype, schedule=s.schedule, tp=s.tp, kernel=name))
+        tuned.append(dict(choice, dtype=s.dtype, schedule=s.schedule, tp=s.tp, kernel=name,
+                          **({"pull_partials": True} if c.pull else {})))
     head = ("# Written by `python3 -m generator tune`; schedules.yaml includes it (include: tuned/*.yaml).\n"
             "# Rerun the tuner rather than editing; delete this file to go back to the default configs.\n")
     body = {"version": 1, "kernels": list(kernels.values()), "tuned": tuned}

@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--knob", action="append", default=[], metavar="FIELD=V1,V2",
                    help="keep only these values of a knob: tile (128x256x64), stages (3, 4, auto), consumers, "
-                        "cluster (1x1, 2x1, 1x2) or a schema enum (raster_group=4,8; consumer_mode); repeatable")
+                        "cluster (1x1, 2x1, 1x2), a schema enum (raster_group=4,8; consumer_mode) or "
+                        "pull_partials=false,true (reduce-scatter layers also with pulled partials); repeatable")
     p.add_argument("-j", "--jobs", type=int, default=0, help="ninja parallelism (default: ninja's)")
     return p
 
@@ -132,18 +133,20 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
         space = tune.restrict(tune.knob_space(), args.knob)
     except ValueError as e:
         raise SystemExit(f"tune: {e}")
-    base = {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster")}
+    base = {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster", "pull_partials")}
     cands = tune.enumerate_candidates(shapes[0].dtype, tiles=base["tile"], stages=base["stages"], extra=space,
                                       must=must[:1] + [e for e in must[1:] if e != must[0]],
-                                      consumers=base["consumers"], clusters=base["cluster"])
+                                      consumers=base["consumers"], clusters=base["cluster"],
+                                      pulls=base["pull_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
     work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
     state = tune.load_state(state_path.read_text().splitlines() if state_path.exists() else [])
     todo = tune.pending(shapes, cands, state)
+    jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
-          f"({len(shapes) * len(cands) - len(todo)} done in {state_path})", file=stream)
+          f"({jobs - len(todo)} done in {state_path})", file=stream)
     exe = build_tree(work, shapes, cands, runner, args.jobs)
 
     def record(rec: dict) -> None:
@@ -178,7 +181,7 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             record(rec)
         if win:
             winners[s.key] = win
-        by_kernel = {c.kernel: c for c in cands}
+        by_kernel = {c.kernel: c for c in cands if not c.pull}  # the defaults push
         dflt = by_kernel.get(defaults.get(s.key))
         ms = lambda c: (state.get((tune.job_key(s, c), "profile")) or {}).get("avg_ms") if c else None
         tf = (state.get((tune.job_key(s, win), "profile")) or {}).get("tflops_per_gpu") if win else None

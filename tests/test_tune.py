@@ -6,7 +6,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from generator import kernels, models, plan, tune, tune_cli, tune_report
+import pytest
+import yaml
+
+from generator import config, kernels, models, plan, tune, tune_cli, tune_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,6 +89,18 @@ class FakeRunner:
         out = {"avg_ms": ms, "tflops_per_gpu": 100.0 / ms, "check": ("passed" if passed else "failed")
                if check else "skipped", "error": None}
         return subprocess.CompletedProcess(cmd, 0 if passed else 1, json.dumps(out), "")
+
+
+class PullFasterRunner(FakeRunner):
+    """As FakeRunner, with pulled partials 0.25 ms faster than pushed ones."""
+
+    def __call__(self, cmd, **kw):
+        r = super().__call__(cmd, **kw)
+        if cmd[0] != "ninja" and "_pull_tp" in cmd[cmd.index("--config") + 1]:
+            out = json.loads(r.stdout)
+            out["avg_ms"] -= 0.25
+            r = subprocess.CompletedProcess(cmd, r.returncode, json.dumps(out), "")
+        return r
 
 
 def tuned_repo(tmp_path):
@@ -230,3 +245,36 @@ def test_default_search_leaves_out_opt_in_values_that_a_knob_can_name():
     assert "out" in space["partials"]
     picked = tune.restrict(space, ["consumer_mode=cooperative_n", "partials=out,f32"])
     assert picked["consumer_mode"] == ("cooperative_n",) and picked["partials"] == ("out", "f32")
+
+
+def test_pull_partials_knob_profiles_reduce_scatter_both_ways(tmp_path, monkeypatch):
+    """--knob pull_partials=false,true: every kernel also as a pulling config, on the reduce-scatter layers only;
+    where pulling wins, the tuned choice says so and the generator's dispatch runs a pulling config."""
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: (
+        runner(["ninja"]), work / "tpgemm")[1])
+    runner = PullFasterRunner()
+    rc, err, cfg = run_tune(tmp_path, runner, "--knob", "pull_partials=false,true")
+    assert rc == 0, err
+    configs = [c[c.index("--config") + 1] for c in runner.calls if c[0] != "ninja"]
+    pulled = [c for c in configs if "_pull_tp" in c]
+    assert pulled and all(c.startswith("rs_") for c in pulled)
+    profiled = [c[c.index("--config") + 1] for c in runner.calls if "--no-check" in c]
+    ag = [c for c in profiled if c.startswith("ag_")]
+    rs = [c for c in profiled if c.startswith("rs_")]
+    assert len(rs) == 2 * len(ag)  # two reduce-scatter layers and two all-gather ones, each kernel twice for RS
+    doc = yaml.safe_load((tmp_path / "tuned" / "llama3-70b_tp2.yaml").read_text())
+    pulls = {t["layer"]: t.get("pull_partials", False) for t in doc["tuned"]}
+    assert pulls == {"qkv": False, "attn_out": True, "gate_up": False, "down": True}
+    p = plan.build(models.load(str(cfg)), "schedules.yaml")
+    rows = {r.layer: p.configs[r.config_index] for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2}
+    assert {layer: c.pull_partials for layer, c in rows.items()} == pulls
+
+
+def test_pull_partials_in_a_tuned_all_gather_choice_is_refused(tmp_path):
+    text = (ROOT / "schedules.yaml").read_text() + (
+        "tuned:\n  - {shape: {m: 4096, n: 4096, k: 4096}, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, "
+        "tp: 2, kernel: bf16_128x128x64_pp, pull_partials: true}\n")
+    (tmp_path / "schedules.yaml").write_text(text)
+    with pytest.raises(config.ConfigError, match="pull_partials for AllGather1D_TilingCD_RotatingA at tp 2, which "
+                                                   "moves no partials"):
+        models.load(str(tmp_path / "schedules.yaml"))
