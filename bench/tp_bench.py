@@ -330,7 +330,11 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
     if op_kind == "AG":
         wanted += [(f"alt:copy_chunks{c}", cfg, int(c), False) for c in args.alt_copy_chunks.split(",") if c]
     if op_kind == "RS" and args.alt_pull_partials:
-        wanted.append(("alt:pull_partials", lib.pull_twin(cfg), 0, False))
+        try:  # a tuned or non-bf16 config may have no twin: the shape runs without this variant, and says so
+            wanted.append(("alt:pull_partials", lib.pull_twin(cfg), 0, False))
+        except ValueError as e:
+            if rank == 0:
+                print(f"tp_bench: {m}x{n}x{k}: no alt:pull_partials: {e}", file=sys.stderr)
     if args.alt_overlap_barriers:
         wanted.append(("alt:overlap_barriers", cfg, 0, True))
     ops = {}

@@ -153,6 +153,8 @@ class Lib:
         """The config that runs fused config `index`'s kernel and schedule at its TP with pulled partials
         (`pull_partials`; schedules.yaml names it <family>_pull). ValueError when there is none."""
         want = self.config_info(index)
+        if want["pull_partials"]:
+            raise ValueError(f"config {want['name']} pulls its partials already")
         key = (want["schedule"], want["tp"], want["kernel"])
         for i in range(self.lib.tpg_config_count()):
             c = self.config_info(i)

@@ -345,6 +345,10 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.pull_partials", w.lines[path]), f"{path}.pull_partials",
                     f"pull_partials in a config of {c.get('schedule')}, which has no partials (its GEMM reads "
                     "copied shards)", "false, or a ReduceScatter schedule")
+        elif c.get("pull_partials") and 1 in (c.get("tp") or []):
+            w.error(w.lines.get(f"{path}.pull_partials", w.lines[path]), f"{path}.pull_partials",
+                    "pull_partials in a config with tp 1, where nothing moves between GPUs",
+                    "tp values >= 2 (a separate config for TP = 1)")
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:

@@ -133,11 +133,14 @@ def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
         if field not in space:
             raise ValueError(f"--knob {field}: not a tuner knob; knobs: {', '.join(space)}")
         allowed = {_spell(field, v): v for v in dict.fromkeys(space[field] + every.get(field, ()))}
-        wanted = [v for v in vals.split(",") if v]
+        wanted = list(dict.fromkeys(v for v in vals.split(",") if v))  # a value named twice is one candidate set
         unknown = [v for v in wanted if v not in allowed]
         if unknown or not wanted:
             raise ValueError(f"--knob {knob}: {', '.join(unknown) or 'no value'} not among the values of "
                              f"{field}: {', '.join(allowed)}")
+        if field == "pull_partials" and "false" not in wanted:
+            raise ValueError(f"--knob {knob}: pushed partials (false) must stay: they are the baseline every layer "
+                             "runs, the all-gather ones included; ask for false,true")
         out[field] = tuple(allowed[v] for v in wanted)
     return out
 
@@ -156,7 +159,7 @@ def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | N
         kernel, errors = resolve(entry)
         if kernel and kernel not in seen:
             seen.add(kernel)
-            out += [Candidate(entry, kernel, pull) for pull in pulls]
+            out += [Candidate(entry, kernel, pull) for pull in sorted(set(pulls))]  # pushing first: it wins ties
     return out
 
 

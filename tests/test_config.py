@@ -144,6 +144,9 @@ CASES = [
     ("pull_partials_all_gather", "kernel: k}", "kernel: k, pull_partials: true}", "pull_partials",
      "configs[0].pull_partials", ["pull_partials in a config of AllGather1D_TilingCD_RotatingA, which has no partials",
                                   "allowed: false, or a ReduceScatter schedule"]),
+    ("pull_partials_tp1", "AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
+     "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k, pull_partials: true}", "pull_partials",
+     "configs[0].pull_partials", ["pull_partials in a config with tp 1, where nothing moves between GPUs"]),
     ("pull_partials_not_bool", "kernel: k}", "kernel: k, pull_partials: 1}", "pull_partials",
      "configs[0].pull_partials", ["expected"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
@@ -234,15 +237,15 @@ def test_copy_chunks_reach_the_registry_and_the_hash():
 def test_pull_partials_reach_the_registry_and_the_hash():
     """configs[].pull_partials is the registry rows' 6th initializer (0 when left out or false) and changes the hash
     only where set."""
-    rs = BASE.replace("AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC")
+    rs = BASE.replace("AllGather1D_TilingCD_RotatingA, tp: [1, 2]", "ReduceScatter1D_TilingA_RotatingC, tp: [2, 4]")
     build = lambda text: plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
     plain, pulled = build(rs), build(rs.replace("kernel: k}", "kernel: k, pull_partials: true}"))
     off = build(rs.replace("kernel: k}", "kernel: k, pull_partials: false}"))
     assert [c.pull_partials for c in pulled.configs] == [True, True] and not any(c.pull_partials for c in plain.configs)
     assert pulled.config_hash != plain.config_hash and off.config_hash == plain.config_hash
     row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, (\d)\},$', re.M)
-    assert row.findall(render.render(pulled)["registry.c"]) == [("c_tp1", "1"), ("c_tp2", "1")]
-    assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
+    assert row.findall(render.render(pulled)["registry.c"]) == [("c_tp2", "1"), ("c_tp4", "1")]
+    assert row.findall(render.render(plain)["registry.c"]) == [("c_tp2", "0"), ("c_tp4", "0")]
 
 
 def test_duplicate_config_name(tmp_path):

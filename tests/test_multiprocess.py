@@ -131,6 +131,8 @@ def test_pull_twin_runs_the_same_kernel_with_pulled_partials(lib):
         assert [twin[f] for f in ("schedule", "tp", "kernel")] == [info[f] for f in ("schedule", "tp", "kernel")]
     with pytest.raises(ValueError, match="rs_tila_fp16_tp2 has no pulled twin"):
         lib.pull_twin(lib.config(name="rs_tila_fp16_tp2", tp=0, dtype="fp16"))
+    with pytest.raises(ValueError, match="pulls its partials already"):
+        lib.pull_twin(lib.config(name="rs_tila_bf16_pull_tp2", tp=0, dtype="bf16"))
 
 
 def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):

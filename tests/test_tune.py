@@ -278,3 +278,21 @@ def test_pull_partials_in_a_tuned_all_gather_choice_is_refused(tmp_path):
     with pytest.raises(config.ConfigError, match="pull_partials for AllGather1D_TilingCD_RotatingA at tp 2, which "
                                                    "moves no partials"):
         models.load(str(tmp_path / "schedules.yaml"))
+
+
+def test_pull_partials_knob_keeps_the_push_first_and_each_value_once():
+    """The pushing candidate is every layer's baseline (all-gather layers have nothing else): a knob without false
+    is refused; true,false still puts each kernel's pushing twin first (a tie goes to the push); a repeated value
+    is one candidate set, not a config listed twice."""
+    with pytest.raises(ValueError, match="pushed partials \\(false\\) must stay"):
+        tune.restrict(tune.knob_space(), ["pull_partials=true"])
+    space = tune.restrict(tune.knob_space(), ["pull_partials=true,false,true", "tile=128x256x64,128x256x64"])
+    assert space["pull_partials"] == (True, False) and space["tile"] == ((128, 256, 64),)
+    cands = tune.enumerate_candidates("bf16", tiles=space["tile"], stages=(4,), extra={}, consumers=(2,),
+                                      clusters=((1, 1),), pulls=space["pull_partials"])
+    assert [c.pull for c in cands] == [False, True]
+    s = SHAPES[1]  # reduce-scatter
+    state = {(tune.job_key(s, c), "profile"): {"avg_ms": 1.0, "exit_code": 0} for c in cands}
+    assert tune.ranked(s, cands, state)[0][1].pull is False
+    doc = tune.candidates_doc(SHAPES, cands)
+    assert len(doc["kernels"]) == 1 and [c.get("pull_partials", False) for c in doc["configs"]] == [False, False, True]

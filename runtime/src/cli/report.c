@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 void tpg_report_init(tpg_cli_result *r) {
@@ -26,15 +27,29 @@ static void json_num(FILE *f, double v) {
         fputs("null", f);
 }
 
-/* What a config differs in from the default (f32 sums, partials in the output type and pushed), "-" if nothing;
- * such configs run by name only (tpg__config_pickable). */
+/* Appends ", " (unless first) and the formatted text to buf[0..cap), keeping it terminated; *n: its length. */
+static void append_item(char *buf, size_t cap, size_t *n, const char *fmt, ...) {
+    va_list ap;
+    if (*n) *n += (size_t)snprintf(buf + *n, *n < cap ? cap - *n : 0, ", ");
+    va_start(ap, fmt);
+    if (*n < cap) *n += (size_t)vsnprintf(buf + *n, cap - *n, fmt, ap);
+    va_end(ap);
+    if (*n >= cap) *n = cap - 1;
+}
+
+/* Everything a config differs in from the default (f32 sums, partials in the output type and pushed), joined by
+ * ", "; "-" if nothing. Such configs are never a default pick (tpg__config_pickable): they run by name, or as a
+ * tuned choice (tpg_dispatch_find). */
 static const char *numerics(int i, char *buf, size_t cap) {
-    const tpg_kernel_desc *k = tpg_configs[i].kernel;
-    if (tpg__config_pickable(&tpg_configs[i])) snprintf(buf, cap, "-");
-    else if (k->dtype_acc != TPG_DTYPE_FP32) snprintf(buf, cap, "%s sums", tpg_dtype_name(k->dtype_acc));
-    else if (k->fp8_promote) snprintf(buf, cap, "fp8 promoted every %d", k->fp8_promote);
-    else if (k->dtype_partial != k->dtype_cd) snprintf(buf, cap, "%s partials", tpg_dtype_name(k->dtype_partial));
-    else snprintf(buf, cap, "pulled partials");
+    const tpg_config_desc *c = &tpg_configs[i];
+    const tpg_kernel_desc *k = c->kernel;
+    size_t n = 0;
+    buf[0] = '\0';
+    if (k->dtype_acc != TPG_DTYPE_FP32) append_item(buf, cap, &n, "%s sums", tpg_dtype_name(k->dtype_acc));
+    if (k->fp8_promote) append_item(buf, cap, &n, "fp8 promoted every %d", k->fp8_promote);
+    if (k->dtype_partial != k->dtype_cd) append_item(buf, cap, &n, "%s partials", tpg_dtype_name(k->dtype_partial));
+    if (c->pull_partials) append_item(buf, cap, &n, "pulled partials");
+    if (!n) snprintf(buf, cap, "-");
     return buf;
 }
 
@@ -62,7 +77,7 @@ void tpg_report_list(FILE *f, int json) {
         return;
     }
     fprintf(f, "%-26s %-36s %-3s %-5s %-12s %-6s %-48s %s\n", "config", "schedule", "tp", "dtype", "tile", "stages",
-            "kernel", "differs (by name only)");
+            "kernel", "differs (by name or tuned choice only)");
     for (int i = 0; i < n; i++) {
         tpg_config_info c;
         char tile[32], num[48];
