@@ -268,6 +268,11 @@ def test_pull_partials_knob_profiles_reduce_scatter_both_ways(tmp_path, monkeypa
     p = plan.build(models.load(str(cfg)), "schedules.yaml")
     rows = {r.layer: p.configs[r.config_index] for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2}
     assert {layer: c.pull_partials for layer, c in rows.items()} == pulls
+    # the report compares each layer with its default (a pushing config), also where a pulling one won
+    report = [line for line in (tmp_path / "work" / "report.md").read_text().splitlines()
+              if line.startswith("| ") and not line.startswith("| GEMM ")]
+    assert len(report) == 4 and all(line.split(" | ")[3] not in ("-", "") for line in report), report
+    assert sum(line.split(" | ")[5].endswith("_pull") for line in report) == 2
 
 
 def test_pull_partials_in_a_tuned_all_gather_choice_is_refused(tmp_path):
@@ -296,3 +301,26 @@ def test_pull_partials_knob_keeps_the_push_first_and_each_value_once():
     assert tune.ranked(s, cands, state)[0][1].pull is False
     doc = tune.candidates_doc(SHAPES, cands)
     assert len(doc["kernels"]) == 1 and [c.get("pull_partials", False) for c in doc["configs"]] == [False, False, True]
+
+
+def test_state_from_before_the_pull_knob_counts_for_the_pushing_candidates():
+    """A state file written before pull_partials existed keys a job by shape and kernel only: those records are
+    the pushing candidates' (nothing is profiled again), the pulling ones stay pending."""
+    cands = tune.enumerate_candidates("bf16", tiles=((128, 256, 64),), stages=(4,), extra={}, consumers=(2,),
+                                      clusters=((1, 1),), pulls=(False, True))
+    old = [json.dumps({"key": f"{s.key}|{cands[0].kernel}", "phase": "profile", "avg_ms": 1.0, "exit_code": 0})
+           for s in SHAPES]
+    todo = tune.pending(SHAPES, cands, tune.load_state(old))
+    assert todo == [(SHAPES[1], cands[1])]  # the reduce-scatter shape's pulling twin; all-gather has none
+
+
+def test_candidates_doc_merges_tps_for_pushing_and_pulling_configs():
+    """One schedule at several TPs is one config entry per candidate (tp lists merged); a pulling config leaves out
+    TP = 1, where nothing moves, and the document passes the generator's checks."""
+    rs = "ReduceScatter1D_TilingA_RotatingC"
+    shapes = [tune.Shape("", "", 256, 128, 512, rs, tp, "bf16") for tp in (1, 2, 4)]
+    cands = tune.enumerate_candidates("bf16", tiles=((128, 256, 64),), stages=(4,), extra={}, consumers=(2,),
+                                      clusters=((1, 1),), pulls=(False, True))
+    doc = tune.candidates_doc(shapes, cands)
+    assert [(c["tp"], c.get("pull_partials", False)) for c in doc["configs"]] == [([1, 2, 4], False), ([2, 4], True)]
+    plan.build(config.validate(config.compose(yaml.safe_dump(doc), "c.yaml"), "c.yaml"), "c.yaml")
