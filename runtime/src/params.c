@@ -87,14 +87,14 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     }
 
     if (e->dst_peer >= 0) {
-        void *peer = pull ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER);
-        if (!peer || e->dst_slot < 0)
+        void *dest = pull ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER); /* whose slot holds it */
+        if (!dest || e->dst_slot < 0)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d sends to rank %d slot %d, which "
                      "has no buffer", t->name, rank, s, e->dst_peer, e->dst_slot);
-        p->d = tpg_buf_slot(peer, &op->layout, e->dst_slot);
+        p->d = tpg_buf_slot(dest, &op->layout, e->dst_slot);
         p->d_ld = sh->stage_n;
         p->d_batch = sh->stage_m * sh->stage_n;
-        p->signal_flags = tpg_buf_tile_flags(peer, &op->layout, e->dst_slot);
+        p->signal_flags = tpg_buf_tile_flags(dest, &op->layout, e->dst_slot);
     } else {
         const int64_t off = final_offset(op, e->block) * (int64_t)out_size;
         p->d = (char *)u->d + off;
@@ -111,7 +111,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
         TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &p->partial_map, (void *)p->partial, op->kernel->dtype_partial,
                                          sh->stage_n, sh->stage_m, sh->l, p->partial_ld, p->partial_batch,
                                          op->kernel->epi_chunk_bytes, pull ? "partial (sender's slot)" : "partial (own slot)"));
-    /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (peer slot: the partial's type;
+    /* the epilogue's TMA-store map: this stage's m x n extent per batch over d (a partial slot: the partial's type;
      * fp32 partials keep the chunk's bytes, so their box holds half the columns: epilogue.cuh) */
     const tpg_dtype d_type = e->dst_peer >= 0 ? op->kernel->dtype_partial : op->kernel->dtype_cd;
     return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, d_type, sh->stage_n, sh->stage_m, sh->l,
