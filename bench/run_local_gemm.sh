@@ -23,7 +23,7 @@ OUT="${OUT:-$PWD/build/bench-out}"
 mkdir -p "$OUT"
 
 # Card state, read only (never change clocks or power limits: METHOD.md). Throttle reasons show the power cap.
-smi() { command -v nvidia-smi >/dev/null && nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,TEMPERATURE 2>&1; }
+smi() { command -v nvidia-smi >/dev/null && { nvidia-smi -L; nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,TEMPERATURE; } 2>&1; }
 { echo "== before $(date -u +%FT%TZ)"; smi; } >"$OUT/gpu_state.txt"
 
 echo "== ninja bench"

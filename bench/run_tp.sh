@@ -14,7 +14,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 cleanup() { pkill -TERM -f "bench/tp_bench.py" 2>/dev/null || true; }
 trap cleanup EXIT
 trap 'cleanup; exit 143' TERM INT
-{ nvidia-smi; nvidia-smi topo -m; } > "$OUT/tp${TP}_gpus.log" 2>&1 || true
+{ nvidia-smi -L; nvidia-smi; nvidia-smi topo -m; } > "$OUT/tp${TP}_gpus.log" 2>&1 || true
 ninja build/libtpgemm.so > "$OUT/tp${TP}_build.log" 2>&1 || { tail -40 "$OUT/tp${TP}_build.log"; exit 1; }
 status=0
 OUT="$OUT" timeout 480 python3 -m torch.distributed.run --standalone --nproc_per_node="$TP" bench/tp_bench.py "$@" \

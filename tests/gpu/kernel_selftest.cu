@@ -25,7 +25,8 @@
  * checked against cuBLAS's; the timing table is printed last.
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
- * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel), `--ag-perf` the
+ * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel; `--rs-parts` with
+ * the ring's cost split into parts), `--ag-perf` the
  * all-gather walk timing of selftest_ag_perf.cu, `--coresident` whether the barrier kernel runs beside each
  * listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with `--no-perf`: only the
  * requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
@@ -47,7 +48,7 @@
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
 KERNELS(DECLARE)
 #undef DECLARE
-void rs_perf(const kern *ks, int nk, const ctl &c);
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts);
 void print_rs_perf(const kern *ks, int nk);
 void ag_perf(const kern *ks, int nk, const ctl &c);
 void print_ag_perf(const kern *ks, int nk);
@@ -459,18 +460,19 @@ static bool listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0, ag = 0, cores = 0, cases = 1;
+    int skip_perf = 0, rs = 0, rs_parts = 0, ag = 0, cores = 0, cases = 1;
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
+        else if (strcmp(argv[i], "--rs-parts") == 0) rs = rs_parts = 1;
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
         else if (strcmp(argv[i], "--coresident") == 0) cores = 1;
         else if (strcmp(argv[i], "--no-cases") == 0) cases = 0;
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--ag-perf] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
+            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--ag-perf] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
                     argv[0]);
             return 2;
         }
@@ -479,7 +481,14 @@ int main(int argc, char **argv)
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     g_num_sms = prop.multiProcessorCount;
-    printf("device: %s (cc %d.%d, %d SMs)\n", prop.name, prop.major, prop.minor, g_num_sms);
+    /* the UUID names the physical GPU: each device call may get another H200, and the perf tables of two
+     * runs differ by a few percent between machines (docs/PERF_NOTES.md, 2026-12-02 section) */
+    char uuid[48]; /* "GPU-" + 32 hex digits + 4 dashes + NUL = 41 */
+    int at = snprintf(uuid, sizeof uuid, "GPU-");
+    for (int i = 0; i < 16; ++i)
+        at += snprintf(uuid + at, sizeof uuid - (size_t)at, "%s%02x", (i == 4 || i == 6 || i == 8 || i == 10) ? "-" : "",
+                       (unsigned char)prop.uuid.bytes[i]);
+    printf("device: %s (cc %d.%d, %d SMs) %s\n", prop.name, prop.major, prop.minor, g_num_sms, uuid);
     if (prop.major != 9) {
         printf("not a Hopper device; skipping\n");
         return 1;
@@ -543,7 +552,7 @@ int main(int argc, char **argv)
             case_guard(g_problems[pi].name, 120);
             test_perf(bf, nbf, c, h, pi);
         }
-    if (rs && nk > 0) rs_perf(ks, nk, c); /* selftest_rs_perf.cu */
+    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts); /* selftest_rs_perf.cu */
     if (ag && nk > 0) ag_perf(ks, nk, c); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     alarm(0);

@@ -11,6 +11,13 @@
  * of the link (bytes on NVLink, the peer's pace, the clock the links cost). A tiny kernel raises the epoch
  * before every ring launch, so each launch waits for its own flags as a fused call does.
  *
+ * Every stage reads the same B (N x K), as the fused TilingA walk does (runtime/src/params.c: only A's rows
+ * follow the stage); until 2026-12-02 the ring read a second B per stage, unlike the product.
+ *
+ * `--rs-parts` splits the ring's cost on the first problems (rs_perf_parts): "walk" is the ring's two stages
+ * with neither flags nor partials (stage 0 writes the slot, stage 1 writes D), "flags" adds stage 0's tile
+ * flags (the stores' completion and the release), and the ring adds stage 1's wait and partial read.
+ *
  * Not a check: the ring's values are checked by the ring cases of kernel_selftest.cu (same code path,
  * smaller shapes); here only the status word (no timeout) is.
  */
@@ -48,11 +55,43 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
     return ms;
 }
 
-/* Plain vs ring for every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
+/* The variants of one kernel on one problem: plain (one stage), the ring, and with --rs-parts the ring's
+ * parts (header comment). The ring's variants share one B: every stage's map reads rows 0 .. n - 1. */
+enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, NV };
+static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags"};
+
+static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &K, void *A, void *B, void *X, void *D,
+                           unsigned int *F, const tp_problem &P, int tiles)
+{
+    const int S = P.tp, m = P.m / S;
+    if (v == V_PLAIN) {
+        base_params(p, c, P.m, P.n, P.k, 1, 1);
+        map_a(&p->stage[0].a_map, K, A, P.m, P.k);
+        map_b(&p->stage[0].b_map, K, B, P.n, P.k);
+        p->stage[0].a_batch_rows = P.m;
+        p->stage[0].b_batch_rows = P.n;
+        set_dest(p, 0, K, D, P.n, (long long)P.m * P.n);
+        return;
+    }
+    ring_params(p, c, K, A, B, X, D, F, m, P.n, P.k, S, tiles);
+    for (int s = 0; s < S; ++s) {
+        tpg_stage_params *sp = &p->stage[s];
+        map_b(&sp->b_map, K, B, P.n, P.k);
+        sp->b_row0 = 0;
+        sp->b_batch_rows = P.n;
+        if (v == V_RING) continue;
+        sp->partial = nullptr; /* walk, flags: stage 1 neither waits nor reads */
+        sp->partial_flags = nullptr;
+        if (v == V_WALK) sp->signal_flags = nullptr;
+    }
+}
+
+/* Every variant of every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
  * window, in order and reversed on alternate rounds (the card heats up during a round: a fixed order
- * favours whatever runs first). Fills ratio[i] = plain / ring time of kernel i and tf[i][0|1] = plain /
- * ring TFLOP/s. */
-static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_problem &P, double *ratio, double (*tf)[2])
+ * favours whatever runs first). Fills ratio[i] = plain / ring time of kernel i and tf[i][v] = variant v's
+ * TFLOP/s (nv variants: 2, or NV with the parts). */
+static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_problem &P, int nv, double *ratio,
+                            double (*tf)[NV])
 {
     const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
@@ -63,37 +102,31 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         const int dt = ks[i].s.dtype;
         if (A[dt]) continue;
         A[dt] = dalloc((size_t)P.m * P.k * 2);
-        B[dt] = dalloc((size_t)S * P.n * P.k * 2);
+        B[dt] = dalloc((size_t)P.n * P.k * 2);
         rand_fill(ks[i], A[dt], (size_t)P.m * P.k, 7001);
-        rand_fill(ks[i], B[dt], (size_t)S * P.n * P.k, 7002);
+        rand_fill(ks[i], B[dt], (size_t)P.n * P.k, 7002);
     }
     void *X = dalloc((size_t)(S - 1) * m * P.n * 4), *D = dalloc((size_t)P.m * P.n * 2); /* fp32 partials fit too */
     const int tiles = ((m + 63) / 64) * ((P.n + 63) / 64); /* >= tiles of a stage for any tile shape */
     unsigned int *F = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
     CK(cudaMemset(F, 0, (size_t)(S - 1) * tiles * 4));
     set_epoch(c, 1);
-    static tpg_gemm_params plain[32], ring[32];
-    for (int i = 0; i < nk; ++i) {
-        const int dt = ks[i].s.dtype;
-        base_params(&plain[i], c, P.m, P.n, P.k, 1, 1);
-        map_a(&plain[i].stage[0].a_map, ks[i], A[dt], P.m, P.k);
-        map_b(&plain[i].stage[0].b_map, ks[i], B[dt], P.n, P.k);
-        plain[i].stage[0].a_batch_rows = P.m;
-        plain[i].stage[0].b_batch_rows = P.n;
-        set_dest(&plain[i], 0, ks[i], D, P.n, (long long)P.m * P.n);
-        ring_params(&ring[i], c, ks[i], A[dt], B[dt], X, D, F, m, P.n, P.k, S, tiles);
-    }
-    double t[32][2] = {{0}};
+    static tpg_gemm_params prm[32][NV];
+    for (int i = 0; i < nk; ++i)
+        for (int v = 0; v < nv; ++v)
+            variant_params(&prm[i][v], v, c, ks[i], A[ks[i].s.dtype], B[ks[i].s.dtype], X, D, F, P, tiles);
+    double t[32][NV] = {{0}};
     for (int r = -1; r < rounds; ++r) /* round -1: warm-up, not counted */
-        for (int w = 0; w < 2 * nk; ++w) {
-            const int x = r % 2 ? 2 * nk - 1 - w : w, i = x / 2, v = x % 2;
-            const double ms = window_ms(ks[i], v ? &ring[i] : &plain[i], c, v == 1, r < 0 ? 2 : iters);
+        for (int w = 0; w < nv * nk; ++w) {
+            const int x = r % 2 ? nv * nk - 1 - w : w, i = x / nv, v = x % nv;
+            /* every variant but plain raises the epoch first: flags of earlier launches must not count */
+            const double ms = window_ms(ks[i], &prm[i][v], c, v != V_PLAIN, r < 0 ? 2 : iters);
             if (r >= 0) t[i][v] += ms;
         }
     const unsigned int st = get_status(c);
     for (int i = 0; i < nk; ++i) {
-        ratio[i] = t[i][0] / t[i][1];
-        for (int v = 0; v < 2; ++v) tf[i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
+        ratio[i] = t[i][V_PLAIN] / t[i][V_RING];
+        for (int v = 0; v < nv; ++v) tf[i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
         char name[64], val[64];
         snprintf(name, 64, "rs-perf %s TP %d ring (status)", P.name, P.tp);
         snprintf(val, 64, "status=%u ring/plain %.3f", st, ratio[i]);
@@ -106,14 +139,19 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     cudaFree(X); cudaFree(D); cudaFree(F);
 }
 
-static double g_ratio[NRS][32], g_tf[NRS][32][2];
+/* --rs-parts: the parts on the TP = 2 problems with per-stage K >= 7168 (405B-fc2, 70B-fc2), where the wide
+ * kernel's ring read 0.96-1.02 of its plain GEMM depending on the machine (docs/PERF_NOTES.md). */
+#define NPARTS 2
+static double g_ratio[NRS][32], g_tf[NRS][32][NV];
+static int g_nv[NRS];
 
 /* The whole --rs-perf run: every listed kernel (any operand type) on every problem (print_rs_perf prints the table). */
-void rs_perf(const kern *ks, int nk, const ctl &c)
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts)
 {
     for (int pi = 0; pi < NRS; ++pi) {
         case_guard(g_rs[pi].name, 300);
-        rs_perf_problem(ks, nk < 32 ? nk : 32, c, g_rs[pi], g_ratio[pi], g_tf[pi]);
+        g_nv[pi] = parts && pi < NPARTS ? NV : 2;
+        rs_perf_problem(ks, nk < 32 ? nk : 32, c, g_rs[pi], g_nv[pi], g_ratio[pi], g_tf[pi]);
     }
 }
 
@@ -129,8 +167,22 @@ void print_rs_perf(const kern *ks, int nk)
     for (int pi = 0; pi < NRS; ++pi) {
         printf("| %s %dx%dx%d | %d |", g_rs[pi].name, g_rs[pi].m, g_rs[pi].n, g_rs[pi].k, g_rs[pi].tp);
         for (int i = 0; i < nk; ++i)
-            printf(" %.1f | %.1f (%.3f, %.3f) |", g_tf[pi][i][0], g_tf[pi][i][1], g_ratio[pi][i],
-                   g_tf[pi][i][1] / g_tf[pi][0][1]);
+            printf(" %.1f | %.1f (%.3f, %.3f) |", g_tf[pi][i][V_PLAIN], g_tf[pi][i][V_RING], g_ratio[pi][i],
+                   g_tf[pi][i][V_RING] / g_tf[pi][0][V_RING]);
         printf("\n");
     }
+    if (g_nv[0] < NV) return;
+    printf("\n## the ring's parts (--rs-parts; TFLOP/s, in brackets / plain): walk = two stages, no flags or partials; "
+           "flags = stage 0 raises its tile flags; ring = stage 1 also waits and adds the partial\n\n| problem | kernel |");
+    for (int v = 0; v < NV; ++v) printf(" %s |", kVariant[v]);
+    printf("\n|---|---|");
+    for (int v = 0; v < NV; ++v) printf("---|");
+    printf("\n");
+    for (int pi = 0; pi < NRS && g_nv[pi] == NV; ++pi)
+        for (int i = 0; i < nk; ++i) {
+            printf("| %s TP %d | %s |", g_rs[pi].name, g_rs[pi].tp, ks[i].name);
+            for (int v = 0; v < NV; ++v)
+                printf(" %.1f (%.3f) |", g_tf[pi][i][v], g_tf[pi][i][v] / g_tf[pi][i][V_PLAIN]);
+            printf("\n");
+        }
 }
