@@ -39,10 +39,30 @@ def render(records, tp):
               f"tpgemm / cuBLAS local: {fmt(g_local, 3)}. Checks passed: "
               f"{sum(r.get('check') == 'passed' for r in records)}/{len(records)}."]
     lines += acceptance_lines(records, tp)
+    lines += experiment_lines(records)
     errors = [f"- {r['name']}: {k}: {v}" for r in records for k, v in (r.get("errors") or {}).items()]
     if errors:
         lines += ["", "Errors:", *errors]
     return "\n".join(lines) + "\n"
+
+
+def experiment_lines(records):
+    """The run's extra variants (tp_bench.py --alt-*: other fused configs or modes on the same tensors, with their
+    own check; --link-copies: diagnostics without an output) as one table, each against the shipped fused
+    call of its shape."""
+    rows = []
+    for r in records:
+        for kind, entries in (("alt", r.get("alt") or {}), ("diag", r.get("diag") or {})):
+            for name, a in entries.items():
+                rows.append([r["name"], f"{kind}:{name}", a.get("config") or "–", fmt(a.get("tflops")),
+                             fmt(ratio(a.get("tflops"), r.get("tpgemm_tflops")), 3),
+                             fmt(ratio(a.get("tflops"), r.get("local_tflops")), 3), fmt(a.get("sm_mhz")),
+                             fmt(a.get("joules"), 3), a.get("check", "–")])
+    if not rows:
+        return []
+    cols = ["shape", "variant", "config", "TFLOP/s", "/ tpgemm fused", "/ tpgemm local", "SM MHz", "J/call", "check"]
+    return ["", "Experiments (same tensors, interleaved with the variants above):", "",
+            "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)] + ["| " + " | ".join(x) + " |" for x in rows]
 
 
 SEED_PROBLEM = (16384, 106496, 16384)  # the seed's default problem (= the 405B-fc1 anchor)
@@ -75,7 +95,7 @@ def replace_section(text, tp, body, dtype="bf16"):
     return benchmarks_md.replace_section(text, R.result_stem(tp, dtype), title, body)
 
 
-def plot(records, tp, path):
+def plot(records, tp, path, dtype="bf16"):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -85,11 +105,12 @@ def plot(records, tp, path):
     fig, ax = plt.subplots(figsize=(12, 5))
     width = 0.8 / len(VARIANTS)
     for i, (v, label) in enumerate(VARIANTS.items()):
+        label = R.cublas_label(dtype) if v == "cublas_local" else label
         ys = [r.get(f"{v}_tflops") or 0 for r in records]
         ax.bar([x + i * width for x in range(len(records))], ys, width, label=label)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(records))], [r["name"] for r in records])
     ax.set_ylabel("per-GPU TFLOP/s (sustained)")
-    ax.set_title(f"TP={tp}, bf16")
+    ax.set_title(f"TP={tp}, {dtype}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -104,13 +125,15 @@ def main(argv=None):
     p.add_argument("--png", default=None, help="default: next to the JSON, tp<N>.png")
     a = p.parse_args(argv)
     records = json.loads(Path(a.json).read_text())
-    tp = records[0]["tp"] if records else 0
+    if not records:
+        sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
+    tp, dtype = records[0]["tp"], records[0]["dtype"]
     body = render(records, tp)
     bench = Path(a.benchmarks)
     text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
-    bench.write_text(replace_section(text, tp, body, records[0]["dtype"] if records else "bf16"))
+    bench.write_text(replace_section(text, tp, body, dtype))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
-    if plot(records, tp, png):
+    if plot(records, tp, png, dtype):
         print(f"plot: {png}")
     print(body, end="")
 

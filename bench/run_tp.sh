@@ -23,7 +23,12 @@ tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past 480 s and was stopped" >&2
 # the run's JSON: tp<N>.json for bf16, tp<N>_<dtype>.json otherwise (bench/tp_records.py result_stem)
 DTYPE=bf16
-for ((i = 1; i <= $#; i++)); do [[ "${!i}" == "--dtype" ]] && { j=$((i + 1)); DTYPE="${!j}"; }; done
+for ((i = 1; i <= $#; i++)); do
+    case "${!i}" in
+    --dtype=*) DTYPE="${!i#--dtype=}" ;;
+    --dtype) j=$((i + 1)); [[ $j -le $# ]] && DTYPE="${!j}" ;;
+    esac
+done
 STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"
 if [[ -f "$OUT/$STEM.json" ]]; then
     python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/tp${TP}_table.md"

@@ -95,40 +95,64 @@ def aligned_start():
 
 def window(fn, calls, energy, tp):
     """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz) — max time, mean energy
-    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks."""
+    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks. Collective: a
+    failure of this rank's calls is held until every rank has reached the same point, then raised on all ranks
+    alike (RankFailure on the ranks whose own calls ran), so the ranks leave in step."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
     aligned_start()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    j0 = energy.joules()
-    s.record()
-    for _ in range(calls):
-        fn()
-    e.record()
-    clocks = []
-    while not e.query():  # sample the SM clock while the queued calls run (the events time them)
-        m = energy.sm_mhz()
-        if m is not None:
-            clocks.append(m)
-        time.sleep(0.02)
-    mhz = sum(clocks) / len(clocks) if clocks else None
-    e.synchronize()
-    j1 = energy.joules()
-    seconds = allreduce(s.elapsed_time(e) / 1e3, dist.ReduceOp.MAX)
+    failure = None
+    try:
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        j0 = energy.joules()
+        s.record()
+        for _ in range(calls):
+            fn()
+        e.record()
+        clocks = []
+        while not e.query():  # sample the SM clock while the queued calls run (the events time them)
+            m = energy.sm_mhz()
+            if m is not None:
+                clocks.append(m)
+            time.sleep(0.02)
+        mhz = sum(clocks) / len(clocks) if clocks else None
+        e.synchronize()
+        j1 = energy.joules()
+        elapsed = s.elapsed_time(e) / 1e3
+    except Exception as ex:
+        failure = ex
+    if not all_ok(failure is None):
+        raise failure or RankFailure("failed on another rank")
+    seconds = allreduce(elapsed, dist.ReduceOp.MAX)
     joules = allreduce(j1 - j0 if j0 is not None else -1e30, dist.ReduceOp.SUM) / tp
     mhz = allreduce(mhz if mhz is not None else -1e30, dist.ReduceOp.SUM) / tp
     return seconds, (joules if joules >= 0 else None), (mhz if mhz >= 0 else None)
 
 
-def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name):
+class RankFailure(RuntimeError):
+    """A collective step failed on another rank (its own message is in that rank's record of errors)."""
+
+
+def guarded(fn):
+    """Runs fn; returns None, or the failure's text (cut to 300 characters)."""
+    try:
+        fn()
+        return None
+    except Exception as e:
+        return repr(e)[:300]
+
+
+def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
     """Tensors and one callable per variant, plus (tpgemm D, reference) for the check. num: the operand type's
-    torch side (tp_numerics.py)."""
+    torch side (tp_numerics.py). Each tpgemm op is appended to `held` as soon as it exists (the caller destroys
+    them, also when a later step fails)."""
     g = torch.Generator(device="cuda").manual_seed(1234 + 7919 * rank + m + n + k)
     rnd = lambda *s: num.operand(g, *s)  # noqa: E731
     emp = num.output
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     op = ctx.op(cfg, m, n, k)
+    held.append(op)
     progress(rank, f"op {m}x{n}x{k} created")
     sh = op.shard_shape(rank)
     if op_kind == "AG":
@@ -136,6 +160,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
         a_full, d, d_loc, ref = num.operand_empty(m, k), emp(m, n // tp), emp(m, n // tp), emp(m, n // tp)
         want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp, d_col0=rank * n // tp)
         op1 = ctx1.op(cfg1, m, n // tp, k)
+        held.append(op1)
         op1.set_tensors(0, a_full.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
 
         def reference():
@@ -148,6 +173,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
         part, d, d_loc, ref = emp(m, n), emp(m // tp, n), emp(m, n), emp(m // tp, n)
         want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n, d_row0=rank * m // tp)
         op1 = ctx1.op(cfg1, m, n, k // tp)
+        held.append(op1)
         op1.set_tensors(0, a.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
 
         def reference():
@@ -166,15 +192,28 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     return op, op1, fns, reference, keep
 
 
-def rel_err(op, fns, reference, keep, tp):
+def check_output(op, run, reference, keep):
+    """Runs the fused call once on a zeroed D and compares it with torch's (reference(): the NCCL collective +
+    cuBLAS). Returns (rel_err, max_err, failure): ||d - ref|| / ||ref|| and max|d - ref| / max|ref| over every
+    rank (tp_records.MAX_REL_ERR, MAX_ELEM_ERR), or (None, None, why) when the call failed on any rank. The
+    reference's collective runs on every rank or on none (all_ok first), so a call that fails on one rank only
+    does not leave the ranks in different collectives."""
     d, ref = keep[2], keep[4]
-    d.zero_()
-    fns["tpgemm"]()
-    op.sync()
+
+    def fused():
+        d.zero_()
+        run()
+        op.sync()  # a device-side timeout surfaces here
+    why = guarded(fused)
+    if not all_ok(why is None):
+        return None, None, why or "failed on another rank"
     reference()
     torch.cuda.synchronize()
-    err = ((d.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30)).item()
-    return allreduce(err, dist.ReduceOp.MAX)
+    diff = d.float() - ref.float()
+    rel = (diff.norm() / ref.float().norm().clamp_min(1e-30)).item()
+    mx = (diff.abs().max() / ref.float().abs().max().clamp_min(1e-30)).item()
+    finite = lambda x: x if math.isfinite(x) else math.inf  # noqa: E731 - a NaN in D fails, never "not run"
+    return allreduce(finite(rel), dist.ReduceOp.MAX), allreduce(finite(mx), dist.ReduceOp.MAX), None
 
 
 def save(records, tp, dtype):
@@ -207,80 +246,120 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     else:
         cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
     cfg1 = lib.local_config(cfg, 1)
-    errors, figures, err, alt_err = {}, {}, None, {}
+    errors, figures, alt_err, alt_max, alt_cfg = {}, {}, {}, {}, {}
+    err = max_err = None
     num = tp_numerics.for_dtype(args.dtype)
-    op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1,
-                                                group_name)
-    alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg)
-    diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out, group_name,
-                              fns) if args.link_copies else {}
-    try:
+    held, alt_ops, diags, keep, fns = [], {}, {}, None, {}  # held: every tpgemm op made so far, destroyed below
+    try:  # setup failures (config lookups, tpgemm's collective calls) happen on every rank alike
+        op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1,
+                                                    group_name, held)
+        alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg)
+        diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
+                                  group_name, fns) if args.link_copies else {}
         progress(rank, f"{name}: check")
-        err = rel_err(op, fns, reference, keep, tp)
+        err, max_err, why = check_output(op, fns["tpgemm"], reference, keep)
+        if why:
+            errors["tpgemm"] = why
         for v, alt_op in alt_ops.items():
-            alt_err[v] = rel_err(alt_op, {"tpgemm": fns[v]}, reference, keep, tp)
-        progress(rank, f"{name}: rel err {err:.3e}; timing")
-        live = list(R.VARIANTS) + list(alt_ops) + list(diags)
-        per_call = {}
-        for v in list(live):  # warm-up, estimate, then a burst from an idle card
-            try:
-                fns[v]()
-                t, _, _ = window(fns[v], 2, energy, tp)
-                time.sleep(args.burst_idle)
-                calls = min(MAX_CALLS, max(3, math.ceil(0.05 / max(t / 2, 1e-6))))
-                t, _, _ = window(fns[v], calls, energy, tp)
-                per_call[v] = t / calls
-                figures[v] = {"burst_s": t / calls, "windows": []}
-            except Exception as e:
-                errors[v] = repr(e)[:300]
-            if not all_ok(v not in errors):
-                errors.setdefault(v, "failed on another rank")
-                figures.pop(v, None)
-                live.remove(v)
-        if live:  # heat: one unmeasured window, so the first measured one starts at the power cap like the rest
-            v = live[-1]
-            try:
-                window(fns[v], min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v]))), energy, tp)
-            except Exception as e:
-                errors[v] = repr(e)[:300]
-            if not all_ok(v not in errors):
-                errors.setdefault(v, "failed on another rank")
-                live.remove(v)
-        for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
-            for v in list(live):
-                try:
-                    calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
-                    seconds, joules, mhz = window(fns[v], calls, energy, tp)
-                    if v == "tpgemm" or v in alt_ops:
-                        (alt_ops.get(v) or op).sync()  # a device-side timeout surfaces here, not as a fast bogus figure
-                    figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules,
-                                                  "sm_mhz": mhz})
-                except Exception as e:
-                    errors[v] = repr(e)[:300]
-                if not all_ok(v not in errors):
-                    errors.setdefault(v, "failed on another rank")
-                    live.remove(v)
-        for v, f in figures.items():
-            f["sustained_s"], f["joules"] = R.summarize(f["windows"])
-            if v in errors:
-                f["sustained_s"] = f["joules"] = None
+            alt_err[v], alt_max[v], why = check_output(alt_op, fns[v], reference, keep)
+            if why:
+                errors[v] = why
+        progress(rank, f"{name}: rel err {err}, max err {max_err}; timing")
+        live = [v for v in list(R.VARIANTS) + list(alt_ops) + list(diags) if v not in errors]
+        time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op})
     finally:
         torch.cuda.synchronize()
-        op.destroy()  # collective: every rank reaches it, in the same order
-        op1.destroy()
-        for alt_op in alt_ops.values():
-            alt_op.destroy()
+        for o in held:  # collective: every rank reaches each destroy, in the same order
+            why = guarded(o.destroy)
+            if why:
+                errors.setdefault("destroy", why)
         del keep, fns
         diags = list(diags)  # the names only: the diagnostic's buffers are freed with the rest
         torch.cuda.empty_cache()
-    return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors,
+    errors = errors_of_all_ranks(errors, rank, tp)
+    return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors, max_err=max_err,
                          extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
                                    for v, f in figures.items()},
                                 "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                 "local_config": lib.config_info(cfg1)["name"],
                                 "windows": {v: f.get("windows") for v, f in figures.items()},
-                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp)} if alt_ops else {}),
+                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
+                                   if alt_ops else {}),
                                 **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
+
+
+def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
+    """Burst then sustained windows of every live variant (fills figures, errors; a variant that fails on any
+    rank is dropped on all). fused_ops: variant -> tpgemm op, synced after each of its windows."""
+    per_call = {}
+
+    def drop_unless_all_ok(v):
+        if not all_ok(v not in errors):
+            errors.setdefault(v, "failed on another rank")
+            figures.pop(v, None)
+            live.remove(v)
+            return True
+        return False
+    for v in list(live):  # warm-up, estimate, then a burst from an idle card
+        why = guarded(fns[v])  # local: checked on every rank before the windows' collectives
+        if why:
+            errors[v] = why
+        if drop_unless_all_ok(v):
+            continue
+        try:
+            t, _, _ = window(fns[v], 2, energy, tp)
+            time.sleep(args.burst_idle)
+            calls = min(MAX_CALLS, max(3, math.ceil(0.05 / max(t / 2, 1e-6))))
+            t, _, _ = window(fns[v], calls, energy, tp)
+            per_call[v] = t / calls
+            figures[v] = {"burst_s": t / calls, "windows": []}
+        except Exception as e:
+            errors[v] = repr(e)[:300]
+        drop_unless_all_ok(v)
+    if live:  # heat: one unmeasured window, so the first measured one starts at the power cap like the rest
+        v = live[-1]
+        try:
+            window(fns[v], min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v]))), energy, tp)
+        except Exception as e:
+            errors[v] = repr(e)[:300]
+        drop_unless_all_ok(v)
+    for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
+        for v in list(live):
+            try:
+                calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
+                seconds, joules, mhz = window(fns[v], calls, energy, tp)
+                if v in fused_ops:
+                    fused_ops[v].sync()  # a device-side timeout surfaces here, not as a fast bogus figure
+                figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules, "sm_mhz": mhz})
+            except Exception as e:
+                errors[v] = repr(e)[:300]
+            drop_unless_all_ok(v)
+    for v, f in figures.items():
+        f["sustained_s"], f["joules"] = R.summarize(f["windows"])
+        if v in errors:
+            f["sustained_s"] = f["joules"] = None
+
+
+def errors_of_all_ranks(errors, rank, tp):
+    """Every rank's failure texts, each rank's own named ("rank 1: ..."), so a failure seen on rank 1 only is
+    not recorded as rank 0's "failed on another rank". Collective; each rank also prints its own."""
+    for v, why in errors.items():
+        if why != "failed on another rank" and not why.startswith("RankFailure"):
+            print(f"rank {rank}: {v}: {why}", flush=True)
+    if tp == 1:
+        return errors
+    gathered = [None] * tp
+    dist.all_gather_object(gathered, errors)
+    merged = {}
+    for r, errs in enumerate(gathered):
+        for v, why in (errs or {}).items():
+            if why == "failed on another rank" or why.startswith("RankFailure"):
+                continue
+            merged[v] = (merged[v] + "; " if v in merged else "") + f"rank {r}: {why}"
+    for errs in gathered:  # a variant whose only texts were "failed on another rank" keeps that
+        for v, why in (errs or {}).items():
+            merged.setdefault(v, why)
+    return merged
 
 
 def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
@@ -291,13 +370,14 @@ def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
     what the links' traffic costs a GEMM at the power cap (clock, joules); fused against local_link is what the
     fused walk itself costs. Returns {variant: the tensors it holds}; adds its callable to fns."""
     import torch.distributed._symmetric_memory as symm
-    rows, cols = m // tp, (k if op_kind == "AG" else n)
-    src = symm.empty(rows, cols, dtype=dtype, device="cuda")
-    src.normal_()
+    # bytes only, so uint8 of the same size: an fp8 tensor has no normal_()
+    rows, cols = m // tp, (k if op_kind == "AG" else n) * torch.empty((), dtype=dtype).element_size()
+    src = symm.empty(rows, cols, dtype=torch.uint8, device="cuda")
+    src.random_()
     handle = symm.rendezvous(src, group_name)
     peers = [(rank + i) % tp for i in range(1, tp)] or [rank]  # TP = 1 (a smoke run): the own buffer
-    views = [handle.get_buffer(p, (rows, cols), dtype) for p in peers]
-    slots = [torch.empty(rows, cols, device="cuda", dtype=dtype) for _ in peers]
+    views = [handle.get_buffer(p, (rows, cols), torch.uint8) for p in peers]
+    slots = [torch.empty(rows, cols, device="cuda", dtype=torch.uint8) for _ in peers]
     side = torch.cuda.Stream()
     local = fns["local"]
 
@@ -314,20 +394,22 @@ def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
     return {"diag:local_link": (src, handle, views, slots, side)}
 
 
-def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
+def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, configs):
     """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
     ("alt:overlap_barriers"), and on reduce-scatter shapes --alt-pull-partials the shape's config's pulled twin
     ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), interleaved with the others on the same tensors. Returns
-    {variant: op}; adds its callable to fns."""
+    {variant: op}; adds its callable to fns, each op to held (as it is made) and its config's name to configs."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     wanted = []  # (variant, config, copy chunks, barriers beside the GEMM)
     for fam in [f for f in args.alt_config.split(",") if f]:
         alt_cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=args.dtype)
         if lib.config_info(alt_cfg)["schedule"] == getattr(args, f"{op_kind.lower()}_schedule"):
             wanted.append((f"alt:{fam}", alt_cfg, 0, False))
-    if op_kind == "AG":
+    if tp == 1 and (args.alt_copy_chunks or args.alt_overlap_barriers) and rank == 0:  # a smoke run at world size 1
+        print("tp_bench: TP = 1 has no copies or barriers: no alt:copy_chunks / alt:overlap_barriers", file=sys.stderr)
+    if op_kind == "AG" and tp > 1:
         wanted += [(f"alt:copy_chunks{c}", cfg, int(c), False) for c in args.alt_copy_chunks.split(",") if c]
     if op_kind == "RS" and args.alt_pull_partials:
         try:  # a tuned or non-bf16 config may have no twin: the shape runs without this variant, and says so
@@ -335,11 +417,13 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
         except ValueError as e:
             if rank == 0:
                 print(f"tp_bench: {m}x{n}x{k}: no alt:pull_partials: {e}", file=sys.stderr)
-    if args.alt_overlap_barriers:
+    if args.alt_overlap_barriers and tp > 1:
         wanted.append(("alt:overlap_barriers", cfg, 0, True))
     ops = {}
     for v, alt_cfg, chunks, overlap in wanted:
         alt_op = ctx.op(alt_cfg, m, n, k)
+        held.append(alt_op)
+        configs[v] = lib.config_info(alt_cfg)["name"]
         if chunks:
             alt_op.set_copy_chunks(chunks)
         if overlap:
@@ -348,6 +432,14 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg):
         ops[v] = alt_op
         fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
     return ops
+
+
+def extra_variants(args):
+    """The most --alt-* / --link-copies variants one shape can add (for the time estimate)."""
+    ag = len([c for c in args.alt_copy_chunks.split(",") if c])
+    rs = int(args.alt_pull_partials)
+    return (len([f for f in args.alt_config.split(",") if f]) + max(ag, rs) + int(args.alt_overlap_barriers)
+            + int(args.link_copies))
 
 
 def main():
@@ -390,10 +482,14 @@ def main():
         symm.enable_symm_mem_for_group(group_name)
     except Exception as e:  # async TP then fails per shape and is recorded as an error
         print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
+    unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
+    if unknown:
+        p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
     shapes = [s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")]
     if rank == 0:
-        est = R.estimate_seconds(len(shapes), len(R.VARIANTS), args.rounds, args.window, args.burst_idle, 6.0)
-        print(f"tp_bench: TP={tp}, {len(shapes)} shapes x {len(R.VARIANTS)} variants x {args.rounds} rounds x "
+        n_var = len(R.VARIANTS) + extra_variants(args)
+        est = R.estimate_seconds(len(shapes), n_var, args.rounds, args.window, args.burst_idle, 6.0)
+        print(f"tp_bench: TP={tp}, {len(shapes)} shapes x up to {n_var} variants x {args.rounds} rounds x "
               f"{args.window:.1f} s windows; estimated {est:.0f} s", flush=True)
 
     def allgather(send):  # the bootstrap: bytes over NCCL (tiny, once per collective tpgemm call)
@@ -422,7 +518,8 @@ def main():
         if rank == 0:
             save(records, tp, args.dtype)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
-                  + f", check {rec['check']} (rel err {rec['rel_err']}), {time.time() - t0:.1f} s", flush=True)
+                  + f", check {rec['check']} (rel err {rec['rel_err']}, max err {rec['max_err']}), "
+                  f"{time.time() - t0:.1f} s", flush=True)
             for fam, a in rec.get("alt", {}).items():
                 print(f"  alt {fam}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
                       f"{R.fmt_or_dash(a['sm_mhz'])} MHz, check {a['check']})", flush=True)

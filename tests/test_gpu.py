@@ -48,13 +48,17 @@ def run_passing(args: list[str], timeout: int) -> str:
 
 @needs_gpus(2)
 def test_missing_peer_times_out_then_fresh_context_works(built):
-    assert "TPG_ERR_TIMEOUT" in run_passing(["gpu_timeout", "200"], timeout=120)
+    out = run_passing(["gpu_timeout", "200"], timeout=120)
+    assert "TPG_ERR_TIMEOUT" in out
+    assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out  # the late rank's call fails too
 
 
 @needs_gpus(1)
 def test_missing_peer_times_out_on_a_shared_device(built):
     """The same with both ranks on one GPU (tpg_ctx_config.share_devices)."""
-    assert "TPG_ERR_TIMEOUT" in run_passing(["gpu_timeout", "200", "--share-device"], timeout=120)
+    out = run_passing(["gpu_timeout", "200", "--share-device"], timeout=120)
+    assert "TPG_ERR_TIMEOUT" in out
+    assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out
 
 
 def parse_missing_peer_wait(out: str) -> float:
@@ -87,6 +91,7 @@ def check_one_timeout_per_call(extra: list[str], schedule: str):
         out = run_passing(base + (["--overlap-barriers"] if overlap else []), timeout=120)
         waited = parse_missing_peer_wait(out)
         assert 0.3 <= waited < 0.5, (overlap, waited)
+        assert "late peer: TPG_ERR_TIMEOUT" in out, out  # rank 1 late for the call rank 0 gave up on: fails too
         if schedule == "--allgather":  # the mode took effect: only beside the barrier does stage 0 run at once
             assert f"stage 0 before the start barrier passed: {'yes' if overlap else 'no'}" in out, out
 

@@ -46,8 +46,21 @@ def test_record_has_the_required_fields_in_order():
 
 def test_check_and_missing_variants():
     assert R.check_status(0.05) == "failed" and R.check_status(None) == "not run"
+    # a fused call that failed (a timeout, say) fails the check; without an error there is nothing to judge
     rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {"tpgemm": None}, None, {"tpgemm": "boom"})
-    assert rec["tpgemm_tflops"] is None and rec["check"] == "not run" and rec["errors"] == {"tpgemm": "boom"}
+    assert rec["tpgemm_tflops"] is None and rec["check"] == "failed" and rec["errors"] == {"tpgemm": "boom"}
+    rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {}, None, {"nccl_cublas": "boom"})
+    assert rec["check"] == "not run"
+
+
+def test_check_holds_the_elementwise_bound_too():
+    """One wrong tile hardly moves the norm-wise error (0.006 for one 128 x 256 tile of 405B-fc1's D shard) but
+    moves max|d - ref| / max|ref| to O(1): that bound fails it; a NaN fails as well."""
+    assert R.check_status(6e-3, 0.8) == "failed"
+    assert R.check_status(6e-3, 1e-2) == "passed" and R.check_status(6e-3, None) == "passed"
+    assert R.check_status(1e-3, float("nan")) == "failed"
+    rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 3e-3, max_err=0.9)
+    assert rec["check"] == "failed" and rec["max_err"] == 0.9 and rec["rel_err"] == 3e-3
 
 
 def test_estimate_fits_the_budget():
@@ -104,6 +117,11 @@ def test_alt_summary_names_families_and_checks_each():
     assert set(out) == {"x_a", "x_b"}
     assert out["x_a"]["tflops"] == pytest.approx(1e9 / 0.1 / 1e12) and out["x_a"]["sm_mhz"] == 1350.0
     assert out["x_a"]["check"] == "passed" and out["x_b"]["check"] == "failed" and out["x_b"]["tflops"] is None
+    # the elementwise bound, the config each ran, and a call that failed (no error figure, an error recorded)
+    out = R.alt_summary(figures, {"alt:x_a": 1e-3, "alt:x_c": None}, 1000, 1000, 1000, 2,
+                        max_errs={"alt:x_a": 0.5}, configs={"alt:x_a": "x_a_tp2"}, errors={"alt:x_c": "timeout"})
+    assert out["x_a"]["check"] == "failed" and out["x_a"]["config"] == "x_a_tp2" and out["x_a"]["max_err"] == 0.5
+    assert out["x_c"]["check"] == "failed" and out["x_c"]["config"] is None
 
 
 def test_diag_summary_has_energy_and_no_check():
@@ -129,3 +147,30 @@ def test_non_bf16_runs_keep_their_own_files_and_section(tmp_path):
     report_tp.main([str(src), "--benchmarks", str(bench)])
     text = bench.read_text()
     assert "the bf16 table" in text and "<!-- tp2_e4m3:begin -->" in text and "TP=2, e4m3" in text
+
+
+def test_experiments_reach_the_table():
+    """--alt-* and --link-copies variants get their own table (variant, config, TFLOP/s, ratios to the shipped
+    fused call and to the local GEMM, clock, joules, check) below the main one."""
+    recs = [R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES[4:6]]
+    fused = recs[0]["tpgemm_tflops"]
+    recs[0]["alt"] = {"pull_partials": {"tflops": 1.1 * fused, "burst_tflops": None, "sm_mhz": 1400.0,
+                                        "joules": 5.5, "check": "passed", "config": "rs_tila_bf16_wide_pull_tp2"}}
+    recs[1]["diag"] = {"local_link": {"tflops": 1.0, "burst_tflops": None, "sm_mhz": None, "joules": None}}
+    body = report_tp.render(recs, 2)
+    assert "Experiments" in body
+    row = next(line for line in body.splitlines() if "alt:pull_partials" in line)
+    assert "rs_tila_bf16_wide_pull_tp2" in row and "| 1.100 |" in row and "| passed |" in row
+    assert any("diag:local_link" in line and line.endswith("| – |") for line in body.splitlines())
+    plain = R.make_record("405B-fc1", "AG", 16384, 106496, 16384, 2, "bf16", figures(), 1e-3)
+    assert "Experiments" not in report_tp.render([plain], 2)
+
+
+def test_report_refuses_a_run_without_records(tmp_path):
+    """A run whose --only named no known shape has no records: no "tp0" section is written."""
+    src = tmp_path / "tp2.json"
+    src.write_text("[]")
+    bench = tmp_path / "BENCHMARKS.md"
+    with pytest.raises(SystemExit, match="no records"):
+        report_tp.main([str(src), "--benchmarks", str(bench)])
+    assert not bench.exists()

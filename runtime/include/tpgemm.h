@@ -288,7 +288,9 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NU
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
 /* Waits for every local device and reports TPG_ERR_TIMEOUT if any device-side wait timed out. A call whose peer
  * never comes ends about one timeout after its first wait began: once one wait of a rank's launch times out, that
- * launch's other waits give up at once.
+ * launch's other waits give up at once. A rank that was late for a call on which a peer gave up reports
+ * TPG_ERR_TIMEOUT for that call too, when it gets there: the peer's closing barrier no longer held the inputs the
+ * late rank read, so its output of the call is not valid.
  * After a timeout, or after any rank missed a launch, the ranks' launch epochs are out of step for good:
  * later calls of this op are undefined (the rank ahead times out, the rank behind may pass its waits on
  * stale flags and return TPG_OK with a wrong D). Destroy the op and create a new one. */

@@ -4,9 +4,15 @@
  *        every peer's start counter, then wait (acquire, bounded by timeout_ns) until own start counter
  *        >= epoch * (tp - 1). Counters only grow, so an early arrival for the next launch is harmless.
  * end:   the same on the end counters, with the epoch read, not advanced.
- * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT, raises *gave_up_epoch to its epoch and
- * returns; it returns at once (after its arrivals) when *gave_up_epoch already holds its epoch (another wait of
- * this launch timed out: gemm_params.h says why).
+ * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT, raises *gave_up_epoch to its epoch, tells
+ * the peers (below) and returns; it returns at once (after its arrivals) when *gave_up_epoch already holds its
+ * epoch (another wait of this launch timed out: gemm_params.h says why).
+ * Telling the peers: a rank that gave up no longer waits in its closing barrier for a late peer to finish
+ * reading its inputs (its shard, its slots, the partials it pushes next call), so before its arrivals the
+ * closing barrier raises every peer's gave_up_notice to the epoch (system-scope max; a timeout raises it when
+ * it fires). A late peer passes its own closing barrier on those arrivals, then reads its notice: at or past
+ * its epoch, it sets TPG_DEVICE_PEER_GAVE_UP and its call fails (TPG_ERR_TIMEOUT) instead of returning an
+ * output that the peer may have overwritten under it.
  * Counters wrap after 2^32 / (tp - 1) launches; comparisons are wrap-aware (signed difference).
  */
 #ifndef TPG_BARRIER_H
@@ -28,6 +34,7 @@ typedef struct tpg_barrier_params {
     unsigned int *peer_counter[TPG_MAX_TP];  /* every rank's counter of this mode ([rank] unused) */
     unsigned int *status;                    /* own status word */
     unsigned int *gave_up_epoch;             /* own word: see tpg_gemm_params.gave_up_epoch (NULL: not kept) */
+    unsigned int *gave_up_notice[TPG_MAX_TP]; /* every rank's notice word ([rank]: own; NULL: not kept) */
     unsigned long long timeout_ns;           /* 0 = wait forever */
 #ifdef TPG_TRACE
     unsigned long long *trace;               /* trace builds: 3 words (entry, arrived, exit) of the

@@ -30,6 +30,7 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     b->end_counter = section(&cursor, sizeof(unsigned int));
     b->status = section(&cursor, sizeof(unsigned int));
     b->gave_up = section(&cursor, sizeof(unsigned int));
+    b->gave_up_notice = section(&cursor, sizeof(unsigned int));
     b->total = cursor;
 }
 

@@ -12,6 +12,8 @@
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync
  *   gave_up      u32                     the last launch epoch in which a cross-device wait timed out
  *                                        (tpg_gemm_params.gave_up_epoch; only grows, never cleared)
+ *   gave_up_notice u32                   the last epoch in which a *peer* gave up (peers raise it by a
+ *                                        system-scope max, the closing barrier reads it; barrier.h)
  * Each section starts on a 256-byte boundary; everything is zeroed at creation.
  */
 #ifndef TPG_BUFFERS_H
@@ -27,7 +29,7 @@ typedef struct tpg_buffer_layout {
     int64_t tiles_per_stage;
     size_t slot_bytes;      /* slot stride (rounded up to 256 B) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
-    size_t slots, stage_flags, tile_flags, epoch, start_counter, end_counter, status, gave_up; /* byte offsets */
+    size_t slots, stage_flags, tile_flags, epoch, start_counter, end_counter, status, gave_up, gave_up_notice; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 

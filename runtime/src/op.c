@@ -352,6 +352,12 @@ tpg_status tpg_op_sync(tpg_op *op) {
     }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
+        if (status[r] == TPG_DEVICE_PEER_GAVE_UP)
+            TPG_FAIL_GOTO(ctx, TPG_ERR_TIMEOUT, out,
+                          "rank %d (device %d): a peer gave up on this call after its %.3f s timeout while this rank "
+                          "was late, so its closing barrier no longer held the inputs this rank read; this rank's "
+                          "output of the call is not valid (status 0x%x)", r, ctx->devices[r],
+                          (double)ctx->timeout_ns * 1e-9, status[r]);
         const char *what = (status[r] & TPG_DEVICE_BARRIER_TIMEOUT) && (status[r] & TPG_DEVICE_TIMEOUT)
                                ? "a cross-device barrier and a stage wait"
                            : (status[r] & TPG_DEVICE_BARRIER_TIMEOUT) ? "a cross-device barrier"

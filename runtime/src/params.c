@@ -130,6 +130,8 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     for (int r = 0; r < b->tp; r++) b->peer_counter[r] = tpg_buf_word(tpg_peers_get(&op->peers, r, TPG_PEER_BUFFER), counter);
     b->status = tpg_buf_word(op->buffer[rank], op->layout.status);
     b->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
+    for (int r = 0; r < b->tp; r++)
+        b->gave_up_notice[r] = tpg_buf_word(tpg_peers_get(&op->peers, r, TPG_PEER_BUFFER), op->layout.gave_up_notice);
     b->timeout_ns = op->ctx->timeout_ns;
 }
 

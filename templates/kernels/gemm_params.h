@@ -30,6 +30,8 @@ extern "C" {
 #define TPG_DEVICE_OK 0u
 #define TPG_DEVICE_TIMEOUT 1u         /* a stage wait inside the GEMM (peer data or flag) */
 #define TPG_DEVICE_BARRIER_TIMEOUT 2u /* a cross-device barrier */
+#define TPG_DEVICE_PEER_GAVE_UP 4u    /* a peer gave up on this call (or a later one) while this rank was late:
+                                        the peer may have reused what this rank read (closing barrier) */
 
 typedef struct tpg_stage_params {
     CUtensorMap a_map; /* 2-D map {k, a rows}, swizzled over a box row (128B or 64B), box {BK, BM} */
@@ -93,7 +95,10 @@ typedef struct tpg_gemm_params {
      * Every other such wait of the same launch - the start barrier before or beside the GEMM, the GEMM's
      * threads, the closing barrier - gives up as soon as it reads its own epoch here, so a call with a missing
      * peer ends one timeout after it began, not one per wait in turn. Per launch, not a sticky bit: a later
-     * launch still waits its full bound, and so still keeps a late peer's slot from being overwritten. */
+     * launch still waits its full bound. Giving up means this rank's closing barrier no longer holds it until
+     * a late peer has read its inputs, so the closing barrier tells every peer (tpg_barrier_params.
+     * gave_up_notice), and a late peer's closing barrier reports TPG_DEVICE_PEER_GAVE_UP instead of a clean
+     * call. */
     unsigned int *gave_up_epoch;
     unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
     /* raster: hilbert kernels only: the walk order of one batch's units_m x units_n units, entry r =

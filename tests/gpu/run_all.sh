@@ -49,8 +49,10 @@ DEADLINE=$((START + ${RUN_ALL_BUDGET_S:-540}))
 
 # Copies what the steps have written so far to $FINAL (at most 8 files come back from the device).
 collect() {
-    for f in "tier2/$T2JSON" local_gemm/local_gemm.json "tp/tp$TP.json" "tp/tp$TP.png" tune/llama3-70b_tp2.yaml; do
-        [ -f "$WORK/$f" ] && cp "$WORK/$f" "$FINAL/"
+    local f # the TP run's JSON and PNG under any dtype's name: tp2.json, tp2_e4m3.json (TP_ARGS=--dtype e4m3)
+    for f in "$WORK/tier2/$T2JSON" "$WORK/local_gemm/local_gemm.json" "$WORK"/tp/tp"$TP".json "$WORK"/tp/tp"$TP"_*.json \
+        "$WORK"/tp/tp"$TP".png "$WORK"/tp/tp"$TP"_*.png "$WORK/tune/llama3-70b_tp2.yaml"; do
+        [ -f "$f" ] && cp "$f" "$FINAL/"
     done
     cp "$SUMMARY" "$FINAL/summary.txt"
     tar -C "$WORK" -czf "$FINAL/all.tar.gz" .
@@ -77,9 +79,11 @@ step() {
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
 step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs bench
-# Measured wall times: tier 2 ~140 s at TP = 2, ~225 s at TP = 4; the TP benchmark ~120 s at TP = 2 and 4.
-step tier2 250 env TIER2_BUDGET_S=215 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
-step pytest 60 python3 -m pytest -q -rs tests/test_gpu.py
+# Measured wall times: tier 2 ~140 s at TP = 2 with 160 runs (now 260 and 12 memcheck runs: ~200-220 s expected
+# across GPUs), ~225 s at TP = 4; the GPU pytest 39 s on one GPU with 28 cases (all 35 with two GPUs: ~60-70 s);
+# the TP benchmark ~120 s at TP = 2 and 4. Budgets are caps: later steps get what is left of the call.
+step tier2 340 env TIER2_BUDGET_S=310 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
+step pytest 150 python3 -m pytest -q -rs tests/test_gpu.py
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 200 bash bench/run_tp.sh --tp "$TP" ${TP_ARGS:-}
 # The seed's headline numerics (fp16 in, f16 accumulation) on its default problem, next to the bf16 f32 run.

@@ -2,7 +2,9 @@
  * bound, not a hang, and a fresh context afterwards runs the same op correctly.
  *
  * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
- * never comes; the call must end within the bound plus TIMEOUT_SLACK_S, whichever of its waits times out first. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather].
+ * never comes; the call must end within the bound plus TIMEOUT_SLACK_S, whichever of its waits times out first.
+ * Then rank 1 comes late to that call: it passes its waits on rank 0's arrivals, but rank 0 gave up, so rank 1's
+ * call must fail too (TPG_ERR_TIMEOUT, "a peer gave up"; barrier.h), not return its output as valid. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather].
  * With --share-device both ranks live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough;
  * --overlap-barriers runs the op with its GEMM beside the start barrier (then rank 0's GEMM starts at once and
  * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
@@ -129,6 +131,13 @@ int main(int argc, char **argv) {
                 TIMEOUT_SLACK_S);
         return 1;
     }
+    /* The late peer: rank 1 runs the call rank 0 gave up on. */
+    if ((s = tpg_op_run_rank(op, 1, NULL)) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
+    const double t1 = now_s();
+    s = tpg_op_sync(op);
+    printf("late peer: %s after %.3f s: %s\n", tpg_status_string(s), now_s() - t1, tpg_last_error(ctx));
+    if (s != TPG_ERR_TIMEOUT || !strstr(tpg_last_error(ctx), "gave up"))
+        return fail("expected TPG_ERR_TIMEOUT (a peer gave up) for the late rank", s, ctx);
     teardown(ctx, op, bufs);
 
     /* A fresh context: both ranks run, twice (the epochs of the second call must line up too). */

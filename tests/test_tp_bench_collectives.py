@@ -1,0 +1,68 @@
+"""bench/tp_bench.py keeps its ranks in step when a variant fails on one rank only (two processes, gloo on the
+CPU, fake CUDA and tpgemm: tests/tp_bench_sim.py). Before 2026-12-02 a fused call that failed its check on one
+rank sent that rank to the ops' (collective) destroy while the other ran the reference's NCCL collective, and a
+failure inside a timed window skipped that window's collectives on one rank: the run hung or aborted, and the
+2-GPU machine's half hour with it. Needs torch (the GPU machine has it; CI skips)."""
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                reason="torch is not installed here; tp_bench.py runs on the GPU machine")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ranks(fault):
+    """Both ranks' results (parsed RESULT lines) with FAULT=fault."""
+    port = str(free_port())
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "tests" / "tp_bench_sim.py")], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "RANK": str(r), "PORT": port, "FAULT": fault})
+             for r in (0, 1)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    results = []
+    for out in outs:
+        line = next((x for x in out.splitlines() if x.startswith("RESULT ")), None)
+        assert line, out[-2000:]
+        results.append(json.loads(line[len("RESULT "):]))
+    return results
+
+
+def test_no_fault_passes_with_its_pulled_twin():
+    for res in run_ranks(""):
+        assert res["check"] == "passed" and res["errors"] == {}, res
+        assert res["alt"]["pull_partials"]["check"] == "passed"
+        assert res["alt"]["pull_partials"]["config"] == "rs_tila_bf16_pull_tp2"
+
+
+@pytest.mark.parametrize("fault, variant, check, alt_check", [
+    ("sync:tpgemm:1", "tpgemm", "failed", "passed"),           # the fused check times out on rank 1 only
+    ("sync:pull:1", "alt:pull_partials", "passed", "failed"),  # the pulled twin's check, rank 1 only
+    ("sync:pull:9", "alt:pull_partials", "passed", "failed"),  # ... on both ranks: only the twin is dropped
+    ("run:tpgemm:0", "tpgemm", "failed", "passed"),            # the first call raises on rank 0
+    ("runlate:tpgemm:1", "tpgemm", "passed", "passed"),        # a call inside a timed window, rank 1
+    ("synclate:tpgemm:1", "tpgemm", "passed", "passed"),       # a sync after a sustained window, rank 1
+])
+def test_a_failure_on_one_rank_keeps_the_ranks_in_step(fault, variant, check, alt_check):
+    results = run_ranks(fault)
+    for res in results:
+        assert "raised" not in res, res
+        assert res["check"] == check and res["alt"]["pull_partials"]["check"] == alt_check, res
+        # the failing rank's own message reaches the record, named by rank
+        fault_rank = fault.rsplit(":", 1)[1]
+        named = "rank 0" if fault_rank == "0" else "rank 1"
+        assert named + ": RuntimeError('injected" in res["errors"][variant], res["errors"]
+    # both ranks made the same collective calls in the same order, and both reached the next shape's first
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"

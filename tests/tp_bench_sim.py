@@ -1,0 +1,186 @@
+"""One rank of bench/tp_bench.py's bench_shape at world size 2 on the CPU (gloo), for
+tests/test_tp_bench_collectives.py: the real control flow of the benchmark, fake CUDA and a fake tpgemm whose
+collective calls (op create, set tensors, destroy) go through a bootstrap all-gather over the process group, as
+tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9: both) fail at that point:
+  sync      the fused call's check (tpg_op_sync: a device-side timeout on one rank)
+  synclate  a later sync, after a sustained window
+  run       the first call (run_rank raises)
+  runlate   a later call, inside a timed window
+The rank prints one line "RESULT <json>": the record's check, errors and alt entries, and its collective trace.
+
+    RANK=0 PORT=29544 FAULT=sync:tpgemm:1 python3 tests/tp_bench_sim.py
+"""
+import datetime
+import json
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import tp_bench  # noqa: E402
+import tp_records as R  # noqa: E402
+
+WHERE, VARIANT, FAULT_RANK = (os.environ.get("FAULT") or "::-1").split(":")
+TRACE = []
+FUSED_D = []  # what a fused call (the shipped op or its pulled twin) writes into D: set by setup_shape
+
+
+def faulty(where, variant, count):
+    """Does this call fail? `count`: how many times the op did this (late faults skip the first)."""
+    rank = dist.get_rank()
+    hit = WHERE == where and VARIANT == variant and int(FAULT_RANK) in (rank, 9)
+    return hit if where in ("run", "sync") else hit and count > 1
+
+
+class Event:  # fake torch.cuda.Event: host time
+    def __init__(self, **_):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return max((other.t - self.t) * 1e3, 1e-3)
+
+
+def fake_cuda():
+    torch.cuda.Event = Event
+    torch.cuda.synchronize = lambda *a: None
+    torch.cuda.empty_cache = lambda: None
+    torch.cuda.current_stream = lambda: types.SimpleNamespace(cuda_stream=0)
+
+    def allreduce(x, op):
+        t = torch.tensor([float(x)], dtype=torch.float64)
+        dist.all_reduce(t, op=op)
+        return t.item()
+    tp_bench.allreduce = allreduce
+    tp_bench.aligned_start = lambda: dist.all_reduce(torch.zeros(1))
+
+
+def bootstrap(tag):
+    """A tpgemm collective call: a fixed-size all-gather, as tpg__exchange over the user's callback."""
+    TRACE.append("tpg:" + tag)
+    out = torch.zeros(2 * 64, dtype=torch.uint8)
+    dist.all_gather_into_tensor(out, torch.zeros(64, dtype=torch.uint8))
+
+
+class FakeOp:
+    def __init__(self, name, collective=True):
+        self.name, self.alive, self.collective, self.runs, self.syncs = name, True, collective, 0, 0
+
+    def shard_shape(self, rank):
+        return None
+
+    def set_tensors(self, *a, **k):
+        bootstrap("set_tensors")
+
+    def set_copy_chunks(self, c):
+        pass
+
+    def set_overlap_barriers(self, on):
+        pass
+
+    def run_rank(self, rank, stream):
+        self.runs += 1
+        if faulty("run", self.name, self.runs) or faulty("runlate", self.name, self.runs):
+            raise RuntimeError(f"injected run failure of {self.name}")
+        if self.name in ("tpgemm", "pull"):
+            FUSED_D[0]()
+
+    def sync(self):
+        self.syncs += 1
+        if faulty("sync", self.name, self.syncs) or faulty("synclate", self.name, self.syncs):
+            raise RuntimeError(f"injected TPG_ERR_TIMEOUT of {self.name}")
+
+    def destroy(self):
+        if self.alive and self.collective:
+            bootstrap("destroy")
+        self.alive = False
+
+
+class FakeCtx:
+    NAMES = {0: "tpgemm", 2: "pull"}
+
+    def op(self, cfg, m, n, k):
+        bootstrap("op_create")
+        return FakeOp(self.NAMES[cfg])
+
+
+class FakeLib:
+    CONFIGS = ["rs_tila_bf16_tp2", "rs_tila_bf16_tp1", "rs_tila_bf16_pull_tp2"]
+
+    def tuned_or_default(self, *a):
+        return 0, False
+
+    def local_config(self, cfg, tp):
+        return 1
+
+    def config_info(self, i):
+        return {"name": self.CONFIGS[i]}
+
+    def pull_twin(self, cfg):
+        return 2
+
+
+def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
+    """The reduce-scatter of tp_bench.setup_shape on CPU tensors: the fused calls compute D without collectives
+    (every rank knows every rank's operands), the reference with the real ones (NCCL's part: gloo)."""
+    op = ctx.op(cfg, m, n, k)
+    held.append(op)
+    op1 = FakeOp("local", collective=False)
+    held.append(op1)
+    gens = [torch.Generator().manual_seed(100 + r) for r in range(tp)]
+    ab = [(torch.randn(m, k // tp, generator=g), torch.randn(n, k // tp, generator=g)) for g in gens]
+    a, b = ab[rank]
+    rows = slice(rank * m // tp, (rank + 1) * m // tp)
+    part, d, d_loc, ref = torch.empty(m, n), torch.empty(m // tp, n), torch.empty(m, n), torch.empty(m // tp, n)
+
+    def reference():
+        TRACE.append("nccl:reduce_scatter")
+        torch.mm(a, b.t(), out=part)
+        full = part.clone()
+        dist.all_reduce(full)
+        ref.copy_(full[rows])
+
+    FUSED_D[:] = [lambda: d.copy_(sum(torch.mm(x, y.t()) for x, y in ab)[rows])]
+    op.set_tensors(rank, 0, 0, 0)
+    mm = lambda: torch.mm(a, b.t(), out=d_loc)  # noqa: E731
+    fns = {"cublas_local": mm, "nccl_cublas": reference, "torch_async_tp": mm,
+           "tpgemm": lambda: op.run_rank(rank, 0), "local": lambda: op1.run_rank(0, 0)}
+    return op, op1, fns, reference, (a, b, d, d_loc, ref, types.SimpleNamespace(scales={}))
+
+
+def main():
+    fake_cuda()
+    tp_bench.setup_shape = setup_shape
+    tp_bench.tp_numerics = types.SimpleNamespace(for_dtype=lambda d: types.SimpleNamespace(dtype=None, out=None))
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['PORT']}", rank=rank, world_size=2,
+                            timeout=datetime.timedelta(seconds=20))
+    args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
+                                 alt_pull_partials=True, alt_overlap_barriers=False, link_copies=False,
+                                 rounds=1, window=0.01, burst_idle=0.0, dtype="bf16")
+    try:
+        rec = tp_bench.bench_shape(args, ("8B-o", "RS", 256, 128, 128), 2, rank, FakeCtx(), None, FakeLib(),
+                                   types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g")
+        out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {})}
+    except Exception as e:
+        out = {"raised": repr(e)[:300]}
+    bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step
+    print("RESULT " + json.dumps({**out, "trace": TRACE}), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
