@@ -2,6 +2,7 @@
 fewer GPUs are visible than they need: CI has none; the device machine runs them.
 """
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -24,7 +25,13 @@ def visible_gpus() -> int:
 
 
 def needs_gpus(n: int):
+    """Skip a case that needs n GPUs when fewer are visible - unless TPG_REQUIRE_GPUS (tests/gpu/run_all.sh sets
+    it on the device machine) says that this machine has at least n: then the case fails, so that a driver
+    hiccup cannot turn the 2-GPU cases into a passing run of skips."""
     have = visible_gpus()
+    required = int(os.environ.get("TPG_REQUIRE_GPUS") or 0)
+    if have < n <= required:  # run it: the programs then exit 3 ("too few devices") and the case fails
+        return pytest.mark.skipif(False, reason="")
     return pytest.mark.skipif(have < n, reason=f"needs {n} NVIDIA GPUs, {have} visible "
                                                "(GPU tiers run on the device machine: tests/gpu/)")
 
@@ -131,7 +138,7 @@ def test_back_to_back_pdl_calls_match_synchronized_chain(built):
 @needs_gpus(2)
 def test_two_processes_bad_args_fail_both_and_new_tensors_replace_old(built):
     """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather."""
-    stdout = run_passing(["gpu_multiprocess"], timeout=300)
+    stdout = run_passing(["gpu_multiprocess"], timeout=90)
     assert stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in stdout
     assert stdout.count("seed 1001: max error") == 2  # both ranks checked the replaced tensors
 

@@ -9,7 +9,9 @@
  *      old shard, which the contract allows once its call returned.
  *
  * Run: build/tests/gpu_multiprocess. Exit 0 on success, 1 on a failed expectation, 3 when fewer than 2
- * CUDA devices are visible (the caller reports a skip). A child that hangs is killed after 120 s.
+ * CUDA devices are visible (the caller reports a skip). A rank whose peer stopped (a failed step returns
+ * early) gives up in the all-gather after GATHER_WAIT_S, so the runtime fails it with TPG_ERR_BOOTSTRAP; the parent
+ * kills the other child as soon as one fails; a child that hangs anyway is killed after 60 s.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS under -std=c11 */
 #include <cuda_runtime.h>
@@ -20,12 +22,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "reference.h"
 #include "tpgemm.h"
 
-enum { TP = 2, M = 2048, N = 2048, K = 1024, MAX_BYTES = 4096 };
+enum { TP = 2, M = 2048, N = 2048, K = 1024, MAX_BYTES = 4096, GATHER_WAIT_S = 30 };
 
 /* Shared between the two processes: one slot per rank and a round counter per rank. Round r uses
  * slots[r % 2]; a rank reuses that half only after every rank has finished round r - 1 (the wait at
@@ -42,16 +45,26 @@ typedef struct gather_user {
     unsigned round;
 } gather_user;
 
+/* Waits until *word >= want; 0 on success, 1 after GATHER_WAIT_S (the peer stopped calling). */
+static int wait_at_least(_Atomic unsigned *word, unsigned want) {
+    const time_t give_up = time(NULL) + GATHER_WAIT_S;
+    while (atomic_load(word) < want) {
+        if (time(NULL) > give_up) return 1;
+        usleep(10);
+    }
+    return 0;
+}
+
 static int allgather(const void *send, void *recv, size_t bytes, void *user) {
     gather_user *g = user;
     if (bytes > MAX_BYTES) return 1;
     const unsigned r = g->round++, half = r % 2;
     for (int q = 0; q < TP; q++) /* half r % 2 was last read in round r - 2: wait until all are done */
-        while (r >= 2 && atomic_load(&g->sh->left[q]) < r - 1) usleep(10);
+        if (r >= 2 && wait_at_least(&g->sh->left[q], r - 1)) return 1;
     memcpy(g->sh->slots[half][g->rank], send, bytes);
     atomic_store(&g->sh->arrived[g->rank], r + 1);
     for (int q = 0; q < TP; q++)
-        while (atomic_load(&g->sh->arrived[q]) < r + 1) usleep(10);
+        if (wait_at_least(&g->sh->arrived[q], r + 1)) return 1;
     for (int q = 0; q < TP; q++) memcpy((unsigned char *)recv + (size_t)q * bytes, g->sh->slots[half][q], bytes);
     atomic_store(&g->sh->left[g->rank], r + 1);
     return 0;
@@ -153,21 +166,25 @@ int main(void) {
         pid[r] = fork();
         if (pid[r] < 0) return 1;
         if (pid[r] == 0) {
-            alarm(120); /* a hang ends as SIGALRM, reported below */
+            alarm(60); /* a hang ends as SIGALRM, reported below */
             int rc = rank_main(r, sh);
             fflush(stdout);
             _exit(rc);
         }
     }
-    int worst = 0;
-    for (int r = 0; r < TP; r++) {
+    int worst = 0, skip = 0;
+    for (int done = 0; done < TP; done++) { /* in the order they end: a failed rank's peer is stopped at once */
         int status = 0;
-        waitpid(pid[r], &status, 0);
+        const pid_t p = waitpid(-1, &status, 0);
+        if (p < 0) return 1;
+        const int r = p == pid[0] ? 0 : 1;
         int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
         if (!WIFEXITED(status)) fprintf(stderr, "gpu_multiprocess: rank %d ended by signal %d\n", r, WTERMSIG(status));
-        if (rc == 3) return 3; /* too few devices: skip */
-        if (rc > worst) worst = rc;
+        if (rc == 3) skip = 1; /* too few devices */
+        if (rc != 0 && rc != 3 && done == 0) kill(pid[1 - r], SIGKILL); /* a skip: the peer skips too */
+        if (rc > worst && rc != 3) worst = rc;
     }
+    if (skip) return 3;
     printf(worst ? "FAILED\n" : "PASSED\n");
     return worst ? 1 : 0;
 }
