@@ -93,6 +93,10 @@ def aligned_start():
     torch.cuda._sleep(LEAD_CYCLES)
 
 
+class RankFailure(RuntimeError):
+    """A collective step failed on another rank (its own message is in that rank's record of errors)."""
+
+
 def window(fn, calls, energy, tp):
     """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz) — max time, mean energy
     and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks. Collective: a
@@ -128,10 +132,6 @@ def window(fn, calls, energy, tp):
     joules = allreduce(j1 - j0 if j0 is not None else -1e30, dist.ReduceOp.SUM) / tp
     mhz = allreduce(mhz if mhz is not None else -1e30, dist.ReduceOp.SUM) / tp
     return seconds, (joules if joules >= 0 else None), (mhz if mhz >= 0 else None)
-
-
-class RankFailure(RuntimeError):
-    """A collective step failed on another rank (its own message is in that rank's record of errors)."""
 
 
 def guarded(fn):
@@ -343,8 +343,10 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
 def errors_of_all_ranks(errors, rank, tp):
     """Every rank's failure texts, each rank's own named ("rank 1: ..."), so a failure seen on rank 1 only is
     not recorded as rank 0's "failed on another rank". Collective; each rank also prints its own."""
+    def echo(why):  # a rank that only saw another rank's failure
+        return why == "failed on another rank" or why.startswith("RankFailure")
     for v, why in errors.items():
-        if why != "failed on another rank" and not why.startswith("RankFailure"):
+        if not echo(why):
             print(f"rank {rank}: {v}: {why}", flush=True)
     if tp == 1:
         return errors
@@ -353,7 +355,7 @@ def errors_of_all_ranks(errors, rank, tp):
     merged = {}
     for r, errs in enumerate(gathered):
         for v, why in (errs or {}).items():
-            if why == "failed on another rank" or why.startswith("RankFailure"):
+            if echo(why):
                 continue
             merged[v] = (merged[v] + "; " if v in merged else "") + f"rank {r}: {why}"
     for errs in gathered:  # a variant whose only texts were "failed on another rank" keeps that

@@ -140,7 +140,8 @@ def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, err
         out[v.split(":", 1)[1]] = {
             "tflops": tflops(m, n, k, tp, f.get("sustained_s")), "burst_tflops": tflops(m, n, k, tp, f.get("burst_s")),
             "sm_mhz": median_or_none([w.get("sm_mhz") for w in f.get("windows", [])]), "joules": f.get("joules"),
-            "check": check_status(err, mx, call_failed=err is None and v in (errors or {})), "rel_err": err, "max_err": mx, "config": (configs or {}).get(v)}
+            "check": check_status(err, mx, call_failed=err is None and v in (errors or {})),
+            "rel_err": err, "max_err": mx, "config": (configs or {}).get(v)}
     return out
 
 
