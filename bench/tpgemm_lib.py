@@ -21,7 +21,8 @@ ALLGATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, 
 
 class RankConfig(ctypes.Structure):
     _fields_ = [("tp", ctypes.c_int), ("rank", ctypes.c_int), ("device", ctypes.c_int),
-                ("timeout_ns", ctypes.c_uint64), ("allgather", ALLGATHER_FN), ("user", ctypes.c_void_p)]
+                ("timeout_ns", ctypes.c_uint64), ("allgather", ALLGATHER_FN), ("user", ctypes.c_void_p),
+                ("share_devices", ctypes.c_int)]
 
 
 class CtxConfig(ctypes.Structure):
@@ -164,7 +165,7 @@ class Lib:
                          f"{want['schedule']}, tp {want['tp']}, kernel {want['kernel']}): add one to schedules.yaml, "
                          "or leave out --alt-pull-partials")
 
-    def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0):
+    def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0, share_devices=False):
         """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order."""
         def trampoline(send, recv, nbytes, user):
             try:
@@ -177,7 +178,7 @@ class Lib:
                 print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", flush=True)
                 return 1
         fn = ALLGATHER_FN(trampoline)
-        cfg = RankConfig(tp, rank, device, timeout_ns, fn, None)
+        cfg = RankConfig(tp, rank, device, timeout_ns, fn, None, int(share_devices))
         ctx = ctypes.c_void_p()
         st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(ctx))
         self.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")

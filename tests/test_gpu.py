@@ -135,12 +135,25 @@ def test_back_to_back_pdl_calls_match_synchronized_chain(built):
     assert "PASSED" in stdout and " 0 of " in stdout
 
 
-@needs_gpus(2)
-def test_two_processes_bad_args_fail_both_and_new_tensors_replace_old(built):
-    """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather."""
-    stdout = run_passing(["gpu_multiprocess"], timeout=90)
+def check_multiprocess_run(stdout):
     assert stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in stdout
     assert stdout.count("seed 1001: max error") == 2  # both ranks checked the replaced tensors
+    assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout
+    assert "rank 1: late peer -> TPG_ERR_TIMEOUT" in stdout and "gave up" in stdout
+    assert stdout.count("seed 2002: max error") == 2  # the fresh context after the timeout
+
+
+@needs_gpus(2)
+def test_two_processes_bad_args_fail_both_new_tensors_replace_old_and_a_missing_peer_times_out(built):
+    """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather."""
+    check_multiprocess_run(run_passing(["gpu_multiprocess"], timeout=90))
+
+
+@needs_gpus(1)
+def test_two_processes_on_a_shared_device(built):
+    """The same steps with both processes on device 0 (tpg_rank_config.share_devices): IPC handles,
+    cross-process flags, barriers and the late peer's notice, on one GPU."""
+    check_multiprocess_run(run_passing(["gpu_multiprocess", "--share-device"], timeout=90))
 
 
 @needs_gpus(2)

@@ -150,3 +150,20 @@ def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):
     assert (name(idx), tuned) == ("rs_tila_bf16_wide_tp2", False)
     with pytest.raises(tpgemm_lib.TpgError):
         lib.config_pick("NoSuchSchedule", 2, "bf16", 8192, 4096, 8192)
+
+
+def test_config_struct_bindings_match_the_c_layout(tmp_path):
+    """tpg_rank_config and tpg_ctx_config are read by C from the ctypes structs: their sizes and the offset
+    of their last field must agree (a field added in C and not in the binding is read as garbage)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to read the C layout with")
+    src = tmp_path / "layout.c"
+    src.write_text('#include <stddef.h>\n#include <stdio.h>\n#include "tpgemm.h"\nint main(void) {\n'
+                   '  printf("%zu %zu %zu %zu\\n", sizeof(tpg_rank_config), offsetof(tpg_rank_config, share_devices),\n'
+                   '         sizeof(tpg_ctx_config), offsetof(tpg_ctx_config, share_devices));\n  return 0;\n}\n')
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c11", "-I", str(ROOT / "runtime/include"), str(src), "-o", str(exe)], check=True)
+    got = [int(v) for v in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+    assert got == [ctypes.sizeof(tpgemm_lib.RankConfig), tpgemm_lib.RankConfig.share_devices.offset,
+                   ctypes.sizeof(tpgemm_lib.CtxConfig), tpgemm_lib.CtxConfig.share_devices.offset]

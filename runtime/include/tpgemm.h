@@ -169,15 +169,21 @@ typedef struct tpg_rank_config {
     uint64_t timeout_ns;        /* bound on every device-side wait; 0 = default; must match on all ranks */
     tpg_allgather_fn allgather; /* must not be NULL */
     void *user;                 /* passed to allgather */
+    int share_devices;          /* 0: every rank needs its own device. 1: ranks may be on the same device (as
+                                   tpg_ctx_config.share_devices; each rank's grid takes its share of the SMs),
+                                   for checking multi-process runs on fewer GPUs than tp. Processes on one GPU
+                                   take turns on it (time slices; no MPS needed), so calls are slow and their
+                                   times mean nothing. Must match on all ranks. */
 } tpg_rank_config;
 
-#define TPG_RANK_CONFIG_INIT {0, 0, 0, 0, NULL, NULL}
+#define TPG_RANK_CONFIG_INIT {0, 0, 0, 0, NULL, NULL, 0}
 
 /* Collective (every rank calls it). A context that owns ONE local rank; the other ranks' memory is
  * reached through CUDA IPC handles exchanged with cfg->allgather. Each rank sends its device's PCI bus
  * id; every process must see every rank's GPU (do not restrict CUDA_VISIBLE_DEVICES per process), the
  * bus id maps a peer to this process's ordinal, and cudaDeviceCanAccessPeer must hold from this rank's
- * device to every peer (TPG_ERR_NO_P2P names the ranks). A failure on any rank fails every rank: the
+ * device to every peer on another device (TPG_ERR_NO_P2P names the ranks); two ranks on one device are
+ * refused unless every rank sets share_devices. A failure on any rank fails every rank: the
  * failing rank returns its own status, the others return that rank's status with a message naming it.
  * Argument errors (NULL cfg / out / allgather, tp or rank out of range) return at once, without calling
  * allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate

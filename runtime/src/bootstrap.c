@@ -56,6 +56,20 @@ tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv) {
     return TPG_OK;
 }
 
+tpg_status tpg_wire_check_settings(tpg_ctx *ctx, const tpg_wire *recv) {
+    const int me = ctx->local_begin;
+    for (int q = 0; q < ctx->tp; q++) {
+        if (recv[q].timeout_ns != recv[me].timeout_ns)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has timeout_ns = %llu but rank %d has %llu; every rank needs "
+                     "the same timeout", q, (unsigned long long)recv[q].timeout_ns, me,
+                     (unsigned long long)recv[me].timeout_ns);
+        if (recv[q].share_devices != recv[me].share_devices)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has share_devices = %d but rank %d has %d; every rank needs the "
+                     "same", q, (int)recv[q].share_devices, me, (int)recv[me].share_devices);
+    }
+    return TPG_OK;
+}
+
 tpg_status tpg__exchange(tpg_ctx *ctx, const tpg_wire *send, tpg_wire *recv) {
     memset(recv, 0, (size_t)ctx->tp * sizeof *recv);
     ctx->collective_serial++;

@@ -60,7 +60,7 @@ static int ranks_on_device(const tpg_ctx *ctx, int dev) {
  * rank on the device, because a copy within one GPU runs as a kernel that needs SMs the persistent GEMMs
  * leave, and each rank may have a barrier kernel spinning at any moment (with the barriers beside the GEMM,
  * while other ranks still copy), which can sit on one of those SMs. */
-static tpg_status set_sm_count(tpg_ctx *ctx, int r, int sms) {
+tpg_status tpg__set_sm_count(tpg_ctx *ctx, int r, int sms) {
     const int sharing = ranks_on_device(ctx, ctx->devices[r]);
     if (sharing == 1) {
         ctx->sm_count[r] = sms;
@@ -97,7 +97,7 @@ static tpg_status check_devices(tpg_ctx *ctx, int share_devices) {
         if (prop.major != 9 || prop.minor != 0)
             TPG_FAIL(ctx, TPG_ERR_NOT_HOPPER, "device %d (%s) has compute capability %d.%d; tpgemm kernels need 9.0 (sm_90a)",
                      ctx->devices[r], prop.name, prop.major, prop.minor);
-        TPG_CHECK(set_sm_count(ctx, r, prop.multiProcessorCount));
+        TPG_CHECK(tpg__set_sm_count(ctx, r, prop.multiProcessorCount));
     }
     return TPG_OK;
 }

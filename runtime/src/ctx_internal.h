@@ -37,6 +37,9 @@ static inline int tpg__multi_process(const tpg_ctx *ctx) { return ctx->allgather
  * create_streams makes one stream per local rank; ctx_release frees streams, IPC mappings and ctx. */
 tpg_status tpg__device_count(tpg_ctx *ctx, int *count);
 tpg_status tpg__create_streams(tpg_ctx *ctx);
+/* Sets rank r's persistent grid from its device's SM count: all of them, or with ranks sharing the device
+ * (devices[] equal) an even share less the SMs kept free for same-device copies (tpg_ctx_config.share_devices). */
+tpg_status tpg__set_sm_count(tpg_ctx *ctx, int r, int sms);
 void tpg__ctx_release(tpg_ctx *ctx);
 
 /* Makes rank's device current; the caller's device is restored by tpg__restore_device. */

@@ -5,7 +5,8 @@
  * (cudaDeviceGetByPCIBusId); it must be visible here, since cudaDeviceCanAccessPeer needs both
  * ordinals. Peer access itself is not enabled here: cudaIpcOpenMemHandle(.., LazyEnablePeerAccess)
  * maps each peer allocation with access from the local device, and enabling it explicitly would
- * create a context on every peer GPU in every process. */
+ * create a context on every peer GPU in every process. With share_devices, ranks whose bus ids are equal
+ * share that GPU: their memory is reached through IPC on the same device, which needs no peer access. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +37,8 @@ static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
 /* Maps every peer's bus id to an ordinal of this process and checks access from the local device. */
 static tpg_status map_peers(tpg_ctx *ctx, const tpg_wire *recv) {
     const int me = ctx->local_begin;
+    TPG_CHECK(tpg_wire_check_settings(ctx, recv));
     for (int q = 0; q < ctx->tp; q++) {
-        if (recv[q].timeout_ns != recv[me].timeout_ns)
-            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has timeout_ns = %llu but rank %d has %llu; every rank needs "
-                     "the same timeout", q, (unsigned long long)recv[q].timeout_ns, me,
-                     (unsigned long long)recv[me].timeout_ns);
         if (q == me) continue;
         char bus[sizeof recv[q].pci_bus_id + 1];
         memcpy(bus, recv[q].pci_bus_id, sizeof recv[q].pci_bus_id);
@@ -55,11 +53,12 @@ static tpg_status map_peers(tpg_ctx *ctx, const tpg_wire *recv) {
         ctx->devices[q] = dev;
     }
     for (int q = 0; q < ctx->tp; q++) {
-        for (int p = 0; p < q; p++)
+        for (int p = 0; p < q && !recv[me].share_devices; p++)
             if (ctx->devices[p] == ctx->devices[q])
                 TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "ranks %d and %d use the same GPU (PCI bus id %s); each rank "
-                         "needs its own device", p, q, recv[q].pci_bus_id);
-        if (q == me) continue;
+                         "needs its own device (tpg_rank_config.share_devices = 1 on every rank lets ranks share one, "
+                         "for correctness runs only)", p, q, recv[q].pci_bus_id);
+        if (ctx->devices[q] == ctx->devices[me]) continue; /* itself, or a shared device */
         int can = 0;
         TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&can, ctx->devices[me], ctx->devices[q]));
         if (!can)
@@ -93,9 +92,11 @@ tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out) {
     tpg_wire send, recv[TPG_MAX_TP];
     tpg_wire_init(&send, ctx, TPG_CALL_CTX_CREATE, TPG_OK);
     send.timeout_ns = ctx->timeout_ns;
+    send.share_devices = cfg->share_devices != 0;
     send.status = local_checks(ctx, &send);
     tpg_status st = tpg__exchange(ctx, &send, recv);
     if (st == TPG_OK) st = map_peers(ctx, recv);
+    if (st == TPG_OK) st = tpg__set_sm_count(ctx, cfg->rank, ctx->sm_count[cfg->rank]); /* its share if shared */
     if (st == TPG_OK) st = tpg__create_streams(ctx);
     st = tpg__agree(ctx, TPG_CALL_CTX_READY, st); /* only reached when every rank passed the first exchange
                                                       or failed the same way, so the call counts match */

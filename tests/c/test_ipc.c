@@ -101,6 +101,22 @@ TPG_TEST(wire_mismatches_name_the_rank) {
     }
 }
 
+TPG_TEST(ctx_settings_must_match_on_every_rank) {
+    tpg_ctx *c = two_rank_ctx();
+    TPG_ASSERT(c);
+    tpg_wire w[2];
+    memset(w, 0, sizeof w);
+    w[0].timeout_ns = w[1].timeout_ns = 1000, w[0].share_devices = w[1].share_devices = 1;
+    TPG_EXPECT_EQ_INT(tpg_wire_check_settings(c, w), TPG_OK);
+    w[1].share_devices = 0;
+    TPG_EXPECT_EQ_INT(tpg_wire_check_settings(c, w), TPG_ERR_BOOTSTRAP);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(c), "rank 1 has share_devices = 0 but rank 0 has 1");
+    w[1].share_devices = 1, w[1].timeout_ns = 2000;
+    TPG_EXPECT_EQ_INT(tpg_wire_check_settings(c, w), TPG_ERR_BOOTSTRAP);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(c), "rank 1 has timeout_ns = 2000 but rank 0 has 1000");
+    free(c);
+}
+
 TPG_TEST(local_failure_wins_over_peers) {
     tpg_ctx *c = two_rank_ctx();
     TPG_ASSERT(c);
@@ -136,4 +152,5 @@ TPG_TEST(create_rank_argument_errors_return_without_exchange) {
 TPG_TEST_MAIN(TPG_CASE(ref_packs_handle_and_offset), TPG_CASE(cache_finds_open_entries_by_rank_and_handle),
               TPG_CASE(local_ranks), TPG_CASE(wire_exchange_agrees_and_counts_calls),
               TPG_CASE(wire_mismatches_name_the_rank), TPG_CASE(local_failure_wins_over_peers),
+              TPG_CASE(ctx_settings_must_match_on_every_rank),
               TPG_CASE(create_rank_argument_errors_return_without_exchange))

@@ -1,5 +1,6 @@
-/* GPU test (2 devices, 2 processes): multi-process mode end to end, with the bootstrap all-gather done
- * through shared memory between two forked processes (what torch.distributed does in a framework).
+/* GPU test (2 devices, or 1 with --share-device; 2 processes): multi-process mode end to end, with the
+ * bootstrap all-gather done through shared memory between two forked processes (what torch.distributed does
+ * in a framework).
  *
  *   1. A rank whose own arguments are wrong (NULL desc) fails every rank's tpg_op_create instead of
  *      leaving its peer waiting in the all-gather.
@@ -7,11 +8,19 @@
  *   3. New tensors replace the old ones (tpg_op_set_tensors again, different allocations and values):
  *      the op copies from the peer's NEW shard and matches the new reference; each rank then frees its
  *      old shard, which the contract allows once its call returned.
+ *   4. A missing peer across processes: on a context with a short timeout, rank 0 runs a reduce-scatter
+ *      call that rank 1 does not join; rank 0 gets TPG_ERR_TIMEOUT within the bound. Then rank 1 runs that
+ *      call late and must get TPG_ERR_TIMEOUT ("a peer gave up"), not an output built on rank 0's stale
+ *      partials. Both destroy the op and context (collective calls still agree after a timeout).
+ *   5. A fresh context runs an all-gather op that matches the reference.
  *
- * Run: build/tests/gpu_multiprocess. Exit 0 on success, 1 on a failed expectation, 3 when fewer than 2
- * CUDA devices are visible (the caller reports a skip). A rank whose peer stopped (a failed step returns
- * early) gives up in the all-gather after GATHER_WAIT_S, so the runtime fails it with TPG_ERR_BOOTSTRAP; the parent
- * kills the other child as soon as one fails; a child that hangs anyway is killed after 60 s.
+ * Run: build/tests/gpu_multiprocess [--share-device]. With --share-device both ranks use device 0
+ * (tpg_rank_config.share_devices): the processes take turns on the GPU, so this checks the multi-process
+ * protocol (IPC handles, cross-process flags and barriers) on one GPU, not its speed. Exit 0 on success, 1 on
+ * a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip). A rank whose
+ * peer stopped (a failed step returns early) gives up in the all-gather after GATHER_WAIT_S, so the runtime
+ * fails it with TPG_ERR_BOOTSTRAP; the parent kills the other child as soon as one fails; a child that hangs
+ * anyway is killed after 60 s.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS under -std=c11 */
 #include <cuda_runtime.h>
@@ -29,6 +38,10 @@
 #include "tpgemm.h"
 
 enum { TP = 2, M = 2048, N = 2048, K = 1024, MAX_BYTES = 4096, GATHER_WAIT_S = 30 };
+#define MISSING_TIMEOUT_S 0.3 /* step 4's context: the bound on every device-side wait */
+#define TIMEOUT_SLACK_S 0.25  /* launches and the host's sync on top of it (as tests/gpu/test_timeout.c) */
+
+static int g_share; /* --share-device */
 
 /* Shared between the two processes: one slot per rank and a round counter per rank. Round r uses
  * slots[r % 2]; a rank reuses that half only after every rank has finished round r - 1 (the wait at
@@ -36,6 +49,7 @@ enum { TP = 2, M = 2048, N = 2048, K = 1024, MAX_BYTES = 4096, GATHER_WAIT_S = 3
 typedef struct shared {
     _Atomic unsigned arrived[TP]; /* rounds each rank has written */
     _Atomic unsigned left[TP];    /* rounds each rank has finished reading */
+    _Atomic unsigned gave_up;     /* step 4: rank 0's call has returned its timeout */
     unsigned char slots[2][TP][MAX_BYTES];
 } shared;
 
@@ -112,19 +126,42 @@ static int run_and_check(int rank, tpg_op *op, tpg_ctx *ctx, const tpg_shard_sha
     return res.max_error <= eps && res.nonfinite == 0 ? 0 : 1;
 }
 
-static int rank_main(int rank, shared *sh) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < TP) return 3;
-    if (cudaSetDevice(rank) != cudaSuccess) return fail(rank, "cudaSetDevice", TPG_ERR_CUDA, NULL);
-    gather_user g = {sh, rank, 0};
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void free_shards(shard_bufs *b) { cudaFree(b->a), cudaFree(b->b), cudaFree(b->d); }
+
+static int create_ctx(int rank, gather_user *g, uint64_t timeout_ns, tpg_ctx **ctx) {
     tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
-    rc.tp = TP, rc.rank = rank, rc.device = rank, rc.allgather = allgather, rc.user = &g;
-    tpg_ctx *ctx = NULL;
-    tpg_status s = tpg_ctx_create_rank(&rc, &ctx);
-    if (s != TPG_OK) return fail(rank, "tpg_ctx_create_rank", s, NULL);
+    rc.tp = TP, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = allgather, rc.user = g;
+    rc.timeout_ns = timeout_ns, rc.share_devices = g_share;
+    tpg_status s = tpg_ctx_create_rank(&rc, ctx);
+    return s == TPG_OK ? 0 : fail(rank, "tpg_ctx_create_rank", s, NULL);
+}
+
+/* A new op of `schedule` with this rank's shards allocated, filled for `seed` and set (collective). */
+static int op_with_shards(int rank, tpg_ctx *ctx, const char *schedule, uint64_t seed, tpg_op **op,
+                          tpg_shard_shape *shape, shard_bufs *b) {
     int cfg;
-    if ((s = tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", TP, TPG_DTYPE_BF16, &cfg)) != TPG_OK)
-        return fail(rank, "tpg_config_find", s, ctx);
+    tpg_status s = tpg_config_find(NULL, schedule, TP, TPG_DTYPE_BF16, &cfg);
+    if (s != TPG_OK) return fail(rank, "tpg_config_find", s, ctx);
+    tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
+    if ((s = tpg_op_create(ctx, &desc, op)) != TPG_OK) return fail(rank, "tpg_op_create", s, ctx);
+    tpg_op_shard_shape(*op, rank, shape);
+    if (make_shards(rank, shape, seed, b)) return 1;
+    tpg_tensors t = {b->a, b->b, NULL, b->d, NULL, NULL};
+    s = tpg_op_set_tensors(*op, rank, &t);
+    return s == TPG_OK ? 0 : fail(rank, "tpg_op_set_tensors", s, ctx);
+}
+
+/* Steps 1-3 on one context. */
+static int bad_args_then_new_tensors(int rank, tpg_ctx *ctx) {
+    int cfg;
+    tpg_status s = tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", TP, TPG_DTYPE_BF16, &cfg);
+    if (s != TPG_OK) return fail(rank, "tpg_config_find", s, ctx);
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     tpg_op *op = NULL;
 
@@ -147,16 +184,79 @@ static int rank_main(int rank, shared *sh) {
     if (make_shards(rank, &shape, 1001, &second)) return 1;
     tpg_tensors t2 = {second.a, second.b, NULL, second.d, NULL, NULL};
     if ((s = tpg_op_set_tensors(op, rank, &t2)) != TPG_OK) return fail(rank, "tpg_op_set_tensors (new)", s, ctx);
-    cudaFree(first.a), cudaFree(first.b), cudaFree(first.d);
+    free_shards(&first);
     if (run_and_check(rank, op, ctx, &shape, &second, 1001)) return 1;
 
     if ((s = tpg_op_destroy(op)) != TPG_OK) return fail(rank, "tpg_op_destroy", s, ctx);
-    cudaFree(second.a), cudaFree(second.b), cudaFree(second.d);
+    free_shards(&second);
+    return 0;
+}
+
+/* Step 4: rank 0 runs a call alone and times out; rank 1 runs it after that and must fail too. */
+static int missing_then_late_peer(int rank, shared *sh, tpg_ctx *ctx) {
+    tpg_op *op = NULL;
+    tpg_shard_shape shape;
+    shard_bufs b;
+    if (op_with_shards(rank, ctx, "ReduceScatter1D_TilingA_RotatingC", 4242, &op, &shape, &b)) return 1;
+    tpg_status s = TPG_OK;
+    if (rank == 1 && wait_at_least(&sh->gave_up, 1)) return fail(rank, "rank 0 never reported its timeout", s, ctx);
+    const double t0 = now_s();
+    if ((s = tpg_op_run_rank(op, rank, NULL)) != TPG_OK) return fail(rank, "tpg_op_run_rank", s, ctx);
+    s = tpg_op_sync(op);
+    const double waited = now_s() - t0;
+    printf("rank %d: %s -> %s after %.3f s (bound %.3f s): %s\n", rank, rank == 0 ? "missing peer" : "late peer",
+           tpg_status_string(s), waited, MISSING_TIMEOUT_S, tpg_last_error(ctx));
+    if (rank == 0) atomic_store(&sh->gave_up, 1);
+    if (s != TPG_ERR_TIMEOUT) return fail(rank, "expected TPG_ERR_TIMEOUT", s, ctx);
+    if (rank == 0 && waited > MISSING_TIMEOUT_S + TIMEOUT_SLACK_S)
+        return fail(rank, "the timeout took longer than its bound plus the slack", s, ctx);
+    if (rank == 1 && !strstr(tpg_last_error(ctx), "gave up"))
+        return fail(rank, "expected the late rank's error to say that a peer gave up", s, ctx);
+    if ((s = tpg_op_destroy(op)) != TPG_OK) return fail(rank, "tpg_op_destroy after a timeout", s, ctx);
+    free_shards(&b);
+    return 0;
+}
+
+/* Step 5: a fresh context's all-gather matches the reference. */
+static int fresh_context_runs(int rank, tpg_ctx *ctx) {
+    tpg_op *op = NULL;
+    tpg_shard_shape shape;
+    shard_bufs b;
+    if (op_with_shards(rank, ctx, "AllGather1D_TilingCD_RotatingA", 2002, &op, &shape, &b)) return 1;
+    tpg_status s;
+    if (run_and_check(rank, op, ctx, &shape, &b, 2002)) return 1;
+    if ((s = tpg_op_destroy(op)) != TPG_OK) return fail(rank, "tpg_op_destroy", s, ctx);
+    free_shards(&b);
+    return 0;
+}
+
+static int rank_main(int rank, shared *sh) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (g_share ? 1 : TP)) return 3;
+    if (cudaSetDevice(g_share ? 0 : rank) != cudaSuccess) return fail(rank, "cudaSetDevice", TPG_ERR_CUDA, NULL);
+    gather_user g = {sh, rank, 0};
+    tpg_ctx *ctx = NULL;
+    if (create_ctx(rank, &g, 0, &ctx) || bad_args_then_new_tensors(rank, ctx)) return 1;
+    tpg_status s = tpg_ctx_destroy(ctx);
+    if (s != TPG_OK) return fail(rank, "tpg_ctx_destroy", s, NULL);
+
+    if (create_ctx(rank, &g, (uint64_t)(MISSING_TIMEOUT_S * 1e9), &ctx) || missing_then_late_peer(rank, sh, ctx))
+        return 1;
+    if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy after a timeout", s, NULL);
+
+    if (create_ctx(rank, &g, 0, &ctx) || fresh_context_runs(rank, ctx)) return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy", s, NULL);
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--share-device")) {
+            fprintf(stderr, "gpu_multiprocess: unknown argument %s (usage: gpu_multiprocess [--share-device])\n", argv[i]);
+            return 1;
+        }
+        g_share = 1;
+    }
     shared *sh = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) return 1;
     memset(sh, 0, sizeof *sh);
