@@ -128,6 +128,23 @@ def test_every_call_with_new_operands_matches_the_reference_on_a_shared_device(b
     assert "6 passed, 0 failed" in run_passing(["gpu_epochs", str(tp), "--share-device"], timeout=180)
 
 
+def check_every_rank_passed(stdout: str, tp: int):
+    for r in range(tp):
+        assert f"rank {r}: 6 passed, 0 failed" in stdout
+
+
+@needs_gpus(2)
+def test_every_call_with_new_operands_matches_the_reference_one_process_per_rank(built):
+    """gpu_epochs in multi-process mode: odd ranks make each change a call later, so the ranks' modes differ."""
+    check_every_rank_passed(run_passing(["gpu_epochs", "2", "--processes"], timeout=300), 2)
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("tp", [2, 4])
+def test_every_call_with_new_operands_matches_the_reference_one_process_per_rank_on_a_shared_device(built, tp):
+    check_every_rank_passed(run_passing(["gpu_epochs", str(tp), "--share-device", "--processes"], timeout=300), tp)
+
+
 @needs_gpus(1)
 def test_back_to_back_pdl_calls_match_synchronized_chain(built):
     """tests/gpu/test_pdl_chain.c: each call reads the previous call's D as its A."""

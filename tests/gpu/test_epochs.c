@@ -12,8 +12,13 @@
  *
  * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact (sums of at most K = 256 products
  * of 1/64 steps); D is bf16 (reduce-scatter adds
- * bf16-rounded partials), hence the bound. Run: build/tests/gpu_epochs [tp] [--share-device]. Exit 0 on success,
- * 1 on a failed check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
+ * bf16-rounded partials), hence the bound. Run: build/tests/gpu_epochs [tp] [--share-device] [--processes]. Exit 0
+ * on success, 1 on a failed check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
+ *
+ * --processes runs one process per rank (multi-process mode, tests/gpu/mp_harness.h), each checking its own
+ * rank's D. Odd ranks then make each change one call later than even ranks, so for a call or two the ranks run
+ * in different modes, which the API allows ("ranks may differ"). With --share-device the processes take turns
+ * on one GPU.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -22,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mp_harness.h"
 #include "tpgemm.h"
 
 /* big enough that 3 pieces asked cut every all-gather shard at TP = 2 and 4 into 2 or 3 (whole tiles) */
@@ -84,10 +90,11 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
     return worst / fmax(scale, 1e-30);
 }
 
-/* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked). */
-static tpg_status change_before(tpg_op *op, int c, int allgather) {
-    if (c == 2) return tpg_op_set_overlap_barriers(op, 1);
-    if (c == 3 && allgather) return tpg_op_set_copy_chunks(op, 3);
+/* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked); `late`
+ * (0 or 1) delays the first two changes by that many calls. */
+static tpg_status change_before(tpg_op *op, int c, int allgather, int late) {
+    if (c == 2 + late) return tpg_op_set_overlap_barriers(op, 1);
+    if (c == 3 + late && allgather) return tpg_op_set_copy_chunks(op, 3);
     if (c == 5) { /* sync while the mode is on: it also compares each rank's epoch word with its launches */
         tpg_status st = tpg_op_sync(op);
         return st != TPG_OK ? st : tpg_op_set_overlap_barriers(op, 0);
@@ -105,6 +112,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
     call_buffers calls[CALLS];
     memset(calls, 0, sizeof calls);
     float *a = malloc(sizeof(float) * M * K * CALLS), *b = malloc(sizeof(float) * N * K * CALLS);
+    const int me = tpg_ctx_rank(ctx), r0 = me < 0 ? 0 : me, r1 = me < 0 ? tp : me + 1; /* the local ranks */
     tpg_status st = tpg_config_find(config, schedule, tp, TPG_DTYPE_BF16, &cfg);
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     if (st == TPG_OK) st = tpg_op_create(ctx, &desc, &op);
@@ -112,7 +120,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
         fail(st != TPG_OK ? "op setup" : "host allocation", st != TPG_OK ? st : TPG_ERR_OUT_OF_MEMORY, ctx);
         goto done;
     }
-    for (int r = 0; r < tp; r++) {
+    for (int r = r0; r < r1; r++) {
         if ((st = tpg_op_shard_shape(op, r, &sh[r])) != TPG_OK) {
             fail("tpg_op_shard_shape", st, ctx);
             goto done;
@@ -136,15 +144,15 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
     for (int c = 0; c < CALLS; c++) {
         float *ac = a + (size_t)c * M * K, *bc = b + (size_t)c * N * K;
         make_operands(1000u + (unsigned)c, ac, bc);
-        for (int r = 0; r < tp; r++) {
+        for (int r = r0; r < r1; r++) {
             block_bf16(ac, K, sh[r].a_row0, sh[r].a_col0, sh[r].a_rows, sh[r].a_cols, calls[c].a[r]);
             block_bf16(bc, K, sh[r].b_row0, sh[r].b_col0, sh[r].b_rows, sh[r].b_cols, calls[c].b[r]);
         }
-        if ((st = change_before(op, c, allgather)) != TPG_OK) {
+        if ((st = change_before(op, c, allgather, me < 0 ? 0 : me % 2)) != TPG_OK) {
             fail("changing the op between calls", st, ctx);
             goto done;
         }
-        for (int r = 0; r < tp; r++) { /* on the rank's stream, after its previous call's closing barrier */
+        for (int r = r0; r < r1; r++) { /* on the rank's stream, after its previous call's closing barrier */
             if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
                 cudaMemcpyAsync(dev[r][0], calls[c].a[r], (size_t)(sh[r].a_rows * sh[r].a_cols * 2),
                                 cudaMemcpyHostToDevice, s[r]) != cudaSuccess ||
@@ -156,7 +164,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
             fail("tpg_op_run", st, ctx);
             goto done;
         }
-        for (int r = 0; r < tp; r++)
+        for (int r = r0; r < r1; r++)
             if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
                 cudaMemcpyAsync(calls[c].d[r], dev[r][2], (size_t)(sh[r].d_rows * sh[r].d_cols * 2),
                                 cudaMemcpyDeviceToHost, s[r]) != cudaSuccess)
@@ -166,15 +174,16 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
         fail("tpg_op_sync", st, ctx);
         goto done;
     }
-    for (int r = 0; r < tp; r++)
+    for (int r = r0; r < r1; r++)
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamSynchronize(s[r]) != cudaSuccess) goto cuda;
     rc = 0;
     for (int c = 0; c < CALLS; c++) {
         double worst = 0.0;
-        for (int r = 0; r < tp; r++)
+        for (int r = r0; r < r1; r++)
             worst = fmax(worst, block_error(a + (size_t)c * M * K, b + (size_t)c * N * K, &sh[r], calls[c].d[r]));
         /* all-gather: D rounded to bf16 once; reduce-scatter: tp - 1 bf16 partials too (runtime/src/reference.cu) */
         const int ok = worst <= (allgather ? 1e-2 : 2e-2 * sqrt((double)tp));
+        if (me >= 0) printf("rank %d: ", me);
         printf("%s call %d: max error %.2e %s\n", config ? config : schedule, c, worst, ok ? "ok" : "FAILED");
         rc |= !ok;
     }
@@ -183,7 +192,7 @@ cuda:
     fprintf(stderr, "gpu_epochs: %s: CUDA error: %s\n", schedule, cudaGetErrorString(cudaGetLastError()));
 done:
     if (op) tpg_op_destroy(op);
-    for (int r = 0; r < tp; r++) {
+    for (int r = r0; r < r1; r++) {
         for (int i = 0; i < 3; i++) cudaFree(dev[r][i]);
         for (int c = 0; c < CALLS; c++) cudaFreeHost(calls[c].a[r]), cudaFreeHost(calls[c].b[r]), cudaFreeHost(calls[c].d[r]);
         if (s[r]) cudaStreamDestroy(s[r]);
@@ -193,39 +202,73 @@ done:
     return rc;
 }
 
-int main(int argc, char **argv) {
-    int tp = 2, share = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--share-device")) share = 1;
-        else tp = atoi(argv[i]);
-    }
-    if (tp < 2 || tp > MAX_TP) {
-        fprintf(stderr, "gpu_epochs: tp must be 2..%d\n", MAX_TP);
-        return 1;
-    }
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (share ? 1 : tp)) {
-        fprintf(stderr, "gpu_epochs: needs %d CUDA device(s), %d visible\n", share ? 1 : tp, count);
-        return 3;
-    }
-    tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
-    cc.tp = tp;
-    cc.share_devices = share;
-    cc.timeout_ns = 5000000000ull;
-    tpg_ctx *ctx;
-    tpg_status st = tpg_ctx_create(&cc, &ctx);
-    if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
+/* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
+ * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read.
+ * Returns the number of failed schedules. */
+static int run_all_schedules(tpg_ctx *ctx, int tp) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
-    /* the four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
-     * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read */
     char pulled[2][64];
     snprintf(pulled[0], sizeof pulled[0], "rs_tila_bf16_pull_tp%d", tp);
     snprintf(pulled[1], sizeof pulled[1], "rs_tilb_bf16_pull_tp%d", tp);
     int failed = 0;
     for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2);
     for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0);
+    return failed;
+}
+
+#define WAIT_TIMEOUT_NS 5000000000ull /* the context's bound on every device-side wait */
+enum { SCHEDULES = 6, HANG_S = 240 };
+
+typedef struct options {
+    int tp, share;
+} options;
+
+static int rank_main(mp_rank *g, void *arg) {
+    const options *o = arg;
+    const int rank = g->rank, dev = o->share ? 0 : rank;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (o->share ? 1 : o->tp)) return 3;
+    if (cudaSetDevice(dev) != cudaSuccess) return fail("cudaSetDevice", TPG_ERR_CUDA, NULL);
+    tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
+    rc.tp = o->tp, rc.rank = rank, rc.device = dev, rc.timeout_ns = WAIT_TIMEOUT_NS;
+    rc.allgather = mp_allgather, rc.user = g, rc.share_devices = o->share;
+    tpg_ctx *ctx;
+    tpg_status st = tpg_ctx_create_rank(&rc, &ctx);
+    if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
+    const int failed = run_all_schedules(ctx, o->tp);
     tpg_ctx_destroy(ctx);
-    printf("%d passed, %d failed\n", 6 - failed, failed);
+    printf("rank %d: %d passed, %d failed\n", rank, SCHEDULES - failed, failed);
+    return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    options o = {2, 0};
+    int processes = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--share-device")) o.share = 1;
+        else if (!strcmp(argv[i], "--processes")) processes = 1;
+        else o.tp = atoi(argv[i]);
+    }
+    if (o.tp < 2 || o.tp > MAX_TP) {
+        fprintf(stderr, "gpu_epochs: tp must be 2..%d\n", MAX_TP);
+        return 1;
+    }
+    if (processes) return mp_run(o.tp, HANG_S, rank_main, &o); /* no CUDA call before the fork */
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (o.share ? 1 : o.tp)) {
+        fprintf(stderr, "gpu_epochs: needs %d CUDA device(s), %d visible\n", o.share ? 1 : o.tp, count);
+        return 3;
+    }
+    tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
+    cc.tp = o.tp;
+    cc.share_devices = o.share;
+    cc.timeout_ns = WAIT_TIMEOUT_NS;
+    tpg_ctx *ctx;
+    tpg_status st = tpg_ctx_create(&cc, &ctx);
+    if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
+    const int failed = run_all_schedules(ctx, o.tp);
+    tpg_ctx_destroy(ctx);
+    printf("%d passed, %d failed\n", SCHEDULES - failed, failed);
     return failed ? 1 : 0;
 }

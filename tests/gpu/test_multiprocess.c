@@ -18,71 +18,27 @@
  * (tpg_rank_config.share_devices): the processes take turns on the GPU, so this checks the multi-process
  * protocol (IPC handles, cross-process flags and barriers) on one GPU, not its speed. Exit 0 on success, 1 on
  * a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip). A rank whose
- * peer stopped (a failed step returns early) gives up in the all-gather after GATHER_WAIT_S, so the runtime
+ * peer stopped (a failed step returns early) gives up in the all-gather after MP_GATHER_WAIT_S (mp_harness.h), so the runtime
  * fails it with TPG_ERR_BOOTSTRAP; the parent kills the other child as soon as one fails; a child that hangs
  * anyway is killed after 60 s.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS under -std=c11 */
+#define _DEFAULT_SOURCE /* clock_gettime under -std=c11 */
 #include <cuda_runtime.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "mp_harness.h"
 #include "reference.h"
 #include "tpgemm.h"
 
-enum { TP = 2, M = 2048, N = 2048, K = 1024, MAX_BYTES = 4096, GATHER_WAIT_S = 30 };
+enum { TP = 2, M = 2048, N = 2048, K = 1024, HANG_S = 60 };
 #define MISSING_TIMEOUT_S 0.3 /* step 4's context: the bound on every device-side wait */
 #define TIMEOUT_SLACK_S 0.25  /* launches and the host's sync on top of it (as tests/gpu/test_timeout.c) */
+#define GAVE_UP signal[0]     /* step 4: rank 0's call has returned its timeout */
 
 static int g_share; /* --share-device */
-
-/* Shared between the two processes: one slot per rank and a round counter per rank. Round r uses
- * slots[r % 2]; a rank reuses that half only after every rank has finished round r - 1 (the wait at
- * the start of round r + 1 of everyone), so two halves are enough. */
-typedef struct shared {
-    _Atomic unsigned arrived[TP]; /* rounds each rank has written */
-    _Atomic unsigned left[TP];    /* rounds each rank has finished reading */
-    _Atomic unsigned gave_up;     /* step 4: rank 0's call has returned its timeout */
-    unsigned char slots[2][TP][MAX_BYTES];
-} shared;
-
-typedef struct gather_user {
-    shared *sh;
-    int rank;
-    unsigned round;
-} gather_user;
-
-/* Waits until *word >= want; 0 on success, 1 after GATHER_WAIT_S (the peer stopped calling). */
-static int wait_at_least(_Atomic unsigned *word, unsigned want) {
-    const time_t give_up = time(NULL) + GATHER_WAIT_S;
-    while (atomic_load(word) < want) {
-        if (time(NULL) > give_up) return 1;
-        usleep(10);
-    }
-    return 0;
-}
-
-static int allgather(const void *send, void *recv, size_t bytes, void *user) {
-    gather_user *g = user;
-    if (bytes > MAX_BYTES) return 1;
-    const unsigned r = g->round++, half = r % 2;
-    for (int q = 0; q < TP; q++) /* half r % 2 was last read in round r - 2: wait until all are done */
-        if (r >= 2 && wait_at_least(&g->sh->left[q], r - 1)) return 1;
-    memcpy(g->sh->slots[half][g->rank], send, bytes);
-    atomic_store(&g->sh->arrived[g->rank], r + 1);
-    for (int q = 0; q < TP; q++)
-        if (wait_at_least(&g->sh->arrived[q], r + 1)) return 1;
-    for (int q = 0; q < TP; q++) memcpy((unsigned char *)recv + (size_t)q * bytes, g->sh->slots[half][q], bytes);
-    atomic_store(&g->sh->left[g->rank], r + 1);
-    return 0;
-}
 
 static int fail(int rank, const char *what, tpg_status s, const tpg_ctx *ctx) {
     fprintf(stderr, "gpu_multiprocess rank %d: %s: %s (%s)\n", rank, what, tpg_status_string(s), tpg_last_error(ctx));
@@ -134,9 +90,9 @@ static double now_s(void) {
 
 static void free_shards(shard_bufs *b) { cudaFree(b->a), cudaFree(b->b), cudaFree(b->d); }
 
-static int create_ctx(int rank, gather_user *g, uint64_t timeout_ns, tpg_ctx **ctx) {
+static int create_ctx(int rank, mp_rank *g, uint64_t timeout_ns, tpg_ctx **ctx) {
     tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
-    rc.tp = TP, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = allgather, rc.user = g;
+    rc.tp = TP, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = mp_allgather, rc.user = g;
     rc.timeout_ns = timeout_ns, rc.share_devices = g_share;
     tpg_status s = tpg_ctx_create_rank(&rc, ctx);
     return s == TPG_OK ? 0 : fail(rank, "tpg_ctx_create_rank", s, NULL);
@@ -193,20 +149,20 @@ static int bad_args_then_new_tensors(int rank, tpg_ctx *ctx) {
 }
 
 /* Step 4: rank 0 runs a call alone and times out; rank 1 runs it after that and must fail too. */
-static int missing_then_late_peer(int rank, shared *sh, tpg_ctx *ctx) {
+static int missing_then_late_peer(int rank, mp_shared *sh, tpg_ctx *ctx) {
     tpg_op *op = NULL;
     tpg_shard_shape shape;
     shard_bufs b;
     if (op_with_shards(rank, ctx, "ReduceScatter1D_TilingA_RotatingC", 4242, &op, &shape, &b)) return 1;
     tpg_status s = TPG_OK;
-    if (rank == 1 && wait_at_least(&sh->gave_up, 1)) return fail(rank, "rank 0 never reported its timeout", s, ctx);
+    if (rank == 1 && mp_wait_at_least(&sh->GAVE_UP, 1)) return fail(rank, "rank 0 never reported its timeout", s, ctx);
     const double t0 = now_s();
     if ((s = tpg_op_run_rank(op, rank, NULL)) != TPG_OK) return fail(rank, "tpg_op_run_rank", s, ctx);
     s = tpg_op_sync(op);
     const double waited = now_s() - t0;
     printf("rank %d: %s -> %s after %.3f s (bound %.3f s): %s\n", rank, rank == 0 ? "missing peer" : "late peer",
            tpg_status_string(s), waited, MISSING_TIMEOUT_S, tpg_last_error(ctx));
-    if (rank == 0) atomic_store(&sh->gave_up, 1);
+    if (rank == 0) atomic_store(&sh->GAVE_UP, 1);
     if (s != TPG_ERR_TIMEOUT) return fail(rank, "expected TPG_ERR_TIMEOUT", s, ctx);
     if (rank == 0 && waited > MISSING_TIMEOUT_S + TIMEOUT_SLACK_S)
         return fail(rank, "the timeout took longer than its bound plus the slack", s, ctx);
@@ -230,21 +186,22 @@ static int fresh_context_runs(int rank, tpg_ctx *ctx) {
     return 0;
 }
 
-static int rank_main(int rank, shared *sh) {
+static int rank_main(mp_rank *g, void *arg) {
+    (void)arg;
+    const int rank = g->rank;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < (g_share ? 1 : TP)) return 3;
     if (cudaSetDevice(g_share ? 0 : rank) != cudaSuccess) return fail(rank, "cudaSetDevice", TPG_ERR_CUDA, NULL);
-    gather_user g = {sh, rank, 0};
     tpg_ctx *ctx = NULL;
-    if (create_ctx(rank, &g, 0, &ctx) || bad_args_then_new_tensors(rank, ctx)) return 1;
+    if (create_ctx(rank, g, 0, &ctx) || bad_args_then_new_tensors(rank, ctx)) return 1;
     tpg_status s = tpg_ctx_destroy(ctx);
     if (s != TPG_OK) return fail(rank, "tpg_ctx_destroy", s, NULL);
 
-    if (create_ctx(rank, &g, (uint64_t)(MISSING_TIMEOUT_S * 1e9), &ctx) || missing_then_late_peer(rank, sh, ctx))
+    if (create_ctx(rank, g, (uint64_t)(MISSING_TIMEOUT_S * 1e9), &ctx) || missing_then_late_peer(rank, g->sh, ctx))
         return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy after a timeout", s, NULL);
 
-    if (create_ctx(rank, &g, 0, &ctx) || fresh_context_runs(rank, ctx)) return 1;
+    if (create_ctx(rank, g, 0, &ctx) || fresh_context_runs(rank, ctx)) return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy", s, NULL);
     return 0;
 }
@@ -257,34 +214,7 @@ int main(int argc, char **argv) {
         }
         g_share = 1;
     }
-    shared *sh = mmap(NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED) return 1;
-    memset(sh, 0, sizeof *sh);
-    fflush(stdout);
-    pid_t pid[TP];
-    for (int r = 0; r < TP; r++) { /* fork before any CUDA call: a CUDA context does not survive fork */
-        pid[r] = fork();
-        if (pid[r] < 0) return 1;
-        if (pid[r] == 0) {
-            alarm(60); /* a hang ends as SIGALRM, reported below */
-            int rc = rank_main(r, sh);
-            fflush(stdout);
-            _exit(rc);
-        }
-    }
-    int worst = 0, skip = 0;
-    for (int done = 0; done < TP; done++) { /* in the order they end: a failed rank's peer is stopped at once */
-        int status = 0;
-        const pid_t p = waitpid(-1, &status, 0);
-        if (p < 0) return 1;
-        const int r = p == pid[0] ? 0 : 1;
-        int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-        if (!WIFEXITED(status)) fprintf(stderr, "gpu_multiprocess: rank %d ended by signal %d\n", r, WTERMSIG(status));
-        if (rc == 3) skip = 1; /* too few devices */
-        if (rc != 0 && rc != 3 && done == 0) kill(pid[1 - r], SIGKILL); /* a skip: the peer skips too */
-        if (rc > worst && rc != 3) worst = rc;
-    }
-    if (skip) return 3;
-    printf(worst ? "FAILED\n" : "PASSED\n");
-    return worst ? 1 : 0;
+    const int rc = mp_run(TP, HANG_S, rank_main, NULL);
+    if (rc != 3) printf(rc ? "FAILED\n" : "PASSED\n");
+    return rc;
 }

@@ -1,0 +1,77 @@
+/* Forked ranks with a shared-memory bootstrap all-gather (mp_harness.h). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS under -std=c11 */
+#include "mp_harness.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int mp_wait_at_least(_Atomic unsigned *word, unsigned want) {
+    const time_t give_up = time(NULL) + MP_GATHER_WAIT_S;
+    while (atomic_load(word) < want) {
+        if (time(NULL) > give_up) return 1;
+        usleep(10);
+    }
+    return 0;
+}
+
+int mp_allgather(const void *send, void *recv, size_t bytes, void *user) {
+    mp_rank *g = user;
+    mp_shared *sh = g->sh;
+    if (bytes > MP_MAX_BYTES) return 1;
+    const unsigned r = g->round++, half = r % 2;
+    for (int q = 0; q < sh->tp; q++) /* half r % 2 was last read in round r - 2: wait until all are done */
+        if (r >= 2 && mp_wait_at_least(&sh->left[q], r - 1)) return 1;
+    memcpy(sh->slots[half][g->rank], send, bytes);
+    atomic_store(&sh->arrived[g->rank], r + 1);
+    for (int q = 0; q < sh->tp; q++)
+        if (mp_wait_at_least(&sh->arrived[q], r + 1)) return 1;
+    for (int q = 0; q < sh->tp; q++) memcpy((unsigned char *)recv + (size_t)q * bytes, sh->slots[half][q], bytes);
+    atomic_store(&sh->left[g->rank], r + 1);
+    return 0;
+}
+
+int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), void *arg) {
+    if (tp < 1 || tp > MP_MAX_RANKS) return 1;
+    mp_shared *sh = mmap(NULL, sizeof(mp_shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) return 1;
+    memset(sh, 0, sizeof *sh);
+    sh->tp = tp;
+    fflush(stdout);
+    pid_t pid[MP_MAX_RANKS];
+    for (int r = 0; r < tp; r++) {
+        pid[r] = fork();
+        if (pid[r] < 0) return 1;
+        if (pid[r] == 0) {
+            alarm(hang_s); /* a hang ends as SIGALRM, reported below */
+            mp_rank me = {sh, r, 0};
+            const int rc = rank_main(&me, arg);
+            fflush(stdout);
+            _exit(rc);
+        }
+    }
+    int worst = 0, skip = 0, killed = 0;
+    for (int done = 0; done < tp; done++) { /* in the order they end */
+        int status = 0;
+        const pid_t p = waitpid(-1, &status, 0);
+        if (p < 0) return 1;
+        int r = 0;
+        while (r < tp && pid[r] != p) r++;
+        const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        if (!WIFEXITED(status) && !killed)
+            fprintf(stderr, "mp_harness: rank %d ended by signal %d\n", r, WTERMSIG(status));
+        if (rc == 3) skip = 1; /* too few devices: the peers skip too */
+        if (rc != 0 && rc != 3 && !killed) {
+            for (int q = 0; q < tp; q++)
+                if (q != r) kill(pid[q], SIGKILL);
+            killed = 1;
+        }
+        if (rc != 3 && rc > worst) worst = rc;
+    }
+    munmap(sh, sizeof *sh);
+    return skip ? 3 : worst ? 1 : 0;
+}
