@@ -2,6 +2,7 @@
 # The TP benchmark on the device machine: builds libtpgemm.so, runs bench/tp_bench.py with one process
 # per GPU (torchrun), keeps the logs in $OUT and prints the table last.
 #   bench/run_tp.sh [--tp N] [tp_bench.py args...]     (N defaults to every visible GPU)
+#   bench/run_tp.sh --tp 2 --share-device ...            (smoke run of the multi-process path on one GPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
@@ -22,14 +23,15 @@ OUT="$OUT" timeout 480 python3 -m torch.distributed.run --standalone --nproc_per
 tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past 480 s and was stopped" >&2
 # the run's JSON: tp<N>.json for bf16, tp<N>_<dtype>.json otherwise (bench/tp_records.py result_stem)
-DTYPE=bf16
+DTYPE=bf16 SHARED=
 for ((i = 1; i <= $#; i++)); do
     case "${!i}" in
     --dtype=*) DTYPE="${!i#--dtype=}" ;;
     --dtype) j=$((i + 1)); [[ $j -le $# ]] && DTYPE="${!j}" ;;
+    --share-device) SHARED=_shared ;;
     esac
 done
-STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"
+STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"; STEM="$STEM$SHARED"
 if [[ -f "$OUT/$STEM.json" ]]; then
     python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/tp${TP}_table.md"
     echo; cat "$OUT/tp${TP}_table.md"

@@ -63,6 +63,29 @@ class Energy:
             return None
 
 
+class SumCollectives:
+    """torch's all-gather and reduce-scatter over gloo, which moves CUDA tensors only by all_reduce and broadcast
+    (--share-device: NCCL refuses two ranks on one GPU). Each rank adds its part into a zeroed buffer of the whole;
+    the reduce-scatter sums in fp32. Slow, and exact for the all-gather: for checking, not timing."""
+
+    @staticmethod
+    def all_gather_into_tensor(out, shard):  # as bytes: one rank's byte plus zeros is exact, whatever the dtype
+        whole = out.view(torch.uint8).view(dist.get_world_size(), -1)
+        whole.zero_()
+        whole[dist.get_rank()].copy_(shard.contiguous().view(torch.uint8).reshape(-1))
+        dist.all_reduce(whole)
+
+    @staticmethod
+    def reduce_scatter_tensor(out, full):
+        total = full.to(torch.float32, copy=True)
+        dist.all_reduce(total)
+        out.copy_(total.view(dist.get_world_size(), -1)[dist.get_rank()].view_as(out))
+
+
+# torch's data collectives (the reference, the bootstrap): torch.distributed, or SumCollectives with --share-device
+# (set once by main before any shape runs).
+COLL = dist
+
 # A bound on calls per window: a bogus (too small) first timing must not queue minutes of work.
 MAX_CALLS = 2000
 
@@ -164,7 +187,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
         op1.set_tensors(0, a_full.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
 
         def reference():
-            num.gather(dist, a_full, a)
+            num.gather(COLL, a_full, a)
             num.mm(a_full, b, ref)
         fns = {"cublas_local": lambda: num.mm(a_full, b, d_loc), "nccl_cublas": reference,
                "torch_async_tp": lambda: num.async_ag(a, b, group_name)}
@@ -178,7 +201,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
 
         def reference():
             num.mm(a, b, part)
-            dist.reduce_scatter_tensor(ref, part)
+            COLL.reduce_scatter_tensor(ref, part)
         fns = {"cublas_local": lambda: num.mm(a, b, d_loc), "nccl_cublas": reference,
                "torch_async_tp": lambda: num.async_rs(a, b, m, n, group_name)}
     bad = {key: (sh[key], v) for key, v in want.items() if sh[key] != v}
@@ -216,11 +239,11 @@ def check_output(op, run, reference, keep):
     return allreduce(finite(rel), dist.ReduceOp.MAX), allreduce(finite(mx), dist.ReduceOp.MAX), None
 
 
-def save(records, tp, dtype):
-    """Writes tp<N>.json (tp<N>_<dtype>.json for fp16 / e4m3: tp_records.result_stem) to bench/results and, when
-    set, $OUT; returns the paths written."""
+def save(records, tp, dtype, shared=False):
+    """Writes tp<N>.json (tp<N>_<dtype>.json for fp16 / e4m3, ..._shared with --share-device:
+    tp_records.result_stem) to bench/results and, when set, $OUT; returns the paths written."""
     import json
-    name = f"{R.result_stem(tp, dtype)}.json"
+    name = f"{R.result_stem(tp, dtype, shared)}.json"
     paths = [HERE / "results" / name] + ([Path(os.environ["OUT"]) / name] if os.environ.get("OUT") else [])
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -253,6 +276,9 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     try:  # setup failures (config lookups, tpgemm's collective calls) happen on every rank alike
         op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1,
                                                     group_name, held)
+        if args.share_device:  # symmetric memory needs a GPU per rank
+            fns.pop("torch_async_tp")
+            errors["torch_async_tp"] = "not run with --share-device (PyTorch's symmetric memory needs a GPU per rank)"
         alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg)
         diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
                                   group_name, fns) if args.link_copies else {}
@@ -283,6 +309,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                                 "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                 "local_config": lib.config_info(cfg1)["name"],
                                 "windows": {v: f.get("windows") for v, f in figures.items()},
+                                **({"shared_device": True} if args.share_device else {}),
                                 **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
                                    if alt_ops else {}),
                                 **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
@@ -469,21 +496,31 @@ def main():
                    "as an extra variant 'alt:pull_partials'")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
+    p.add_argument("--share-device", action="store_true", help="smoke run: every rank on GPU 0 (gloo for torch's "
+                   "collectives, tpg_rank_config.share_devices), so the benchmark's multi-process path runs on one GPU; "
+                   "the processes take turns on it, so times mean nothing; PyTorch async TP does not run; results go "
+                   "to tp<N>[_<dtype>]_shared.json and BENCHMARKS.md is left alone")
     args = p.parse_args()
+    if args.share_device and args.link_copies:
+        p.error("--link-copies needs PyTorch's symmetric memory, which needs a GPU per rank: not with --share-device")
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
         import faulthandler
         faulthandler.dump_traceback_later(float(os.environ["TP_BENCH_TRACE_AFTER"]), repeat=True)
-    dist.init_process_group("nccl")
+    global COLL
+    dist.init_process_group("gloo" if args.share_device else "nccl")
     rank, tp = dist.get_rank(), dist.get_world_size()
-    dev = int(os.environ.get("LOCAL_RANK", rank))
+    dev = 0 if args.share_device else int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(dev)
     group_name = dist.group.WORLD.group_name
-    try:
-        import torch.distributed._symmetric_memory as symm
-        symm.enable_symm_mem_for_group(group_name)
-    except Exception as e:  # async TP then fails per shape and is recorded as an error
-        print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
+    if args.share_device:
+        COLL = SumCollectives
+    else:
+        try:
+            import torch.distributed._symmetric_memory as symm
+            symm.enable_symm_mem_for_group(group_name)
+        except Exception as e:  # async TP then fails per shape and is recorded as an error
+            print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
     unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
     if unknown:
         p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
@@ -497,12 +534,12 @@ def main():
     def allgather(send):  # the bootstrap: bytes over NCCL (tiny, once per collective tpgemm call)
         t = torch.frombuffer(bytearray(send), dtype=torch.uint8).to("cuda")
         out = torch.empty(tp * len(send), dtype=torch.uint8, device="cuda")
-        dist.all_gather_into_tensor(out, t)
+        COLL.all_gather_into_tensor(out, t)
         return bytes(out.cpu().tolist())
 
     lib = tpgemm_lib.Lib()
     progress(rank, "tpg_ctx_create_rank")
-    ctx = lib.ctx_rank(tp, rank, dev, allgather)
+    ctx = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device)
     ctx1 = lib.ctx_local([dev])
     progress(rank, "contexts ready")
     energy = Energy(dev)
@@ -518,7 +555,7 @@ def main():
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]})
         records.append(rec)
         if rank == 0:
-            save(records, tp, args.dtype)  # after every shape: a run stopped by a timeout keeps what it measured
+            save(records, tp, args.dtype, args.share_device)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
                   + f", check {rec['check']} (rel err {rec['rel_err']}, max err {rec['max_err']}), "
                   f"{time.time() - t0:.1f} s", flush=True)
@@ -534,7 +571,7 @@ def main():
         except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
             print(f"rank {rank}: {e}", flush=True)
     if rank == 0:
-        paths = save(records, tp, args.dtype)
+        paths = save(records, tp, args.dtype, args.share_device)
         report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]
                                            if os.environ.get("OUT") else []))
     dist.barrier()

@@ -122,10 +122,10 @@ def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, ext
     return rec
 
 
-def result_stem(tp, dtype):
+def result_stem(tp, dtype, shared=False):
     """Name of a run's files and BENCHMARKS.md section: tp<N> for bf16 (the issues' runs), tp<N>_<dtype> otherwise,
-    so that an fp16 or e4m3 run does not replace the bf16 table."""
-    return f"tp{tp}" if dtype == "bf16" else f"tp{tp}_{dtype}"
+    so that an fp16 or e4m3 run does not replace the bf16 table; a --share-device smoke run adds _shared."""
+    return (f"tp{tp}" if dtype == "bf16" else f"tp{tp}_{dtype}") + ("_shared" if shared else "")
 
 
 def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, errors=None):

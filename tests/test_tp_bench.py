@@ -174,3 +174,18 @@ def test_report_refuses_a_run_without_records(tmp_path):
     with pytest.raises(SystemExit, match="no records"):
         report_tp.main([str(src), "--benchmarks", str(bench)])
     assert not bench.exists()
+
+
+def test_shared_device_smoke_runs_keep_out_of_the_results(tmp_path, capsys):
+    """A --share-device run (every rank on one GPU) has its own files and leaves BENCHMARKS.md and the plot alone."""
+    assert R.result_stem(2, "bf16", shared=True) == "tp2_shared" and R.result_stem(4, "e4m3", True) == "tp4_e4m3_shared"
+    recs = [R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES[:2]]
+    for r in recs:
+        r["shared_device"] = True
+    src = tmp_path / "tp2_shared.json"
+    src.write_text(json.dumps(recs))
+    bench = tmp_path / "BENCHMARKS.md"
+    bench.write_text("# Benchmarks\n")
+    report_tp.main([str(src), "--benchmarks", str(bench)])
+    assert bench.read_text() == "# Benchmarks\n" and not src.with_suffix(".png").exists()
+    assert "not a measurement" in capsys.readouterr().out

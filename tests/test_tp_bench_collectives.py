@@ -24,12 +24,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_ranks(fault):
-    """Both ranks' results (parsed RESULT lines) with FAULT=fault."""
+def run_ranks(fault, **env):
+    """Both ranks' results (parsed RESULT lines) with FAULT=fault (and env)."""
     port = str(free_port())
     procs = [subprocess.Popen([sys.executable, str(ROOT / "tests" / "tp_bench_sim.py")], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "RANK": str(r), "PORT": port, "FAULT": fault})
+                              env={**os.environ, "RANK": str(r), "PORT": port, "FAULT": fault, **env})
              for r in (0, 1)]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     results = []
@@ -66,3 +66,10 @@ def test_a_failure_on_one_rank_keeps_the_ranks_in_step(fault, variant, check, al
         assert named + ": RuntimeError('injected" in res["errors"][variant], res["errors"]
     # both ranks made the same collective calls in the same order, and both reached the next shape's first
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+def test_share_device_collectives_match_nccls():
+    """--share-device runs torch's all-gather and reduce-scatter as gloo all-reduces (tp_bench.SumCollectives):
+    the gather must be exact, the scatter the fp32 sum."""
+    for res in run_ranks("", SUM_COLLECTIVES="1"):
+        assert res["gather"] is True and res["scatter"] < 1e-6, res

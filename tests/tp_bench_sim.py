@@ -161,6 +161,20 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     return op, op1, fns, reference, (a, b, d, d_loc, ref, types.SimpleNamespace(scales={}))
 
 
+def sum_collectives():
+    """tp_bench.SumCollectives (--share-device) against what NCCL's collectives would give, on every rank's data:
+    RESULT {"gather": exact?, "scatter": max error}. Run with SUM_COLLECTIVES=1."""
+    rank = dist.get_rank()
+    shards = [torch.randn(3, 5, generator=torch.Generator().manual_seed(r)).to(torch.bfloat16) for r in (0, 1)]
+    out = torch.empty(6, 5, dtype=torch.bfloat16)
+    tp_bench.SumCollectives.all_gather_into_tensor(out, shards[rank])
+    fulls = [torch.randn(4, 3, generator=torch.Generator().manual_seed(10 + r)) for r in (0, 1)]
+    part = torch.empty(2, 3)
+    tp_bench.SumCollectives.reduce_scatter_tensor(part, fulls[rank])
+    want = (fulls[0] + fulls[1])[2 * rank:2 * rank + 2]
+    return {"gather": bool(torch.equal(out, torch.cat(shards))), "scatter": float((part - want).abs().max())}
+
+
 def main():
     fake_cuda()
     tp_bench.setup_shape = setup_shape
@@ -168,9 +182,13 @@ def main():
     rank = int(os.environ["RANK"])
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['PORT']}", rank=rank, world_size=2,
                             timeout=datetime.timedelta(seconds=20))
+    if os.environ.get("SUM_COLLECTIVES"):
+        print("RESULT " + json.dumps(sum_collectives()), flush=True)
+        dist.destroy_process_group()
+        return
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
                                  alt_pull_partials=True, alt_overlap_barriers=False, link_copies=False,
-                                 rounds=1, window=0.01, burst_idle=0.0, dtype="bf16")
+                                 rounds=1, window=0.01, burst_idle=0.0, dtype="bf16", share_device=False)
     try:
         rec = tp_bench.bench_shape(args, ("8B-o", "RS", 256, 128, 128), 2, rank, FakeCtx(), None, FakeLib(),
                                    types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g")
