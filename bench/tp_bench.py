@@ -369,26 +369,16 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
 
 def errors_of_all_ranks(errors, rank, tp):
     """Every rank's failure texts, each rank's own named ("rank 1: ..."), so a failure seen on rank 1 only is
-    not recorded as rank 0's "failed on another rank". Collective; each rank also prints its own."""
-    def echo(why):  # a rank that only saw another rank's failure
-        return why == "failed on another rank" or why.startswith("RankFailure")
+    not recorded as rank 0's "failed on another rank" (tp_records.merge_rank_errors). Collective; each rank
+    also prints its own."""
     for v, why in errors.items():
-        if not echo(why):
+        if not R.echoes_another_rank(why):
             print(f"rank {rank}: {v}: {why}", flush=True)
     if tp == 1:
         return errors
     gathered = [None] * tp
     dist.all_gather_object(gathered, errors)
-    merged = {}
-    for r, errs in enumerate(gathered):
-        for v, why in (errs or {}).items():
-            if echo(why):
-                continue
-            merged[v] = (merged[v] + "; " if v in merged else "") + f"rank {r}: {why}"
-    for errs in gathered:  # a variant whose only texts were "failed on another rank" keeps that
-        for v, why in (errs or {}).items():
-            merged.setdefault(v, why)
-    return merged
+    return R.merge_rank_errors(gathered)
 
 
 def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):

@@ -122,6 +122,27 @@ def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, ext
     return rec
 
 
+def echoes_another_rank(why):
+    """A rank's error text that only says another rank failed (tp_bench's drop of a variant on every rank)."""
+    return why == "failed on another rank" or why.startswith("RankFailure")
+
+
+def merge_rank_errors(gathered):
+    """One error dict from every rank's (gathered[r]: variant -> text): each variant's own texts named by rank
+    ("rank 1: ..."), or "every rank: ..." when all ranks report the same one; a variant whose only texts echo
+    another rank's failure keeps that echo."""
+    merged = {}
+    for v in dict.fromkeys(v for errs in gathered for v in (errs or {})):
+        own = [(r, errs[v]) for r, errs in enumerate(gathered) if errs and v in errs and not echoes_another_rank(errs[v])]
+        if own and len(own) == len(gathered) and len({why for _, why in own}) == 1:
+            merged[v] = f"every rank: {own[0][1]}"
+        elif own:
+            merged[v] = "; ".join(f"rank {r}: {why}" for r, why in own)
+        else:
+            merged[v] = next(errs[v] for errs in gathered if errs and v in errs)
+    return merged
+
+
 def result_stem(tp, dtype, shared=False):
     """Name of a run's files and BENCHMARKS.md section: tp<N> for bf16 (the issues' runs), tp<N>_<dtype> otherwise,
     so that an fp16 or e4m3 run does not replace the bf16 table; a --share-device smoke run adds _shared."""

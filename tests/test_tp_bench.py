@@ -189,3 +189,13 @@ def test_shared_device_smoke_runs_keep_out_of_the_results(tmp_path, capsys):
     report_tp.main([str(src), "--benchmarks", str(bench)])
     assert bench.read_text() == "# Benchmarks\n" and not src.with_suffix(".png").exists()
     assert "not a measurement" in capsys.readouterr().out
+
+
+def test_rank_errors_are_named_and_a_shared_text_is_said_once():
+    same = "not run with --share-device"
+    merged = R.merge_rank_errors([{"torch_async_tp": same, "tpgemm": "failed on another rank"},
+                                  {"torch_async_tp": same, "tpgemm": "RuntimeError('timeout')"},
+                                  {"torch_async_tp": same}])
+    assert merged == {"torch_async_tp": f"every rank: {same}", "tpgemm": "rank 1: RuntimeError('timeout')"}
+    assert R.merge_rank_errors([{"x": "a"}, {"x": "b"}]) == {"x": "rank 0: a; rank 1: b"}
+    assert R.merge_rank_errors([{"x": "failed on another rank"}, None]) == {"x": "failed on another rank"}

@@ -62,7 +62,7 @@ def test_a_failure_on_one_rank_keeps_the_ranks_in_step(fault, variant, check, al
         assert res["check"] == check and res["alt"]["pull_partials"]["check"] == alt_check, res
         # the failing rank's own message reaches the record, named by rank
         fault_rank = fault.rsplit(":", 1)[1]
-        named = "rank 0" if fault_rank == "0" else "rank 1"
+        named = {"0": "rank 0", "1": "rank 1", "9": "every rank"}[fault_rank]
         assert named + ": RuntimeError('injected" in res["errors"][variant], res["errors"]
     # both ranks made the same collective calls in the same order, and both reached the next shape's first
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"

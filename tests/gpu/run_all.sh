@@ -7,7 +7,9 @@
 #        --tp 4 / --tp 8 (the 4- and 8-GPU machines, issues 6 and 7): tier 2 and the TP benchmark at that
 #        degree (tier2_tpN.json, tpN.json with the seed-problem line), local_gemm and tune skipped
 #        --share-device (one GPU): tier 2 at --tp N with every rank on GPU 0 (tier2_shared_tpN.json), the GPU
-#        pytest and the local GEMM; the TP benchmark, the seed f16acc run and tune need N GPUs and are skipped
+#        pytest, the local GEMM and a smoke run of the TP benchmark's multi-process path (run_tp.sh
+#        --share-device; TP_ARGS default "$SHARED_TP_ARGS": tpN_shared.json, no measurement); the seed f16acc run
+#        and tune need N GPUs and are skipped
 #        steps: build, tier2, pytest, local_gemm, tp, tune; together they need more than one call, so the
 #        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
@@ -33,7 +35,10 @@ case "$TP" in 2 | 4 | 8) ;; *) echo "run_all.sh: --tp must be 2, 4 or 8, got '$T
 # TP = 4 / 8 machines (issues 6, 7): correctness and the TP benchmark at that degree; the one-GPU local
 # GEMM and the TP = 2 tune belong to the 2-GPU machine.
 [ "$TP" != 2 ] && [ ${#SHARE[@]} = 0 ] && SKIP="${SKIP}local_gemm,tune,"
-[ ${#SHARE[@]} != 0 ] && SKIP="${SKIP}tp,seed_f16acc,tune,"
+[ ${#SHARE[@]} != 0 ] && SKIP="${SKIP}seed_f16acc,tune,"
+# the TP benchmark with every rank on one GPU checks its multi-process path only: a few shapes, short windows
+SHARED_TP_ARGS="--rounds 1 --window 0.3 --only 8B-qkv,8B-o,70B-o"
+[ ${#SHARE[@]} != 0 ] && TP_ARGS="${TP_ARGS:-$SHARED_TP_ARGS}"
 T2JSON=tier2.json
 [ "$TP" = 2 ] || T2JSON="tier2_tp$TP.json"
 [ ${#SHARE[@]} = 0 ] || T2JSON="tier2_shared_tp$TP.json"
@@ -87,7 +92,7 @@ step tier2 340 env TIER2_BUDGET_S=300 TIER2_HARD_S=330 bash tests/gpu/run_tier2.
 # this kind must run them all; the one-GPU runs with --share-device ask for 1)
 step pytest 150 env TPG_REQUIRE_GPUS="$([ ${#SHARE[@]} = 0 ] && echo "$TP" || echo 1)" python3 -m pytest -q -rs tests/test_gpu.py
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
-step tp 200 bash bench/run_tp.sh --tp "$TP" ${TP_ARGS:-}
+step tp 200 bash bench/run_tp.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"} ${TP_ARGS:-}
 # The seed's headline numerics (fp16 in, f16 accumulation) on its default problem, next to the bf16 f32 run.
 step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m 16384 --n 106496 --k 16384
 # Autotuning (issue 5): build the candidates here (16 cores), profile them, keep tuned/*.yaml + report.
