@@ -170,7 +170,9 @@ def test_two_processes_bad_args_fail_both_new_tensors_replace_old_and_a_missing_
 def test_two_processes_on_a_shared_device(built):
     """The same steps with both processes on device 0 (tpg_rank_config.share_devices): IPC handles,
     cross-process flags, barriers and the late peer's notice, on one GPU."""
-    check_multiprocess_run(run_passing(["gpu_multiprocess", "--share-device"], timeout=90))
+    stdout = run_passing(["gpu_multiprocess", "--share-device"], timeout=90)
+    check_multiprocess_run(stdout)
+    assert stdout.count("one GPU without share_devices -> TPG_ERR_") == 2 and "its own device" in stdout
 
 
 @needs_gpus(2)

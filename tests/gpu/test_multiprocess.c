@@ -13,6 +13,7 @@
  *      call late and must get TPG_ERR_TIMEOUT ("a peer gave up"), not an output built on rank 0's stale
  *      partials. Both destroy the op and context (collective calls still agree after a timeout).
  *   5. A fresh context runs an all-gather op that matches the reference.
+ * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank.
  *
  * Run: build/tests/gpu_multiprocess [--share-device]. With --share-device both ranks use device 0
  * (tpg_rank_config.share_devices): the processes take turns on the GPU, so this checks the multi-process
@@ -90,12 +91,25 @@ static double now_s(void) {
 
 static void free_shards(shard_bufs *b) { cudaFree(b->a), cudaFree(b->b), cudaFree(b->d); }
 
-static int create_ctx(int rank, mp_rank *g, uint64_t timeout_ns, tpg_ctx **ctx) {
+static tpg_status create_ctx_sharing(int rank, mp_rank *g, uint64_t timeout_ns, int share, tpg_ctx **ctx) {
     tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
     rc.tp = TP, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = mp_allgather, rc.user = g;
-    rc.timeout_ns = timeout_ns, rc.share_devices = g_share;
-    tpg_status s = tpg_ctx_create_rank(&rc, ctx);
+    rc.timeout_ns = timeout_ns, rc.share_devices = share;
+    return tpg_ctx_create_rank(&rc, ctx);
+}
+
+static int create_ctx(int rank, mp_rank *g, uint64_t timeout_ns, tpg_ctx **ctx) {
+    tpg_status s = create_ctx_sharing(rank, g, timeout_ns, g_share, ctx);
     return s == TPG_OK ? 0 : fail(rank, "tpg_ctx_create_rank", s, NULL);
+}
+
+/* Step 0 (--share-device): ranks on one GPU without share_devices are refused, on every rank, by name. */
+static int same_gpu_needs_share_devices(int rank, mp_rank *g) {
+    tpg_ctx *ctx = NULL;
+    tpg_status s = create_ctx_sharing(rank, g, 0, 0, &ctx);
+    printf("rank %d: one GPU without share_devices -> %s: %s\n", rank, tpg_status_string(s), tpg_last_error(NULL));
+    if (s == TPG_OK || ctx) return fail(rank, "two ranks on one GPU without share_devices were accepted", s, NULL);
+    return 0;
 }
 
 /* A new op of `schedule` with this rank's shards allocated, filled for `seed` and set (collective). */
@@ -192,6 +206,7 @@ static int rank_main(mp_rank *g, void *arg) {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < (g_share ? 1 : TP)) return 3;
     if (cudaSetDevice(g_share ? 0 : rank) != cudaSuccess) return fail(rank, "cudaSetDevice", TPG_ERR_CUDA, NULL);
+    if (g_share && same_gpu_needs_share_devices(rank, g)) return 1;
     tpg_ctx *ctx = NULL;
     if (create_ctx(rank, g, 0, &ctx) || bad_args_then_new_tensors(rank, ctx)) return 1;
     tpg_status s = tpg_ctx_destroy(ctx);
