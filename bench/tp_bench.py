@@ -30,37 +30,8 @@ sys.path.insert(0, str(HERE))
 import report_tp  # noqa: E402
 import tp_records as R  # noqa: E402
 import tp_numerics  # noqa: E402
+import tp_windows as W  # noqa: E402
 import tpgemm_lib  # noqa: E402
-
-
-class Energy:
-    """NVML total energy (mJ counter) of this rank's GPU, found by PCI bus id; None when unavailable."""
-
-    def __init__(self, dev):
-        self.h = None
-        try:
-            import pynvml
-            pynvml.nvmlInit()
-            p = torch.cuda.get_device_properties(dev)
-            bus = f"{p.pci_domain_id:08X}:{p.pci_bus_id:02X}:{p.pci_device_id:02X}.0"
-            try:
-                self.h = pynvml.nvmlDeviceGetHandleByPciBusId(bus)
-            except pynvml.NVMLError:  # same numbering as CUDA when CUDA_VISIBLE_DEVICES is not set
-                self.h = pynvml.nvmlDeviceGetHandleByIndex(dev)
-            self.nvml = pynvml
-        except Exception as e:  # energy is reported as None, the timings still count
-            print(f"NVML energy unavailable on device {dev}: {e!r}", flush=True)
-
-    def joules(self):
-        return self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.h) / 1e3 if self.h else None
-
-    def sm_mhz(self):
-        """The SM clock now (NVML), or None: read while a window's work still runs, it shows whether two
-        variants at the same power cap run at different clocks (fused calls keep NVLink busy)."""
-        try:
-            return float(self.nvml.nvmlDeviceGetClockInfo(self.h, self.nvml.NVML_CLOCK_SM)) if self.h else None
-        except Exception:
-            return None
 
 
 class SumCollectives:
@@ -85,86 +56,6 @@ class SumCollectives:
 # torch's data collectives (the reference, the bootstrap): torch.distributed, or SumCollectives with --share-device
 # (set once by main before any shape runs).
 COLL = dist
-
-# A bound on calls per window: a bogus (too small) first timing must not queue minutes of work.
-MAX_CALLS = 2000
-
-
-def allreduce(x, op):
-    t = torch.tensor([float(x)], device="cuda", dtype=torch.float64)
-    dist.all_reduce(t, op=op)
-    return t.item()
-
-
-def all_ok(ok):
-    """True on every rank iff ok on every rank: a variant that failed on one rank is dropped on all, so
-    the ranks keep calling the same collectives in the same order."""
-    return allreduce(1.0 if ok else 0.0, dist.ReduceOp.MIN) > 0.5
-
-
-# Device-side idle before a window's start event (cycles; ~5 ms at boost clock): time for this host to
-# queue the window's calls, so that the GPUs of all ranks start the timed work together.
-LEAD_CYCLES = 10_000_000
-
-
-def aligned_start():
-    """Makes the current stream leave an all-reduce with every other rank's (NCCL: each GPU leaves it
-    when the last one arrives), then spin LEAD_CYCLES. Without it a rank whose host launched later
-    started its timed calls later, and the burst figure of a short fused call (whose first call waits
-    for every rank) read as low as a third of its sustained figure."""
-    dist.all_reduce(torch.zeros(1, device="cuda"))
-    torch.cuda._sleep(LEAD_CYCLES)
-
-
-class RankFailure(RuntimeError):
-    """A collective step failed on another rank (its own message is in that rank's record of errors)."""
-
-
-def window(fn, calls, energy, tp):
-    """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz) — max time, mean energy
-    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks. Collective: a
-    failure of this rank's calls is held until every rank has reached the same point, then raised on all ranks
-    alike (RankFailure on the ranks whose own calls ran), so the ranks leave in step."""
-    torch.cuda.synchronize()
-    dist.barrier()
-    torch.cuda.synchronize()
-    aligned_start()
-    failure = None
-    try:
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        j0 = energy.joules()
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record()
-        clocks = []
-        while not e.query():  # sample the SM clock while the queued calls run (the events time them)
-            m = energy.sm_mhz()
-            if m is not None:
-                clocks.append(m)
-            time.sleep(0.02)
-        mhz = sum(clocks) / len(clocks) if clocks else None
-        e.synchronize()
-        j1 = energy.joules()
-        elapsed = s.elapsed_time(e) / 1e3
-    except Exception as ex:
-        failure = ex
-    if not all_ok(failure is None):
-        raise failure or RankFailure("failed on another rank")
-    seconds = allreduce(elapsed, dist.ReduceOp.MAX)
-    joules = allreduce(j1 - j0 if j0 is not None else -1e30, dist.ReduceOp.SUM) / tp
-    mhz = allreduce(mhz if mhz is not None else -1e30, dist.ReduceOp.SUM) / tp
-    return seconds, (joules if joules >= 0 else None), (mhz if mhz >= 0 else None)
-
-
-def guarded(fn):
-    """Runs fn; returns None, or the failure's text (cut to 300 characters)."""
-    try:
-        fn()
-        return None
-    except Exception as e:
-        return repr(e)[:300]
-
 
 def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
     """Tensors and one callable per variant, plus (tpgemm D, reference) for the check. num: the operand type's
@@ -227,8 +118,8 @@ def check_output(op, run, reference, keep):
         d.zero_()
         run()
         op.sync()  # a device-side timeout surfaces here
-    why = guarded(fused)
-    if not all_ok(why is None):
+    why = W.guarded(fused)
+    if not W.all_ok(why is None):
         return None, None, why or "failed on another rank"
     reference()
     torch.cuda.synchronize()
@@ -236,7 +127,7 @@ def check_output(op, run, reference, keep):
     rel = (diff.norm() / ref.float().norm().clamp_min(1e-30)).item()
     mx = (diff.abs().max() / ref.float().abs().max().clamp_min(1e-30)).item()
     finite = lambda x: x if math.isfinite(x) else math.inf  # noqa: E731 - a NaN in D fails, never "not run"
-    return allreduce(finite(rel), dist.ReduceOp.MAX), allreduce(finite(mx), dist.ReduceOp.MAX), None
+    return W.allreduce(finite(rel), dist.ReduceOp.MAX), W.allreduce(finite(mx), dist.ReduceOp.MAX), None
 
 
 def save(records, tp, dtype, shared=False):
@@ -292,11 +183,11 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                 errors[v] = why
         progress(rank, f"{name}: rel err {err}, max err {max_err}; timing")
         live = [v for v in list(R.VARIANTS) + list(alt_ops) + list(diags) if v not in errors]
-        time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op})
+        W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op})
     finally:
         torch.cuda.synchronize()
         for o in held:  # collective: every rank reaches each destroy, in the same order
-            why = guarded(o.destroy)
+            why = W.guarded(o.destroy)
             if why:
                 errors.setdefault("destroy", why)
         del keep, fns
@@ -313,58 +204,6 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                                 **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
                                    if alt_ops else {}),
                                 **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
-
-
-def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
-    """Burst then sustained windows of every live variant (fills figures, errors; a variant that fails on any
-    rank is dropped on all). fused_ops: variant -> tpgemm op, synced after each of its windows."""
-    per_call = {}
-
-    def drop_unless_all_ok(v):
-        if not all_ok(v not in errors):
-            errors.setdefault(v, "failed on another rank")
-            figures.pop(v, None)
-            live.remove(v)
-            return True
-        return False
-    for v in list(live):  # warm-up, estimate, then a burst from an idle card
-        why = guarded(fns[v])  # local: checked on every rank before the windows' collectives
-        if why:
-            errors[v] = why
-        if drop_unless_all_ok(v):
-            continue
-        try:
-            t, _, _ = window(fns[v], 2, energy, tp)
-            time.sleep(args.burst_idle)
-            calls = min(MAX_CALLS, max(3, math.ceil(0.05 / max(t / 2, 1e-6))))
-            t, _, _ = window(fns[v], calls, energy, tp)
-            per_call[v] = t / calls
-            figures[v] = {"burst_s": t / calls, "windows": []}
-        except Exception as e:
-            errors[v] = repr(e)[:300]
-        drop_unless_all_ok(v)
-    if live:  # heat: one unmeasured window, so the first measured one starts at the power cap like the rest
-        v = live[-1]
-        try:
-            window(fns[v], min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v]))), energy, tp)
-        except Exception as e:
-            errors[v] = repr(e)[:300]
-        drop_unless_all_ok(v)
-    for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
-        for v in list(live):
-            try:
-                calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
-                seconds, joules, mhz = window(fns[v], calls, energy, tp)
-                if v in fused_ops:
-                    fused_ops[v].sync()  # a device-side timeout surfaces here, not as a fast bogus figure
-                figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules, "sm_mhz": mhz})
-            except Exception as e:
-                errors[v] = repr(e)[:300]
-            drop_unless_all_ok(v)
-    for v, f in figures.items():
-        f["sustained_s"], f["joules"] = R.summarize(f["windows"])
-        if v in errors:
-            f["sustained_s"] = f["joules"] = None
 
 
 def errors_of_all_ranks(errors, rank, tp):
@@ -532,7 +371,7 @@ def main():
     ctx = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device)
     ctx1 = lib.ctx_local([dev])
     progress(rank, "contexts ready")
-    energy = Energy(dev)
+    energy = W.Energy(dev)
     records = []
     # Every variant runs on one dedicated stream: torch's default stream is handle 0, which tpgemm reads
     # as "the op's own stream", and events on one stream would not time work queued on another.

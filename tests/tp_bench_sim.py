@@ -23,6 +23,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import tp_bench  # noqa: E402
+import tp_windows  # noqa: E402
 import tp_records as R  # noqa: E402
 
 WHERE, VARIANT, FAULT_RANK = (os.environ.get("FAULT") or "::-1").split(":")
@@ -64,8 +65,8 @@ def fake_cuda():
         t = torch.tensor([float(x)], dtype=torch.float64)
         dist.all_reduce(t, op=op)
         return t.item()
-    tp_bench.allreduce = allreduce
-    tp_bench.aligned_start = lambda: dist.all_reduce(torch.zeros(1))
+    tp_windows.allreduce = allreduce
+    tp_windows.aligned_start = lambda: dist.all_reduce(torch.zeros(1))
 
 
 def bootstrap(tag):
