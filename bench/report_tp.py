@@ -129,7 +129,8 @@ def main(argv=None):
         sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
     tp, dtype = records[0]["tp"], records[0]["dtype"]
     body = render(records, tp)
-    if any(r.get("shared_device") for r in records):  # a smoke run: its times say nothing about a TP run
+    # a smoke run (its records say so, and its file name: tp_records.result_stem): its times say nothing
+    if any(r.get("shared_device") for r in records) or Path(a.json).stem.endswith("_shared"):
         print("Every rank ran on one GPU (--share-device): a check of the multi-process path, not a measurement; "
               "BENCHMARKS.md and the plot are left alone.\n\n" + body, end="")
         return

@@ -381,7 +381,8 @@ def main():
         try:
             rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name)
         except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
-            rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]})
+            rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
+                                extra={"shared_device": True} if args.share_device else None)
         records.append(rec)
         if rank == 0:
             save(records, tp, args.dtype, args.share_device)  # after every shape: a run stopped by a timeout keeps what it measured

@@ -199,3 +199,14 @@ def test_rank_errors_are_named_and_a_shared_text_is_said_once():
     assert merged == {"torch_async_tp": f"every rank: {same}", "tpgemm": "rank 1: RuntimeError('timeout')"}
     assert R.merge_rank_errors([{"x": "a"}, {"x": "b"}]) == {"x": "rank 0: a; rank 1: b"}
     assert R.merge_rank_errors([{"x": "failed on another rank"}, None]) == {"x": "failed on another rank"}
+
+
+def test_a_shared_run_of_failed_setups_keeps_out_of_the_results_by_its_name(tmp_path):
+    """A --share-device file whose records lack the flag (older runs) is still recognised by its name."""
+    recs = [R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {}, None, {"setup": "RuntimeError('x')"})]
+    src = tmp_path / "tp2_shared.json"
+    src.write_text(json.dumps(recs))
+    bench = tmp_path / "BENCHMARKS.md"
+    bench.write_text("# Benchmarks\n")
+    report_tp.main([str(src), "--benchmarks", str(bench)])
+    assert bench.read_text() == "# Benchmarks\n"

@@ -73,3 +73,13 @@ def test_share_device_collectives_match_nccls():
     the gather must be exact, the scatter the fp32 sum."""
     for res in run_ranks("", SUM_COLLECTIVES="1"):
         assert res["gather"] is True and res["scatter"] < 1e-6, res
+
+
+def test_share_device_drops_async_tp_alike_on_every_rank_and_marks_the_record():
+    """--share-device: PyTorch async TP does not run (said once for every rank), the record says it is a smoke
+    run (report_tp leaves BENCHMARKS.md alone), and the ranks stay in step."""
+    results = run_ranks("", SHARE_DEVICE="1")
+    for res in results:
+        assert res["check"] == "passed" and res["shared_device"] is True and res["async_tp"] is None, res
+        assert res["errors"]["torch_async_tp"].startswith("every rank: not run with --share-device"), res["errors"]
+    assert results[0]["trace"] == results[1]["trace"]

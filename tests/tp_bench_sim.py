@@ -6,7 +6,8 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   synclate  a later sync, after a sustained window
   run       the first call (run_rank raises)
   runlate   a later call, inside a timed window
-The rank prints one line "RESULT <json>": the record's check, errors and alt entries, and its collective trace.
+SHARE_DEVICE=1 runs it as `--share-device` does. The rank prints one line "RESULT <json>": the record's check,
+errors, alt entries, shared_device flag and async-TP figure, and its collective trace.
 
     RANK=0 PORT=29544 FAULT=sync:tpgemm:1 python3 tests/tp_bench_sim.py
 """
@@ -189,11 +190,13 @@ def main():
         return
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
                                  alt_pull_partials=True, alt_overlap_barriers=False, link_copies=False,
-                                 rounds=1, window=0.01, burst_idle=0.0, dtype="bf16", share_device=False)
+                                 rounds=1, window=0.01, burst_idle=0.0, dtype="bf16",
+                                 share_device=bool(os.environ.get("SHARE_DEVICE")))
     try:
         rec = tp_bench.bench_shape(args, ("8B-o", "RS", 256, 128, 128), 2, rank, FakeCtx(), None, FakeLib(),
                                    types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g")
-        out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {})}
+        out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {}),
+               "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops")}
     except Exception as e:
         out = {"raised": repr(e)[:300]}
     bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step

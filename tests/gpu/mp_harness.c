@@ -35,6 +35,14 @@ int mp_allgather(const void *send, void *recv, size_t bytes, void *user) {
     return 0;
 }
 
+/* Kills and reaps the ranks still running (reaped[r] == 0) of the first n forked. */
+static void stop_ranks(const pid_t *pid, int *reaped, int n) {
+    for (int r = 0; r < n; r++)
+        if (!reaped[r]) kill(pid[r], SIGKILL); /* never a reaped one: its process id may be another's by now */
+    for (int r = 0; r < n; r++)
+        if (!reaped[r] && waitpid(pid[r], NULL, 0) == pid[r]) reaped[r] = 1;
+}
+
 int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), void *arg) {
     if (tp < 1 || tp > MP_MAX_RANKS) return 1;
     mp_shared *sh = mmap(NULL, sizeof(mp_shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -43,9 +51,15 @@ int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), 
     sh->tp = tp;
     fflush(stdout);
     pid_t pid[MP_MAX_RANKS];
+    int reaped[MP_MAX_RANKS] = {0};
     for (int r = 0; r < tp; r++) {
         pid[r] = fork();
-        if (pid[r] < 0) return 1;
+        if (pid[r] < 0) { /* the ranks started would wait for this one in the all-gather */
+            perror("mp_harness: fork");
+            stop_ranks(pid, reaped, r);
+            munmap(sh, sizeof *sh);
+            return 1;
+        }
         if (pid[r] == 0) {
             alarm(hang_s); /* a hang ends as SIGALRM, reported below */
             mp_rank me = {sh, r, 0};
@@ -58,19 +72,19 @@ int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), 
     for (int done = 0; done < tp; done++) { /* in the order they end */
         int status = 0;
         const pid_t p = waitpid(-1, &status, 0);
-        if (p < 0) return 1;
+        if (p < 0) break; /* no child left (stop_ranks reaped them) */
         int r = 0;
         while (r < tp && pid[r] != p) r++;
+        if (r == tp) continue;
+        reaped[r] = 1;
         const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-        if (!WIFEXITED(status) && !killed)
-            fprintf(stderr, "mp_harness: rank %d ended by signal %d\n", r, WTERMSIG(status));
+        if (!WIFEXITED(status)) fprintf(stderr, "mp_harness: rank %d ended by signal %d\n", r, WTERMSIG(status));
         if (rc == 3) skip = 1; /* too few devices: the peers skip too */
-        if (rc != 0 && rc != 3 && !killed) {
-            for (int q = 0; q < tp; q++)
-                if (q != r) kill(pid[q], SIGKILL);
-            killed = 1;
-        }
         if (rc != 3 && rc > worst) worst = rc;
+        if (rc != 0 && rc != 3 && !killed) { /* the peers would sit out their waits */
+            killed = 1;
+            stop_ranks(pid, reaped, tp);
+        }
     }
     munmap(sh, sizeof *sh);
     return skip ? 3 : worst ? 1 : 0;
