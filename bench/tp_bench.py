@@ -169,7 +169,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
                                                     group_name, held)
         if args.share_device:  # symmetric memory needs a GPU per rank
             fns.pop("torch_async_tp")
-            errors["torch_async_tp"] = "not run with --share-device (PyTorch's symmetric memory needs a GPU per rank)"
+            errors["torch_async_tp"] = ("not run with --share-device (PyTorch's symmetric memory refuses ranks on one "
+                                        "GPU: experiments/probe_symm_shared_0226Z.log)")
         alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg)
         diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
                                   group_name, fns) if args.link_copies else {}
