@@ -33,7 +33,7 @@ for ((i = 1; i <= $#; i++)); do
 done
 STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"; STEM="$STEM$SHARED"
 if [[ -f "$OUT/$STEM.json" ]]; then
-    python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/tp${TP}_table.md"
-    echo; cat "$OUT/tp${TP}_table.md"
+    python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/${STEM}_table.md"
+    echo; cat "$OUT/${STEM}_table.md"
 fi
 exit $status
