@@ -200,6 +200,7 @@ def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
     assert out.returncode == 0, out.stdout + out.stderr
     rec = json.loads(out.stdout)
     assert rec["check"] == "passed" and rec["shared_device"] is True and rec["devices"] == [0] * tp
+    assert rec["host_launch_ms"] > 0 and rec["avg_ms"] > 0  # the host's cost of a call's launches is reported
 
 
 SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)

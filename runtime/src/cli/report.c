@@ -16,6 +16,7 @@ void tpg_report_init(tpg_cli_result *r) {
     r->max_error = NAN;
     r->rms_ref = NAN;
     r->avg_ms = NAN;
+    r->host_launch_ms = NAN;
     r->tflops_per_gpu = NAN;
 }
 
@@ -127,6 +128,8 @@ static void write_json(FILE *f, const tpg_cli_result *r) {
     json_num(f, r->timed ? r->avg_ms : NAN);
     fputs(", \"tflops_per_gpu\": ", f);
     json_num(f, r->timed ? r->tflops_per_gpu : NAN);
+    fputs(", \"host_launch_ms\": ", f);
+    json_num(f, r->timed ? r->host_launch_ms : NAN);
     fprintf(f, ", \"iterations\": %d, \"warmup_iterations\": %d, \"exit_code\": %d, \"error\": ", r->iterations,
             r->warmup, r->exit_code);
     tpg__json_string(f, r->error);
@@ -159,7 +162,8 @@ void tpg_report_result(FILE *f, const tpg_cli_result *r, int json) {
         fprintf(f, "Disposition: skipped (--no-check)\n");
     }
     if (r->timed) {
-        fprintf(f, "Avg runtime: %.4f ms\n", r->avg_ms);
+        fprintf(f, "Avg runtime: %.4f ms (host launches %.4f ms a call%s)\n", r->avg_ms, r->host_launch_ms,
+                r->host_launch_ms >= 0.9 * r->avg_ms ? ": launch-bound" : "");
         fprintf(f, "TFLOP/s per GPU: %.1f%s\n", r->tflops_per_gpu,
                 r->shared_device ? " (ranks shared a GPU: not a TP figure)" : "");
     }

@@ -34,8 +34,11 @@ typedef struct tpg_cli_result {
     int64_t checked_elements, nonfinite;
     int full_check;                     /* 1: every element, 0: stratified sample */
     int deterministic;                  /* 1 yes, 0 no, -1 not measured */
-    int timed;                          /* avg_ms / tflops_per_gpu valid */
+    int timed;                          /* avg_ms / tflops_per_gpu / host_launch_ms valid */
     double avg_ms, tflops_per_gpu;
+    double host_launch_ms;              /* host time of one call's tpg_op_run (every rank's launch), the 10th
+                                           percentile of the timed calls: near avg_ms, the calls were
+                                           launch-bound, not device-bound */
 
     int exit_code;
     const char *error;                  /* message of a failure, or NULL */

@@ -1,12 +1,15 @@
 /* The GPU run of one config on one problem (see run.h): context, op, shards filled from the hash ->
  * warm-up -> check (poisoned output, reference, 3-run determinism) -> timing. Moved out of main.c so
  * that model.c runs each layer of a preset through exactly the same path. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include "run.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../copy_plan.h"
 #include "../plan.h"
@@ -242,6 +245,24 @@ static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd,
     return 0;
 }
 
+static double host_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int by_value(const void *x, const void *y) {
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The 10th percentile of n host times (sorts them): what one call's launches cost the host when it did not
+ * wait for a full launch queue, as the later calls of a long loop do once the device is behind. */
+static double low_decile(double *t, int n) {
+    qsort(t, (size_t)n, sizeof *t, by_value);
+    return t[n / 10];
+}
+
 /* Start event per device, `iterations` runs, stop events; runtime = max over devices / iterations. */
 static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
     int rc;
@@ -250,8 +271,16 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
         CUDA_STEP("cudaEventRecord", cudaEventRecord(s->start[r], s->stream[r]));
     }
-    for (int i = 0; i < a->iterations; i++)
-        STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
+    double *host = malloc(sizeof *host * (size_t)a->iterations); /* each call's launch time on the host */
+    for (int i = 0; i < a->iterations; i++) {
+        const double h0 = host_ms();
+        tpg_status st = tpg_op_run(s->op, (void *const *)s->stream);
+        if (host) host[i] = host_ms() - h0;
+        if (st != TPG_OK) free(host);
+        STEP("tpg_op_run", st, tpg_last_error(s->ctx));
+    }
+    res->host_launch_ms = host ? low_decile(host, a->iterations) : NAN;
+    free(host);
     for (int r = 0; r < s->tp; r++) {
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
         CUDA_STEP("cudaEventRecord", cudaEventRecord(s->stop[r], s->stream[r]));
