@@ -19,9 +19,9 @@
  * (tpg_rank_config.share_devices): the processes take turns on the GPU, so this checks the multi-process
  * protocol (IPC handles, cross-process flags and barriers) on one GPU, not its speed. Exit 0 on success, 1 on
  * a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip). A rank whose
- * peer stopped (a failed step returns early) gives up in the all-gather after MP_GATHER_WAIT_S (mp_harness.h), so the runtime
- * fails it with TPG_ERR_BOOTSTRAP; the parent kills the other child as soon as one fails; a child that hangs
- * anyway is killed after 60 s.
+ * peer stopped (a failed step returns early) gives up in the all-gather after MP_GATHER_WAIT_S (mp_harness.h),
+ * so the runtime fails it with TPG_ERR_BOOTSTRAP; the harness kills the other child as soon as one fails; a
+ * child that hangs anyway is killed after HANG_S.
  */
 #define _DEFAULT_SOURCE /* clock_gettime under -std=c11 */
 #include <cuda_runtime.h>

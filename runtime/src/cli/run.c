@@ -272,15 +272,15 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
         CUDA_STEP("cudaEventRecord", cudaEventRecord(s->start[r], s->stream[r]));
     }
     double *host = malloc(sizeof *host * (size_t)a->iterations); /* each call's launch time on the host */
-    for (int i = 0; i < a->iterations; i++) {
+    tpg_status st = TPG_OK;
+    for (int i = 0; i < a->iterations && st == TPG_OK; i++) {
         const double h0 = host_ms();
-        tpg_status st = tpg_op_run(s->op, (void *const *)s->stream);
+        st = tpg_op_run(s->op, (void *const *)s->stream);
         if (host) host[i] = host_ms() - h0;
-        if (st != TPG_OK) free(host);
-        STEP("tpg_op_run", st, tpg_last_error(s->ctx));
     }
-    res->host_launch_ms = host ? low_decile(host, a->iterations) : NAN;
+    res->host_launch_ms = host && st == TPG_OK ? low_decile(host, a->iterations) : NAN;
     free(host);
+    STEP("tpg_op_run", st, tpg_last_error(s->ctx));
     for (int r = 0; r < s->tp; r++) {
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
         CUDA_STEP("cudaEventRecord", cudaEventRecord(s->stop[r], s->stream[r]));
