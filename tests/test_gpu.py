@@ -128,6 +128,34 @@ def test_every_call_with_new_operands_matches_the_reference_on_a_shared_device(b
     assert "6 passed, 0 failed" in run_passing(["gpu_epochs", str(tp), "--share-device"], timeout=180)
 
 
+@needs_gpus(2)
+def test_captured_calls_match_the_reference(built):
+    """gpu_epochs --capture: each call recorded by stream capture and launched from the caller's graph, then every
+    captured graph launched again on new operands after the op changed mode (the epochs come from the device)."""
+    out = run_passing(["gpu_epochs", "2", "--capture"], timeout=180)
+    assert "6 passed, 0 failed" in out and "(captured, launched again): max error" in out
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("tp", [2, 4])
+def test_captured_calls_match_the_reference_on_a_shared_device(built, tp):
+    out = run_passing(["gpu_epochs", str(tp), "--share-device", "--capture"], timeout=180)
+    assert "6 passed, 0 failed" in out and "(captured, launched again): max error" in out
+
+
+@needs_gpus(1)
+def test_ops_inside_torch_cuda_graphs(built):
+    """tests/gpu/torch_capture.py: ops captured by torch.cuda.graph (torch's own CUDA runtime and capture mode),
+    both modes, replays and direct calls in turn on fresh operands, each checked against torch's product."""
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (the GPU machine has it)")
+    out = subprocess.run(["python3", str(ROOT / "tests/gpu/torch_capture.py")], cwd=ROOT, capture_output=True,
+                         text=True, timeout=240)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0 and "14 passed, 0 failed" in out.stdout, out.stdout + out.stderr
+
+
 def check_every_rank_passed(stdout: str, tp: int):
     for r in range(tp):
         assert f"rank {r}: 6 passed, 0 failed" in stdout
@@ -143,6 +171,13 @@ def test_every_call_with_new_operands_matches_the_reference_one_process_per_rank
 @pytest.mark.parametrize("tp", [2, 4])
 def test_every_call_with_new_operands_matches_the_reference_one_process_per_rank_on_a_shared_device(built, tp):
     check_every_rank_passed(run_passing(["gpu_epochs", str(tp), "--share-device", "--processes"], timeout=300), tp)
+
+
+@needs_gpus(1)
+def test_captured_calls_one_process_per_rank_on_a_shared_device(built):
+    """Each process captures its own rank's calls, as a framework's CUDA graph would."""
+    check_every_rank_passed(run_passing(["gpu_epochs", "2", "--share-device", "--processes", "--capture"],
+                                        timeout=300), 2)
 
 
 @needs_gpus(1)

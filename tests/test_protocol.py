@@ -6,14 +6,16 @@ graphs the runtime builds (the node lists and dependencies come from `tpgemm --d
 the kernels' waits in templates/kernels/):
   START   epoch += 1, one arrival on every peer's start counter, then wait for epoch x (tp - 1) arrivals;
   COPY    copies the peer's current input into a slot; FLAG copies the peer's epoch word into the stage flag;
-  GEMM    its epoch: the word START wrote (the table's graph) or the launch count + 1 (the barriers beside the
-          GEMM); all-gather stage s >= 1 reads its slot piece by piece, piece j once the flags of pieces 0..j
-          are >= epoch;
+  GEMM    its epoch: the word START wrote (the table's graph) or its own last_epoch + 1 (the barriers beside the
+          GEMM); either way it keeps its epoch in last_epoch (templates/kernels/gemm_params.h; the kernel's last CTA
+          writes it beside START, after every CTA read it, so one step here); all-gather stage s >= 1 reads its
+          slot piece by piece, piece j once the flags of pieces 0..j are >= epoch;
           reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
           its own into the next peer's slot and raises that flag to the epoch (pull_partials: writes it into its
           own slot and raises its own flag, and the next peer waits on and reads the sender's);
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
-A rank's next call starts when its graph has completed, after the user wrote that call's input. Any order the
+A rank's next call starts when its graph has completed, after the user wrote that call's input; with both graphs
+given, each rank picks one per call (the API lets the ranks switch modes between calls, each on its own). Any order the
 model allows is a legal order of the real machine. Checked in every order tried: a copy reads the peer's input
 of the same call, a GEMM reads slots holding this call's data, a partial never overwrites an unread one, and
 every call ends (no deadlock). The controls break one rule each and must be caught.
@@ -54,29 +56,34 @@ def plan(config, tp, overlap, chunks):
 class Machine:
     """Every rank's words and graph progress; step() runs one enabled action chosen by rng."""
 
-    def __init__(self, p, epoch_from_launch, epoch_offset=0, reader_pulls=None):
-        self.tp, self.ag = p["tp"], p["comm"] == "all-gather"
+    def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True):
+        p = plans[0]
+        self.plans, self.tp, self.ag = plans, p["tp"], p["comm"] == "all-gather"
         # reduce-scatter: whose memory holds a partial (slot and flag) - the receiver's (push) or the sender's
         # (pull); reader_pulls differing from the plan is the control of a receiver reading the wrong one
         self.writer_pulls = bool(p.get("pull_partials"))
         self.reader_pulls = self.writer_pulls if reader_pulls is None else reader_pulls
-        self.nodes = {g["device"]: g["nodes"] for g in p["graph"]}
         self.stages = {(s["device"], s["stage"]): s for s in p["stages"]}
+        assert all(q["stages"] == p["stages"] for q in plans)
         self.pieces = [{} for _ in range(self.tp)]  # all-gather: stage -> flags (pieces) of its copy
-        for r, nodes in self.nodes.items():
-            for n in nodes:
+        for g in p["graph"]:
+            for n in g["nodes"]:
                 if n["kind"] == "FLAG":
-                    self.pieces[r][n["stage"]] = self.pieces[r].get(n["stage"], 0) + 1
-        self.from_launch, self.offset = epoch_from_launch, epoch_offset
+                    self.pieces[g["device"]][n["stage"]] = self.pieces[g["device"]].get(n["stage"], 0) + 1
+        # controls: the GEMM beside START off by `offset`, or reading START's word; the table's GEMM not keeping
+        # last_epoch (then a call beside START after a table call takes a stale epoch)
+        self.offset, self.beside_reads_start, self.table_keeps = epoch_offset, beside_reads_start, table_keeps
         t = self.tp
+        self.nodes = [[] for _ in range(t)]      # the graph rank r runs in its current call
+        self.beside = [False] * t                # whether that graph runs the GEMM beside START
         self.epoch, self.start_cnt, self.end_cnt = [0] * t, [0] * t, [0] * t
         self.flags = [{} for _ in range(t)]      # (stage, piece) -> value (all-gather)
         self.pflag = [{} for _ in range(t)]      # slot -> value (reduce-scatter: the partial in that slot is complete)
         self.slot = [{} for _ in range(t)]       # all-gather: (slot, piece) -> (peer, call); RS: slot -> [peer, call, read]
         self.input = [None] * t                  # the call whose input the user last wrote
-        self.call, self.launches = [-1] * t, [0] * t
+        self.call = [-1] * t
         self.state = [{} for _ in range(t)]      # node index -> "arrived" / "done" / ("gemm", stage)
-        self.gemm_epoch = [0] * t
+        self.gemm_epoch, self.last_epoch = [0] * t, [0] * t
 
     def _deps_done(self, r, node):
         return all(self.state[r].get(d) == "done" for d in node["deps"])
@@ -87,7 +94,7 @@ class Machine:
             nodes = self.nodes[r]
             if self.call[r] < 0 or all(self.state[r].get(n["index"]) == "done" for n in nodes):
                 if self.call[r] + 1 < CALLS:
-                    out.append((r, "begin", None))
+                    out += [(r, "begin", i) for i in range(len(self.plans))]
                 continue
             for n in nodes:
                 st = self.state[r].get(n["index"])
@@ -121,7 +128,9 @@ class Machine:
             self.call[r] = c = c + 1
             self.input[r] = c
             self.state[r] = {}
-            self.launches[r] += 1
+            plan = self.plans[n]
+            self.nodes[r] = next(g["nodes"] for g in plan["graph"] if g["device"] == r)
+            self.beside[r] = bool(plan["overlap_barriers"])
             return
         kind, i = n["kind"], n["index"]
         if what == "start" and kind in ("BARRIER_START", "BARRIER_END"):
@@ -143,7 +152,13 @@ class Machine:
             self.flags[r][(n["stage"], n["piece"])] = self.epoch[n["peer"]]
             self.state[r][i] = "done"
         elif kind == "GEMM" and what == "start":
-            self.gemm_epoch[r] = (self.launches[r] if self.from_launch else self.epoch[r]) + self.offset
+            if self.beside[r]:
+                e = self.epoch[r] if self.beside_reads_start else self.last_epoch[r] + 1 + self.offset
+            else:
+                e = self.epoch[r]
+            self.gemm_epoch[r] = e
+            if self.beside[r] or self.table_keeps:
+                self.last_epoch[r] = e
             self.state[r][i] = ("gemm", 0, 0)
         else:  # one GEMM stage, or one piece of an all-gather stage's slot
             _, s, j = self.state[r][i]
@@ -174,11 +189,13 @@ class Machine:
             self.pflag[holder][e["dst_slot"]] = self.gemm_epoch[r]
 
 
-def run_orders(p, from_launch, offset=0, orders=None, reader_pulls=None):
-    """Raises Violation on the first order that breaks a rule; returns the number of actions run."""
+def run_orders(plans, orders=None, **controls):
+    """Raises Violation on the first order that breaks a rule; returns the number of actions run. plans: one plan,
+    or several that each rank picks from per call."""
+    plans = plans if isinstance(plans, list) else [plans]
     total = 0
-    for seed in range(orders or orders_for(p["tp"])):
-        rng, m = random.Random(seed), Machine(p, from_launch, offset, reader_pulls)
+    for seed in range(orders or orders_for(plans[0]["tp"])):
+        rng, m = random.Random(seed), Machine(plans, **controls)
         while True:
             acts = m.actions()
             if not acts:
@@ -202,27 +219,36 @@ def test_protocol_holds_in_every_order_tried(config, tp, chunks, overlap):
     p = plan(config, tp, overlap, chunks)
     assert p["tp"] == tp and p["overlap_barriers"] == int(overlap)
     assert p.get("pull_partials", 0) == int("_pull_" in config)
-    assert run_orders(p, from_launch=overlap) > 0
+    assert run_orders(p) > 0
+
+
+@pytest.mark.parametrize("config,tp,chunks", CASES[::2], ids=[c[0] for c in CASES[::2]])
+def test_protocol_holds_when_ranks_switch_modes(config, tp, chunks):
+    """Each rank picks the table's graph or the barriers beside the GEMM per call, on its own."""
+    assert run_orders([plan(config, tp, False, chunks), plan(config, tp, True, chunks)]) > 0
 
 
 @pytest.mark.parametrize("config,tp", [("ag_rota_bf16_tp2", 2), ("rs_tila_bf16_tp4", 4), ("rs_tila_bf16_pull_tp4", 4)])
 def test_controls_are_caught(config, tp):
     """The model can fail: a GEMM one epoch behind takes the previous call's flags (stale data); a GEMM that starts
-    beside the barrier yet reads START's word reads it before START wrote it; a closing barrier that no longer waits
+    beside the barrier yet reads START's word reads it before START wrote it; a table GEMM that does not keep
+    last_epoch leaves a later call beside the barrier an epoch behind; a closing barrier that no longer waits
     for the copies (all-gather) or the GEMM (reduce-scatter) lets a rank's next call overwrite what a peer still
     reads."""
     overlapped = plan(config, tp, True, 1)
     with pytest.raises(Violation, match="holds"):
-        run_orders(overlapped, from_launch=True, offset=-1, orders=200)
+        run_orders(overlapped, epoch_offset=-1, orders=200)
     with pytest.raises(Violation, match="holds"):
-        run_orders(overlapped, from_launch=False, orders=200)
+        run_orders(overlapped, beside_reads_start=True, orders=200)
+    with pytest.raises(Violation, match="holds"):
+        run_orders([plan(config, tp, False, 1), overlapped], table_keeps=False, orders=200)
     detached = copy.deepcopy(overlapped)
     for g in detached["graph"]:
         for n in g["nodes"]:
             if n["kind"] == "BARRIER_END":
                 n["deps"] = [d for d in n["deps"] if g["nodes"][d]["kind"] == "BARRIER_START"]
     with pytest.raises(Violation, match="input of call|unread partial"):
-        run_orders(detached, from_launch=True, orders=200)
+        run_orders(detached, orders=200)
 
 
 def test_a_flag_before_its_piece_is_caught():
@@ -236,7 +262,7 @@ def test_a_flag_before_its_piece_is_caught():
                 assert copies[1] in n["deps"]  # the printed graph: flag 1 after piece 1
                 n["deps"] = [copies[0] if d == copies[1] else d for d in n["deps"]]
     with pytest.raises(Violation, match="piece 1 holds"):
-        run_orders(p, from_launch=True, orders=200)
+        run_orders(p, orders=200)
 
 
 @pytest.mark.parametrize("config", ["rs_tila_bf16_tp2", "rs_tilb_bf16_pull_tp4"])
@@ -246,4 +272,4 @@ def test_a_receiver_reading_the_wrong_memory_is_caught(config):
     wrong rank or never sees its flag."""
     p = plan(config, int(config[-1]), False, 1)
     with pytest.raises(Violation, match="holds|deadlock"):
-        run_orders(p, from_launch=False, orders=50, reader_pulls=not p["pull_partials"])
+        run_orders(p, orders=50, reader_pulls=not p["pull_partials"])

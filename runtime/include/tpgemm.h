@@ -270,21 +270,24 @@ tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
 /* Opt-in (TP >= 2): enable != 0 lets the GEMM start without waiting for the start barrier, and an all-gather
  * op's closing barrier wait for the shard copies only, not for the GEMM (reduce-scatter's still follows the
  * GEMM: its pushes land in the peers' slots). The start barrier then runs beside the GEMM, on an SM one of the
- * GEMM's CTAs also holds, and the GEMM takes its epoch from the launch: before each launch the runtime
- * writes its count of the rank's launches into the GEMM node. Saves the start barrier's cross-GPU round
+ * GEMM's CTAs also holds, and the GEMM counts its epoch on from its own previous launch's (a word on the
+ * device: nothing is written per launch by the host). Saves the start barrier's cross-GPU round
  * trip before the first tile, and lets a faster GPU start its next all-gather call while a slower one
  * finishes (docs/PERF_NOTES.md, 2026-12-01 20:24Z). Rebuilds the local ranks' graphs after their last
  * launches. TPG_ERR_INVALID_ARGUMENT for a TP = 1 op (no barriers), for a kernel in clusters (a barrier
  * kernel does not get an SM beside a cluster launch, so a start barrier queued behind such a GEMM could
  * never admit the copies it waits for), and when the two kernels' registers, shared memory or threads do
  * not fit one SM together (the message gives the numbers); a failed call leaves the op in its previous mode. Ranks
- * may differ. While it is on, tpg_op_run /
- * tpg_op_run_rank refuse a stream that is being captured (TPG_ERR_INVALID_ARGUMENT: a captured launch would
- * replay one epoch), and tpg_op_sync also checks each local rank's epoch word against its launch count
- * (TPG_ERR_NOT_READY if they differ: recreate the op). */
+ * may differ, and may switch between calls. */
 tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
 /* Launches every local device's graph on its stream (streams[r] for rank r, or the op's own streams
- * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous. */
+ * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous.
+ * CUDA graph capture (a framework's graphs): on a stream that is being captured nothing runs; the device's
+ * graph is added to the capture as a child graph node, a copy of the op as it is then (tensors, scalars,
+ * modes). Each launch of the caller's graph is one call of the op. Every epoch comes from the device, so
+ * captured and direct calls mix in any order, provided the calls of one op on a device are ordered (one stream,
+ * or events) and every rank makes every call. Launch a captured call only while the op and the tensors it was
+ * captured with exist; after tpg_op_set_tensors / tpg_op_set_scalars, capture again. Same for tpg_op_run_rank. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
  * legacy default stream, as in every CUDA API, so a framework's default stream just works),
@@ -297,6 +300,7 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
  * launch's other waits give up at once. A rank that was late for a call on which a peer gave up reports
  * TPG_ERR_TIMEOUT for that call too, when it gets there: the peer's closing barrier no longer held the inputs the
  * late rank read, so its output of the call is not valid.
+ * It also checks that each local rank's GEMM took the start barrier's epoch (TPG_ERR_NOT_READY if not).
  * After a timeout, or after any rank missed a launch, the ranks' launch epochs are out of step for good:
  * later calls of this op are undefined (the rank ahead times out, the rank behind may pass its waits on
  * stale flags and return TPG_OK with a wrong D). Destroy the op and create a new one. */

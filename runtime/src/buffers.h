@@ -8,6 +8,10 @@
  *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
  *                                        (pull_partials: raised by the owner, polled by the receiver)
  *   epoch        u32                     launch counter; the start barrier is its only writer
+ *   last_epoch   u32                     the epoch of the rank's previous GEMM launch (the GEMM's own word:
+ *                                        tpg_gemm_params.epoch says why); equals epoch when the device is idle
+ *   epoch_readers u32                    GEMM CTAs of the running launch that have read last_epoch (beside the
+ *                                        start barrier only; the last one resets it)
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync
  *   gave_up      u32                     the last launch epoch in which a cross-device wait timed out
@@ -29,7 +33,8 @@ typedef struct tpg_buffer_layout {
     int64_t tiles_per_stage;
     size_t slot_bytes;      /* slot stride (rounded up to 256 B) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
-    size_t slots, stage_flags, tile_flags, epoch, start_counter, end_counter, status, gave_up, gave_up_notice; /* byte offsets */
+    size_t slots, stage_flags, tile_flags, epoch, last_epoch, epoch_readers, start_counter, end_counter, status, gave_up,
+        gave_up_notice; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 

@@ -267,22 +267,38 @@ static tpg_status update_all(tpg_op *op) {
             if (!a.is_kernel) continue;
             a.kernel.kernelParams = a.kernel_args;
             TPG_CHECK_CUDA(ctx, cudaGraphExecKernelNodeSetParams(op->exec[r], op->nodes[r][i], &a.kernel));
+            /* and in the graph itself, which a captured call copies (tpg__graph_capture) */
+            TPG_CHECK_CUDA(ctx, cudaGraphKernelNodeSetParams(op->nodes[r][i], &a.kernel));
         }
     }
     return TPG_OK;
 }
 
-tpg_status tpg__graph_set_gemm(tpg_op *op, int rank) {
-    for (int i = 0; i < op->num_items[rank]; i++) {
-        const tpg_graph_item *it = &op->items[rank][i];
-        if (item_node(op, rank, it)->kind != TPG_NODE_GEMM) continue;
-        node_args a;
-        TPG_CHECK(node_describe(op, rank, item_node(op, rank, it), it->piece, &a));
-        a.kernel.kernelParams = a.kernel_args;
-        TPG_CHECK_CUDA(op->ctx, cudaGraphExecKernelNodeSetParams(op->exec[rank], op->nodes[rank][i], &a.kernel));
-        return TPG_OK;
-    }
-    TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d's graph has no GEMM node", rank);
+/* The rank's graph as a child node of the graph that stream s is capturing, after what s captured so far:
+ * the caller's graph then holds a copy of this call (its nodes as they are now), replayed with the caller's
+ * graph. The executable graph itself is not launched. */
+tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
+    tpg_ctx *ctx = op->ctx;
+    enum cudaStreamCaptureStatus status;
+    cudaGraph_t into = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    size_t ndeps = 0;
+    cudaGraphNode_t node;
+#if CUDART_VERSION >= 13000
+    TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo(s, &status, NULL, &into, &deps, NULL, &ndeps));
+#else
+    TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo_v2(s, &status, NULL, &into, &deps, &ndeps));
+#endif
+    if (status != cudaStreamCaptureStatusActive)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream's capture was invalidated before this call (an "
+                 "earlier operation on it failed to be captured)", rank);
+    TPG_CHECK_CUDA(ctx, cudaGraphAddChildGraphNode(&node, into, deps, ndeps, op->graph[rank]));
+#if CUDART_VERSION >= 13000
+    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
+#else
+    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &node, 1, cudaStreamSetCaptureDependencies));
+#endif
+    return TPG_OK;
 }
 
 /* Kernel nodes take new parameters in place. A changed copy node makes the rank's graph be rebuilt

@@ -252,12 +252,14 @@ static tpg_status check_ready(tpg_op *op) {
 static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    TPG_CHECK_CUDA(ctx, cudaStreamIsCapturing(s, &capture));
+    /* captured: nothing runs now, so the op's record of its last launch stays as it is */
+    if (capture != cudaStreamCaptureStatusNone) return tpg__graph_capture(op, r, s);
     if (op->pdl && tpg__single_kernel(op)) {
         TPG_CHECK(tpg__launch_single(op, r, s));
     } else {
-        /* overlap: the GEMM node already holds this launch's epoch (tpg__overlap_before_launch) */
         TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
-        op->launches[r]++; /* each launch of the graph runs START once: the count is the epoch word's value */
     }
     op->last_stream[r] = s;
     op->has_run = 1;
@@ -300,10 +302,6 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
-    /* overlap: every local rank's epoch written before any launches, so that a failure there leaves no rank
-     * launched (a rank launched alone would put the ranks' epochs out of step for good) */
-    for (int r = op->ctx->local_begin; op->overlap && r < op->ctx->local_end && st == TPG_OK; r++)
-        st = tpg__overlap_before_launch(op, r, streams ? (cudaStream_t)streams[r] : op->ctx->streams[r]);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end && st == TPG_OK; r++)
         st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : op->ctx->streams[r]);
     tpg__restore_device(saved);
@@ -319,8 +317,7 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
                  op->ctx->local_begin);
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
-    tpg_status st = op->overlap ? tpg__overlap_before_launch(op, rank, (cudaStream_t)stream) : TPG_OK;
-    if (st == TPG_OK) st = launch_rank(op, rank, (cudaStream_t)stream);
+    const tpg_status st = launch_rank(op, rank, (cudaStream_t)stream);
     tpg__restore_device(saved);
     return st;
 }
@@ -366,11 +363,8 @@ tpg_status tpg_op_sync(tpg_op *op) {
                       "rank %d (device %d): %s timed out after %.3f s (status 0x%x); check that every rank runs the "
                       "same op", r, ctx->devices[r], what, (double)ctx->timeout_ns * 1e-9, status[r]);
     }
-    /* after the timeouts, which say more: with the barriers beside the GEMM, the epochs must still agree */
-    for (int r = ctx->local_begin; op->overlap && r < ctx->local_end; r++) {
-        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
-        TPG_CHECK_GOTO(tpg__overlap_check_epoch(op, r), out);
-    }
+    /* after the timeouts, which say more: the GEMM's epoch must still agree with the start barrier's */
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) TPG_CHECK_GOTO(tpg__check_epochs(op, r), out);
 out:
     tpg__restore_device(saved);
     return st;

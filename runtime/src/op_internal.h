@@ -38,7 +38,6 @@ struct tpg_op {
 
     int pdl;                               /* tpg_op_set_pdl: single-kernel ops launch their kernel with PDL */
     int overlap;                           /* tpg_op_set_overlap_barriers: the GEMM beside the start barrier */
-    unsigned int launches[TPG_MAX_TP];     /* graph launches of each local rank so far (= its epoch word) */
     tpg_copy_plan copy;                    /* how the all-gather copies are cut (copy_plan.h; tpg_op_set_copy_chunks) */
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
@@ -87,14 +86,12 @@ tpg_status tpg__graphs_update(tpg_op *op);
  * so that it can carry programmatic dependent launch (a graph launch cannot overlap the kernel before it). */
 int tpg__single_kernel(const tpg_op *op);
 tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
-/* overlap.c, with op->overlap: before each launch of rank's graph on stream s, the epoch of that launch
- * written into its GEMM node (tpg_gemm_params.epoch_value); refused while s is being captured (a captured launch
- * would replay one epoch forever). check_epoch (rank's device idle): the device's epoch word must equal the
- * launch count, else the GEMM's epochs are out of step with START's (TPG_ERR_NOT_READY, with both numbers).
- * graph.c: rank's GEMM node takes op->gemm[rank] in place. */
-tpg_status tpg__overlap_before_launch(tpg_op *op, int rank, cudaStream_t s);
-tpg_status tpg__overlap_check_epoch(tpg_op *op, int rank);
-tpg_status tpg__graph_set_gemm(tpg_op *op, int rank);
+/* graph.c: rank's graph added to what stream s is capturing (a child graph node after s's capture dependencies),
+ * instead of a launch. */
+tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
+/* overlap.c (rank's device idle, TP >= 2): the start barrier's epoch word must equal the GEMM's last_epoch,
+ * else the GEMM's epochs are out of step with the barrier's (TPG_ERR_NOT_READY, with both numbers). */
+tpg_status tpg__check_epochs(tpg_op *op, int rank);
 /* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
 void tpg__graphs_drop(tpg_op *op);
 void tpg__graphs_destroy(tpg_op *op);

@@ -1,5 +1,6 @@
-/* The barriers beside the GEMM (tpg_op_set_overlap_barriers): whether the kernels fit, and the epoch that
- * each launch of the GEMM then carries.
+/* The barriers beside the GEMM (tpg_op_set_overlap_barriers): whether the kernels fit, and the check that the
+ * GEMM's epochs (counted on from its own previous one, templates/kernels/gemm_params.h) agree with the start
+ * barrier's.
  *
  * Why the fit matters: the start barrier becomes a root of the graph next to the persistent GEMM, which
  * holds every SM; an all-gather's copies wait for that barrier and the GEMM's later stages wait for the
@@ -42,10 +43,10 @@ static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
     return TPG_OK;
 }
 
-/* *epoch = rank's epoch word (its device idle: the caller waited for its launches). */
-static tpg_status read_epoch(tpg_op *op, int rank, unsigned int *epoch) {
+/* *value = the word at offset in rank's buffer (its device idle: the caller waited for its launches). */
+static tpg_status read_word(tpg_op *op, int rank, size_t offset, unsigned int *value) {
     TPG_CHECK(tpg__use_device(op->ctx, rank));
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(epoch, tpg_buf_word(op->buffer[rank], op->layout.epoch), sizeof *epoch,
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(value, tpg_buf_word(op->buffer[rank], offset), sizeof *value,
                                        cudaMemcpyDeviceToHost));
     return TPG_OK;
 }
@@ -68,14 +69,8 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
         /* the graphs change shape (dependencies) and the GEMM's epoch source: drop them (after their
          * launches) and build anew */
         if (op->built) tpg__graphs_drop(op);
-        /* the device's epoch words are the truth the count must start from (a launch captured into a
-         * caller's graph before this was counted once and may have been replayed any number of times) */
-        for (int r = ctx->local_begin; enable && r < ctx->local_end && st == TPG_OK; r++)
-            st = read_epoch(op, r, &op->launches[r]);
-        if (st == TPG_OK) {
-            op->overlap = enable;
-            st = tpg__op_refresh(op);
-        }
+        op->overlap = enable;
+        st = tpg__op_refresh(op);
         if (st != TPG_OK) { /* back to the mode the op had, with its graphs if they build (the error stays) */
             op->overlap = !enable;
             tpg__graphs_drop(op);
@@ -86,29 +81,14 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
     return st;
 }
 
-/* Launches of one executable graph run in order, and each runs BARRIER_START once, so the count of the
- * rank's launches so far plus one is the epoch that START writes in the next launch: the value its GEMM's
- * waits and flags must use. */
-tpg_status tpg__overlap_before_launch(tpg_op *op, int rank, cudaStream_t s) {
-    tpg_ctx *ctx = op->ctx;
-    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    TPG_CHECK(tpg__use_device(ctx, rank));
-    TPG_CHECK_CUDA(ctx, cudaStreamIsCapturing(s, &capture));
-    if (capture != cudaStreamCaptureStatusNone)
-        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream is being captured, and with the barriers beside the "
-                 "GEMM each launch carries its own epoch, which a captured graph would replay unchanged; turn "
-                 "tpg_op_set_overlap_barriers off to capture the op", rank);
-    op->gemm[rank].epoch_value = op->launches[rank] + 1;
-    return tpg__graph_set_gemm(op, rank);
-}
-
-tpg_status tpg__overlap_check_epoch(tpg_op *op, int rank) {
-    tpg_ctx *ctx = op->ctx;
-    unsigned int epoch = 0;
-    TPG_CHECK(read_epoch(op, rank, &epoch));
-    if (epoch != op->launches[rank])
-        TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d: %u launches but the epoch word says %u: with the barriers beside the "
-                 "GEMM its epochs are now out of step with the start barrier's (was the op launched outside "
-                 "tpg_op_run / tpg_op_run_rank?); destroy the op and create it again", rank, op->launches[rank], epoch);
+tpg_status tpg__check_epochs(tpg_op *op, int rank) {
+    if (op->sched->tp < 2) return TPG_OK;
+    unsigned int start = 0, gemm = 0;
+    TPG_CHECK(read_word(op, rank, op->layout.epoch, &start));
+    TPG_CHECK(read_word(op, rank, op->layout.last_epoch, &gemm));
+    if (start != gemm)
+        TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the start barrier's epoch is %u but the GEMM's is %u, so the "
+                 "GEMM's waits and flags are out of step with its peers' (did a launch of the op fail?); destroy the "
+                 "op and create it again", rank, start, gemm);
     return TPG_OK;
 }

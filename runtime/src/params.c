@@ -149,9 +149,12 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->beta = op->desc.beta;
     g->scale_a = op->tensors[rank].scale_a;
     g->scale_b = op->tensors[rank].scale_b;
-    /* overlap: the epoch comes with each launch (tpg__overlap_before_launch), since START may not have run yet */
+    /* overlap: START may not have run yet, so the GEMM counts on from its own previous epoch (gemm_params.h) */
     g->epoch = op->overlap ? NULL : tpg_buf_word(op->buffer[rank], op->layout.epoch);
-    g->epoch_value = op->overlap ? op->launches[rank] : 0;
+    if (op->sched->tp > 1) { /* TP = 1 has no barrier and no flags: its epoch stays 0 */
+        g->last_epoch = tpg_buf_word(op->buffer[rank], op->layout.last_epoch);
+        g->epoch_readers = tpg_buf_word(op->buffer[rank], op->layout.epoch_readers);
+    }
     g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
     g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     g->timeout_ns = op->ctx->timeout_ns;

@@ -209,7 +209,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
 
     fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
     if (ps->overlap && p > 1)
-        fprintf(f, "  (barriers beside the GEMM: it takes its epoch from the launch and waits for no node; %s)\n",
+        fprintf(f, "  (barriers beside the GEMM: it counts its epoch on from its previous launch and waits for no node; %s)\n",
                 ag ? "the closing barrier waits for the copies, not for the GEMM" : "the closing barrier still follows it");
     if (!s->nodes || s->nodes_per_device <= 0) {
         fprintf(f, "  (no graph nodes in the generated table)\n");

@@ -86,10 +86,17 @@ typedef struct tpg_gemm_params {
     int m, n, k, l;   /* per-stage output extent m x n, reduction length k, batch count l */
     float alpha, beta;
     const float *scale_a, *scale_b; /* per-tensor scales (fp8); NULL means 1 */
-    const unsigned int *epoch;      /* this device's launch epoch, set by the start barrier; NULL: epoch_value */
-    unsigned int epoch_value;       /* the epoch itself, with epoch NULL: the runtime's count of this device's
-                                       launches, written into the node before each one when the GEMM does not
-                                       wait for the start barrier (tpg_op_set_overlap_barriers) */
+    /* The launch epoch. The GEMM after the start barrier reads `epoch`, the word that barrier advanced. Beside
+     * it (tpg_op_set_overlap_barriers: the barrier may not have run yet) `epoch` is NULL and the GEMM takes
+     * *last_epoch + 1: last_epoch holds the epoch of this device's previous GEMM launch of the op (launches of
+     * the op on a device run in order and each runs the start barrier once, so the two agree). Every GEMM
+     * keeps last_epoch: after the start barrier each CTA stores its epoch there; beside it, the last CTA to
+     * count itself in epoch_readers (all CTAs have read last_epoch by then) stores it and resets the count.
+     * Nothing is written by the host per launch, so a launch can be captured and replayed. Both NULL (unit
+     * tests, TP = 1): epoch 0, every wait passes. */
+    const unsigned int *epoch;
+    unsigned int *last_epoch;
+    unsigned int *epoch_readers;
     unsigned int *status;           /* TPG_DEVICE_* ; set, never cleared, by the kernel */
     /* The last launch epoch in which a cross-device wait of this rank timed out (atomicMax; NULL: not kept).
      * Every other such wait of the same launch - the start barrier before or beside the GEMM, the GEMM's

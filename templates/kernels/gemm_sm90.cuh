@@ -291,6 +291,10 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
     const int wg = threadIdx.x >> 7;
     if (wg == 0) {
         tpg_setmaxnreg_dec<kProducerRegs>();
+        /* an idle warp of the producer's warpgroup, so that the producer's first load waits for no atomic; the
+         * barrier above is after every thread's tpg_load_epoch. Before the producer's call, so that nothing of
+         * it stays live across the producer's loop (which fills the warpgroup's registers). */
+        if (threadIdx.x == 32) tpg_keep_epoch(p, epoch);
         if (threadIdx.x == 0) tpg_producer(p, g, epoch, sA, sB, full, empty, rank, first, stride);
     } else {
         tpg_setmaxnreg_inc<kConsumerRegs>();

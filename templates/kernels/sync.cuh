@@ -38,12 +38,35 @@ __device__ __forceinline__ uint64_t tpg_globaltimer()
     return t;
 }
 
-/* Read the launch epoch once at kernel start: the start barrier's word, or, when the GEMM starts beside
- * that barrier, the value the runtime wrote into the launch (a NULL word and 0, as in unit tests: every
- * wait passes). */
+/* Read the launch epoch once at kernel start, in every thread (tpg_gemm_params.epoch says where from). The load
+ * of last_epoch is an acquire so that it completes before the thread reaches the CTA barrier after which
+ * tpg_keep_epoch counts the CTA in: no CTA can then read the value the last one stores. */
 __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
 {
-    return p.epoch ? tpg_ld_acquire_sys(p.epoch) : p.epoch_value;
+    if (p.epoch) return tpg_ld_acquire_sys(p.epoch);
+    if (!p.last_epoch) return 0u;
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p.last_epoch) : "memory");
+    return v + 1u;
+}
+
+/* One thread per CTA, after a CTA barrier that every thread passed after tpg_load_epoch: keep this launch's
+ * epoch in last_epoch for the next launch. Beside the start barrier the CTAs of this launch read last_epoch,
+ * so only the last CTA to count itself in writes it (the count is reset for the next launch, which starts
+ * after this one ends); after the barrier every CTA stores the same value and nobody reads it here. */
+__device__ __forceinline__ void tpg_keep_epoch(const tpg_gemm_params &p, unsigned int epoch)
+{
+    if (!p.last_epoch) return;
+    if (p.epoch) {
+        *(volatile unsigned int *)p.last_epoch = epoch;
+        return;
+    }
+    unsigned int before;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(p.epoch_readers) : "memory");
+    if (before == gridDim.x - 1) {
+        *(volatile unsigned int *)p.epoch_readers = 0u;
+        *(volatile unsigned int *)p.last_epoch = epoch;
+    }
 }
 
 __device__ __forceinline__ void tpg_record_status(const tpg_gemm_params &p, unsigned int bit)

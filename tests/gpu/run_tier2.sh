@@ -189,8 +189,8 @@ for sched in "${SCHEDULES[@]}"; do
     done
 done
 
-# The barriers beside the GEMM (--overlap-barriers, runtime/src/overlap.c): the GEMM takes its epoch from the
-# launch (not from the start barrier) and an all-gather's closing barrier waits for the copies only; the check is
+# The barriers beside the GEMM (--overlap-barriers, runtime/src/overlap.c): the GEMM counts its epoch on from its
+# previous launch (not from the start barrier) and an all-gather's closing barrier waits for the copies only; the check is
 # the op's first call, the determinism check its later ones (every launch a new epoch). All-gather also with its
 # copies in pieces.
 for sched in "${SCHEDULES[@]}"; do

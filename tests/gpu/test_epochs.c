@@ -11,14 +11,20 @@
  * default config, and the reduce-scatter configs with pulled partials.
  *
  * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact (sums of at most K = 256 products
- * of 1/64 steps); D is bf16 (reduce-scatter adds
- * bf16-rounded partials), hence the bound. Run: build/tests/gpu_epochs [tp] [--share-device] [--processes]. Exit 0
- * on success, 1 on a failed check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
+ * of 1/64 steps); D is bf16 (reduce-scatter adds bf16-rounded partials), hence the bound.
+ * Run: build/tests/gpu_epochs [tp] [--share-device] [--processes] [--capture]. Exit 0 on success, 1 on a failed
+ * check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
  *
  * --processes runs one process per rank (multi-process mode, tests/gpu/mp_harness.h), each checking its own
  * rank's D. Odd ranks then make each change one call later than even ranks, so for a call or two the ranks run
  * in different modes, which the API allows ("ranks may differ"). With --share-device the processes take turns
  * on one GPU.
+ *
+ * --capture records each call (operand copies, tpg_op_run, D's copy back) into a CUDA graph per rank by stream
+ * capture, as a framework's graph capture would, and launches that graph instead; after the checks every
+ * captured graph is launched once more, in order, on new operands (the host rewrites the pinned buffers the
+ * graphs copy from), and checked again: the graphs of the table's mode and of the barriers beside the GEMM then
+ * run after the op itself has changed mode, so every epoch must come from the device, not from the launch.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -95,24 +101,127 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
 static tpg_status change_before(tpg_op *op, int c, int allgather, int late) {
     if (c == 2 + late) return tpg_op_set_overlap_barriers(op, 1);
     if (c == 3 + late && allgather) return tpg_op_set_copy_chunks(op, 3);
-    if (c == 5) { /* sync while the mode is on: it also compares each rank's epoch word with its launches */
+    if (c == 5) { /* sync while the mode is on: it also compares each rank's start-barrier epoch with its GEMM's */
         tpg_status st = tpg_op_sync(op);
         return st != TPG_OK ? st : tpg_op_set_overlap_barriers(op, 0);
     }
     return TPG_OK;
 }
 
+/* The local ranks' device buffers, streams and shard shapes of one op. */
+typedef struct rank_set {
+    int r0, r1;
+    tpg_shard_shape sh[MAX_TP];
+    void *dev[MAX_TP][3]; /* A, B, D */
+    cudaStream_t s[MAX_TP];
+} rank_set;
+
+static size_t bytes_of(const rank_set *rs, int r, int i) {
+    const tpg_shard_shape *h = &rs->sh[r];
+    return (size_t)(i == 0 ? h->a_rows * h->a_cols : i == 1 ? h->b_rows * h->b_cols : h->d_rows * h->d_cols) * 2;
+}
+
+/* Call c on each local rank's stream: its operands in, the op, its D out. */
+static tpg_status enqueue_call(tpg_op *op, tpg_ctx *ctx, const rank_set *rs, const call_buffers *cb) {
+    for (int r = rs->r0; r < rs->r1; r++) /* on the rank's stream, after its previous call's closing barrier */
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+            cudaMemcpyAsync(rs->dev[r][0], cb->a[r], bytes_of(rs, r, 0), cudaMemcpyHostToDevice, rs->s[r]) != cudaSuccess ||
+            cudaMemcpyAsync(rs->dev[r][1], cb->b[r], bytes_of(rs, r, 1), cudaMemcpyHostToDevice, rs->s[r]) != cudaSuccess)
+            return TPG_ERR_CUDA;
+    tpg_status st = tpg_op_run(op, (void *const *)rs->s);
+    if (st != TPG_OK) return fail("tpg_op_run", st, ctx), st;
+    for (int r = rs->r0; r < rs->r1; r++)
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+            cudaMemcpyAsync(cb->d[r], rs->dev[r][2], bytes_of(rs, r, 2), cudaMemcpyDeviceToHost, rs->s[r]) != cudaSuccess)
+            return TPG_ERR_CUDA;
+    return TPG_OK;
+}
+
+/* enqueue_call recorded by stream capture on every local rank's stream, one graph per rank (exec[r]), then
+ * launched there. */
+static tpg_status capture_call(tpg_op *op, tpg_ctx *ctx, const rank_set *rs, const call_buffers *cb,
+                               cudaGraphExec_t *exec) {
+    for (int r = rs->r0; r < rs->r1; r++)
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+            cudaStreamBeginCapture(rs->s[r], cudaStreamCaptureModeRelaxed) != cudaSuccess)
+            return TPG_ERR_CUDA;
+    tpg_status st = enqueue_call(op, ctx, rs, cb);
+    for (int r = rs->r0; r < rs->r1; r++) { /* every capture ends, also after a failure */
+        cudaGraph_t g = NULL;
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamEndCapture(rs->s[r], &g) != cudaSuccess ||
+            (st == TPG_OK && cudaGraphInstantiate(&exec[r], g, 0) != cudaSuccess))
+            st = st == TPG_OK ? TPG_ERR_CUDA : st;
+        if (g) cudaGraphDestroy(g);
+    }
+    return st;
+}
+
+static tpg_status launch_captured(tpg_ctx *ctx, const rank_set *rs, cudaGraphExec_t *exec) {
+    for (int r = rs->r0; r < rs->r1; r++)
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaGraphLaunch(exec[r], rs->s[r]) != cudaSuccess)
+            return TPG_ERR_CUDA;
+    return TPG_OK;
+}
+
+/* Pinned buffers of every call, rank's blocks of that call's operands written (the stream's earlier work that read
+ * them has finished); pass 1 gives new operands to the same buffers. */
+static void stage_operands(const rank_set *rs, int pass, int c, float *ac, float *bc, call_buffers *cb) {
+    make_operands(1000u * (unsigned)(pass + 1) + (unsigned)c, ac, bc);
+    for (int r = rs->r0; r < rs->r1; r++) {
+        const tpg_shard_shape *h = &rs->sh[r];
+        block_bf16(ac, K, h->a_row0, h->a_col0, h->a_rows, h->a_cols, cb->a[r]);
+        block_bf16(bc, K, h->b_row0, h->b_col0, h->b_rows, h->b_cols, cb->b[r]);
+    }
+}
+
+/* Allocates rank r's device buffers, stream and pinned buffers, and gives the op its tensors. */
+static int setup_rank(tpg_op *op, tpg_ctx *ctx, rank_set *rs, int r, call_buffers *calls) {
+    tpg_status st = tpg_op_shard_shape(op, r, &rs->sh[r]);
+    if (st != TPG_OK) return fail("tpg_op_shard_shape", st, ctx);
+    if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamCreate(&rs->s[r]) != cudaSuccess) return 1;
+    for (int i = 0; i < 3; i++)
+        if (cudaMalloc(&rs->dev[r][i], bytes_of(rs, r, i)) != cudaSuccess) return 1;
+    for (int c = 0; c < CALLS; c++)
+        if (cudaMallocHost((void **)&calls[c].a[r], bytes_of(rs, r, 0)) != cudaSuccess ||
+            cudaMallocHost((void **)&calls[c].b[r], bytes_of(rs, r, 1)) != cudaSuccess ||
+            cudaMallocHost((void **)&calls[c].d[r], bytes_of(rs, r, 2)) != cudaSuccess)
+            return 1;
+    tpg_tensors t = {rs->dev[r][0], rs->dev[r][1], NULL, rs->dev[r][2], NULL, NULL};
+    if ((st = tpg_op_set_tensors(op, r, &t)) != TPG_OK) return fail("tpg_op_set_tensors", st, ctx);
+    return 0;
+}
+
+/* Every call of one pass checked against the host reference; returns 1 if any fails. */
+static int check_pass(const rank_set *rs, int tp, const char *label, int pass, int allgather, const float *a,
+                      const float *b, const call_buffers *calls, int me) {
+    int rc = 0;
+    for (int c = 0; c < CALLS; c++) {
+        double worst = 0.0;
+        for (int r = rs->r0; r < rs->r1; r++)
+            worst = fmax(worst, block_error(a + (size_t)c * M * K, b + (size_t)c * N * K, &rs->sh[r], calls[c].d[r]));
+        /* all-gather: D rounded to bf16 once; reduce-scatter: tp - 1 bf16 partials too (runtime/src/reference.cu) */
+        const int ok = worst <= (allgather ? 1e-2 : 2e-2 * sqrt((double)tp));
+        if (me >= 0) printf("rank %d: ", me);
+        printf("%s call %d%s: max error %.2e %s\n", label, c, pass ? " (captured, launched again)" : "", worst,
+               ok ? "ok" : "FAILED");
+        rc |= !ok;
+    }
+    return rc;
+}
+
 /* config: a name, or NULL for the schedule's default */
-static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather) {
+static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture) {
     int cfg, rc = 1;
     tpg_op *op = NULL;
-    tpg_shard_shape sh[MAX_TP];
-    void *dev[MAX_TP][3] = {{0}};
-    cudaStream_t s[MAX_TP] = {0};
+    rank_set rs;
     call_buffers calls[CALLS];
+    cudaGraphExec_t exec[CALLS][MAX_TP];
+    memset(&rs, 0, sizeof rs);
     memset(calls, 0, sizeof calls);
+    memset(exec, 0, sizeof exec);
     float *a = malloc(sizeof(float) * M * K * CALLS), *b = malloc(sizeof(float) * N * K * CALLS);
-    const int me = tpg_ctx_rank(ctx), r0 = me < 0 ? 0 : me, r1 = me < 0 ? tp : me + 1; /* the local ranks */
+    const int me = tpg_ctx_rank(ctx);
+    rs.r0 = me < 0 ? 0 : me, rs.r1 = me < 0 ? tp : me + 1; /* the local ranks */
     tpg_status st = tpg_config_find(config, schedule, tp, TPG_DTYPE_BF16, &cfg);
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     if (st == TPG_OK) st = tpg_op_create(ctx, &desc, &op);
@@ -120,82 +229,49 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
         fail(st != TPG_OK ? "op setup" : "host allocation", st != TPG_OK ? st : TPG_ERR_OUT_OF_MEMORY, ctx);
         goto done;
     }
-    for (int r = r0; r < r1; r++) {
-        if ((st = tpg_op_shard_shape(op, r, &sh[r])) != TPG_OK) {
-            fail("tpg_op_shard_shape", st, ctx);
-            goto done;
-        }
-        const size_t bytes[3] = {(size_t)(sh[r].a_rows * sh[r].a_cols * 2), (size_t)(sh[r].b_rows * sh[r].b_cols * 2),
-                                 (size_t)(sh[r].d_rows * sh[r].d_cols * 2)};
-        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamCreate(&s[r]) != cudaSuccess) goto cuda;
-        for (int i = 0; i < 3; i++)
-            if (cudaMalloc(&dev[r][i], bytes[i]) != cudaSuccess) goto cuda;
-        for (int c = 0; c < CALLS; c++)
-            if (cudaMallocHost((void **)&calls[c].a[r], bytes[0]) != cudaSuccess ||
-                cudaMallocHost((void **)&calls[c].b[r], bytes[1]) != cudaSuccess ||
-                cudaMallocHost((void **)&calls[c].d[r], bytes[2]) != cudaSuccess)
-                goto cuda;
-        tpg_tensors t = {dev[r][0], dev[r][1], NULL, dev[r][2], NULL, NULL};
-        if ((st = tpg_op_set_tensors(op, r, &t)) != TPG_OK) {
-            fail("tpg_op_set_tensors", st, ctx);
-            goto done;
-        }
-    }
-    for (int c = 0; c < CALLS; c++) {
-        float *ac = a + (size_t)c * M * K, *bc = b + (size_t)c * N * K;
-        make_operands(1000u + (unsigned)c, ac, bc);
-        for (int r = r0; r < r1; r++) {
-            block_bf16(ac, K, sh[r].a_row0, sh[r].a_col0, sh[r].a_rows, sh[r].a_cols, calls[c].a[r]);
-            block_bf16(bc, K, sh[r].b_row0, sh[r].b_col0, sh[r].b_rows, sh[r].b_cols, calls[c].b[r]);
-        }
-        if ((st = change_before(op, c, allgather, me < 0 ? 0 : me % 2)) != TPG_OK) {
-            fail("changing the op between calls", st, ctx);
-            goto done;
-        }
-        for (int r = r0; r < r1; r++) { /* on the rank's stream, after its previous call's closing barrier */
-            if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
-                cudaMemcpyAsync(dev[r][0], calls[c].a[r], (size_t)(sh[r].a_rows * sh[r].a_cols * 2),
-                                cudaMemcpyHostToDevice, s[r]) != cudaSuccess ||
-                cudaMemcpyAsync(dev[r][1], calls[c].b[r], (size_t)(sh[r].b_rows * sh[r].b_cols * 2),
-                                cudaMemcpyHostToDevice, s[r]) != cudaSuccess)
-                goto cuda;
-        }
-        if ((st = tpg_op_run(op, (void *const *)s)) != TPG_OK) {
-            fail("tpg_op_run", st, ctx);
-            goto done;
-        }
-        for (int r = r0; r < r1; r++)
-            if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
-                cudaMemcpyAsync(calls[c].d[r], dev[r][2], (size_t)(sh[r].d_rows * sh[r].d_cols * 2),
-                                cudaMemcpyDeviceToHost, s[r]) != cudaSuccess)
-                goto cuda;
-    }
-    if ((st = tpg_op_sync(op)) != TPG_OK) {
-        fail("tpg_op_sync", st, ctx);
-        goto done;
-    }
-    for (int r = r0; r < r1; r++)
-        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamSynchronize(s[r]) != cudaSuccess) goto cuda;
+    for (int r = rs.r0; r < rs.r1; r++)
+        if (setup_rank(op, ctx, &rs, r, calls)) goto cuda;
     rc = 0;
-    for (int c = 0; c < CALLS; c++) {
-        double worst = 0.0;
-        for (int r = r0; r < r1; r++)
-            worst = fmax(worst, block_error(a + (size_t)c * M * K, b + (size_t)c * N * K, &sh[r], calls[c].d[r]));
-        /* all-gather: D rounded to bf16 once; reduce-scatter: tp - 1 bf16 partials too (runtime/src/reference.cu) */
-        const int ok = worst <= (allgather ? 1e-2 : 2e-2 * sqrt((double)tp));
-        if (me >= 0) printf("rank %d: ", me);
-        printf("%s call %d: max error %.2e %s\n", config ? config : schedule, c, worst, ok ? "ok" : "FAILED");
-        rc |= !ok;
+    for (int pass = 0; pass < 1 + capture && !rc; pass++) {
+        for (int c = 0; c < CALLS; c++) {
+            stage_operands(&rs, pass, c, a + (size_t)c * M * K, b + (size_t)c * N * K, &calls[c]);
+            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2)) != TPG_OK) {
+                fail("changing the op between calls", st, ctx);
+                rc = 1;
+                goto done;
+            }
+            if (pass == 0)
+                st = capture ? capture_call(op, ctx, &rs, &calls[c], exec[c]) : enqueue_call(op, ctx, &rs, &calls[c]);
+            if (st == TPG_OK && capture) st = launch_captured(ctx, &rs, exec[c]);
+            if (st != TPG_OK) {
+                rc = 1;
+                goto cuda;
+            }
+        }
+        if ((st = tpg_op_sync(op)) != TPG_OK) {
+            fail("tpg_op_sync", st, ctx);
+            rc = 1;
+            goto done;
+        }
+        for (int r = rs.r0; r < rs.r1; r++)
+            if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamSynchronize(rs.s[r]) != cudaSuccess) {
+                rc = 1;
+                goto cuda;
+            }
+        rc = check_pass(&rs, tp, config ? config : schedule, pass, allgather, a, b, calls, me);
     }
     goto done;
 cuda:
     fprintf(stderr, "gpu_epochs: %s: CUDA error: %s\n", schedule, cudaGetErrorString(cudaGetLastError()));
 done:
     if (op) tpg_op_destroy(op);
-    for (int r = r0; r < r1; r++) {
-        for (int i = 0; i < 3; i++) cudaFree(dev[r][i]);
+    for (int c = 0; c < CALLS; c++)
+        for (int r = rs.r0; r < rs.r1; r++)
+            if (exec[c][r]) cudaGraphExecDestroy(exec[c][r]);
+    for (int r = rs.r0; r < rs.r1; r++) {
+        for (int i = 0; i < 3; i++) cudaFree(rs.dev[r][i]);
         for (int c = 0; c < CALLS; c++) cudaFreeHost(calls[c].a[r]), cudaFreeHost(calls[c].b[r]), cudaFreeHost(calls[c].d[r]);
-        if (s[r]) cudaStreamDestroy(s[r]);
+        if (rs.s[r]) cudaStreamDestroy(rs.s[r]);
     }
     free(a);
     free(b);
@@ -205,15 +281,15 @@ done:
 /* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
  * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read.
  * Returns the number of failed schedules. */
-static int run_all_schedules(tpg_ctx *ctx, int tp) {
+static int run_all_schedules(tpg_ctx *ctx, int tp, int capture) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
     char pulled[2][64];
     snprintf(pulled[0], sizeof pulled[0], "rs_tila_bf16_pull_tp%d", tp);
     snprintf(pulled[1], sizeof pulled[1], "rs_tilb_bf16_pull_tp%d", tp);
     int failed = 0;
-    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2);
-    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0);
+    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2, capture);
+    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0, capture);
     return failed;
 }
 
@@ -221,7 +297,7 @@ static int run_all_schedules(tpg_ctx *ctx, int tp) {
 enum { SCHEDULES = 6, HANG_S = 240 };
 
 typedef struct options {
-    int tp, share;
+    int tp, share, capture;
 } options;
 
 static int rank_main(mp_rank *g, void *arg) {
@@ -236,18 +312,19 @@ static int rank_main(mp_rank *g, void *arg) {
     tpg_ctx *ctx;
     tpg_status st = tpg_ctx_create_rank(&rc, &ctx);
     if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
-    const int failed = run_all_schedules(ctx, o->tp);
+    const int failed = run_all_schedules(ctx, o->tp, o->capture);
     tpg_ctx_destroy(ctx);
     printf("rank %d: %d passed, %d failed\n", rank, SCHEDULES - failed, failed);
     return failed ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
-    options o = {2, 0};
+    options o = {2, 0, 0};
     int processes = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--share-device")) o.share = 1;
         else if (!strcmp(argv[i], "--processes")) processes = 1;
+        else if (!strcmp(argv[i], "--capture")) o.capture = 1;
         else o.tp = atoi(argv[i]);
     }
     if (o.tp < 2 || o.tp > MAX_TP) {
@@ -267,7 +344,7 @@ int main(int argc, char **argv) {
     tpg_ctx *ctx;
     tpg_status st = tpg_ctx_create(&cc, &ctx);
     if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
-    const int failed = run_all_schedules(ctx, o.tp);
+    const int failed = run_all_schedules(ctx, o.tp, o.capture);
     tpg_ctx_destroy(ctx);
     printf("%d passed, %d failed\n", SCHEDULES - failed, failed);
     return failed ? 1 : 0;
