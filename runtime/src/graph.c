@@ -238,7 +238,7 @@ static void destroy_one(tpg_op *op, int r) {
  * streams, and the protocol relies on it (one START barrier at a time bumps the epoch); a new
  * executable graph is not ordered after the old one's launches, so those must finish first. */
 static tpg_status rebuild_one(tpg_op *op, int r) {
-    if (op->has_run) TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(op->last_stream[r]));
+    TPG_CHECK(tpg__op_wait(op, r));
     destroy_one(op, r);
     return build_one(op, r);
 }
@@ -282,12 +282,14 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
     enum cudaStreamCaptureStatus status;
     cudaGraph_t into = NULL;
     const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL; /* asked for, so that the query is not lossy; the child's edges are
+                                              plain (full completion): never weaker than what s captured */
     size_t ndeps = 0;
     cudaGraphNode_t node;
 #if CUDART_VERSION >= 13000
-    TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo(s, &status, NULL, &into, &deps, NULL, &ndeps));
+    TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo(s, &status, NULL, &into, &deps, &edges, &ndeps));
 #else
-    TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo_v2(s, &status, NULL, &into, &deps, &ndeps));
+    TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo_v3(s, &status, NULL, &into, &deps, &edges, &ndeps));
 #endif
     if (status != cudaStreamCaptureStatusActive)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream's capture was invalidated before this call (an "
@@ -316,10 +318,8 @@ tpg_status tpg__graphs_update(tpg_op *op) {
 
 void tpg__graphs_drop(tpg_op *op) {
     /* the next graphs are not ordered after these ones' launches (rebuild_one says why): wait for them */
-    for (int r = op->ctx->local_begin; op->has_run && r < op->ctx->local_end; r++) {
-        (void)cudaSetDevice(op->ctx->devices[r]); /* stream 0 means the current device's: make it r's */
-        if (cudaStreamSynchronize(op->last_stream[r]) != cudaSuccess) (void)cudaGetLastError();
-    }
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++)
+        if (tpg__op_wait(op, r) != TPG_OK) (void)cudaGetLastError();
     tpg__graphs_destroy(op);
 }
 

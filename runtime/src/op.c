@@ -110,13 +110,18 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
  * touches any memory afterwards); the caller restores the device. */
 void tpg__op_quiesce(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
-    for (int r = ctx->local_begin; op->has_run && r < ctx->local_end; r++) { /* never free what a graph uses */
-        (void)cudaSetDevice(ctx->devices[r]);
-        if (cudaStreamSynchronize(op->last_stream[r]) != cudaSuccess) (void)cudaGetLastError();
-    }
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) /* never free what a graph uses */
+        if (tpg__op_wait(op, r) != TPG_OK) (void)cudaGetLastError();
     tpg__graphs_destroy(op);
     if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
     for (int kind = 0; kind < TPG_PEER_KIND_COUNT; kind++) tpg_ipc_release(ctx, &op->ipc_held[kind]);
+}
+
+tpg_status tpg__op_wait(tpg_op *op, int r) {
+    TPG_CHECK(tpg__use_device(op->ctx, r)); /* stream 0 means the current device's: make it r's */
+    if (op->has_run) TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(op->last_stream[r]));
+    if (op->captured) TPG_CHECK_CUDA(op->ctx, cudaDeviceSynchronize());
+    return TPG_OK;
 }
 
 /* Frees the local buffers and op itself; the caller restores the device. */
@@ -247,15 +252,25 @@ static tpg_status check_ready(tpg_op *op) {
     return TPG_OK;
 }
 
-/* Launches rank r's graph on s, used as given (0 is the legacy default stream, as everywhere in CUDA);
- * the caller restores the device. */
-static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s) {
+/* *capturing = whether s (a stream of rank r's device) is being captured; the caller restores the device. */
+static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *capturing) {
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    TPG_CHECK(tpg__use_device(op->ctx, r));
+    TPG_CHECK_CUDA(op->ctx, cudaStreamIsCapturing(s, &capture));
+    *capturing = capture != cudaStreamCaptureStatusNone;
+    return TPG_OK;
+}
+
+/* Launches rank r's graph on s, used as given (0 is the legacy default stream, as everywhere in CUDA), or adds
+ * it to s's capture; the caller restores the device. */
+static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
-    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    TPG_CHECK_CUDA(ctx, cudaStreamIsCapturing(s, &capture));
-    /* captured: nothing runs now, so the op's record of its last launch stays as it is */
-    if (capture != cudaStreamCaptureStatusNone) return tpg__graph_capture(op, r, s);
+    if (capturing) { /* nothing runs now: the op's record of its last launch stays as it is */
+        TPG_CHECK(tpg__graph_capture(op, r, s));
+        op->captured = 1;
+        return TPG_OK;
+    }
     if (op->pdl && tpg__single_kernel(op)) {
         TPG_CHECK(tpg__launch_single(op, r, s));
     } else {
@@ -300,10 +315,21 @@ tpg_status tpg_op_set_pdl(tpg_op *op, int enable) {
 tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     TPG_CHECK(check_ready(op));
+    tpg_ctx *ctx = op->ctx;
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end && st == TPG_OK; r++)
-        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : op->ctx->streams[r]);
+    int capturing[TPG_MAX_TP] = {0};
+    /* all local ranks captured or none: a call half captured, half run now would put the ranks' epochs out of step */
+    for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++) {
+        st = stream_capturing(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], &capturing[r]);
+        if (st == TPG_OK && capturing[r] != capturing[ctx->local_begin])
+            TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "rank %d's stream is %sbeing captured but rank %d's is "
+                          "%s: capture every local rank's stream of a call, or none", r, capturing[r] ? "" : "not ",
+                          ctx->local_begin, capturing[ctx->local_begin] ? "" : "not");
+    }
+    for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++)
+        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], capturing[r]);
+out:
     tpg__restore_device(saved);
     return st;
 }
@@ -317,7 +343,9 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
                  op->ctx->local_begin);
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
-    const tpg_status st = launch_rank(op, rank, (cudaStream_t)stream);
+    int capturing = 0;
+    tpg_status st = stream_capturing(op, rank, (cudaStream_t)stream, &capturing);
+    if (st == TPG_OK) st = launch_rank(op, rank, (cudaStream_t)stream, capturing);
     tpg__restore_device(saved);
     return st;
 }
@@ -342,7 +370,7 @@ tpg_status tpg_op_sync(tpg_op *op) {
     tpg_status st = TPG_OK;
     unsigned int status[TPG_MAX_TP] = {0};
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
-        TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
+        TPG_CHECK_GOTO(tpg__op_wait(op, r), out);
         cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
         TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
         TPG_CHECK_GOTO(read_status(op, r, s, &status[r]), out);

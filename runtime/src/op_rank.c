@@ -51,8 +51,7 @@ static tpg_status import_peers(tpg_op *op, const tpg_wire *recv, tpg_peer_kind k
         st = tpg_ipc_import(ctx, q, &recv[q].ref[kind], &fresh, &p);
         if (st == TPG_OK) tpg_peers_publish(&op->peers, q, kind, p);
     }
-    if (st == TPG_OK && op->has_run && op->ipc_held[kind].count > 0)
-        TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(op->last_stream[ctx->local_begin]), fail);
+    if (st == TPG_OK && op->ipc_held[kind].count > 0) TPG_CHECK_GOTO(tpg__op_wait(op, ctx->local_begin), fail);
     if (st != TPG_OK) goto fail;
     tpg_ipc_release(ctx, &op->ipc_held[kind]); /* an allocation in both lists stays open (refs) */
     op->ipc_held[kind] = fresh;

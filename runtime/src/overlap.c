@@ -43,14 +43,6 @@ static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
     return TPG_OK;
 }
 
-/* *value = the word at offset in rank's buffer (its device idle: the caller waited for its launches). */
-static tpg_status read_word(tpg_op *op, int rank, size_t offset, unsigned int *value) {
-    TPG_CHECK(tpg__use_device(op->ctx, rank));
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(value, tpg_buf_word(op->buffer[rank], offset), sizeof *value,
-                                       cudaMemcpyDeviceToHost));
-    return TPG_OK;
-}
-
 tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     tpg_ctx *ctx = op->ctx;
@@ -83,12 +75,15 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
 
 tpg_status tpg__check_epochs(tpg_op *op, int rank) {
     if (op->sched->tp < 2) return TPG_OK;
-    unsigned int start = 0, gemm = 0;
-    TPG_CHECK(read_word(op, rank, op->layout.epoch, &start));
-    TPG_CHECK(read_word(op, rank, op->layout.last_epoch, &gemm));
-    if (start != gemm)
-        TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the start barrier's epoch is %u but the GEMM's is %u, so the "
-                 "GEMM's waits and flags are out of step with its peers' (did a launch of the op fail?); destroy the "
-                 "op and create it again", rank, start, gemm);
+    unsigned int w[3] = {0}; /* epoch, last_epoch, epoch_readers: one section (buffers.c) */
+    _Static_assert(sizeof w == 3 * sizeof(unsigned int), "the epoch section's words");
+    TPG_CHECK(tpg__use_device(op->ctx, rank));
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(w, tpg_buf_word(op->buffer[rank], op->layout.epoch), sizeof w,
+                                       cudaMemcpyDeviceToHost));
+    if (w[0] != w[1] || w[2] != 0)
+        TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the start barrier's epoch is %u, the GEMM's %u and %u of its CTAs "
+                 "are still counted in, so the GEMM's waits and flags are out of step with its peers' (did a launch of "
+                 "the op fail, or did two calls of it run at once?); destroy the op and create it again", rank, w[0],
+                 w[1], w[2]);
     return TPG_OK;
 }

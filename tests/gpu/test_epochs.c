@@ -156,6 +156,20 @@ static tpg_status capture_call(tpg_op *op, tpg_ctx *ctx, const rank_set *rs, con
     return st;
 }
 
+/* A call with only the first local rank's stream captured must be refused (the ranks would fall out of step);
+ * returns 1 if it was not. Needs two local ranks. */
+static int mixed_capture_refused(tpg_op *op, tpg_ctx *ctx, const rank_set *rs) {
+    cudaGraph_t g = NULL;
+    if (cudaSetDevice(tpg_ctx_device(ctx, rs->r0)) != cudaSuccess ||
+        cudaStreamBeginCapture(rs->s[rs->r0], cudaStreamCaptureModeRelaxed) != cudaSuccess)
+        return 1;
+    const tpg_status st = tpg_op_run(op, (void *const *)rs->s);
+    const int ended = cudaStreamEndCapture(rs->s[rs->r0], &g) == cudaSuccess;
+    if (g) cudaGraphDestroy(g);
+    printf("half-captured call: %s (%s)\n", tpg_status_string(st), tpg_last_error(ctx));
+    return st != TPG_ERR_INVALID_ARGUMENT || !ended;
+}
+
 static tpg_status launch_captured(tpg_ctx *ctx, const rank_set *rs, cudaGraphExec_t *exec) {
     for (int r = rs->r0; r < rs->r1; r++)
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaGraphLaunch(exec[r], rs->s[r]) != cudaSuccess)
@@ -178,7 +192,10 @@ static void stage_operands(const rank_set *rs, int pass, int c, float *ac, float
 static int setup_rank(tpg_op *op, tpg_ctx *ctx, rank_set *rs, int r, call_buffers *calls) {
     tpg_status st = tpg_op_shard_shape(op, r, &rs->sh[r]);
     if (st != TPG_OK) return fail("tpg_op_shard_shape", st, ctx);
-    if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaStreamCreate(&rs->s[r]) != cudaSuccess) return 1;
+    /* non-blocking, as a framework's streams: nothing here waits for them implicitly (tpg_op_sync must) */
+    if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&rs->s[r], cudaStreamNonBlocking) != cudaSuccess)
+        return 1;
     for (int i = 0; i < 3; i++)
         if (cudaMalloc(&rs->dev[r][i], bytes_of(rs, r, i)) != cudaSuccess) return 1;
     for (int c = 0; c < CALLS; c++)
@@ -231,6 +248,10 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
     }
     for (int r = rs.r0; r < rs.r1; r++)
         if (setup_rank(op, ctx, &rs, r, calls)) goto cuda;
+    if (capture && rs.r1 - rs.r0 > 1 && mixed_capture_refused(op, ctx, &rs)) {
+        fprintf(stderr, "gpu_epochs: %s: a call with one rank's stream captured was not refused\n", schedule);
+        goto done;
+    }
     rc = 0;
     for (int pass = 0; pass < 1 + capture && !rc; pass++) {
         for (int c = 0; c < CALLS; c++) {
