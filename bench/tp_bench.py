@@ -257,9 +257,11 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
     """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
-    ("alt:overlap_barriers"), and on reduce-scatter shapes --alt-pull-partials the shape's config's pulled twin
-    ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), interleaved with the others on the same tensors. Returns
-    {variant: op}; adds its callable to fns, each op to held (as it is made) and its config's name to configs."""
+    ("alt:overlap_barriers"), on reduce-scatter shapes --alt-pull-partials the shape's config's pulled twin
+    ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), and --alt-captured the shape's config with its call captured
+    once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), interleaved
+    with the others on the same tensors. Returns {variant: op}; adds its callable to fns, each op to held (as it
+    is made) and its config's name to configs."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     wanted = []  # (variant, config, copy chunks, barriers beside the GEMM)
     for fam in [f for f in args.alt_config.split(",") if f]:
@@ -278,6 +280,8 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
                 print(f"tp_bench: {m}x{n}x{k}: no alt:pull_partials: {e}", file=sys.stderr)
     if args.alt_overlap_barriers and tp > 1:
         wanted.append(("alt:overlap_barriers", cfg, 0, True))
+    if args.alt_captured:
+        wanted.append(("alt:captured", cfg, 0, False))
     ops = {}
     for v, alt_cfg, chunks, overlap in wanted:
         alt_op = ctx.op(alt_cfg, m, n, k)
@@ -290,6 +294,11 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
         alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
         ops[v] = alt_op
         fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
+        if v == "alt:captured":  # tpg_op_run_rank on torch's capture stream adds the op's graph to torch's
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                fns[v]()
+            fns[v] = graph.replay
     return ops
 
 
@@ -298,6 +307,7 @@ def extra_variants(args):
     ag = len([c for c in args.alt_copy_chunks.split(",") if c])
     rs = int(args.alt_pull_partials)
     return (len([f for f in args.alt_config.split(",") if f]) + max(ag, rs) + int(args.alt_overlap_barriers)
+            + int(args.alt_captured)
             + int(args.link_copies))
 
 
@@ -324,6 +334,9 @@ def main():
     p.add_argument("--alt-pull-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
                    "shape's config with its partials pulled by the receiver instead of pushed (the config's _pull twin) "
                    "as an extra variant 'alt:pull_partials'")
+    p.add_argument("--alt-captured", action="store_true", help="experiments: on every shape, the shape's config with "
+                   "its call captured once into a torch CUDA graph (torch.cuda.graph) and timed by replays, as an extra "
+                   "variant 'alt:captured'")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
     p.add_argument("--share-device", action="store_true", help="smoke run: every rank on GPU 0 (gloo for torch's "
@@ -348,7 +361,8 @@ def main():
     else:
         try:
             import torch.distributed._symmetric_memory as symm
-            symm.enable_symm_mem_for_group(group_name)
+            if tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 11):  # deprecated since, not needed
+                symm.enable_symm_mem_for_group(group_name)
         except Exception as e:  # async TP then fails per shape and is recorded as an error
             print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
     unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})

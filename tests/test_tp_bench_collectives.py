@@ -83,3 +83,13 @@ def test_share_device_drops_async_tp_alike_on_every_rank_and_marks_the_record():
         assert res["check"] == "passed" and res["shared_device"] is True and res["async_tp"] is None, res
         assert res["errors"]["torch_async_tp"].startswith("every rank: not run with --share-device"), res["errors"]
     assert results[0]["trace"] == results[1]["trace"]
+
+
+def test_alt_captured_replays_the_captured_call():
+    """--alt-captured: the shape's op captured once into a (fake) torch CUDA graph; its check and its timed calls
+    are replays of what was captured, and the ranks stay in step."""
+    results = run_ranks("", CAPTURED="1")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed", res
+        assert res["alt"]["captured"]["check"] == "passed" and res["alt"]["captured"]["config"] == "rs_tila_bf16_tp2"
+    assert results[0]["trace"] == results[1]["trace"]

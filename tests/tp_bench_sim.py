@@ -6,7 +6,8 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   synclate  a later sync, after a sustained window
   run       the first call (run_rank raises)
   runlate   a later call, inside a timed window
-SHARE_DEVICE=1 runs it as `--share-device` does. The rank prints one line "RESULT <json>": the record's check,
+SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
+made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
 errors, alt entries, shared_device flag and async-TP figure, and its collective trace.
 
     RANK=0 PORT=29544 FAULT=sync:tpgemm:1 python3 tests/tp_bench_sim.py
@@ -30,6 +31,7 @@ import tp_records as R  # noqa: E402
 WHERE, VARIANT, FAULT_RANK = (os.environ.get("FAULT") or "::-1").split(":")
 TRACE = []
 FUSED_D = []  # what a fused call (the shipped op or its pulled twin) writes into D: set by setup_shape
+CAPTURING = []  # the fake CUDA graph being captured, if any
 
 
 def faulty(where, variant, count):
@@ -56,7 +58,28 @@ class Event:  # fake torch.cuda.Event: host time
         return max((other.t - self.t) * 1e3, 1e-3)
 
 
+class Graph:  # fake torch.cuda.CUDAGraph: the calls captured into it, run again by each replay
+    def __init__(self):
+        self.calls = []
+
+    def replay(self):
+        for call in self.calls:
+            call()
+
+
+class capture:  # fake torch.cuda.graph(g)
+    def __init__(self, graph):
+        self.graph = graph
+
+    def __enter__(self):
+        CAPTURING.append(self.graph)
+
+    def __exit__(self, *exc):
+        CAPTURING.pop()
+
+
 def fake_cuda():
+    torch.cuda.CUDAGraph, torch.cuda.graph = Graph, capture
     torch.cuda.Event = Event
     torch.cuda.synchronize = lambda *a: None
     torch.cuda.empty_cache = lambda: None
@@ -94,6 +117,9 @@ class FakeOp:
         pass
 
     def run_rank(self, rank, stream):
+        if CAPTURING:  # as tpg_op_run_rank on a capturing stream: nothing runs now
+            CAPTURING[-1].calls.append(lambda: self.run_rank(rank, stream))
+            return
         self.runs += 1
         if faulty("run", self.name, self.runs) or faulty("runlate", self.name, self.runs):
             raise RuntimeError(f"injected run failure of {self.name}")
@@ -189,7 +215,8 @@ def main():
         dist.destroy_process_group()
         return
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
-                                 alt_pull_partials=True, alt_overlap_barriers=False, link_copies=False,
+                                 alt_pull_partials=True, alt_overlap_barriers=False,
+                                 alt_captured=bool(os.environ.get("CAPTURED")), link_copies=False,
                                  rounds=1, window=0.01, burst_idle=0.0, dtype="bf16",
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))
     try:
