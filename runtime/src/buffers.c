@@ -25,9 +25,11 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     b->slots = section(&cursor, (size_t)(tp - 1) * b->slot_bytes);
     b->stage_flags = section(&cursor, (size_t)tp * TPG_MAX_COPY_CHUNKS * sizeof(unsigned int));
     b->tile_flags = section(&cursor, (size_t)(tp - 1) * (size_t)tiles_per_stage * sizeof(unsigned int));
-    b->epoch = section(&cursor, 3 * sizeof(unsigned int)); /* one section, so that tpg_op_sync reads it in one copy */
-    b->last_epoch = b->epoch + sizeof(unsigned int);
-    b->epoch_readers = b->epoch + 2 * sizeof(unsigned int);
+    /* three sections: the GEMM's CTAs all load epoch (or last_epoch) while they count themselves in on
+     * epoch_readers, and one store or atomic in the same sector would hold up those loads */
+    b->epoch = section(&cursor, sizeof(unsigned int));
+    b->last_epoch = section(&cursor, sizeof(unsigned int));
+    b->epoch_readers = section(&cursor, sizeof(unsigned int));
     b->start_counter = section(&cursor, sizeof(unsigned int));
     b->end_counter = section(&cursor, sizeof(unsigned int));
     b->status = section(&cursor, sizeof(unsigned int));

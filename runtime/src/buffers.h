@@ -8,9 +8,9 @@
  *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
  *                                        (pull_partials: raised by the owner, polled by the receiver)
  *   epoch        u32                     launch counter; the start barrier is its only writer
- *   last_epoch   u32 (same section)      the epoch of the rank's previous GEMM launch (the GEMM's own word:
+ *   last_epoch   u32                     the epoch of the rank's previous GEMM launch (the GEMM's own word:
  *                                        tpg_gemm_params.epoch says why); equals epoch when the device is idle
- *   epoch_readers u32 (same section)     GEMM CTAs of the running launch that have read last_epoch (beside the
+ *   epoch_readers u32                    GEMM CTAs of the running launch that have read last_epoch (beside the
  *                                        start barrier only; the last one resets it: 0 when the device is idle)
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync

@@ -75,11 +75,12 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
 
 tpg_status tpg__check_epochs(tpg_op *op, int rank) {
     if (op->sched->tp < 2) return TPG_OK;
-    unsigned int w[3] = {0}; /* epoch, last_epoch, epoch_readers: one section (buffers.c) */
-    _Static_assert(sizeof w == 3 * sizeof(unsigned int), "the epoch section's words");
+    const size_t at[3] = {op->layout.epoch, op->layout.last_epoch, op->layout.epoch_readers};
+    unsigned int w[3] = {0};
     TPG_CHECK(tpg__use_device(op->ctx, rank));
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(w, tpg_buf_word(op->buffer[rank], op->layout.epoch), sizeof w,
-                                       cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 3; i++)
+        TPG_CHECK_CUDA(op->ctx, cudaMemcpy(&w[i], tpg_buf_word(op->buffer[rank], at[i]), sizeof w[i],
+                                           cudaMemcpyDeviceToHost));
     if (w[0] != w[1] || w[2] != 0)
         TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the start barrier's epoch is %u, the GEMM's %u and %u of its CTAs "
                  "are still counted in, so the GEMM's waits and flags are out of step with its peers' (did a launch of "

@@ -53,12 +53,13 @@ __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
 /* One thread per CTA, after a CTA barrier that every thread passed after tpg_load_epoch: keep this launch's
  * epoch in last_epoch for the next launch. Beside the start barrier the CTAs of this launch read last_epoch,
  * so only the last CTA to count itself in writes it (the count is reset for the next launch, which starts
- * after this one ends); after the barrier every CTA stores the same value and nobody reads it here. */
+ * after this one ends); after the barrier nobody reads it in this launch and CTA 0 stores it (one store, not
+ * one per CTA to the same word). */
 __device__ __forceinline__ void tpg_keep_epoch(const tpg_gemm_params &p, unsigned int epoch)
 {
     if (!p.last_epoch) return;
     if (p.epoch) {
-        *(volatile unsigned int *)p.last_epoch = epoch;
+        if (blockIdx.x == 0) *(volatile unsigned int *)p.last_epoch = epoch;
         return;
     }
     unsigned int before;
