@@ -171,7 +171,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
             fns.pop("torch_async_tp")
             errors["torch_async_tp"] = ("not run with --share-device (PyTorch's symmetric memory refuses ranks on one "
                                         "GPU: experiments/probe_symm_shared_0226Z.log)")
-        alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg)
+        alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg, errors)
         diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
                                   group_name, fns) if args.link_copies else {}
         progress(rank, f"{name}: check")
@@ -253,7 +253,16 @@ def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
     return {"diag:local_link": (src, handle, views, slots, side)}
 
 
-def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, configs):
+def capture_call(run):
+    """run() captured once into a torch CUDA graph (tpg_op_run_rank on torch's capture stream adds the op's graph to
+    torch's): returns the graph, whose replay() is one call."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        run()
+    return graph
+
+
+def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, configs, errors):
     """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
@@ -261,7 +270,8 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
     ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), and --alt-captured the shape's config with its call captured
     once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), interleaved
     with the others on the same tensors. Returns {variant: op}; adds its callable to fns, each op to held (as it
-    is made) and its config's name to configs."""
+    is made) and its config's name to configs. A capture that fails on any rank drops alt:captured on every rank
+    (errors says why), so the ranks stay in step."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     wanted = []  # (variant, config, copy chunks, barriers beside the GEMM)
     for fam in [f for f in args.alt_config.split(",") if f]:
@@ -294,11 +304,14 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
         alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
         ops[v] = alt_op
         fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
-        if v == "alt:captured":  # tpg_op_run_rank on torch's capture stream adds the op's graph to torch's
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                fns[v]()
-            fns[v] = graph.replay
+        if v == "alt:captured":
+            graphs = []
+            why = W.guarded(lambda: graphs.append(capture_call(fns[v])))
+            if W.all_ok(why is None):
+                fns[v] = graphs[0].replay
+            else:
+                errors[v] = why or "failed on another rank"
+                del ops[v], fns[v]
     return ops
 
 

@@ -93,3 +93,12 @@ def test_alt_captured_replays_the_captured_call():
         assert "raised" not in res and res["check"] == "passed", res
         assert res["alt"]["captured"]["check"] == "passed" and res["alt"]["captured"]["config"] == "rs_tila_bf16_tp2"
     assert results[0]["trace"] == results[1]["trace"]
+
+
+def test_a_capture_failing_on_one_rank_drops_alt_captured_on_every_rank():
+    results = run_ranks("capture:tpgemm:1", CAPTURED="1")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed", res
+        assert "captured" not in res["alt"] or res["alt"]["captured"]["check"] != "passed", res
+        assert "rank 1: RuntimeError('injected capture failure" in res["errors"]["alt:captured"], res["errors"]
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"

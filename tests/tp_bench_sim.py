@@ -6,6 +6,7 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   synclate  a later sync, after a sustained window
   run       the first call (run_rank raises)
   runlate   a later call, inside a timed window
+  capture   the --alt-captured op's capture (with CAPTURED=1)
 SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
 made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
 errors, alt entries, shared_device flag and async-TP figure, and its collective trace.
@@ -38,7 +39,7 @@ def faulty(where, variant, count):
     """Does this call fail? `count`: how many times the op did this (late faults skip the first)."""
     rank = dist.get_rank()
     hit = WHERE == where and VARIANT == variant and int(FAULT_RANK) in (rank, 9)
-    return hit if where in ("run", "sync") else hit and count > 1
+    return hit if where in ("run", "sync", "capture") else hit and count > 1
 
 
 class Event:  # fake torch.cuda.Event: host time
@@ -118,6 +119,8 @@ class FakeOp:
 
     def run_rank(self, rank, stream):
         if CAPTURING:  # as tpg_op_run_rank on a capturing stream: nothing runs now
+            if faulty("capture", self.name, 1):
+                raise RuntimeError(f"injected capture failure of {self.name}")
             CAPTURING[-1].calls.append(lambda: self.run_rank(rank, stream))
             return
         self.runs += 1

@@ -287,11 +287,12 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * modes). Each launch of the caller's graph is one call of the op. Every epoch comes from the device, so
  * captured and direct calls mix in any order, provided the calls of one op on a device are ordered (one stream,
  * or events) and every rank makes every call; every local rank's stream of a call is captured or none is
- * (TPG_ERR_INVALID_ARGUMENT for a mix). Launch a captured call only while the op and the tensors it was captured
- * with exist; after tpg_op_set_tensors / tpg_op_set_scalars, capture again. Once a call was captured, the op's
- * waits (tpg_op_sync, tpg_op_destroy, rebuilds) wait for the whole device, since the op does not know the streams
- * the caller's graph runs on. A TP = 1 op with PDL (tpg_op_set_pdl) is captured without it. Same for
- * tpg_op_run_rank. */
+ * (tpg_op_run: TPG_ERR_INVALID_ARGUMENT for a mix; with tpg_op_run_rank, which sees one rank, the caller's
+ * duty). Launch a captured call only while the op and the tensors it was captured with exist; after
+ * tpg_op_set_tensors / tpg_op_set_scalars, capture again. The op's own waits (tpg_op_sync, tpg_op_destroy, the
+ * rebuilds of set_tensors / set_copy_chunks / set_overlap_barriers) also wait for the last launch of any graph a
+ * call of it was captured into (an event the op records there after its node). A TP = 1 op with PDL
+ * (tpg_op_set_pdl) is captured without it. Same for tpg_op_run_rank. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
  * legacy default stream, as in every CUDA API, so a framework's default stream just works),
@@ -299,8 +300,8 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NU
  * Every rank must be launched once per call:
  * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
-/* Waits for the op's last launch on every local device (for the whole device once a call was captured) and
- * reports TPG_ERR_TIMEOUT if any device-side wait timed out. A call whose peer
+/* Waits for the op's last launch on every local device (and the last launch of any graph a call of it was
+ * captured into) and reports TPG_ERR_TIMEOUT if any device-side wait timed out. A call whose peer
  * never comes ends about one timeout after its first wait began: once one wait of a rank's launch times out, that
  * launch's other waits give up at once. A rank that was late for a call on which a peer gave up reports
  * TPG_ERR_TIMEOUT for that call too, when it gets there: the peer's closing barrier no longer held the inputs the

@@ -175,6 +175,8 @@ static tpg_status build_one(tpg_op *op, int rank) {
     TPG_CHECK(tpg__use_device(ctx, rank));
     TPG_CHECK_CUDA(ctx, cudaFuncSetAttribute(op->kernel->entry(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              op->kernel->smem_bytes));
+    if (!op->capture_done[rank]) /* created here, not during a caller's capture */
+        TPG_CHECK_CUDA(ctx, cudaEventCreateWithFlags(&op->capture_done[rank], cudaEventDisableTiming));
     TPG_CHECK_CUDA(ctx, cudaGraphCreate(&op->graph[rank], 0));
     cudaGraphNode_t *nodes = op->nodes[rank];
     for (int i = 0; i < op->num_items[rank]; i++) {
@@ -295,10 +297,13 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream's capture was invalidated before this call (an "
                  "earlier operation on it failed to be captured)", rank);
     TPG_CHECK_CUDA(ctx, cudaGraphAddChildGraphNode(&node, into, deps, ndeps, op->graph[rank]));
+    /* then the op's event, so that its waits (tpg__op_wait) also wait for the caller's launches of this copy */
+    cudaGraphNode_t done;
+    TPG_CHECK_CUDA(ctx, cudaGraphAddEventRecordNode(&done, into, &node, 1, op->capture_done[rank]));
 #if CUDART_VERSION >= 13000
-    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
+    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &done, NULL, 1, cudaStreamSetCaptureDependencies));
 #else
-    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &node, 1, cudaStreamSetCaptureDependencies));
+    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &done, 1, cudaStreamSetCaptureDependencies));
 #endif
     return TPG_OK;
 }
@@ -318,8 +323,7 @@ tpg_status tpg__graphs_update(tpg_op *op) {
 
 void tpg__graphs_drop(tpg_op *op) {
     /* the next graphs are not ordered after these ones' launches (rebuild_one says why): wait for them */
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++)
-        if (tpg__op_wait(op, r) != TPG_OK) (void)cudaGetLastError();
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) tpg__op_wait_quiet(op, r);
     tpg__graphs_destroy(op);
 }
 

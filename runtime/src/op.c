@@ -110,18 +110,28 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
  * touches any memory afterwards); the caller restores the device. */
 void tpg__op_quiesce(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
-    for (int r = ctx->local_begin; r < ctx->local_end; r++) /* never free what a graph uses */
-        if (tpg__op_wait(op, r) != TPG_OK) (void)cudaGetLastError();
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) tpg__op_wait_quiet(op, r); /* never free what a graph uses */
     tpg__graphs_destroy(op);
     if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
     for (int kind = 0; kind < TPG_PEER_KIND_COUNT; kind++) tpg_ipc_release(ctx, &op->ipc_held[kind]);
 }
 
+/* Both waits, whatever the first one says; returns the first error. */
+static cudaError_t wait_raw(tpg_op *op, int r) {
+    cudaError_t first = cudaSetDevice(op->ctx->devices[r]), e; /* stream 0 means the current device's: make it r's */
+    if (op->has_run && (e = cudaStreamSynchronize(op->last_stream[r])) != cudaSuccess && first == cudaSuccess) first = e;
+    if (op->capture_done[r] && (e = cudaEventSynchronize(op->capture_done[r])) != cudaSuccess && first == cudaSuccess)
+        first = e;
+    return first;
+}
+
 tpg_status tpg__op_wait(tpg_op *op, int r) {
-    TPG_CHECK(tpg__use_device(op->ctx, r)); /* stream 0 means the current device's: make it r's */
-    if (op->has_run) TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(op->last_stream[r]));
-    if (op->captured) TPG_CHECK_CUDA(op->ctx, cudaDeviceSynchronize());
-    return TPG_OK;
+    const cudaError_t e = wait_raw(op, r);
+    return e == cudaSuccess ? TPG_OK : tpg__cuda_error(op->ctx, e, __FILE__, __LINE__, "waiting for the op's launches");
+}
+
+void tpg__op_wait_quiet(tpg_op *op, int r) {
+    if (wait_raw(op, r) != cudaSuccess) (void)cudaGetLastError();
 }
 
 /* Frees the local buffers and op itself; the caller restores the device. */
@@ -132,9 +142,9 @@ void tpg__op_free(tpg_op *op) {
     tpg__tile_order_free(op);
     tpg__stream_k_free(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
-        if (!op->buffer[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);
-        tpg_buffers_free(op->buffer[r]);
+        if (op->capture_done[r]) (void)cudaEventDestroy(op->capture_done[r]);
+        if (op->buffer[r]) tpg_buffers_free(op->buffer[r]);
     }
     tpg_peers_clear(&op->peers);
     free(op);
@@ -252,12 +262,16 @@ static tpg_status check_ready(tpg_op *op) {
     return TPG_OK;
 }
 
-/* *capturing = whether s (a stream of rank r's device) is being captured; the caller restores the device. */
+/* *capturing = whether s (a stream of rank r's device) is being captured; a capture already invalidated is refused
+ * here, before any rank of the call is launched or captured. The caller restores the device. */
 static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *capturing) {
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     TPG_CHECK(tpg__use_device(op->ctx, r));
     TPG_CHECK_CUDA(op->ctx, cudaStreamIsCapturing(s, &capture));
-    *capturing = capture != cudaStreamCaptureStatusNone;
+    if (capture == cudaStreamCaptureStatusInvalidated)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream's capture was invalidated before this call (an "
+                 "earlier operation on it failed to be captured)", r);
+    *capturing = capture == cudaStreamCaptureStatusActive;
     return TPG_OK;
 }
 
@@ -266,11 +280,7 @@ static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *captu
 static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
-    if (capturing) { /* nothing runs now: the op's record of its last launch stays as it is */
-        TPG_CHECK(tpg__graph_capture(op, r, s));
-        op->captured = 1;
-        return TPG_OK;
-    }
+    if (capturing) return tpg__graph_capture(op, r, s); /* nothing runs now: the record of the last launch stays */
     if (op->pdl && tpg__single_kernel(op)) {
         TPG_CHECK(tpg__launch_single(op, r, s));
     } else {
@@ -323,9 +333,9 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++) {
         st = stream_capturing(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], &capturing[r]);
         if (st == TPG_OK && capturing[r] != capturing[ctx->local_begin])
-            TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "rank %d's stream is %sbeing captured but rank %d's is "
-                          "%s: capture every local rank's stream of a call, or none", r, capturing[r] ? "" : "not ",
-                          ctx->local_begin, capturing[ctx->local_begin] ? "" : "not");
+            TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "rank %d's stream is %s but rank %d's is %s: capture every "
+                          "local rank's stream of a call, or none", r, capturing[r] ? "being captured" : "not being captured",
+                          ctx->local_begin, capturing[ctx->local_begin] ? "being captured" : "not being captured");
     }
     for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++)
         st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], capturing[r]);

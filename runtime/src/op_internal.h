@@ -42,8 +42,9 @@ struct tpg_op {
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
     int has_run;                           /* tpg_op_run launched at least once */
-    int captured;                          /* a call was captured into a caller's graph: its launches run on
-                                              streams the op does not know, so tpg__op_wait waits for the device */
+    /* Recorded by every graph a call of the op was captured into, after the rank's child node (its launches run
+     * on streams the op does not know): tpg__op_wait waits for it. Created with the rank's graph. */
+    cudaEvent_t capture_done[TPG_MAX_TP];
     int built;                             /* graphs built and instantiated */
     cudaGraph_t graph[TPG_MAX_TP];
     cudaGraphExec_t exec[TPG_MAX_TP];
@@ -88,9 +89,11 @@ tpg_status tpg__graphs_update(tpg_op *op);
  * so that it can carry programmatic dependent launch (a graph launch cannot overlap the kernel before it). */
 int tpg__single_kernel(const tpg_op *op);
 tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
-/* op.c: waits until nothing of op runs on rank r's device (its last launch's stream; the whole device once a call
- * was captured), which it makes current. Errors are the CUDA call's. */
+/* op.c: waits until nothing of op runs on rank r's device (its last direct launch's stream, and the last launch of
+ * a graph a call of it was captured into: capture_done), which it makes current. _quiet: for cleanup paths, which
+ * ignore a failure and must not overwrite the message of the error they clean up after. */
 tpg_status tpg__op_wait(tpg_op *op, int r);
+void tpg__op_wait_quiet(tpg_op *op, int r);
 /* graph.c: rank's graph added to what stream s is capturing (a child graph node after s's capture dependencies),
  * instead of a launch. */
 tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);

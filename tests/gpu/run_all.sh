@@ -95,7 +95,7 @@ step tier2 340 env TIER2_BUDGET_S=300 TIER2_HARD_S=330 bash tests/gpu/run_tier2.
 # this kind must run them all; the one-GPU runs with --share-device ask for 1)
 PYTEST_SELECT=()
 [ ${#SHARE[@]} = 0 ] && PYTEST_SELECT=(-k "not shared_device")
-step pytest 150 env TPG_REQUIRE_GPUS="$([ ${#SHARE[@]} = 0 ] && echo "$TP" || echo 1)" python3 -m pytest -q -rs \
+step pytest 180 env TPG_REQUIRE_GPUS="$([ ${#SHARE[@]} = 0 ] && echo "$TP" || echo 1)" python3 -m pytest -q -rs \
     tests/test_gpu.py ${PYTEST_SELECT[@]+"${PYTEST_SELECT[@]}"}
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 200 bash bench/run_tp.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"} ${TP_ARGS:-}
