@@ -1,0 +1,82 @@
+/* The per-op symmetric buffer's layout (runtime/src/buffers.c, buffers.h): every section starts on a 256-byte
+ * boundary, none overlaps another, the slots hold (tp - 1) whole slots and the flag sections one word per flag,
+ * and the three epoch words (epoch, last_epoch, epoch_readers) lie in three sections - the GEMM's CTAs all load
+ * one of them while one CTA stores or every CTA counts itself in on another, and a shared 32-byte sector made a
+ * short-K reduce-scatter 1.3% slower (bench/results/experiments/ab_epoch_0410Z.log). No GPU needed. */
+#include <stddef.h>
+
+#include "buffers.h"
+#include "tpg_test.h"
+
+typedef struct section {
+    const char *name;
+    size_t at, bytes;
+} section;
+
+/* The layout's sections with the bytes each must hold. */
+static int sections_of(const tpg_buffer_layout *b, section *out) {
+    const size_t word = sizeof(unsigned int);
+    const section all[] = {
+        {"slots", b->slots, (size_t)(b->tp - 1) * b->slot_bytes},
+        {"stage_flags", b->stage_flags, (size_t)b->tp * TPG_MAX_COPY_CHUNKS * word},
+        {"tile_flags", b->tile_flags, (size_t)(b->tp - 1) * (size_t)b->tiles_per_stage * word},
+        {"epoch", b->epoch, word},
+        {"last_epoch", b->last_epoch, word},
+        {"epoch_readers", b->epoch_readers, word},
+        {"start_counter", b->start_counter, word},
+        {"end_counter", b->end_counter, word},
+        {"status", b->status, word},
+        {"gave_up", b->gave_up, word},
+        {"gave_up_notice", b->gave_up_notice, word},
+    };
+    const int n = (int)(sizeof all / sizeof all[0]);
+    for (int i = 0; i < n; i++) out[i] = all[i];
+    return n;
+}
+
+/* 0 when every property holds for layout b (made for slots of slot_bytes). */
+static int layout_problems(const tpg_buffer_layout *b, size_t slot_bytes) {
+    section s[16];
+    const int n = sections_of(b, s);
+    int bad = b->slot_bytes < slot_bytes || b->slot_bytes % 256 != 0 || b->slot_bytes_used != slot_bytes;
+    for (int i = 0; i < n; i++) {
+        bad |= s[i].at % 256 != 0 || s[i].at + s[i].bytes > b->total;
+        for (int j = i + 1; j < n; j++) {
+            if (s[i].bytes == 0 || s[j].bytes == 0) continue;
+            const int overlap = s[i].at < s[j].at + s[j].bytes && s[j].at < s[i].at + s[i].bytes;
+            const int same_section = s[i].at / 256 == s[j].at / 256; /* no two sections share 256 bytes */
+            if (overlap || same_section) {
+                fprintf(stderr, "tp %d: %s [%zu, +%zu) and %s [%zu, +%zu)\n", b->tp, s[i].name, s[i].at, s[i].bytes,
+                        s[j].name, s[j].at, s[j].bytes);
+                bad = 1;
+            }
+        }
+    }
+    return bad;
+}
+
+TPG_TEST(sections_are_aligned_and_apart) {
+    const int tps[] = {2, 4, 8};
+    const size_t slots[] = {1, 256, 1000, (size_t)64 << 20};
+    const int64_t tiles[] = {1, 7, 4096};
+    for (size_t i = 0; i < sizeof tps / sizeof tps[0]; i++)
+        for (size_t j = 0; j < sizeof slots / sizeof slots[0]; j++)
+            for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
+                tpg_buffer_layout b;
+                tpg_buffer_layout_init(&b, tps[i], slots[j], tiles[k]);
+                TPG_EXPECT(layout_problems(&b, slots[j]) == 0);
+            }
+}
+
+TPG_TEST(the_checker_catches_a_shared_section) {
+    /* the controls: last_epoch beside epoch (the change's first form), a flag section overlapping the slots */
+    tpg_buffer_layout b;
+    tpg_buffer_layout_init(&b, 2, 1024, 4);
+    b.last_epoch = b.epoch + sizeof(unsigned int);
+    TPG_EXPECT(layout_problems(&b, 1024) != 0);
+    tpg_buffer_layout_init(&b, 2, 1024, 4);
+    b.stage_flags = b.slots + 256;
+    TPG_EXPECT(layout_problems(&b, 1024) != 0);
+}
+
+TPG_TEST_MAIN(TPG_CASE(sections_are_aligned_and_apart), TPG_CASE(the_checker_catches_a_shared_section))
