@@ -1,4 +1,4 @@
-/* The context's internals, shared by ctx.c, ctx_rank.c, op.c, op_rank.c, params.c and graph.c. */
+/* The context's internals, shared by ctx.c, ctx_rank.c, op.c, op_run.c, op_rank.c, params.c and graph.c. */
 #ifndef TPG_CTX_INTERNAL_H
 #define TPG_CTX_INTERNAL_H
 

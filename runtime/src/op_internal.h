@@ -1,4 +1,4 @@
-/* The op's internals, shared by op.c, op_rank.c, params.c and graph.c. */
+/* The op's internals, shared by op.c, op_run.c, op_rank.c, params.c, overlap.c and graph.c. */
 #ifndef TPG_OP_INTERNAL_H
 #define TPG_OP_INTERNAL_H
 
