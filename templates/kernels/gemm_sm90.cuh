@@ -104,7 +104,8 @@ static_assert(!kAccF16 || TPG_AB_DTYPE == 1, "TPG_ACC_F16: wgmma accumulates in 
 /* `fp8_promote: N` (TPG_FP8_PROMOTE N): the tensor pipe sums fp8 products in an accumulator narrower than f32, so
  * its error grows with K; every N k-blocks its sums are added into a second, f32 set of registers and the pipe
  * starts over (tpg_tile_mainloop), as cuBLASLt does without fast accumulation. Twice the accumulator registers
- * (the generator allows it where a warpgroup holds at most 64 a thread) and a drained wgmma pipe every N k-blocks */
+ * (the generator allows it where a warpgroup holds at most 64 a thread) and a drained wgmma pipe every N k-blocks,
+ * at different k-blocks in the two cooperative warpgroups (tpg_tile_mainloop) */
 #ifndef TPG_FP8_PROMOTE
 #define TPG_FP8_PROMOTE 0
 #endif

@@ -220,19 +220,31 @@ __device__ __forceinline__ void tpg_tile_mainloop(float (&acc)[kSlabs][kAccN], i
                 acc[j][2 * i + 1] = v.y;
             }
     } else if constexpr (kPromote > 0) {
-        /* fp8 promotion (gemm_sm90.cuh: kPromote): each group of kPromote k-blocks is one mainloop into `part`
-         * (its first wgmma overwrites, its end drains the pipe), then added into the f32 sums; the hook sees the
-         * tile's k-block numbers, the order barrier (ping-pong) is passed once, after the last group */
+        /* fp8 promotion (gemm_sm90.cuh: kPromote): each group of kPromote k-blocks is one mainloop into `part` (its
+         * first wgmma overwriting, its end draining the pipe), then added into the f32 sums, which start at zero.
+         * Cooperative: the second consumer warpgroup's first group is half as long, so the two drain at different
+         * k-blocks and the other keeps the tensor pipe fed (+1.8%). Not "first group ? part : sum + part" (a select
+         * in every group: 4-5% slower), nor the first group straight into the sums (ptxas then serializes the
+         * wgmmas, C7515); a pipelined fold (the next group's first k-block issued before the add) is serialized
+         * too, C7514 - PERF_NOTES 2026-12-02 05:07Z. The hook sees the tile's k-block numbers; the order barrier
+         * (ping-pong) is passed once, after the last group. */
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j)
+#pragma unroll
+            for (int i = 0; i < kAccN; ++i) acc[j][i] = 0.0f;
         float part[kSlabs][kAccN];
-        for (int g = 0; g < k_blocks; g += kPromote) {
-            const int n = min(kPromote, k_blocks - g);
+        const bool staggered = !kPingpong && kConsumers == 2 && kPromote > 1 && threadIdx.x >= 256;
+        const int n0 = staggered ? kPromote / 2 : kPromote;
+        for (int g = 0; g < k_blocks;) {
+            const int n = min(g == 0 ? n0 : kPromote, k_blocks - g);
             const auto group_hook = [&](int kb) { hook(g + kb); };
             tpg_mainloop(part, n, ring, sA, sB, a_off, full, empty, warp_leader, g + n >= k_blocks ? order_bar : 0u,
                          group_hook);
 #pragma unroll
             for (int j = 0; j < kSlabs; ++j)
 #pragma unroll
-                for (int i = 0; i < kAccN; ++i) acc[j][i] = g == 0 ? part[j][i] : acc[j][i] + part[j][i];
+                for (int i = 0; i < kAccN; ++i) acc[j][i] += part[j][i];
+            g += n;
         }
     } else {
         tpg_mainloop(acc, k_blocks, ring, sA, sB, a_off, full, empty, warp_leader, order_bar, hook);
