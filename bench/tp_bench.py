@@ -154,11 +154,11 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
     sched = getattr(args, f"{op_kind.lower()}_schedule")
     # the tuned config of this exact GEMM when tuned/*.yaml has one (as a user who tuned would run it), and
     # for "tpgemm local" the same config family at TP = 1 (tpgemm_lib.local_config)
-    forced = getattr(args, f"{op_kind.lower()}_config")
+    forced = getattr(args, f"{op_kind.lower()}_config") or R.default_family(args.dtype, sched)
     if forced:  # an explicit config family (e.g. ag_rota_bf16_wide) at this TP, over tuned and default
-        cfg, tuned = lib.config(name=f"{forced}_tp{tp}", tp=tp, dtype=args.dtype), False
+        cfg, tuned = lib.config(name=f"{forced}_tp{tp}", tp=tp, dtype=R.lib_dtype(args.dtype)), False
     else:
-        cfg, tuned = lib.tuned_or_default(sched, tp, args.dtype, m, n, k)
+        cfg, tuned = lib.tuned_or_default(sched, tp, R.lib_dtype(args.dtype), m, n, k)
     cfg1 = lib.local_config(cfg, 1)
     errors, figures, alt_err, alt_max, alt_cfg = {}, {}, {}, {}, {}
     err = max_err = None
@@ -275,7 +275,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     wanted = []  # (variant, config, copy chunks, barriers beside the GEMM)
     for fam in [f for f in args.alt_config.split(",") if f]:
-        alt_cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=args.dtype)
+        alt_cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=R.lib_dtype(args.dtype))
         if lib.config_info(alt_cfg)["schedule"] == getattr(args, f"{op_kind.lower()}_schedule"):
             wanted.append((f"alt:{fam}", alt_cfg, 0, False))
     if tp == 1 and (args.alt_copy_chunks or args.alt_overlap_barriers) and rank == 0:  # a smoke run at world size 1
@@ -330,7 +330,9 @@ def main():
     p.add_argument("--window", type=float, default=1.0, help="seconds of continuous work per sustained window")
     p.add_argument("--burst-idle", type=float, default=0.3, help="idle seconds before each burst run")
     p.add_argument("--only", default="", help="comma-separated shape names")
-    p.add_argument("--dtype", default="bf16", choices=tp_numerics.DTYPES)
+    p.add_argument("--dtype", default="bf16", choices=tp_numerics.DTYPES,
+                   help="operand type; e4m3 against torch's fp8 GEMMs with fast accumulation, e4m3_promoted: tpgemm's "
+                   "fp8_promote configs (<schedule family>_e4m3_promoted) against torch's without it")
     p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"])
     p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"])
     p.add_argument("--ag-config", default="", help="config family for the all-gather shapes, e.g. ag_rota_bf16_wide "

@@ -2,7 +2,9 @@
 the output type, the local GEMM (cuBLAS through torch), the NCCL all-gather of operands, and PyTorch's async-TP
 ops. 16-bit: torch.mm and fused_all_gather_matmul / fused_matmul_reduce_scatter. e4m3: per-tensor scales, bf16
 outputs, torch._scaled_mm with fast accumulation (what tpgemm's e4m3 kernels compute: the tensor pipe's fp8 sums
-over the whole K) and the scaled async-TP ops, whose schemas are those of torch 2.11 (docs/PERF_NOTES.md)."""
+over the whole K) and the scaled async-TP ops, whose schemas are those of torch 2.11 (docs/PERF_NOTES.md).
+e4m3_promoted: the same without fast accumulation (torch promotes the sums to f32, as tpgemm's fp8_promote
+configs do)."""
 import torch
 
 
@@ -37,9 +39,11 @@ class Numerics16:
 
 
 class NumericsE4m3(Numerics16):
-    """e4m3 operands (standard-normal values rounded to e4m3), per-tensor scales 0.5 and 2, bf16 outputs."""
+    """e4m3 operands (standard-normal values rounded to e4m3), per-tensor scales 0.5 and 2, bf16 outputs; torch's
+    GEMMs with fast accumulation, or without (fast_accum False: sums promoted to f32)."""
 
-    def __init__(self):
+    def __init__(self, fast_accum=True):
+        self.fast_accum = fast_accum
         self.dtype, self.out = torch.float8_e4m3fn, torch.bfloat16
         self.scale_a = torch.full((), 0.5, device="cuda", dtype=torch.float32)
         self.scale_b = torch.full((), 2.0, device="cuda", dtype=torch.float32)
@@ -49,26 +53,27 @@ class NumericsE4m3(Numerics16):
         return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=g).to(self.dtype)
 
     def mm(self, a, b, out):
-        torch._scaled_mm(a, b.t(), self.scale_a, self.scale_b, out_dtype=self.out, use_fast_accum=True, out=out)
+        torch._scaled_mm(a, b.t(), self.scale_a, self.scale_b, out_dtype=self.out, use_fast_accum=self.fast_accum,
+                         out=out)
 
     def gather(self, dist, out, shard):  # NCCL moves the bytes; no fp8 type needed
         dist.all_gather_into_tensor(out.view(torch.uint8), shard.view(torch.uint8))
 
     def async_ag(self, a, b, group_name):
         return torch.ops.symm_mem.fused_all_gather_scaled_matmul(
-            a, [b.t()], self.scale_a, [self.scale_b], 0, group_name, [None], [None], [self.out], [True])
+            a, [b.t()], self.scale_a, [self.scale_b], 0, group_name, [None], [None], [self.out], [self.fast_accum])
 
     def async_rs(self, a, b, m, n, group_name):
         return torch.ops.symm_mem.fused_scaled_matmul_reduce_scatter(
             a, b.t(), self.scale_a, self.scale_b, "sum", 0, 0, group_name, [m, n], out_dtype=self.out,
-            use_fast_accum=True)
+            use_fast_accum=self.fast_accum)
 
 
 def for_dtype(name):
     """The numerics of tp_bench.py's --dtype NAME."""
-    if name == "e4m3":
-        return NumericsE4m3()
+    if name in ("e4m3", "e4m3_promoted"):
+        return NumericsE4m3(fast_accum=name == "e4m3")
     return Numerics16({"bf16": torch.bfloat16, "fp16": torch.float16}[name])
 
 
-DTYPES = ("bf16", "fp16", "e4m3")
+DTYPES = ("bf16", "fp16", "e4m3", "e4m3_promoted")

@@ -33,9 +33,29 @@ MAX_REL_ERR = 2e-2
 MAX_ELEM_ERR = 5e-2
 
 
+# --dtype e4m3_promoted: e4m3 operands whose sums are promoted to f32 every few k-blocks - tpgemm's fp8_promote
+# configs (by name only, so each schedule's family is named here) against torch's fp8 GEMMs without fast
+# accumulation (bench/tp_numerics.py). The library knows the operand type only: e4m3.
+PROMOTED_FAMILIES = {"AllGather1D_TilingCD_RotatingA": "ag_rota_e4m3_promoted",
+                     "AllGather1D_TilingCD_RotatingB": "ag_rotb_e4m3_promoted",
+                     "ReduceScatter1D_TilingA_RotatingC": "rs_tila_e4m3_promoted",
+                     "ReduceScatter1D_TilingB_RotatingC": "rs_tilb_e4m3_promoted"}
+
+
+def lib_dtype(dtype):
+    """The operand type tpgemm's library looks configs up by, for the benchmark's --dtype."""
+    return "e4m3" if dtype == "e4m3_promoted" else dtype
+
+
+def default_family(dtype, schedule):
+    """The config family a --dtype runs when no --ag-config / --rs-config names one: None (the schedule's default
+    config, or the tuned one) but for e4m3_promoted, whose configs run by name only."""
+    return PROMOTED_FAMILIES[schedule] if dtype == "e4m3_promoted" else None
+
+
 def cublas_label(dtype):
     """The cuBLAS baseline as the run's numerics call it (bench/tp_numerics.py)."""
-    return "cuBLAS local GEMM (torch._scaled_mm)" if dtype == "e4m3" else VARIANTS["cublas_local"]
+    return "cuBLAS local GEMM (torch._scaled_mm)" if lib_dtype(dtype) == "e4m3" else VARIANTS["cublas_local"]
 
 
 def flops_per_gpu(m, n, k, tp):

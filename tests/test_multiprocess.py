@@ -52,7 +52,9 @@ def test_config_info_binding_matches_the_c_struct(lib):
         if info.partials == TPG_DTYPE_FP32:
             f32p.add(info.name.decode())
     assert accs == {(False, TPG_DTYPE_FP32), (True, tpgemm_lib.DTYPES["fp16"])}
-    assert {n for n, v in promotes.items() if v} == {"gemm_e4m3_promoted_tp1"} and promotes["gemm_e4m3_promoted_tp1"] == 8
+    fused = {f"{fam}_e4m3_promoted_tp{tp}" for fam in ("ag_rota", "ag_rotb", "rs_tila", "rs_tilb") for tp in (2, 4, 8)}
+    local = {f"{fam}_e4m3_promoted_tp1" for fam in ("ag_rota", "rs_tila", "rs_tilb")} | {"gemm_e4m3_promoted_tp1"}
+    assert {n for n, v in promotes.items() if v} == fused | local and {v for v in promotes.values() if v} == {8}
     assert f32p == {f"rs_til{s}_bf16{w}_f32p_tp{tp}" for s in "ab" for w in ("", "_wide") for tp in (2, 4, 8)}
 
 

@@ -149,6 +149,29 @@ def test_non_bf16_runs_keep_their_own_files_and_section(tmp_path):
     assert "the bf16 table" in text and "<!-- tp2_e4m3:begin -->" in text and "TP=2, e4m3" in text
 
 
+def test_e4m3_promoted_runs_each_schedules_promoted_family():
+    """--dtype e4m3_promoted: the library looks configs up as e4m3, and each schedule runs its fp8_promote family by
+    name (tpg_config_pick never picks one), which schedules.yaml must ship at TP = 2 / 4 / 8 and, for the
+    benchmark's default schedules, at TP = 1 (the local GEMM), on promoting e4m3 kernels; the other dtypes keep the
+    schedule's default."""
+    import yaml
+    assert R.lib_dtype("e4m3_promoted") == "e4m3" and R.lib_dtype("bf16") == "bf16" and R.lib_dtype("e4m3") == "e4m3"
+    assert R.default_family("bf16", R.SCHEDULES["AG"]) is None and R.default_family("e4m3", R.SCHEDULES["RS"]) is None
+    assert R.cublas_label("e4m3_promoted") == R.cublas_label("e4m3") != R.cublas_label("bf16")
+    assert R.result_stem(2, "e4m3_promoted") == "tp2_e4m3_promoted"
+    doc = yaml.safe_load((ROOT / "schedules.yaml").read_text())
+    kernels = {k["name"]: k for k in doc["kernels"]}
+    configs = {c["name"]: c for c in doc["configs"]}
+    assert set(R.SCHEDULES.values()) <= set(R.PROMOTED_FAMILIES)
+    for schedule, family in R.PROMOTED_FAMILIES.items():
+        assert R.default_family("e4m3_promoted", schedule) == family
+        c = configs[family]
+        assert c["schedule"] == schedule and {2, 4, 8} <= set(c["tp"])
+        assert 1 in c["tp"] or schedule not in R.SCHEDULES.values(), family
+        for kernel in (c["kernel"], c.get("kernel_tp1", c["kernel"])):
+            assert kernels[kernel]["dtype"] == "e4m3" and kernels[kernel].get("fp8_promote", 0) > 0, (family, kernel)
+
+
 def test_experiments_reach_the_table():
     """--alt-* and --link-copies variants get their own table (variant, config, TFLOP/s, ratios to the shipped
     fused call and to the local GEMM, clock, joules, check) below the main one."""

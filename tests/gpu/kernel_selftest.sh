@@ -13,7 +13,7 @@
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
 #   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_rs" kernels), the shipped fp16 "_wide" kernel (fp16w), the shipped fp8 kernels (e4m3w, e4m3pp, e5m2w: BK 128, bf16 outputs) and
 #   e4m3 with TMA-loaded partials (e4m3tma, e4m3pptma: the shipped e4m3 "_rs" and "_pp_rs" kernels), e4m3 promoting its sums into f32 every 8 / 1 k-blocks (e4m3p8: the
-#   shipped `fp8_promote: 8` kernel, e4m3p1), fp32 reduce-scatter partials (pp128p32, wide3p32: the shipped `partials: f32`
+#   shipped `fp8_promote: 8` kernel, e4m3p8tma its "_rs" twin with TMA-loaded partials, e4m3p1), fp32 reduce-scatter partials (pp128p32, wide3p32: the shipped `partials: f32`
 #   kernels), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
 #   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
@@ -21,7 +21,7 @@
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p1 pp128p32 wide3p32)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -47,7 +47,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p1 pp128p32 wide3p32)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -75,6 +75,7 @@ inst e4m3pptma 2 0 128 128 5 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 128 & pids+=($!) #
 inst pp128p32 0 0 128 128 5 1 1 1 128 0 0 TPG_PARTIAL_F32=1 & pids+=($!) # ping-pong, fp32 partials (shipped bf16_128x128x64_pp_f32p)
 inst wide3p32 0 0 128 256 3 1 1 0 128 0 5 "TPG_PARTIAL_F32=1 -DTPG_DEFER_STORES=0" & pids+=($!) # wide, fp32 partials, no deferred stores (shipped _f32p)
 inst e4m3p8 2 0 128 128 6 1 1 0 128 0 0 TPG_FP8_PROMOTE=8 128 & pids+=($!) # the shipped promoting e4m3 kernel
+inst e4m3p8tma 2 0 128 128 6 1 1 0 128 0 0 "TPG_FP8_PROMOTE=8 -DTPG_TMA_PARTIALS=1" 128 & pids+=($!) # the shipped promoting _rs kernel
 inst e4m3p1 2 0 128 128 6 1 1 0 128 0 0 TPG_FP8_PROMOTE=1 128 & pids+=($!) # promotion after every k-block
 inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide" with f16 accumulation (acc: f16)
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
