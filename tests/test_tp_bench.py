@@ -170,6 +170,8 @@ def test_e4m3_promoted_runs_each_schedules_promoted_family():
         assert 1 in c["tp"] or schedule not in R.SCHEDULES.values(), family
         for kernel in (c["kernel"], c.get("kernel_tp1", c["kernel"])):
             assert kernels[kernel]["dtype"] == "e4m3" and kernels[kernel].get("fp8_promote", 0) > 0, (family, kernel)
+        # fused fp8 reduce-scatter loads its partials by TMA (its epilogue is twice the share of a 16-bit one)
+        assert kernels[c["kernel"]].get("tma_partials", False) == schedule.startswith("ReduceScatter"), family
 
 
 def test_experiments_reach_the_table():
