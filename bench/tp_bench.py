@@ -333,8 +333,10 @@ def main():
     p.add_argument("--dtype", default="bf16", choices=tp_numerics.DTYPES,
                    help="operand type; e4m3 against torch's fp8 GEMMs with fast accumulation, e4m3_promoted: tpgemm's "
                    "fp8_promote configs (<schedule family>_e4m3_promoted) against torch's without it")
-    p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"])
-    p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"])
+    # torch's baselines and the check shard D as these two schedules do (columns for all-gather, rows for
+    # reduce-scatter): the RotatingB / TilingB layouts would fail setup_shape's layout check on every shape
+    p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"], choices=[R.SCHEDULES["AG"]])
+    p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"], choices=[R.SCHEDULES["RS"]])
     p.add_argument("--ag-config", default="", help="config family for the all-gather shapes, e.g. ag_rota_bf16_wide "
                    "(runs <family>_tp<N>); default: the tuned config of the shape, else the schedule's default")
     p.add_argument("--rs-config", default="", help="the same for the reduce-scatter shapes")
