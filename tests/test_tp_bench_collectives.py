@@ -102,3 +102,16 @@ def test_a_capture_failing_on_one_rank_drops_alt_captured_on_every_rank():
         assert "captured" not in res["alt"] or res["alt"]["captured"]["check"] != "passed", res
         assert "rank 1: RuntimeError('injected capture failure" in res["errors"]["alt:captured"], res["errors"]
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+def test_e4m3_promoted_asks_for_the_promoted_family_as_e4m3():
+    """--dtype e4m3_promoted: bench_shape asks the library for the schedule's promoted family by name, as the
+    library's operand type (e4m3), and the torch side for the e4m3_promoted numerics (no fast accumulation);
+    bf16 asks for the schedule's default pick."""
+    for res in run_ranks("", DTYPE="e4m3_promoted"):
+        assert "raised" not in res and res["check"] == "passed", res
+        assert res["lookups"] == [["config", "rs_tila_e4m3_promoted_tp2", 2, "e4m3"]], res["lookups"]
+        assert res["numerics"] == ["e4m3_promoted"], res["numerics"]
+    for res in run_ranks(""):
+        assert res["lookups"] == [["pick", "ReduceScatter1D_TilingA_RotatingC", 2, "bf16"]], res["lookups"]
+        assert res["numerics"] == ["bf16"], res["numerics"]

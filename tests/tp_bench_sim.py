@@ -7,9 +7,10 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   run       the first call (run_rank raises)
   runlate   a later call, inside a timed window
   capture   the --alt-captured op's capture (with CAPTURED=1)
-SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
+DTYPE=<name> sets --dtype (default bf16). SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
 made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
-errors, alt entries, shared_device flag and async-TP figure, and its collective trace.
+errors, alt entries, shared_device flag and async-TP figure, its collective trace, how the fused config was
+looked up and which numerics were asked for.
 
     RANK=0 PORT=29544 FAULT=sync:tpgemm:1 python3 tests/tp_bench_sim.py
 """
@@ -33,6 +34,8 @@ WHERE, VARIANT, FAULT_RANK = (os.environ.get("FAULT") or "::-1").split(":")
 TRACE = []
 FUSED_D = []  # what a fused call (the shipped op or its pulled twin) writes into D: set by setup_shape
 CAPTURING = []  # the fake CUDA graph being captured, if any
+LOOKUPS = []  # how bench_shape asked the library for the fused config: ["config", name, tp, dtype] or ["pick", ...]
+NUMERICS = []  # the --dtype names bench_shape asked tp_numerics for
 
 
 def faulty(where, variant, count):
@@ -151,7 +154,12 @@ class FakeCtx:
 class FakeLib:
     CONFIGS = ["rs_tila_bf16_tp2", "rs_tila_bf16_tp1", "rs_tila_bf16_pull_tp2"]
 
-    def tuned_or_default(self, *a):
+    def config(self, name, tp, dtype):  # a config by name: bench_shape's choice for --dtype e4m3_promoted
+        LOOKUPS.append(["config", name, tp, dtype])
+        return 0
+
+    def tuned_or_default(self, schedule, tp, dtype, *shape):
+        LOOKUPS.append(["pick", schedule, tp, dtype])
         return 0, False
 
     def local_config(self, cfg, tp):
@@ -209,7 +217,8 @@ def sum_collectives():
 def main():
     fake_cuda()
     tp_bench.setup_shape = setup_shape
-    tp_bench.tp_numerics = types.SimpleNamespace(for_dtype=lambda d: types.SimpleNamespace(dtype=None, out=None))
+    tp_bench.tp_numerics = types.SimpleNamespace(
+        for_dtype=lambda d: NUMERICS.append(d) or types.SimpleNamespace(dtype=None, out=None))
     rank = int(os.environ["RANK"])
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['PORT']}", rank=rank, world_size=2,
                             timeout=datetime.timedelta(seconds=20))
@@ -220,7 +229,7 @@ def main():
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
                                  alt_pull_partials=True, alt_overlap_barriers=False,
                                  alt_captured=bool(os.environ.get("CAPTURED")), link_copies=False,
-                                 rounds=1, window=0.01, burst_idle=0.0, dtype="bf16",
+                                 rounds=1, window=0.01, burst_idle=0.0, dtype=os.environ.get("DTYPE", "bf16"),
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))
     try:
         rec = tp_bench.bench_shape(args, ("8B-o", "RS", 256, 128, 128), 2, rank, FakeCtx(), None, FakeLib(),
@@ -230,7 +239,7 @@ def main():
     except Exception as e:
         out = {"raised": repr(e)[:300]}
     bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step
-    print("RESULT " + json.dumps({**out, "trace": TRACE}), flush=True)
+    print("RESULT " + json.dumps({**out, "trace": TRACE, "lookups": LOOKUPS, "numerics": NUMERICS}), flush=True)
     dist.destroy_process_group()
 
 
