@@ -148,7 +148,7 @@ def progress(rank, what):
         print(f"[rank {rank} {time.strftime('%H:%M:%S')}] {what}", flush=True)
 
 
-def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
+def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl=None):
     name, op_kind, m, n, k = shape
     progress(rank, f"{name}: setup")
     sched = getattr(args, f"{op_kind.lower()}_schedule")
@@ -171,7 +171,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name):
             fns.pop("torch_async_tp")
             errors["torch_async_tp"] = ("not run with --share-device (PyTorch's symmetric memory refuses ranks on one "
                                         "GPU: experiments/probe_symm_shared_0226Z.log)")
-        alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg, errors)
+        alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg, errors,
+                               ctx_nccl)
         diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
                                   group_name, fns) if args.link_copies else {}
         progress(rank, f"{name}: check")
@@ -262,14 +263,15 @@ def capture_call(run):
     return graph
 
 
-def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, configs, errors):
+def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, configs, errors, ctx_nccl=None):
     """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
     ("alt:overlap_barriers"), on reduce-scatter shapes --alt-pull-partials the shape's config's pulled twin
     ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), and --alt-captured the shape's config with its call captured
-    once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), interleaved
-    with the others on the same tensors. Returns {variant: op}; adds its callable to fns, each op to held (as it
+    once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), and
+    --alt-nccl the shape's config on ctx_nccl, a context over the NCCL transport ("alt:nccl"), interleaved with the
+    others on the same tensors. Returns {variant: op}; adds its callable to fns, each op to held (as it
     is made) and its config's name to configs. A capture that fails on any rank drops alt:captured on every rank
     (errors says why), so the ranks stay in step."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
@@ -292,9 +294,11 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
         wanted.append(("alt:overlap_barriers", cfg, 0, True))
     if args.alt_captured:
         wanted.append(("alt:captured", cfg, 0, False))
+    if ctx_nccl is not None and tp > 1:
+        wanted.append(("alt:nccl", cfg, 0, False))
     ops = {}
     for v, alt_cfg, chunks, overlap in wanted:
-        alt_op = ctx.op(alt_cfg, m, n, k)
+        alt_op = (ctx_nccl if v == "alt:nccl" else ctx).op(alt_cfg, m, n, k)
         held.append(alt_op)
         configs[v] = lib.config_info(alt_cfg)["name"]
         if chunks:
@@ -320,7 +324,7 @@ def extra_variants(args):
     ag = len([c for c in args.alt_copy_chunks.split(",") if c])
     rs = int(args.alt_pull_partials)
     return (len([f for f in args.alt_config.split(",") if f]) + max(ag, rs) + int(args.alt_overlap_barriers)
-            + int(args.alt_captured)
+            + int(args.alt_captured) + int(args.alt_nccl)
             + int(args.link_copies))
 
 
@@ -354,6 +358,10 @@ def main():
     p.add_argument("--alt-captured", action="store_true", help="experiments: on every shape, the shape's config with "
                    "its call captured once into a torch CUDA graph (torch.cuda.graph) and timed by replays, as an extra "
                    "variant 'alt:captured'")
+    p.add_argument("--alt-nccl", action="store_true", help="experiments: on every shape, the shape's config on a second "
+                   "context over the NCCL transport (tpg_rank_config.transport; stage-granular, no peer access needed) "
+                   "as an extra variant 'alt:nccl'. NCCL_P2P_DISABLE=1 in the environment makes it (and the NCCL + "
+                   "cuBLAS baseline) go through host memory, as between GPUs without peer access")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
     p.add_argument("--share-device", action="store_true", help="smoke run: every rank on GPU 0 (gloo for torch's "
@@ -401,6 +409,13 @@ def main():
     lib = tpgemm_lib.Lib()
     progress(rank, "tpg_ctx_create_rank")
     ctx = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device)
+    ctx_nccl = None
+    if args.alt_nccl and tp > 1:
+        if args.share_device:  # NCCL refuses two ranks on one GPU of one host: one NCCL "host" per rank, loopback
+            os.environ.setdefault("NCCL_HOSTID", f"tp-bench-rank-{rank}")
+            os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+            os.environ.setdefault("NCCL_IB_DISABLE", "1")
+        ctx_nccl = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device, transport="nccl")
     ctx1 = lib.ctx_local([dev])
     progress(rank, "contexts ready")
     energy = W.Energy(dev)
@@ -411,7 +426,7 @@ def main():
     for shape in shapes:
         t0 = time.time()
         try:
-            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name)
+            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl)
         except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
                                 extra={"shared_device": True} if args.share_device else None)
@@ -427,7 +442,7 @@ def main():
             for v, a in rec.get("diag", {}).items():
                 print(f"  diag {v}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
                       f"{R.fmt_or_dash(a['sm_mhz'])} MHz, {a['joules'] or 0:.3f} J/call)", flush=True)
-    for c in (ctx1, ctx):
+    for c in (ctx1, ctx) + ((ctx_nccl,) if ctx_nccl is not None else ()):
         try:
             c.destroy()
         except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count

@@ -12,7 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LIB_PATH = Path(os.environ.get("TPGEMM_LIB", ROOT / "build" / "libtpgemm.so"))
 
-TPG_OK, TPG_ERR_INVALID_ARGUMENT, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP = 0, 1, 5, 13
+TPG_OK, TPG_ERR_INVALID_ARGUMENT, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP, TPG_ERR_NCCL = 0, 1, 5, 13, 14
+TRANSPORTS = {"peer": 0, "nccl": 1}  # tpg_transport
 DTYPES = {"bf16": 0, "fp16": 1, "e4m3": 2, "e5m2": 3}  # tpg_dtype
 
 # int (*)(const void *send, void *recv, size_t bytes, void *user)
@@ -22,7 +23,7 @@ ALLGATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, 
 class RankConfig(ctypes.Structure):
     _fields_ = [("tp", ctypes.c_int), ("rank", ctypes.c_int), ("device", ctypes.c_int),
                 ("timeout_ns", ctypes.c_uint64), ("allgather", ALLGATHER_FN), ("user", ctypes.c_void_p),
-                ("share_devices", ctypes.c_int)]
+                ("share_devices", ctypes.c_int), ("transport", ctypes.c_int)]
 
 
 class CtxConfig(ctypes.Structure):
@@ -165,8 +166,9 @@ class Lib:
                          f"{want['schedule']}, tp {want['tp']}, kernel {want['kernel']}): add one to schedules.yaml, "
                          "or leave out --alt-pull-partials")
 
-    def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0, share_devices=False):
-        """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order."""
+    def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0, share_devices=False, transport="peer"):
+        """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order.
+        transport: "peer" (CUDA peer access, NVLink) or "nccl" (tpgemm.h: TPG_TRANSPORT_NCCL)."""
         def trampoline(send, recv, nbytes, user):
             try:
                 out = allgather(ctypes.string_at(send, nbytes))
@@ -178,7 +180,7 @@ class Lib:
                 print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", flush=True)
                 return 1
         fn = ALLGATHER_FN(trampoline)
-        cfg = RankConfig(tp, rank, device, timeout_ns, fn, None, int(share_devices))
+        cfg = RankConfig(tp, rank, device, timeout_ns, fn, None, int(share_devices), TRANSPORTS[transport])
         ctx = ctypes.c_void_p()
         st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(ctx))
         self.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")

@@ -41,13 +41,13 @@ def built():
     if not shutil.which("ninja"):
         pytest.skip("ninja is not installed")
     subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
-                    "build/tests/gpu_epochs", "build/tpgemm"], cwd=ROOT, check=True)
+                    "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags", "build/tpgemm"], cwd=ROOT, check=True)
 
 
-def run_passing(args: list[str], timeout: int) -> str:
+def run_passing(args: list[str], timeout: int, env=None) -> str:
     """Runs a GPU test binary under build/tests; asserts exit 0 and returns its stdout."""
     out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
-                         text=True, timeout=timeout)
+                         text=True, timeout=timeout, env=env)
     print(out.stdout, out.stderr)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout
@@ -280,3 +280,76 @@ def test_fused_config_on_a_shared_device_passes_check(built, config, args, max_e
     assert rec["check"] == "passed" and rec["deterministic"] is True, rec
     if max_err is not None:
         assert rec["max_error"] <= max_err, rec
+
+
+# ---- the NCCL transport (tpg_rank_config.transport = TPG_TRANSPORT_NCCL) ------------------------------------------
+
+
+def nccl_library():
+    """The libnccl.so.2 the NCCL transport's tests load: TPG_NCCL_LIBRARY, else the one PyTorch installs (the
+    nvidia-nccl package), else a system libnccl; None without any."""
+    if os.environ.get("TPG_NCCL_LIBRARY"):
+        return os.environ["TPG_NCCL_LIBRARY"]
+    import ctypes.util
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia.nccl")
+    except ImportError:
+        spec = None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / "lib" / "libnccl.so.2").exists():
+            return str(Path(folder) / "lib" / "libnccl.so.2")
+    return "libnccl.so.2" if ctypes.util.find_library("nccl") else None
+
+
+def nccl_env():
+    lib = nccl_library()
+    if lib is None:
+        pytest.skip("NCCL is not installed: no TPG_NCCL_LIBRARY, no nvidia-nccl package, no libnccl.so.2")
+    return {**os.environ, "TPG_NCCL_LIBRARY": lib}
+
+
+@needs_gpus(1)
+def test_transfer_flag_kernel(built):
+    """tests/gpu/test_transfer_flags.c: the NCCL transport's waits and raises, the verdict a sender writes after its
+    partial and what a receiver does with an incomplete one, and the epoch's wrap."""
+    out = run_passing(["gpu_transfer_flags"], timeout=60)
+    assert "PASSED" in out and out.count(" ok (") == 7
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("tp,extra", [(2, []), (4, []), (2, ["--capture"]), (8, [])])
+def test_nccl_transport_every_call_matches_the_reference_on_a_shared_device(built, tp, extra):
+    """gpu_epochs over the NCCL transport, a process per rank on one GPU, each its own NCCL host (loopback sockets):
+    every schedule, new operands every call, each rank's D checked; captured into the caller's graphs too."""
+    out = run_passing(["gpu_epochs", str(tp), "--share-device", "--processes", "--nccl", *extra], timeout=300,
+                      env=nccl_env())
+    check_every_rank_passed(out, tp)
+
+
+def check_nccl_multiprocess_run(stdout):
+    assert stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in stdout
+    assert stdout.count("seed 1001: max error") == 2
+    assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout and "communicator was aborted" in stdout
+    # the late rank either received rank 0's (complete) partial, then its D was checked, or it timed out too
+    assert ("rank 1: late peer -> TPG_OK" in stdout and "rank 1 seed 4242: max error" in stdout) or \
+        "rank 1: late peer -> TPG_ERR_TIMEOUT" in stdout
+    assert stdout.count("seed 2002: max error") == 2  # a fresh context after the abort
+
+
+@needs_gpus(1)
+def test_nccl_transport_missing_peer_on_a_shared_device(built):
+    """gpu_multiprocess --nccl: a missing peer ends in TPG_ERR_TIMEOUT within the bound plus the abort's grace (the
+    communicator is aborted: NCCL never times out), and a fresh context works."""
+    check_nccl_multiprocess_run(run_passing(["gpu_multiprocess", "--share-device", "--nccl"], timeout=120,
+                                            env=nccl_env()))
+
+
+@needs_gpus(2)
+def test_nccl_transport_every_call_matches_the_reference(built):
+    check_every_rank_passed(run_passing(["gpu_epochs", "2", "--processes", "--nccl"], timeout=300, env=nccl_env()), 2)
+
+
+@needs_gpus(2)
+def test_nccl_transport_missing_peer(built):
+    check_nccl_multiprocess_run(run_passing(["gpu_multiprocess", "--nccl"], timeout=120, env=nccl_env()))

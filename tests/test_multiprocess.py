@@ -94,6 +94,30 @@ def test_create_rank_bootstrap_failure_is_reported(lib):
     assert e.value.status in (tpgemm_lib.TPG_ERR_NO_DEVICE, tpgemm_lib.TPG_ERR_BOOTSTRAP)
 
 
+def test_create_rank_nccl_library_missing(lib, monkeypatch):
+    """transport="nccl" loads NCCL first (no device needed): a library that is not there fails every rank with
+    TPG_ERR_NCCL naming it and the variable to set, after the collective round (no rank is left waiting)."""
+    monkeypatch.setenv("TPG_NCCL_LIBRARY", "/nonexistent/libnccl.so.2")
+    calls = []
+
+    def allgather(send):
+        calls.append(len(send))
+        return send
+
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(tp=1, rank=0, device=0, allgather=allgather, transport="nccl")
+    assert e.value.status == tpgemm_lib.TPG_ERR_NCCL
+    assert "/nonexistent/libnccl.so.2" in str(e.value) and "TPG_NCCL_LIBRARY" in str(e.value)
+    assert len(calls) == 2
+
+
+def test_create_rank_refuses_an_unknown_transport(lib):
+    cfg = tpgemm_lib.RankConfig(1, 0, 0, 0, tpgemm_lib.ALLGATHER_FN(lambda *a: 0), None, 0, 7)
+    ctx = ctypes.c_void_p()
+    assert lib.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(ctx)) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
+    assert b"transport = 7" in lib.lib.tpg_last_error(None)
+
+
 def test_create_rank_argument_errors(lib):
     with pytest.raises(tpgemm_lib.TpgError) as e:
         lib.ctx_rank(tp=2, rank=2, device=0, allgather=lambda s: s * 2)
@@ -162,10 +186,10 @@ def test_config_struct_bindings_match_the_c_layout(tmp_path):
         pytest.skip("no C compiler to read the C layout with")
     src = tmp_path / "layout.c"
     src.write_text('#include <stddef.h>\n#include <stdio.h>\n#include "tpgemm.h"\nint main(void) {\n'
-                   '  printf("%zu %zu %zu %zu\\n", sizeof(tpg_rank_config), offsetof(tpg_rank_config, share_devices),\n'
+                   '  printf("%zu %zu %zu %zu\\n", sizeof(tpg_rank_config), offsetof(tpg_rank_config, transport),\n'
                    '         sizeof(tpg_ctx_config), offsetof(tpg_ctx_config, share_devices));\n  return 0;\n}\n')
     exe = tmp_path / "layout"
     subprocess.run([cc, "-std=c11", "-I", str(ROOT / "runtime/include"), str(src), "-o", str(exe)], check=True)
     got = [int(v) for v in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
-    assert got == [ctypes.sizeof(tpgemm_lib.RankConfig), tpgemm_lib.RankConfig.share_devices.offset,
+    assert got == [ctypes.sizeof(tpgemm_lib.RankConfig), tpgemm_lib.RankConfig.transport.offset,
                    ctypes.sizeof(tpgemm_lib.CtxConfig), tpgemm_lib.CtxConfig.share_devices.offset]

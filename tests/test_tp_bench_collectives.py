@@ -95,6 +95,17 @@ def test_alt_captured_replays_the_captured_call():
     assert results[0]["trace"] == results[1]["trace"]
 
 
+def test_alt_nccl_runs_the_shapes_config_on_the_nccl_context():
+    """--alt-nccl: the shape's own config made on the second context (the NCCL transport), checked and timed as
+    alt:nccl beside the others; the peer context's op is still the tpgemm variant."""
+    results = run_ranks("", NCCL="1")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed", res
+        assert res["alt"]["nccl"]["check"] == "passed" and res["alt"]["nccl"]["config"] == "rs_tila_bf16_tp2", res
+        assert res["trace"].count("tpg:op_create_nccl") == 1 and res["trace"].count("tpg:op_create") == 2, res["trace"]
+    assert results[0]["trace"] == results[1]["trace"]
+
+
 def test_a_capture_failing_on_one_rank_drops_alt_captured_on_every_rank():
     results = run_ranks("capture:tpgemm:1", CAPTURED="1")
     for res in results:

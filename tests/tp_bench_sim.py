@@ -7,6 +7,7 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   run       the first call (run_rank raises)
   runlate   a later call, inside a timed window
   capture   the --alt-captured op's capture (with CAPTURED=1)
+NCCL=1 passes a second context as --alt-nccl does (its ops are named "nccl").
 DTYPE=<name> sets --dtype (default bf16). SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
 made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
 errors, alt entries, shared_device flag and async-TP figure, its collective trace, how the fused config was
@@ -129,7 +130,7 @@ class FakeOp:
         self.runs += 1
         if faulty("run", self.name, self.runs) or faulty("runlate", self.name, self.runs):
             raise RuntimeError(f"injected run failure of {self.name}")
-        if self.name in ("tpgemm", "pull"):
+        if self.name in ("tpgemm", "pull", "nccl"):
             FUSED_D[0]()
 
     def sync(self):
@@ -149,6 +150,14 @@ class FakeCtx:
     def op(self, cfg, m, n, k):
         bootstrap("op_create")
         return FakeOp(self.NAMES[cfg])
+
+
+class FakeNcclCtx:
+    """The second context of --alt-nccl (tpg_rank_config.transport = nccl): its ops say where they were made."""
+
+    def op(self, cfg, m, n, k):
+        bootstrap("op_create_nccl")
+        return FakeOp("nccl")
 
 
 class FakeLib:
@@ -233,7 +242,8 @@ def main():
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))
     try:
         rec = tp_bench.bench_shape(args, ("8B-o", "RS", 256, 128, 128), 2, rank, FakeCtx(), None, FakeLib(),
-                                   types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g")
+                                   types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g",
+                                   FakeNcclCtx() if os.environ.get("NCCL") else None)
         out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {}),
                "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops")}
     except Exception as e:

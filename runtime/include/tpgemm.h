@@ -36,7 +36,8 @@ extern "C" {
     X(TPG_ERR_TIMEOUT, 10, "a device waited longer than the timeout for a peer; check all ranks run") \
     X(TPG_ERR_NOT_READY, 11, "tensors were not set for every device before running")                 \
     X(TPG_ERR_UNSUPPORTED, 12, "this combination is not supported yet; see tpg_last_error")          \
-    X(TPG_ERR_BOOTSTRAP, 13, "ranks disagree or the bootstrap all-gather failed; check every rank's error")
+    X(TPG_ERR_BOOTSTRAP, 13, "ranks disagree or the bootstrap all-gather failed; check every rank's error")\
+    X(TPG_ERR_NCCL, 14, "NCCL could not be loaded or an NCCL call failed; tpg_last_error has the call")
 
 typedef enum tpg_status {
 #define TPG_STATUS_ENUM_(name, value, text) name = value,
@@ -147,6 +148,10 @@ typedef struct tpg_ctx_config {
 /* SMs of a shared device that no rank's persistent grid takes: a copy between two allocations of one GPU
  * runs as a kernel, which needs a free SM while the ranks' GEMMs occupy theirs */
 #define TPG_SHARED_DEVICE_FREE_SMS 4
+/* SMs of each device that the persistent GEMM leaves to NCCL's kernels (TPG_TRANSPORT_NCCL): a transfer the
+ * GEMM waits for must find an SM while the GEMM's CTAs occupy theirs. NCCL's point-to-point kernels take one
+ * block per channel: keep NCCL_MAX_NCHANNELS (or NCCL_MAX_CTAS) at or below this for these ops. */
+#define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 
 /* Single process, one host thread driving all tp devices. Checks that each device exists and is
@@ -162,6 +167,14 @@ tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
  * every rank; it must not call back into tpgemm. */
 typedef int (*tpg_allgather_fn)(const void *send, void *recv, size_t bytes, void *user);
 
+/* How a multi-process context's ranks reach each other (tpg_rank_config.transport). */
+typedef enum tpg_transport {
+    TPG_TRANSPORT_PEER = 0, /* CUDA peer access (NVLink, PCIe P2P): copy engines, remote stores and flags, one
+                               persistent kernel per call that waits per stage / tile (the fast path) */
+    TPG_TRANSPORT_NCCL = 1  /* NCCL send / recv, for ranks without peer access (other nodes, PCIe without P2P):
+                               stage-granular, see tpg_ctx_create_rank */
+} tpg_transport;
+
 typedef struct tpg_rank_config {
     int tp;                     /* number of ranks (processes), one device each */
     int rank;                   /* this process's rank, 0..tp-1 (the allgather's order) */
@@ -174,9 +187,10 @@ typedef struct tpg_rank_config {
                                    for checking multi-process runs on fewer GPUs than tp. Processes on one GPU
                                    take turns on it (time slices; no MPS needed), so calls are slow and their
                                    times mean nothing. Must match on all ranks. */
+    int transport;              /* tpg_transport; must match on all ranks */
 } tpg_rank_config;
 
-#define TPG_RANK_CONFIG_INIT {0, 0, 0, 0, NULL, NULL, 0}
+#define TPG_RANK_CONFIG_INIT {0, 0, 0, 0, NULL, NULL, 0, TPG_TRANSPORT_PEER}
 
 /* Collective (every rank calls it). A context that owns ONE local rank; the other ranks' memory is
  * reached through CUDA IPC handles exchanged with cfg->allgather. Each rank sends its device's PCI bus
@@ -195,7 +209,26 @@ typedef struct tpg_rank_config {
  * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
  * the peers' old shards: each rank drops its mappings of them once its own last run has finished, before
  * the call's closing agreement, so a rank may free its old shard as soon as its call has returned. tpg_op_run, tpg_op_run_rank,
- * tpg_op_sync and tpg_op_set_scalars act on the local rank only; tpg_op_shard_shape works for any rank. */
+ * tpg_op_sync and tpg_op_set_scalars act on the local rank only; tpg_op_shard_shape works for any rank.
+ *
+ * transport = TPG_TRANSPORT_NCCL: the ranks need no peer access and need not see each other's GPUs (other nodes,
+ * PCIe boxes without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
+ * TPG_ERR_NCCL when it cannot be) and the context makes its own communicator (rank 0's id goes through
+ * allgather). Each call's graph sends and receives whole stages with ncclSend / ncclRecv beside the persistent
+ * GEMM, which leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels: all-gather receives stage s's shard while the GEMM
+ * computes earlier stages (each stage's tiles wait for its shard); reduce-scatter sends stage s's partial block
+ * once all its tiles are written, and stage s + 1's tiles wait for the partial received. No IPC, no barriers
+ * (every buffer a transfer writes is the receiving rank's own, ordered by its stream). Not available: copy
+ * chunks > 1 (TPG_ERR_UNSUPPORTED; a config's copy_chunks is ignored) and the barriers beside the GEMM
+ * (TPG_ERR_UNSUPPORTED); pull_partials configs run as their push twins; share_devices does not split the SMs
+ * (nothing compares bus ids across nodes) and tpg_ctx_device is -1 for the other ranks. The calls of all ops
+ * of one context must be ordered (one stream, or events): their transfers share the context's communicator.
+ * A peer that never arrives: the device's waits time out as on the peer transport, and since NCCL's own
+ * receive never does, the op's waits then abort the communicator (a second after the timeout) and return
+ * TPG_ERR_TIMEOUT; the context is unusable afterwards (TPG_ERR_NCCL): destroy it. Destroy the graphs that
+ * captured calls of its ops before the context (NCCL frees the communicator once its captured plans are
+ * released). tpg_rank_config gained `transport` after share_devices: callers built against an older header
+ * must be rebuilt (TPG_RANK_CONFIG_INIT zeroes it). */
 tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
 /* The local rank of a multi-process context, or -1 for a single-process context (all ranks local). */
 int tpg_ctx_rank(const tpg_ctx *ctx);

@@ -63,6 +63,9 @@ tpg_status tpg_wire_check_settings(tpg_ctx *ctx, const tpg_wire *recv) {
             TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has timeout_ns = %llu but rank %d has %llu; every rank needs "
                      "the same timeout", q, (unsigned long long)recv[q].timeout_ns, me,
                      (unsigned long long)recv[me].timeout_ns);
+        if (recv[q].transport != recv[me].transport)
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has transport = %d but rank %d has %d; every rank needs the "
+                     "same", q, (int)recv[q].transport, me, (int)recv[me].transport);
         if (recv[q].share_devices != recv[me].share_devices)
             TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d has share_devices = %d but rank %d has %d; every rank needs the "
                      "same", q, (int)recv[q].share_devices, me, (int)recv[me].share_devices);

@@ -14,10 +14,11 @@
 #include <stdint.h>
 
 #include "ipc.h"
+#include "nccl.h"
 #include "peers.h"
 #include "tpgemm.h"
 
-#define TPG_WIRE_MAGIC 0x74706702u /* "tpg" + wire version 2 */
+#define TPG_WIRE_MAGIC 0x74706703u /* "tpg" + wire version 3 */
 
 typedef enum tpg_wire_call {
     TPG_CALL_CTX_CREATE = 1, /* tpg_ctx_create_rank: tp, rank, device, PCI bus id, timeout, share_devices */
@@ -39,6 +40,8 @@ typedef struct tpg_wire {
     char pci_bus_id[32];        /* CTX_CREATE: the sender's device, "0000:3b:00.0" */
     uint64_t timeout_ns;        /* CTX_CREATE */
     int32_t share_devices;      /* CTX_CREATE: tpg_rank_config.share_devices */
+    int32_t transport;          /* CTX_CREATE: tpg_rank_config.transport */
+    unsigned char nccl_id[TPG_NCCL_ID_BYTES]; /* CTX_CREATE, TPG_TRANSPORT_NCCL: rank 0's ncclUniqueId */
     int64_t config, m, n, k, l; /* OP_CREATE */
     tpg_ipc_ref ref[TPG_PEER_KIND_COUNT]; /* OP_CREATE: BUFFER; SET_TENSORS: the shard peers copy from */
 } tpg_wire;
@@ -51,7 +54,7 @@ void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_stat
  * order, call and serial (TPG_ERR_BOOTSTRAP naming the rank), then statuses: the local status if it
  * failed (its message is already set), else the first failed peer's. Pure: no CUDA, no callback. */
 tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv);
-/* CTX_CREATE: the settings every rank must share (timeout_ns, share_devices) agree with the local rank's;
+/* CTX_CREATE: the settings every rank must share (timeout_ns, share_devices, transport) agree with the local rank's;
  * TPG_ERR_BOOTSTRAP names the first rank that differs. Pure. */
 tpg_status tpg_wire_check_settings(tpg_ctx *ctx, const tpg_wire *recv);
 /* Sends *send (from tpg_wire_init), receives tp records into recv[TPG_MAX_TP], advances the serial,

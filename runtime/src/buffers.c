@@ -15,16 +15,17 @@ static size_t section(size_t *cursor, size_t bytes) {
     return at;
 }
 
-void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage) {
+void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks) {
     size_t cursor = 0;
     b->tp = tp;
+    b->banks = banks;
     b->tiles_per_stage = tiles_per_stage;
     b->slot_bytes_used = slot_bytes;
     /* Slots keep the 256-byte alignment of each one (TMA needs 16 B; 256 keeps copies efficient). */
     b->slot_bytes = (slot_bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
-    b->slots = section(&cursor, (size_t)(tp - 1) * b->slot_bytes);
+    b->slots = section(&cursor, (size_t)(tp - 1) * (size_t)banks * b->slot_bytes);
     b->stage_flags = section(&cursor, (size_t)tp * TPG_MAX_COPY_CHUNKS * sizeof(unsigned int));
-    b->tile_flags = section(&cursor, (size_t)(tp - 1) * (size_t)tiles_per_stage * sizeof(unsigned int));
+    b->tile_flags = section(&cursor, (size_t)(tp - 1) * (size_t)banks * (size_t)tiles_per_stage * sizeof(unsigned int));
     /* three sections: the GEMM's CTAs all load epoch (or last_epoch) while they count themselves in on
      * epoch_readers, and one store or atomic in the same sector would hold up those loads */
     b->epoch = section(&cursor, sizeof(unsigned int));
@@ -35,6 +36,7 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     b->status = section(&cursor, sizeof(unsigned int));
     b->gave_up = section(&cursor, sizeof(unsigned int));
     b->gave_up_notice = section(&cursor, sizeof(unsigned int));
+    b->transfers_done = section(&cursor, sizeof(unsigned int));
     b->total = cursor;
 }
 

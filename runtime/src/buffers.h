@@ -2,11 +2,15 @@
  * section is (peer's base from the peer table) + (the same offset).
  *
  *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s (reduce-scatter with
- *                                        pull_partials: send buffers, slot s written by own stage s)
+ *                                        pull_partials or the NCCL transport: send buffers, slot s written by
+ *                                        own stage s)
+ *                x banks                 banks = 2: a receive bank after them (reduce-scatter over NCCL:
+ *                                        slot tpg_buf_recv_slot(s) receives what slot s of the sender held)
  *   stage_flags  [tp x 32] u32           all-gather: a FLAG node writes the epoch when chunk c of slot s-1
  *                                        landed (flag s * TPG_MAX_COPY_CHUNKS + c; copy_chunks.h)
  *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
- *                                        (pull_partials: raised by the owner, polled by the receiver)
+ *                x banks                 (pull_partials: raised by the owner, polled by the receiver; NCCL:
+ *                                        the receive bank's raised after the receive, nccl_graph.c)
  *   epoch        u32                     launch counter; the start barrier is its only writer
  *   last_epoch   u32                     the epoch of the rank's previous GEMM launch (the GEMM's own word:
  *                                        tpg_gemm_params.epoch says why); equals epoch when the device is idle
@@ -18,6 +22,8 @@
  *                                        (tpg_gemm_params.gave_up_epoch; only grows, never cleared)
  *   gave_up_notice u32                   the last epoch in which a *peer* gave up (peers raise it by a
  *                                        system-scope max, the closing barrier reads it; barrier.h)
+ *   transfers_done u32                   the NCCL transport: the epoch whose transfers all completed (the last
+ *                                        step raises it, a wait after the GEMM bounds the transfers: nccl_graph.c)
  * Each section starts on a 256-byte boundary; everything is zeroed at creation.
  */
 #ifndef TPG_BUFFERS_H
@@ -30,15 +36,16 @@
 
 typedef struct tpg_buffer_layout {
     int tp;
+    int banks;              /* 1, or 2 with a receive bank (see above) */
     int64_t tiles_per_stage;
     size_t slot_bytes;      /* slot stride (rounded up to 256 B) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
     size_t slots, stage_flags, tile_flags, epoch, last_epoch, epoch_readers, start_counter, end_counter, status, gave_up,
-        gave_up_notice; /* byte offsets */
+        gave_up_notice, transfers_done; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 
-void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage);
+void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks);
 
 /* Allocates and zeroes the symmetric buffer on rank's device (made current here). */
 tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out);
@@ -55,6 +62,8 @@ static inline unsigned int *tpg_buf_word(void *base, size_t offset) {
 static inline unsigned int *tpg_buf_stage_flags(void *base, const tpg_buffer_layout *b, int stage) {
     return tpg_buf_word(base, b->stage_flags) + (size_t)stage * TPG_MAX_COPY_CHUNKS;
 }
+/* Index of the receive bank's slot paired with slot s (banks = 2). */
+static inline int tpg_buf_recv_slot(const tpg_buffer_layout *b, int slot) { return slot + b->tp - 1; }
 static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
     return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;
 }

@@ -5,6 +5,7 @@
 
 #include "checks.h"
 #include "ctx_internal.h"
+#include "nccl.h"
 
 int tpg__save_device(void) {
     int dev = -1;
@@ -145,6 +146,7 @@ void tpg__ctx_release(tpg_ctx *ctx) {
     }
     if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
     tpg_ipc_cache_free(&ctx->ipc);
+    tpg_nccl_release(ctx->nccl);
     free(ctx);
 }
 

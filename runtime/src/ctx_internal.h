@@ -25,6 +25,8 @@ struct tpg_ctx {
     void *allgather_user;
     uint64_t collective_serial;    /* collective calls so far; all ranks must agree (bootstrap.c) */
     tpg_ipc_cache ipc;             /* peer allocations opened through CUDA IPC (multi-process) */
+    int transport;                 /* tpg_transport (multi-process; single-process contexts use peer access) */
+    struct tpg_nccl *nccl;         /* TPG_TRANSPORT_NCCL: the loaded library and this context's communicator */
     char error[TPG_ERROR_BYTES];   /* tpg_last_error(ctx) */
 };
 
@@ -32,6 +34,7 @@ static inline int tpg__is_local(const tpg_ctx *ctx, int rank) {
     return rank >= ctx->local_begin && rank < ctx->local_end;
 }
 static inline int tpg__multi_process(const tpg_ctx *ctx) { return ctx->allgather != NULL; }
+static inline int tpg__over_nccl(const tpg_ctx *ctx) { return ctx->transport == TPG_TRANSPORT_NCCL; }
 
 /* ctx.c helpers shared with ctx_rank.c. device_count treats "no driver" / "no device" as 0 devices;
  * create_streams makes one stream per local rank; ctx_release frees streams, IPC mappings and ctx. */

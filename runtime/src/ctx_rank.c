@@ -6,17 +6,24 @@
  * ordinals. Peer access itself is not enabled here: cudaIpcOpenMemHandle(.., LazyEnablePeerAccess)
  * maps each peer allocation with access from the local device, and enabling it explicitly would
  * create a context on every peer GPU in every process. With share_devices, ranks whose bus ids are equal
- * share that GPU: their memory is reached through IPC on the same device, which needs no peer access. */
+ * share that GPU: their memory is reached through IPC on the same device, which needs no peer access.
+ *
+ * TPG_TRANSPORT_NCCL: no peer is mapped and no peer device need be visible (other nodes); each rank loads NCCL
+ * (nccl.h), rank 0's ncclUniqueId goes out with the first exchange, and every rank then joins the context's
+ * communicator. The persistent grid leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bootstrap.h"
 #include "checks.h"
 #include "ctx_internal.h"
+#include "nccl.h"
 
-/* What this rank can check alone: its device exists and is Hopper. Fills the wire's device fields. */
+/* What this rank can check alone: NCCL loads (TPG_TRANSPORT_NCCL; first, as it needs no device), its device
+ * exists and is Hopper. Fills the wire's device fields, and on rank 0 over NCCL the communicator's id. */
 static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     const int me = ctx->local_begin, dev = ctx->devices[me];
+    if (tpg__over_nccl(ctx)) TPG_CHECK(tpg_nccl_load(ctx, &ctx->nccl));
     int count = 0;
     TPG_CHECK(tpg__device_count(ctx, &count));
     if (count == 0) TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: no CUDA device is visible in this process", me);
@@ -31,6 +38,26 @@ static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     ctx->sm_count[me] = prop.multiProcessorCount;
     TPG_CHECK_CUDA(ctx, cudaDeviceGetPCIBusId(w->pci_bus_id, (int)sizeof w->pci_bus_id, dev));
     w->device = dev;
+    if (!tpg__over_nccl(ctx)) return TPG_OK;
+    if (prop.multiProcessorCount <= 2 * TPG_NCCL_FREE_SMS)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: device %d has %d SMs, too few to leave %d to NCCL", me, dev,
+                 prop.multiProcessorCount, TPG_NCCL_FREE_SMS);
+    if (me == 0) {
+        TPG_CHECK(tpg__use_device(ctx, me));
+        TPG_CHECK(tpg_nccl_unique_id(ctx, ctx->nccl, w->nccl_id));
+    }
+    return TPG_OK;
+}
+
+/* TPG_TRANSPORT_NCCL after the first exchange: the shared settings, then the communicator (collective: every
+ * rank got here, since the exchange failed everywhere if any rank failed before it). */
+static tpg_status join_nccl(tpg_ctx *ctx, const tpg_wire *recv) {
+    const int me = ctx->local_begin;
+    TPG_CHECK(tpg_wire_check_settings(ctx, recv));
+    TPG_CHECK(tpg__use_device(ctx, me));
+    TPG_CHECK(tpg_nccl_comm_init(ctx, ctx->nccl, ctx->tp, me, recv[0].nccl_id));
+    TPG_CHECK(tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me));
+    if (ctx->tp > 1) ctx->sm_count[me] -= TPG_NCCL_FREE_SMS; /* a TP = 1 op transfers nothing */
     return TPG_OK;
 }
 
@@ -77,6 +104,9 @@ tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out) {
         TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
     if (cfg->rank < 0 || cfg->rank >= cfg->tp)
         TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", cfg->rank, cfg->tp - 1);
+    if (cfg->transport != TPG_TRANSPORT_PEER && cfg->transport != TPG_TRANSPORT_NCCL)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "transport = %d must be TPG_TRANSPORT_PEER (0) or TPG_TRANSPORT_NCCL "
+                 "(1)", cfg->transport);
     tpg_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) TPG_FAIL(NULL, TPG_ERR_OUT_OF_MEMORY, "tpg_ctx_create_rank: host allocation failed");
     ctx->tp = cfg->tp;
@@ -85,6 +115,7 @@ tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out) {
     ctx->local_end = cfg->rank + 1;
     ctx->allgather = cfg->allgather;
     ctx->allgather_user = cfg->user;
+    ctx->transport = cfg->transport;
     for (int r = 0; r < cfg->tp; r++) ctx->devices[r] = -1;
     ctx->devices[cfg->rank] = cfg->device;
 
@@ -93,10 +124,15 @@ tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out) {
     tpg_wire_init(&send, ctx, TPG_CALL_CTX_CREATE, TPG_OK);
     send.timeout_ns = ctx->timeout_ns;
     send.share_devices = cfg->share_devices != 0;
+    send.transport = cfg->transport;
     send.status = local_checks(ctx, &send);
     tpg_status st = tpg__exchange(ctx, &send, recv);
-    if (st == TPG_OK) st = map_peers(ctx, recv);
-    if (st == TPG_OK) st = tpg__set_sm_count(ctx, cfg->rank, ctx->sm_count[cfg->rank]); /* its share if shared */
+    if (st == TPG_OK && tpg__over_nccl(ctx)) {
+        st = join_nccl(ctx, recv);
+    } else if (st == TPG_OK) {
+        st = map_peers(ctx, recv);
+        if (st == TPG_OK) st = tpg__set_sm_count(ctx, cfg->rank, ctx->sm_count[cfg->rank]); /* its share if shared */
+    }
     if (st == TPG_OK) st = tpg__create_streams(ctx);
     st = tpg__agree(ctx, TPG_CALL_CTX_READY, st); /* only reached when every rank passed the first exchange
                                                       or failed the same way, so the call counts match */

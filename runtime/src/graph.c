@@ -144,19 +144,35 @@ tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s) {
     return TPG_OK;
 }
 
-/* Rank's table list expanded into op->items[rank] (copy_plan.h); the node handles array sized to match. */
+/* The TPG_TRANSPORT_NCCL graph's own nodes: the start node (a barrier of one: it advances the epoch) and the
+ * GEMM after it; nccl_graph.c adds the transfers beside the GEMM. */
+static const tpg_graph_node nccl_nodes[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
+                                            {TPG_NODE_GEMM, -1, -1, -1, {0, -1}}};
+
+/* Rank's node list: the schedule table's, or nccl_nodes over NCCL. */
+static const tpg_graph_node *rank_nodes(const tpg_op *op, int rank, int *count) {
+    if (tpg__op_over_nccl(op)) {
+        *count = (int)(sizeof nccl_nodes / sizeof nccl_nodes[0]);
+        return nccl_nodes;
+    }
+    *count = op->sched->nodes_per_device;
+    return &op->sched->nodes[rank * op->sched->nodes_per_device];
+}
+
+/* Rank's node list expanded into op->items[rank] (copy_plan.h); the node handles array sized to match. */
 static tpg_status expand_one(tpg_op *op, int rank) {
     tpg_ctx *ctx = op->ctx;
     const tpg_schedule_table *t = op->sched;
-    const tpg_graph_node *list = &t->nodes[rank * t->nodes_per_device];
+    int listed = 0;
+    const tpg_graph_node *list = rank_nodes(op, rank, &listed);
     const int chunks = op->copy.chunks;
-    const int count = tpg_graph_items_count(list, t->nodes_per_device, chunks);
+    const int count = tpg_graph_items_count(list, listed, chunks);
     op->items[rank] = calloc((size_t)count, sizeof *op->items[rank]);
     op->nodes[rank] = calloc((size_t)count, sizeof *op->nodes[rank]);
     if (!op->items[rank] || !op->nodes[rank])
         TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "graph of rank %d: host allocation failed", rank);
     op->num_items[rank] = count;
-    if (tpg_graph_items_expand(list, t->nodes_per_device, chunks, op->items[rank]) != 0)
+    if (tpg_graph_items_expand(list, listed, chunks, op->items[rank]) != 0)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's node list has a dependency on a later node or "
                  "a FLAG that does not follow a COPY", t->name, rank);
     if (op->overlap && tpg_graph_items_overlap(list, t->comm, op->items[rank], count) != 0)
@@ -166,7 +182,8 @@ static tpg_status expand_one(tpg_op *op, int rank) {
 }
 
 static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_graph_item *it) {
-    return &op->sched->nodes[rank * op->sched->nodes_per_device + it->node];
+    int listed = 0;
+    return &rank_nodes(op, rank, &listed)[it->node];
 }
 
 static tpg_status build_one(tpg_op *op, int rank) {
@@ -205,6 +222,7 @@ static tpg_status build_one(tpg_op *op, int rank) {
                                                          cudaMemcpyDefault));
         }
     }
+    if (tpg__op_over_nccl(op)) TPG_CHECK(tpg__nccl_transfers_add(op, rank, nodes[0], nodes[1])); /* nccl_nodes */
     TPG_CHECK_CUDA(ctx, cudaGraphInstantiate(&op->exec[rank], op->graph[rank], 0));
     return TPG_OK;
 }
@@ -249,7 +267,8 @@ static tpg_status update_all(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK(tpg__use_device(ctx, r));
-        int rebuild = 0;
+        /* the captured transfers hold the address of the shard an all-gather sends */
+        int rebuild = tpg__op_over_nccl(op) && tpg__nccl_needs_rebuild(op, r);
         for (int i = 0; i < op->num_items[r] && !rebuild; i++) {
             const tpg_graph_item *it = &op->items[r][i];
             node_args a;

@@ -8,19 +8,23 @@
 #include "bootstrap.h"
 #include "checks.h"
 #include "op_internal.h"
+#include "transfer_flags.h"
 
 /* Per-tile flags per stage: t = (batch * tiles_m + tile_m) * tiles_n + tile_n (ARCHITECTURE.md). */
 static int64_t tiles_per_stage(const tpg_shapes *s, const tpg_kernel_desc *k) {
     return s->l * ((s->stage_m + k->bm - 1) / k->bm) * ((s->stage_n + k->bn - 1) / k->bn);
 }
 
-/* Bytes of one slot: the rotating operand's whole shard (all-gather) or one stage's output block. */
+/* Bytes of one slot: the rotating operand's whole shard (all-gather) or one stage's output block (over NCCL with
+ * the verdict word after it: transfer_flags.h). */
 static size_t slot_bytes(const tpg_op *op) {
     const tpg_shapes *s = &op->shapes;
+    const size_t verdict = tpg__op_over_nccl(op) ? TPG_FLAGS_TRAILER_BYTES : 0;
     switch (op->sched->rotating) {
     case TPG_OPERAND_A: return (size_t)(s->a_rows * s->a_cols * s->l) * tpg_dtype_size(op->kernel->dtype_ab);
     case TPG_OPERAND_B: return (size_t)(s->b_rows * s->b_cols * s->l) * tpg_dtype_size(op->kernel->dtype_ab);
-    case TPG_OPERAND_D: return (size_t)(s->stage_m * s->stage_n * s->l) * tpg_dtype_size(op->kernel->dtype_partial);
+    case TPG_OPERAND_D:
+        return (size_t)(s->stage_m * s->stage_n * s->l) * tpg_dtype_size(op->kernel->dtype_partial) + verdict;
     case TPG_OPERAND_NONE: break;
     }
     return 0;
@@ -58,8 +62,11 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
                          &op->shapes, msg, sizeof msg);
     if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
 
-    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel));
-    op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
+    /* over NCCL a reduce-scatter rank sends from its own slots and receives into a second bank (nccl_graph.c) */
+    const int banks = tpg__over_nccl(ctx) && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
+    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks);
+    /* NCCL receives a whole shard at a time: one flag per stage */
+    op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, tpg__over_nccl(ctx) ? 1 : c->copy_chunks);
     tpg_peers_init(&op->peers, ctx->tp);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg_buffers_alloc(ctx, r, &op->layout, &op->buffer[r]), fail);
@@ -126,11 +133,19 @@ static cudaError_t wait_raw(tpg_op *op, int r) {
 }
 
 tpg_status tpg__op_wait(tpg_op *op, int r) {
+    if (tpg__op_over_nccl(op)) return tpg__nccl_op_wait(op, r);
     const cudaError_t e = wait_raw(op, r);
     return e == cudaSuccess ? TPG_OK : tpg__cuda_error(op->ctx, e, __FILE__, __LINE__, "waiting for the op's launches");
 }
 
 void tpg__op_wait_quiet(tpg_op *op, int r) {
+    if (tpg__op_over_nccl(op)) { /* bounded: a transfer from a missing peer would never end; keep the message */
+        char kept[TPG_ERROR_BYTES];
+        memcpy(kept, op->ctx->error, sizeof kept);
+        if (tpg__nccl_op_wait(op, r) != TPG_OK) (void)cudaGetLastError();
+        memcpy(op->ctx->error, kept, sizeof kept);
+        return;
+    }
     if (wait_raw(op, r) != cudaSuccess) (void)cudaGetLastError();
 }
 
@@ -141,6 +156,7 @@ void tpg__op_free(tpg_op *op) {
 #endif
     tpg__tile_order_free(op);
     tpg__stream_k_free(op);
+    tpg__nccl_free(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         (void)cudaSetDevice(op->ctx->devices[r]);
         if (op->capture_done[r]) (void)cudaEventDestroy(op->capture_done[r]);
@@ -260,6 +276,9 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s copies nothing (%s): copy chunks = %d has no copy to cut",
                  op->config->name, op->sched->tp < 2 ? "TP = 1" : "reduce-scatter pushes partials from the GEMM", chunks);
     if (op->copy.chunks == 0) return TPG_OK;
+    if (tpg__over_nccl(op->ctx) && chunks != 1)
+        TPG_FAIL(op->ctx, TPG_ERR_UNSUPPORTED, "copy chunks = %d: the NCCL transport receives each shard whole (a "
+                 "receive per piece would cost more than the pieces gain over links without peer access)", chunks);
     const tpg_copy_plan next = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks);
     if (next.chunks == op->copy.chunks && next.chunk_rows == op->copy.chunk_rows) return TPG_OK;
     const int saved = tpg__save_device();

@@ -51,6 +51,12 @@ struct tpg_op {
     tpg_graph_item *items[TPG_MAX_TP];     /* each local rank's expanded node list (copy_plan.h) */
     int num_items[TPG_MAX_TP];
     cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [num_items], index as in items */
+    /* TPG_TRANSPORT_NCCL (nccl_graph.c, nccl_wait.c): each local rank's stream for capturing its transfers and
+     * reading its words beside a launch, the event recorded after each of its launches, and the shard its
+     * all-gather transfers send (a new one rebuilds the graph) */
+    cudaStream_t nccl_stream[TPG_MAX_TP];
+    cudaEvent_t nccl_launched[TPG_MAX_TP];
+    const void *nccl_shard[TPG_MAX_TP];
 #ifdef TPG_TRACE
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes;
@@ -100,6 +106,16 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
 /* overlap.c (rank's device idle, TP >= 2): the start barrier's epoch word must equal the GEMM's last_epoch,
  * else the GEMM's epochs are out of step with the barrier's (TPG_ERR_NOT_READY, with both numbers). */
 tpg_status tpg__check_epochs(tpg_op *op, int rank);
+/* Whether the op's graphs move data over NCCL (a TP = 1 op moves nothing: its graph is the table's GEMM alone). */
+static inline int tpg__op_over_nccl(const tpg_op *op) { return tpg__over_nccl(op->ctx) && op->sched->tp > 1; }
+/* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after
+ * node `after` (the start node), and their bounded wait after node `gemm`; whether rank r's graph must be built
+ * anew for its current tensors (its all-gather sends another shard); the streams and events, released. */
+tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, cudaGraphNode_t gemm);
+int tpg__nccl_needs_rebuild(const tpg_op *op, int r);
+void tpg__nccl_free(tpg_op *op);
+/* nccl_wait.c: tpg__op_wait over NCCL, bounded (the file's header says how); makes r's device current. */
+tpg_status tpg__nccl_op_wait(tpg_op *op, int r);
 /* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
 void tpg__graphs_drop(tpg_op *op);
 void tpg__graphs_destroy(tpg_op *op);

@@ -9,6 +9,7 @@
 /* The shard kind that peers' COPY nodes read (all-gather schedules), or TPG_PEER_KIND_COUNT for none. */
 static tpg_peer_kind copied_shard(const tpg_op *op) {
     if (op->sched->comm != TPG_COMM_ALLGATHER || op->sched->tp < 2) return TPG_PEER_KIND_COUNT;
+    if (tpg__over_nccl(op->ctx)) return TPG_PEER_KIND_COUNT; /* NCCL sends it: no peer maps it */
     if (op->sched->rotating == TPG_OPERAND_A) return TPG_PEER_SHARD_A;
     if (op->sched->rotating == TPG_OPERAND_B) return TPG_PEER_SHARD_B;
     return TPG_PEER_KIND_COUNT;
@@ -73,7 +74,8 @@ tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_
     send.n = desc->n;
     send.k = desc->k;
     send.l = desc->l;
-    if (local == TPG_OK) {
+    const int ipc = !tpg__over_nccl(ctx); /* NCCL: every rank writes only its own buffer */
+    if (local == TPG_OK && ipc) {
         local = tpg__use_device(ctx, me);
         if (local == TPG_OK)
             local = tpg_ipc_export(ctx, me, (*op)->buffer[me], "symmetric buffer", &send.ref[TPG_PEER_BUFFER]);
@@ -81,7 +83,7 @@ tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_
     }
     tpg_status st = tpg__exchange(ctx, &send, recv);
     if (st == TPG_OK) st = same_problem(ctx, recv);
-    if (st == TPG_OK) st = import_peers(*op, recv, TPG_PEER_BUFFER, "symmetric buffer");
+    if (st == TPG_OK && ipc) st = import_peers(*op, recv, TPG_PEER_BUFFER, "symmetric buffer");
     st = tpg__agree(ctx, TPG_CALL_OP_READY, st);
     if (st != TPG_OK && *op) {
         tpg__op_quiesce(*op);

@@ -1,5 +1,6 @@
 /* Running an op: its launches (or their capture into a caller's graph) and tpg_op_sync. */
 #include "checks.h"
+#include "nccl.h"
 #include "op_internal.h"
 
 /* Every rank has tensors and the graphs exist. */
@@ -9,6 +10,9 @@ static tpg_status check_ready(tpg_op *op) {
         if (!op->has_tensors[r])
             TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d has no tensors; call tpg_op_set_tensors for every rank first", r);
     if (!op->built) TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built (an earlier set_tensors failed)");
+    if (tpg__op_over_nccl(op) && tpg_nccl_aborted(ctx->nccl))
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
+                 "and create a new one");
     return TPG_OK;
 }
 
@@ -35,6 +39,8 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing) 
         TPG_CHECK(tpg__launch_single(op, r, s));
     } else {
         TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+        /* what the NCCL transport's bounded wait polls: this launch, not the caller's later work on s */
+        if (tpg__op_over_nccl(op)) TPG_CHECK_CUDA(ctx, cudaEventRecord(op->nccl_launched[r], s));
     }
     op->last_stream[r] = s;
     op->has_run = 1;
@@ -106,6 +112,11 @@ tpg_status tpg_op_sync(tpg_op *op) {
     }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
+        if (status[r] == TPG_DEVICE_PEER_GAVE_UP && tpg__op_over_nccl(op))
+            TPG_FAIL_GOTO(ctx, TPG_ERR_TIMEOUT, out,
+                          "rank %d (device %d): a partial this rank received over NCCL was incomplete (its sender's wait "
+                          "timed out or gave up before all its tiles were written), so this rank's output of the call "
+                          "is not valid (status 0x%x)", r, ctx->devices[r], status[r]);
         if (status[r] == TPG_DEVICE_PEER_GAVE_UP)
             TPG_FAIL_GOTO(ctx, TPG_ERR_TIMEOUT, out,
                           "rank %d (device %d): a peer gave up on this call after its %.3f s timeout while this rank "

@@ -50,6 +50,9 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
     if (enable == op->overlap) return TPG_OK;
     if (enable && op->sched->tp < 2)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: a TP = 1 op has no barriers to overlap", op->config->name);
+    if (enable && tpg__over_nccl(ctx))
+        TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "config %s: the NCCL transport has no cross-device barriers to overlap (its "
+                 "GEMM waits only for its own start node)", op->config->name);
     if (enable && op->kernel->cluster_m * op->kernel->cluster_n > 1)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: kernel %s runs in clusters of %dx%d, and a barrier kernel "
                  "gets no SM beside a cluster launch (measured on H200), so its GEMM must wait for the start barrier",

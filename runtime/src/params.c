@@ -13,7 +13,12 @@
  *            rotating A/B and src_slot >= 0 -> wait on own stage flags [s][piece] (raised by the FLAG nodes)
  *
  * Push and pull use the same slot and flag words, indexed by the sending stage; they differ only in whose
- * memory holds them, which is why pull_partials belongs to the config (one for every rank of an op). */
+ * memory holds them, which is why pull_partials belongs to the config (one for every rank of an op).
+ *
+ * TPG_TRANSPORT_NCCL (nccl_graph.c moves the data): everything is the rank's own memory. Reduce-scatter writes
+ * as pull_partials does (own slot dst_slot, own tile flags) and reads the receive bank's slot paired with
+ * src_slot (tpg_buf_recv_slot, its own tile flags); all-gather is unchanged (own slot, own stage flags). The
+ * start "barrier" has no peers: it only advances the epoch. */
 #include <string.h>
 
 #include "checks.h"
@@ -69,16 +74,18 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_B, &p->b_map, &p->b_row0, &p->b_batch_rows));
 
     const int rotating_output = t->rotating == TPG_OPERAND_D;
-    const int pull = op->config->pull_partials;
+    const int nccl = tpg__over_nccl(op->ctx);
+    const int pull = op->config->pull_partials && !nccl;
     if (e->src_slot >= 0 && rotating_output) {
         void *holder = pull ? tpg_peers_get(&op->peers, e->peer, TPG_PEER_BUFFER) : own;
+        const int slot = nccl ? tpg_buf_recv_slot(&op->layout, e->src_slot) : e->src_slot;
         if (!holder)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d pulls its partial from rank %d, "
                      "which has no buffer", t->name, rank, s, e->peer);
-        p->partial = tpg_buf_slot(holder, &op->layout, e->src_slot);
+        p->partial = tpg_buf_slot(holder, &op->layout, slot);
         p->partial_ld = sh->stage_n;
         p->partial_batch = sh->stage_m * sh->stage_n;
-        p->partial_flags = tpg_buf_tile_flags(holder, &op->layout, e->src_slot);
+        p->partial_flags = tpg_buf_tile_flags(holder, &op->layout, slot);
     } else if (e->src_slot >= 0) {
         /* the FLAG nodes' words of this stage, one per piece of its copy (copy_plan.h) */
         p->wait_flag = tpg_buf_stage_flags(own, &op->layout, s);
@@ -87,7 +94,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     }
 
     if (e->dst_peer >= 0) {
-        void *dest = pull ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER); /* whose slot holds it */
+        void *dest = pull || nccl ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER); /* whose slot */
         if (!dest || e->dst_slot < 0)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d sends to rank %d slot %d, which "
                      "has no buffer", t->name, rank, s, e->dst_peer, e->dst_slot);
@@ -116,7 +123,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     const tpg_dtype d_type = e->dst_peer >= 0 ? op->kernel->dtype_partial : op->kernel->dtype_cd;
     return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, d_type, sh->stage_n, sh->stage_m, sh->l,
                                   p->d_ld, p->d_batch, op->kernel->epi_chunk_bytes,
-                                  e->dst_peer < 0 ? "D" : pull ? "D (own slot)" : "D (peer slot)");
+                                  e->dst_peer < 0 ? "D" : pull || nccl ? "D (own slot)" : "D (peer slot)");
 }
 
 static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barrier_params *b) {
@@ -125,6 +132,17 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     b->mode = mode;
     b->tp = op->sched->tp;
     b->rank = rank;
+    if (tpg__over_nccl(op->ctx)) { /* no peers: a barrier of one, which only advances (or reads) the epoch */
+        b->tp = 1;
+        b->rank = 0;
+        b->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+        b->counter = tpg_buf_word(op->buffer[rank], counter);
+        b->peer_counter[0] = b->counter;
+        b->status = tpg_buf_word(op->buffer[rank], op->layout.status);
+        b->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
+        b->timeout_ns = op->ctx->timeout_ns;
+        return;
+    }
     b->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
     b->counter = tpg_buf_word(op->buffer[rank], counter);
     for (int r = 0; r < b->tp; r++) b->peer_counter[r] = tpg_buf_word(tpg_peers_get(&op->peers, r, TPG_PEER_BUFFER), counter);

@@ -1,5 +1,5 @@
 /* The per-op symmetric buffer's layout (runtime/src/buffers.c, buffers.h): every section starts on a 256-byte
- * boundary, none overlaps another, the slots hold (tp - 1) whole slots and the flag sections one word per flag,
+ * boundary, none overlaps another, the slots hold (tp - 1) whole slots per bank and the flag sections one word per flag,
  * and the three epoch words (epoch, last_epoch, epoch_readers) lie in three sections - the GEMM's CTAs all load
  * one of them while one CTA stores or every CTA counts itself in on another, and a shared 32-byte sector made a
  * short-K reduce-scatter 1.3% slower (bench/results/experiments/ab_epoch_0410Z.log). No GPU needed. */
@@ -17,9 +17,9 @@ typedef struct section {
 static int sections_of(const tpg_buffer_layout *b, section *out) {
     const size_t word = sizeof(unsigned int);
     const section all[] = {
-        {"slots", b->slots, (size_t)(b->tp - 1) * b->slot_bytes},
+        {"slots", b->slots, (size_t)(b->tp - 1) * (size_t)b->banks * b->slot_bytes},
         {"stage_flags", b->stage_flags, (size_t)b->tp * TPG_MAX_COPY_CHUNKS * word},
-        {"tile_flags", b->tile_flags, (size_t)(b->tp - 1) * (size_t)b->tiles_per_stage * word},
+        {"tile_flags", b->tile_flags, (size_t)(b->tp - 1) * (size_t)b->banks * (size_t)b->tiles_per_stage * word},
         {"epoch", b->epoch, word},
         {"last_epoch", b->last_epoch, word},
         {"epoch_readers", b->epoch_readers, word},
@@ -28,6 +28,7 @@ static int sections_of(const tpg_buffer_layout *b, section *out) {
         {"status", b->status, word},
         {"gave_up", b->gave_up, word},
         {"gave_up_notice", b->gave_up_notice, word},
+        {"transfers_done", b->transfers_done, word},
     };
     const int n = (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) out[i] = all[i];
@@ -61,20 +62,25 @@ TPG_TEST(sections_are_aligned_and_apart) {
     const int64_t tiles[] = {1, 7, 4096};
     for (size_t i = 0; i < sizeof tps / sizeof tps[0]; i++)
         for (size_t j = 0; j < sizeof slots / sizeof slots[0]; j++)
-            for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
-                tpg_buffer_layout b;
-                tpg_buffer_layout_init(&b, tps[i], slots[j], tiles[k]);
-                TPG_EXPECT(layout_problems(&b, slots[j]) == 0);
-            }
+            for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++)
+                for (int banks = 1; banks <= 2; banks++) { /* 2: the NCCL transport's receive bank */
+                    tpg_buffer_layout b;
+                    tpg_buffer_layout_init(&b, tps[i], slots[j], tiles[k], banks);
+                    TPG_EXPECT(layout_problems(&b, slots[j]) == 0);
+                    /* the receive bank's last slot and tile flags still lie inside their sections */
+                    const int last = tpg_buf_recv_slot(&b, tps[i] - 2);
+                    TPG_EXPECT(banks == 1 || (size_t)(last + 1) * b.slot_bytes <= b.stage_flags - b.slots);
+                    TPG_EXPECT(banks == 1 || (size_t)(last + 1) * (size_t)tiles[k] * 4 <= b.epoch - b.tile_flags);
+                }
 }
 
 TPG_TEST(the_checker_catches_a_shared_section) {
     /* the controls: last_epoch beside epoch (the change's first form), a flag section overlapping the slots */
     tpg_buffer_layout b;
-    tpg_buffer_layout_init(&b, 2, 1024, 4);
+    tpg_buffer_layout_init(&b, 2, 1024, 4, 1);
     b.last_epoch = b.epoch + sizeof(unsigned int);
     TPG_EXPECT(layout_problems(&b, 1024) != 0);
-    tpg_buffer_layout_init(&b, 2, 1024, 4);
+    tpg_buffer_layout_init(&b, 2, 1024, 4, 2);
     b.stage_flags = b.slots + 256;
     TPG_EXPECT(layout_problems(&b, 1024) != 0);
 }

@@ -83,7 +83,8 @@ step() {
 
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
-step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs bench
+step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs build/tests/gpu_multiprocess \
+    build/tests/gpu_transfer_flags bench
 # Measured wall times: tier 2 ~140 s at TP = 2 with 160 runs (now 260 and 12 memcheck runs: ~200-220 s expected
 # across GPUs), ~225 s at TP = 4; the GPU pytest 39 s on one GPU with 28 cases (all 35 with two GPUs: ~60-70 s);
 # the TP benchmark ~120 s at TP = 2 and 4. Budgets are caps: later steps get what is left of the call.

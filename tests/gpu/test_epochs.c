@@ -12,13 +12,20 @@
  *
  * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact (sums of at most K = 256 products
  * of 1/64 steps); D is bf16 (reduce-scatter adds bf16-rounded partials), hence the bound.
- * Run: build/tests/gpu_epochs [tp] [--share-device] [--processes] [--capture]. Exit 0 on success, 1 on a failed
- * check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
+ * Run: build/tests/gpu_epochs [tp] [--share-device] [--processes [--nccl]] [--capture]. Exit 0 on success, 1 on a
+ * failed check or call, 3 when too few CUDA devices are visible (the caller reports a skip).
  *
  * --processes runs one process per rank (multi-process mode, tests/gpu/mp_harness.h), each checking its own
  * rank's D. Odd ranks then make each change one call later than even ranks, so for a call or two the ranks run
  * in different modes, which the API allows ("ranks may differ"). With --share-device the processes take turns
  * on one GPU.
+ *
+ * --nccl (with --processes): the contexts use the NCCL transport (tpg_rank_config.transport), which has neither
+ * copy pieces nor barriers beside the GEMM: between calls the op's graphs are updated in place instead
+ * (tpg_op_set_scalars, which keeps the captured transfers), and a sync. NCCL refuses two
+ * ranks on one GPU of one host, so with --share-device each process names its own host (NCCL_HOSTID, unless set)
+ * and the ranks talk over NCCL's socket transport on the loopback interface: the data path of ranks on different
+ * nodes, on one GPU. TPG_NCCL_LIBRARY names the library when libnccl.so.2 is not on the loader's path.
  *
  * --capture records each call (operand copies, tpg_op_run, D's copy back) into a CUDA graph per rank by stream
  * capture, as a framework's graph capture would, and launches that graph instead; after the checks every
@@ -26,6 +33,7 @@
  * graphs copy from), and checked again: the graphs of the table's mode and of the barriers beside the GEMM then
  * run after the op itself has changed mode, so every epoch must come from the device, not from the launch.
  */
+#define _POSIX_C_SOURCE 200112L /* setenv under -std=c11 */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -98,7 +106,11 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
 
 /* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked); `late`
  * (0 or 1) delays the first two changes by that many calls. */
-static tpg_status change_before(tpg_op *op, int c, int allgather, int late) {
+static tpg_status change_before(tpg_op *op, int c, int allgather, int late, int nccl) {
+    if (nccl) { /* neither mode exists over NCCL (tpgemm.h): an update in place instead, and a sync */
+        if (c == 2) return tpg_op_set_scalars(op, 1.0f, 0.0f);
+        return c == 5 ? tpg_op_sync(op) : TPG_OK;
+    }
     if (c == 2 + late) return tpg_op_set_overlap_barriers(op, 1);
     if (c == 3 + late && allgather) return tpg_op_set_copy_chunks(op, 3);
     if (c == 5) { /* sync while the mode is on: it also compares each rank's start-barrier epoch with its GEMM's */
@@ -227,7 +239,8 @@ static int check_pass(const rank_set *rs, int tp, const char *label, int pass, i
 }
 
 /* config: a name, or NULL for the schedule's default */
-static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture) {
+static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture,
+                        int nccl) {
     int cfg, rc = 1;
     tpg_op *op = NULL;
     rank_set rs;
@@ -256,7 +269,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
     for (int pass = 0; pass < 1 + capture && !rc; pass++) {
         for (int c = 0; c < CALLS; c++) {
             stage_operands(&rs, pass, c, a + (size_t)c * M * K, b + (size_t)c * N * K, &calls[c]);
-            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2)) != TPG_OK) {
+            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2, nccl)) != TPG_OK) {
                 fail("changing the op between calls", st, ctx);
                 rc = 1;
                 goto done;
@@ -302,15 +315,15 @@ done:
 /* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
  * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read.
  * Returns the number of failed schedules. */
-static int run_all_schedules(tpg_ctx *ctx, int tp, int capture) {
+static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
     char pulled[2][64];
     snprintf(pulled[0], sizeof pulled[0], "rs_tila_bf16_pull_tp%d", tp);
     snprintf(pulled[1], sizeof pulled[1], "rs_tilb_bf16_pull_tp%d", tp);
     int failed = 0;
-    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2, capture);
-    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0, capture);
+    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2, capture, nccl);
+    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0, capture, nccl);
     return failed;
 }
 
@@ -318,38 +331,54 @@ static int run_all_schedules(tpg_ctx *ctx, int tp, int capture) {
 enum { SCHEDULES = 6, HANG_S = 240 };
 
 typedef struct options {
-    int tp, share, capture;
+    int tp, share, capture, nccl;
 } options;
+
+/* --nccl --share-device: one NCCL "host" per rank process, talking over loopback sockets (header comment). */
+static void nccl_one_gpu_env(int rank) {
+    char host[32];
+    snprintf(host, sizeof host, "tpgemm-test-rank-%d", rank);
+    setenv("NCCL_HOSTID", host, 0);
+    setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+    setenv("NCCL_IB_DISABLE", "1", 0);
+}
 
 static int rank_main(mp_rank *g, void *arg) {
     const options *o = arg;
     const int rank = g->rank, dev = o->share ? 0 : rank;
+    if (o->nccl && o->share) nccl_one_gpu_env(rank);
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < (o->share ? 1 : o->tp)) return 3;
     if (cudaSetDevice(dev) != cudaSuccess) return fail("cudaSetDevice", TPG_ERR_CUDA, NULL);
     tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
     rc.tp = o->tp, rc.rank = rank, rc.device = dev, rc.timeout_ns = WAIT_TIMEOUT_NS;
     rc.allgather = mp_allgather, rc.user = g, rc.share_devices = o->share;
+    rc.transport = o->nccl ? TPG_TRANSPORT_NCCL : TPG_TRANSPORT_PEER;
     tpg_ctx *ctx;
     tpg_status st = tpg_ctx_create_rank(&rc, &ctx);
     if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
-    const int failed = run_all_schedules(ctx, o->tp, o->capture);
+    const int failed = run_all_schedules(ctx, o->tp, o->capture, o->nccl);
     tpg_ctx_destroy(ctx);
     printf("rank %d: %d passed, %d failed\n", rank, SCHEDULES - failed, failed);
     return failed ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
-    options o = {2, 0, 0};
+    options o = {2, 0, 0, 0};
     int processes = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--share-device")) o.share = 1;
         else if (!strcmp(argv[i], "--processes")) processes = 1;
         else if (!strcmp(argv[i], "--capture")) o.capture = 1;
+        else if (!strcmp(argv[i], "--nccl")) o.nccl = 1;
         else o.tp = atoi(argv[i]);
     }
     if (o.tp < 2 || o.tp > MAX_TP) {
         fprintf(stderr, "gpu_epochs: tp must be 2..%d\n", MAX_TP);
+        return 1;
+    }
+    if (o.nccl && !processes) {
+        fprintf(stderr, "gpu_epochs: --nccl needs --processes (the NCCL transport is multi-process only)\n");
         return 1;
     }
     if (processes) return mp_run(o.tp, HANG_S, rank_main, &o); /* no CUDA call before the fork */
@@ -365,7 +394,7 @@ int main(int argc, char **argv) {
     tpg_ctx *ctx;
     tpg_status st = tpg_ctx_create(&cc, &ctx);
     if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
-    const int failed = run_all_schedules(ctx, o.tp, o.capture);
+    const int failed = run_all_schedules(ctx, o.tp, o.capture, 0);
     tpg_ctx_destroy(ctx);
     printf("%d passed, %d failed\n", SCHEDULES - failed, failed);
     return failed ? 1 : 0;

@@ -14,8 +14,15 @@
  *      partials. Both destroy the op and context (collective calls still agree after a timeout).
  *   5. A fresh context runs an all-gather op that matches the reference.
  * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank.
+ * With --nccl every context uses the NCCL transport (tpg_rank_config.transport; step 0 is skipped: over NCCL
+ * ranks on other nodes may report equal bus ids, so nothing compares them); step 4's calls then end by the
+ * abort of the NCCL communicator once the GEMM's wait timed out (tpgemm.h), within the bound plus
+ * TPG_NCCL_ABORT_GRACE_S. The late rank may then still receive rank 0's partial (complete: rank 0 sent it before
+ * giving up) from NCCL's buffers: its TPG_OK must then come with a D that matches the reference; otherwise its
+ * TPG_ERR_TIMEOUT must name NCCL. With --share-device
+ * too, each rank names its own NCCL host (NCCL_HOSTID) and NCCL's sockets carry the data on loopback.
  *
- * Run: build/tests/gpu_multiprocess [--share-device]. With --share-device both ranks use device 0
+ * Run: build/tests/gpu_multiprocess [--share-device] [--nccl]. With --share-device both ranks use device 0
  * (tpg_rank_config.share_devices): the processes take turns on the GPU, so this checks the multi-process
  * protocol (IPC handles, cross-process flags and barriers) on one GPU, not its speed. Exit 0 on success, 1 on
  * a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip). A rank whose
@@ -38,8 +45,10 @@ enum { TP = 2, M = 2048, N = 2048, K = 1024, HANG_S = 60 };
 #define MISSING_TIMEOUT_S 0.3 /* step 4's context: the bound on every device-side wait */
 #define TIMEOUT_SLACK_S 0.25  /* launches and the host's sync on top of it (as tests/gpu/test_timeout.c) */
 #define GAVE_UP signal[0]     /* step 4: rank 0's call has returned its timeout */
+#define NCCL_ABORT_GRACE_S 1.0 /* --nccl: runtime/src/nccl_graph.c, TPG_NCCL_ABORT_GRACE_S */
 
 static int g_share; /* --share-device */
+static int g_nccl;  /* --nccl */
 
 static int fail(int rank, const char *what, tpg_status s, const tpg_ctx *ctx) {
     fprintf(stderr, "gpu_multiprocess rank %d: %s: %s (%s)\n", rank, what, tpg_status_string(s), tpg_last_error(ctx));
@@ -66,12 +75,9 @@ static int make_shards(int rank, const tpg_shard_shape *sh, uint64_t seed, shard
     return s == TPG_OK ? 0 : fail(rank, "fill", s, NULL);
 }
 
-/* One call on this rank, then the reference check of its D shard. */
-static int run_and_check(int rank, tpg_op *op, tpg_ctx *ctx, const tpg_shard_shape *sh, const shard_bufs *b,
-                         uint64_t seed) {
-    tpg_status s = tpg_op_run_rank(op, rank, NULL);
-    if (s == TPG_OK) s = tpg_op_sync(op);
-    if (s != TPG_OK) return fail(rank, "run", s, ctx);
+/* The reference check of this rank's D shard after a call. */
+static int check_d(int rank, tpg_ctx *ctx, const tpg_shard_shape *sh, const shard_bufs *b, uint64_t seed) {
+    tpg_status s;
     tpg_ref_problem p = {TPG_DTYPE_BF16, TPG_DTYPE_BF16, M, N, K, 1, 1.0f, 0.0f, seed};
     tpg_ref_shard d = {b->d, sh->d_rows, sh->d_cols, sh->d_cols, 0, sh->d_row0, sh->d_col0};
     tpg_ref_result res;
@@ -81,6 +87,15 @@ static int run_and_check(int rank, tpg_op *op, tpg_ctx *ctx, const tpg_shard_sha
     printf("rank %d seed %llu: max error %.3e (bound %.1e), %lld checked\n", rank, (unsigned long long)seed,
            res.max_error, eps, (long long)res.checked);
     return res.max_error <= eps && res.nonfinite == 0 ? 0 : 1;
+}
+
+/* One call on this rank, then the reference check of its D shard. */
+static int run_and_check(int rank, tpg_op *op, tpg_ctx *ctx, const tpg_shard_shape *sh, const shard_bufs *b,
+                         uint64_t seed) {
+    tpg_status s = tpg_op_run_rank(op, rank, NULL);
+    if (s == TPG_OK) s = tpg_op_sync(op);
+    if (s != TPG_OK) return fail(rank, "run", s, ctx);
+    return check_d(rank, ctx, sh, b, seed);
 }
 
 static double now_s(void) {
@@ -95,6 +110,7 @@ static tpg_status create_ctx_sharing(int rank, mp_rank *g, uint64_t timeout_ns, 
     tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
     rc.tp = TP, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = mp_allgather, rc.user = g;
     rc.timeout_ns = timeout_ns, rc.share_devices = share;
+    rc.transport = g_nccl ? TPG_TRANSPORT_NCCL : TPG_TRANSPORT_PEER;
     return tpg_ctx_create_rank(&rc, ctx);
 }
 
@@ -177,11 +193,18 @@ static int missing_then_late_peer(int rank, mp_shared *sh, tpg_ctx *ctx) {
     printf("rank %d: %s -> %s after %.3f s (bound %.3f s): %s\n", rank, rank == 0 ? "missing peer" : "late peer",
            tpg_status_string(s), waited, MISSING_TIMEOUT_S, tpg_last_error(ctx));
     if (rank == 0) atomic_store(&sh->GAVE_UP, 1);
-    if (s != TPG_ERR_TIMEOUT) return fail(rank, "expected TPG_ERR_TIMEOUT", s, ctx);
-    if (rank == 0 && waited > MISSING_TIMEOUT_S + TIMEOUT_SLACK_S)
+    /* over NCCL rank 0 sent its (complete) partial before it gave up, and the late rank may still receive it from
+     * the transport's buffers: then its call is valid, and must match the reference */
+    if (g_nccl && rank == 1 && s == TPG_OK) {
+        if (check_d(rank, ctx, &shape, &b, 4242)) return fail(rank, "the late rank's TPG_OK output is wrong", s, ctx);
+    } else if (s != TPG_ERR_TIMEOUT) {
+        return fail(rank, "expected TPG_ERR_TIMEOUT", s, ctx);
+    }
+    if (rank == 0 && waited > MISSING_TIMEOUT_S + TIMEOUT_SLACK_S + (g_nccl ? NCCL_ABORT_GRACE_S : 0.0))
         return fail(rank, "the timeout took longer than its bound plus the slack", s, ctx);
-    if (rank == 1 && !strstr(tpg_last_error(ctx), "gave up"))
-        return fail(rank, "expected the late rank's error to say that a peer gave up", s, ctx);
+    if (rank == 1 && s != TPG_OK && !strstr(tpg_last_error(ctx), g_nccl ? "NCCL" : "gave up"))
+        return fail(rank, g_nccl ? "expected the late rank's error to name NCCL"
+                                 : "expected the late rank's error to say that a peer gave up", s, ctx);
     if ((s = tpg_op_destroy(op)) != TPG_OK) return fail(rank, "tpg_op_destroy after a timeout", s, ctx);
     free_shards(&b);
     return 0;
@@ -206,7 +229,14 @@ static int rank_main(mp_rank *g, void *arg) {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < (g_share ? 1 : TP)) return 3;
     if (cudaSetDevice(g_share ? 0 : rank) != cudaSuccess) return fail(rank, "cudaSetDevice", TPG_ERR_CUDA, NULL);
-    if (g_share && same_gpu_needs_share_devices(rank, g)) return 1;
+    if (g_nccl && g_share) { /* one NCCL host per rank on one GPU: loopback sockets (header comment) */
+        char host[32];
+        snprintf(host, sizeof host, "tpgemm-test-rank-%d", rank);
+        setenv("NCCL_HOSTID", host, 0);
+        setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+        setenv("NCCL_IB_DISABLE", "1", 0);
+    }
+    if (g_share && !g_nccl && same_gpu_needs_share_devices(rank, g)) return 1;
     tpg_ctx *ctx = NULL;
     if (create_ctx(rank, g, 0, &ctx) || bad_args_then_new_tensors(rank, ctx)) return 1;
     tpg_status s = tpg_ctx_destroy(ctx);
@@ -223,11 +253,15 @@ static int rank_main(mp_rank *g, void *arg) {
 
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--share-device")) {
-            fprintf(stderr, "gpu_multiprocess: unknown argument %s (usage: gpu_multiprocess [--share-device])\n", argv[i]);
+        if (!strcmp(argv[i], "--share-device")) {
+            g_share = 1;
+        } else if (!strcmp(argv[i], "--nccl")) {
+            g_nccl = 1;
+        } else {
+            fprintf(stderr, "gpu_multiprocess: unknown argument %s (usage: gpu_multiprocess [--share-device] [--nccl])\n",
+                    argv[i]);
             return 1;
         }
-        g_share = 1;
     }
     const int rc = mp_run(TP, HANG_S, rank_main, NULL);
     if (rc != 3) printf(rc ? "FAILED\n" : "PASSED\n");

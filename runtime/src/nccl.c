@@ -1,0 +1,203 @@
+/* NCCL loaded at run time (nccl.h says why). */
+#define _GNU_SOURCE /* dlopen flags under -std=c11 */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "nccl.h"
+
+/* NCCL 2.x ABI: ncclResult_t is an int enum (0 = ncclSuccess), ncclComm_t a pointer, ncclUniqueId 128 bytes
+ * passed by value, ncclDataType_t an int enum (ncclUint8 = 1). */
+typedef struct nccl_id {
+    char internal[TPG_NCCL_ID_BYTES];
+} nccl_id;
+enum { NCCL_SUCCESS = 0, NCCL_UINT8 = 1 };
+
+struct tpg_nccl {
+    void *lib;
+    char name[256];
+    void *comm;
+    int version;
+    int aborted;
+    int (*get_version)(int *);
+    int (*get_unique_id)(nccl_id *);
+    int (*comm_init_rank)(void **, int, nccl_id, int);
+    int (*comm_destroy)(void *);
+    int (*comm_abort)(void *);
+    int (*send)(const void *, size_t, int, int, void *, cudaStream_t);
+    int (*recv)(void *, size_t, int, int, void *, cudaStream_t);
+    int (*group_start)(void);
+    int (*group_end)(void);
+    const char *(*error_string)(int);
+};
+
+static tpg_status nccl_fail(tpg_ctx *ctx, const tpg_nccl *n, int r, const char *call) {
+    tpg__set_error(ctx, "%s (%s) returned %d: %s", call, n->name, r, n->error_string ? n->error_string(r) : "?");
+    return TPG_ERR_NCCL;
+}
+
+#define NCCL_CALL(ctx, n, expr)                                                                      \
+    do {                                                                                             \
+        const int nccl_r_ = (expr);                                                                  \
+        if (nccl_r_ != NCCL_SUCCESS) return nccl_fail((ctx), (n), nccl_r_, #expr);                   \
+    } while (0)
+
+/* dlsym of `name` into *slot; the message names the symbol and the library. */
+static tpg_status bind(tpg_ctx *ctx, tpg_nccl *n, const char *name, void **slot) {
+    *slot = dlsym(n->lib, name);
+    if (!*slot)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s has no symbol %s (is it NCCL 2.x?)", n->name, name);
+    return TPG_OK;
+}
+
+static tpg_status bind_all(tpg_ctx *ctx, tpg_nccl *n) {
+    TPG_CHECK(bind(ctx, n, "ncclGetVersion", (void **)&n->get_version));
+    TPG_CHECK(bind(ctx, n, "ncclGetUniqueId", (void **)&n->get_unique_id));
+    TPG_CHECK(bind(ctx, n, "ncclCommInitRank", (void **)&n->comm_init_rank));
+    TPG_CHECK(bind(ctx, n, "ncclCommDestroy", (void **)&n->comm_destroy));
+    TPG_CHECK(bind(ctx, n, "ncclCommAbort", (void **)&n->comm_abort));
+    TPG_CHECK(bind(ctx, n, "ncclSend", (void **)&n->send));
+    TPG_CHECK(bind(ctx, n, "ncclRecv", (void **)&n->recv));
+    TPG_CHECK(bind(ctx, n, "ncclGroupStart", (void **)&n->group_start));
+    TPG_CHECK(bind(ctx, n, "ncclGroupEnd", (void **)&n->group_end));
+    TPG_CHECK(bind(ctx, n, "ncclGetErrorString", (void **)&n->error_string));
+    NCCL_CALL(ctx, n, n->get_version(&n->version));
+    if (n->version < 20900) /* graph capture of send / recv came with 2.9 */
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9 or newer", n->name,
+                 n->version);
+    return TPG_OK;
+}
+
+tpg_status tpg_nccl_load(tpg_ctx *ctx, tpg_nccl **out) {
+    *out = NULL;
+    tpg_nccl *n = calloc(1, sizeof *n);
+    if (!n) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "NCCL transport: host allocation failed");
+    const char *env = getenv("TPG_NCCL_LIBRARY");
+    snprintf(n->name, sizeof n->name, "%s", env && *env ? env : "libnccl.so.2");
+    n->lib = dlopen(n->name, RTLD_NOW | RTLD_LOCAL);
+    if (!n->lib) {
+        const char *why = dlerror();
+        tpg__set_error(ctx, "the NCCL transport could not load %s (%s); install NCCL 2.9+ or point TPG_NCCL_LIBRARY "
+                       "at its libnccl.so.2 (e.g. PyTorch's nvidia/nccl/lib/libnccl.so.2)", n->name, why ? why : "?");
+        free(n);
+        return TPG_ERR_NCCL;
+    }
+    const tpg_status st = bind_all(ctx, n);
+    if (st != TPG_OK) {
+        tpg_nccl_release(n);
+        return st;
+    }
+    *out = n;
+    return TPG_OK;
+}
+
+tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NCCL_ID_BYTES]) {
+    nccl_id u;
+    NCCL_CALL(ctx, n, n->get_unique_id(&u));
+    memcpy(id, u.internal, TPG_NCCL_ID_BYTES);
+    return TPG_OK;
+}
+
+tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const unsigned char id[TPG_NCCL_ID_BYTES]) {
+    nccl_id u;
+    memcpy(u.internal, id, TPG_NCCL_ID_BYTES);
+    NCCL_CALL(ctx, n, n->comm_init_rank(&n->comm, tp, u, rank));
+    return TPG_OK;
+}
+
+static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, unsigned char *buf, cudaStream_t s) {
+    NCCL_CALL(ctx, n, n->group_start());
+    int r = NCCL_SUCCESS;
+    for (int q = 0; q < tp && r == NCCL_SUCCESS; q++) {
+        if (q == rank) continue;
+        r = n->send(buf + q, 1, NCCL_UINT8, q, n->comm, s);
+        if (r == NCCL_SUCCESS) r = n->recv(buf + tp + q, 1, NCCL_UINT8, q, n->comm, s);
+    }
+    const int end = n->group_end();
+    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, "ncclSend / ncclRecv (connecting the peers)");
+    if (end != NCCL_SUCCESS) return nccl_fail(ctx, n, end, "ncclGroupEnd (connecting the peers)");
+    TPG_CHECK_CUDA(ctx, cudaStreamSynchronize(s));
+    return TPG_OK;
+}
+
+tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank) {
+    if (tp < 2) return TPG_OK;
+    unsigned char *buf = NULL;
+    cudaStream_t s = NULL;
+    tpg_status st = TPG_OK;
+    TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc((void **)&buf, 2 * (size_t)tp), out);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(buf, 0, 2 * (size_t)tp), out);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), out);
+    st = connect_group(ctx, n, tp, rank, buf, s);
+out:
+    if (s) (void)cudaStreamDestroy(s);
+    if (buf) (void)cudaFree(buf);
+    return st;
+}
+
+tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const void *send_buf, int send_peer, void *recv_buf,
+                             int recv_peer, size_t bytes, cudaStream_t s) {
+    if (n->aborted)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
+                 "and create a new one");
+    NCCL_CALL(ctx, n, n->group_start());
+    int r = NCCL_SUCCESS;
+    if (send_peer >= 0) r = n->send(send_buf, bytes, NCCL_UINT8, send_peer, n->comm, s);
+    if (r == NCCL_SUCCESS && recv_peer >= 0) r = n->recv(recv_buf, bytes, NCCL_UINT8, recv_peer, n->comm, s);
+    const int end = n->group_end(); /* always closes the group, also after a failed call inside it */
+    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, send_peer >= 0 ? "ncclSend / ncclRecv" : "ncclRecv");
+    if (end != NCCL_SUCCESS) return nccl_fail(ctx, n, end, "ncclGroupEnd");
+    return TPG_OK;
+}
+
+typedef struct abort_job {
+    int (*comm_abort)(void *);
+    void *comm;
+} abort_job;
+
+static void *abort_thread(void *arg) {
+    abort_job *j = arg;
+    (void)j->comm_abort(j->comm);
+    free(j);
+    return NULL;
+}
+
+/* ncclCommAbort raises the abort flags that NCCL's kernels poll first, then reclaims the communicator, and the
+ * reclaim waits until every CUDA graph holding a captured NCCL plan of it is destroyed - the op's own graphs
+ * included, which the caller still holds. So it runs on a detached thread: the flags are up at once, the
+ * thread ends when the ops are destroyed. The library then stays loaded for good (tpg_nccl_release): that
+ * thread may still run inside it. */
+tpg_status tpg_nccl_abort(tpg_ctx *ctx, tpg_nccl *n) {
+    if (n->aborted || !n->comm) return TPG_OK;
+    abort_job *j = malloc(sizeof *j);
+    if (!j) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "aborting the NCCL communicator: host allocation failed");
+    j->comm_abort = n->comm_abort;
+    j->comm = n->comm;
+    pthread_t t;
+    const int e = pthread_create(&t, NULL, abort_thread, j);
+    if (e != 0) {
+        free(j);
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "aborting the NCCL communicator: pthread_create failed (%d)", e);
+    }
+    pthread_detach(t);
+    n->aborted = 1;
+    n->comm = NULL; /* the abort releases it */
+    return TPG_OK;
+}
+
+int tpg_nccl_aborted(const tpg_nccl *n) { return n && n->aborted; }
+
+void tpg_nccl_version(const tpg_nccl *n, char *buf, size_t size) {
+    const int v = n ? n->version : 0;
+    snprintf(buf, size, "NCCL %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
+void tpg_nccl_release(tpg_nccl *n) {
+    if (!n) return;
+    if (n->comm && n->comm_destroy) (void)n->comm_destroy(n->comm);
+    if (n->lib && !n->aborted) dlclose(n->lib); /* after an abort its thread may still run in the library */
+    free(n);
+}

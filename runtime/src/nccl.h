@@ -1,0 +1,48 @@
+/* NCCL, loaded at run time, for the transport beyond one NVLink domain (tpg_rank_config.transport =
+ * TPG_TRANSPORT_NCCL; docs/ARCHITECTURE.md "NCCL transport").
+ *
+ * Why dlopen: NCCL is not a build dependency of tpgemm (CUDA, Jinja2, PyYAML and Ninja are), and a framework
+ * process already has one loaded (PyTorch's). The library is TPG_NCCL_LIBRARY when set (a path or a soname),
+ * else "libnccl.so.2". Only the stable C entry points of NCCL 2.x are used; their prototypes are declared
+ * here, so no nccl.h is needed to build. The communicator is this context's own (ncclCommInitRank over the
+ * id that rank 0 made, exchanged through the framework's all-gather), never the framework's: a transfer of
+ * tpgemm's can then not interleave with the framework's collectives on one communicator. */
+#ifndef TPG_NCCL_H
+#define TPG_NCCL_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#include "tpgemm.h"
+
+#define TPG_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
+
+typedef struct tpg_nccl tpg_nccl;
+
+/* Loads the library and its entry points; *out NULL on failure (TPG_ERR_NCCL names the library and the
+ * missing symbol or dlerror()). */
+tpg_status tpg_nccl_load(tpg_ctx *ctx, tpg_nccl **out);
+/* ncclGetUniqueId (rank 0, before the exchange). */
+tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NCCL_ID_BYTES]);
+/* ncclCommInitRank on the current device: collective, blocks until every rank has called it. */
+tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const unsigned char id[TPG_NCCL_ID_BYTES]);
+/* A byte to and from every other rank, outside any capture, right after the communicator's init: NCCL connects
+ * point-to-point peers on their first transfer, which blocks on the peer; done here, inside tpg_ctx_create_rank's
+ * collective step, no later capture (tpg_op_set_tensors) waits on a peer that may have failed before its own. */
+tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank);
+/* One step of point-to-point transfers, as one NCCL group on stream s: bytes from send_buf to send_peer and
+ * into recv_buf from recv_peer (either skipped when its peer is < 0). Captured when s is being captured. */
+tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const void *send_buf, int send_peer, void *recv_buf,
+                             int recv_peer, size_t bytes, cudaStream_t s);
+/* ncclCommAbort: stops every NCCL operation of the communicator that has not completed (NCCL's kernels poll the
+ * abort flag), so that a stream stuck in a receive from a rank that never came completes. Returns at once (the
+ * reclaim runs on a thread of its own: nccl.c says why). The communicator is gone afterwards: tpg_nccl_aborted
+ * says so, and tpg_op_run and every later transfer's capture refuse with TPG_ERR_NCCL. */
+tpg_status tpg_nccl_abort(tpg_ctx *ctx, tpg_nccl *n);
+int tpg_nccl_aborted(const tpg_nccl *n);
+/* "NCCL 2.21.5" into buf, for messages and the plan. */
+void tpg_nccl_version(const tpg_nccl *n, char *buf, size_t size);
+/* Destroys the communicator (if any) and unloads the library; NULL is a no-op. */
+void tpg_nccl_release(tpg_nccl *n);
+
+#endif /* TPG_NCCL_H */

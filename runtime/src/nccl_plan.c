@@ -1,0 +1,95 @@
+/* The NCCL transport's steps from a schedule table (nccl_plan.h). */
+#include <stdio.h>
+
+#include "gemm_params.h" /* TPG_MAX_TP */
+#include "nccl_plan.h"
+
+static const tpg_stage_entry *entry(const tpg_schedule_table *t, int rank, int s) { return &t->stages[rank * t->tp + s]; }
+
+/* The one rank other than `rank` whose stage s consumes rank's shard: its index, -1 if none, -2 if several. */
+static int shard_consumer(const tpg_schedule_table *t, int rank, int s) {
+    int found = -1;
+    for (int q = 0; q < t->tp; q++) {
+        if (q == rank || entry(t, q, s)->peer != rank) continue;
+        if (found >= 0) return -2;
+        found = q;
+    }
+    return found;
+}
+
+static int allgather_step(const tpg_schedule_table *t, int rank, int s, tpg_nccl_step *st, char *why, size_t n) {
+    const tpg_stage_entry *e = entry(t, rank, s);
+    const int to = shard_consumer(t, rank, s);
+    if (e->src_slot < 0 || e->peer < 0 || e->peer == rank) {
+        snprintf(why, n, "schedule %s: rank %d stage %d reads no peer's shard", t->name, rank, s);
+        return -1;
+    }
+    if (to == -2) {
+        snprintf(why, n, "schedule %s: several ranks read rank %d's shard at stage %d", t->name, rank, s);
+        return -1;
+    }
+    *st = (tpg_nccl_step){s, to, -1, e->peer, e->src_slot};
+    return 0;
+}
+
+static int reduce_scatter_step(const tpg_schedule_table *t, int rank, int s, tpg_nccl_step *st, char *why, size_t n) {
+    const tpg_stage_entry *e = entry(t, rank, s), *f = entry(t, rank, s + 1);
+    if (e->dst_peer < 0 || e->dst_slot < 0 || f->src_slot < 0 || f->peer < 0) {
+        snprintf(why, n, "schedule %s: rank %d's stage %d partial does not feed stage %d of a neighbour", t->name, rank,
+                 s, s + 1);
+        return -1;
+    }
+    const tpg_stage_entry *g = entry(t, f->peer, s); /* the sender of what stage s + 1 adds */
+    if (g->dst_peer != rank || g->dst_slot != f->src_slot) {
+        snprintf(why, n, "schedule %s: rank %d stage %d adds slot %d from rank %d, whose stage %d sends slot %d to "
+                 "rank %d", t->name, rank, s + 1, f->src_slot, f->peer, s, g->dst_slot, g->dst_peer);
+        return -1;
+    }
+    *st = (tpg_nccl_step){s, e->dst_peer, e->dst_slot, f->peer, f->src_slot};
+    return 0;
+}
+
+int tpg_nccl_plan(const tpg_schedule_table *t, int rank, tpg_nccl_step *steps, char *why, size_t why_size) {
+    if (t->tp < 2) {
+        snprintf(why, why_size, "schedule %s: TP = %d transfers nothing", t->name, t->tp);
+        return -1;
+    }
+    for (int i = 0; i < t->tp - 1; i++) {
+        const int rc = t->comm == TPG_COMM_ALLGATHER ? allgather_step(t, rank, i + 1, &steps[i], why, why_size)
+                                                     : reduce_scatter_step(t, rank, i, &steps[i], why, why_size);
+        if (rc) return -1;
+        /* a slot written by two stages: the later stage's wait would pass on the earlier stage's tile flags */
+        for (int j = 0; j < i && t->comm == TPG_COMM_REDUCE_SCATTER; j++)
+            if (steps[j].send_slot == steps[i].send_slot) {
+                snprintf(why, why_size, "schedule %s: rank %d's stages %d and %d both send slot %d", t->name, rank, j,
+                         i, steps[i].send_slot);
+                return -1;
+            }
+    }
+    return t->tp - 1;
+}
+
+int tpg_nccl_plan_pairs(const tpg_schedule_table *t, char *why, size_t why_size) {
+    tpg_nccl_step plan[TPG_MAX_TP][TPG_MAX_TP - 1];
+    if (t->tp > TPG_MAX_TP) {
+        snprintf(why, why_size, "schedule %s: tp = %d > %d", t->name, t->tp, TPG_MAX_TP);
+        return -1;
+    }
+    for (int r = 0; r < t->tp; r++)
+        if (tpg_nccl_plan(t, r, plan[r], why, why_size) < 0) return -1;
+    for (int i = 0; i < t->tp - 1; i++)
+        for (int r = 0; r < t->tp; r++) {
+            const tpg_nccl_step *a = &plan[r][i];
+            if (a->send_peer >= 0 && plan[a->send_peer][i].recv_peer != r) {
+                snprintf(why, why_size, "schedule %s step %d: rank %d sends to rank %d, which receives from rank %d",
+                         t->name, i, r, a->send_peer, plan[a->send_peer][i].recv_peer);
+                return -1;
+            }
+            if (a->recv_peer >= 0 && plan[a->recv_peer][i].send_peer != r) {
+                snprintf(why, why_size, "schedule %s step %d: rank %d receives from rank %d, which sends to rank %d",
+                         t->name, i, r, a->recv_peer, plan[a->recv_peer][i].send_peer);
+                return -1;
+            }
+        }
+    return 0;
+}

@@ -1,0 +1,86 @@
+/* The NCCL transport's bounded wait for an op's launches (tpg__op_wait over NCCL: tpg_op_sync, destroy, rebuilds).
+ *
+ * Why not cudaStreamSynchronize: a receive from a rank that never makes the call keeps NCCL's kernel, and so the
+ * launch, running for good (NCCL has no timeout). The device's own waits do time out - the GEMM's stage and tile
+ * waits, the flag kernels' (transfer_flags.h), among them the wait after the GEMM for all transfers - and record it
+ * in the status word and the launch's give-up word. So this polls the op's own launch event (recorded after each
+ * launch, so the caller's later work on the stream does not count) and, while the launch runs, those words: once
+ * the launch now running (its epoch = the give-up word) has timed out and is still busy TPG_NCCL_ABORT_GRACE_S later,
+ * the context's communicator is aborted (nccl.h: NCCL's kernels return), and the call fails with TPG_ERR_TIMEOUT.
+ * After an abort every later wait of any op of the context fails with TPG_ERR_NCCL: a call in flight then may have
+ * added a receive that NCCL cut short. */
+#define _POSIX_C_SOURCE 199309L /* nanosleep, clock_gettime under -std=c11 */
+#include <string.h>
+#include <time.h>
+
+#include "checks.h"
+#include "nccl.h"
+#include "op_internal.h"
+
+#define TPG_NCCL_ABORT_GRACE_S 1.0  /* after the device's timeout: the launch's other waits have given up by then */
+#define TPG_NCCL_ABORT_DRAIN_S 10.0 /* after the abort: NCCL's kernels poll its flag and return */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* *busy = whether rank r's last launch (direct or in a captured graph) still runs. */
+static tpg_status still_busy(tpg_op *op, int r, int *busy) {
+    cudaError_t e = op->has_run && op->nccl_launched[r] ? cudaEventQuery(op->nccl_launched[r]) : cudaSuccess;
+    if (e == cudaSuccess && op->capture_done[r]) e = cudaEventQuery(op->capture_done[r]);
+    *busy = e == cudaErrorNotReady;
+    if (*busy) (void)cudaGetLastError();
+    else TPG_CHECK_CUDA(op->ctx, e);
+    return TPG_OK;
+}
+
+/* Whether the launch running on rank r has timed out: the status word has the timeout bit and the give-up word
+ * holds the running launch's epoch (a bit left over from an earlier call that nobody synced does not count). Read
+ * beside the launch, on the op's own non-blocking stream, as one copy of the words from epoch to gave_up. */
+static tpg_status running_launch_timed_out(tpg_op *op, int r, int *timed_out) {
+    const tpg_buffer_layout *b = &op->layout;
+    unsigned int words[1024];
+    const size_t bytes = b->gave_up + sizeof(unsigned int) - b->epoch;
+    if (bytes > sizeof words) TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "buffer layout: epoch .. gave_up spans %zu B", bytes);
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpyAsync(words, tpg_buf_word(op->buffer[r], b->epoch), bytes, cudaMemcpyDeviceToHost,
+                                            op->nccl_stream[r]));
+    TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(op->nccl_stream[r]));
+    const unsigned int epoch = words[0], status = words[(b->status - b->epoch) / sizeof(unsigned int)],
+                       gave_up = words[(b->gave_up - b->epoch) / sizeof(unsigned int)];
+    *timed_out = (status & TPG_DEVICE_TIMEOUT) && gave_up == epoch;
+    return TPG_OK;
+}
+
+tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
+    tpg_ctx *ctx = op->ctx;
+    TPG_CHECK_CUDA(ctx, cudaSetDevice(ctx->devices[r]));
+    if (!op->nccl_stream[r]) TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&op->nccl_stream[r], cudaStreamNonBlocking));
+    const struct timespec pause = {0, 1000000}; /* 1 ms */
+    double timed_out_at = -1.0, aborted_at = -1.0;
+    for (;;) {
+        int busy = 0, timed_out = 0;
+        TPG_CHECK(still_busy(op, r, &busy));
+        if (!busy) break;
+        if (aborted_at >= 0.0 && now_s() - aborted_at > TPG_NCCL_ABORT_DRAIN_S)
+            TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d: the launch still runs %.0f s after its NCCL communicator was aborted",
+                     r, TPG_NCCL_ABORT_DRAIN_S);
+        if (aborted_at < 0.0) TPG_CHECK(running_launch_timed_out(op, r, &timed_out));
+        if (timed_out && timed_out_at < 0.0) timed_out_at = now_s();
+        if (timed_out && now_s() - timed_out_at > TPG_NCCL_ABORT_GRACE_S) {
+            TPG_CHECK(tpg_nccl_abort(ctx, ctx->nccl));
+            aborted_at = now_s();
+        }
+        nanosleep(&pause, NULL);
+    }
+    if (aborted_at >= 0.0)
+        TPG_FAIL(ctx, TPG_ERR_TIMEOUT, "rank %d (device %d): a stage wait timed out after %.3f s and NCCL's transfer "
+                 "never completed (a peer did not make this call); the context's NCCL communicator was aborted to end "
+                 "it: destroy the context and create a new one", r, ctx->devices[r], (double)ctx->timeout_ns * 1e-9);
+    if (tpg_nccl_aborted(ctx->nccl) && (op->has_run || op->capture_done[r]))
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d (device %d): the context's NCCL communicator was aborted after a timeout "
+                 "(of this op or another one), so a call of this op then in flight may have used a receive NCCL cut "
+                 "short: destroy the context and create a new one", r, ctx->devices[r]);
+    return TPG_OK;
+}
