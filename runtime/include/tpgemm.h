@@ -218,9 +218,10 @@ typedef struct tpg_rank_config {
  * GEMM, which leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels: all-gather receives stage s's shard while the GEMM
  * computes earlier stages (each stage's tiles wait for its shard); reduce-scatter sends stage s's partial block
  * once all its tiles are written, and stage s + 1's tiles wait for the partial received. No IPC, no barriers
- * (every buffer a transfer writes is the receiving rank's own, ordered by its stream). Not available: copy
- * chunks > 1 (TPG_ERR_UNSUPPORTED; a config's copy_chunks is ignored) and the barriers beside the GEMM
- * (TPG_ERR_UNSUPPORTED); pull_partials configs run as their push twins; share_devices does not split the SMs
+ * (every buffer a transfer writes is the receiving rank's own, ordered by its stream). An all-gather shard moves
+ * in the op's copy pieces (tpg_op_set_copy_chunks: each piece a message, so every rank must make the same change
+ * before the same call), a reduce-scatter partial in up to 4 row bands, each sent once its tiles wrote it. Not
+ * available: the barriers beside the GEMM (TPG_ERR_UNSUPPORTED); pull_partials configs run as their push twins; share_devices does not split the SMs
  * (nothing compares bus ids across nodes) and tpg_ctx_device is -1 for the other ranks. The calls of all ops
  * of one context must be ordered (one stream, or events): their transfers share the context's communicator.
  * A peer that never arrives: the device's waits time out as on the peer transport, and since NCCL's own
@@ -289,7 +290,8 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
  * of the rotating operand's rows, so possibly fewer than asked), each announced by its own flag: a tile waits only
  * for the piece that holds its rows, so tiles start while later pieces are in flight. The default is the
  * config's `copy_chunks` (schedules.yaml, usually 1). Rebuilds the local ranks' graphs after their last
- * launches when the cut changes. Ranks may differ (a rank's cut concerns its own copies and flags only).
+ * launches when the cut changes. Ranks may differ (a rank's cut concerns its own copies and flags only), except
+ * over the NCCL transport, where each piece is a message: every rank must cut alike before the same call.
  * TPG_ERR_INVALID_ARGUMENT outside 1..32, or for chunks > 1 on an op that copies nothing
  * (reduce-scatter, TP = 1). */
 tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks);

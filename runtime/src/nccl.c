@@ -138,17 +138,20 @@ out:
     return st;
 }
 
-tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const void *send_buf, int send_peer, void *recv_buf,
-                             int recv_peer, size_t bytes, cudaStream_t s) {
+tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const tpg_nccl_msg *msgs, int count, cudaStream_t s) {
     if (n->aborted)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
                  "and create a new one");
     NCCL_CALL(ctx, n, n->group_start());
-    int r = NCCL_SUCCESS;
-    if (send_peer >= 0) r = n->send(send_buf, bytes, NCCL_UINT8, send_peer, n->comm, s);
-    if (r == NCCL_SUCCESS && recv_peer >= 0) r = n->recv(recv_buf, bytes, NCCL_UINT8, recv_peer, n->comm, s);
+    int r = NCCL_SUCCESS, i = 0;
+    for (; i < count && r == NCCL_SUCCESS; i++) {
+        const tpg_nccl_msg *m = &msgs[i];
+        if (m->peer < 0) continue;
+        r = m->send ? n->send(m->buf, m->bytes, NCCL_UINT8, m->peer, n->comm, s)
+                    : n->recv(m->buf, m->bytes, NCCL_UINT8, m->peer, n->comm, s);
+    }
     const int end = n->group_end(); /* always closes the group, also after a failed call inside it */
-    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, send_peer >= 0 ? "ncclSend / ncclRecv" : "ncclRecv");
+    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, msgs[i - 1].send ? "ncclSend" : "ncclRecv");
     if (end != NCCL_SUCCESS) return nccl_fail(ctx, n, end, "ncclGroupEnd");
     return TPG_OK;
 }

@@ -30,10 +30,16 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
  * point-to-point peers on their first transfer, which blocks on the peer; done here, inside tpg_ctx_create_rank's
  * collective step, no later capture (tpg_op_set_tensors) waits on a peer that may have failed before its own. */
 tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank);
-/* One step of point-to-point transfers, as one NCCL group on stream s: bytes from send_buf to send_peer and
- * into recv_buf from recv_peer (either skipped when its peer is < 0). Captured when s is being captured. */
-tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const void *send_buf, int send_peer, void *recv_buf,
-                             int recv_peer, size_t bytes, cudaStream_t s);
+/* One point-to-point message: `bytes` at buf sent to (send != 0) or received from `peer`. */
+typedef struct tpg_nccl_msg {
+    void *buf;
+    size_t bytes;
+    int peer; /* < 0: skipped */
+    int send;
+} tpg_nccl_msg;
+/* Messages as one NCCL group on stream s (captured when s is being captured). NCCL matches a pair of ranks'
+ * messages in issue order, so both sides must list theirs in the same order. */
+tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const tpg_nccl_msg *msgs, int count, cudaStream_t s);
 /* ncclCommAbort: stops every NCCL operation of the communicator that has not completed (NCCL's kernels poll the
  * abort flag), so that a stream stuck in a receive from a rank that never came completes. Returns at once (the
  * reclaim runs on a thread of its own: nccl.c says why). The communicator is gone afterwards: tpg_nccl_aborted

@@ -63,25 +63,47 @@ static const void *sent_shard(const tpg_op *op, int r) {
     return op->sched->rotating == TPG_OPERAND_A ? op->tensors[r].a : op->tensors[r].b;
 }
 
-/* One step of the plan on s (the captured stream). */
-static tpg_status step_capture(tpg_op *op, int rank, const tpg_nccl_step *st, cudaStream_t s) {
+/* All-gather step: the shard in the op's copy pieces (copy_plan.h), each received and then announced by its own
+ * stage flag, so that the stage's first tiles start while later pieces are in flight. */
+static tpg_status allgather_step(tpg_op *op, int rank, const tpg_nccl_step *st, cudaStream_t s) {
+    char *shard = (char *)sent_shard(op, rank), *slot = tpg_buf_slot(op->buffer[rank], &op->layout, st->recv_slot);
+    for (int c = 0; c < op->copy.chunks; c++) {
+        size_t off = 0, bytes = 0;
+        tpg_copy_plan_piece(&op->copy, c, &off, &bytes);
+        const tpg_nccl_msg m[2] = {{shard + off, bytes, st->send_peer, 1}, {slot + off, bytes, st->recv_peer, 0}};
+        TPG_CHECK(tpg_nccl_exchange(op->ctx, op->ctx->nccl, m, 2, s));
+        TPG_CHECK(flags_launch(op, rank, TPG_FLAGS_RAISE, tpg_buf_stage_flags(op->buffer[rank], &op->layout, st->stage) + c,
+                               1, NULL, s));
+    }
+    return TPG_OK;
+}
+
+/* Reduce-scatter step: the stage's partial in row bands (nccl_plan.h, tpg_nccl_band), each sent once its tiles
+ * wrote it, with its verdict word, and announced on the receiver by its tiles' flags: the next stage's first tiles
+ * add their partial while later bands are still computed or in flight. */
+static tpg_status reduce_scatter_step(tpg_op *op, int rank, const tpg_nccl_step *st, cudaStream_t s) {
     void *own = op->buffer[rank];
     const tpg_buffer_layout *b = &op->layout;
-    const size_t bytes = b->slot_bytes_used;
-    const int tiles = (int)b->tiles_per_stage;
-    if (op->sched->comm == TPG_COMM_ALLGATHER) {
-        const void *shard = sent_shard(op, rank);
-        TPG_CHECK(tpg_nccl_exchange(op->ctx, op->ctx->nccl, shard, st->send_peer, tpg_buf_slot(own, b, st->recv_slot),
-                                    st->recv_peer, bytes, s));
-        return flags_launch(op, rank, TPG_FLAGS_RAISE, tpg_buf_stage_flags(own, b, st->stage), 1, NULL, s);
+    const int recv = tpg_buf_recv_slot(b, st->recv_slot), bands = tpg__nccl_rs_bands(op);
+    for (int i = 0; i < bands; i++) {
+        const tpg_nccl_band band = tpg_nccl_band_of(&op->nccl_rows, i, bands);
+        char *out = (char *)tpg_buf_slot(own, b, st->send_slot) + band.offset;
+        char *in = (char *)tpg_buf_slot(own, b, recv) + band.offset;
+        unsigned int *out_verdict = trailer_of(op, rank, st->send_slot) + i, *in_verdict = trailer_of(op, rank, recv) + i;
+        TPG_CHECK(flags_launch(op, rank, TPG_FLAGS_WAIT, tpg_buf_tile_flags(own, b, st->send_slot) + band.tile0,
+                               (int)band.tiles, out_verdict, s));
+        const tpg_nccl_msg m[4] = {{out, band.bytes, st->send_peer, 1}, {out_verdict, 4, st->send_peer, 1},
+                                   {in, band.bytes, st->recv_peer, 0}, {in_verdict, 4, st->recv_peer, 0}};
+        TPG_CHECK(tpg_nccl_exchange(op->ctx, op->ctx->nccl, m, 4, s));
+        TPG_CHECK(flags_launch(op, rank, TPG_FLAGS_RAISE, tpg_buf_tile_flags(own, b, recv) + band.tile0, (int)band.tiles,
+                               in_verdict, s));
     }
-    TPG_CHECK(flags_launch(op, rank, TPG_FLAGS_WAIT, tpg_buf_tile_flags(own, b, st->send_slot), tiles,
-                           trailer_of(op, rank, st->send_slot), s));
-    const int recv = tpg_buf_recv_slot(b, st->recv_slot);
-    TPG_CHECK(tpg_nccl_exchange(op->ctx, op->ctx->nccl, tpg_buf_slot(own, b, st->send_slot), st->send_peer,
-                                tpg_buf_slot(own, b, recv), st->recv_peer, bytes, s)); /* the verdict included */
-    return flags_launch(op, rank, TPG_FLAGS_RAISE, tpg_buf_tile_flags(own, b, recv), tiles, trailer_of(op, rank, recv),
-                        s);
+    return TPG_OK;
+}
+
+/* One step of the plan on s (the captured stream). */
+static tpg_status step_capture(tpg_op *op, int rank, const tpg_nccl_step *st, cudaStream_t s) {
+    return op->sched->comm == TPG_COMM_ALLGATHER ? allgather_step(op, rank, st, s) : reduce_scatter_step(op, rank, st, s);
 }
 
 /* The wait after the GEMM (header comment): a kernel node on `gemm`. */
@@ -139,3 +161,8 @@ void tpg__nccl_free(tpg_op *op) {
 }
 
 int tpg__nccl_needs_rebuild(const tpg_op *op, int r) { return op->nccl_shard[r] != sent_shard(op, r); }
+
+/* each band's verdict word lies in the slot's trailer */
+_Static_assert(TPG_NCCL_RS_BANDS * sizeof(unsigned int) <= TPG_FLAGS_TRAILER_BYTES, "a verdict word per band");
+
+int tpg__nccl_rs_bands(const tpg_op *op) { return tpg_nccl_band_count(&op->nccl_rows); }

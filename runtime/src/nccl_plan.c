@@ -93,3 +93,23 @@ int tpg_nccl_plan_pairs(const tpg_schedule_table *t, char *why, size_t why_size)
         }
     return 0;
 }
+
+static int64_t tiles_m(const tpg_nccl_rows *r) { return (r->rows + r->tile_rows - 1) / r->tile_rows; }
+
+/* First slot row of flattened tile row j (j = batches * tiles_m: the end of the slot). */
+static int64_t row_of(const tpg_nccl_rows *r, int64_t j) {
+    const int64_t tm = tiles_m(r);
+    return j / tm * r->rows + j % tm * r->tile_rows;
+}
+
+int tpg_nccl_band_count(const tpg_nccl_rows *r) {
+    const int64_t tile_rows = r->batches * tiles_m(r);
+    return tile_rows < TPG_NCCL_RS_BANDS ? (int)tile_rows : TPG_NCCL_RS_BANDS;
+}
+
+tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands) {
+    const int64_t total = r->batches * tiles_m(r), j0 = total * i / bands, j1 = total * (i + 1) / bands;
+    const int64_t row0 = row_of(r, j0), row1 = row_of(r, j1);
+    return (tpg_nccl_band){(size_t)row0 * r->row_bytes, (size_t)(row1 - row0) * r->row_bytes, j0 * r->tiles_n,
+                           (j1 - j0) * r->tiles_n};
+}

@@ -14,6 +14,9 @@
 #ifndef TPG_NCCL_PLAN_H
 #define TPG_NCCL_PLAN_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "tables.h"
 
 typedef struct tpg_nccl_step {
@@ -28,6 +31,29 @@ typedef struct tpg_nccl_step {
  * (why_size bytes) when the table does not have this form (several ranks consume one shard at one stage, a
  * partial that does not go to the next stage, ...). */
 int tpg_nccl_plan(const tpg_schedule_table *t, int rank, tpg_nccl_step *steps, char *why, size_t why_size);
+
+/* A reduce-scatter step moves its stage's partial in row bands, each sent as soon as the tiles that write it are
+ * done (nccl_graph.c): at most this many per stage (each costs a flag wait, an NCCL group and a flag raise). */
+#define TPG_NCCL_RS_BANDS 4
+
+/* The rows of a reduce-scatter stage's partial as the GEMM's tiles cover them: `batches` batches of `rows` rows,
+ * tiles of `tile_rows` rows and `tiles_n` tiles per tile row (tile flag t = (batch * tiles_m + tm) * tiles_n + tn),
+ * `row_bytes` per row; batches follow each other in the slot. */
+typedef struct tpg_nccl_rows {
+    int64_t batches, rows, tile_rows, tiles_n;
+    size_t row_bytes;
+} tpg_nccl_rows;
+
+/* One band: whole tile rows of the flattened (batch, tile row) index, the slot bytes they cover and their flags. */
+typedef struct tpg_nccl_band {
+    size_t offset, bytes;  /* in the slot */
+    int64_t tile0, tiles;  /* tile flags [tile0, tile0 + tiles) */
+} tpg_nccl_band;
+
+/* Bands used for r: TPG_NCCL_RS_BANDS, or fewer when there are fewer tile rows. */
+int tpg_nccl_band_count(const tpg_nccl_rows *r);
+/* Band i of `bands`: tile rows split as evenly as they go; the bands cover the slot and the flags once, in order. */
+tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands);
 
 /* Every rank's plan exists and at every step each send has the matching receive on its peer (and the reverse).
  * 0, or -1 with a reason in why. */

@@ -65,8 +65,11 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     /* over NCCL a reduce-scatter rank sends from its own slots and receives into a second bank (nccl_graph.c) */
     const int banks = tpg__over_nccl(ctx) && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks);
-    /* NCCL receives a whole shard at a time: one flag per stage */
-    op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, tpg__over_nccl(ctx) ? 1 : c->copy_chunks);
+    op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
+    /* over NCCL a reduce-scatter stage's partial moves in row bands of the GEMM's tiles (nccl_graph.c) */
+    op->nccl_rows = (tpg_nccl_rows){op->shapes.l, op->shapes.stage_m, op->kernel->bm,
+                                    (op->shapes.stage_n + op->kernel->bn - 1) / op->kernel->bn,
+                                    (size_t)op->shapes.stage_n * tpg_dtype_size(op->kernel->dtype_partial)};
     tpg_peers_init(&op->peers, ctx->tp);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg_buffers_alloc(ctx, r, &op->layout, &op->buffer[r]), fail);
@@ -276,9 +279,6 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s copies nothing (%s): copy chunks = %d has no copy to cut",
                  op->config->name, op->sched->tp < 2 ? "TP = 1" : "reduce-scatter pushes partials from the GEMM", chunks);
     if (op->copy.chunks == 0) return TPG_OK;
-    if (tpg__over_nccl(op->ctx) && chunks != 1)
-        TPG_FAIL(op->ctx, TPG_ERR_UNSUPPORTED, "copy chunks = %d: the NCCL transport receives each shard whole (a "
-                 "receive per piece would cost more than the pieces gain over links without peer access)", chunks);
     const tpg_copy_plan next = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks);
     if (next.chunks == op->copy.chunks && next.chunk_rows == op->copy.chunk_rows) return TPG_OK;
     const int saved = tpg__save_device();

@@ -9,6 +9,7 @@
 #include "copy_plan.h"
 #include "ctx_internal.h"
 #include "gemm_params.h"
+#include "nccl_plan.h"
 #include "peers.h"
 #include "shapes.h"
 #include "tables.h"
@@ -57,6 +58,7 @@ struct tpg_op {
     cudaStream_t nccl_stream[TPG_MAX_TP];
     cudaEvent_t nccl_launched[TPG_MAX_TP];
     const void *nccl_shard[TPG_MAX_TP];
+    tpg_nccl_rows nccl_rows;               /* reduce-scatter: the partial's rows, for its bands (nccl_plan.h) */
 #ifdef TPG_TRACE
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes;
@@ -113,6 +115,8 @@ static inline int tpg__op_over_nccl(const tpg_op *op) { return tpg__over_nccl(op
  * anew for its current tensors (its all-gather sends another shard); the streams and events, released. */
 tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, cudaGraphNode_t gemm);
 int tpg__nccl_needs_rebuild(const tpg_op *op, int r);
+/* The row bands of a reduce-scatter op's partials over NCCL (tpg_nccl_band_count of op->nccl_rows). */
+int tpg__nccl_rs_bands(const tpg_op *op);
 void tpg__nccl_free(tpg_op *op);
 /* nccl_wait.c: tpg__op_wait over NCCL, bounded (the file's header says how); makes r's device current. */
 tpg_status tpg__nccl_op_wait(tpg_op *op, int r);

@@ -94,4 +94,36 @@ TPG_TEST(broken_tables_are_refused) {
     TPG_EXPECT_STR_CONTAINS(why, "both send slot");
 }
 
-TPG_TEST_MAIN(TPG_CASE(every_generated_schedule_pairs_up), TPG_CASE(broken_tables_are_refused))
+/* 0 when r's bands cover the slot's bytes and the tile flags once, in order, in whole tile rows. */
+static int check_bands(tpg_nccl_rows r) {
+    const int64_t tm = (r.rows + r.tile_rows - 1) / r.tile_rows, flags = r.batches * tm * r.tiles_n;
+    const int bands = tpg_nccl_band_count(&r);
+    size_t next = 0;
+    int64_t tile = 0;
+    int bad = bands < 1 || bands > TPG_NCCL_RS_BANDS || (bands < TPG_NCCL_RS_BANDS && bands != r.batches * tm);
+    for (int i = 0; i < bands; i++) {
+        const tpg_nccl_band b = tpg_nccl_band_of(&r, i, bands);
+        bad |= b.offset != next || b.tile0 != tile || b.bytes == 0 || b.tiles % r.tiles_n != 0 || b.tiles == 0;
+        next = b.offset + b.bytes, tile = b.tile0 + b.tiles;
+    }
+    bad |= next != (size_t)(r.batches * r.rows) * r.row_bytes || tile != flags;
+    if (bad) fprintf(stderr, "bands of %lld x %lld rows (tile %lld, %lld per row) wrong\n", (long long)r.batches,
+                     (long long)r.rows, (long long)r.tile_rows, (long long)r.tiles_n);
+    return bad;
+}
+
+TPG_TEST(bands_cover_the_partial_and_its_flags_once) {
+    const int64_t rows[] = {128, 1000, 4096, 8192, 64, 129};
+    const int64_t tiles[] = {64, 128};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (size_t j = 0; j < sizeof tiles / sizeof tiles[0]; j++)
+            for (int64_t batches = 1; batches <= 3; batches++)
+                TPG_EXPECT(check_bands((tpg_nccl_rows){batches, rows[i], tiles[j], 5, 6 * 2}) == 0);
+    /* a band boundary inside a batch's ragged last tile row is not a row boundary of the slot: none is made */
+    const tpg_nccl_rows ragged = {2, 1000, 128, 3, 8};
+    const tpg_nccl_band b = tpg_nccl_band_of(&ragged, 2, 4); /* tile rows 8..11: batch 1 from its first row */
+    TPG_EXPECT(b.offset == 1000 * 8 && b.tile0 == 8 * 3);
+}
+
+TPG_TEST_MAIN(TPG_CASE(every_generated_schedule_pairs_up), TPG_CASE(broken_tables_are_refused),
+              TPG_CASE(bands_cover_the_partial_and_its_flags_once))

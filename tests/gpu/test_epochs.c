@@ -20,9 +20,10 @@
  * in different modes, which the API allows ("ranks may differ"). With --share-device the processes take turns
  * on one GPU.
  *
- * --nccl (with --processes): the contexts use the NCCL transport (tpg_rank_config.transport), which has neither
- * copy pieces nor barriers beside the GEMM: between calls the op's graphs are updated in place instead
- * (tpg_op_set_scalars, which keeps the captured transfers), and a sync. NCCL refuses two
+ * --nccl (with --processes): the contexts use the NCCL transport (tpg_rank_config.transport), which has no barriers
+ * beside the GEMM: between calls the op's graphs are updated in place instead (tpg_op_set_scalars, which keeps the
+ * captured transfers), and the all-gather copies are cut into pieces on every rank before the same call (the pieces
+ * are NCCL messages, which both sides must cut alike); reduce-scatter partials move in row bands. NCCL refuses two
  * ranks on one GPU of one host, so with --share-device each process names its own host (NCCL_HOSTID, unless set)
  * and the ranks talk over NCCL's socket transport on the loopback interface: the data path of ranks on different
  * nodes, on one GPU. TPG_NCCL_LIBRARY names the library when libnccl.so.2 is not on the loader's path.
@@ -107,8 +108,10 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
 /* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked); `late`
  * (0 or 1) delays the first two changes by that many calls. */
 static tpg_status change_before(tpg_op *op, int c, int allgather, int late, int nccl) {
-    if (nccl) { /* neither mode exists over NCCL (tpgemm.h): an update in place instead, and a sync */
+    if (nccl) { /* no barriers beside the GEMM over NCCL (tpgemm.h): an update in place instead; the copy pieces are
+                   NCCL messages, so every rank cuts them before the same call */
         if (c == 2) return tpg_op_set_scalars(op, 1.0f, 0.0f);
+        if (c == 3 && allgather) return tpg_op_set_copy_chunks(op, 3);
         return c == 5 ? tpg_op_sync(op) : TPG_OK;
     }
     if (c == 2 + late) return tpg_op_set_overlap_barriers(op, 1);
