@@ -4,11 +4,11 @@
  * peers: it only advances the rank's epoch) and the persistent GEMM after it, and then this file adds the
  * transfers as a second branch after the start node, by stream capture into that graph
  * (cudaStreamBeginCaptureToGraph): NCCL records its own kernels and host nodes there as it does in any
- * captured stream. The branch runs the steps of nccl_plan.h in order, each:
- *   all-gather      ncclSend(own shard) + ncclRecv(slot) ; raise stage flag s
- *   reduce-scatter  wait for stage s's tile flags (and write the verdict after the partial: transfer_flags.h) ;
- *                   ncclSend(own slot + verdict) + ncclRecv(receive bank slot + verdict) ;
- *                   raise the receive bank's tile flags of that slot if the sender's verdict is this epoch
+ * captured stream. The branch runs the steps of nccl_plan.h in order, each in pieces:
+ *   all-gather      per copy piece c: ncclSend(own shard piece) + ncclRecv(slot piece) ; raise stage flag s, piece c
+ *   reduce-scatter  per row band b (nccl_plan.h): wait for the band's tile flags and write its verdict word
+ *                   (transfer_flags.h) ; ncclSend(band + verdict) + ncclRecv(receive bank band + verdict) ; raise the
+ *                   receive bank's flags of the band if the sender's verdict is this epoch
  * then raises transfers_done, while the GEMM runs beside it on all SMs but TPG_NCCL_FREE_SMS (ctx_rank.c), where
  * NCCL's and the flag kernels run. After the GEMM a last flag kernel waits for transfers_done: NCCL never times
  * out, and a send whose peer has gone would otherwise leave the stream busy for good with nothing on the device
@@ -53,7 +53,8 @@ static tpg_status flags_launch(tpg_op *op, int rank, tpg_flags_mode mode, unsign
                                unsigned int *trailer, cudaStream_t s) {
     tpg_flags_params p = flags_params(op, rank, mode, flags, count, trailer);
     void *args[1] = {&p};
-    TPG_CHECK_CUDA(op->ctx, cudaLaunchKernel(tpg_flags_kernel_entry(), (dim3){1, 1, 1}, (dim3){TPG_FLAGS_THREADS, 1, 1}, args, 0, s));
+    TPG_CHECK_CUDA(op->ctx, cudaLaunchKernel(tpg_flags_kernel_entry(), (dim3){1, 1, 1}, (dim3){TPG_FLAGS_THREADS, 1, 1},
+                                             args, 0, s));
     return TPG_OK;
 }
 

@@ -33,11 +33,11 @@ typedef struct tpg_flags_params {
     unsigned int *status;        /* own status word */
     unsigned int *gave_up_epoch; /* own word (tpg_gemm_params.gave_up_epoch) */
     unsigned long long timeout_ns; /* 0 = wait forever */
-    unsigned int *trailer;       /* reduce-scatter slots: the verdict word after the partial (NULL: none) */
+    unsigned int *trailer;       /* reduce-scatter: the band's verdict word in the slot's trailer (NULL: none) */
 } tpg_flags_params;
 
 enum { TPG_FLAGS_THREADS = 256 };
-/* Bytes a reduce-scatter slot carries after its partial over NCCL: the verdict word, 16-byte aligned. */
+/* Bytes a reduce-scatter slot carries after its partial over NCCL: a verdict word per row band, 16-byte aligned. */
 #define TPG_FLAGS_TRAILER_BYTES 16
 #define TPG_FLAGS_INCOMPLETE 0xFFFFFFFFu
 
