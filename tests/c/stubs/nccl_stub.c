@@ -1,0 +1,61 @@
+/* A stand-in libnccl.so.2 for tests/c/test_nccl_loader.c (no GPU, no NCCL): the NCCL 2.x entry points the runtime
+ * binds (runtime/src/nccl.c), with the same C signatures, recording what they were called with in a text log that
+ * the test reads through stub_log(). ncclCommAbort blocks STUB_ABORT_MS (a reclaim waiting for graphs, as NCCL's
+ * does) so that the test sees whether the runtime waits for it. Built twice: -DSTUB_VERSION=<code> sets what
+ * ncclGetVersion reports, -DSTUB_NO_SEND leaves ncclSend out (a library that is not NCCL 2.x). */
+#define _POSIX_C_SOURCE 199309L
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef STUB_VERSION
+#define STUB_VERSION 22809
+#endif
+#define STUB_ABORT_MS 1500
+
+typedef struct stub_id {
+    char internal[128];
+} stub_id;
+
+static char g_log[8192];
+static int g_comm_token = 42;
+
+/* Appends a log line: fmt takes up to three %ld. */
+static void note(const char *fmt, long a, long b, long c) {
+    char line[128];
+    snprintf(line, sizeof line, fmt, a, b, c);
+    strncat(g_log, line, sizeof g_log - strlen(g_log) - 1);
+}
+
+const char *stub_log(void) { return g_log; }
+
+int ncclGetVersion(int *v) { *v = STUB_VERSION; return 0; }
+int ncclGetUniqueId(stub_id *id) { memset(id->internal, 0x5a, sizeof id->internal); return 0; }
+int ncclCommInitRank(void **comm, int n, stub_id id, int rank) {
+    note("init n=%ld rank=%ld id0=%ld\n", n, rank, (unsigned char)id.internal[0]);
+    *comm = &g_comm_token;
+    return 0;
+}
+int ncclCommDestroy(void *comm) { note("destroy ok=%ld\n", comm == &g_comm_token, 0, 0); return 0; }
+int ncclCommAbort(void *comm) {
+    const struct timespec t = {STUB_ABORT_MS / 1000, (STUB_ABORT_MS % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+    note("abort ok=%ld\n", comm == &g_comm_token, 0, 0);
+    return 0;
+}
+#ifndef STUB_NO_SEND
+int ncclSend(const void *buf, size_t count, int type, int peer, void *comm, void *stream) {
+    (void)buf, (void)stream, (void)comm;
+    note("send peer=%ld bytes=%ld type=%ld\n", peer, (long)count, type);
+    return peer == 99 ? 4 /* ncclInvalidArgument */ : 0;
+}
+#endif
+int ncclRecv(void *buf, size_t count, int type, int peer, void *comm, void *stream) {
+    (void)buf, (void)stream, (void)comm;
+    note("recv peer=%ld bytes=%ld type=%ld\n", peer, (long)count, type);
+    return 0;
+}
+int ncclGroupStart(void) { note("group{\n", 0, 0, 0); return 0; }
+int ncclGroupEnd(void) { note("}group\n", 0, 0, 0); return 0; }
+const char *ncclGetErrorString(int r) { return r == 4 ? "invalid argument (stub)" : "stub error"; }

@@ -1,0 +1,107 @@
+/* The NCCL transport's loader and calls (runtime/src/nccl.c) against a stand-in library (tests/c/stubs/nccl_stub.c,
+ * built next to this binary): binding and the version floor, the id and the communicator's init, a group's messages
+ * in order with skipped peers left out, a failed call inside a group (the group still closed, the error naming the
+ * call and NCCL's message), the abort returning at once while NCCL's reclaim blocks (and every later exchange
+ * refused), and release destroying the communicator. No GPU, no NCCL. */
+#define _GNU_SOURCE /* dlopen flags, readlink */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl.h"
+#include "tpg_test.h"
+
+/* build/tests/<name>: the stubs lie next to this binary. */
+static const char *stub_path(const char *name) {
+    static char path[4096];
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dirname(self), name);
+    return path;
+}
+
+/* The stub's call log (it is loaded already, by the runtime). */
+static const char *stub_log(const char *name) {
+    void *lib = dlopen(stub_path(name), RTLD_NOW | RTLD_NOLOAD);
+    const char *(*fn)(void) = lib ? (const char *(*)(void))dlsym(lib, "stub_log") : NULL;
+    return fn ? fn() : "";
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static tpg_nccl *load(const char *name, tpg_status *st) {
+    setenv("TPG_NCCL_LIBRARY", name[0] == '/' ? name : stub_path(name), 1);
+    tpg_nccl *n = NULL;
+    *st = tpg_nccl_load(NULL, &n);
+    return n;
+}
+
+TPG_TEST(calls_in_order_and_abort_returns_at_once) {
+    tpg_status st;
+    tpg_nccl *n = load("libnccl_stub.so", &st);
+    TPG_EXPECT(st == TPG_OK && n != NULL);
+    if (!n) return;
+    char version[32];
+    tpg_nccl_version(n, version, sizeof version);
+    TPG_EXPECT_STR_CONTAINS(version, "NCCL 2.28.9");
+    unsigned char id[TPG_NCCL_ID_BYTES] = {0};
+    TPG_EXPECT(tpg_nccl_unique_id(NULL, n, id) == TPG_OK && id[0] == 0x5a && id[127] == 0x5a);
+    TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 4, 2, id) == TPG_OK);
+    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "init n=4 rank=2 id0=90\n");
+
+    char buf[64];
+    const tpg_nccl_msg m[3] = {{buf, 10, 3, 1}, {buf, 20, -1, 0}, {buf + 8, 30, 1, 0}};
+    TPG_EXPECT(tpg_nccl_exchange(NULL, n, m, 3, NULL) == TPG_OK);
+    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"),
+                            "group{\nsend peer=3 bytes=10 type=1\nrecv peer=1 bytes=30 type=1\n}group\n");
+
+    const tpg_nccl_msg bad = {buf, 1, 99, 1}; /* the stub fails a send to rank 99 */
+    TPG_EXPECT(tpg_nccl_exchange(NULL, n, &bad, 1, NULL) == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "ncclSend");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "invalid argument (stub)");
+    const char *log = stub_log("libnccl_stub.so");
+    TPG_EXPECT(strlen(log) >= 8 && strcmp(log + strlen(log) - 7, "}group\n") == 0); /* closed after the failure */
+
+    const double t0 = now_s();
+    TPG_EXPECT(tpg_nccl_abort(NULL, n) == TPG_OK);
+    TPG_EXPECT(now_s() - t0 < 0.5); /* the stub's abort takes 1.5 s, on the runtime's thread */
+    TPG_EXPECT(tpg_nccl_aborted(n));
+    TPG_EXPECT(tpg_nccl_exchange(NULL, n, m, 1, NULL) == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "aborted");
+    for (int i = 0; i < 40 && !strstr(stub_log("libnccl_stub.so"), "abort ok=1"); i++) usleep(100000);
+    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "abort ok=1\n"); /* the communicator, on that thread */
+    tpg_nccl_release(n);
+    TPG_EXPECT(strstr(stub_log("libnccl_stub.so"), "destroy") == NULL); /* aborted: nothing left to destroy */
+}
+
+TPG_TEST(release_destroys_the_communicator) {
+    tpg_status st;
+    tpg_nccl *n = load("libnccl_stub.so", &st);
+    TPG_EXPECT(st == TPG_OK && n != NULL);
+    if (!n) return;
+    unsigned char id[TPG_NCCL_ID_BYTES] = {0};
+    TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 2, 0, id) == TPG_OK);
+    tpg_nccl_release(n);
+    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "destroy ok=1\n");
+}
+
+TPG_TEST(an_old_foreign_or_missing_library_is_refused) {
+    tpg_status st;
+    TPG_EXPECT(load("libnccl_stub_old.so", &st) == NULL && st == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "needs 2.9 or newer");
+    TPG_EXPECT(load("libnccl_stub_nosend.so", &st) == NULL && st == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "has no symbol ncclSend");
+    TPG_EXPECT(load("/nonexistent/libnccl.so.2", &st) == NULL && st == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "TPG_NCCL_LIBRARY");
+}
+
+TPG_TEST_MAIN(TPG_CASE(calls_in_order_and_abort_returns_at_once), TPG_CASE(release_destroys_the_communicator),
+              TPG_CASE(an_old_foreign_or_missing_library_is_refused))
