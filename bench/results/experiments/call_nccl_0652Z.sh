@@ -2,22 +2,8 @@
 # One device call (nvidia-h200, 1 GPU): the NCCL transport's missing peer (the communicator's abort) and epochs at
 # TP = 2 / 4 / 8 with every rank its own process and NCCL host on one GPU; the peer transport's multi-process test
 # and tier 2 (shared, TP = 2) as regression checks.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-[ -f "$lib" ] || lib=$(find / -name 'libnccl.so.2' 2>/dev/null | head -1)
-export TPG_NCCL_LIBRARY=$lib
-echo "TPG_NCCL_LIBRARY=$TPG_NCCL_LIBRARY" | tee "$OUT/env.txt"
-nvidia-smi -L | tee -a "$OUT/env.txt"
+source "$(dirname "$0")/nccl_call_common.sh"
 ninja build/tests/gpu_epochs build/tests/gpu_multiprocess 2>&1 | tail -1
-step() { # name timeout binary args...
-    local name=$1 t=$2; shift 2
-    local t0=$(date +%s)
-    timeout "$t" "$@" > "$OUT/$name.log" 2>&1
-    local rc=$?
-    echo "$name rc=$rc $(( $(date +%s) - t0 ))s: $(grep -E 'passed|PASSED|FAILED|after' "$OUT/$name.log" | tr '\n' ' ' | cut -c1-400)" | tee -a "$OUT/summary.txt"
-}
 step mp_nccl 120 build/tests/gpu_multiprocess --share-device --nccl
 step mp_peer 120 build/tests/gpu_multiprocess --share-device
 step epochs_nccl_tp2 120 build/tests/gpu_epochs 2 --share-device --processes --nccl
