@@ -150,7 +150,9 @@ typedef struct tpg_ctx_config {
 #define TPG_SHARED_DEVICE_FREE_SMS 4
 /* SMs of each device that the persistent GEMM leaves to NCCL's kernels (TPG_TRANSPORT_NCCL): a transfer the
  * GEMM waits for must find an SM while the GEMM's CTAs occupy theirs. NCCL's point-to-point kernels take one
- * block per channel: keep NCCL_MAX_NCHANNELS (or NCCL_MAX_CTAS) at or below this for these ops. */
+ * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this
+ * (ncclConfig_t), before 2.17 keep NCCL_MAX_NCHANNELS at or below it (NCCL_MAX_CTAS in the environment overrides
+ * the config, as NCCL documents). */
 #define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 

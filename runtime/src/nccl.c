@@ -1,6 +1,7 @@
 /* NCCL loaded at run time (nccl.h says why). */
 #define _GNU_SOURCE /* dlopen flags under -std=c11 */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,24 @@ typedef struct nccl_id {
 } nccl_id;
 enum { NCCL_SUCCESS = 0, NCCL_UINT8 = 1 };
 
+/* ncclConfig_t as NCCL 2.17 declared it (NCCL_CONFIG_INITIALIZER: size, magic, version, then every attribute
+ * "undefined" = INT_MIN / NULL). Later releases only append fields: NCCL copies min(size, its own sizeof) bytes
+ * of a config and gives every field newer than the config's `version` its default, so this prefix means the same
+ * to every release from 2.17 on. */
+typedef struct nccl_config_v21700 {
+    size_t size;
+    unsigned int magic;
+    unsigned int version;
+    int blocking;
+    int cga_cluster_size;
+    int min_ctas;
+    int max_ctas;
+    const char *net_name;
+    int split_share;
+} nccl_config_v21700;
+#define NCCL_CONFIG_MAGIC 0xcafebeefu
+#define NCCL_CONFIG_VERSION 21700
+
 struct tpg_nccl {
     void *lib;
     char name[256];
@@ -25,6 +44,7 @@ struct tpg_nccl {
     int (*get_version)(int *);
     int (*get_unique_id)(nccl_id *);
     int (*comm_init_rank)(void **, int, nccl_id, int);
+    int (*comm_init_rank_config)(void **, int, nccl_id, int, nccl_config_v21700 *); /* NULL before 2.17 */
     int (*comm_destroy)(void *);
     int (*comm_abort)(void *);
     int (*send)(const void *, size_t, int, int, void *, cudaStream_t);
@@ -68,6 +88,9 @@ static tpg_status bind_all(tpg_ctx *ctx, tpg_nccl *n) {
     if (n->version < 20900) /* graph capture of send / recv came with 2.9 */
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9 or newer", n->name,
                  n->version);
+    if (n->version >= NCCL_CONFIG_VERSION) /* optional: without it NCCL's CTA count is not capped (nccl.h) */
+        n->comm_init_rank_config = (int (*)(void **, int, nccl_id, int, nccl_config_v21700 *))dlsym(
+            n->lib, "ncclCommInitRankConfig");
     return TPG_OK;
 }
 
@@ -104,7 +127,15 @@ tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NC
 tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const unsigned char id[TPG_NCCL_ID_BYTES]) {
     nccl_id u;
     memcpy(u.internal, id, TPG_NCCL_ID_BYTES);
-    NCCL_CALL(ctx, n, n->comm_init_rank(&n->comm, tp, u, rank));
+    if (!n->comm_init_rank_config) {
+        NCCL_CALL(ctx, n, n->comm_init_rank(&n->comm, tp, u, rank));
+        return TPG_OK;
+    }
+    /* NCCL's kernels get at most the SMs the persistent GEMM leaves free (NCCL_MAX_CTAS in the environment
+     * still overrides, as NCCL documents) */
+    nccl_config_v21700 cfg = {sizeof cfg, NCCL_CONFIG_MAGIC, NCCL_CONFIG_VERSION, INT_MIN, INT_MIN, INT_MIN,
+                              TPG_NCCL_FREE_SMS, NULL, INT_MIN};
+    NCCL_CALL(ctx, n, n->comm_init_rank_config(&n->comm, tp, u, rank, &cfg));
     return TPG_OK;
 }
 

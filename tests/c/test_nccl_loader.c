@@ -1,8 +1,9 @@
 /* The NCCL transport's loader and calls (runtime/src/nccl.c) against a stand-in library (tests/c/stubs/nccl_stub.c,
- * built next to this binary): binding and the version floor, the id and the communicator's init, a group's messages
- * in order with skipped peers left out, a failed call inside a group (the group still closed, the error naming the
- * call and NCCL's message), the abort returning at once while NCCL's reclaim blocks (and every later exchange
- * refused), and release destroying the communicator. No GPU, no NCCL. */
+ * built next to this binary): binding and the version floor, the id and the communicator's init (from NCCL 2.17 with
+ * a config capping NCCL's CTAs, before 2.17 without), a group's messages in order with skipped peers left out, a
+ * failed call inside a group (the group still closed, the error naming the call and NCCL's message), the abort
+ * returning at once while NCCL's reclaim blocks (and every later exchange refused), and release destroying the
+ * communicator. No GPU, no NCCL. */
 #define _GNU_SOURCE /* dlopen flags, readlink */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -55,7 +56,11 @@ TPG_TEST(calls_in_order_and_abort_returns_at_once) {
     unsigned char id[TPG_NCCL_ID_BYTES] = {0};
     TPG_EXPECT(tpg_nccl_unique_id(NULL, n, id) == TPG_OK && id[0] == 0x5a && id[127] == 0x5a);
     TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 4, 2, id) == TPG_OK);
-    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "init n=4 rank=2 id0=90\n");
+    /* from NCCL 2.17 on through a config that caps NCCL's CTAs at the SMs the GEMM leaves free */
+    char want[160];
+    snprintf(want, sizeof want, "init_config n=4 rank=2 id0=90 size=48 magic=cafebeef version=21700 max_ctas=%d "
+             "min_ctas_undef=1 rest_undef=1\n", TPG_NCCL_FREE_SMS);
+    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), want);
 
     char buf[64];
     const tpg_nccl_msg m[3] = {{buf, 10, 3, 1}, {buf, 20, -1, 0}, {buf + 8, 30, 1, 0}};
@@ -93,6 +98,18 @@ TPG_TEST(release_destroys_the_communicator) {
     TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "destroy ok=1\n");
 }
 
+TPG_TEST(before_2_17_the_communicator_has_no_config) {
+    tpg_status st;
+    tpg_nccl *n = load("libnccl_stub_216.so", &st); /* has ncclCommInitRankConfig, of an older layout */
+    TPG_EXPECT(st == TPG_OK && n != NULL);
+    if (!n) return;
+    unsigned char id[TPG_NCCL_ID_BYTES] = {0};
+    TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 2, 1, id) == TPG_OK);
+    TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub_216.so"), "init n=2 rank=1 id0=0\n");
+    TPG_EXPECT(strstr(stub_log("libnccl_stub_216.so"), "init_config") == NULL);
+    tpg_nccl_release(n);
+}
+
 TPG_TEST(an_old_foreign_or_missing_library_is_refused) {
     tpg_status st;
     TPG_EXPECT(load("libnccl_stub_old.so", &st) == NULL && st == TPG_ERR_NCCL);
@@ -104,4 +121,5 @@ TPG_TEST(an_old_foreign_or_missing_library_is_refused) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(calls_in_order_and_abort_returns_at_once), TPG_CASE(release_destroys_the_communicator),
+              TPG_CASE(before_2_17_the_communicator_has_no_config),
               TPG_CASE(an_old_foreign_or_missing_library_is_refused))

@@ -231,8 +231,10 @@ static void test_wait(const kern &K, const ctl &c, int raised, int pieces, int a
         unsigned int word;
         CK(cudaMemcpy(&word, c.gave_up, 4, cudaMemcpyDeviceToHost));
         snprintf(v, 48, "status=%u word=%u after %.1f ms", st, word, ms);
-        record(name, K, v, raised == -1 ? "status=0, < 200 ms" : "status=1, word=epoch, >= 20 ms",
-               raised == -1 ? st == TPG_DEVICE_OK && ms < 200.0 : st == TPG_DEVICE_TIMEOUT && word == (unsigned)epoch && ms >= 20.0);
+        /* < 1 s against the 2 s bound: a wait that did not give up takes >= 2 s; a launch under compute-sanitizer
+         * (tests/gpu/run_sanitizers.sh) takes ~0.4 s without any wait */
+        record(name, K, v, raised == -1 ? "status=0, < 1000 ms" : "status=1, word=epoch, >= 20 ms",
+               raised == -1 ? st == TPG_DEVICE_OK && ms < 1000.0 : st == TPG_DEVICE_TIMEOUT && word == (unsigned)epoch && ms >= 20.0);
     } else if (raised) {
         ref_dot_h(K, A, 0, B, 0, along_b ? m : 2 * m, dn, k, 1, 1.f, ref, 0);
         record_metric(name, K, compare_h(K, D, dn, 2ll * m * n, ref, along_b ? m : 2 * m, dn, 1), st, TPG_DEVICE_OK);

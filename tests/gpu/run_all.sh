@@ -10,10 +10,10 @@
 #        pytest, the local GEMM and a smoke run of the TP benchmark's multi-process path (run_tp.sh
 #        --share-device; TP_ARGS default "$SHARED_TP_ARGS": tpN_shared.json, no measurement); the seed f16acc run
 #        and tune need N GPUs and are skipped
-#        steps: build, tier2, pytest, local_gemm, tp, tune; together they need more than one call, so the
+#        steps: build, tier2, sanitizers, pytest, local_gemm, tp, tune; together they need more than one call, so the
 #        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
-# Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json,
-# summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
+# Output in $OUT (the device tool brings back at most 8 files): tier2.json, sanitizers.json, local_gemm.json,
+# tp2.json, summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
 set -u
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -55,7 +55,7 @@ DEADLINE=$((START + ${RUN_ALL_BUDGET_S:-540}))
 # Copies what the steps have written so far to $FINAL (at most 8 files come back from the device).
 collect() {
     local f # the TP run's JSON and PNG under any dtype's name: tp2.json, tp2_e4m3.json (TP_ARGS=--dtype e4m3)
-    for f in "$WORK/tier2/$T2JSON" "$WORK/local_gemm/local_gemm.json" "$WORK"/tp/tp"$TP".json "$WORK"/tp/tp"$TP"_*.json \
+    for f in "$WORK/tier2/$T2JSON" "$WORK/sanitizers/sanitizers.json" "$WORK/local_gemm/local_gemm.json" "$WORK"/tp/tp"$TP".json "$WORK"/tp/tp"$TP"_*.json \
         "$WORK"/tp/tp"$TP".png "$WORK"/tp/tp"$TP"_*.png "$WORK/tune/llama3-70b_tp2.yaml"; do
         [ -f "$f" ] && cp "$f" "$FINAL/"
     done
@@ -84,7 +84,7 @@ step() {
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
 step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs build/tests/gpu_multiprocess \
-    build/tests/gpu_transfer_flags bench
+    build/tests/gpu_transfer_flags build/tests/gpu_racecheck_canary bench
 # Measured wall times: tier 2 ~140 s at TP = 2 with 160 runs (now 260 and 12 memcheck runs: ~200-220 s expected
 # across GPUs), ~225 s at TP = 4; the GPU pytest 39 s on one GPU with 28 cases (all 35 with two GPUs: ~60-70 s);
 # the TP benchmark ~120 s at TP = 2 and 4. Budgets are caps: later steps get what is left of the call.
@@ -92,6 +92,8 @@ step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout bui
 # torch's capture: across GPUs it leaves out the cases that put every rank on one GPU (their names say
 # "shared_device"; the one-GPU rehearsal, run_all.sh --share-device, runs them), so that the 2-GPU cases fit.
 step tier2 340 env TIER2_BUDGET_S=300 TIER2_HARD_S=330 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
+# racecheck / synccheck / initcheck (memcheck is in tier 2): 77 s on one GPU with the self-test built (2026-12-02)
+step sanitizers 150 bash tests/gpu/run_sanitizers.sh --tp "$TP" $([ ${#SHARE[@]} = 0 ] || echo --share-device)
 # TPG_REQUIRE_GPUS: a case that needs more GPUs than nvidia-smi lists fails instead of skipping (a machine of
 # this kind must run them all; the one-GPU runs with --share-device ask for 1)
 PYTEST_SELECT=()

@@ -1,11 +1,17 @@
-"""Helper of tests/gpu/run_tier2.sh: appends one run's record to a JSON-lines file, and writes the final
-tier2.json plus a summary table.
+"""Helper of tests/gpu/run_tier2.sh and run_sanitizers.sh: appends one run's record to a JSON-lines file, and
+writes the final tier2.json (sanitizers.json) plus a summary table.
 
-    python3 tests/gpu/tier2_collect.py add RECORDS GROUP LABEL RC SECONDS STDOUT STDERR [SANITIZER_LOG] -- CMD...
+    python3 tests/gpu/tier2_collect.py add RECORDS GROUP LABEL RC SECONDS STDOUT STDERR [SANITIZER_LOG]
+                                           [--expect clean|reported|coverage] [--kind json|plain] -- CMD...
     python3 tests/gpu/tier2_collect.py finish RECORDS OUT_JSON
+
+--kind json (default): build/tpgemm --json output, judged by exit status, reference check and determinism;
+plain: the exit status alone. --expect (with a sanitizer log): clean (default) - the tool must find nothing;
+reported - it must find something (a canary's broken form); coverage - recorded either way, as "coverage".
 """
 import datetime
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -19,60 +25,95 @@ def tail(path, n=2000):
         return ""
 
 
+def sanitizer_verdict(log):
+    """(clean, what it found) from a compute-sanitizer log: racecheck ends with "RACECHECK SUMMARY: N hazards
+    displayed (...)", memcheck / synccheck / initcheck with "ERROR SUMMARY: N errors"; no summary = not clean."""
+    m = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", log)
+    if m:
+        return m.group(1) == "0", m.group(0)
+    m = re.search(r"ERROR SUMMARY: (\d+) errors?", log)
+    if m:
+        return m.group(1) == "0", m.group(0)
+    return False, "no sanitizer summary (crash, timeout or tool failure)"
+
+
+def json_result(out):
+    """(result, why not) from a build/tpgemm --json stdout: its last line is one JSON object."""
+    text = tail(out, 1 << 20).strip()
+    if not text:
+        return None, "no JSON on stdout (crash or early exit?)"
+    try:
+        return json.loads(text.splitlines()[-1]), None
+    except json.JSONDecodeError as e:
+        return None, f"stdout is not one JSON object: {e}"
+
+
+def run_verdict(rc, result, parse_error, err):
+    """(passed, reason) of a build/tpgemm --json run: exit 0, reference check passed, bitwise deterministic."""
+    if rc == 0 and result is not None and result.get("check") == "passed" and result.get("deterministic") is True:
+        return True, ""
+    last_err = (tail(err, 600).strip().splitlines() or [""])[-1]
+    if rc == 124:
+        return False, "timed out (killed by `timeout`)"
+    if rc != 0 and (result is None or "check" not in result or result.get("error") is None):
+        return False, f"exit code {rc}: {last_err}"
+    if result is None:
+        return False, parse_error or "no result"
+    if result.get("error"):
+        return False, result["error"]
+    if result.get("check") != "passed":
+        return False, f"check {result.get('check')}: max_error {result.get('max_error')} > eps {result.get('eps')}, " \
+                      f"nonfinite {result.get('nonfinite')}"
+    if result.get("deterministic") is not True:
+        return False, "not bitwise identical over 3 runs"
+    return False, f"exit code {rc}"
+
+
 def add(argv):
     sep = argv.index("--")
     head, cmd = argv[:sep], argv[sep + 1:]
+    opts = {"--expect": "clean", "--kind": "json"}
+    while len(head) >= 2 and head[-2] in opts:
+        opts[head[-2]] = head[-1]
+        head = head[:-2]
+    expect, kind = opts["--expect"], opts["--kind"]
     records, group, label, rc, seconds, out, err = head[:7]
     san_log = head[7] if len(head) > 7 else ""
     rc = int(rc)
-    result, parse_error = None, None
-    text = tail(out, 1 << 20).strip()
-    if text:
-        try:
-            result = json.loads(text.splitlines()[-1])
-        except json.JSONDecodeError as e:
-            parse_error = f"stdout is not one JSON object: {e}"
-    else:
-        parse_error = "no JSON on stdout (crash or early exit?)"
-    passed = rc == 0 and result is not None and result.get("check") == "passed" and result.get("deterministic") is True
-    reason = ""
+    result, parse_error = json_result(out) if kind == "json" else (None, None)
+    if kind == "json":
+        passed, reason = run_verdict(rc, result, parse_error, err)
+    else:  # plain: the program's exit status alone (99 is the sanitizer's own, judged below)
+        passed = rc in (0, 99) if san_log else rc == 0
+        reason = "" if passed else ("timed out (killed by `timeout`)" if rc == 124 else f"exit code {rc}")
+    coverage = None
     if san_log:
-        log = tail(san_log, 20000)
-        clean = "ERROR SUMMARY: 0 errors" in log
-        passed = passed and clean
-        if not clean:
-            reason = "compute-sanitizer reported errors (see sanitizer_log)"
-    if not passed and not reason:
-        last_err = (tail(err, 600).strip().splitlines() or [""])[-1]
-        if rc == 124:
-            reason = "timed out (killed by `timeout`)"
-        elif rc != 0 and (result is None or "check" not in result or result.get("error") is None):
-            reason = f"exit code {rc}: {last_err}"
-        elif result is None:
-            reason = parse_error or "no result"
-        elif result.get("error"):
-            reason = result["error"]
-        elif result.get("check") != "passed":
-            reason = f"check {result.get('check')}: max_error {result.get('max_error')} > eps {result.get('eps')}, " \
-                     f"nonfinite {result.get('nonfinite')}"
-        elif result.get("deterministic") is not True:
-            reason = "not bitwise identical over 3 runs"
-        else:
-            reason = f"exit code {rc}"
+        clean, found = sanitizer_verdict(tail(san_log, 20000))
+        if expect == "clean" and not clean:
+            passed, reason = False, f"compute-sanitizer: {found} (see sanitizer_log)"
+        elif expect == "reported" and (clean or found.startswith("no sanitizer summary")):
+            passed, reason = False, f"compute-sanitizer missed what this run must report: {found}"
+        elif expect == "coverage":
+            coverage = "not reported" if clean or found.startswith("no sanitizer summary") else "reported"
+        elif expect == "clean" and passed and rc == 99:  # a clean summary, yet the sanitizer's error exit status
+            passed, reason = False, "exit code 99 (the sanitizer's) with a clean summary"
     rec = {
         "group": group, "label": label, "command": shlex.join(cmd), "exit_code": rc,
         "seconds": round(float(seconds), 2), "passed": passed, "reason": reason or None,
         "result": result, "stderr_tail": tail(err, 1500) if not passed else "",
     }
     if san_log:
-        rec["sanitizer_log"] = tail(san_log, 3000) if not passed else tail(san_log, 300)
+        rec["expect"] = expect
+        rec["sanitizer_log"] = tail(san_log, 3000) if not passed or expect != "clean" else tail(san_log, 300)
+    if coverage:
+        rec["coverage"] = coverage
     with open(records, "a") as f:
         f.write(json.dumps(rec) + "\n")
     status = "PASS" if passed else "FAIL"
     r = result or {}
     print(f"{status} {group:8s} {label:48s} rc={rc} {float(seconds):6.1f}s "
           f"err={r.get('max_error')} det={r.get('deterministic')} tflops={r.get('tflops_per_gpu')}"
-          + (f"  <- {reason}" if reason else ""), flush=True)
+          + (f" coverage: {coverage}" if coverage else "") + (f"  <- {reason}" if reason else ""), flush=True)
 
 
 def gpu_info():

@@ -1,8 +1,9 @@
 /* A stand-in libnccl.so.2 for tests/c/test_nccl_loader.c (no GPU, no NCCL): the NCCL 2.x entry points the runtime
  * binds (runtime/src/nccl.c), with the same C signatures, recording what they were called with in a text log that
  * the test reads through stub_log(). ncclCommAbort blocks STUB_ABORT_MS (a reclaim waiting for graphs, as NCCL's
- * does) so that the test sees whether the runtime waits for it. Built twice: -DSTUB_VERSION=<code> sets what
- * ncclGetVersion reports, -DSTUB_NO_SEND leaves ncclSend out (a library that is not NCCL 2.x). */
+ * does) so that the test sees whether the runtime waits for it. Built in variants: -DSTUB_VERSION=<code> sets what
+ * ncclGetVersion reports, -DSTUB_NO_SEND leaves ncclSend out (a library that is not NCCL 2.x). ncclCommInitRankConfig
+ * reads its config as NCCL 2.17 laid it out (NCCL itself checks magic and version and copies `size` bytes). */
 #define _POSIX_C_SOURCE 199309L
 #include <stddef.h>
 #include <stdio.h>
@@ -36,6 +37,22 @@ int ncclCommInitRank(void **comm, int n, stub_id id, int rank) {
     note("init n=%ld rank=%ld id0=%ld\n", n, rank, (unsigned char)id.internal[0]);
     *comm = &g_comm_token;
     return 0;
+}
+typedef struct stub_config {
+    size_t size;
+    unsigned int magic, version;
+    int blocking, cga_cluster_size, min_ctas, max_ctas;
+    const char *net_name;
+    int split_share;
+} stub_config;
+int ncclCommInitRankConfig(void **comm, int n, stub_id id, int rank, stub_config *c) {
+    note("init_config n=%ld rank=%ld id0=%ld", n, rank, (unsigned char)id.internal[0]);
+    note(" size=%ld magic=%lx version=%ld", (long)c->size, (long)c->magic, (long)c->version);
+    note(" max_ctas=%ld min_ctas_undef=%ld rest_undef=%ld\n", c->max_ctas, c->min_ctas == (-2147483647 - 1),
+         c->blocking == c->min_ctas && c->cga_cluster_size == c->min_ctas && c->split_share == c->min_ctas &&
+             c->net_name == NULL);
+    *comm = &g_comm_token;
+    return c->magic == 0xcafebeefu ? 0 : 4;
 }
 int ncclCommDestroy(void *comm) { note("destroy ok=%ld\n", comm == &g_comm_token, 0, 0); return 0; }
 int ncclCommAbort(void *comm) {

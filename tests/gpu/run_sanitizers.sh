@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# compute-sanitizer's racecheck, synccheck and initcheck on the GEMM kernels (memcheck runs in run_tier2.sh).
+#
+# Usage: tests/gpu/run_sanitizers.sh [--tp N] [--share-device] [--jobs J] [--commit-results]
+# Groups (records like tier2.json; a run passes when its tool is clean and, for build/tpgemm, the reference
+# check passed; racecheck is clean when it displays no hazard, the others at "ERROR SUMMARY: 0 errors"):
+#   canary  build/tests/gpu_racecheck_canary: racecheck must report the thread-to-thread race and stay clean on
+#           every correct hand-off, synccheck must report a warp barrier with a bad mask - else a clean kernel below
+#           means nothing. Whether racecheck sees the async-proxy hand-offs is recorded as "coverage", never failed;
+#           read the kernels' clean results with it. On the device's compute-sanitizer (2026-12-02 08:16Z) it reports
+#           a bulk load the warps read before its mbarrier completed (the ring slots, TMA-loaded partials) but not
+#           a bulk store of smem the warps had not finished writing (the epilogue's TMA stores: that hand-off rests
+#           on the reference check and determinism of tier 2 alone).
+#   tp1     every shipped kernel binary through its first TP = 1 config (build/tpgemm --list), 512x1024x256 with
+#           beta 1 (C read), under each of the three tools
+#   rings   (when build/selftest/kernel_selftest is built: tests/gpu/kernel_selftest.sh) the self-test's cases of the
+#           shipped reduce-scatter kernels under racecheck: rings of stages in one kernel on one GPU, the partial
+#           hand-offs of TP >= 2 (TMA-loaded and fp32 partials) included
+#   tpN     (N GPUs, not with --share-device: a sanitizer serializes launches, ranks on one GPU would wait for
+#           each other) every schedule in bf16 at TP = N under racecheck and synccheck
+# Runs go J at a time (default 6; a racecheck run of a small GEMM takes ~15 s, mostly instrumentation on the host).
+# Output: $OUT/sanitizers.json (OUT defaults to build/sanitizers) and a summary; exit 0 if every run passed.
+set -u
+cd "$(dirname "$0")/../.."
+export PATH="$PATH:/usr/local/cuda/bin"
+
+TP=2
+SHARE=0
+JOBS=6
+COMMIT=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --tp) shift; TP="${1:-}" ;;
+    --share-device) SHARE=1 ;;
+    --jobs) shift; JOBS="${1:-}" ;;
+    --commit-results) COMMIT=1 ;;
+    *) echo "run_sanitizers.sh: unknown argument '$1' (use --tp N, --share-device, --jobs J, --commit-results)" >&2
+       exit 2 ;;
+    esac
+    shift
+done
+case "$TP" in 2 | 4 | 8) ;; *) echo "run_sanitizers.sh: --tp must be 2, 4 or 8, got '$TP'" >&2; exit 2 ;; esac
+command -v compute-sanitizer >/dev/null || { echo "run_sanitizers.sh: compute-sanitizer not on PATH" >&2; exit 1; }
+export OUT="${OUT:-$PWD/build/sanitizers}"
+TPGEMM="${TPGEMM:-build/tpgemm}"
+CANARY=build/tests/gpu_racecheck_canary
+SELFTEST=build/selftest/kernel_selftest
+ninja "$TPGEMM" "$CANARY" >/dev/null || { echo "run_sanitizers.sh: $TPGEMM or $CANARY does not build" >&2; exit 1; }
+mkdir -p "$OUT/runs"
+rm -f "$OUT"/runs/*
+export RUN_TIMEOUT="${RUN_TIMEOUT:-300}"
+
+# job GROUP LABEL TOOL EXPECT KIND ARGS...: one run under `compute-sanitizer --tool TOOL`, recorded by
+# tier2_collect.py (KIND json: build/tpgemm --json output; plain: exit status only). EXPECT: clean, reported, coverage.
+job() {
+    local group=$1 label=$2 tool=$3 expect=$4 kind=$5 name t0 rc extra=()
+    shift 5
+    name="$OUT/runs/${group}_${tool}_${label//[^A-Za-z0-9_.-]/_}"
+    [ "$tool" = racecheck ] && extra=(--racecheck-report all)
+    local cmd=(compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 20 --error-exitcode 99 --log-file "$name.san"
+               "$@")
+    t0=$(date +%s.%N)
+    timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$name.out" 2>"$name.err"
+    rc=$?
+    python3 tests/gpu/tier2_collect.py add "$name.jsonl" "$group" "$tool/$label" "$rc" \
+        "$(awk "BEGIN{print $(date +%s.%N) - $t0}")" "$name.out" "$name.err" "$name.san" --expect "$expect" \
+        --kind "$kind" -- "${cmd[@]}"
+}
+export -f job
+
+SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 120000 --json)
+{
+    for form in thread_ok store_ok load_ok; do echo "canary $form racecheck clean plain $CANARY $form"; done
+    echo "canary thread_race racecheck reported plain $CANARY thread_race"
+    for form in store_race load_race; do echo "canary $form racecheck coverage plain $CANARY $form"; done
+    echo "canary warp_mask synccheck reported plain $CANARY warp_mask"
+    echo "canary thread_ok synccheck clean plain $CANARY thread_ok"
+    # tp1: one config per kernel binary (column 7 of --list)
+    "$TPGEMM" --list | awk 'NR > 1 && $3 == 1 && !seen[$7]++ {print $1}' | while read -r cfg; do
+        for tool in racecheck synccheck initcheck; do
+            echo "tp1 $cfg $tool clean json $TPGEMM --config $cfg --devices 0 ${SMALL[*]}"
+        done
+    done
+    if [ -x "$SELFTEST" ]; then
+        for inst in wide3tma fp16tma pp128tma e4m3tma e4m3pptma e4m3p8tma pp128p32 wide3p32; do
+            echo "rings $inst racecheck clean plain $SELFTEST --no-perf --only $inst"
+        done
+    else
+        echo "run_sanitizers.sh: $SELFTEST not built (tests/gpu/kernel_selftest.sh): no rings group" >&2
+    fi
+    if [ "$SHARE" = 0 ]; then
+        for sched in AllGather1D_TilingCD_RotatingA AllGather1D_TilingCD_RotatingB ReduceScatter1D_TilingA_RotatingC \
+            ReduceScatter1D_TilingB_RotatingC; do
+            for tool in racecheck synccheck; do
+                echo "tp$TP $sched $tool clean json $TPGEMM --schedule $sched --tp $TP --dtype bf16 ${SMALL[*]}"
+            done
+        done
+    fi
+} >"$OUT/jobs.txt"
+
+START=$(date +%s)
+echo "== sanitizers on: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, -), $(wc -l <"$OUT/jobs.txt") runs, $JOBS at a time"
+xargs -P "$JOBS" -L 1 bash -c 'job "$@"' _ <"$OUT/jobs.txt"
+echo "== elapsed: $(($(date +%s) - START)) s"
+cat "$OUT"/runs/*.jsonl >"$OUT/sanitizers.records.jsonl"
+python3 tests/gpu/tier2_collect.py finish "$OUT/sanitizers.records.jsonl" "$OUT/sanitizers.json"
+status=$?
+if [ "$COMMIT" = 1 ]; then
+    cp "$OUT/sanitizers.json" bench/results/sanitizers.json && echo "copied to bench/results/sanitizers.json"
+fi
+exit $status

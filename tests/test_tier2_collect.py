@@ -1,0 +1,102 @@
+"""tests/gpu/tier2_collect.py, the recorder of every GPU tier-2 and sanitizer run: how a run is judged from its exit
+status, its build/tpgemm --json line and its compute-sanitizer log (the summaries of the four tools, as the device's
+compute-sanitizer prints them: bench/results/experiments/sanitizers_0809Z/), and the canary's inverted verdicts."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLECT = ROOT / "tests" / "gpu" / "tier2_collect.py"
+
+GOOD = {"check": "passed", "deterministic": True, "max_error": 0.004}
+RACE_CLEAN = "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+RACE_HAZARD = ("========= Error: Race reported between Write access at canary+0x90\n"
+               "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
+ERRORS_CLEAN = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
+ERRORS_FOUND = "========= Barrier error detected. Divergent thread(s) in block\n========= ERROR SUMMARY: 1 error\n"
+
+
+def record(tmp_path, rc=0, stdout="", log=None, expect=None, kind=None):
+    """Runs `add` on files holding stdout / the sanitizer log and returns the one record it appended."""
+    out, err, san, recs = (tmp_path / n for n in ("run.out", "run.err", "run.san", "recs.jsonl"))
+    out.write_text(stdout)
+    err.write_text("")
+    args = [sys.executable, str(COLLECT), "add", str(recs), "g", "label", str(rc), "1.5", str(out), str(err)]
+    if log is not None:
+        san.write_text(log)
+        args.append(str(san))
+    if expect:
+        args += ["--expect", expect]
+    if kind:
+        args += ["--kind", kind]
+    subprocess.run(args + ["--", "build/tpgemm", "--json"], check=True, capture_output=True, text=True)
+    lines = recs.read_text().splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+def test_a_tpgemm_run_passes_on_a_passed_deterministic_check(tmp_path):
+    assert record(tmp_path, stdout=json.dumps(GOOD))["passed"]
+    (tmp_path / "b").mkdir()
+    bad = record(tmp_path / "b", stdout=json.dumps(dict(GOOD, deterministic=False)))
+    assert not bad["passed"] and "bitwise" in bad["reason"]
+
+
+def test_a_failed_check_and_missing_json_are_failures(tmp_path):
+    r = record(tmp_path, stdout=json.dumps(dict(GOOD, check="failed", max_error=3.0, eps=0.02)))
+    assert not r["passed"] and "max_error 3.0" in r["reason"]
+    (tmp_path / "b").mkdir()
+    r = record(tmp_path / "b", rc=1, stdout="")
+    assert not r["passed"] and "exit code 1" in r["reason"]
+
+
+def test_each_tools_summary_is_read(tmp_path):
+    for i, (log, clean) in enumerate([(RACE_CLEAN, True), (RACE_HAZARD, False), (ERRORS_CLEAN, True),
+                                      (ERRORS_FOUND, False), ("========= COMPUTE-SANITIZER\n", False)]):
+        d = tmp_path / str(i)
+        d.mkdir()
+        r = record(d, rc=0 if clean else 99, stdout=json.dumps(GOOD), log=log)
+        assert r["passed"] is clean, (log, r)
+        if not clean:
+            assert "compute-sanitizer" in r["reason"]
+
+
+def test_a_canarys_broken_form_must_be_reported(tmp_path):
+    dirs = [tmp_path / n for n in "abcde"]
+    for d in dirs:
+        d.mkdir()
+    found = record(dirs[0], rc=99, log=RACE_HAZARD, expect="reported", kind="plain")
+    assert found["passed"] and found["expect"] == "reported"
+    missed = record(dirs[1], rc=0, log=RACE_CLEAN, expect="reported", kind="plain")
+    assert not missed["passed"] and "missed" in missed["reason"]
+    crashed = record(dirs[2], rc=1, log=RACE_HAZARD, expect="reported", kind="plain")
+    assert not crashed["passed"] and "exit code 1" in crashed["reason"]
+    ok_form = record(dirs[3], rc=0, log=RACE_CLEAN, expect="clean", kind="plain")
+    assert ok_form["passed"]
+    no_summary = record(dirs[4], rc=99, log="========= COMPUTE-SANITIZER\n", expect="reported", kind="plain")
+    assert not no_summary["passed"] and "no sanitizer summary" in no_summary["reason"]
+
+
+def test_coverage_is_recorded_never_failed(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    seen = record(tmp_path / "a", rc=99, log=RACE_HAZARD, expect="coverage", kind="plain")
+    unseen = record(tmp_path / "b", rc=0, log=RACE_CLEAN, expect="coverage", kind="plain")
+    assert seen["passed"] and seen["coverage"] == "reported"
+    assert unseen["passed"] and unseen["coverage"] == "not reported"
+
+
+def test_finish_counts_and_fails_on_any_failure(tmp_path):
+    recs = tmp_path / "recs.jsonl"
+    rows = [{"group": "tp1", "label": "a", "passed": True, "seconds": 1.0, "command": "x", "reason": None},
+            {"group": "tp1", "label": "b", "passed": False, "seconds": 2.0, "command": "y", "reason": "why"}]
+    recs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "s.json"
+    p = subprocess.run([sys.executable, str(COLLECT), "finish", str(recs), str(out)], capture_output=True, text=True)
+    doc = json.loads(out.read_text())
+    assert p.returncode == 1 and doc["passed"] == 1 and doc["failed"] == 1
+    assert "FAILED: y" in p.stdout
+    recs.write_text(json.dumps(rows[0]) + "\n")
+    assert subprocess.run([sys.executable, str(COLLECT), "finish", str(recs), str(out)],
+                          capture_output=True).returncode == 0
