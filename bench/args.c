@@ -19,8 +19,15 @@ static const bench_problem k_problems[] = {
     AG("8B-qkv", 8192, 6144, 4096),       RS("405B-fc2", 16384, 16384, 53248), RS("70B-fc2", 16384, 8192, 28672),
     RS("70B-o", 16384, 8192, 8192),       RS("8B-o", 8192, 4096, 4096),       SQ("gemm-8192", 8192),
     SQ("gemm-4096", 4096),
+    /* By name only (not in the default run): the 70B layers with few tokens (M = 2048 and 512), where a layer's
+     * local GEMM has a few waves of tiles or less than one. */
+    AG("70B-fc1-m2048", 2048, 57344, 8192), AG("70B-qkv-m2048", 2048, 10240, 8192),
+    RS("70B-fc2-m2048", 2048, 8192, 28672), RS("70B-o-m2048", 2048, 8192, 8192),
+    AG("70B-fc1-m512", 512, 57344, 8192),   AG("70B-qkv-m512", 512, 10240, 8192),
+    RS("70B-fc2-m512", 512, 8192, 28672),   RS("70B-o-m512", 512, 8192, 8192),
 };
 #define NPROBLEMS ((int)(sizeof k_problems / sizeof k_problems[0]))
+#define NDEFAULT 10 /* the default run: the first ten */
 /* --quick: a small AG, a small RS and the 8192^3 ceiling: every code path in under a minute. */
 static const char *const k_quick = "8B-qkv,8B-o,gemm-8192";
 
@@ -42,7 +49,8 @@ const char *bench_usage(void) {
            "                  [--device N] [--pdl-ab] [--aa] [--precise-fp8] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
-           "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096\n"
+           "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096; by name only,\n"
+           "the 70B layers at M = 2048 and 512: 70B-{fc1,qkv,fc2,o}-m2048, 70B-{fc1,qkv,fc2,o}-m512\n"
            "--quick = --problems 8B-qkv,8B-o,gemm-8192. --configs keeps only the named tpgemm configs (x_* = every\n"
            "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, touches no GPU,\n"
            "and writes the JSON (null measurements) only to an --out given, never over the committed results.\n"
@@ -115,7 +123,7 @@ int bench_select(const bench_args *a, const bench_problem **out, int cap, char *
     const char *list = a->problems ? a->problems : a->quick ? k_quick : NULL;
     int n = 0;
     if (!list) {
-        for (int i = 0; i < NPROBLEMS && n < cap; i++) out[n++] = &k_problems[i];
+        for (int i = 0; i < NDEFAULT && n < cap; i++) out[n++] = &k_problems[i];
         return n;
     }
     char buf[512];

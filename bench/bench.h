@@ -38,7 +38,7 @@ enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, 
  * run last (the --aa control, 2026-12-01), while positions 7 and 13 agreed within 0.6%. */
 #define BENCH_HEAT_WINDOWS 2.5
 #define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
-#define BENCH_MAX_PROBLEMS 16
+#define BENCH_MAX_PROBLEMS 24
 
 /* One local problem: the per-GPU GEMM of a global TP = 2 layer (op "AG": M x N/2 x K, "RS": M x N x K/2)
  * or a plain square GEMM (op "GEMM"). */

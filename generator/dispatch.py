@@ -25,7 +25,7 @@ def entries(doc: dict, config_names: list[str]) -> tuple[DispatchEntry, ...]:
     out = []
 
     def row(model, layer, m, n, k, dtype, schedule, tp, t):
-        name = f"{tuned_config_name(t)}_tp{tp}" if t else default_config(doc, schedule, tp, dtype, k)
+        name = f"{tuned_config_name(t)}_tp{tp}" if t else default_config(doc, schedule, tp, dtype, k, m, n)
         out.append(DispatchEntry(model, layer, m, n, k, dtype, t["schedule"] if t else schedule, tp,
                                  name, index[name], bool(t)))
 

@@ -57,8 +57,8 @@ def _shapes(args, doc: dict) -> tuple[list[tune.Shape], str]:
 
 def _default_entry(doc: dict, s: tune.Shape) -> dict | None:
     """The kernel entry that the shape's default config runs (compared against in the report): the config
-    tpg_config_pick takes for the shape's K, at the shape's TP."""
-    name = models.default_config(doc, s.schedule, s.tp, s.dtype, s.k)
+    tpg_config_pick takes for the shape at the shape's TP."""
+    name = models.default_config(doc, s.schedule, s.tp, s.dtype, s.k, s.m, s.n)
     conf = next((c for c in doc["configs"] if name and name == f"{c['name']}_tp{s.tp}"), None)
     entry = next((k for k in doc["kernels"] if conf and k["name"] == config_kernel(conf, s.tp)), None)
     return {f: v for f, v in entry.items() if v is not None} if entry else None

@@ -218,6 +218,21 @@ def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):
     assert json.loads(r.stdout)["config"] == default_config(schedule, "bf16", tp, k)
 
 
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+@pytest.mark.parametrize("tp,m,n,k", [(2, 2048, 10240, 8192), (2, 512, 57344, 8192), (2, 512, 10240, 8192),
+                                      (2, 16384, 10240, 8192), (4, 2048, 8192, 28672), (8, 8192, 6144, 4096),
+                                      (1, 2048, 5120, 8192), (2, 1024, 8192, 4096)])
+def test_schedule_default_with_the_whole_shape_is_the_generators(tpgemm, schedule, tp, m, n, k):
+    """tpg_config_pick (C) and generator/models.py default_config (the dispatch rows, tune's baseline) pick
+    alike with the shape's tile counts, on the 132 SMs assumed where no GPU is visible."""
+    from generator import models
+    doc = models.load(str(ROOT / "schedules.yaml"))
+    r = run(tpgemm, "--dry-run", "--json", "--schedule", schedule, "--tp", str(tp), "--m", str(m), "--n", str(n),
+            "--k", str(k))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["config"] == models.default_config(doc, schedule, tp, "bf16", k, m, n)
+
+
 def test_default_dry_run_is_the_seed_problem(tpgemm):
     r = run(tpgemm, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr

@@ -114,6 +114,31 @@ def test_default_config_first_preferred_by_name_and_one_means_every_shape(tmp_pa
     assert models.default_config(doc, AG, 2, "bf16", 64) == "ag_z_tp2"
 
 
+def test_default_config_takes_the_fallback_where_the_preferred_tiles_leave_the_last_wave_empty(tmp_path):
+    """With the whole shape given, the first config that is not preferred wins when its walk fills more than
+    PICK_WAVE_MARGIN more of the SMs' tile slots (tpg_config_pick's rule, runtime/src/config.c)."""
+    doc = models.load(str(write(tmp_path, BASE.replace(
+        "configs:", "  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5}\nconfigs:")
+        + "  - {name: ag_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k256, prefer_from_local_k: 1}\n"
+        + "  - {name: ag_z_small, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k128}\n")))
+    # ag (k256) sorts first, so it is the fallback here; ag_z_small never is (the second non-preferred one)
+    assert models.walk_tiles(AG, 2, 2048, 10240, {"bm": 128, "bn": 256}) == 320
+    assert models.walk_tiles(AG, 2, 2048, 10240, {"bm": 128, "bn": 128}) == 640
+    assert models.walk_tiles(RS, 4, 2048, 8192, {"bm": 128, "bn": 256}) == 512  # 4 stages of 512 x 8192
+    assert abs(models.wave_use(320, 132) - 320 / 396) < 1e-12 and models.wave_use(264, 132) == 1.0
+    # the fallback has the same 128x256 tiles: never better by the margin, so the preferred one stays
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240) == "ag_wide_tp2"
+    row = "  - {{name: {}, schedule: {}, tp: [2], kernel: {}{}}}\n"
+    doc = models.load(str(write(tmp_path, BASE.replace(
+        "configs:", "  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5}\nconfigs:")
+        .replace("  - {name: ag, schedule: AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k256}\n", "")
+        + row.format("ag_a_small", AG, "k128", "") + row.format("ag_b_wide", AG, "k256", ", prefer_from_local_k: 1"))))
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240) == "ag_a_small_tp2"  # 97% against 81%
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240, sms=160) == "ag_b_wide_tp2"  # 2 whole waves
+    assert models.default_config(doc, AG, 2, "bf16", 8192) == "ag_b_wide_tp2"  # m, n unknown: the K rule alone
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 16384, 10240) == "ag_b_wide_tp2"  # 97.0% vs 99.5%
+
+
 def test_preset_checks_run_whether_configs_set_optional_fields_or_not(tmp_path):
     """An optional config field left out (prefer_from_local_k) must not switch the preset checks off:
     the same bad preset is reported with the field on every config and with it on none."""
@@ -253,10 +278,14 @@ def test_cli_model_json_and_errors(tpgemm):
     r = run("--model", "llama3-8b", "--tp", "4", "--tokens", "4096", "--dry-run", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    # 8B: reduce-scatter K/tp is 4096/4 and 14336/4, both below 10240, so ping-pong; all-gather is wide
+    # 8B: reduce-scatter K/tp is 4096/4 and 14336/4, both below 10240, so ping-pong; all-gather is wide, but for
+    # 4096 tokens (not the preset's 8192: picked again) qkv's 192 wide tiles fill 73% of two waves of 132 SMs
+    # against 97% for the 384 of 128x128, so ping-pong
     assert [(x["layer"], x["plan"]["config"], x["plan"]["problem"]["m"]) for x in d["layers"]] == [
-        ("qkv", "ag_rota_bf16_wide_tp4", 4096), ("attn_out", "rs_tila_bf16_tp4", 4096),
+        ("qkv", "ag_rota_bf16_tp4", 4096), ("attn_out", "rs_tila_bf16_tp4", 4096),
         ("gate_up", "ag_rota_bf16_wide_tp4", 4096), ("down", "rs_tila_bf16_tp4", 4096)]
+    doc = models.load(str(DEFAULT))
+    assert d["layers"][0]["plan"]["config"] == models.default_config(doc, AG, 4, "bf16", 4096, 4096, 6144)
     r = run("--model", "llama3-70b", "--tp", "2")
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr and "qkv" in r.stdout
     r = run("--model", "gpt5", "--dry-run")

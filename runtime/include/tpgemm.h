@@ -101,7 +101,12 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * else the first config by name. Only f32-accumulating configs are candidates: an `acc: f16` config
  * runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
  * partials (`partials: f32`): more precise, slower; and a config with `pull_partials`, until measured on
- * a link against the push. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * a link against the push. With the whole shape given (m, n, k > 0), the first config by name that is not
+ * preferred replaces the preferred one when its tiles fill the last wave of the GPU's persistent walk
+ * clearly better: more than 5 points more of the tile slots on the current device's SMs (132 where no device
+ * is visible). That is few tokens: at TP = 2, 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong
+ * 128x128 config, which was 4-5% faster there than the 128x256 on one H200 (docs/PERF_NOTES.md, 2026-12-02).
+ * Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 

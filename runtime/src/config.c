@@ -1,6 +1,8 @@
 /* Lookup over the generated config table (generated/registry.c, types in tables.h). */
+#include <cuda_runtime_api.h>
 #include <string.h>
 
+#include "shapes.h"
 #include "tables.h"
 
 int tpg_config_count(void) { return tpg_num_configs; }
@@ -48,23 +50,57 @@ static int config_preferred(const tpg_config_desc *c, int64_t k) {
     return local_k >= least;
 }
 
-tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
-                           int *index) {
-    (void)m, (void)n; /* the rules of schedules.yaml look at K only, today */
+/* Tiles of c's persistent walk on one GPU for a GEMM of global m x n x k: tp stages of the per-stage output
+ * (shapes.c), each cut into BM x BN tiles. */
+static int64_t walk_tiles(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k) {
+    tpg_shapes s;
+    tpg_shapes_compute(c->schedule, c->schedule->tp, m, n, k, 1, &s);
+    const int64_t bm = c->kernel->bm, bn = c->kernel->bn;
+    return (int64_t)c->schedule->tp * ((s.stage_m + bm - 1) / bm) * ((s.stage_n + bn - 1) / bn);
+}
+
+/* The share of the SMs' tile slots a walk of `tiles` fills: tiles over whole waves of sms tiles. */
+static double wave_use(int64_t tiles, int sms) {
+    const int64_t waves = (tiles + sms - 1) / sms;
+    return waves > 0 ? (double)tiles / (double)(waves * sms) : 0.0;
+}
+
+tpg_status tpg__config_pick_on(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
+                               int sms, int *index) {
     if (!index) return TPG_ERR_INVALID_ARGUMENT;
-    int first = -1;
+    int preferred = -1, fallback = -1;
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
         if (!config_matches(c, schedule, tp, dtype)) continue;
-        if (config_preferred(c, k)) {
-            *index = i;
-            return TPG_OK;
-        }
-        if (first < 0) first = i;
+        if (preferred < 0 && config_preferred(c, k)) preferred = i;
+        else if (fallback < 0 && !config_preferred(c, k)) fallback = i;
     }
-    if (first < 0) return TPG_ERR_UNKNOWN_CONFIG;
-    *index = first;
+    if (preferred < 0 && fallback < 0) return TPG_ERR_UNKNOWN_CONFIG;
+    *index = preferred >= 0 ? preferred : fallback;
+    /* A preferred config's last wave may be nearly empty where the fallback's smaller tiles fill theirs (few
+     * tokens: 70B-qkv at M = 2048 walks 2.42 waves of 128x256 tiles, 4.85 of 128x128). */
+    if (preferred >= 0 && fallback >= 0 && m > 0 && n > 0 && k > 0 && sms > 0) {
+        const double p = wave_use(walk_tiles(&tpg_configs[preferred], m, n, k), sms);
+        const double f = wave_use(walk_tiles(&tpg_configs[fallback], m, n, k), sms);
+        if (f > p + TPG_PICK_WAVE_MARGIN) *index = fallback;
+    }
     return TPG_OK;
+}
+
+/* The current device's SM count, or TPG_PICK_ASSUMED_SMS where none is visible (a dry run on a CPU machine). */
+static int pick_sms(void) {
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+        (void)cudaGetLastError(); /* no device is not an error of a later call */
+        return TPG_PICK_ASSUMED_SMS;
+    }
+    return sms;
+}
+
+tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
+                           int *index) {
+    return tpg__config_pick_on(schedule, tp, dtype, m, n, k, m > 0 && n > 0 && k > 0 ? pick_sms() : 0, index);
 }
 
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index) {

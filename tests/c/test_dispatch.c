@@ -3,6 +3,7 @@
  * schedule for one GEMM (schedules.yaml prefer_from_local_k). Pure lookups: no device needed. */
 #include <string.h>
 
+#include "tables.h"
 #include "tpg_test.h"
 #include "tpgemm.h"
 
@@ -88,6 +89,34 @@ TPG_TEST(config_pick_reduce_scatter_looks_at_the_per_stage_k) {
     TPG_EXPECT_EQ_STR(picked(rs, 2, 0), "rs_tila_bf16_tp2");          /* unknown K: the first by name */
 }
 
+/* The pick on a device of `sms` SMs for the whole shape (m x n x k). */
+static const char *picked_on(const char *schedule, int tp, int64_t m, int64_t n, int64_t k, int sms) {
+    static tpg_config_info info;
+    int index = -1;
+    if (tpg__config_pick_on(schedule, tp, TPG_DTYPE_BF16, m, n, k, sms, &index) != TPG_OK) return "?";
+    return tpg_config_get(index, &info) == TPG_OK ? info.name : "?";
+}
+
+TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty) {
+    const char *ag = "AllGather1D_TilingCD_RotatingA", *rs = "ReduceScatter1D_TilingA_RotatingC";
+    /* 70B-qkv at M = 2048, TP = 2: 320 tiles of 128x256 (2.42 waves: 81% of the slots) against 640 of 128x128
+     * (4.85 waves: 97%) on 132 SMs; on 160 SMs the 320 fill two whole waves and the wide config stays */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 132), "ag_rota_bf16_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 160), "ag_rota_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 0), "ag_rota_bf16_wide_tp2"); /* shape-blind */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 57344, 8192, 132), "ag_rota_bf16_tp2");     /* 85% against 97% */
+    /* within the margin the preferred one stays: 70B-qkv at M = 16384 (97.0% against 99.5%), 405B-fc1, and a
+     * sub-wave walk that both fill alike (70B-qkv at M = 512: 80 or 160 tiles, 61% each) */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 16384, 10240, 8192, 132), "ag_rota_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 16384, 106496, 16384, 132), "ag_rota_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 10240, 8192, 132), "ag_rota_bf16_wide_tp2");
+    /* reduce-scatter: the K rule first (ping-pong below a per-stage K of 10240, whatever the tiles) */
+    TPG_EXPECT_EQ_STR(picked_on(rs, 2, 512, 8192, 28672, 132), "rs_tila_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 2, 2048, 8192, 8192, 132), "rs_tila_bf16_tp2");
+    /* llama3-8b qkv at TP = 8: 192 wide tiles (1.45 waves) against 384 (2.91) */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 8, 8192, 6144, 4096, 132), "ag_rota_bf16_tp8");
+}
+
 TPG_TEST(config_find_without_name_is_the_pick_for_an_unknown_shape) {
     /* tpg_config_find(NULL, ...) predates the shape rule: it must answer what pick does with k = 0 */
     int found = -1, pick = -2;
@@ -111,4 +140,5 @@ TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_loo
               TPG_CASE(every_row_finds_itself), TPG_CASE(misses_and_bad_arguments),
               TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
               TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),
+              TPG_CASE(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty),
               TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape), TPG_CASE(config_pick_failures))

@@ -17,7 +17,7 @@
 #           shipped reduce-scatter kernels under racecheck: rings of stages in one kernel on one GPU, the partial
 #           hand-offs of TP >= 2 (TMA-loaded and fp32 partials) included
 #   tpN     (N GPUs, not with --share-device: a sanitizer serializes launches, ranks on one GPU would wait for
-#           each other) every schedule in bf16 at TP = N under racecheck and synccheck
+#           each other) each schedule's two bf16 configs (ping-pong and wide) at TP = N under racecheck and synccheck
 # Runs go J at a time (default 6; a racecheck run of a small GEMM takes ~15 s, mostly instrumentation on the host).
 # Output: $OUT/sanitizers.json (OUT defaults to build/sanitizers) and a summary; exit 0 if every run passed.
 set -u
@@ -88,13 +88,13 @@ SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --
     else
         echo "run_sanitizers.sh: $SELFTEST not built (tests/gpu/kernel_selftest.sh): no rings group" >&2
     fi
-    if [ "$SHARE" = 0 ]; then
-        for sched in AllGather1D_TilingCD_RotatingA AllGather1D_TilingCD_RotatingB ReduceScatter1D_TilingA_RotatingC \
-            ReduceScatter1D_TilingB_RotatingC; do
-            for tool in racecheck synccheck; do
-                echo "tp$TP $sched $tool clean json $TPGEMM --schedule $sched --tp $TP --dtype bf16 ${SMALL[*]}"
+    if [ "$SHARE" = 0 ]; then # both bf16 kernels of each schedule, by name (the small shape's pick is ping-pong)
+        "$TPGEMM" --list | awk -v t="$TP" 'NR > 1 && $3 == t && $1 ~ /^(ag|rs)_rot[ab]_bf16(_wide)?_tp|^rs_til[ab]_bf16(_wide)?_tp/ {print $1}' |
+            while read -r cfg; do
+                for tool in racecheck synccheck; do
+                    echo "tp$TP $cfg $tool clean json $TPGEMM --config $cfg ${SMALL[*]}"
+                done
             done
-        done
     fi
 } >"$OUT/jobs.txt"
 

@@ -126,14 +126,18 @@ done
 # goes untested.
 VARIANT_SHAPES=("70B-qkv 16384 10240 8192" "70B-o 16384 8192 8192" "8B-o 8192 4096 4096" "small-a 512 1024 256")
 [ "$QUICK" = 1 ] && VARIANT_SHAPES=("${SMALL[@]}")
-default_config() { # schedule dtype tp -> the config picked by --schedule/--dtype (the plan's first line)
-    "$TPGEMM" --dry-run --schedule "$1" --tp "$3" --dtype "$2" --m 512 --n 1024 --k 256 2>/dev/null |
+default_config() { # schedule dtype tp -> the config picked by --schedule/--dtype (the plan's first line) for a
+    # short K and enough tiles that no last wave decides (tpg_config_pick's wave check stays out of it)
+    "$TPGEMM" --dry-run --schedule "$1" --tp "$3" --dtype "$2" --m 16384 --n 16384 --k 256 2>/dev/null |
         awk '/^Plan:/ {print $2; exit}'
 }
 # Did the schedule x dtype loops above already run config $1 (schedule $2, dtype $3, tp $4)? Only for the
 # dtypes they loop over: a config of another dtype (fp8) runs below, default or not.
 ran_by_default() {
     case " ${DTYPES[*]} " in *" $3 "*) [ "$1" = "$(default_config "$2" "$3" "$4")" ] ;; *) return 1 ;; esac
+}
+wide_config() { # schedule -> its cooperative 128x256 bf16 config at TP = $TP
+    "$TPGEMM" --list | awk -v s="$1" -v t="$TP" '$2 == s && $3 == t && $1 ~ /_bf16_wide_tp/ {print $1; exit}'
 }
 pull_config() { # reduce-scatter schedule -> its ping-pong bf16 pulled-partial config at TP = $TP
     "$TPGEMM" --list | awk -v s="$1" -v t="$TP" '$2 == s && $3 == t && $1 ~ /_bf16_pull_tp/ {print $1; exit}'
@@ -231,6 +235,9 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
             one memcheck "memcheck/$sched/bf16/pull-partials" 1 --config "$(pull_config "$sched")" "${MC[@]}"
             continue ;;
         esac
+        # the default at 512 x 1024 is ping-pong where the wide tiles leave the wave nearly empty (tpg_config_pick):
+        # the wide kernel, the default at scale, by name
+        one memcheck "memcheck/$sched/bf16/wide" 1 --config "$(wide_config "$sched")" "${MC[@]}"
         one memcheck "memcheck/$sched/bf16/copy-chunks-3" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
             --m $((1000 * TP)) --n $((1000 * TP)) --k 256 --l 2 --beta 1 --copy-chunks 3 --iterations 1 \
             --warmup-iterations 1 --timeout-ms 15000
