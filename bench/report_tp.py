@@ -89,10 +89,11 @@ def acceptance_lines(records, tp):
     return out
 
 
-def replace_section(text, tp, body, dtype="bf16"):
-    """BENCHMARKS.md text with the section of TP = tp (and dtype: tp_records.result_stem) set to body."""
-    title = f"Tensor-parallel GEMM, TP={tp}" + ("" if dtype == "bf16" else f", {dtype}")
-    return benchmarks_md.replace_section(text, R.result_stem(tp, dtype), title, body)
+def replace_section(text, tp, body, dtype="bf16", tokens=0):
+    """BENCHMARKS.md text with the section of TP = tp (and dtype, tokens: tp_records.result_stem) set to body."""
+    title = (f"Tensor-parallel GEMM, TP={tp}" + ("" if dtype == "bf16" else f", {dtype}")
+             + (f", {tokens} tokens" if tokens else ""))
+    return benchmarks_md.replace_section(text, R.result_stem(tp, dtype, tokens=tokens), title, body)
 
 
 def plot(records, tp, path, dtype="bf16"):
@@ -127,7 +128,7 @@ def main(argv=None):
     records = json.loads(Path(a.json).read_text())
     if not records:
         sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
-    tp, dtype = records[0]["tp"], records[0]["dtype"]
+    tp, dtype, tokens = records[0]["tp"], records[0]["dtype"], records[0].get("tokens") or 0
     body = render(records, tp)
     # a smoke run (its records say so, and its file name: tp_records.result_stem): its times say nothing
     if any(r.get("shared_device") for r in records) or Path(a.json).stem.endswith("_shared"):
@@ -136,7 +137,7 @@ def main(argv=None):
         return
     bench = Path(a.benchmarks)
     text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
-    bench.write_text(replace_section(text, tp, body, dtype))
+    bench.write_text(replace_section(text, tp, body, dtype, tokens))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
     if plot(records, tp, png, dtype):
         print(f"plot: {png}")

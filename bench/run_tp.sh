@@ -22,16 +22,20 @@ OUT="$OUT" timeout 480 python3 -m torch.distributed.run --standalone --nproc_per
     > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
 tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past 480 s and was stopped" >&2
-# the run's JSON: tp<N>.json for bf16, tp<N>_<dtype>.json otherwise (bench/tp_records.py result_stem)
-DTYPE=bf16 SHARED=
+# the run's JSON: tp<N>.json for bf16, tp<N>_<dtype>.json otherwise, _m<M> with --tokens (bench/tp_records.py
+# result_stem)
+DTYPE=bf16 SHARED= TOKENS=
 for ((i = 1; i <= $#; i++)); do
     case "${!i}" in
     --dtype=*) DTYPE="${!i#--dtype=}" ;;
     --dtype) j=$((i + 1)); [[ $j -le $# ]] && DTYPE="${!j}" ;;
     --share-device) SHARED=_shared ;;
+    --tokens=*) TOKENS="_m${!i#--tokens=}" ;;
+    --tokens) j=$((i + 1)); [[ $j -le $# ]] && TOKENS="_m${!j}" ;;
     esac
 done
-STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"; STEM="$STEM$SHARED"
+[[ "$TOKENS" == _m0 ]] && TOKENS= # --tokens 0: the shapes' own M
+STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"; STEM="$STEM$TOKENS$SHARED"
 if [[ -f "$OUT/$STEM.json" ]]; then
     python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/${STEM}_table.md"
     echo; cat "$OUT/${STEM}_table.md"

@@ -130,11 +130,11 @@ def check_output(op, run, reference, keep):
     return W.allreduce(finite(rel), dist.ReduceOp.MAX), W.allreduce(finite(mx), dist.ReduceOp.MAX), None
 
 
-def save(records, tp, dtype, shared=False):
-    """Writes tp<N>.json (tp<N>_<dtype>.json for fp16 / e4m3, ..._shared with --share-device:
+def save(records, tp, dtype, shared=False, tokens=0):
+    """Writes tp<N>.json (tp<N>_<dtype>.json for fp16 / e4m3, _m<M> with --tokens, _shared with --share-device:
     tp_records.result_stem) to bench/results and, when set, $OUT; returns the paths written."""
     import json
-    name = f"{R.result_stem(tp, dtype, shared)}.json"
+    name = f"{R.result_stem(tp, dtype, shared, tokens)}.json"
     paths = [HERE / "results" / name] + ([Path(os.environ["OUT"]) / name] if os.environ.get("OUT") else [])
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -334,6 +334,9 @@ def main():
     p.add_argument("--window", type=float, default=1.0, help="seconds of continuous work per sustained window")
     p.add_argument("--burst-idle", type=float, default=0.3, help="idle seconds before each burst run")
     p.add_argument("--only", default="", help="comma-separated shape names")
+    p.add_argument("--tokens", type=int, default=0, help="every shape with this global M instead of its own (few "
+                   "tokens: the regime where the last wave of tiles decides), named <shape>-m<M>; results in "
+                   "tp<N>_m<M>.json and their own BENCHMARKS.md section")
     p.add_argument("--dtype", default="bf16", choices=tp_numerics.DTYPES,
                    help="operand type; e4m3 against torch's fp8 GEMMs with fast accumulation, e4m3_promoted: tpgemm's "
                    "fp8_promote configs (<schedule family>_e4m3_promoted) against torch's without it")
@@ -393,7 +396,10 @@ def main():
     unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
     if unknown:
         p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
-    shapes = [s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")]
+    if args.tokens < 0 or args.tokens % (8 * tp):
+        p.error(f"--tokens {args.tokens}: a positive multiple of 8 x tp = {8 * tp} (every rank's rows of A and D in "
+                "whole 16-byte rows), or 0 for the shapes' own M")
+    shapes = R.shapes_at_tokens([s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")], args.tokens)
     if rank == 0:
         n_var = len(R.VARIANTS) + extra_variants(args)
         est = R.estimate_seconds(len(shapes), n_var, args.rounds, args.window, args.burst_idle, 6.0)
@@ -430,9 +436,11 @@ def main():
         except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
                                 extra={"shared_device": True} if args.share_device else None)
+        if args.tokens:
+            rec["tokens"] = args.tokens
         records.append(rec)
         if rank == 0:
-            save(records, tp, args.dtype, args.share_device)  # after every shape: a run stopped by a timeout keeps what it measured
+            save(records, tp, args.dtype, args.share_device, args.tokens)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
                   + f", check {rec['check']} (rel err {rec['rel_err']}, max err {rec['max_err']}), "
                   f"{time.time() - t0:.1f} s", flush=True)
@@ -448,7 +456,7 @@ def main():
         except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
             print(f"rank {rank}: {e}", flush=True)
     if rank == 0:
-        paths = save(records, tp, args.dtype, args.share_device)
+        paths = save(records, tp, args.dtype, args.share_device, args.tokens)
         report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]
                                            if os.environ.get("OUT") else []))
     dist.barrier()

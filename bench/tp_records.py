@@ -163,10 +163,18 @@ def merge_rank_errors(gathered):
     return merged
 
 
-def result_stem(tp, dtype, shared=False):
+def result_stem(tp, dtype, shared=False, tokens=0):
     """Name of a run's files and BENCHMARKS.md section: tp<N> for bf16 (the issues' runs), tp<N>_<dtype> otherwise,
-    so that an fp16 or e4m3 run does not replace the bf16 table; a --share-device smoke run adds _shared."""
-    return (f"tp{tp}" if dtype == "bf16" else f"tp{tp}_{dtype}") + ("_shared" if shared else "")
+    so that an fp16 or e4m3 run does not replace the bf16 table; a --tokens run adds _m<M>, a --share-device smoke
+    run _shared."""
+    return ((f"tp{tp}" if dtype == "bf16" else f"tp{tp}_{dtype}") + (f"_m{tokens}" if tokens else "")
+            + ("_shared" if shared else ""))
+
+
+def shapes_at_tokens(shapes, tokens):
+    """The shapes with global M = tokens (the few-token regime of the same layers), named <name>-m<tokens>;
+    tokens 0: the shapes as they are."""
+    return [(f"{n}-m{tokens}", op, tokens, nn, k) for n, op, _, nn, k in shapes] if tokens else list(shapes)
 
 
 def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, errors=None):

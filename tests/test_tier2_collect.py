@@ -14,6 +14,7 @@ RACE_CLEAN = "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazard
 RACE_HAZARD = ("========= Error: Race reported between Write access at canary+0x90\n"
                "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
 ERRORS_CLEAN = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
+RACE_UNPRINTED = "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 2 warnings)\n"  # --print-limit 0
 ERRORS_FOUND = "========= Barrier error detected. Divergent thread(s) in block\n========= ERROR SUMMARY: 1 error\n"
 
 
@@ -52,7 +53,8 @@ def test_a_failed_check_and_missing_json_are_failures(tmp_path):
 
 
 def test_each_tools_summary_is_read(tmp_path):
-    for i, (log, clean) in enumerate([(RACE_CLEAN, True), (RACE_HAZARD, False), (ERRORS_CLEAN, True),
+    for i, (log, clean) in enumerate([(RACE_CLEAN, True), (RACE_HAZARD, False), (RACE_UNPRINTED, False),
+                                      (ERRORS_CLEAN, True),
                                       (ERRORS_FOUND, False), ("========= COMPUTE-SANITIZER\n", False)]):
         d = tmp_path / str(i)
         d.mkdir()

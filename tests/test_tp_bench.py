@@ -136,17 +136,37 @@ def test_diag_summary_has_energy_and_no_check():
     assert out["local_link"]["tflops"] == pytest.approx(1e9 / 0.1 / 1e12) and "check" not in out["local_link"]
 
 
-def test_non_bf16_runs_keep_their_own_files_and_section(tmp_path):
-    """An fp16 or e4m3 run writes tp<N>_<dtype>.json and its own BENCHMARKS.md section: the bf16 table stays."""
-    assert R.result_stem(2, "bf16") == "tp2" and R.result_stem(8, "e4m3") == "tp8_e4m3"
-    recs = [R.make_record(n, op, m, nn, k, 2, "e4m3", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES]
-    src = tmp_path / "tp2_e4m3.json"
+def report_beside_the_bf16_table(tmp_path, name, recs):
+    """BENCHMARKS.md after report_tp renders recs (as <name>.json) into a file that holds the bf16 TP = 2 table."""
+    src = tmp_path / f"{name}.json"
     src.write_text(json.dumps(recs))
     bench = tmp_path / "BENCHMARKS.md"
     bench.write_text("# Benchmarks\n\n<!-- tp2:begin -->\nthe bf16 table\n<!-- tp2:end -->\n")
     report_tp.main([str(src), "--benchmarks", str(bench)])
-    text = bench.read_text()
+    return bench.read_text()
+
+
+def test_non_bf16_runs_keep_their_own_files_and_section(tmp_path):
+    """An fp16 or e4m3 run writes tp<N>_<dtype>.json and its own BENCHMARKS.md section: the bf16 table stays."""
+    assert R.result_stem(2, "bf16") == "tp2" and R.result_stem(8, "e4m3") == "tp8_e4m3"
+    recs = [R.make_record(n, op, m, nn, k, 2, "e4m3", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES]
+    text = report_beside_the_bf16_table(tmp_path, "tp2_e4m3", recs)
     assert "the bf16 table" in text and "<!-- tp2_e4m3:begin -->" in text and "TP=2, e4m3" in text
+
+
+def test_token_runs_rename_the_shapes_and_keep_their_own_files_and_section(tmp_path):
+    """--tokens M: every shape at global M = tokens, named <shape>-m<M>, in tp<N>_m<M>.json and a section of its
+    own (the issues' tp<N> table stays)."""
+    shapes = R.shapes_at_tokens(R.SHAPES, 2048)
+    assert [s[0] for s in shapes][:2] == ["405B-fc1-m2048", "70B-fc1-m2048"]
+    assert all(s[2] == 2048 for s in shapes) and [s[3:] for s in shapes] == [s[3:] for s in R.SHAPES]
+    assert R.shapes_at_tokens(R.SHAPES, 0) == R.SHAPES
+    assert R.result_stem(2, "bf16", tokens=2048) == "tp2_m2048"
+    assert R.result_stem(4, "e4m3", True, 512) == "tp4_e4m3_m512_shared"
+    recs = [dict(R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3), tokens=2048) for n, op, m, nn, k in shapes]
+    text = report_beside_the_bf16_table(tmp_path, "tp2_m2048", recs)
+    assert "the bf16 table" in text and "<!-- tp2_m2048:begin -->" in text and "TP=2, 2048 tokens" in text
+    assert "M = 16384 shapes" not in text.split("<!-- tp2_m2048:begin -->")[1]
 
 
 def test_e4m3_promoted_runs_each_schedules_promoted_family():

@@ -15,12 +15,12 @@
 typedef struct nccl_id {
     char internal[TPG_NCCL_ID_BYTES];
 } nccl_id;
-enum { NCCL_SUCCESS = 0, NCCL_UINT8 = 1 };
+enum { NCCL_SUCCESS = 0, NCCL_UINT8 = 1, NCCL_INVALID_ARGUMENT = 4 };
 
 /* ncclConfig_t as NCCL 2.17 declared it (NCCL_CONFIG_INITIALIZER: size, magic, version, then every attribute
- * "undefined" = INT_MIN / NULL). Later releases only append fields: NCCL copies min(size, its own sizeof) bytes
- * of a config and gives every field newer than the config's `version` its default, so this prefix means the same
- * to every release from 2.17 on. */
+ * "undefined" = INT_MIN / NULL; 40 bytes, no padding). Later releases only append fields (splitShare from 2.18, ...):
+ * NCCL copies min(size, its own sizeof) bytes of a config, so the fields past ours keep their initializer's
+ * "undefined", and it resets the fields newer than the config's `version` to their defaults. */
 typedef struct nccl_config_v21700 {
     size_t size;
     unsigned int magic;
@@ -30,7 +30,6 @@ typedef struct nccl_config_v21700 {
     int min_ctas;
     int max_ctas;
     const char *net_name;
-    int split_share;
 } nccl_config_v21700;
 #define NCCL_CONFIG_MAGIC 0xcafebeefu
 #define NCCL_CONFIG_VERSION 21700
@@ -134,8 +133,15 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
     /* NCCL's kernels get at most the SMs the persistent GEMM leaves free (NCCL_MAX_CTAS in the environment
      * still overrides, as NCCL documents) */
     nccl_config_v21700 cfg = {sizeof cfg, NCCL_CONFIG_MAGIC, NCCL_CONFIG_VERSION, INT_MIN, INT_MIN, INT_MIN,
-                              TPG_NCCL_FREE_SMS, NULL, INT_MIN};
-    NCCL_CALL(ctx, n, n->comm_init_rank_config(&n->comm, tp, u, rank, &cfg));
+                              TPG_NCCL_FREE_SMS, NULL};
+    const int r = n->comm_init_rank_config(&n->comm, tp, u, rank, &cfg);
+    if (r == NCCL_INVALID_ARGUMENT) { /* the one config value an environment can contradict */
+        tpg__set_error(ctx, "ncclCommInitRankConfig (%s) returned %d: %s; the transport caps NCCL at %d CTAs "
+                       "(maxCTAs): an NCCL_MIN_CTAS above that in the environment is refused by some NCCL versions",
+                       n->name, r, n->error_string ? n->error_string(r) : "?", TPG_NCCL_FREE_SMS);
+        return TPG_ERR_NCCL;
+    }
+    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, "ncclCommInitRankConfig");
     return TPG_OK;
 }
 

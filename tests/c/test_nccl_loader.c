@@ -45,6 +45,14 @@ static tpg_nccl *load(const char *name, tpg_status *st) {
     return n;
 }
 
+/* A stub that must load. */
+static tpg_nccl *load_ok(const char *name) {
+    tpg_status st;
+    tpg_nccl *n = load(name, &st);
+    TPG_EXPECT(st == TPG_OK && n != NULL);
+    return n;
+}
+
 TPG_TEST(calls_in_order_and_abort_returns_at_once) {
     tpg_status st;
     tpg_nccl *n = load("libnccl_stub.so", &st);
@@ -58,7 +66,7 @@ TPG_TEST(calls_in_order_and_abort_returns_at_once) {
     TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 4, 2, id) == TPG_OK);
     /* from NCCL 2.17 on through a config that caps NCCL's CTAs at the SMs the GEMM leaves free */
     char want[160];
-    snprintf(want, sizeof want, "init_config n=4 rank=2 id0=90 size=48 magic=cafebeef version=21700 max_ctas=%d "
+    snprintf(want, sizeof want, "init_config n=4 rank=2 id0=90 size=40 magic=cafebeef version=21700 max_ctas=%d "
              "min_ctas_undef=1 rest_undef=1\n", TPG_NCCL_FREE_SMS);
     TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), want);
 
@@ -88,9 +96,7 @@ TPG_TEST(calls_in_order_and_abort_returns_at_once) {
 }
 
 TPG_TEST(release_destroys_the_communicator) {
-    tpg_status st;
-    tpg_nccl *n = load("libnccl_stub.so", &st);
-    TPG_EXPECT(st == TPG_OK && n != NULL);
+    tpg_nccl *n = load_ok("libnccl_stub.so");
     if (!n) return;
     unsigned char id[TPG_NCCL_ID_BYTES] = {0};
     TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 2, 0, id) == TPG_OK);
@@ -98,10 +104,18 @@ TPG_TEST(release_destroys_the_communicator) {
     TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "destroy ok=1\n");
 }
 
+TPG_TEST(a_refused_config_names_the_cap) {
+    tpg_nccl *n = load_ok("libnccl_stub.so");
+    if (!n) return;
+    unsigned char id[TPG_NCCL_ID_BYTES] = {0};
+    TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 3, 0, id) == TPG_ERR_NCCL); /* the stub refuses n = 3 */
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "ncclCommInitRankConfig");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "NCCL_MIN_CTAS");
+    tpg_nccl_release(n);
+}
+
 TPG_TEST(before_2_17_the_communicator_has_no_config) {
-    tpg_status st;
-    tpg_nccl *n = load("libnccl_stub_216.so", &st); /* has ncclCommInitRankConfig, of an older layout */
-    TPG_EXPECT(st == TPG_OK && n != NULL);
+    tpg_nccl *n = load_ok("libnccl_stub_216.so"); /* has ncclCommInitRankConfig, of an older layout */
     if (!n) return;
     unsigned char id[TPG_NCCL_ID_BYTES] = {0};
     TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 2, 1, id) == TPG_OK);
@@ -121,5 +135,5 @@ TPG_TEST(an_old_foreign_or_missing_library_is_refused) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(calls_in_order_and_abort_returns_at_once), TPG_CASE(release_destroys_the_communicator),
-              TPG_CASE(before_2_17_the_communicator_has_no_config),
+              TPG_CASE(a_refused_config_names_the_cap), TPG_CASE(before_2_17_the_communicator_has_no_config),
               TPG_CASE(an_old_foreign_or_missing_library_is_refused))

@@ -12,8 +12,8 @@
 #        and tune need N GPUs and are skipped
 #        steps: build, tier2, sanitizers, pytest, local_gemm, tp, tune; together they need more than one call, so the
 #        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
-# Output in $OUT (the device tool brings back at most 8 files): tier2.json, sanitizers.json, local_gemm.json,
-# tp2.json, summary.txt and all.tar.gz (every log of every step). Exit status: 0 if every step that ran passed.
+# Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json, summary.txt
+# and all.tar.gz (every log of every step, sanitizers/sanitizers.json among them). Exit status: 0 if every step that ran passed.
 set -u
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -55,7 +55,7 @@ DEADLINE=$((START + ${RUN_ALL_BUDGET_S:-540}))
 # Copies what the steps have written so far to $FINAL (at most 8 files come back from the device).
 collect() {
     local f # the TP run's JSON and PNG under any dtype's name: tp2.json, tp2_e4m3.json (TP_ARGS=--dtype e4m3)
-    for f in "$WORK/tier2/$T2JSON" "$WORK/sanitizers/sanitizers.json" "$WORK/local_gemm/local_gemm.json" "$WORK"/tp/tp"$TP".json "$WORK"/tp/tp"$TP"_*.json \
+    for f in "$WORK/tier2/$T2JSON" "$WORK/local_gemm/local_gemm.json" "$WORK"/tp/tp"$TP".json "$WORK"/tp/tp"$TP"_*.json \
         "$WORK"/tp/tp"$TP".png "$WORK"/tp/tp"$TP"_*.png "$WORK/tune/llama3-70b_tp2.yaml"; do
         [ -f "$f" ] && cp "$f" "$FINAL/"
     done
@@ -92,8 +92,10 @@ step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout bui
 # torch's capture: across GPUs it leaves out the cases that put every rank on one GPU (their names say
 # "shared_device"; the one-GPU rehearsal, run_all.sh --share-device, runs them), so that the 2-GPU cases fit.
 step tier2 340 env TIER2_BUDGET_S=300 TIER2_HARD_S=330 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
-# racecheck / synccheck / initcheck (memcheck is in tier 2): 77 s on one GPU with the self-test built (2026-12-02)
-step sanitizers 150 bash tests/gpu/run_sanitizers.sh --tp "$TP" $([ ${#SHARE[@]} = 0 ] || echo --share-device)
+# racecheck / synccheck / initcheck (memcheck is in tier 2): 77 s on one GPU with the self-test built (2026-12-02;
+# carry build/selftest/kernel_selftest for its rings group), 16 more runs across GPUs; its JSON is in all.tar.gz
+step sanitizers 180 env SAN_BUDGET_S=120 SAN_HARD_S=165 bash tests/gpu/run_sanitizers.sh --tp "$TP" \
+    $([ ${#SHARE[@]} = 0 ] || echo --share-device)
 # TPG_REQUIRE_GPUS: a case that needs more GPUs than nvidia-smi lists fails instead of skipping (a machine of
 # this kind must run them all; the one-GPU runs with --share-device ask for 1)
 PYTEST_SELECT=()

@@ -11,16 +11,19 @@
 #           a bulk load the warps read before its mbarrier completed (the ring slots, TMA-loaded partials) but not
 #           a bulk store of smem the warps had not finished writing (the epilogue's TMA stores: that hand-off rests
 #           on the reference check and determinism of tier 2 alone).
-#   tp1     every shipped kernel binary through its first TP = 1 config (build/tpgemm --list), 512x1024x256 with
-#           beta 1 (C read), under each of the three tools
-#   rings   (when build/selftest/kernel_selftest is built: tests/gpu/kernel_selftest.sh) the self-test's cases of the
-#           shipped reduce-scatter kernels under racecheck: rings of stages in one kernel on one GPU, the partial
+#   tp1     every kernel binary that has a TP = 1 config (11 of the 18 shipped: the others read reduce-scatter
+#           partials, below), through its first one (build/tpgemm --list), 512x1024x256 with beta 1 (C read), under
+#           each of the three tools
+#   rings   (when build/selftest/kernel_selftest is built: tests/gpu/kernel_selftest.sh; carry it, run_all.sh does not
+#           build it) the self-test's instances of the shipped partial-reading kernels under racecheck: rings of stages in one kernel on one GPU, the partial
 #           hand-offs of TP >= 2 (TMA-loaded and fp32 partials) included
 #   tpN     (N GPUs, not with --share-device: a sanitizer serializes launches, ranks on one GPU would wait for
 #           each other) each schedule's two bf16 configs (ping-pong and wide) at TP = N under racecheck and synccheck
-# Runs go J at a time (default 6; a racecheck run of a small GEMM takes ~15 s, mostly instrumentation on the host).
+# Runs go J at a time (default 6; a racecheck run of a small GEMM takes ~15 s, mostly instrumentation on the host);
+# RUN_TIMEOUT (150 s) bounds one run, SAN_BUDGET_S (300) when the last may start, SAN_HARD_S (360) when all end. A
+# run that left no record, or an empty group, fails the script.
 # Output: $OUT/sanitizers.json (OUT defaults to build/sanitizers) and a summary; exit 0 if every run passed.
-set -u
+set -u -o pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
 
@@ -47,8 +50,12 @@ CANARY=build/tests/gpu_racecheck_canary
 SELFTEST=build/selftest/kernel_selftest
 ninja "$TPGEMM" "$CANARY" >/dev/null || { echo "run_sanitizers.sh: $TPGEMM or $CANARY does not build" >&2; exit 1; }
 mkdir -p "$OUT/runs"
-rm -f "$OUT"/runs/*
-export RUN_TIMEOUT="${RUN_TIMEOUT:-300}"
+rm -f "$OUT"/runs/* "$OUT/sanitizers.json"
+export RUN_TIMEOUT="${RUN_TIMEOUT:-150}"          # one run (racecheck of a self-test ring: ~40 s)
+START=$(date +%s)
+# no run starts after SAN_BUDGET_S, and each ends by SAN_HARD_S, so that the JSON is written before a caller's
+# own limit (run_all.sh's step) stops the script
+export SAN_BUDGET_END=$((START + ${SAN_BUDGET_S:-300})) SAN_HARD_END=$((START + ${SAN_HARD_S:-360}))
 
 # job GROUP LABEL TOOL EXPECT KIND ARGS...: one run under `compute-sanitizer --tool TOOL`, recorded by
 # tier2_collect.py (KIND json: build/tpgemm --json output; plain: exit status only). EXPECT: clean, reported, coverage.
@@ -59,9 +66,25 @@ job() {
     [ "$tool" = racecheck ] && extra=(--racecheck-report all)
     local cmd=(compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 20 --error-exitcode 99 --log-file "$name.san"
                "$@")
+    local now limit
+    now=$(date +%s)
+    limit=$((SAN_HARD_END - now))
+    [ "$limit" -gt "$RUN_TIMEOUT" ] && limit=$RUN_TIMEOUT
+    if [ "$now" -gt "$SAN_BUDGET_END" ] || [ "$limit" -lt 5 ]; then
+        echo "not run: the time budget of run_sanitizers.sh (SAN_BUDGET_S / SAN_HARD_S) was spent" >"$name.err"
+        : >"$name.out"
+        python3 tests/gpu/tier2_collect.py add "$name.jsonl" "$group" "$tool/$label" 125 0 "$name.out" "$name.err" \
+            --kind plain -- "${cmd[@]}"
+        return
+    fi
     t0=$(date +%s.%N)
-    timeout "$RUN_TIMEOUT" "${cmd[@]}" >"$name.out" 2>"$name.err"
+    # in the background with its pid noted: `timeout` makes a process group of its own, which a TERM to this
+    # script's group does not reach; the script's trap ends each noted group
+    timeout "$limit" "${cmd[@]}" >"$name.out" 2>"$name.err" &
+    echo $! >"$name.pid"
+    wait $!
     rc=$?
+    rm -f "$name.pid"
     python3 tests/gpu/tier2_collect.py add "$name.jsonl" "$group" "$tool/$label" "$rc" \
         "$(awk "BEGIN{print $(date +%s.%N) - $t0}")" "$name.out" "$name.err" "$name.san" --expect "$expect" \
         --kind "$kind" -- "${cmd[@]}"
@@ -98,10 +121,28 @@ SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --
     fi
 } >"$OUT/jobs.txt"
 
-START=$(date +%s)
+stop_runs() {
+    local f
+    for f in "$OUT"/runs/*.pid; do [ -f "$f" ] && kill -TERM -- -"$(cat "$f")" 2>/dev/null; done
+}
+trap 'kill -TERM "$XARGS_PID" 2>/dev/null; stop_runs; exit 143' TERM INT
 echo "== sanitizers on: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, -), $(wc -l <"$OUT/jobs.txt") runs, $JOBS at a time"
-xargs -P "$JOBS" -L 1 bash -c 'job "$@"' _ <"$OUT/jobs.txt"
+xargs -P "$JOBS" -L 1 bash -c 'job "$@"' _ <"$OUT/jobs.txt" &
+XARGS_PID=$!
+wait "$XARGS_PID" # (a wait, unlike a foreground command, lets the trap run at once)
 echo "== elapsed: $(($(date +%s) - START)) s"
+# a run that left no record, or a group that planned nothing (a failed --list, drifted names), fails the script
+lost() { # why
+    echo "$1" >"$OUT/runs/lost.err"
+    : >"$OUT/runs/lost.out"
+    python3 tests/gpu/tier2_collect.py add "$OUT/runs/zz_lost.jsonl" plan "$1" 1 0 "$OUT/runs/lost.out" \
+        "$OUT/runs/lost.err" --kind plain -- run_sanitizers.sh
+}
+planned=$(wc -l <"$OUT/jobs.txt")
+recorded=$(cat "$OUT"/runs/*.jsonl 2>/dev/null | wc -l)
+[ "$recorded" -lt "$planned" ] && lost "$((planned - recorded)) of $planned planned runs left no record"
+grep -q '^tp1 ' "$OUT/jobs.txt" || lost "no tp1 run planned (build/tpgemm --list?)"
+[ "$SHARE" = 1 ] || grep -q "^tp$TP " "$OUT/jobs.txt" || lost "no tp$TP run planned (build/tpgemm --list?)"
 cat "$OUT"/runs/*.jsonl >"$OUT/sanitizers.records.jsonl"
 python3 tests/gpu/tier2_collect.py finish "$OUT/sanitizers.records.jsonl" "$OUT/sanitizers.json"
 status=$?

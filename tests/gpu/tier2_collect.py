@@ -27,10 +27,11 @@ def tail(path, n=2000):
 
 def sanitizer_verdict(log):
     """(clean, what it found) from a compute-sanitizer log: racecheck ends with "RACECHECK SUMMARY: N hazards
-    displayed (...)", memcheck / synccheck / initcheck with "ERROR SUMMARY: N errors"; no summary = not clean."""
+    displayed (E errors, W warnings)" - judged by E and W, since --print-limit caps N -, memcheck / synccheck /
+    initcheck with "ERROR SUMMARY: N errors"; no summary = not clean."""
     m = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", log)
     if m:
-        return m.group(1) == "0", m.group(0)
+        return m.group(2) == "0" and m.group(3) == "0", m.group(0)
     m = re.search(r"ERROR SUMMARY: (\d+) errors?", log)
     if m:
         return m.group(1) == "0", m.group(0)
@@ -83,9 +84,12 @@ def add(argv):
     result, parse_error = json_result(out) if kind == "json" else (None, None)
     if kind == "json":
         passed, reason = run_verdict(rc, result, parse_error, err)
-    else:  # plain: the program's exit status alone (99 is the sanitizer's own, judged below)
+    else:  # plain: the program's exit status alone (99 is the sanitizer's own, judged below; it also stands for a
+        # program that failed under the tool - acceptable where the tool must report something anyway)
         passed = rc in (0, 99) if san_log else rc == 0
-        reason = "" if passed else ("timed out (killed by `timeout`)" if rc == 124 else f"exit code {rc}")
+        last_err = (tail(err, 600).strip().splitlines() or [""])[-1]
+        reason = "" if passed else ("timed out (killed by `timeout`)" if rc == 124 else
+                                    f"exit code {rc}" + (f": {last_err}" if last_err else ""))
     coverage = None
     if san_log:
         clean, found = sanitizer_verdict(tail(san_log, 20000))

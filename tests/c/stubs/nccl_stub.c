@@ -38,21 +38,19 @@ int ncclCommInitRank(void **comm, int n, stub_id id, int rank) {
     *comm = &g_comm_token;
     return 0;
 }
-typedef struct stub_config {
+typedef struct stub_config { /* NCCL 2.17's fields; a later NCCL reads more only as far as `size` says */
     size_t size;
     unsigned int magic, version;
     int blocking, cga_cluster_size, min_ctas, max_ctas;
     const char *net_name;
-    int split_share;
 } stub_config;
 int ncclCommInitRankConfig(void **comm, int n, stub_id id, int rank, stub_config *c) {
     note("init_config n=%ld rank=%ld id0=%ld", n, rank, (unsigned char)id.internal[0]);
     note(" size=%ld magic=%lx version=%ld", (long)c->size, (long)c->magic, (long)c->version);
     note(" max_ctas=%ld min_ctas_undef=%ld rest_undef=%ld\n", c->max_ctas, c->min_ctas == (-2147483647 - 1),
-         c->blocking == c->min_ctas && c->cga_cluster_size == c->min_ctas && c->split_share == c->min_ctas &&
-             c->net_name == NULL);
+         c->blocking == c->min_ctas && c->cga_cluster_size == c->min_ctas && c->net_name == NULL);
     *comm = &g_comm_token;
-    return c->magic == 0xcafebeefu ? 0 : 4;
+    return c->magic == 0xcafebeefu && n != 3 ? 0 : 4; /* n = 3: an NCCL that refuses the config */
 }
 int ncclCommDestroy(void *comm) { note("destroy ok=%ld\n", comm == &g_comm_token, 0, 0); return 0; }
 int ncclCommAbort(void *comm) {
