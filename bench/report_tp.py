@@ -96,7 +96,7 @@ def replace_section(text, tp, body, dtype="bf16", tokens=0):
     return benchmarks_md.replace_section(text, R.result_stem(tp, dtype, tokens=tokens), title, body)
 
 
-def plot(records, tp, path, dtype="bf16"):
+def plot(records, tp, path, dtype="bf16", tokens=0):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -111,7 +111,7 @@ def plot(records, tp, path, dtype="bf16"):
         ax.bar([x + i * width for x in range(len(records))], ys, width, label=label)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(records))], [r["name"] for r in records])
     ax.set_ylabel("per-GPU TFLOP/s (sustained)")
-    ax.set_title(f"TP={tp}, {dtype}")
+    ax.set_title(f"TP={tp}, {dtype}" + (f", {tokens} tokens" if tokens else ""))
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -139,7 +139,7 @@ def main(argv=None):
     text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
     bench.write_text(replace_section(text, tp, body, dtype, tokens))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
-    if plot(records, tp, png, dtype):
+    if plot(records, tp, png, dtype, tokens):
         print(f"plot: {png}")
     print(body, end="")
 

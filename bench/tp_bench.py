@@ -396,9 +396,9 @@ def main():
     unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
     if unknown:
         p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
-    if args.tokens < 0 or args.tokens % (8 * tp):
-        p.error(f"--tokens {args.tokens}: a positive multiple of 8 x tp = {8 * tp} (every rank's rows of A and D in "
-                "whole 16-byte rows), or 0 for the shapes' own M")
+    if args.tokens < 0 or args.tokens % tp:
+        p.error(f"--tokens {args.tokens}: a positive multiple of tp = {tp} (every rank owns M / tp rows of A or D), "
+                "or 0 for the shapes' own M")
     shapes = R.shapes_at_tokens([s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")], args.tokens)
     if rank == 0:
         n_var = len(R.VARIANTS) + extra_variants(args)

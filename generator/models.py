@@ -87,7 +87,8 @@ def local_k(schedule: str, tp: int, k: int) -> int:
 
 
 PICK_WAVE_MARGIN = 0.05  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
-PICK_ASSUMED_SMS = 132  # TPG_PICK_ASSUMED_SMS: H100 / H200 SXM
+PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
+PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
 
 
 def walk_tiles(schedule: str, tp: int, m: int, n: int, tile: dict) -> int:
@@ -110,7 +111,7 @@ def wave_use(tiles: int, sms: int) -> float:
 
 
 def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m: int = 0, n: int = 0,
-                   sms: int = PICK_ASSUMED_SMS) -> str | None:
+                   sms: int = PICK_SMS) -> str | None:
     """The config a GEMM with this schedule, tp, dtype and K runs untuned (the rule of tpg_config_pick):
     the first by name whose prefer_from_local_k holds for its per-stage K (k <= 0: only a preference
     of 1, i.e. for every shape, holds), else the first by name; never a tuned one, and never one whose kernel
@@ -131,7 +132,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     is_preferred = [least is not None and (least <= 1 or (k > 0 and lk >= least)) for _, least, _ in cands]
     preferred = [c for c, p in zip(cands, is_preferred) if p]
     fallback = [c for c, p in zip(cands, is_preferred) if not p]
-    if preferred and fallback and m > 0 and n > 0 and k > 0 and sms > 0:
+    if preferred and fallback and 0 < m < PICK_EXTENT_LIMIT and 0 < n < PICK_EXTENT_LIMIT and k > 0 and sms > 0:
         use = [wave_use(walk_tiles(schedule, tp, m, n, by_name[c[2]]["tile"]), sms) for c in (preferred[0], fallback[0])]
         if use[1] > use[0] + PICK_WAVE_MARGIN:
             return fallback[0][0]

@@ -136,6 +136,7 @@ def test_default_config_takes_the_fallback_where_the_preferred_tiles_leave_the_l
     assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240) == "ag_a_small_tp2"  # 97% against 81%
     assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240, sms=160) == "ag_b_wide_tp2"  # 2 whole waves
     assert models.default_config(doc, AG, 2, "bf16", 8192) == "ag_b_wide_tp2"  # m, n unknown: the K rule alone
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 1 << 40, 10240) == "ag_b_wide_tp2"  # past int32: no shape
     assert models.default_config(doc, AG, 2, "bf16", 8192, 16384, 10240) == "ag_b_wide_tp2"  # 97.0% vs 99.5%
 
 

@@ -102,13 +102,19 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
  * partials (`partials: f32`): more precise, slower; and a config with `pull_partials`, until measured on
  * a link against the push. With the whole shape given (m, n, k > 0), the first config by name that is not
- * preferred replaces the preferred one when its tiles fill the last wave of the GPU's persistent walk
- * clearly better: more than 5 points more of the tile slots on the current device's SMs (132 where no device
- * is visible). That is few tokens: at TP = 2, 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong
- * 128x128 config, which was 4-5% faster there than the 128x256 on one H200 (docs/PERF_NOTES.md, 2026-12-02).
- * Tuned choices are not consulted: see tpg_dispatch_find. */
+ * preferred replaces the preferred one when its tiles fill the last wave of one GPU's persistent walk (tp
+ * stages of BM x BN tiles, one batch) clearly better: more than 5 points more of the tile slots of
+ * TPG_PICK_SMS SMs. That is few tokens: at TP = 2, 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the
+ * ping-pong 128x128 config, which was 4-5% faster there than the 128x256 on one H200 (docs/PERF_NOTES.md,
+ * 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
+/* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */
+#define TPG_PICK_SMS 132
+/* tpg_config_pick for a grid of `sms` SMs (0: the K rule alone): another GPU's count, or fewer where the GEMM
+ * leaves some - TPG_NCCL_FREE_SMS under the NCCL transport, a share of the device with share_devices. */
+tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
+                               int sms, int *index);
 
 /* ---- Dispatch: model presets and tuned choices ----------------------------------------------- */
 
@@ -130,7 +136,8 @@ tpg_status tpg_dispatch_get(int i, tpg_dispatch_entry *out);
 /* The row to run one GEMM with. A row matches when dtype and tp are equal and each of model, layer,
  * schedule (NULL = any), n and k (<= 0 = any) is equal; among matching rows the one whose m is
  * nearest to m wins (the first on ties; m <= 0 = the first), since a preset's N and K are fixed while
- * its token count varies. Writes the row to *out; TPG_ERR_UNKNOWN_CONFIG if no row matches,
+ * its token count varies (an untuned row holds the default pick for its own m: `tpgemm --model --tokens` picks
+ * again with tpg_config_pick for another). Writes the row to *out; TPG_ERR_UNKNOWN_CONFIG if no row matches,
  * TPG_ERR_INVALID_ARGUMENT if out is NULL. */
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out);

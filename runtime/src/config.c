@@ -1,5 +1,4 @@
 /* Lookup over the generated config table (generated/registry.c, types in tables.h). */
-#include <cuda_runtime_api.h>
 #include <string.h>
 
 #include "shapes.h"
@@ -65,7 +64,7 @@ static double wave_use(int64_t tiles, int sms) {
     return waves > 0 ? (double)tiles / (double)(waves * sms) : 0.0;
 }
 
-tpg_status tpg__config_pick_on(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
+tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                                int sms, int *index) {
     if (!index) return TPG_ERR_INVALID_ARGUMENT;
     int preferred = -1, fallback = -1;
@@ -79,7 +78,8 @@ tpg_status tpg__config_pick_on(const char *schedule, int tp, tpg_dtype dtype, in
     *index = preferred >= 0 ? preferred : fallback;
     /* A preferred config's last wave may be nearly empty where the fallback's smaller tiles fill theirs (few
      * tokens: 70B-qkv at M = 2048 walks 2.42 waves of 128x256 tiles, 4.85 of 128x128). */
-    if (preferred >= 0 && fallback >= 0 && m > 0 && n > 0 && k > 0 && sms > 0) {
+    if (preferred >= 0 && fallback >= 0 && m > 0 && n > 0 && k > 0 && m < TPG_PICK_EXTENT_LIMIT &&
+        n < TPG_PICK_EXTENT_LIMIT && sms > 0) {
         const double p = wave_use(walk_tiles(&tpg_configs[preferred], m, n, k), sms);
         const double f = wave_use(walk_tiles(&tpg_configs[fallback], m, n, k), sms);
         if (f > p + TPG_PICK_WAVE_MARGIN) *index = fallback;
@@ -87,20 +87,10 @@ tpg_status tpg__config_pick_on(const char *schedule, int tp, tpg_dtype dtype, in
     return TPG_OK;
 }
 
-/* The current device's SM count, or TPG_PICK_ASSUMED_SMS where none is visible (a dry run on a CPU machine). */
-static int pick_sms(void) {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
-        (void)cudaGetLastError(); /* no device is not an error of a later call */
-        return TPG_PICK_ASSUMED_SMS;
-    }
-    return sms;
-}
-
+/* No CUDA call: a pick is pure (a dry run, a process that forks later), the same on every host. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index) {
-    return tpg__config_pick_on(schedule, tp, dtype, m, n, k, m > 0 && n > 0 && k > 0 ? pick_sms() : 0, index);
+    return tpg_config_pick_sms(schedule, tp, dtype, m, n, k, TPG_PICK_SMS, index);
 }
 
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index) {

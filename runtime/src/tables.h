@@ -100,13 +100,10 @@ extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
  * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c). */
 int tpg__config_pickable(const tpg_config_desc *c);
-/* tpg_config_pick for a device of `sms` SMs (0: shape-blind, the K rule alone). After the K rule, the first
- * non-preferred config (the fallback) replaces the preferred one when the share of tile slots its walk fills on
- * `sms` SMs is larger by more than TPG_PICK_WAVE_MARGIN (generator/models.py default_config mirrors this). */
-tpg_status tpg__config_pick_on(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
-                               int sms, int *index);
+/* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the fallback must fill more than
+ * this share of the tile slots more; extents past int32 (never a valid shape: shapes.c) skip the check. */
 #define TPG_PICK_WAVE_MARGIN 0.05
-#define TPG_PICK_ASSUMED_SMS 132 /* H100 / H200 SXM: the pick's SM count where no device is visible */
+#define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];
 extern const char tpg_config_hash[];

@@ -3,7 +3,6 @@
  * schedule for one GEMM (schedules.yaml prefer_from_local_k). Pure lookups: no device needed. */
 #include <string.h>
 
-#include "tables.h"
 #include "tpg_test.h"
 #include "tpgemm.h"
 
@@ -93,7 +92,7 @@ TPG_TEST(config_pick_reduce_scatter_looks_at_the_per_stage_k) {
 static const char *picked_on(const char *schedule, int tp, int64_t m, int64_t n, int64_t k, int sms) {
     static tpg_config_info info;
     int index = -1;
-    if (tpg__config_pick_on(schedule, tp, TPG_DTYPE_BF16, m, n, k, sms, &index) != TPG_OK) return "?";
+    if (tpg_config_pick_sms(schedule, tp, TPG_DTYPE_BF16, m, n, k, sms, &index) != TPG_OK) return "?";
     return tpg_config_get(index, &info) == TPG_OK ? info.name : "?";
 }
 
@@ -104,6 +103,7 @@ TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_e
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 132), "ag_rota_bf16_tp2");
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 160), "ag_rota_bf16_wide_tp2");
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 0), "ag_rota_bf16_wide_tp2"); /* shape-blind */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, (int64_t)1 << 40, 10240, 8192, 132), "ag_rota_bf16_wide_tp2"); /* no shape */
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 57344, 8192, 132), "ag_rota_bf16_tp2");     /* 85% against 97% */
     /* within the margin the preferred one stays: 70B-qkv at M = 16384 (97.0% against 99.5%), 405B-fc1, and a
      * sub-wave walk that both fill alike (70B-qkv at M = 512: 80 or 160 tiles, 61% each) */

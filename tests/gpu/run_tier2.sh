@@ -244,8 +244,8 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
     done
     # last: all-gather with its barriers beside the GEMM, whose start barrier must run next to a GEMM on
     # every SM (never run under memcheck yet)
-    for sched in "${SCHEDULES[@]:0:2}"; do
-        one memcheck "memcheck/$sched/bf16/overlap-barriers" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
+    for sched in "${SCHEDULES[@]:0:2}"; do # the wide kernel by name, as before the small shape's pick moved
+        one memcheck "memcheck/$sched/bf16/overlap-barriers" 1 --config "$(wide_config "$sched")" \
             --overlap-barriers "${MC[@]}"
     done
 else

@@ -73,9 +73,9 @@ static int collect(const tpg_cli_args *a, int tp, layer_job *jobs) {
         int64_t m = a->tokens ? a->tokens : e->m;
         if (tpg_dispatch_find(a->model, e->layer, m, 0, 0, a->dtype, NULL, tp, &jobs[n].row) != TPG_OK) continue;
         jobs[n].m = a->tokens ? a->tokens : jobs[n].row.m;
-        /* an untuned row holds the default pick for the preset's own token count: pick again for this one */
+        /* an untuned row holds the generator's default pick for the preset's token count: pick for this one */
         int pick = -1;
-        if (!jobs[n].row.tuned && jobs[n].m != jobs[n].row.m &&
+        if (!jobs[n].row.tuned &&
             tpg_config_pick(jobs[n].row.schedule, tp, a->dtype, jobs[n].m, jobs[n].row.n, jobs[n].row.k, &pick) == TPG_OK)
             jobs[n].row.config = pick;
         n++;
