@@ -34,6 +34,7 @@ for ((i = 1; i <= $#; i++)); do
     --tokens) j=$((i + 1)); [[ $j -le $# ]] && TOKENS="_m${!j}" ;;
     esac
 done
+[[ "$TOKENS" =~ ^_m[0-9]+$ ]] && TOKENS="_m$((10#${TOKENS#_m}))" # as tp_bench.py writes it: 02048 -> 2048
 [[ "$TOKENS" == _m0 ]] && TOKENS= # --tokens 0: the shapes' own M
 STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"; STEM="$STEM$TOKENS$SHARED"
 if [[ -f "$OUT/$STEM.json" ]]; then

@@ -374,6 +374,14 @@ def main():
     args = p.parse_args()
     if args.share_device and args.link_copies:
         p.error("--link-copies needs PyTorch's symmetric memory, which needs a GPU per rank: not with --share-device")
+    # before the process group (torchrun's WORLD_SIZE is the TP degree): a usage error leaves nothing to tear down
+    unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
+    if unknown:
+        p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if args.tokens < 0 or args.tokens % world:
+        p.error(f"--tokens {args.tokens}: a positive multiple of tp = {world} (every rank owns M / tp rows of A or D), "
+                "or 0 for the shapes' own M")
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
         import faulthandler
@@ -393,12 +401,6 @@ def main():
                 symm.enable_symm_mem_for_group(group_name)
         except Exception as e:  # async TP then fails per shape and is recorded as an error
             print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
-    unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
-    if unknown:
-        p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
-    if args.tokens < 0 or args.tokens % tp:
-        p.error(f"--tokens {args.tokens}: a positive multiple of tp = {tp} (every rank owns M / tp rows of A or D), "
-                "or 0 for the shapes' own M")
     shapes = R.shapes_at_tokens([s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")], args.tokens)
     if rank == 0:
         n_var = len(R.VARIANTS) + extra_variants(args)
