@@ -233,6 +233,16 @@ def test_schedule_default_with_the_whole_shape_is_the_generators(tpgemm, schedul
     assert json.loads(r.stdout)["config"] == models.default_config(doc, schedule, tp, "bf16", k, m, n)
 
 
+def test_the_plan_shows_the_tile_waves_the_pick_reads(tpgemm):
+    """70B-qkv at M = 2048, TP = 2: 320 wide tiles fill 81% of 3 waves of 132 SMs, the ping-pong pick's 640 97% of 5."""
+    args = ["--dry-run", "--m", "2048", "--n", "10240", "--k", "8192"]
+    wide = run(tpgemm, *args, "--config", "ag_rota_bf16_wide_tp2")
+    pick = run(tpgemm, *args, "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2")
+    assert "tile waves        2.42 of 132 SMs (320 tiles over 2 stages fill 81% of 3 whole waves)" in wide.stdout
+    assert "Plan: ag_rota_bf16_tp2\n" in pick.stdout
+    assert "tile waves        4.85 of 132 SMs (640 tiles over 2 stages fill 97% of 5 whole waves)" in pick.stdout
+
+
 def test_default_dry_run_is_the_seed_problem(tpgemm):
     r = run(tpgemm, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr

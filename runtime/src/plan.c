@@ -171,6 +171,13 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "  Local GEMM Problem Size (per stage): %" PRId64 " x %" PRId64 " x %" PRId64
                " (%" PRId64 " tiles of %dx%d per stage)\n",
             ps->stage_m, ps->stage_n, ps->stage_k, ps->tiles_per_stage, kd->bm, kd->bn);
+    /* what tpg_config_pick's wave check reads: the walk's tiles against whole waves of TPG_PICK_SMS */
+    const int64_t walk = (int64_t)p * ps->tiles_per_stage;
+    const int64_t waves = (walk + TPG_PICK_SMS - 1) / TPG_PICK_SMS;
+    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles over %d stages fill %.0f%% of %" PRId64
+               " whole waves)\n",
+            (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
+            waves ? 100.0 * (double)walk / (double)(waves * TPG_PICK_SMS) : 0.0, waves);
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");
