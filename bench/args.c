@@ -20,11 +20,13 @@ static const bench_problem k_problems[] = {
     RS("70B-o", 16384, 8192, 8192),       RS("8B-o", 8192, 4096, 4096),       SQ("gemm-8192", 8192),
     SQ("gemm-4096", 4096),
     /* By name only (not in the default run): the 70B layers with few tokens (M = 2048 and 512), where a layer's
-     * local GEMM has a few waves of tiles or less than one. */
+     * local GEMM has a few waves of tiles or less than one; at M = 128 one row of tiles. */
     AG("70B-fc1-m2048", 2048, 57344, 8192), AG("70B-qkv-m2048", 2048, 10240, 8192),
     RS("70B-fc2-m2048", 2048, 8192, 28672), RS("70B-o-m2048", 2048, 8192, 8192),
     AG("70B-fc1-m512", 512, 57344, 8192),   AG("70B-qkv-m512", 512, 10240, 8192),
     RS("70B-fc2-m512", 512, 8192, 28672),   RS("70B-o-m512", 512, 8192, 8192),
+    AG("70B-fc1-m128", 128, 57344, 8192),   AG("70B-qkv-m128", 128, 10240, 8192),
+    RS("70B-fc2-m128", 128, 8192, 28672),   RS("70B-o-m128", 128, 8192, 8192),
 };
 #define NPROBLEMS ((int)(sizeof k_problems / sizeof k_problems[0]))
 #define NDEFAULT 10 /* the default run: the first ten */
@@ -48,9 +50,11 @@ const char *bench_usage(void) {
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
            "                  [--device N] [--pdl-ab] [--aa] [--precise-fp8] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
-           "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved.\n"
+           "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved (a\n"
+           "tile for few tokens, a config with a wave_weight, only where it is the problem's default pick).\n"
            "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096; by name only,\n"
-           "the 70B layers at M = 2048 and 512: 70B-{fc1,qkv,fc2,o}-m2048, 70B-{fc1,qkv,fc2,o}-m512\n"
+           "the 70B layers at M = 2048, 512 and 128: 70B-{fc1,qkv,fc2,o}-m{2048,512,128}; or MxNxK, a local GEMM of\n"
+           "that shape (N a multiple of 8, K of 16)\n"
            "--quick = --problems 8B-qkv,8B-o,gemm-8192. --configs keeps only the named tpgemm configs (x_* = every\n"
            "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, touches no GPU,\n"
            "and writes the JSON (null measurements) only to an --out given, never over the committed results.\n"
@@ -119,6 +123,45 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
     return 0;
 }
 
+/* --problems also takes MxNxK: a local GEMM of that shape (op "GEMM", named by its extents), for a sweep beyond the
+ * table. M, N, K in 1..2^20; N a multiple of 8 and K of 16 (16-byte rows for TMA and cuBLASLt at every dtype). */
+static bench_problem k_custom[BENCH_MAX_PROBLEMS];
+static char k_custom_names[BENCH_MAX_PROBLEMS][32];
+
+static int parse_extent(const char *s, char **end, int64_t *out) {
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    long long v = strtoll(s, end, 10);
+    if (errno || v < 1 || v > (1 << 20)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* 1: tok is MxNxK and fills p, named in name[32] "MxNxK" from the values (01x8x16 is 1x8x16); 0: not digits and
+ * x only, a table name; -1: digits and x but no valid shape (msg). */
+static int custom_problem(const char *tok, char name[32], bench_problem *p, char *msg, size_t cap_msg) {
+    if (strspn(tok, "0123456789x") != strlen(tok)) return 0;
+    int64_t e[3];
+    const char *s = tok;
+    for (int i = 0; i < 3; i++) {
+        char *end = NULL;
+        if (parse_extent(s, &end, &e[i]) || (i < 2 ? *end != 'x' : *end != '\0')) {
+            snprintf(msg, cap_msg, "local_gemm: problem '%s': give MxNxK with each extent in 1..%d\n%s", tok, 1 << 20,
+                     bench_usage());
+            return -1;
+        }
+        s = end + 1;
+    }
+    if (e[1] % 8 || e[2] % 16) {
+        snprintf(msg, cap_msg, "local_gemm: problem '%s': N must be a multiple of 8 and K of 16 (16-byte rows)\n%s",
+                 tok, bench_usage());
+        return -1;
+    }
+    snprintf(name, 32, "%lldx%lldx%lld", (long long)e[0], (long long)e[1], (long long)e[2]);
+    *p = (bench_problem){name, "GEMM", e[0], e[1], e[2], e[0], e[1], e[2]};
+    return 1;
+}
+
 int bench_select(const bench_args *a, const bench_problem **out, int cap, char *msg, size_t cap_msg) {
     const char *list = a->problems ? a->problems : a->quick ? k_quick : NULL;
     int n = 0;
@@ -127,18 +170,39 @@ int bench_select(const bench_args *a, const bench_problem **out, int cap, char *
         return n;
     }
     char buf[512];
+    if (strlen(list) >= sizeof buf) {
+        snprintf(msg, cap_msg, "local_gemm: --problems is %zu characters; at most %zu\n%s", strlen(list),
+                 sizeof buf - 1, bench_usage());
+        return -1;
+    }
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
+        const bench_problem *found = NULL;
+        bench_problem custom;
+        char name[32];
         for (int i = 0; i < NPROBLEMS; i++)
-            if (!strcmp(tok, k_problems[i].name)) found = i;
-        if (found < 0) {
+            if (!strcmp(tok, k_problems[i].name)) found = &k_problems[i];
+        const int c = found ? 0 : custom_problem(tok, name, &custom, msg, cap_msg);
+        if (c < 0) return -1;
+        if (c > 0) found = &custom;
+        if (!found) {
             snprintf(msg, cap_msg, "local_gemm: unknown problem '%s' in --problems\n%s", tok, bench_usage());
             return -1;
         }
         int dup = 0;
-        for (int j = 0; j < n; j++) dup |= out[j] == &k_problems[found];
-        if (!dup && n < cap) out[n++] = &k_problems[found];
+        for (int j = 0; j < n; j++) dup |= !strcmp(out[j]->name, found->name);
+        if (dup) continue;
+        if (n >= cap || n >= BENCH_MAX_PROBLEMS) {
+            snprintf(msg, cap_msg, "local_gemm: --problems names more than %d problems\n%s", cap, bench_usage());
+            return -1;
+        }
+        if (c > 0) { /* kept for the run: slot n is this problem's */
+            snprintf(k_custom_names[n], sizeof k_custom_names[n], "%s", name);
+            k_custom[n] = custom;
+            k_custom[n].name = k_custom_names[n];
+            found = &k_custom[n];
+        }
+        out[n++] = found;
     }
     if (!n) snprintf(msg, cap_msg, "local_gemm: --problems selects nothing\n%s", bench_usage());
     return n ? n : -1;

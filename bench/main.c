@@ -21,6 +21,18 @@ static void init_variant(bench_variant *v, const char *config, const char *kerne
     v->check = -1;
 }
 
+/* A default run (no --configs) times a config with a wave_weight (a tile for few tokens, a default only through the
+ * wave check) only where it is the problem's default pick at TP = 1, so the anchors' runs keep their length. */
+static int default_variant(const bench_problem *p, tpg_dtype dt, const tpg_config_info *ci) {
+    if (!ci->wave_weight) return 1;
+    const char *sched = strcmp(p->op, "RS") ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC";
+    int pick = -1;
+    tpg_config_info picked;
+    if (tpg_config_pick(sched, 1, dt, p->m, p->n, p->k, &pick) != TPG_OK || tpg_config_get(pick, &picked) != TPG_OK)
+        return 0;
+    return !strcmp(picked.kernel, ci->kernel);
+}
+
 static int make_records(const bench_args *a, const bench_problem **ps, int np, bench_record *rec) {
     int n = 0;
     for (int i = 0; i < np; i++)
@@ -42,6 +54,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             for (int c = 0; c < nc; c++) {
                 tpg_config_info ci;
                 tpg_config_get(cfg[c], &ci);
+                if (!a->configs && !default_variant(r->p, r->dtype, &ci)) continue;
                 for (int t = 0; t < twins; t++) { /* t = 1: the --pdl-ab twin */
                     init_variant(&r->var[r->nvar], ci.name, ci.kernel);
                     r->var[r->nvar++].pdl = t;

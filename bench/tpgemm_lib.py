@@ -50,7 +50,8 @@ class ConfigInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("kernel", ctypes.c_char_p),
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
                 ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int),
-                ("partials", ctypes.c_int), ("pull_partials", ctypes.c_int)]
+                ("partials", ctypes.c_int), ("pull_partials", ctypes.c_int),
+                ("wave_weight", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):

@@ -46,7 +46,7 @@ KERNEL = Field("map", fields={
     "acc": Field("str", default="f32", enum=K.ACC_DTYPES),
     "tile": Field("map", required=True, fields={
         "bm": Field("int", required=True, doc="64·consumers·{1,2}"),
-        "bn": Field("int", required=True, doc="64, 128, 192 or 256 (the wgmma N shapes); 320 with cooperative_n in a 2x1 cluster"),
+        "bn": Field("int", required=True, doc="64, 128, 160, 192 or 256 (the wgmma N shapes); 320 with cooperative_n in a 2x1 cluster"),
         "bk": Field("int", required=True, doc="128 / sizeof(dtype), or 64 / sizeof(dtype) (64B swizzle)"),
     }),
     "stages": Field("int", doc="an integer >= 2, or omit for the largest that fits"),
@@ -114,6 +114,11 @@ CONFIG = Field("map", fields={
                            doc="reduce-scatter at TP >= 2: a stage's partial stays in the sender's own slot and the "
                                "next rank's epilogue reads it over the link (polling the sender's tile flags), instead "
                                "of being pushed into the receiver's slot; run by name only"),
+    "wave_weight": Field("int", range=(1, 100),
+                         doc="percent: a default only through the wave check of tpg_config_pick, which counts the "
+                             "share of the tile slots this config's walk fills at this weight (its kernel's rate per "
+                             "slot against the other configs'), never as the first-by-name fallback; for tiles that "
+                             "pay only at few tokens"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))
@@ -349,6 +354,10 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.pull_partials", w.lines[path]), f"{path}.pull_partials",
                     "pull_partials in a config with tp 1, where nothing moves between GPUs",
                     "tp values >= 2 (a separate config for TP = 1)")
+        if c.get("wave_weight") is not None and c.get("prefer_from_local_k") is not None:
+            w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
+                    "wave_weight with prefer_from_local_k: a config is a default either by its per-stage K or by the "
+                    "wave check", "one of the two")
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:

@@ -41,7 +41,7 @@ PINGPONG_BMS = (64, 128)
 SPLIT_N_BMS = (64, 128, 192, 256)  # one TMA box of A (<= 256 rows)
 SPLIT_N_WG_N = (64, 96, 128, 160)  # BN/2: the wgmma N of each warpgroup (wgmma.cuh)
 WIDE_BN = 320                      # BN above one TMA box (256 rows): cooperative_n in a 2x1 cluster only
-WGMMA_N = (64, 128, 192, 256)  # the m64nNk16 (k32 for fp8) shapes templates/kernels/wgmma.cuh defines
+WGMMA_N = (64, 128, 160, 192, 256)  # the m64nNk16 (k32 for fp8) shapes templates/kernels/wgmma.cuh defines
 
 # Values the schema accepts but the kernel does not implement yet. Lifting one = deleting its line.
 NOT_YET = {

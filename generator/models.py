@@ -86,14 +86,13 @@ def local_k(schedule: str, tp: int, k: int) -> int:
     return k // tp if SCHEDULES[schedule]["shard_a"] == "K" else k
 
 
-PICK_WAVE_MARGIN = 0.05  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
+PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
 PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
 
 
-def walk_tiles(schedule: str, tp: int, m: int, n: int, tile: dict) -> int:
-    """Tiles of one GPU's persistent walk for a GEMM of global m x n (runtime/src/config.c walk_tiles: tp stages
-    of the per-stage output of runtime/src/shapes.c, each cut into bm x bn tiles)."""
+def stage_extents(schedule: str, tp: int, m: int, n: int) -> tuple[int, int]:
+    """The per-stage output (rows, columns) of one GPU's walk for a GEMM of global m x n (runtime/src/shapes.c)."""
     s = SCHEDULES[schedule]
 
     def split(d: str) -> bool:  # is global dim d divided over the ranks in the local problem?
@@ -101,42 +100,58 @@ def walk_tiles(schedule: str, tp: int, m: int, n: int, tile: dict) -> int:
 
     stage_m = (m // tp if split("M") else m) // (tp if s["stage_dim"] == "M" else 1)
     stage_n = (n // tp if split("N") else n) // (tp if s["stage_dim"] == "N" else 1)
+    return stage_m, stage_n
+
+
+def walk_tiles(schedule: str, tp: int, m: int, n: int, tile: dict) -> int:
+    """Tiles of one GPU's persistent walk for a GEMM of global m x n (runtime/src/config.c walk_tiles: tp stages
+    of the per-stage output, each cut into bm x bn tiles)."""
+    stage_m, stage_n = stage_extents(schedule, tp, m, n)
     return tp * -(-stage_m // tile["bm"]) * -(-stage_n // tile["bn"])
 
 
-def wave_use(tiles: int, sms: int) -> float:
-    """The share of the SMs' tile slots a walk of `tiles` fills: tiles over whole waves of sms tiles."""
-    waves = -(-tiles // sms)
-    return tiles / (waves * sms) if waves > 0 else 0.0
+def walk_fill(schedule: str, tp: int, m: int, n: int, tile: dict, sms: int) -> float:
+    """What the wave check compares (runtime/src/config.c walk_fill): the share of the tile slots of the walk's whole
+    waves that output fills, a partial tile counting the elements it holds (M = 128 at TP = 2: 64-row stages)."""
+    stage_m, stage_n = stage_extents(schedule, tp, m, n)
+    waves = -(-walk_tiles(schedule, tp, m, n, tile) // sms)
+    return tp * stage_m * stage_n / (waves * sms * tile["bm"] * tile["bn"]) if waves > 0 else 0.0
 
 
 def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m: int = 0, n: int = 0,
                    sms: int = PICK_SMS) -> str | None:
     """The config a GEMM with this schedule, tp, dtype and K runs untuned (the rule of tpg_config_pick):
     the first by name whose prefer_from_local_k holds for its per-stage K (k <= 0: only a preference
-    of 1, i.e. for every shape, holds), else the first by name; never a tuned one, and never one whose kernel
-    trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name only), nor one
-    that pulls its partials (pull_partials: the experiment against the push, by name only). With m, n and k given,
-    the first not preferred (the fallback) replaces the preferred one when its walk fills more than
-    PICK_WAVE_MARGIN more of the tile slots of `sms` SMs (few tokens: the last wave of the wide tiles nearly empty)."""
+    of 1, i.e. for every shape, holds), else the first by name without a wave_weight; never a tuned one, and never
+    one whose kernel trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name
+    only), nor one that pulls its partials (pull_partials: the experiment against the push, by name only). With m, n
+    and k given, the wave check: of the configs not preferred, the one with the best score - the share of the tile
+    slots of `sms` SMs its walk fills, times its wave_weight percent (100 without one) - replaces that pick when
+    its score is more than PICK_WAVE_MARGIN above the pick's (few tokens: the last wave of the wide tiles nearly
+    empty); of equals the first by name, those without a wave_weight first."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
 
     def kernel(c: dict) -> str:  # the kernel the config runs at this tp (kernel_tp1 at TP = 1)
         return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
 
-    cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k"), kernel(c)) for c in doc["configs"]
+    cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k"), kernel(c), c.get("wave_weight") or 0)
+                   for c in doc["configs"]
                    if not c.get("tuned") and not c.get("pull_partials") and c["schedule"] == schedule and tp in c["tp"] and
                    dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
     lk = local_k(schedule, tp, k) if k > 0 else 1
-    is_preferred = [least is not None and (least <= 1 or (k > 0 and lk >= least)) for _, least, _ in cands]
+    is_preferred = [least is not None and (least <= 1 or (k > 0 and lk >= least)) for _, least, _, _ in cands]
     preferred = [c for c, p in zip(cands, is_preferred) if p]
     fallback = [c for c, p in zip(cands, is_preferred) if not p]
-    if preferred and fallback and 0 < m < PICK_EXTENT_LIMIT and 0 < n < PICK_EXTENT_LIMIT and k > 0 and sms > 0:
-        use = [wave_use(walk_tiles(schedule, tp, m, n, by_name[c[2]]["tile"]), sms) for c in (preferred[0], fallback[0])]
-        if use[1] > use[0] + PICK_WAVE_MARGIN:
-            return fallback[0][0]
-    return (preferred or fallback or [(None,)])[0][0]
+    fallback = [c for c in fallback if not c[3]] + [c for c in fallback if c[3]]  # wave-weighted ones last
+    pick = (preferred or fallback or [None])[0]
+    if pick and 0 < m < PICK_EXTENT_LIMIT and 0 < n < PICK_EXTENT_LIMIT and k > 0 and sms > 0:
+        def score(c: tuple) -> float:  # the same arithmetic as runtime/src/config.c wave_score
+            return walk_fill(schedule, tp, m, n, by_name[c[2]]["tile"], sms) * (c[3] or 100) / 100
+        best = max((c for c in fallback if c != pick), key=score, default=None)  # max keeps the first of equals
+        if best and score(best) > score(pick) + PICK_WAVE_MARGIN:
+            pick = best
+    return pick[0] if pick else None
 
 
 def _pickable(kernel: dict | None) -> bool:

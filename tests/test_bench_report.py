@@ -180,6 +180,17 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     assert run_report(tmp_path, records).returncode == 0
 
 
+def test_problems_take_a_shape_as_well_as_a_name(bench_bin, tmp_path):
+    """--problems MxNxK: a local GEMM of that shape (op GEMM, named by the token), next to the table's names."""
+    out = tmp_path / "dry.json"
+    res = subprocess.run([bench_bin, "--problems", "256x28672x4096,8B-o,0256x28672x4096", "--dtype", "bf16",
+                          "--dry-run", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    records = json.loads(out.read_text())
+    assert [(r["name"], r["op"], r["M"], r["N"], r["K"]) for r in records] == [
+        ("256x28672x4096", "GEMM", 256, 28672, 4096), ("8B-o", "RS", 8192, 4096, 2048)]  # the same shape counted once
+
+
 def test_dry_run_e4m3_plans_the_fp8_configs(bench_bin, tmp_path):
     """--dtype e4m3: fp8 records with both shipped e4m3 configs as variants and the K-dependent fp8 bound."""
     out = tmp_path / "fp8.json"
@@ -245,11 +256,27 @@ def test_configs_keeps_only_the_named_configs(bench_bin, tmp_path):
         assert res.returncode == 0, res.stderr
         return [v["config"] for v in json.loads(out.read_text())[0]["variants"]]
     assert plan("ag_rota_bf16_wide_tp1") == ["cublasLt", "ag_rota_bf16_wide_tp1"]
-    wide_and_pp = plan("ag_rota_bf16*")
-    assert wide_and_pp[0] == "cublasLt" and set(wide_and_pp[1:]) == {"ag_rota_bf16_tp1", "ag_rota_bf16_wide_tp1"}
-    assert len(plan("ag_rota_bf16*,rs_*")) == len(wide_and_pp)  # rs_ configs run the same two kernels
+    shipped = plan("ag_rota_bf16*")
+    assert shipped[0] == "cublasLt" and set(shipped[1:]) == {"ag_rota_bf16_tp1", "ag_rota_bf16_pp64_tp1",
+                                                              "ag_rota_bf16_w160_tp1", "ag_rota_bf16_wide_tp1"}
+    wide_and_pp = plan("ag_rota_bf16_tp1,ag_rota_bf16_wide*")
+    # rs_tila_bf16 / rs_tila_bf16_wide run the same two kernels at TP = 1
+    assert len(plan("ag_rota_bf16_tp1,ag_rota_bf16_wide*,rs_tila_bf16_tp1,rs_tila_bf16_wide_tp1")) == len(wide_and_pp)
     everything = plan("*")
     assert set(wide_and_pp) < set(everything)
+
+
+def test_a_default_run_times_a_few_token_tile_only_where_it_is_the_pick(bench_bin, tmp_path):
+    """Without --configs, the configs with a wave_weight (128x160, ping-pong 64x128) run only on the problems whose
+    default pick they are (70B-qkv-m512: 128x160; 70B-o-m128 and a 128-row GEMM: 64x128), not on the anchors."""
+    out = tmp_path / "dry.json"
+    res = subprocess.run([bench_bin, "--problems", "70B-qkv-m512,70B-o-m128,128x8192x4096,8B-o,70B-qkv", "--dtype",
+                          "bf16", "--dry-run", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    extra = {r["name"]: {v["config"] for v in r["variants"]} & {"ag_rota_bf16_w160_tp1", "ag_rota_bf16_pp64_tp1"}
+             for r in json.loads(out.read_text())}
+    assert extra == {"70B-qkv-m512": {"ag_rota_bf16_w160_tp1"}, "70B-o-m128": {"ag_rota_bf16_pp64_tp1"},
+                     "128x8192x4096": {"ag_rota_bf16_pp64_tp1"}, "8B-o": set(), "70B-qkv": set()}
 
 
 def test_the_table_text_says_how_the_sustained_windows_ran():
@@ -263,6 +290,12 @@ def test_the_table_text_says_how_the_sustained_windows_ran():
 
 
 @pytest.mark.parametrize("args, needle", [(["--problems", "nope"], "unknown problem 'nope'"),
+                                          (["--problems", "128x100x64"], "N must be a multiple of 8 and K of 16"),
+                                          (["--problems", "0x128x64"], "give MxNxK with each extent in 1..1048576"),
+                                          (["--problems", "405B-fc1x"], "unknown problem '405B-fc1x'"),
+                                          (["--problems", ",".join(f"{m}x8x16" for m in range(1, 26))],
+                                           "names more than 24 problems"),
+                                          (["--problems", ",".join(["8B-o"] * 120)], "at most 511"),
                                           (["--dtype", "fp8"], "--dtype 'fp8'"),
                                           (["--dtype", "e5m2"], "--dtype 'e5m2'"),
                                           (["--precise-fp8"], "--precise-fp8 compares fp8 kernels"),

@@ -221,7 +221,8 @@ def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
 @pytest.mark.parametrize("tp,m,n,k", [(2, 2048, 10240, 8192), (2, 512, 57344, 8192), (2, 512, 10240, 8192),
                                       (2, 16384, 10240, 8192), (4, 2048, 8192, 28672), (8, 8192, 6144, 4096),
-                                      (1, 2048, 5120, 8192), (2, 1024, 8192, 4096)])
+                                      (1, 2048, 5120, 8192), (2, 1024, 8192, 4096), (2, 128, 10240, 8192),
+                                      (2, 128, 8192, 8192), (2, 2048, 7168, 4096), (1, 1024, 9216, 16384)])
 def test_schedule_default_with_the_whole_shape_is_the_generators(tpgemm, schedule, tp, m, n, k):
     """tpg_config_pick (C) and generator/models.py default_config (the dispatch rows, tune's baseline) pick
     alike with the shape's tile counts, on the 132 SMs assumed where no GPU is visible."""
@@ -234,13 +235,27 @@ def test_schedule_default_with_the_whole_shape_is_the_generators(tpgemm, schedul
 
 
 def test_the_plan_shows_the_tile_waves_the_pick_reads(tpgemm):
-    """70B-qkv at M = 2048, TP = 2: 320 wide tiles fill 81% of 3 waves of 132 SMs, the ping-pong pick's 640 97% of 5."""
+    """70B-qkv at M = 2048, TP = 2: 320 wide tiles fill 81% of 3 waves of 132 SMs, the ping-pong pick's 640 97% of 5;
+    the fill is the output's share of the tiles' slots, so half-empty tiles count half."""
     args = ["--dry-run", "--m", "2048", "--n", "10240", "--k", "8192"]
     wide = run(tpgemm, *args, "--config", "ag_rota_bf16_wide_tp2")
     pick = run(tpgemm, *args, "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2")
-    assert "tile waves        2.42 of 132 SMs (320 tiles over 2 stages fill 81% of 3 whole waves)" in wide.stdout
+    assert "tile waves        2.42 of 132 SMs (320 tiles over 2 stages; the output fills 81% of 3 whole waves of tiles)" in wide.stdout
     assert "Plan: ag_rota_bf16_tp2\n" in pick.stdout
-    assert "tile waves        4.85 of 132 SMs (640 tiles over 2 stages fill 97% of 5 whole waves)" in pick.stdout
+    assert "tile waves        4.85 of 132 SMs (640 tiles over 2 stages; the output fills 97% of 5 whole waves of tiles)" in pick.stdout
+    # M = 512: 80 wide tiles (61% of one wave), the 128x160 pick's 128 97%
+    small = run(tpgemm, "--dry-run", "--m", "512", "--n", "10240", "--k", "8192", "--tp", "2")
+    assert "Plan: ag_rota_bf16_w160_tp2\n" in small.stdout
+    assert "tile waves        0.97 of 132 SMs (128 tiles over 2 stages; the output fills 97% of 1 whole wave of tiles)" \
+        in small.stdout
+    # M = 128: two stages of 64 rows, which the ping-pong 64x128 tiles hold whole (80 of them: 61%), 128-row ones half
+    tiny = ["--dry-run", "--m", "128", "--n", "10240", "--k", "8192", "--tp", "2"]
+    assert "Plan: ag_rota_bf16_pp64_tp2\n" in run(tpgemm, *tiny).stdout
+    half = run(tpgemm, *tiny, "--config", "ag_rota_bf16_tp2").stdout
+    assert "(80 tiles over 2 stages; the output fills 30% of 1 whole wave of tiles)" in half
+    # L = 2 batches: twice the tiles and twice the output
+    two = run(tpgemm, *args, "--l", "2", "--config", "ag_rota_bf16_tp2").stdout
+    assert "tile waves        9.70 of 132 SMs (1280 tiles over 2 stages; the output fills 97% of 10 whole waves" in two
 
 
 def test_default_dry_run_is_the_seed_problem(tpgemm):
@@ -395,6 +410,12 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
     assert text["gemm_e4m3_promoted_tp1"].endswith("fp8 promoted every 8")
     assert text["rs_tila_bf16_wide_pull_tp8"].endswith("pulled partials")
     assert text["rs_tila_bf16_tp4"].endswith(" -")
+    # the wave-weighted configs are default picks, through the wave check only (README, "A config is picked")
+    assert {n: c["wave_weight"] for n, c in listed.items() if c["wave_weight"] and c["tp"] == 2} == {
+        **{f"{f}_w160_tp2": 90 for f in ("ag_rota_bf16", "ag_rotb_bf16", "ag_rota_fp16", "ag_rotb_fp16")},
+        **{f"{f}_pp64_tp2": 80 for f in ("ag_rota_bf16", "ag_rotb_bf16", "rs_tila_bf16", "rs_tilb_bf16",
+                                         "ag_rota_fp16", "ag_rotb_fp16", "rs_tila_fp16", "rs_tilb_fp16")}}
+    assert all(c["default_pick"] for c in listed.values() if c["wave_weight"])
     for c in listed.values():
         if c["default_pick"]:
             continue

@@ -54,7 +54,7 @@ CASES = [
     ("illegal_tile_bm", "bm: 128", "bm: 96", "bm: 96", "kernels[0].tile.bm",
      ["64·consumers·{1,2}", "allowed: 128, 256"]),
     ("illegal_tile_bn", "bn: 256", "bn: 250", "bn: 250", "kernels[0].tile.bn",
-     ["wgmma N", "allowed: 64, 128, 192, 256"]),
+     ["wgmma N", "allowed: 64, 128, 160, 192, 256"]),
     ("register_budget", "bm: 128", "bm: 256", "bm: 256", "kernels[0].tile",
      ["256 fp32 accumulators", "allowed: bn <= 128"]),
     ("tp_zero", "tp: [1, 2]", "tp: [0, 2]", "tp: [0, 2]", "configs[0].tp[0]",
@@ -149,6 +149,10 @@ CASES = [
      "configs[0].pull_partials", ["pull_partials in a config with tp 1, where nothing moves between GPUs"]),
     ("pull_partials_not_bool", "kernel: k}", "kernel: k, pull_partials: 1}", "pull_partials",
      "configs[0].pull_partials", ["expected"]),
+    ("wave_weight_and_preferred", "kernel: k}", "kernel: k, prefer_from_local_k: 1, wave_weight: 90}", "wave_weight",
+     "configs[0].wave_weight", ["wave_weight with prefer_from_local_k", "allowed: one of the two"]),
+    ("wave_weight_zero", "kernel: k}", "kernel: k, wave_weight: 0}", "wave_weight", "configs[0].wave_weight",
+     ["0 is out of range", "allowed: 1..100"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
      ["expected an integer, got str 'two'", "allowed: 1, 2"]),
     ("missing_field", "    dtype: bf16\n", "", "- name: k", "kernels[0].dtype",
@@ -214,7 +218,7 @@ def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
     assert [(c.name, c.prefer_from_local_k) for c in p.configs] == [("c_tp1", 10240), ("c_tp2", 10240)]
     assert [c.prefer_from_local_k for c in plain.configs] == [0, 0]
     assert p.config_hash != plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1, 0\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1, 0, 0, 0\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "10240"), ("c_tp2", "10240")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 
@@ -230,7 +234,7 @@ def test_copy_chunks_reach_the_registry_and_the_hash():
     one = plan.build(config.validate(config.compose(BASE.replace("kernel: k}", "kernel: k, copy_chunks: 1}"),
                                                     "x.yaml"), "x.yaml"), "x.yaml")
     assert one.config_hash == plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+), 0\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+), 0, 0, 0\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "4"), ("c_tp2", "4")]
 
 
@@ -243,9 +247,21 @@ def test_pull_partials_reach_the_registry_and_the_hash():
     off = build(rs.replace("kernel: k}", "kernel: k, pull_partials: false}"))
     assert [c.pull_partials for c in pulled.configs] == [True, True] and not any(c.pull_partials for c in plain.configs)
     assert pulled.config_hash != plain.config_hash and off.config_hash == plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, (\d)\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, (\d), 0, 0\},$', re.M)
     assert row.findall(render.render(pulled)["registry.c"]) == [("c_tp2", "1"), ("c_tp4", "1")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp2", "0"), ("c_tp4", "0")]
+
+
+def test_wave_weight_reaches_the_registry_and_the_hash():
+    """configs[].wave_weight is the registry rows' 7th initializer (0 when left out) and changes the hash only where
+    set."""
+    build = lambda text: plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    plain, weighted = build(BASE), build(BASE.replace("kernel: k}", "kernel: k, wave_weight: 85}"))
+    assert [c.wave_weight for c in weighted.configs] == [85, 85] and not any(c.wave_weight for c in plain.configs)
+    assert weighted.config_hash != plain.config_hash
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, (\d+), 0\},$', re.M)
+    assert row.findall(render.render(weighted)["registry.c"]) == [("c_tp1", "85"), ("c_tp2", "85")]
+    assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 
 
 def test_duplicate_config_name(tmp_path):

@@ -183,7 +183,7 @@ def test_kernel_dedup_and_registry(files):
     kernels = sorted(f for f in files if f.startswith("kernels/"))
     assert kernels == [f"kernels/{k.name}.cu" for k in p.kernels]
     reg = files["registry.c"]
-    names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc, (\d+), \d+, [01]\},$', reg, re.M)
+    names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc, (\d+), \d+, [01], \d+, [01]\},$', reg, re.M)
     assert [n for n, _, _, _ in names] == sorted(c.name for c in p.configs)
     assert {k for _, _, k, _ in names} == {k.name for k in p.kernels}
     # the 4th initializer is the config's prefer_from_local_k, 0 where schedules.yaml leaves it out
@@ -214,8 +214,8 @@ def test_kernel_dedup_and_registry(files):
 
 def test_kernel_instance_and_name(files):
     p = default_plan()
-    by_tile = {(k.dtype, k.bn, k.consumer_mode, k.cluster_m): k for k in p.kernels}
-    k = by_tile["bf16", 256, "cooperative", 1]
+    by_tile = {(k.dtype, k.bm, k.bn, k.consumer_mode, k.cluster_m): k for k in p.kernels}
+    k = by_tile["bf16", 128, 256, "cooperative", 1]
     assert re.fullmatch(r"gemm_sm90_bf16_128x256x64_s3_w2_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
     common = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry",
@@ -228,7 +228,7 @@ def test_kernel_instance_and_name(files):
         '#include "gemm_sm90.cuh"']
     # ping-pong: the mode and the shipped tma_partials are the extra defines; its epilogue staging
     # doubles (4 * BM * 128)
-    k = by_tile["bf16", 128, "pingpong", 1]
+    k = by_tile["bf16", 128, 128, "pingpong", 1]
     assert re.fullmatch(r"gemm_sm90_bf16_128x128x64_s5_w2pp_c1x1_[0-9a-f]{8}", k.name)
     lines = files[f"kernels/{k.name}.cu"].splitlines()
     common[:2] = [f"#define TPG_KERNEL_NAME {k.name}", f"#define TPG_ENTRY_NAME {k.name}_entry"]

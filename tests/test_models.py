@@ -115,19 +115,20 @@ def test_default_config_first_preferred_by_name_and_one_means_every_shape(tmp_pa
 
 
 def test_default_config_takes_the_fallback_where_the_preferred_tiles_leave_the_last_wave_empty(tmp_path):
-    """With the whole shape given, the first config that is not preferred wins when its walk fills more than
+    """With the whole shape given, a config that is not preferred wins when its walk fills more than
     PICK_WAVE_MARGIN more of the SMs' tile slots (tpg_config_pick's rule, runtime/src/config.c)."""
     doc = models.load(str(write(tmp_path, BASE.replace(
         "configs:", "  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5}\nconfigs:")
         + "  - {name: ag_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k256, prefer_from_local_k: 1}\n"
         + "  - {name: ag_z_small, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k128}\n")))
-    # ag (k256) sorts first, so it is the fallback here; ag_z_small never is (the second non-preferred one)
+    # ag (k256) sorts first among the configs not preferred, but the wave check takes the fullest of them
     assert models.walk_tiles(AG, 2, 2048, 10240, {"bm": 128, "bn": 256}) == 320
     assert models.walk_tiles(AG, 2, 2048, 10240, {"bm": 128, "bn": 128}) == 640
     assert models.walk_tiles(RS, 4, 2048, 8192, {"bm": 128, "bn": 256}) == 512  # 4 stages of 512 x 8192
-    assert abs(models.wave_use(320, 132) - 320 / 396) < 1e-12 and models.wave_use(264, 132) == 1.0
-    # the fallback has the same 128x256 tiles: never better by the margin, so the preferred one stays
-    assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240) == "ag_wide_tp2"
+    assert abs(models.walk_fill(AG, 2, 2048, 10240, {"bm": 128, "bn": 256}, 132) - 320 / 396) < 1e-12
+    assert models.walk_fill(AG, 2, 2048, 10240, {"bm": 128, "bn": 256}, 160) == 1.0  # two whole waves of 160
+    # ag has the preferred config's 128x256 tiles (81%), ag_z_small's 128x128 fill 97%: ag_z_small
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240) == "ag_z_small_tp2"
     row = "  - {{name: {}, schedule: {}, tp: [2], kernel: {}{}}}\n"
     doc = models.load(str(write(tmp_path, BASE.replace(
         "configs:", "  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5}\nconfigs:")
@@ -139,6 +140,85 @@ def test_default_config_takes_the_fallback_where_the_preferred_tiles_leave_the_l
     assert models.default_config(doc, AG, 2, "bf16", 8192, 1 << 40, 10240) == "ag_b_wide_tp2"  # past int32: no shape
     assert models.default_config(doc, AG, 2, "bf16", 8192, 16384, 10240) == "ag_b_wide_tp2"  # 97.0% vs 99.5%
 
+
+def test_default_config_takes_the_best_scored_fallback_by_more_than_the_margin(tmp_path):
+    """Every config not preferred is a candidate of the wave check; its score is the share of the tile slots of whole
+    waves its walk's output fills (partial tiles count what they hold) times its wave_weight percent (100 without).
+    The best replaces the pick when it scores more than PICK_WAVE_MARGIN (0.10) more; of equals the first by name,
+    those without a wave_weight first. A wave-weighted config is never the first-by-name fallback."""
+    kernels = ("  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5}\n"
+               "  - {name: k160, dtype: bf16, tile: {bm: 128, bn: 160, bk: 64}, epilogue_subtile: {n: 32}}\n"
+               "  - {name: k64, dtype: bf16, tile: {bm: 64, bn: 128, bk: 64}, consumer_mode: pingpong}\nconfigs:")
+    row = "  - {{name: {}, schedule: {}, tp: [2], kernel: {}{}}}\n"
+    doc = models.load(str(write(tmp_path, BASE.replace("configs:", kernels)
+        .replace("  - {name: ag, schedule: AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k256}\n", "")
+        .replace("  - {name: rs, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k256}\n", "")
+        + row.format("ag_a_64", AG, "k64", ", wave_weight: 80") + row.format("ag_b_160", AG, "k160", ", wave_weight: 90")
+        + row.format("ag_c_pp", AG, "k128", "") + row.format("ag_d_wide", AG, "k256", ", prefer_from_local_k: 1")
+        + row.format("rs_a_64", RS, "k64", ", wave_weight: 80") + row.format("rs_b_pp", RS, "k128", ""))))
+    assert models.PICK_WAVE_MARGIN == 0.10
+    # 70B-qkv, M = 512: 80 wide tiles and 160 ping-pong ones fill 61% of the slots, 128 of 128x160 97% (x 0.9),
+    # 320 of 64x128 81% (x 0.8)
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 512, 10240) == "ag_b_160_tp2"
+    # M = 2048: ping-pong, 128x160 and 64x128 all fill 97%; the weights leave ping-pong ahead
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 2048, 10240) == "ag_c_pp_tp2"
+    # 1024 x 14336: 64x128 fills 97% against the wide tiles' 85%, but scores 78%: the wide config stays
+    assert abs(models.walk_fill(AG, 2, 1024, 14336, {"bm": 64, "bn": 128}, 132) - 7340032 / (7 * 132 * 8192)) < 1e-12
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 1024, 14336) == "ag_d_wide_tp2"
+    # M = 128 at TP = 2: two stages of 64 rows; 80 tiles of 128x128 or of 64x128, but the 128-row ones half empty
+    tile = {"bm": 128, "bn": 128}
+    assert models.walk_tiles(AG, 2, 128, 10240, tile) == models.walk_tiles(AG, 2, 128, 10240, {"bm": 64, "bn": 128})
+    assert abs(models.walk_fill(AG, 2, 128, 10240, tile, 132) - 2 * 64 * 5120 / (132 * 128 * 128)) < 1e-12
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 128, 10240) == "ag_a_64_tp2"
+    # without the shape, and where the wide tiles fill as well: the K rule's pick
+    assert models.default_config(doc, AG, 2, "bf16", 8192) == "ag_d_wide_tp2"
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 16384, 10240) == "ag_d_wide_tp2"
+    # reduce-scatter, nothing preferred: the first by name without a wave_weight, unless the wave check says otherwise
+    assert models.default_config(doc, RS, 2, "bf16", 8192) == "rs_b_pp_tp2"
+    assert models.default_config(doc, RS, 2, "bf16", 8192, 16384, 8192) == "rs_b_pp_tp2"
+    assert models.default_config(doc, RS, 2, "bf16", 8192, 128, 8192) == "rs_a_64_tp2"  # 64-row stages: 78% / 48%
+    # equal scores: a config without a wave_weight before a weighted one, whatever the names
+    twin = {**doc, "configs": doc["configs"] + [{"name": "ag_0_twin", "schedule": AG, "tp": [2], "kernel": "k128",
+                                                 "wave_weight": 100}]}
+    assert models.default_config(twin, AG, 2, "bf16", 8192, 2048, 10240) == "ag_c_pp_tp2"
+    twin["configs"] = [dict(c, name="ag_z_pp") if c["name"] == "ag_c_pp" else c for c in twin["configs"]]
+    assert models.default_config(twin, AG, 2, "bf16", 8192, 2048, 10240) == "ag_z_pp_tp2"
+    # a weight of 100 makes 64x128 an ordinary candidate again: at 1024 x 14336 its 97% beat the wide 85%
+    heavy = {**doc, "configs": [dict(c, wave_weight=100) if c["name"] == "ag_a_64" else c for c in doc["configs"]]}
+    assert models.default_config(heavy, AG, 2, "bf16", 8192, 1024, 14336) == "ag_a_64_tp2"
+    # the shipped configs (tests/c/test_dispatch.c checks tpg_config_pick on the same)
+    shipped = models.load(str(DEFAULT))
+    assert models.default_config(shipped, AG, 2, "bf16", 8192, 512, 10240) == "ag_rota_bf16_w160_tp2"
+    assert models.default_config(shipped, AG, 2, "bf16", 8192, 128, 10240) == "ag_rota_bf16_pp64_tp2"
+    assert models.default_config(shipped, RS, 2, "bf16", 8192, 128, 8192) == "rs_tila_bf16_pp64_tp2"
+    assert models.default_config(shipped, AG, 2, "bf16", 8192, 1024, 14336) == "ag_rota_bf16_wide_tp2"
+
+
+MEASURED = ["small_m_0835Z", "small_tiles_1230Z", "w160_1244Z", "m128_tiles_1308Z", "pp64_1322Z"]
+
+
+def test_the_default_pick_is_the_fastest_measured_shipped_kernel_or_close():
+    """Against the local-GEMM runs on one H200 (bench/results/experiments/<run>/local_gemm_*.json, few tokens): each
+    problem's default pick at TP = 1 ran within 4% of the fastest shipped kernel measured on it (sustained). Every
+    record of the runs made for the wave check (w160_1244Z, pp64_1322Z) must hold the pick's kernel; the older
+    runs count where they do (their 64x128 was an experiment without TMA-loaded partials)."""
+    doc = models.load(str(DEFAULT))
+    built = plan.build(doc, "schedules.yaml")
+    kernel_of = {c.name: c.kernel.name for c in built.configs}
+    shipped = {k.name for k in built.kernels}
+    checked = 0
+    for run in MEASURED:
+        for path in sorted((ROOT / "bench/results/experiments" / run).glob("local_gemm_*.json")):
+            for r in json.loads(path.read_text()):
+                schedule = RS if r["op"] == "RS" else AG
+                pick = models.default_config(doc, schedule, 1, r["dtype"], r["K"], r["M"], r["N"])
+                rates = {v["kernel"]: v["sustained_tflops"] for v in r["variants"] if v["kernel"] in shipped}
+                if kernel_of[pick] not in rates:
+                    assert run not in ("w160_1244Z", "pp64_1322Z"), (run, r["name"], pick)
+                    continue
+                assert rates[kernel_of[pick]] >= 0.96 * max(rates.values()), (run, r["name"], pick, rates)
+                checked += 1
+    assert checked >= 30
 
 def test_preset_checks_run_whether_configs_set_optional_fields_or_not(tmp_path):
     """An optional config field left out (prefer_from_local_k) must not switch the preset checks off:
@@ -209,6 +289,12 @@ def test_include_adds_tuned_configs_and_dispatch_rows(tmp_path):
     text = render.render(p)["dispatch.c"]
     assert re.search(r'\{"tiny", "gate_up", 2048, 8192, 1024, TPG_DTYPE_BF16, "AllGather1D_TilingCD_RotatingA", '
                      rf'2, {up.config_index} /\* tuned_tiny_gate_up_bf16_tp2 \*/, 1\}}', text)
+    # the registry marks the tuned configs (its last initializer), so tpg_config_pick never takes one: its wave check
+    # weighs every config not preferred, and a tuned one would count unweighted for any shape
+    reg = dict(re.findall(r'^    \{"(\w+)", &\w+, &\w+_desc, \d+, \d+, [01], \d+, ([01])\},$',
+                          render.render(p)["registry.c"], re.M))
+    assert {n for n, t in reg.items() if t == "1"} == {"tuned_tiny_gate_up_bf16_tp2", "tuned_4096x4096x4096_rs_tila_bf16_tp2"}
+    assert len(reg) == len(p.configs)
 
 
 def test_included_file_errors_name_that_file(tmp_path):

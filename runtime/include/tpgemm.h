@@ -86,6 +86,8 @@ typedef struct tpg_config_info {
                               (`partials: f32`: no rounding of a partial on the way) */
     int pull_partials;     /* reduce-scatter: 1 = each rank reads the partial it adds from the sender's own slot over
                               the link (`pull_partials`); 0 = the sender pushes it into the receiver's slot */
+    int wave_weight;       /* 1..100: a default only through tpg_config_pick's wave check, its fill counted at this
+                              percent (`wave_weight`, tiles for few tokens); 0: an ordinary config */
 } tpg_config_info;
 
 /* Number of generated configs. */
@@ -98,15 +100,18 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
 /* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
  * the first config by name whose schedules.yaml `prefer_from_local_k` holds for the GEMM's per-stage K
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
- * else the first config by name. Only f32-accumulating configs are candidates: an `acc: f16` config
+ * else the first config by name without a `wave_weight`. Only f32-accumulating configs are candidates (nor a
+ * tuned choice's, which tpg_dispatch_find returns): an `acc: f16` config
  * runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
  * partials (`partials: f32`): more precise, slower; and a config with `pull_partials`, until measured on
- * a link against the push. With the whole shape given (m, n, k > 0), the first config by name that is not
- * preferred replaces the preferred one when its tiles fill the last wave of one GPU's persistent walk (tp
- * stages of BM x BN tiles, one batch) clearly better: more than 5 points more of the tile slots of
- * TPG_PICK_SMS SMs. That is few tokens: at TP = 2, 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the
- * ping-pong 128x128 config, which was 4-5% faster there than the 128x256 on one H200 (docs/PERF_NOTES.md,
- * 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * a link against the push. With the whole
+ * shape given (m, n, k > 0), the wave check: each config not preferred scores the share of the tile slots of
+ * whole waves of TPG_PICK_SMS SMs that one GPU's persistent walk (tp stages, one batch) fills with output, times
+ * its wave_weight percent (100 without one); the best - the first by name of equals, unweighted first - replaces
+ * the pick when it scores more than 10 points higher. That is few tokens: at TP = 2, 70B-qkv at M = 2048 or
+ * 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256 on one H200, 70B-qkv at
+ * M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong 64x128 (`*_pp64`)
+ * (docs/PERF_NOTES.md, 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */

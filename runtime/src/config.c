@@ -22,6 +22,7 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
     out->fp8_promote = c->kernel->fp8_promote;
     out->partials = c->kernel->dtype_partial;
     out->pull_partials = c->pull_partials;
+    out->wave_weight = c->wave_weight;
     return TPG_OK;
 }
 
@@ -35,7 +36,7 @@ int tpg__config_pickable(const tpg_config_desc *c) {
 
 static int config_matches(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype) {
     return (!schedule || strcmp(c->schedule->name, schedule) == 0) && (tp <= 0 || c->schedule->tp == tp) &&
-           c->kernel->dtype_ab == dtype && tpg__config_pickable(c);
+           c->kernel->dtype_ab == dtype && tpg__config_pickable(c) && !c->tuned;
 }
 
 /* Does c's preference hold for a GEMM with this K (k <= 0: shape unknown, so only a preference for
@@ -49,19 +50,50 @@ static int config_preferred(const tpg_config_desc *c, int64_t k) {
     return local_k >= least;
 }
 
-/* Tiles of c's persistent walk on one GPU for a GEMM of global m x n x k: tp stages of the per-stage output
- * (shapes.c), each cut into BM x BN tiles. */
-static int64_t walk_tiles(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k) {
-    tpg_shapes s;
-    tpg_shapes_compute(c->schedule, c->schedule->tp, m, n, k, 1, &s);
+/* Tiles of c's persistent walk on one GPU: tp stages of the per-stage output in s (shapes.c), each cut into
+ * BM x BN tiles. */
+static int64_t walk_tiles(const tpg_config_desc *c, const tpg_shapes *s) {
     const int64_t bm = c->kernel->bm, bn = c->kernel->bn;
-    return (int64_t)c->schedule->tp * ((s.stage_m + bm - 1) / bm) * ((s.stage_n + bn - 1) / bn);
+    return (int64_t)c->schedule->tp * ((s->stage_m + bm - 1) / bm) * ((s->stage_n + bn - 1) / bn);
 }
 
-/* The share of the SMs' tile slots a walk of `tiles` fills: tiles over whole waves of sms tiles. */
-static double wave_use(int64_t tiles, int sms) {
-    const int64_t waves = (tiles + sms - 1) / sms;
-    return waves > 0 ? (double)tiles / (double)(waves * sms) : 0.0;
+/* What the wave check compares: the share of the tile slots of the walk's whole waves of sms tiles that the output
+ * fills, a partial tile counting the elements it holds (M = 128 at TP = 2: two stages of 64 rows). */
+static double walk_fill(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int sms) {
+    tpg_shapes s;
+    tpg_shapes_compute(c->schedule, c->schedule->tp, m, n, k, 1, &s);
+    const int64_t waves = (walk_tiles(c, &s) + sms - 1) / sms;
+    const double slots = (double)waves * sms * c->kernel->bm * c->kernel->bn;
+    return waves > 0 ? (double)c->schedule->tp * (double)s.stage_m * (double)s.stage_n / slots : 0.0;
+}
+
+/* What the wave check compares: walk_fill weighted by the config's wave_weight percent (100 without one). */
+static double wave_score(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int sms) {
+    return walk_fill(c, m, n, k, sms) * (c->wave_weight ? c->wave_weight : 100) / 100;
+}
+
+/* The wave check's order of equals and of the first-by-name fallback: configs without a wave_weight by name (the
+ * table's order), then the wave-weighted ones by name. */
+static int wave_order_before(const tpg_config_desc *a, int ia, const tpg_config_desc *b, int ib) {
+    if ((a->wave_weight != 0) != (b->wave_weight != 0)) return a->wave_weight == 0;
+    return ia < ib;
+}
+
+/* The config not preferred (other than `base`) with the best wave score, the first in wave order of equals; -1 if
+ * none. */
+static int best_fallback(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms,
+                         int base, double *score) {
+    int best = -1;
+    for (int i = 0; i < tpg_num_configs; i++) {
+        const tpg_config_desc *c = &tpg_configs[i];
+        if (i == base || !config_matches(c, schedule, tp, dtype) || config_preferred(c, k)) continue;
+        const double s = wave_score(c, m, n, k, sms);
+        if (best < 0 || s > *score || (s == *score && wave_order_before(c, i, &tpg_configs[best], best))) {
+            best = i;
+            *score = s;
+        }
+    }
+    return best;
 }
 
 tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
@@ -71,18 +103,21 @@ tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, in
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
         if (!config_matches(c, schedule, tp, dtype)) continue;
-        if (preferred < 0 && config_preferred(c, k)) preferred = i;
-        else if (fallback < 0 && !config_preferred(c, k)) fallback = i;
+        if (config_preferred(c, k)) {
+            if (preferred < 0) preferred = i;
+        } else if (fallback < 0 || wave_order_before(c, i, &tpg_configs[fallback], fallback)) {
+            fallback = i; /* the first by name without a wave_weight, if there is one */
+        }
     }
     if (preferred < 0 && fallback < 0) return TPG_ERR_UNKNOWN_CONFIG;
     *index = preferred >= 0 ? preferred : fallback;
-    /* A preferred config's last wave may be nearly empty where the fallback's smaller tiles fill theirs (few
-     * tokens: 70B-qkv at M = 2048 walks 2.42 waves of 128x256 tiles, 4.85 of 128x128). */
-    if (preferred >= 0 && fallback >= 0 && m > 0 && n > 0 && k > 0 && m < TPG_PICK_EXTENT_LIMIT &&
-        n < TPG_PICK_EXTENT_LIMIT && sms > 0) {
-        const double p = wave_use(walk_tiles(&tpg_configs[preferred], m, n, k), sms);
-        const double f = wave_use(walk_tiles(&tpg_configs[fallback], m, n, k), sms);
-        if (f > p + TPG_PICK_WAVE_MARGIN) *index = fallback;
+    /* The pick's last wave may be nearly empty where another config's tiles fill theirs (few tokens: 70B-qkv at
+     * M = 2048 walks 2.42 waves of 128x256 tiles, 4.85 of 128x128; at M = 512 0.61 waves of 128x256 or 128x128,
+     * 0.97 of 128x160; at M = 128, TP = 2, 128-row tiles hold 64 rows). */
+    if (m > 0 && n > 0 && k > 0 && m < TPG_PICK_EXTENT_LIMIT && n < TPG_PICK_EXTENT_LIMIT && sms > 0) {
+        double s = 0.0;
+        const int best = best_fallback(schedule, tp, dtype, m, n, k, sms, *index, &s);
+        if (best >= 0 && s > wave_score(&tpg_configs[*index], m, n, k, sms) + TPG_PICK_WAVE_MARGIN) *index = best;
     }
     return TPG_OK;
 }

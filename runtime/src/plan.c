@@ -171,13 +171,16 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "  Local GEMM Problem Size (per stage): %" PRId64 " x %" PRId64 " x %" PRId64
                " (%" PRId64 " tiles of %dx%d per stage)\n",
             ps->stage_m, ps->stage_n, ps->stage_k, ps->tiles_per_stage, kd->bm, kd->bn);
-    /* what tpg_config_pick's wave check reads: the walk's tiles against whole waves of TPG_PICK_SMS */
+    /* what tpg_config_pick's wave check reads (for one batch; here the walk's L batches): the share of the tile slots
+     * of whole waves of TPG_PICK_SMS that the walk's output fills (a partial tile counts what it holds) */
     const int64_t walk = (int64_t)p * ps->tiles_per_stage;
     const int64_t waves = (walk + TPG_PICK_SMS - 1) / TPG_PICK_SMS;
-    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles over %d stages fill %.0f%% of %" PRId64
-               " whole waves)\n",
+    const double slots = (double)waves * TPG_PICK_SMS * kd->bm * kd->bn;
+    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles over %d stages; the output fills %.0f%% of %" PRId64
+               " whole wave%s of tiles)\n",
             (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
-            waves ? 100.0 * (double)walk / (double)(waves * TPG_PICK_SMS) : 0.0, waves);
+            waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
+            waves == 1 ? "" : "s");
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");

@@ -94,15 +94,23 @@ typedef struct tpg_config_desc {
      * own tile flags; the next rank reads them there over the link (runtime/src/params.c). 0: pushed into the
      * receiver's slot. Part of the config, so every rank of an op has the same one (op_rank.c checks the config). */
     int pull_partials;
+    /* schedules.yaml wave_weight (1..100): a default only through tpg_config_pick's wave check (never the
+     * first-by-name fallback), which counts this config's fill at wave_weight percent - its kernel's rate per tile
+     * slot against the others' (tiles for few tokens); 0: an ordinary config, counted at 100. */
+    int wave_weight;
+    /* a tuned choice's config (schedules.yaml tuned:, named tuned_*): run through tpg_dispatch_find or by name,
+     * never a default pick (generator/models.py default_config skips it too) */
+    int tuned;
 } tpg_config_desc;
 
 extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
  * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c). */
 int tpg__config_pickable(const tpg_config_desc *c);
-/* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the fallback must fill more than
- * this share of the tile slots more; extents past int32 (never a valid shape: shapes.c) skip the check. */
-#define TPG_PICK_WAVE_MARGIN 0.05
+/* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the best-scored fallback must score
+ * more than this above the pick (score: the share of the tile slots its walk fills x wave_weight); extents past int32
+ * (never a valid shape: shapes.c) skip the check. */
+#define TPG_PICK_WAVE_MARGIN 0.10
 #define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];

@@ -105,11 +105,23 @@ TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_e
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 0), "ag_rota_bf16_wide_tp2"); /* shape-blind */
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, (int64_t)1 << 40, 10240, 8192, 132), "ag_rota_bf16_wide_tp2"); /* no shape */
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 57344, 8192, 132), "ag_rota_bf16_tp2");     /* 85% against 97% */
-    /* within the margin the preferred one stays: 70B-qkv at M = 16384 (97.0% against 99.5%), 405B-fc1, and a
-     * sub-wave walk that both fill alike (70B-qkv at M = 512: 80 or 160 tiles, 61% each) */
+    /* within the margin the preferred one stays: 70B-qkv at M = 16384 (97.0% against 99.5%), 405B-fc1, and
+     * 2048 x 7168 x 4096 at TP = 2, whose 128x160 walk fills 93% against 85% (measured 4.4% slower there) */
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 16384, 10240, 8192, 132), "ag_rota_bf16_wide_tp2");
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 16384, 106496, 16384, 132), "ag_rota_bf16_wide_tp2");
-    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 10240, 8192, 132), "ag_rota_bf16_wide_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 7168, 4096, 132), "ag_rota_bf16_wide_tp2");
+    /* the fullest fallback, not the first: 70B-qkv at M = 512 walks 80 wide or 160 ping-pong tiles (61% each) or
+     * 128 of 128x160 (97%); at M = 1024, 81% ping-pong against 97% 128x160; a tie goes to the first by name */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 10240, 8192, 132), "ag_rota_bf16_w160_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 1024, 10240, 8192, 132), "ag_rota_bf16_w160_tp2");
+    TPG_EXPECT_EQ_STR(picked_on("AllGather1D_TilingCD_RotatingB", 2, 512, 10240, 8192, 132), "ag_rotb_bf16_w160_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 10240, 8192, 128), "ag_rota_bf16_w160_tp2");   /* one whole wave */
+    /* M = 2048: 128x128, 128x160 and 64x128 all fill 97%; weighted 97, 87 and 78 */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 2048, 10240, 8192, 132), "ag_rota_bf16_tp2");
+    /* M = 128: two stages of 64 rows fill the ping-pong 64x128 tiles (61%) and half of the 128-row ones (30%) */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 128, 10240, 8192, 132), "ag_rota_bf16_pp64_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 2, 128, 8192, 8192, 132), "rs_tila_bf16_pp64_tp2"); /* none preferred */
+    TPG_EXPECT_EQ_STR(picked_on(rs, 2, 16384, 8192, 8192, 132), "rs_tila_bf16_tp2");     /* never by name */
     /* reduce-scatter: the K rule first (ping-pong below a per-stage K of 10240, whatever the tiles) */
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 512, 8192, 28672, 132), "rs_tila_bf16_wide_tp2");
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 2048, 8192, 8192, 132), "rs_tila_bf16_tp2");

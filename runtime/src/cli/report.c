@@ -70,8 +70,8 @@ void tpg_report_list(FILE *f, int json) {
             fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
             fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"pull_partials\": %d, "
-                       "\"default_pick\": %s}",
-                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
+                       "\"wave_weight\": %d, \"default_pick\": %s}",
+                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials, c.wave_weight,
                     tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
