@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Tier-2 GPU correctness (device machine, 2 x H200): every schedule x {bf16, fp16} at TP = 2 on the eight
-# shapes of measured-anchors.md plus two small ones; every other shipped config on four shapes; TP = 1 on
-# one GPU; alpha = 0.5, beta = 1, L = 2; compute-sanitizer memcheck on a small TP = 2 run of each
-# schedule. Each run is build/tpgemm --json with
+# shapes of measured-anchors.md plus two small ones; every other shipped config on four shapes (the few-token
+# tiles, configs with a wave_weight, on three of their own); TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
+# compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
 #
 # Usage: tests/gpu/run_tier2.sh [--tp N] [--share-device] [--commit-results] [--quick]
@@ -125,7 +125,12 @@ done
 # e.g. the cooperative 128x256 next to the ping-pong default) on four shapes, so no shipped kernel
 # goes untested.
 VARIANT_SHAPES=("70B-qkv 16384 10240 8192" "70B-o 16384 8192 8192" "8B-o 8192 4096 4096" "small-a 512 1024 256")
-[ "$QUICK" = 1 ] && VARIANT_SHAPES=("${SMALL[@]}")
+# ...and the tiles for few tokens (configs with a wave_weight: the default only where their tiles fill the waves
+# better) on shapes of their regime: 70B-qkv's and 70B-o's M = 128 and 512 (at TP = 8, 16-row stages), short K.
+FEW_TOKEN_SHAPES=("qkv-m128 128 10240 1024" "o-m512 512 8192 1024" "small-a 512 1024 256")
+if [ "$QUICK" = 1 ]; then VARIANT_SHAPES=("${SMALL[@]}"); FEW_TOKEN_SHAPES=("${SMALL[@]}"); fi
+WAVE_CONFIGS=" $("$TPGEMM" --list --json | python3 -c 'import json, sys
+print(" ".join(c["name"] for c in json.load(sys.stdin)["configs"] if c["wave_weight"]))') "
 default_config() { # schedule dtype tp -> the config picked by --schedule/--dtype (the plan's first line) for a
     # short K and enough tiles that no last wave decides (tpg_config_pick's wave check stays out of it)
     "$TPGEMM" --dry-run --schedule "$1" --tp "$3" --dtype "$2" --m 16384 --n 16384 --k 256 2>/dev/null |
@@ -145,7 +150,9 @@ pull_config() { # reduce-scatter schedule -> its ping-pong bf16 pulled-partial c
 while read -r cfg sched tp dt _; do
     [ "$tp" = "$TP" ] || continue
     ran_by_default "$cfg" "$sched" "$dt" "$TP" && continue
-    for shape in "${VARIANT_SHAPES[@]}"; do
+    shapes=("${VARIANT_SHAPES[@]}")
+    [[ "$WAVE_CONFIGS" == *" $cfg "* ]] && shapes=("${FEW_TOKEN_SHAPES[@]}")
+    for shape in "${shapes[@]}"; do
         read -r name m n k <<<"$shape"
         one variants "$name/$cfg" 0 --config "$cfg" --m "$m" --n "$n" --k "$k" "${ITERS[@]}" ${SHARE[@]+"${SHARE[@]}"}
     done
