@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tier-2 GPU correctness (device machine, 2 x H200): every schedule x {bf16, fp16} at TP = 2 on the eight
 # shapes of measured-anchors.md plus two small ones; every other shipped config on four shapes (the few-token
-# tiles, configs with a wave_weight, on three of their own); TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
+# tiles, configs with a wave_weight, on two of their own); TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
 # compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
 #
@@ -126,8 +126,9 @@ done
 # goes untested.
 VARIANT_SHAPES=("70B-qkv 16384 10240 8192" "70B-o 16384 8192 8192" "8B-o 8192 4096 4096" "small-a 512 1024 256")
 # ...and the tiles for few tokens (configs with a wave_weight: the default only where their tiles fill the waves
-# better) on shapes of their regime: 70B-qkv's and 70B-o's M = 128 and 512 (at TP = 8, 16-row stages), short K.
-FEW_TOKEN_SHAPES=("qkv-m128 128 10240 1024" "o-m512 512 8192 1024" "small-a 512 1024 256")
+# better) on two shapes of their regime, 70B-qkv's M = 128 and 70B-o's M = 512 (at TP = 8, 16-row stages), short K
+# (a few more runs: run_all.sh gives tier 2 300 s).
+FEW_TOKEN_SHAPES=("qkv-m128 128 10240 1024" "o-m512 512 8192 1024")
 if [ "$QUICK" = 1 ]; then VARIANT_SHAPES=("${SMALL[@]}"); FEW_TOKEN_SHAPES=("${SMALL[@]}"); fi
 WAVE_CONFIGS=" $("$TPGEMM" --list --json | python3 -c 'import json, sys
 print(" ".join(c["name"] for c in json.load(sys.stdin)["configs"] if c["wave_weight"]))') "
@@ -169,11 +170,14 @@ for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
     done
 done
 
-# Every other shipped TP = 1 config (e.g. the TP = 1-only cluster and fp8 kernels) on one GPU, two shapes.
+# Every other shipped TP = 1 config (e.g. the TP = 1-only cluster and fp8 kernels) on one GPU, two shapes (the
+# few-token tiles on the first only: their TP = 1 configs share one kernel per dtype).
 while read -r cfg sched tp dt _; do
     [ "$tp" = 1 ] || continue
     ran_by_default "$cfg" "$sched" "$dt" 1 && continue
-    for shape in "small-b 2048 3072 1024" "8B-o 8192 4096 4096"; do
+    shapes=("small-b 2048 3072 1024" "8B-o 8192 4096 4096")
+    [[ "$WAVE_CONFIGS" == *" $cfg "* ]] && shapes=("small-b 2048 3072 1024")
+    for shape in "${shapes[@]}"; do
         read -r name m n k <<<"$shape"
         one tp1 "$name/$cfg" 0 --config "$cfg" --devices 0 --m "$m" --n "$n" --k "$k" "${ITERS[@]}"
     done
