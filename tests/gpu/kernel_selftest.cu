@@ -42,7 +42,8 @@
         X(c2x1h, 1e-2) X(wide3, 1e-2) X(sn192, 1e-2) X(w320, 1e-2) X(pp128df, 1e-2) X(pp128ps, 1e-2) \
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
-        X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)
+        X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
+        X(w160, 1e-2) X(pp64tma, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;

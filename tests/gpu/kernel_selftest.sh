@@ -15,13 +15,14 @@
 #   e4m3 with TMA-loaded partials (e4m3tma, e4m3pptma: the shipped e4m3 "_rs" and "_pp_rs" kernels), e4m3 promoting its sums into f32 every 8 / 1 k-blocks (e4m3p8: the
 #   shipped `fp8_promote: 8` kernel, e4m3p8tma its "_rs" twin with TMA-loaded partials, e4m3p1), fp32 reduce-scatter partials (pp128p32, wide3p32: the shipped `partials: f32`
 #   kernels), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
-#   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8); every
+#   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8), the few-token tiles (w160: the shipped cooperative
+#   128x160, 32-column store units; pp64tma: the shipped ping-pong 64x128 with TMA-loaded partials); every
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -47,7 +48,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -81,6 +82,8 @@ inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide"
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
 inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots, 64B swizzle): the wide kernel, 6 stages
 inst c2x1k32 0 0 128 256 8 2 1 0 128 0 0 "" 32 & pids+=($!) # bk 32 in a 2x1 cluster: 8 stages in the memory of 4
+inst w160 0 0 128 160 5 1 1 0 64 & pids+=($!)        # the shipped 128x160 (`*_w160`): five 32-column store units a slab
+inst pp64tma 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # the shipped ping-pong 64x128 (`*_pp64`)
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }

@@ -105,7 +105,7 @@ SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --
         done
     done
     if [ -x "$SELFTEST" ]; then
-        for inst in wide3tma fp16tma pp128tma e4m3tma e4m3pptma e4m3p8tma pp128p32 wide3p32; do
+        for inst in wide3tma fp16tma pp128tma e4m3tma e4m3pptma e4m3p8tma pp128p32 wide3p32 pp64tma; do
             echo "rings $inst racecheck clean plain $SELFTEST --no-perf --only $inst"
         done
     else
