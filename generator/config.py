@@ -46,7 +46,8 @@ KERNEL = Field("map", fields={
     "acc": Field("str", default="f32", enum=K.ACC_DTYPES),
     "tile": Field("map", required=True, fields={
         "bm": Field("int", required=True, doc="64·consumers·{1,2}"),
-        "bn": Field("int", required=True, doc="64, 128, 160, 192 or 256 (the wgmma N shapes); 320 with cooperative_n in a 2x1 cluster"),
+        "bn": Field("int", required=True,
+                    doc="64, 128, 160, 192 or 256 (the wgmma N shapes); 320 with cooperative_n in a 2x1 cluster"),
         "bk": Field("int", required=True, doc="128 / sizeof(dtype), or 64 / sizeof(dtype) (64B swizzle)"),
     }),
     "stages": Field("int", doc="an integer >= 2, or omit for the largest that fits"),

@@ -176,8 +176,8 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const int64_t walk = (int64_t)p * ps->tiles_per_stage;
     const int64_t waves = (walk + TPG_PICK_SMS - 1) / TPG_PICK_SMS;
     const double slots = (double)waves * TPG_PICK_SMS * kd->bm * kd->bn;
-    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles over %d stages; the output fills %.0f%% of %" PRId64
-               " whole wave%s of tiles)\n",
+    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles over %d stages; the output fills %.0f%% of "
+               "%" PRId64 " whole wave%s of tiles)\n",
             (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");

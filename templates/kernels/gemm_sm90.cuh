@@ -228,7 +228,8 @@ static_assert(!kSplitN || (kConsumers == 2 && kBM % 64 == 0 && kBM <= 256 && kBN
 static_assert(kBN <= 256 || (kSplitN && kCM == 2 && kBN / kCM <= 256), "BN > 256: cooperative_n in a 2x1 cluster only");
 static_assert(!kPingpong || (kConsumers == 2 && (kBM == 64 || kBM == 128)),
               "ping-pong: two consumer warpgroups, each owning whole tiles of BM = 64 or 128 rows");
-static_assert(kBN == 64 || kBN == 128 || kBN == 160 || kBN == 192 || kBN == 256 || kBN == 320, "BN must be 64, 128, 160, 192, 256 or 320");
+static_assert(kBN == 64 || kBN == 128 || kBN == 160 || kBN == 192 || kBN == 256 || kBN == 320,
+              "BN must be 64, 128, 160, 192, 256 or 320");
 static_assert(kSlabs * kAccN <= (kSplitN ? 160 : 128), "accumulators exceed 128 (cooperative_n: 160) registers per thread");
 static_assert(kConsumers >= 1 && kConsumers <= 3, "1..3 consumer warpgroups");
 static_assert(kStages >= 2, "the ring needs at least two slots");
