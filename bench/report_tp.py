@@ -18,10 +18,19 @@ def fmt(x, digits=0):
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+def shortest_window(records):
+    """Seconds of the shortest sustained window any variant ran (the records' `windows`), or None."""
+    spans = [w["seconds"] for r in records for ws in (r.get("windows") or {}).values() for w in ws
+             if w.get("seconds") is not None]
+    return min(spans) if spans else None
+
+
 def render(records, tp):
     cols = ["shape", "op", "M", "N", "K", "tpgemm", "tpgemm local", "cuBLAS local", "async TP", "NCCL+cuBLAS",
             "tpgemm / async TP", "tpgemm / NCCL+cuBLAS", "J/call tpgemm", "J/call async TP", "check", "config"]
-    lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over ≥ 1 s windows, median of rounds; "
+    shortest = shortest_window(records)
+    span = f"windows of ≥ {shortest:.2f} s" if shortest is not None else "sustained windows"
+    lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over {span}, median of rounds; "
              "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`).", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in records:
@@ -89,14 +98,19 @@ def acceptance_lines(records, tp):
     return out
 
 
-def replace_section(text, tp, body, dtype="bf16", tokens=0):
-    """BENCHMARKS.md text with the section of TP = tp (and dtype, tokens: tp_records.result_stem) set to body."""
-    title = (f"Tensor-parallel GEMM, TP={tp}" + ("" if dtype == "bf16" else f", {dtype}")
-             + (f", {tokens} tokens" if tokens else ""))
-    return benchmarks_md.replace_section(text, R.result_stem(tp, dtype, tokens=tokens), title, body)
+def section_title(tp, dtype="bf16", tokens=0, tag=""):
+    """The heading of a run's BENCHMARKS.md section (and its plot's title, without the first words)."""
+    return (f"Tensor-parallel GEMM, TP={tp}" + ("" if dtype == "bf16" else f", {dtype}")
+            + (f", {tokens} tokens" if tokens else "") + (f", {tag}" if tag else ""))
 
 
-def plot(records, tp, path, dtype="bf16", tokens=0):
+def replace_section(text, tp, body, dtype="bf16", tokens=0, tag=""):
+    """BENCHMARKS.md text with the section of TP = tp (and dtype, tokens, tag: tp_records.result_stem) set to body."""
+    return benchmarks_md.replace_section(text, R.result_stem(tp, dtype, tokens=tokens, tag=tag),
+                                         section_title(tp, dtype, tokens, tag), body)
+
+
+def plot(records, tp, path, dtype="bf16", tokens=0, tag=""):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -111,7 +125,7 @@ def plot(records, tp, path, dtype="bf16", tokens=0):
         ax.bar([x + i * width for x in range(len(records))], ys, width, label=label)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(records))], [r["name"] for r in records])
     ax.set_ylabel("per-GPU TFLOP/s (sustained)")
-    ax.set_title(f"TP={tp}, {dtype}" + (f", {tokens} tokens" if tokens else ""))
+    ax.set_title(f"TP={tp}, {dtype}" + (f", {tokens} tokens" if tokens else "") + (f", {tag}" if tag else ""))
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -128,7 +142,8 @@ def main(argv=None):
     records = json.loads(Path(a.json).read_text())
     if not records:
         sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
-    tp, dtype, tokens = records[0]["tp"], records[0]["dtype"], records[0].get("tokens") or 0
+    tp, dtype = records[0]["tp"], records[0]["dtype"]
+    tokens, tag = records[0].get("tokens") or 0, records[0].get("tag") or ""
     body = render(records, tp)
     # a smoke run (its records say so, and its file name: tp_records.result_stem): its times say nothing
     if any(r.get("shared_device") for r in records) or Path(a.json).stem.endswith("_shared"):
@@ -137,9 +152,9 @@ def main(argv=None):
         return
     bench = Path(a.benchmarks)
     text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
-    bench.write_text(replace_section(text, tp, body, dtype, tokens))
+    bench.write_text(replace_section(text, tp, body, dtype, tokens, tag))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
-    if plot(records, tp, png, dtype, tokens):
+    if plot(records, tp, png, dtype, tokens, tag):
         print(f"plot: {png}")
     print(body, end="")
 

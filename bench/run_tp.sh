@@ -15,6 +15,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 cleanup() { pkill -TERM -f "bench/tp_bench.py" 2>/dev/null || true; }
 trap cleanup EXIT
 trap 'cleanup; exit 143' TERM INT
+# Logs go to tp<N>_*.log while the run lasts, then take the run's stem (tp_bench.py writes it to $OUT/.tp_stem:
+# tp_records.result_stem), so that the runs of one call - two dtypes, three token counts - keep their own.
+rm -f "$OUT/.tp_stem"
 { nvidia-smi -L; nvidia-smi; nvidia-smi topo -m; } > "$OUT/tp${TP}_gpus.log" 2>&1 || true
 ninja build/libtpgemm.so > "$OUT/tp${TP}_build.log" 2>&1 || { tail -40 "$OUT/tp${TP}_build.log"; exit 1; }
 status=0
@@ -22,23 +25,20 @@ OUT="$OUT" timeout 480 python3 -m torch.distributed.run --standalone --nproc_per
     > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
 tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past 480 s and was stopped" >&2
-# the run's JSON: tp<N>.json for bf16, tp<N>_<dtype>.json otherwise, _m<M> with --tokens (bench/tp_records.py
-# result_stem)
-DTYPE=bf16 SHARED= TOKENS=
-for ((i = 1; i <= $#; i++)); do
-    case "${!i}" in
-    --dtype=*) DTYPE="${!i#--dtype=}" ;;
-    --dtype) j=$((i + 1)); [[ $j -le $# ]] && DTYPE="${!j}" ;;
-    --share-device) SHARED=_shared ;;
-    --tokens=*) TOKENS="_m${!i#--tokens=}" ;;
-    --tokens) j=$((i + 1)); [[ $j -le $# ]] && TOKENS="_m${!j}" ;;
-    esac
-done
-[[ "$TOKENS" =~ ^_m[0-9]+$ ]] && TOKENS="_m$((10#${TOKENS#_m}))" # as tp_bench.py writes it: 02048 -> 2048
-[[ "$TOKENS" == _m0 ]] && TOKENS= # --tokens 0: the shapes' own M
-STEM="tp${TP}"; [[ "$DTYPE" == bf16 ]] || STEM="tp${TP}_${DTYPE}"; STEM="$STEM$TOKENS$SHARED"
-if [[ -f "$OUT/$STEM.json" ]]; then
+if [[ ! -f "$OUT/.tp_stem" ]]; then
+    echo "run_tp.sh: the benchmark stopped before naming its results (logs: $OUT/tp${TP}_run.log)" >&2
+    exit $((status ? status : 1))
+fi
+STEM=$(<"$OUT/.tp_stem")
+if [[ "$STEM" != "tp$TP" ]]; then
+    for log in run gpus build; do mv -f "$OUT/tp${TP}_$log.log" "$OUT/${STEM}_$log.log"; done
+fi
+# only a JSON this run wrote (after every shape): an older one of the same stem would read as this run's table
+if [[ "$OUT/$STEM.json" -nt "$OUT/.tp_stem" ]]; then
     python3 bench/report_tp.py "$OUT/$STEM.json" --benchmarks "$OUT/BENCHMARKS.md" > "$OUT/${STEM}_table.md"
     echo; cat "$OUT/${STEM}_table.md"
+else
+    echo "run_tp.sh: no shape of this run finished: no $STEM table (logs: $OUT/${STEM}_run.log)" >&2
+    [[ $status -eq 0 ]] && status=1
 fi
 exit $status

@@ -12,6 +12,7 @@ then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
 import argparse
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -130,11 +131,12 @@ def check_output(op, run, reference, keep):
     return W.allreduce(finite(rel), dist.ReduceOp.MAX), W.allreduce(finite(mx), dist.ReduceOp.MAX), None
 
 
-def save(records, tp, dtype, shared=False, tokens=0):
-    """Writes tp<N>.json (tp<N>_<dtype>.json for fp16 / e4m3, _m<M> with --tokens, _shared with --share-device:
-    tp_records.result_stem) to bench/results and, when set, $OUT; returns the paths written."""
+def save(records, stem):
+    """Writes <stem>.json (tp_records.result_stem: tp<N>.json, tp<N>_<dtype>.json for fp16 / e4m3, _m<M> with
+    --tokens, _<tag> with --tag, _shared with --share-device) to bench/results and, when set, $OUT; returns the paths
+    written."""
     import json
-    name = f"{R.result_stem(tp, dtype, shared, tokens)}.json"
+    name = f"{stem}.json"
     paths = [HERE / "results" / name] + ([Path(os.environ["OUT"]) / name] if os.environ.get("OUT") else [])
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +150,7 @@ def progress(rank, what):
         print(f"[rank {rank} {time.strftime('%H:%M:%S')}] {what}", flush=True)
 
 
-def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl=None):
+def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl=None, nccl_error=None):
     name, op_kind, m, n, k = shape
     progress(rank, f"{name}: setup")
     sched = getattr(args, f"{op_kind.lower()}_schedule")
@@ -173,6 +175,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                                         "GPU: experiments/probe_symm_shared_0226Z.log)")
         alt_ops = alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, alt_cfg, errors,
                                ctx_nccl)
+        if nccl_error:
+            errors["alt:nccl"] = nccl_error
         diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
                                   group_name, fns) if args.link_copies else {}
         progress(rank, f"{name}: check")
@@ -298,16 +302,22 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
         wanted.append(("alt:nccl", cfg, 0, False))
     ops = {}
     for v, alt_cfg, chunks, overlap in wanted:
-        alt_op = (ctx_nccl if v == "alt:nccl" else ctx).op(alt_cfg, m, n, k)
-        held.append(alt_op)
+        def make():  # op creation is collective: it fails on every rank alike (a refused knob, an unsupported plan)
+            alt_op = (ctx_nccl if v == "alt:nccl" else ctx).op(alt_cfg, m, n, k)
+            held.append(alt_op)
+            if chunks:
+                alt_op.set_copy_chunks(chunks)
+            if overlap:
+                alt_op.set_overlap_barriers(True)
+            alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
+            ops[v] = alt_op
         configs[v] = lib.config_info(alt_cfg)["name"]
-        if chunks:
-            alt_op.set_copy_chunks(chunks)
-        if overlap:
-            alt_op.set_overlap_barriers(True)
-        alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
-        ops[v] = alt_op
-        fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(alt_op)
+        why = W.guarded(make)
+        if not W.all_ok(why is None):  # this experiment is lost, not the shape's other variants
+            errors[v] = why or "failed on another rank"
+            ops.pop(v, None)
+            continue
+        fns[v] = (lambda o: lambda: o.run_rank(rank, stream()))(ops[v])
         if v == "alt:captured":
             graphs = []
             why = W.guarded(lambda: graphs.append(capture_call(fns[v])))
@@ -367,6 +377,9 @@ def main():
                    "cuBLAS baseline) go through host memory, as between GPUs without peer access")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
+    p.add_argument("--tag", default="", help="an experiment's name (lower case, digits, _): results in "
+                   "tp<N>[_<dtype>][_m<M>]_<tag>.json and their own BENCHMARKS.md section, so the run does not replace "
+                   "the standard table; default p2p_off when NCCL_P2P_DISABLE is set")
     p.add_argument("--share-device", action="store_true", help="smoke run: every rank on GPU 0 (gloo for torch's "
                    "collectives, tpg_rank_config.share_devices), so the benchmark's multi-process path runs on one GPU; "
                    "the processes take turns on it, so times mean nothing; PyTorch async TP does not run; results go "
@@ -378,6 +391,9 @@ def main():
     unknown = sorted(set(filter(None, args.only.split(","))) - {s[0] for s in R.SHAPES})
     if unknown:
         p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
+    if args.tag and not re.fullmatch(R.TAG_PATTERN, args.tag):
+        p.error(f"--tag {args.tag!r}: lower-case letters, digits and _, at most 32, starting with a letter or digit")
+    args.tag = R.run_tag(args.tag, os.environ)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if args.tokens < 0 or args.tokens % world:
         p.error(f"--tokens {args.tokens}: a positive multiple of tp = {world} (every rank owns M / tp rows of A or D), "
@@ -401,6 +417,9 @@ def main():
                 symm.enable_symm_mem_for_group(group_name)
         except Exception as e:  # async TP then fails per shape and is recorded as an error
             print(f"rank {rank}: symmetric memory unavailable: {e!r}", flush=True)
+    stem = R.result_stem(tp, args.dtype, args.share_device, args.tokens, args.tag)
+    if rank == 0 and os.environ.get("OUT"):  # bench/run_tp.sh reads the stem of this run's files here
+        (Path(os.environ["OUT"]) / ".tp_stem").write_text(stem + "\n")
     shapes = R.shapes_at_tokens([s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")], args.tokens)
     if rank == 0:
         n_var = len(R.VARIANTS) + extra_variants(args)
@@ -417,13 +436,21 @@ def main():
     lib = tpgemm_lib.Lib()
     progress(rank, "tpg_ctx_create_rank")
     ctx = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device)
-    ctx_nccl = None
+    ctx_nccl, nccl_error = None, None
     if args.alt_nccl and tp > 1:
         if args.share_device:  # NCCL refuses two ranks on one GPU of one host: one NCCL "host" per rank, loopback
             os.environ.setdefault("NCCL_HOSTID", f"tp-bench-rank-{rank}")
             os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
             os.environ.setdefault("NCCL_IB_DISABLE", "1")
-        ctx_nccl = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device, transport="nccl")
+        made = []
+        why = W.guarded(lambda: made.append(lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device,
+                                                         transport="nccl")))
+        if W.all_ok(why is None):
+            ctx_nccl = made[0]
+        else:  # every shape records alt:nccl's error; the run goes on without it
+            nccl_error = f"the NCCL context: {why or 'failed on another rank'}"
+            if made:
+                W.guarded(made[0].destroy)
     ctx1 = lib.ctx_local([dev])
     progress(rank, "contexts ready")
     energy = W.Energy(dev)
@@ -434,15 +461,18 @@ def main():
     for shape in shapes:
         t0 = time.time()
         try:
-            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl)
+            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl, nccl_error)
         except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
                                 extra={"shared_device": True} if args.share_device else None)
         if args.tokens:
             rec["tokens"] = args.tokens
+        if args.tag:
+            rec["tag"] = args.tag
+        rec["nccl_env"] = R.nccl_environment(os.environ)
         records.append(rec)
         if rank == 0:
-            save(records, tp, args.dtype, args.share_device, args.tokens)  # after every shape: a run stopped by a timeout keeps what it measured
+            save(records, stem)  # after every shape: a run stopped by a timeout keeps what it measured
             print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
                   + f", check {rec['check']} (rel err {rec['rel_err']}, max err {rec['max_err']}), "
                   f"{time.time() - t0:.1f} s", flush=True)
@@ -458,7 +488,7 @@ def main():
         except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
             print(f"rank {rank}: {e}", flush=True)
     if rank == 0:
-        paths = save(records, tp, args.dtype, args.share_device, args.tokens)
+        paths = save(records, stem)
         report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]
                                            if os.environ.get("OUT") else []))
     dist.barrier()

@@ -163,12 +163,40 @@ def merge_rank_errors(gathered):
     return merged
 
 
-def result_stem(tp, dtype, shared=False, tokens=0):
+def result_stem(tp, dtype, shared=False, tokens=0, tag=""):
     """Name of a run's files and BENCHMARKS.md section: tp<N> for bf16 (the issues' runs), tp<N>_<dtype> otherwise,
-    so that an fp16 or e4m3 run does not replace the bf16 table; a --tokens run adds _m<M>, a --share-device smoke
-    run _shared."""
+    so that an fp16 or e4m3 run does not replace the bf16 table; a --tokens run adds _m<M>, a --tag run (an
+    experiment: run_tag) _<tag>, a --share-device smoke run _shared."""
     return ((f"tp{tp}" if dtype == "bf16" else f"tp{tp}_{dtype}") + (f"_m{tokens}" if tokens else "")
-            + ("_shared" if shared else ""))
+            + (f"_{tag}" if tag else "") + ("_shared" if shared else ""))
+
+
+# Calls a heat or sustained window may hold. Those windows are sized from the burst window's per-call time (>= 50 ms
+# of calls), so they may hold what lasts the whole window even for calls of microseconds (few tokens); capped at
+# 2000 calls (until 2026-12-02), the 8B shapes' "1 s" windows had lasted 0.2-0.9 s (tp2.json, tp4.json).
+MAX_WINDOW_CALLS = 500_000
+
+
+def window_calls(seconds, per_call):
+    """Calls that last `seconds` at `per_call` seconds each (the burst window's figure): at least one, at most
+    MAX_WINDOW_CALLS."""
+    return min(MAX_WINDOW_CALLS, max(1, math.ceil(seconds / max(per_call, 1e-9))))
+
+
+TAG_PATTERN = r"[a-z0-9][a-z0-9_]{0,31}"
+
+
+def run_tag(tag, environ):
+    """The run's tag: the one asked for, else "p2p_off" when NCCL_P2P_DISABLE is on (NCCL's bytes, the NCCL + cuBLAS
+    baseline's and alt:nccl's, then cross host memory: such a run must not replace the NVLink table), else none."""
+    if tag:
+        return tag
+    return "p2p_off" if environ.get("NCCL_P2P_DISABLE", "0").strip().lower() not in ("", "0", "false", "no") else ""
+
+
+def nccl_environment(environ):
+    """The NCCL_* variables of the run (they change what NCCL + cuBLAS and alt:nccl measure), for its records."""
+    return {k: v for k, v in sorted(environ.items()) if k.startswith("NCCL_")}
 
 
 def shapes_at_tokens(shapes, tokens):

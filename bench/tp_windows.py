@@ -40,7 +40,8 @@ class Energy:
             return None
 
 
-# A bound on calls per window: a bogus (too small) first timing must not queue minutes of work.
+# A bound on the burst window's calls: it is sized from a two-call timing, which a slow first call makes bogus,
+# and must not queue minutes of work (the heat and sustained windows: tp_records.window_calls).
 MAX_CALLS = 2000
 
 
@@ -151,14 +152,14 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
     if live:  # heat: one unmeasured window, so the first measured one starts at the power cap like the rest
         v = live[-1]
         try:
-            window(fns[v], min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v]))), energy, tp)
+            window(fns[v], R.window_calls(args.window, per_call[v]), energy, tp)
         except Exception as e:
             errors[v] = repr(e)[:300]
         drop_unless_all_ok(v)
     for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
         for v in list(live):
             try:
-                calls = min(MAX_CALLS, max(1, math.ceil(args.window / per_call[v])))
+                calls = R.window_calls(args.window, per_call[v])
                 seconds, joules, mhz = window(fns[v], calls, energy, tp)
                 if v in fused_ops:
                     fused_ops[v].sync()  # a device-side timeout surfaces here, not as a fast bogus figure

@@ -144,8 +144,8 @@ def test_captured_calls_match_the_reference_on_a_shared_device(built, tp):
 
 
 @needs_gpus(1)
-def test_ops_inside_torch_cuda_graphs(built):
-    """tests/gpu/torch_capture.py: ops captured by torch.cuda.graph (torch's own CUDA runtime and capture mode),
+def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
+    """tests/gpu/torch_capture.py (every rank on GPU 0, so run_all.sh leaves it to its one-GPU rehearsal): ops captured by torch.cuda.graph (torch's own CUDA runtime and capture mode),
     both modes, replays and direct calls in turn on fresh operands, each checked against torch's product."""
     import importlib.util
     if importlib.util.find_spec("torch") is None:

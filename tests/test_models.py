@@ -194,14 +194,18 @@ def test_default_config_takes_the_best_scored_fallback_by_more_than_the_margin(t
     assert models.default_config(shipped, AG, 2, "bf16", 8192, 1024, 14336) == "ag_rota_bf16_wide_tp2"
 
 
-MEASURED = ["small_m_0835Z", "small_tiles_1230Z", "w160_1244Z", "m128_tiles_1308Z", "pp64_1322Z"]
+MEASURED = ["small_m_0835Z", "small_tiles_1230Z", "w160_1244Z", "m128_tiles_1308Z", "pp64_1322Z",
+            "verify_few_tokens_1444Z", "sk_m128_1451Z"]
+# runs made for the wave check: every record holds the pick's kernel
+MEASURED_FOR_THE_PICK = ("w160_1244Z", "pp64_1322Z", "verify_few_tokens_1444Z")
 
 
 def test_the_default_pick_is_the_fastest_measured_shipped_kernel_or_close():
     """Against the local-GEMM runs on one H200 (bench/results/experiments/<run>/local_gemm_*.json, few tokens): each
     problem's default pick at TP = 1 ran within 4% of the fastest shipped kernel measured on it (sustained). Every
-    record of the runs made for the wave check (w160_1244Z, pp64_1322Z) must hold the pick's kernel; the older
-    runs count where they do (their 64x128 was an experiment without TMA-loaded partials)."""
+    record of the runs made for the wave check (MEASURED_FOR_THE_PICK) must hold the pick's kernel; the others
+    count where they do (the older 64x128 was an experiment without TMA-loaded partials; sk_m128_1451Z timed only
+    the 64x128 among shipped kernels)."""
     doc = models.load(str(DEFAULT))
     built = plan.build(doc, "schedules.yaml")
     kernel_of = {c.name: c.kernel.name for c in built.configs}
@@ -214,7 +218,7 @@ def test_the_default_pick_is_the_fastest_measured_shipped_kernel_or_close():
                 pick = models.default_config(doc, schedule, 1, r["dtype"], r["K"], r["M"], r["N"])
                 rates = {v["kernel"]: v["sustained_tflops"] for v in r["variants"] if v["kernel"] in shipped}
                 if kernel_of[pick] not in rates:
-                    assert run not in ("w160_1244Z", "pp64_1322Z"), (run, r["name"], pick)
+                    assert run not in MEASURED_FOR_THE_PICK, (run, r["name"], pick)
                     continue
                 assert rates[kernel_of[pick]] >= 0.96 * max(rates.values()), (run, r["name"], pick, rates)
                 checked += 1

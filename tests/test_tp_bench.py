@@ -255,3 +255,32 @@ def test_a_shared_run_of_failed_setups_keeps_out_of_the_results_by_its_name(tmp_
     bench.write_text("# Benchmarks\n")
     report_tp.main([str(src), "--benchmarks", str(bench)])
     assert bench.read_text() == "# Benchmarks\n"
+
+
+def test_tagged_runs_keep_their_own_files_and_section(tmp_path):
+    """--tag (and NCCL_P2P_DISABLE=1 without one: NCCL's bytes through host memory) names an experiment's files and
+    section, so it never replaces the standard table; its records say which NCCL_* variables it ran under."""
+    assert R.result_stem(2, "bf16", tag="p2p_off") == "tp2_p2p_off"
+    assert R.result_stem(2, "e4m3", True, 512, "x") == "tp2_e4m3_m512_x_shared"
+    assert R.run_tag("", {"NCCL_P2P_DISABLE": "1"}) == "p2p_off"
+    assert R.run_tag("", {"NCCL_P2P_DISABLE": "0"}) == R.run_tag("", {}) == ""
+    assert R.run_tag("mine", {"NCCL_P2P_DISABLE": "1"}) == "mine"
+    assert R.nccl_environment({"NCCL_P2P_DISABLE": "1", "PATH": "/bin", "NCCL_NVLS_ENABLE": "0"}) == {
+        "NCCL_NVLS_ENABLE": "0", "NCCL_P2P_DISABLE": "1"}
+    recs = [dict(R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3), tag="p2p_off")
+            for n, op, m, nn, k in R.SHAPES]
+    text = report_beside_the_bf16_table(tmp_path, "tp2_p2p_off", recs)
+    assert "the bf16 table" in text and "<!-- tp2_p2p_off:begin -->" in text and "TP=2, p2p_off" in text
+
+
+def test_sustained_windows_last_their_seconds_for_short_calls():
+    """A window holds the calls that last it at the burst figure (no 2000-call cap: short calls ran 0.2-0.9 s
+    "1 s" windows), bounded for a bogus figure; the table's header gives the shortest window measured."""
+    assert R.window_calls(1.0, 20e-6) == 50_000 and R.window_calls(1.0, 0.3) == 4
+    assert R.window_calls(1.0, 0.0) == R.MAX_WINDOW_CALLS and R.window_calls(0.0, 1.0) == 1
+    recs = [R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES[:2]]
+    recs[0]["windows"] = {"tpgemm": [{"seconds": 1.02, "calls": 10}], "local": [{"seconds": 0.97, "calls": 9}]}
+    recs[1]["windows"] = {"tpgemm": [{"seconds": 1.5, "calls": 4}]}
+    assert report_tp.shortest_window(recs) == 0.97
+    assert "over windows of ≥ 0.97 s" in report_tp.render(recs, 2)
+    assert "over sustained windows" in report_tp.render([dict(recs[1], windows={})], 2)

@@ -74,7 +74,8 @@ step() {
     [ "$budget" -gt "$left" ] && budget=$left
     mkdir -p "$WORK/$name"
     echo "== $name (budget $budget s, at +$((t0 - START)) s)"
-    OUT="$WORK/$name" timeout "$budget" "$@" >"$WORK/$name/stdout.log" 2>&1
+    # STEP_BUDGET_S: tier 2 and the sanitizers stop starting runs before it, so that they still write their JSON
+    OUT="$WORK/$name" STEP_BUDGET_S="$budget" timeout "$budget" "$@" >"$WORK/$name/stdout.log" 2>&1
     rc=$?
     tail -25 "$WORK/$name/stdout.log"
     echo "$name: exit $rc after $(($(date +%s) - t0)) s" >>"$SUMMARY"
@@ -85,17 +86,27 @@ step() {
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
 step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs build/tests/gpu_multiprocess \
     build/tests/gpu_transfer_flags build/tests/gpu_racecheck_canary bench
+# The seed's headline numerics (fp16 in, f16 accumulation) on its default problem, next to the bf16 f32 run: first,
+# since it takes ~20-30 s and the steps below fill whatever time is left.
+step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m 16384 --n 106496 --k 16384
 # Measured wall times: tier 2 ~140 s at TP = 2 with 160 runs (now 260 and 12 memcheck runs: ~200-220 s expected
 # across GPUs), ~225 s at TP = 4; the GPU pytest 39 s on one GPU with 28 cases (all 35 with two GPUs: ~60-70 s);
 # the TP benchmark ~120 s at TP = 2 and 4. Budgets are caps: later steps get what is left of the call.
 # The GPU pytest grew to 118 s on one GPU with 34 cases (2026-12-02 03:19Z: capture, multi-process) plus ~30 s for
 # torch's capture: across GPUs it leaves out the cases that put every rank on one GPU (their names say
 # "shared_device"; the one-GPU rehearsal, run_all.sh --share-device, runs them), so that the 2-GPU cases fit.
-step tier2 340 env TIER2_BUDGET_S=300 TIER2_HARD_S=330 bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}  # stops starting runs in time to write its JSON
+# Across GPUs tier 2 leaves out its tp1 group (one GPU's runs, the same commands on every machine: the one-GPU
+# rehearsal runs them) unless TIER2_GROUPS says otherwise. At TP = 4 / 8 its ~370 s (tier2_tp4.json's per-run times,
+# 340 runs) need a call of their own: TIER2_STEP_S=520 run_all.sh --tp 4 --skip sanitizers,pytest,tp,seed_f16acc, then
+# run_all.sh --tp 4 --skip tier2 (README, "Tests").
+T2_GROUPS="${TIER2_GROUPS-}"
+[ ${#SHARE[@]} = 0 ] && [ -z "$T2_GROUPS" ] &&
+    T2_GROUPS=tp$TP,variants,scalars,copy_chunks,overlap_barriers,pull_partials,memcheck
+step tier2 "${TIER2_STEP_S:-340}" env TIER2_GROUPS="$T2_GROUPS" \
+    bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}
 # racecheck / synccheck / initcheck (memcheck is in tier 2): 77 s on one GPU with the self-test built (2026-12-02;
 # carry build/selftest/kernel_selftest for its rings group), 16 more runs across GPUs; its JSON is in all.tar.gz
-step sanitizers 180 env SAN_BUDGET_S=120 SAN_HARD_S=165 bash tests/gpu/run_sanitizers.sh --tp "$TP" \
-    $([ ${#SHARE[@]} = 0 ] || echo --share-device)
+step sanitizers 180 bash tests/gpu/run_sanitizers.sh --tp "$TP" $([ ${#SHARE[@]} = 0 ] || echo --share-device)
 # TPG_REQUIRE_GPUS: a case that needs more GPUs than nvidia-smi lists fails instead of skipping (a machine of
 # this kind must run them all; the one-GPU runs with --share-device ask for 1)
 PYTEST_SELECT=()
@@ -104,8 +115,6 @@ step pytest 180 env TPG_REQUIRE_GPUS="$([ ${#SHARE[@]} = 0 ] && echo "$TP" || ec
     tests/test_gpu.py ${PYTEST_SELECT[@]+"${PYTEST_SELECT[@]}"}
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 200 bash bench/run_tp.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"} ${TP_ARGS:-}
-# The seed's headline numerics (fp16 in, f16 accumulation) on its default problem, next to the bf16 f32 run.
-step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m 16384 --n 106496 --k 16384
 # Autotuning (issue 5): build the candidates here (16 cores), profile them, keep tuned/*.yaml + report.
 step tune 240 sh -c 'python3 -m generator tune --model llama3-70b --tp 2 --tokens 16384 -j 16 '"${TUNE_ARGS:-}"' &&
     cp tuned/*.yaml build/tune/*/report.* "$OUT"/'

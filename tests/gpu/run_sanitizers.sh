@@ -54,7 +54,10 @@ rm -f "$OUT"/runs/* "$OUT/sanitizers.json"
 export RUN_TIMEOUT="${RUN_TIMEOUT:-150}"          # one run (racecheck of a self-test ring: ~40 s)
 START=$(date +%s)
 # no run starts after SAN_BUDGET_S, and each ends by SAN_HARD_S, so that the JSON is written before a caller's
-# own limit (run_all.sh's step) stops the script
+# own limit stops the script: under run_all.sh (STEP_BUDGET_S, its step's cap) 60 s and 15 s before that cap
+if [ -n "${STEP_BUDGET_S:-}" ]; then
+    SAN_BUDGET_S="${SAN_BUDGET_S:-$((STEP_BUDGET_S - 60))}" SAN_HARD_S="${SAN_HARD_S:-$((STEP_BUDGET_S - 15))}"
+fi
 export SAN_BUDGET_END=$((START + ${SAN_BUDGET_S:-300})) SAN_HARD_END=$((START + ${SAN_HARD_S:-360}))
 
 # job GROUP LABEL TOOL EXPECT KIND ARGS...: one run under `compute-sanitizer --tool TOOL`, recorded by
@@ -93,15 +96,29 @@ export -f job
 
 SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 120000 --json)
 {
+    # first the TP = N group (both bf16 kernels of each schedule, by name: the small shape's pick is ping-pong), so
+    # that a call short of time cuts the one-GPU runs, which the --share-device rehearsal also runs
+    if [ "$SHARE" = 0 ]; then
+        "$TPGEMM" --list | awk -v t="$TP" 'NR > 1 && $3 == t && $1 ~ /^(ag|rs)_rot[ab]_bf16(_wide)?_tp|^rs_til[ab]_bf16(_wide)?_tp/ {print $1}' |
+            while read -r cfg; do
+                for tool in racecheck synccheck; do
+                    echo "tp$TP $cfg $tool clean json $TPGEMM --config $cfg ${SMALL[*]}"
+                done
+            done
+    fi
     for form in thread_ok store_ok load_ok; do echo "canary $form racecheck clean plain $CANARY $form"; done
     echo "canary thread_race racecheck reported plain $CANARY thread_race"
     for form in store_race load_race; do echo "canary $form racecheck coverage plain $CANARY $form"; done
     echo "canary warp_mask synccheck reported plain $CANARY warp_mask"
     echo "canary thread_ok synccheck clean plain $CANARY thread_ok"
     # tp1: one config per kernel binary (column 7 of --list)
+    # (across GPUs spread over GPUs 0..TP-1, while the TP = N runs share them)
+    i=0
     "$TPGEMM" --list | awk 'NR > 1 && $3 == 1 && !seen[$7]++ {print $1}' | while read -r cfg; do
+        dev=$([ "$SHARE" = 0 ] && echo $((i % TP)) || echo 0)
+        i=$((i + 1))
         for tool in racecheck synccheck initcheck; do
-            echo "tp1 $cfg $tool clean json $TPGEMM --config $cfg --devices 0 ${SMALL[*]}"
+            echo "tp1 $cfg $tool clean json $TPGEMM --config $cfg --devices $dev ${SMALL[*]}"
         done
     done
     if [ -x "$SELFTEST" ]; then
@@ -110,14 +127,6 @@ SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --
         done
     else
         echo "run_sanitizers.sh: $SELFTEST not built (tests/gpu/kernel_selftest.sh): no rings group" >&2
-    fi
-    if [ "$SHARE" = 0 ]; then # both bf16 kernels of each schedule, by name (the small shape's pick is ping-pong)
-        "$TPGEMM" --list | awk -v t="$TP" 'NR > 1 && $3 == t && $1 ~ /^(ag|rs)_rot[ab]_bf16(_wide)?_tp|^rs_til[ab]_bf16(_wide)?_tp/ {print $1}' |
-            while read -r cfg; do
-                for tool in racecheck synccheck; do
-                    echo "tp$TP $cfg $tool clean json $TPGEMM --config $cfg ${SMALL[*]}"
-                done
-            done
     fi
 } >"$OUT/jobs.txt"
 

@@ -57,10 +57,16 @@ COLLECT="python3 tests/gpu/tier2_collect.py"
 RUN_TIMEOUT="${RUN_TIMEOUT:-180}"
 # A device wait longer than 3 s on these shapes is a hang: fail fast instead of the runtime's 10 s default.
 ITERS=(--iterations 5 --warmup-iterations 2 --timeout-ms 3000)
-BUDGET_S="${TIER2_BUDGET_S:-450}" # past this, remaining runs are recorded as failed without running
-# ...and by this time every run has ended: a run's limit is cut to what is left before it, so the script
-# writes its JSON before a caller's own limit stops it (run_all.sh passes TIER2_HARD_S under its step's cap)
-HARD_S="${TIER2_HARD_S:-$((BUDGET_S + 60))}"
+# Past BUDGET_S, remaining runs are recorded as failed without running; by HARD_S every run has ended (a run's
+# limit is cut to what is left before it), so the script writes its JSON before a caller's own limit stops it.
+# Under run_all.sh (STEP_BUDGET_S: its step's cap) 40 s and 10 s before that cap; alone 450 s and 60 s more.
+if [ -n "${STEP_BUDGET_S:-}" ]; then
+    BUDGET_S="${TIER2_BUDGET_S:-$((STEP_BUDGET_S - 40))}"
+    HARD_S="${TIER2_HARD_S:-$((STEP_BUDGET_S - 10))}"
+else
+    BUDGET_S="${TIER2_BUDGET_S:-450}"
+    HARD_S="${TIER2_HARD_S:-$((BUDGET_S + 60))}"
+fi
 START=$(date +%s)
 
 SCHEDULES=(AllGather1D_TilingCD_RotatingA AllGather1D_TilingCD_RotatingB
