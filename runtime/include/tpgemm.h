@@ -173,9 +173,13 @@ typedef struct tpg_ctx_config {
 #define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 
-/* Single process, one host thread driving all tp devices. Checks that each device exists and is
- * Hopper, and enables peer access between every pair of distinct devices (TPG_ERR_NO_P2P names the
- * pair otherwise).
+/* Every call leaves the calling thread's current CUDA device as it found it. A thread with no CUDA context
+ * yet gets none on a device it did not ask for: it keeps the device the call used last (a process per rank
+ * thus opens no context on GPU 0 unless its rank runs there).
+ *
+ * Single process, one host thread driving all tp devices. Checks that each device exists and is
+ * Hopper, and enables peer access between every pair of distinct devices; each pair needs access with
+ * native peer atomics (NVLink: the barriers add to a peer's counters), TPG_ERR_NO_P2P names the pair otherwise.
  * On failure *out is NULL and tpg_last_error(NULL) says why. */
 tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
 /* ---- Multi-process mode: one rank per process (the framework model) ------------------------- */
@@ -214,8 +218,8 @@ typedef struct tpg_rank_config {
 /* Collective (every rank calls it). A context that owns ONE local rank; the other ranks' memory is
  * reached through CUDA IPC handles exchanged with cfg->allgather. Each rank sends its device's PCI bus
  * id; every process must see every rank's GPU (do not restrict CUDA_VISIBLE_DEVICES per process), the
- * bus id maps a peer to this process's ordinal, and cudaDeviceCanAccessPeer must hold from this rank's
- * device to every peer on another device (TPG_ERR_NO_P2P names the ranks); two ranks on one device are
+ * bus id maps a peer to this process's ordinal, and peer access with native atomics (NVLink) must hold from
+ * this rank's device to every peer on another device (TPG_ERR_NO_P2P names the ranks); two ranks on one device are
  * refused unless every rank sets share_devices. A failure on any rank fails every rank: the
  * failing rank returns its own status, the others return that rank's status with a message naming it.
  * Argument errors (NULL cfg / out / allgather, tp or rank out of range) return at once, without calling

@@ -58,10 +58,11 @@ tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b,
     *out = p;
     return TPG_OK;
 fail:
-    cudaFree(p);
+    (void)cudaFree(p); /* the first failure is the one reported */
+    (void)cudaGetLastError();
     return st;
 }
 
 void tpg_buffers_free(void *base) {
-    if (base) cudaFree(base);
+    if (base && cudaFree(base) != cudaSuccess) (void)cudaGetLastError(); /* teardown: nothing to report it to */
 }

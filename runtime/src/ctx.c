@@ -1,13 +1,23 @@
 /* Context: device checks (count, Hopper, P2P), peer access, one stream per local rank. Single-process
  * creation lives here; multi-process creation (tpg_ctx_create_rank) in ctx_rank.c. */
+#include <cudaTypedefs.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checks.h"
 #include "ctx_internal.h"
 #include "nccl.h"
+#include "tensormap.h"
 
+static PFN_cuCtxGetCurrent_v4000 ctx_get_current; /* cached; benign race: every thread stores the same value */
+
+/* A thread that never chose a device reads 0 from cudaGetDevice without any context there; "restoring" 0 would
+ * then create one (since CUDA 12 cudaSetDevice initializes the primary context): a stray context of every rank's
+ * process on GPU 0. So a thread without a current context has nothing to restore (-1). */
 int tpg__save_device(void) {
+    if (!ctx_get_current) ctx_get_current = (PFN_cuCtxGetCurrent_v4000)tpg__driver_symbol("cuCtxGetCurrent");
+    CUcontext current = NULL;
+    if (ctx_get_current && (ctx_get_current(&current) != CUDA_SUCCESS || !current)) return -1;
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -17,7 +27,7 @@ int tpg__save_device(void) {
 }
 
 void tpg__restore_device(int saved) {
-    if (saved >= 0) (void)cudaSetDevice(saved);
+    if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess) (void)cudaGetLastError(); /* the call's own status stands */
 }
 
 void tpg__free_rank_buffers(const tpg_ctx *ctx, void **bufs) {
@@ -103,15 +113,28 @@ static tpg_status check_devices(tpg_ctx *ctx, int share_devices) {
     return TPG_OK;
 }
 
+tpg_status tpg__peer_link(tpg_ctx *ctx, int a, int b, tpg_peer_link *link) {
+    int access = 0, atomics = 0;
+    TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&access, a, b));
+    if (access) TPG_CHECK_CUDA(ctx, cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, a, b));
+    *link = !access ? TPG_PEER_NONE : atomics ? TPG_PEER_OK : TPG_PEER_NO_ATOMICS;
+    return TPG_OK;
+}
+
 static tpg_status enable_peers(tpg_ctx *ctx) {
     for (int r = 0; r < ctx->tp; r++) {
         for (int q = 0; q < ctx->tp; q++) {
             if (ctx->devices[q] == ctx->devices[r]) continue; /* itself, or a shared device */
-            int can = 0;
-            TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&can, ctx->devices[r], ctx->devices[q]));
-            if (!can)
+            tpg_peer_link link;
+            TPG_CHECK(tpg__peer_link(ctx, ctx->devices[r], ctx->devices[q], &link));
+            if (link == TPG_PEER_NONE)
                 TPG_FAIL(ctx, TPG_ERR_NO_P2P, "device %d cannot access device %d's memory (peer-to-peer); every pair "
                          "of the %d devices needs P2P (NVLink)", ctx->devices[r], ctx->devices[q], ctx->tp);
+            if (link == TPG_PEER_NO_ATOMICS)
+                TPG_FAIL(ctx, TPG_ERR_NO_P2P, "device %d reaches device %d peer-to-peer without native atomics (PCIe "
+                         "P2P?): the barriers add to a peer's counters atomically, which needs NVLink; over such links "
+                         "use the NCCL transport (tpg_ctx_create_rank, tpg_rank_config.transport = TPG_TRANSPORT_NCCL)",
+                         ctx->devices[r], ctx->devices[q]);
         }
     }
     for (int r = 0; r < ctx->tp; r++) {

@@ -47,6 +47,11 @@ void tpg__ctx_release(tpg_ctx *ctx);
 
 /* Makes rank's device current; the caller's device is restored by tpg__restore_device. */
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank);
+/* What device a has of device b's memory: nothing, access without native atomics (PCIe P2P, where the
+ * barriers' red.release.sys adds to a peer's counter would not be atomic: barrier.cu), or both (NVLink). */
+typedef enum tpg_peer_link { TPG_PEER_NONE, TPG_PEER_NO_ATOMICS, TPG_PEER_OK } tpg_peer_link;
+tpg_status tpg__peer_link(tpg_ctx *ctx, int a, int b, tpg_peer_link *link);
+
 /* Returns the current device (or -1) so that API calls leave the caller's current device alone. */
 int tpg__save_device(void);
 void tpg__restore_device(int saved);

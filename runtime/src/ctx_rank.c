@@ -86,12 +86,18 @@ static tpg_status map_peers(tpg_ctx *ctx, const tpg_wire *recv) {
                          "needs its own device (tpg_rank_config.share_devices = 1 on every rank lets ranks share one, "
                          "for correctness runs only)", p, q, recv[q].pci_bus_id);
         if (ctx->devices[q] == ctx->devices[me]) continue; /* itself, or a shared device */
-        int can = 0;
-        TPG_CHECK_CUDA(ctx, cudaDeviceCanAccessPeer(&can, ctx->devices[me], ctx->devices[q]));
-        if (!can)
+        tpg_peer_link link;
+        TPG_CHECK(tpg__peer_link(ctx, ctx->devices[me], ctx->devices[q], &link));
+        if (link == TPG_PEER_NONE)
             TPG_FAIL(ctx, TPG_ERR_NO_P2P, "rank %d (device %d, %s) cannot access the memory of rank %d (device %d, %s) "
-                     "peer-to-peer; every pair of ranks needs P2P (NVLink)", me, ctx->devices[me], recv[me].pci_bus_id,
+                     "peer-to-peer; every pair of ranks needs P2P (NVLink), or the NCCL transport "
+                     "(tpg_rank_config.transport = TPG_TRANSPORT_NCCL)", me, ctx->devices[me], recv[me].pci_bus_id,
                      q, ctx->devices[q], recv[q].pci_bus_id);
+        if (link == TPG_PEER_NO_ATOMICS)
+            TPG_FAIL(ctx, TPG_ERR_NO_P2P, "rank %d (device %d, %s) reaches rank %d (device %d, %s) peer-to-peer "
+                     "without native atomics (PCIe P2P?): the barriers add to a peer's counters atomically, which "
+                     "needs NVLink; use the NCCL transport (tpg_rank_config.transport = TPG_TRANSPORT_NCCL)", me,
+                     ctx->devices[me], recv[me].pci_bus_id, q, ctx->devices[q], recv[q].pci_bus_id);
     }
     return TPG_OK;
 }

@@ -40,6 +40,7 @@ struct tpg_nccl {
     void *comm;
     int version;
     int aborted;
+    int device; /* the communicator's (current at tpg_nccl_comm_init): the abort thread runs on it */
     int (*get_version)(int *);
     int (*get_unique_id)(nccl_id *);
     int (*comm_init_rank)(void **, int, nccl_id, int);
@@ -126,6 +127,10 @@ tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NC
 tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const unsigned char id[TPG_NCCL_ID_BYTES]) {
     nccl_id u;
     memcpy(u.internal, id, TPG_NCCL_ID_BYTES);
+    if (cudaGetDevice(&n->device) != cudaSuccess) { /* NCCL's own init then says what is wrong with the device */
+        (void)cudaGetLastError();
+        n->device = -1;
+    }
     if (!n->comm_init_rank_config) {
         NCCL_CALL(ctx, n, n->comm_init_rank(&n->comm, tp, u, rank));
         return TPG_OK;
@@ -196,10 +201,12 @@ tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const tpg_nccl_msg *msgs
 typedef struct abort_job {
     int (*comm_abort)(void *);
     void *comm;
+    int device; /* the communicator's: a new thread's current device is 0, another rank's GPU maybe */
 } abort_job;
 
 static void *abort_thread(void *arg) {
     abort_job *j = arg;
+    if (j->device >= 0 && cudaSetDevice(j->device) != cudaSuccess) (void)cudaGetLastError(); /* abort anyway */
     (void)j->comm_abort(j->comm);
     free(j);
     return NULL;
@@ -216,6 +223,7 @@ tpg_status tpg_nccl_abort(tpg_ctx *ctx, tpg_nccl *n) {
     if (!j) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "aborting the NCCL communicator: host allocation failed");
     j->comm_abort = n->comm_abort;
     j->comm = n->comm;
+    j->device = n->device;
     pthread_t t;
     const int e = pthread_create(&t, NULL, abort_thread, j);
     if (e != 0) {

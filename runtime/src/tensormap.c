@@ -8,14 +8,26 @@
 
 static PFN_cuTensorMapEncodeTiled_v12000 encode_fn; /* cached; benign race: every thread stores the same value */
 
-tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn) {
-    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+/* The lookup itself: its CUDA status, and through q whether the symbol was found. */
+static cudaError_t lookup(const char *name, void **fn, enum cudaDriverEntryPointQueryResult *q) {
     *fn = NULL;
 #if CUDART_VERSION >= 12050
-    TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q));
+    return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, q);
 #else /* CUDA 12.0-12.4 (the README's minimum is 12.4): ByVersion comes with 12.5, and CUDA 13 drops this call */
-    TPG_CHECK_CUDA(ctx, cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &q));
+    return cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, q);
 #endif
+}
+
+void *tpg__driver_symbol(const char *name) {
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    void *fn = NULL;
+    if (lookup(name, &fn, &q) != cudaSuccess) (void)cudaGetLastError();
+    return q == cudaDriverEntryPointSuccess ? fn : NULL;
+}
+
+tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn) {
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    TPG_CHECK_CUDA(ctx, lookup(name, fn, &q));
     if (q != cudaDriverEntryPointSuccess || !*fn)
         TPG_FAIL(ctx, TPG_ERR_CUDA, "%s not found in the driver (query result %d); a driver for CUDA 12.0 or later "
                  "is needed", name, (int)q);
