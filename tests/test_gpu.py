@@ -56,6 +56,7 @@ def run_passing(args: list[str], timeout: int, env=None) -> str:
 @needs_gpus(2)
 def test_missing_peer_times_out_then_fresh_context_works(built):
     out = run_passing(["gpu_timeout", "200"], timeout=120)
+    assert "rank 1 given device 0's memory -> TPG_ERR_INVALID_ARGUMENT" in out  # a tensor on another GPU, refused
     assert "TPG_ERR_TIMEOUT" in out
     assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out  # the late rank's call fails too
 

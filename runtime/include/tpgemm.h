@@ -298,10 +298,11 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
 tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
-/* Sets rank r's tensors. The first time after all ranks are set, builds and instantiates each
- * device's CUDA graph; later calls update the executable graphs in place (a device whose peer-copy
- * source changed gets its graph rebuilt, after the op's last launch there has finished). A call whose
- * arguments are rejected changes nothing; one that fails later (building or updating the graphs) drops
+/* Sets rank r's tensors: 16-byte aligned, and device memory of rank r's own device (memory of another GPU is
+ * refused, TPG_ERR_INVALID_ARGUMENT; host and managed memory pass). The first time after all ranks are set,
+ * builds and instantiates each device's CUDA graph; later calls update the executable graphs in place (a device
+ * whose peer-copy source changed gets its graph rebuilt, after the op's last launch there has finished). A call
+ * whose arguments are rejected changes nothing; one that fails later (building or updating the graphs) drops
  * them: tpg_op_run returns TPG_ERR_NOT_READY until a call succeeds.
  * Multi-process: collective, r = the local rank; the A or B shard that peers copy from (all-gather
  * schedules) is exported as (IPC handle of its cudaMalloc allocation, offset) and opened by the peers;

@@ -197,6 +197,22 @@ static tpg_status check_ptr(tpg_ctx *ctx, int rank, const char *name, const void
     return TPG_OK;
 }
 
+/* Device memory of another GPU than the rank's: in a process per rank the kernel would fault (a sticky error that
+ * ends the process's CUDA context), in one process run over NVLink. Host, managed and unknown pointers pass. */
+static tpg_status check_device(tpg_ctx *ctx, int rank, const char *name, const void *p) {
+    struct cudaPointerAttributes at;
+    if (!p) return TPG_OK;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return TPG_OK;
+    }
+    if (at.type == cudaMemoryTypeDevice && at.device != ctx->devices[rank])
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: tensor %s = %p is memory of device %d; rank %d runs on "
+                 "device %d (allocate each rank's tensors on its own device)", rank, name, p, at.device, rank,
+                 ctx->devices[rank]);
+    return TPG_OK;
+}
+
 static int all_set(const tpg_op *op) {
     for (int r = 0; r < op->ctx->tp; r++)
         if (!op->has_tensors[r]) return 0;
@@ -230,6 +246,10 @@ static tpg_status check_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
     TPG_CHECK(check_ptr(ctx, rank, "b", t->b, 1));
     TPG_CHECK(check_ptr(ctx, rank, "c", t->c, 0));
     TPG_CHECK(check_ptr(ctx, rank, "d", t->d, 1));
+    TPG_CHECK(check_device(ctx, rank, "a", t->a));
+    TPG_CHECK(check_device(ctx, rank, "b", t->b));
+    TPG_CHECK(check_device(ctx, rank, "c", t->c));
+    TPG_CHECK(check_device(ctx, rank, "d", t->d));
     if (!t->c && op->desc.beta != 0.0f)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: c is NULL but beta = %g; pass C or set beta = 0", rank,
                  (double)op->desc.beta);

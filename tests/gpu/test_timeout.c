@@ -63,6 +63,13 @@ static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP]
             if (cudaMalloc(&bufs[r][i], bytes[i]) != cudaSuccess) return fail("cudaMalloc", TPG_ERR_CUDA, *ctx);
             cudaMemset(bufs[r][i], 0x3c, bytes[i]); /* bf16 0x3c3c ~ 0.0115: finite, non-zero */
         }
+        if (r == 1 && !g_share) { /* rank 0's memory for rank 1, on another GPU: refused, not run over NVLink */
+            tpg_tensors wrong = {bufs[0][0], bufs[1][1], NULL, bufs[1][2], NULL, NULL};
+            s = tpg_op_set_tensors(*op, 1, &wrong);
+            printf("rank 1 given device %d's memory -> %s: %s\n", tpg_ctx_device(*ctx, 0), tpg_status_string(s),
+                   tpg_last_error(*ctx));
+            if (s != TPG_ERR_INVALID_ARGUMENT) return fail("expected TPG_ERR_INVALID_ARGUMENT", s, *ctx);
+        }
         tpg_tensors t = {bufs[r][0], bufs[r][1], NULL, bufs[r][2], NULL, NULL};
         if ((s = tpg_op_set_tensors(*op, r, &t)) != TPG_OK) return fail("tpg_op_set_tensors", s, *ctx);
     }
