@@ -302,7 +302,9 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
         wanted.append(("alt:nccl", cfg, 0, False))
     ops = {}
     for v, alt_cfg, chunks, overlap in wanted:
-        def make():  # op creation is collective: it fails on every rank alike (a refused knob, an unsupported plan)
+        # op creation is collective: it fails on every rank alike (a refused knob, an unsupported plan); the loop's
+        # values are bound here, not looked up when make runs
+        def make(v=v, alt_cfg=alt_cfg, chunks=chunks, overlap=overlap):
             alt_op = (ctx_nccl if v == "alt:nccl" else ctx).op(alt_cfg, m, n, k)
             held.append(alt_op)
             if chunks:
