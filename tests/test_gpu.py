@@ -57,6 +57,7 @@ def run_passing(args: list[str], timeout: int, env=None) -> str:
 def test_missing_peer_times_out_then_fresh_context_works(built):
     out = run_passing(["gpu_timeout", "200"], timeout=120)
     assert "rank 1 given device 0's memory -> TPG_ERR_INVALID_ARGUMENT" in out  # a tensor on another GPU, refused
+    assert "rank 0 given device 1's stream -> TPG_ERR_INVALID_ARGUMENT" in out  # a stream of another GPU, refused
     assert "TPG_ERR_TIMEOUT" in out
     assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out  # the late rank's call fails too
 
@@ -192,27 +193,34 @@ def test_back_to_back_pdl_calls_match_synchronized_chain(built):
     assert "PASSED" in stdout and " 0 of " in stdout
 
 
-def check_multiprocess_run(stdout):
-    assert stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in stdout
-    assert stdout.count("seed 1001: max error") == 2  # both ranks checked the replaced tensors
+def late_ranks(tp):
+    return range(1, tp)
+
+
+def check_multiprocess_run(stdout, tp):
+    assert stdout.count("a NULL desc on rank 1 ->") == tp and "PASSED" in stdout
+    assert stdout.count("seed 1001: max error") == tp  # every rank checked the replaced tensors
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout
-    assert "rank 1: late peer -> TPG_ERR_TIMEOUT" in stdout and "gave up" in stdout
-    assert stdout.count("seed 2002: max error") == 2  # the fresh context after the timeout
+    for r in late_ranks(tp):
+        assert f"rank {r}: late peer -> TPG_ERR_TIMEOUT" in stdout, stdout
+    assert stdout.count("gave up") >= tp - 1
+    assert stdout.count("seed 2002: max error") == tp  # the fresh context after the timeout
 
 
-@needs_gpus(2)
-def test_two_processes_bad_args_fail_both_new_tensors_replace_old_and_a_missing_peer_times_out(built):
-    """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather."""
-    check_multiprocess_run(run_passing(["gpu_multiprocess"], timeout=90))
+@pytest.mark.parametrize("tp", ACROSS_GPUS)
+def test_processes_bad_args_fail_every_rank_new_tensors_replace_old_and_a_missing_peer_times_out(built, tp):
+    """tests/gpu/test_multiprocess.c: forked ranks with a shared-memory all-gather, a process per GPU."""
+    check_multiprocess_run(run_passing(["gpu_multiprocess", "--tp", str(tp)], timeout=120), tp)
 
 
 @needs_gpus(1)
-def test_two_processes_on_a_shared_device(built):
-    """The same steps with both processes on device 0 (tpg_rank_config.share_devices): IPC handles,
-    cross-process flags, barriers and the late peer's notice, on one GPU."""
-    stdout = run_passing(["gpu_multiprocess", "--share-device"], timeout=90)
-    check_multiprocess_run(stdout)
-    assert stdout.count("one GPU without share_devices -> TPG_ERR_") == 2 and "its own device" in stdout
+@pytest.mark.parametrize("tp", [2, 4])
+def test_processes_on_a_shared_device(built, tp):
+    """The same steps with every process on device 0 (tpg_rank_config.share_devices): IPC handles,
+    cross-process flags, barriers and the late peers' notice, on one GPU."""
+    stdout = run_passing(["gpu_multiprocess", "--tp", str(tp), "--share-device"], timeout=120)
+    check_multiprocess_run(stdout, tp)
+    assert stdout.count("one GPU without share_devices -> TPG_ERR_") == tp and "its own device" in stdout
 
 
 @needs_gpus(2)
@@ -332,14 +340,15 @@ def test_nccl_transport_every_call_matches_the_reference_on_a_shared_device(buil
     check_every_rank_passed(out, tp)
 
 
-def check_nccl_multiprocess_run(stdout):
-    assert stdout.count("a NULL desc on rank 1 ->") == 2 and "PASSED" in stdout
-    assert stdout.count("seed 1001: max error") == 2
+def check_nccl_multiprocess_run(stdout, tp):
+    assert stdout.count("a NULL desc on rank 1 ->") == tp and "PASSED" in stdout
+    assert stdout.count("seed 1001: max error") == tp
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout and "communicator was aborted" in stdout
-    # the late rank either received rank 0's (complete) partial, then its D was checked, or it timed out too
-    assert ("rank 1: late peer -> TPG_OK" in stdout and "rank 1 seed 4242: max error" in stdout) or \
-        "rank 1: late peer -> TPG_ERR_TIMEOUT" in stdout
-    assert stdout.count("seed 2002: max error") == 2  # a fresh context after the abort
+    # a late rank either received rank 0's (complete) partial, then its D was checked, or it timed out too
+    for r in late_ranks(tp):
+        assert (f"rank {r}: late peer -> TPG_OK" in stdout and f"rank {r} seed 4242: max error" in stdout) or \
+            f"rank {r}: late peer -> TPG_ERR_TIMEOUT" in stdout, stdout
+    assert stdout.count("seed 2002: max error") == tp  # a fresh context after the abort
 
 
 @needs_gpus(1)
@@ -347,7 +356,7 @@ def test_nccl_transport_missing_peer_on_a_shared_device(built):
     """gpu_multiprocess --nccl: a missing peer ends in TPG_ERR_TIMEOUT within the bound plus the abort's grace (the
     communicator is aborted: NCCL never times out), and a fresh context works."""
     check_nccl_multiprocess_run(run_passing(["gpu_multiprocess", "--share-device", "--nccl"], timeout=120,
-                                            env=nccl_env()))
+                                            env=nccl_env()), 2)
 
 
 @needs_gpus(2)
@@ -355,6 +364,7 @@ def test_nccl_transport_every_call_matches_the_reference(built):
     check_every_rank_passed(run_passing(["gpu_epochs", "2", "--processes", "--nccl"], timeout=300, env=nccl_env()), 2)
 
 
-@needs_gpus(2)
-def test_nccl_transport_missing_peer(built):
-    check_nccl_multiprocess_run(run_passing(["gpu_multiprocess", "--nccl"], timeout=120, env=nccl_env()))
+@pytest.mark.parametrize("tp", ACROSS_GPUS)
+def test_nccl_transport_missing_peer(built, tp):
+    check_nccl_multiprocess_run(run_passing(["gpu_multiprocess", "--tp", str(tp), "--nccl"], timeout=120,
+                                            env=nccl_env()), tp)

@@ -1,6 +1,7 @@
 /* Context: device checks (count, Hopper, P2P), peer access, one stream per local rank. Single-process
  * creation lives here; multi-process creation (tpg_ctx_create_rank) in ctx_rank.c. */
 #include <cudaTypedefs.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,15 +10,31 @@
 #include "nccl.h"
 #include "tensormap.h"
 
-static PFN_cuCtxGetCurrent_v4000 ctx_get_current; /* cached; benign race: every thread stores the same value */
+/* Driver entry points this file calls directly (NULL where the driver lacks one), looked up once per process. */
+static struct {
+    PFN_cuCtxGetCurrent_v4000 get_current;
+    PFN_cuStreamGetCtx_v9020 stream_ctx;
+    PFN_cuCtxPushCurrent_v4000 push;
+    PFN_cuCtxPopCurrent_v4000 pop;
+    PFN_cuCtxGetDevice_v2000 ctx_device;
+} drv;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+
+static void load_driver_fns(void) {
+    drv.get_current = (PFN_cuCtxGetCurrent_v4000)tpg__driver_symbol("cuCtxGetCurrent");
+    drv.stream_ctx = (PFN_cuStreamGetCtx_v9020)tpg__driver_symbol("cuStreamGetCtx");
+    drv.push = (PFN_cuCtxPushCurrent_v4000)tpg__driver_symbol("cuCtxPushCurrent");
+    drv.pop = (PFN_cuCtxPopCurrent_v4000)tpg__driver_symbol("cuCtxPopCurrent");
+    drv.ctx_device = (PFN_cuCtxGetDevice_v2000)tpg__driver_symbol("cuCtxGetDevice");
+}
 
 /* A thread that never chose a device reads 0 from cudaGetDevice without any context there; "restoring" 0 would
  * then create one (since CUDA 12 cudaSetDevice initializes the primary context): a stray context of every rank's
  * process on GPU 0. So a thread without a current context has nothing to restore (-1). */
 int tpg__save_device(void) {
-    if (!ctx_get_current) ctx_get_current = (PFN_cuCtxGetCurrent_v4000)tpg__driver_symbol("cuCtxGetCurrent");
+    (void)pthread_once(&drv_once, load_driver_fns);
     CUcontext current = NULL;
-    if (ctx_get_current && (ctx_get_current(&current) != CUDA_SUCCESS || !current)) return -1;
+    if (drv.get_current && (drv.get_current(&current) != CUDA_SUCCESS || !current)) return -1;
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -43,6 +60,32 @@ void tpg__free_rank_buffers(const tpg_ctx *ctx, void **bufs) {
 
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
     TPG_CHECK_CUDA(ctx, cudaSetDevice(ctx->devices[rank]));
+    return TPG_OK;
+}
+
+/* The device stream s belongs to, or -1 where the driver cannot say (the launch's own error then stands). The
+ * driver gives a stream's context, not its device (cuStreamGetDevice needs CUDA 12.8; the README's minimum is 12.4):
+ * a stream of the current context (the rank's, made current by the caller) is the current device's, with no further
+ * call; only another context is made current for a moment to read its device. */
+static int stream_device(cudaStream_t s, int current_device) {
+    (void)pthread_once(&drv_once, load_driver_fns);
+    CUcontext owner = NULL, current = NULL, popped = NULL;
+    if (!drv.stream_ctx || drv.stream_ctx((CUstream)s, &owner) != CUDA_SUCCESS || !owner) return -1;
+    if (drv.get_current && drv.get_current(&current) == CUDA_SUCCESS && current == owner) return current_device;
+    CUdevice_v1 dev = -1;
+    if (!drv.push || !drv.pop || !drv.ctx_device || drv.push(owner) != CUDA_SUCCESS) return -1;
+    if (drv.ctx_device(&dev) != CUDA_SUCCESS) dev = -1;
+    (void)drv.pop(&popped);
+    return (int)dev;
+}
+
+tpg_status tpg__check_stream_device(tpg_ctx *ctx, int rank, cudaStream_t s) {
+    /* 0, the legacy and the per-thread handles name the current device's stream: rank's, made current by the caller */
+    if (s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread) return TPG_OK;
+    const int dev = stream_device(s, ctx->devices[rank]);
+    if (dev >= 0 && dev != ctx->devices[rank])
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d runs on device %d but was given a stream of device %d; pass "
+                 "a stream created on the rank's device", rank, ctx->devices[rank], dev);
     return TPG_OK;
 }
 

@@ -47,6 +47,9 @@ void tpg__ctx_release(tpg_ctx *ctx);
 
 /* Makes rank's device current; the caller's device is restored by tpg__restore_device. */
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank);
+/* TPG_ERR_INVALID_ARGUMENT, naming both devices, when s (not 0, legacy or per-thread) belongs to another device than
+ * rank's: a launch there fails with a bare CUDA error (or, captured, joins the wrong device's graph). */
+tpg_status tpg__check_stream_device(tpg_ctx *ctx, int rank, cudaStream_t s);
 /* What device a has of device b's memory: nothing, access without native atomics (PCIe P2P, where the
  * barriers' red.release.sys adds to a peer's counter would not be atomic: barrier.cu), or both (NVLink). */
 typedef enum tpg_peer_link { TPG_PEER_NONE, TPG_PEER_NO_ATOMICS, TPG_PEER_OK } tpg_peer_link;

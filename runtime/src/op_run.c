@@ -16,11 +16,12 @@ static tpg_status check_ready(tpg_op *op) {
     return TPG_OK;
 }
 
-/* *capturing = whether s (a stream of rank r's device) is being captured; a capture already invalidated is refused
- * here, before any rank of the call is launched or captured. The caller restores the device. */
+/* *capturing = whether s (a stream of rank r's device, checked) is being captured; a capture already invalidated is
+ * refused here, before any rank of the call is launched or captured. The caller restores the device. */
 static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *capturing) {
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     TPG_CHECK(tpg__use_device(op->ctx, r));
+    TPG_CHECK(tpg__check_stream_device(op->ctx, r, s));
     TPG_CHECK_CUDA(op->ctx, cudaStreamIsCapturing(s, &capture));
     if (capture == cudaStreamCaptureStatusInvalidated)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream's capture was invalidated before this call (an "

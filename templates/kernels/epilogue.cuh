@@ -22,7 +22,8 @@
  * Flags: a tile with signal_flags is published only after its stores completed (bulk wait_group 0, not
  * .read), fence.proxy.async.global, __threadfence_system, a barrier over all consumers, then one
  * st.release.sys. That flush is deferred to the start of the next tile's epilogue (or the end of the
- * kernel), so the stores overlap the next mainloop. Deferring is safe only because a mainloop never
+ * kernel), so the stores overlap the next mainloop, where a stage has enough tiles for the flag not to be
+ * needed before then (tpg_epi_defers_flags). Deferring is safe only because a mainloop never
  * waits on another device while a signal is pending; a launch with stage wait flags (all-gather)
  * flushes at once (tpg_epi_defers_flags), and so do cluster kernels and ping-pong kernels without
  * `deferred_flags` (gemm_sm90.cuh says why).
@@ -59,15 +60,29 @@ struct tpg_epi_state {
     uint32_t src_phase;      /* tma_partials: bit k = parity of store buffer k's next partial load */
 };
 
+/* Self-test instances only: defer however few tiles a stage has (the rule before 2026-12-02). */
+#ifndef TPG_DIAG_DEFER_FLAGS_ALWAYS
+#define TPG_DIAG_DEFER_FLAGS_ALWAYS 0
+#endif
+
 /* May a tile's signal flag wait for the warpgroup's next epilogue? DEFER_FLAGS: the kernel allows it
- * (gemm_sm90.cuh: kDeferFlags); never in a launch with stage wait flags (the header comment). Read from
- * the kernel parameters at each use rather than kept in a register for the whole walk. */
-template <bool DEFER_FLAGS> __device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p)
+ * (gemm_sm90.cuh: kDeferFlags); never in a launch with stage wait flags (the header comment); and only where a
+ * stage spans at least two rounds of the grid (stage_units: the walk's units per stage, tpg_tiling). The tile that
+ * needs the flag - the same tile of the next stage, on the next rank - is U units later in the walk: with U >= 2 x
+ * grid it reaches its epilogue two mainloops after this one, by when this warpgroup's next epilogue has raised the
+ * flag (ping-pong with `deferred_flags`: a warpgroup's next unit is 2 x grid later, so 3 x grid); with fewer it
+ * runs beside this tile or one round after it, and a deferred flag would hold it up to a whole mainloop
+ * (the wide ring at few tokens ran 0.62 of its plain GEMM deferred, 0.90-0.96 flushed at once, docs/PERF_NOTES.md
+ * 2026-12-02). Read from the kernel parameters at each use rather than kept in a register for the whole walk. */
+template <bool DEFER_FLAGS, bool PINGPONG>
+__device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p, int stage_units)
 {
     if (!DEFER_FLAGS) return false;
     for (int s = 0; s < p.num_stages; ++s)
         if (p.stage[s].wait_flag) return false;
-    return true;
+    /* the caller's tiling count, already live for the walk: computing it here from p spilled next to the held
+     * deferred-store registers (trace builds, stream-K) */
+    return TPG_DIAG_DEFER_FLAGS_ALWAYS || stage_units >= (PINGPONG ? 3 : 2) * (int)gridDim.x;
 }
 
 /* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
@@ -298,7 +313,7 @@ template <int CD, int BM, int BN, int CONSUMERS, int SLABS, int MODE, int CHUNK,
 __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, const tpg_stage_params &sp,
                                                   const tpg_tile &tile, float (&acc)[SLABS][BN / 2], float scale,
                                                   unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st,
-                                                  uint32_t sD, uint32_t src_bars = 0u)
+                                                  uint32_t sD, uint32_t src_bars, int stage_units)
 {
     typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
@@ -338,7 +353,8 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     TPG_TR(if (PINGPONG && (ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + (ctid >> 7), 5);)
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
-        if (!tpg_epi_defers_flags<DEFER_FLAGS>(p)) tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+        if (!tpg_epi_defers_flags<DEFER_FLAGS, PINGPONG>(p, stage_units))
+            tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
     }
 }
 

@@ -152,8 +152,13 @@ constexpr bool kStreamK = TPG_STREAM_K && !kPingpong && !kSplitN && kCluster == 
 #define TPG_PP_DEFER_FLAGS 0
 #endif
 static_assert(!TPG_PP_DEFER_FLAGS || kPingpong, "TPG_PP_DEFER_FLAGS is a ping-pong choice");
+/* TPG_DIAG_NO_DEFER_FLAGS (self-test instances only): every tile raises its signal flag at once, as clusters do
+ * (TPG_DIAG_DEFER_FLAGS_ALWAYS, epilogue.cuh: the other way) */
+#ifndef TPG_DIAG_NO_DEFER_FLAGS
+#define TPG_DIAG_NO_DEFER_FLAGS 0
+#endif
 /* may a tile's signal flag wait for the next epilogue of its warpgroup (tpg_epi_init) */
-constexpr bool kDeferFlags = kCluster == 1 && (!kPingpong || TPG_PP_DEFER_FLAGS);
+constexpr bool kDeferFlags = !TPG_DIAG_NO_DEFER_FLAGS && kCluster == 1 && (!kPingpong || TPG_PP_DEFER_FLAGS);
 /* ping-pong `prefetch_sources: true` (TPG_PREFETCH_SOURCES 1): the epilogue loads the next store unit's
  * partial while this unit is stored (tpg_epi_units_prefetched). Ping-pong only: next to the cooperative
  * kernels' held deferred-store registers it spilled. Opt-in until measured on a GPU. */

@@ -340,7 +340,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
             if (!packed)
                 tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, TPG_CONSUMER_MODE, kEpiChunk,
                                   kEpiBuffers, kDeferFlags, kPrefetchSources, kTmaPartials>(
-                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, src_bars);
+                    p, sp, tile, acc, scale, epoch, ctid, gave_up, est, sD, src_bars, g.units_per_stage);
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
     }
@@ -381,7 +381,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         if (!(kDiagNoEpi && p.m > 0)) /* a test ptxas cannot fold: see tpg_consumer_coop */
             tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
                               kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid,
-                                                              gave_up, est, sD, src_bars);
+                                                              gave_up, est, sD, src_bars, g.units_per_stage);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */
     }

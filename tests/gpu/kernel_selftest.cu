@@ -26,7 +26,7 @@
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
  * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel; `--rs-parts` with
- * the ring's cost split into parts), `--ag-perf` the
+ * the ring's cost split into parts; `--rs-few` on few-token problems instead), `--ag-perf` the
  * all-gather walk timing of selftest_ag_perf.cu, `--coresident` whether the barrier kernel runs beside each
  * listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with `--no-perf`: only the
  * requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
@@ -43,13 +43,13 @@
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
         X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
-        X(w160, 1e-2) X(pp64tma, 1e-2)
+        X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
 KERNELS(DECLARE)
 #undef DECLARE
-void rs_perf(const kern *ks, int nk, const ctl &c, bool parts);
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few);
 void print_rs_perf(const kern *ks, int nk);
 void ag_perf(const kern *ks, int nk, const ctl &c);
 void print_ag_perf(const kern *ks, int nk);
@@ -463,19 +463,20 @@ static bool listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0, rs_parts = 0, ag = 0, cores = 0, cases = 1;
+    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, cores = 0, cases = 1;
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
         else if (strcmp(argv[i], "--rs-parts") == 0) rs = rs_parts = 1;
+        else if (strcmp(argv[i], "--rs-few") == 0) rs = rs_few = 1;
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
         else if (strcmp(argv[i], "--coresident") == 0) cores = 1;
         else if (strcmp(argv[i], "--no-cases") == 0) cases = 0;
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--ag-perf] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
+            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
                     argv[0]);
             return 2;
         }
@@ -534,8 +535,10 @@ int main(int argc, char **argv)
         test_alpha_beta(K, c);
         test_ring(K, c, 1000, 1000, 2);
         test_ring(K, c, 1100, 1200, 2);
-        test_ring(K, c, 4000, 2040, 2); /* several tiles per CTA: deferred flag flushes */
+        test_ring(K, c, 4000, 2040, 2); /* several tiles per CTA, < 2 x grid a stage at 128x256: flags at once */
+        test_ring(K, c, 8192, 4096, 2); /* >= 2 x grid tiles a stage: cooperative flags deferred (epilogue.cuh) */
         test_ring(K, c, 1100, 1200, 3); /* a middle stage: partial in, partial out */
+        test_ring(K, c, 8192, 4096, 3); /* a middle stage with deferred flags */
         test_ring(K, c, 1000, 776, 2, 2);       /* batches: a TMA-loaded partial's batch coordinate */
         test_ring(K, c, 1000, 776, 2, 2, true); /* batches, alpha, beta * C next to the partial */
         test_plain(K, c, 4000, 3000, 1000);
@@ -555,7 +558,7 @@ int main(int argc, char **argv)
             case_guard(g_problems[pi].name, 120);
             test_perf(bf, nbf, c, h, pi);
         }
-    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts); /* selftest_rs_perf.cu */
+    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few); /* selftest_rs_perf.cu */
     if (ag && nk > 0) ag_perf(ks, nk, c); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     alarm(0);

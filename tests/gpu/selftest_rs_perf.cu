@@ -18,6 +18,11 @@
  * with neither flags nor partials (stage 0 writes the slot, stage 1 writes D), "flags" adds stage 0's tile
  * flags (the stores' completion and the release), and the ring adds stage 1's wait and partial read.
  *
+ * `--rs-few` times the ring at 128 ... 8192 tokens instead (few_problems: where the wave check picks the 64x128
+ * ping-pong, and the wide kernel's per-stage K rule): there a call lasts 10 us - 10 ms, so a window holds up to 4000
+ * calls, and the plain GEMM gets the same epoch kernel before each launch as the ring (a launch gap as large
+ * as the ring's cost otherwise).
+ *
  * Not a check: the ring's values are checked by the ring cases of kernel_selftest.cu (same code path,
  * smaller shapes); here only the status word (no timeout) is.
  */
@@ -32,6 +37,29 @@ static const tp_problem g_rs[] = {{"405B-fc2", 16384, 16384, 26624, 2}, {"70B-fc
                                   {"405B-fc2", 16384, 16384, 13312, 4}, {"70B-fc2", 16384, 8192, 7168, 4},
                                   {"70B-o", 16384, 8192, 2048, 4}};
 #define NRS ((int)(sizeof g_rs / sizeof g_rs[0]))
+/* --rs-few: the reduce-scatter anchors' N and K (70B-o, 70B-fc2, 8B-o, 405B-fc2) at M = 128 ... 8192 tokens, TP = 2
+ * and 4 (few_problems fills it): where the wave check and the wide kernel's per-stage K rule pick between tiles. */
+enum { FEW_MS = 7, FEW_BASES = 4, FEW_TPS = 2, NFEW = FEW_MS * FEW_BASES * FEW_TPS };
+static tp_problem g_few[NFEW];
+static char g_few_names[NFEW][32];
+
+static void few_problems()
+{
+    static const int ms[FEW_MS] = {128, 256, 512, 1024, 2048, 4096, 8192}, tps[FEW_TPS] = {2, 4};
+    static const tp_problem bases[FEW_BASES] = {{"70B-o", 0, 8192, 8192, 1}, {"70B-fc2", 0, 8192, 28672, 1},
+                                                {"8B-o", 0, 4096, 4096, 1}, {"405B-fc2", 0, 16384, 53248, 1}};
+    int i = 0;
+    for (int t = 0; t < FEW_TPS; ++t)
+        for (int b = 0; b < FEW_BASES; ++b)
+            for (int j = 0; j < FEW_MS; ++j, ++i) {
+                snprintf(g_few_names[i], 32, "%s-m%d", bases[b].name, ms[j]);
+                g_few[i] = {g_few_names[i], ms[j], bases[b].n, bases[b].k / tps[t], tps[t]};
+            }
+}
+#define NMAX (NFEW > NRS ? NFEW : NRS)
+static const tp_problem *g_probs = g_rs; /* the run's table: g_rs, or g_few with --rs-few */
+static int g_nprob = NRS, g_few_mode = 0;
+static unsigned int *g_spare_word; /* --rs-few: what the plain GEMM's epoch kernel bumps */
 
 static __global__ void bump_epoch(unsigned int *epoch) { *epoch += 1u; }
 
@@ -43,7 +71,7 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
     CK(cudaEventCreate(&e1));
     CK(cudaEventRecord(e0, 0));
     for (int it = 0; it < iters; ++it) {
-        if (ring) bump_epoch<<<1, 1>>>(c.epoch);
+        if (ring || g_few_mode) bump_epoch<<<1, 1>>>(ring ? c.epoch : g_spare_word); /* plain: a word it never reads */
         launch(K, p, 0);
     }
     CK(cudaEventRecord(e1, 0));
@@ -95,7 +123,11 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 {
     const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
-    const int iters = perf_window_calls(flop);
+    int iters = perf_window_calls(flop);
+    if (g_few_mode) { /* ~50 ms windows at ~400 TFLOP/s: the calls are too short for perf_window_calls' 30 */
+        iters = (int)(0.05 / (flop / 4e14));
+        iters = iters < 30 ? 30 : iters > 4000 ? 4000 : iters;
+    }
     /* operands per element type (0 bf16, 1 fp16, 2 e4m3, 3 e5m2), the same random values for every kernel of a type */
     void *A[4] = {nullptr, nullptr, nullptr, nullptr}, *B[4] = {nullptr, nullptr, nullptr, nullptr};
     for (int i = 0; i < nk; ++i) {
@@ -142,16 +174,23 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 /* --rs-parts: the parts on the TP = 2 problems with per-stage K >= 7168 (405B-fc2, 70B-fc2), where the wide
  * kernel's ring read 0.96-1.02 of its plain GEMM depending on the machine (docs/PERF_NOTES.md). */
 #define NPARTS 2
-static double g_ratio[NRS][32], g_tf[NRS][32][NV];
-static int g_nv[NRS];
+static double g_ratio[NMAX][32], g_tf[NMAX][32][NV];
+static int g_nv[NMAX];
 
 /* The whole --rs-perf run: every listed kernel (any operand type) on every problem (print_rs_perf prints the table). */
-void rs_perf(const kern *ks, int nk, const ctl &c, bool parts)
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few)
 {
-    for (int pi = 0; pi < NRS; ++pi) {
-        case_guard(g_rs[pi].name, 300);
+    g_few_mode = few;
+    if (few && !g_spare_word) {
+        g_spare_word = (unsigned int *)dalloc(4);
+        few_problems();
+    }
+    g_probs = few ? g_few : g_rs;
+    g_nprob = few ? NFEW : NRS;
+    for (int pi = 0; pi < g_nprob; ++pi) {
+        case_guard(g_probs[pi].name, 300);
         g_nv[pi] = parts && pi < NPARTS ? NV : 2;
-        rs_perf_problem(ks, nk < 32 ? nk : 32, c, g_rs[pi], g_nv[pi], g_ratio[pi], g_tf[pi]);
+        rs_perf_problem(ks, nk < 32 ? nk : 32, c, g_probs[pi], g_nv[pi], g_ratio[pi], g_tf[pi]);
     }
 }
 
@@ -164,8 +203,8 @@ void print_rs_perf(const kern *ks, int nk)
     printf("\n|---|---|");
     for (int i = 0; i < nk; ++i) printf("---|---|");
     printf("\n");
-    for (int pi = 0; pi < NRS; ++pi) {
-        printf("| %s %dx%dx%d | %d |", g_rs[pi].name, g_rs[pi].m, g_rs[pi].n, g_rs[pi].k, g_rs[pi].tp);
+    for (int pi = 0; pi < g_nprob; ++pi) {
+        printf("| %s %dx%dx%d | %d |", g_probs[pi].name, g_probs[pi].m, g_probs[pi].n, g_probs[pi].k, g_probs[pi].tp);
         for (int i = 0; i < nk; ++i)
             printf(" %.1f | %.1f (%.3f, %.3f) |", g_tf[pi][i][V_PLAIN], g_tf[pi][i][V_RING], g_ratio[pi][i],
                    g_tf[pi][i][V_RING] / g_tf[pi][0][V_RING]);
@@ -178,9 +217,9 @@ void print_rs_perf(const kern *ks, int nk)
     printf("\n|---|---|");
     for (int v = 0; v < NV; ++v) printf("---|");
     printf("\n");
-    for (int pi = 0; pi < NRS && g_nv[pi] == NV; ++pi)
+    for (int pi = 0; pi < g_nprob && g_nv[pi] == NV; ++pi)
         for (int i = 0; i < nk; ++i) {
-            printf("| %s TP %d | %s |", g_rs[pi].name, g_rs[pi].tp, ks[i].name);
+            printf("| %s TP %d | %s |", g_probs[pi].name, g_probs[pi].tp, ks[i].name);
             for (int v = 0; v < NV; ++v)
                 printf(" %.1f (%.3f) |", g_tf[pi][i][v], g_tf[pi][i][v] / g_tf[pi][i][V_PLAIN]);
             printf("\n");

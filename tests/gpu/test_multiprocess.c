@@ -1,6 +1,6 @@
-/* GPU test (2 devices, or 1 with --share-device; 2 processes): multi-process mode end to end, with the
- * bootstrap all-gather done through shared memory between two forked processes (what torch.distributed does
- * in a framework).
+/* GPU test (TP devices, or 1 with --share-device; TP processes, TP = 2 unless --tp N): multi-process mode end to
+ * end, with the bootstrap all-gather done through shared memory between forked processes (what torch.distributed
+ * does in a framework).
  *
  *   1. A rank whose own arguments are wrong (NULL desc) fails every rank's tpg_op_create instead of
  *      leaving its peer waiting in the all-gather.
@@ -9,9 +9,9 @@
  *      the op copies from the peer's NEW shard and matches the new reference; each rank then frees its
  *      old shard, which the contract allows once its call returned.
  *   4. A missing peer across processes: on a context with a short timeout, rank 0 runs a reduce-scatter
- *      call that rank 1 does not join; rank 0 gets TPG_ERR_TIMEOUT within the bound. Then rank 1 runs that
+ *      call that the other ranks do not join; rank 0 gets TPG_ERR_TIMEOUT within the bound. Then they run that
  *      call late and must get TPG_ERR_TIMEOUT ("a peer gave up"), not an output built on rank 0's stale
- *      partials. Both destroy the op and context (collective calls still agree after a timeout).
+ *      partials. All destroy the op and context (collective calls still agree after a timeout).
  *   5. A fresh context runs an all-gather op that matches the reference.
  * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank.
  * With --nccl every context uses the NCCL transport (tpg_rank_config.transport; step 0 is skipped: over NCCL
@@ -22,12 +22,12 @@
  * TPG_ERR_TIMEOUT must name NCCL. With --share-device
  * too, each rank names its own NCCL host (NCCL_HOSTID) and NCCL's sockets carry the data on loopback.
  *
- * Run: build/tests/gpu_multiprocess [--share-device] [--nccl]. With --share-device both ranks use device 0
+ * Run: build/tests/gpu_multiprocess [--tp N] [--share-device] [--nccl]. With --share-device every rank uses device 0
  * (tpg_rank_config.share_devices): the processes take turns on the GPU, so this checks the multi-process
  * protocol (IPC handles, cross-process flags and barriers) on one GPU, not its speed. Exit 0 on success, 1 on
  * a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip). A rank whose
  * peer stopped (a failed step returns early) gives up in the all-gather after MP_GATHER_WAIT_S (mp_harness.h),
- * so the runtime fails it with TPG_ERR_BOOTSTRAP; the harness kills the other child as soon as one fails; a
+ * so the runtime fails it with TPG_ERR_BOOTSTRAP; the harness kills the other children as soon as one fails; a
  * child that hangs anyway is killed after HANG_S.
  */
 #define _DEFAULT_SOURCE /* clock_gettime under -std=c11 */
@@ -41,12 +41,13 @@
 #include "reference.h"
 #include "tpgemm.h"
 
-enum { TP = 2, M = 2048, N = 2048, K = 1024, HANG_S = 60 };
+enum { M = 2048, N = 2048, K = 1024, HANG_S = 60 };
 #define MISSING_TIMEOUT_S 0.3 /* step 4's context: the bound on every device-side wait */
 #define TIMEOUT_SLACK_S 0.25  /* launches and the host's sync on top of it (as tests/gpu/test_timeout.c) */
 #define GAVE_UP signal[0]     /* step 4: rank 0's call has returned its timeout */
 #define NCCL_ABORT_GRACE_S 1.0 /* --nccl: runtime/src/nccl_graph.c, TPG_NCCL_ABORT_GRACE_S */
 
+static int g_tp = 2;  /* --tp N */
 static int g_share; /* --share-device */
 static int g_nccl;  /* --nccl */
 
@@ -108,7 +109,7 @@ static void free_shards(shard_bufs *b) { cudaFree(b->a), cudaFree(b->b), cudaFre
 
 static tpg_status create_ctx_sharing(int rank, mp_rank *g, uint64_t timeout_ns, int share, tpg_ctx **ctx) {
     tpg_rank_config rc = TPG_RANK_CONFIG_INIT;
-    rc.tp = TP, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = mp_allgather, rc.user = g;
+    rc.tp = g_tp, rc.rank = rank, rc.device = g_share ? 0 : rank, rc.allgather = mp_allgather, rc.user = g;
     rc.timeout_ns = timeout_ns, rc.share_devices = share;
     rc.transport = g_nccl ? TPG_TRANSPORT_NCCL : TPG_TRANSPORT_PEER;
     return tpg_ctx_create_rank(&rc, ctx);
@@ -124,7 +125,7 @@ static int same_gpu_needs_share_devices(int rank, mp_rank *g) {
     tpg_ctx *ctx = NULL;
     tpg_status s = create_ctx_sharing(rank, g, 0, 0, &ctx);
     printf("rank %d: one GPU without share_devices -> %s: %s\n", rank, tpg_status_string(s), tpg_last_error(NULL));
-    if (s == TPG_OK || ctx) return fail(rank, "two ranks on one GPU without share_devices were accepted", s, NULL);
+    if (s == TPG_OK || ctx) return fail(rank, "ranks on one GPU without share_devices were accepted", s, NULL);
     return 0;
 }
 
@@ -132,7 +133,7 @@ static int same_gpu_needs_share_devices(int rank, mp_rank *g) {
 static int op_with_shards(int rank, tpg_ctx *ctx, const char *schedule, uint64_t seed, tpg_op **op,
                           tpg_shard_shape *shape, shard_bufs *b) {
     int cfg;
-    tpg_status s = tpg_config_find(NULL, schedule, TP, TPG_DTYPE_BF16, &cfg);
+    tpg_status s = tpg_config_find(NULL, schedule, g_tp, TPG_DTYPE_BF16, &cfg);
     if (s != TPG_OK) return fail(rank, "tpg_config_find", s, ctx);
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     if ((s = tpg_op_create(ctx, &desc, op)) != TPG_OK) return fail(rank, "tpg_op_create", s, ctx);
@@ -146,12 +147,12 @@ static int op_with_shards(int rank, tpg_ctx *ctx, const char *schedule, uint64_t
 /* Steps 1-3 on one context. */
 static int bad_args_then_new_tensors(int rank, tpg_ctx *ctx) {
     int cfg;
-    tpg_status s = tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", TP, TPG_DTYPE_BF16, &cfg);
+    tpg_status s = tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", g_tp, TPG_DTYPE_BF16, &cfg);
     if (s != TPG_OK) return fail(rank, "tpg_config_find", s, ctx);
     tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
     tpg_op *op = NULL;
 
-    /* 1: rank 1 passes no desc; both ranks must fail (and return) */
+    /* 1: rank 1 passes no desc; every rank must fail (and return) */
     s = tpg_op_create(ctx, rank == 1 ? NULL : &desc, &op);
     if (s == TPG_OK || op) return fail(rank, "tpg_op_create with a peer's NULL desc succeeded", s, ctx);
     printf("rank %d: a NULL desc on rank 1 -> %s\n", rank, tpg_status_string(s));
@@ -178,14 +179,14 @@ static int bad_args_then_new_tensors(int rank, tpg_ctx *ctx) {
     return 0;
 }
 
-/* Step 4: rank 0 runs a call alone and times out; rank 1 runs it after that and must fail too. */
+/* Step 4: rank 0 runs a call alone and times out; the other ranks run it after that and must fail too. */
 static int missing_then_late_peer(int rank, mp_shared *sh, tpg_ctx *ctx) {
     tpg_op *op = NULL;
     tpg_shard_shape shape;
     shard_bufs b;
     if (op_with_shards(rank, ctx, "ReduceScatter1D_TilingA_RotatingC", 4242, &op, &shape, &b)) return 1;
     tpg_status s = TPG_OK;
-    if (rank == 1 && mp_wait_at_least(&sh->GAVE_UP, 1)) return fail(rank, "rank 0 never reported its timeout", s, ctx);
+    if (rank != 0 && mp_wait_at_least(&sh->GAVE_UP, 1)) return fail(rank, "rank 0 never reported its timeout", s, ctx);
     const double t0 = now_s();
     if ((s = tpg_op_run_rank(op, rank, NULL)) != TPG_OK) return fail(rank, "tpg_op_run_rank", s, ctx);
     s = tpg_op_sync(op);
@@ -193,16 +194,16 @@ static int missing_then_late_peer(int rank, mp_shared *sh, tpg_ctx *ctx) {
     printf("rank %d: %s -> %s after %.3f s (bound %.3f s): %s\n", rank, rank == 0 ? "missing peer" : "late peer",
            tpg_status_string(s), waited, MISSING_TIMEOUT_S, tpg_last_error(ctx));
     if (rank == 0) atomic_store(&sh->GAVE_UP, 1);
-    /* over NCCL rank 0 sent its (complete) partial before it gave up, and the late rank may still receive it from
+    /* over NCCL rank 0 sent its (complete) partial before it gave up, and a late rank may still receive it from
      * the transport's buffers: then its call is valid, and must match the reference */
-    if (g_nccl && rank == 1 && s == TPG_OK) {
+    if (g_nccl && rank != 0 && s == TPG_OK) {
         if (check_d(rank, ctx, &shape, &b, 4242)) return fail(rank, "the late rank's TPG_OK output is wrong", s, ctx);
     } else if (s != TPG_ERR_TIMEOUT) {
         return fail(rank, "expected TPG_ERR_TIMEOUT", s, ctx);
     }
     if (rank == 0 && waited > MISSING_TIMEOUT_S + TIMEOUT_SLACK_S + (g_nccl ? NCCL_ABORT_GRACE_S : 0.0))
         return fail(rank, "the timeout took longer than its bound plus the slack", s, ctx);
-    if (rank == 1 && s != TPG_OK && !strstr(tpg_last_error(ctx), g_nccl ? "NCCL" : "gave up"))
+    if (rank != 0 && s != TPG_OK && !strstr(tpg_last_error(ctx), g_nccl ? "NCCL" : "gave up"))
         return fail(rank, g_nccl ? "expected the late rank's error to name NCCL"
                                  : "expected the late rank's error to say that a peer gave up", s, ctx);
     if ((s = tpg_op_destroy(op)) != TPG_OK) return fail(rank, "tpg_op_destroy after a timeout", s, ctx);
@@ -227,7 +228,7 @@ static int rank_main(mp_rank *g, void *arg) {
     (void)arg;
     const int rank = g->rank;
     int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (g_share ? 1 : TP)) return 3;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < (g_share ? 1 : g_tp)) return 3;
     if (cudaSetDevice(g_share ? 0 : rank) != cudaSuccess) return fail(rank, "cudaSetDevice", TPG_ERR_CUDA, NULL);
     if (g_nccl && g_share) { /* one NCCL host per rank on one GPU: loopback sockets (header comment) */
         char host[32];
@@ -257,13 +258,16 @@ int main(int argc, char **argv) {
             g_share = 1;
         } else if (!strcmp(argv[i], "--nccl")) {
             g_nccl = 1;
+        } else if (!strcmp(argv[i], "--tp") && i + 1 < argc && atoi(argv[i + 1]) >= 2 &&
+                   atoi(argv[i + 1]) <= MP_MAX_RANKS) {
+            g_tp = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "gpu_multiprocess: unknown argument %s (usage: gpu_multiprocess [--share-device] [--nccl])\n",
+            fprintf(stderr, "gpu_multiprocess: bad argument %s (usage: gpu_multiprocess [--tp 2..8] [--share-device] [--nccl])\n",
                     argv[i]);
             return 1;
         }
     }
-    const int rc = mp_run(TP, HANG_S, rank_main, NULL);
+    const int rc = mp_run(g_tp, HANG_S, rank_main, NULL);
     if (rc != 3) printf(rc ? "FAILED\n" : "PASSED\n");
     return rc;
 }

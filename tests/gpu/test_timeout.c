@@ -76,6 +76,20 @@ static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP]
     return 0;
 }
 
+/* Rank 0 launched on a stream of rank 1's device: refused before anything runs, naming both devices. */
+static int wrong_device_stream(tpg_ctx *ctx, tpg_op *op) {
+    cudaStream_t other = NULL;
+    cudaSetDevice(tpg_ctx_device(ctx, 1));
+    if (cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking) != cudaSuccess)
+        return fail("cudaStreamCreate", TPG_ERR_CUDA, ctx);
+    tpg_status s = tpg_op_run_rank(op, 0, other);
+    printf("rank 0 given device %d's stream -> %s: %s\n", tpg_ctx_device(ctx, 1), tpg_status_string(s),
+           tpg_last_error(ctx));
+    cudaStreamDestroy(other);
+    if (s != TPG_ERR_INVALID_ARGUMENT) return fail("expected TPG_ERR_INVALID_ARGUMENT", s, ctx);
+    return 0;
+}
+
 static void teardown(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
     for (int r = 0; r < TP; r++)
         for (int i = 0; i < 3; i++) cudaFree(bufs[r][i]);
@@ -102,6 +116,8 @@ int main(int argc, char **argv) {
     tpg_op *op;
     void *bufs[TP][3] = {{0}};
     if (setup((uint64_t)(timeout_s * 1e9), &ctx, &op, bufs)) return 1;
+
+    if (!g_share && wrong_device_stream(ctx, op)) return 1;
 
     unsigned short *d0 = NULL; /* pinned before the launch: pageable copies and allocations may synchronize */
     cudaStream_t probe = NULL;
