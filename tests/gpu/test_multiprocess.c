@@ -258,11 +258,11 @@ int main(int argc, char **argv) {
             g_share = 1;
         } else if (!strcmp(argv[i], "--nccl")) {
             g_nccl = 1;
-        } else if (!strcmp(argv[i], "--tp") && i + 1 < argc && atoi(argv[i + 1]) >= 2 &&
-                   atoi(argv[i + 1]) <= MP_MAX_RANKS) {
-            g_tp = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--tp") && i + 1 < argc &&
+                   (!strcmp(argv[i + 1], "2") || !strcmp(argv[i + 1], "4") || !strcmp(argv[i + 1], "8"))) {
+            g_tp = atoi(argv[++i]); /* the TP degrees schedules.yaml builds configs for */
         } else {
-            fprintf(stderr, "gpu_multiprocess: bad argument %s (usage: gpu_multiprocess [--tp 2..8] [--share-device] [--nccl])\n",
+            fprintf(stderr, "gpu_multiprocess: bad argument %s (usage: gpu_multiprocess [--tp 2|4|8] [--share-device] [--nccl])\n",
                     argv[i]);
             return 1;
         }
