@@ -189,7 +189,7 @@ void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few)
     g_nprob = few ? NFEW : NRS;
     for (int pi = 0; pi < g_nprob; ++pi) {
         case_guard(g_probs[pi].name, 300);
-        g_nv[pi] = parts && pi < NPARTS ? NV : 2;
+        g_nv[pi] = parts && !few && pi < NPARTS ? NV : 2; /* the parts: the anchors' long-K problems only */
         rs_perf_problem(ks, nk < 32 ? nk : 32, c, g_probs[pi], g_nv[pi], g_ratio[pi], g_tf[pi]);
     }
 }
