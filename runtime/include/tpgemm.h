@@ -347,7 +347,8 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * captured and direct calls mix in any order, provided the calls of one op on a device are ordered (one stream,
  * or events) and every rank makes every call; every local rank's stream of a call is captured or none is
  * (tpg_op_run: TPG_ERR_INVALID_ARGUMENT for a mix; with tpg_op_run_rank, which sees one rank, the caller's
- * duty). A stream of another device than its rank's: TPG_ERR_INVALID_ARGUMENT naming both, before any launch. Launch a captured call only while the op and the tensors it was captured with exist; after
+ * duty). A stream of another device than its rank's: TPG_ERR_INVALID_ARGUMENT naming both, before any launch.
+ * Launch a captured call only while the op and the tensors it was captured with exist; after
  * tpg_op_set_tensors / tpg_op_set_scalars, capture again. The op's own waits (tpg_op_sync, tpg_op_destroy, the
  * rebuilds of set_tensors / set_copy_chunks / set_overlap_barriers) also wait for the last launch of any graph a
  * call of it was captured into (an event the op records there after its node). A TP = 1 op with PDL

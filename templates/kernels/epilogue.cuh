@@ -72,8 +72,9 @@ struct tpg_epi_state {
  * grid it reaches its epilogue two mainloops after this one, by when this warpgroup's next epilogue has raised the
  * flag (ping-pong with `deferred_flags`: a warpgroup's next unit is 2 x grid later, so 3 x grid); with fewer it
  * runs beside this tile or one round after it, and a deferred flag would hold it up to a whole mainloop
- * (the wide ring at few tokens ran 0.62 of its plain GEMM deferred, 0.90-0.96 flushed at once, docs/PERF_NOTES.md
- * 2026-12-02). Read from the kernel parameters at each use rather than kept in a register for the whole walk. */
+ * (the wide ring at few tokens, TP = 4, ran 0.53-0.64 of its plain GEMM deferred, 0.79-0.98 with this rule,
+ * docs/PERF_NOTES.md 2026-12-02). The wait flags are read from the kernel parameters at each use rather than kept
+ * in a register for the whole walk. */
 template <bool DEFER_FLAGS, bool PINGPONG>
 __device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p, int stage_units)
 {

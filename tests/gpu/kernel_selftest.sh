@@ -84,8 +84,9 @@ inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots,
 inst c2x1k32 0 0 128 256 8 2 1 0 128 0 0 "" 32 & pids+=($!) # bk 32 in a 2x1 cluster: 8 stages in the memory of 4
 inst w160 0 0 128 160 5 1 1 0 64 & pids+=($!)        # the shipped 128x160 (`*_w160`): five 32-column store units a slab
 inst pp64tma 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # the shipped ping-pong 64x128 (`*_pp64`)
-inst wide3nd 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_NO_DEFER_FLAGS=1" & pids+=($!) # wide3tma, flags at once
-inst wide3old 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_DEFER_FLAGS_ALWAYS=1" & pids+=($!) # flags always deferred
+# wide3tma with its signal flags raised at once (wide3nd) and always deferred (wide3old, the rule before 2026-12-02)
+inst wide3nd 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_NO_DEFER_FLAGS=1" & pids+=($!)
+inst wide3old 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_DEFER_FLAGS_ALWAYS=1" & pids+=($!)
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
