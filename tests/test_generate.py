@@ -207,9 +207,11 @@ def test_kernel_dedup_and_registry(files):
         assert f".fp8_promote = {k.fp8_promote}," in desc[:desc.index("};")]  # 8 for e4m3_128x128x128_p8
         partial = "TPG_DTYPE_FP32" if k.partials == "f32" else {"fp16": "TPG_DTYPE_FP16"}.get(k.dtype, "TPG_DTYPE_BF16")
         assert f".dtype_partial = {partial}," in desc[:desc.index("};")]
+        assert f".pingpong = {1 if k.consumer_mode == 'pingpong' else 0}," in desc[:desc.index("};")]
         assert f".threads = {k.threads}," in reg and k.threads == 384
     assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8, 8]  # e4m3_128x128x128_p8 and its _rs twin
     assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32", "f32"]
+    assert {k.consumer_mode == "pingpong" for k in p.kernels} == {True, False}  # both values rendered
 
 
 def test_kernel_instance_and_name(files):

@@ -4,8 +4,9 @@ The kernels' producer and consumers both decode unit ids with tpg_decode_tile, a
 partials and stores all follow from it, so a wrong decode is silent corruption or a hang on the GPU. A
 small host program (compiled by nvcc, no device code) prints the decode of every unit of a set of walks -
 ragged tile grids, short last raster groups, batches, several stages, 2x1 and 1x2 clusters, raster groups
-of 4 and 8 - and this test checks it against an independent Python model of the documented order, and
-checks that each walk covers every tile of every stage and batch exactly once.
+of 4 and 8, stage after stage and interleaved (p.stage_minor) - and this test checks it against an
+independent Python model of the documented order, checks that each walk covers every tile of every stage and
+batch exactly once, and that a tile's previous-stage partner (whose partial it waits for) comes earlier.
 """
 import itertools
 import shutil
@@ -32,16 +33,16 @@ PROGRAM = r"""
 #include <cstdio>
 #include "scheduler.cuh"
 
-template <int CM, int CN> static void walk(int m, int n, int l, int stages)
+template <int CM, int CN> static void walk(int m, int n, int l, int stages, int minor)
 {
     tpg_gemm_params p = {};
-    p.m = m; p.n = n; p.k = 64; p.l = l; p.num_stages = stages;
+    p.m = m; p.n = n; p.k = 64; p.l = l; p.num_stages = stages; p.stage_minor = minor;
     const tpg_tiling g = tpg_make_tiling<%(bm)d, %(bn)d, 64, CM, CN>(p);
     for (int uid = 0; uid < g.total; ++uid)
         for (int rank = 0; rank < CM * CN; ++rank) {
             const tpg_tile t = tpg_decode_tile<CM, CN>(g, uid, rank);
-            std::printf("%%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d\n", CM, CN, m, n, l, stages, uid, rank,
-                        t.stage, t.batch, t.tm, t.tn, (int)t.valid, t.t);
+            std::printf("%%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d\n", CM, CN, m, n, l, stages, minor,
+                        uid, rank, t.stage, t.batch, t.tm, t.tn, (int)t.valid, t.t);
         }
 }
 
@@ -57,13 +58,17 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def model(cm, cn, m, n, l, stages, uid, rank, group_m):
-    """The walk as scheduler.cuh documents it: stage-major, then batch, then groups of group_m unit rows
-    walked column by column; rank r of a cluster takes tile (cm*um + r % cm, cn*un + r // cm)."""
+def model(cm, cn, m, n, l, stages, minor, uid, rank, group_m):
+    """The walk as scheduler.cuh documents it: stage-major (interleaved with minor: uid = unit * stages +
+    stage), then batch, then groups of group_m unit rows walked column by column; rank r of a cluster takes
+    tile (cm*um + r % cm, cn*un + r // cm)."""
     tiles_m, tiles_n = ceil_div(m, BM), ceil_div(n, BN)
     units_m, units_n = ceil_div(tiles_m, cm), ceil_div(tiles_n, cn)
     per_batch = units_m * units_n
-    stage, r = divmod(uid, l * per_batch)
+    if minor and stages > 1:
+        r, stage = divmod(uid, stages)
+    else:
+        stage, r = divmod(uid, l * per_batch)
     batch, r = divmod(r, per_batch)
     group, within = divmod(r, group_m * units_n)
     first = group * group_m
@@ -75,8 +80,8 @@ def model(cm, cn, m, n, l, stages, uid, rank, group_m):
 
 
 def build_and_run(workdir: Path, group_m: int) -> list[list[int]]:
-    calls = "\n".join(f"    walk<{cm}, {cn}>({m}, {n}, {l}, {s});"
-                      for (cm, cn), (m, n, l, s) in itertools.product(CLUSTERS, SHAPES))
+    calls = "\n".join(f"    walk<{cm}, {cn}>({m}, {n}, {l}, {s}, {minor});"
+                      for (cm, cn), (m, n, l, s), minor in itertools.product(CLUSTERS, SHAPES, (0, 1)))
     src = workdir / f"walk_g{group_m}.cu"
     src.write_text(PROGRAM % {"bm": BM, "bn": BN, "calls": calls})
     exe = workdir / f"walk_g{group_m}"
@@ -109,21 +114,35 @@ def test_decode_matches_the_documented_walk(walks, group_m):
     rows = walks(group_m)
     assert rows, "the walk program printed nothing"
     mismatches = []
-    for cm, cn, m, n, l, s, uid, rank, *got in rows:
-        want = model(cm, cn, m, n, l, s, uid, rank, group_m)
+    for cm, cn, m, n, l, s, minor, uid, rank, *got in rows:
+        want = model(cm, cn, m, n, l, s, minor, uid, rank, group_m)
         if tuple(got) != want:
-            mismatches.append(f"cluster {cm}x{cn} {m}x{n} l={l} stages={s} uid={uid} rank={rank}: "
+            mismatches.append(f"cluster {cm}x{cn} {m}x{n} l={l} stages={s} minor={minor} uid={uid} rank={rank}: "
                               f"got {tuple(got)}, want {want}")
     assert not mismatches, f"{len(mismatches)} decodes differ, first:\n" + "\n".join(mismatches[:10])
 
 
 def test_every_tile_is_walked_once(walks):
     seen = {}
-    for cm, cn, m, n, l, s, uid, rank, stage, batch, tm, tn, valid, _ in walks(8):
+    for cm, cn, m, n, l, s, minor, uid, rank, stage, batch, tm, tn, valid, _ in walks(8):
         if valid:
-            key = (cm, cn, m, n, l, s)
+            key = (cm, cn, m, n, l, s, minor)
             seen.setdefault(key, []).append((stage, batch, tm, tn))
-    assert len(seen) == len(CLUSTERS) * len(SHAPES)
-    for (cm, cn, m, n, l, s), tiles in seen.items():
+    assert len(seen) == len(CLUSTERS) * len(SHAPES) * 2
+    for (cm, cn, m, n, l, s, minor), tiles in seen.items():
         want = sorted(itertools.product(range(s), range(l), range(ceil_div(m, BM)), range(ceil_div(n, BN))))
-        assert sorted(tiles) == want, f"cluster {cm}x{cn} {m}x{n} l={l} stages={s}: tiles missed or repeated"
+        assert sorted(tiles) == want, \
+            f"cluster {cm}x{cn} {m}x{n} l={l} stages={s} minor={minor}: tiles missed or repeated"
+
+
+def test_a_tiles_partner_of_the_previous_stage_comes_first(walks):
+    """Deadlock freedom (scheduler.cuh): a stage-s tile waits for the partial of the stage-(s-1) tile with the
+    same canonical index, so in either order that tile's unit id must be smaller."""
+    first_uid, late = {}, []
+    for cm, cn, m, n, l, s, minor, uid, rank, stage, batch, tm, tn, valid, t in walks(8):
+        if valid:  # a cluster's tile past the edge has no flags (and its index may be a next batch's tile)
+            first_uid.setdefault((cm, cn, m, n, l, s, minor, stage, t), uid)
+    for (cm, cn, m, n, l, s, minor, stage, t), uid in first_uid.items():
+        if stage > 0 and first_uid[(cm, cn, m, n, l, s, minor, stage - 1, t)] >= uid:
+            late.append(f"cluster {cm}x{cn} {m}x{n} l={l} stages={s} minor={minor} stage {stage} tile {t}")
+    assert not late, f"{len(late)} tiles walked before their previous-stage partner, first: {late[:5]}"

@@ -23,6 +23,7 @@
 
 #include "checks.h"
 #include "op_internal.h"
+#include "plan.h"
 #include "tensormap.h"
 
 static tpg_dim rows_dim(tpg_operand x) { return x == TPG_OPERAND_A ? TPG_DIM_M : TPG_DIM_N; }
@@ -153,6 +154,31 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     b->timeout_ns = op->ctx->timeout_ns;
 }
 
+/* Does rank's reduce-scatter walk fit in one wave of its grid (every unit resident at once), with one row of
+ * tiles a stage, in a ping-pong kernel? Then the order of the walk only places tiles, and interleaving the stages
+ * (gemm_params.h: stage_minor) puts the stages' tiles of one output position, which read the same B tile, on
+ * neighbouring CTAs (a stage's own tiles of one B tile already are: the grouped raster). Measured on one GPU
+ * (kernel_selftest --rs-parts --rs-few, docs/PERF_NOTES.md 2026-12-02 19:03Z), ring / plain GEMM stage after
+ * stage -> interleaved, on the ping-pong picks this rule interleaves: TP = 2 M = 128 0.67-0.74 -> 0.81-0.97
+ * (8B-o, 70B-o, 70B-fc2), M = 256 0.83-0.90 -> 0.89-0.97 (70B-o, 70B-fc2), TP = 4 8B-o M = 128-512 0.43-0.50 ->
+ * 0.47-0.50, with the same DRAM bytes; a plain GEMM placed like the stage-after-stage ring (raster groups of one
+ * row) was as slow as that ring. Where it loses: two rows a stage (8B-o M = 512 TP = 2, 128x128: -4 to -5%; the
+ * row pairs already sit together, and the stage-1 tiles lose the head start that launching after the stage-0
+ * tiles gives them) and the cooperative 128x256 (405B-fc2 M = 256: 0.96 -> 0.92; -1 to -11% on most few-token
+ * rings). Not for all-gather, whose later stages wait for their shards and so cannot read in step with stage 0.
+ * Only in one wave: with more, a stage's tiles would wait for partials computed beside them instead of a wave
+ * earlier, and over the NCCL transport, whose stage waits for whole row bands of the previous stage, a tile could
+ * wait for units queued behind it on its own CTA. One wave is sure: the kernels are 1x1, so graph.c launches
+ * exactly the rank's SMs. */
+static int walk_interleaves_stages(const tpg_op *op, int rank, const tpg_gemm_params *g) {
+    int ring = 0;
+    for (int s = 0; s < g->num_stages; s++) ring |= g->stage[s].partial != NULL || g->stage[s].signal_flags != NULL;
+    const tpg_kernel_desc *k = op->kernel;
+    return tpg_plan_stage_minor(ring, k->pingpong, g->num_stages, ((int64_t)g->m + k->bm - 1) / k->bm,
+                                ((int64_t)g->n + k->bn - 1) / k->bn, g->l, k->cluster_m, k->cluster_n,
+                                op->ctx->sm_count[rank]);
+}
+
 tpg_status tpg__params_build(tpg_op *op, int rank) {
     tpg_gemm_params *g = &op->gemm[rank];
     const tpg_shapes *sh = &op->shapes;
@@ -177,6 +203,7 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)op->tile_order[rank];
+    g->stage_minor = walk_interleaves_stages(op, rank, g);
     tpg__stream_k_params(op, rank, g);
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);

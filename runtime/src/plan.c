@@ -76,6 +76,22 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     return TPG_OK;
 }
 
+int tpg_plan_stage_minor(int reduce_scatter, int pingpong, int stages, int64_t tiles_m, int64_t tiles_n, int64_t l,
+                         int cluster_m, int cluster_n, int sms) {
+    /* 1x1 clusters (every ping-pong kernel): the launch's grid is then the rank's SMs (graph.c), so a walk that
+     * fits is sure to be one wave - which the NCCL transport needs (params.c) */
+    if (!reduce_scatter || !pingpong || stages < 2 || cluster_m != 1 || cluster_n != 1) return 0;
+    return tiles_m == 1 && tiles_n * l * stages <= sms;
+}
+
+/* The plan's walk order at TPG_PICK_SMS SMs (a launch decides with the rank's own SMs: params.c). */
+static int plan_stage_minor(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l) {
+    const tpg_kernel_desc *kd = cfg->kernel;
+    return tpg_plan_stage_minor(cfg->schedule->comm != TPG_COMM_ALLGATHER, kd->pingpong, cfg->schedule->tp,
+                                (ps->stage_m + kd->bm - 1) / kd->bm, (ps->stage_n + kd->bn - 1) / kd->bn, l,
+                                kd->cluster_m, kd->cluster_n, TPG_PICK_SMS);
+}
+
 /* ---- writing ----------------------------------------------------------------------------------- */
 
 static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) {
@@ -181,6 +197,12 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");
+    fprintf(f, "  walk order        %s at %d SMs (a launch decides with its rank's SMs: fewer with NCCL or a shared "
+               "GPU)\n",
+            plan_stage_minor(cfg, ps, l) ? "stages interleaved (a ping-pong reduce-scatter ring of one wave: the "
+                                           "stages' tiles of one output position on neighbouring SMs)"
+                                         : "stage after stage",
+            TPG_PICK_SMS);
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");
@@ -281,7 +303,8 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             ps->local_n, ps->local_k);
     fprintf(f, ", \"stage_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->stage_m,
             ps->stage_n, ps->stage_k);
-    fprintf(f, ", \"tiles_per_stage\": %" PRId64, ps->tiles_per_stage);
+    fprintf(f, ", \"tiles_per_stage\": %" PRId64 ", \"stage_minor\": %s", ps->tiles_per_stage,
+            plan_stage_minor(cfg, ps, l) ? "true" : "false");
 
     fprintf(f, ", \"stages\": [");
     for (int d = 0; d < p; d++)

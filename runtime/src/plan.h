@@ -57,6 +57,13 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
                           int copy_chunks, int overlap, int json);
 
+/* Whether a walk interleaves its stages (gemm_params.h: stage_minor): a reduce-scatter ring of two or more
+ * stages of a ping-pong kernel (1x1 clusters), one row of tiles a stage (tiles_m x tiles_n tiles of a stage and
+ * batch), whose tiles - times l batches and the stages - all fit in one wave of `sms` SMs. The rule of the launch
+ * parameters (params.c, with the rank's SMs) and of the plan (TPG_PICK_SMS); why: params.c. */
+int tpg_plan_stage_minor(int reduce_scatter, int pingpong, int stages, int64_t tiles_m, int64_t tiles_n, int64_t l,
+                         int cluster_m, int cluster_n, int sms);
+
 /* Short names used in the plan: "BARRIER_START", ...; "M"/"N"/"K"/"-"; "A"/"B"/"D"/"-". */
 const char *tpg_plan_node_kind_name(int kind);
 const char *tpg_plan_dim_name(int dim);

@@ -74,6 +74,7 @@ typedef struct tpg_kernel_desc {
     int raster;                 /* 0 grouped (computed in the kernel), 1 hilbert (tile_order.c builds a table) */
     int stream_k;               /* 1: splits a TP = 1 launch's last tiles along k when asked (stream_k.h) */
     int fp8_promote;            /* fp8: k-blocks between promotions of the pipe's sums into f32 (0: fast accumulation) */
+    int pingpong;               /* consumer_mode pingpong: each consumer warpgroup owns whole tiles */
     int threads;                /* block size */
     int smem_bytes;             /* dynamic shared memory */
     const void *(*entry)(void); /* returns the __global__ function */

@@ -78,7 +78,7 @@ struct tpg_epi_state {
 template <bool DEFER_FLAGS, bool PINGPONG>
 __device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p, int stage_units)
 {
-    if (!DEFER_FLAGS) return false;
+    if (!DEFER_FLAGS || p.stage_minor) return false; /* interleaved: the tile that needs the flag is the next unit */
     for (int s = 0; s < p.num_stages; ++s)
         if (p.stage[s].wait_flag) return false;
     /* the caller's tiling count, already live for the walk: computing it here from p spilled next to the held

@@ -83,6 +83,12 @@ typedef struct tpg_stage_params {
 typedef struct tpg_gemm_params {
     tpg_stage_params stage[TPG_MAX_TP];
     int num_stages;   /* 1..TPG_MAX_TP */
+    /* 1: the walk takes the stages' units interleaved (uid = unit * num_stages + stage, scheduler.cuh) instead of
+     * stage after stage. The runtime sets it for ping-pong reduce-scatter rings of one tile row a stage whose whole
+     * walk is one wave of the grid, where the order only places tiles: the stages' tiles of one output position
+     * read the same B tile, and on neighbouring CTAs they read it in step (runtime/src/params.c says when and why;
+     * docs/PERF_NOTES.md, 2026-12-02 19:03Z). 0 for every other launch. */
+    int stage_minor;
     int m, n, k, l;   /* per-stage output extent m x n, reduction length k, batch count l */
     float alpha, beta;
     const float *scale_a, *scale_b; /* per-tensor scales (fp8); NULL means 1 */

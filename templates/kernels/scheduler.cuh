@@ -9,11 +9,17 @@
  * so the partner gets its multicast half and its release arrivals - but has valid = false: no
  * epilogue, no stores, no flags.
  *
+ * With p.stage_minor (one-wave ping-pong reduce-scatter rings, set by the runtime: params.c) the stages
+ * are interleaved instead: u = unit * num_stages + stage, so the stages' tiles of one output position -
+ * which read the same B tile - go to neighbouring CTAs and read it in step (gemm_params.h).
+ *
  * Why increasing order matters (deadlock freedom): a stage-s tile may wait on a partial written by
  * the stage-(s-1) tile with the same canonical index (same device or a peer). That tile belongs to a
- * smaller unit id, and every cluster finishes its units in increasing id, so the smallest unfinished
- * unit on a device never waits on anything unfinished; all CTAs are co-resident (grid <= #SMs, 1
- * CTA/SM, every cluster resident).
+ * smaller unit id (in either order; the NCCL transport's waits on whole row bands of a stage hold only
+ * stage after stage or in one wave, which is why the runtime interleaves one-wave walks only), and
+ * every cluster finishes its units in increasing id, so the smallest unfinished unit on a device
+ * never waits on anything unfinished; all CTAs are co-resident (grid <= #SMs, 1 CTA/SM, every
+ * cluster resident).
  *
  * Within a stage the raster is grouped: TPG_GROUP_M unit rows form a group walked column by column
  * (all um of the group for one un, then the next un), so a wave of clusters shares B tiles and a few
@@ -44,6 +50,7 @@ struct tpg_tiling {
     int units_per_stage;   /* l * units_per_batch */
     int total;             /* num_stages * units_per_stage: the walk's length */
     int k_blocks;          /* ceil(k/BK) */
+    int interleave;        /* p.stage_minor with several stages: num_stages (the stride of a unit's stages); else 0 */
 #if TPG_RASTER == 1
     const int *order;      /* p.tile_order */
 #endif
@@ -68,6 +75,7 @@ __host__ __device__ __forceinline__ tpg_tiling tpg_make_tiling(const tpg_gemm_pa
     g.units_per_stage = p.l * g.units_per_batch;
     g.total = p.num_stages * g.units_per_stage;
     g.k_blocks = (p.k + BK - 1) / BK;
+    g.interleave = p.stage_minor && p.num_stages > 1 ? p.num_stages : 0;
 #if TPG_RASTER == 1
     g.order = p.tile_order;
 #endif
@@ -90,7 +98,12 @@ __host__ __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g
     int r = uid;
     t.stage = 0;
     t.batch = 0;
-    if (uid >= g.units_per_batch) { /* uniform */
+    if (g.interleave) { /* uniform; reduce-scatter walks of one wave only */
+        r = uid / g.interleave;
+        t.stage = uid - r * g.interleave;
+        t.batch = r / g.units_per_batch;
+        r -= t.batch * g.units_per_batch;
+    } else if (uid >= g.units_per_batch) { /* uniform */
         t.stage = uid / g.units_per_stage;
         r = uid - t.stage * g.units_per_stage;
         t.batch = r / g.units_per_batch;

@@ -146,6 +146,34 @@ TPG_TEST(reduce_scatter_pushes_partials) {
     TPG_EXPECT_EQ_INT(ps.flags_bytes, 3LL * ps.tiles_per_stage * 4);
 }
 
+/* The plan (json: the JSON form) of config at M = m, N = 8192, K = 28672 holds `want`. */
+static void expect_plan_has(const char *config, int64_t m, int json, const char *want) {
+    char *t = plan_text(find(config), m, 8192, 28672, 1, json);
+    TPG_EXPECT(t != NULL);
+    if (t) TPG_EXPECT_STR_CONTAINS(t, want);
+    free(t);
+}
+
+/* The interleaved walk (params.c): a ping-pong reduce-scatter ring of one row of tiles a stage, in one wave. */
+TPG_TEST(stage_minor_rule) {
+    TPG_EXPECT(tpg_plan_stage_minor(1, 1, 2, 1, 64, 1, 1, 1, 132));      /* 128 units on 132 SMs */
+    TPG_EXPECT(tpg_plan_stage_minor(1, 1, 4, 1, 33, 1, 1, 1, 132));      /* exactly one wave */
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 4, 1, 34, 1, 1, 1, 132));     /* 136 units: two waves */
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 2, 32, 1, 1, 1, 132));     /* two rows a stage */
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 0, 2, 1, 64, 1, 1, 1, 132));     /* cooperative kernel */
+    TPG_EXPECT(!tpg_plan_stage_minor(0, 1, 2, 1, 64, 1, 1, 1, 132));     /* all-gather */
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 1, 1, 64, 1, 1, 1, 132));     /* one stage */
+    TPG_EXPECT(tpg_plan_stage_minor(1, 1, 2, 1, 33, 2, 1, 1, 132));      /* batches count: 132 units */
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 1, 34, 2, 1, 1, 132));
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 2, 32, 1, 2, 1, 132));     /* clusters: the grid may be smaller */
+    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 1, 64, 1, 1, 1, 66));      /* the same ring on half a GPU */
+
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 0, "walk order        stages interleaved (a ping-pong");
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false"); /* four tile rows a stage */
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage_minor\": false");
+}
+
 TPG_TEST(tp1_moves_nothing) {
     const tpg_config_desc *c = find("rs_tilb_fp16_tp1");
     TPG_ASSERT(c != NULL);
@@ -229,5 +257,6 @@ TPG_TEST(names) {
 
 TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather_rotating_a_seed_default),
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
-              TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials), TPG_CASE(tp1_moves_nothing), TPG_CASE(invalid_arguments),
+              TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
+              TPG_CASE(stage_minor_rule), TPG_CASE(tp1_moves_nothing), TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

@@ -43,13 +43,13 @@
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
         X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
-        X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2)
+        X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2) X(pp64g1, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
 KERNELS(DECLARE)
 #undef DECLARE
-void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few);
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems);
 void print_rs_perf(const kern *ks, int nk);
 void ag_perf(const kern *ks, int nk, const ctl &c);
 void print_ag_perf(const kern *ks, int nk);
@@ -130,7 +130,8 @@ static void test_alpha_beta(const kern &K, const ctl &c)
  * (the non-deferred epilogue with a partial and signal flags, as at TP >= 3). l > 1: batches; with_c:
  * alpha 0.5, and beta 1 with C on the last stage (the partial and C together take the register path of a
  * tma_partials kernel). Flags start at epoch-1 (stale). */
-static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 1, bool with_c = false)
+static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 1, bool with_c = false,
+                      bool minor = false)
 {
     const int k = 512, epoch = 5;
     const int tiles = l * ((m + K.s.bm - 1) / K.s.bm) * ((n + K.s.bn - 1) / K.s.bn), nf = (S - 1) * tiles;
@@ -150,6 +151,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     CK(cudaMemcpy(F, hf, nf * 4, cudaMemcpyHostToDevice));
     tpg_gemm_params p;
     ring_params(&p, c, K, A, B, X, D, F, m, n, k, S, tiles, l);
+    p.stage_minor = minor; /* the interleaved walk (scheduler.cuh): the same sums and flags */
     const float alpha = with_c ? 0.5f : 1.0f;
     if (with_c) {
         p.alpha = alpha;
@@ -171,8 +173,11 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     for (int i = 0; i < nf; ++i) flags_ok &= hf[i] == (unsigned int)epoch;
     if (!flags_ok) printf("    signal flags not all raised to the epoch\n");
     char name[64];
-    snprintf(name, 64, "%d-stage ring partial+flags %dx%d%s%s", S, m, n, l > 1 ? " L2" : "",
-             with_c ? " a.5 b1 C" : "");
+    char ctas[24] = "";
+    if (K.grid < g_num_sms / (K.s.cluster_m * K.s.cluster_n) * (K.s.cluster_m * K.s.cluster_n))
+        snprintf(ctas, sizeof ctas, " %d CTAs", K.grid);
+    snprintf(name, 64, "%d-stage ring partial+flags %dx%d%s%s%s%s", S, m, n, l > 1 ? " L2" : "",
+             with_c ? " a.5 b1 C" : "", minor ? " stage-minor" : "", ctas);
     record_metric(name, K, flags_ok ? metric : INFINITY, get_status(c), TPG_DEVICE_OK);
     free(hf);
     cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(C); cudaFree(F); cudaFree(ref);
@@ -452,7 +457,8 @@ static void print_perf(const kern *ks, int nk)
 }
 
 /* --only takes one name or a comma-separated list ("bf16,pp128"); NULL keeps every kernel. */
-static bool listed(const char *only, const char *name)
+/* name is one of the comma-separated names of `only` (every name where only is NULL) */
+bool selftest_listed(const char *only, const char *name)
 {
     if (!only) return true;
     const size_t n = strlen(name);
@@ -464,7 +470,7 @@ static bool listed(const char *only, const char *name)
 int main(int argc, char **argv)
 {
     int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, cores = 0, cases = 1;
-    const char *only = NULL;
+    const char *only = NULL, *problems = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
@@ -475,11 +481,18 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--no-cases") == 0) cases = 0;
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc) problems = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]]\n",
+            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] "
+                            "[--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]] "
+                            "[--problem NAME[,NAME...]]\n",
                     argv[0]);
             return 2;
         }
+    }
+    if (problems && !rs) {
+        fprintf(stderr, "--problem selects the problems of --rs-perf / --rs-parts / --rs-few: give one of them\n");
+        return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     cudaDeviceProp prop;
@@ -506,9 +519,9 @@ int main(int argc, char **argv)
     kern ks[MAXK], bf[MAXK];
     int nk = 0, nbf = 0;
 #define INIT(nm, b)                                                                                   \
-    if (listed(only, #nm) && nk < MAXK)                                                               \
+    if (selftest_listed(only, #nm) && nk < MAXK)                                                               \
         kern_init(&ks[nk++], #nm, tpg_selftest_##nm##_entry(), tpg_selftest_##nm##_shape, b);        \
-    else if (listed(only, #nm)) {                                                                     \
+    else if (selftest_listed(only, #nm)) {                                                                     \
         fprintf(stderr, "more than MAXK = %d kernels: raise MAXK\n", MAXK);                          \
         return 2;                                                                                     \
     }
@@ -536,11 +549,20 @@ int main(int argc, char **argv)
         test_ring(K, c, 1000, 1000, 2);
         test_ring(K, c, 1100, 1200, 2);
         test_ring(K, c, 4000, 2040, 2); /* several tiles per CTA, < 2 x grid a stage at 128x256: flags at once */
-        test_ring(K, c, 8192, 4096, 2); /* >= 2 x grid tiles a stage: cooperative flags deferred (epilogue.cuh) */
         test_ring(K, c, 1100, 1200, 3); /* a middle stage: partial in, partial out */
-        test_ring(K, c, 8192, 4096, 3); /* a middle stage with deferred flags */
+        /* on 16 CTAs a stage of 1100 x 1200 has >= 2 x grid tiles (3 x for ping-pong with deferred_flags) at every
+         * instance's tile, so the cooperative flags are deferred (epilogue.cuh) - without the 8192 x 4096 rings
+         * that took racecheck minutes (tests/gpu/run_sanitizers.sh) */
+        kern few_ctas = K;
+        few_ctas.grid = 16 / (K.s.cluster_m * K.s.cluster_n) * (K.s.cluster_m * K.s.cluster_n);
+        test_ring(few_ctas, c, 1100, 1200, 2);
+        test_ring(few_ctas, c, 1100, 1200, 3); /* a middle stage with deferred flags */
         test_ring(K, c, 1000, 776, 2, 2);       /* batches: a TMA-loaded partial's batch coordinate */
         test_ring(K, c, 1000, 776, 2, 2, true); /* batches, alpha, beta * C next to the partial */
+        test_ring(K, c, 64, 2048, 2, 1, false, true);   /* the interleaved walk as the runtime uses it: one row, */
+        test_ring(K, c, 1000, 1000, 2, 1, false, true); /* one wave; and the same decode on longer walks */
+        test_ring(K, c, 1100, 1200, 3, 1, false, true);
+        test_ring(K, c, 1000, 776, 3, 2, true, true); /* ... with batches: stage = uid % 3, then the batch */
         test_plain(K, c, 4000, 3000, 1000);
         test_wait(K, c, 1, 1, 0);
         test_wait(K, c, 0, 1, 0);
@@ -558,7 +580,7 @@ int main(int argc, char **argv)
             case_guard(g_problems[pi].name, 120);
             test_perf(bf, nbf, c, h, pi);
         }
-    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few); /* selftest_rs_perf.cu */
+    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, problems); /* selftest_rs_perf.cu */
     if (ag && nk > 0) ag_perf(ks, nk, c); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     alarm(0);

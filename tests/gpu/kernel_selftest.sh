@@ -22,7 +22,8 @@
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
-# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old)
+# Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] [--coresident] [--pieces-control] [--only NAME[,NAME...]]
+#   [--problem NAME[,NAME...]: the --rs-* problems named, e.g. 70B-fc2-m128] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -43,12 +44,12 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 -Xptxas -v "${INC[@]}" \
         -DTPG_KERNEL_NAME=tpg_selftest_$1 -DTPG_ENTRY_NAME=tpg_selftest_$1_entry -DTPG_AB_DTYPE=$2 -DTPG_CD_DTYPE=$3 \
         -DTPG_BM=$4 -DTPG_BN=$5 -DTPG_BK=$bk -DTPG_STAGES=$6 -DTPG_CONSUMERS=2 -DTPG_CLUSTER_M=$7 -DTPG_CLUSTER_N=$8 \
-        -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=8 -DTPG_EPI_CHUNK_BYTES=$chunk -DTPG_RASTER=$raster \
+        -DTPG_CONSUMER_MODE=$9 -DTPG_SMEM_BYTES=$smem -DTPG_GROUP_M=${GROUP_M:-8} -DTPG_EPI_CHUNK_BYTES=$chunk -DTPG_RASTER=$raster \
         $([ "$bufs" != 0 ] && echo "-DTPG_EPI_BUFFERS=$bufs") $([ -n "$extra" ] && echo "-D$extra") \
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -87,6 +88,9 @@ inst pp64tma 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!) # the sh
 # wide3tma with its signal flags raised at once (wide3nd) and always deferred (wide3old, the rule before 2026-12-02)
 inst wide3nd 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_NO_DEFER_FLAGS=1" & pids+=($!)
 inst wide3old 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_DEFER_FLAGS_ALWAYS=1" & pids+=($!)
+# pp64tma with raster groups of one unit row (GROUP_M=1): a plain GEMM whose tiles of one B column sit a whole tile row
+# apart, as a stage-major ring places them (the placement check of docs/PERF_NOTES.md, 2026-12-02 19:03Z)
+GROUP_M=1 inst pp64g1 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!)
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }

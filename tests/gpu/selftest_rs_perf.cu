@@ -14,9 +14,11 @@
  * Every stage reads the same B (N x K), as the fused TilingA walk does (runtime/src/params.c: only A's rows
  * follow the stage); until 2026-12-02 the ring read a second B per stage, unlike the product.
  *
- * `--rs-parts` splits the ring's cost on the first problems (rs_perf_parts): "walk" is the ring's two stages
+ * `--rs-parts` splits the ring's cost on the first problems (NPARTS of them): "walk" is the ring's two stages
  * with neither flags nor partials (stage 0 writes the slot, stage 1 writes D), "flags" adds stage 0's tile
- * flags (the stores' completion and the release), and the ring adds stage 1's wait and partial read.
+ * flags (the stores' completion and the release), and the ring adds stage 1's wait and partial read; "minor" is
+ * the ring with the stages interleaved in the walk (p.stage_minor: the runtime's order for one-wave walks). With
+ * `--rs-few` the parts are timed on the problems `--problem` names (e.g. `--problem 8B-o-m512`).
  *
  * `--rs-few` times the ring at 128 ... 8192 tokens instead (few_problems: where the wave check picks the 64x128
  * ping-pong, and the wide kernel's per-stage K rule): there a call lasts 10 us - 10 ms, so a window holds up to 4000
@@ -85,8 +87,8 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
 
 /* The variants of one kernel on one problem: plain (one stage), the ring, and with --rs-parts the ring's
  * parts (header comment). The ring's variants share one B: every stage's map reads rows 0 .. n - 1. */
-enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, NV };
-static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags"};
+enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, NV };
+static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags", "minor"};
 
 static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &K, void *A, void *B, void *X, void *D,
                            unsigned int *F, const tp_problem &P, int tiles)
@@ -108,6 +110,10 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         sp->b_row0 = 0;
         sp->b_batch_rows = P.n;
         if (v == V_RING) continue;
+        if (v == V_MINOR) { /* the ring with its stages interleaved in the walk (gemm_params.h: stage_minor) */
+            p->stage_minor = 1;
+            continue;
+        }
         sp->partial = nullptr; /* walk, flags: stage 1 neither waits nor reads */
         sp->partial_flags = nullptr;
         if (v == V_WALK) sp->signal_flags = nullptr;
@@ -177,21 +183,31 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 static double g_ratio[NMAX][32], g_tf[NMAX][32][NV];
 static int g_nv[NMAX];
 
-/* The whole --rs-perf run: every listed kernel (any operand type) on every problem (print_rs_perf prints the table). */
-void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few)
+bool selftest_listed(const char *only, const char *name); /* kernel_selftest.cu */
+
+/* The whole --rs-perf run: every listed kernel (any operand type) on every problem named in `problems` (all where
+ * NULL: `--problem 70B-fc2-m128` times that one, at each TP it has, for a profiler's run). */
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems)
 {
     g_few_mode = few;
     if (few && !g_spare_word) {
         g_spare_word = (unsigned int *)dalloc(4);
         few_problems();
     }
-    g_probs = few ? g_few : g_rs;
-    g_nprob = few ? NFEW : NRS;
-    for (int pi = 0; pi < g_nprob; ++pi) {
-        case_guard(g_probs[pi].name, 300);
-        g_nv[pi] = parts && !few && pi < NPARTS ? NV : 2; /* the parts: the anchors' long-K problems only */
-        rs_perf_problem(ks, nk < 32 ? nk : 32, c, g_probs[pi], g_nv[pi], g_ratio[pi], g_tf[pi]);
+    const tp_problem *table = few ? g_few : g_rs;
+    static tp_problem selected[NMAX];
+    g_nprob = 0;
+    for (int pi = 0; pi < (few ? NFEW : NRS); ++pi) {
+        if (!selftest_listed(problems, table[pi].name)) continue;
+        case_guard(table[pi].name, 300);
+        /* the parts: the anchors' long-K problems, or with --rs-few the problems named by --problem */
+        g_nv[g_nprob] = parts && (few ? problems != NULL : pi < NPARTS) ? NV : 2;
+        rs_perf_problem(ks, nk < 32 ? nk : 32, c, table[pi], g_nv[g_nprob], g_ratio[g_nprob], g_tf[g_nprob]);
+        selected[g_nprob++] = table[pi];
     }
+    g_probs = selected;
+    if (g_nprob == 0 && nk > 0) /* a misspelt name must not pass as an empty table */
+        record("rs-perf --problem (a problem of this mode's table)", ks[0], problems, "a problem's name", 0);
 }
 
 void print_rs_perf(const kern *ks, int nk)
@@ -212,7 +228,8 @@ void print_rs_perf(const kern *ks, int nk)
     }
     if (g_nv[0] < NV) return;
     printf("\n## the ring's parts (--rs-parts; TFLOP/s, in brackets / plain): walk = two stages, no flags or partials; "
-           "flags = stage 0 raises its tile flags; ring = stage 1 also waits and adds the partial\n\n| problem | kernel |");
+           "flags = stage 0 raises its tile flags; ring = stage 1 also waits and adds the partial; "
+           "minor = the ring, stages interleaved in the walk\n\n| problem | kernel |");
     for (int v = 0; v < NV; ++v) printf(" %s |", kVariant[v]);
     printf("\n|---|---|");
     for (int v = 0; v < NV; ++v) printf("---|");
