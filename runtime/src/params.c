@@ -154,29 +154,37 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     b->timeout_ns = op->ctx->timeout_ns;
 }
 
-/* Does rank's reduce-scatter walk fit in one wave of its grid (every unit resident at once), with one row of
- * tiles a stage, in a ping-pong kernel? Then the order of the walk only places tiles, and interleaving the stages
- * (gemm_params.h: stage_minor) puts the stages' tiles of one output position, which read the same B tile, on
- * neighbouring CTAs (a stage's own tiles of one B tile already are: the grouped raster). Measured on one GPU
- * (kernel_selftest --rs-parts --rs-few, docs/PERF_NOTES.md 2026-12-02 19:03Z), ring / plain GEMM stage after
- * stage -> interleaved, on the ping-pong picks this rule interleaves: TP = 2 M = 128 0.67-0.74 -> 0.81-0.97
- * (8B-o, 70B-o, 70B-fc2), M = 256 0.83-0.90 -> 0.89-0.97 (70B-o, 70B-fc2), TP = 4 8B-o M = 128-512 0.43-0.50 ->
- * 0.47-0.50, with the same DRAM bytes; a plain GEMM placed like the stage-after-stage ring (raster groups of one
- * row) was as slow as that ring. Where it loses: two rows a stage (8B-o M = 512 TP = 2, 128x128: -4 to -5%; the
- * row pairs already sit together, and the stage-1 tiles lose the head start that launching after the stage-0
- * tiles gives them) and the cooperative 128x256 (405B-fc2 M = 256: 0.96 -> 0.92; -1 to -11% on most few-token
- * rings). Not for all-gather, whose later stages wait for their shards and so cannot read in step with stage 0.
- * Only in one wave: with more, a stage's tiles would wait for partials computed beside them instead of a wave
- * earlier, and over the NCCL transport, whose stage waits for whole row bands of the previous stage, a tile could
- * wait for units queued behind it on its own CTA. One wave is sure: the kernels are 1x1, so graph.c launches
+/* Does rank's reduce-scatter walk interleave its stages (gemm_params.h: stage_minor; the rule: plan.c)? Stage after
+ * stage, the stages' tiles of one output position, which read the same B tile, sit a stage's worth of units apart;
+ * interleaved they sit on neighbouring CTAs and read it in step. Measured on one GPU (kernel_selftest --rs-parts
+ * --rs-few: ring / plain GEMM, stage after stage -> interleaved; docs/perf_notes/2026-12-02-b.md):
+ * - one wave (every unit resident: the order only places tiles; 2026-12-02 19:03Z): TP = 2 M = 128 0.67-0.74 ->
+ *   0.81-0.97 (8B-o, 70B-o, 70B-fc2), M = 256 0.83-0.90 -> 0.83-0.97, TP = 4 8B-o M = 128-512 0.43-0.50 ->
+ *   0.46-0.50; a plain GEMM placed like the stage-after-stage ring (raster groups of one row) was as slow as it.
+ * - more waves, at most 64 rows and at least 32 MiB of B a stage (2026-12-02 21:36Z, 21:45Z runs): B is then the cost,
+ *   and stage after stage reads it from DRAM once a stage, interleaved once. The 64x128 picks: TP = 2 405B-fc2
+ *   M = 128 0.55 -> 0.95-0.98; TP = 4 M = 128 / 256: 70B-fc2 0.38 / 0.52-0.54 -> 0.57 / 0.80, 405B-fc2 0.28 / 0.42
+ *   -> 0.54 / 0.78-0.80, 70B-o (32 MiB) 0.35-0.37 / 0.52-0.53 -> 0.43 / 0.61; TP = 8 M = 256 / 512: 70B-fc2 0.29 /
+ *   0.48 -> 0.32 / 0.53, 405B-fc2 0.23 / 0.42 -> 0.34 / 0.65. The 128x128 picks of TP = 8 M = 128: 405B-fc2 0.12 ->
+ *   0.14, 70B-fc2 (56 MiB) 0.20 -> 0.19. With less B the re-reads hit L2 and the waits beside cost: TP = 8 70B-o
+ *   (16 MiB) 0.21-0.39 -> 0.15-0.30, 8B-o (4 MiB) even. At 128 rows a stage it gains only where B is far beyond L2
+ *   (405B-fc2 M = 256 TP = 2 0.75-0.78 -> 0.96) and loses on the 128x128 picks of TP = 4 M = 512 (70B-o, 70B-fc2:
+ *   -4 to -8%); more rows lose everywhere (-0.4 to -35%): a tile then waits for the partial of a tile computed beside
+ *   it instead of a wave earlier, and the reads of B no longer bound the mainloop.
+ * Only where the stages split M (reduce-scatter TilingA): stages that split N (TilingB) read different B tiles.
+ * Where the one-wave rule loses: two rows a stage (8B-o M = 512 TP = 2, 128x128: -3 to -7%) and the cooperative
+ * 128x256 (405B-fc2 M = 256: 0.96 -> 0.92). Not for all-gather, whose later stages wait for their shards and so
+ * cannot read in step with stage 0 (measured, kernel_selftest --ag-few at M = 128 with the shards copied in
+ * NVLink's time: interleaved no faster than stage after stage where B is 224 MiB a stage or more, 13-27% faster on
+ * 70B-qkv's 40-80 MiB - unshipped, a lead; 2026-12-02 22:17Z). The arm's speed on the fp32-partial, pulled-partial
+ * and e4m3 ping-pong configs was not measured (tier 2 ran them).
+ * Past one wave not over the NCCL transport, whose stage waits for whole row bands of the previous stage: a tile
+ * could wait for units queued behind it on its own CTA. One wave is sure: the kernels are 1x1, so graph.c launches
  * exactly the rank's SMs. */
 static int walk_interleaves_stages(const tpg_op *op, int rank, const tpg_gemm_params *g) {
-    int ring = 0;
-    for (int s = 0; s < g->num_stages; s++) ring |= g->stage[s].partial != NULL || g->stage[s].signal_flags != NULL;
-    const tpg_kernel_desc *k = op->kernel;
-    return tpg_plan_stage_minor(ring, k->pingpong, g->num_stages, ((int64_t)g->m + k->bm - 1) / k->bm,
-                                ((int64_t)g->n + k->bn - 1) / k->bn, g->l, k->cluster_m, k->cluster_n,
-                                op->ctx->sm_count[rank]);
+    const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, g->m, g->n, g->k, g->l,
+                                                op->ctx->sm_count[rank], tpg__op_over_nccl(op));
+    return tpg_plan_walk_order(&w) != TPG_WALK_STAGE_AFTER_STAGE;
 }
 
 tpg_status tpg__params_build(tpg_op *op, int rank) {

@@ -76,20 +76,56 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     return TPG_OK;
 }
 
-int tpg_plan_stage_minor(int reduce_scatter, int pingpong, int stages, int64_t tiles_m, int64_t tiles_n, int64_t l,
-                         int cluster_m, int cluster_n, int sms) {
+tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
+    if (w->stages < 2 || !w->stages_split_m) return TPG_WALK_STAGE_AFTER_STAGE;
+    const int b_bound = w->stage_rows <= TPG_INTERLEAVE_MAX_ROWS && w->b_bytes >= TPG_INTERLEAVE_MIN_B_BYTES;
     /* 1x1 clusters (every ping-pong kernel): the launch's grid is then the rank's SMs (graph.c), so a walk that
-     * fits is sure to be one wave - which the NCCL transport needs (params.c) */
-    if (!reduce_scatter || !pingpong || stages < 2 || cluster_m != 1 || cluster_n != 1) return 0;
-    return tiles_m == 1 && tiles_n * l * stages <= sms;
+     * fits is sure to be one wave */
+    if (!w->reduce_scatter || !w->pingpong || w->cluster_m != 1 || w->cluster_n != 1 || w->tiles_m != 1)
+        return TPG_WALK_STAGE_AFTER_STAGE;
+    if (w->tiles_n * w->l * w->stages <= w->sms) return TPG_WALK_INTERLEAVED_ONE_WAVE;
+    /* more waves: a tile may wait for a unit queued behind it on its own CTA if its stage waits for whole bands */
+    return b_bound && !w->band_waits ? TPG_WALK_INTERLEAVED_FEW_ROWS : TPG_WALK_STAGE_AFTER_STAGE;
 }
 
-/* The plan's walk order at TPG_PICK_SMS SMs (a launch decides with the rank's own SMs: params.c). */
-static int plan_stage_minor(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l) {
-    const tpg_kernel_desc *kd = cfg->kernel;
-    return tpg_plan_stage_minor(cfg->schedule->comm != TPG_COMM_ALLGATHER, kd->pingpong, cfg->schedule->tp,
-                                (ps->stage_m + kd->bm - 1) / kd->bm, (ps->stage_n + kd->bn - 1) / kd->bn, l,
-                                kd->cluster_m, kd->cluster_n, TPG_PICK_SMS);
+tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_desc *kd, int64_t stage_m,
+                                  int64_t stage_n, int64_t stage_k, int64_t l, int sms, int band_waits) {
+    const tpg_walk_facts w = {.reduce_scatter = s->comm != TPG_COMM_ALLGATHER,
+                              .stages_split_m = s->stage_dim == TPG_DIM_M,
+                              .pingpong = kd->pingpong,
+                              .cluster_m = kd->cluster_m,
+                              .cluster_n = kd->cluster_n,
+                              .stages = s->tp,
+                              .stage_rows = stage_m,
+                              .tiles_m = (stage_m + kd->bm - 1) / kd->bm,
+                              .tiles_n = (stage_n + kd->bn - 1) / kd->bn,
+                              .l = l,
+                              .b_bytes = stage_n * stage_k * l * (int64_t)tpg_dtype_size(kd->dtype_ab),
+                              .sms = sms,
+                              .band_waits = band_waits};
+    return w;
+}
+
+/* The plan's walk order at TPG_PICK_SMS SMs over NVLink (a launch decides with the rank's own: params.c). */
+static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l) {
+    const tpg_walk_facts w =
+        tpg_walk_facts_for(cfg->schedule, cfg->kernel, ps->stage_m, ps->stage_n, ps->stage_k, l, TPG_PICK_SMS, 0);
+    return tpg_plan_walk_order(&w);
+}
+
+/* The plan's "walk order" line: the order and why, at TPG_PICK_SMS SMs. */
+static void write_walk_order(FILE *f, tpg_walk_order o) {
+    fprintf(f, "  walk order        ");
+    if (o == TPG_WALK_INTERLEAVED_ONE_WAVE)
+        fprintf(f, "stages interleaved (a ping-pong reduce-scatter ring of one wave: the stages' tiles of one output "
+                   "position on neighbouring SMs)");
+    else if (o == TPG_WALK_INTERLEAVED_FEW_ROWS)
+        fprintf(f, "stages interleaved (a ping-pong reduce-scatter ring of at most %d rows and at least %d MiB of B a "
+                   "stage: the stages read each B tile together, once; over the NCCL transport stage after stage)",
+                TPG_INTERLEAVE_MAX_ROWS, (int)(TPG_INTERLEAVE_MIN_B_BYTES >> 20));
+    else
+        fprintf(f, "stage after stage");
+    fprintf(f, " at %d SMs (a launch decides with its rank's SMs: fewer with NCCL or a shared GPU)\n", TPG_PICK_SMS);
 }
 
 /* ---- writing ----------------------------------------------------------------------------------- */
@@ -197,12 +233,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");
-    fprintf(f, "  walk order        %s at %d SMs (a launch decides with its rank's SMs: fewer with NCCL or a shared "
-               "GPU)\n",
-            plan_stage_minor(cfg, ps, l) ? "stages interleaved (a ping-pong reduce-scatter ring of one wave: the "
-                                           "stages' tiles of one output position on neighbouring SMs)"
-                                         : "stage after stage",
-            TPG_PICK_SMS);
+    write_walk_order(f, plan_walk_order(cfg, ps, l));
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");
@@ -304,7 +335,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"stage_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->stage_m,
             ps->stage_n, ps->stage_k);
     fprintf(f, ", \"tiles_per_stage\": %" PRId64 ", \"stage_minor\": %s", ps->tiles_per_stage,
-            plan_stage_minor(cfg, ps, l) ? "true" : "false");
+            plan_walk_order(cfg, ps, l) != TPG_WALK_STAGE_AFTER_STAGE ? "true" : "false");
 
     fprintf(f, ", \"stages\": [");
     for (int d = 0; d < p; d++)

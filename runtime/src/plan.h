@@ -57,12 +57,46 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
                           int copy_chunks, int overlap, int json);
 
-/* Whether a walk interleaves its stages (gemm_params.h: stage_minor): a reduce-scatter ring of two or more
- * stages of a ping-pong kernel (1x1 clusters), one row of tiles a stage (tiles_m x tiles_n tiles of a stage and
- * batch), whose tiles - times l batches and the stages - all fit in one wave of `sms` SMs. The rule of the launch
- * parameters (params.c, with the rank's SMs) and of the plan (TPG_PICK_SMS); why: params.c. */
-int tpg_plan_stage_minor(int reduce_scatter, int pingpong, int stages, int64_t tiles_m, int64_t tiles_n, int64_t l,
-                         int cluster_m, int cluster_n, int sms);
+/* What decides a launch's walk order (tpg_plan_walk_order): its ring, its kernel and its tiling. */
+typedef struct tpg_walk_facts {
+    int reduce_scatter;          /* the stages form a ring: each waits for the previous stage's partials */
+    int stages_split_m;          /* stage_dim M: the stages are blocks of the output's rows, all reading all of B */
+    int pingpong, cluster_m, cluster_n; /* the kernel's (tables.h: tpg_kernel_desc) */
+    int stages;                  /* tp */
+    int64_t stage_rows;          /* the output rows of a stage (its m) */
+    int64_t tiles_m, tiles_n, l; /* tiles of a stage and batch, and batches */
+    int64_t b_bytes;             /* the B a stage reads: n x k x l operands */
+    int sms;                     /* the launch's grid: the rank's SMs */
+    int band_waits;              /* the NCCL transport: a stage waits for whole row bands of the previous stage */
+} tpg_walk_facts;
+
+/* Why a walk interleaves its stages (gemm_params.h: stage_minor), or does not. */
+typedef enum tpg_walk_order {
+    TPG_WALK_STAGE_AFTER_STAGE = 0,
+    TPG_WALK_INTERLEAVED_ONE_WAVE,  /* every unit resident at once: the order only places tiles */
+    TPG_WALK_INTERLEAVED_FEW_ROWS   /* at most TPG_INTERLEAVE_MAX_ROWS rows a stage: B is the cost, read once */
+} tpg_walk_order;
+
+/* A stage of at most this many output rows does at most 2 x rows FLOPs per element of B it reads - far below what
+ * the tensor cores need from DRAM - so the walk's reads of B are its cost ... */
+#define TPG_INTERLEAVE_MAX_ROWS 64
+/* ... where a stage's B is at least this large: stage after stage then reads it from DRAM once a stage (the L2 of
+ * every Hopper part is 50 MB, and the walk streams A, partials and D through it too); smaller, the re-reads hit
+ * L2 and interleaving only adds waits (measured: params.c). */
+#define TPG_INTERLEAVE_MIN_B_BYTES ((int64_t)32 << 20)
+
+/* The walk order of a reduce-scatter ring of two or more stages that split M (so every stage reads all of B), of a
+ * ping-pong kernel (1x1 clusters) with one row of tiles a stage: interleaved if all its tiles (times batches and
+ * stages) fit in one wave of `sms` SMs, or if a stage has at most TPG_INTERLEAVE_MAX_ROWS rows, reads at least
+ * TPG_INTERLEAVE_MIN_B_BYTES of B and the transport has no band waits; else - and for every other walk - stage
+ * after stage. The rule of the launch parameters (params.c, with the rank's SMs and transport) and of the plan
+ * (TPG_PICK_SMS, NVLink); why: params.c. */
+tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w);
+
+/* The facts of a walk of schedule s with kernel kd: stages of stage_m x stage_n x stage_k, l batches, on `sms` SMs;
+ * band_waits: over the NCCL transport. */
+tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_desc *kd, int64_t stage_m,
+                                  int64_t stage_n, int64_t stage_k, int64_t l, int sms, int band_waits);
 
 /* Short names used in the plan: "BARRIER_START", ...; "M"/"N"/"K"/"-"; "A"/"B"/"D"/"-". */
 const char *tpg_plan_node_kind_name(int kind);

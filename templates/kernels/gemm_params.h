@@ -84,10 +84,12 @@ typedef struct tpg_gemm_params {
     tpg_stage_params stage[TPG_MAX_TP];
     int num_stages;   /* 1..TPG_MAX_TP */
     /* 1: the walk takes the stages' units interleaved (uid = unit * num_stages + stage, scheduler.cuh) instead of
-     * stage after stage. The runtime sets it for ping-pong reduce-scatter rings of one tile row a stage whose whole
-     * walk is one wave of the grid, where the order only places tiles: the stages' tiles of one output position
-     * read the same B tile, and on neighbouring CTAs they read it in step (runtime/src/params.c says when and why;
-     * docs/PERF_NOTES.md, 2026-12-02 19:03Z). 0 for every other launch. */
+     * stage after stage. The runtime sets it for ping-pong reduce-scatter rings whose stages split M into one tile
+     * row each, where the whole walk is one wave of the grid (the order then only places tiles) or a stage has at
+     * most 64 rows and at least 32 MiB of B (reading B is then the cost) and the transport waits per tile: the
+     * stages' tiles of one output position read the same B tile, and on neighbouring CTAs they read it in step
+     * (runtime/src/params.c says when and why; docs/perf_notes/2026-12-02-b.md, 19:03Z and 21:32Z sections). 0 for
+     * every other launch. */
     int stage_minor;
     int m, n, k, l;   /* per-stage output extent m x n, reduction length k, batch count l */
     float alpha, beta;

@@ -9,14 +9,15 @@
  * so the partner gets its multicast half and its release arrivals - but has valid = false: no
  * epilogue, no stores, no flags.
  *
- * With p.stage_minor (one-wave ping-pong reduce-scatter rings, set by the runtime: params.c) the stages
- * are interleaved instead: u = unit * num_stages + stage, so the stages' tiles of one output position -
+ * With p.stage_minor (ping-pong reduce-scatter rings whose stages split M into one tile row each, in one wave
+ * or at few rows and much B; set by the runtime: params.c; the self-test sets it on all-gather walks too) the
+ * stages are interleaved instead: u = unit * num_stages + stage, so the stages' tiles of one output position -
  * which read the same B tile - go to neighbouring CTAs and read it in step (gemm_params.h).
  *
  * Why increasing order matters (deadlock freedom): a stage-s tile may wait on a partial written by
  * the stage-(s-1) tile with the same canonical index (same device or a peer). That tile belongs to a
  * smaller unit id (in either order; the NCCL transport's waits on whole row bands of a stage hold only
- * stage after stage or in one wave, which is why the runtime interleaves one-wave walks only), and
+ * stage after stage or in one wave, which is why the runtime interleaves longer walks only over NVLink), and
  * every cluster finishes its units in increasing id, so the smallest unfinished unit on a device
  * never waits on anything unfinished; all CTAs are co-resident (grid <= #SMs, 1 CTA/SM, every
  * cluster resident).
@@ -98,7 +99,7 @@ __host__ __device__ __forceinline__ tpg_tile tpg_decode_tile(const tpg_tiling &g
     int r = uid;
     t.stage = 0;
     t.batch = 0;
-    if (g.interleave) { /* uniform; reduce-scatter walks of one wave only */
+    if (g.interleave) { /* uniform; the runtime's reduce-scatter rings (the self-test's all-gather walks too) */
         r = uid / g.interleave;
         t.stage = uid - r * g.interleave;
         t.batch = r / g.units_per_batch;

@@ -154,24 +154,89 @@ static void expect_plan_has(const char *config, int64_t m, int json, const char 
     free(t);
 }
 
-/* The interleaved walk (params.c): a ping-pong reduce-scatter ring of one row of tiles a stage, in one wave. */
-TPG_TEST(stage_minor_rule) {
-    TPG_EXPECT(tpg_plan_stage_minor(1, 1, 2, 1, 64, 1, 1, 1, 132));      /* 128 units on 132 SMs */
-    TPG_EXPECT(tpg_plan_stage_minor(1, 1, 4, 1, 33, 1, 1, 1, 132));      /* exactly one wave */
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 4, 1, 34, 1, 1, 1, 132));     /* 136 units: two waves */
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 2, 32, 1, 1, 1, 132));     /* two rows a stage */
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 0, 2, 1, 64, 1, 1, 1, 132));     /* cooperative kernel */
-    TPG_EXPECT(!tpg_plan_stage_minor(0, 1, 2, 1, 64, 1, 1, 1, 132));     /* all-gather */
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 1, 1, 64, 1, 1, 1, 132));     /* one stage */
-    TPG_EXPECT(tpg_plan_stage_minor(1, 1, 2, 1, 33, 2, 1, 1, 132));      /* batches count: 132 units */
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 1, 34, 2, 1, 1, 132));
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 2, 32, 1, 2, 1, 132));     /* clusters: the grid may be smaller */
-    TPG_EXPECT(!tpg_plan_stage_minor(1, 1, 2, 1, 64, 1, 1, 1, 66));      /* the same ring on half a GPU */
+/* A ping-pong reduce-scatter ring (1x1 clusters) of one row of tiles a stage: tiles_n x l x stages units. */
+static tpg_walk_facts ring_walk(int stages, int64_t rows, int64_t tiles_n, int64_t l, int sms) {
+    const tpg_walk_facts w = {.reduce_scatter = 1, .stages_split_m = 1, .pingpong = 1, .cluster_m = 1, .cluster_n = 1,
+                              .stages = stages,
+                              .stage_rows = rows, .tiles_m = 1, .tiles_n = tiles_n, .l = l,
+                              .b_bytes = TPG_INTERLEAVE_MIN_B_BYTES, .sms = sms};
+    return w;
+}
 
-    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 0, "walk order        stages interleaved (a ping-pong");
+/* The interleaved walk (params.c): a ping-pong reduce-scatter ring of one row of tiles a stage, in one wave or of
+ * at most TPG_INTERLEAVE_MAX_ROWS rows a stage (then not over the NCCL transport). */
+TPG_TEST(stage_minor_rule) {
+    tpg_walk_facts w = ring_walk(2, 128, 64, 1, 132); /* 128 units on 132 SMs */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_ONE_WAVE);
+    w.band_waits = 1; /* one wave is safe over NCCL */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_ONE_WAVE);
+    w = ring_walk(4, 128, 33, 1, 132); /* exactly one wave */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_ONE_WAVE);
+    w = ring_walk(4, 128, 34, 1, 132); /* 136 units: two waves of 128-row stages */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_STAGE_AFTER_STAGE);
+    w = ring_walk(4, TPG_INTERLEAVE_MAX_ROWS, 34, 1, 132); /* two waves of 64-row stages */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_FEW_ROWS);
+    w.band_waits = 1; /* ... but not over NCCL */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_STAGE_AFTER_STAGE);
+    w.band_waits = 0;
+    w.b_bytes = TPG_INTERLEAVE_MIN_B_BYTES - 1; /* ... nor where a stage's B stays in L2 */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_STAGE_AFTER_STAGE);
+    w = ring_walk(2, 128, 64, 1, 132);
+    w.b_bytes = 1; /* one wave: B's size does not matter */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_ONE_WAVE);
+    w = ring_walk(2, TPG_INTERLEAVE_MAX_ROWS + 1, 128, 1, 132); /* 65 rows (a 128-row tile) in two waves */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_STAGE_AFTER_STAGE);
+    w = ring_walk(2, 128, 64, 1, 66); /* the one-wave ring on half a GPU */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_STAGE_AFTER_STAGE);
+    w = ring_walk(2, 128, 33, 2, 132); /* batches count: 132 units */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_ONE_WAVE);
+    w = ring_walk(2, 128, 34, 2, 132);
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_STAGE_AFTER_STAGE);
+    /* never: two rows a stage, a cooperative kernel, all-gather, stages that split N (TilingB: the stages read
+     * different B tiles), one stage, clusters (the grid may be smaller) */
+    const tpg_walk_facts few = ring_walk(2, 64, 16, 1, 132);
+    tpg_walk_facts never[7];
+    for (int i = 0; i < 7; i++) never[i] = few;
+    never[0].tiles_m = 2;
+    never[1].pingpong = 0;
+    never[2].reduce_scatter = 0;
+    never[3].stages_split_m = 0;
+    never[4].stages = 1;
+    never[5].cluster_m = 2;
+    never[6].cluster_n = 2;
+    for (int i = 0; i < 7; i++) TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&never[i]), TPG_WALK_STAGE_AFTER_STAGE);
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&few), TPG_WALK_INTERLEAVED_ONE_WAVE); /* the control */
+}
+
+/* The plan's walk order line and JSON field for the shipped configs (N = 8192, K = 28672 unless given). */
+TPG_TEST(stage_minor_plan) {
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 0, "walk order        stages interleaved (a ping-pong "
+                                                     "reduce-scatter ring of one wave");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false"); /* four tile rows a stage */
+    /* all-gather: stage after stage even at 64 rows and 224 MiB of B a stage (its later stages wait for shards) */
     expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage_minor\": false");
+    expect_plan_has("rs_tilb_bf16_pp64_tp2", 64, 1, "\"stage_minor\": false"); /* one row, one wave, split N */
+    /* 256 units of 32 rows: two waves */
+    expect_plan_has("rs_tila_bf16_pp64_tp4", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
+    char *t = plan_text(find("rs_tila_bf16_pp64_tp8"), 256, 8192, 8192, 1, 1); /* 32 rows, 16 MiB of B a stage */
+    TPG_EXPECT(t != NULL);
+    if (t) TPG_EXPECT_STR_CONTAINS(t, "\"stage_minor\": false");
+    free(t);
+    expect_plan_has("rs_tila_bf16_pp64_tp4", 512, 1, "\"stage_minor\": false"); /* two tile rows a stage */
+    /* the 128x128 ping-pong: one tile row of 128 rows a stage in two waves (the row cap decides), and of 16 rows
+     * with 56 MiB of B in four */
+    expect_plan_has("rs_tila_bf16_tp4", 512, 1, "\"stage_minor\": false");
+    expect_plan_has("rs_tila_bf16_tp8", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
+    /* B's threshold is bytes: at 16 rows and K = 3072 a stage, bf16 reads 48 MiB of B, e4m3 24 MiB */
+    const char *want[2][2] = {{"rs_tila_bf16_tp8", "\"stage_minor\": true"},
+                              {"rs_tila_e4m3_tp8", "\"stage_minor\": false"}};
+    for (int i = 0; i < 2; i++) {
+        char *p = plan_text(find(want[i][0]), 128, 8192, 24576, 1, 1);
+        TPG_EXPECT(p != NULL);
+        if (p) TPG_EXPECT_STR_CONTAINS(p, want[i][1]);
+        free(p);
+    }
 }
 
 TPG_TEST(tp1_moves_nothing) {
@@ -258,5 +323,6 @@ TPG_TEST(names) {
 TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather_rotating_a_seed_default),
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
               TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
-              TPG_CASE(stage_minor_rule), TPG_CASE(tp1_moves_nothing), TPG_CASE(invalid_arguments),
+              TPG_CASE(stage_minor_rule), TPG_CASE(stage_minor_plan), TPG_CASE(tp1_moves_nothing),
+              TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

@@ -27,7 +27,8 @@
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
  * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel; `--rs-parts` with
  * the ring's cost split into parts; `--rs-few` on few-token problems instead), `--ag-perf` the
- * all-gather walk timing of selftest_ag_perf.cu, `--coresident` whether the barrier kernel runs beside each
+ * all-gather walk timing of selftest_ag_perf.cu (`--ag-few` on few-token problems instead; `--problem NAME,...`
+ * picks problems of either by name), `--coresident` whether the barrier kernel runs beside each
  * listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with `--no-perf`: only the
  * requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
  */
@@ -49,9 +50,12 @@
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
 KERNELS(DECLARE)
 #undef DECLARE
+#define COUNT(n, b) +1
+static_assert(0 KERNELS(COUNT) <= SELFTEST_MAX_KERNELS, "more instances than a run holds: raise SELFTEST_MAX_KERNELS");
+#undef COUNT
 void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems);
 void print_rs_perf(const kern *ks, int nk);
-void ag_perf(const kern *ks, int nk, const ctl &c);
+void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems);
 void print_ag_perf(const kern *ks, int nk);
 void coresident(const kern *ks, int nk, const ctl &c);
 void print_coresident(const kern *ks, int nk);
@@ -349,8 +353,7 @@ static const problem g_problems[] = {
     {"70B-o", 16384, 8192, 4096},      {"8B-o", 8192, 4096, 2048},        {"gemm-8192", 8192, 8192, 8192},
     {"gemm-4096", 4096, 4096, 4096}};
 #define NPROB ((int)(sizeof g_problems / sizeof g_problems[0]))
-#define MAXK 32 /* kernels a run can hold (KERNELS has 28; main refuses more) */
-static double g_tf[NPROB][MAXK + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
+static double g_tf[NPROB][SELFTEST_MAX_KERNELS + 1]; /* TFLOP/s [problem][kernel]; index nk = cuBLAS; 0 = not run */
 
 static void cublas_gemm(cublasHandle_t h, const void *A, const void *B, void *D, int m, int n, int k)
 {
@@ -377,7 +380,7 @@ static void test_perf(const kern *ks, int nk, const ctl &c, cublasHandle_t h, in
     void *D = dalloc((size_t)m * n * 2), *Dc = dalloc((size_t)m * n * 2);
     rand_fill(ks[0], A, (size_t)m * k, g_seed++);
     rand_fill(ks[0], B, (size_t)n * k, g_seed++);
-    static tpg_gemm_params p[MAXK];
+    static tpg_gemm_params p[SELFTEST_MAX_KERNELS];
     set_epoch(c, 1);
     for (int i = 0; i < nk; ++i) {
         base_params(&p[i], c, m, n, k, 1, 1);
@@ -395,7 +398,7 @@ static void test_perf(const kern *ks, int nk, const ctl &c, cublasHandle_t h, in
         }
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    double t[MAXK + 1] = {0};
+    double t[SELFTEST_MAX_KERNELS + 1] = {0};
     for (int r = 0; r < rounds; ++r)
         for (int i = 0; i <= nk; ++i) {
             CK(cudaEventRecord(e0, 0));
@@ -437,7 +440,7 @@ static void print_perf(const kern *ks, int nk)
     printf("\n|---|---|---|");
     for (int i = 0; i < nk; ++i) printf("---|");
     printf("\n");
-    double lg[MAXK] = {0};
+    double lg[SELFTEST_MAX_KERNELS] = {0};
     int cnt = 0;
     for (int pi = 0; pi < NPROB; ++pi) {
         if (g_tf[pi][nk] <= 0) continue;
@@ -469,7 +472,7 @@ bool selftest_listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, cores = 0, cases = 1;
+    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, ag_few = 0, cores = 0, cases = 1;
     const char *only = NULL, *problems = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
@@ -477,6 +480,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--rs-parts") == 0) rs = rs_parts = 1;
         else if (strcmp(argv[i], "--rs-few") == 0) rs = rs_few = 1;
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
+        else if (strcmp(argv[i], "--ag-few") == 0) ag = ag_few = 1;
         else if (strcmp(argv[i], "--coresident") == 0) cores = 1;
         else if (strcmp(argv[i], "--no-cases") == 0) cases = 0;
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
@@ -484,14 +488,15 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc) problems = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] "
-                            "[--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]] "
+                            "[--ag-few] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]] "
                             "[--problem NAME[,NAME...]]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (problems && !rs) {
-        fprintf(stderr, "--problem selects the problems of --rs-perf / --rs-parts / --rs-few: give one of them\n");
+    if (problems && !rs && !ag) {
+        fprintf(stderr, "--problem selects the problems of --rs-perf / --rs-parts / --rs-few / --ag-perf / --ag-few: "
+                        "give one of them\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -516,15 +521,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuTensorMapEncodeTiled not available\n");
         return 2;
     }
-    kern ks[MAXK], bf[MAXK];
+    kern ks[SELFTEST_MAX_KERNELS], bf[SELFTEST_MAX_KERNELS];
     int nk = 0, nbf = 0;
-#define INIT(nm, b)                                                                                   \
-    if (selftest_listed(only, #nm) && nk < MAXK)                                                               \
-        kern_init(&ks[nk++], #nm, tpg_selftest_##nm##_entry(), tpg_selftest_##nm##_shape, b);        \
-    else if (selftest_listed(only, #nm)) {                                                                     \
-        fprintf(stderr, "more than MAXK = %d kernels: raise MAXK\n", MAXK);                          \
-        return 2;                                                                                     \
-    }
+#define INIT(nm, b) /* every instance fits: the static_assert above */                   \
+    if (selftest_listed(only, #nm))                                                         \
+        kern_init(&ks[nk++], #nm, tpg_selftest_##nm##_entry(), tpg_selftest_##nm##_shape, b);
     KERNELS(INIT)
 #undef INIT
     ctl c;
@@ -559,8 +560,9 @@ int main(int argc, char **argv)
         test_ring(few_ctas, c, 1100, 1200, 3); /* a middle stage with deferred flags */
         test_ring(K, c, 1000, 776, 2, 2);       /* batches: a TMA-loaded partial's batch coordinate */
         test_ring(K, c, 1000, 776, 2, 2, true); /* batches, alpha, beta * C next to the partial */
-        test_ring(K, c, 64, 2048, 2, 1, false, true);   /* the interleaved walk as the runtime uses it: one row, */
-        test_ring(K, c, 1000, 1000, 2, 1, false, true); /* one wave; and the same decode on longer walks */
+        test_ring(K, c, 64, 2048, 2, 1, false, true);   /* the interleaved walk's decode as the runtime's rule */
+        test_ring(K, c, 48, 24576, 4, 1, false, true);  /* uses it: one row, one wave or (<= 64 rows) several; */
+        test_ring(K, c, 1000, 1000, 2, 1, false, true); /* and on longer walks */
         test_ring(K, c, 1100, 1200, 3, 1, false, true);
         test_ring(K, c, 1000, 776, 3, 2, true, true); /* ... with batches: stage = uid % 3, then the batch */
         test_plain(K, c, 4000, 3000, 1000);
@@ -581,7 +583,7 @@ int main(int argc, char **argv)
             test_perf(bf, nbf, c, h, pi);
         }
     if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, problems); /* selftest_rs_perf.cu */
-    if (ag && nk > 0) ag_perf(ks, nk, c); /* selftest_ag_perf.cu */
+    if (ag && nk > 0) ag_perf(ks, nk, c, ag_few, problems); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     alarm(0);
     cublasDestroy(h);

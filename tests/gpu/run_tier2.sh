@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tier-2 GPU correctness (device machine, 2 x H200): every schedule x {bf16, fp16} at TP = 2 on the eight
-# shapes of measured-anchors.md plus three small ones; every other shipped config on four shapes (the few-token
+# shapes of measured-anchors.md plus four small ones; every other shipped config on four shapes (the few-token
 # tiles, configs with a wave_weight, on two of their own); TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
 # compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
@@ -13,7 +13,7 @@
 #                     results in tier2_shared_tpN.json. Not a substitute for the N-GPU run: no NVLink, no
 #                     peer's clock, half the SMs a rank.
 #   --commit-results  also copy the collected JSON to bench/results/
-#   --quick           only the three small shapes (a smoke test, about a minute)
+#   --quick           only the four small shapes (a smoke test, about a minute)
 #   TIER2_GROUPS=g,...  run only these groups (e.g. overlap_barriers,copy_chunks): a change's own checks at
 #                     another TP in a short device call; the summary then counts those runs only
 # Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
@@ -72,12 +72,13 @@ START=$(date +%s)
 SCHEDULES=(AllGather1D_TilingCD_RotatingA AllGather1D_TilingCD_RotatingB
            ReduceScatter1D_TilingA_RotatingC ReduceScatter1D_TilingB_RotatingC)
 DTYPES=(bf16 fp16)
-# name M N K (measured-anchors.md, then three small shapes; small-c's reduce-scatter ring is one wave of one tile row a
-# stage, so its walk interleaves the stages (params.c) at TP = 2 on one or two GPUs and at TP = 4 on one)
+# name M N K (measured-anchors.md, then four small shapes. The TilingA reduce-scatter rings of two walk their stages
+# interleaved (params.c): small-c's is one wave of one tile row a stage at TP = 2 on one or two GPUs; small-d's has
+# 64 / 32 rows and 64 / 32 MiB of B a stage at TP = 2 / 4 in several waves - on one GPU, and at TP = 4 across GPUs)
 ANCHORS=("405B-fc1 16384 106496 16384" "70B-fc1 16384 57344 8192" "70B-qkv 16384 10240 8192"
          "8B-qkv 8192 6144 4096" "405B-fc2 16384 16384 53248" "70B-fc2 16384 8192 28672"
          "70B-o 16384 8192 8192" "8B-o 8192 4096 4096")
-SMALL=("small-a 512 1024 256" "small-b 2048 3072 1024" "small-c 128 1024 8192")
+SMALL=("small-a 512 1024 256" "small-b 2048 3072 1024" "small-c 128 1024 8192" "small-d 128 8192 8192")
 if [ "$QUICK" = 1 ]; then SHAPES=("${SMALL[@]}"); else SHAPES=("${ANCHORS[@]}" "${SMALL[@]}"); fi
 
 # one GROUP LABEL SANITIZE(0/1) ARGS... : runs build/tpgemm ARGS --json and records it.

@@ -1,4 +1,4 @@
-/* All-gather walk timing on one GPU (`kernel_selftest --ag-perf`): what a fused all-gather (TP = 2 or 4)
+/* All-gather walk timing on one GPU (`kernel_selftest --ag-perf`): what a fused all-gather (TP = 2, 4 or 8)
  * costs a kernel beyond its local GEMM, without the other GPUs.
  *
  * Why: at TP = 2 the fused all-gather ran 0.975 / 0.978 / 0.965 of its local GEMM on 405B-fc1, 70B-fc1 and
@@ -19,10 +19,16 @@
  *          bytes that PCIe moves in the time NVLink would take for all of them (the rest of A already holds
  *          the same values), then raises its own flag.
  *   walk8  the walk with 8 flags per stage and no copies: the cut's cost to the kernel and to the flags.
+ *   minor, nv1m, copym  walk, nv1 and copy with the stages interleaved in the walk (p.stage_minor: uid = unit *
+ *          tp + stage, so the stages' tiles of one B tile run on neighbouring CTAs and read it in step): at few
+ *          tokens a stage's reads of B decide its time, and stage after stage reads all of B once a stage.
+ * With `--ag-few` the problems are the all-gather anchors at M = 128 ... 512 tokens, TP = 2, 4 and 8 (named
+ * like 70B-fc1-m128; `--problem` picks some - a name must be in the table of every mode run), with plain, walk,
+ * nv1, minor, nv1m and copym only (printed in that order).
  * copy against copyN is what cutting the copies does over a slow link (PCIe: Hopper cards without
  * NVLink), nv1 against nv8 over NVLink.
  * Every call first raises the epoch by a copy-engine write (the same in every variant).
- * Check: copy's and copy8's outputs must equal plain's bit for bit (same tiles, same k order), and no call
+ * Check: copy's, copy8's and copym's outputs must equal plain's bit for bit (same tiles, same k order), and no call
  * times out; for the check the shards' rows are first overwritten with NaNs and copied whole, so a tile
  * that read its rows before their piece's flag would differ.
  */
@@ -37,12 +43,39 @@ static const tp_problem g_ag[] = {{"405B-fc1", 16384, 53248, 16384, 2}, {"70B-fc
                                   {"70B-fc1", 16384, 7168, 8192, 8},    {"70B-qkv", 16384, 1280, 8192, 8},
                                   {"8B-qkv", 8192, 768, 4096, 8}};
 #define NAG ((int)(sizeof g_ag / sizeof g_ag[0]))
-enum { V_PLAIN, V_WALK, V_WALK8, V_COPY, V_COPY4, V_COPY8, V_NV1, V_NV8, NV };
-static const char *const kVariant[NV] = {"plain", "walk", "walk8", "copy", "copy4", "copy8", "nv1", "nv8"};
+/* --ag-few: the all-gather anchors' N (per GPU: N / tp) and K at M = 128, 256 and 512, TP = 2, 4 and 8 */
+enum { AG_FEW_MS = 3, AG_FEW_BASES = 4, AG_FEW_TPS = 3, NAG_FEW = AG_FEW_MS * AG_FEW_BASES * AG_FEW_TPS };
+static tp_problem g_ag_few[NAG_FEW];
+static char g_ag_few_names[NAG_FEW][32];
+#define NAG_MAX (NAG_FEW > NAG ? NAG_FEW : NAG)
+
+static void ag_few_problems()
+{
+    static const int ms[AG_FEW_MS] = {128, 256, 512}, tps[AG_FEW_TPS] = {2, 4, 8};
+    static const tp_problem bases[AG_FEW_BASES] = {{"405B-fc1", 0, 106496, 16384, 1}, {"70B-fc1", 0, 57344, 8192, 1},
+                                                   {"70B-qkv", 0, 10240, 8192, 1}, {"8B-qkv", 0, 6144, 4096, 1}};
+    few_token_problems(g_ag_few, g_ag_few_names, bases, AG_FEW_BASES, ms, AG_FEW_MS, tps, AG_FEW_TPS, 'n');
+}
+
+enum { V_PLAIN, V_WALK, V_WALK8, V_COPY, V_COPY4, V_COPY8, V_NV1, V_NV8, V_MINOR, V_NV1M, V_COPYM, NV };
+static const char *const kVariant[NV] = {"plain", "walk", "walk8", "copy", "copy4", "copy8",
+                                         "nv1",   "nv8",  "minor", "nv1m", "copym"};
 /* pieces a stage's copy is cut into (0: no copy) and flags it raises; walk8 (8 flags, no copies) is the
  * kernel's side of the cut alone */
-static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8};
-static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8};
+static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8, 0, 1, 1};
+static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8, 1, 1, 1};
+static bool interleaved(int v) { return v >= V_MINOR; }
+static bool nvlink_timed(int v) { return v == V_NV1 || v == V_NV8 || v == V_NV1M; }
+/* the variants run: all on the anchors, these at few tokens */
+static const int kFewVariants[] = {V_PLAIN, V_WALK, V_MINOR, V_NV1, V_NV1M, V_COPYM};
+static bool g_ag_few_mode = false;
+static bool runs(int v)
+{
+    if (!g_ag_few_mode) return true;
+    for (int f : kFewVariants)
+        if (f == v) return true;
+    return false;
+}
 /* GB/s of a copy-engine copy between two H200s over NVLink (docs/PERF_NOTES.md: ~395) */
 static const double kNvlinkGBs = 395.0;
 
@@ -85,7 +118,7 @@ static void ag_call(const kern &K, const tpg_gemm_params *p, const ctl &c, const
                 const int r0 = c * (cut ? cut : rows), nr = (cut && r0 + cut < rows ? cut : rows - r0);
                 const size_t off = (size_t)s * shard + (size_t)r0 * b.row;
                 size_t bytes = (size_t)nr * b.row;
-                if (v >= V_NV1 && !b.whole) bytes = ((size_t)(bytes * b.nv_fraction) + 15) / 16 * 16;
+                if (nvlink_timed(v) && !b.whole) bytes = ((size_t)(bytes * b.nv_fraction) + 15) / 16 * 16;
                 if (kPieces[v])
                     CK(cudaMemcpyAsync((char *)b.A + off, (char *)b.peer + off - shard, bytes, cudaMemcpyHostToDevice,
                                        b.copy));
@@ -128,6 +161,7 @@ static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_
     const bool walk = v != V_PLAIN;
     const int S = walk ? P.tp : 1, m = P.m / S;
     base_params(p, c, m, P.n, P.k, 1, S);
+    p->stage_minor = interleaved(v);
     for (int s = 0; s < S; ++s) {
         tpg_stage_params *sp = &p->stage[s];
         map_a(&sp->a_map, K, b.A, P.m, P.k);
@@ -168,7 +202,9 @@ static unsigned int ag_check(const kern &K, const tpg_gemm_params *plain, const 
     return h;
 }
 
-static double g_ag_tf[NAG][32][NV];
+static double g_ag_tf[NAG_MAX][SELFTEST_MAX_KERNELS][NV];
+static tp_problem g_ag_run[NAG_MAX]; /* the problems run, in order (print_ag_perf) */
+static int g_ag_nrun = 0;
 
 /* Bytes per second of a pinned-host -> device copy of `bytes` on the copy stream (the PCIe the nvN
  * variants scale by). */
@@ -192,12 +228,11 @@ static double pcie_rate(const ag_bufs &b, size_t bytes)
 
 /* Every variant of every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
  * window, reversed on alternate rounds (selftest_rs_perf.cu says why). */
-static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
+static void ag_perf_problem(const kern *ks, int nk, const ctl &c, const tp_problem &P, double (*tf)[NV])
 {
-    const tp_problem &P = g_ag[pi];
     const int rounds = 4, nw = NV * nk;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
-    const int iters = perf_window_calls(flop);
+    const int iters = g_ag_few_mode ? few_window_calls(flop) : perf_window_calls(flop);
     const size_t shard = (size_t)(P.m / P.tp) * P.k * 2; /* the largest operand type's: buffers fit them all */
     ag_bufs b;
     b.A = dalloc((size_t)P.m * P.k * 2);
@@ -207,15 +242,15 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     b.F = (unsigned int *)dalloc(4 * 8 * TPG_MAX_COPY_CHUNKS);
     CK(cudaMemset(b.F, 0, 4 * 8 * TPG_MAX_COPY_CHUNKS));
     b.whole = false;
-    CK(cudaMallocHost(&b.host_ep, 32 * 4));
+    CK(cudaMallocHost(&b.host_ep, (size_t)(iters > 32 ? iters : 32) * 4));
     CK(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
     CK(cudaEventCreateWithFlags(&b.start, cudaEventDisableTiming));
     void *Dref = dalloc((size_t)P.m * P.n * 2);
     unsigned int *diff = (unsigned int *)dalloc(4);
     set_epoch(c, g_next_epoch);
-    double t[32][NV] = {{0}};
+    double t[SELFTEST_MAX_KERNELS][NV] = {{0}};
     for (int dt = 0; dt < 4; ++dt) { /* the kernels of each operand type (bf16, fp16, e4m3, e5m2) on their operands */
-        static tpg_gemm_params prm[32][NV];
+        static tpg_gemm_params prm[SELFTEST_MAX_KERNELS][NV];
         int any = 0;
         for (int i = 0; i < nk; ++i) {
             if (ks[i].s.dtype != dt) continue;
@@ -238,7 +273,7 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
         for (int r = -1; r < rounds && !failed; ++r) /* round -1: warm-up, not counted */
             for (int w = 0; w < nw && !failed; ++w) {
                 const int x = r % 2 ? nw - 1 - w : w, i = x / NV, v = x % NV;
-                if (ks[i].s.dtype != dt) continue;
+                if (ks[i].s.dtype != dt || !runs(v)) continue;
                 b.tile_rows = ks[i].s.bm;
                 const double ms = ag_window_ms(ks[i], &prm[i][v], c, b, P, v, r < 0 ? 2 : iters);
                 if (r >= 0) t[i][v] += ms;
@@ -254,8 +289,8 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
             continue;
         }
         for (int i = 0; i < nk; ++i)
-            for (int v : {V_COPY, V_COPY8}) {
-                if (ks[i].s.dtype != dt) continue;
+            for (int v : {V_COPY, V_COPY8, V_COPYM}) {
+                if (ks[i].s.dtype != dt || !runs(v)) continue;
                 b.tile_rows = ks[i].s.bm;
                 const unsigned int nd = ag_check(ks[i], &prm[i][V_PLAIN], &prm[i][v], c, b, P, v, Dref, diff);
                 const unsigned int st = get_status(c);
@@ -266,7 +301,7 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
             }
     }
     for (int i = 0; i < nk; ++i)
-        for (int v = 0; v < NV; ++v) g_ag_tf[pi][i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
+        for (int v = 0; v < NV; ++v) tf[i][v] = t[i][v] > 0 ? flop * iters * rounds / (t[i][v] * 1e-3) / 1e12 : 0;
     CK(cudaFreeHost(b.host_ep));
     CK(cudaStreamDestroy(b.copy));
     CK(cudaEventDestroy(b.start));
@@ -274,33 +309,49 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, int pi)
     cudaFree(b.A); cudaFree(b.B); cudaFree(b.D); cudaFree(b.F); cudaFree(Dref); cudaFree(diff);
 }
 
-/* The whole --ag-perf run: every listed kernel (any operand type) on every problem. */
-void ag_perf(const kern *ks, int nk, const ctl &c)
+bool selftest_listed(const char *only, const char *name); /* kernel_selftest.cu */
+
+/* The whole --ag-perf run: every listed kernel (any operand type) on every problem of the anchors' table, or with
+ * few the few-token table's; `problems` (NULL: all) names some. */
+void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems)
 {
-    for (int pi = 0; pi < NAG; ++pi) {
-        case_guard(g_ag[pi].name, 300);
-        ag_perf_problem(ks, nk < 32 ? nk : 32, c, pi);
+    g_ag_few_mode = few;
+    if (few) ag_few_problems();
+    const tp_problem *table = few ? g_ag_few : g_ag;
+    g_ag_nrun = 0;
+    for (int pi = 0; pi < (few ? NAG_FEW : NAG); ++pi) {
+        if (!selftest_listed(problems, table[pi].name)) continue;
+        case_guard(table[pi].name, 300);
+        ag_perf_problem(ks, nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS, c, table[pi], g_ag_tf[g_ag_nrun]);
+        g_ag_run[g_ag_nrun++] = table[pi];
     }
+    if (g_ag_nrun == 0 && nk > 0) /* a misspelt name must not pass as an empty table */
+        record("ag-perf --problem (a problem of this mode's table)", ks[0], problems, "a problem's name", 0);
 }
 
 void print_ag_perf(const kern *ks, int nk)
 {
-    nk = nk < 32 ? nk : 32;
+    nk = nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS;
     printf("\n## all-gather on one GPU: plain GEMM vs the fused walk, without and with the shard copies (TFLOP/s; "
-           "ratio = variant speed / plain speed; copyN: PCIe copies in N pieces; nvN: NVLink-timed; walk8: 8 flags, no copies; 4 interleaved "
-           "rounds, alternate ones reversed)\n\n"
-           "| problem (per GPU) | TP |");
+           "ratio = variant speed / plain speed; copyN: PCIe copies in N pieces; nvN: NVLink-timed; walk8: 8 flags, "
+           "no copies; minor, nv1m, copym: walk, nv1, copy with the stages interleaved; 4 interleaved rounds, "
+           "alternate ones reversed)\n\n| problem (per GPU) | TP |");
     for (int i = 0; i < nk; ++i)
-        for (int v = 0; v < NV; ++v) printf(" %s %s |", ks[i].name, kVariant[v]);
+        for (int v = 0; v < NV; ++v)
+            if (runs(v)) printf(" %s %s |", ks[i].name, kVariant[v]);
     printf("\n|---|---|");
-    for (int i = 0; i < nk * NV; ++i) printf("---|");
+    for (int i = 0; i < nk; ++i)
+        for (int v = 0; v < NV; ++v)
+            if (runs(v)) printf("---|");
     printf("\n");
-    for (int pi = 0; pi < NAG; ++pi) {
-        printf("| %s %dx%dx%d | %d |", g_ag[pi].name, g_ag[pi].m, g_ag[pi].n, g_ag[pi].k, g_ag[pi].tp);
+    for (int pi = 0; pi < g_ag_nrun; ++pi) {
+        const tp_problem &P = g_ag_run[pi];
+        printf("| %s %dx%dx%d | %d |", P.name, P.m, P.n, P.k, P.tp);
         for (int i = 0; i < nk; ++i) {
             const double *tf = g_ag_tf[pi][i];
             printf(" %.1f |", tf[V_PLAIN]);
-            for (int v = V_WALK; v < NV; ++v) printf(" %.1f (%.3f) |", tf[v], tf[v] / tf[V_PLAIN]);
+            for (int v = V_WALK; v < NV; ++v)
+                if (runs(v)) printf(" %.1f (%.3f) |", tf[v], tf[v] / tf[V_PLAIN]);
         }
         printf("\n");
     }

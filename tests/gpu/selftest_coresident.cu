@@ -28,7 +28,7 @@ struct coresident_row {
     unsigned int status;
     int regs;                  /* the GEMM kernel's registers per thread */
 };
-static coresident_row g_rows[32];
+static coresident_row g_rows[SELFTEST_MAX_KERNELS];
 static int g_barrier_regs;
 
 static void barrier_start_params(tpg_barrier_params *b, const ctl &c, unsigned int *words)
@@ -87,7 +87,7 @@ static coresident_row probe_one(const kern &K, const ctl &c, void *A, void *B, v
 
 void coresident(const kern *ks, int nk, const ctl &c)
 {
-    nk = nk < 32 ? nk : 32;
+    nk = nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS;
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, tpg_barrier_kernel_entry()));
     g_barrier_regs = fa.numRegs;
@@ -123,7 +123,7 @@ static bool side_by_side(const coresident_row &r)
 
 void print_coresident(const kern *ks, int nk)
 {
-    nk = nk < 32 ? nk : 32;
+    nk = nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS;
     printf("\n## the barrier kernel (1 x 1 thread, %d registers) launched ~3 ms into a plain %dx%dx%d GEMM on another "
            "stream (ms from the GEMM's launch; side by side = it finished inside the GEMM's span)\n\n",
            g_barrier_regs, kM, kN, kK);

@@ -1,5 +1,5 @@
 /* Reduce-scatter epilogue timing on one GPU (`kernel_selftest --rs-perf`): what a fused reduce-scatter
- * (TP = 2 or 4) costs a kernel beyond its local GEMM, without the other GPUs.
+ * (TP = 2 or 4; TP = 8 too with --rs-few) costs a kernel beyond its local GEMM, without the other GPUs.
  *
  * Why: at TP = 2 the fused reduce-scatter ran 0.92-0.94 of its local GEMM on 405B-fc2, 70B-fc2 and 70B-o
  * (docs/PERF_NOTES.md), and part of that is the stage-1 epilogue, which reads the received partial: 13.4 us
@@ -17,7 +17,8 @@
  * `--rs-parts` splits the ring's cost on the first problems (NPARTS of them): "walk" is the ring's two stages
  * with neither flags nor partials (stage 0 writes the slot, stage 1 writes D), "flags" adds stage 0's tile
  * flags (the stores' completion and the release), and the ring adds stage 1's wait and partial read; "minor" is
- * the ring with the stages interleaved in the walk (p.stage_minor: the runtime's order for one-wave walks). With
+ * the ring with the stages interleaved in the walk (p.stage_minor: the runtime's order for one-wave walks and
+ * for few rows and much B a stage: runtime/src/params.c). With
  * `--rs-few` the parts are timed on the problems `--problem` names (e.g. `--problem 8B-o-m512`).
  *
  * `--rs-few` times the ring at 128 ... 8192 tokens instead (few_problems: where the wave check picks the 64x128
@@ -39,24 +40,18 @@ static const tp_problem g_rs[] = {{"405B-fc2", 16384, 16384, 26624, 2}, {"70B-fc
                                   {"405B-fc2", 16384, 16384, 13312, 4}, {"70B-fc2", 16384, 8192, 7168, 4},
                                   {"70B-o", 16384, 8192, 2048, 4}};
 #define NRS ((int)(sizeof g_rs / sizeof g_rs[0]))
-/* --rs-few: the reduce-scatter anchors' N and K (70B-o, 70B-fc2, 8B-o, 405B-fc2) at M = 128 ... 8192 tokens, TP = 2
- * and 4 (few_problems fills it): where the wave check and the wide kernel's per-stage K rule pick between tiles. */
-enum { FEW_MS = 7, FEW_BASES = 4, FEW_TPS = 2, NFEW = FEW_MS * FEW_BASES * FEW_TPS };
+/* --rs-few: the reduce-scatter anchors' N and K (70B-o, 70B-fc2, 8B-o, 405B-fc2) at M = 128 ... 8192 tokens, TP = 2,
+ * 4 and 8 (few_problems fills it): where the wave check and the wide kernel's per-stage K rule pick between tiles. */
+enum { FEW_MS = 7, FEW_BASES = 4, FEW_TPS = 3, NFEW = FEW_MS * FEW_BASES * FEW_TPS };
 static tp_problem g_few[NFEW];
 static char g_few_names[NFEW][32];
 
 static void few_problems()
 {
-    static const int ms[FEW_MS] = {128, 256, 512, 1024, 2048, 4096, 8192}, tps[FEW_TPS] = {2, 4};
+    static const int ms[FEW_MS] = {128, 256, 512, 1024, 2048, 4096, 8192}, tps[FEW_TPS] = {2, 4, 8};
     static const tp_problem bases[FEW_BASES] = {{"70B-o", 0, 8192, 8192, 1}, {"70B-fc2", 0, 8192, 28672, 1},
                                                 {"8B-o", 0, 4096, 4096, 1}, {"405B-fc2", 0, 16384, 53248, 1}};
-    int i = 0;
-    for (int t = 0; t < FEW_TPS; ++t)
-        for (int b = 0; b < FEW_BASES; ++b)
-            for (int j = 0; j < FEW_MS; ++j, ++i) {
-                snprintf(g_few_names[i], 32, "%s-m%d", bases[b].name, ms[j]);
-                g_few[i] = {g_few_names[i], ms[j], bases[b].n, bases[b].k / tps[t], tps[t]};
-            }
+    few_token_problems(g_few, g_few_names, bases, FEW_BASES, ms, FEW_MS, tps, FEW_TPS, 'k');
 }
 #define NMAX (NFEW > NRS ? NFEW : NRS)
 static const tp_problem *g_probs = g_rs; /* the run's table: g_rs, or g_few with --rs-few */
@@ -130,10 +125,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
     int iters = perf_window_calls(flop);
-    if (g_few_mode) { /* ~50 ms windows at ~400 TFLOP/s: the calls are too short for perf_window_calls' 30 */
-        iters = (int)(0.05 / (flop / 4e14));
-        iters = iters < 30 ? 30 : iters > 4000 ? 4000 : iters;
-    }
+    if (g_few_mode) iters = few_window_calls(flop); /* the calls are too short for perf_window_calls' 30 */
     /* operands per element type (0 bf16, 1 fp16, 2 e4m3, 3 e5m2), the same random values for every kernel of a type */
     void *A[4] = {nullptr, nullptr, nullptr, nullptr}, *B[4] = {nullptr, nullptr, nullptr, nullptr};
     for (int i = 0; i < nk; ++i) {
@@ -149,11 +141,11 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     unsigned int *F = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
     CK(cudaMemset(F, 0, (size_t)(S - 1) * tiles * 4));
     set_epoch(c, 1);
-    static tpg_gemm_params prm[32][NV];
+    static tpg_gemm_params prm[SELFTEST_MAX_KERNELS][NV];
     for (int i = 0; i < nk; ++i)
         for (int v = 0; v < nv; ++v)
             variant_params(&prm[i][v], v, c, ks[i], A[ks[i].s.dtype], B[ks[i].s.dtype], X, D, F, P, tiles);
-    double t[32][NV] = {{0}};
+    double t[SELFTEST_MAX_KERNELS][NV] = {{0}};
     for (int r = -1; r < rounds; ++r) /* round -1: warm-up, not counted */
         for (int w = 0; w < nv * nk; ++w) {
             const int x = r % 2 ? nv * nk - 1 - w : w, i = x / nv, v = x % nv;
@@ -180,7 +172,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 /* --rs-parts: the parts on the TP = 2 problems with per-stage K >= 7168 (405B-fc2, 70B-fc2), where the wide
  * kernel's ring read 0.96-1.02 of its plain GEMM depending on the machine (docs/PERF_NOTES.md). */
 #define NPARTS 2
-static double g_ratio[NMAX][32], g_tf[NMAX][32][NV];
+static double g_ratio[NMAX][SELFTEST_MAX_KERNELS], g_tf[NMAX][SELFTEST_MAX_KERNELS][NV];
 static int g_nv[NMAX];
 
 bool selftest_listed(const char *only, const char *name); /* kernel_selftest.cu */
@@ -202,7 +194,8 @@ void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const c
         case_guard(table[pi].name, 300);
         /* the parts: the anchors' long-K problems, or with --rs-few the problems named by --problem */
         g_nv[g_nprob] = parts && (few ? problems != NULL : pi < NPARTS) ? NV : 2;
-        rs_perf_problem(ks, nk < 32 ? nk : 32, c, table[pi], g_nv[g_nprob], g_ratio[g_nprob], g_tf[g_nprob]);
+        rs_perf_problem(ks, nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS, c, table[pi], g_nv[g_nprob],
+                        g_ratio[g_nprob], g_tf[g_nprob]);
         selected[g_nprob++] = table[pi];
     }
     g_probs = selected;
@@ -212,8 +205,8 @@ void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const c
 
 void print_rs_perf(const kern *ks, int nk)
 {
-    nk = nk < 32 ? nk : 32;
-    printf("\n## reduce-scatter on one GPU: plain GEMM vs the 2-stage local ring (TFLOP/s; ratio = ring "
+    nk = nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS;
+    printf("\n## reduce-scatter on one GPU: plain GEMM vs the TP-stage local ring (TFLOP/s; ratio = ring "
            "speed / plain speed; 4 interleaved rounds, alternate ones reversed; vs first = ring speed / the first kernel's)\n\n| problem (per GPU) | TP |");
     for (int i = 0; i < nk; ++i) printf(" %s plain | %s ring (ratio, vs first) |", ks[i].name, ks[i].name);
     printf("\n|---|---|");

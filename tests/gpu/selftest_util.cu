@@ -224,7 +224,8 @@ unsigned int get_status(const ctl &c)
 static const int *hilbert_order(const kern &K, int m, int n)
 {
     struct entry { int m, n, bm, bn, cm, cn; int *order; };
-    static entry cache[32];
+    enum { CACHED = 256 }; /* shapes of one run: cases, perf, --rs-few and --ag-few all together need ~160 */
+    static entry cache[CACHED];
     static int used = 0;
     for (int i = 0; i < used; ++i)
         if (cache[i].m == m && cache[i].n == n && cache[i].bm == K.s.bm && cache[i].bn == K.s.bn &&
@@ -233,8 +234,10 @@ static const int *hilbert_order(const kern &K, int m, int n)
     const int um = ((m + K.s.bm - 1) / K.s.bm + K.s.cluster_m - 1) / K.s.cluster_m;
     const int un = ((n + K.s.bn - 1) / K.s.bn + K.s.cluster_n - 1) / K.s.cluster_n;
     int32_t *host = (int32_t *)malloc(sizeof(int32_t) * (size_t)um * un);
-    if (!host || used == 32 || tpg_raster_hilbert(um, un, host) != (int64_t)um * un) {
-        fprintf(stderr, "hilbert order for %d x %d units failed\n", um, un);
+    if (!host || used == CACHED || tpg_raster_hilbert(um, un, host) != (int64_t)um * un) {
+        fprintf(stderr, "hilbert order for %d x %d units failed (%s)\n", um, un,
+                used == CACHED ? "more shapes in one run than the cache holds: raise CACHED"
+                               : "no memory, or the raster's count");
         exit(2);
     }
     int *dev = (int *)dalloc(sizeof(int32_t) * (size_t)um * un);
@@ -309,6 +312,26 @@ int perf_window_calls(double flop)
 {
     const int n = (int)(0.25 / (flop / 6.5e14)); /* at ~650 TFLOP/s */
     return n < 3 ? 3 : n > 30 ? 30 : n;
+}
+
+int few_window_calls(double flop)
+{
+    const int n = (int)(0.05 / (flop / 4e14));
+    return n < 30 ? 30 : n > 4000 ? 4000 : n;
+}
+
+void few_token_problems(tp_problem *out, char (*names)[32], const tp_problem *bases, int nb, const int *ms, int nm,
+                        const int *tps, int nt, char split)
+{
+    int i = 0;
+    for (int t = 0; t < nt; ++t)
+        for (int b = 0; b < nb; ++b)
+            for (int j = 0; j < nm; ++j, ++i) {
+                snprintf(names[i], 32, "%s-m%d", bases[b].name, ms[j]);
+                const int n = split == 'n' ? bases[b].n / tps[t] : bases[b].n;
+                const int k = split == 'k' ? bases[b].k / tps[t] : bases[b].k;
+                out[i] = {names[i], ms[j], n, k, tps[t]};
+            }
 }
 
 void case_guard(const char *what, unsigned int seconds)

@@ -31,6 +31,10 @@
 /* Every wait on the tested kernel is bounded by this (seconds): a hang costs seconds, not the run. */
 #define WATCHDOG_S 10.0
 
+/* Kernels one run holds: every instance of kernel_selftest.sh (kernel_selftest.cu checks the KERNELS list
+ * against it at compile time) and the tables of the --rs-* / --ag-perf / --coresident runs. */
+#define SELFTEST_MAX_KERNELS 48
+
 /* One kernel under test. */
 struct kern {
     const char *name;          /* short label in the tables */
@@ -163,5 +167,12 @@ struct tp_problem {
 };
 /* Calls in one timed window of a GEMM of `flop`: about 0.25 s, 3 to 30 calls. */
 int perf_window_calls(double flop);
+/* The same for the few-token tables, whose calls last 10 us - 10 ms: ~50 ms at ~400 TFLOP/s, 30 to 4000 calls. */
+int few_window_calls(double flop);
+/* A few-token table (--rs-few, --ag-few): every base (global N and K) at each M of ms[nm] and TP of tps[nt], per
+ * GPU - N divided by tp where split is 'n' (all-gather), K where 'k' (reduce-scatter) - named like 70B-o-m128 in
+ * names (32 bytes each). out and names hold nb * nm * nt entries. */
+void few_token_problems(tp_problem *out, char (*names)[32], const tp_problem *bases, int nb, const int *ms, int nm,
+                        const int *tps, int nt, char split);
 
 #endif /* TPG_SELFTEST_UTIL_CUH */
