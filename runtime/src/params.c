@@ -157,30 +157,21 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
 /* Does rank's reduce-scatter walk interleave its stages (gemm_params.h: stage_minor; the rule: plan.c)? Stage after
  * stage, the stages' tiles of one output position, which read the same B tile, sit a stage's worth of units apart;
  * interleaved they sit on neighbouring CTAs and read it in step. Measured on one GPU (kernel_selftest --rs-parts
- * --rs-few: ring / plain GEMM, stage after stage -> interleaved; docs/perf_notes/2026-12-02-b.md):
- * - one wave (every unit resident: the order only places tiles; 2026-12-02 19:03Z): TP = 2 M = 128 0.67-0.74 ->
- *   0.81-0.97 (8B-o, 70B-o, 70B-fc2), M = 256 0.83-0.90 -> 0.83-0.97, TP = 4 8B-o M = 128-512 0.43-0.50 ->
- *   0.46-0.50; a plain GEMM placed like the stage-after-stage ring (raster groups of one row) was as slow as it.
- * - more waves, at most 64 rows and at least 32 MiB of B a stage (2026-12-02 21:36Z, 21:45Z runs): B is then the cost,
- *   and stage after stage reads it from DRAM once a stage, interleaved once. The 64x128 picks: TP = 2 405B-fc2
- *   M = 128 0.55 -> 0.95-0.98; TP = 4 M = 128 / 256: 70B-fc2 0.38 / 0.52-0.54 -> 0.57 / 0.80, 405B-fc2 0.28 / 0.42
- *   -> 0.54 / 0.78-0.80, 70B-o (32 MiB) 0.35-0.37 / 0.52-0.53 -> 0.43 / 0.61; TP = 8 M = 256 / 512: 70B-fc2 0.29 /
- *   0.48 -> 0.32 / 0.53, 405B-fc2 0.23 / 0.42 -> 0.34 / 0.65. The 128x128 picks of TP = 8 M = 128: 405B-fc2 0.12 ->
- *   0.14, 70B-fc2 (56 MiB) 0.20 -> 0.19. With less B the re-reads hit L2 and the waits beside cost: TP = 8 70B-o
- *   (16 MiB) 0.21-0.39 -> 0.15-0.30, 8B-o (4 MiB) even. At 128 rows a stage it gains only where B is far beyond L2
- *   (405B-fc2 M = 256 TP = 2 0.75-0.78 -> 0.96) and loses on the 128x128 picks of TP = 4 M = 512 (70B-o, 70B-fc2:
- *   -4 to -8%); more rows lose everywhere (-0.4 to -35%): a tile then waits for the partial of a tile computed beside
- *   it instead of a wave earlier, and the reads of B no longer bound the mainloop.
- * Only where the stages split M (reduce-scatter TilingA): stages that split N (TilingB) read different B tiles.
- * Where the one-wave rule loses: two rows a stage (8B-o M = 512 TP = 2, 128x128: -3 to -7%) and the cooperative
- * 128x256 (405B-fc2 M = 256: 0.96 -> 0.92). Not for all-gather, whose later stages wait for their shards and so
- * cannot read in step with stage 0 (measured, kernel_selftest --ag-few at M = 128 with the shards copied in
- * NVLink's time: interleaved no faster than stage after stage where B is 224 MiB a stage or more, 13-27% faster on
- * 70B-qkv's 40-80 MiB - unshipped, a lead; 2026-12-02 22:17Z). The arm's speed on the fp32-partial, pulled-partial
- * and e4m3 ping-pong configs was not measured (tier 2 ran them).
- * Past one wave not over the NCCL transport, whose stage waits for whole row bands of the previous stage: a tile
- * could wait for units queued behind it on its own CTA. One wave is sure: the kernels are 1x1, so graph.c launches
- * exactly the rank's SMs. */
+ * --rs-few, ring / plain GEMM; the tables: BENCHMARKS.md "Few tokens: the reduce-scatter ring on one GPU"):
+ * - one wave: the order only places tiles, and placed a stage apart the tiles ran 30-45% slower with the same DRAM
+ *   bytes (TP = 2 M = 128: 0.67-0.74 -> 0.81-0.97).
+ * - more waves, at most 64 rows and at least 32 MiB of B a stage: reading B is then the cost, and stage after stage
+ *   reads it from DRAM once a stage, interleaved once (the 64x128 picks at TP = 2 / 4: 0.28-0.55 -> 0.43-0.98).
+ *   With less B the re-reads hit L2 and interleaving only adds waits (TP = 8 70B-o, 16 MiB: -25%); with more rows
+ *   a tile's wait for the partial of the tile computed beside it (not a wave earlier) costs more than B saves
+ *   (-0.4 to -35% from 128 rows on, 405B-fc2 excepted).
+ * Only where the stages split M (TilingA): TilingB's stages read different B tiles. Not for all-gather: its later
+ * stages wait for their shards, their stage-0 neighbours run ahead, and with the copies in flight the interleaved
+ * walk was no faster where B is 224 MiB a stage or more (13-27% faster on 70B-qkv's 40-80 MiB: a lead;
+ * docs/perf_notes/2026-12-02-b.md, 21:32Z section). Past one wave not over the NCCL transport, whose stage waits
+ * for whole row bands of the previous stage: a tile could wait for units queued behind it on its own CTA. One wave
+ * is sure: the kernels are 1x1, so graph.c launches exactly the rank's SMs. Not timed under the rule: the
+ * fp32-partial, pulled-partial and e4m3 ping-pong configs (tier 2 checked them). */
 static int walk_interleaves_stages(const tpg_op *op, int rank, const tpg_gemm_params *g) {
     const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, g->m, g->n, g->k, g->l,
                                                 op->ctx->sm_count[rank], tpg__op_over_nccl(op));

@@ -309,8 +309,6 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     cudaFree(b.A); cudaFree(b.B); cudaFree(b.D); cudaFree(b.F); cudaFree(Dref); cudaFree(diff);
 }
 
-bool selftest_listed(const char *only, const char *name); /* kernel_selftest.cu */
-
 /* The whole --ag-perf run: every listed kernel (any operand type) on every problem of the anchors' table, or with
  * few the few-token table's; `problems` (NULL: all) names some. */
 void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems)

@@ -175,8 +175,6 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 static double g_ratio[NMAX][SELFTEST_MAX_KERNELS], g_tf[NMAX][SELFTEST_MAX_KERNELS][NV];
 static int g_nv[NMAX];
 
-bool selftest_listed(const char *only, const char *name); /* kernel_selftest.cu */
-
 /* The whole --rs-perf run: every listed kernel (any operand type) on every problem named in `problems` (all where
  * NULL: `--problem 70B-fc2-m128` times that one, at each TP it has, for a profiler's run). */
 void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems)

@@ -165,6 +165,8 @@ struct tp_problem {
     const char *name;
     int m, n, k, tp;
 };
+/* Whether `name` is in the comma-separated list `only` (NULL: every name); kernel_selftest.cu. */
+bool selftest_listed(const char *only, const char *name);
 /* Calls in one timed window of a GEMM of `flop`: about 0.25 s, 3 to 30 calls. */
 int perf_window_calls(double flop);
 /* The same for the few-token tables, whose calls last 10 us - 10 ms: ~50 ms at ~400 TFLOP/s, 30 to 4000 calls. */
