@@ -87,36 +87,53 @@ static int only_item(const tpg_graph_node *list, const tpg_graph_item *items, in
     return at;
 }
 
+/* Index of the last FLAG item if every COPY and FLAG item comes before it (is one of its ancestors), else -1.
+ * One backward pass marks the last flag's ancestors (dependencies point to earlier items): O(n), where a walk of
+ * every path would grow as pieces^(tp - 1). */
+static int last_flag_after_all(const tpg_graph_node *list, const tpg_graph_item *items, int n) {
+    int last_flag = -1;
+    for (int i = 0; i < n; i++)
+        if (list[items[i].node].kind == TPG_NODE_FLAG) last_flag = i;
+    if (last_flag < 0) return -1;
+    unsigned char *seen = calloc((size_t)n, 1);
+    if (!seen) return -1;
+    seen[last_flag] = 1;
+    for (int i = last_flag; i >= 0; i--)
+        for (int j = 0; j < 2 && seen[i]; j++)
+            if (items[i].deps[j] >= 0) seen[items[i].deps[j]] = 1;
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad |= is_cut(&list[items[i].node]) && !seen[i];
+    free(seen);
+    return bad ? -1 : last_flag;
+}
+
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n) {
     const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
     const int start = only_item(list, items, n, TPG_NODE_BARRIER_START);
     const int end = only_item(list, items, n, TPG_NODE_BARRIER_END);
     if (gemm < 0 || start < 0 || end < 0) return -1;
-    int last_flag = -1;
-    for (int i = 0; i < n; i++)
-        if (list[items[i].node].kind == TPG_NODE_FLAG) last_flag = i;
-    if (comm == TPG_COMM_ALLGATHER && last_flag < 0) return -1;
     /* all-gather's END will wait for the last flag only: every copy and flag must come before it (the tables
-     * chain them all; a list with copies beside each other would let END pass while one still reads a shard).
-     * One backward pass marks the last flag's ancestors (dependencies point to earlier items): O(n), where a
-     * walk of every path would grow as pieces^(tp - 1). */
-    if (comm == TPG_COMM_ALLGATHER) {
-        unsigned char *seen = calloc((size_t)n, 1);
-        if (!seen) return -1;
-        seen[last_flag] = 1;
-        for (int i = last_flag; i >= 0; i--)
-            for (int j = 0; j < 2 && seen[i]; j++)
-                if (items[i].deps[j] >= 0) seen[items[i].deps[j]] = 1;
-        int bad = 0;
-        for (int i = 0; i < n; i++) {
-            const int kind = list[items[i].node].kind;
-            bad |= (kind == TPG_NODE_COPY || kind == TPG_NODE_FLAG) && !seen[i];
-        }
-        free(seen);
-        if (bad) return -1;
-    }
+     * chain them all; a list with copies beside each other would let END pass while one still reads a shard) */
+    const int last_flag = comm == TPG_COMM_ALLGATHER ? last_flag_after_all(list, items, n) : -1;
+    if (comm == TPG_COMM_ALLGATHER && last_flag < 0) return -1;
     items[gemm].deps[0] = items[gemm].deps[1] = -1;
     items[end].deps[0] = comm == TPG_COMM_ALLGATHER ? last_flag : gemm;
     items[end].deps[1] = comm == TPG_COMM_ALLGATHER ? -1 : start;
     return 0;
+}
+
+int tpg_copy_last_flag_stage(const tpg_schedule_table *sched, int device) {
+    const int n = sched->nodes_per_device;
+    if (!tpg_schedule_copies(sched) || device < 0 || device >= sched->tp || n > TPG_GRAPH_LIST_MAX) return -1;
+    const tpg_graph_node *list = sched->nodes + (size_t)device * n;
+    tpg_graph_item items[TPG_GRAPH_LIST_MAX];
+    if (tpg_graph_items_expand(list, n, 1, items) != 0) return -1;
+    const int last = last_flag_after_all(list, items, n);
+    return last < 0 ? -1 : list[items[last].node].stage;
+}
+
+int tpg_copy_flags_chained(const tpg_schedule_table *sched) {
+    for (int d = 0; d < sched->tp; d++)
+        if (tpg_copy_last_flag_stage(sched, d) < 0) return 0;
+    return sched->tp >= 2;
 }

@@ -72,4 +72,14 @@ int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_gr
  * copies and flags do not all come before its last flag. */
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n);
 
+/* The stage of device's FLAG node that comes after every COPY and FLAG node of its list - the tables chain a
+ * device's copies one after another, so when that flag reads the epoch every shard of the call has landed (and
+ * with copies in pieces, its piece c follows every earlier stage and its own pieces 0..c) - or -1 if the list
+ * has no such flag (no copies, or copies beside each other). The gated all-gather walk waits on it alone
+ * (params.c). */
+int tpg_copy_last_flag_stage(const tpg_schedule_table *sched, int device);
+
+/* 1 if every device of an all-gather schedule has such a last flag (tpg_copy_last_flag_stage >= 0), else 0. */
+int tpg_copy_flags_chained(const tpg_schedule_table *sched);
+
 #endif /* TPG_COPY_PLAN_H */

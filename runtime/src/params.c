@@ -154,10 +154,10 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     b->timeout_ns = op->ctx->timeout_ns;
 }
 
-/* Does rank's reduce-scatter walk interleave its stages (gemm_params.h: stage_minor; the rule: plan.c)? Stage after
- * stage, the stages' tiles of one output position, which read the same B tile, sit a stage's worth of units apart;
- * interleaved they sit on neighbouring CTAs and read it in step. Measured on one GPU (kernel_selftest --rs-parts
- * --rs-few, ring / plain GEMM; the tables: BENCHMARKS.md "Few tokens: the reduce-scatter ring on one GPU"):
+/* How rank's walk orders its stages (gemm_params.h: stage_minor; the rule: plan.c). Stage after stage, the stages'
+ * tiles of one output position, which read the same B tile, sit a stage's worth of units apart; interleaved they
+ * sit on neighbouring CTAs and read it in step. Measured on one GPU (kernel_selftest --rs-parts --rs-few, ring /
+ * plain GEMM; the tables: BENCHMARKS.md "Few tokens: the reduce-scatter ring on one GPU"):
  * - one wave: the order only places tiles, and placed a stage apart the tiles ran 30-45% slower with the same DRAM
  *   bytes (TP = 2 M = 128: 0.67-0.74 -> 0.81-0.97).
  * - more waves, at most 64 rows and at least 32 MiB of B a stage: reading B is then the cost, and stage after stage
@@ -165,17 +165,30 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
  *   With less B the re-reads hit L2 and interleaving only adds waits (TP = 8 70B-o, 16 MiB: -25%); with more rows
  *   a tile's wait for the partial of the tile computed beside it (not a wave earlier) costs more than B saves
  *   (-0.4 to -35% from 128 rows on, 405B-fc2 excepted).
- * Only where the stages split M (TilingA): TilingB's stages read different B tiles. Not for all-gather: its later
- * stages wait for their shards, their stage-0 neighbours run ahead, and with the copies in flight the interleaved
- * walk was no faster where B is 224 MiB a stage or more (13-27% faster on 70B-qkv's 40-80 MiB: a lead;
- * docs/perf_notes/2026-12-02-b.md, 21:32Z section). Past one wave not over the NCCL transport, whose stage waits
- * for whole row bands of the previous stage: a tile could wait for units queued behind it on its own CTA. One wave
- * is sure: the kernels are 1x1, so graph.c launches exactly the rank's SMs. Not timed under the rule: the
- * fp32-partial, pulled-partial and e4m3 ping-pong configs (tier 2 checked them). */
-static int walk_interleaves_stages(const tpg_op *op, int rank, const tpg_gemm_params *g) {
+ * Only where the stages split M (TilingA, RotatingA): TilingB's stages read different B tiles. An all-gather's
+ * later stages wait for their shards: interleaved alone, their stage-0 neighbours ran ahead and the pairs never
+ * read in step again (no faster than stage after stage where B is 224 MiB a stage or more); so its interleaved
+ * walk is gated (gate_on_last_shard). Past one wave not over the NCCL transport, whose stage waits for whole row
+ * bands of the previous stage: a tile could wait for units queued behind it on its own CTA. One wave is sure: the
+ * kernels are 1x1, so graph.c launches exactly the rank's SMs. Not timed under the rule: the fp32-partial,
+ * pulled-partial and e4m3 ping-pong configs (tier 2 checked them). */
+static tpg_walk_order walk_order(const tpg_op *op, int rank, const tpg_gemm_params *g) {
     const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, g->m, g->n, g->k, g->l,
                                                 op->ctx->sm_count[rank], tpg__op_over_nccl(op));
-    return tpg_plan_walk_order(&w) != TPG_WALK_STAGE_AFTER_STAGE;
+    return tpg_plan_walk_order(&w);
+}
+
+/* The gated all-gather walk: every stage, the local one too, waits on the flags of the stage whose copy rank's
+ * graph runs last (tpg_copy_last_flag_stage), so a unit's stages start together - after all the shards, a few
+ * microseconds at the few rows this walk is chosen for - and read each B tile in step. (A prefetch of the first
+ * unit's B into L2 during that wait gained nothing measurable: docs/perf_notes/2026-12-03.md.) */
+static void gate_on_last_shard(const tpg_op *op, int rank, tpg_gemm_params *g) {
+    const tpg_stage_params *last = &g->stage[tpg_copy_last_flag_stage(op->sched, rank)];
+    for (int s = 0; s < g->num_stages; s++) {
+        g->stage[s].wait_flag = last->wait_flag;
+        g->stage[s].wait_chunk_rows = last->wait_chunk_rows;
+        g->stage[s].wait_b = last->wait_b;
+    }
 }
 
 tpg_status tpg__params_build(tpg_op *op, int rank) {
@@ -202,7 +215,9 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)op->tile_order[rank];
-    g->stage_minor = walk_interleaves_stages(op, rank, g);
+    const tpg_walk_order order = walk_order(op, rank, g);
+    g->stage_minor = order != TPG_WALK_STAGE_AFTER_STAGE;
+    if (order == TPG_WALK_INTERLEAVED_GATED) gate_on_last_shard(op, rank, g);
     tpg__stream_k_params(op, rank, g);
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);

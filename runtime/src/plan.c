@@ -81,8 +81,9 @@ tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
     const int b_bound = w->stage_rows <= TPG_INTERLEAVE_MAX_ROWS && w->b_bytes >= TPG_INTERLEAVE_MIN_B_BYTES;
     /* 1x1 clusters (every ping-pong kernel): the launch's grid is then the rank's SMs (graph.c), so a walk that
      * fits is sure to be one wave */
-    if (!w->reduce_scatter || !w->pingpong || w->cluster_m != 1 || w->cluster_n != 1 || w->tiles_m != 1)
-        return TPG_WALK_STAGE_AFTER_STAGE;
+    if (!w->pingpong || w->cluster_m != 1 || w->cluster_n != 1 || w->tiles_m != 1) return TPG_WALK_STAGE_AFTER_STAGE;
+    if (!w->reduce_scatter) /* its later stages wait for their shards: gated, or their tiles never read in step */
+        return b_bound && w->copies_chained && !w->band_waits ? TPG_WALK_INTERLEAVED_GATED : TPG_WALK_STAGE_AFTER_STAGE;
     if (w->tiles_n * w->l * w->stages <= w->sms) return TPG_WALK_INTERLEAVED_ONE_WAVE;
     /* more waves: a tile may wait for a unit queued behind it on its own CTA if its stage waits for whole bands */
     return b_bound && !w->band_waits ? TPG_WALK_INTERLEAVED_FEW_ROWS : TPG_WALK_STAGE_AFTER_STAGE;
@@ -102,7 +103,8 @@ tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_
                               .l = l,
                               .b_bytes = stage_n * stage_k * l * (int64_t)tpg_dtype_size(kd->dtype_ab),
                               .sms = sms,
-                              .band_waits = band_waits};
+                              .band_waits = band_waits,
+                              .copies_chained = tpg_copy_flags_chained(s)};
     return w;
 }
 
@@ -123,6 +125,11 @@ static void write_walk_order(FILE *f, tpg_walk_order o) {
         fprintf(f, "stages interleaved (a ping-pong reduce-scatter ring of at most %d rows and at least %d MiB of B a "
                    "stage: the stages read each B tile together, once; over the NCCL transport stage after stage)",
                 TPG_INTERLEAVE_MAX_ROWS, (int)(TPG_INTERLEAVE_MIN_B_BYTES >> 20));
+    else if (o == TPG_WALK_INTERLEAVED_GATED)
+        fprintf(f, "stages interleaved and gated (a ping-pong all-gather of at most %d rows and at least %d MiB of B a "
+                   "stage: every stage waits for the last shard, then the stages read each B tile together, once; over "
+                   "the NCCL transport stage after stage)",
+                TPG_INTERLEAVE_MAX_ROWS, (int)(TPG_INTERLEAVE_MIN_B_BYTES >> 20));
     else
         fprintf(f, "stage after stage");
     fprintf(f, " at %d SMs (a launch decides with its rank's SMs: fewer with NCCL or a shared GPU)\n", TPG_PICK_SMS);
@@ -134,11 +141,14 @@ static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) 
     return &s->stages[d * s->tp + st];
 }
 
-/* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials). */
-static void waits_on(const tpg_schedule_table *s, int pull, int d, int st, char *buf, size_t cap) {
+/* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials; gated: the walk
+ * order TPG_WALK_INTERLEAVED_GATED, whose stages all wait on the flag of the device's last copy). */
+static void waits_on(const tpg_schedule_table *s, int pull, int gated, int d, int st, char *buf, size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (s->comm == TPG_COMM_ALLGATHER) {
-        if (e->src_slot < 0)
+        if (gated)
+            snprintf(buf, cap, "flag %d: the last copy (gated: every shard)", tpg_copy_last_flag_stage(s, d));
+        else if (e->src_slot < 0)
             snprintf(buf, cap, "nothing (own %s shard)", tpg_plan_operand_name(s->rotating));
         else
             snprintf(buf, cap, "flag %d: copy of %s shard %d from dev %d into slot %d", st,
@@ -196,6 +206,8 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const tpg_schedule_table *s = cfg->schedule;
     const tpg_kernel_desc *kd = cfg->kernel;
     const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
+    const tpg_walk_order order = plan_walk_order(cfg, ps, l);
+    const int gated = order == TPG_WALK_INTERLEAVED_GATED;
     char b1[64], b2[64], b3[64], w[160], o[80];
 
     fprintf(f, "Plan: %s\n", cfg->name);
@@ -233,7 +245,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");
-    write_walk_order(f, plan_walk_order(cfg, ps, l));
+    write_walk_order(f, order);
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");
@@ -242,7 +254,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, gated, d, st, w, sizeof w);
             writes_to(s, cfg->pull_partials, d, st, o, sizeof o);
             fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-30s %s\n", d, st, e->block, e->peer, e->src_slot,
                     e->dst_peer, e->dst_slot, o, w);
@@ -308,6 +320,8 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const tpg_schedule_table *s = cfg->schedule;
     const tpg_kernel_desc *kd = cfg->kernel;
     const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
+    const tpg_walk_order order = plan_walk_order(cfg, ps, l);
+    const int gated = order == TPG_WALK_INTERLEAVED_GATED;
     char w[160];
 
     fprintf(f, "{\"config\": ");
@@ -335,13 +349,14 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"stage_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->stage_m,
             ps->stage_n, ps->stage_k);
     fprintf(f, ", \"tiles_per_stage\": %" PRId64 ", \"stage_minor\": %s", ps->tiles_per_stage,
-            plan_walk_order(cfg, ps, l) != TPG_WALK_STAGE_AFTER_STAGE ? "true" : "false");
+            order != TPG_WALK_STAGE_AFTER_STAGE ? "true" : "false");
+    fprintf(f, ", \"stages_gated\": %s", gated ? "true" : "false");
 
     fprintf(f, ", \"stages\": [");
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, gated, d, st, w, sizeof w);
             fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
                        "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
                     d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);

@@ -68,13 +68,15 @@ typedef struct tpg_walk_facts {
     int64_t b_bytes;             /* the B a stage reads: n x k x l operands */
     int sms;                     /* the launch's grid: the rank's SMs */
     int band_waits;              /* the NCCL transport: a stage waits for whole row bands of the previous stage */
+    int copies_chained;          /* all-gather: one flag of each device follows all its copies (copy_plan.h) */
 } tpg_walk_facts;
 
 /* Why a walk interleaves its stages (gemm_params.h: stage_minor), or does not. */
 typedef enum tpg_walk_order {
     TPG_WALK_STAGE_AFTER_STAGE = 0,
     TPG_WALK_INTERLEAVED_ONE_WAVE,  /* every unit resident at once: the order only places tiles */
-    TPG_WALK_INTERLEAVED_FEW_ROWS   /* at most TPG_INTERLEAVE_MAX_ROWS rows a stage: B is the cost, read once */
+    TPG_WALK_INTERLEAVED_FEW_ROWS,  /* at most TPG_INTERLEAVE_MAX_ROWS rows a stage: B is the cost, read once */
+    TPG_WALK_INTERLEAVED_GATED      /* all-gather, as FEW_ROWS, every stage waiting for the last shard (params.c) */
 } tpg_walk_order;
 
 /* A stage of at most this many output rows does at most 2 x rows FLOPs per element of B it reads - far below what
@@ -85,12 +87,13 @@ typedef enum tpg_walk_order {
  * L2 and interleaving only adds waits (measured: params.c). */
 #define TPG_INTERLEAVE_MIN_B_BYTES ((int64_t)32 << 20)
 
-/* The walk order of a reduce-scatter ring of two or more stages that split M (so every stage reads all of B), of a
- * ping-pong kernel (1x1 clusters) with one row of tiles a stage: interleaved if all its tiles (times batches and
+/* The walk order of two or more stages that split M (so every stage reads all of B), of a ping-pong kernel (1x1
+ * clusters) with one row of tiles a stage. A reduce-scatter ring: interleaved if all its tiles (times batches and
  * stages) fit in one wave of `sms` SMs, or if a stage has at most TPG_INTERLEAVE_MAX_ROWS rows, reads at least
- * TPG_INTERLEAVE_MIN_B_BYTES of B and the transport has no band waits; else - and for every other walk - stage
- * after stage. The rule of the launch parameters (params.c, with the rank's SMs and transport) and of the plan
- * (TPG_PICK_SMS, NVLink); why: params.c. */
+ * TPG_INTERLEAVE_MIN_B_BYTES of B and the transport has no band waits. An all-gather: interleaved and gated under
+ * the same row and B bounds, where the transport has no band waits and its copies are chained. Else - and for
+ * every other walk - stage after stage. The rule of the launch parameters (params.c, with the rank's SMs and
+ * transport) and of the plan (TPG_PICK_SMS, NVLink); why: params.c. */
 tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w);
 
 /* The facts of a walk of schedule s with kernel kd: stages of stage_m x stage_n x stage_k, l batches, on `sms` SMs;

@@ -206,6 +206,32 @@ TPG_TEST(overlapped_barriers_keep_what_the_protocol_needs) {
     TPG_EXPECT_EQ_INT(tpg_graph_items_overlap(side, TPG_COMM_ALLGATHER, items, 7), -1);
 }
 
+/* The gated all-gather walk's one flag (params.c): the shipped tables chain every device's copies, so the last
+ * stage's flag follows them all; reduce-scatter copies nothing; copies side by side have no such flag. */
+TPG_TEST(last_flag_follows_every_copy) {
+    int checked = 0;
+    for (int c = 0; c < tpg_num_configs; c++) {
+        const tpg_schedule_table *t = tpg_configs[c].schedule;
+        const int gathers = t->tp >= 2 && t->comm == TPG_COMM_ALLGATHER;
+        for (int d = 0; d < t->tp; d++) TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(t, d), gathers ? t->tp - 1 : -1);
+        TPG_EXPECT_EQ_INT(tpg_copy_flags_chained(t), gathers);
+        checked += gathers;
+    }
+    TPG_EXPECT(checked > 0);
+    const tpg_graph_node side[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                   {TPG_NODE_FLAG, 1, 1, 1, {1, -1}},           {TPG_NODE_COPY, 2, 2, 1, {0, -1}},
+                                   {TPG_NODE_FLAG, 2, 2, 2, {3, -1}},           {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                   {TPG_NODE_BARRIER_END, -1, -1, -1, {5, 4}}};
+    tpg_graph_node lists[3 * 7]; /* the same list for each of three devices */
+    for (int d = 0; d < 3; d++) memcpy(lists + 7 * d, side, sizeof side);
+    const tpg_stage_entry entries[9] = {{0}};
+    const tpg_schedule_table beside = {"beside", 3, TPG_COMM_ALLGATHER, TPG_DIM_M, TPG_DIM_N, TPG_DIM_N, TPG_DIM_M,
+                                       TPG_OPERAND_A, entries, lists, 7};
+    TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&beside, 0), -1);
+    TPG_EXPECT_EQ_INT(tpg_copy_flags_chained(&beside), 0);
+    TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&beside, 3), -1); /* no such device */
+}
+
 TPG_TEST(unknown_lists_are_refused) {
     tpg_graph_item out[8];
     const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
@@ -216,4 +242,5 @@ TPG_TEST(unknown_lists_are_refused) {
 
 TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chunk_counts),
               TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
-              TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(unknown_lists_are_refused))
+              TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
+              TPG_CASE(unknown_lists_are_refused))

@@ -208,14 +208,52 @@ TPG_TEST(stage_minor_rule) {
     TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&few), TPG_WALK_INTERLEAVED_ONE_WAVE); /* the control */
 }
 
+/* An all-gather walk of one row of tiles a stage on a ping-pong kernel whose copies are chained. */
+static tpg_walk_facts gather_walk(int stages, int64_t rows, int64_t tiles_n, int sms) {
+    tpg_walk_facts w = ring_walk(stages, rows, tiles_n, 1, sms);
+    w.reduce_scatter = 0;
+    w.copies_chained = 1;
+    return w;
+}
+
+/* The gated all-gather walk: at most TPG_INTERLEAVE_MAX_ROWS rows and at least TPG_INTERLEAVE_MIN_B_BYTES of B a
+ * stage, in one wave or more, chained copies, not over NCCL; never the one-wave arm (B in L2 is re-read cheaply,
+ * and the stage-0 tiles would wait for shards they do not need). */
+TPG_TEST(stage_gated_rule) {
+    tpg_walk_facts w = gather_walk(2, TPG_INTERLEAVE_MAX_ROWS, 16, 132);
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_GATED);
+    w = gather_walk(4, 32, 208, 132); /* several waves */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_GATED);
+    const tpg_walk_facts gated = gather_walk(2, TPG_INTERLEAVE_MAX_ROWS, 16, 132);
+    tpg_walk_facts never[8];
+    for (int i = 0; i < 8; i++) never[i] = gated;
+    never[0].stage_rows = TPG_INTERLEAVE_MAX_ROWS + 1;
+    never[1].b_bytes = TPG_INTERLEAVE_MIN_B_BYTES - 1; /* also in one wave */
+    never[2].band_waits = 1;
+    never[3].copies_chained = 0;
+    never[4].stages_split_m = 0; /* RotatingB */
+    never[5].pingpong = 0;
+    never[6].tiles_m = 2;
+    never[7].cluster_m = 2;
+    for (int i = 0; i < 8; i++) TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&never[i]), TPG_WALK_STAGE_AFTER_STAGE);
+}
+
 /* The plan's walk order line and JSON field for the shipped configs (N = 8192, K = 28672 unless given). */
 TPG_TEST(stage_minor_plan) {
     expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 0, "walk order        stages interleaved (a ping-pong "
                                                      "reduce-scatter ring of one wave");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false"); /* four tile rows a stage */
-    /* all-gather: stage after stage even at 64 rows and 224 MiB of B a stage (its later stages wait for shards) */
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage_minor\": false");
+    /* all-gather: at 64 rows and 224 MiB of B a stage interleaved and gated, every stage on the last copy's flag;
+     * at 128 rows (two tile rows) stage after stage, each stage on its own shard */
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true, \"stages_gated\": true");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage\": 0, \"block\": 1, \"peer\": 1, \"src_slot\": -1, "
+                                                     "\"dst_peer\": -1, \"dst_slot\": -1, \"waits_on\": \"flag 1: the "
+                                                     "last copy (gated: every shard)\"");
+    expect_plan_has("ag_rota_bf16_pp64_tp4", 128, 0, "walk order        stages interleaved and gated");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"stage_minor\": false, \"stages_gated\": false");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"waits_on\": \"nothing (own A shard)\"");
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true, \"stages_gated\": false");
     expect_plan_has("rs_tilb_bf16_pp64_tp2", 64, 1, "\"stage_minor\": false"); /* one row, one wave, split N */
     /* 256 units of 32 rows: two waves */
     expect_plan_has("rs_tila_bf16_pp64_tp4", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
@@ -323,6 +361,7 @@ TPG_TEST(names) {
 TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather_rotating_a_seed_default),
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
               TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
-              TPG_CASE(stage_minor_rule), TPG_CASE(stage_minor_plan), TPG_CASE(tp1_moves_nothing),
+              TPG_CASE(stage_minor_rule), TPG_CASE(stage_gated_rule), TPG_CASE(stage_minor_plan),
+              TPG_CASE(tp1_moves_nothing),
               TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

@@ -22,13 +22,15 @@
  *   minor, nv1m, copym  walk, nv1 and copy with the stages interleaved in the walk (p.stage_minor: uid = unit *
  *          tp + stage, so the stages' tiles of one B tile run on neighbouring CTAs and read it in step): at few
  *          tokens a stage's reads of B decide its time, and stage after stage reads all of B once a stage.
+ *   nv1g, copyg  nv1m and copym gated: every stage, the local one too, waits on the last stage's flags, so a
+ *          unit's stages start together and stay in step (with copies in flight nv1m's do not).
  * With `--ag-few` the problems are the all-gather anchors at M = 128 ... 512 tokens, TP = 2, 4 and 8 (named
  * like 70B-fc1-m128; `--problem` picks some - a name must be in the table of every mode run), with plain, walk,
- * nv1, minor, nv1m and copym only (printed in that order).
+ * minor, nv1, nv1g and copyg only (printed in that order).
  * copy against copyN is what cutting the copies does over a slow link (PCIe: Hopper cards without
  * NVLink), nv1 against nv8 over NVLink.
  * Every call first raises the epoch by a copy-engine write (the same in every variant).
- * Check: copy's, copy8's and copym's outputs must equal plain's bit for bit (same tiles, same k order), and no call
+ * Check: copy's, copy8's, copym's and copyg's outputs must equal plain's bit for bit (same tiles, same k order), and no call
  * times out; for the check the shards' rows are first overwritten with NaNs and copied whole, so a tile
  * that read its rows before their piece's flag would differ.
  */
@@ -57,17 +59,21 @@ static void ag_few_problems()
     few_token_problems(g_ag_few, g_ag_few_names, bases, AG_FEW_BASES, ms, AG_FEW_MS, tps, AG_FEW_TPS, 'n');
 }
 
-enum { V_PLAIN, V_WALK, V_WALK8, V_COPY, V_COPY4, V_COPY8, V_NV1, V_NV8, V_MINOR, V_NV1M, V_COPYM, NV };
-static const char *const kVariant[NV] = {"plain", "walk", "walk8", "copy", "copy4", "copy8",
-                                         "nv1",   "nv8",  "minor", "nv1m", "copym"};
+enum { V_PLAIN, V_WALK, V_WALK8, V_COPY, V_COPY4, V_COPY8, V_NV1, V_NV8, V_MINOR, V_NV1M, V_COPYM, V_NV1G, V_COPYG,
+       NV };
+static const char *const kVariant[NV] = {"plain", "walk",  "walk8", "copy", "copy4", "copy8", "nv1",
+                                         "nv8",   "minor", "nv1m", "copym", "nv1g", "copyg"};
 /* pieces a stage's copy is cut into (0: no copy) and flags it raises; walk8 (8 flags, no copies) is the
  * kernel's side of the cut alone */
-static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8, 0, 1, 1};
-static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8, 1, 1, 1};
+static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8, 0, 1, 1, 1, 1};
+static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8, 1, 1, 1, 1, 1};
 static bool interleaved(int v) { return v >= V_MINOR; }
-static bool nvlink_timed(int v) { return v == V_NV1 || v == V_NV8 || v == V_NV1M; }
+/* nv1g, copyg: interleaved, every stage (0 too) waiting on the last stage's flag - the copies run one after
+ * another on one stream, as a device's copies do in its graph (copy_plan.h), so the last flag means all shards */
+static bool gated(int v) { return v >= V_NV1G; }
+static bool nvlink_timed(int v) { return v == V_NV1 || v == V_NV8 || v == V_NV1M || v == V_NV1G; }
 /* the variants run: all on the anchors, these at few tokens */
-static const int kFewVariants[] = {V_PLAIN, V_WALK, V_MINOR, V_NV1, V_NV1M, V_COPYM};
+static const int kFewVariants[] = {V_PLAIN, V_MINOR, V_NV1, V_NV1G, V_COPYG};
 static bool g_ag_few_mode = false;
 static bool runs(int v)
 {
@@ -171,6 +177,7 @@ static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_
         sp->b_batch_rows = P.n;
         set_dest(p, s, K, (char *)b.D + (size_t)s * m * P.n * 2, P.n, (long long)P.m * P.n);
         if (s > 0) sp->wait_flag = b.F + s * TPG_MAX_COPY_CHUNKS;
+        if (gated(v)) sp->wait_flag = b.F + (S - 1) * TPG_MAX_COPY_CHUNKS;
         sp->wait_chunk_rows = piece_rows(b, P, kFlags[v]);
     }
 }
@@ -289,7 +296,7 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
             continue;
         }
         for (int i = 0; i < nk; ++i)
-            for (int v : {V_COPY, V_COPY8, V_COPYM}) {
+            for (int v : {V_COPY, V_COPY8, V_COPYM, V_COPYG}) {
                 if (ks[i].s.dtype != dt || !runs(v)) continue;
                 b.tile_rows = ks[i].s.bm;
                 const unsigned int nd = ag_check(ks[i], &prm[i][V_PLAIN], &prm[i][v], c, b, P, v, Dref, diff);
@@ -332,7 +339,8 @@ void print_ag_perf(const kern *ks, int nk)
     nk = nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS;
     printf("\n## all-gather on one GPU: plain GEMM vs the fused walk, without and with the shard copies (TFLOP/s; "
            "ratio = variant speed / plain speed; copyN: PCIe copies in N pieces; nvN: NVLink-timed; walk8: 8 flags, "
-           "no copies; minor, nv1m, copym: walk, nv1, copy with the stages interleaved; 4 interleaved rounds, "
+           "no copies; minor, nv1m, copym: walk, nv1, copy with the stages interleaved; nv1g, copyg: nv1m, copym "
+           "with every stage waiting on the last shard; 4 interleaved rounds, "
            "alternate ones reversed)\n\n| problem (per GPU) | TP |");
     for (int i = 0; i < nk; ++i)
         for (int v = 0; v < NV; ++v)
