@@ -103,11 +103,24 @@ def stage_extents(schedule: str, tp: int, m: int, n: int) -> tuple[int, int]:
     return stage_m, stage_n
 
 
+GATHER_MAX_ROWS = 128  # TPG_GATHER_MAX_ROWS (runtime/src/plan.h)
+
+
+def walk_gathered(schedule: str, tp: int, stage_m: int) -> bool:
+    """Is one GPU's walk gathered over NVLink (runtime/src/plan.c tpg_plan_walk_order, one batch): an all-gather
+    whose stages split M into at most GATHER_MAX_ROWS rows (every shipped table chains its copies)?"""
+    s = SCHEDULES[schedule]
+    return s["comm"] == "allgather" and s["stage_dim"] == "M" and tp >= 2 and stage_m <= GATHER_MAX_ROWS
+
+
 def walk_tiles(schedule: str, tp: int, m: int, n: int, tile: dict) -> int:
     """Tiles of one GPU's persistent walk for a GEMM of global m x n (runtime/src/config.c walk_tiles: tp stages
-    of the per-stage output, each cut into bm x bn tiles)."""
+    of the per-stage output, each cut into bm x bn tiles - or, gathered, one GEMM of all their rows)."""
     stage_m, stage_n = stage_extents(schedule, tp, m, n)
-    return tp * -(-stage_m // tile["bm"]) * -(-stage_n // tile["bn"])
+    tiles_n = -(-stage_n // tile["bn"])
+    if walk_gathered(schedule, tp, stage_m):
+        return -(-(tp * stage_m) // tile["bm"]) * tiles_n
+    return tp * -(-stage_m // tile["bm"]) * tiles_n
 
 
 def walk_fill(schedule: str, tp: int, m: int, n: int, tile: dict, sms: int) -> float:

@@ -272,11 +272,17 @@ def test_the_plan_shows_the_tile_waves_the_pick_reads(tpgemm):
     assert "Plan: ag_rota_bf16_w160_tp2\n" in small.stdout
     assert "tile waves        0.97 of 132 SMs (128 tiles over 2 stages; the output fills 97% of 1 whole wave of tiles)" \
         in small.stdout
-    # M = 128: two stages of 64 rows, which the ping-pong 64x128 tiles hold whole (80 of them: 61%), 128-row ones half
+    # M = 128: two stages of 64 rows, gathered into one GEMM of 128 rows, which the ping-pong 64x128 tiles cut into
+    # 80 (61% of a wave), the 128x128 into 40 (30%)
     tiny = ["--dry-run", "--m", "128", "--n", "10240", "--k", "8192", "--tp", "2"]
     assert "Plan: ag_rota_bf16_pp64_tp2\n" in run(tpgemm, *tiny).stdout
     half = run(tpgemm, *tiny, "--config", "ag_rota_bf16_tp2").stdout
-    assert "(80 tiles over 2 stages; the output fills 30% of 1 whole wave of tiles)" in half
+    assert "(40 tiles of 2 stages gathered; the output fills 30% of 1 whole wave of tiles)" in half
+    # M = 128 at TP = 8: stages of 16 rows, gathered: the 128x128 tiles fill 79% of a wave (stage after stage, 8 stages
+    # of 52 wide tiles would fill 10% of 4 waves, and the wide tiles were the pick)
+    eight = run(tpgemm, "--dry-run", "--m", "128", "--n", "106496", "--k", "16384", "--tp", "8").stdout
+    assert "Plan: ag_rota_bf16_tp8\n" in eight
+    assert "(104 tiles of 8 stages gathered; the output fills 79% of 1 whole wave of tiles)" in eight
     # L = 2 batches: twice the tiles and twice the output
     two = run(tpgemm, *args, "--l", "2", "--config", "ag_rota_bf16_tp2").stdout
     assert "tile waves        9.70 of 132 SMs (1280 tiles over 2 stages; the output fills 97% of 10 whole waves" in two

@@ -165,9 +165,13 @@ def test_default_config_takes_the_best_scored_fallback_by_more_than_the_margin(t
     # 1024 x 14336: 64x128 fills 97% against the wide tiles' 85%, but scores 78%: the wide config stays
     assert abs(models.walk_fill(AG, 2, 1024, 14336, {"bm": 64, "bn": 128}, 132) - 7340032 / (7 * 132 * 8192)) < 1e-12
     assert models.default_config(doc, AG, 2, "bf16", 8192, 1024, 14336) == "ag_d_wide_tp2"
-    # M = 128 at TP = 2: two stages of 64 rows; 80 tiles of 128x128 or of 64x128, but the 128-row ones half empty
+    # M = 128 at TP = 2: two stages of 64 rows, gathered into one GEMM of 128 rows (runtime/src/plan.c): 40 tiles of
+    # 128x128, 80 of 64x128 - stage after stage 80 of either, the 128-row ones half empty; from 256 rows a stage
+    # (M = 512) stage after stage: 2 stages x 2 tile rows x 40
     tile = {"bm": 128, "bn": 128}
-    assert models.walk_tiles(AG, 2, 128, 10240, tile) == models.walk_tiles(AG, 2, 128, 10240, {"bm": 64, "bn": 128})
+    assert models.walk_tiles(AG, 2, 128, 10240, tile) == 40
+    assert models.walk_tiles(AG, 2, 128, 10240, {"bm": 64, "bn": 128}) == 80
+    assert models.walk_tiles(AG, 2, 512, 10240, tile) == 2 * 2 * 40
     assert abs(models.walk_fill(AG, 2, 128, 10240, tile, 132) - 2 * 64 * 5120 / (132 * 128 * 128)) < 1e-12
     assert models.default_config(doc, AG, 2, "bf16", 8192, 128, 10240) == "ag_a_64_tp2"
     # without the shape, and where the wide tiles fill as well: the K rule's pick

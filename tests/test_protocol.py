@@ -9,7 +9,9 @@ the kernels' waits in templates/kernels/):
   GEMM    its epoch: the word START wrote (the table's graph) or its own last_epoch + 1 (the barriers beside the
           GEMM); either way it keeps its epoch in last_epoch (templates/kernels/gemm_params.h; the kernel's last CTA
           writes it beside START, after every CTA read it, so one step here); all-gather stage s >= 1 reads its
-          slot piece by piece, piece j once the flags of pieces 0..j are >= epoch;
+          slot piece by piece, piece j once the flags of pieces 0..j are >= epoch - or, gathered (few rows a
+          stage: one GEMM of all rows), every slot b (shard b; the own one copied in by a COPY first in its graph)
+          once the flag of the device's last FLAG node is >= epoch;
           reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
           its own into the next peer's slot and raises that flag to the epoch (pull_partials: writes it into its
           own slot and raises its own flag, and the next peer waits on and reads the sender's);
@@ -42,10 +44,11 @@ class Violation(Exception):
     pass
 
 
-def plan(config, tp, overlap, chunks):
+def plan(config, tp, overlap, chunks, m=None):
     if not TPGEMM.exists():
         pytest.skip("build/tpgemm is missing (tests/test_build.py says why)")
-    m, n, k = 256 * tp * 4, 512 * tp, 256 * tp  # shards of several whole tiles, so pieces can be cut
+    n, k = 512 * tp, 256 * tp
+    m = m or 256 * tp * 4  # shards of several whole tiles, so pieces can be cut
     args = [str(TPGEMM), "--dry-run", "--json", "--config", config, "--m", str(m), "--n", str(n), "--k", str(k)]
     args += (["--overlap-barriers"] if overlap else []) + (["--copy-chunks", str(chunks)] if chunks > 1 else [])
     out = subprocess.run(args, capture_output=True, text=True, timeout=60, env={"CUDA_VISIBLE_DEVICES": ""})
@@ -56,9 +59,15 @@ def plan(config, tp, overlap, chunks):
 class Machine:
     """Every rank's words and graph progress; step() runs one enabled action chosen by rng."""
 
-    def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True):
+    def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True,
+                 gathered_waits_first=False):
         p = plans[0]
         self.plans, self.tp, self.ag = plans, p["tp"], p["comm"] == "all-gather"
+        self.gathered = bool(p.get("stages_gathered"))
+        # gathered: the (stage, piece) of each device's last FLAG node, the flag its GEMM waits for; the control
+        # waits for the first one's instead
+        self.gate = {g["device"]: [(n["stage"], n["piece"]) for n in g["nodes"] if n["kind"] == "FLAG"]
+                     [0 if gathered_waits_first else -1] for g in p["graph"] if self.gathered}
         # reduce-scatter: whose memory holds a partial (slot and flag) - the receiver's (push) or the sender's
         # (pull); reader_pulls differing from the plan is the control of a receiver reading the wrong one
         self.writer_pulls = bool(p.get("pull_partials"))
@@ -112,6 +121,8 @@ class Machine:
 
     def _stage_ready(self, r, s, j):
         e = self.stages[(r, s)]
+        if self.gathered:
+            return self.flags[r].get(self.gate[r], -1) >= self.gemm_epoch[r]
         if self.ag:  # piece j of the slot: the flags of pieces 0..j (what the producer waits for, copy_chunks.h)
             if e["src_slot"] < 0:
                 return True
@@ -146,7 +157,8 @@ class Machine:
         elif kind == "COPY":
             if self.input[n["peer"]] != c:
                 raise Violation(f"rank {r} call {c}: copy read rank {n['peer']}'s input of call {self.input[n['peer']]}")
-            self.slot[r][(n["slot"], n["piece"])] = (n["peer"], c)
+            for j in range(max(self.pieces[r].values())) if n["own_shard"] else [n["piece"]]:  # the own: whole
+                self.slot[r][(n["slot"], j)] = (n["peer"], c)
             self.state[r][i] = "done"
         elif kind == "FLAG":
             self.flags[r][(n["stage"], n["piece"])] = self.epoch[n["peer"]]
@@ -162,6 +174,14 @@ class Machine:
             self.state[r][i] = ("gemm", 0, 0)
         else:  # one GEMM stage, or one piece of an all-gather stage's slot
             _, s, j = self.state[r][i]
+            if self.gathered:  # one GEMM of every block's rows: slot b must hold shard b of this call, whole
+                for b in range(self.tp):
+                    for q in range(max(self.pieces[r].values())):
+                        if self.slot[r].get((b, q)) != (b, c):
+                            raise Violation(f"rank {r} call {c} (gathered): slot {b} piece {q} holds "
+                                            f"{self.slot[r].get((b, q))}")
+                self.state[r][i] = "done"
+                return
             self._stage(r, c, s, j)
             if self.ag and self.stages[(r, s)]["src_slot"] >= 0 and j + 1 < self.pieces[r][s]:
                 self.state[r][i] = ("gemm", s, j + 1)
@@ -211,6 +231,35 @@ def run_orders(plans, orders=None, **controls):
 CASES = [("ag_rota_bf16_tp2", 2, 1), ("ag_rotb_bf16_wide_tp4", 4, 2), ("ag_rota_bf16_tp8", 8, 3),
          ("rs_tila_bf16_tp2", 2, 1), ("rs_tilb_bf16_tp4", 4, 1), ("rs_tila_bf16_wide_tp8", 8, 1),
          ("rs_tila_bf16_pull_tp2", 2, 1), ("rs_tilb_bf16_wide_pull_tp4", 4, 1), ("rs_tila_bf16_pull_tp8", 8, 1)]
+
+
+# The gathered all-gather walk (few rows a stage: runtime/src/params.c gathered_params): 128 rows a stage of the
+# 64x128 in two pieces, 64 rows of the 128x128, 16 rows of the wide tiles.
+GATHERED = [("ag_rota_bf16_pp64_tp2", 2, 2, 256), ("ag_rota_bf16_tp4", 4, 1, 256), ("ag_rota_bf16_wide_tp8", 8, 1, 128)]
+
+
+@pytest.mark.parametrize("config,tp,chunks,m", GATHERED, ids=[c[0] for c in GATHERED])
+@pytest.mark.parametrize("overlap", [False, True], ids=["table", "overlap"])
+def test_the_gathered_walk_holds_in_every_order_tried(config, tp, chunks, m, overlap):
+    p = plan(config, tp, overlap, chunks, m)
+    assert p["stages_gathered"] and p["buffers_per_device"]["slots"] == tp
+    assert sum(n["own_shard"] for g in p["graph"] for n in g["nodes"]) == tp
+    assert run_orders(p) > 0
+    assert run_orders([p, plan(config, tp, not overlap, chunks, m)]) > 0  # ranks switching modes
+
+
+def test_gathered_controls_are_caught():
+    """A gathered GEMM that waits for the first copy's flag reads slots still being filled; one that does not wait
+    for the own shard's copy reads its own slot early (or the previous call's)."""
+    p = plan("ag_rota_bf16_tp4", 4, False, 1, 256)
+    with pytest.raises(Violation, match="gathered"):
+        run_orders(p, orders=200, gathered_waits_first=True)
+    for g in p["graph"]:
+        for n in g["nodes"]:
+            if n["kind"] == "GEMM":
+                n["deps"] = [d for d in n["deps"] if not g["nodes"][d]["own_shard"]]
+    with pytest.raises(Violation, match="gathered"):
+        run_orders(p, orders=200)
 
 
 @pytest.mark.parametrize("config,tp,chunks", CASES, ids=[c[0] for c in CASES])

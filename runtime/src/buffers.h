@@ -3,7 +3,8 @@
  *
  *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s (reduce-scatter with
  *                                        pull_partials or the NCCL transport: send buffers, slot s written by
- *                                        own stage s)
+ *                                        own stage s); the gathered all-gather walk has tp end to end, slot b
+ *                                        holding A's block b (params.c: gathered_params)
  *                x banks                 banks = 2: a receive bank after them (reduce-scatter over NCCL:
  *                                        slot tpg_buf_recv_slot(s) receives what slot s of the sender held)
  *   stage_flags  [tp x 32] u32           all-gather: a FLAG node writes the epoch when chunk c of slot s-1
@@ -37,15 +38,19 @@
 typedef struct tpg_buffer_layout {
     int tp;
     int banks;              /* 1, or 2 with a receive bank (see above) */
+    int num_slots;          /* slots of a bank: tp - 1, or tp (gathered) */
     int64_t tiles_per_stage;
-    size_t slot_bytes;      /* slot stride (rounded up to 256 B) */
+    size_t slot_bytes;      /* slot stride (rounded up to 256 B; gathered: the bytes used) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
     size_t slots, stage_flags, tile_flags, epoch, last_epoch, epoch_readers, start_counter, end_counter, status, gave_up,
         gave_up_notice, transfers_done; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 
-void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks);
+/* gathered: tp slots end to end (one A of tp blocks under one TMA map: params.c, gathered_params), else tp - 1 slots
+ * (per bank), each on a 256-byte boundary. */
+void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks,
+                            int gathered);
 
 /* Allocates and zeroes the symmetric buffer on rank's device (made current here). */
 tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out);
@@ -63,7 +68,7 @@ static inline unsigned int *tpg_buf_stage_flags(void *base, const tpg_buffer_lay
     return tpg_buf_word(base, b->stage_flags) + (size_t)stage * TPG_MAX_COPY_CHUNKS;
 }
 /* Index of the receive bank's slot paired with slot s (banks = 2). */
-static inline int tpg_buf_recv_slot(const tpg_buffer_layout *b, int slot) { return slot + b->tp - 1; }
+static inline int tpg_buf_recv_slot(const tpg_buffer_layout *b, int slot) { return slot + b->num_slots; }
 static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
     return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;
 }

@@ -1,6 +1,7 @@
 /* Lookup over the generated config table (generated/registry.c, types in tables.h). */
 #include <string.h>
 
+#include "plan.h"
 #include "shapes.h"
 #include "tables.h"
 
@@ -50,19 +51,20 @@ static int config_preferred(const tpg_config_desc *c, int64_t k) {
     return local_k >= least;
 }
 
-/* Tiles of c's persistent walk on one GPU: tp stages of the per-stage output in s (shapes.c), each cut into
- * BM x BN tiles. */
-static int64_t walk_tiles(const tpg_config_desc *c, const tpg_shapes *s) {
-    const int64_t bm = c->kernel->bm, bn = c->kernel->bn;
-    return (int64_t)c->schedule->tp * ((s->stage_m + bm - 1) / bm) * ((s->stage_n + bn - 1) / bn);
+/* Tiles of c's persistent walk on one GPU over NVLink (plan.h: tpg_walk_tile_count): tp stages of the per-stage
+ * output in s (shapes.c), each cut into BM x BN tiles - or, where the walk is gathered, one GEMM of all their rows. */
+static int64_t walk_tiles(const tpg_config_desc *c, const tpg_shapes *s, int sms) {
+    const tpg_walk_facts w = tpg_walk_facts_for(c->schedule, c->kernel, s->stage_m, s->stage_n, s->stage_k, 1, sms, 0);
+    return tpg_walk_tile_count(c->kernel, c->schedule->tp, s->stage_m, s->stage_n, 1,
+                               tpg_plan_walk_order(&w) == TPG_WALK_GATHERED);
 }
 
 /* What the wave check compares: the share of the tile slots of the walk's whole waves of sms tiles that the output
- * fills, a partial tile counting the elements it holds (M = 128 at TP = 2: two stages of 64 rows). */
+ * fills, a partial tile counting the elements it holds (M = 256 at TP = 4: four stages of 64 rows, gathered). */
 static double walk_fill(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int sms) {
     tpg_shapes s;
     tpg_shapes_compute(c->schedule, c->schedule->tp, m, n, k, 1, &s);
-    const int64_t waves = (walk_tiles(c, &s) + sms - 1) / sms;
+    const int64_t waves = (walk_tiles(c, &s, sms) + sms - 1) / sms;
     const double slots = (double)waves * sms * c->kernel->bm * c->kernel->bn;
     return waves > 0 ? (double)c->schedule->tp * (double)s.stage_m * (double)s.stage_n / slots : 0.0;
 }

@@ -1,5 +1,6 @@
 /* All-gather copies in chunks, host side (copy_plan.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "copy_plan.h"
 
@@ -120,6 +121,22 @@ int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph
     items[end].deps[0] = comm == TPG_COMM_ALLGATHER ? last_flag : gemm;
     items[end].deps[1] = comm == TPG_COMM_ALLGATHER ? -1 : start;
     return 0;
+}
+
+int tpg_graph_items_gather(const tpg_graph_node *list, tpg_graph_item *items, int n) {
+    const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
+    if (gemm < 0) return -1;
+    int *deps = items[gemm].deps;
+    if (deps[0] >= 0 && deps[1] >= 0) return -1;
+    /* first, so that every dependency still points to an earlier item (graph.c adds the nodes in order) */
+    memmove(items + 1, items, (size_t)n * sizeof *items);
+    for (int i = 1; i <= n; i++)
+        for (int j = 0; j < 2; j++)
+            if (items[i].deps[j] >= 0) items[i].deps[j]++;
+    items[0] = (tpg_graph_item){TPG_ITEM_LOCAL_SHARD, 0, {-1, -1}};
+    deps = items[gemm + 1].deps;
+    deps[deps[0] < 0 ? 0 : 1] = 0;
+    return n + 1;
 }
 
 int tpg_copy_last_flag_stage(const tpg_schedule_table *sched, int device) {

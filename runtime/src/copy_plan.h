@@ -72,6 +72,17 @@ int tpg_graph_items_expand(const tpg_graph_node *list, int n, int chunks, tpg_gr
  * copies and flags do not all come before its last flag. */
 int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph_item *items, int n);
 
+/* The node index of the item tpg_graph_items_gather adds: it stands for no node of the table's list. */
+#define TPG_ITEM_LOCAL_SHARD (-1)
+
+/* The gathered all-gather walk (params.c: gathered_params) also copies the device's own shard into its block's
+ * slot: puts that copy first, before items[0..n) (node TPG_ITEM_LOCAL_SHARD, piece 0, no dependency: the shard is
+ * the caller's input, and the slot is read only by this device's GEMM, which the previous call's graph finished),
+ * moving the others one on - every dependency still points to an earlier item - and makes the GEMM depend on it.
+ * items must have room for n + 1. Returns n + 1, or -1 (items unchanged) for a list without exactly one GEMM or
+ * whose GEMM has no free dependency. */
+int tpg_graph_items_gather(const tpg_graph_node *list, tpg_graph_item *items, int n);
+
 /* The stage of device's FLAG node that comes after every COPY and FLAG node of its list - the tables chain a
  * device's copies one after another, so when that flag reads the epoch every shard of the call has landed (and
  * with copies in pieces, its piece c follows every earlier stage and its own pieces 0..c) - or -1 if the list

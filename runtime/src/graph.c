@@ -20,6 +20,10 @@ typedef struct node_args {
     size_t bytes;
 } node_args;
 
+/* The item that stands for the gathered walk's copy of the own shard (copy_plan.h: TPG_ITEM_LOCAL_SHARD): a COPY of
+ * stage 0, whose shard is the device's own. */
+static const tpg_graph_node own_shard_node = {TPG_NODE_COPY, 0, -1, -1, {-1, -1}};
+
 /* Node n of rank's table list, piece `piece` of it (copies and flags are cut; other nodes have piece 0). */
 static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, int piece, node_args *a) {
     const tpg_kernel_desc *k = op->kernel;
@@ -76,17 +80,25 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, i
         return TPG_OK;
     }
     case TPG_NODE_COPY: {
-        /* Piece `piece` of the rotating operand's shard (all batches) of the source rank into own slot:
-         * the same byte range of both (copy_plan.h). */
-        tpg_peer_kind kind = op->sched->rotating == TPG_OPERAND_A ? TPG_PEER_SHARD_A : TPG_PEER_SHARD_B;
-        const char *src = tpg_peers_get(&op->peers, n->peer, kind);
+        /* Piece `piece` of the rotating operand's shard (all batches) of the source rank into own slot: the same
+         * byte range of both (copy_plan.h). Gathered (params.c: gathered_params): into the slot of the shard's block,
+         * and the own shard too, whole (own_shard_node: a copy within the GPU, which runs as a kernel - so the GEMM
+         * waits for it, never the other way round: copy_plan.h, tpg_graph_items_gather). */
+        const int own = n == &own_shard_node, a_rotates = op->sched->rotating == TPG_OPERAND_A;
+        const char *src = own         ? (const char *)(a_rotates ? op->tensors[rank].a : op->tensors[rank].b)
+                          : a_rotates ? tpg_peers_get(&op->peers, n->peer, TPG_PEER_SHARD_A)
+                                      : tpg_peers_get(&op->peers, n->peer, TPG_PEER_SHARD_B);
         if (!src)
             TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d copies from rank %d, whose tensors are not set", rank,
-                     n->peer);
+                     own ? rank : n->peer);
         size_t offset = 0;
-        tpg_copy_plan_piece(&op->copy, piece, &offset, &a->bytes);
+        if (own)
+            a->bytes = op->layout.slot_bytes_used;
+        else
+            tpg_copy_plan_piece(&op->copy, piece, &offset, &a->bytes);
+        const int slot = op->gathered ? op->sched->stages[rank * op->sched->tp + n->stage].block : n->slot;
         a->src = src + offset;
-        a->dst = (char *)tpg_buf_slot(op->buffer[rank], &op->layout, n->slot) + offset;
+        a->dst = (char *)tpg_buf_slot(op->buffer[rank], &op->layout, slot) + offset;
         return TPG_OK;
     }
     case TPG_NODE_FLAG: {
@@ -167,8 +179,8 @@ static tpg_status expand_one(tpg_op *op, int rank) {
     const tpg_graph_node *list = rank_nodes(op, rank, &listed);
     const int chunks = op->copy.chunks;
     const int count = tpg_graph_items_count(list, listed, chunks);
-    op->items[rank] = calloc((size_t)count, sizeof *op->items[rank]);
-    op->nodes[rank] = calloc((size_t)count, sizeof *op->nodes[rank]);
+    op->items[rank] = calloc((size_t)count + 1, sizeof *op->items[rank]); /* + 1: the own shard's copy (gathered) */
+    op->nodes[rank] = calloc((size_t)count + 1, sizeof *op->nodes[rank]);
     if (!op->items[rank] || !op->nodes[rank])
         TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "graph of rank %d: host allocation failed", rank);
     op->num_items[rank] = count;
@@ -178,12 +190,15 @@ static tpg_status expand_one(tpg_op *op, int rank) {
     if (op->overlap && tpg_graph_items_overlap(list, t->comm, op->items[rank], count) != 0)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's graph has no barriers to run beside its GEMM",
                  t->name, rank);
+    if (op->gathered && (op->num_items[rank] = tpg_graph_items_gather(list, op->items[rank], count)) != count + 1)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's GEMM node cannot also wait for the copy of "
+                 "its own shard (the gathered walk)", t->name, rank);
     return TPG_OK;
 }
 
 static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_graph_item *it) {
     int listed = 0;
-    return &rank_nodes(op, rank, &listed)[it->node];
+    return it->node == TPG_ITEM_LOCAL_SHARD ? &own_shard_node : &rank_nodes(op, rank, &listed)[it->node];
 }
 
 static tpg_status build_one(tpg_op *op, int rank) {

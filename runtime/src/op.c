@@ -8,6 +8,7 @@
 #include "bootstrap.h"
 #include "checks.h"
 #include "op_internal.h"
+#include "plan.h"
 #include "transfer_flags.h"
 
 /* Per-tile flags per stage: t = (batch * tiles_m + tile_m) * tiles_n + tile_n (ARCHITECTURE.md). */
@@ -28,6 +29,14 @@ static size_t slot_bytes(const tpg_op *op) {
     case TPG_OPERAND_NONE: break;
     }
     return 0;
+}
+
+/* Whether op's walk is gathered (plan.h): that arm of the rule reads no SM count, so it holds on every rank. */
+static int walk_gathered(const tpg_op *op) {
+    const tpg_shapes *s = &op->shapes;
+    const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, s->stage_m, s->stage_n, s->stage_k, s->l,
+                                                TPG_PICK_SMS, tpg__op_over_nccl(op));
+    return tpg_plan_walk_order(&w) == TPG_WALK_GATHERED;
 }
 
 static tpg_status validate(tpg_ctx *ctx, const tpg_op_desc *d, const tpg_config_desc **out) {
@@ -64,7 +73,9 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
 
     /* over NCCL a reduce-scatter rank sends from its own slots and receives into a second bank (nccl_graph.c) */
     const int banks = tpg__over_nccl(ctx) && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
-    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks);
+    op->gathered = walk_gathered(op);
+    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,
+                           op->gathered);
     op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
     /* over NCCL a reduce-scatter stage's partial moves in row bands of the GEMM's tiles (nccl_graph.c) */
     op->nccl_rows = (tpg_nccl_rows){op->shapes.l, op->shapes.stage_m, op->kernel->bm,

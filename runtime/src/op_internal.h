@@ -39,6 +39,8 @@ struct tpg_op {
 
     int pdl;                               /* tpg_op_set_pdl: single-kernel ops launch their kernel with PDL */
     int overlap;                           /* tpg_op_set_overlap_barriers: the GEMM beside the start barrier */
+    int gathered;                          /* the walk order is TPG_WALK_GATHERED (plan.h), decided at creation: the
+                                              layout holds its slots, graph.c copies the own shard, params.c */
     tpg_copy_plan copy;                    /* how the all-gather copies are cut (copy_plan.h; tpg_op_set_copy_chunks) */
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */

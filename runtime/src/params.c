@@ -191,6 +191,45 @@ static void gate_on_last_shard(const tpg_op *op, int rank, tpg_gemm_params *g) {
     }
 }
 
+/* The gathered all-gather walk (plan.h: TPG_WALK_GATHERED): the copies bring shard b into slot b, the graph copies
+ * the own shard into its slot beside them (graph.c), and one stage computes all M rows from the slots end to end -
+ * A's blocks in order, so its output is the user's whole D shard - behind the flag of the device's last copy, which
+ * follows every copy (tpg_copy_last_flag_stage; in pieces, its last piece's). Stage after stage at few rows, each
+ * stage reads all of B and fills its tiles part-way below a tile's rows; gathered, the walk is the plain GEMM of the
+ * rank's problem once every shard is there. Measured on one GPU (kernel_selftest --ag-few, nv1x: the plain GEMM
+ * behind NVLink-timed copies, without the own shard's copy; BENCHMARKS.md, "the gathered all-gather walk"), of the
+ * plain GEMM on the picks: 405B-fc1 at 32 / 16 rows a stage (TP = 4 / 8, M = 128) 0.90 / 0.68 where stage after
+ * stage ran 0.26 / 0.11 and the gated interleaved walk 0.36 / 0.15; the fc1 layers at 64 and 128 rows (TP = 2,
+ * M = 128 and 256) 0.92-0.98 against 0.50-0.84; at 256 rows stage after stage kept pace (0.94-1.07) and the gate lost
+ * up to 20%: the wait for every shard then costs more than B's re-reads (TPG_GATHER_MAX_ROWS). */
+static tpg_status gathered_params(tpg_op *op, int rank, tpg_gemm_params *g) {
+    const tpg_shapes *sh = &op->shapes;
+    const tpg_kernel_desc *k = op->kernel;
+    const int p = op->sched->tp, last = tpg_copy_last_flag_stage(op->sched, rank);
+    if (last < 0 || sh->l != 1 || op->layout.num_slots != p || op->sched->rotating != TPG_OPERAND_A)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: rank %d's walk is gathered but its copies are not "
+                 "chained, it has %lld batches, its buffer %d slots or B rotates", op->config->name, rank,
+                 (long long)sh->l, op->layout.num_slots);
+    const int64_t rows = (int64_t)p * sh->a_rows; /* M */
+    tpg_stage_params *st = &g->stage[0];          /* stage 0's B, D and C, their extents grown to M rows */
+    TPG_CHECK(tpg_tensormap_encode(op->ctx, &st->a_map, tpg_buf_slot(op->buffer[rank], &op->layout, 0), k->dtype_ab,
+                                   sh->a_cols, rows, k->bk, k->bm / k->cluster_n, "A (gathered slots)"));
+    st->a_row0 = 0;
+    st->a_batch_rows = (int)rows;
+    st->d = op->tensors[rank].d;
+    st->c = op->tensors[rank].c;
+    TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &st->d_map, st->d, k->dtype_cd, sh->stage_n, rows, 1, st->d_ld,
+                                     st->d_batch, k->epi_chunk_bytes, "D"));
+    const int last_piece = op->copy.chunks > 1 ? op->copy.chunks - 1 : 0; /* its flag follows every piece */
+    st->wait_flag = tpg_buf_stage_flags(op->buffer[rank], &op->layout, last) + last_piece;
+    st->wait_chunk_rows = 0;
+    st->wait_b = 0;
+    g->num_stages = 1;
+    g->m = (int)rows;
+    g->stage_minor = 0;
+    return TPG_OK;
+}
+
 tpg_status tpg__params_build(tpg_op *op, int rank) {
     tpg_gemm_params *g = &op->gemm[rank];
     const tpg_shapes *sh = &op->shapes;
@@ -216,8 +255,12 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)op->tile_order[rank];
     const tpg_walk_order order = walk_order(op, rank, g);
+    if ((order == TPG_WALK_GATHERED) != op->gathered)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: rank %d's walk order (%d) and its op's buffers "
+                 "(gathered %d) disagree", op->config->name, rank, (int)order, op->gathered);
     g->stage_minor = order != TPG_WALK_STAGE_AFTER_STAGE;
     if (order == TPG_WALK_INTERLEAVED_GATED) gate_on_last_shard(op, rank, g);
+    if (order == TPG_WALK_GATHERED) TPG_CHECK(gathered_params(op, rank, g));
     tpg__stream_k_params(op, rank, g);
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);

@@ -27,6 +27,8 @@ const char *tpg_plan_operand_name(int operand) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
+static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l);
+
 static int valid_cfg(const tpg_config_desc *cfg) {
     return cfg && cfg->schedule && cfg->kernel && cfg->schedule->tp >= 1 && cfg->schedule->stages;
 }
@@ -55,7 +57,8 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     out->d_cols = sh.d_cols;
 
     out->tiles_per_stage = l * ceil_div(out->stage_m, kd->bm) * ceil_div(out->stage_n, kd->bn);
-    out->num_slots = p - 1;
+    out->gathered = plan_walk_order(cfg, out, l) == TPG_WALK_GATHERED;
+    out->num_slots = p - 1 + out->gathered; /* gathered: the own shard's block too */
     if (s->comm == TPG_COMM_ALLGATHER) {
         int64_t rows = s->rotating == TPG_OPERAND_B ? out->b_rows : out->a_rows;
         int64_t cols = s->rotating == TPG_OPERAND_B ? out->b_cols : out->a_cols;
@@ -67,7 +70,7 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     }
     if (p == 1) out->slot_bytes = 0;
     out->slots_bytes = out->num_slots * out->slot_bytes;
-    out->moved_bytes = out->slots_bytes;
+    out->moved_bytes = (p - 1) * out->slot_bytes;
     const tpg_copy_plan cp = tpg_copy_plan_for(s, kd, &sh, copy_chunks > 0 ? copy_chunks : cfg->copy_chunks);
     out->copy_chunks = cp.chunks;
     out->copy_chunk_rows = cp.chunks ? cp.chunk_rows : 0;
@@ -78,6 +81,9 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
 
 tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
     if (w->stages < 2 || !w->stages_split_m) return TPG_WALK_STAGE_AFTER_STAGE;
+    /* one GEMM of all M rows: its gather buffer holds one batch of blocks (params.c: gathered_params) */
+    if (!w->reduce_scatter && w->stage_rows <= TPG_GATHER_MAX_ROWS && w->l == 1 && w->copies_chained && !w->band_waits)
+        return TPG_WALK_GATHERED;
     const int b_bound = w->stage_rows <= TPG_INTERLEAVE_MAX_ROWS && w->b_bytes >= TPG_INTERLEAVE_MIN_B_BYTES;
     /* 1x1 clusters (every ping-pong kernel): the launch's grid is then the rank's SMs (graph.c), so a walk that
      * fits is sure to be one wave */
@@ -87,6 +93,13 @@ tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
     if (w->tiles_n * w->l * w->stages <= w->sms) return TPG_WALK_INTERLEAVED_ONE_WAVE;
     /* more waves: a tile may wait for a unit queued behind it on its own CTA if its stage waits for whole bands */
     return b_bound && !w->band_waits ? TPG_WALK_INTERLEAVED_FEW_ROWS : TPG_WALK_STAGE_AFTER_STAGE;
+}
+
+int64_t tpg_walk_tile_count(const tpg_kernel_desc *kd, int stages, int64_t stage_m, int64_t stage_n, int64_t l,
+                            int gathered) {
+    const int64_t tiles_n = ceil_div(stage_n, kd->bn);
+    if (gathered) return l * ceil_div(stages * stage_m, kd->bm) * tiles_n;
+    return stages * l * ceil_div(stage_m, kd->bm) * tiles_n;
 }
 
 tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_desc *kd, int64_t stage_m,
@@ -125,6 +138,11 @@ static void write_walk_order(FILE *f, tpg_walk_order o) {
         fprintf(f, "stages interleaved (a ping-pong reduce-scatter ring of at most %d rows and at least %d MiB of B a "
                    "stage: the stages read each B tile together, once; over the NCCL transport stage after stage)",
                 TPG_INTERLEAVE_MAX_ROWS, (int)(TPG_INTERLEAVE_MIN_B_BYTES >> 20));
+    else if (o == TPG_WALK_GATHERED)
+        fprintf(f, "gathered (an all-gather of at most %d rows a stage and one batch: the copies bring every shard "
+                   "into the slot of its block, the own shard is copied beside them, then one GEMM of all M rows waits "
+                   "for the last; over the NCCL transport stage after stage)",
+                TPG_GATHER_MAX_ROWS);
     else if (o == TPG_WALK_INTERLEAVED_GATED)
         fprintf(f, "stages interleaved and gated (a ping-pong all-gather of at most %d rows and at least %d MiB of B a "
                    "stage: every stage waits for the last shard, then the stages read each B tile together, once; over "
@@ -141,12 +159,16 @@ static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) 
     return &s->stages[d * s->tp + st];
 }
 
-/* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials; gated: the walk
- * order TPG_WALK_INTERLEAVED_GATED, whose stages all wait on the flag of the device's last copy). */
-static void waits_on(const tpg_schedule_table *s, int pull, int gated, int d, int st, char *buf, size_t cap) {
+/* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials; the walk orders
+ * TPG_WALK_INTERLEAVED_GATED and TPG_WALK_GATHERED wait on the flag of the device's last copy). */
+static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order, int d, int st, char *buf,
+                     size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (s->comm == TPG_COMM_ALLGATHER) {
-        if (gated)
+        if (order == TPG_WALK_GATHERED)
+            snprintf(buf, cap, "flag %d: the last copy, and the own shard's copy (gathered: one GEMM of all rows)",
+                     tpg_copy_last_flag_stage(s, d));
+        else if (order == TPG_WALK_INTERLEAVED_GATED)
             snprintf(buf, cap, "flag %d: the last copy (gated: every shard)", tpg_copy_last_flag_stage(s, d));
         else if (e->src_slot < 0)
             snprintf(buf, cap, "nothing (own %s shard)", tpg_plan_operand_name(s->rotating));
@@ -191,14 +213,23 @@ static void human_bytes(int64_t b, char *buf, size_t cap) {
 /* The most graph nodes a device can have: every table node cut into the most pieces. */
 #define TPG_PLAN_MAX_ITEMS (64 * TPG_MAX_COPY_CHUNKS)
 
-/* Device d's graph as the runtime builds it (copy_plan.h) into items; the item count, or -1 when the
+/* Device d's graph as the runtime builds it (copy_plan.h; graph.c) into items; the item count, or -1 when the
  * table's list is not one the expansion knows (or too long). */
-static int expand_device(const tpg_schedule_table *s, int d, int chunks, int overlap, tpg_graph_item *items) {
+static int expand_device(const tpg_schedule_table *s, int d, const tpg_plan_shape *ps, tpg_graph_item *items) {
     const tpg_graph_node *list = &s->nodes[d * s->nodes_per_device];
+    const int chunks = ps->copy_chunks;
     const int count = tpg_graph_items_count(list, s->nodes_per_device, chunks);
-    if (count > TPG_PLAN_MAX_ITEMS || tpg_graph_items_expand(list, s->nodes_per_device, chunks, items) != 0) return -1;
-    if (overlap && s->tp > 1 && tpg_graph_items_overlap(list, s->comm, items, count) != 0) return -1;
-    return count;
+    if (count + 1 > TPG_PLAN_MAX_ITEMS || tpg_graph_items_expand(list, s->nodes_per_device, chunks, items) != 0)
+        return -1;
+    if (ps->overlap && s->tp > 1 && tpg_graph_items_overlap(list, s->comm, items, count) != 0) return -1;
+    return ps->gathered ? tpg_graph_items_gather(list, items, count) : count;
+}
+
+/* The table node of item it of device d, or the local shard's copy (kind COPY, stage 0, from and into d). */
+static tpg_graph_node item_node(const tpg_schedule_table *s, int d, const tpg_graph_item *it) {
+    if (it->node == TPG_ITEM_LOCAL_SHARD) return (tpg_graph_node){TPG_NODE_COPY, 0, (signed char)d, (signed char)d,
+                                                                  {-1, -1}};
+    return s->nodes[d * s->nodes_per_device + it->node];
 }
 
 static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
@@ -207,7 +238,6 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const tpg_kernel_desc *kd = cfg->kernel;
     const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
     const tpg_walk_order order = plan_walk_order(cfg, ps, l);
-    const int gated = order == TPG_WALK_INTERLEAVED_GATED;
     char b1[64], b2[64], b3[64], w[160], o[80];
 
     fprintf(f, "Plan: %s\n", cfg->name);
@@ -237,12 +267,13 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             ps->stage_m, ps->stage_n, ps->stage_k, ps->tiles_per_stage, kd->bm, kd->bn);
     /* what tpg_config_pick's wave check reads (for one batch; here the walk's L batches): the share of the tile slots
      * of whole waves of TPG_PICK_SMS that the walk's output fills (a partial tile counts what it holds) */
-    const int64_t walk = (int64_t)p * ps->tiles_per_stage;
+    const int64_t walk = tpg_walk_tile_count(kd, p, ps->stage_m, ps->stage_n, l, ps->gathered);
     const int64_t waves = (walk + TPG_PICK_SMS - 1) / TPG_PICK_SMS;
     const double slots = (double)waves * TPG_PICK_SMS * kd->bm * kd->bn;
-    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles over %d stages; the output fills %.0f%% of "
+    fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles %s %d stages%s; the output fills %.0f%% of "
                "%" PRId64 " whole wave%s of tiles)\n",
-            (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, p,
+            (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, ps->gathered ? "of" : "over", p,
+            ps->gathered ? " gathered" : "",
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");
     write_walk_order(f, order);
@@ -254,7 +285,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, gated, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, order, d, st, w, sizeof w);
             writes_to(s, cfg->pull_partials, d, st, o, sizeof o);
             fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-30s %s\n", d, st, e->block, e->peer, e->src_slot,
                     e->dst_peer, e->dst_slot, o, w);
@@ -265,7 +296,10 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "\nBuffers per device: slots %" PRId64 " x %" PRId64 " B (%s) = %" PRId64 " B (%s) of %s; "
                "flags %" PRId64 " B (%s)\n",
             ps->num_slots, ps->slot_bytes, b1, ps->slots_bytes, b2,
-            ag ? (s->rotating == TPG_OPERAND_B ? "B shards" : "A shards") : "partials",
+            !ag                              ? "partials"
+            : s->rotating == TPG_OPERAND_B   ? "B shards"
+            : ps->gathered                   ? "A shards, slot b holding block b (gathered)"
+                                             : "A shards",
             ps->flags_bytes, ag ? "32 per stage: one per piece of its copy" : "one per tile per slot");
     human_bytes(ps->moved_bytes, b3, sizeof b3);
     if (ag) {
@@ -292,16 +326,19 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     }
     for (int d = 0; d < p; d++) {
         tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
-        const int count = expand_device(s, d, ps->copy_chunks, ps->overlap, items);
+        const int count = expand_device(s, d, ps, items);
         fprintf(f, "  dev %d:", d);
         for (int i = 0; i < count; i++) {
-            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + items[i].node];
+            const tpg_graph_node node = item_node(s, d, &items[i]), *nd = &node;
             fprintf(f, "%s %d %s", i ? " |" : "", i, tpg_plan_node_kind_name(nd->kind));
             if (nd->kind == TPG_NODE_COPY)
-                fprintf(f, "[s=%d peer=%d slot=%d", nd->stage, nd->peer, nd->slot);
+                fprintf(f, "[s=%d peer=%d slot=%d", nd->stage, nd->peer, ps->gathered ? entry(s, d, nd->stage)->block
+                                                                                      : nd->slot);
             else if (nd->kind == TPG_NODE_FLAG)
                 fprintf(f, "[s=%d", nd->stage);
-            if (nd->kind == TPG_NODE_COPY || nd->kind == TPG_NODE_FLAG)
+            if (items[i].node == TPG_ITEM_LOCAL_SHARD)
+                fprintf(f, " own shard]");
+            else if (nd->kind == TPG_NODE_COPY || nd->kind == TPG_NODE_FLAG)
                 fprintf(f, ps->copy_chunks > 1 ? " piece=%d]" : "]", items[i].piece);
             int first = 1;
             for (int j = 0; j < 2; j++)
@@ -321,7 +358,6 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const tpg_kernel_desc *kd = cfg->kernel;
     const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
     const tpg_walk_order order = plan_walk_order(cfg, ps, l);
-    const int gated = order == TPG_WALK_INTERLEAVED_GATED;
     char w[160];
 
     fprintf(f, "{\"config\": ");
@@ -349,14 +385,15 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"stage_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->stage_m,
             ps->stage_n, ps->stage_k);
     fprintf(f, ", \"tiles_per_stage\": %" PRId64 ", \"stage_minor\": %s", ps->tiles_per_stage,
-            order != TPG_WALK_STAGE_AFTER_STAGE ? "true" : "false");
-    fprintf(f, ", \"stages_gated\": %s", gated ? "true" : "false");
+            order != TPG_WALK_STAGE_AFTER_STAGE && order != TPG_WALK_GATHERED ? "true" : "false");
+    fprintf(f, ", \"stages_gated\": %s, \"stages_gathered\": %s",
+            order == TPG_WALK_INTERLEAVED_GATED ? "true" : "false", ps->gathered ? "true" : "false");
 
     fprintf(f, ", \"stages\": [");
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, gated, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, order, d, st, w, sizeof w);
             fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
                        "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
                     d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);
@@ -380,13 +417,15 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"overlap_barriers\": %d, \"graph\": [", ps->overlap && p > 1);
     for (int d = 0; d < p && s->nodes && s->nodes_per_device > 0; d++) {
         tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
-        const int count = expand_device(s, d, ps->copy_chunks, ps->overlap, items);
+        const int count = expand_device(s, d, ps, items);
         fprintf(f, "%s{\"device\": %d, \"nodes\": [", d ? ", " : "", d);
         for (int i = 0; i < count; i++) {
-            const tpg_graph_node *nd = &s->nodes[d * s->nodes_per_device + items[i].node];
+            const tpg_graph_node nd = item_node(s, d, &items[i]);
+            const int slot = nd.kind == TPG_NODE_COPY && ps->gathered ? entry(s, d, nd.stage)->block : nd.slot;
             fprintf(f, "%s{\"index\": %d, \"kind\": \"%s\", \"stage\": %d, \"peer\": %d, \"slot\": %d, "
-                       "\"piece\": %d, \"deps\": [",
-                    i ? ", " : "", i, tpg_plan_node_kind_name(nd->kind), nd->stage, nd->peer, nd->slot, items[i].piece);
+                       "\"piece\": %d, \"own_shard\": %s, \"deps\": [",
+                    i ? ", " : "", i, tpg_plan_node_kind_name(nd.kind), nd.stage, nd.peer, slot, items[i].piece,
+                    items[i].node == TPG_ITEM_LOCAL_SHARD ? "true" : "false");
             int first = 1;
             for (int j = 0; j < 2; j++)
                 if (items[i].deps[j] >= 0) {

@@ -30,11 +30,12 @@ typedef struct tpg_plan_shape {
     int64_t b_rows, b_cols;             /* B shard (N x K storage), per batch */
     int64_t d_rows, d_cols;             /* C/D shard, per batch */
     int64_t tiles_per_stage;            /* L * ceil(stage_m / BM) * ceil(stage_n / BN) */
-    int64_t num_slots;                  /* tp - 1 receive slots */
+    int64_t num_slots;                  /* tp - 1 receive slots; tp where the walk is gathered (one per block) */
     int64_t slot_bytes;                 /* one slot: rotating shard (all-gather) or partial (RS), all L */
     int64_t slots_bytes;                /* num_slots * slot_bytes */
     int64_t flags_bytes;                /* all-gather: tp stage flags; RS: per-tile flags of every slot */
     int64_t moved_bytes;                /* per device per call: (tp-1) * slot_bytes */
+    int gathered;                       /* the walk order is TPG_WALK_GATHERED (its slots hold every block) */
     int copy_chunks;                    /* all-gather: pieces per copy (copy_plan.h); 0 = nothing copied */
     int64_t copy_chunk_rows;            /* flat rows of a piece (the last may have fewer) */
     int64_t copy_chunk_bytes;           /* bytes of a piece (the last may have fewer) */
@@ -76,7 +77,9 @@ typedef enum tpg_walk_order {
     TPG_WALK_STAGE_AFTER_STAGE = 0,
     TPG_WALK_INTERLEAVED_ONE_WAVE,  /* every unit resident at once: the order only places tiles */
     TPG_WALK_INTERLEAVED_FEW_ROWS,  /* at most TPG_INTERLEAVE_MAX_ROWS rows a stage: B is the cost, read once */
-    TPG_WALK_INTERLEAVED_GATED      /* all-gather, as FEW_ROWS, every stage waiting for the last shard (params.c) */
+    TPG_WALK_INTERLEAVED_GATED,     /* all-gather, as FEW_ROWS, every stage waiting for the last shard (params.c) */
+    TPG_WALK_GATHERED               /* all-gather of few rows: every shard gathered into the slots, then one GEMM of
+                                       all M rows (params.c: gathered_params) */
 } tpg_walk_order;
 
 /* A stage of at most this many output rows does at most 2 x rows FLOPs per element of B it reads - far below what
@@ -86,8 +89,13 @@ typedef enum tpg_walk_order {
  * every Hopper part is 50 MB, and the walk streams A, partials and D through it too); smaller, the re-reads hit
  * L2 and interleaving only adds waits (measured: params.c). */
 #define TPG_INTERLEAVE_MIN_B_BYTES ((int64_t)32 << 20)
+/* An all-gather stage of at most this many rows is gathered (TPG_WALK_GATHERED): there the wait for every shard
+ * costs less than stage after stage loses to part-filled tiles and to reading B once a stage (params.c). */
+#define TPG_GATHER_MAX_ROWS 128
 
-/* The walk order of two or more stages that split M (so every stage reads all of B), of a ping-pong kernel (1x1
+/* The walk order of two or more stages that split M (so every stage reads all of B). An all-gather of at most
+ * TPG_GATHER_MAX_ROWS rows a stage and one batch, whose copies are chained and not over NCCL: gathered, on any
+ * kernel. Else, of a ping-pong kernel (1x1
  * clusters) with one row of tiles a stage. A reduce-scatter ring: interleaved if all its tiles (times batches and
  * stages) fit in one wave of `sms` SMs, or if a stage has at most TPG_INTERLEAVE_MAX_ROWS rows, reads at least
  * TPG_INTERLEAVE_MIN_B_BYTES of B and the transport has no band waits. An all-gather: interleaved and gated under
@@ -100,6 +108,12 @@ tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w);
  * band_waits: over the NCCL transport. */
 tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_desc *kd, int64_t stage_m,
                                   int64_t stage_n, int64_t stage_k, int64_t l, int sms, int band_waits);
+
+/* Tiles of a walk of `stages` stages of stage_m x stage_n output, l batches, in kd's tiles: stages x their tiles, or
+ * gathered (TPG_WALK_GATHERED) the tiles of one GEMM of all the stages' rows. What the wave check of the default pick
+ * (config.c) and the plan's tile waves line count. */
+int64_t tpg_walk_tile_count(const tpg_kernel_desc *kd, int stages, int64_t stage_m, int64_t stage_n, int64_t l,
+                            int gathered);
 
 /* Short names used in the plan: "BARRIER_START", ...; "M"/"N"/"K"/"-"; "A"/"B"/"D"/"-". */
 const char *tpg_plan_node_kind_name(int kind);

@@ -11,7 +11,8 @@ tpg_status tpg__tile_order_alloc(tpg_op *op) {
     const tpg_kernel_desc *k = op->kernel;
     if (!k->raster) return TPG_OK;
     tpg_ctx *ctx = op->ctx;
-    const int64_t tiles_m = (op->shapes.stage_m + k->bm - 1) / k->bm, tiles_n = (op->shapes.stage_n + k->bn - 1) / k->bn;
+    const int64_t walk_m = op->shapes.stage_m * (op->gathered ? op->sched->tp : 1); /* params.c: gathered_params */
+    const int64_t tiles_m = (walk_m + k->bm - 1) / k->bm, tiles_n = (op->shapes.stage_n + k->bn - 1) / k->bn;
     const int64_t units_m = (tiles_m + k->cluster_m - 1) / k->cluster_m;
     const int64_t units_n = (tiles_n + k->cluster_n - 1) / k->cluster_n;
     if (units_m > 0x7fff || units_n > 0x7fff)

@@ -88,8 +88,10 @@ typedef struct tpg_gemm_params {
      * row each, where the whole walk is one wave of the grid (the order then only places tiles) or a stage has at
      * most 64 rows and at least 32 MiB of B (reading B is then the cost) and the transport waits per tile: the
      * stages' tiles of one output position read the same B tile, and on neighbouring CTAs they read it in step;
-     * and for all-gathers of such stages, gated: every stage waits on the last copy's flags (runtime/src/params.c
-     * says when and why; docs/perf_notes/2026-12-02-b.md, 19:03Z and 21:32Z sections). 0 for every other launch. */
+     * and for batched all-gathers of such stages, gated: every stage waits on the last copy's flags
+     * (runtime/src/params.c says when and why; docs/perf_notes/2026-12-02-b.md, 19:03Z and 21:32Z sections). 0 for
+     * every other launch - an all-gather of one batch and few rows a stage is one stage of all its rows there
+     * (gathered_params). */
     int stage_minor;
     int m, n, k, l;   /* per-stage output extent m x n, reduction length k, batch count l */
     float alpha, beta;

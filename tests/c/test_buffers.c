@@ -1,5 +1,6 @@
 /* The per-op symmetric buffer's layout (runtime/src/buffers.c, buffers.h): every section starts on a 256-byte
- * boundary, none overlaps another, the slots hold (tp - 1) whole slots per bank and the flag sections one word per flag,
+ * boundary, none overlaps another, the slots hold num_slots (tp - 1, or tp for the gathered all-gather walk) whole
+ * slots per bank and the flag sections one word per flag,
  * and the three epoch words (epoch, last_epoch, epoch_readers) lie in three sections - the GEMM's CTAs all load
  * one of them while one CTA stores or every CTA counts itself in on another, and a shared 32-byte sector made a
  * short-K reduce-scatter 1.3% slower (bench/results/experiments/ab_epoch_0410Z.log). No GPU needed. */
@@ -17,7 +18,7 @@ typedef struct section {
 static int sections_of(const tpg_buffer_layout *b, section *out) {
     const size_t word = sizeof(unsigned int);
     const section all[] = {
-        {"slots", b->slots, (size_t)(b->tp - 1) * (size_t)b->banks * b->slot_bytes},
+        {"slots", b->slots, (size_t)b->num_slots * (size_t)b->banks * b->slot_bytes},
         {"stage_flags", b->stage_flags, (size_t)b->tp * TPG_MAX_COPY_CHUNKS * word},
         {"tile_flags", b->tile_flags, (size_t)(b->tp - 1) * (size_t)b->banks * (size_t)b->tiles_per_stage * word},
         {"epoch", b->epoch, word},
@@ -39,7 +40,9 @@ static int sections_of(const tpg_buffer_layout *b, section *out) {
 static int layout_problems(const tpg_buffer_layout *b, size_t slot_bytes) {
     section s[16];
     const int n = sections_of(b, s);
-    int bad = b->slot_bytes < slot_bytes || b->slot_bytes % 256 != 0 || b->slot_bytes_used != slot_bytes;
+    const int gathered = b->num_slots == b->tp; /* end to end: the stride is the shard */
+    int bad = b->slot_bytes < slot_bytes || b->slot_bytes_used != slot_bytes ||
+              (gathered ? b->slot_bytes != slot_bytes : b->slot_bytes % 256 != 0);
     for (int i = 0; i < n; i++) {
         bad |= s[i].at % 256 != 0 || s[i].at + s[i].bytes > b->total;
         for (int j = i + 1; j < n; j++) {
@@ -65,7 +68,10 @@ TPG_TEST(sections_are_aligned_and_apart) {
             for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++)
                 for (int banks = 1; banks <= 2; banks++) { /* 2: the NCCL transport's receive bank */
                     tpg_buffer_layout b;
-                    tpg_buffer_layout_init(&b, tps[i], slots[j], tiles[k], banks);
+                    tpg_buffer_layout_init(&b, tps[i], slots[j], tiles[k], 1, 1); /* gathered: tp slots */
+                    TPG_EXPECT(layout_problems(&b, slots[j]) == 0);
+                    TPG_EXPECT(b.stage_flags - b.slots >= (size_t)tps[i] * b.slot_bytes);
+                    tpg_buffer_layout_init(&b, tps[i], slots[j], tiles[k], banks, 0);
                     TPG_EXPECT(layout_problems(&b, slots[j]) == 0);
                     /* the receive bank's last slot and tile flags still lie inside their sections */
                     const int last = tpg_buf_recv_slot(&b, tps[i] - 2);
@@ -77,10 +83,10 @@ TPG_TEST(sections_are_aligned_and_apart) {
 TPG_TEST(the_checker_catches_a_shared_section) {
     /* the controls: last_epoch beside epoch (the change's first form), a flag section overlapping the slots */
     tpg_buffer_layout b;
-    tpg_buffer_layout_init(&b, 2, 1024, 4, 1);
+    tpg_buffer_layout_init(&b, 2, 1024, 4, 1, 0);
     b.last_epoch = b.epoch + sizeof(unsigned int);
     TPG_EXPECT(layout_problems(&b, 1024) != 0);
-    tpg_buffer_layout_init(&b, 2, 1024, 4, 2);
+    tpg_buffer_layout_init(&b, 2, 1024, 4, 2, 0);
     b.stage_flags = b.slots + 256;
     TPG_EXPECT(layout_problems(&b, 1024) != 0);
 }

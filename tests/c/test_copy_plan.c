@@ -232,6 +232,43 @@ TPG_TEST(last_flag_follows_every_copy) {
     TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&beside, 3), -1); /* no such device */
 }
 
+/* The gathered walk's copy of the own shard (tpg_graph_items_gather): one more item, first, depending on nothing,
+ * that the GEMM waits for - beside the start barrier, or alone with the barriers beside the GEMM - with every other
+ * item one on and every dependency still on an earlier item (graph.c adds the nodes in order); a list without one
+ * GEMM, or whose GEMM has no dependency free, is refused and left as it was. */
+TPG_TEST(the_own_shard_copy_feeds_the_gemm) {
+    const tpg_graph_node list[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                   {TPG_NODE_FLAG, 1, 1, 1, {1, -1}},           {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                   {TPG_NODE_BARRIER_END, -1, -1, -1, {3, 2}}};
+    for (int overlap = 0; overlap <= 1; overlap++) {
+        tpg_graph_item items[6];
+        TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 5, 1, items), 0);
+        if (overlap) TPG_ASSERT_EQ_INT(tpg_graph_items_overlap(list, TPG_COMM_ALLGATHER, items, 5), 0);
+        TPG_ASSERT_EQ_INT(tpg_graph_items_gather(list, items, 5), 6);
+        TPG_EXPECT_EQ_INT(items[0].node, TPG_ITEM_LOCAL_SHARD);
+        TPG_EXPECT_EQ_INT(items[0].piece, 0);
+        TPG_EXPECT(items[0].deps[0] == -1 && items[0].deps[1] == -1);
+        for (int i = 1; i < 6; i++) {
+            TPG_EXPECT_EQ_INT(items[i].node, i - 1);
+            for (int j = 0; j < 2; j++) TPG_EXPECT(items[i].deps[j] < i);
+        }
+        /* the GEMM: the own copy beside the start barrier, or alone */
+        TPG_EXPECT_EQ_INT(items[4].deps[0], overlap ? 0 : 1);
+        TPG_EXPECT_EQ_INT(items[4].deps[1], overlap ? -1 : 0);
+        TPG_EXPECT_EQ_INT(items[2].deps[0], 1); /* the copy still follows the start barrier */
+        TPG_EXPECT_EQ_INT(items[5].deps[0], overlap ? 3 : 4); /* the closing barrier: its flag or its GEMM */
+    }
+    tpg_graph_node full[5];
+    memcpy(full, list, sizeof list);
+    full[3].deps[1] = 2; /* the GEMM already waits for two nodes */
+    tpg_graph_item items[6];
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(full, 5, 1, items), 0);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_gather(full, items, 5), -1);
+    TPG_EXPECT_EQ_INT(items[0].node, 0); /* unchanged */
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 3, 1, items), 0); /* no GEMM */
+    TPG_EXPECT_EQ_INT(tpg_graph_items_gather(list, items, 3), -1);
+}
+
 TPG_TEST(unknown_lists_are_refused) {
     tpg_graph_item out[8];
     const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
@@ -243,4 +280,4 @@ TPG_TEST(unknown_lists_are_refused) {
 TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chunk_counts),
               TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
               TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
-              TPG_CASE(unknown_lists_are_refused))
+              TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(unknown_lists_are_refused))

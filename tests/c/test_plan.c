@@ -208,23 +208,55 @@ TPG_TEST(stage_minor_rule) {
     TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&few), TPG_WALK_INTERLEAVED_ONE_WAVE); /* the control */
 }
 
-/* An all-gather walk of one row of tiles a stage on a ping-pong kernel whose copies are chained. */
-static tpg_walk_facts gather_walk(int stages, int64_t rows, int64_t tiles_n, int sms) {
-    tpg_walk_facts w = ring_walk(stages, rows, tiles_n, 1, sms);
+/* An all-gather walk of one row of tiles a stage on a ping-pong kernel whose copies are chained, of l batches. */
+static tpg_walk_facts gather_walk(int stages, int64_t rows, int64_t tiles_n, int64_t l, int sms) {
+    tpg_walk_facts w = ring_walk(stages, rows, tiles_n, l, sms);
     w.reduce_scatter = 0;
     w.copies_chained = 1;
     return w;
 }
 
-/* The gated all-gather walk: at most TPG_INTERLEAVE_MAX_ROWS rows and at least TPG_INTERLEAVE_MIN_B_BYTES of B a
- * stage, in one wave or more, chained copies, not over NCCL; never the one-wave arm (B in L2 is re-read cheaply,
- * and the stage-0 tiles would wait for shards they do not need). */
+/* The gathered all-gather walk: at most TPG_GATHER_MAX_ROWS rows a stage and one batch, chained copies, not over
+ * NCCL - on any kernel, in any number of waves, whatever B's size (one GEMM of all rows: no tile is part-filled by a
+ * stage's rows, B is read once). */
+TPG_TEST(stage_gathered_rule) {
+    tpg_walk_facts w = gather_walk(2, TPG_GATHER_MAX_ROWS, 16, 1, 132);
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_GATHERED);
+    w = gather_walk(8, 16, 104, 1, 132); /* several waves */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_GATHERED);
+    const tpg_walk_facts gathered = gather_walk(4, 32, 16, 1, 132);
+    tpg_walk_facts any[6];
+    for (int i = 0; i < 6; i++) any[i] = gathered;
+    any[0].pingpong = 0; /* cooperative */
+    any[1].cluster_m = 2;
+    any[2].tiles_m = 2;
+    any[3].b_bytes = 1;
+    any[4].sms = 16;
+    any[5].stage_rows = 1;
+    for (int i = 0; i < 6; i++) TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&any[i]), TPG_WALK_GATHERED);
+    tpg_walk_facts never[6];
+    for (int i = 0; i < 6; i++) never[i] = gathered;
+    never[0].stage_rows = TPG_GATHER_MAX_ROWS + 1;
+    never[1].l = 2;
+    never[2].band_waits = 1;
+    never[3].copies_chained = 0;
+    never[4].stages_split_m = 0; /* RotatingB */
+    never[5].stages = 1;
+    for (int i = 0; i < 6; i++) TPG_EXPECT(tpg_plan_walk_order(&never[i]) != TPG_WALK_GATHERED);
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&never[0]), TPG_WALK_STAGE_AFTER_STAGE);
+    never[1].tiles_m = 1; /* batched: the gated arm's */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&never[1]), TPG_WALK_INTERLEAVED_GATED);
+}
+
+/* The gated all-gather walk: batched (else gathered), at most TPG_INTERLEAVE_MAX_ROWS rows and at least
+ * TPG_INTERLEAVE_MIN_B_BYTES of B a stage, in one wave or more, chained copies, not over NCCL; never the one-wave
+ * arm (B in L2 is re-read cheaply, and the stage-0 tiles would wait for shards they do not need). */
 TPG_TEST(stage_gated_rule) {
-    tpg_walk_facts w = gather_walk(2, TPG_INTERLEAVE_MAX_ROWS, 16, 132);
+    tpg_walk_facts w = gather_walk(2, TPG_INTERLEAVE_MAX_ROWS, 16, 2, 132);
     TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_GATED);
-    w = gather_walk(4, 32, 208, 132); /* several waves */
+    w = gather_walk(4, 32, 208, 2, 132); /* several waves */
     TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_INTERLEAVED_GATED);
-    const tpg_walk_facts gated = gather_walk(2, TPG_INTERLEAVE_MAX_ROWS, 16, 132);
+    const tpg_walk_facts gated = gather_walk(2, TPG_INTERLEAVE_MAX_ROWS, 16, 2, 132);
     tpg_walk_facts never[8];
     for (int i = 0; i < 8; i++) never[i] = gated;
     never[0].stage_rows = TPG_INTERLEAVE_MAX_ROWS + 1;
@@ -244,15 +276,35 @@ TPG_TEST(stage_minor_plan) {
                                                      "reduce-scatter ring of one wave");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false"); /* four tile rows a stage */
-    /* all-gather: at 64 rows and 224 MiB of B a stage interleaved and gated, every stage on the last copy's flag;
-     * at 128 rows (two tile rows) stage after stage, each stage on its own shard */
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true, \"stages_gated\": true");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 128, 1, "\"stage\": 0, \"block\": 1, \"peer\": 1, \"src_slot\": -1, "
+    /* all-gather: at 128 rows a stage gathered - tp slots, the own shard's copy a GEMM dependency, every stage on the
+     * last copy's flag; batched, at 64 rows, interleaved and gated; at 256 rows stage after stage, each stage on its
+     * own shard */
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"stage_minor\": false, \"stages_gated\": false, "
+                                                     "\"stages_gathered\": true");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"stage\": 0, \"block\": 1, \"peer\": 1, \"src_slot\": -1, "
                                                      "\"dst_peer\": -1, \"dst_slot\": -1, \"waits_on\": \"flag 1: the "
-                                                     "last copy (gated: every shard)\"");
-    expect_plan_has("ag_rota_bf16_pp64_tp4", 128, 0, "walk order        stages interleaved and gated");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"stage_minor\": false, \"stages_gated\": false");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"waits_on\": \"nothing (own A shard)\"");
+                                                     "last copy, and the own shard's copy (gathered");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"buffers_per_device\": {\"slots\": 2, \"slot_bytes\": 7340032, "
+                                                     "\"slots_bytes\": 14680064, \"flags_bytes\": 256}, "
+                                                     "\"bytes_moved_per_device\": 7340032");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "{\"device\": 1, \"nodes\": [{\"index\": 0, \"kind\": \"COPY\", "
+                                                     "\"stage\": 0, \"peer\": 1, \"slot\": 1, \"piece\": 0, "
+                                                     "\"own_shard\": true, \"deps\": []}, {\"index\": 1, \"kind\": "
+                                                     "\"BARRIER_START\"");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "{\"index\": 4, \"kind\": \"GEMM\", \"stage\": -1, \"peer\": -1, "
+                                                     "\"slot\": -1, \"piece\": 0, \"own_shard\": false, "
+                                                     "\"deps\": [1, 0]}, {\"index\": 5, \"kind\": \"BARRIER_END\"");
+    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "walk order        gathered (an all-gather of at most 128 rows");
+    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "| 14 COPY[s=7 peer=6 slot=6] <-13 |");
+    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "dev 7: 0 COPY[s=0 peer=7 slot=7 own shard] | 1 BARRIER_START |");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false, \"stages_gated\": false, "
+                                                     "\"stages_gathered\": false");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 512, 1, "\"waits_on\": \"nothing (own A shard)\"");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 512, 1, "\"buffers_per_device\": {\"slots\": 1,");
+    char *batched = plan_text(find("ag_rota_bf16_pp64_tp2"), 128, 8192, 28672, 2, 0);
+    TPG_EXPECT(batched != NULL);
+    if (batched) TPG_EXPECT_STR_CONTAINS(batched, "walk order        stages interleaved and gated");
+    free(batched);
     expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true, \"stages_gated\": false");
     expect_plan_has("rs_tilb_bf16_pp64_tp2", 64, 1, "\"stage_minor\": false"); /* one row, one wave, split N */
     /* 256 units of 32 rows: two waves */
@@ -361,7 +413,8 @@ TPG_TEST(names) {
 TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather_rotating_a_seed_default),
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
               TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
-              TPG_CASE(stage_minor_rule), TPG_CASE(stage_gated_rule), TPG_CASE(stage_minor_plan),
+              TPG_CASE(stage_minor_rule), TPG_CASE(stage_gathered_rule), TPG_CASE(stage_gated_rule),
+              TPG_CASE(stage_minor_plan),
               TPG_CASE(tp1_moves_nothing),
               TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

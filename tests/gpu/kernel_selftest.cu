@@ -28,9 +28,9 @@
  * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel; `--rs-parts` with
  * the ring's cost split into parts; `--rs-few` on few-token problems instead), `--ag-perf` the
  * all-gather walk timing of selftest_ag_perf.cu (`--ag-few` on few-token problems instead; `--problem NAME,...`
- * picks problems of either by name), `--coresident` whether the barrier kernel runs beside each
- * listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with `--no-perf`: only the
- * requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
+ * picks problems of either by name, `--variants NAME,...` the walk variants), `--coresident` whether the barrier
+ * kernel runs beside each listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with
+ * `--no-perf`: only the requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -55,7 +55,7 @@ static_assert(0 KERNELS(COUNT) <= SELFTEST_MAX_KERNELS, "more instances than a r
 #undef COUNT
 void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems);
 void print_rs_perf(const kern *ks, int nk);
-void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems);
+void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems, const char *variants);
 void print_ag_perf(const kern *ks, int nk);
 void coresident(const kern *ks, int nk, const ctl &c);
 void print_coresident(const kern *ks, int nk);
@@ -473,7 +473,7 @@ bool selftest_listed(const char *only, const char *name)
 int main(int argc, char **argv)
 {
     int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, ag_few = 0, cores = 0, cases = 1;
-    const char *only = NULL, *problems = NULL;
+    const char *only = NULL, *problems = NULL, *variants = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
@@ -486,13 +486,18 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc) problems = argv[++i];
+        else if (strcmp(argv[i], "--variants") == 0 && i + 1 < argc) variants = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] "
                             "[--ag-few] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]] "
-                            "[--problem NAME[,NAME...]]\n",
+                            "[--problem NAME[,NAME...]] [--variants NAME[,NAME...]]\n",
                     argv[0]);
             return 2;
         }
+    }
+    if (variants && !ag) {
+        fprintf(stderr, "--variants selects the variants of --ag-perf / --ag-few: give one of them\n");
+        return 2;
     }
     if (problems && !rs && !ag) {
         fprintf(stderr, "--problem selects the problems of --rs-perf / --rs-parts / --rs-few / --ag-perf / --ag-few: "
@@ -583,7 +588,7 @@ int main(int argc, char **argv)
             test_perf(bf, nbf, c, h, pi);
         }
     if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, problems); /* selftest_rs_perf.cu */
-    if (ag && nk > 0) ag_perf(ks, nk, c, ag_few, problems); /* selftest_ag_perf.cu */
+    if (ag && nk > 0) ag_perf(ks, nk, c, ag_few, problems, variants); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     alarm(0);
     cublasDestroy(h);

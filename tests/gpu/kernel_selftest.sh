@@ -23,10 +23,11 @@
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
 # Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few]
-#   [--ag-perf] [--ag-few] [--coresident] [--pieces-control] [--only NAME[,NAME...]] [--problem NAME[,NAME...]: the
-#   --rs-* / --ag-* problems named, e.g. 70B-fc2-m128] (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320
-#   pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma
-#   e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1)
+#   [--ag-perf] [--ag-few] [--variants NAME[,NAME...]] [--coresident] [--pieces-control] [--only NAME[,NAME...]]
+#   [--problem NAME[,NAME...]: the --rs-* / --ag-* problems named, e.g. 70B-fc2-m128]
+#   (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h
+#   k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32
+#   w160 pp64tma wide3nd wide3old pp64g1)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"

@@ -24,15 +24,18 @@
  *          tokens a stage's reads of B decide its time, and stage after stage reads all of B once a stage.
  *   nv1g, copyg  nv1m and copym gated: every stage, the local one too, waits on the last stage's flags, so a
  *          unit's stages start together and stay in step (with copies in flight nv1m's do not).
+ *   nv1x, copyx  gathered: plain's one GEMM of all M rows, waiting on the last stage's flags, with nv1's and copy's
+ *          copies in flight - a walk that gathers every shard into one buffer first (A here is that buffer), so
+ *          stages of fewer rows than a tile share tiles; without the copy of the local shard into it.
  * With `--ag-few` the problems are the all-gather anchors at M = 128 ... 512 tokens, TP = 2, 4 and 8 (named
  * like 70B-fc1-m128; `--problem` picks some - a name must be in the table of every mode run), with plain, walk,
- * minor, nv1, nv1g and copyg only (printed in that order).
+ * minor, nv1, nv1g and copyg only (printed in that order); `--variants NAME,...` runs plain and the named ones.
  * copy against copyN is what cutting the copies does over a slow link (PCIe: Hopper cards without
  * NVLink), nv1 against nv8 over NVLink.
  * Every call first raises the epoch by a copy-engine write (the same in every variant).
- * Check: copy's, copy8's, copym's and copyg's outputs must equal plain's bit for bit (same tiles, same k order), and no call
- * times out; for the check the shards' rows are first overwritten with NaNs and copied whole, so a tile
- * that read its rows before their piece's flag would differ.
+ * Check: copy's, copy8's, copym's, copyg's and copyx's outputs must equal plain's bit for bit (same tiles, same k
+ * order), and no call times out; for the check the shards' rows are first overwritten with NaNs and copied whole,
+ * so a tile that read its rows before their piece's flag would differ.
  */
 #include "copy_chunks.h"
 #include "selftest_util.cuh"
@@ -60,23 +63,28 @@ static void ag_few_problems()
 }
 
 enum { V_PLAIN, V_WALK, V_WALK8, V_COPY, V_COPY4, V_COPY8, V_NV1, V_NV8, V_MINOR, V_NV1M, V_COPYM, V_NV1G, V_COPYG,
-       NV };
-static const char *const kVariant[NV] = {"plain", "walk",  "walk8", "copy", "copy4", "copy8", "nv1",
-                                         "nv8",   "minor", "nv1m", "copym", "nv1g", "copyg"};
+       V_NV1X, V_COPYX, NV };
+static const char *const kVariant[NV] = {"plain", "walk",  "walk8", "copy", "copy4", "copy8", "nv1",  "nv8",
+                                         "minor", "nv1m", "copym", "nv1g", "copyg", "nv1x", "copyx"};
 /* pieces a stage's copy is cut into (0: no copy) and flags it raises; walk8 (8 flags, no copies) is the
  * kernel's side of the cut alone */
-static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8, 0, 1, 1, 1, 1};
-static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8, 1, 1, 1, 1, 1};
-static bool interleaved(int v) { return v >= V_MINOR; }
-/* nv1g, copyg: interleaved, every stage (0 too) waiting on the last stage's flag - the copies run one after
- * another on one stream, as a device's copies do in its graph (copy_plan.h), so the last flag means all shards */
+static const int kPieces[NV] = {0, 0, 0, 1, 4, 8, 1, 8, 0, 1, 1, 1, 1, 1, 1};
+static const int kFlags[NV] = {0, 1, 8, 1, 4, 8, 1, 8, 1, 1, 1, 1, 1, 1, 1};
+/* nv1x, copyx: one stage of all M rows (as plain) behind the last stage's flag */
+static bool gathered(int v) { return v == V_NV1X || v == V_COPYX; }
+static bool interleaved(int v) { return v >= V_MINOR && !gathered(v); }
+/* nv1g, copyg (and the gathered ones): every stage (0 too) waiting on the last stage's flag - the copies run one
+ * after another on one stream, as a device's copies do in its graph (copy_plan.h), so the last flag means all
+ * shards */
 static bool gated(int v) { return v >= V_NV1G; }
-static bool nvlink_timed(int v) { return v == V_NV1 || v == V_NV8 || v == V_NV1M || v == V_NV1G; }
-/* the variants run: all on the anchors, these at few tokens */
+static bool nvlink_timed(int v) { return v == V_NV1 || v == V_NV8 || v == V_NV1M || v == V_NV1G || v == V_NV1X; }
+/* the variants run: all on the anchors, these at few tokens; --variants: plain and the named ones */
 static const int kFewVariants[] = {V_PLAIN, V_MINOR, V_NV1, V_NV1G, V_COPYG};
 static bool g_ag_few_mode = false;
+static const char *g_ag_variants = NULL;
 static bool runs(int v)
 {
+    if (g_ag_variants) return v == V_PLAIN || selftest_listed(g_ag_variants, kVariant[v]);
     if (!g_ag_few_mode) return true;
     for (int f : kFewVariants)
         if (f == v) return true;
@@ -164,7 +172,7 @@ static double ag_window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c
  * s > 0 waiting on its flags, one per piece of variant v's cut. */
 static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_bufs &b, const tp_problem &P, int v)
 {
-    const bool walk = v != V_PLAIN;
+    const bool walk = v != V_PLAIN && !gathered(v);
     const int S = walk ? P.tp : 1, m = P.m / S;
     base_params(p, c, m, P.n, P.k, 1, S);
     p->stage_minor = interleaved(v);
@@ -177,7 +185,7 @@ static void ag_params(tpg_gemm_params *p, const ctl &c, const kern &K, const ag_
         sp->b_batch_rows = P.n;
         set_dest(p, s, K, (char *)b.D + (size_t)s * m * P.n * 2, P.n, (long long)P.m * P.n);
         if (s > 0) sp->wait_flag = b.F + s * TPG_MAX_COPY_CHUNKS;
-        if (gated(v)) sp->wait_flag = b.F + (S - 1) * TPG_MAX_COPY_CHUNKS;
+        if (gated(v)) sp->wait_flag = b.F + (P.tp - 1) * TPG_MAX_COPY_CHUNKS;
         sp->wait_chunk_rows = piece_rows(b, P, kFlags[v]);
     }
 }
@@ -296,7 +304,7 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
             continue;
         }
         for (int i = 0; i < nk; ++i)
-            for (int v : {V_COPY, V_COPY8, V_COPYM, V_COPYG}) {
+            for (int v : {V_COPY, V_COPY8, V_COPYM, V_COPYG, V_COPYX}) {
                 if (ks[i].s.dtype != dt || !runs(v)) continue;
                 b.tile_rows = ks[i].s.bm;
                 const unsigned int nd = ag_check(ks[i], &prm[i][V_PLAIN], &prm[i][v], c, b, P, v, Dref, diff);
@@ -318,9 +326,10 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
 
 /* The whole --ag-perf run: every listed kernel (any operand type) on every problem of the anchors' table, or with
  * few the few-token table's; `problems` (NULL: all) names some. */
-void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems)
+void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems, const char *variants)
 {
     g_ag_few_mode = few;
+    g_ag_variants = variants;
     if (few) ag_few_problems();
     const tp_problem *table = few ? g_ag_few : g_ag;
     g_ag_nrun = 0;
@@ -340,8 +349,8 @@ void print_ag_perf(const kern *ks, int nk)
     printf("\n## all-gather on one GPU: plain GEMM vs the fused walk, without and with the shard copies (TFLOP/s; "
            "ratio = variant speed / plain speed; copyN: PCIe copies in N pieces; nvN: NVLink-timed; walk8: 8 flags, "
            "no copies; minor, nv1m, copym: walk, nv1, copy with the stages interleaved; nv1g, copyg: nv1m, copym "
-           "with every stage waiting on the last shard; 4 interleaved rounds, "
-           "alternate ones reversed)\n\n| problem (per GPU) | TP |");
+           "with every stage waiting on the last shard; nv1x, copyx: plain behind the last shard; 4 interleaved "
+           "rounds, alternate ones reversed)\n\n| problem (per GPU) | TP |");
     for (int i = 0; i < nk; ++i)
         for (int v = 0; v < NV; ++v)
             if (runs(v)) printf(" %s %s |", ks[i].name, kVariant[v]);
