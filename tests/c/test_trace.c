@@ -105,6 +105,28 @@ static int count(const char *hay, const char *needle) {
     return n;
 }
 
+/* The gathered all-gather walk (one stage, behind the last copy's flag): its wait is every shard's copies, not a
+ * stage's. */
+TPG_TEST(a_gathered_walk_names_its_copies) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    hdr(d0)->num_stages = 1;
+    rec(d0, 0, 0, 0)->stage = 0; /* the two flag waits, the first records of the CTAs' producer lanes */
+    rec(d0, 1, 0, 0)->stage = 0;
+    for (int i = 0; i < CAP; i++) rec(d0, 0, 1, i)->stage = 0; /* its tiles: all of stage 0 */
+    tpg_trace_device d[1] = {{0, 0, d0, b}};
+    tpg_trace_summary sum;
+    char msg[256] = "";
+    int rc;
+    char *j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_ASSERT(rc == 0);
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copies+flags (gathered: every shard)\", \"cat\": \"copy\", \"ph\": \"X\", "
+                               "\"pid\": 0, \"tid\": 1, \"ts\": 5.000, \"dur\": 70.000");
+    TPG_EXPECT(strstr(j, "copy+flag stage") == NULL);
+    free(j);
+    free(d0);
+}
+
 TPG_TEST(two_devices_convert) {
     size_t b0, b1;
     void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500); /* rank 1's clock 2.5 us ahead */
@@ -258,5 +280,7 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(two_devices_convert), TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers), TPG_CASE(counts_beyond_cap_are_clamped),
+TPG_TEST_MAIN(TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
+              TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
+              TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset))

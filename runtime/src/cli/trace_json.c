@@ -270,7 +270,11 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
             any = 1;
         }
         const uint64_t begin = prev ? prev : sw[s].first_begin;
-        snprintf(name, sizeof name, "copy+flag stage %d", s);
+        /* one stage that waits: the gathered all-gather walk (runtime/src/params.c), behind the last copy's flag */
+        if (h->num_stages == 1)
+            snprintf(name, sizeof name, "copies+flags (gathered: every shard)");
+        else
+            snprintf(name, sizeof name, "copy+flag stage %d", s);
         snprintf(args, sizeof args,
                  "\"stage\": %d, \"inferred\": \"begin = predecessor done (graph order), end = first flag observation "
                  "(upper bound)\", \"first_seen_by_cta\": %u, \"observer_waited_us\": %.3f",
