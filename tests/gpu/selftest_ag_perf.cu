@@ -37,6 +37,8 @@
  * order), and no call times out; for the check the shards' rows are first overwritten with NaNs and copied whole,
  * so a tile that read its rows before their piece's flag would differ.
  */
+#include <string.h>
+
 #include "copy_chunks.h"
 #include "selftest_util.cuh"
 
@@ -324,12 +326,29 @@ static void ag_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     cudaFree(b.A); cudaFree(b.B); cudaFree(b.D); cudaFree(b.F); cudaFree(Dref); cudaFree(diff);
 }
 
+/* Whether every comma-separated name of `names` is one of kVariant. */
+static bool variants_known(const char *names)
+{
+    for (const char *at = names; *at;) {
+        const size_t n = strcspn(at, ",");
+        bool known = false;
+        for (int v = 0; v < NV; ++v) known |= strlen(kVariant[v]) == n && strncmp(at, kVariant[v], n) == 0;
+        if (!known) return false;
+        at += n + (at[n] == ',');
+    }
+    return true;
+}
+
 /* The whole --ag-perf run: every listed kernel (any operand type) on every problem of the anchors' table, or with
  * few the few-token table's; `problems` (NULL: all) names some. */
 void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems, const char *variants)
 {
     g_ag_few_mode = few;
     g_ag_variants = variants;
+    if (variants && !variants_known(variants)) { /* a misspelt name must not leave plain running alone as if asked */
+        if (nk > 0) record("ag-perf --variants (names of this file's variants)", ks[0], variants, "known names", 0);
+        return;
+    }
     if (few) ag_few_problems();
     const tp_problem *table = few ? g_ag_few : g_ag;
     g_ag_nrun = 0;
