@@ -87,6 +87,7 @@ def local_k(schedule: str, tp: int, k: int) -> int:
 
 
 PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
+PICK_WAVE_RATIO = 2.0  # TPG_PICK_WAVE_RATIO: or more than this times the pick's score (a pick filling little of a wave)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
 PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
 
@@ -141,7 +142,8 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     and k given, the wave check: of the configs not preferred, the one with the best score - the share of the tile
     slots of `sms` SMs its walk fills, times its wave_weight percent (100 without one) - replaces that pick when
     its score is more than PICK_WAVE_MARGIN above the pick's (few tokens: the last wave of the wide tiles nearly
-    empty); of equals the first by name, those without a wave_weight first."""
+    empty) or more than PICK_WAVE_RATIO times it (a pick filling a few percent of one wave); of equals the first by
+    name, those without a wave_weight first."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
 
@@ -162,7 +164,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
         def score(c: tuple) -> float:  # the same arithmetic as runtime/src/config.c wave_score
             return walk_fill(schedule, tp, m, n, by_name[c[2]]["tile"], sms) * (c[3] or 100) / 100
         best = max((c for c in fallback if c != pick), key=score, default=None)  # max keeps the first of equals
-        if best and score(best) > score(pick) + PICK_WAVE_MARGIN:
+        if best and (score(best) > score(pick) + PICK_WAVE_MARGIN or score(best) > score(pick) * PICK_WAVE_RATIO):
             pick = best
     return pick[0] if pick else None
 

@@ -156,7 +156,7 @@ def test_default_config_takes_the_best_scored_fallback_by_more_than_the_margin(t
         + row.format("ag_a_64", AG, "k64", ", wave_weight: 80") + row.format("ag_b_160", AG, "k160", ", wave_weight: 90")
         + row.format("ag_c_pp", AG, "k128", "") + row.format("ag_d_wide", AG, "k256", ", prefer_from_local_k: 1")
         + row.format("rs_a_64", RS, "k64", ", wave_weight: 80") + row.format("rs_b_pp", RS, "k128", ""))))
-    assert models.PICK_WAVE_MARGIN == 0.10
+    assert models.PICK_WAVE_MARGIN == 0.10 and models.PICK_WAVE_RATIO == 2.0
     # 70B-qkv, M = 512: 80 wide tiles and 160 ping-pong ones fill 61% of the slots, 128 of 128x160 97% (x 0.9),
     # 320 of 64x128 81% (x 0.8)
     assert models.default_config(doc, AG, 2, "bf16", 8192, 512, 10240) == "ag_b_160_tp2"
@@ -174,6 +174,14 @@ def test_default_config_takes_the_best_scored_fallback_by_more_than_the_margin(t
     assert models.walk_tiles(AG, 2, 512, 10240, tile) == 2 * 2 * 40
     assert abs(models.walk_fill(AG, 2, 128, 10240, tile, 132) - 2 * 64 * 5120 / (132 * 128 * 128)) < 1e-12
     assert models.default_config(doc, AG, 2, "bf16", 8192, 128, 10240) == "ag_a_64_tp2"
+    # a tiny walk (M = 16, 512 columns a GPU, gathered): the wide pick fills 0.19% of a wave, 64x128 0.76% (x 0.8):
+    # under the margin, over twice the pick's score; with the ratio rule's threshold raised, the wide pick stays
+    assert models.default_config(doc, AG, 2, "bf16", 8192, 16, 1024) == "ag_a_64_tp2"
+    ratio, models.PICK_WAVE_RATIO = models.PICK_WAVE_RATIO, 4.0
+    try:
+        assert models.default_config(doc, AG, 2, "bf16", 8192, 16, 1024) == "ag_d_wide_tp2"
+    finally:
+        models.PICK_WAVE_RATIO = ratio
     # without the shape, and where the wide tiles fill as well: the K rule's pick
     assert models.default_config(doc, AG, 2, "bf16", 8192) == "ag_d_wide_tp2"
     assert models.default_config(doc, AG, 2, "bf16", 8192, 16384, 10240) == "ag_d_wide_tp2"

@@ -119,7 +119,8 @@ tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, in
     if (m > 0 && n > 0 && k > 0 && m < TPG_PICK_EXTENT_LIMIT && n < TPG_PICK_EXTENT_LIMIT && sms > 0) {
         double s = 0.0;
         const int best = best_fallback(schedule, tp, dtype, m, n, k, sms, *index, &s);
-        if (best >= 0 && s > wave_score(&tpg_configs[*index], m, n, k, sms) + TPG_PICK_WAVE_MARGIN) *index = best;
+        const double pick = wave_score(&tpg_configs[*index], m, n, k, sms);
+        if (best >= 0 && (s > pick + TPG_PICK_WAVE_MARGIN || s > pick * TPG_PICK_WAVE_RATIO)) *index = best;
     }
     return TPG_OK;
 }

@@ -109,9 +109,12 @@ extern const tpg_config_desc tpg_configs[];
  * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c). */
 int tpg__config_pickable(const tpg_config_desc *c);
 /* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the best-scored fallback must score
- * more than this above the pick (score: the share of the tile slots its walk fills x wave_weight); extents past int32
- * (never a valid shape: shapes.c) skip the check. */
+ * more than this above the pick (score: the share of the tile slots its walk fills x wave_weight), or more than
+ * TPG_PICK_WAVE_RATIO times the pick's where the pick fills so little of one wave that no margin can be reached
+ * (70B-qkv at TP = 8, M = 128: the wide tiles 0.04, the 64x128 0.12; 20.5 against 36.2 TFLOP/s on one GPU,
+ * gathered); extents past int32 (never a valid shape: shapes.c) skip the check. */
 #define TPG_PICK_WAVE_MARGIN 0.10
+#define TPG_PICK_WAVE_RATIO 2.0
 #define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];
