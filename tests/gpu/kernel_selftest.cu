@@ -505,27 +505,8 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    g_num_sms = prop.multiProcessorCount;
-    /* the UUID names the physical GPU: each device call may get another H200, and the perf tables of two
-     * runs differ by a few percent between machines (docs/PERF_NOTES.md, 2026-12-02 section) */
-    char uuid[48]; /* "GPU-" + 32 hex digits + 4 dashes + NUL = 41 */
-    int at = snprintf(uuid, sizeof uuid, "GPU-");
-    for (int i = 0; i < 16; ++i)
-        at += snprintf(uuid + at, sizeof uuid - (size_t)at, "%s%02x", (i == 4 || i == 6 || i == 8 || i == 10) ? "-" : "",
-                       (unsigned char)prop.uuid.bytes[i]);
-    printf("device: %s (cc %d.%d, %d SMs) %s\n", prop.name, prop.major, prop.minor, g_num_sms, uuid);
-    if (prop.major != 9) {
-        printf("not a Hopper device; skipping\n");
-        return 1;
-    }
-    cudaDriverEntryPointQueryResult q;
-    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_encode, 12000, cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !g_encode) {
-        fprintf(stderr, "cuTensorMapEncodeTiled not available\n");
-        return 2;
-    }
+    const int setup = selftest_device_init(); /* selftest_util.cu: names the GPU, checks it, finds the TMA encoder */
+    if (setup != 0) return setup;
     kern ks[SELFTEST_MAX_KERNELS], bf[SELFTEST_MAX_KERNELS];
     int nk = 0, nbf = 0;
 #define INIT(nm, b) /* every instance fits: the static_assert above */                   \

@@ -438,3 +438,31 @@ void print_results(void)
         printf("| %s | %s | %s | %s | %s |\n", g_rows[i].name, g_rows[i].dtype, g_rows[i].value, g_rows[i].bound,
                g_rows[i].pass ? "PASS" : "FAIL");
 }
+
+/* The run's GPU (device 0): prints its name and UUID - the UUID names the physical GPU: each device call may get
+ * another H200, and the perf tables of two runs differ by a few percent between machines (docs/PERF_NOTES.md,
+ * 2026-12-02 section) - sets g_num_sms and g_encode. 0, or the exit status: 1 not a Hopper device, 2 no
+ * cuTensorMapEncodeTiled. */
+int selftest_device_init()
+{
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    g_num_sms = prop.multiProcessorCount;
+    char uuid[48]; /* "GPU-" + 32 hex digits + 4 dashes + NUL = 41 */
+    int at = snprintf(uuid, sizeof uuid, "GPU-");
+    for (int i = 0; i < 16; ++i)
+        at += snprintf(uuid + at, sizeof uuid - (size_t)at, "%s%02x", (i == 4 || i == 6 || i == 8 || i == 10) ? "-" : "",
+                       (unsigned char)prop.uuid.bytes[i]);
+    printf("device: %s (cc %d.%d, %d SMs) %s\n", prop.name, prop.major, prop.minor, g_num_sms, uuid);
+    if (prop.major != 9) {
+        printf("not a Hopper device; skipping\n");
+        return 1;
+    }
+    cudaDriverEntryPointQueryResult q;
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_encode, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !g_encode) {
+        fprintf(stderr, "cuTensorMapEncodeTiled not available\n");
+        return 2;
+    }
+    return 0;
+}

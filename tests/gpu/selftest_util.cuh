@@ -125,6 +125,7 @@ static __global__ void count_unpoisoned(const unsigned short *D, long long ld, i
 /* ---- host helpers (selftest_util.cu) ------------------------------------------------------------ */
 
 void kern_init(kern *K, const char *name, const void *fn, const tpg_selftest_shape &s, double bound);
+int selftest_device_init(); /* selftest_util.cu */
 void *dalloc(size_t bytes);
 void rand_fill(const kern &K, void *p, size_t n, unsigned int seed);     /* operands (A, B) */
 void rand_fill_out(const kern &K, void *p, size_t n, unsigned int seed); /* outputs' type (C) */
