@@ -70,6 +70,11 @@ def test_overlap_barriers_binding_refuses_a_null_op(lib):
     assert lib.lib.tpg_op_set_overlap_barriers(None, 1) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
 
 
+def test_gather_copy_engine_binding_refuses_a_null_op(lib):
+    """tpg_op_set_gather_copy_engine is exported and bound (bench/tp_bench.py --alt-gather-copy-engine calls it)."""
+    assert lib.lib.tpg_op_set_gather_copy_engine(None, 1) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
+
+
 def test_create_rank_without_gpu_is_no_device(lib):
     if has_gpu():
         pytest.skip("a GPU is visible: the no-device path cannot be exercised here")

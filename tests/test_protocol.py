@@ -11,7 +11,8 @@ the kernels' waits in templates/kernels/):
           writes it beside START, after every CTA read it, so one step here); all-gather stage s >= 1 reads its
           slot piece by piece, piece j once the flags of pieces 0..j are >= epoch - or, gathered (few rows a
           stage: one GEMM of all rows), every slot b (shard b; the own one copied in by a COPY first in its graph)
-          once the flag of the device's last FLAG node is >= epoch;
+          once the flag of the device's last FLAG node is >= epoch, or, where the GEMM pulls the shards itself
+          (`gemm_pulls`: no COPY or FLAG node), every peer's current input, from its start to its one stage;
           reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
           its own into the next peer's slot and raises that flag to the epoch (pull_partials: writes it into its
           own slot and raises its own flag, and the next peer waits on and reads the sender's);
@@ -44,13 +45,14 @@ class Violation(Exception):
     pass
 
 
-def plan(config, tp, overlap, chunks, m=None):
+def plan(config, tp, overlap, chunks, m=None, copy_engine=False):
     if not TPGEMM.exists():
         pytest.skip("build/tpgemm is missing (tests/test_build.py says why)")
     n, k = 512 * tp, 256 * tp
     m = m or 256 * tp * 4  # shards of several whole tiles, so pieces can be cut
     args = [str(TPGEMM), "--dry-run", "--json", "--config", config, "--m", str(m), "--n", str(n), "--k", str(k)]
     args += (["--overlap-barriers"] if overlap else []) + (["--copy-chunks", str(chunks)] if chunks > 1 else [])
+    args += ["--gather-copy-engine"] if copy_engine else []
     out = subprocess.run(args, capture_output=True, text=True, timeout=60, env={"CUDA_VISIBLE_DEVICES": ""})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -64,27 +66,35 @@ class Machine:
         p = plans[0]
         self.plans, self.tp, self.ag = plans, p["tp"], p["comm"] == "all-gather"
         self.gathered = bool(p.get("stages_gathered"))
-        # gathered: the (stage, piece) of each device's last FLAG node, the flag its GEMM waits for; the control
-        # waits for the first one's instead
-        self.gate = {g["device"]: [(n["stage"], n["piece"]) for n in g["nodes"] if n["kind"] == "FLAG"]
-                     [0 if gathered_waits_first else -1] for g in p["graph"] if self.gathered}
+        # gathered, per plan and device: the (stage, piece) of the last FLAG node, the flag its GEMM waits for (None
+        # where the GEMM pulls the shards itself); the control waits for the first one's instead
+        self.gates = [{g["device"]: ([(n["stage"], n["piece"]) for n in g["nodes"] if n["kind"] == "FLAG"] or [None])
+                       [0 if gathered_waits_first else -1] for g in q["graph"]} for q in plans]
         # reduce-scatter: whose memory holds a partial (slot and flag) - the receiver's (push) or the sender's
         # (pull); reader_pulls differing from the plan is the control of a receiver reading the wrong one
         self.writer_pulls = bool(p.get("pull_partials"))
         self.reader_pulls = self.writer_pulls if reader_pulls is None else reader_pulls
         self.stages = {(s["device"], s["stage"]): s for s in p["stages"]}
-        assert all(q["stages"] == p["stages"] for q in plans)
-        self.pieces = [{} for _ in range(self.tp)]  # all-gather: stage -> flags (pieces) of its copy
-        for g in p["graph"]:
-            for n in g["nodes"]:
-                if n["kind"] == "FLAG":
-                    self.pieces[g["device"]][n["stage"]] = self.pieces[g["device"]].get(n["stage"], 0) + 1
+        def entries(q):  # the table's entries; what a stage waits on depends on the mode
+            return [{k: v for k, v in e.items() if k != "waits_on"} for e in q["stages"]]
+        assert all(entries(q) == entries(p) for q in plans)
+        self.pieces = [{} for _ in range(self.tp)]  # all-gather: stage -> flags (pieces) of its copy, in any plan
+        for q in plans:
+            for g in q["graph"]:
+                got = {}
+                for n in g["nodes"]:
+                    if n["kind"] == "FLAG":
+                        got[n["stage"]] = got.get(n["stage"], 0) + 1
+                for stage, count in got.items():
+                    self.pieces[g["device"]][stage] = max(count, self.pieces[g["device"]].get(stage, 0))
         # controls: the GEMM beside START off by `offset`, or reading START's word; the table's GEMM not keeping
         # last_epoch (then a call beside START after a table call takes a stale epoch)
         self.offset, self.beside_reads_start, self.table_keeps = epoch_offset, beside_reads_start, table_keeps
         t = self.tp
         self.nodes = [[] for _ in range(t)]      # the graph rank r runs in its current call
         self.beside = [False] * t                # whether that graph runs the GEMM beside START
+        self.gate = [None] * t                   # gathered: the flag that graph's GEMM waits for (self.gates)
+        self.pulling = [False] * t               # gathered: whether that graph's GEMM pulls the shards itself
         self.epoch, self.start_cnt, self.end_cnt = [0] * t, [0] * t, [0] * t
         self.flags = [{} for _ in range(t)]      # (stage, piece) -> value (all-gather)
         self.pflag = [{} for _ in range(t)]      # slot -> value (reduce-scatter: the partial in that slot is complete)
@@ -122,7 +132,7 @@ class Machine:
     def _stage_ready(self, r, s, j):
         e = self.stages[(r, s)]
         if self.gathered:
-            return self.flags[r].get(self.gate[r], -1) >= self.gemm_epoch[r]
+            return self.pulling[r] or self.flags[r].get(self.gate[r], -1) >= self.gemm_epoch[r]
         if self.ag:  # piece j of the slot: the flags of pieces 0..j (what the producer waits for, copy_chunks.h)
             if e["src_slot"] < 0:
                 return True
@@ -142,6 +152,8 @@ class Machine:
             plan = self.plans[n]
             self.nodes[r] = next(g["nodes"] for g in plan["graph"] if g["device"] == r)
             self.beside[r] = bool(plan["overlap_barriers"])
+            self.gate[r] = self.gates[n].get(r)
+            self.pulling[r] = bool(plan.get("gemm_pulls"))
             return
         kind, i = n["kind"], n["index"]
         if what == "start" and kind in ("BARRIER_START", "BARRIER_END"):
@@ -171,9 +183,15 @@ class Machine:
             self.gemm_epoch[r] = e
             if self.beside[r] or self.table_keeps:
                 self.last_epoch[r] = e
+            if self.gathered and self.pulling[r]:  # the pulls begin with the GEMM
+                self._pulls_read(r, c)
             self.state[r][i] = ("gemm", 0, 0)
         else:  # one GEMM stage, or one piece of an all-gather stage's slot
             _, s, j = self.state[r][i]
+            if self.gathered and self.pulling[r]:  # ... and end before its one stage
+                self._pulls_read(r, c)
+                self.state[r][i] = "done"
+                return
             if self.gathered:  # one GEMM of every block's rows: slot b must hold shard b of this call, whole
                 for b in range(self.tp):
                     for q in range(max(self.pieces[r].values())):
@@ -187,6 +205,14 @@ class Machine:
                 self.state[r][i] = ("gemm", s, j + 1)
             else:
                 self.state[r][i] = "done" if s + 1 == self.tp else ("gemm", s + 1, 0)
+
+    def _pulls_read(self, r, c):
+        """The GEMM of rank r's call c reads every peer's input itself (the gathered walk's pulls)."""
+        for s in range(self.tp):
+            peer = self.stages[(r, s)]["peer"]
+            if self.input[peer] != c:
+                raise Violation(f"rank {r} call {c} (gathered, pulled): rank {peer}'s input is of call "
+                                f"{self.input[peer]}")
 
     def _stage(self, r, c, s, j):
         e = self.stages[(r, s)]
@@ -241,17 +267,30 @@ GATHERED = [("ag_rota_bf16_pp64_tp2", 2, 2, 256), ("ag_rota_bf16_tp4", 4, 1, 256
 @pytest.mark.parametrize("config,tp,chunks,m", GATHERED, ids=[c[0] for c in GATHERED])
 @pytest.mark.parametrize("overlap", [False, True], ids=["table", "overlap"])
 def test_the_gathered_walk_holds_in_every_order_tried(config, tp, chunks, m, overlap):
-    p = plan(config, tp, overlap, chunks, m)
-    assert p["stages_gathered"] and p["buffers_per_device"]["slots"] == tp
+    p = plan(config, tp, overlap, chunks, m, copy_engine=True)
+    assert p["stages_gathered"] and p["buffers_per_device"]["slots"] == tp and not p["gemm_pulls"]
     assert sum(n["own_shard"] for g in p["graph"] for n in g["nodes"]) == tp
     assert run_orders(p) > 0
     assert run_orders([p, plan(config, tp, not overlap, chunks, m)]) > 0  # ranks switching modes
 
 
+@pytest.mark.parametrize("config,tp,m", [(c, tp, m) for c, tp, _, m in GATHERED], ids=[c[0] for c in GATHERED])
+def test_the_gemm_pulling_the_shards_holds_in_every_order_tried(config, tp, m):
+    """The default gathered graph (whole shards, the table's barriers): no copy or flag node, the GEMM pulls every
+    shard after the start barrier. Ranks may switch to copy nodes or the barriers beside the GEMM between calls (the
+    model's slots are cut alike in every plan it mixes: whole shards here)."""
+    p = plan(config, tp, False, 1, m)
+    assert p["gemm_pulls"] and all(n["kind"] not in ("COPY", "FLAG") for g in p["graph"] for n in g["nodes"])
+    assert run_orders(p) > 0
+    others = [plan(config, tp, False, 1, m, copy_engine=True), plan(config, tp, True, 1, m)]
+    assert not any(q["gemm_pulls"] for q in others)
+    assert run_orders([p] + others) > 0
+
+
 def test_gathered_controls_are_caught():
     """A gathered GEMM that waits for the first copy's flag reads slots still being filled; one that does not wait
     for the own shard's copy reads its own slot early (or the previous call's)."""
-    p = plan("ag_rota_bf16_tp4", 4, False, 1, 256)
+    p = plan("ag_rota_bf16_tp4", 4, False, 1, 256, copy_engine=True)
     with pytest.raises(Violation, match="gathered"):
         run_orders(p, orders=200, gathered_waits_first=True)
     for g in p["graph"]:
@@ -259,6 +298,18 @@ def test_gathered_controls_are_caught():
             if n["kind"] == "GEMM":
                 n["deps"] = [d for d in n["deps"] if not g["nodes"][d]["own_shard"]]
     with pytest.raises(Violation, match="gathered"):
+        run_orders(p, orders=200)
+
+
+def test_a_gemm_pulling_before_the_start_barrier_is_caught():
+    """The pulls read the peers' inputs directly: a GEMM that does not follow START may read a peer's previous one."""
+    p = plan("ag_rota_bf16_tp4", 4, False, 1, 256)
+    for g in p["graph"]:
+        for n in g["nodes"]:
+            if n["kind"] == "GEMM":
+                assert [g["nodes"][d]["kind"] for d in n["deps"]] == ["BARRIER_START"]
+                n["deps"] = []
+    with pytest.raises(Violation, match="pulled"):
         run_orders(p, orders=200)
 
 

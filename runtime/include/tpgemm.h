@@ -319,6 +319,15 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
  * TPG_ERR_INVALID_ARGUMENT outside 1..32, or for chunks > 1 on an op that copies nothing
  * (reduce-scatter, TP = 1). */
 tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks);
+/* All-gather ops whose walk is gathered (few rows a stage: `tpgemm --dry-run` prints "walk order gathered"): by
+ * default their GEMM copies every shard into its slot itself, each CTA pulling its share of all shards at the start
+ * of the call (no copy or flag nodes in the graph). enable != 0 brings the shards by copy-engine nodes instead, one
+ * copy and one flag per peer plus a copy of the own shard, as every other all-gather does. Copies in pieces
+ * (tpg_op_set_copy_chunks > 1) and the barriers beside the GEMM (tpg_op_set_overlap_barriers) also mean copy-engine
+ * nodes: the pulls need whole shards and the start barrier before the GEMM. Rebuilds the local ranks' graphs after
+ * their last launches when the mode changes. Ranks may differ. Other ops' shards, if any, come by copy engine either
+ * way: for them the call only records the choice. */
+tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
  * it may start while the stream's previous kernel finishes and waits on the device until that

@@ -139,6 +139,36 @@ int tpg_graph_items_gather(const tpg_graph_node *list, tpg_graph_item *items, in
     return n + 1;
 }
 
+int tpg_graph_items_pulled(const tpg_graph_node *list, tpg_graph_item *items, int n) {
+    const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
+    const int start = only_item(list, items, n, TPG_NODE_BARRIER_START);
+    if (gemm < 0 || start < 0 || (items[gemm].deps[0] != start && items[gemm].deps[1] != start)) return -1;
+    if (n > TPG_GRAPH_LIST_MAX * TPG_MAX_COPY_CHUNKS) return -1;
+    int at[TPG_GRAPH_LIST_MAX * TPG_MAX_COPY_CHUNKS]; /* new index of each kept item, -1 for a dropped one */
+    for (int i = 0, kept = 0; i < n; i++) at[i] = is_cut(&list[items[i].node]) ? -1 : kept++;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 2; j++) {
+            const int d = items[i].deps[j];
+            if (at[i] >= 0 && d >= 0 && at[d] < 0 && i < gemm) return -1;
+        }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (at[i] < 0) continue;
+        tpg_graph_item it = items[i];
+        for (int j = 0; j < 2; j++) {
+            const int d = it.deps[j];
+            it.deps[j] = d < 0 ? -1 : at[d] >= 0 ? at[d] : i == gemm ? -1 : at[gemm];
+        }
+        if (it.deps[0] >= 0 && it.deps[0] == it.deps[1]) it.deps[1] = -1;
+        if (it.deps[0] < 0) { /* keep the list's shape: a single dependency comes first */
+            it.deps[0] = it.deps[1];
+            it.deps[1] = -1;
+        }
+        items[kept++] = it;
+    }
+    return kept;
+}
+
 int tpg_copy_last_flag_stage(const tpg_schedule_table *sched, int device) {
     const int n = sched->nodes_per_device;
     if (!tpg_schedule_copies(sched) || device < 0 || device >= sched->tp || n > TPG_GRAPH_LIST_MAX) return -1;

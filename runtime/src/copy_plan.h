@@ -83,6 +83,22 @@ int tpg_graph_items_overlap(const tpg_graph_node *list, tpg_comm comm, tpg_graph
  * whose GEMM has no free dependency. */
 int tpg_graph_items_gather(const tpg_graph_node *list, tpg_graph_item *items, int n);
 
+/* Whether the gathered walk's GEMM copies the shards itself (tpg_gemm_params.pull_*, templates/kernels/
+ * pull_shards.cuh) rather than the graph's copy-engine nodes: always, unless the copies are cut into pieces (a
+ * piece is a copy-engine node's), the barriers run beside the GEMM (a pull needs the start barrier before the GEMM:
+ * a peer's shard is this call's once the peer entered the call), or the op asks for the copy engine
+ * (tpg_op_set_gather_copy_engine). */
+static inline int tpg_gather_pulls(int gathered, int chunks, int overlap, int copy_engine) {
+    return gathered && chunks <= 1 && !overlap && !copy_engine;
+}
+
+/* The expanded graph when the GEMM pulls the shards (tpg_gather_pulls): items[0..n) without their COPY and FLAG
+ * items - nothing is copied by a node - and a dependency on one of them moved to the GEMM, which now does what they
+ * did (the GEMM itself drops it: it keeps BARRIER_START, which it must follow). Compacts items in place. Returns the
+ * new count, or -1 (items unchanged) for a list without exactly one GEMM, whose GEMM does not depend on
+ * BARRIER_START, or where an item before the GEMM depends on a copy or flag. */
+int tpg_graph_items_pulled(const tpg_graph_node *list, tpg_graph_item *items, int n);
+
 /* The stage of device's FLAG node that comes after every COPY and FLAG node of its list - the tables chain a
  * device's copies one after another, so when that flag reads the epoch every shard of the call has landed (and
  * with copies in pieces, its piece c follows every earlier stage and its own pieces 0..c) - or -1 if the list

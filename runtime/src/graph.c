@@ -190,9 +190,15 @@ static tpg_status expand_one(tpg_op *op, int rank) {
     if (op->overlap && tpg_graph_items_overlap(list, t->comm, op->items[rank], count) != 0)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's graph has no barriers to run beside its GEMM",
                  t->name, rank);
-    if (op->gathered && (op->num_items[rank] = tpg_graph_items_gather(list, op->items[rank], count)) != count + 1)
+    if (tpg__op_pulls(op)) { /* the GEMM pulls every shard itself: no copy or flag node (params.c: gathered_pulls) */
+        if ((op->num_items[rank] = tpg_graph_items_pulled(list, op->items[rank], count)) < 0)
+            TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's GEMM does not follow its start barrier, "
+                     "so it cannot pull the gathered walk's shards itself", t->name, rank);
+    } else if (op->gathered &&
+               (op->num_items[rank] = tpg_graph_items_gather(list, op->items[rank], count)) != count + 1) {
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's GEMM node cannot also wait for the copy of "
                  "its own shard (the gathered walk)", t->name, rank);
+    }
     return TPG_OK;
 }
 

@@ -327,6 +327,28 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
     return st;
 }
 
+tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    enable = enable != 0;
+    if (enable == op->copy_engine) return TPG_OK;
+    if (!op->gathered) { /* its shards, if any, come by copy engine either way */
+        op->copy_engine = enable;
+        return TPG_OK;
+    }
+    const int saved = tpg__save_device();
+    /* the graphs change shape (copy nodes or none), and the GEMM's pulls: drop them (after their launches), rebuild */
+    if (op->built) tpg__graphs_drop(op);
+    op->copy_engine = enable;
+    tpg_status st = tpg__op_refresh(op);
+    if (st != TPG_OK) { /* back to what the op had, with its graphs if they build (the error stays) */
+        op->copy_engine = !enable;
+        tpg__graphs_drop(op);
+        (void)tpg__op_refresh(op);
+    }
+    tpg__restore_device(saved);
+    return st;
+}
+
 tpg_status tpg_op_set_pdl(tpg_op *op, int enable) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     op->pdl = enable != 0;

@@ -42,6 +42,7 @@ struct tpg_op {
     int gathered;                          /* the walk order is TPG_WALK_GATHERED (plan.h), decided at creation: the
                                               layout holds its slots, graph.c copies the own shard, params.c */
     tpg_copy_plan copy;                    /* how the all-gather copies are cut (copy_plan.h; tpg_op_set_copy_chunks) */
+    int copy_engine;                       /* tpg_op_set_gather_copy_engine: the gathered walk's shards by copy nodes */
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
     int has_run;                           /* tpg_op_run launched at least once */
@@ -110,6 +111,10 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
 /* overlap.c (rank's device idle, TP >= 2): the start barrier's epoch word must equal the GEMM's last_epoch,
  * else the GEMM's epochs are out of step with the barrier's (TPG_ERR_NOT_READY, with both numbers). */
 tpg_status tpg__check_epochs(tpg_op *op, int rank);
+/* Whether the op's GEMM pulls the gathered walk's shards itself (copy_plan.h: tpg_gather_pulls), as things stand. */
+static inline int tpg__op_pulls(const tpg_op *op) {
+    return tpg_gather_pulls(op->gathered, op->copy.chunks, op->overlap, op->copy_engine);
+}
 /* Whether the op's graphs move data over NCCL (a TP = 1 op moves nothing: its graph is the table's GEMM alone). */
 static inline int tpg__op_over_nccl(const tpg_op *op) { return tpg__over_nccl(op->ctx) && op->sched->tp > 1; }
 /* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after

@@ -191,6 +191,32 @@ static void gate_on_last_shard(const tpg_op *op, int rank, tpg_gemm_params *g) {
     }
 }
 
+/* The gathered walk's shards pulled by the GEMM itself (copy_plan.h: tpg_gather_pulls; templates/kernels/
+ * pull_shards.cuh): block b of A comes from the rank whose stage entry holds it (the own rank's at stage 0) and goes
+ * to slot b, the slots end to end. The graph then has no copy or flag node (graph.c), and the GEMM follows the start
+ * barrier, after which every peer's shard is this call's. */
+static tpg_status gathered_pulls(tpg_op *op, int rank, tpg_gemm_params *g) {
+    const tpg_schedule_table *t = op->sched;
+    const size_t bytes = op->layout.slot_bytes_used;
+    if (bytes % 16 != 0 || op->layout.slot_bytes != bytes)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: a shard of %zu B in slots of %zu B cannot be pulled in "
+                 "16-byte pieces end to end", op->config->name, bytes, op->layout.slot_bytes);
+    for (int s = 0; s < t->tp; s++) {
+        const tpg_stage_entry *e = &t->stages[rank * t->tp + s];
+        const void *src = e->peer == rank ? op->tensors[rank].a : tpg_peers_get(&op->peers, e->peer, TPG_PEER_SHARD_A);
+        if (!src || e->block < 0 || e->block >= t->tp)
+            TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d pulls block %d from rank %d, whose tensors are not set", rank,
+                     (int)e->block, (int)e->peer);
+        g->pull_src[e->block] = src;
+    }
+    g->pull_dst = tpg_buf_slot(op->buffer[rank], &op->layout, 0);
+    g->pull_bytes = (unsigned long long)bytes;
+    g->pull_count = tpg_buf_word(op->buffer[rank], op->layout.pull_count);
+    g->pull_seen = tpg_buf_word(op->buffer[rank], op->layout.pull_seen);
+    g->pull_shards = t->tp;
+    return TPG_OK;
+}
+
 /* The gathered all-gather walk (plan.h: TPG_WALK_GATHERED): the copies bring shard b into slot b, the graph copies
  * the own shard into its slot beside them (graph.c), and one stage computes all M rows from the slots end to end -
  * A's blocks in order, so its output is the user's whole D shard - behind the flag of the device's last copy, which
@@ -221,13 +247,13 @@ static tpg_status gathered_params(tpg_op *op, int rank, tpg_gemm_params *g) {
     TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &st->d_map, st->d, k->dtype_cd, sh->stage_n, rows, 1, st->d_ld,
                                      st->d_batch, k->epi_chunk_bytes, "D"));
     const int last_piece = op->copy.chunks > 1 ? op->copy.chunks - 1 : 0; /* its flag follows every piece */
-    st->wait_flag = tpg_buf_stage_flags(op->buffer[rank], &op->layout, last) + last_piece;
+    st->wait_flag = tpg__op_pulls(op) ? NULL : tpg_buf_stage_flags(op->buffer[rank], &op->layout, last) + last_piece;
     st->wait_chunk_rows = 0;
     st->wait_b = 0;
     g->num_stages = 1;
     g->m = (int)rows;
     g->stage_minor = 0;
-    return TPG_OK;
+    return tpg__op_pulls(op) ? gathered_pulls(op, rank, g) : TPG_OK;
 }
 
 tpg_status tpg__params_build(tpg_op *op, int rank) {

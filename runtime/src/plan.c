@@ -139,9 +139,10 @@ static void write_walk_order(FILE *f, tpg_walk_order o) {
                    "stage: the stages read each B tile together, once; over the NCCL transport stage after stage)",
                 TPG_INTERLEAVE_MAX_ROWS, (int)(TPG_INTERLEAVE_MIN_B_BYTES >> 20));
     else if (o == TPG_WALK_GATHERED)
-        fprintf(f, "gathered (an all-gather of at most %d rows a stage and one batch: the copies bring every shard "
-                   "into the slot of its block, the own shard is copied beside them, then one GEMM of all M rows waits "
-                   "for the last; over the NCCL transport stage after stage)",
+        fprintf(f, "gathered (an all-gather of at most %d rows a stage and one batch: every shard, the own too, "
+                   "lands in the slot of its block - pulled by the GEMM's CTAs, or by copy-engine nodes when cut in "
+                   "pieces, beside the barriers or asked for - then one GEMM of all M rows; over the NCCL transport "
+                   "stage after stage)",
                 TPG_GATHER_MAX_ROWS);
     else if (o == TPG_WALK_INTERLEAVED_GATED)
         fprintf(f, "stages interleaved and gated (a ping-pong all-gather of at most %d rows and at least %d MiB of B a "
@@ -161,11 +162,13 @@ static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) 
 
 /* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials; the walk orders
  * TPG_WALK_INTERLEAVED_GATED and TPG_WALK_GATHERED wait on the flag of the device's last copy). */
-static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order, int d, int st, char *buf,
-                     size_t cap) {
+static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order, int pulls, int d, int st,
+                     char *buf, size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (s->comm == TPG_COMM_ALLGATHER) {
-        if (order == TPG_WALK_GATHERED)
+        if (order == TPG_WALK_GATHERED && pulls)
+            snprintf(buf, cap, "its own CTAs' pulls of every shard (gathered: one GEMM of all rows)");
+        else if (order == TPG_WALK_GATHERED)
             snprintf(buf, cap, "flag %d: the last copy, and the own shard's copy (gathered: one GEMM of all rows)",
                      tpg_copy_last_flag_stage(s, d));
         else if (order == TPG_WALK_INTERLEAVED_GATED)
@@ -222,6 +225,7 @@ static int expand_device(const tpg_schedule_table *s, int d, const tpg_plan_shap
     if (count + 1 > TPG_PLAN_MAX_ITEMS || tpg_graph_items_expand(list, s->nodes_per_device, chunks, items) != 0)
         return -1;
     if (ps->overlap && s->tp > 1 && tpg_graph_items_overlap(list, s->comm, items, count) != 0) return -1;
+    if (ps->pulls) return tpg_graph_items_pulled(list, items, count);
     return ps->gathered ? tpg_graph_items_gather(list, items, count) : count;
 }
 
@@ -285,7 +289,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, order, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, order, ps->pulls, d, st, w, sizeof w);
             writes_to(s, cfg->pull_partials, d, st, o, sizeof o);
             fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-30s %s\n", d, st, e->block, e->peer, e->src_slot,
                     e->dst_peer, e->dst_slot, o, w);
@@ -303,9 +307,11 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             ps->flags_bytes, ag ? "32 per stage: one per piece of its copy" : "one per tile per slot");
     human_bytes(ps->moved_bytes, b3, sizeof b3);
     if (ag) {
-        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x %s shard, pulled by the copy engine\n",
-                ps->moved_bytes, b3, tpg_plan_operand_name(s->rotating));
-        if (ps->copy_chunks) {
+        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x %s shard, pulled by %s\n",
+                ps->moved_bytes, b3, tpg_plan_operand_name(s->rotating),
+                ps->pulls ? "the GEMM's CTAs before their tiles, the own shard too (no copy or flag nodes)"
+                          : "the copy engine");
+        if (ps->copy_chunks && !ps->pulls) {
             human_bytes(ps->copy_chunk_bytes, b3, sizeof b3);
             fprintf(f, "Copies cut into %d piece%s of %" PRId64 " rows (%s), each with its own flag (copy_chunks)\n",
                     ps->copy_chunks, ps->copy_chunks == 1 ? "" : "s", ps->copy_chunk_rows, b3);
@@ -386,14 +392,15 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             ps->stage_n, ps->stage_k);
     fprintf(f, ", \"tiles_per_stage\": %" PRId64 ", \"stage_minor\": %s", ps->tiles_per_stage,
             order != TPG_WALK_STAGE_AFTER_STAGE && order != TPG_WALK_GATHERED ? "true" : "false");
-    fprintf(f, ", \"stages_gated\": %s, \"stages_gathered\": %s",
-            order == TPG_WALK_INTERLEAVED_GATED ? "true" : "false", ps->gathered ? "true" : "false");
+    fprintf(f, ", \"stages_gated\": %s, \"stages_gathered\": %s, \"gemm_pulls\": %s",
+            order == TPG_WALK_INTERLEAVED_GATED ? "true" : "false", ps->gathered ? "true" : "false",
+            ps->pulls ? "true" : "false");
 
     fprintf(f, ", \"stages\": [");
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, order, d, st, w, sizeof w);
+            waits_on(s, cfg->pull_partials, order, ps->pulls, d, st, w, sizeof w);
             fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
                        "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
                     d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);
@@ -406,7 +413,8 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                ", \"slots_bytes\": %" PRId64 ", \"flags_bytes\": %" PRId64 "}",
             ps->num_slots, ps->slot_bytes, ps->slots_bytes, ps->flags_bytes);
     fprintf(f, ", \"bytes_moved_per_device\": %" PRId64 ", \"transport\": \"%s\"", ps->moved_bytes,
-            ag                  ? "copy engine (pull)"
+            ag && ps->pulls     ? "NVLink loads by the GEMM's CTAs (pull)"
+            : ag                ? "copy engine (pull)"
             : cfg->pull_partials ? "NVLink loads by the next rank's GEMM epilogue (pull)"
                                  : "NVLink stores from the GEMM epilogue (push)");
     if (!ag) fprintf(f, ", \"pull_partials\": %d", cfg->pull_partials && p > 1);
@@ -441,12 +449,14 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
 }
 
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
-                          int copy_chunks, int overlap, int json) {
+                          int copy_chunks, int modes, int json) {
     tpg_plan_shape ps;
     if (!f) return TPG_ERR_INVALID_ARGUMENT;
     tpg_status st = tpg_plan_compute(cfg, m, n, k, l, copy_chunks, &ps);
     if (st != TPG_OK) return st;
-    ps.overlap = overlap != 0;
+    ps.overlap = (modes & TPG_PLAN_OVERLAP) != 0;
+    ps.pulls = tpg_gather_pulls(ps.gathered, ps.copy_chunks, ps.overlap && cfg->schedule->tp > 1,
+                                (modes & TPG_PLAN_COPY_ENGINE) != 0);
     if (json)
         write_json(f, cfg, m, n, k, l, &ps);
     else

@@ -40,6 +40,8 @@ typedef struct tpg_plan_shape {
     int64_t copy_chunk_rows;            /* flat rows of a piece (the last may have fewer) */
     int64_t copy_chunk_bytes;           /* bytes of a piece (the last may have fewer) */
     int overlap;                        /* the barriers beside the GEMM (tpg_op_set_overlap_barriers); tpg_plan_write's */
+    int pulls;                          /* the gathered walk's GEMM pulls the shards (copy_plan.h: tpg_gather_pulls);
+                                           tpg_plan_write's */
     double flops_per_device;            /* 2*M*N*K*L / tp */
 } tpg_plan_shape;
 
@@ -49,14 +51,19 @@ typedef struct tpg_plan_shape {
 tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l, int copy_chunks,
                             tpg_plan_shape *out);
 
+/* The op's modes a plan is written for (tpg_plan_write's `modes`, bits). */
+#define TPG_PLAN_OVERLAP 1     /* the barriers beside the GEMM (tpg_op_set_overlap_barriers) */
+#define TPG_PLAN_COPY_ENGINE 2 /* the gathered walk's shards by copy engine (tpg_op_set_gather_copy_engine) */
+
 /* Writes the plan: schedule, tp, kernel, global problem, per-stage local GEMM, per-device stage table
  * (block, peer, slots, what each stage waits on), per-device buffer sizes, bytes moved per device per
  * call and how its copies are cut, graph nodes per device (copies and flags cut into pieces, copy_plan.h)
- * and FLOPs per device; overlap != 0: the graphs with the barriers beside the GEMM (copy_plan.h,
- * tpg_graph_items_overlap; one-device graphs have none). json != 0: one JSON object (and a newline).
+ * and FLOPs per device; modes TPG_PLAN_OVERLAP: the graphs with the barriers beside the GEMM (copy_plan.h,
+ * tpg_graph_items_overlap; one-device graphs have none); TPG_PLAN_COPY_ENGINE: a gathered walk's copy nodes where
+ * its GEMM would pull the shards. json != 0: one JSON object (and a newline).
  * Returns TPG_ERR_INVALID_ARGUMENT on NULL arguments or extents < 1, TPG_OK otherwise. */
 tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
-                          int copy_chunks, int overlap, int json);
+                          int copy_chunks, int modes, int json);
 
 /* What decides a launch's walk order (tpg_plan_walk_order): its ring, its kernel and its tiling. */
 typedef struct tpg_walk_facts {

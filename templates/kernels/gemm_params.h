@@ -118,6 +118,19 @@ typedef struct tpg_gemm_params {
      * call. */
     unsigned int *gave_up_epoch;
     unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
+    /* The gathered all-gather walk's copies made by this GEMM itself (runtime/src/params.c: gathered_params; NULL
+     * pull_count: none, the graph's copy nodes brought the shards). Before its tiles every CTA copies its share of
+     * each shard b < pull_shards - pull_src[b], a peer's A through its mapped address or the device's own - into
+     * pull_dst + b * pull_bytes and then counts itself in *pull_count; the producer loads no tile before the count
+     * reaches gridDim.x, then counts itself in *pull_seen, and the last one to do so resets both words, which are
+     * thus 0 between launches (a launch starts after the previous one ended). The graph runs this GEMM after the
+     * start barrier, so the peers' shards are this call's (templates/kernels/pull_shards.cuh). */
+    const void *pull_src[TPG_MAX_TP];
+    void *pull_dst;
+    unsigned long long pull_bytes; /* of one shard: a multiple of 16 */
+    unsigned int *pull_count;
+    unsigned int *pull_seen;
+    int pull_shards;
     /* raster: hilbert kernels only: the walk order of one batch's units_m x units_n units, entry r =
      * (um << 16) | un (runtime/src/raster.h); NULL for kernels that compute their grouped raster */
     const int *tile_order;

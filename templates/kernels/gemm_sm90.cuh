@@ -2,9 +2,11 @@
  * for the macros an instance defines before including this header).
  *
  * Roles (block = 128 * (1 + TPG_CONSUMERS) threads, persistent grid = #SMs in whole clusters):
+ *   every thread first, in the gathered all-gather walk when the GEMM copies the shards itself: its CTA's share
+ *                of each shard into the slots (pull_shards.cuh)
  *   warpgroup 0  producer: registers cut with setmaxnreg.dec; one thread walks the units, waits for
  *                the all-gather flag of each chunk of a stage's copy (copy_chunks.h) before the first
- *                tile that reads it, and issues the A/B TMA loads into a
+ *                tile that reads it (or once for the whole grid's pulls), and issues the A/B TMA loads into a
  *                TPG_STAGES-deep ring guarded by full/empty mbarriers (gemm_sm90_roles.cuh).
  *   warpgroups 1..C consumers, TPG_CONSUMER_MODE
  *                0 cooperative (default): all share each tile, warpgroup w computes rows
@@ -68,6 +70,7 @@
 #include "scheduler.cuh"
 #include "stream_k.h"
 #include "copy_chunks.h"
+#include "pull_shards.cuh"
 #include "epilogue.cuh"
 #include "epilogue_deferred.cuh"
 #include "trace.cuh"
@@ -265,6 +268,10 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
      * in turn. Without PDL both instructions are no-ops. */
     tpg_griddep_wait();
     tpg_griddep_launch_dependents();
+    /* the gathered all-gather walk's shards, when this GEMM copies them (pull_shards.cuh): every thread, before the
+     * roles split - nothing else keeps the SM busy until the producer's wait for them - and before anything else,
+     * so that no value of the kernel's is live across them (in the trace build they spilled the 128x256's) */
+    if (p.pull_count) tpg_pull_shards(p);
     /* the 128B swizzle pattern and the wgmma descriptors assume 1024-byte aligned slots; the offset is
      * the same in every CTA of a cluster, which multicast (same CTA-relative offsets) relies on */
     const uint32_t base = (tpg_smem_addr(tpg_smem) + 1023u) & ~1023u;

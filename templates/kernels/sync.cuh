@@ -81,24 +81,25 @@ __device__ __forceinline__ bool tpg_launch_gave_up(const tpg_gemm_params &p, uns
     return p.gave_up_epoch && *(volatile unsigned int *)p.gave_up_epoch == epoch;
 }
 
-/* Spin (one thread) until *flag >= epoch, with acquire semantics at system scope. Returns true when
- * the flag was seen; false after a timeout (recorded in *p.status) or when this thread already gave
- * up once. launch_wait: epoch is the launch's (a cross-device wait), so the wait gives up with its launch and
- * its timeout ends the launch's other waits; false for a wait on this launch's own CTAs (stream-K), whose flag
- * protocol must see every wait through. Exponential back-off capped at ~1 us keeps NVLink/L2 polling traffic low.
- * Force-inlined on purpose: consumers call it with 128+ live accumulator registers, and a real call
- * would have to preserve them across the ABI boundary (ptxas then fails register allocation). */
-__device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const unsigned int *flag, unsigned int epoch,
-                                           bool &gave_up, bool launch_wait = true)
+/* The one bounded spin (one thread): until seen() holds. Returns true when it did; false after a timeout (recorded
+ * in *p.status) or when this thread already gave up once. launch_wait: the wait is a cross-device one of the launch
+ * `epoch`, so it gives up with its launch and its timeout ends the launch's other waits; false for a wait on this
+ * launch's own CTAs (stream-K, the GEMM's own shard pulls), whose protocol must see every wait through. Exponential
+ * back-off capped at ~1 us keeps NVLink/L2 polling traffic low. Force-inlined on purpose: consumers call it with
+ * 128+ live accumulator registers, and a real call would have to preserve them across the ABI boundary (ptxas then
+ * fails register allocation). */
+template <class Seen>
+__device__ __forceinline__ bool tpg_spin_until(const tpg_gemm_params &p, Seen seen, unsigned int epoch, bool &gave_up,
+                                               bool launch_wait)
 {
-    if (tpg_ld_acquire_sys(flag) >= epoch) return true;
+    if (seen()) return true;
     if (gave_up) return false;
     const uint64_t start = tpg_globaltimer();
     unsigned int sleep_ns = 32;
     for (;;) {
         __nanosleep(sleep_ns);
         if (sleep_ns < 1024) sleep_ns <<= 1;
-        if (tpg_ld_acquire_sys(flag) >= epoch) return true;
+        if (seen()) return true;
         if (launch_wait && tpg_launch_gave_up(p, epoch)) {
             gave_up = true;
             return false;
@@ -110,6 +111,26 @@ __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const un
             return false;
         }
     }
+}
+
+/* Spin until *flag >= epoch, with acquire semantics at system scope (tpg_spin_until). */
+__device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const unsigned int *flag, unsigned int epoch,
+                                           bool &gave_up, bool launch_wait = true)
+{
+    return tpg_spin_until(p, [&] { return tpg_ld_acquire_sys(flag) >= epoch; }, epoch, gave_up, launch_wait);
+}
+
+/* Spin until a count of this launch's own CTAs reaches `target` (acquire at GPU scope: the counting CTAs run on this
+ * device); never gives up with the launch (tpg_spin_until). */
+__device__ __forceinline__ bool tpg_wait_count(const tpg_gemm_params &p, const unsigned int *count, unsigned int target,
+                                            unsigned int epoch, bool &gave_up)
+{
+    const auto seen = [&] {
+        unsigned int v;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
+        return v >= target;
+    };
+    return tpg_spin_until(p, seen, epoch, gave_up, false);
 }
 
 #endif /* TPG_SYNC_CUH */

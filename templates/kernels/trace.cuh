@@ -70,6 +70,7 @@ __device__ __forceinline__ void tpg_tr_cta_start(const tpg_gemm_params &p, const
         h->bn = (uint32_t)bn;
         h->cluster = (uint32_t)cluster;
         h->pingpong = (uint32_t)pingpong;
+        h->pulls = p.pull_count ? 1u : 0u;
         h->kernel_written = TPG_TRACE_MAGIC;
     }
 }

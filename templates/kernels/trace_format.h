@@ -81,7 +81,8 @@ typedef struct tpg_trace_header {
     uint32_t grid, tiles_m, tiles_n, k_blocks;
     uint32_t total_units, num_stages, ctas_dropped, kernel_written; /* kernel_written = TPG_TRACE_MAGIC */
     uint32_t bm, bn, cluster, pingpong;
-    uint32_t reserved[36];
+    uint32_t pulls; /* 1: the GEMM pulled the gathered walk's shards itself (pull_shards.cuh), its stage wait theirs */
+    uint32_t reserved[35];
 } tpg_trace_header; /* 256 bytes */
 
 #ifdef __CUDACC__

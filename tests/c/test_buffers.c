@@ -30,6 +30,8 @@ static int sections_of(const tpg_buffer_layout *b, section *out) {
         {"gave_up", b->gave_up, word},
         {"gave_up_notice", b->gave_up_notice, word},
         {"transfers_done", b->transfers_done, word},
+        {"pull_count", b->pull_count, word},
+        {"pull_seen", b->pull_seen, word},
     };
     const int n = (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) out[i] = all[i];

@@ -269,6 +269,48 @@ TPG_TEST(the_own_shard_copy_feeds_the_gemm) {
     TPG_EXPECT_EQ_INT(tpg_graph_items_gather(list, items, 3), -1);
 }
 
+/* The gathered walk's GEMM pulling the shards itself (tpg_graph_items_pulled): no copy or flag item is left, the GEMM
+ * follows the start barrier and the closing barrier the GEMM (which now reads the peers' shards); a list whose GEMM
+ * does not follow the start barrier (the barriers beside it) or where an item before the GEMM waits for a copy is
+ * refused and left as it was. The rule (tpg_gather_pulls): whole shards, the table's barriers, not asked otherwise. */
+TPG_TEST(pulled_graphs_keep_start_gemm_end) {
+    const tpg_graph_node list[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                   {TPG_NODE_FLAG, 1, 1, 0, {1, -1}},           {TPG_NODE_COPY, 2, 2, 1, {2, -1}},
+                                   {TPG_NODE_FLAG, 2, 2, 1, {3, -1}},           {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                   {TPG_NODE_BARRIER_END, -1, -1, -1, {5, 4}}};
+    tpg_graph_item items[7];
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 7, 1, items), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_pulled(list, items, 7), 3);
+    const int kinds[3] = {TPG_NODE_BARRIER_START, TPG_NODE_GEMM, TPG_NODE_BARRIER_END};
+    for (int i = 0; i < 3; i++) {
+        TPG_EXPECT_EQ_INT(list[items[i].node].kind, kinds[i]);
+        TPG_EXPECT_EQ_INT(items[i].deps[0], i - 1); /* START alone, GEMM <- START, END <- GEMM (the flag's dropped) */
+        TPG_EXPECT_EQ_INT(items[i].deps[1], -1);
+    }
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 7, 1, items), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_overlap(list, TPG_COMM_ALLGATHER, items, 7), 0);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_pulled(list, items, 7), -1); /* the GEMM beside the start barrier */
+    TPG_EXPECT_EQ_INT(items[6].deps[0], 4);                        /* unchanged: END still after the last flag */
+    tpg_graph_node early[7];
+    memcpy(early, list, sizeof list);
+    early[5].deps[1] = 4; /* the GEMM also waits for the last flag: dropped, it keeps START */
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(early, 7, 1, items), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_pulled(early, items, 7), 3);
+    TPG_EXPECT(items[1].deps[0] == 0 && items[1].deps[1] == -1);
+    const tpg_graph_node before[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                     {TPG_NODE_FLAG, 1, 1, 0, {1, -1}},
+                                     {TPG_NODE_BARRIER_END, -1, -1, -1, {2, -1}},
+                                     {TPG_NODE_GEMM, -1, -1, -1, {0, -1}}};
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(before, 5, 1, items), 0);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_pulled(before, items, 5), -1); /* END before the GEMM waits for a flag */
+    TPG_EXPECT_EQ_INT(tpg_gather_pulls(1, 1, 0, 0), 1);
+    TPG_EXPECT_EQ_INT(tpg_gather_pulls(1, 0, 0, 0), 1); /* no cut at all */
+    TPG_EXPECT_EQ_INT(tpg_gather_pulls(0, 1, 0, 0), 0);
+    TPG_EXPECT_EQ_INT(tpg_gather_pulls(1, 2, 0, 0), 0);
+    TPG_EXPECT_EQ_INT(tpg_gather_pulls(1, 1, 1, 0), 0);
+    TPG_EXPECT_EQ_INT(tpg_gather_pulls(1, 1, 0, 1), 0);
+}
+
 TPG_TEST(unknown_lists_are_refused) {
     tpg_graph_item out[8];
     const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
@@ -280,4 +322,5 @@ TPG_TEST(unknown_lists_are_refused) {
 TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chunk_counts),
               TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
               TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
-              TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(unknown_lists_are_refused))
+              TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(pulled_graphs_keep_start_gemm_end),
+              TPG_CASE(unknown_lists_are_refused))

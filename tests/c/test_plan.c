@@ -13,11 +13,12 @@ static const tpg_config_desc *find(const char *name) {
     return NULL;
 }
 
-/* The plan written into a malloc'd string. */
-static char *plan_chunks(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int chunks, int json) {
+/* The plan for the op modes `modes` (TPG_PLAN_*) written into a malloc'd string. */
+static char *plan_modes(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int chunks, int modes,
+                        int json) {
     FILE *f = tmpfile();
     if (!f) return NULL;
-    tpg_status st = tpg_plan_write(f, c, m, n, k, l, chunks, 0, json);
+    tpg_status st = tpg_plan_write(f, c, m, n, k, l, chunks, modes, json);
     long size = ftell(f);
     char *buf = st == TPG_OK && size >= 0 ? malloc((size_t)size + 1) : NULL;
     if (buf) {
@@ -27,6 +28,10 @@ static char *plan_chunks(const tpg_config_desc *c, int64_t m, int64_t n, int64_t
     }
     fclose(f);
     return buf;
+}
+
+static char *plan_chunks(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int chunks, int json) {
+    return plan_modes(c, m, n, k, l, chunks, 0, json);
 }
 
 static char *plan_text(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, int json) {
@@ -146,12 +151,16 @@ TPG_TEST(reduce_scatter_pushes_partials) {
     TPG_EXPECT_EQ_INT(ps.flags_bytes, 3LL * ps.tiles_per_stage * 4);
 }
 
-/* The plan (json: the JSON form) of config at M = m, N = 8192, K = 28672 holds `want`. */
-static void expect_plan_has(const char *config, int64_t m, int json, const char *want) {
-    char *t = plan_text(find(config), m, 8192, 28672, 1, json);
+/* The plan (json: the JSON form) of config at M = m, N = 8192, K = 28672 for the op modes `modes` holds `want`. */
+static void expect_modes_plan_has(const char *config, int64_t m, int modes, int json, const char *want) {
+    char *t = plan_modes(find(config), m, 8192, 28672, 1, 0, modes, json);
     TPG_EXPECT(t != NULL);
     if (t) TPG_EXPECT_STR_CONTAINS(t, want);
     free(t);
+}
+
+static void expect_plan_has(const char *config, int64_t m, int json, const char *want) {
+    expect_modes_plan_has(config, m, 0, json, want);
 }
 
 /* A ping-pong reduce-scatter ring (1x1 clusters) of one row of tiles a stage: tiles_n x l x stages units. */
@@ -276,27 +285,40 @@ TPG_TEST(stage_minor_plan) {
                                                      "reduce-scatter ring of one wave");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false"); /* four tile rows a stage */
-    /* all-gather: at 128 rows a stage gathered - tp slots, the own shard's copy a GEMM dependency, every stage on the
-     * last copy's flag; batched, at 64 rows, interleaved and gated; at 256 rows stage after stage, each stage on its
-     * own shard */
+    /* all-gather: at 128 rows a stage gathered - tp slots; by default the GEMM pulls every shard (no copy or flag
+     * node: START -> GEMM -> END); by copy engine (asked, or beside the barriers) the own shard's copy a GEMM
+     * dependency, every stage on the last copy's flag; batched, at 64 rows, interleaved and gated; at 256 rows stage
+     * after stage, each stage on its own shard */
+    const int ce = TPG_PLAN_COPY_ENGINE;
     expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"stage_minor\": false, \"stages_gated\": false, "
-                                                     "\"stages_gathered\": true");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"stage\": 0, \"block\": 1, \"peer\": 1, \"src_slot\": -1, "
-                                                     "\"dst_peer\": -1, \"dst_slot\": -1, \"waits_on\": \"flag 1: the "
-                                                     "last copy, and the own shard's copy (gathered");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"buffers_per_device\": {\"slots\": 2, \"slot_bytes\": 7340032, "
-                                                     "\"slots_bytes\": 14680064, \"flags_bytes\": 256}, "
-                                                     "\"bytes_moved_per_device\": 7340032");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "{\"device\": 1, \"nodes\": [{\"index\": 0, \"kind\": \"COPY\", "
-                                                     "\"stage\": 0, \"peer\": 1, \"slot\": 1, \"piece\": 0, "
-                                                     "\"own_shard\": true, \"deps\": []}, {\"index\": 1, \"kind\": "
-                                                     "\"BARRIER_START\"");
-    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "{\"index\": 4, \"kind\": \"GEMM\", \"stage\": -1, \"peer\": -1, "
-                                                     "\"slot\": -1, \"piece\": 0, \"own_shard\": false, "
-                                                     "\"deps\": [1, 0]}, {\"index\": 5, \"kind\": \"BARRIER_END\"");
+                                                     "\"stages_gathered\": true, \"gemm_pulls\": true");
+    expect_modes_plan_has("ag_rota_bf16_pp64_tp2", 256, ce, 1, "\"stages_gathered\": true, \"gemm_pulls\": false");
+    expect_modes_plan_has("ag_rota_bf16_pp64_tp2", 256, TPG_PLAN_OVERLAP, 1, "\"gemm_pulls\": false");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"waits_on\": \"its own CTAs' pulls of every shard (gathered");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "\"transport\": \"NVLink loads by the GEMM's CTAs (pull)\"");
+    expect_plan_has("ag_rota_bf16_pp64_tp2", 256, 1, "{\"device\": 1, \"nodes\": [{\"index\": 0, \"kind\": "
+                                                     "\"BARRIER_START\", \"stage\": -1, \"peer\": -1, \"slot\": -1, "
+                                                     "\"piece\": 0, \"own_shard\": false, \"deps\": []}, "
+                                                     "{\"index\": 1, \"kind\": \"GEMM\"");
+    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "dev 7: 0 BARRIER_START | 1 GEMM <-0 | 2 BARRIER_END <-1\n");
+    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "pulled by the GEMM's CTAs before their tiles");
+    expect_modes_plan_has("ag_rota_bf16_pp64_tp2", 256, ce, 1, "\"stage\": 0, \"block\": 1, \"peer\": 1, "
+                          "\"src_slot\": -1, \"dst_peer\": -1, \"dst_slot\": -1, \"waits_on\": \"flag 1: the last "
+                          "copy, and the own shard's copy (gathered");
+    for (int modes = 0; modes <= ce; modes += ce) /* the buffers are the same either way */
+        expect_modes_plan_has("ag_rota_bf16_pp64_tp2", 256, modes, 1, "\"buffers_per_device\": {\"slots\": 2, "
+                              "\"slot_bytes\": 7340032, \"slots_bytes\": 14680064, \"flags_bytes\": 256}, "
+                              "\"bytes_moved_per_device\": 7340032");
+    expect_modes_plan_has("ag_rota_bf16_pp64_tp2", 256, ce, 1, "{\"device\": 1, \"nodes\": [{\"index\": 0, \"kind\": "
+                          "\"COPY\", \"stage\": 0, \"peer\": 1, \"slot\": 1, \"piece\": 0, \"own_shard\": true, "
+                          "\"deps\": []}, {\"index\": 1, \"kind\": \"BARRIER_START\"");
+    expect_modes_plan_has("ag_rota_bf16_pp64_tp2", 256, ce, 1, "{\"index\": 4, \"kind\": \"GEMM\", \"stage\": -1, "
+                          "\"peer\": -1, \"slot\": -1, \"piece\": 0, \"own_shard\": false, \"deps\": [1, 0]}, "
+                          "{\"index\": 5, \"kind\": \"BARRIER_END\"");
     expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "walk order        gathered (an all-gather of at most 128 rows");
-    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "| 14 COPY[s=7 peer=6 slot=6] <-13 |");
-    expect_plan_has("ag_rota_bf16_wide_tp8", 128, 0, "dev 7: 0 COPY[s=0 peer=7 slot=7 own shard] | 1 BARRIER_START |");
+    expect_modes_plan_has("ag_rota_bf16_wide_tp8", 128, ce, 0, "| 14 COPY[s=7 peer=6 slot=6] <-13 |");
+    expect_modes_plan_has("ag_rota_bf16_wide_tp8", 128, ce, 0, "dev 7: 0 COPY[s=0 peer=7 slot=7 own shard] | 1 "
+                          "BARRIER_START |");
     expect_plan_has("ag_rota_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false, \"stages_gated\": false, "
                                                      "\"stages_gathered\": false");
     expect_plan_has("ag_rota_bf16_pp64_tp2", 512, 1, "\"waits_on\": \"nothing (own A shard)\"");

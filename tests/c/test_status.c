@@ -65,6 +65,7 @@ TPG_TEST(ctx_create_rejects_bad_arguments_with_a_message) {
 
 TPG_TEST(op_setters_reject_a_null_op) {
     TPG_EXPECT_EQ_INT(tpg_op_set_pdl(NULL, 1), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_op_set_gather_copy_engine(NULL, 1), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_op_set_scalars(NULL, 1.0f, 0.0f), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_op_run(NULL, NULL), TPG_ERR_INVALID_ARGUMENT);
 }

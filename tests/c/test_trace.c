@@ -124,6 +124,12 @@ TPG_TEST(a_gathered_walk_names_its_copies) {
                                "\"pid\": 0, \"tid\": 1, \"ts\": 5.000, \"dur\": 70.000");
     TPG_EXPECT(strstr(j, "copy+flag stage") == NULL);
     free(j);
+    hdr(d0)->pulls = 1; /* the GEMM pulled the shards itself: the same span, named for them */
+    j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_ASSERT(rc == 0);
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"pulls by the GEMM's CTAs (gathered: every shard)\", \"cat\": \"copy\"");
+    TPG_EXPECT(strstr(j, "copies+flags") == NULL);
+    free(j);
     free(d0);
 }
 

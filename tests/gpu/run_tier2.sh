@@ -226,15 +226,17 @@ for sched in "${SCHEDULES[@]}"; do
         --m 8192 --n 6144 --k 4096 --copy-chunks 4 --overlap-barriers "${ITERS[@]}"
 done
 
-# The gathered all-gather walk (runtime/src/params.c, gathered_params: <= 128 rows a stage, one batch - the shards
-# and a copy of the own one in tp slots, then one GEMM of all M rows): 64 rows a stage with alpha / beta / C, also
-# with the barriers beside the GEMM, and on the cooperative wide kernel by name; 128 rows a stage of the 64x128 with
-# the copies in pieces (3 asked: 2 of 64 rows); shards of 40 rows of K = 1032 (82560 B: the slots end to end are not
-# 256-byte multiples).
+# The gathered all-gather walk (runtime/src/params.c, gathered_params: <= 128 rows a stage, one batch - every shard,
+# the own one too, in tp slots, then one GEMM of all M rows; by default the GEMM's CTAs pull the shards, copy-engine
+# nodes bring them with pieces, the barriers beside the GEMM or --gather-copy-engine): 64 rows a stage with alpha /
+# beta / C, pulled, by copy nodes, and with the barriers beside the GEMM, and on the cooperative wide kernel by name;
+# 128 rows a stage of the 64x128 with the copies in pieces (3 asked: 2 of 64 rows); shards of 40 rows of K = 1032
+# (82560 B: the slots end to end are not 256-byte multiples).
 G=(--n $((1536 * TP)) --k 1024 --alpha 0.5 --beta 1 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
 for dt in "${DTYPES[@]}"; do
     S=(--schedule AllGather1D_TilingCD_RotatingA --tp "$TP" --dtype "$dt" --m $((64 * TP)))
     one gathered "m$((64 * TP))-beta1/$dt" 0 "${S[@]}" "${G[@]}"
+    one gathered "m$((64 * TP))-beta1-copy-engine/$dt" 0 "${S[@]}" --gather-copy-engine "${G[@]}"
     one gathered "m$((64 * TP))-beta1-overlap/$dt" 0 "${S[@]}" --overlap-barriers "${G[@]}"
     one gathered "m$((128 * TP))-beta1-c3/$dt" 0 --config "ag_rota_${dt}_pp64_tp$TP" --m $((128 * TP)) --copy-chunks 3 \
         "${G[@]}"

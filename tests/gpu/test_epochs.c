@@ -45,8 +45,10 @@
 #include "mp_harness.h"
 #include "tpgemm.h"
 
-/* big enough that 3 pieces asked cut every all-gather shard at TP = 2 and 4 into 2 or 3 (whole tiles) */
-enum { M = 1024, N = 1536, K = 256, CALLS = 6, MAX_TP = 8 };
+/* M big enough that 3 pieces asked cut every all-gather shard at TP = 2 and 4 into 2 or 3 (whole tiles); the gathered
+ * walk's run takes 64 rows a stage instead (run_all_schedules) */
+enum { M_DEFAULT = 1024, N = 1536, K = 256, CALLS = 6, MAX_TP = 8 };
+static int M = M_DEFAULT;
 
 static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
     fprintf(stderr, "gpu_epochs: %s: %s (%s)\n", what, tpg_status_string(s), tpg_last_error(ctx));
@@ -106,8 +108,11 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
 }
 
 /* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked); `late`
- * (0 or 1) delays the first two changes by that many calls. */
-static tpg_status change_before(tpg_op *op, int c, int allgather, int late, int nccl) {
+ * (0 or 1) delays the first two changes by that many calls. The gathered walk's op also switches between its GEMM
+ * pulling the shards (calls 0 and 5) and copy-engine nodes (1: asked for, 2-4: the barriers beside the GEMM). */
+static tpg_status change_before(tpg_op *op, int c, int allgather, int late, int nccl, int gathered) {
+    if (gathered && c == 1) return tpg_op_set_gather_copy_engine(op, 1);
+    if (gathered && c == 4) return tpg_op_set_gather_copy_engine(op, 0);
     if (nccl) { /* no barriers beside the GEMM over NCCL (tpgemm.h): an update in place instead; the copy pieces are
                    NCCL messages, so every rank cuts them before the same call */
         if (c == 2) return tpg_op_set_scalars(op, 1.0f, 0.0f);
@@ -244,6 +249,7 @@ static int check_pass(const rank_set *rs, int tp, const char *label, int pass, i
 /* config: a name, or NULL for the schedule's default */
 static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture,
                         int nccl) {
+    const int gathered = M != M_DEFAULT; /* run_all_schedules' last run */
     int cfg, rc = 1;
     tpg_op *op = NULL;
     rank_set rs;
@@ -272,7 +278,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
     for (int pass = 0; pass < 1 + capture && !rc; pass++) {
         for (int c = 0; c < CALLS; c++) {
             stage_operands(&rs, pass, c, a + (size_t)c * M * K, b + (size_t)c * N * K, &calls[c]);
-            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2, nccl)) != TPG_OK) {
+            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2, nccl, gathered)) != TPG_OK) {
                 fail("changing the op between calls", st, ctx);
                 rc = 1;
                 goto done;
@@ -316,8 +322,9 @@ done:
 }
 
 /* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
- * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read.
- * Returns the number of failed schedules. */
+ * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read; then the
+ * gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the copy engine brings
+ * them (not over NCCL, which never gathers). Returns the number of failed schedules. */
 static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
@@ -327,15 +334,22 @@ static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl) {
     int failed = 0;
     for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2, capture, nccl);
     for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0, capture, nccl);
+    if (!nccl) {
+        M = 64 * tp;
+        failed += run_schedule(ctx, tp, schedules[0], NULL, 1, capture, nccl);
+        M = M_DEFAULT;
+    }
     return failed;
 }
 
 #define WAIT_TIMEOUT_NS 5000000000ull /* the context's bound on every device-side wait */
-enum { SCHEDULES = 6, HANG_S = 240 };
+enum { HANG_S = 240 };
 
 typedef struct options {
     int tp, share, capture, nccl;
 } options;
+
+static int schedules_run(const options *o) { return o->nccl ? 6 : 7; }
 
 /* --nccl --share-device: one NCCL "host" per rank process, talking over loopback sockets (header comment). */
 static void nccl_one_gpu_env(int rank) {
@@ -362,7 +376,7 @@ static int rank_main(mp_rank *g, void *arg) {
     if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
     const int failed = run_all_schedules(ctx, o->tp, o->capture, o->nccl);
     tpg_ctx_destroy(ctx);
-    printf("rank %d: %d passed, %d failed\n", rank, SCHEDULES - failed, failed);
+    printf("rank %d: %d passed, %d failed\n", rank, schedules_run(o) - failed, failed);
     return failed ? 1 : 0;
 }
 
@@ -399,6 +413,6 @@ int main(int argc, char **argv) {
     if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
     const int failed = run_all_schedules(ctx, o.tp, o.capture, 0);
     tpg_ctx_destroy(ctx);
-    printf("%d passed, %d failed\n", SCHEDULES - failed, failed);
+    printf("%d passed, %d failed\n", schedules_run(&o) - failed, failed);
     return failed ? 1 : 0;
 }

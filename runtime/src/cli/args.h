@@ -42,6 +42,8 @@ typedef struct tpg_cli_args {
     const char *trace;         /* --trace FILE.json: one extra traced call (trace build only), or NULL */
     int copy_chunks;           /* --copy-chunks N: all-gather copies in N pieces (tpg_op_set_copy_chunks), 0 = the config's */
     int overlap_barriers;      /* --overlap-barriers: the GEMM beside the start barrier (tpg_op_set_overlap_barriers) */
+    int gather_copy_engine;    /* --gather-copy-engine: a gathered walk's shards by copy engine
+                                  (tpg_op_set_gather_copy_engine) */
 } tpg_cli_args;
 
 /* Fills the defaults listed above (check on, everything else off). */

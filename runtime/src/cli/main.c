@@ -122,12 +122,12 @@ int main(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (a.dry_run) {
-        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.overlap_barriers, a.json);
+        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, tpg_cli_plan_modes(&a, c), a.json);
         return 0;
     }
     const int need = a.share_device ? tpg_cli_shared_gpus(&a) : c->schedule->tp; /* GPUs */
     if (visible < need) {
-        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, a.overlap_barriers, a.json);
+        tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, tpg_cli_plan_modes(&a, c), a.json);
         fflush(stdout);
         fprintf(stderr,
                 "tpgemm: this run needs %d Hopper (sm_90) GPU%s; %d CUDA device%s visible. Use --dry-run to print "

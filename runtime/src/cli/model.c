@@ -102,8 +102,8 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
             const tpg_config_desc *c = &tpg_configs[jobs[i].row.config];
             fprintf(f, "%s{\"layer\": \"%s\", \"op\": \"%s\", \"tuned\": %s, \"plan\": ", i ? ", " : "",
                     jobs[i].row.layer, op_name(c), jobs[i].row.tuned ? "true" : "false");
-            const int overlap = a->overlap_barriers && c->kernel->cluster_m * c->kernel->cluster_n == 1; /* as run.c */
-            tpg_plan_write(f, c, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1, a->copy_chunks, overlap, 1);
+            tpg_plan_write(f, c, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1, a->copy_chunks, tpg_cli_plan_modes(a, c),
+                           1);
             fputs("}", f);
         }
         fputs("]}\n", f);

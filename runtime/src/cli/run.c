@@ -129,6 +129,8 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
     const tpg_kernel_desc *ok = tpg_configs[cfg_index].kernel;
     if (a->overlap_barriers && tpg_configs[cfg_index].schedule->tp > 1 && ok->cluster_m * ok->cluster_n == 1)
         STEP("tpg_op_set_overlap_barriers", tpg_op_set_overlap_barriers(s->op, 1), tpg_last_error(s->ctx));
+    if (a->gather_copy_engine) /* only changes an op whose walk is gathered (tpgemm.h) */
+        STEP("tpg_op_set_gather_copy_engine", tpg_op_set_gather_copy_engine(s->op, 1), tpg_last_error(s->ctx));
 
     const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
     const size_t sab = tpg_dtype_size(kd->dtype_ab), scd = tpg_dtype_size(kd->dtype_cd);
@@ -409,7 +411,7 @@ static int run_gpu(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
 
 static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_index) {
     const tpg_config_desc *c = &tpg_configs[cfg_index];
-    tpg_plan_shape ps;
+    tpg_plan_shape ps = {0};
     tpg_report_init(res);
     res->config = c->name;
     res->schedule = c->schedule->name;
@@ -430,7 +432,13 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
                                                                c->kernel->fp8_promote, partials);
     if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, a->copy_chunks, &ps) == TPG_OK)
         res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k, res->copy_chunks = ps.copy_chunks;
-    res->overlap_barriers = a->overlap_barriers && c->schedule->tp > 1 && c->kernel->cluster_m * c->kernel->cluster_n == 1;
+    res->overlap_barriers = (tpg_cli_plan_modes(a, c) & TPG_PLAN_OVERLAP) != 0;
+    res->gemm_pulls = tpg_gather_pulls(ps.gathered, ps.copy_chunks, res->overlap_barriers, a->gather_copy_engine);
+}
+
+int tpg_cli_plan_modes(const tpg_cli_args *a, const tpg_config_desc *c) {
+    const int overlap = a->overlap_barriers && c->schedule->tp > 1 && c->kernel->cluster_m * c->kernel->cluster_n == 1;
+    return (overlap ? TPG_PLAN_OVERLAP : 0) | (a->gather_copy_engine ? TPG_PLAN_COPY_ENGINE : 0);
 }
 
 int tpg_cli_run(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {

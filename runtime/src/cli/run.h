@@ -2,6 +2,7 @@
 #ifndef TPG_CLI_RUN_H
 #define TPG_CLI_RUN_H
 
+#include "../tables.h"
 #include "args.h"
 #include "report.h"
 
@@ -20,6 +21,10 @@ int tpg_cli_check_scales(const tpg_cli_args *a, int cfg_index, char *msg, size_t
  * op, deterministic operands, warm-up, the check when a->check, timing. Fills *res (res->error points
  * to a static message that the next call overwrites) and returns the exit status. Needs the GPUs. */
 int tpg_cli_run(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res);
+
+/* The op modes a's switches give config cfg (plan.h: TPG_PLAN_*), as tpg_cli_run applies them: the barriers beside
+ * the GEMM where the config has barriers and no clusters, the gathered walk's copy engine. */
+int tpg_cli_plan_modes(const tpg_cli_args *a, const tpg_config_desc *cfg);
 
 /* `--model NAME`: each layer of the preset (runtime/src/cli/model.c). Returns the exit status. */
 int tpg_cli_model(const tpg_cli_args *a);

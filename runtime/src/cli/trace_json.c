@@ -270,8 +270,11 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
             any = 1;
         }
         const uint64_t begin = prev ? prev : sw[s].first_begin;
-        /* one stage that waits: the gathered all-gather walk (runtime/src/params.c), behind the last copy's flag */
-        if (h->num_stages == 1)
+        /* one stage that waits: the gathered all-gather walk (runtime/src/params.c), behind the last copy's flag, or
+         * behind its own CTAs' pulls of every shard (pull_shards.cuh: the first producer to see the grid's count) */
+        if (h->num_stages == 1 && h->pulls)
+            snprintf(name, sizeof name, "pulls by the GEMM's CTAs (gathered: every shard)");
+        else if (h->num_stages == 1)
             snprintf(name, sizeof name, "copies+flags (gathered: every shard)");
         else
             snprintf(name, sizeof name, "copy+flag stage %d", s);
