@@ -41,6 +41,7 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     b->gave_up = section(&cursor, sizeof(unsigned int));
     b->gave_up_notice = section(&cursor, sizeof(unsigned int));
     b->transfers_done = section(&cursor, sizeof(unsigned int));
+    b->pull_next = section(&cursor, sizeof(unsigned int));  /* claimed by every CTA at the start */
     b->pull_count = section(&cursor, sizeof(unsigned int)); /* polled by every producer while CTAs still add */
     b->pull_seen = section(&cursor, sizeof(unsigned int));
     b->total = cursor;

@@ -25,9 +25,9 @@
  *                                        system-scope max, the closing barrier reads it; barrier.h)
  *   transfers_done u32                   the NCCL transport: the epoch whose transfers all completed (the last
  *                                        step raises it, a wait after the GEMM bounds the transfers: nccl_graph.c)
- *   pull_count, pull_seen u32 each        the gathered walk's GEMM when it pulls the shards: its CTAs that pulled
- *                                        their share, its producers that saw them all (tpg_gemm_params.pull_count:
- *                                        0 between launches; own memory only)
+ *   pull_next, pull_count, pull_seen      u32 each: the gathered walk's GEMM when it pulls the shards: the next
+ *                                        slice to claim, the slices done, the CTAs whose producer saw them all
+ *                                        (tpg_gemm_params.pull_count: 0 between launches; own memory only)
  * Each section starts on a 256-byte boundary; everything is zeroed at creation.
  */
 #ifndef TPG_BUFFERS_H
@@ -46,7 +46,7 @@ typedef struct tpg_buffer_layout {
     size_t slot_bytes;      /* slot stride (rounded up to 256 B; gathered: the bytes used) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
     size_t slots, stage_flags, tile_flags, epoch, last_epoch, epoch_readers, start_counter, end_counter, status, gave_up,
-        gave_up_notice, transfers_done, pull_count, pull_seen; /* byte offsets */
+        gave_up_notice, transfers_done, pull_next, pull_count, pull_seen; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 

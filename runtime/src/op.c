@@ -331,10 +331,11 @@ tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     enable = enable != 0;
     if (enable == op->copy_engine) return TPG_OK;
-    if (!op->gathered) { /* its shards, if any, come by copy engine either way */
-        op->copy_engine = enable;
-        return TPG_OK;
-    }
+    const int pulls_before = tpg__op_pulls(op);
+    op->copy_engine = enable;
+    /* not gathered, or copy nodes anyway (pieces, the barriers beside the GEMM): the graphs stay as they are */
+    if (tpg__op_pulls(op) == pulls_before) return TPG_OK;
+    op->copy_engine = !enable;
     const int saved = tpg__save_device();
     /* the graphs change shape (copy nodes or none), and the GEMM's pulls: drop them (after their launches), rebuild */
     if (op->built) tpg__graphs_drop(op);

@@ -109,7 +109,8 @@ void tpg__op_wait_quiet(tpg_op *op, int r);
  * instead of a launch. */
 tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
 /* overlap.c (rank's device idle, TP >= 2): the start barrier's epoch word must equal the GEMM's last_epoch,
- * else the GEMM's epochs are out of step with the barrier's (TPG_ERR_NOT_READY, with both numbers). */
+ * else the GEMM's epochs are out of step with the barrier's, and the shard pulls' words must be 0
+ * (TPG_ERR_NOT_READY, with the numbers). */
 tpg_status tpg__check_epochs(tpg_op *op, int rank);
 /* Whether the op's GEMM pulls the gathered walk's shards itself (copy_plan.h: tpg_gather_pulls), as things stand. */
 static inline int tpg__op_pulls(const tpg_op *op) {

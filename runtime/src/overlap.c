@@ -78,10 +78,11 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
 
 tpg_status tpg__check_epochs(tpg_op *op, int rank) {
     if (op->sched->tp < 2) return TPG_OK;
-    const size_t at[3] = {op->layout.epoch, op->layout.last_epoch, op->layout.epoch_readers};
-    unsigned int w[3] = {0};
+    const tpg_buffer_layout *b = &op->layout;
+    const size_t at[6] = {b->epoch, b->last_epoch, b->epoch_readers, b->pull_next, b->pull_count, b->pull_seen};
+    unsigned int w[6] = {0};
     TPG_CHECK(tpg__use_device(op->ctx, rank));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 6; i++)
         TPG_CHECK_CUDA(op->ctx, cudaMemcpy(&w[i], tpg_buf_word(op->buffer[rank], at[i]), sizeof w[i],
                                            cudaMemcpyDeviceToHost));
     if (w[0] != w[1] || w[2] != 0)
@@ -89,5 +90,9 @@ tpg_status tpg__check_epochs(tpg_op *op, int rank) {
                  "are still counted in, so the GEMM's waits and flags are out of step with its peers' (did a launch of "
                  "the op fail, or did two calls of it run at once?); destroy the op and create it again", rank, w[0],
                  w[1], w[2]);
+    if (w[3] || w[4] || w[5]) /* 0 between launches (templates/kernels/pull_shards.cuh) */
+        TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the GEMM's shard pulls left their words at next slice %u, %u "
+                 "done, %u CTAs counted in, so the next launch's pulls would be miscounted (did a launch of the op "
+                 "fail?); destroy the op and create it again", rank, w[3], w[4], w[5]);
     return TPG_OK;
 }

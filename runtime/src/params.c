@@ -211,6 +211,7 @@ static tpg_status gathered_pulls(tpg_op *op, int rank, tpg_gemm_params *g) {
     }
     g->pull_dst = tpg_buf_slot(op->buffer[rank], &op->layout, 0);
     g->pull_bytes = (unsigned long long)bytes;
+    g->pull_next = tpg_buf_word(op->buffer[rank], op->layout.pull_next);
     g->pull_count = tpg_buf_word(op->buffer[rank], op->layout.pull_count);
     g->pull_seen = tpg_buf_word(op->buffer[rank], op->layout.pull_seen);
     g->pull_shards = t->tp;

@@ -119,15 +119,17 @@ typedef struct tpg_gemm_params {
     unsigned int *gave_up_epoch;
     unsigned long long timeout_ns;  /* bound on every spin-wait; 0 = wait forever */
     /* The gathered all-gather walk's copies made by this GEMM itself (runtime/src/params.c: gathered_params; NULL
-     * pull_count: none, the graph's copy nodes brought the shards). Before its tiles every CTA copies its share of
-     * each shard b < pull_shards - pull_src[b], a peer's A through its mapped address or the device's own - into
-     * pull_dst + b * pull_bytes and then counts itself in *pull_count; the producer loads no tile before the count
-     * reaches gridDim.x, then counts itself in *pull_seen, and the last one to do so resets both words, which are
-     * thus 0 between launches (a launch starts after the previous one ended). The graph runs this GEMM after the
-     * start barrier, so the peers' shards are this call's (templates/kernels/pull_shards.cuh). */
+     * pull_count: none, the graph's copy nodes brought the shards). Before its tiles the grid copies each shard
+     * b < pull_shards - pull_src[b], a peer's A through its mapped address or the device's own - into pull_dst + b *
+     * pull_bytes, in gridDim.x slices that CTAs claim from the queue *pull_next (so resident CTAs pull the slices of
+     * any that are not), counting each done in *pull_count; the producer loads no tile before the count reaches
+     * gridDim.x, then counts its CTA in *pull_seen, and the last one to do so resets the three words, which are thus 0
+     * between launches (a launch starts after the previous one ended). The graph runs this GEMM after the start
+     * barrier, so the peers' shards are this call's (templates/kernels/pull_shards.cuh). */
     const void *pull_src[TPG_MAX_TP];
     void *pull_dst;
     unsigned long long pull_bytes; /* of one shard: a multiple of 16 */
+    unsigned int *pull_next;
     unsigned int *pull_count;
     unsigned int *pull_seen;
     int pull_shards;

@@ -11,11 +11,16 @@
  *
  * Protocol: the graph runs this GEMM after the start barrier, so every peer has entered the call and its shard is
  * this call's; the closing barrier follows this GEMM on every rank, so no peer overwrites its shard while it is read
- * here. The slots are read next by TMA (the async proxy) on every SM of this device: each thread orders its generic
- * stores before async-proxy reads, the CTA barrier gathers them, and one thread counts the CTA in with a release at
- * GPU scope (the usual grid-wide handoff). The producer waits for the whole grid's count (tpg_wait_pulls).
- * The count is per launch (reset by the last producer to read it), so a launch that pulls does not depend on what
- * earlier launches of the op did: they may have used the copy engine (copy_plan.h, tpg_gather_pulls).
+ * here. The pieces are cut into gridDim.x slices that CTAs claim from a queue (pull_next), not one slice per CTA:
+ * the producer waits until every slice is done, and with fixed slices a CTA that is not resident - an SM held by
+ * another kernel, say a framework's NCCL kernel that waits on a peer, which waits on this call - would hold up the
+ * CTAs that are, forever; with the queue the resident CTAs pull the absent ones' slices and a late CTA finds none
+ * left. The slots are read next by TMA (the async proxy) on every SM of this device: each thread orders its generic
+ * stores before async-proxy reads, the CTA barrier gathers them, and one thread counts the slice done with a release
+ * at GPU scope (the usual grid-wide handoff). The words are per launch: every CTA's producer counts itself in
+ * pull_seen once it saw every slice done (after its own last claim), and the last one resets the three words, so a
+ * launch that pulls does not depend on what earlier launches of the op did: they may have used the copy engine
+ * (copy_plan.h, tpg_gather_pulls).
  */
 #ifndef TPG_PULL_SHARDS_CUH
 #define TPG_PULL_SHARDS_CUH
@@ -25,36 +30,54 @@
 #include "ptx.cuh"
 #include "sync.cuh"
 
-/* Every thread of the CTA: this CTA's share of each shard into its slot, then the CTA counted in. */
-__device__ __forceinline__ void tpg_pull_shards(const tpg_gemm_params &p)
+/* Every thread of the CTA: claims slices of the shards' 16-byte pieces until none is left, copying each into the
+ * slots and counting it done. `claim` is two words of the CTA's shared memory that nothing else uses yet (the ring's
+ * first slot: the kernel calls this before any load), through which thread 0 hands each claim to the CTA, the two in
+ * turn so that one CTA barrier an iteration is enough: it publishes claim k and closes slice k - 1's stores, which
+ * thread 0 then counts done. */
+__device__ __forceinline__ void tpg_pull_shards(const tpg_gemm_params &p, volatile unsigned int *claim)
 {
-    const unsigned long long n16 = p.pull_bytes / 16u, step = (unsigned long long)gridDim.x * blockDim.x;
+    const unsigned long long n16 = p.pull_bytes / 16u;
+    const unsigned int slices = gridDim.x;
+    const unsigned long long per = (n16 + slices - 1u) / slices;
     char *const dst = (char *)p.pull_dst;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += step) {
-        uint4 v[TPG_MAX_TP]; /* every shard's piece in flight before the first store */
+#pragma unroll 1
+    for (unsigned int k = 0;; ++k) {
+        if (threadIdx.x == 0) claim[k & 1u] = atomicAdd(p.pull_next, 1u);
+        __syncthreads();
+        if (threadIdx.x == 0 && k > 0) {
+            __threadfence();
+            atomicAdd(p.pull_count, 1u);
+        }
+        const unsigned int s = claim[k & 1u];
+        if (s >= slices) return;
+        const unsigned long long end = min(n16, (s + 1ull) * per);
+#pragma unroll 1
+        for (unsigned long long i = s * per + threadIdx.x; i < end; i += blockDim.x) {
+            uint4 v[TPG_MAX_TP]; /* every shard's piece in flight before the first store */
 #pragma unroll
-        for (int b = 0; b < TPG_MAX_TP; ++b)
-            if (b < p.pull_shards) v[b] = reinterpret_cast<const uint4 *>(p.pull_src[b])[i];
+            for (int b = 0; b < TPG_MAX_TP; ++b)
+                if (b < p.pull_shards) v[b] = reinterpret_cast<const uint4 *>(p.pull_src[b])[i];
 #pragma unroll
-        for (int b = 0; b < TPG_MAX_TP; ++b)
-            if (b < p.pull_shards) reinterpret_cast<uint4 *>(dst + (unsigned long long)b * p.pull_bytes)[i] = v[b];
-    }
-    tpg_fence_proxy_async_global();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(p.pull_count, 1u);
+            for (int b = 0; b < TPG_MAX_TP; ++b)
+                if (b < p.pull_shards) reinterpret_cast<uint4 *>(dst + (unsigned long long)b * p.pull_bytes)[i] = v[b];
+        }
+        tpg_fence_proxy_async_global(); /* this thread's stores before the async proxy's reads (TMA) */
     }
 }
 
-/* The producer, before its first load: every CTA of this launch has pulled its share, so the slots may be read by
- * TMA. Then this producer counts itself in pull_seen, and the last one resets both words for the next launch: no
- * thread of this launch reads them after that (tpg_gemm_params.pull_count). */
+/* The producer (thread 0, which made its CTA's claims), before its first load: every slice is done, so the slots may
+ * be read by TMA. Then it counts its CTA in pull_seen with acquire-release, so the last CTA's reset comes after
+ * every other CTA's claims and adds (a release sequence on pull_seen), and no thread of this launch touches the
+ * words after it. */
 __device__ __forceinline__ void tpg_wait_pulls(const tpg_gemm_params &p, unsigned int epoch, bool &gave_up)
 {
     tpg_wait_count(p, p.pull_count, gridDim.x, epoch, gave_up);
     tpg_fence_proxy_async_global();
-    if (atomicAdd(p.pull_seen, 1u) == gridDim.x - 1u) {
+    unsigned int before;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(p.pull_seen) : "memory");
+    if (before == gridDim.x - 1u) {
+        *(volatile unsigned int *)p.pull_next = 0u;
         *(volatile unsigned int *)p.pull_count = 0u;
         *(volatile unsigned int *)p.pull_seen = 0u;
     }

@@ -30,6 +30,7 @@ static int sections_of(const tpg_buffer_layout *b, section *out) {
         {"gave_up", b->gave_up, word},
         {"gave_up_notice", b->gave_up_notice, word},
         {"transfers_done", b->transfers_done, word},
+        {"pull_next", b->pull_next, word},
         {"pull_count", b->pull_count, word},
         {"pull_seen", b->pull_seen, word},
     };
