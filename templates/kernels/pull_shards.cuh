@@ -30,6 +30,12 @@
 #include "ptx.cuh"
 #include "sync.cuh"
 
+/* TPG_DIAG_PULL_FIXED_SLICES (self-test instance wide3fx only): CTA c pulls slice c and no other, the layout before
+ * the queue - the control of `kernel_selftest --pulls`, which must see it wait for a CTA kept off its SM. */
+#ifndef TPG_DIAG_PULL_FIXED_SLICES
+#define TPG_DIAG_PULL_FIXED_SLICES 0
+#endif
+
 /* Every thread of the CTA: claims slices of the shards' 16-byte pieces until none is left, copying each into the
  * slots and counting it done. `claim` is two words of the CTA's shared memory that nothing else uses yet (the ring's
  * first slot: the kernel calls this before any load), through which thread 0 hands each claim to the CTA, the two in
@@ -43,7 +49,8 @@ __device__ __forceinline__ void tpg_pull_shards(const tpg_gemm_params &p, volati
     char *const dst = (char *)p.pull_dst;
 #pragma unroll 1
     for (unsigned int k = 0;; ++k) {
-        if (threadIdx.x == 0) claim[k & 1u] = atomicAdd(p.pull_next, 1u);
+        if (threadIdx.x == 0)
+            claim[k & 1u] = TPG_DIAG_PULL_FIXED_SLICES ? (k ? slices : blockIdx.x) : atomicAdd(p.pull_next, 1u);
         __syncthreads();
         if (threadIdx.x == 0 && k > 0) {
             __threadfence();

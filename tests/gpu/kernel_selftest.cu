@@ -29,8 +29,10 @@
  * the ring's cost split into parts; `--rs-few` on few-token problems instead), `--ag-perf` the
  * all-gather walk timing of selftest_ag_perf.cu (`--ag-few` on few-token problems instead; `--problem NAME,...`
  * picks problems of either by name, `--variants NAME,...` the walk variants), `--coresident` whether the barrier
- * kernel runs beside each listed GEMM (selftest_coresident.cu), `--no-cases` skips the correctness cases (with
- * `--no-perf`: only the requested measurements), `--pieces-control` inverts the pieces case (test_pieces says how).
+ * kernel runs beside each listed GEMM (selftest_coresident.cu), `--pulls` the gathered walk's shards pulled by each
+ * listed kernel, also with half the SMs held by another kernel (selftest_pulls.cu), `--no-cases` skips the correctness
+ * cases (with `--no-perf`: only the requested measurements), `--pieces-control` inverts the pieces case (test_pieces
+ * says how).
  */
 #include <cublas_v2.h>
 #include <unistd.h>
@@ -44,7 +46,8 @@
         X(pp128both, 1e-2) X(pp128tma, 1e-2) X(fp16h, 1e-2) X(pp128h, 1e-2) X(k32, 1e-2) X(c2x1k32, 1e-2)   \
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
         X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
-        X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2) X(pp64g1, 1e-2)
+        X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2) X(pp64g1, 1e-2) \
+        X(wide3fx, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
@@ -58,6 +61,7 @@ void print_rs_perf(const kern *ks, int nk);
 void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems, const char *variants);
 void print_ag_perf(const kern *ks, int nk);
 void coresident(const kern *ks, int nk, const ctl &c);
+void pulls_selftest(const kern *ks, int nk, const ctl &c); /* selftest_pulls.cu */
 void print_coresident(const kern *ks, int nk);
 
 /* ---- cases ------------------------------------------------------------------------------------- */
@@ -472,7 +476,7 @@ bool selftest_listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, ag_few = 0, cores = 0, cases = 1;
+    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, ag_few = 0, cores = 0, cases = 1, pulls = 0;
     const char *only = NULL, *problems = NULL, *variants = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
@@ -482,6 +486,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
         else if (strcmp(argv[i], "--ag-few") == 0) ag = ag_few = 1;
         else if (strcmp(argv[i], "--coresident") == 0) cores = 1;
+        else if (strcmp(argv[i], "--pulls") == 0) pulls = 1;
         else if (strcmp(argv[i], "--no-cases") == 0) cases = 0;
         else if (strcmp(argv[i], "--pieces-control") == 0) g_pieces_control = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
@@ -489,7 +494,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--variants") == 0 && i + 1 < argc) variants = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] "
-                            "[--ag-few] [--coresident] [--pieces-control] [--only KERNEL[,KERNEL...]] "
+                            "[--ag-few] [--coresident] [--pulls] [--pieces-control] [--only KERNEL[,KERNEL...]] "
                             "[--problem NAME[,NAME...]] [--variants NAME[,NAME...]]\n",
                     argv[0]);
             return 2;
@@ -571,6 +576,7 @@ int main(int argc, char **argv)
     if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, problems); /* selftest_rs_perf.cu */
     if (ag && nk > 0) ag_perf(ks, nk, c, ag_few, problems, variants); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
+    if (pulls && nk > 0) pulls_selftest(ks, nk, c);
     alarm(0);
     cublasDestroy(h);
     print_results();

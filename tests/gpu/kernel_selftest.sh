@@ -23,11 +23,12 @@
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
 # Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few]
-#   [--ag-perf] [--ag-few] [--variants NAME[,NAME...]] [--coresident] [--pieces-control] [--only NAME[,NAME...]]
+#   [--ag-perf] [--ag-few] [--variants NAME[,NAME...]] [--coresident] [--pulls] [--pieces-control]
+#   [--only NAME[,NAME...]]
 #   [--problem NAME[,NAME...]: the --rs-* / --ag-* problems named, e.g. 70B-fc2-m128]
 #   (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h
 #   k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32
-#   w160 pp64tma wide3nd wide3old pp64g1)
+#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -53,7 +54,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         -c "$root/tests/gpu/selftest_instance.cu" -o "$out/inst_$1.o" > "$out/ptxas_$1.log" 2>&1 ||
         { cat "$out/ptxas_$1.log"; return 1; }
 }
-KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1)
+KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1 wide3fx)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -95,6 +96,8 @@ inst wide3old 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_DEFER_F
 # pp64tma with raster groups of one unit row (GROUP_M=1): a plain GEMM whose tiles of one B column sit a whole tile row
 # apart, as a stage-major ring places them (the placement check of docs/PERF_NOTES.md, 2026-12-02 19:03Z)
 GROUP_M=1 inst pp64g1 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!)
+# wide3tma pulling the gathered walk's shards in fixed slices, one per CTA (the control of --pulls: pull_shards.cuh)
+inst wide3fx 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_PULL_FIXED_SLICES=1" & pids+=($!)
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
@@ -114,7 +117,7 @@ for k in "${KERNELS[@]}"; do
 done
 
 pids=()
-for f in kernel_selftest selftest_util selftest_rs_perf selftest_ag_perf selftest_coresident; do
+for f in kernel_selftest selftest_util selftest_rs_perf selftest_ag_perf selftest_coresident selftest_pulls; do
     rm -f "$out/$f.o"
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
 done
@@ -125,6 +128,6 @@ for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
 objs=()
 for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
-"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/selftest_coresident.o" "$out/raster.o" "$out/barrier.o" "${objs[@]}" \
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/selftest_coresident.o" "$out/selftest_pulls.o" "$out/raster.o" "$out/barrier.o" "${objs[@]}" \
     -lcublas
 echo "built $out/kernel_selftest"
