@@ -218,10 +218,11 @@ static tpg_status gathered_pulls(tpg_op *op, int rank, tpg_gemm_params *g) {
     return TPG_OK;
 }
 
-/* The gathered all-gather walk (plan.h: TPG_WALK_GATHERED): the copies bring shard b into slot b, the graph copies
- * the own shard into its slot beside them (graph.c), and one stage computes all M rows from the slots end to end -
- * A's blocks in order, so its output is the user's whole D shard - behind the flag of the device's last copy, which
- * follows every copy (tpg_copy_last_flag_stage; in pieces, its last piece's). Stage after stage at few rows, each
+/* The gathered all-gather walk (plan.h: TPG_WALK_GATHERED): shard b lands in slot b - pulled by the GEMM itself
+ * (gathered_pulls, the default), or brought by the copy nodes with the own shard's copy beside them (graph.c) - and
+ * one stage computes all M rows from the slots end to end - A's blocks in order, so its output is the user's whole D
+ * shard - behind its own pulls or the flag of the device's last copy, which follows every copy
+ * (tpg_copy_last_flag_stage; in pieces, its last piece's). Stage after stage at few rows, each
  * stage reads all of B and fills its tiles part-way below a tile's rows; gathered, the walk is the plain GEMM of the
  * rank's problem once every shard is there. Measured on one GPU (kernel_selftest --ag-few, nv1x: the plain GEMM
  * behind NVLink-timed copies, without the own shard's copy; BENCHMARKS.md, "the gathered all-gather walk"), of the
@@ -248,13 +249,14 @@ static tpg_status gathered_params(tpg_op *op, int rank, tpg_gemm_params *g) {
     TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &st->d_map, st->d, k->dtype_cd, sh->stage_n, rows, 1, st->d_ld,
                                      st->d_batch, k->epi_chunk_bytes, "D"));
     const int last_piece = op->copy.chunks > 1 ? op->copy.chunks - 1 : 0; /* its flag follows every piece */
-    st->wait_flag = tpg__op_pulls(op) ? NULL : tpg_buf_stage_flags(op->buffer[rank], &op->layout, last) + last_piece;
+    const int pulls = tpg__op_pulls(op);
+    st->wait_flag = pulls ? NULL : tpg_buf_stage_flags(op->buffer[rank], &op->layout, last) + last_piece;
     st->wait_chunk_rows = 0;
     st->wait_b = 0;
     g->num_stages = 1;
     g->m = (int)rows;
     g->stage_minor = 0;
-    return tpg__op_pulls(op) ? gathered_pulls(op, rank, g) : TPG_OK;
+    return pulls ? gathered_pulls(op, rank, g) : TPG_OK;
 }
 
 tpg_status tpg__params_build(tpg_op *op, int rank) {
