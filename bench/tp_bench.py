@@ -273,42 +273,47 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
     ("alt:overlap_barriers"), on all-gather shapes --alt-gather-copy-engine the shape's own config with a gathered
     walk's shards brought by copy-engine nodes instead of its GEMM's pulls ("alt:gather_copy_engine"; the same as the
-    fused variant where the walk is not gathered), on reduce-scatter shapes --alt-pull-partials the shape's config's pulled twin
-    ("alt:pull_partials", tpgemm_lib.Lib.pull_twin), and --alt-captured the shape's config with its call captured
+    fused variant where the walk is not gathered), on reduce-scatter shapes --alt-pull-partials the shape's config's
+    pulled twin ("alt:pull_partials", tpgemm_lib.Lib.pull_twin) and --alt-rs-ring the shape's config with a one-hop
+    walk kept a ring ("alt:rs_ring"; the same as the fused variant where the walk is a ring anyway), and --alt-captured
+    the shape's config with its call captured
     once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), and
     --alt-nccl the shape's config on ctx_nccl, a context over the NCCL transport ("alt:nccl"), interleaved with the
     others on the same tensors. Returns {variant: op}; adds its callable to fns, each op to held (as it
     is made) and its config's name to configs. A capture that fails on any rank drops alt:captured on every rank
     (errors says why), so the ranks stay in step."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-    wanted = []  # (variant, config, copy chunks, barriers beside the GEMM, a gathered walk's copy engine)
+    wanted = []  # (variant, config, copy chunks, barriers beside the GEMM, a gathered walk's copy engine, kept a ring)
     for fam in [f for f in args.alt_config.split(",") if f]:
         alt_cfg = lib.config(name=f"{fam}_tp{tp}", tp=tp, dtype=R.lib_dtype(args.dtype))
         if lib.config_info(alt_cfg)["schedule"] == getattr(args, f"{op_kind.lower()}_schedule"):
-            wanted.append((f"alt:{fam}", alt_cfg, 0, False, False))
+            wanted.append((f"alt:{fam}", alt_cfg, 0, False, False, False))
     if tp == 1 and (args.alt_copy_chunks or args.alt_overlap_barriers) and rank == 0:  # a smoke run at world size 1
         print("tp_bench: TP = 1 has no copies or barriers: no alt:copy_chunks / alt:overlap_barriers", file=sys.stderr)
     if op_kind == "AG" and tp > 1:
-        wanted += [(f"alt:copy_chunks{c}", cfg, int(c), False, False) for c in args.alt_copy_chunks.split(",") if c]
+        wanted += [(f"alt:copy_chunks{c}", cfg, int(c), False, False, False)
+                   for c in args.alt_copy_chunks.split(",") if c]
         if args.alt_gather_copy_engine:
-            wanted.append(("alt:gather_copy_engine", cfg, 0, False, True))
+            wanted.append(("alt:gather_copy_engine", cfg, 0, False, True, False))
     if op_kind == "RS" and args.alt_pull_partials:
         try:  # a tuned or non-bf16 config may have no twin: the shape runs without this variant, and says so
-            wanted.append(("alt:pull_partials", lib.pull_twin(cfg), 0, False, False))
+            wanted.append(("alt:pull_partials", lib.pull_twin(cfg), 0, False, False, False))
         except ValueError as e:
             if rank == 0:
                 print(f"tp_bench: {m}x{n}x{k}: no alt:pull_partials: {e}", file=sys.stderr)
+    if op_kind == "RS" and args.alt_rs_ring and tp > 1:
+        wanted.append(("alt:rs_ring", cfg, 0, False, False, True))
     if args.alt_overlap_barriers and tp > 1:
-        wanted.append(("alt:overlap_barriers", cfg, 0, True, False))
+        wanted.append(("alt:overlap_barriers", cfg, 0, True, False, False))
     if args.alt_captured:
-        wanted.append(("alt:captured", cfg, 0, False, False))
+        wanted.append(("alt:captured", cfg, 0, False, False, False))
     if ctx_nccl is not None and tp > 1:
-        wanted.append(("alt:nccl", cfg, 0, False, False))
+        wanted.append(("alt:nccl", cfg, 0, False, False, False))
     ops = {}
-    for v, alt_cfg, chunks, overlap, copy_engine in wanted:
+    for v, alt_cfg, chunks, overlap, copy_engine, ring in wanted:
         # op creation is collective: it fails on every rank alike (a refused knob, an unsupported plan); the loop's
         # values are bound here, not looked up when make runs
-        def make(v=v, alt_cfg=alt_cfg, chunks=chunks, overlap=overlap, copy_engine=copy_engine):
+        def make(v=v, alt_cfg=alt_cfg, chunks=chunks, overlap=overlap, copy_engine=copy_engine, ring=ring):
             alt_op = (ctx_nccl if v == "alt:nccl" else ctx).op(alt_cfg, m, n, k)
             held.append(alt_op)
             if chunks:
@@ -317,6 +322,8 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
                 alt_op.set_overlap_barriers(True)
             if copy_engine:
                 alt_op.set_gather_copy_engine(True)
+            if ring:
+                alt_op.set_rs_ring(True)
             alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
             ops[v] = alt_op
         configs[v] = lib.config_info(alt_cfg)["name"]
@@ -340,7 +347,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
 def extra_variants(args):
     """The most --alt-* / --link-copies variants one shape can add (for the time estimate)."""
     ag = len([c for c in args.alt_copy_chunks.split(",") if c]) + int(args.alt_gather_copy_engine)
-    rs = int(args.alt_pull_partials)
+    rs = int(args.alt_pull_partials) + int(args.alt_rs_ring)
     return (len([f for f in args.alt_config.split(",") if f]) + max(ag, rs) + int(args.alt_overlap_barriers)
             + int(args.alt_captured) + int(args.alt_nccl)
             + int(args.link_copies))
@@ -376,6 +383,9 @@ def main():
     p.add_argument("--alt-gather-copy-engine", action="store_true", help="experiments: on the all-gather shapes, the "
                    "shape's config with a gathered walk's shards brought by copy-engine nodes instead of its GEMM's pulls "
                    "(tpg_op_set_gather_copy_engine) as an extra variant 'alt:gather_copy_engine'")
+    p.add_argument("--alt-rs-ring", action="store_true", help="experiments: on the reduce-scatter shapes, the "
+                   "shape's config with a one-hop walk (few rows a stage) kept a ring (tpg_op_set_rs_ring) as an extra "
+                   "variant 'alt:rs_ring'")
     p.add_argument("--alt-pull-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
                    "shape's config with its partials pulled by the receiver instead of pushed (the config's _pull twin) "
                    "as an extra variant 'alt:pull_partials'")

@@ -84,6 +84,7 @@ def load(path=LIB_PATH):
         "tpg_op_shard_shape": ([vp, i, p(ShardShape)], i), "tpg_op_set_tensors": ([vp, i, p(Tensors)], i),
         "tpg_op_run_rank": ([vp, i, vp], i), "tpg_op_sync": ([vp], i), "tpg_op_set_copy_chunks": ([vp, i], i),
         "tpg_op_set_overlap_barriers": ([vp, i], i), "tpg_op_set_gather_copy_engine": ([vp, i], i),
+        "tpg_op_set_rs_ring": ([vp, i], i),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(lib, name)
@@ -245,6 +246,11 @@ class Op:
         """A gathered all-gather walk's shards by copy-engine nodes, not the GEMM's pulls (tpg_op_set_gather_copy_engine)."""
         self._check(self.ctx.lib.lib.tpg_op_set_gather_copy_engine(self.handle, int(bool(enable))),
                     f"tpg_op_set_gather_copy_engine({int(bool(enable))})")
+
+    def set_rs_ring(self, enable):
+        """A one-hop reduce-scatter walk kept a ring (tpg_op_set_rs_ring)."""
+        self._check(self.ctx.lib.lib.tpg_op_set_rs_ring(self.handle, int(bool(enable))),
+                    f"tpg_op_set_rs_ring({int(bool(enable))})")
 
     def run_rank(self, rank, stream):
         self._check(self.ctx.lib.lib.tpg_op_run_rank(self.handle, rank, stream), f"tpg_op_run_rank(rank={rank})")

@@ -105,21 +105,25 @@ def stage_extents(schedule: str, tp: int, m: int, n: int) -> tuple[int, int]:
 
 
 GATHER_MAX_ROWS = 128  # TPG_GATHER_MAX_ROWS (runtime/src/plan.h)
+ONE_HOP_MAX_ROWS = 64  # TPG_ONE_HOP_MAX_ROWS (runtime/src/plan.h)
 
 
-def walk_gathered(schedule: str, tp: int, stage_m: int) -> bool:
-    """Is one GPU's walk gathered over NVLink (runtime/src/plan.c tpg_plan_walk_order, one batch): an all-gather
-    whose stages split M into at most GATHER_MAX_ROWS rows (every shipped table chains its copies)?"""
+def walk_one_gemm(schedule: str, tp: int, stage_m: int) -> bool:
+    """Is one GPU's walk one GEMM of all its stages' rows over NVLink (runtime/src/plan.c tpg_plan_walk_order, one
+    batch): gathered - an all-gather whose stages split M into at most GATHER_MAX_ROWS rows (every shipped table
+    chains its copies) - or one-hop - a reduce-scatter whose stages split M into at most ONE_HOP_MAX_ROWS rows?"""
     s = SCHEDULES[schedule]
-    return s["comm"] == "allgather" and s["stage_dim"] == "M" and tp >= 2 and stage_m <= GATHER_MAX_ROWS
+    if s["stage_dim"] != "M" or tp < 2:
+        return False
+    return stage_m <= (GATHER_MAX_ROWS if s["comm"] == "allgather" else ONE_HOP_MAX_ROWS)
 
 
 def walk_tiles(schedule: str, tp: int, m: int, n: int, tile: dict) -> int:
     """Tiles of one GPU's persistent walk for a GEMM of global m x n (runtime/src/config.c walk_tiles: tp stages
-    of the per-stage output, each cut into bm x bn tiles - or, gathered, one GEMM of all their rows)."""
+    of the per-stage output, each cut into bm x bn tiles - or, gathered or one-hop, one GEMM of all their rows)."""
     stage_m, stage_n = stage_extents(schedule, tp, m, n)
     tiles_n = -(-stage_n // tile["bn"])
-    if walk_gathered(schedule, tp, stage_m):
+    if walk_one_gemm(schedule, tp, stage_m):
         return -(-(tp * stage_m) // tile["bm"]) * tiles_n
     return tp * -(-stage_m // tile["bm"]) * tiles_n
 

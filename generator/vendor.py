@@ -33,7 +33,7 @@ def tree(p: plan.Plan, root: Path = ROOT, cli: bool = False) -> dict[str, str]:
     read = lambda path: path.read_text(encoding="utf-8")
     out["include/tpgemm.h"] = read(root / "runtime/include/tpgemm.h")
     srcs = runtime_sources(root)
-    for f in sorted((root / "runtime/src").glob("*.h")):
+    for f in sorted([*(root / "runtime/src").glob("*.h"), *(root / "runtime/src").glob("*.cuh")]):
         out[f"src/{f.name}"] = read(f)
     for name in srcs:
         out[f"src/{name}"] = read(root / "runtime/src" / name)

@@ -106,6 +106,24 @@ def test_dry_run_json_parses(tpgemm, schedule, tp):
     assert plan["flops_per_device"] == pytest.approx(2 * m * n * k / tp)
 
 
+@pytest.mark.parametrize("tp", [2, 8])
+def test_few_rows_of_reduce_scatter_are_one_hop_unless_kept_a_ring(tpgemm, tp):
+    """64 rows a stage or fewer: one GEMM of every row and a REDUCE before the closing barrier, tp slots; --rs-ring
+    the ring with the same buffers; 65 rows a stage the ring."""
+    base = ("--dry-run", "--json", "--schedule", "ReduceScatter1D_TilingA_RotatingC", "--tp", str(tp), "--n", "4096",
+            "--k", "4096")
+    hop = json.loads(run(tpgemm, *base, "--m", str(64 * tp)).stdout)
+    ring = json.loads(run(tpgemm, *base, "--m", str(64 * tp), "--rs-ring").stdout)
+    wider = json.loads(run(tpgemm, *base, "--m", str(65 * tp + 7 * tp)).stdout)
+    assert hop["one_hop"] and not ring["one_hop"] and not wider["one_hop"]
+    assert [x["kind"] for x in hop["graph"][0]["nodes"]] == ["BARRIER_START", "GEMM", "REDUCE", "BARRIER_END"]
+    assert [x["kind"] for x in ring["graph"][0]["nodes"]] == ["BARRIER_START", "GEMM", "BARRIER_END"]
+    assert hop["buffers_per_device"] == ring["buffers_per_device"] and hop["buffers_per_device"]["slots"] == tp
+    assert wider["buffers_per_device"]["slots"] == tp - 1
+    assert hop["bytes_moved_per_device"] == ring["bytes_moved_per_device"]
+    assert "--rs-ring" in run(tpgemm, "--help").stdout
+
+
 @pytest.mark.parametrize("tp", [2, 4])
 def test_pulled_partials_in_the_plan_and_the_list(tpgemm, tp):
     """A pull_partials config's plan: each sending stage writes its own slot, each receiving stage waits on the

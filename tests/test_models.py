@@ -400,3 +400,19 @@ def test_cli_model_json_and_errors(tpgemm):
     r = run("--model", "llama3-8b", "--k", "64", "--dry-run")
     assert r.returncode == 2 and "--m/--n/--k" in r.stderr
     assert run("--tokens", "64", "--dry-run").returncode == 2
+
+
+def test_walk_row_bounds_match_the_runtime():
+    """The wave check's walk tiles (models.walk_tiles) read the runtime's row bounds of the one-GEMM walks; a bound
+    changed in runtime/src/plan.h alone would make the C and Python default picks part ways at few tokens."""
+    text = (ROOT / "runtime" / "src" / "plan.h").read_text()
+    bound = {name: int(v) for name, v in re.findall(r"#define (TPG_\w+_MAX_ROWS) (\d+)", text)}
+    assert bound["TPG_GATHER_MAX_ROWS"] == models.GATHER_MAX_ROWS
+    assert bound["TPG_ONE_HOP_MAX_ROWS"] == models.ONE_HOP_MAX_ROWS
+    rs, ag = "ReduceScatter1D_TilingA_RotatingC", "AllGather1D_TilingCD_RotatingA"
+    tile = {"bm": 128, "bn": 128}
+    # 64 rows a stage at TP = 8: one GEMM of 512 rows (4 tile rows), not 8 stages of one part-filled tile row each
+    assert models.walk_tiles(rs, 8, 512, 8192, tile) == 4 * 64
+    assert models.walk_tiles(rs, 8, 1024, 8192, tile) == 8 * 64  # 128 rows a stage: the ring
+    assert models.walk_tiles(ag, 8, 512, 8192 * 8, tile) == 4 * 64  # gathered too
+    assert not models.walk_one_gemm(rs, 1, 16)

@@ -75,6 +75,11 @@ def test_gather_copy_engine_binding_refuses_a_null_op(lib):
     assert lib.lib.tpg_op_set_gather_copy_engine(None, 1) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
 
 
+def test_rs_ring_binding_refuses_a_null_op(lib):
+    """tpg_op_set_rs_ring is exported and bound (bench/tp_bench.py --alt-rs-ring calls it)."""
+    assert lib.lib.tpg_op_set_rs_ring(None, 1) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
+
+
 def test_create_rank_without_gpu_is_no_device(lib):
     if has_gpu():
         pytest.skip("a GPU is visible: the no-device path cannot be exercised here")

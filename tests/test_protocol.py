@@ -15,7 +15,11 @@ the kernels' waits in templates/kernels/):
           (`gemm_pulls`: no COPY or FLAG node), every peer's current input, from its start to its one stage;
           reduce-scatter stage s waits for its partial flag >= epoch, reads and consumes the partial, then pushes
           its own into the next peer's slot and raises that flag to the epoch (pull_partials: writes it into its
-          own slot and raises its own flag, and the next peer waits on and reads the sender's);
+          own slot and raises its own flag, and the next peer waits on and reads the sender's) - or, one-hop (few
+          rows a stage: `one_hop`), one stage writes every block of the rank's partial into its own slots (block b
+          in slot b, none of which a peer may still have to read) and raises its tile flags to the epoch;
+  REDUCE  (one-hop) reads its epoch word (START's), waits until every rank's tile flags are >= it, then reads
+          block r of every rank's slots, each of which must hold that rank's partial of the same call, unread;
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
 A rank's next call starts when its graph has completed, after the user wrote that call's input; with both graphs
 given, each rank picks one per call (the API lets the ranks switch modes between calls, each on its own). Any order the
@@ -66,6 +70,7 @@ class Machine:
         p = plans[0]
         self.plans, self.tp, self.ag = plans, p["tp"], p["comm"] == "all-gather"
         self.gathered = bool(p.get("stages_gathered"))
+        self.one_hop = bool(p.get("one_hop"))
         # gathered, per plan and device: the (stage, piece) of the last FLAG node, the flag its GEMM waits for (None
         # where the GEMM pulls the shards itself); the control waits for the first one's instead
         self.gates = [{g["device"]: ([(n["stage"], n["piece"]) for n in g["nodes"] if n["kind"] == "FLAG"] or [None])
@@ -103,6 +108,7 @@ class Machine:
         self.call = [-1] * t
         self.state = [{} for _ in range(t)]      # node index -> "arrived" / "done" / ("gemm", stage)
         self.gemm_epoch, self.last_epoch = [0] * t, [0] * t
+        self.hop_flag, self.reduce_epoch = [0] * t, [0] * t  # one-hop: the rank's tile flags, its REDUCE's epoch
 
     def _deps_done(self, r, node):
         return all(self.state[r].get(d) == "done" for d in node["deps"])
@@ -121,6 +127,9 @@ class Machine:
                     out.append((r, "start", n))
                 elif st == "arrived" and self._barrier_passes(r, n):
                     out.append((r, "pass", n))
+                elif isinstance(st, tuple) and st[0] == "reduce":
+                    if all(f >= self.reduce_epoch[r] for f in self.hop_flag):
+                        out.append((r, "stage", n))
                 elif isinstance(st, tuple) and self._stage_ready(r, st[1], st[2]):
                     out.append((r, "stage", n))
         return out
@@ -186,6 +195,24 @@ class Machine:
             if self.gathered and self.pulling[r]:  # the pulls begin with the GEMM
                 self._pulls_read(r, c)
             self.state[r][i] = ("gemm", 0, 0)
+        elif kind == "REDUCE" and what == "start":
+            self.reduce_epoch[r] = self.epoch[r]
+            self.state[r][i] = ("reduce",)
+        elif kind == "REDUCE":  # block r of every rank's partial
+            for q in range(self.tp):
+                got = self.slot[q].get(r)
+                if not got or got[:2] != [q, c] or got[2]:
+                    raise Violation(f"rank {r} call {c} (one-hop): rank {q}'s slot {r} holds {got}")
+                got[2] = True
+            self.state[r][i] = "done"
+        elif self.one_hop:  # the one GEMM: every block into the own slots, then the tile flags
+            for b in range(self.tp):
+                old = self.slot[r].get(b)
+                if old and not old[2]:
+                    raise Violation(f"rank {r} call {c} (one-hop): partial over rank {b}'s unread block {old}")
+                self.slot[r][b] = [r, c, False]
+            self.hop_flag[r] = self.gemm_epoch[r]
+            self.state[r][i] = "done"
         else:  # one GEMM stage, or one piece of an all-gather stage's slot
             _, s, j = self.state[r][i]
             if self.gathered and self.pulling[r]:  # ... and end before its one stage
@@ -311,6 +338,41 @@ def test_a_gemm_pulling_before_the_start_barrier_is_caught():
                 n["deps"] = []
     with pytest.raises(Violation, match="pulled"):
         run_orders(p, orders=200)
+
+
+# The one-hop reduce-scatter walk (few rows a stage: runtime/src/params.c one_hop_params): 64 rows a stage of the
+# 64x128 at TP = 2, 32 of the 128x128 at TP = 4, 16 of the wide tiles at TP = 8.
+ONE_HOP = [("rs_tila_bf16_pp64_tp2", 2, 128), ("rs_tila_bf16_tp4", 4, 128), ("rs_tila_bf16_wide_tp8", 8, 128)]
+
+
+@pytest.mark.parametrize("config,tp,m", ONE_HOP, ids=[c[0] for c in ONE_HOP])
+@pytest.mark.parametrize("overlap", [False, True], ids=["table", "overlap"])
+def test_the_one_hop_walk_holds_in_every_order_tried(config, tp, m, overlap):
+    p = plan(config, tp, overlap, 1, m)
+    assert p["one_hop"] and p["buffers_per_device"]["slots"] == tp
+    assert all([n["kind"] for n in g["nodes"]] == ["BARRIER_START", "GEMM", "REDUCE", "BARRIER_END"] for g in p["graph"])
+    assert run_orders(p) > 0
+
+
+def test_one_hop_controls_are_caught():
+    """A REDUCE that does not follow START (beside the barriers) reads an epoch word not yet advanced and takes the
+    previous call's flags; beside the barriers, a closing barrier that follows the GEMM, not the REDUCE, lets a rank's
+    next GEMM overwrite a block a peer still reads."""
+    early = plan("rs_tila_bf16_tp4", 4, True, 1, 128)
+    for g in early["graph"]:
+        for n in g["nodes"]:
+            if n["kind"] == "REDUCE":
+                n["deps"] = [d for d in n["deps"] if g["nodes"][d]["kind"] == "GEMM"]
+    with pytest.raises(Violation, match="one-hop"):
+        run_orders(early, orders=200)
+    detached = plan("rs_tila_bf16_tp4", 4, True, 1, 128)  # (the table's next START would still hold the GEMM)
+    for g in detached["graph"]:
+        gemm = next(n["index"] for n in g["nodes"] if n["kind"] == "GEMM")
+        for n in g["nodes"]:
+            if n["kind"] == "BARRIER_END":
+                n["deps"] = [gemm if g["nodes"][d]["kind"] == "REDUCE" else d for d in n["deps"]]
+    with pytest.raises(Violation, match="one-hop"):
+        run_orders(detached, orders=200)
 
 
 @pytest.mark.parametrize("config,tp,chunks", CASES, ids=[c[0] for c in CASES])

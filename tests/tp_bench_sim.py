@@ -237,6 +237,7 @@ def main():
         return
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
                                  alt_pull_partials=True, alt_overlap_barriers=False, alt_gather_copy_engine=False,
+                                 alt_rs_ring=False,
                                  alt_captured=bool(os.environ.get("CAPTURED")), link_copies=False,
                                  rounds=1, window=0.01, burst_idle=0.0, dtype=os.environ.get("DTYPE", "bf16"),
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))

@@ -328,6 +328,13 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks);
  * their last launches when the mode changes. Ranks may differ. Other ops' shards, if any, come by copy engine either
  * way: for them the call only records the choice. */
 tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable);
+/* Reduce-scatter ops whose walk is one-hop (few rows a stage: `tpgemm --dry-run` prints "walk order one-hop"): by
+ * default each rank runs one GEMM of all M rows into its own buffer, and then a REDUCE kernel sums its block of every
+ * rank's partial, read over NVLink. enable != 0 keeps the ring instead (stage after stage, each partial pushed to the
+ * next rank), as every other reduce-scatter does. Every rank must choose alike before the same call (a rank's REDUCE
+ * reads what the others' GEMMs wrote). Rebuilds the local ranks' graphs after their last launches when the walk
+ * changes. Other ops run their ring either way: for them the call only records the choice. */
+tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
  * it may start while the stream's previous kernel finishes and waits on the device until that

@@ -1,13 +1,8 @@
 // The cross-device start / end barrier kernel; protocol in barrier.h.
 #include "barrier.h"
+#include "spin.cuh"
 
 namespace {
-
-__device__ __forceinline__ unsigned int load_acquire_sys(const unsigned int *p) {
-    unsigned int v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 
 __device__ __forceinline__ void red_release_sys_add(unsigned int *p, unsigned int v) {
     asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -15,12 +10,6 @@ __device__ __forceinline__ void red_release_sys_add(unsigned int *p, unsigned in
 
 __device__ __forceinline__ void red_release_sys_max(unsigned int *p, unsigned int v) {
     asm volatile("red.release.sys.global.max.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned long long global_timer_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
 }
 
 /* This launch gave up: raise every peer's notice word to its epoch (barrier.h, "Telling the peers"). */
@@ -31,8 +20,11 @@ __device__ __forceinline__ void tell_peers_gave_up(const tpg_barrier_params &p, 
 }
 
 __device__ __forceinline__ bool gave_up_in(const tpg_barrier_params &p, unsigned int epoch) {
-    return p.gave_up_epoch && *(volatile unsigned int *)p.gave_up_epoch == epoch;
+    return tpg_spin::launch_gave_up(p.gave_up_epoch, epoch);
 }
+
+using tpg_spin::global_timer_ns;
+using tpg_spin::load_acquire_sys;
 
 }  // namespace
 

@@ -16,20 +16,22 @@ static size_t section(size_t *cursor, size_t bytes) {
 }
 
 void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks,
-                            int gathered) {
+                            int end_to_end) {
     size_t cursor = 0;
     b->tp = tp;
     b->banks = banks;
-    b->num_slots = gathered ? tp : tp - 1;
+    b->num_slots = end_to_end ? tp : tp - 1;
     b->tiles_per_stage = tiles_per_stage;
     b->slot_bytes_used = slot_bytes;
-    /* Slots keep the 256-byte alignment of each one (TMA needs 16 B; 256 keeps copies efficient), except gathered
-     * ones: a shard is whole rows of A, so its slots end to end are the gathered A, rows of 16-byte multiples. */
+    /* Slots keep the 256-byte alignment of each one (TMA needs 16 B; 256 keeps copies efficient), except end to end:
+     * a shard is whole rows of A (a block whole rows of the partial), so its slots end to end are the gathered A (the
+     * rank's partial), rows of 16-byte multiples. */
     const size_t rounded = (slot_bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
-    b->slot_bytes = gathered ? slot_bytes : rounded;
+    b->slot_bytes = end_to_end ? slot_bytes : rounded;
     b->slots = section(&cursor, (size_t)b->num_slots * (size_t)banks * b->slot_bytes);
     b->stage_flags = section(&cursor, (size_t)tp * TPG_MAX_COPY_CHUNKS * sizeof(unsigned int));
-    b->tile_flags = section(&cursor, (size_t)(tp - 1) * (size_t)banks * (size_t)tiles_per_stage * sizeof(unsigned int));
+    b->tile_flags =
+        section(&cursor, (size_t)b->num_slots * (size_t)banks * (size_t)tiles_per_stage * sizeof(unsigned int));
     /* three sections: the GEMM's CTAs all load epoch (or last_epoch) while they count themselves in on
      * epoch_readers, and one store or atomic in the same sector would hold up those loads */
     b->epoch = section(&cursor, sizeof(unsigned int));

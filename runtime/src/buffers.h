@@ -4,12 +4,14 @@
  *   slots        [(tp-1) x slot_bytes]   receive buffers; slot s-1 feeds stage s (reduce-scatter with
  *                                        pull_partials or the NCCL transport: send buffers, slot s written by
  *                                        own stage s); the gathered all-gather walk has tp end to end, slot b
- *                                        holding A's block b (params.c: gathered_params)
+ *                                        holding A's block b (params.c: gathered_params), the one-hop
+ *                                        reduce-scatter walk too, slot b holding block b of the rank's partial
  *                x banks                 banks = 2: a receive bank after them (reduce-scatter over NCCL:
  *                                        slot tpg_buf_recv_slot(s) receives what slot s of the sender held)
  *   stage_flags  [tp x 32] u32           all-gather: a FLAG node writes the epoch when chunk c of slot s-1
  *                                        landed (flag s * TPG_MAX_COPY_CHUNKS + c; copy_chunks.h)
- *   tile_flags   [(tp-1) x tiles] u32    reduce-scatter: per-tile "partial in slot s-1 is complete"
+ *   tile_flags   [slots x tiles] u32     reduce-scatter: per-tile "partial in slot s-1 is complete" (one-hop: the
+ *                                        flags of the rank's one GEMM, tile t at word t)
  *                x banks                 (pull_partials: raised by the owner, polled by the receiver; NCCL:
  *                                        the receive bank's raised after the receive, nccl_graph.c)
  *   epoch        u32                     launch counter; the start barrier is its only writer
@@ -41,19 +43,20 @@
 typedef struct tpg_buffer_layout {
     int tp;
     int banks;              /* 1, or 2 with a receive bank (see above) */
-    int num_slots;          /* slots of a bank: tp - 1, or tp (gathered) */
+    int num_slots;          /* slots of a bank: tp - 1, or tp (end to end: gathered or one-hop) */
     int64_t tiles_per_stage;
-    size_t slot_bytes;      /* slot stride (rounded up to 256 B; gathered: the bytes used) */
+    size_t slot_bytes;      /* slot stride (rounded up to 256 B; end to end: the bytes used) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
     size_t slots, stage_flags, tile_flags, epoch, last_epoch, epoch_readers, start_counter, end_counter, status, gave_up,
         gave_up_notice, transfers_done, pull_next, pull_count, pull_seen; /* byte offsets */
     size_t total;
 } tpg_buffer_layout;
 
-/* gathered: tp slots end to end (one A of tp blocks under one TMA map: params.c, gathered_params), else tp - 1 slots
- * (per bank), each on a 256-byte boundary. */
+/* end_to_end: tp slots end to end (one A of tp blocks under one TMA map: params.c, gathered_params; or one partial
+ * of tp blocks: one_hop_params), else tp - 1 slots (per bank), each on a 256-byte boundary. Tile flags: tiles_per_stage
+ * for each slot (end to end: enough for one GEMM of all tp blocks' rows). */
 void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks,
-                            int gathered);
+                            int end_to_end);
 
 /* Allocates and zeroes the symmetric buffer on rank's device (made current here). */
 tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out);

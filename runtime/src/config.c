@@ -52,11 +52,13 @@ static int config_preferred(const tpg_config_desc *c, int64_t k) {
 }
 
 /* Tiles of c's persistent walk on one GPU over NVLink (plan.h: tpg_walk_tile_count): tp stages of the per-stage
- * output in s (shapes.c), each cut into BM x BN tiles - or, where the walk is gathered, one GEMM of all their rows. */
+ * output in s (shapes.c), each cut into BM x BN tiles - or, where the walk is gathered or one-hop, one GEMM of all
+ * their rows. */
 static int64_t walk_tiles(const tpg_config_desc *c, const tpg_shapes *s, int sms) {
-    const tpg_walk_facts w = tpg_walk_facts_for(c->schedule, c->kernel, s->stage_m, s->stage_n, s->stage_k, 1, sms, 0);
+    const tpg_walk_facts w =
+        tpg_walk_facts_for(c->schedule, c->kernel, s->stage_m, s->stage_n, s->stage_k, 1, sms, 0, 0);
     return tpg_walk_tile_count(c->kernel, c->schedule->tp, s->stage_m, s->stage_n, 1,
-                               tpg_plan_walk_order(&w) == TPG_WALK_GATHERED);
+                               tpg_walk_is_one_gemm(tpg_plan_walk_order(&w)));
 }
 
 /* What the wave check compares: the share of the tile slots of the walk's whole waves of sms tiles that the output

@@ -169,6 +169,24 @@ int tpg_graph_items_pulled(const tpg_graph_node *list, tpg_graph_item *items, in
     return kept;
 }
 
+int tpg_graph_items_one_hop(const tpg_graph_node *list, tpg_graph_item *items, int n) {
+    const int gemm = only_item(list, items, n, TPG_NODE_GEMM);
+    const int start = only_item(list, items, n, TPG_NODE_BARRIER_START);
+    const int end = only_item(list, items, n, TPG_NODE_BARRIER_END);
+    if (gemm < 0 || start < 0 || end < 0 || end < gemm) return -1;
+    int *end_deps = items[end].deps;
+    const int on_gemm = end_deps[0] == gemm ? 0 : end_deps[1] == gemm ? 1 : -1;
+    if (on_gemm < 0) return -1;
+    end_deps[on_gemm] = gemm + 1;
+    /* right after the GEMM: every dependency still points to an earlier item (graph.c adds the nodes in order) */
+    memmove(items + gemm + 2, items + gemm + 1, (size_t)(n - gemm - 1) * sizeof *items);
+    for (int i = gemm + 2; i <= n; i++)
+        for (int j = 0; j < 2; j++)
+            if (items[i].deps[j] > gemm && !(i == end + 1 && j == on_gemm)) items[i].deps[j]++;
+    items[gemm + 1] = (tpg_graph_item){TPG_ITEM_ONE_HOP_REDUCE, 0, {gemm, start}};
+    return n + 1;
+}
+
 int tpg_copy_last_flag_stage(const tpg_schedule_table *sched, int device) {
     const int n = sched->nodes_per_device;
     if (!tpg_schedule_copies(sched) || device < 0 || device >= sched->tp || n > TPG_GRAPH_LIST_MAX) return -1;

@@ -99,6 +99,19 @@ static inline int tpg_gather_pulls(int gathered, int chunks, int overlap, int co
  * BARRIER_START, or where an item before the GEMM depends on a copy or flag. */
 int tpg_graph_items_pulled(const tpg_graph_node *list, tpg_graph_item *items, int n);
 
+/* The node index of the item tpg_graph_items_one_hop adds: the one-hop walk's REDUCE kernel (one_hop.h). */
+#define TPG_ITEM_ONE_HOP_REDUCE (-2)
+
+/* The one-hop reduce-scatter walk (params.c: one_hop_params): after the GEMM, which writes the rank's whole partial
+ * into its own slots, a REDUCE item (node TPG_ITEM_ONE_HOP_REDUCE, piece 0) sums the rank's block from every rank's
+ * slots. It depends on the GEMM and on BARRIER_START (whose epoch it reads; with the barriers beside the GEMM nothing
+ * else orders it after that barrier), and takes the GEMM's place among BARRIER_END's dependencies: a peer's slots
+ * are read until the REDUCE ends, and the closing barrier tells the peers that their slots are free. Inserted right
+ * after the GEMM, moving the later items one on. items must have room for n + 1. Returns n + 1, or -1 (items
+ * unchanged) for a list without exactly one GEMM, one BARRIER_START and one BARRIER_END or whose BARRIER_END does
+ * not depend on the GEMM. */
+int tpg_graph_items_one_hop(const tpg_graph_node *list, tpg_graph_item *items, int n);
+
 /* The stage of device's FLAG node that comes after every COPY and FLAG node of its list - the tables chain a
  * device's copies one after another, so when that flag reads the epoch every shard of the call has landed (and
  * with copies in pieces, its piece c follows every earlier stage and its own pieces 0..c) - or -1 if the list

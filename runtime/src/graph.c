@@ -23,6 +23,8 @@ typedef struct node_args {
 /* The item that stands for the gathered walk's copy of the own shard (copy_plan.h: TPG_ITEM_LOCAL_SHARD): a COPY of
  * stage 0, whose shard is the device's own. */
 static const tpg_graph_node own_shard_node = {TPG_NODE_COPY, 0, -1, -1, {-1, -1}};
+/* The item that stands for the one-hop walk's REDUCE kernel (copy_plan.h: TPG_ITEM_ONE_HOP_REDUCE). */
+static const tpg_graph_node one_hop_reduce_node = {TPG_NODE_REDUCE, -1, -1, -1, {-1, -1}};
 
 /* Node n of rank's table list, piece `piece` of it (copies and flags are cut; other nodes have piece 0). */
 static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, int piece, node_args *a) {
@@ -99,6 +101,18 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, i
         const int slot = op->gathered ? op->sched->stages[rank * op->sched->tp + n->stage].block : n->slot;
         a->src = src + offset;
         a->dst = (char *)tpg_buf_slot(op->buffer[rank], &op->layout, slot) + offset;
+        return TPG_OK;
+    }
+    case TPG_NODE_REDUCE: {
+        /* one CTA per item, at most two per SM of the rank (105 registers a thread: two fit); the rank's GEMM before it
+         * has ended, and the CTAs claim the items round-robin */
+        const tpg_one_hop_params *r = &op->one_hop_reduce[rank];
+        const int items = tpg_one_hop_items(r), cap = 2 * op->ctx->sm_count[rank];
+        a->is_kernel = 1;
+        a->kernel_args[0] = &op->one_hop_reduce[rank];
+        a->kernel.func = (void *)tpg_one_hop_kernel_entry();
+        a->kernel.gridDim = (dim3){(unsigned)(items < 1 ? 1 : items < cap ? items : cap), 1, 1};
+        a->kernel.blockDim = (dim3){TPG_ONE_HOP_THREADS, 1, 1};
         return TPG_OK;
     }
     case TPG_NODE_FLAG: {
@@ -179,7 +193,8 @@ static tpg_status expand_one(tpg_op *op, int rank) {
     const tpg_graph_node *list = rank_nodes(op, rank, &listed);
     const int chunks = op->copy.chunks;
     const int count = tpg_graph_items_count(list, listed, chunks);
-    op->items[rank] = calloc((size_t)count + 1, sizeof *op->items[rank]); /* + 1: the own shard's copy (gathered) */
+    /* + 1: the own shard's copy (gathered) or the REDUCE (one-hop) */
+    op->items[rank] = calloc((size_t)count + 1, sizeof *op->items[rank]);
     op->nodes[rank] = calloc((size_t)count + 1, sizeof *op->nodes[rank]);
     if (!op->items[rank] || !op->nodes[rank])
         TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "graph of rank %d: host allocation failed", rank);
@@ -194,6 +209,10 @@ static tpg_status expand_one(tpg_op *op, int rank) {
         if ((op->num_items[rank] = tpg_graph_items_pulled(list, op->items[rank], count)) < 0)
             TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's GEMM does not follow its start barrier, "
                      "so it cannot pull the gathered walk's shards itself", t->name, rank);
+    } else if (tpg__op_one_hop(op)) { /* the REDUCE after the GEMM (params.c: one_hop_params) */
+        if ((op->num_items[rank] = tpg_graph_items_one_hop(list, op->items[rank], count)) != count + 1)
+            TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's closing barrier does not follow its GEMM, "
+                     "so the one-hop walk's REDUCE cannot go between them", t->name, rank);
     } else if (op->gathered &&
                (op->num_items[rank] = tpg_graph_items_gather(list, op->items[rank], count)) != count + 1) {
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's GEMM node cannot also wait for the copy of "
@@ -204,6 +223,7 @@ static tpg_status expand_one(tpg_op *op, int rank) {
 
 static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_graph_item *it) {
     int listed = 0;
+    if (it->node == TPG_ITEM_ONE_HOP_REDUCE) return &one_hop_reduce_node;
     return it->node == TPG_ITEM_LOCAL_SHARD ? &own_shard_node : &rank_nodes(op, rank, &listed)[it->node];
 }
 

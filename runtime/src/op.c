@@ -31,12 +31,13 @@ static size_t slot_bytes(const tpg_op *op) {
     return 0;
 }
 
-/* Whether op's walk is gathered (plan.h): that arm of the rule reads no SM count, so it holds on every rank. */
-static int walk_gathered(const tpg_op *op) {
+/* The walk order of op unless it keeps its ring, for what holds on every rank: the gathered and one-hop arms of the
+ * rule (plan.h) read no SM count. */
+static tpg_walk_order walk_at_creation(const tpg_op *op) {
     const tpg_shapes *s = &op->shapes;
     const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, s->stage_m, s->stage_n, s->stage_k, s->l,
-                                                TPG_PICK_SMS, tpg__op_over_nccl(op));
-    return tpg_plan_walk_order(&w) == TPG_WALK_GATHERED;
+                                                TPG_PICK_SMS, tpg__op_over_nccl(op), 0);
+    return tpg_plan_walk_order(&w);
 }
 
 static tpg_status validate(tpg_ctx *ctx, const tpg_op_desc *d, const tpg_config_desc **out) {
@@ -73,9 +74,10 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
 
     /* over NCCL a reduce-scatter rank sends from its own slots and receives into a second bank (nccl_graph.c) */
     const int banks = tpg__over_nccl(ctx) && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
-    op->gathered = walk_gathered(op);
+    op->gathered = walk_at_creation(op) == TPG_WALK_GATHERED;
+    op->one_hop = walk_at_creation(op) == TPG_WALK_ONE_HOP;
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,
-                           op->gathered);
+                           op->gathered || op->one_hop);
     op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
     /* over NCCL a reduce-scatter stage's partial moves in row bands of the GEMM's tiles (nccl_graph.c) */
     op->nccl_rows = (tpg_nccl_rows){op->shapes.l, op->shapes.stage_m, op->kernel->bm,
@@ -327,6 +329,23 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
     return st;
 }
 
+/* Sets the op's mode word *mode (0 or 1) to `enable`, where the graphs change shape with it: drops them (after their
+ * launches) and rebuilds them and what they launch with `rebuild`; on failure back to what the op had, with its graphs
+ * if they build (the error stays). */
+static tpg_status switch_graphs(tpg_op *op, int *mode, int enable, tpg_status (*rebuild)(tpg_op *)) {
+    const int saved = tpg__save_device();
+    if (op->built) tpg__graphs_drop(op);
+    *mode = enable;
+    tpg_status st = rebuild(op);
+    if (st != TPG_OK) {
+        *mode = !enable;
+        tpg__graphs_drop(op);
+        (void)rebuild(op);
+    }
+    tpg__restore_device(saved);
+    return st;
+}
+
 tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     enable = enable != 0;
@@ -336,18 +355,20 @@ tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable) {
     /* not gathered, or copy nodes anyway (pieces, the barriers beside the GEMM): the graphs stay as they are */
     if (tpg__op_pulls(op) == pulls_before) return TPG_OK;
     op->copy_engine = !enable;
-    const int saved = tpg__save_device();
-    /* the graphs change shape (copy nodes or none), and the GEMM's pulls: drop them (after their launches), rebuild */
-    if (op->built) tpg__graphs_drop(op);
-    op->copy_engine = enable;
-    tpg_status st = tpg__op_refresh(op);
-    if (st != TPG_OK) { /* back to what the op had, with its graphs if they build (the error stays) */
-        op->copy_engine = !enable;
-        tpg__graphs_drop(op);
-        (void)tpg__op_refresh(op);
+    /* the graphs change shape (copy nodes or none), and the GEMM's pulls */
+    return switch_graphs(op, &op->copy_engine, enable, tpg__op_refresh);
+}
+
+tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
+    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    enable = enable != 0;
+    if (enable == op->rs_ring) return TPG_OK;
+    if (!op->one_hop) { /* the ring either way: only the choice is recorded */
+        op->rs_ring = enable;
+        return TPG_OK;
     }
-    tpg__restore_device(saved);
-    return st;
+    /* the graphs change shape (a REDUCE or none), and the GEMM's walk */
+    return switch_graphs(op, &op->rs_ring, enable, tpg__op_refresh);
 }
 
 tpg_status tpg_op_set_pdl(tpg_op *op, int enable) {

@@ -10,6 +10,7 @@
 #include "ctx_internal.h"
 #include "gemm_params.h"
 #include "nccl_plan.h"
+#include "one_hop.h"
 #include "peers.h"
 #include "shapes.h"
 #include "tables.h"
@@ -25,6 +26,7 @@ struct tpg_op {
     tpg_peers peers;                       /* symmetric buffers + shard pointers of every rank */
     void *buffer[TPG_MAX_TP];              /* own symmetric allocation of each local rank */
     void *tile_order[TPG_MAX_TP];           /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
+    void *tile_order_one_hop[TPG_MAX_TP];   /* ... of the one-hop walk's GEMM, where the op may run it (one_hop) */
     void *sk_work[TPG_MAX_TP];             /* stream-K workspace of each local rank, NULL if none (stream_k.c) */
     int sk_tiles[TPG_MAX_TP];              /* the stream-K region's tiles on each local rank */
     /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from
@@ -36,6 +38,7 @@ struct tpg_op {
     /* Launch arguments; graph kernel nodes point at these (copied by CUDA at build / update). */
     tpg_gemm_params gemm[TPG_MAX_TP];
     tpg_barrier_params barrier[2][TPG_MAX_TP]; /* [tpg_barrier_mode][rank] */
+    tpg_one_hop_params one_hop_reduce[TPG_MAX_TP]; /* the one-hop walk's REDUCE kernel (one_hop.h) */
 
     int pdl;                               /* tpg_op_set_pdl: single-kernel ops launch their kernel with PDL */
     int overlap;                           /* tpg_op_set_overlap_barriers: the GEMM beside the start barrier */
@@ -43,6 +46,9 @@ struct tpg_op {
                                               layout holds its slots, graph.c copies the own shard, params.c */
     tpg_copy_plan copy;                    /* how the all-gather copies are cut (copy_plan.h; tpg_op_set_copy_chunks) */
     int copy_engine;                       /* tpg_op_set_gather_copy_engine: the gathered walk's shards by copy nodes */
+    int one_hop;                           /* the walk order would be TPG_WALK_ONE_HOP (plan.h), decided at creation: the
+                                              layout holds every block's slot, whichever walk runs */
+    int rs_ring;                           /* tpg_op_set_rs_ring: the ring where the walk would be one-hop */
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
     cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
     int has_run;                           /* tpg_op_run launched at least once */
@@ -116,6 +122,8 @@ tpg_status tpg__check_epochs(tpg_op *op, int rank);
 static inline int tpg__op_pulls(const tpg_op *op) {
     return tpg_gather_pulls(op->gathered, op->copy.chunks, op->overlap, op->copy_engine);
 }
+/* Whether the op's walk is one-hop (plan.h: TPG_WALK_ONE_HOP), as things stand: eligible and not kept a ring. */
+static inline int tpg__op_one_hop(const tpg_op *op) { return op->one_hop && !op->rs_ring; }
 /* Whether the op's graphs move data over NCCL (a TP = 1 op moves nothing: its graph is the table's GEMM alone). */
 static inline int tpg__op_over_nccl(const tpg_op *op) { return tpg__over_nccl(op->ctx) && op->sched->tp > 1; }
 /* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after

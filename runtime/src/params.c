@@ -19,6 +19,7 @@
  * as pull_partials does (own slot dst_slot, own tile flags) and reads the receive bank's slot paired with
  * src_slot (tpg_buf_recv_slot, its own tile flags); all-gather is unchanged (own slot, own stage flags). The
  * start "barrier" has no peers: it only advances the epoch. */
+#include <stdint.h>
 #include <string.h>
 
 #include "checks.h"
@@ -174,7 +175,7 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
  * pulled-partial and e4m3 ping-pong configs (tier 2 checked them). */
 static tpg_walk_order walk_order(const tpg_op *op, int rank, const tpg_gemm_params *g) {
     const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, g->m, g->n, g->k, g->l,
-                                                op->ctx->sm_count[rank], tpg__op_over_nccl(op));
+                                                op->ctx->sm_count[rank], tpg__op_over_nccl(op), op->rs_ring);
     return tpg_plan_walk_order(&w);
 }
 
@@ -259,6 +260,86 @@ static tpg_status gathered_params(tpg_op *op, int rank, tpg_gemm_params *g) {
     return pulls ? gathered_pulls(op, rank, g) : TPG_OK;
 }
 
+/* The one-hop reduce-scatter walk's REDUCE kernel of rank (one_hop.h): block `rank` of every rank's partial, each
+ * in its owner's slot `rank` (slots end to end: one_hop_params), summed into the rank's D shard with beta * C. */
+static tpg_status one_hop_reduce_params(tpg_op *op, int rank, tpg_one_hop_params *r) {
+    const tpg_shapes *sh = &op->shapes;
+    const tpg_kernel_desc *k = op->kernel;
+    const tpg_tensors *u = &op->tensors[rank];
+    memset(r, 0, sizeof *r);
+    r->tp = op->sched->tp;
+    r->rank = rank;
+    r->rows = (int)sh->stage_m;
+    r->cols = (int)sh->stage_n;
+    r->row0 = rank * r->rows;
+    r->bm = k->bm;
+    r->bn = k->bn;
+    r->tiles_n = (int)((sh->stage_n + k->bn - 1) / k->bn);
+    r->partial_f32 = k->dtype_partial == TPG_DTYPE_FP32;
+    r->out_fp16 = k->dtype_cd == TPG_DTYPE_FP16;
+    if ((k->dtype_cd != TPG_DTYPE_BF16 && !r->out_fp16) || (!r->partial_f32 && k->dtype_partial != k->dtype_cd) ||
+        sh->stage_n % 8 != 0 || sh->d_cols % 8 != 0 || ((uintptr_t)u->d | (uintptr_t)u->c) % 16 != 0)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: the one-hop reduce sums 8 elements at a time of fp32 or "
+                 "output-type partials into a bf16 / fp16 D (and C) on 16-byte boundaries; here %s partials, %s out, "
+                 "N %lld, D %p, C %p", op->config->name, tpg_dtype_name(k->dtype_partial), tpg_dtype_name(k->dtype_cd),
+                 (long long)sh->stage_n, u->d, (const void *)u->c);
+    for (int p = 0; p < r->tp; p++) {
+        void *holder = tpg_peers_get(&op->peers, p, TPG_PEER_BUFFER);
+        if (!holder)
+            TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d sums its block from rank %d, whose buffer is not mapped", rank, p);
+        r->src[p] = tpg_buf_slot(holder, &op->layout, rank);
+        r->src_flags[p] = tpg_buf_tile_flags(holder, &op->layout, 0);
+    }
+    r->d = u->d;
+    r->d_ld = sh->d_cols;
+    r->c = u->c;
+    r->c_ld = sh->d_cols;
+    r->beta = op->desc.beta;
+    r->epoch = tpg_buf_word(op->buffer[rank], op->layout.epoch);
+    r->status = tpg_buf_word(op->buffer[rank], op->layout.status);
+    r->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
+    r->timeout_ns = op->ctx->timeout_ns;
+    return TPG_OK;
+}
+
+/* The one-hop reduce-scatter walk (plan.h: TPG_WALK_ONE_HOP): one stage of all M rows - A's whole shard, rows 0 on -
+ * writes the rank's partial (alpha and the scales applied, no C) into its own slots end to end, slot b holding block
+ * b, raising tile t's flag (word t of slot 0's) as a ring stage does; then the REDUCE kernel (one_hop.h, after it in
+ * the graph: copy_plan.h) sums the rank's block of every rank's partial. Stage after stage at few rows, each ring
+ * stage reads all of B, fills its tiles part-way below a tile's rows and waits for the previous stage's partial;
+ * one-hop the GEMM is the plain GEMM of the rank's problem and every partial moves once. */
+static tpg_status one_hop_params(tpg_op *op, int rank, tpg_gemm_params *g) {
+    const tpg_shapes *sh = &op->shapes;
+    const tpg_kernel_desc *k = op->kernel;
+    const int p = op->sched->tp;
+    const int64_t rows = (int64_t)p * sh->stage_m; /* M */
+    const tpg_stage_entry *last = &op->sched->stages[rank * p + p - 1]; /* the rank's D shard is block `rank` */
+    if (sh->l != 1 || op->layout.num_slots != p || op->sched->rotating != TPG_OPERAND_D || sh->a_rows != rows ||
+        op->layout.slot_bytes != op->layout.slot_bytes_used || last->dst_peer >= 0 || last->block != rank)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: rank %d's walk is one-hop but it has %lld batches, its "
+                 "buffer %d slots not end to end, A %lld rows, not %lld, or its last stage does not end block %d",
+                 op->config->name, rank, (long long)sh->l, op->layout.num_slots, (long long)sh->a_rows,
+                 (long long)rows, rank);
+    tpg_stage_params *st = &g->stage[0]; /* stage 0's A and B maps (A's over all its rows), its D a slot of M rows */
+    void *own = op->buffer[rank];
+    st->a_row0 = 0;
+    st->d = tpg_buf_slot(own, &op->layout, 0);
+    st->d_ld = sh->stage_n;
+    st->d_batch = rows * sh->stage_n;
+    st->c = NULL;
+    st->c_ld = st->c_batch = 0;
+    st->partial = NULL;
+    st->partial_flags = NULL;
+    st->wait_flag = NULL;
+    st->signal_flags = tpg_buf_tile_flags(own, &op->layout, 0);
+    TPG_CHECK(tpg_tensormap_encode_d(op->ctx, &st->d_map, st->d, k->dtype_partial, sh->stage_n, rows, 1, st->d_ld,
+                                     st->d_batch, k->epi_chunk_bytes, "D (own slots, one-hop)"));
+    g->num_stages = 1;
+    g->m = (int)rows;
+    g->stage_minor = 0;
+    return one_hop_reduce_params(op, rank, &op->one_hop_reduce[rank]);
+}
+
 tpg_status tpg__params_build(tpg_op *op, int rank) {
     tpg_gemm_params *g = &op->gemm[rank];
     const tpg_shapes *sh = &op->shapes;
@@ -282,14 +363,16 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
     g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     g->timeout_ns = op->ctx->timeout_ns;
-    g->tile_order = (const int *)op->tile_order[rank];
+    g->tile_order = (const int *)(tpg__op_one_hop(op) ? op->tile_order_one_hop : op->tile_order)[rank];
     const tpg_walk_order order = walk_order(op, rank, g);
-    if ((order == TPG_WALK_GATHERED) != op->gathered)
+    if ((order == TPG_WALK_GATHERED) != op->gathered || (order == TPG_WALK_ONE_HOP) != tpg__op_one_hop(op))
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: rank %d's walk order (%d) and its op's buffers "
-                 "(gathered %d) disagree", op->config->name, rank, (int)order, op->gathered);
+                 "(gathered %d, one-hop %d) disagree", op->config->name, rank, (int)order, op->gathered,
+                 tpg__op_one_hop(op));
     g->stage_minor = order != TPG_WALK_STAGE_AFTER_STAGE;
     if (order == TPG_WALK_INTERLEAVED_GATED) gate_on_last_shard(op, rank, g);
     if (order == TPG_WALK_GATHERED) TPG_CHECK(gathered_params(op, rank, g));
+    if (order == TPG_WALK_ONE_HOP) TPG_CHECK(one_hop_params(op, rank, g));
     tpg__stream_k_params(op, rank, g);
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-static const char *const node_kind_names[] = {"BARRIER_START", "COPY", "FLAG", "GEMM", "BARRIER_END"};
+static const char *const node_kind_names[] = {"BARRIER_START", "COPY", "FLAG", "GEMM", "BARRIER_END", "REDUCE"};
 
 const char *tpg_plan_node_kind_name(int kind) {
     return kind >= 0 && kind < (int)(sizeof node_kind_names / sizeof node_kind_names[0]) ? node_kind_names[kind]
@@ -27,7 +27,7 @@ const char *tpg_plan_operand_name(int operand) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
-static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l);
+static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l, int keep_ring);
 
 static int valid_cfg(const tpg_config_desc *cfg) {
     return cfg && cfg->schedule && cfg->kernel && cfg->schedule->tp >= 1 && cfg->schedule->stages;
@@ -35,6 +35,11 @@ static int valid_cfg(const tpg_config_desc *cfg) {
 
 tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l, int copy_chunks,
                             tpg_plan_shape *out) {
+    return tpg__plan_compute_ring(cfg, m, n, k, l, copy_chunks, 0, out);
+}
+
+tpg_status tpg__plan_compute_ring(const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
+                                  int copy_chunks, int keep_ring, tpg_plan_shape *out) {
     if (!valid_cfg(cfg) || !out || m < 1 || n < 1 || k < 1 || l < 1) return TPG_ERR_INVALID_ARGUMENT;
     const tpg_schedule_table *s = cfg->schedule;
     const tpg_kernel_desc *kd = cfg->kernel;
@@ -57,8 +62,13 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
     out->d_cols = sh.d_cols;
 
     out->tiles_per_stage = l * ceil_div(out->stage_m, kd->bm) * ceil_div(out->stage_n, kd->bn);
-    out->gathered = plan_walk_order(cfg, out, l) == TPG_WALK_GATHERED;
-    out->num_slots = p - 1 + out->gathered; /* gathered: the own shard's block too */
+    out->keep_ring = keep_ring != 0;
+    const tpg_walk_order order = plan_walk_order(cfg, out, l, keep_ring);
+    out->gathered = order == TPG_WALK_GATHERED;
+    out->one_hop = order == TPG_WALK_ONE_HOP;
+    /* gathered: the own shard's block too; one-hop (or eligible and kept a ring: the op's buffers serve both) the
+     * partial's every block */
+    out->num_slots = p - 1 + (out->gathered || plan_walk_order(cfg, out, l, 0) == TPG_WALK_ONE_HOP);
     if (s->comm == TPG_COMM_ALLGATHER) {
         int64_t rows = s->rotating == TPG_OPERAND_B ? out->b_rows : out->a_rows;
         int64_t cols = s->rotating == TPG_OPERAND_B ? out->b_cols : out->a_cols;
@@ -66,7 +76,7 @@ tpg_status tpg_plan_compute(const tpg_config_desc *cfg, int64_t m, int64_t n, in
         out->flags_bytes = p > 1 ? p * TPG_MAX_COPY_CHUNKS * 4 : 0;
     } else {
         out->slot_bytes = out->stage_m * out->stage_n * l * (int64_t)tpg_dtype_size(kd->dtype_partial);
-        out->flags_bytes = out->num_slots * out->tiles_per_stage * 4;
+        out->flags_bytes = out->num_slots * out->tiles_per_stage * 4; /* buffers.c: tile flags of every slot */
     }
     if (p == 1) out->slot_bytes = 0;
     out->slots_bytes = out->num_slots * out->slot_bytes;
@@ -84,6 +94,9 @@ tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
     /* one GEMM of all M rows: its gather buffer holds one batch of blocks (params.c: gathered_params) */
     if (!w->reduce_scatter && w->stage_rows <= TPG_GATHER_MAX_ROWS && w->l == 1 && w->copies_chained && !w->band_waits)
         return TPG_WALK_GATHERED;
+    /* one GEMM of all M rows into the rank's own slots, one batch of blocks (params.c: one_hop_params) */
+    if (w->reduce_scatter && w->stage_rows <= TPG_ONE_HOP_MAX_ROWS && w->l == 1 && !w->band_waits && !w->keep_ring)
+        return TPG_WALK_ONE_HOP;
     const int b_bound = w->stage_rows <= TPG_INTERLEAVE_MAX_ROWS && w->b_bytes >= TPG_INTERLEAVE_MIN_B_BYTES;
     /* 1x1 clusters (every ping-pong kernel): the launch's grid is then the rank's SMs (graph.c), so a walk that
      * fits is sure to be one wave */
@@ -96,14 +109,14 @@ tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
 }
 
 int64_t tpg_walk_tile_count(const tpg_kernel_desc *kd, int stages, int64_t stage_m, int64_t stage_n, int64_t l,
-                            int gathered) {
+                            int one_gemm) {
     const int64_t tiles_n = ceil_div(stage_n, kd->bn);
-    if (gathered) return l * ceil_div(stages * stage_m, kd->bm) * tiles_n;
+    if (one_gemm) return l * ceil_div(stages * stage_m, kd->bm) * tiles_n;
     return stages * l * ceil_div(stage_m, kd->bm) * tiles_n;
 }
 
 tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_desc *kd, int64_t stage_m,
-                                  int64_t stage_n, int64_t stage_k, int64_t l, int sms, int band_waits) {
+                                  int64_t stage_n, int64_t stage_k, int64_t l, int sms, int band_waits, int keep_ring) {
     const tpg_walk_facts w = {.reduce_scatter = s->comm != TPG_COMM_ALLGATHER,
                               .stages_split_m = s->stage_dim == TPG_DIM_M,
                               .pingpong = kd->pingpong,
@@ -117,14 +130,15 @@ tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_
                               .b_bytes = stage_n * stage_k * l * (int64_t)tpg_dtype_size(kd->dtype_ab),
                               .sms = sms,
                               .band_waits = band_waits,
-                              .copies_chained = tpg_copy_flags_chained(s)};
+                              .copies_chained = tpg_copy_flags_chained(s),
+                              .keep_ring = keep_ring};
     return w;
 }
 
 /* The plan's walk order at TPG_PICK_SMS SMs over NVLink (a launch decides with the rank's own: params.c). */
-static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l) {
-    const tpg_walk_facts w =
-        tpg_walk_facts_for(cfg->schedule, cfg->kernel, ps->stage_m, ps->stage_n, ps->stage_k, l, TPG_PICK_SMS, 0);
+static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l, int keep_ring) {
+    const tpg_walk_facts w = tpg_walk_facts_for(cfg->schedule, cfg->kernel, ps->stage_m, ps->stage_n, ps->stage_k, l,
+                                                TPG_PICK_SMS, 0, keep_ring);
     return tpg_plan_walk_order(&w);
 }
 
@@ -144,6 +158,11 @@ static void write_walk_order(FILE *f, tpg_walk_order o) {
                    "pieces, beside the barriers or asked for - then one GEMM of all M rows; over the NCCL transport "
                    "stage after stage)",
                 TPG_GATHER_MAX_ROWS);
+    else if (o == TPG_WALK_ONE_HOP)
+        fprintf(f, "one-hop (a reduce-scatter of at most %d rows a stage and one batch: one GEMM of all M rows into the "
+                   "rank's own slots, then a REDUCE kernel sums its block from every rank's slots; over the NCCL "
+                   "transport or kept a ring, the ring)",
+                TPG_ONE_HOP_MAX_ROWS);
     else if (o == TPG_WALK_INTERLEAVED_GATED)
         fprintf(f, "stages interleaved and gated (a ping-pong all-gather of at most %d rows and at least %d MiB of B a "
                    "stage: every stage waits for the last shard, then the stages read each B tile together, once; over "
@@ -178,6 +197,9 @@ static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order
         else
             snprintf(buf, cap, "flag %d: copy of %s shard %d from dev %d into slot %d", st,
                      tpg_plan_operand_name(s->rotating), e->peer, e->peer, e->src_slot);
+    } else if (order == TPG_WALK_ONE_HOP) {
+        snprintf(buf, cap, st ? "- (one-hop: stage 0 is the whole GEMM)" : "nothing (one-hop: the REDUCE after it waits "
+                 "for every rank's tile flags)");
     } else {
         if (e->src_slot < 0)
             snprintf(buf, cap, "nothing (first partial)");
@@ -189,9 +211,12 @@ static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order
 }
 
 /* Where stage st of device d writes its output (pull: pull_partials). */
-static void writes_to(const tpg_schedule_table *s, int pull, int d, int st, char *buf, size_t cap) {
+static void writes_to(const tpg_schedule_table *s, int pull, tpg_walk_order order, int d, int st, char *buf,
+                      size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
-    if (e->dst_peer < 0 || e->dst_slot < 0)
+    if (order == TPG_WALK_ONE_HOP)
+        snprintf(buf, cap, st ? "-" : "own slots 0..%d (+flags)", s->tp - 1);
+    else if (e->dst_peer < 0 || e->dst_slot < 0)
         snprintf(buf, cap, "own D block %d", e->block);
     else if (pull)
         snprintf(buf, cap, "own slot %d (+flags) for dev %d", e->dst_slot, e->dst_peer);
@@ -226,6 +251,7 @@ static int expand_device(const tpg_schedule_table *s, int d, const tpg_plan_shap
         return -1;
     if (ps->overlap && s->tp > 1 && tpg_graph_items_overlap(list, s->comm, items, count) != 0) return -1;
     if (ps->pulls) return tpg_graph_items_pulled(list, items, count);
+    if (ps->one_hop) return tpg_graph_items_one_hop(list, items, count);
     return ps->gathered ? tpg_graph_items_gather(list, items, count) : count;
 }
 
@@ -233,6 +259,7 @@ static int expand_device(const tpg_schedule_table *s, int d, const tpg_plan_shap
 static tpg_graph_node item_node(const tpg_schedule_table *s, int d, const tpg_graph_item *it) {
     if (it->node == TPG_ITEM_LOCAL_SHARD) return (tpg_graph_node){TPG_NODE_COPY, 0, (signed char)d, (signed char)d,
                                                                   {-1, -1}};
+    if (it->node == TPG_ITEM_ONE_HOP_REDUCE) return (tpg_graph_node){TPG_NODE_REDUCE, -1, -1, -1, {-1, -1}};
     return s->nodes[d * s->nodes_per_device + it->node];
 }
 
@@ -241,7 +268,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const tpg_schedule_table *s = cfg->schedule;
     const tpg_kernel_desc *kd = cfg->kernel;
     const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
-    const tpg_walk_order order = plan_walk_order(cfg, ps, l);
+    const tpg_walk_order order = plan_walk_order(cfg, ps, l, ps->keep_ring);
     char b1[64], b2[64], b3[64], w[160], o[80];
 
     fprintf(f, "Plan: %s\n", cfg->name);
@@ -271,13 +298,14 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             ps->stage_m, ps->stage_n, ps->stage_k, ps->tiles_per_stage, kd->bm, kd->bn);
     /* what tpg_config_pick's wave check reads (for one batch; here the walk's L batches): the share of the tile slots
      * of whole waves of TPG_PICK_SMS that the walk's output fills (a partial tile counts what it holds) */
-    const int64_t walk = tpg_walk_tile_count(kd, p, ps->stage_m, ps->stage_n, l, ps->gathered);
+    const int one_gemm = tpg_walk_is_one_gemm(order);
+    const int64_t walk = tpg_walk_tile_count(kd, p, ps->stage_m, ps->stage_n, l, one_gemm);
     const int64_t waves = (walk + TPG_PICK_SMS - 1) / TPG_PICK_SMS;
     const double slots = (double)waves * TPG_PICK_SMS * kd->bm * kd->bn;
     fprintf(f, "  tile waves        %.2f of %d SMs (%" PRId64 " tiles %s %d stages%s; the output fills %.0f%% of "
                "%" PRId64 " whole wave%s of tiles)\n",
-            (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, ps->gathered ? "of" : "over", p,
-            ps->gathered ? " gathered" : "",
+            (double)walk / TPG_PICK_SMS, TPG_PICK_SMS, walk, one_gemm ? "of" : "over", p,
+            ps->gathered ? " gathered" : ps->one_hop ? " in one GEMM" : "",
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");
     write_walk_order(f, order);
@@ -290,7 +318,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
             waits_on(s, cfg->pull_partials, order, ps->pulls, d, st, w, sizeof w);
-            writes_to(s, cfg->pull_partials, d, st, o, sizeof o);
+            writes_to(s, cfg->pull_partials, order, d, st, o, sizeof o);
             fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-30s %s\n", d, st, e->block, e->peer, e->src_slot,
                     e->dst_peer, e->dst_slot, o, w);
         }
@@ -300,7 +328,9 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "\nBuffers per device: slots %" PRId64 " x %" PRId64 " B (%s) = %" PRId64 " B (%s) of %s; "
                "flags %" PRId64 " B (%s)\n",
             ps->num_slots, ps->slot_bytes, b1, ps->slots_bytes, b2,
-            !ag                              ? "partials"
+            !ag && ps->one_hop               ? "partials, slot b holding block b of the rank's own (one-hop)"
+            : !ag && ps->num_slots == p      ? "partials (a slot per block, as the one-hop walk would use them)"
+            : !ag                            ? "partials"
             : s->rotating == TPG_OPERAND_B   ? "B shards"
             : ps->gathered                   ? "A shards, slot b holding block b (gathered)"
                                              : "A shards",
@@ -316,7 +346,10 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             fprintf(f, "Copies cut into %d piece%s of %" PRId64 " rows (%s), each with its own flag (copy_chunks)\n",
                     ps->copy_chunks, ps->copy_chunks == 1 ? "" : "s", ps->copy_chunk_rows, b3);
         }
-    } else
+    } else if (ps->one_hop)
+        fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial block, pulled over NVLink by "
+                   "the REDUCE kernel of the block's owner from this rank's slots\n", ps->moved_bytes, b3);
+    else
         fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial, %s\n", ps->moved_bytes, b3,
                 cfg->pull_partials ? "pulled over NVLink by the next rank's GEMM epilogue from the sender's slot "
                                      "(pull_partials)"
@@ -363,7 +396,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     const tpg_schedule_table *s = cfg->schedule;
     const tpg_kernel_desc *kd = cfg->kernel;
     const int p = s->tp, ag = s->comm == TPG_COMM_ALLGATHER;
-    const tpg_walk_order order = plan_walk_order(cfg, ps, l);
+    const tpg_walk_order order = plan_walk_order(cfg, ps, l, ps->keep_ring);
     char w[160];
 
     fprintf(f, "{\"config\": ");
@@ -391,10 +424,10 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"stage_gemm\": {\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 "}", ps->stage_m,
             ps->stage_n, ps->stage_k);
     fprintf(f, ", \"tiles_per_stage\": %" PRId64 ", \"stage_minor\": %s", ps->tiles_per_stage,
-            order != TPG_WALK_STAGE_AFTER_STAGE && order != TPG_WALK_GATHERED ? "true" : "false");
-    fprintf(f, ", \"stages_gated\": %s, \"stages_gathered\": %s, \"gemm_pulls\": %s",
+            order != TPG_WALK_STAGE_AFTER_STAGE && !tpg_walk_is_one_gemm(order) ? "true" : "false");
+    fprintf(f, ", \"stages_gated\": %s, \"stages_gathered\": %s, \"gemm_pulls\": %s, \"one_hop\": %s",
             order == TPG_WALK_INTERLEAVED_GATED ? "true" : "false", ps->gathered ? "true" : "false",
-            ps->pulls ? "true" : "false");
+            ps->pulls ? "true" : "false", ps->one_hop ? "true" : "false");
 
     fprintf(f, ", \"stages\": [");
     for (int d = 0; d < p; d++)
@@ -415,9 +448,10 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, ", \"bytes_moved_per_device\": %" PRId64 ", \"transport\": \"%s\"", ps->moved_bytes,
             ag && ps->pulls     ? "NVLink loads by the GEMM's CTAs (pull)"
             : ag                ? "copy engine (pull)"
+            : ps->one_hop        ? "NVLink loads by the block owner's REDUCE kernel (pull)"
             : cfg->pull_partials ? "NVLink loads by the next rank's GEMM epilogue (pull)"
                                  : "NVLink stores from the GEMM epilogue (push)");
-    if (!ag) fprintf(f, ", \"pull_partials\": %d", cfg->pull_partials && p > 1);
+    if (!ag) fprintf(f, ", \"pull_partials\": %d", cfg->pull_partials && p > 1 && !ps->one_hop);
 
     if (ag)
         fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64 "}",
@@ -452,7 +486,7 @@ tpg_status tpg_plan_write(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_
                           int copy_chunks, int modes, int json) {
     tpg_plan_shape ps;
     if (!f) return TPG_ERR_INVALID_ARGUMENT;
-    tpg_status st = tpg_plan_compute(cfg, m, n, k, l, copy_chunks, &ps);
+    tpg_status st = tpg__plan_compute_ring(cfg, m, n, k, l, copy_chunks, (modes & TPG_PLAN_RS_RING) != 0, &ps);
     if (st != TPG_OK) return st;
     ps.overlap = (modes & TPG_PLAN_OVERLAP) != 0;
     ps.pulls = tpg_gather_pulls(ps.gathered, ps.copy_chunks, ps.overlap && cfg->schedule->tp > 1,

@@ -68,8 +68,8 @@ double tpg_reference_default_eps(tpg_dtype dtype);
  * for f16 sums max(2e-2, 8e-4 * sqrt(k)) (their error grows like sqrt(k): 0.072 at k = 8192); for fp8 operands
  * max(2e-2, 5e-4 * sqrt(k)) (the tensor pipe's fp8 sums are narrower than f32: 0.064 at k = 16384), unless the
  * kernel promotes them into f32 every few k-blocks (fp8_promote != 0): then bf16's 2e-2 at any k. With
- * partials = the partial sums rounded to the output type before the last one (a reduce-scatter's tp - 1; 0
- * otherwise), each adds the output type's bound r in quadrature: sqrt(e^2 + partials * r^2). */
+ * partials = the partial sums rounded to the output type before the last one (a reduce-scatter ring's tp - 1, the
+ * one-hop walk's tp; 0 otherwise), each adds the output type's bound r in quadrature: sqrt(e^2 + partials * r^2). */
 double tpg_reference_eps_for(tpg_dtype ab, tpg_dtype acc, int64_t k, int fp8_promote, int partials);
 
 /* Fills bytes of ptr with 0xFF (NaN for bf16 / fp16 / fp32). Asynchronous on stream. */

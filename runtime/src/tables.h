@@ -37,7 +37,9 @@ typedef enum tpg_node_kind {
     TPG_NODE_COPY,              /* copy-engine copy: peer's rotating shard -> own slot */
     TPG_NODE_FLAG,              /* copy-engine 4-byte copy: the COPY source's epoch -> stage flag */
     TPG_NODE_GEMM,              /* the persistent fused GEMM kernel */
-    TPG_NODE_BARRIER_END        /* cross-device closing barrier: inputs are safe after it */
+    TPG_NODE_BARRIER_END,       /* cross-device closing barrier: inputs are safe after it */
+    TPG_NODE_REDUCE             /* never in a table: the one-hop walk's sum of every rank's partial (copy_plan.h,
+                                   tpg_graph_items_one_hop; one_hop.h) */
 } tpg_node_kind;
 
 /* One node of a device's CUDA graph. Dependencies are indices of earlier nodes of the same device. */

@@ -7,11 +7,10 @@
 #include "op_internal.h"
 #include "raster.h"
 
-tpg_status tpg__tile_order_alloc(tpg_op *op) {
+/* One table, for a walk of walk_m rows a stage, copied to every local rank's device into tables[]. */
+static tpg_status alloc_table(tpg_op *op, int64_t walk_m, void **tables) {
     const tpg_kernel_desc *k = op->kernel;
-    if (!k->raster) return TPG_OK;
     tpg_ctx *ctx = op->ctx;
-    const int64_t walk_m = op->shapes.stage_m * (op->gathered ? op->sched->tp : 1); /* params.c: gathered_params */
     const int64_t tiles_m = (walk_m + k->bm - 1) / k->bm, tiles_n = (op->shapes.stage_n + k->bn - 1) / k->bn;
     const int64_t units_m = (tiles_m + k->cluster_m - 1) / k->cluster_m;
     const int64_t units_n = (tiles_n + k->cluster_n - 1) / k->cluster_n;
@@ -26,8 +25,8 @@ tpg_status tpg__tile_order_alloc(tpg_op *op) {
     const int saved = tpg__save_device();
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
-        TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc((void **)&op->tile_order[r], bytes), out);
-        TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(op->tile_order[r], host, bytes, cudaMemcpyHostToDevice), out);
+        TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc(&tables[r], bytes), out);
+        TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(tables[r], host, bytes, cudaMemcpyHostToDevice), out);
     }
 out:
     free(host);
@@ -35,4 +34,17 @@ out:
     return st;
 }
 
-void tpg__tile_order_free(tpg_op *op) { tpg__free_rank_buffers(op->ctx, op->tile_order); }
+/* The gathered walk is one GEMM of every stage's rows (params.c: gathered_params); an op that may run the one-hop
+ * walk gets that GEMM's table too, both kept until the op goes: a graph captured before tpg_op_set_rs_ring still
+ * launches with the table of its own walk. */
+tpg_status tpg__tile_order_alloc(tpg_op *op) {
+    if (!op->kernel->raster) return TPG_OK;
+    const int64_t stage_m = op->shapes.stage_m, tp = op->sched->tp;
+    TPG_CHECK(alloc_table(op, op->gathered ? tp * stage_m : stage_m, op->tile_order));
+    return op->one_hop ? alloc_table(op, tp * stage_m, op->tile_order_one_hop) : TPG_OK;
+}
+
+void tpg__tile_order_free(tpg_op *op) {
+    tpg__free_rank_buffers(op->ctx, op->tile_order);
+    tpg__free_rank_buffers(op->ctx, op->tile_order_one_hop);
+}

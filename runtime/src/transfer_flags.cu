@@ -1,40 +1,17 @@
 // The NCCL transport's flag kernel; protocol in transfer_flags.h.
-#include "gemm_params.h" /* TPG_DEVICE_TIMEOUT */
+#include "spin.cuh"
 #include "transfer_flags.h"
 
 namespace {
 
-__device__ __forceinline__ unsigned int load_acquire_gpu(const unsigned int *p) {
-    unsigned int v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ unsigned long long global_timer_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ bool launch_gave_up(const tpg_flags_params &p, unsigned int epoch) {
-    return p.gave_up_epoch && *(volatile unsigned int *)p.gave_up_epoch == epoch;
-}
-
-/* One thread's share of the flags: true when all of them reached epoch, false after a timeout or give-up. */
+/* One thread's share of the flags: true when all of them reached epoch, false after a timeout or give-up. The
+ * comparison is wrap-aware (signed difference). */
 __device__ bool wait_share(const tpg_flags_params &p, unsigned int epoch) {
-    const unsigned long long start = global_timer_ns();
-    unsigned int sleep_ns = 32;
+    const unsigned long long start = tpg_spin::global_timer_ns();
     for (int i = threadIdx.x; i < p.count; i += blockDim.x) {
-        while ((int)(load_acquire_gpu(p.flags + i) - epoch) < 0) {
-            if (launch_gave_up(p, epoch)) return false;
-            if (p.timeout_ns && global_timer_ns() - start > p.timeout_ns) {
-                atomicOr(p.status, TPG_DEVICE_TIMEOUT);
-                if (p.gave_up_epoch) atomicMax(p.gave_up_epoch, epoch);
-                return false;
-            }
-            __nanosleep(sleep_ns);
-            if (sleep_ns < 1024) sleep_ns *= 2;
-        }
+        const unsigned int *flag = p.flags + i;
+        const auto landed = [&] { return (int)(tpg_spin::load_acquire_gpu(flag) - epoch) >= 0; };
+        if (!tpg_spin::wait_bounded(landed, epoch, start, p.timeout_ns, p.status, p.gave_up_epoch)) return false;
     }
     return true;
 }

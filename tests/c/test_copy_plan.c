@@ -311,6 +311,36 @@ TPG_TEST(pulled_graphs_keep_start_gemm_end) {
     TPG_EXPECT_EQ_INT(tpg_gather_pulls(1, 1, 0, 1), 0);
 }
 
+/* The one-hop walk's REDUCE goes between the GEMM and the closing barrier, after the start barrier too (its epoch);
+ * with the barriers beside the GEMM END keeps its start-barrier dependency. */
+TPG_TEST(one_hop_graphs_put_the_reduce_before_end) {
+    const tpg_graph_node list[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
+                                   {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                   {TPG_NODE_BARRIER_END, -1, -1, -1, {1, -1}}};
+    tpg_graph_item items[4];
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 3, 1, items), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_one_hop(list, items, 3), 4);
+    const int nodes[4] = {0, 1, TPG_ITEM_ONE_HOP_REDUCE, 2}, deps[4][2] = {{-1, -1}, {0, -1}, {1, 0}, {2, -1}};
+    for (int i = 0; i < 4; i++) {
+        TPG_EXPECT_EQ_INT(items[i].node, nodes[i]);
+        TPG_EXPECT(items[i].deps[0] == deps[i][0] && items[i].deps[1] == deps[i][1]);
+    }
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 3, 1, items), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_overlap(list, TPG_COMM_REDUCE_SCATTER, items, 3), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_one_hop(list, items, 3), 4);
+    TPG_EXPECT(items[1].deps[0] == -1 && items[1].deps[1] == -1); /* the GEMM beside START */
+    TPG_EXPECT(items[2].deps[0] == 1 && items[2].deps[1] == 0);
+    TPG_EXPECT(items[3].deps[0] == 2 && items[3].deps[1] == 0); /* END <- REDUCE (was the GEMM), START */
+    const tpg_graph_node loose[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
+                                    {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                    {TPG_NODE_BARRIER_END, -1, -1, -1, {0, -1}}};
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(loose, 3, 1, items), 0);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_one_hop(loose, items, 3), -1); /* END does not follow the GEMM */
+    TPG_EXPECT_EQ_INT(items[2].deps[0], 0);                          /* unchanged */
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 2, 1, items), 0);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_one_hop(list, items, 2), -1); /* no closing barrier */
+}
+
 TPG_TEST(unknown_lists_are_refused) {
     tpg_graph_item out[8];
     const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
@@ -323,4 +353,5 @@ TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chun
               TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
               TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
               TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(pulled_graphs_keep_start_gemm_end),
+              TPG_CASE(one_hop_graphs_put_the_reduce_before_end),
               TPG_CASE(unknown_lists_are_refused))

@@ -163,13 +163,73 @@ static void expect_plan_has(const char *config, int64_t m, int json, const char 
     expect_modes_plan_has(config, m, 0, json, want);
 }
 
-/* A ping-pong reduce-scatter ring (1x1 clusters) of one row of tiles a stage: tiles_n x l x stages units. */
+static void expect_ring_plan_has(const char *config, int64_t m, int json, const char *want) {
+    expect_modes_plan_has(config, m, TPG_PLAN_RS_RING, json, want);
+}
+
+/* A ping-pong reduce-scatter ring (1x1 clusters) of one row of tiles a stage: tiles_n x l x stages units, kept a
+ * ring (the one-hop arm of the rule: one_hop_rule). */
 static tpg_walk_facts ring_walk(int stages, int64_t rows, int64_t tiles_n, int64_t l, int sms) {
     const tpg_walk_facts w = {.reduce_scatter = 1, .stages_split_m = 1, .pingpong = 1, .cluster_m = 1, .cluster_n = 1,
                               .stages = stages,
                               .stage_rows = rows, .tiles_m = 1, .tiles_n = tiles_n, .l = l,
-                              .b_bytes = TPG_INTERLEAVE_MIN_B_BYTES, .sms = sms};
+                              .b_bytes = TPG_INTERLEAVE_MIN_B_BYTES, .sms = sms, .keep_ring = 1};
     return w;
+}
+
+/* The one-hop walk (params.c: one_hop_params): a reduce-scatter of at most TPG_ONE_HOP_MAX_ROWS rows a stage and one
+ * batch, on any kernel, unless over NCCL or kept a ring - then the ring's own rule. */
+TPG_TEST(one_hop_rule) {
+    tpg_walk_facts w = ring_walk(2, TPG_ONE_HOP_MAX_ROWS, 16, 1, 132);
+    w.keep_ring = 0;
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&w), TPG_WALK_ONE_HOP);
+    const tpg_walk_facts one_hop = w;
+    tpg_walk_facts any[6]; /* one-hop on any kernel, any grid, any B, stage count and tiling */
+    for (int i = 0; i < 6; i++) any[i] = one_hop;
+    any[0].pingpong = 0;
+    any[1].cluster_m = 2;
+    any[2].sms = 16;
+    any[3].b_bytes = 1;
+    any[4].stages = 8;
+    any[5].stage_rows = 1;
+    for (int i = 0; i < 6; i++) TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&any[i]), TPG_WALK_ONE_HOP);
+    tpg_walk_facts never[6];
+    for (int i = 0; i < 6; i++) never[i] = one_hop;
+    never[0].stage_rows = TPG_ONE_HOP_MAX_ROWS + 1;
+    never[1].l = 2;
+    never[2].band_waits = 1;
+    never[3].keep_ring = 1;
+    never[4].stages_split_m = 0;
+    never[5].stages = 1;
+    for (int i = 0; i < 6; i++) TPG_EXPECT(tpg_plan_walk_order(&never[i]) != TPG_WALK_ONE_HOP);
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&never[3]), TPG_WALK_INTERLEAVED_ONE_WAVE); /* kept: the ring's rule */
+    TPG_EXPECT_EQ_INT(tpg_plan_walk_order(&never[0]), TPG_WALK_INTERLEAVED_ONE_WAVE);
+    TPG_EXPECT(tpg_walk_is_one_gemm(TPG_WALK_ONE_HOP) && tpg_walk_is_one_gemm(TPG_WALK_GATHERED));
+    TPG_EXPECT(!tpg_walk_is_one_gemm(TPG_WALK_INTERLEAVED_GATED) && !tpg_walk_is_one_gemm(TPG_WALK_STAGE_AFTER_STAGE));
+}
+
+/* The plan of a one-hop walk: one GEMM of all rows into the own slots (tp of them), a REDUCE between the GEMM and the
+ * closing barrier, its transport; --rs-ring (TPG_PLAN_RS_RING) the ring with the same buffers. */
+TPG_TEST(one_hop_plan) {
+    const int ring = TPG_PLAN_RS_RING;
+    expect_plan_has("rs_tila_bf16_pp64_tp8", 128, 0, "walk order        one-hop (a reduce-scatter of at most 64 rows");
+    expect_plan_has("rs_tila_bf16_pp64_tp8", 128, 0, "dev 3: 0 BARRIER_START | 1 GEMM <-0 | 2 REDUCE <-1,0 | "
+                                                     "3 BARRIER_END <-2\n");
+    expect_plan_has("rs_tila_bf16_pp64_tp8", 128, 1, "\"stages_gathered\": false, \"gemm_pulls\": false, "
+                                                     "\"one_hop\": true");
+    expect_plan_has("rs_tila_bf16_pp64_tp8", 128, 1, "\"transport\": \"NVLink loads by the block owner's REDUCE "
+                                                     "kernel (pull)\", \"pull_partials\": 0");
+    expect_plan_has("rs_tila_bf16_pp64_tp8", 128, 0, "128 tiles of 8 stages in one GEMM");
+    expect_modes_plan_has("rs_tila_bf16_pp64_tp8", 128, ring, 1, "\"one_hop\": false");
+    expect_modes_plan_has("rs_tila_bf16_pp64_tp8", 128, ring, 0, "dev 3: 0 BARRIER_START | 1 GEMM <-0 | "
+                                                                "2 BARRIER_END <-1\n");
+    for (int modes = 0; modes <= ring; modes += ring) /* the buffers are the same either way: 8 slots of 16 rows */
+        expect_modes_plan_has("rs_tila_bf16_pp64_tp8", 128, modes, 1, "\"buffers_per_device\": {\"slots\": 8, "
+                              "\"slot_bytes\": 262144, \"slots_bytes\": 2097152, \"flags_bytes\": 2048}");
+    /* the barriers beside the GEMM: the REDUCE still follows the start barrier, whose epoch it reads */
+    expect_modes_plan_has("rs_tila_bf16_pp64_tp8", 128, TPG_PLAN_OVERLAP, 0, "dev 0: 0 BARRIER_START | 1 GEMM | "
+                          "2 REDUCE <-1,0 | 3 BARRIER_END <-2,0\n");
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 256, 1, "\"one_hop\": false"); /* 128 rows a stage: the ring */
 }
 
 /* The interleaved walk (params.c): a ping-pong reduce-scatter ring of one row of tiles a stage, in one wave or of
@@ -281,9 +341,10 @@ TPG_TEST(stage_gated_rule) {
 
 /* The plan's walk order line and JSON field for the shipped configs (N = 8192, K = 28672 unless given). */
 TPG_TEST(stage_minor_plan) {
-    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 0, "walk order        stages interleaved (a ping-pong "
+    /* the reduce-scatter rings of at most 64 rows a stage: kept a ring (the default there is one-hop: one_hop_plan) */
+    expect_ring_plan_has("rs_tila_bf16_pp64_tp2", 128, 0, "walk order        stages interleaved (a ping-pong "
                                                      "reduce-scatter ring of one wave");
-    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
+    expect_ring_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true");
     expect_plan_has("rs_tila_bf16_pp64_tp2", 512, 1, "\"stage_minor\": false"); /* four tile rows a stage */
     /* all-gather: at 128 rows a stage gathered - tp slots; by default the GEMM pulls every shard (no copy or flag
      * node: START -> GEMM -> END); by copy engine (asked, or beside the barriers) the own shard's copy a GEMM
@@ -327,11 +388,11 @@ TPG_TEST(stage_minor_plan) {
     TPG_EXPECT(batched != NULL);
     if (batched) TPG_EXPECT_STR_CONTAINS(batched, "walk order        stages interleaved and gated");
     free(batched);
-    expect_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true, \"stages_gated\": false");
+    expect_ring_plan_has("rs_tila_bf16_pp64_tp2", 128, 1, "\"stage_minor\": true, \"stages_gated\": false");
     expect_plan_has("rs_tilb_bf16_pp64_tp2", 64, 1, "\"stage_minor\": false"); /* one row, one wave, split N */
     /* 256 units of 32 rows: two waves */
-    expect_plan_has("rs_tila_bf16_pp64_tp4", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
-    char *t = plan_text(find("rs_tila_bf16_pp64_tp8"), 256, 8192, 8192, 1, 1); /* 32 rows, 16 MiB of B a stage */
+    expect_ring_plan_has("rs_tila_bf16_pp64_tp4", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
+    char *t = plan_modes(find("rs_tila_bf16_pp64_tp8"), 256, 8192, 8192, 1, 0, TPG_PLAN_RS_RING, 1); /* 32 rows, 16 MiB of B a stage */
     TPG_EXPECT(t != NULL);
     if (t) TPG_EXPECT_STR_CONTAINS(t, "\"stage_minor\": false");
     free(t);
@@ -339,12 +400,12 @@ TPG_TEST(stage_minor_plan) {
     /* the 128x128 ping-pong: one tile row of 128 rows a stage in two waves (the row cap decides), and of 16 rows
      * with 56 MiB of B in four */
     expect_plan_has("rs_tila_bf16_tp4", 512, 1, "\"stage_minor\": false");
-    expect_plan_has("rs_tila_bf16_tp8", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
+    expect_ring_plan_has("rs_tila_bf16_tp8", 128, 0, "interleaved (a ping-pong reduce-scatter ring of at most 64 rows");
     /* B's threshold is bytes: at 16 rows and K = 3072 a stage, bf16 reads 48 MiB of B, e4m3 24 MiB */
     const char *want[2][2] = {{"rs_tila_bf16_tp8", "\"stage_minor\": true"},
                               {"rs_tila_e4m3_tp8", "\"stage_minor\": false"}};
     for (int i = 0; i < 2; i++) {
-        char *p = plan_text(find(want[i][0]), 128, 8192, 24576, 1, 1);
+        char *p = plan_modes(find(want[i][0]), 128, 8192, 24576, 1, 0, TPG_PLAN_RS_RING, 1);
         TPG_EXPECT(p != NULL);
         if (p) TPG_EXPECT_STR_CONTAINS(p, want[i][1]);
         free(p);
@@ -436,7 +497,7 @@ TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
               TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
               TPG_CASE(stage_minor_rule), TPG_CASE(stage_gathered_rule), TPG_CASE(stage_gated_rule),
-              TPG_CASE(stage_minor_plan),
+              TPG_CASE(stage_minor_plan), TPG_CASE(one_hop_rule), TPG_CASE(one_hop_plan),
               TPG_CASE(tp1_moves_nothing),
               TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

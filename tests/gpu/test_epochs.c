@@ -109,10 +109,11 @@ static double block_error(const float *a, const float *b, const tpg_shard_shape 
 
 /* What changes before call c (each rebuilds the graphs, so calls on both sides of it are checked); `late`
  * (0 or 1) delays the first two changes by that many calls. The gathered walk's op also switches between its GEMM
- * pulling the shards (calls 0 and 5) and copy-engine nodes (1: asked for, 2-4: the barriers beside the GEMM). */
-static tpg_status change_before(tpg_op *op, int c, int allgather, int late, int nccl, int gathered) {
-    if (gathered && c == 1) return tpg_op_set_gather_copy_engine(op, 1);
-    if (gathered && c == 4) return tpg_op_set_gather_copy_engine(op, 0);
+ * pulling the shards (calls 0 and 5) and copy-engine nodes (1: asked for, 2-4: the barriers beside the GEMM); the
+ * one-hop walk's between one-hop (0 and 4-5) and its ring (1-3; every rank alike before the same call: tpgemm.h). */
+static tpg_status change_before(tpg_op *op, int c, int allgather, int late, int nccl, int few_rows) {
+    if (few_rows && (c == 1 || c == 4))
+        return allgather ? tpg_op_set_gather_copy_engine(op, c == 1) : tpg_op_set_rs_ring(op, c == 1);
     if (nccl) { /* no barriers beside the GEMM over NCCL (tpgemm.h): an update in place instead; the copy pieces are
                    NCCL messages, so every rank cuts them before the same call */
         if (c == 2) return tpg_op_set_scalars(op, 1.0f, 0.0f);
@@ -249,7 +250,7 @@ static int check_pass(const rank_set *rs, int tp, const char *label, int pass, i
 /* config: a name, or NULL for the schedule's default */
 static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture,
                         int nccl) {
-    const int gathered = M != M_DEFAULT; /* run_all_schedules' last run */
+    const int few_rows = M != M_DEFAULT; /* run_all_schedules' last runs: gathered or one-hop */
     int cfg, rc = 1;
     tpg_op *op = NULL;
     rank_set rs;
@@ -278,7 +279,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
     for (int pass = 0; pass < 1 + capture && !rc; pass++) {
         for (int c = 0; c < CALLS; c++) {
             stage_operands(&rs, pass, c, a + (size_t)c * M * K, b + (size_t)c * N * K, &calls[c]);
-            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2, nccl, gathered)) != TPG_OK) {
+            if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2, nccl, few_rows)) != TPG_OK) {
                 fail("changing the op between calls", st, ctx);
                 rc = 1;
                 goto done;
@@ -324,7 +325,8 @@ done:
 /* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
  * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read; then the
  * gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the copy engine brings
- * them (not over NCCL, which never gathers). Returns the number of failed schedules. */
+ * them, and the one-hop reduce-scatter walk (64 rows a stage), whose REDUCE reads every rank's slots (neither over
+ * NCCL, which runs stage after stage). Returns the number of failed schedules. */
 static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
@@ -337,6 +339,7 @@ static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl) {
     if (!nccl) {
         M = 64 * tp;
         failed += run_schedule(ctx, tp, schedules[0], NULL, 1, capture, nccl);
+        failed += run_schedule(ctx, tp, schedules[2], NULL, 0, capture, nccl);
         M = M_DEFAULT;
     }
     return failed;
@@ -349,7 +352,7 @@ typedef struct options {
     int tp, share, capture, nccl;
 } options;
 
-static int schedules_run(const options *o) { return o->nccl ? 6 : 7; }
+static int schedules_run(const options *o) { return o->nccl ? 6 : 8; }
 
 /* --nccl --share-device: one NCCL "host" per rank process, talking over loopback sockets (header comment). */
 static void nccl_one_gpu_env(int rank) {

@@ -4,12 +4,13 @@
  * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
  * never comes; the call must end within the bound plus TIMEOUT_SLACK_S, whichever of its waits times out first.
  * Then rank 1 comes late to that call: it passes its waits on rank 0's arrivals, but rank 0 gave up, so rank 1's
- * call must fail too (TPG_ERR_TIMEOUT, "a peer gave up"; barrier.h), not return its output as valid. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather].
+ * call must fail too (TPG_ERR_TIMEOUT, "a peer gave up"; barrier.h), not return its output as valid. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather] [--few-tokens].
  * With --share-device both ranks live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough;
  * --overlap-barriers runs the op with its GEMM beside the start barrier (then rank 0's GEMM starts at once and
  * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
  * the all-gather schedule instead of reduce-scatter (and prints whether rank 0's stage 0 wrote D before the start
- * barrier could pass: only the GEMM beside the barrier does). Exit 0 on success, 1 on a failed
+ * barrier could pass: only the GEMM beside the barrier does); --few-tokens M = 128 (reduce-scatter: the one-hop walk,
+ * whose only wait inside a kernel is its REDUCE's, on the peers' tile flags). Exit 0 on success, 1 on a failed
  * expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
@@ -23,7 +24,8 @@
 
 #define TIMEOUT_SLACK_S 0.25
 
-enum { TP = 2, M = 2048, N = 2048, K = 1024 };
+enum { TP = 2, N = 2048, K = 1024 };
+static int64_t g_m = 2048; /* --few-tokens: 128, 64 rows a stage (the one-hop reduce-scatter walk, its REDUCE's waits) */
 
 static double now_s(void) {
     struct timespec t;
@@ -50,7 +52,7 @@ static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP]
     s = tpg_config_find(NULL, g_allgather ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC", TP,
                         TPG_DTYPE_BF16, &cfg);
     if (s != TPG_OK) return fail("tpg_config_find", s, *ctx);
-    tpg_op_desc d = {cfg, M, N, K, 1, 1.0f, 0.0f};
+    tpg_op_desc d = {cfg, g_m, N, K, 1, 1.0f, 0.0f};
     if ((s = tpg_op_create(*ctx, &d, op)) != TPG_OK) return fail("tpg_op_create", s, *ctx);
     if (g_overlap && (s = tpg_op_set_overlap_barriers(*op, 1)) != TPG_OK) return fail("tpg_op_set_overlap_barriers", s, *ctx);
     for (int r = 0; r < TP; r++) {
@@ -103,6 +105,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--share-device")) g_share = 1;
         else if (!strcmp(argv[i], "--overlap-barriers")) g_overlap = 1;
         else if (!strcmp(argv[i], "--allgather")) g_allgather = 1;
+        else if (!strcmp(argv[i], "--few-tokens")) g_m = 128;
         else timeout_ms = atof(argv[i]);
     }
     const double timeout_s = timeout_ms * 1e-3;

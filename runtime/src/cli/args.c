@@ -50,6 +50,8 @@ const char *tpg_args_usage(void) {
            "                              all-gather's closing barrier waits for the copies only (1x1 kernels)\n"
            "  --gather-copy-engine        a gathered all-gather walk (few rows a stage) gets its shards by\n"
            "                              copy-engine nodes, not pulled by its GEMM's CTAs (the default)\n"
+           "  --rs-ring                   a one-hop reduce-scatter walk (few rows a stage) keeps its ring instead\n"
+           "                              of one GEMM of all rows and a REDUCE of every rank's partial (the default)\n"
            "  --share-device              let the ranks share a GPU (default: all on device 0): each gets an\n"
            "                              even share of its SMs. Checks the fused schedule on one GPU; the\n"
            "                              times say nothing about a real TP run\n"
@@ -184,6 +186,7 @@ static const flag_t flags[] = {
     {"--help", F_NONE},        {"-h", F_NONE},            {"--model", F_STR},
     {"--tokens", F_I64POS},    {"--trace", F_STR},        {"--share-device", F_NONE},
     {"--copy-chunks", F_CHUNKS}, {"--overlap-barriers", F_NONE}, {"--gather-copy-engine", F_NONE},
+    {"--rs-ring", F_NONE},
 };
 
 static int apply_switch(const char *name, tpg_cli_args *a) {
@@ -195,6 +198,7 @@ static int apply_switch(const char *name, tpg_cli_args *a) {
     else if (!strcmp(name, "--share-device")) a->share_device = 1;
     else if (!strcmp(name, "--overlap-barriers")) a->overlap_barriers = 1;
     else if (!strcmp(name, "--gather-copy-engine")) a->gather_copy_engine = 1;
+    else if (!strcmp(name, "--rs-ring")) a->rs_ring = 1;
     else a->help = 1; /* --help, -h */
     return 0;
 }

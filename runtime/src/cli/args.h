@@ -44,6 +44,7 @@ typedef struct tpg_cli_args {
     int overlap_barriers;      /* --overlap-barriers: the GEMM beside the start barrier (tpg_op_set_overlap_barriers) */
     int gather_copy_engine;    /* --gather-copy-engine: a gathered walk's shards by copy engine
                                   (tpg_op_set_gather_copy_engine) */
+    int rs_ring;               /* --rs-ring: a one-hop reduce-scatter walk keeps its ring (tpg_op_set_rs_ring) */
 } tpg_cli_args;
 
 /* Fills the defaults listed above (check on, everything else off). */

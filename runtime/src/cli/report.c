@@ -114,8 +114,8 @@ static void write_json(FILE *f, const tpg_cli_result *r) {
     fputs(", \"scale_b\": ", f);
     json_num(f, r->scale_b);
     fprintf(f, ", \"local_gemm\": [%" PRId64 ", %" PRId64 ", %" PRId64 "]", r->stage_m, r->stage_n, r->stage_k);
-    fprintf(f, ", \"copy_chunks\": %d, \"overlap_barriers\": %d, \"gemm_pulls\": %d", r->copy_chunks,
-            r->overlap_barriers, r->gemm_pulls);
+    fprintf(f, ", \"copy_chunks\": %d, \"overlap_barriers\": %d, \"gemm_pulls\": %d, \"one_hop\": %d",
+            r->copy_chunks, r->overlap_barriers, r->gemm_pulls, r->one_hop);
     fprintf(f, ", \"seed\": %" PRIu64 ", \"check\": \"%s\", \"max_error\": ", r->seed, check_name(r->check));
     json_num(f, r->max_error);
     fputs(", \"eps\": ", f);
@@ -154,6 +154,9 @@ void tpg_report_result(FILE *f, const tpg_cli_result *r, int json) {
     if (r->overlap_barriers) fprintf(f, "Barriers: beside the GEMM (--overlap-barriers)\n");
     if (r->gemm_pulls)
         fprintf(f, "Copies: every shard pulled by the GEMM's CTAs (gathered walk; --gather-copy-engine: copy nodes)\n");
+    if (r->one_hop)
+        fprintf(f, "Reduce-scatter: one-hop (one GEMM of all rows, then a REDUCE of every rank's partial; --rs-ring: "
+                   "the ring)\n");
     if (r->check != TPG_CHECK_SKIPPED) {
         fprintf(f, "Disposition: %s (max error %.3e, bound %.3e, %" PRId64 " elements checked%s, %" PRId64
                    " non-finite)\n",

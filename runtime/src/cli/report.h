@@ -25,6 +25,7 @@ typedef struct tpg_cli_result {
     int copy_chunks;         /* all-gather: pieces per shard copy (tpg_op_set_copy_chunks); 0 = nothing copied */
     int overlap_barriers;    /* the GEMM ran beside the start barrier (tpg_op_set_overlap_barriers) */
     int gemm_pulls;          /* the gathered walk's GEMM pulled the shards itself (copy_plan.h: tpg_gather_pulls) */
+    int one_hop;             /* the reduce-scatter walk was one-hop (plan.h: TPG_WALK_ONE_HOP) */
     const int *devices;
     int num_devices;
     int shared_device;       /* --share-device: ranks shared a GPU; the time is not a TP figure */

@@ -131,6 +131,8 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
         STEP("tpg_op_set_overlap_barriers", tpg_op_set_overlap_barriers(s->op, 1), tpg_last_error(s->ctx));
     if (a->gather_copy_engine) /* only changes an op whose walk is gathered (tpgemm.h) */
         STEP("tpg_op_set_gather_copy_engine", tpg_op_set_gather_copy_engine(s->op, 1), tpg_last_error(s->ctx));
+    if (a->rs_ring) /* only changes an op whose walk is one-hop (tpgemm.h) */
+        STEP("tpg_op_set_rs_ring", tpg_op_set_rs_ring(s->op, 1), tpg_last_error(s->ctx));
 
     const tpg_kernel_desc *kd = tpg_configs[cfg_index].kernel;
     const size_t sab = tpg_dtype_size(kd->dtype_ab), scd = tpg_dtype_size(kd->dtype_cd);
@@ -425,20 +427,23 @@ static void fill_result(tpg_cli_result *res, const tpg_cli_args *a, int cfg_inde
     res->devices = a->devices, res->num_devices = a->num_devices;
     res->shared_device = a->share_device;
     res->seed = a->seed;
-    /* rounded partials: a reduce-scatter's tp - 1 unless they move in fp32 (reference.h) */
+    if (tpg__plan_compute_ring(c, a->m, a->n, a->k, a->l, a->copy_chunks, a->rs_ring, &ps) == TPG_OK)
+        res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k, res->copy_chunks = ps.copy_chunks;
+    /* rounded partials: a reduce-scatter ring's tp - 1, one-hop's tp (each rank's, the own too, rounded once before
+     * the fp32 sum), none where they move in fp32 (reference.h) */
     const int partials = c->schedule->comm == TPG_COMM_REDUCE_SCATTER && c->kernel->dtype_partial != TPG_DTYPE_FP32
-                             ? c->schedule->tp - 1 : 0;
+                             ? c->schedule->tp - 1 + ps.one_hop : 0;
     res->eps = a->eps_set ? a->eps : tpg_reference_eps_for(c->kernel->dtype_ab, c->kernel->dtype_acc, a->k,
                                                                c->kernel->fp8_promote, partials);
-    if (tpg_plan_compute(c, a->m, a->n, a->k, a->l, a->copy_chunks, &ps) == TPG_OK)
-        res->stage_m = ps.stage_m, res->stage_n = ps.stage_n, res->stage_k = ps.stage_k, res->copy_chunks = ps.copy_chunks;
     res->overlap_barriers = (tpg_cli_plan_modes(a, c) & TPG_PLAN_OVERLAP) != 0;
     res->gemm_pulls = tpg_gather_pulls(ps.gathered, ps.copy_chunks, res->overlap_barriers, a->gather_copy_engine);
+    res->one_hop = ps.one_hop;
 }
 
 int tpg_cli_plan_modes(const tpg_cli_args *a, const tpg_config_desc *c) {
     const int overlap = a->overlap_barriers && c->schedule->tp > 1 && c->kernel->cluster_m * c->kernel->cluster_n == 1;
-    return (overlap ? TPG_PLAN_OVERLAP : 0) | (a->gather_copy_engine ? TPG_PLAN_COPY_ENGINE : 0);
+    return (overlap ? TPG_PLAN_OVERLAP : 0) | (a->gather_copy_engine ? TPG_PLAN_COPY_ENGINE : 0) |
+           (a->rs_ring ? TPG_PLAN_RS_RING : 0);
 }
 
 int tpg_cli_run(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
