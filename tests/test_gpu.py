@@ -208,6 +208,7 @@ def late_ranks(tp):
 
 def check_multiprocess_run(stdout, tp):
     assert stdout.count("a NULL desc on rank 1 ->") == tp and "PASSED" in stdout
+    assert stdout.count("tpg_op_set_rs_ring with rank 1 asking otherwise -> TPG_ERR_INVALID_ARGUMENT") == tp
     assert stdout.count("seed 1001: max error") == tp  # every rank checked the replaced tensors
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout
     for r in late_ranks(tp):
@@ -351,6 +352,7 @@ def test_nccl_transport_every_call_matches_the_reference_on_a_shared_device(buil
 
 def check_nccl_multiprocess_run(stdout, tp):
     assert stdout.count("a NULL desc on rank 1 ->") == tp and "PASSED" in stdout
+    assert stdout.count("tpg_op_set_rs_ring with rank 1 asking otherwise -> TPG_ERR_INVALID_ARGUMENT") == tp
     assert stdout.count("seed 1001: max error") == tp
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout and "communicator was aborted" in stdout
     # a late rank either received rank 0's (complete) partial, then its D was checked, or it timed out too

@@ -333,7 +333,8 @@ tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable);
  * rank's partial, read over NVLink. enable != 0 keeps the ring instead (stage after stage, each partial pushed to the
  * next rank), as every other reduce-scatter does. Every rank must choose alike before the same call (a rank's REDUCE
  * reads what the others' GEMMs wrote). Rebuilds the local ranks' graphs after their last launches when the walk
- * changes. Other ops run their ring either way: for them the call only records the choice. */
+ * changes. Other ops run their ring either way: for them the call only records the choice. Multi-process: collective
+ * (every rank calls it, with the same choice: else TPG_ERR_INVALID_ARGUMENT on every rank, and nothing changes). */
 tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so

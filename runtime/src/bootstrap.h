@@ -27,7 +27,8 @@ typedef enum tpg_wire_call {
     TPG_CALL_OP_READY,       /* tpg_op_create: peers' buffers opened */
     TPG_CALL_SET_TENSORS,    /* tpg_op_set_tensors: shard handles */
     TPG_CALL_TENSORS_READY,  /* tpg_op_set_tensors: peers' shards opened, graphs built / updated */
-    TPG_CALL_OP_DESTROY      /* tpg_op_destroy: every rank has stopped using every peer's memory */
+    TPG_CALL_OP_DESTROY,     /* tpg_op_destroy: every rank has stopped using every peer's memory */
+    TPG_CALL_SET_RS_RING     /* tpg_op_set_rs_ring: the choice (in `config`), which every rank must make alike */
 } tpg_wire_call;
 
 typedef struct tpg_wire {
@@ -42,7 +43,7 @@ typedef struct tpg_wire {
     int32_t share_devices;      /* CTX_CREATE: tpg_rank_config.share_devices */
     int32_t transport;          /* CTX_CREATE: tpg_rank_config.transport */
     unsigned char nccl_id[TPG_NCCL_ID_BYTES]; /* CTX_CREATE, TPG_TRANSPORT_NCCL: rank 0's ncclUniqueId */
-    int64_t config, m, n, k, l; /* OP_CREATE */
+    int64_t config, m, n, k, l; /* OP_CREATE; SET_RS_RING: config = the choice */
     tpg_ipc_ref ref[TPG_PEER_KIND_COUNT]; /* OP_CREATE: BUFFER; SET_TENSORS: the shard peers copy from */
 } tpg_wire;
 

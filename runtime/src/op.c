@@ -359,9 +359,24 @@ tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable) {
     return switch_graphs(op, &op->copy_engine, enable, tpg__op_refresh);
 }
 
+/* Multi-process: every rank's choice, which must be the same (a rank's REDUCE reads what the others' GEMMs wrote);
+ * the same error on every rank otherwise. */
+static tpg_status agree_on_ring(tpg_op *op, int enable) {
+    tpg_wire send, recv[TPG_MAX_TP];
+    tpg_wire_init(&send, op->ctx, TPG_CALL_SET_RS_RING, TPG_OK);
+    send.config = enable;
+    TPG_CHECK(tpg__exchange(op->ctx, &send, recv));
+    for (int r = 0; r < op->ctx->tp; r++)
+        if (recv[r].config != recv[0].config)
+            TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_set_rs_ring: rank 0 asked for %d, rank %d for %d; "
+                     "every rank must choose alike (nothing changed)", (int)recv[0].config, r, (int)recv[r].config);
+    return TPG_OK;
+}
+
 tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
     if (!op) return TPG_ERR_INVALID_ARGUMENT;
     enable = enable != 0;
+    if (tpg__multi_process(op->ctx)) TPG_CHECK(agree_on_ring(op, enable));
     if (enable == op->rs_ring) return TPG_OK;
     if (!op->one_hop) { /* the ring either way: only the choice is recorded */
         op->rs_ring = enable;

@@ -4,7 +4,8 @@
  *
  *   1. A rank whose own arguments are wrong (NULL desc) fails every rank's tpg_op_create instead of
  *      leaving its peer waiting in the all-gather.
- *   2. An all-gather op runs and matches the reference.
+ *   2. An all-gather op runs and matches the reference; tpg_op_set_rs_ring with rank 1 choosing otherwise fails on
+ *      every rank (a collective whose choice must agree), alike it passes.
  *   3. New tensors replace the old ones (tpg_op_set_tensors again, different allocations and values):
  *      the op copies from the peer's NEW shard and matches the new reference; each rank then frees its
  *      old shard, which the contract allows once its call returned.
@@ -166,6 +167,11 @@ static int bad_args_then_new_tensors(int rank, tpg_ctx *ctx) {
     tpg_tensors t = {first.a, first.b, NULL, first.d, NULL, NULL};
     if ((s = tpg_op_set_tensors(op, rank, &t)) != TPG_OK) return fail(rank, "tpg_op_set_tensors", s, ctx);
     if (run_and_check(rank, op, ctx, &shape, &first, 7)) return 1;
+    /* 2b: tpg_op_set_rs_ring is collective, the choice one for every rank: rank 1 asking otherwise fails every rank */
+    s = tpg_op_set_rs_ring(op, rank == 1);
+    printf("rank %d: tpg_op_set_rs_ring with rank 1 asking otherwise -> %s\n", rank, tpg_status_string(s));
+    if (s != TPG_ERR_INVALID_ARGUMENT) return fail(rank, "expected TPG_ERR_INVALID_ARGUMENT", s, ctx);
+    if ((s = tpg_op_set_rs_ring(op, 1)) != TPG_OK) return fail(rank, "tpg_op_set_rs_ring (alike)", s, ctx);
 
     /* 3: new allocations with new values replace the old ones; then the old ones are freed */
     if (make_shards(rank, &shape, 1001, &second)) return 1;
