@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "copy_plan.h"
+#include "one_hop.h"
 #include "tpg_test.h"
 
 /* Checks the cut of rows x tile_rows into `requested`; returns 0 when every property holds. */
@@ -341,6 +342,23 @@ TPG_TEST(one_hop_graphs_put_the_reduce_before_end) {
     TPG_EXPECT_EQ_INT(tpg_graph_items_one_hop(list, items, 2), -1); /* no closing barrier */
 }
 
+/* The REDUCE's items (one_hop.h): the GEMM's tile rows that cross the rank's block, times the tile columns. */
+TPG_TEST(one_hop_items_cover_the_blocks_tile_rows) {
+    tpg_one_hop_params p;
+    memset(&p, 0, sizeof p);
+    p.rows = 16, p.bm = 128, p.tiles_n = 64;
+    for (int rank = 0; rank < 8; rank++) { /* TP = 8, M = 128: every block inside tile row 0 */
+        p.row0 = rank * p.rows;
+        TPG_EXPECT_EQ_INT(tpg_one_hop_items(&p), 64);
+    }
+    p.rows = 48, p.bm = 64, p.row0 = 48; /* rows 48-95 cross tile rows 0 and 1 */
+    TPG_EXPECT_EQ_INT(tpg_one_hop_items(&p), 128);
+    p.row0 = 64; /* rows 64-111: tile row 1 alone */
+    TPG_EXPECT_EQ_INT(tpg_one_hop_items(&p), 64);
+    p.rows = 0;
+    TPG_EXPECT_EQ_INT(tpg_one_hop_items(&p), 0);
+}
+
 TPG_TEST(unknown_lists_are_refused) {
     tpg_graph_item out[8];
     const tpg_graph_node later[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {1, -1}}, {TPG_NODE_GEMM, -1, -1, -1, {-1, -1}}};
@@ -354,4 +372,5 @@ TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chun
               TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
               TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(pulled_graphs_keep_start_gemm_end),
               TPG_CASE(one_hop_graphs_put_the_reduce_before_end),
+              TPG_CASE(one_hop_items_cover_the_blocks_tile_rows),
               TPG_CASE(unknown_lists_are_refused))
