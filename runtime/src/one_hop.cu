@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kVec = 8; /* elements a thread sums at once: 16 bytes of a 16-bit output */
 
-/* The tile-row range of the GEMM that crosses the block, and an item's tile (tm, tn). */
+/* An item's tile (tm, tn) of the GEMM: item / tiles_n counts the tile rows from the first that crosses the block. */
 struct item_tile {
     int tm, tn;
 };
@@ -28,12 +28,9 @@ __device__ bool wait_tile(const tpg_one_hop_params &p, int t, unsigned int epoch
     return true;
 }
 
-/* 8 elements at element offset i of a partial or C: fp32 pairs of float4s, 16-bit types one uint4 (.cg: peers'
- * memory and this launch's flags; nothing of it may come from L1). */
-template <bool F32>
-__device__ __forceinline__ void load8(const void *base, long long i, float (&v)[kVec]);
-template <>
-__device__ __forceinline__ void load8<true>(const void *base, long long i, float (&v)[kVec]) {
+/* 8 elements at element offset i of an fp32 partial (two float4s) or of a 16-bit partial or C (one uint4); .cg: peers'
+ * memory, written after this launch began, so nothing of it may come from L1. */
+__device__ __forceinline__ void load8_f32(const void *base, long long i, float (&v)[kVec]) {
     const float4 *q = reinterpret_cast<const float4 *>(static_cast<const float *>(base) + i);
     const float4 a = __ldcg(q), b = __ldcg(q + 1);
     v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
@@ -68,7 +65,7 @@ __device__ void sum_item(const tpg_one_hop_params &p, int r0, int r1, int c0, in
 #pragma unroll
         for (int r = 0; r < TPG_MAX_TP; r++) {
             if (r >= p.tp) break;
-            if constexpr (PF32) load8<true>(p.src[r], at, parts[r]);
+            if constexpr (PF32) load8_f32(p.src[r], at, parts[r]);
             else load8_16<OUT>(p.src[r], at, parts[r]);
         }
         float acc[kVec];
