@@ -355,6 +355,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.pull_partials", w.lines[path]), f"{path}.pull_partials",
                     "pull_partials in a config with tp 1, where nothing moves between GPUs",
                     "tp values >= 2 (a separate config for TP = 1)")
+        _check_no_pulls(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
         if c.get("wave_weight") is not None and c.get("prefer_from_local_k") is not None:
             w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
                     "wave_weight with prefer_from_local_k: a config is a default either by its per-stage K or by the "
@@ -382,6 +383,20 @@ def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:
             if main.get(f) != local.get(f):
                 w.error(line, field, f"kernel {name!r} has {f} {local.get(f)}, kernel {c['kernel']!r} has {f} "
                         f"{main.get(f)}", f"a kernel with {f} {main.get(f)}")
+
+
+def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
+    """A kernel built without the pull prologue (defines: TPG_DIAG_NO_PULLS=1, a local-GEMM A/B twin) would ignore
+    the gathered walk's shards and read slots nothing filled: no all-gather config may run it at TP >= 2."""
+    k = kernels.get(c.get("kernel"))
+    if not k or SCHEDULES.get(c.get("schedule"), {}).get("comm") != "allgather":
+        return
+    if not any(tp and tp >= 2 for tp in c.get("tp") or []):
+        return
+    if any(re.fullmatch(r"TPG_DIAG_NO_PULLS=0*[1-9][0-9]*", str(d)) for d in k.get("defines") or []):
+        w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"kernel {c['kernel']!r} is built without the pull "
+                "prologue (TPG_DIAG_NO_PULLS), which an all-gather at TP >= 2 may need", "tp: 1, or a kernel "
+                "without that define")
 
 
 def config_kernel(c: dict, tp: int) -> str:

@@ -163,6 +163,10 @@ HEADER_ONLY = [
     ("diag_no_epi_pingpong", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
                              "-DTPG_CONSUMER_MODE=1 -DTPG_DIAG_NO_EPI=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                              "-DTPG_CLUSTER_N=1"),
+    # the pull prologue left out (defines: [TPG_DIAG_NO_PULLS=1]: the prologue's A/B, BENCHMARKS.md local GEMM)
+    ("diag_no_pulls_pingpong", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
+                               "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_TMA_PARTIALS=1 -DTPG_DIAG_NO_PULLS=1 "
+                               "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
     # 64-byte ring slots (bk: 32, 64B swizzle; self-tests k32, c2x1k32): the wide kernel with 6 stages, and the
     # 2x1 cluster with 8 stages in the memory of 4
     ("bk32_wide", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=256 -DTPG_BK=32 -DTPG_STAGES=6 "

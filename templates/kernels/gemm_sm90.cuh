@@ -272,7 +272,8 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
      * roles split - nothing else keeps the SM busy until the producer's wait for them - and before anything else,
      * so that no value of the kernel's is live across them (in the trace build they spilled the 128x256's); the
      * claims pass through the ring's first two words, which no load has reached yet */
-    if (p.pull_count) tpg_pull_shards(p, reinterpret_cast<volatile unsigned int *>(tpg_smem));
+    if (!TPG_DIAG_NO_PULLS && p.pull_count)
+        tpg_pull_shards(p, reinterpret_cast<volatile unsigned int *>(tpg_smem));
     /* the 128B swizzle pattern and the wgmma descriptors assume 1024-byte aligned slots; the offset is
      * the same in every CTA of a cluster, which multicast (same CTA-relative offsets) relies on */
     const uint32_t base = (tpg_smem_addr(tpg_smem) + 1023u) & ~1023u;

@@ -72,7 +72,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
     int cur_stage = -1;
     int ready = -1; /* all-gather: the current stage's chunks 0..ready are known to have landed */
     bool gave_up = false;
-    if (p.pull_count) { /* the gathered walk's shards, pulled by this grid's CTAs (pull_shards.cuh) */
+    if (!TPG_DIAG_NO_PULLS && p.pull_count) { /* the gathered walk's shards, pulled by the grid (pull_shards.cuh) */
         TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
         tpg_wait_pulls(p, epoch, gave_up);
         TPG_TR(tpg_tr_stage_wait(p, 0, 0, tw0);)

@@ -36,6 +36,13 @@
 #define TPG_DIAG_PULL_FIXED_SLICES 0
 #endif
 
+/* TPG_DIAG_NO_PULLS (experimental x_ kernels of TP = 1 local-GEMM A/B runs only, which never gather): the kernel is
+ * built without the prologue below and the producer's wait for it - what every kernel was before the gathered walk
+ * pulled its shards - so that a run can time what the prologue costs a local GEMM. */
+#ifndef TPG_DIAG_NO_PULLS
+#define TPG_DIAG_NO_PULLS 0
+#endif
+
 /* Every thread of the CTA: claims slices of the shards' 16-byte pieces until none is left, copying each into the
  * slots and counting it done. `claim` is two words of the CTA's shared memory that nothing else uses yet (the ring's
  * first slot: the kernel calls this before any load), through which thread 0 hands each claim to the CTA, the two in
