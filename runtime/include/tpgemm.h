@@ -67,7 +67,8 @@ const char *tpg_last_error(const tpg_ctx *ctx);
 size_t tpg_dtype_size(tpg_dtype t);
 /* "bf16", "fp16", "e4m3", "e5m2", "fp32". */
 const char *tpg_dtype_name(tpg_dtype t);
-/* The type of D, C and partials for operands of type t: t itself for 16-bit operands, bf16 for fp8. */
+/* The type of D and C, and of partials unless the config has partials: f32, for operands of type t: t itself for
+ * 16-bit operands, bf16 for fp8. */
 tpg_dtype tpg_output_dtype(tpg_dtype t);
 
 /* ---- Generated configs --------------------------------------------------------------------- */
@@ -225,8 +226,8 @@ typedef struct tpg_rank_config {
  * Argument errors (NULL cfg / out / allgather, tp or rank out of range) return at once, without calling
  * allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
  * memory: in PyTorch leave expandable_segments off).
- * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only) and tpg_op_destroy are collective,
- * called by every rank in the same order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the
+ * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring and tpg_op_destroy are
+ * collective, called by every rank in the same order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the
  * allgather itself returns). A rank whose own arguments are wrong (a NULL desc or out, bad tensors) still
  * takes part and fails every rank; only a NULL op or ctx returns at once (there is nothing to exchange
  * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
@@ -367,8 +368,9 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * duty). A stream of another device than its rank's: TPG_ERR_INVALID_ARGUMENT naming both, before any launch.
  * Launch a captured call only while the op and the tensors it was captured with exist; after
  * tpg_op_set_tensors / tpg_op_set_scalars, capture again. The op's own waits (tpg_op_sync, tpg_op_destroy, the
- * rebuilds of set_tensors / set_copy_chunks / set_overlap_barriers) also wait for the last launch of any graph a
- * call of it was captured into (an event the op records there after its node). A TP = 1 op with PDL
+ * rebuilds of set_tensors / set_copy_chunks / set_overlap_barriers / set_gather_copy_engine / set_rs_ring) also
+ * wait for the last launch of any graph a call of it was captured into (an event the op records there after its
+ * node). A TP = 1 op with PDL
  * (tpg_op_set_pdl) is captured without it. Same for tpg_op_run_rank. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the

@@ -58,7 +58,7 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t msg
 /* The --help text. */
 const char *tpg_args_usage(void);
 
-/* Parses "bf16" | "fp16" | "e4m3" | "e5m2" | "fp32"; returns 0 on success, -1 otherwise. */
+/* Parses an operand type, "bf16" | "fp16" | "e4m3" | "e5m2" (never "fp32"); returns 0 on success, -1 otherwise. */
 int tpg_args_parse_dtype(const char *s, tpg_dtype *out);
 
 #ifdef __cplusplus
