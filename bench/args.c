@@ -27,11 +27,20 @@ static const bench_problem k_problems[] = {
     RS("70B-fc2-m512", 512, 8192, 28672),   RS("70B-o-m512", 512, 8192, 8192),
     AG("70B-fc1-m128", 128, 57344, 8192),   AG("70B-qkv-m128", 128, 10240, 8192),
     RS("70B-fc2-m128", 128, 8192, 28672),   RS("70B-o-m128", 128, 8192, 8192),
+    /* Decode (--decode): fewer rows than a tile, so B streams through tiles that fill under one wave */
+    AG("70B-fc1-m64", 64, 57344, 8192),     AG("70B-qkv-m64", 64, 10240, 8192),
+    RS("70B-fc2-m64", 64, 8192, 28672),     RS("70B-o-m64", 64, 8192, 8192),
+    AG("70B-fc1-m16", 16, 57344, 8192),     AG("70B-qkv-m16", 16, 10240, 8192),
+    RS("70B-fc2-m16", 16, 8192, 28672),     RS("70B-o-m16", 16, 8192, 8192),
+    AG("8B-qkv-m16", 16, 6144, 4096),       RS("8B-o-m16", 16, 4096, 4096),
 };
 #define NPROBLEMS ((int)(sizeof k_problems / sizeof k_problems[0]))
 #define NDEFAULT 10 /* the default run: the first ten */
 /* --quick: a small AG, a small RS and the 8192^3 ceiling: every code path in under a minute. */
 static const char *const k_quick = "8B-qkv,8B-o,gemm-8192";
+/* --decode: the 70B and 8B layers at M = 16 and two 70B ones at M = 64 (BENCHMARKS.md, "Decode"). */
+static const char *const k_decode =
+    "70B-qkv-m16,70B-fc1-m16,70B-fc2-m16,70B-o-m16,8B-qkv-m16,8B-o-m16,70B-qkv-m64,70B-o-m64";
 
 void bench_args_defaults(bench_args *a) {
     memset(a, 0, sizeof *a);
@@ -46,16 +55,17 @@ void bench_args_defaults(bench_args *a) {
 }
 
 const char *bench_usage(void) {
-    return "usage: local_gemm [--quick] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
+    return "usage: local_gemm [--quick | --decode] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
            "                  [--device N] [--pdl-ab] [--aa] [--precise-fp8] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved (a\n"
            "tile for few tokens, a config with a wave_weight, only where it is the problem's default pick).\n"
            "Problems: 405B-fc1 70B-fc1 70B-qkv 8B-qkv 405B-fc2 70B-fc2 70B-o 8B-o gemm-8192 gemm-4096; by name only,\n"
-           "the 70B layers at M = 2048, 512 and 128: 70B-{fc1,qkv,fc2,o}-m{2048,512,128}; or MxNxK, a local GEMM of\n"
-           "that shape (N a multiple of 8, K of 16)\n"
-           "--quick = --problems 8B-qkv,8B-o,gemm-8192. --configs keeps only the named tpgemm configs (x_* = every\n"
+           "the 70B layers at M = 2048, 512, 128, 64 and 16: 70B-{fc1,qkv,fc2,o}-m{2048,512,128,64,16}, and\n"
+           "8B-{qkv,o}-m16; or MxNxK, a local GEMM of that shape (N a multiple of 8, K of 16)\n"
+           "--quick = --problems 8B-qkv,8B-o,gemm-8192. --decode = the 70B and 8B layers at M = 16 and 70B-qkv / o\n"
+           "at M = 64. --configs keeps only the named tpgemm configs (x_* = every\n"
            "config whose name starts with x_): shorter A/B runs. --dry-run prints the plan and estimate, touches no GPU,\n"
            "and writes the JSON (null measurements) only to an --out given, never over the committed results.\n"
            "--pdl-ab adds each config launched with programmatic dependent launch (tpg_op_set_pdl(op, 1)) as an\n"
@@ -85,6 +95,7 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
         if (!strcmp(f, "--quick")) a->quick = 1;
+        else if (!strcmp(f, "--decode")) a->decode = 1;
         else if (!strcmp(f, "--dry-run")) a->dry_run = 1;
         else if (!strcmp(f, "--pdl-ab")) a->pdl_ab = 1;
         else if (!strcmp(f, "--aa")) a->aa = 1;
@@ -163,7 +174,12 @@ static int custom_problem(const char *tok, char name[32], bench_problem *p, char
 }
 
 int bench_select(const bench_args *a, const bench_problem **out, int cap, char *msg, size_t cap_msg) {
-    const char *list = a->problems ? a->problems : a->quick ? k_quick : NULL;
+    if (a->quick + a->decode + !!a->problems > 1) {
+        snprintf(msg, cap_msg, "local_gemm: --quick, --decode and --problems each name the problems: give one\n%s",
+                 bench_usage());
+        return -1;
+    }
+    const char *list = a->problems ? a->problems : a->quick ? k_quick : a->decode ? k_decode : NULL;
     int n = 0;
     if (!list) {
         for (int i = 0; i < NDEFAULT && n < cap; i++) out[n++] = &k_problems[i];

@@ -49,7 +49,7 @@ typedef struct bench_problem {
 } bench_problem;
 
 typedef struct bench_args {
-    int quick, dry_run, help;
+    int quick, decode, dry_run, help;
     int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
     int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
     int precise_fp8;          /* --precise-fp8: cuBLASLt e4m3 without fast accumulation (against fp8_promote kernels) */

@@ -147,7 +147,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     slots of `sms` SMs its walk fills, times its wave_weight percent (100 without one) - replaces that pick when
     its score is more than PICK_WAVE_MARGIN above the pick's (few tokens: the last wave of the wide tiles nearly
     empty) or more than PICK_WAVE_RATIO times it (a pick filling a few percent of one wave); of equals the first by
-    name, those without a wave_weight first."""
+    name, those without a wave_weight first. Then the row rule (_fewest_rows)."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
 
@@ -170,7 +170,23 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
         best = max((c for c in fallback if c != pick), key=score, default=None)  # max keeps the first of equals
         if best and (score(best) > score(pick) + PICK_WAVE_MARGIN or score(best) > score(pick) * PICK_WAVE_RATIO):
             pick = best
+        pick = _fewest_rows(schedule, tp, m, n, cands, by_name, pick)
     return pick[0] if pick else None
+
+
+def _fewest_rows(schedule: str, tp: int, m: int, n: int, cands: list, by_name: dict, pick: tuple) -> tuple:
+    """The row rule after the wave check (runtime/src/config.c fewest_rows): of the candidates whose tiles have the
+    pick's columns and fewer rows and whose walk has as many tiles, the one with the fewest rows (the first by name
+    of equals) - the same walk with less work a tile (decode: the 64x128 against the 128x128 at M = 16-64)."""
+    tile = by_name[pick[2]]["tile"]
+    tiles = walk_tiles(schedule, tp, m, n, tile)
+    best = pick
+    for c in cands:  # by name, as the runtime's table
+        t = by_name[c[2]]["tile"]
+        fewer = t["bn"] == tile["bn"] and t["bm"] < by_name[best[2]]["tile"]["bm"]
+        if fewer and walk_tiles(schedule, tp, m, n, t) == tiles:
+            best = c
+    return best
 
 
 def _pickable(kernel: dict | None) -> bool:

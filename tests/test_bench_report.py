@@ -191,6 +191,23 @@ def test_problems_take_a_shape_as_well_as_a_name(bench_bin, tmp_path):
         ("256x28672x4096", "GEMM", 256, 28672, 4096), ("8B-o", "RS", 8192, 4096, 2048)]  # the same shape counted once
 
 
+def test_decode_names_the_decode_problems_and_excludes_the_other_lists(bench_bin, tmp_path):
+    """--decode: the 70B and 8B layers at M = 16 and 70B qkv / o at M = 64, each the local GEMM of TP = 2 (AG: N / 2,
+    RS: K / 2); with --quick or --problems it is a usage error (exit 2), not a silent choice of one."""
+    out = tmp_path / "decode.json"
+    res = subprocess.run([bench_bin, "--decode", "--dtype", "bf16", "--dry-run", "--out", str(out)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    got = {r["name"]: (r["op"], r["M"], r["N"], r["K"]) for r in json.loads(out.read_text())}
+    assert got == {"70B-qkv-m16": ("AG", 16, 5120, 8192), "70B-fc1-m16": ("AG", 16, 28672, 8192),
+                   "70B-fc2-m16": ("RS", 16, 8192, 14336), "70B-o-m16": ("RS", 16, 8192, 4096),
+                   "8B-qkv-m16": ("AG", 16, 3072, 4096), "8B-o-m16": ("RS", 16, 4096, 2048),
+                   "70B-qkv-m64": ("AG", 64, 5120, 8192), "70B-o-m64": ("RS", 64, 8192, 4096)}
+    for other in (["--quick"], ["--problems", "8B-o"]):
+        res = subprocess.run([bench_bin, "--decode", *other, "--dry-run"], capture_output=True, text=True, cwd=ROOT)
+        assert res.returncode == 2 and "give one" in res.stderr, (other, res.stderr)
+
+
 def test_dry_run_e4m3_plans_the_fp8_configs(bench_bin, tmp_path):
     """--dtype e4m3: fp8 records with both shipped e4m3 configs as variants and the K-dependent fp8 bound."""
     out = tmp_path / "fp8.json"

@@ -240,7 +240,9 @@ def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):
 @pytest.mark.parametrize("tp,m,n,k", [(2, 2048, 10240, 8192), (2, 512, 57344, 8192), (2, 512, 10240, 8192),
                                       (2, 16384, 10240, 8192), (4, 2048, 8192, 28672), (8, 8192, 6144, 4096),
                                       (1, 2048, 5120, 8192), (2, 1024, 8192, 4096), (2, 128, 10240, 8192),
-                                      (2, 128, 8192, 8192), (2, 2048, 7168, 4096), (1, 1024, 9216, 16384)])
+                                      (2, 128, 8192, 8192), (2, 2048, 7168, 4096), (1, 1024, 9216, 16384),
+                                      (2, 32, 8192, 8192), (1, 16, 8192, 4096), (8, 16, 8192, 28672),
+                                      (4, 64, 4096, 4096)])
 def test_schedule_default_with_the_whole_shape_is_the_generators(tpgemm, schedule, tp, m, n, k):
     """tpg_config_pick (C) and generator/models.py default_config (the dispatch rows, tune's baseline) pick
     alike with the shape's tile counts, on the 132 SMs assumed where no GPU is visible."""

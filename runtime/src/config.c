@@ -100,6 +100,32 @@ static int best_fallback(const char *schedule, int tp, tpg_dtype dtype, int64_t 
     return best;
 }
 
+/* Tiles of c's walk for a GEMM of global m x n x k on sms SMs. */
+static int64_t config_walk_tiles(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int sms) {
+    tpg_shapes s;
+    tpg_shapes_compute(c->schedule, c->schedule->tp, m, n, k, 1, &s);
+    return walk_tiles(c, &s, sms);
+}
+
+/* The row rule, after the wave check: a config whose tiles have the pick's columns and fewer rows, and whose walk has
+ * as many tiles - the rows a stage (or a one-GEMM walk's rows) fit its tiles as well as the pick's - does the same
+ * walk with less work a tile; the one with the fewest rows (the first by name of equals) replaces the pick. Decode:
+ * at M = 16-64 the ping-pong 64x128 ran 1.22-1.66x the 128x128 on every local GEMM measured (BENCHMARKS.md,
+ * "Decode"), which the wave check missed where both fill one thin row of tiles (its weight and margin). */
+static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms,
+                       int pick) {
+    const int64_t tiles = config_walk_tiles(&tpg_configs[pick], m, n, k, sms);
+    int best = pick;
+    for (int i = 0; i < tpg_num_configs; i++) {
+        const tpg_config_desc *c = &tpg_configs[i];
+        if (!config_matches(c, schedule, tp, dtype) || c->kernel->bn != tpg_configs[pick].kernel->bn ||
+            c->kernel->bm >= tpg_configs[best].kernel->bm)
+            continue;
+        if (config_walk_tiles(c, m, n, k, sms) == tiles) best = i;
+    }
+    return best;
+}
+
 tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                                int sms, int *index) {
     if (!index) return TPG_ERR_INVALID_ARGUMENT;
@@ -123,6 +149,7 @@ tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, in
         const int best = best_fallback(schedule, tp, dtype, m, n, k, sms, *index, &s);
         const double pick = wave_score(&tpg_configs[*index], m, n, k, sms);
         if (best >= 0 && (s > pick + TPG_PICK_WAVE_MARGIN || s > pick * TPG_PICK_WAVE_RATIO)) *index = best;
+        *index = fewest_rows(schedule, tp, dtype, m, n, k, sms, *index);
     }
     return TPG_OK;
 }

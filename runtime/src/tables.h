@@ -114,7 +114,8 @@ int tpg__config_pickable(const tpg_config_desc *c);
  * more than this above the pick (score: the share of the tile slots its walk fills x wave_weight), or more than
  * TPG_PICK_WAVE_RATIO times the pick's where the pick fills so little of one wave that no margin can be reached
  * (70B-qkv at TP = 8, M = 128: the wide tiles 0.04, the 64x128 0.12; 20.5 against 36.2 TFLOP/s on one GPU,
- * gathered); extents past int32 (never a valid shape: shapes.c) skip the check. */
+ * gathered); extents past int32 (never a valid shape: shapes.c) skip the check. After it, the row rule (config.c
+ * fewest_rows): of tiles with the pick's columns and as many tiles in the walk, the fewest rows. */
 #define TPG_PICK_WAVE_MARGIN 0.10
 #define TPG_PICK_WAVE_RATIO 2.0
 #define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)

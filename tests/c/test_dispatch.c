@@ -122,6 +122,12 @@ TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_e
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 128, 10240, 8192, 132), "ag_rota_bf16_pp64_tp2");
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 128, 8192, 8192, 132), "rs_tila_bf16_pp64_tp2"); /* none preferred */
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 16384, 8192, 8192, 132), "rs_tila_bf16_tp2");     /* never by name */
+    /* decode, the row rule: M = 32 one-hop at TP = 2 is one GEMM of 32 rows - 64 tiles of 128x128 or of 64x128 -
+     * whose wave scores (12% against 20% weighted) the wave check keeps; the 64x128 does the same walk with half the
+     * rows a tile. Not where the tile counts differ (M = 2048: 97% fill both, more 64-row tiles) */
+    TPG_EXPECT_EQ_STR(picked_on(rs, 2, 32, 8192, 8192, 132), "rs_tila_bf16_pp64_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 4096, 4096, 132), "rs_tila_bf16_pp64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 8, 16, 8192, 28672, 132), "rs_tila_bf16_pp64_tp8");
     /* reduce-scatter: the K rule first (ping-pong below a per-stage K of 10240, whatever the tiles) */
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 512, 8192, 28672, 132), "rs_tila_bf16_wide_tp2");
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 2048, 8192, 8192, 132), "rs_tila_bf16_tp2");
