@@ -55,7 +55,8 @@ void bench_args_defaults(bench_args *a) {
 }
 
 const char *bench_usage(void) {
-    return "usage: local_gemm [--quick | --decode] [--problems NAME,...] [--configs NAME,...] [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
+    return "usage: local_gemm [--quick | --decode | --problems NAME,...] [--configs NAME,...]\n"
+           "                  [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
            "                  [--device N] [--pdl-ab] [--aa] [--precise-fp8] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"

@@ -116,10 +116,10 @@ CONFIG = Field("map", fields={
                                "next rank's epilogue reads it over the link (polling the sender's tile flags), instead "
                                "of being pushed into the receiver's slot; run by name only"),
     "wave_weight": Field("int", range=(1, 100),
-                         doc="percent: a default only through the wave check of tpg_config_pick, which counts the "
-                             "share of the tile slots this config's walk fills at this weight (its kernel's rate per "
-                             "slot against the other configs'), never as the first-by-name fallback; for tiles that "
-                             "pay only at few tokens"),
+                         doc="percent: a default only through the wave check (or the row rule) of "
+                             "tpg_config_pick, which counts the share of the tile slots this config's walk fills at "
+                             "this weight (its kernel's rate per slot against the other configs'), never as the "
+                             "first-by-name fallback; for tiles that pay only at few tokens"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))
@@ -385,6 +385,12 @@ def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:
                         f"{main.get(f)}", f"a kernel with {f} {main.get(f)}")
 
 
+def no_pulls(define) -> bool:
+    """Is this `defines` entry TPG_DIAG_NO_PULLS with a value that compiles the pull prologue out (any but 0)?"""
+    m = re.fullmatch(r"TPG_DIAG_NO_PULLS=(-?[0-9]+)", str(define))
+    return bool(m) and int(m.group(1)) != 0
+
+
 def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
     """A kernel built without the pull prologue (defines: TPG_DIAG_NO_PULLS=1, a local-GEMM A/B twin) would ignore
     the gathered walk's shards and read slots nothing filled: no all-gather config may run it at TP >= 2."""
@@ -393,7 +399,7 @@ def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
         return
     if not any(tp and tp >= 2 for tp in c.get("tp") or []):
         return
-    if any(re.fullmatch(r"TPG_DIAG_NO_PULLS=0*[1-9][0-9]*", str(d)) for d in k.get("defines") or []):
+    if any(no_pulls(d) for d in k.get("defines") or []):
         w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"kernel {c['kernel']!r} is built without the pull "
                 "prologue (TPG_DIAG_NO_PULLS), which an all-gather at TP >= 2 may need", "tp: 1, or a kernel "
                 "without that define")

@@ -170,21 +170,22 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
         best = max((c for c in fallback if c != pick), key=score, default=None)  # max keeps the first of equals
         if best and (score(best) > score(pick) + PICK_WAVE_MARGIN or score(best) > score(pick) * PICK_WAVE_RATIO):
             pick = best
-        pick = _fewest_rows(schedule, tp, m, n, cands, by_name, pick)
+        pick = _fewest_rows(schedule, tp, m, n, fallback, by_name, pick)
     return pick[0] if pick else None
 
 
-def _fewest_rows(schedule: str, tp: int, m: int, n: int, cands: list, by_name: dict, pick: tuple) -> tuple:
-    """The row rule after the wave check (runtime/src/config.c fewest_rows): of the candidates whose tiles have the
-    pick's columns and fewer rows and whose walk has as many tiles, the one with the fewest rows (the first by name
-    of equals) - the same walk with less work a tile (decode: the 64x128 against the 128x128 at M = 16-64)."""
+def _fewest_rows(schedule: str, tp: int, m: int, n: int, fallback: list, by_name: dict, pick: tuple) -> tuple:
+    """The row rule after the wave check (runtime/src/config.c fewest_rows): of the configs not preferred (fallback,
+    in wave order: unweighted ones first, then by name) whose tiles have the pick's columns and fewer rows and whose
+    walk has as many tiles, the one with the fewest rows (the first of equals) - the same walk with less work a tile
+    (decode: the 64x128 against the 128x128 at M = 16-64)."""
     tile = by_name[pick[2]]["tile"]
     tiles = walk_tiles(schedule, tp, m, n, tile)
     best = pick
-    for c in cands:  # by name, as the runtime's table
+    for c in fallback:
         t = by_name[c[2]]["tile"]
         fewer = t["bn"] == tile["bn"] and t["bm"] < by_name[best[2]]["tile"]["bm"]
-        if fewer and walk_tiles(schedule, tp, m, n, t) == tiles:
+        if c != pick and fewer and walk_tiles(schedule, tp, m, n, t) == tiles:
             best = c
     return best
 
@@ -232,6 +233,17 @@ def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | No
         if t and all(t.get(f) is not None for f in ("dtype", "schedule", "tp", "kernel")):
             _check_tuned(t, f"tuned[{i}]", w, presets, kernels, seen)
             _check_tuned_name(t, f"tuned[{i}]", w, configs, seen)
+            _check_tuned_pulls(t, f"tuned[{i}]", w, main)
+
+
+def _check_tuned_pulls(t: dict, path: str, w, main: dict) -> None:
+    """A tuned all-gather choice at TP >= 2 may not run a kernel built without the pull prologue (config.py
+    _check_no_pulls says why)."""
+    entry = next((k for k in main.get("kernels") or [] if k and k.get("name") == t["kernel"]), None)
+    if (entry and t["tp"] >= 2 and SCHEDULES[t["schedule"]]["comm"] == "allgather"
+            and any(C.no_pulls(d) for d in entry.get("defines") or [])):
+        _err(w, f"{path}.kernel", f"kernel {t['kernel']!r} is built without the pull prologue (TPG_DIAG_NO_PULLS), "
+             "which an all-gather at TP >= 2 may need", "tp: 1, or a kernel without that define")
 
 
 def _check_tuned_name(t: dict, path: str, w, configs: set, seen: dict) -> None:

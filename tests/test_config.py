@@ -151,6 +151,8 @@ CASES = [
      "configs[0].pull_partials", ["expected"]),
     ("no_pulls_kernel_gathering", "consumers: 2", "consumers: 2\n    defines: [TPG_DIAG_NO_PULLS=1]", "kernel: k}",
      "configs[0].kernel", ["kernel 'k' is built without the pull prologue", "allowed: tp: 1, or a kernel"]),
+    ("no_pulls_negative", "consumers: 2", "consumers: 2\n    defines: [TPG_DIAG_NO_PULLS=-1]", "kernel: k}",
+     "configs[0].kernel", ["kernel 'k' is built without the pull prologue"]),
     ("wave_weight_and_preferred", "kernel: k}", "kernel: k, prefer_from_local_k: 1, wave_weight: 90}", "wave_weight",
      "configs[0].wave_weight", ["wave_weight with prefer_from_local_k", "allowed: one of the two"]),
     ("wave_weight_zero", "kernel: k}", "kernel: k, wave_weight: 0}", "wave_weight", "configs[0].wave_weight",

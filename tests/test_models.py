@@ -290,6 +290,21 @@ def test_tuned_errors(tmp_path):
                for e in errs)
 
 
+def test_tuned_all_gather_refuses_a_kernel_without_the_pull_prologue(tmp_path):
+    """A tuned all-gather choice at TP = 2 on a kernel built with TPG_DIAG_NO_PULLS (any value but 0, negative ones
+    too) is refused like such a config; at TP = 1, with the value 0, or for reduce-scatter it is not."""
+    kernels = ("  - {name: knp, dtype: bf16, tile: {bm: 128, bn: 256, bk: 64}, stages: 4,\n"
+               "     defines: [TPG_DIAG_NO_PULLS=%s]}\n")
+    def tuned(value, schedule="AllGather1D_TilingCD_RotatingA", tp=2):
+        return (BASE.replace("kernels:\n", "kernels:\n" + kernels % value) + "models:\n" + TINY + "tuned:\n"
+                f"  - {{model: tiny, layer: qkv, dtype: bf16, schedule: {schedule}, tp: {tp}, kernel: knp}}\n")
+    for value in ("1", "-1"):
+        errs = errors(write(tmp_path, tuned(value)))
+        assert any("tuned[0].kernel: kernel 'knp' is built without the pull prologue" in e for e in errs), errs
+    for text in (tuned("0"), tuned("1", tp=1), tuned("1", schedule="ReduceScatter1D_TilingA_RotatingC")):
+        models.load(str(write(tmp_path, text)))
+
+
 def test_tuned_config_names_must_not_alias(tmp_path):
     twin = TINY.replace("tiny", "a-b") + TINY.replace("tiny", "a_b")
     text = (BASE + "  - {name: tuned_tiny_qkv_bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k256}\n"

@@ -109,10 +109,13 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * shape given (m, n, k > 0), the wave check: each config not preferred scores the share of the tile slots of
  * whole waves of TPG_PICK_SMS SMs that one GPU's persistent walk (tp stages, one batch) fills with output, times
  * its wave_weight percent (100 without one); the best - the first by name of equals, unweighted first - replaces
- * the pick when it scores more than 10 points higher. That is few tokens: at TP = 2, 70B-qkv at M = 2048 or
- * 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256 on one H200, 70B-qkv at
- * M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong 64x128 (`*_pp64`)
- * (docs/PERF_NOTES.md, 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * the pick when it scores more than 10 points higher, or more than twice as high. Then the row rule: a config
+ * not preferred whose tiles have the pick's columns and fewer rows, and whose walk has as many tiles, replaces it
+ * (the fewest rows): reduce-scatter at M = 16-64 runs the ping-pong 64x128. That is few tokens: at TP = 2,
+ * 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256
+ * on one H200, 70B-qkv at M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong
+ * 64x128 (`*_pp64`) (docs/PERF_NOTES.md, 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see
+ * tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */

@@ -107,21 +107,25 @@ static int64_t config_walk_tiles(const tpg_config_desc *c, int64_t m, int64_t n,
     return walk_tiles(c, &s, sms);
 }
 
-/* The row rule, after the wave check: a config whose tiles have the pick's columns and fewer rows, and whose walk has
- * as many tiles - the rows a stage (or a one-GEMM walk's rows) fit its tiles as well as the pick's - does the same
- * walk with less work a tile; the one with the fewest rows (the first by name of equals) replaces the pick. Decode:
+/* The row rule, after the wave check: a config not preferred whose tiles have the pick's columns and fewer rows, and
+ * whose walk has as many tiles - the rows a stage (or a one-GEMM walk's rows) fit its tiles as well as the pick's -
+ * does the same walk with less work a tile; the one with the fewest rows (of equals the first in wave order: those
+ * without a wave_weight first, then by name) replaces the pick. Decode:
  * at M = 16-64 the ping-pong 64x128 ran 1.22-1.66x the 128x128 on every local GEMM measured (BENCHMARKS.md,
  * "Decode"), which the wave check missed where both fill one thin row of tiles (its weight and margin). */
 static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms,
                        int pick) {
+    const tpg_kernel_desc *pk = tpg_configs[pick].kernel;
     const int64_t tiles = config_walk_tiles(&tpg_configs[pick], m, n, k, sms);
     int best = pick;
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
-        if (!config_matches(c, schedule, tp, dtype) || c->kernel->bn != tpg_configs[pick].kernel->bn ||
-            c->kernel->bm >= tpg_configs[best].kernel->bm)
+        if (i == pick || !config_matches(c, schedule, tp, dtype) || config_preferred(c, k) || c->kernel->bn != pk->bn ||
+            c->kernel->bm >= pk->bm || config_walk_tiles(c, m, n, k, sms) != tiles)
             continue;
-        if (config_walk_tiles(c, m, n, k, sms) == tiles) best = i;
+        const int bm = tpg_configs[best].kernel->bm;
+        const int before = c->kernel->bm == bm && wave_order_before(c, i, &tpg_configs[best], best);
+        if (best == pick || c->kernel->bm < bm || before) best = i;
     }
     return best;
 }

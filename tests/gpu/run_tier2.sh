@@ -249,7 +249,8 @@ one gathered "m$((40 * TP))-k1032/bf16" 0 --schedule AllGather1D_TilingCD_Rotati
 # The one-hop reduce-scatter walk (runtime/src/params.c, one_hop_params: <= 64 rows a stage, one batch - one GEMM of
 # all M rows into the rank's own slots, then a REDUCE kernel sums the rank's block of every rank's partial): 64 rows a
 # stage with alpha / beta / C, kept a ring (--rs-ring), with the barriers beside the GEMM, on the wide kernel, with
-# fp32 partials and in e4m3 by name; 16 rows a stage with ragged tiles (N = 1000: 7.8 tiles of 128).
+# fp32 partials and in e4m3 by name; 16 rows a stage with ragged tiles (N = 1000: 7.8 tiles of 128), on the default
+# pick (the ping-pong 64x128) and on the 128x128.
 H=(--k 2048 --alpha 0.5 --beta 1 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
 for dt in "${DTYPES[@]}"; do
     S=(--schedule ReduceScatter1D_TilingA_RotatingC --tp "$TP" --dtype "$dt" --m $((64 * TP)) --n 3072)
@@ -258,6 +259,8 @@ for dt in "${DTYPES[@]}"; do
     one one_hop "m$((64 * TP))-beta1-overlap/$dt" 0 "${S[@]}" --overlap-barriers "${H[@]}"
     one one_hop "m$((16 * TP))-n1000/$dt" 0 --schedule ReduceScatter1D_TilingA_RotatingC --tp "$TP" --dtype "$dt" \
         --m $((16 * TP)) --n 1000 "${H[@]}"
+    # the default above is the ping-pong 64x128 there (the row rule); the 128x128 keeps its ragged one-hop case
+    one one_hop "m$((16 * TP))-n1000-128x128/$dt" 0 --config "rs_tila_${dt}_tp$TP" --m $((16 * TP)) --n 1000 "${H[@]}"
 done
 for cfg in "$(wide_config ReduceScatter1D_TilingA_RotatingC)" "rs_tila_bf16_f32p_tp$TP" "rs_tila_e4m3_tp$TP"; do
     one one_hop "m$((64 * TP))-beta1/$cfg" 0 --config "$cfg" --m $((64 * TP)) --n 3072 "${H[@]}"
