@@ -391,6 +391,12 @@ def no_pulls(define) -> bool:
     return bool(m) and int(m.group(1)) != 0
 
 
+def no_pulls_error(kernel: str) -> tuple[str, str]:
+    """The (problem, allowed) of a kernel without the pull prologue where an all-gather at TP >= 2 may run it."""
+    return (f"kernel {kernel!r} is built without the pull prologue (TPG_DIAG_NO_PULLS), which an all-gather at "
+            "TP >= 2 may need", "tp: 1, or a kernel without that define")
+
+
 def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
     """A kernel built without the pull prologue (defines: TPG_DIAG_NO_PULLS=1, a local-GEMM A/B twin) would ignore
     the gathered walk's shards and read slots nothing filled: no all-gather config may run it at TP >= 2."""
@@ -400,9 +406,7 @@ def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
     if not any(tp and tp >= 2 for tp in c.get("tp") or []):
         return
     if any(no_pulls(d) for d in k.get("defines") or []):
-        w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"kernel {c['kernel']!r} is built without the pull "
-                "prologue (TPG_DIAG_NO_PULLS), which an all-gather at TP >= 2 may need", "tp: 1, or a kernel "
-                "without that define")
+        w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", *no_pulls_error(c["kernel"]))
 
 
 def config_kernel(c: dict, tp: int) -> str:

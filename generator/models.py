@@ -242,8 +242,7 @@ def _check_tuned_pulls(t: dict, path: str, w, main: dict) -> None:
     entry = next((k for k in main.get("kernels") or [] if k and k.get("name") == t["kernel"]), None)
     if (entry and t["tp"] >= 2 and SCHEDULES[t["schedule"]]["comm"] == "allgather"
             and any(C.no_pulls(d) for d in entry.get("defines") or [])):
-        _err(w, f"{path}.kernel", f"kernel {t['kernel']!r} is built without the pull prologue (TPG_DIAG_NO_PULLS), "
-             "which an all-gather at TP >= 2 may need", "tp: 1, or a kernel without that define")
+        _err(w, f"{path}.kernel", *C.no_pulls_error(t["kernel"]))
 
 
 def _check_tuned_name(t: dict, path: str, w, configs: set, seen: dict) -> None:

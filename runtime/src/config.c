@@ -110,9 +110,9 @@ static int64_t config_walk_tiles(const tpg_config_desc *c, int64_t m, int64_t n,
 /* The row rule, after the wave check: a config not preferred whose tiles have the pick's columns and fewer rows, and
  * whose walk has as many tiles - the rows a stage (or a one-GEMM walk's rows) fit its tiles as well as the pick's -
  * does the same walk with less work a tile; the one with the fewest rows (of equals the first in wave order: those
- * without a wave_weight first, then by name) replaces the pick. Decode:
- * at M = 16-64 the ping-pong 64x128 ran 1.22-1.66x the 128x128 on every local GEMM measured (BENCHMARKS.md,
- * "Decode"), which the wave check missed where both fill one thin row of tiles (its weight and margin). */
+ * without a wave_weight first, then by name) replaces the pick. Decode: at M = 16-64 the ping-pong 64x128 ran
+ * 1.22-1.66x the 128x128 on every local GEMM measured (BENCHMARKS.md, "Decode"), which the wave check missed where
+ * both fill one thin row of tiles (its weight and margin). */
 static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms,
                        int pick) {
     const tpg_kernel_desc *pk = tpg_configs[pick].kernel;
