@@ -224,7 +224,8 @@ template <int BM, int BN, int BK, int CM, int CN, int S> static void launch_rate
 /* The shipped kernels' shapes (wide 1x1, 2x1) and a 128x128 ring (ping-pong's tile, but every variant here
  * is emulated as a cooperative kernel: a tile's epilogue stalls its CTA), cuBLAS's short-K shape (256x128 in
  * a 1x2 cluster), and the 2x1 with 64-byte slots (BK = 32: 8 slots in the space of 4), each with and
- * without the output stores; then, with stores only, the 2x1 with 3 slots and the 1x1 with 64-byte slots. */
+ * without the output stores; then, with stores only, the 2x1 with 3 slots and the 1x1 with 64-byte slots; the 64x128
+ * of few tokens without stores. */
 static const rate_variant kVariants[] = {
     RATE_VARIANT("128x256 1x1 s3", 128, 256, 64, 1, 1, 3, 0), RATE_VARIANT("128x256 1x1 s3 +st", 128, 256, 64, 1, 1, 3, 1),
     RATE_VARIANT("128x256 1x1 s4", 128, 256, 64, 1, 1, 4, 0), RATE_VARIANT("128x256 1x1 s4 +st", 128, 256, 64, 1, 1, 4, 1),
@@ -235,6 +236,7 @@ static const rate_variant kVariants[] = {
     RATE_VARIANT("128x256 1x1 k32 s6 +st", 128, 256, 32, 1, 1, 6, 1),  /* the k32 self-test's wide shape */
     RATE_VARIANT("256x128 1x2 s4", 256, 128, 64, 1, 2, 4, 0), RATE_VARIANT("256x128 1x2 s4 +st", 256, 128, 64, 1, 2, 4, 1),
     RATE_VARIANT("128x128 1x1 s5", 128, 128, 64, 1, 1, 5, 0), RATE_VARIANT("128x128 1x1 s5 +st", 128, 128, 64, 1, 1, 5, 1),
+    RATE_VARIANT("64x128 1x1 s8", 64, 128, 64, 1, 1, 8, 0), /* the few-token tile (ping-pong 64x128's ring) */
 };
 enum { kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]) };
 

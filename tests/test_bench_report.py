@@ -5,6 +5,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,17 @@ def test_benchmarks_section_created_then_replaced(tmp_path):
     assert text.count("<!-- local_gemm:begin -->") == 1 and text.count("<!-- local_gemm:end -->") == 1
     assert "intro kept" in text and "## Other\nkept too" in text
     assert "| 2.000 |" in text and "| 0.800 |" not in text  # the old row is gone, the new one is there
+
+
+def test_committed_sections_hold_only_what_their_script_writes():
+    """Between its markers a section of the committed BENCHMARKS.md is what its report script wrote: its `## `
+    heading first and no other heading, so hand-written text placed inside (lost on the next run) fails here."""
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    sections = re.findall(r"<!-- (\S+):begin -->\n(.*?)<!-- \1:end -->", text, re.S)
+    assert {"local_gemm", "tp2"} <= {name for name, _ in sections}
+    for name, body in sections:
+        headings = [line for line in body.splitlines() if line.startswith("#")]
+        assert body.startswith("## ") and len(headings) == 1, (name, headings)
 
 
 def test_fp8_records_update_their_own_section(tmp_path):
@@ -342,7 +354,7 @@ def test_tma_rate_lists_variants_that_fit_and_rejects_bad_problems(bench_bin):
     res = subprocess.run([tool, "--list"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert len(lines) == 14 and sum("stores 1" in line for line in lines) == 8
+    assert len(lines) == 15 and sum("stores 1" in line for line in lines) == 8
     assert any("x32 cluster 2x1 stages 8" in line for line in lines)  # the 64-byte-slot ring
     for line in lines:
         smem = int(line.rsplit("smem ", 1)[1])

@@ -30,8 +30,8 @@
 static tpg_dim rows_dim(tpg_operand x) { return x == TPG_OPERAND_A ? TPG_DIM_M : TPG_DIM_N; }
 
 /* Fills one operand's map and row offsets for stage entry e of rank. */
-static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tpg_operand x, CUtensorMap *map,
-                              int *row0, int *batch_rows) {
+static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tpg_operand x, int a_box,
+                              CUtensorMap *map, int *row0, int *batch_rows) {
     const tpg_schedule_table *t = op->sched;
     const tpg_shapes *sh = &op->shapes;
     const int is_a = x == TPG_OPERAND_A;
@@ -48,7 +48,7 @@ static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tp
     /* In a 2-CTA cluster the operand the pair shares (B for 2x1, A for 1x2) is loaded in halves, each
      * CTA multicasting its half to both (templates/kernels/gemm_sm90_roles.cuh): box = tile / 2 rows. */
     const tpg_kernel_desc *k = op->kernel;
-    const int box_rows = is_a ? k->bm / k->cluster_n : k->bn / k->cluster_m;
+    const int box_rows = is_a ? a_box : k->bn / k->cluster_m;
     return tpg_tensormap_encode(op->ctx, map, src, k->dtype_ab, cols, rows * sh->l, k->bk, box_rows,
                                 is_a ? "A" : "B");
 }
@@ -63,7 +63,7 @@ static int64_t final_offset(const tpg_op *op, int block) {
     return 0;
 }
 
-static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p) {
+static tpg_status stage_params(tpg_op *op, int rank, int s, int a_box, tpg_stage_params *p) {
     const tpg_schedule_table *t = op->sched;
     const tpg_stage_entry *e = &t->stages[rank * t->tp + s];
     const tpg_shapes *sh = &op->shapes;
@@ -72,8 +72,9 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, tpg_stage_params *p)
     void *own = op->buffer[rank];
 
     memset(p, 0, sizeof *p);
-    TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_A, &p->a_map, &p->a_row0, &p->a_batch_rows));
-    TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_B, &p->b_map, &p->b_row0, &p->b_batch_rows));
+    TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_A, a_box, &p->a_map, &p->a_row0, &p->a_batch_rows));
+    TPG_CHECK(operand_map(op, rank, e, TPG_OPERAND_B, 0, &p->b_map, &p->b_row0, &p->b_batch_rows));
+    p->a_box_rows = a_box;
 
     const int rotating_output = t->rotating == TPG_OPERAND_D;
     const int nccl = tpg__over_nccl(op->ctx);
@@ -179,6 +180,15 @@ static tpg_walk_order walk_order(const tpg_op *op, int rank, const tpg_gemm_para
     return tpg_plan_walk_order(&w);
 }
 
+/* A walk of one GEMM of all M rows (gathered, one-hop) runs on stage 0's A box, chosen for its rows before the
+ * stages were built (tpg__params_build): a box of fewer rows would leave rows unloaded that the walk stores. */
+static tpg_status check_a_box(tpg_op *op, const tpg_stage_params *st, int64_t rows) {
+    if (st->a_box_rows != tpg_plan_a_box_rows(op->kernel, rows))
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: A's box has %d rows where a launch of %lld rows needs "
+                 "%d", op->config->name, st->a_box_rows, (long long)rows, tpg_plan_a_box_rows(op->kernel, rows));
+    return TPG_OK;
+}
+
 /* The gated all-gather walk: every stage, the local one too, waits on the flags of the stage whose copy rank's
  * graph runs last (tpg_copy_last_flag_stage), so a unit's stages start together - after all the shards, a few
  * microseconds at the few rows this walk is chosen for - and read each B tile in step. (A prefetch of the first
@@ -241,8 +251,9 @@ static tpg_status gathered_params(tpg_op *op, int rank, tpg_gemm_params *g) {
                  (long long)sh->l, op->layout.num_slots);
     const int64_t rows = (int64_t)p * sh->a_rows; /* M */
     tpg_stage_params *st = &g->stage[0];          /* stage 0's B, D and C, their extents grown to M rows */
+    TPG_CHECK(check_a_box(op, st, rows));
     TPG_CHECK(tpg_tensormap_encode(op->ctx, &st->a_map, tpg_buf_slot(op->buffer[rank], &op->layout, 0), k->dtype_ab,
-                                   sh->a_cols, rows, k->bk, k->bm / k->cluster_n, "A (gathered slots)"));
+                                   sh->a_cols, rows, k->bk, st->a_box_rows, "A (gathered slots)"));
     st->a_row0 = 0;
     st->a_batch_rows = (int)rows;
     st->d = op->tensors[rank].d;
@@ -321,6 +332,7 @@ static tpg_status one_hop_params(tpg_op *op, int rank, tpg_gemm_params *g) {
                  op->config->name, rank, (long long)sh->l, op->layout.num_slots, (long long)sh->a_rows,
                  (long long)rows, rank);
     tpg_stage_params *st = &g->stage[0]; /* stage 0's A and B maps (A's over all its rows), its D a slot of M rows */
+    TPG_CHECK(check_a_box(op, st, rows));
     void *own = op->buffer[rank];
     st->a_row0 = 0;
     st->d = tpg_buf_slot(own, &op->layout, 0);
@@ -344,12 +356,16 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     tpg_gemm_params *g = &op->gemm[rank];
     const tpg_shapes *sh = &op->shapes;
     memset(g, 0, sizeof *g);
-    for (int s = 0; s < op->sched->tp; s++) TPG_CHECK(stage_params(op, rank, s, &g->stage[s]));
-    g->num_stages = op->sched->tp;
     g->m = (int)sh->stage_m;
     g->n = (int)sh->stage_n;
     g->k = (int)sh->stage_k;
     g->l = (int)sh->l;
+    const tpg_walk_order order = walk_order(op, rank, g);
+    /* A's box (plan.h: tpg_plan_a_box_rows), from the rows of the launch this walk makes (gathered_params and
+     * one_hop_params grow stage 0 to all M rows) */
+    const int a_box = tpg_plan_a_box_rows(op->kernel, tpg_walk_launch_rows(order, op->sched->tp, sh->stage_m));
+    for (int s = 0; s < op->sched->tp; s++) TPG_CHECK(stage_params(op, rank, s, a_box, &g->stage[s]));
+    g->num_stages = op->sched->tp;
     g->alpha = op->desc.alpha;
     g->beta = op->desc.beta;
     g->scale_a = op->tensors[rank].scale_a;
@@ -364,7 +380,6 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)(tpg__op_one_hop(op) ? op->tile_order_one_hop : op->tile_order)[rank];
-    const tpg_walk_order order = walk_order(op, rank, g);
     if ((order == TPG_WALK_GATHERED) != op->gathered || (order == TPG_WALK_ONE_HOP) != tpg__op_one_hop(op))
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s: rank %d's walk order (%d) and its op's buffers "
                  "(gathered %d, one-hop %d) disagree", op->config->name, rank, (int)order, op->gathered,

@@ -115,6 +115,11 @@ int64_t tpg_walk_tile_count(const tpg_kernel_desc *kd, int stages, int64_t stage
     return stages * l * ceil_div(stage_m, kd->bm) * tiles_n;
 }
 
+int tpg_plan_a_box_rows(const tpg_kernel_desc *kd, int64_t launch_rows) {
+    if (kd->cluster_n > 1 || launch_rows >= kd->bm) return kd->bm / kd->cluster_n;
+    return (int)((launch_rows + 7) / 8 * 8);
+}
+
 tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_desc *kd, int64_t stage_m,
                                   int64_t stage_n, int64_t stage_k, int64_t l, int sms, int band_waits, int keep_ring) {
     const tpg_walk_facts w = {.reduce_scatter = s->comm != TPG_COMM_ALLGATHER,
@@ -309,6 +314,11 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             waves ? 100.0 * (double)p * (double)l * (double)ps->stage_m * (double)ps->stage_n / slots : 0.0, waves,
             waves == 1 ? "" : "s");
     write_walk_order(f, order);
+    const int64_t launch_rows = tpg_walk_launch_rows(order, p, ps->stage_m);
+    const int a_box = tpg_plan_a_box_rows(kd, launch_rows);
+    if (a_box * kd->cluster_n < kd->bm)
+        fprintf(f, "  A box             %d of the tile's %d rows (the launch has %" PRId64
+                   " rows a stage: no rows past A for the TMA unit to zero-fill)\n", a_box, kd->bm, launch_rows);
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 
     fprintf(f, "\nStages (device d, stage s):\n");

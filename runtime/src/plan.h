@@ -143,6 +143,21 @@ int64_t tpg_walk_tile_count(const tpg_kernel_desc *kd, int stages, int64_t stage
 /* Whether the walk order is one GEMM of all the stages' rows (gathered or one-hop). */
 static inline int tpg_walk_is_one_gemm(tpg_walk_order o) { return o == TPG_WALK_GATHERED || o == TPG_WALK_ONE_HOP; }
 
+/* Rows of each stage of a launch walking in order o: all `stages` stages' rows where the walk is one GEMM of them
+ * (gathered, one-hop), else stage_m. */
+static inline int64_t tpg_walk_launch_rows(tpg_walk_order o, int stages, int64_t stage_m) {
+    return tpg_walk_is_one_gemm(o) ? stages * stage_m : stage_m;
+}
+
+/* Rows of A's TMA box for a launch of `launch_rows` rows a stage with kernel kd: the kernel's tile rows (BM / CN:
+ * a 1x2 cluster multicasts halves), or where the launch has fewer rows than a tile (few tokens) those rows rounded
+ * up to the swizzle's 8-row atom, so that they sit in shared memory where a whole box would put them. A box reaching
+ * past the tensor's rows is zero-filled by the TMA unit, slowly: the 64x128 ring's load floor at 16 x 8192 x 4096
+ * took 15.8 us a call against 10.5 at 64 rows, the same bytes (docs/perf_notes/2026-12-03-b.md). The slot's rows
+ * past the box keep what an earlier load left; they feed only accumulator rows >= the launch's rows, which no map
+ * stores (the D and partial maps clip there). */
+int tpg_plan_a_box_rows(const tpg_kernel_desc *kd, int64_t launch_rows);
+
 /* Short names used in the plan: "BARRIER_START", ...; "M"/"N"/"K"/"-"; "A"/"B"/"D"/"-". */
 const char *tpg_plan_node_kind_name(int kind);
 const char *tpg_plan_dim_name(int dim);

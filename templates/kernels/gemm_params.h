@@ -34,7 +34,7 @@ extern "C" {
                                         the peer may have reused what this rank read (closing barrier) */
 
 typedef struct tpg_stage_params {
-    CUtensorMap a_map; /* 2-D map {k, a rows}, swizzled over a box row (128B or 64B), box {BK, BM} */
+    CUtensorMap a_map; /* 2-D map {k, a rows}, swizzled over a box row (128B or 64B), box {BK, a_box_rows} */
     CUtensorMap b_map; /* 2-D map {k, b rows}, swizzled over a box row (128B or 64B), box {BK, BN} */
     /* Destination map (TMA store): 3-D {n, m, l} over `d` with row stride d_ld and batch stride d_batch
      * (bytes = elements * sizeof(output)), i.e. exactly the stage's true m x n extent per batch, so the
@@ -42,6 +42,9 @@ typedef struct tpg_stage_params {
      * pointer (documentation, host checks). */
     CUtensorMap d_map;
     int a_row0, b_row0;           /* first row of this stage's block inside one batch of the map */
+    /* Rows of a_map's box (the bytes the producer expects per slot follow it): BM / CN, or fewer where the launch
+     * has fewer rows than a tile (runtime/src/params.c, a_box_rows); 0 (parameters built by hand): BM / CN. */
+    int a_box_rows;
     int a_batch_rows, b_batch_rows; /* rows of one batch in the map (batch stride in rows) */
 
     /* Prologue wait (all-gather): before loading a tile of this stage, the producer waits until

@@ -2,7 +2,7 @@
  * inside its anonymous namespace, after the compile-time constants (kBM, kStages, kCluster, ...) that
  * every function here is specialized on; not a stand-alone header.
  *
- * Ring protocol (both schedules): full[s] completes when the producer's arrive.expect_tx(kSlotBytes)
+ * Ring protocol (both schedules): full[s] completes when the producer's arrive.expect_tx(the slot's bytes)
  * and all of the slot's bytes have landed; empty[s] completes when every consumer warp that reads the
  * slot - of every CTA of the cluster - has arrived. Slot index and phase run on across tiles in every
  * role; the producer's first wait on a fresh empty barrier uses parity 1 and passes at once.
@@ -115,6 +115,10 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
             }
         }
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;
+        /* A's box: a tile's rows, or fewer where the launch has fewer (few tokens: sp.a_box_rows, gemm_params.h);
+         * then the slot's rows past it keep older data, which feeds only accumulator rows that are never stored */
+        const uint32_t slot_bytes = kCN > 1 || sp.a_box_rows == 0 ? kSlotBytes
+                                                                   : (uint32_t)sp.a_box_rows * kRowBytes + kBBytes;
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
         TPG_TR(tpg_tr_loads_begin(p, tile.stage, tile.t);)
         TPG_TR(uint32_t tr_full = 0;) /* ring-full cycles (a 32-bit sum: the 2x1 producer spilled a 64-bit one) */
@@ -131,10 +135,10 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                 tpg_mbar_arrive(bar);
             } else {
                 /* every byte that lands in this CTA's slot: its own box of one operand and both halves of
-                 * the shared one (own + partner's multicast); full boxes, even where zero-filled. The
+                 * the shared one (own + partner's multicast); whole boxes, even where zero-filled. The
                  * partner's half may land before this expect_tx (the tx-count goes negative meanwhile);
                  * the phase cannot complete early since it also needs this thread's arrival. */
-                tpg_mbar_arrive_expect_tx(bar, kSlotBytes);
+                tpg_mbar_arrive_expect_tx(bar, slot_bytes);
                 const uint32_t a_dst = sA + ring.slot * kABytes, b_dst = sB + ring.slot * kBBytes;
                 if constexpr (kCN > 1)
                     tpg_tma_load_2d_mc(a_dst + rank_n * (kABytes / kCN), &sp.a_map, bar, kb * kBK, ya, kMask);

@@ -232,6 +232,35 @@ TPG_TEST(one_hop_plan) {
     expect_plan_has("rs_tila_bf16_pp64_tp2", 256, 1, "\"one_hop\": false"); /* 128 rows a stage: the ring */
 }
 
+/* A's TMA box (plan.h: tpg_plan_a_box_rows): a tile's rows, or a launch's fewer rows rounded up to 8; never trimmed
+ * in a 1x2 cluster, whose CTAs multicast A's halves. The plan names a trimmed box with the launch's rows: all M rows
+ * where the walk is one GEMM of them (one-hop, gathered), else a stage's. */
+TPG_TEST(a_box_rule) {
+    tpg_kernel_desc k = {0};
+    k.bm = 64, k.cluster_m = 1, k.cluster_n = 1;
+    const int64_t rows[] = {1, 12, 16, 17, 63, 64, 65, 100000};
+    const int want64[] = {8, 16, 16, 24, 64, 64, 64, 64}, want128[] = {8, 16, 16, 24, 64, 64, 72, 128};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        k.bm = 64;
+        TPG_EXPECT_EQ_INT(tpg_plan_a_box_rows(&k, rows[i]), want64[i]);
+        k.bm = 128;
+        TPG_EXPECT_EQ_INT(tpg_plan_a_box_rows(&k, rows[i]), want128[i]);
+        k.cluster_n = 2; /* halves of 64 rows, whatever the launch */
+        TPG_EXPECT_EQ_INT(tpg_plan_a_box_rows(&k, rows[i]), 64);
+        k.cluster_n = 1;
+    }
+    TPG_EXPECT_EQ_INT((int)tpg_walk_launch_rows(TPG_WALK_ONE_HOP, 8, 16), 128);
+    TPG_EXPECT_EQ_INT((int)tpg_walk_launch_rows(TPG_WALK_GATHERED, 4, 24), 96);
+    TPG_EXPECT_EQ_INT((int)tpg_walk_launch_rows(TPG_WALK_INTERLEAVED_FEW_ROWS, 4, 24), 24);
+    expect_plan_has("rs_tila_bf16_pp64_tp2", 32, 0,
+                    "A box             32 of the tile's 64 rows (the launch has 32 rows");
+    expect_ring_plan_has("rs_tila_bf16_pp64_tp2", 32, 0, "A box             16 of the tile's 64 rows");
+    expect_plan_has("ag_rota_bf16_wide_tp1", 12, 0, "A box             16 of the tile's 128 rows");
+    char *t = plan_text(find("rs_tila_bf16_pp64_tp8"), 128, 8192, 28672, 1, 0); /* one-hop: 128 rows, whole boxes */
+    TPG_EXPECT(t != NULL && !strstr(t, "A box"));
+    free(t);
+}
+
 /* The interleaved walk (params.c): a ping-pong reduce-scatter ring of one row of tiles a stage, in one wave or of
  * at most TPG_INTERLEAVE_MAX_ROWS rows a stage (then not over the NCCL transport). */
 TPG_TEST(stage_minor_rule) {
@@ -497,7 +526,7 @@ TPG_TEST_MAIN(TPG_CASE(plan_matches_shapes_for_every_config), TPG_CASE(allgather
               TPG_CASE(seed_tp8_local_problem), TPG_CASE(allgather_rotating_b_moves_b),
               TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
               TPG_CASE(stage_minor_rule), TPG_CASE(stage_gathered_rule), TPG_CASE(stage_gated_rule),
-              TPG_CASE(stage_minor_plan), TPG_CASE(one_hop_rule), TPG_CASE(one_hop_plan),
+              TPG_CASE(stage_minor_plan), TPG_CASE(one_hop_rule), TPG_CASE(one_hop_plan), TPG_CASE(a_box_rule),
               TPG_CASE(tp1_moves_nothing),
               TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

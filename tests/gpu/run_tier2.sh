@@ -278,6 +278,26 @@ while read -r cfg sched tp dt _; do
     done
 done < <("$TPGEMM" --list | tail -n +2)
 
+# Fewer rows than a tile (runtime/src/params.c, a_box_rows: A's TMA box shrinks to the launch's rows, and the slot
+# rows past it keep older data): every shipped kernel at TP = 1 on 12 rows in two batches with alpha / beta / C (the
+# box ends 4 rows into the next batch), then each schedule at TP = $TP with 24 rows a stage: one GEMM of all rows where
+# the walk is one-hop or gathered, and the rings' stages of 24 rows (kept a ring; two batches; e4m3).
+declare -A FEW_KERNELS=()
+while read -r cfg sched tp dt tile stages kernel _; do
+    [ "$tp" = 1 ] && [ -z "${FEW_KERNELS[$kernel]:-}" ] || continue
+    FEW_KERNELS[$kernel]=1
+    one few_rows "m12-L2/$cfg" 0 --config "$cfg" --devices 0 --m 12 --n 1000 --k 1024 --l 2 --alpha 0.5 --beta 1 \
+        "${ITERS[@]}"
+done < <("$TPGEMM" --list | tail -n +2)
+for sched in "${SCHEDULES[@]}"; do
+    one few_rows "m$((24 * TP))/$sched/bf16" 0 --schedule "$sched" --tp "$TP" --dtype bf16 ${SHARE[@]+"${SHARE[@]}"} \
+        --m $((24 * TP)) --n 3072 --k 1024 --alpha 0.5 --beta 1 "${ITERS[@]}"
+done
+FEW=(--m $((24 * TP)) --n 3072 --k 1024 --alpha 0.5 --beta 1 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
+one few_rows "m$((24 * TP))-ring/rs_tila_bf16" 0 --config "rs_tila_bf16_tp$TP" --rs-ring "${FEW[@]}"
+one few_rows "m$((24 * TP))-ring/rs_tila_e4m3" 0 --config "rs_tila_e4m3_tp$TP" --rs-ring "${FEW[@]}"
+one few_rows "m$((24 * TP))-L2/ag_rota_bf16" 0 --config "ag_rota_bf16_tp$TP" --l 2 "${FEW[@]}"
+
 # compute-sanitizer memcheck, small TP = 2 run of each schedule (all-gather also with its copies in pieces,
 # reduce-scatter also with pulled partials; every schedule also with the barriers beside the GEMM).
 if [ ${#SHARE[@]} != 0 ]; then
