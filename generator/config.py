@@ -69,8 +69,9 @@ KERNEL = Field("map", fields={
                              doc="cooperative, 16-bit outputs: a tile's last store units go out during the next "
                                  "tile's mainloop (templates/kernels/epilogue_deferred.cuh); false: all in its epilogue"),
     "stream_k": Field("bool", default=False,
-                      doc="cooperative (split along M) 1x1-cluster kernels: a TP = 1 launch splits its last tiles "
-                          "along k over all CTAs (templates/kernels/stream_k.h); opt-in, measured slower"),
+                      doc="cooperative (split along M) 1x1-cluster kernels: a one-stage launch (TP = 1, the gathered "
+                          "and one-hop walks) splits its last tiles along k over all CTAs "
+                          "(templates/kernels/stream_k.h); opt-in"),
     "defines": Field("list", default=[], item=Field("str", doc="NAME=INTEGER, NAME a TPG_ macro without a knob"),
                      doc="extra TPG_ macros of an experimental kernel (A/B runs of x_ configs)"),
     "deferred_flags": Field("bool", default=False,

@@ -139,7 +139,7 @@ class KernelSpec:
     prefetch_sources: bool = False  # ping-pong: each store unit's partial loads while the previous unit is stored
     tma_partials: bool = False  # a tile's partial is TMA-loaded into its store buffers (ldmatrix back)
     defines: tuple = ()  # extra "TPG_NAME=value" macros of an experimental kernel (`defines`)
-    stream_k: bool = False  # `stream_k: true`: a TP = 1 launch splits its last tiles along k (opt-in)
+    stream_k: bool = False  # `stream_k: true`: a one-stage launch splits its last tiles along k (opt-in)
     fp8_promote: int = 0  # fp8: the pipe's sums go into f32 registers every this many k-blocks (0: never)
     partials: str = "out"  # reduce-scatter partials between stages: "out" (the output type) or "f32"
 

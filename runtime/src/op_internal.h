@@ -28,7 +28,6 @@ struct tpg_op {
     void *tile_order[TPG_MAX_TP];           /* raster: hilbert kernels: each local rank's walk order (tile_order.c) */
     void *tile_order_one_hop[TPG_MAX_TP];   /* ... of the one-hop walk's GEMM, where the op may run it (one_hop) */
     void *sk_work[TPG_MAX_TP];             /* stream-K workspace of each local rank, NULL if none (stream_k.c) */
-    int sk_tiles[TPG_MAX_TP];              /* the stream-K region's tiles on each local rank */
     /* multi-process: peers' allocations this op maps (ipc.h), per peer kind, so that new shards from
      * tpg_op_set_tensors release the mappings of the shards they replace */
     tpg_ipc_held ipc_held[TPG_PEER_KIND_COUNT];
@@ -96,8 +95,8 @@ tpg_status tpg__graphs_build(tpg_op *op);
  * grouped kernels); tpg__tile_order_free releases it (NULL entries are skipped). */
 tpg_status tpg__tile_order_alloc(tpg_op *op);
 void tpg__tile_order_free(tpg_op *op);
-/* TP = 1 ops of stream-K kernels: the workspace of the stream-K tail (stream_k.c) on every local device
- * whose shape has a region; its part of the launch parameters; release (NULL entries are skipped). */
+/* Ops of stream-K kernels with a one-stage launch (TP = 1, a gathered or one-hop walk): the workspace of the
+ * stream-K tail (stream_k.c) on every local device whose shape has a region; its part of the launch parameters; release (NULL entries are skipped). */
 tpg_status tpg__stream_k_alloc(tpg_op *op);
 void tpg__stream_k_params(const tpg_op *op, int rank, tpg_gemm_params *g);
 void tpg__stream_k_free(tpg_op *op);

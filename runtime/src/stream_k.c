@@ -1,6 +1,7 @@
-/* The stream-K workspace of TP = 1 ops (templates/kernels/stream_k.h: what the kernel does with it): per
- * local rank, one fp32 slot of BM x BN sums and one flag per CTA of the persistent grid, allocated once per
- * op when its shape has a stream-K region. Flags start at 0; each launch's finishers reset the ones raised. */
+/* The stream-K workspace of ops with a one-stage launch - TP = 1, or the gathered and one-hop walks' one GEMM of all
+ * M rows (templates/kernels/stream_k.h: what the kernel does with it): per local rank, one fp32 slot of BM x BN sums
+ * and one flag per CTA of the persistent grid, allocated once per op when its shape has a stream-K region. Flags
+ * start at 0; each launch's finishers reset the ones raised. */
 #include "checks.h"
 #include "op_internal.h"
 #include "stream_k.h"
@@ -10,21 +11,30 @@ static size_t partial_bytes(const tpg_op *op, int rank) {
     return (size_t)op->ctx->sm_count[rank] * (size_t)op->kernel->bm * (size_t)op->kernel->bn * sizeof(float);
 }
 
-/* Output tiles of the op's one stage, batches included. */
-static int64_t op_tiles(const tpg_op *op) {
+/* Output tiles of a one-stage launch of m rows (batches included). */
+static int64_t launch_tiles(const tpg_op *op, int64_t m) {
     const tpg_kernel_desc *k = op->kernel;
-    return (op->shapes.stage_m + k->bm - 1) / k->bm * ((op->shapes.stage_n + k->bn - 1) / k->bn) * op->shapes.l;
+    return (m + k->bm - 1) / k->bm * ((op->shapes.stage_n + k->bn - 1) / k->bn) * op->shapes.l;
 }
 
-/* The region for this op on `rank`, 0 if none: TP = 1 (one stage, no flags), a kernel built for it
- * (`stream_k: true`: cooperative, 1x1 cluster), and a shape whose last round it evens out. */
-static int region_tiles(const tpg_op *op, int rank) {
+/* The region of a launch of `stages` stages of m rows on `rank`, 0 if none: a kernel built for it (`stream_k:
+ * true`: cooperative, 1x1 cluster), one stage - TP = 1, or the one GEMM of all M rows of a gathered or one-hop walk
+ * (the kernel splits only such launches: gemm_sm90_walk.cuh, tpg_sk_region) - and a shape whose last round it
+ * evens out. In a one-hop walk the finisher of a tile runs its epilogue, which raises the tile's flag for the peers'
+ * REDUCE; a contributor raises only its own stream-K flag. */
+static int region_tiles(const tpg_op *op, int rank, int64_t m, int stages) {
     const tpg_kernel_desc *k = op->kernel;
-    if (op->sched->tp != 1 || !k->stream_k) return 0;
-    const int64_t tiles = op_tiles(op);
+    if (!k->stream_k || stages != 1) return 0;
     const int64_t kb = (op->shapes.stage_k + k->bk - 1) / k->bk;
     if (kb > 0x7fffffff) return 0;
-    return tpg_sk_tiles(tiles, op->ctx->sm_count[rank], (int)kb);
+    return tpg_sk_tiles(launch_tiles(op, m), op->ctx->sm_count[rank], (int)kb);
+}
+
+/* The rows of the op's one-stage launch, 0 if it has none: TP = 1, or a walk of one GEMM of all M rows (op.c decides
+ * it at creation; a one-hop op that keeps its ring then launches its stages, and tpg__stream_k_params finds none). */
+static int64_t one_stage_rows(const tpg_op *op) {
+    if (op->sched->tp == 1) return op->shapes.stage_m;
+    return op->gathered || op->one_hop ? (int64_t)op->sched->tp * op->shapes.stage_m : 0;
 }
 
 tpg_status tpg__stream_k_alloc(tpg_op *op) {
@@ -32,7 +42,8 @@ tpg_status tpg__stream_k_alloc(tpg_op *op) {
     tpg_status st = TPG_OK;
     const int saved = tpg__save_device();
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
-        const int tiles = region_tiles(op, r);
+        const int64_t rows = one_stage_rows(op);
+        const int tiles = rows ? region_tiles(op, r, rows, 1) : 0;
         if (!tiles) continue;
         const size_t bytes = partial_bytes(op, r) + (size_t)ctx->sm_count[r] * sizeof(unsigned int);
         void *p = NULL;
@@ -40,7 +51,6 @@ tpg_status tpg__stream_k_alloc(tpg_op *op) {
         TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc(&p, bytes), out);
         op->sk_work[r] = p;
         TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(p, 0, bytes), out);
-        op->sk_tiles[r] = tiles;
     }
 out:
     tpg__restore_device(saved);
@@ -48,13 +58,13 @@ out:
 }
 
 void tpg__stream_k_params(const tpg_op *op, int rank, tpg_gemm_params *g) {
-    g->sk_tiles = op->sk_work[rank] ? op->sk_tiles[rank] : 0;
-    g->sk_rounds = g->sk_tiles ? (int)((op_tiles(op) - g->sk_tiles) / op->ctx->sm_count[rank]) : 0;
+    /* the launch as built (g->m, g->num_stages: the walk's), so that a ring kept instead of one-hop has no region */
+    g->sk_tiles = op->sk_work[rank] ? region_tiles(op, rank, g->m, g->num_stages) : 0;
+    g->sk_rounds = g->sk_tiles ? (int)((launch_tiles(op, g->m) - g->sk_tiles) / op->ctx->sm_count[rank]) : 0;
     g->sk_partials = (float *)op->sk_work[rank];
     g->sk_flags = op->sk_work[rank] ? (unsigned int *)((char *)op->sk_work[rank] + partial_bytes(op, rank)) : NULL;
 }
 
 void tpg__stream_k_free(tpg_op *op) {
     tpg__free_rank_buffers(op->ctx, op->sk_work);
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) op->sk_tiles[r] = 0;
 }

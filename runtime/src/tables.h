@@ -74,7 +74,7 @@ typedef struct tpg_kernel_desc {
     int bm, bn, bk, stages, consumers, cluster_m, cluster_n;
     int epi_chunk_bytes;        /* epilogue subtile: bytes of output row per store unit (the D map's box) */
     int raster;                 /* 0 grouped (computed in the kernel), 1 hilbert (tile_order.c builds a table) */
-    int stream_k;               /* 1: splits a TP = 1 launch's last tiles along k when asked (stream_k.h) */
+    int stream_k;               /* 1: splits a one-stage launch's last tiles along k when asked (stream_k.h) */
     int fp8_promote;            /* fp8: k-blocks between promotions of the pipe's sums into f32 (0: fast accumulation) */
     int pingpong;               /* consumer_mode pingpong: each consumer warpgroup owns whole tiles */
     int threads;                /* block size */

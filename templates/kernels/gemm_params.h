@@ -139,7 +139,7 @@ typedef struct tpg_gemm_params {
     /* raster: hilbert kernels only: the walk order of one batch's units_m x units_n units, entry r =
      * (um << 16) | un (runtime/src/raster.h); NULL for kernels that compute their grouped raster */
     const int *tile_order;
-    /* Stream-K tail (stream_k.h; TP = 1 launches of cooperative 1x1 kernels, else 0 / NULL): the last
+    /* Stream-K tail (stream_k.h; one-stage launches of cooperative 1x1 kernels, else 0 / NULL): the last
      * sk_tiles tiles of the walk are split along k over all CTAs. CTA c leaves a contribution (BM x BN
      * fp32 sums, in its threads' register order) at sk_partials + c * BM * BN and raises sk_flags[c] = 1;
      * the tile's finisher adds it and resets the flag to 0 for the next launch. */

@@ -142,7 +142,7 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3 &&
                               kSlabs * kAccN <= 144;
 /* `stream_k: true` (TPG_STREAM_K 1, opt-in): cooperative (split along M) 1x1 kernels split the last tiles of a
- * TP = 1 launch along k when the runtime asks (tpg_gemm_params.sk_tiles; stream_k.h). Off by default: it
+ * one-stage launch along k when the runtime asks (tpg_gemm_params.sk_tiles; stream_k.h). Off by default: it
  * measured slower (docs/PERF_NOTES.md, 2026-12-01). Not cooperative_n: next to its 144 accumulators the
  * tail's state spilled. */
 #ifndef TPG_STREAM_K

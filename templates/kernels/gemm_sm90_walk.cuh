@@ -4,14 +4,15 @@
  * not a stand-alone header.
  *
  * Items of cluster `first` (of `stride` clusters): its data-parallel units uid = first, first + stride, ...
- * (scheduler.cuh), then - when the launch has a stream-K region (stream_k.h; opt-in `stream_k: true`, TP =
- * 1) - its fragments of the region's last tiles. Ping-pong keeps its own walk (it alternates units).
+ * (scheduler.cuh), then - when the launch has a stream-K region (stream_k.h; opt-in `stream_k: true`, one-stage
+ * launches) - its fragments of the region's last tiles. Ping-pong keeps its own walk (it alternates units).
  */
 #ifndef TPG_GEMM_SM90_WALK_CUH
 #define TPG_GEMM_SM90_WALK_CUH
 
-/* Stream-K tiles of this launch (stream_k.h): only TP = 1 launches (one stage, no flags) of kernels
- * built for it; 0 for every other launch, whatever the runtime wrote. */
+/* Stream-K tiles of this launch (stream_k.h): only one-stage launches (TP = 1, the gathered and one-hop walks' one
+ * GEMM of all rows, whose tile flags the finisher's epilogue raises) of kernels built for it; 0 for every other
+ * launch, whatever the runtime wrote. */
 __device__ __forceinline__ int tpg_sk_region(const tpg_gemm_params &p)
 {
     return kStreamK && p.num_stages == 1 ? p.sk_tiles : 0;

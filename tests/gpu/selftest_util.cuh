@@ -133,7 +133,8 @@ size_t ab_bytes(const kern &K); /* bytes of an operand element: 1 for fp8, else 
 size_t partial_bytes(const kern &K); /* bytes of a reduce-scatter partial element: 4 with `partials: f32`, else 2 */
 /* k rounded up so that a K-major row is a multiple of 16 bytes, as TMA needs (fp8: 520 -> 528; 16-bit: k) */
 int legal_k(const kern &K, int k);
-/* operand maps as runtime/src/params.c encodes them: A box BM / cluster_n rows, B box BN / cluster_m */
+/* operand maps as runtime/src/params.c encodes them where a launch has a tile's rows or more: A box BM / cluster_n
+ * rows (params' a_box_rows left 0 says so), B box BN / cluster_m */
 void map_a(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
 void map_b(CUtensorMap *map, const kern &K, const void *base, unsigned long long rows, unsigned long long k);
 void set_dest(tpg_gemm_params *p, int s, const kern &K, void *d, long long ld, long long batch, bool partial = false);
