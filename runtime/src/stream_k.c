@@ -24,10 +24,9 @@ static int64_t launch_tiles(const tpg_op *op, int64_t m) {
  * REDUCE; a contributor raises only its own stream-K flag. */
 static int region_tiles(const tpg_op *op, int rank, int64_t m, int stages) {
     const tpg_kernel_desc *k = op->kernel;
-    if (!k->stream_k || stages != 1) return 0;
+    if (!k->stream_k) return 0;
     const int64_t kb = (op->shapes.stage_k + k->bk - 1) / k->bk;
-    if (kb > 0x7fffffff) return 0;
-    return tpg_sk_tiles(launch_tiles(op, m), op->ctx->sm_count[rank], (int)kb);
+    return tpg_sk_launch_tiles(launch_tiles(op, m), op->ctx->sm_count[rank], kb, stages);
 }
 
 /* The rows of the op's one-stage launch, 0 if it has none: TP = 1, or a walk of one GEMM of all M rows (op.c decides

@@ -63,6 +63,15 @@ TPG_SK_FN int tpg_sk_tiles(long long tiles, int ctas, int kb)
     return (int)region;
 }
 
+/* The region of a launch of `stages` stages, `tiles` tiles of `kb` k-blocks on `ctas` CTAs: tpg_sk_tiles where the
+ * launch has one stage (TP = 1, or the gathered and one-hop walks' one GEMM of all rows), 0 for any other - the
+ * kernels split only one-stage launches (gemm_sm90_walk.cuh: tpg_sk_region), and in 32-bit k-blocks. */
+TPG_SK_FN int tpg_sk_launch_tiles(long long tiles, int ctas, long long kb, int stages)
+{
+    if (stages != 1 || kb > 0x7fffffffLL) return 0;
+    return tpg_sk_tiles(tiles, ctas, (int)kb);
+}
+
 /* First k-iteration (over the region's tiles, kb each) of CTA c's range: floor(c * iters / ctas). */
 TPG_SK_FN int tpg_sk_begin(int c, int ctas, int iters) { return c * iters / ctas; }
 

@@ -30,6 +30,16 @@ TPG_TEST(no_region_when_it_cannot_gain) {
     TPG_EXPECT_EQ_INT(tpg_sk_tiles(1024, 132, 7000), 232);
 }
 
+/* Only one-stage launches have a region: TP = 1, and the gathered and one-hop walks' one GEMM of all rows (70B-qkv
+ * at 32 tokens, TP = 2: 40 tiles of 64x128 with 128 k-blocks on 132 SMs - every tile); a ring of two stages has
+ * none, and neither has a k too long for the kernels' 32-bit split. */
+TPG_TEST(only_one_stage_launches_have_a_region) {
+    TPG_EXPECT_EQ_INT(tpg_sk_launch_tiles(40, 132, 128, 1), 40);
+    TPG_EXPECT_EQ_INT(tpg_sk_launch_tiles(40, 132, 128, 2), 0);
+    TPG_EXPECT_EQ_INT(tpg_sk_launch_tiles(1024, 132, 32, 1), tpg_sk_tiles(1024, 132, 32));
+    TPG_EXPECT_EQ_INT(tpg_sk_launch_tiles(40, 132, 0x80000000LL, 1), 0);
+}
+
 /* Checks one configuration; returns 0 when every property holds. */
 static int check_split(int ctas, int sk_tiles, int kb) {
     const int iters = sk_tiles * kb;
@@ -99,4 +109,5 @@ TPG_TEST(owner_inverts_begin) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(region_is_the_partial_round_plus_one), TPG_CASE(no_region_when_it_cannot_gain),
+              TPG_CASE(only_one_stage_launches_have_a_region),
               TPG_CASE(fragments_cover_each_k_block_once_with_one_finisher_per_tile), TPG_CASE(owner_inverts_begin))
