@@ -21,7 +21,9 @@ static int64_t launch_tiles(const tpg_op *op, int64_t m) {
  * true`: cooperative, 1x1 cluster), one stage - TP = 1, or the one GEMM of all M rows of a gathered or one-hop walk
  * (the kernel splits only such launches: gemm_sm90_walk.cuh, tpg_sk_region) - and a shape whose last round it
  * evens out. In a one-hop walk the finisher of a tile runs its epilogue, which raises the tile's flag for the peers'
- * REDUCE; a contributor raises only its own stream-K flag. */
+ * REDUCE; a contributor raises only its own stream-K flag. A finisher waits for given CTAs of its own grid, so the
+ * grid (one CTA per SM: graph.c) must be resident at once - which the gathered walk's pulls alone do not assume
+ * (pull_shards.cuh): where another kernel holds SMs until a peer moves, that wait ends in the op's timeout. */
 static int region_tiles(const tpg_op *op, int rank, int64_t m, int stages) {
     const tpg_kernel_desc *k = op->kernel;
     if (!k->stream_k) return 0;
