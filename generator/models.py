@@ -174,18 +174,27 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     return pick[0] if pick else None
 
 
+def launch_rows(schedule: str, tp: int, m: int, n: int) -> int:
+    """Rows a stage of one GPU's launch (runtime/src/plan.h tpg_walk_launch_rows): all M rows of a gathered or one-hop
+    walk, else the stage's."""
+    stage_m, _ = stage_extents(schedule, tp, m, n)
+    return tp * stage_m if walk_one_gemm(schedule, tp, stage_m) else stage_m
+
+
 def _fewest_rows(schedule: str, tp: int, m: int, n: int, fallback: list, by_name: dict, pick: tuple) -> tuple:
     """The row rule after the wave check (runtime/src/config.c fewest_rows): of the configs not preferred (fallback,
-    in wave order: unweighted ones first, then by name) whose tiles have the pick's columns and fewer rows and whose
-    walk has as many tiles, the one with the fewest rows (the first of equals) - the same walk with less work a tile
-    (decode: the 64x128 against the 128x128 at M = 16-64)."""
+    in wave order: unweighted ones first, then by name) whose tiles have fewer rows than the pick's and either the
+    pick's columns and as many tiles in the walk (the same walk with less work a tile) or room for all the launch's
+    rows in one row of tiles (the pick's taller tiles compute rows that do not exist), the one with the fewest rows
+    (the first of equals) - decode: the 64x128 against the 128-row kernels at M = 16-64."""
     tile = by_name[pick[2]]["tile"]
     tiles = walk_tiles(schedule, tp, m, n, tile)
+    rows = launch_rows(schedule, tp, m, n)
     best = pick
     for c in fallback:
         t = by_name[c[2]]["tile"]
-        fewer = t["bn"] == tile["bn"] and t["bm"] < by_name[best[2]]["tile"]["bm"]
-        if c != pick and fewer and walk_tiles(schedule, tp, m, n, t) == tiles:
+        same_walk = t["bn"] == tile["bn"] and walk_tiles(schedule, tp, m, n, t) == tiles
+        if c != pick and t["bm"] < by_name[best[2]]["tile"]["bm"] and (same_walk or rows <= t["bm"]):
             best = c
     return best
 

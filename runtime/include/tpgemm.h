@@ -110,8 +110,9 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * whole waves of TPG_PICK_SMS SMs that one GPU's persistent walk (tp stages, one batch) fills with output, times
  * its wave_weight percent (100 without one); the best - the first by name of equals, unweighted first - replaces
  * the pick when it scores more than 10 points higher, or more than twice as high. Then the row rule: a config
- * not preferred whose tiles have the pick's columns and fewer rows, and whose walk has as many tiles, replaces it
- * (the fewest rows): reduce-scatter at M = 16-64 runs the ping-pong 64x128. That is few tokens: at TP = 2,
+ * not preferred whose tiles have fewer rows than the pick's, and either the pick's columns and as many tiles in its
+ * walk or room for all the launch's rows in one row of tiles, replaces it (the fewest rows): at M = 16-64 the
+ * ping-pong 64x128 (reduce-scatter, and all-gather at 70B-fc1 with 16 tokens). That is few tokens: at TP = 2,
  * 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256
  * on one H200, 70B-qkv at M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong
  * 64x128 (`*_pp64`) (docs/PERF_NOTES.md, 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see

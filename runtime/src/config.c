@@ -51,14 +51,19 @@ static int config_preferred(const tpg_config_desc *c, int64_t k) {
     return local_k >= least;
 }
 
+/* The walk order of c's launch on one GPU over NVLink for the per-stage output in s (plan.c). */
+static tpg_walk_order config_walk_order(const tpg_config_desc *c, const tpg_shapes *s, int sms) {
+    const tpg_walk_facts w =
+        tpg_walk_facts_for(c->schedule, c->kernel, s->stage_m, s->stage_n, s->stage_k, 1, sms, 0, 0);
+    return tpg_plan_walk_order(&w);
+}
+
 /* Tiles of c's persistent walk on one GPU over NVLink (plan.h: tpg_walk_tile_count): tp stages of the per-stage
  * output in s (shapes.c), each cut into BM x BN tiles - or, where the walk is gathered or one-hop, one GEMM of all
  * their rows. */
 static int64_t walk_tiles(const tpg_config_desc *c, const tpg_shapes *s, int sms) {
-    const tpg_walk_facts w =
-        tpg_walk_facts_for(c->schedule, c->kernel, s->stage_m, s->stage_n, s->stage_k, 1, sms, 0, 0);
     return tpg_walk_tile_count(c->kernel, c->schedule->tp, s->stage_m, s->stage_n, 1,
-                               tpg_walk_is_one_gemm(tpg_plan_walk_order(&w)));
+                               tpg_walk_is_one_gemm(config_walk_order(c, s, sms)));
 }
 
 /* What the wave check compares: the share of the tile slots of the walk's whole waves of sms tiles that the output
@@ -107,12 +112,22 @@ static int64_t config_walk_tiles(const tpg_config_desc *c, int64_t m, int64_t n,
     return walk_tiles(c, &s, sms);
 }
 
-/* The row rule, after the wave check: a config not preferred whose tiles have the pick's columns and fewer rows, and
- * whose walk has as many tiles - the rows a stage (or a one-GEMM walk's rows) fit its tiles as well as the pick's -
- * does the same walk with less work a tile; the one with the fewest rows (of equals the first in wave order: those
- * without a wave_weight first, then by name) replaces the pick. Decode: at M = 16-64 the ping-pong 64x128 ran
- * 1.22-1.66x the 128x128 on every local GEMM measured (BENCHMARKS.md, "Decode"), which the wave check missed where
- * both fill one thin row of tiles (its weight and margin). */
+/* Rows a stage of c's launch (plan.h: tpg_walk_launch_rows) for a GEMM of global m x n x k on sms SMs. */
+static int64_t config_launch_rows(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int sms) {
+    tpg_shapes s;
+    tpg_shapes_compute(c->schedule, c->schedule->tp, m, n, k, 1, &s);
+    return tpg_walk_launch_rows(config_walk_order(c, &s, sms), c->schedule->tp, s.stage_m);
+}
+
+/* The row rule, after the wave check: a config not preferred whose tiles have fewer rows than the pick's, and either
+ * the pick's columns and as many tiles in its walk - the rows a stage (or a one-GEMM walk's rows) fit its tiles as
+ * well as the pick's: the same walk with less work a tile - or tiles that hold all the launch's rows in one row of
+ * tiles, where the pick's taller tiles compute rows that do not exist; the one with the fewest rows (of equals the
+ * first in wave order: those without a wave_weight first, then by name) replaces the pick. Decode: at M = 16-64 the
+ * ping-pong 64x128 ran 1.04-2.4x every 128-row kernel on every local GEMM measured (BENCHMARKS.md, "Decode";
+ * docs/perf_notes/2026-12-03-b.md), which the wave check missed where both fill one thin row of tiles (its weight
+ * and margin) and where the 64x128 walks more than a wave (70B-fc1 at 16 rows: 224 tiles against the wide kernel's
+ * 112 in one wave, 1.37x it). */
 static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms,
                        int pick) {
     const tpg_kernel_desc *pk = tpg_configs[pick].kernel;
@@ -120,9 +135,10 @@ static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m,
     int best = pick;
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
-        if (i == pick || !config_matches(c, schedule, tp, dtype) || config_preferred(c, k) || c->kernel->bn != pk->bn ||
-            c->kernel->bm >= pk->bm || config_walk_tiles(c, m, n, k, sms) != tiles)
+        if (i == pick || !config_matches(c, schedule, tp, dtype) || config_preferred(c, k) || c->kernel->bm >= pk->bm)
             continue;
+        const int same_walk = c->kernel->bn == pk->bn && config_walk_tiles(c, m, n, k, sms) == tiles;
+        if (!same_walk && config_launch_rows(c, m, n, k, sms) > c->kernel->bm) continue;
         const int bm = tpg_configs[best].kernel->bm;
         const int before = c->kernel->bm == bm && wave_order_before(c, i, &tpg_configs[best], best);
         if (best == pick || c->kernel->bm < bm || before) best = i;

@@ -128,6 +128,12 @@ TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_e
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 32, 8192, 8192, 132), "rs_tila_bf16_pp64_tp2");
     TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 4096, 4096, 132), "rs_tila_bf16_pp64_tp1");
     TPG_EXPECT_EQ_STR(picked_on(rs, 8, 16, 8192, 28672, 132), "rs_tila_bf16_pp64_tp8");
+    /* its one-row clause: 70B-fc1 at 16 tokens (one GEMM of 16 rows; 224 tiles of 64x128, 1.7 waves, against the wide
+     * kernel's 112 in one wave, which the wave check keeps): all 16 rows fit one row of 64x128 tiles. Not at 256
+     * rows a stage (M = 512) */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 16, 57344, 8192, 132), "ag_rota_bf16_pp64_tp2");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 28672, 8192, 132), "ag_rota_bf16_pp64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 57344, 8192, 132), "ag_rota_bf16_tp2");
     /* reduce-scatter: the K rule first (ping-pong below a per-stage K of 10240, whatever the tiles) */
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 512, 8192, 28672, 132), "rs_tila_bf16_wide_tp2");
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 2048, 8192, 8192, 132), "rs_tila_bf16_tp2");
