@@ -224,29 +224,41 @@ MEASURED = ["small_m_0835Z", "small_tiles_1230Z", "w160_1244Z", "m128_tiles_1308
 MEASURED_FOR_THE_PICK = ("w160_1244Z", "pp64_1322Z", "verify_few_tokens_1444Z")
 
 
+def measured_pick_rate():
+    """A function of a local-GEMM record and a schedule: the shipped default pick at TP = 1 for the record's shape, its
+    sustained rate in the record (None where the record did not time its kernel), and the rates of every shipped
+    kernel the record timed (cuBLASLt and x_ experiments left out)."""
+    doc = models.load(str(DEFAULT))
+    built = plan.build(doc, "schedules.yaml")
+    kernel_of = {c.name: c.kernel.name for c in built.configs}
+    shipped = {k.name for k in built.kernels}
+
+    def pick_rate(r: dict, schedule: str):
+        pick = models.default_config(doc, schedule, 1, r["dtype"], r["K"], r["M"], r["N"])
+        rates = {v["kernel"]: v["sustained_tflops"] for v in r["variants"] if v["kernel"] in shipped}
+        return pick, rates.get(kernel_of[pick]), rates
+    return pick_rate
+
+
 def test_the_default_pick_is_the_fastest_measured_shipped_kernel_or_close():
     """Against the local-GEMM runs on one H200 (bench/results/experiments/<run>/local_gemm_*.json, few tokens): each
     problem's default pick at TP = 1 ran within 4% of the fastest shipped kernel measured on it (sustained). Every
     record of the runs made for the wave check (MEASURED_FOR_THE_PICK) must hold the pick's kernel; the others
     count where they do (the older 64x128 was an experiment without TMA-loaded partials; sk_m128_1451Z timed only
     the 64x128 among shipped kernels)."""
-    doc = models.load(str(DEFAULT))
-    built = plan.build(doc, "schedules.yaml")
-    kernel_of = {c.name: c.kernel.name for c in built.configs}
-    shipped = {k.name for k in built.kernels}
+    pick_rate = measured_pick_rate()
     checked = 0
     for run in MEASURED:
         for path in sorted((ROOT / "bench/results/experiments" / run).glob("local_gemm_*.json")):
             for r in json.loads(path.read_text()):
-                schedule = RS if r["op"] == "RS" else AG
-                pick = models.default_config(doc, schedule, 1, r["dtype"], r["K"], r["M"], r["N"])
-                rates = {v["kernel"]: v["sustained_tflops"] for v in r["variants"] if v["kernel"] in shipped}
-                if kernel_of[pick] not in rates:
+                pick, rate, rates = pick_rate(r, RS if r["op"] == "RS" else AG)
+                if rate is None:
                     assert run not in MEASURED_FOR_THE_PICK, (run, r["name"], pick)
                     continue
-                assert rates[kernel_of[pick]] >= 0.96 * max(rates.values()), (run, r["name"], pick, rates)
+                assert rate >= 0.96 * max(rates.values()), (run, r["name"], pick, rates)
                 checked += 1
     assert checked >= 30
+
 
 DECODE_RUNS = ["decode_local_1433Z/local_gemm_decode.json", "decode_sk_1532Z/local_gemm_decode_sk.json",
                "abox_1559Z/local_gemm_decode_abox.json", "decode_abox_1622Z/local_gemm_decode_rest.json"]
@@ -258,18 +270,14 @@ def test_decode_picks_are_the_fastest_measured_or_close():
     pick of both an all-gather and a reduce-scatter schedule must run within 4% of the fastest shipped kernel measured
     there. Before the row rule the reduce-scatter picks ran the 128x128 at 0.60-0.82 of the 64x128 (1433Z), and
     before its one-row clause the all-gather pick at 70B-fc1 M = 16 ran the wide kernel at 0.73 of it (1533Z)."""
-    doc = models.load(str(DEFAULT))
-    built = plan.build(doc, "schedules.yaml")
-    kernel_of = {c.name: c.kernel.name for c in built.configs}
-    shipped = {k.name for k in built.kernels}
+    pick_rate = measured_pick_rate()
     checked = 0
     for run in DECODE_RUNS:
         for r in json.loads((ROOT / "bench/results/experiments" / run).read_text()):
-            rates = {v["kernel"]: v["sustained_tflops"] for v in r["variants"] if v["kernel"] in shipped}
             for schedule in (AG, RS):
-                pick = models.default_config(doc, schedule, 1, r["dtype"], r["K"], r["M"], r["N"])
-                if kernel_of[pick] in rates:
-                    assert rates[kernel_of[pick]] >= 0.96 * max(rates.values()), (run, r["name"], schedule, pick, rates)
+                pick, rate, rates = pick_rate(r, schedule)
+                if rate is not None:
+                    assert rate >= 0.96 * max(rates.values()), (run, r["name"], schedule, pick, rates)
                     checked += 1
     assert checked >= 40
 
