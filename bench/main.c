@@ -22,9 +22,10 @@ static void init_variant(bench_variant *v, const char *config, const char *kerne
 }
 
 /* A default run (no --configs) times a config with a wave_weight (a tile for few tokens, a default only through the
- * wave check) only where it is the problem's default pick at TP = 1, so the anchors' runs keep their length. */
+ * wave check) or a stream-K one (only through the split rule) only where it is the problem's default pick at TP = 1,
+ * so the anchors' runs keep their length. */
 static int default_variant(const bench_problem *p, tpg_dtype dt, const tpg_config_info *ci) {
-    if (!ci->wave_weight) return 1;
+    if (!ci->wave_weight && !ci->stream_k) return 1;
     const char *sched = strcmp(p->op, "RS") ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC";
     int pick = -1;
     tpg_config_info picked;

@@ -51,7 +51,7 @@ class ConfigInfo(ctypes.Structure):
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
                 ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int),
                 ("partials", ctypes.c_int), ("pull_partials", ctypes.c_int),
-                ("wave_weight", ctypes.c_int)]
+                ("wave_weight", ctypes.c_int), ("stream_k", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):

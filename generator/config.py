@@ -361,10 +361,24 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
                     "wave_weight with prefer_from_local_k: a config is a default either by its per-stage K or by the "
                     "wave check", "one of the two")
+        _check_split_only(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:
                     _unique(w, config_names, f"{c['name']}_tp{tp}", f"{path}.name", "config")
+
+
+def _check_split_only(w: _Walker, c: dict, path: str, kernels: dict) -> None:
+    """A config of a stream_k kernel is a default only through the split rule (runtime/src/config.c split_k), so
+    neither prefer_from_local_k nor wave_weight, which would say otherwise, may be set on it."""
+    kernel = kernels.get(c.get("kernel")) or {}
+    if not kernel.get("stream_k"):
+        return
+    for field in ("prefer_from_local_k", "wave_weight"):
+        if c.get(field) is not None:
+            w.error(w.lines.get(f"{path}.{field}", w.lines[path]), f"{path}.{field}",
+                    f"{field} in a config of stream_k kernel {c['kernel']!r}, a default only through the split rule "
+                    "(README, \"A config is picked\")", f"no {field}")
 
 
 def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:

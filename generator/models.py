@@ -90,6 +90,10 @@ PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
 PICK_WAVE_RATIO = 2.0  # TPG_PICK_WAVE_RATIO: or more than this times the pick's score (a pick filling little of a wave)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
 PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
+PICK_SPLIT_SHARE = 40  # TPG_PICK_SPLIT_SHARE: the split rule's few tiles, percent of the SMs
+PICK_SPLIT_KBLOCKS = 128  # TPG_PICK_SPLIT_KBLOCKS: ... of at least this many k-blocks each
+PICK_SPLIT_LONG_KBLOCKS = 192  # TPG_PICK_SPLIT_LONG_KBLOCKS: or one row of tiles, at most a wave, this long
+SK_FIXUP_KBLOCKS, SK_MIN_KBLOCKS, SK_MAX_PRODUCT = 2, 4, 2147483647  # templates/kernels/stream_k.h
 
 
 def stage_extents(schedule: str, tp: int, m: int, n: int) -> tuple[int, int]:
@@ -147,7 +151,8 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     slots of `sms` SMs its walk fills, times its wave_weight percent (100 without one) - replaces that pick when
     its score is more than PICK_WAVE_MARGIN above the pick's (few tokens: the last wave of the wide tiles nearly
     empty) or more than PICK_WAVE_RATIO times it (a pick filling a few percent of one wave); of equals the first by
-    name, those without a wave_weight first. Then the row rule (_fewest_rows)."""
+    name, those without a wave_weight first. Then the row rule (_fewest_rows), and the split rule (_split_k): a
+    stream_k config is a candidate of that last step only."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
 
@@ -171,7 +176,42 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
         if best and (score(best) > score(pick) + PICK_WAVE_MARGIN or score(best) > score(pick) * PICK_WAVE_RATIO):
             pick = best
         pick = _fewest_rows(schedule, tp, m, n, fallback, by_name, pick)
+        pick = _split_k(doc, schedule, tp, dtype, m, n, k, sms, pick)
     return pick[0] if pick else None
+
+
+def sk_tiles(tiles: int, ctas: int, kb: int) -> int:
+    """The stream-K region of `tiles` tiles of `kb` k-blocks on `ctas` CTAs, 0 = none (templates/kernels/stream_k.h
+    tpg_sk_tiles): the partial last round plus one full round, where its even split beats the rounds it replaces by
+    more than the fixup."""
+    if tiles <= 0 or ctas <= 0 or kb <= 0 or tiles % ctas == 0:
+        return 0
+    region = min(tiles, ctas + tiles % ctas)
+    rounds, per_cta = -(-region // ctas), -(-(region * kb) // ctas)
+    if per_cta < SK_MIN_KBLOCKS or per_cta + SK_FIXUP_KBLOCKS > rounds * kb or ctas * region * kb > SK_MAX_PRODUCT:
+        return 0
+    return region
+
+
+def _split_k(doc: dict, schedule: str, tp: int, dtype: str, m: int, n: int, k: int, sms: int, pick: tuple) -> tuple:
+    """The split rule, last (runtime/src/config.c split_k): at TP = 1 the first stream-K config by name replaces the
+    pick where its tiles are few (at most PICK_SPLIT_SHARE percent of the SMs) of at least PICK_SPLIT_KBLOCKS k-blocks,
+    or one row of them, at most a wave, of at least PICK_SPLIT_LONG_KBLOCKS, and the kernel would split them."""
+    if tp != 1:
+        return pick
+    by_name = {x.get("name"): x for x in doc["kernels"] or [] if x}
+    for c in sorted(doc["configs"], key=lambda c: c["name"]):
+        kern = by_name.get(c.get("kernel_tp1") or c["kernel"]) or {}
+        if (c.get("tuned") or c.get("pull_partials") or c["schedule"] != schedule or 1 not in c["tp"]
+                or kern.get("dtype") != dtype or not _pickable(kern, split=True)):
+            continue
+        t = kern["tile"]
+        tiles, kb = walk_tiles(schedule, 1, m, n, t), -(-local_k(schedule, 1, k) // t["bk"])
+        few = tiles * 100 <= sms * PICK_SPLIT_SHARE and kb >= PICK_SPLIT_KBLOCKS
+        long_row = stage_extents(schedule, 1, m, n)[0] <= t["bm"] and tiles <= sms and kb >= PICK_SPLIT_LONG_KBLOCKS
+        if (few or long_row) and sk_tiles(tiles, sms, kb) > 0:
+            return (f"{c['name']}_tp1", None, kern["name"], 0)
+    return pick
 
 
 def launch_rows(schedule: str, tp: int, m: int, n: int) -> int:
@@ -199,10 +239,12 @@ def _fewest_rows(schedule: str, tp: int, m: int, n: int, fallback: list, by_name
     return best
 
 
-def _pickable(kernel: dict | None) -> bool:
-    """May a default pick take this kernel entry (tpg_config_pick's candidates, runtime/src/config.c)?"""
+def _pickable(kernel: dict | None, split: bool = False) -> bool:
+    """May a default pick take this kernel entry (tpg_config_pick's candidates, runtime/src/config.c)? A stream_k one
+    only in the split rule (split=True), every other one only in the steps before it."""
     k = kernel or {}
-    return (k.get("acc") or "f32") == "f32" and not k.get("fp8_promote") and (k.get("partials") or "out") == "out"
+    return ((k.get("acc") or "f32") == "f32" and not k.get("fp8_promote") and (k.get("partials") or "out") == "out"
+            and bool(k.get("stream_k")) == split)
 
 
 def _kernel_dtypes(kernels: list | None) -> dict:

@@ -208,7 +208,9 @@ def test_kernel_dedup_and_registry(files):
         partial = "TPG_DTYPE_FP32" if k.partials == "f32" else {"fp16": "TPG_DTYPE_FP16"}.get(k.dtype, "TPG_DTYPE_BF16")
         assert f".dtype_partial = {partial}," in desc[:desc.index("};")]
         assert f".pingpong = {1 if k.consumer_mode == 'pingpong' else 0}," in desc[:desc.index("};")]
-        assert f".threads = {k.threads}," in reg and k.threads == 384
+        # a producer warpgroup and the consumers: 384 threads, 256 for the one-consumer stream-K 64x128
+        assert f".threads = {k.threads}," in reg
+        assert k.threads == 128 * (k.consumers + 1) == (256 if k.stream_k else 384)
     assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8, 8]  # e4m3_128x128x128_p8 and its _rs twin
     assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32", "f32"]
     assert {k.consumer_mode == "pingpong" for k in p.kernels} == {True, False}  # both values rendered

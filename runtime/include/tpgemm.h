@@ -89,6 +89,8 @@ typedef struct tpg_config_info {
                               the link (`pull_partials`); 0 = the sender pushes it into the receiver's slot */
     int wave_weight;       /* 1..100: a default only through tpg_config_pick's wave check, its fill counted at this
                               percent (`wave_weight`, tiles for few tokens); 0: an ordinary config */
+    int stream_k;          /* 1: a one-stage launch (TP = 1, or the gathered / one-hop walks' one GEMM) splits its
+                              tiles along k over the CTAs (`stream_k`); a default only through the split rule */
 } tpg_config_info;
 
 /* Number of generated configs. */
@@ -115,8 +117,11 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * ping-pong 64x128 (reduce-scatter, and all-gather at 70B-fc1 with 16 tokens). That is few tokens: at TP = 2,
  * 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256
  * on one H200, 70B-qkv at M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong
- * 64x128 (`*_pp64`) (docs/PERF_NOTES.md, 2026-12-02). Pure: no CUDA call. Tuned choices are not consulted: see
- * tpg_dispatch_find. */
+ * 64x128 (`*_pp64`) (docs/PERF_NOTES.md, 2026-12-02). Last, the split rule (TP = 1): a `stream_k` config (only
+ * ever a candidate here; at TP >= 2 by name only) replaces the pick where its tiles fill at most 40% of the SMs with
+ * at least 128 k-blocks each, or one row of tiles, at most a wave, with at least 192: decode GEMMs of few, long tiles
+ * (`*_sk64`, 1.25x the ping-pong 64x128 there in geometric mean on one H200). Pure: no CUDA call. Tuned choices are
+ * not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */

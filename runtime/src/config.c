@@ -3,6 +3,7 @@
 
 #include "plan.h"
 #include "shapes.h"
+#include "stream_k.h"
 #include "tables.h"
 
 int tpg_config_count(void) { return tpg_num_configs; }
@@ -24,6 +25,7 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
     out->partials = c->kernel->dtype_partial;
     out->pull_partials = c->pull_partials;
     out->wave_weight = c->wave_weight;
+    out->stream_k = c->kernel->stream_k;
     return TPG_OK;
 }
 
@@ -32,12 +34,18 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
  * partials (`pull_partials`) are the experiment against the pushed ones: all four are only ever run by name. */
 int tpg__config_pickable(const tpg_config_desc *c) {
     return c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
-           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->pull_partials;
+           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->pull_partials &&
+           (!c->kernel->stream_k || c->schedule->tp == 1);
+}
+
+/* A candidate of the schedule / tp / dtype: a stream-K one (split_k's) or one of every other step. */
+static int candidate(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype, int stream_k) {
+    return (!schedule || strcmp(c->schedule->name, schedule) == 0) && (tp <= 0 || c->schedule->tp == tp) &&
+           c->kernel->dtype_ab == dtype && tpg__config_pickable(c) && !c->tuned && !c->kernel->stream_k == !stream_k;
 }
 
 static int config_matches(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype) {
-    return (!schedule || strcmp(c->schedule->name, schedule) == 0) && (tp <= 0 || c->schedule->tp == tp) &&
-           c->kernel->dtype_ab == dtype && tpg__config_pickable(c) && !c->tuned;
+    return candidate(c, schedule, tp, dtype, 0);
 }
 
 /* Does c's preference hold for a GEMM with this K (k <= 0: shape unknown, so only a preference for
@@ -146,6 +154,25 @@ static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m,
     return best;
 }
 
+/* The split rule, last (TPG_PICK_SPLIT_*): the first stream-K config by name replaces the pick where its one-stage
+ * launch (TP = 1) has few tiles with long K - at most TPG_PICK_SPLIT_SHARE percent of the SMs, of at least
+ * TPG_PICK_SPLIT_KBLOCKS k-blocks each - or one row of tiles, at most a wave, of at least TPG_PICK_SPLIT_LONG_KBLOCKS,
+ * and the kernel would split it (stream_k.h). Decode: the ping-pong 64x128 leaves most SMs idle there, each CTA
+ * streaming its tile's B alone. */
+static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms, int pick) {
+    for (int i = 0; i < tpg_num_configs; i++) {
+        const tpg_config_desc *c = &tpg_configs[i];
+        if (c->schedule->tp != 1 || !candidate(c, schedule, tp, dtype, 1)) continue;
+        tpg_shapes s;
+        tpg_shapes_compute(c->schedule, 1, m, n, k, 1, &s);
+        const int64_t tiles = walk_tiles(c, &s, sms), kb = (s.stage_k + c->kernel->bk - 1) / c->kernel->bk;
+        const int few = tiles * 100 <= (int64_t)sms * TPG_PICK_SPLIT_SHARE && kb >= TPG_PICK_SPLIT_KBLOCKS;
+        const int long_row = s.stage_m <= c->kernel->bm && tiles <= sms && kb >= TPG_PICK_SPLIT_LONG_KBLOCKS;
+        if ((few || long_row) && tpg_sk_launch_tiles(tiles, sms, kb, 1) > 0) return i;
+    }
+    return pick;
+}
+
 tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                                int sms, int *index) {
     if (!index) return TPG_ERR_INVALID_ARGUMENT;
@@ -170,6 +197,7 @@ tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, in
         const double pick = wave_score(&tpg_configs[*index], m, n, k, sms);
         if (best >= 0 && (s > pick + TPG_PICK_WAVE_MARGIN || s > pick * TPG_PICK_WAVE_RATIO)) *index = best;
         *index = fewest_rows(schedule, tp, dtype, m, n, k, sms, *index);
+        *index = split_k(schedule, tp, dtype, m, n, k, sms, *index);
     }
     return TPG_OK;
 }

@@ -108,7 +108,8 @@ typedef struct tpg_config_desc {
 
 extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
- * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c). */
+ * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c);
+ * nor a `stream_k` config at TP >= 2 (untimed across GPUs); at TP = 1 one is a default only through the split rule. */
 int tpg__config_pickable(const tpg_config_desc *c);
 /* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the best-scored fallback must score
  * more than this above the pick (score: the share of the tile slots its walk fills x wave_weight), or more than
@@ -119,6 +120,16 @@ int tpg__config_pickable(const tpg_config_desc *c);
 #define TPG_PICK_WAVE_MARGIN 0.10
 #define TPG_PICK_WAVE_RATIO 2.0
 #define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)
+/* The split rule (config.c split_k): a stream-K config replaces the pick of a one-stage launch (TP = 1) where its
+ * tiles fill at most TPG_PICK_SPLIT_SHARE percent of the SMs and each has at least TPG_PICK_SPLIT_KBLOCKS k-blocks,
+ * or where they fit one row of tiles, no more than one wave, with at least TPG_PICK_SPLIT_LONG_KBLOCKS k-blocks
+ * each. From the decode grid on one H200 (weights cold in L2; docs/perf_notes/2026-12-03-c.md): inside, the split
+ * ran 0.99-1.81x the ping-pong 64x128 (1.25x in geometric mean, two runs); outside, it ran 0.84x it at 16 tiles of
+ * 64 k-blocks and 0.56-0.82x past one row of tiles at 96-448 tiles (M = 128: the two rows' tiles no longer read their
+ * B columns together). */
+#define TPG_PICK_SPLIT_SHARE 40
+#define TPG_PICK_SPLIT_KBLOCKS 128
+#define TPG_PICK_SPLIT_LONG_KBLOCKS 192
 extern const int tpg_num_configs;
 extern const char tpg_generator_version[];
 extern const char tpg_config_hash[];

@@ -38,9 +38,9 @@ static void append_item(char *buf, size_t cap, size_t *n, const char *fmt, ...) 
     if (*n >= cap) *n = cap - 1;
 }
 
-/* Everything a config differs in from the default (f32 sums, partials in the output type and pushed), joined by
- * ", "; "-" if nothing. Such configs are never a default pick (tpg__config_pickable): they run by name, or as a
- * tuned choice (tpg_dispatch_find). */
+/* Everything a config differs in from the default (f32 sums, partials in the output type and pushed, no stream-K
+ * walk at TP >= 2: untimed across GPUs), joined by ", "; "-" if nothing. Such configs are never a default pick
+ * (tpg__config_pickable): they run by name, or as a tuned choice (tpg_dispatch_find). */
 static const char *numerics(int i, char *buf, size_t cap) {
     const tpg_config_desc *c = &tpg_configs[i];
     const tpg_kernel_desc *k = c->kernel;
@@ -50,6 +50,7 @@ static const char *numerics(int i, char *buf, size_t cap) {
     if (k->fp8_promote) append_item(buf, cap, &n, "fp8 promoted every %d", k->fp8_promote);
     if (k->dtype_partial != k->dtype_cd) append_item(buf, cap, &n, "%s partials", tpg_dtype_name(k->dtype_partial));
     if (c->pull_partials) append_item(buf, cap, &n, "pulled partials");
+    if (k->stream_k && c->schedule->tp > 1) append_item(buf, cap, &n, "stream-K at TP >= 2");
     if (!n) snprintf(buf, cap, "-");
     return buf;
 }
@@ -70,8 +71,9 @@ void tpg_report_list(FILE *f, int json) {
             fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
             fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"pull_partials\": %d, "
-                       "\"wave_weight\": %d, \"default_pick\": %s}",
+                       "\"wave_weight\": %d, \"stream_k\": %d, \"default_pick\": %s}",
                     tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials, c.wave_weight,
+                    c.stream_k,
                     tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
