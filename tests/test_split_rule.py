@@ -12,10 +12,11 @@ from generator import models
 
 ROOT = Path(__file__).resolve().parents[1]
 AG, RS = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
-# two runs of the grid on two machines: before the stream-K 64x128 shipped (as x_c64_sk, same kernel fields and
-# instance name, its producer still at 40 registers) and after (the shipped configs and picks)
+# three runs of the grid on three machines: before the stream-K 64x128 shipped (as x_c64_sk, same kernel fields and
+# instance name, its producer still at 40 registers), after (the shipped configs and picks), and with its fix-up moving
+# only a split tile's rows and waiting for its contributors' flags at once (1.03-1.2x faster at 16-32 tiles)
 GRIDS = [ROOT / "bench/results/experiments" / run for run in
-         ("decode_grid_1723Z/decode_grid.json", "split_rule_1740Z/decode_grid.json")]
+         ("decode_grid_1723Z/decode_grid.json", "split_rule_1740Z/decode_grid.json", "sk_final_1810Z/decode_grid.json")]
 # the grid's labels (config names; "pick_*:" prefixes the picks of its run) by kernel family
 FAMILY = {"ag_rota_bf16_pp64_tp1": "pp64", "rs_tila_bf16_pp64_tp1": "pp64", "ag_rota_bf16_wide_tp1": "wide",
           "rs_tila_bf16_wide_tp1": "wide", "ag_rota_bf16_tp1": "pp128", "rs_tila_bf16_tp1": "pp128",
@@ -134,9 +135,9 @@ def merged_grid():
 
 def test_the_rule_against_the_decode_grid(shipped):
     """The grid (one H200, M = 16-128 x N = 2048-57344 x K = 4096-28672, B cold in L2, sleep-queued windows; A/A of
-    the ping-pong 64x128 under two labels within 0.976-1.032), two runs on two machines, each family's time their
-    geometric mean: between the runs the ping-pong 64x128's time moved by more than 5% on 38 of the 128 shapes (up to
-    30%, its few CTAs on a chip's SMs), the stream-K twin's on none. Where the rule takes the stream-K 64x128, it ran at
+    the ping-pong 64x128 under two labels within 0.976-1.032), three runs on three machines, each family's time their
+    geometric mean: between the first two runs the ping-pong 64x128's time moved by more than 5% on 38 of the 128
+    shapes (up to 30%, its few CTAs on a chip's SMs), the stream-K twin's on none. Where the rule takes the stream-K 64x128, it ran at
     no more than 1.06x the time of the pick it replaced (the method's spread), and 1.2x as fast in geometric mean;
     where it leaves the ping-pong 64x128, its stream-K twin was never more than 1.15x as fast."""
     grid = merged_grid()

@@ -124,7 +124,7 @@ int tpg__config_pickable(const tpg_config_desc *c);
  * tiles fill at most TPG_PICK_SPLIT_SHARE percent of the SMs and each has at least TPG_PICK_SPLIT_KBLOCKS k-blocks,
  * or where they fit one row of tiles, no more than one wave, with at least TPG_PICK_SPLIT_LONG_KBLOCKS k-blocks
  * each. From the decode grid on one H200 (weights cold in L2; docs/perf_notes/2026-12-03-c.md): inside, the split
- * ran 0.99-1.81x the ping-pong 64x128 (1.25x in geometric mean, two runs); outside, it ran 0.84x it at 16 tiles of
+ * ran 1.02-1.83x the ping-pong 64x128 (1.26x in geometric mean, three runs); outside, it ran 0.84x it at 16 tiles of
  * 64 k-blocks and 0.56-0.82x past one row of tiles at 96-448 tiles (M = 128: the two rows' tiles no longer read their
  * B columns together). */
 #define TPG_PICK_SPLIT_SHARE 40

@@ -323,13 +323,14 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_label(p, 1 + wg, tile.stage, tile.t, tile.valid);)
         if constexpr (kStreamK) {
             if (tpg_sk_region(p) && i >= p.sk_rounds) {
+                const int rows = p.m - tile.tm * kBM; /* rows past p.m: computed, never stored */
                 if (w.contribution) {
-                    tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, ctid);
+                    tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, rows, ctid);
                     TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
                     continue;
                 }
                 if (w.sk_lo < first) /* a finisher: add the earlier k-blocks' sums */
-                    tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, w.sk_lo, first, ctid, gave_up);
+                    tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, rows, w.sk_lo, first, ctid, gave_up);
             }
         }
         /* an invalid partner tile only fed the partner's multicast. TPG_DIAG_NO_EPI skips the epilogue by a

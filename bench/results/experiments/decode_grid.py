@@ -8,6 +8,7 @@ operands rotate over copies that together exceed the 50 MB L2 (as a decode step'
 variants are interleaved in rotated order, and the median of REPS windows is kept.
 
 Usage (device, with the configs built): python3 bench/results/experiments/decode_grid.py OUT.json CONFIG[,CONFIG...]
+[MS:NS:KS] (a sub-grid, e.g. 16,64:2048,4096:4096,8192; default the whole grid below)
 """
 import json
 import math
@@ -108,12 +109,14 @@ def bench_problem(lib, ctx, m, n, k, names):
 
 def main():
     out_path, names = sys.argv[1], sys.argv[2].split(",")
+    ms, ns, ks = ([int(x) for x in part.split(",")] for part in sys.argv[3].split(":")) if len(sys.argv) > 3 \
+        else (MS, NS, KS)
     lib = Lib()
     ctx = lib.ctx_local([0])
     records = []
-    for m in MS:
-        for n in NS:
-            for k in KS:
+    for m in ms:
+        for n in ns:
+            for k in ks:
                 rec = bench_problem(lib, ctx, m, n, k, names)
                 records.append(rec)
                 us = " ".join(f"{lb.split(':')[0]}={v:.1f}" for lb, v in rec["us"].items())
