@@ -76,6 +76,7 @@ def load(path=LIB_PATH):
         "tpg_config_find": ([ctypes.c_char_p, ctypes.c_char_p, i, i, p(i)], i),
         "tpg_config_count": ([], i), "tpg_config_get": ([i, p(ConfigInfo)], i),
         "tpg_config_pick": ([ctypes.c_char_p, i, i, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, p(i)], i),
+        "tpg_config_pick_sms": ([ctypes.c_char_p, i, i, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, i, p(i)], i),
         "tpg_dispatch_find": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, i,
                                ctypes.c_char_p, i, p(DispatchEntry)], i),
         "tpg_ctx_create": ([p(CtxConfig), p(vp)], i), "tpg_ctx_create_rank": ([p(RankConfig), p(vp)], i),

@@ -369,15 +369,17 @@ def _semantic(doc: dict, w: _Walker) -> None:
 
 
 def _check_split_only(w: _Walker, c: dict, path: str, kernels: dict) -> None:
-    """A config of a stream_k kernel is a default only through the split rule (runtime/src/config.c split_k), so
-    neither prefer_from_local_k nor wave_weight, which would say otherwise, may be set on it."""
-    kernel = kernels.get(c.get("kernel")) or {}
+    """A config whose TP = 1 kernel (kernel_tp1, else kernel; kernel without TP = 1) is a stream_k one is a default only
+    through the split rule (runtime/src/config.c split_k), so neither prefer_from_local_k nor wave_weight, which would
+    say otherwise, may be set on it (at TP >= 2 a stream_k config is never a default pick)."""
+    name = (c.get("kernel_tp1") or c.get("kernel")) if 1 in (c.get("tp") or []) else c.get("kernel")
+    kernel = kernels.get(name) or {}
     if not kernel.get("stream_k"):
         return
     for field in ("prefer_from_local_k", "wave_weight"):
         if c.get(field) is not None:
             w.error(w.lines.get(f"{path}.{field}", w.lines[path]), f"{path}.{field}",
-                    f"{field} in a config of stream_k kernel {c['kernel']!r}, a default only through the split rule "
+                    f"{field} in a config of stream_k kernel {name!r}, a default only through the split rule "
                     "(README, \"A config is picked\")", f"no {field}")
 
 

@@ -200,7 +200,7 @@ def _split_k(doc: dict, schedule: str, tp: int, dtype: str, m: int, n: int, k: i
     if tp != 1:
         return pick
     by_name = {x.get("name"): x for x in doc["kernels"] or [] if x}
-    for c in sorted(doc["configs"], key=lambda c: c["name"]):
+    for c in sorted(doc["configs"], key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
         kern = by_name.get(c.get("kernel_tp1") or c["kernel"]) or {}
         if (c.get("tuned") or c.get("pull_partials") or c["schedule"] != schedule or 1 not in c["tp"]
                 or kern.get("dtype") != dtype or not _pickable(kern, split=True)):

@@ -1,6 +1,7 @@
 """The split rule (runtime/src/config.c split_k, generator/models.py _split_k): at TP = 1 a stream-K config replaces the
 default pick of a decode GEMM with few, long tiles. Its bounds on the shipped configs, its agreement with the C pick,
 and its decisions against the decode grid measured on one H200 (bench/results/experiments/decode_grid_1723Z)."""
+import ctypes
 import json
 import math
 import subprocess
@@ -74,6 +75,58 @@ def test_the_rule_is_tp1_only_and_the_stream_k_configs_no_other_steps_candidates
                         assert tp == 1 and tiles <= 132, (schedule, tp, m, n, k)
 
 
+def test_no_step_before_the_split_rule_takes_a_stream_k_config(shipped, monkeypatch):
+    """With the split rule switched off (the pick passes through), no pick is a stream-K config, whatever the shape:
+    the K rule, the wave check and the row rule never see one."""
+    monkeypatch.setattr(models, "_split_k", lambda *args: args[-1])
+    schedules = (AG, RS, "AllGather1D_TilingCD_RotatingB", "ReduceScatter1D_TilingB_RotatingC")
+    seen = set()
+    for tp in (1, 2, 4, 8):
+        for m in (16, 32, 64, 128, 512, 4096):
+            for n in (1024, 2048, 5120, 8192, 57344):
+                for k in (4096, 8192, 28672):
+                    for schedule in schedules:
+                        for dtype in ("bf16", "fp16"):
+                            got = pick(shipped, schedule, m * tp, n * tp, k * tp, tp=tp, dtype=dtype)
+                            assert "_sk64_" not in got, (schedule, tp, dtype, m, n, k)
+                            seen.add(got.rsplit("_tp", 1)[0].split("_", 3)[-1])
+    assert {"pp64", "wide"} <= seen
+
+
+def test_the_c_pick_agrees_on_a_seeded_decode_sweep(shipped):
+    """tpg_config_pick_sms (libtpgemm) against models.default_config on 3000 shapes drawn with a fixed seed (few tokens
+    to many, every schedule, both 16-bit dtypes, TP 1..8, a few SM counts) and on the split rule's bounds."""
+    import random
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import tpgemm_lib
+    if not tpgemm_lib.LIB_PATH.exists():
+        pytest.skip("build/libtpgemm.so not built (run ninja)")
+    lib = tpgemm_lib.Lib()
+    names = [lib.config_info(i)["name"] for i in range(lib.lib.tpg_config_count())]
+    schedules = (AG, RS, "AllGather1D_TilingCD_RotatingB", "ReduceScatter1D_TilingB_RotatingC")
+    rng, split = random.Random(20261203), 0
+    cases = []
+    for _ in range(3000):
+        tp, schedule, dtype = rng.choice([1, 1, 2, 4, 8]), rng.choice(schedules), rng.choice(["bf16", "fp16"])
+        m = tp * rng.choice([8, 16, 24, 32, 40, 48, 64, 96, 128, 256, 1024])
+        cases.append((tp, schedule, dtype, rng.choice([132, 132, 124, 114, 66]), m, 128 * tp * rng.randint(1, 160),
+                      64 * tp * rng.randint(1, 460)))
+    for sms in (132, 124, 114, 66):  # the bounds: the share's last tile and the next, each k-block floor and below
+        for tiles in (sms * 40 // 100, sms * 40 // 100 + 1, sms - 1, sms, sms + 1):
+            for kb in (127, 128, 191, 192, 256):
+                cases += [(1, AG, "bf16", sms, m, 128 * tiles, 64 * kb) for m in (16, 64, 65, 128)]
+    for tp, schedule, dtype, sms, m, n, k in cases:
+        idx = ctypes.c_int(-1)
+        st = lib.lib.tpg_config_pick_sms(schedule.encode(), tp, tpgemm_lib.DTYPES[dtype], m, n, k, sms,
+                                         ctypes.byref(idx))
+        assert st == 0, (schedule, tp, m, n, k, sms)
+        want = models.default_config(shipped, schedule, tp, dtype, k, m, n, sms)
+        assert names[idx.value] == want, (schedule, tp, dtype, m, n, k, sms)
+        split += "_sk64_" in want
+    assert split >= 100
+
+
 def test_a_stream_k_config_may_not_claim_another_rule(tmp_path):
     """prefer_from_local_k or wave_weight on a config of a stream_k kernel is an error naming the field."""
     from generator import config
@@ -87,6 +140,15 @@ def test_a_stream_k_config_may_not_claim_another_rule(tmp_path):
             models.load(str(p))
         assert any(f"configs[0].{field}: {field} in a config of stream_k kernel 'ks'" in x for x in e.value.errors)
     p.write_text(base % "")
+    models.load(str(p))
+    # the kernel run at TP = 1 decides: a stream-K kernel_tp1 under an ordinary kernel is refused, the reverse is not
+    two = base.replace("stream_k: true}\n", "stream_k: true}\n  - {name: kp, dtype: bf16, tile: {bm: 64, bn: 128, "
+                       "bk: 64}, consumers: 1}\n").replace("tp: [1], kernel: ks%s}", "tp: [1, 2], kernel: %s}")
+    p.write_text(two % "kp, kernel_tp1: ks, prefer_from_local_k: 1")
+    with pytest.raises(config.ConfigError) as e:
+        models.load(str(p))
+    assert any("prefer_from_local_k in a config of stream_k kernel 'ks'" in x for x in e.value.errors), e.value.errors
+    p.write_text(two % "ks, kernel_tp1: kp, prefer_from_local_k: 1")
     models.load(str(p))
 
 
@@ -131,6 +193,14 @@ def merged_grid():
         ts = [run[shape][family] for run in runs if family in run[shape]]
         return math.exp(sum(map(math.log, ts)) / len(ts))
     return {shape: {f: mean(shape, f) for f in set().union(*(run[shape] for run in runs))} for shape in runs[0]}
+
+
+def test_the_grid_runs_show_the_ping_pongs_chip_dependence():
+    """The first two runs (two machines, stream-K kernels differing only in the producer's registers): the ping-pong
+    64x128 moved by more than 5% on 30+ of the 128 shapes, the stream-K twin on none - why the runs are averaged."""
+    first, second = ({(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(g.read_text())} for g in GRIDS[:2])
+    moved = {f: sum(abs(second[s][f] / first[s][f] - 1) > 0.05 for s in first) for f in ("pp64", "sk64")}
+    assert moved["pp64"] >= 30 and moved["sk64"] == 0, moved
 
 
 def test_the_rule_against_the_decode_grid(shipped):

@@ -160,9 +160,11 @@ static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m,
  * and the kernel would split it (stream_k.h). Decode: the ping-pong 64x128 leaves most SMs idle there, each CTA
  * streaming its tile's B alone. */
 static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms, int pick) {
+    const tpg_schedule_table *sched = tpg_configs[pick].schedule; /* the pick's: not another of a NULL (any) schedule */
+    if (sched->tp != 1) return pick;                                /* nor a TP = 1 config for a tp <= 0 (any) pick */
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
-        if (c->schedule->tp != 1 || !candidate(c, schedule, tp, dtype, 1)) continue;
+        if (c->schedule != sched || !candidate(c, schedule, tp, dtype, 1)) continue;
         tpg_shapes s;
         tpg_shapes_compute(c->schedule, 1, m, n, k, 1, &s);
         const int64_t tiles = walk_tiles(c, &s, sms), kb = (s.stage_k + c->kernel->bk - 1) / c->kernel->bk;

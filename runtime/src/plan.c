@@ -324,8 +324,9 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
         /* what runtime/src/stream_k.c gives the launch at TPG_PICK_SMS CTAs: only a one-stage launch splits */
         const int64_t kb = (ps->stage_k + kd->bk - 1) / kd->bk;
         const int region = tpg_sk_launch_tiles(walk, TPG_PICK_SMS, kb, p == 1 || one_gemm ? 1 : p);
-        fprintf(f, "  stream-K          %d of the %" PRId64 " tiles (%" PRId64 " k-blocks each) split along k over %d "
-                   "CTAs%s\n", region, walk, kb, TPG_PICK_SMS, region ? "" : ": none, the walk is data-parallel");
+        fprintf(f, "  stream-K          %d of the %" PRId64 " tiles (%" PRId64 " k-blocks each) split along k at %d SMs%s"
+                   " (a launch decides with its rank's SMs: fewer with NCCL or a shared GPU)\n",
+                region, walk, kb, TPG_PICK_SMS, region ? "" : ": none, the walk is data-parallel");
     }
     fprintf(f, "  FLOPs per device  %.4g (2*M*N*K*L / tp)\n", ps->flops_per_device);
 

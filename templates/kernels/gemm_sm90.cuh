@@ -218,8 +218,8 @@ constexpr uint32_t kOrderBar = 4;
  * an increase past what the decreases freed blocks in setmaxnreg.inc forever. 2 consumers: 24/240
  * (the epilogue's partial/C loads in flight next to 128 accumulators want 240); a cluster producer
  * (rank, multicast offsets, clamped rows) spills at 24, so clusters take 40/232, which ptxas fits with
- * 0 spills thanks to the per-slab epilogue. One consumer (256 threads, 248 at launch): 56/240 - the stream-K
- * 64x128's producer (fragment arithmetic, timestamps) spilled 4 bytes at 40 in the trace build. */
+ * 0 spills thanks to the per-slab epilogue. One consumer (256 threads, up to 248 each at launch): 56/240 - the
+ * stream-K 64x128's producer (fragment arithmetic, timestamps) spilled 4 bytes at 40 in the trace build. */
 constexpr int kLaunchRegs = (65536 / kThreads > 255 ? 255 : 65536 / kThreads) & ~7;
 constexpr int kProducerRegs = kConsumers == 3 ? 32 : kConsumers == 2 ? (kCluster > 1 ? 40 : 24) : 56;
 constexpr int kConsumerRegs = kConsumers == 1 ? 240 : kConsumers == 2 ? (kCluster > 1 ? 232 : 240) : 160;
