@@ -1,0 +1,36 @@
+#!/bin/bash
+# Shared steps of the decode device calls (call_split_rule_1740Z.sh, call_sk_*_18*Z.sh), sourced by them: each step
+# writes under $R and prints one status line and a short tail. Run from the repository root on the device.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+R=$OUT/r
+mkdir -p "$R"
+
+# tier2 TP GROUPS SECONDS: tier 2's GROUPS at TP with every rank on the GPU (results in $R/tTP/).
+tier2() {
+  OUT=$R/t$1 TIER2_GROUPS=$2 timeout "$3" tests/gpu/run_tier2.sh --tp "$1" --share-device > "$R/tier2_tp$1.log" 2>&1
+  echo "tier2 tp$1 rc=$?"; tail -4 "$R/tier2_tp$1.log"
+}
+
+# grid SECONDS CONFIGS [MS:NS:KS]: the decode grid (decode_grid.py) into $R/decode_grid.json.
+grid() {
+  timeout "$1" python3 bench/results/experiments/decode_grid.py "$R/decode_grid.json" "${@:2}" > "$R/decode_grid.log" 2>&1
+  echo "decode_grid rc=$?"; grep -c "CHECK FAILED" "$R/decode_grid.log"
+}
+
+# trace NAME TPGEMM-ARGS...: one trace-build run at TP = 1, its timeline summary in $R/NAME.txt.
+trace() {
+  local name=$1; shift
+  timeout 60 build/trace/tpgemm --tp 1 --devices 0 "$@" --iterations 20 --trace "$R/$name.json" > "$R/$name.log" 2>&1
+  echo "$name rc=$? $(grep -E '^Avg runtime' "$R/$name.log")"
+  python3 bench/timeline.py "$R/$name.json" > "$R/$name.txt" 2>&1
+}
+
+# local_decode: local_gemm --decode, the ping-pong and stream-K 64x128 and the wide kernel against cuBLASLt.
+local_decode() {
+  OUT=$R/decode timeout 310 bench/run_local_gemm.sh --dtype bf16 --aa --budget-s 285 --decode \
+    --configs ag_rota_bf16_pp64_tp1,ag_rota_bf16_sk64_tp1,ag_rota_bf16_wide_tp1 > "$R/decode.log" 2>&1
+  echo "decode rc=$?"; tail -12 "$R/decode/local_gemm.log"
+}
+
+# pack: the records into $OUT/records.tgz (what comes back from the device).
+pack() { cd "$OUT" && tar czf records.tgz r && rm -rf r; }
