@@ -176,7 +176,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
         if best and (score(best) > score(pick) + PICK_WAVE_MARGIN or score(best) > score(pick) * PICK_WAVE_RATIO):
             pick = best
         pick = _fewest_rows(schedule, tp, m, n, fallback, by_name, pick)
-        pick = _split_k(doc, schedule, tp, dtype, m, n, k, sms, pick)
+        pick = _split_k(doc["configs"], by_name, schedule, tp, dtype, m, n, k, sms, pick)
     return pick[0] if pick else None
 
 
@@ -193,14 +193,14 @@ def sk_tiles(tiles: int, ctas: int, kb: int) -> int:
     return region
 
 
-def _split_k(doc: dict, schedule: str, tp: int, dtype: str, m: int, n: int, k: int, sms: int, pick: tuple) -> tuple:
+def _split_k(configs: list, by_name: dict, schedule: str, tp: int, dtype: str, m: int, n: int, k: int, sms: int,
+             pick: tuple) -> tuple:
     """The split rule, last (runtime/src/config.c split_k): at TP = 1 the first stream-K config by name replaces the
     pick where its tiles are few (at most PICK_SPLIT_SHARE percent of the SMs) of at least PICK_SPLIT_KBLOCKS k-blocks,
     or one row of them, at most a wave, of at least PICK_SPLIT_LONG_KBLOCKS, and the kernel would split them."""
     if tp != 1:
         return pick
-    by_name = {x.get("name"): x for x in doc["kernels"] or [] if x}
-    for c in sorted(doc["configs"], key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
+    for c in sorted(configs, key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
         kern = by_name.get(c.get("kernel_tp1") or c["kernel"]) or {}
         if (c.get("tuned") or c.get("pull_partials") or c["schedule"] != schedule or 1 not in c["tp"]
                 or kern.get("dtype") != dtype or not _pickable(kern, split=True)):
