@@ -1,12 +1,13 @@
 /* The stream-K workspace of ops with a one-stage launch - TP = 1, or the gathered and one-hop walks' one GEMM of all
  * M rows (templates/kernels/stream_k.h: what the kernel does with it): per local rank, one fp32 slot of BM x BN sums
- * and one flag per CTA of the persistent grid, allocated once per op when its shape has a stream-K region. Flags
- * start at 0; each launch's finishers reset the ones raised. */
+ * per CTA of the persistent grid and one contribution count per tile of the region (fewer than two a CTA: the
+ * region is at most a partial round plus a full one), allocated once per op when its shape has a stream-K region.
+ * Counts start at 0; each launch's finishers reset the ones their tiles' contributors raised. */
 #include "checks.h"
 #include "op_internal.h"
 #include "stream_k.h"
 
-/* Bytes of rank's fp32 slots: one BM x BN tile per CTA of its persistent grid; its flags follow. */
+/* Bytes of rank's fp32 slots: one BM x BN tile per CTA of its persistent grid; its counts follow. */
 static size_t partial_bytes(const tpg_op *op, int rank) {
     return (size_t)op->ctx->sm_count[rank] * (size_t)op->kernel->bm * (size_t)op->kernel->bn * sizeof(float);
 }
@@ -46,7 +47,7 @@ tpg_status tpg__stream_k_alloc(tpg_op *op) {
         const int64_t rows = one_stage_rows(op);
         const int tiles = rows ? region_tiles(op, r, rows, 1) : 0;
         if (!tiles) continue;
-        const size_t bytes = partial_bytes(op, r) + (size_t)ctx->sm_count[r] * sizeof(unsigned int);
+        const size_t bytes = partial_bytes(op, r) + 2 * (size_t)ctx->sm_count[r] * sizeof(unsigned int);
         void *p = NULL;
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
         TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc(&p, bytes), out);
@@ -63,7 +64,7 @@ void tpg__stream_k_params(const tpg_op *op, int rank, tpg_gemm_params *g) {
     g->sk_tiles = op->sk_work[rank] ? region_tiles(op, rank, g->m, g->num_stages) : 0;
     g->sk_rounds = g->sk_tiles ? (int)((launch_tiles(op, g->m) - g->sk_tiles) / op->ctx->sm_count[rank]) : 0;
     g->sk_partials = (float *)op->sk_work[rank];
-    g->sk_flags = op->sk_work[rank] ? (unsigned int *)((char *)op->sk_work[rank] + partial_bytes(op, rank)) : NULL;
+    g->sk_counts = op->sk_work[rank] ? (unsigned int *)((char *)op->sk_work[rank] + partial_bytes(op, rank)) : NULL;
 }
 
 void tpg__stream_k_free(tpg_op *op) {

@@ -140,13 +140,14 @@ typedef struct tpg_gemm_params {
      * (um << 16) | un (runtime/src/raster.h); NULL for kernels that compute their grouped raster */
     const int *tile_order;
     /* Stream-K tail (stream_k.h; one-stage launches of cooperative 1x1 kernels, else 0 / NULL): the last
-     * sk_tiles tiles of the walk are split along k over all CTAs. CTA c leaves a contribution (BM x BN
-     * fp32 sums, in its threads' register order) at sk_partials + c * BM * BN and raises sk_flags[c] = 1;
-     * the tile's finisher adds it and resets the flag to 0 for the next launch. */
+     * sk_tiles tiles of the walk are split along k over all CTAs. CTA c leaves a contribution to region
+     * tile t (the rows it has of BM x BN fp32 sums, gemm_sm90_fixup.cuh) at sk_partials + c * BM * BN and
+     * adds 1 to sk_counts[t]; the tile's finisher waits for its count, resets it to 0 for the next launch
+     * and adds the contributions. */
     int sk_tiles;
     int sk_rounds; /* data-parallel tiles per CTA before the region: (all tiles - sk_tiles) / grid, exact */
     float *sk_partials;
-    unsigned int *sk_flags;
+    unsigned int *sk_counts; /* one a region tile: fewer than 2 x grid */
 #ifdef TPG_TRACE
     /* Trace builds only (`ninja trace`, every object compiled with -DTPG_TRACE, so runtime and kernel
      * agree on the layout): the device's timeline buffer (trace_format.h), NULL = not tracing. Normal

@@ -49,6 +49,8 @@ __device__ __forceinline__ void tpg_release(uint32_t empty_bar)
     }
 }
 
+#include "gemm_sm90_fixup.cuh"
+
 /* One thread. Units uid = first, first + stride, ... (scheduler.cuh); this CTA is cluster rank `rank`. */
 __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg_tiling &g, unsigned int epoch,
                                              uint32_t sA, uint32_t sB, uint32_t full, uint32_t empty, int rank,
@@ -151,6 +153,10 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
             TPG_TR(if (kb == k1 - 1) tpg_tr_loads_ring(p, tr_full);)
             ring.advance();
         }
+        if constexpr (kStreamK) /* a finisher's contributions may follow its fragment through the ring */
+            if (tpg_sk_region(p) && i >= p.sk_rounds && !w.contribution && w.sk_lo < first)
+                tpg_sk_load_contributions(p, w.uid - (g.total - tpg_sk_region(p)), p.m - tile.tm * kBM, w.sk_lo, first,
+                                          ring, sA, sB, full, empty, epoch, gave_up);
     }
     TPG_TR(tpg_tr_lane_end(p, 0);)
 }
@@ -324,13 +330,16 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
         if constexpr (kStreamK) {
             if (tpg_sk_region(p) && i >= p.sk_rounds) {
                 const int rows = p.m - tile.tm * kBM; /* rows past p.m: computed, never stored */
+                const int region_tile = w.uid - (g.total - tpg_sk_region(p));
                 if (w.contribution) {
-                    tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, rows, ctid);
+                    tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, rows, region_tile, ctid);
                     TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
                     continue;
                 }
                 if (w.sk_lo < first) /* a finisher: add the earlier k-blocks' sums */
-                    tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, rows, w.sk_lo, first, ctid, gave_up);
+                    tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, rows, region_tile, w.sk_lo, first, ring,
+                                                                        sA, sB, full, empty, ctid, warp_leader, epoch,
+                                                                        gave_up);
             }
         }
         /* an invalid partner tile only fed the partner's multicast. TPG_DIAG_NO_EPI skips the epilogue by a

@@ -119,6 +119,15 @@ __device__ __forceinline__ void tpg_tma_store_3d(const CUtensorMap *map, uint32_
                  : "memory");
 }
 
+/* 1-D bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` into smem `dst`,
+ * counted in bytes on mbarrier `bar` (a stream-K finisher's contributions, gemm_sm90_fixup.cuh). */
+__device__ __forceinline__ void tpg_bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
 __device__ __forceinline__ void tpg_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 
 /* Wait until at most N of this thread's bulk groups are pending *reading* smem (the smem may then be
@@ -154,6 +163,14 @@ __device__ __forceinline__ void tpg_ldmatrix_x4(uint32_t addr, uint32_t &r0, uin
 __device__ __forceinline__ void tpg_st_shared_v2(uint32_t addr, float x, float y)
 {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+__device__ __forceinline__ float4 tpg_ld_shared_v4(uint32_t addr)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr)
+                 : "memory");
+    return v;
 }
 
 /* ---- fences ------------------------------------------------------------------------------------ */

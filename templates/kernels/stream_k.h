@@ -11,7 +11,7 @@
  * (+-1), one per CTA, after the CTA's data-parallel tiles. A range covers pieces ("fragments") of at most
  * three tiles. The CTA that computes a tile's last k-block finishes the tile: it adds the fp32 partial
  * sums of the CTAs that computed the tile's earlier k-blocks (each left them in its own workspace slot and
- * raised its flag) and runs the epilogue. A CTA contributes to at most one tile - the last fragment of its
+ * added itself to the tile's count) and runs the epilogue. A CTA contributes to at most one tile - the last fragment of its
  * range, when that does not end its tile - and computes that fragment first, so the CTAs a finisher waits
  * for never wait themselves before publishing (no chains, no cycles; all CTAs are co-resident).
  *
@@ -24,7 +24,7 @@
  * 128+ k-blocks, or one row of them within a wave with 192+), the shipped cooperative 64x128 with it (`*_sk64`) is the
  * TP = 1 default through the split rule
  * (runtime/src/config.c split_k): 1.26x the ping-pong 64x128 there (docs/perf_notes/2026-12-03-c.md); its fix-up
- * moves only the rows a tile has and waits for all its contributors at once (gemm_sm90_walk.cuh).
+ * moves only the rows a tile has, through the ring (gemm_sm90_fixup.cuh).
  */
 #ifndef TPG_STREAM_K_H
 #define TPG_STREAM_K_H

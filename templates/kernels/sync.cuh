@@ -31,6 +31,13 @@ __device__ __forceinline__ void tpg_st_release_sys(unsigned int *p, unsigned int
     asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/* Add v to a count of this launch's own CTAs, releasing at GPU scope what this thread (and, after a barrier, its CTA)
+ * wrote before (a stream-K contribution: tpg_wait_count acquires it). */
+__device__ __forceinline__ void tpg_red_release_gpu_add(unsigned int *p, unsigned int v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ uint64_t tpg_globaltimer()
 {
     uint64_t t;
@@ -85,10 +92,11 @@ __device__ __forceinline__ bool tpg_launch_gave_up(const tpg_gemm_params &p, uns
  * in *p.status) or when this thread already gave up once. launch_wait: the wait is a cross-device one of the launch
  * `epoch`, so it gives up with its launch and its timeout ends the launch's other waits; false for a wait on this
  * launch's own CTAs (stream-K, the GEMM's own shard pulls), whose protocol must see every wait through. Exponential
- * back-off capped at ~1 us keeps NVLink/L2 polling traffic low. Force-inlined on purpose: consumers call it with
- * 128+ live accumulator registers, and a real call would have to preserve them across the ABI boundary (ptxas then
- * fails register allocation). */
-template <class Seen>
+ * back-off capped at ~MAX_SLEEP_NS (1 us by default) keeps NVLink/L2 polling traffic low; a wait whose end a kernel
+ * should see at once passes a lower cap. Force-inlined on purpose: consumers call it with 128+ live accumulator
+ * registers, and a real call would have to preserve them across the ABI boundary (ptxas then fails register
+ * allocation). */
+template <unsigned int MAX_SLEEP_NS = 1024, class Seen>
 __device__ __forceinline__ bool tpg_spin_until(const tpg_gemm_params &p, Seen seen, unsigned int epoch, bool &gave_up,
                                                bool launch_wait)
 {
@@ -98,7 +106,7 @@ __device__ __forceinline__ bool tpg_spin_until(const tpg_gemm_params &p, Seen se
     unsigned int sleep_ns = 32;
     for (;;) {
         __nanosleep(sleep_ns);
-        if (sleep_ns < 1024) sleep_ns <<= 1;
+        if (sleep_ns < MAX_SLEEP_NS) sleep_ns <<= 1;
         if (seen()) return true;
         if (launch_wait && tpg_launch_gave_up(p, epoch)) {
             gave_up = true;
@@ -121,7 +129,8 @@ __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const un
 }
 
 /* Spin until a count of this launch's own CTAs reaches `target` (acquire at GPU scope: the counting CTAs run on this
- * device); never gives up with the launch (tpg_spin_until). */
+ * device); never gives up with the launch (tpg_spin_until, back-off capped at MAX_SLEEP_NS). */
+template <unsigned int MAX_SLEEP_NS = 1024>
 __device__ __forceinline__ bool tpg_wait_count(const tpg_gemm_params &p, const unsigned int *count, unsigned int target,
                                             unsigned int epoch, bool &gave_up)
 {
@@ -130,7 +139,7 @@ __device__ __forceinline__ bool tpg_wait_count(const tpg_gemm_params &p, const u
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
         return v >= target;
     };
-    return tpg_spin_until(p, seen, epoch, gave_up, false);
+    return tpg_spin_until<MAX_SLEEP_NS>(p, seen, epoch, gave_up, false);
 }
 
 #endif /* TPG_SYNC_CUH */

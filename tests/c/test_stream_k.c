@@ -45,7 +45,10 @@ static int check_split(int ctas, int sk_tiles, int kb) {
     const int iters = sk_tiles * kb;
     int *seen = calloc((size_t)iters, sizeof *seen);
     int *finisher = malloc((size_t)sk_tiles * sizeof *finisher);
-    int bad = !seen || !finisher;
+    /* per tile: its contributions, and the contributors its finisher waits for (the count it waits for) */
+    int *counted = calloc((size_t)sk_tiles, sizeof *counted);
+    int *awaited = calloc((size_t)sk_tiles, sizeof *awaited);
+    int bad = !seen || !finisher || !counted || !awaited;
     for (int t = 0; !bad && t < sk_tiles; t++) finisher[t] = -1;
     for (int c = 0; !bad && c < ctas; c++) {
         tpg_sk_frag f[TPG_SK_MAX_FRAGS];
@@ -61,12 +64,14 @@ static int check_split(int ctas, int sk_tiles, int kb) {
             covered += f[i].k1 - f[i].k0;
             if (f[i].k1 < kb) {
                 contributions++;
+                counted[f[i].tile]++;
                 if (i != 0) bad = 1; /* a contribution is computed first */
             } else {
                 if (finisher[f[i].tile] >= 0) bad = 1;
                 finisher[f[i].tile] = c;
                 /* the listed contributors are exactly the owners of the tile's earlier k-blocks */
                 const int lo = tpg_sk_first_contributor(c, ctas, sk_tiles, kb, f[i]);
+                awaited[f[i].tile] = c - lo;
                 for (int k = 0; k < f[i].k0; k++) {
                     const int o = tpg_sk_owner(f[i].tile * kb + k, ctas, iters);
                     if (o < lo || o >= c) bad = 1;
@@ -80,9 +85,11 @@ static int check_split(int ctas, int sk_tiles, int kb) {
     for (int i = 0; !bad && i < iters; i++)
         if (seen[i] != 1) bad = 1;
     for (int t = 0; !bad && t < sk_tiles; t++)
-        if (finisher[t] < 0) bad = 1;
+        if (finisher[t] < 0 || counted[t] != awaited[t]) bad = 1; /* the finisher's count wait would not end */
     free(seen);
     free(finisher);
+    free(counted);
+    free(awaited);
     return bad;
 }
 

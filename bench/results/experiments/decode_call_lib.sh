@@ -1,6 +1,7 @@
 #!/bin/bash
-# Shared steps of the decode device calls (call_split_rule_1740Z.sh, call_sk_*_18*Z.sh), sourced by them: each step
-# writes under $R and prints one status line and a short tail. Run from the repository root on the device.
+# Shared steps of the decode device calls (call_split_rule_1740Z.sh, call_sk_*_18*Z.sh, call_sk_*_19*Z.sh), sourced
+# by them: each step writes under $R and prints one status line and a short tail. Run from the repository root on the
+# device.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 R=$OUT/r
 mkdir -p "$R"
@@ -30,6 +31,18 @@ local_decode() {
   OUT=$R/decode timeout 310 bench/run_local_gemm.sh --dtype bf16 --aa --budget-s 285 --decode \
     --configs ag_rota_bf16_pp64_tp1,ag_rota_bf16_sk64_tp1,ag_rota_bf16_wide_tp1 > "$R/decode.log" 2>&1
   echo "decode rc=$?"; tail -12 "$R/decode/local_gemm.log"
+}
+
+# memcheck SHAPE...: compute-sanitizer memcheck of the stream-K 64x128 at TP = 1 on each MxNxK (L = 2, beta 1).
+memcheck() {
+  local s m n k
+  for s in "$@"; do
+    IFS=x read -r m n k <<< "$s"
+    timeout 60 compute-sanitizer --tool memcheck --error-exitcode 99 build/tpgemm --config ag_rota_bf16_sk64_tp1 \
+      --tp 1 --devices 0 --m "$m" --n "$n" --k "$k" --l 2 --beta 1 --warmup-iterations 1 --iterations 2 \
+      > "$R/memcheck_$s.log" 2>&1
+    echo "memcheck $s rc=$? $(grep -E 'ERROR SUMMARY' "$R/memcheck_$s.log" | head -1)"
+  done
 }
 
 # pack: the records into $OUT/records.tgz (what comes back from the device).
