@@ -90,7 +90,7 @@ PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
 PICK_WAVE_RATIO = 2.0  # TPG_PICK_WAVE_RATIO: or more than this times the pick's score (a pick filling little of a wave)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
 PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
-PICK_SPLIT_SHARE = 40  # TPG_PICK_SPLIT_SHARE: the split rule's few tiles, percent of the SMs
+PICK_SPLIT_SHARE = 25  # TPG_PICK_SPLIT_SHARE: the split rule's few tiles, percent of the SMs
 PICK_SPLIT_KBLOCKS = 128  # TPG_PICK_SPLIT_KBLOCKS: ... of at least this many k-blocks each
 PICK_SPLIT_LONG_KBLOCKS = 192  # TPG_PICK_SPLIT_LONG_KBLOCKS: or one row of tiles, at most a wave, this long
 SK_FIXUP_KBLOCKS, SK_MIN_KBLOCKS, SK_MAX_PRODUCT = 2, 4, 2147483647  # templates/kernels/stream_k.h
@@ -180,6 +180,12 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     return pick[0] if pick else None
 
 
+def spreads(total: int, stages: int, clusters: int) -> bool:
+    """Does a launch spread its units over the grid (templates/kernels/spread.h tpg_spreads): one stage, at most 3/4
+    as many units as clusters."""
+    return stages == 1 and 4 * total <= 3 * clusters
+
+
 def sk_tiles(tiles: int, ctas: int, kb: int) -> int:
     """The stream-K region of `tiles` tiles of `kb` k-blocks on `ctas` CTAs, 0 = none (templates/kernels/stream_k.h
     tpg_sk_tiles): the partial last round plus one full round, where its even split beats the rounds it replaces by
@@ -197,7 +203,8 @@ def _split_k(configs: list, by_name: dict, schedule: str, tp: int, dtype: str, m
              pick: tuple) -> tuple:
     """The split rule, last (runtime/src/config.c split_k): at TP = 1 the first stream-K config by name replaces the
     pick where its tiles are few (at most PICK_SPLIT_SHARE percent of the SMs) of at least PICK_SPLIT_KBLOCKS k-blocks,
-    or one row of them, at most a wave, of at least PICK_SPLIT_LONG_KBLOCKS, and the kernel would split them."""
+    or one row of them, at most a wave but too many to spread (spreads), of at least PICK_SPLIT_LONG_KBLOCKS, and the
+    kernel would split them."""
     if tp != 1:
         return pick
     for c in sorted(configs, key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
@@ -208,7 +215,8 @@ def _split_k(configs: list, by_name: dict, schedule: str, tp: int, dtype: str, m
         t = kern["tile"]
         tiles, kb = walk_tiles(schedule, 1, m, n, t), -(-local_k(schedule, 1, k) // t["bk"])
         few = tiles * 100 <= sms * PICK_SPLIT_SHARE and kb >= PICK_SPLIT_KBLOCKS
-        long_row = stage_extents(schedule, 1, m, n)[0] <= t["bm"] and tiles <= sms and kb >= PICK_SPLIT_LONG_KBLOCKS
+        long_row = (stage_extents(schedule, 1, m, n)[0] <= t["bm"] and tiles <= sms and not spreads(tiles, 1, sms)
+                    and kb >= PICK_SPLIT_LONG_KBLOCKS)
         if (few or long_row) and sk_tiles(tiles, sms, kb) > 0:
             return (f"{c['name']}_tp1", None, kern["name"], 0)
     return pick

@@ -1,6 +1,7 @@
 """The split rule (runtime/src/config.c split_k, generator/models.py _split_k): at TP = 1 a stream-K config replaces the
 default pick of a decode GEMM with few, long tiles. Its bounds on the shipped configs, its agreement with the C pick,
-and its decisions against the decode grid measured on one H200 (bench/results/experiments/decode_grid_1723Z)."""
+and its decisions against the decode grid measured on one H200 (bench/results/experiments/spread_final_1953Z: the
+ping-pong 64x128 spreading a short walk over the grid, templates/kernels/spread.h)."""
 import ctypes
 import json
 import math
@@ -13,11 +14,13 @@ from generator import models
 
 ROOT = Path(__file__).resolve().parents[1]
 AG, RS = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
-# three runs of the grid on three machines: before the stream-K 64x128 shipped (as x_c64_sk, same kernel fields and
-# instance name, its producer still at 40 registers), after (the shipped configs and picks), and with its fix-up moving
-# only a split tile's rows and waiting for its contributors' flags at once (1.03-1.2x faster at 16-32 tiles)
-GRIDS = [ROOT / "bench/results/experiments" / run for run in
-         ("decode_grid_1723Z/decode_grid.json", "split_rule_1740Z/decode_grid.json", "sk_final_1810Z/decode_grid.json")]
+EXPERIMENTS = ROOT / "bench/results/experiments"
+# two runs of the grid on two machines before the spread (the stream-K 64x128 as x_c64_sk, then shipped): the
+# ping-pong's chip dependence that the spread answered
+CHIP_RUNS = [EXPERIMENTS / run for run in ("decode_grid_1723Z/decode_grid.json", "split_rule_1740Z/decode_grid.json")]
+# the grid with today's kernels: the spread ping-pong (and its unspread twin x_pp64_nospread, not a family here), the
+# stream-K 64x128 with its fix-up through the ring, the wide kernel
+GRID = EXPERIMENTS / "spread_final_1953Z/decode_grid.json"
 # the grid's labels (config names; "pick_*:" prefixes the picks of its run) by kernel family
 FAMILY = {"ag_rota_bf16_pp64_tp1": "pp64", "rs_tila_bf16_pp64_tp1": "pp64", "ag_rota_bf16_wide_tp1": "wide",
           "rs_tila_bf16_wide_tp1": "wide", "ag_rota_bf16_tp1": "pp128", "rs_tila_bf16_tp1": "pp128",
@@ -34,23 +37,27 @@ def pick(doc, schedule, m, n, k, tp=1, dtype="bf16"):
 
 
 def test_the_rule_takes_few_long_tiles_and_one_row_of_very_long_ones(shipped):
-    # 70B-qkv at TP = 2, 16 tokens (a local GEMM of 16 x 5120 x 8192): 40 tiles of 128 k-blocks, 30% of the SMs
-    assert pick(shipped, AG, 16, 5120, 8192) == "ag_rota_bf16_sk64_tp1"
-    assert pick(shipped, RS, 16, 5120, 8192) == "rs_tila_bf16_sk64_tp1"
-    assert pick(shipped, AG, 16, 5120, 8192, dtype="fp16") == "ag_rota_fp16_sk64_tp1"
-    assert pick(shipped, "AllGather1D_TilingCD_RotatingB", 16, 5120, 8192) == "ag_rotb_bf16_sk64_tp1"
-    # 52 tiles are 39.4% of 132 SMs, 56 are 42.4%; at 64 k-blocks (K = 4096) never
-    assert pick(shipped, AG, 16, 52 * 128, 8192) == "ag_rota_bf16_sk64_tp1"
-    assert pick(shipped, AG, 16, 56 * 128, 8192) == "ag_rota_bf16_pp64_tp1"
-    assert pick(shipped, AG, 16, 5120, 8192 - 64) == "ag_rota_bf16_pp64_tp1"
-    assert pick(shipped, AG, 16, 3072, 4096) == "ag_rota_bf16_pp64_tp1"
+    # 16 x 4096 x 8192: 32 tiles of 128 k-blocks, 24% of the SMs
+    assert pick(shipped, AG, 16, 4096, 8192) == "ag_rota_bf16_sk64_tp1"
+    assert pick(shipped, RS, 16, 4096, 8192) == "rs_tila_bf16_sk64_tp1"
+    assert pick(shipped, AG, 16, 4096, 8192, dtype="fp16") == "ag_rota_fp16_sk64_tp1"
+    assert pick(shipped, "AllGather1D_TilingCD_RotatingB", 16, 4096, 8192) == "ag_rotb_bf16_sk64_tp1"
+    # 33 tiles are 25.0% of 132 SMs, 34 are 25.8%; at 64 k-blocks (K = 4096) never. 70B-qkv at TP = 2 with 16 tokens
+    # (16 x 5120 x 8192, 40 tiles) took it at the 40% share before the spread: now the spread ping-pong
+    assert pick(shipped, AG, 16, 33 * 128, 8192) == "ag_rota_bf16_sk64_tp1"
+    assert pick(shipped, AG, 16, 34 * 128, 8192) == "ag_rota_bf16_pp64_tp1"
+    assert pick(shipped, AG, 16, 5120, 8192) == "ag_rota_bf16_pp64_tp1"
+    assert pick(shipped, AG, 16, 4096, 8192 - 64) == "ag_rota_bf16_pp64_tp1"
+    assert pick(shipped, AG, 16, 2048, 4096) == "ag_rota_bf16_pp64_tp1"
     # two rows of 64 (M = 128) at 32 tiles still split: few tiles, whatever the rows
     assert pick(shipped, AG, 128, 2048, 8192) == "ag_rota_bf16_sk64_tp1"
-    # one row of tiles past 40% of the SMs with 192 k-blocks or more (70B-fc2 at TP = 2: 64 tiles of 224), at most a
+    # one row of tiles past 3/4 of a wave (spread.h spreads up to 99 of 132) with 192 k-blocks or more, at most a
     # wave, where the kernel would split it (stream_k.h: 131 tiles of 192 gain less than the fixup's 2 k-blocks, a
-    # whole wave has nothing to even out); two rows (M = 65) do not
-    assert pick(shipped, RS, 16, 8192, 14336) == "rs_tila_bf16_sk64_tp1"
-    assert pick(shipped, RS, 16, 8192, 12288 - 64) == "rs_tila_bf16_pp64_tp1"
+    # whole wave has nothing to even out); two rows (M = 65) do not; 70B-fc2 at TP = 2 (64 tiles of 224) is spread now
+    assert pick(shipped, RS, 16, 8192, 14336) == "rs_tila_bf16_pp64_tp1"
+    assert pick(shipped, RS, 16, 99 * 128, 14336) == "rs_tila_bf16_pp64_tp1"
+    assert pick(shipped, RS, 16, 100 * 128, 14336) == "rs_tila_bf16_sk64_tp1"
+    assert pick(shipped, RS, 16, 112 * 128, 12288 - 64) == "rs_tila_bf16_pp64_tp1"
     assert pick(shipped, RS, 64, 128 * 128, 12288) == "rs_tila_bf16_sk64_tp1"
     assert models.sk_tiles(131, 132, 192) == 0 and pick(shipped, RS, 64, 131 * 128, 12288) == "rs_tila_bf16_pp64_tp1"
     assert pick(shipped, RS, 64, 132 * 128, 12288) == "rs_tila_bf16_pp64_tp1"
@@ -64,7 +71,7 @@ def test_the_rule_takes_few_long_tiles_and_one_row_of_very_long_ones(shipped):
 def test_the_rule_is_tp1_only_and_the_stream_k_configs_no_other_steps_candidates(shipped):
     """At TP >= 2 the stream-K configs run by name only (untimed across GPUs); and no step before the split rule
     (the K rule, the wave check, the row rule) ever takes one, whatever the shape."""
-    assert pick(shipped, AG, 32, 10240, 8192, tp=2) == "ag_rota_bf16_pp64_tp2"
+    assert pick(shipped, AG, 32, 8192, 8192, tp=2) == "ag_rota_bf16_pp64_tp2"
     for tp in (1, 2, 4, 8):
         for m in (16, 64, 128, 512, 4096):
             for n, k in ((1024, 1024), (8192, 4096), (57344, 8192)):
@@ -113,7 +120,8 @@ def test_the_c_pick_agrees_on_a_seeded_decode_sweep(shipped):
         cases.append((tp, schedule, dtype, rng.choice([132, 132, 124, 114, 66]), m, 128 * tp * rng.randint(1, 160),
                       64 * tp * rng.randint(1, 460)))
     for sms in (132, 124, 114, 66):  # the bounds: the share's last tile and the next, each k-block floor and below
-        for tiles in (sms * 40 // 100, sms * 40 // 100 + 1, sms - 1, sms, sms + 1):
+        share = sms * models.PICK_SPLIT_SHARE // 100
+        for tiles in (share, share + 1, sms * 3 // 4, sms * 3 // 4 + 1, sms - 1, sms, sms + 1):
             for kb in (127, 128, 191, 192, 256):
                 cases += [(1, AG, "bf16", sms, m, 128 * tiles, 64 * kb) for m in (16, 64, 65, 128)]
     for tp, schedule, dtype, sms, m, n, k in cases:
@@ -157,8 +165,8 @@ def test_the_c_pick_agrees_on_the_rule_bounds(shipped):
     if not tpgemm.exists():
         pytest.skip("build/tpgemm not built (run ninja)")
     for schedule in (AG, RS):
-        for m, n, k in ((16, 5120, 8192), (16, 52 * 128, 8192), (16, 56 * 128, 8192), (16, 8192, 14336),
-                        (16, 8192, 12224), (64, 128 * 128, 12288), (64, 131 * 128, 12288), (65, 8192, 14336),
+        for m, n, k in ((16, 5120, 8192), (16, 33 * 128, 8192), (16, 34 * 128, 8192), (16, 8192, 14336),
+                        (16, 100 * 128, 14336), (64, 128 * 128, 12288), (64, 131 * 128, 12288), (65, 8192, 14336),
                         (128, 2048, 8192), (16, 384, 8192), (16, 512, 8384), (32, 3072, 4096)):
             r = subprocess.run([str(tpgemm), "--dry-run", "--json", "--schedule", schedule, "--tp", "1", "--m", str(m),
                                 "--n", str(n), "--k", str(k)], capture_output=True, text=True, timeout=60)
@@ -183,45 +191,38 @@ def family_of(doc, config_name):
     return name[kernel[config_name.rsplit("_tp", 1)[0]]]
 
 
-def merged_grid():
-    """(M, N, K) -> family -> the geometric mean of each run's best time (us) of that family, over the runs that timed
-    it (each run timed the picks of its day: the 128x128 only where it was one)."""
-    runs = [{(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(g.read_text())} for g in GRIDS]
-    assert all(run.keys() == runs[0].keys() for run in runs) and len(runs[0]) == 128
-
-    def mean(shape, family):
-        ts = [run[shape][family] for run in runs if family in run[shape]]
-        return math.exp(sum(map(math.log, ts)) / len(ts))
-    return {shape: {f: mean(shape, f) for f in set().union(*(run[shape] for run in runs))} for shape in runs[0]}
-
-
 def test_the_grid_runs_show_the_ping_pongs_chip_dependence():
-    """The first two runs (two machines, stream-K kernels differing only in the producer's registers): the ping-pong
-    64x128 moved by more than 5% on 30+ of the 128 shapes, the stream-K twin on none - why the runs are averaged."""
-    first, second = ({(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(g.read_text())} for g in GRIDS[:2])
+    """The two runs before the spread (two machines, stream-K kernels differing only in the producer's registers): the
+    ping-pong 64x128 moved by more than 5% on 30+ of the 128 shapes, the stream-K twin on none - CTAs 0 .. tiles-1 on
+    whichever SMs a chip's block scheduler gives them, which the spread (spread.h) evens out."""
+    first, second = ({(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(g.read_text())} for g in CHIP_RUNS)
     moved = {f: sum(abs(second[s][f] / first[s][f] - 1) > 0.05 for s in first) for f in ("pp64", "sk64")}
     assert moved["pp64"] >= 30 and moved["sk64"] == 0, moved
 
 
 def test_the_rule_against_the_decode_grid(shipped):
     """The grid (one H200, M = 16-128 x N = 2048-57344 x K = 4096-28672, B cold in L2, sleep-queued windows; A/A of
-    the ping-pong 64x128 under two labels within 0.976-1.032), three runs on three machines, each family's time their
-    geometric mean: between the first two runs the ping-pong 64x128's time moved by more than 5% on 38 of the 128
-    shapes (up to 30%, its few CTAs on a chip's SMs), the stream-K twin's on none. Where the rule takes the stream-K 64x128, it ran at
-    no more than 1.06x the time of the pick it replaced (the method's spread), and 1.2x as fast in geometric mean;
-    where it leaves the ping-pong 64x128, its stream-K twin was never more than 1.15x as fast."""
-    grid = merged_grid()
+    the ping-pong 64x128 under two labels within 0.976-1.032) with the spread ping-pong (1.28x its unspread twin at
+    17-48 tiles, 1.13x at 49-99). Where the rule takes the stream-K 64x128, it ran at no more than 1.06x the time of the
+    pick it replaced (the method's spread), and 1.2x as fast in geometric mean; where it leaves the ping-pong 64x128,
+    its stream-K twin was never more than 1.15x as fast. (The run timed the picks of its day: the one pick it did not
+    time, the 128x128 of the reduce-scatter at 128 x 2048 x 8192, is skipped.)"""
+    grid = {(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(GRID.read_text())}
+    assert len(grid) == 128
     no_split = {**shipped, "configs": [c for c in shipped["configs"] if "_sk64" not in c["name"]]}
-    gains, fired = [], 0
+    gains, fired, untimed = [], 0, 0
     for (m, n, k), times in grid.items():
         for schedule in (AG, RS):
             before = family_of(shipped, pick(no_split, schedule, m, n, k))
             after = family_of(shipped, pick(shipped, schedule, m, n, k))
             where = (schedule, m, n, k, before, times)
+            if before not in times:
+                untimed += 1
+                continue
             if after == "sk64":
                 fired += 1
                 assert times["sk64"] <= 1.06 * times[before], where
                 gains.append(times[before] / times["sk64"])
             else:  # the earlier steps' other kernels are theirs to answer for (PERF_NOTES: pp128 at M = 128, N = 2048)
                 assert after == before and (before != "pp64" or times[before] <= 1.15 * times["sk64"]), where
-    assert fired >= 60 and math.exp(sum(map(math.log, gains)) / len(gains)) >= 1.2, (fired, gains)
+    assert untimed <= 1 and fired >= 50 and math.exp(sum(map(math.log, gains)) / len(gains)) >= 1.2, (fired, gains)

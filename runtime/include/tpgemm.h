@@ -118,9 +118,10 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256
  * on one H200, 70B-qkv at M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong
  * 64x128 (`*_pp64`) (docs/PERF_NOTES.md, 2026-12-02). Last, the split rule (TP = 1): a `stream_k` config (only
- * ever a candidate here; at TP >= 2 by name only) replaces the pick where its tiles fill at most 40% of the SMs with
- * at least 128 k-blocks each, or one row of tiles, at most a wave, with at least 192: decode GEMMs of few, long tiles
- * (`*_sk64`, 1.26x the ping-pong 64x128 there in geometric mean on one H200). Pure: no CUDA call. Tuned choices are
+ * ever a candidate here; at TP >= 2 by name only) replaces the pick where its tiles fill at most 25% of the SMs with
+ * at least 128 k-blocks each, or one row of tiles, at most a wave but more than 3/4 of one, with at least 192: decode
+ * GEMMs of few, long tiles (`*_sk64`, 1.22x the spread ping-pong 64x128 there in geometric mean on one H200). Pure: no
+ * CUDA call. Tuned choices are
  * not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);

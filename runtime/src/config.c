@@ -3,6 +3,7 @@
 
 #include "plan.h"
 #include "shapes.h"
+#include "spread.h"
 #include "stream_k.h"
 #include "tables.h"
 
@@ -156,9 +157,9 @@ static int fewest_rows(const char *schedule, int tp, tpg_dtype dtype, int64_t m,
 
 /* The split rule, last (TPG_PICK_SPLIT_*): the first stream-K config by name replaces the pick where its one-stage
  * launch (TP = 1) has few tiles with long K - at most TPG_PICK_SPLIT_SHARE percent of the SMs, of at least
- * TPG_PICK_SPLIT_KBLOCKS k-blocks each - or one row of tiles, at most a wave, of at least TPG_PICK_SPLIT_LONG_KBLOCKS,
- * and the kernel would split it (stream_k.h). Decode: the ping-pong 64x128 leaves most SMs idle there, each CTA
- * streaming its tile's B alone. */
+ * TPG_PICK_SPLIT_KBLOCKS k-blocks each - or one row of tiles, at most a wave but too many to spread (spread.h), of at
+ * least TPG_PICK_SPLIT_LONG_KBLOCKS, and the kernel would split it (stream_k.h). Decode: the ping-pong 64x128 leaves
+ * most SMs idle there, each CTA streaming its tile's B alone. */
 static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k, int sms, int pick) {
     const tpg_schedule_table *sched = tpg_configs[pick].schedule; /* the pick's: not another of a NULL (any) schedule */
     if (sched->tp != 1) return pick;                                /* nor a TP = 1 config for a tp <= 0 (any) pick */
@@ -169,7 +170,8 @@ static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int
         tpg_shapes_compute(c->schedule, 1, m, n, k, 1, &s);
         const int64_t tiles = walk_tiles(c, &s, sms), kb = (s.stage_k + c->kernel->bk - 1) / c->kernel->bk;
         const int few = tiles * 100 <= (int64_t)sms * TPG_PICK_SPLIT_SHARE && kb >= TPG_PICK_SPLIT_KBLOCKS;
-        const int long_row = s.stage_m <= c->kernel->bm && tiles <= sms && kb >= TPG_PICK_SPLIT_LONG_KBLOCKS;
+        const int long_row = s.stage_m <= c->kernel->bm && tiles <= sms && !tpg_spreads(tiles, 1, sms) &&
+                             kb >= TPG_PICK_SPLIT_LONG_KBLOCKS;
         if ((few || long_row) && tpg_sk_launch_tiles(tiles, sms, kb, 1) > 0) return i;
     }
     return pick;

@@ -2,7 +2,7 @@
  * M rows (templates/kernels/stream_k.h: what the kernel does with it): per local rank, one fp32 slot of BM x BN sums
  * per CTA of the persistent grid and one contribution count per tile of the region (fewer than two a CTA: the
  * region is at most a partial round plus a full one), allocated once per op when its shape has a stream-K region.
- * Counts start at 0; each launch's finishers reset the ones their tiles' contributors raised. */
+ * Counts start at 0; each launch's finishers take back what their tiles' contributors added. */
 #include "checks.h"
 #include "op_internal.h"
 #include "stream_k.h"
@@ -22,7 +22,7 @@ static int64_t launch_tiles(const tpg_op *op, int64_t m) {
  * true`: cooperative, 1x1 cluster), one stage - TP = 1, or the one GEMM of all M rows of a gathered or one-hop walk
  * (the kernel splits only such launches: gemm_sm90_walk.cuh, tpg_sk_region) - and a shape whose last round it
  * evens out. In a one-hop walk the finisher of a tile runs its epilogue, which raises the tile's flag for the peers'
- * REDUCE; a contributor raises only its own stream-K flag. A finisher waits for given CTAs of its own grid, so the
+ * REDUCE; a contributor only adds to its tile's stream-K count. A finisher waits for given CTAs of its own grid, so the
  * grid (one CTA per SM: graph.c) must be resident at once - which the gathered walk's pulls alone do not assume
  * (pull_shards.cuh): where another kernel holds SMs until a peer moves, that wait ends in the op's timeout. */
 static int region_tiles(const tpg_op *op, int rank, int64_t m, int stages) {

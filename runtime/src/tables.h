@@ -122,12 +122,14 @@ int tpg__config_pickable(const tpg_config_desc *c);
 #define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)
 /* The split rule (config.c split_k): a stream-K config replaces the pick of a one-stage launch (TP = 1) where its
  * tiles fill at most TPG_PICK_SPLIT_SHARE percent of the SMs and each has at least TPG_PICK_SPLIT_KBLOCKS k-blocks,
- * or where they fit one row of tiles, no more than one wave, with at least TPG_PICK_SPLIT_LONG_KBLOCKS k-blocks
- * each. From the decode grid on one H200 (weights cold in L2; docs/perf_notes/2026-12-03-c.md): inside, the split
- * ran 1.02-1.83x the ping-pong 64x128 (1.26x in geometric mean, three runs); outside, it ran 0.84x it at 16 tiles of
- * 64 k-blocks and 0.56-0.82x past one row of tiles at 96-448 tiles (M = 128: the two rows' tiles no longer read their
- * B columns together). */
-#define TPG_PICK_SPLIT_SHARE 40
+ * or where they fit one row of tiles, no more than one wave but more than a spread walk takes (templates/kernels/
+ * spread.h), with at least TPG_PICK_SPLIT_LONG_KBLOCKS k-blocks each. From the decode grid on one H200 (weights cold
+ * in L2) against the ping-pong 64x128 spread over the grid (docs/perf_notes/2026-12-03-d.md): at 16 tiles the split
+ * ran 1.13-1.84x it from 128 k-blocks, at 32 tiles 0.93-1.08x at 128 and 1.08-1.30x from 256, at 48-80 tiles
+ * 0.82-1.01x (40% of the SMs before the spread: docs/perf_notes/2026-12-03-c.md), one row of 112 tiles 1.02-1.08x
+ * from 256; past one row of tiles (M = 128) 0.55-0.93x from 64 tiles (the two rows' tiles no longer read their B
+ * columns together). */
+#define TPG_PICK_SPLIT_SHARE 25
 #define TPG_PICK_SPLIT_KBLOCKS 128
 #define TPG_PICK_SPLIT_LONG_KBLOCKS 192
 extern const int tpg_num_configs;

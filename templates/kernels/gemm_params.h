@@ -142,7 +142,7 @@ typedef struct tpg_gemm_params {
     /* Stream-K tail (stream_k.h; one-stage launches of cooperative 1x1 kernels, else 0 / NULL): the last
      * sk_tiles tiles of the walk are split along k over all CTAs. CTA c leaves a contribution to region
      * tile t (the rows it has of BM x BN fp32 sums, gemm_sm90_fixup.cuh) at sk_partials + c * BM * BN and
-     * adds 1 to sk_counts[t]; the tile's finisher waits for its count, resets it to 0 for the next launch
+     * adds 1 to sk_counts[t]; the tile's finisher waits for its count, takes it back for the next launch
      * and adds the contributions. */
     int sk_tiles;
     int sk_rounds; /* data-parallel tiles per CTA before the region: (all tiles - sk_tiles) / grid, exact */

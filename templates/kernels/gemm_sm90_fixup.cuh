@@ -8,8 +8,9 @@
  * consumers add them from shared memory and release the slots like any k-block's. Why: read into registers, each
  * contributor cost the finisher one L2 round trip (the next one's loads cannot be issued while this one's hold the
  * registers beside the accumulators), ~6 us of a 17 us decode GEMM with 7 contributors a tile
- * (docs/perf_notes/2026-12-03-c.md); through the ring 1.04-1.08x at 16 tiles of 16-32 rows, 1.01-1.02x over M = 16-32
- * in geometric mean. With more rows the consumers still load them themselves (TPG_SK_RING_UNITS says why).
+ * (docs/perf_notes/2026-12-03-c.md); through the ring up to 1.07x at 16 tiles of 16-32 rows, 1.029 / 1.014x at M = 16
+ * / 32 in geometric mean (docs/perf_notes/2026-12-03-d.md). With more rows the consumers still load them themselves
+ * (TPG_SK_RING_UNITS says why).
  */
 #ifndef TPG_GEMM_SM90_FIXUP_CUH
 #define TPG_GEMM_SM90_FIXUP_CUH
@@ -80,9 +81,20 @@ __device__ __forceinline__ void tpg_sk_contribute(const tpg_gemm_params &p, cons
     if (ctid == 0) tpg_red_release_gpu_add(p.sk_counts + region_tile, 1u);
 }
 
+/* The finisher's wait for its tile's `n` contributions, then their count taken back for the next launch: subtracted,
+ * not reset, so that after a timeout (the wait gave up, later contributions still add) the count heals instead of
+ * keeping the late adds for the next launch, whose wait would then pass before its own contributions (signed compare:
+ * tpg_wait_count). */
+__device__ __forceinline__ void tpg_sk_take_count(const tpg_gemm_params &p, int region_tile, int n, unsigned int epoch,
+                                                  bool &gave_up)
+{
+    tpg_wait_count<TPG_SK_COUNT_SLEEP_NS>(p, p.sk_counts + region_tile, (unsigned int)n, epoch, gave_up);
+    tpg_red_release_gpu_add(p.sk_counts + region_tile, 0u - (unsigned int)n);
+}
+
 /* The finisher's producer, after its fragment's loads: waits until the tile's contributors - CTAs [lo, hi), which
  * never wait before they publish (stream_k.h) - have all counted in (bounded: a timeout leaves the sums wrong and
- * is reported), resets the count for the next launch (nothing of this launch adds to it again), and brings their
+ * is reported), takes the count back (tpg_sk_take_count), and brings their
  * live units into the next ring slots, kSkUnitsSlot a slot, in (contributor, unit) order. */
 __device__ __forceinline__ void tpg_sk_load_contributions(const tpg_gemm_params &p, int region_tile, int rows, int lo,
                                                           int hi, tpg_ring &ring, uint32_t sA, uint32_t sB,
@@ -91,8 +103,7 @@ __device__ __forceinline__ void tpg_sk_load_contributions(const tpg_gemm_params 
 {
     if (!tpg_sk_through_ring(rows)) return;
     const int live = tpg_sk_live_units(rows), n = (hi - lo) * live;
-    tpg_wait_count<TPG_SK_COUNT_SLEEP_NS>(p, p.sk_counts + region_tile, (unsigned int)(hi - lo), epoch, gave_up);
-    p.sk_counts[region_tile] = 0u;
+    tpg_sk_take_count(p, region_tile, hi - lo, epoch, gave_up);
     tpg_fence_proxy_async_global(); /* the count's acquire (generic proxy) before the bulk copies' reads */
     for (int s0 = 0; s0 < n; s0 += kSkUnitsSlot) {
         tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
@@ -137,7 +148,8 @@ __device__ __forceinline__ void tpg_sk_add_from_ring(float (&acc)[SLABS][ACCN], 
 #pragma unroll
                     for (int q = 0; q < ACCN / 4; ++q) tpg_sk_add4(acc, j, q, tpg_ld_shared_v4(piece + 512u * q));
         }
-        __syncwarp(); /* the warp's reads before its leader hands the slot back */
+        tpg_fence_proxy_async_smem(); /* these generic reads before the async proxy's next write of the slot */
+        __syncwarp();                 /* the warp's reads before its leader hands the slot back */
         if (warp_leader) tpg_release(empty + 8 * ring.slot);
         ring.advance();
     }
@@ -145,8 +157,7 @@ __device__ __forceinline__ void tpg_sk_add_from_ring(float (&acc)[SLABS][ACCN], 
 
 /* The finisher's consumers add contributions [lo, hi) in increasing order (deterministic: repeated calls are bitwise
  * equal): from the ring (tpg_sk_through_ring), or else each thread loads its own units from L2 (.cg: other SMs wrote
- * them) after one thread waited for the tile's count and reset it (bounded: a timeout leaves the sums wrong and is
- * reported) and a barrier over the consumers. */
+ * them) after one thread took the tile's count (tpg_sk_take_count) and a barrier over the consumers. */
 template <int CONSUMERS, int SLABS, int ACCN>
 __device__ __forceinline__ void tpg_sk_add_contributions(const tpg_gemm_params &p, float (&acc)[SLABS][ACCN], int rows,
                                                          int region_tile, int lo, int hi, tpg_ring &ring, uint32_t sA,
@@ -158,10 +169,7 @@ __device__ __forceinline__ void tpg_sk_add_contributions(const tpg_gemm_params &
         tpg_sk_add_from_ring(acc, live, (hi - lo) * live, ring, sA, sB, full, empty, ctid, warp_leader);
         return;
     }
-    if (ctid == 0) {
-        tpg_wait_count<TPG_SK_COUNT_SLEEP_NS>(p, p.sk_counts + region_tile, (unsigned int)(hi - lo), epoch, gave_up);
-        p.sk_counts[region_tile] = 0u;
-    }
+    if (ctid == 0) tpg_sk_take_count(p, region_tile, hi - lo, epoch, gave_up);
     tpg_named_barrier(1, 128 * CONSUMERS);
     /* slab by slab, contributor by contributor: with the contributors outermost the 128x256's trace build spilled */
 #pragma unroll

@@ -44,6 +44,8 @@ static_assert(TPG_GROUP_M > 0 && (TPG_GROUP_M & (TPG_GROUP_M - 1)) == 0,
 #define TPG_RASTER 0
 #endif
 
+#include "spread.h"
+
 struct tpg_tiling {
     int tiles_m, tiles_n;  /* ceil(m/BM), ceil(n/BN) */
     int units_m, units_n;  /* ceil(tiles_m/CM), ceil(tiles_n/CN) */

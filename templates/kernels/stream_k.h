@@ -20,11 +20,11 @@
  *
  * Measured (H200, 2026-12-01): 2-5% slower than without on the short-K local GEMMs - the fp32 slots
  * written and read by all CTAs at once, and 2-3 fragment starts per CTA, cost more than the even split
- * saves - hence opt-in (docs/PERF_NOTES.md). Where tiles are few and long (decode: at most 40% of the SMs with
- * 128+ k-blocks, or one row of them within a wave with 192+), the shipped cooperative 64x128 with it (`*_sk64`) is the
- * TP = 1 default through the split rule
- * (runtime/src/config.c split_k): 1.26x the ping-pong 64x128 there (docs/perf_notes/2026-12-03-c.md); its fix-up
- * moves only the rows a tile has, through the ring (gemm_sm90_fixup.cuh).
+ * saves - hence opt-in (docs/PERF_NOTES.md). Where tiles are few and long (decode: at most 25% of the SMs with
+ * 128+ k-blocks, or one row of them within a wave, too many to spread, with 192+), the shipped cooperative 64x128
+ * with it (`*_sk64`) is the TP = 1 default through the split rule (runtime/src/config.c split_k): 1.22x the spread
+ * ping-pong 64x128 there (docs/perf_notes/2026-12-03-d.md); its fix-up moves only the rows a tile has, through the
+ * ring where they are at most 32 (gemm_sm90_fixup.cuh).
  */
 #ifndef TPG_STREAM_K_H
 #define TPG_STREAM_K_H

@@ -128,8 +128,9 @@ __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const un
     return tpg_spin_until(p, [&] { return tpg_ld_acquire_sys(flag) >= epoch; }, epoch, gave_up, launch_wait);
 }
 
-/* Spin until a count of this launch's own CTAs reaches `target` (acquire at GPU scope: the counting CTAs run on this
- * device); never gives up with the launch (tpg_spin_until, back-off capped at MAX_SLEEP_NS). */
+/* Spin until a count of this launch's own CTAs reaches `target`, compared as signed (acquire at GPU scope: the
+ * counting CTAs run on this device); never gives up with the launch (tpg_spin_until, back-off capped at MAX_SLEEP_NS).
+ */
 template <unsigned int MAX_SLEEP_NS = 1024>
 __device__ __forceinline__ bool tpg_wait_count(const tpg_gemm_params &p, const unsigned int *count, unsigned int target,
                                             unsigned int epoch, bool &gave_up)
@@ -137,7 +138,7 @@ __device__ __forceinline__ bool tpg_wait_count(const tpg_gemm_params &p, const u
     const auto seen = [&] {
         unsigned int v;
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
-        return v >= target;
+        return (int)v >= (int)target; /* a stream-K count may sit below 0 after a timeout (gemm_sm90_fixup.cuh) */
     };
     return tpg_spin_until<MAX_SLEEP_NS>(p, seen, epoch, gave_up, false);
 }

@@ -134,13 +134,16 @@ TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_e
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 16, 57344, 8192, 132), "ag_rota_bf16_pp64_tp2");
     TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 28672, 8192, 132), "ag_rota_bf16_pp64_tp1");
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 512, 57344, 8192, 132), "ag_rota_bf16_tp2");
-    /* the split rule, last (TP = 1): 70B-qkv's local GEMM at 16 tokens - 40 tiles of 128 k-blocks, 30% of 132 SMs,
-     * 38% of 104 - goes to the stream-K 64x128; at 100 SMs 40% is past the share, and 70B-fc2's 64 tiles of 224
-     * k-blocks are one row of tiles within a wave; never at TP >= 2, nor at 64 k-blocks */
-    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 5120, 8192, 132), "ag_rota_bf16_sk64_tp1");
-    TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 5120, 8192, 104), "rs_tila_bf16_sk64_tp1");
-    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 5120, 8192, 99), "ag_rota_bf16_pp64_tp1");
-    TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 8192, 14336, 132), "rs_tila_bf16_sk64_tp1");
+    /* the split rule, last (TP = 1): 32 tiles of 128 k-blocks - 24% of 132 SMs, 24.6% of 130 - go to the stream-K
+     * 64x128; at 104 SMs 31% is past the share, and so are 70B-qkv's 40 tiles at 16 tokens (the spread ping-pong);
+     * one row of 112 tiles of 224 k-blocks within a wave is too many to spread (spread.h), 70B-fc2's 64 are not;
+     * never at TP >= 2, nor at 64 k-blocks */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 4096, 8192, 132), "ag_rota_bf16_sk64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 4096, 8192, 130), "rs_tila_bf16_sk64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 4096, 8192, 104), "ag_rota_bf16_pp64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 5120, 8192, 132), "ag_rota_bf16_pp64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 14336, 14336, 132), "rs_tila_bf16_sk64_tp1");
+    TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 8192, 14336, 132), "rs_tila_bf16_pp64_tp1");
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 32, 10240, 8192, 132), "ag_rota_bf16_pp64_tp2");
     TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 3072, 4096, 132), "ag_rota_bf16_pp64_tp1");
     /* reduce-scatter: the K rule first (ping-pong below a per-stage K of 10240, whatever the tiles) */

@@ -298,21 +298,26 @@ one few_rows "m$((24 * TP))-ring/rs_tila_bf16" 0 --config "rs_tila_bf16_tp$TP" -
 one few_rows "m$((24 * TP))-ring/rs_tila_e4m3" 0 --config "rs_tila_e4m3_tp$TP" --rs-ring "${FEW[@]}"
 one few_rows "m$((24 * TP))-L2/ag_rota_bf16" 0 --config "ag_rota_bf16_tp$TP" --l 2 "${FEW[@]}"
 
-# The stream-K 64x128 (`*_sk64`, templates/kernels/stream_k.h): at TP = 1 the split rule's pick (16 x 5120 x 8192: 40
+# The stream-K 64x128 (`*_sk64`, templates/kernels/stream_k.h): at TP = 1 the split rule's pick (16 x 4096 x 8192: 32
 # tiles of 128 k-blocks split over every CTA), 12 and 40 rows in two batches with alpha / beta / C (a split tile's sums
-# move only for its rows: one warp, three of four),
-# two rows of tiles (128 x 2048 x 8192), a finisher's contributions filling the ring more than once (64 x 2048 x 16384:
-# ~8 contributors of 4 units, 11 slots of 8), fp16; at TP = $TP by name in the one GEMM of the gathered all-gather walk and
-# the one-hop reduce-scatter walk (each rank's tiles split on its own CTAs; a finisher raises the one-hop tile flag).
+# move only for its rows: one warp, three of four), two rows of tiles (128 x 2048 x 8192), a finisher's contributions
+# through the ring filling it more than once (32 x 1024 x 16384: ~16 contributors of 2 units, 11 slots of 8; 8 x 256 x
+# 65536: ~66 of one, 22 slots) and loaded from L2 at 64 rows (64 x 2048 x 16384: ~8 contributors of 4 units), fp16; at
+# TP = $TP by name in the one GEMM of the gathered all-gather walk and the one-hop reduce-scatter walk (each rank's
+# tiles split on its own CTAs; a finisher raises the one-hop tile flag).
 SK=(--alpha 0.5 --beta 1 "${ITERS[@]}")
-one stream_k "16x5120x8192/pick-tp1" 0 --schedule AllGather1D_TilingCD_RotatingA --tp 1 --devices 0 \
-    --m 16 --n 5120 --k 8192 "${SK[@]}"
+one stream_k "16x4096x8192/pick-tp1" 0 --schedule AllGather1D_TilingCD_RotatingA --tp 1 --devices 0 \
+    --m 16 --n 4096 --k 8192 "${SK[@]}"
 one stream_k "m12-L2x1000x8192/rs_tila_bf16_sk64_tp1" 0 --config rs_tila_bf16_sk64_tp1 --devices 0 --m 12 --n 1000 \
     --k 8192 --l 2 "${SK[@]}"
 one stream_k "m40-L2x1000x8192/ag_rota_bf16_sk64_tp1" 0 --config ag_rota_bf16_sk64_tp1 --devices 0 --m 40 --n 1000 \
     --k 8192 --l 2 "${SK[@]}"
 one stream_k "128x2048x8192/ag_rotb_bf16_sk64_tp1" 0 --config ag_rotb_bf16_sk64_tp1 --devices 0 --m 128 --n 2048 \
     --k 8192 "${SK[@]}"
+one stream_k "32x1024x16384/ag_rota_bf16_sk64_tp1" 0 --config ag_rota_bf16_sk64_tp1 --devices 0 --m 32 --n 1024 \
+    --k 16384 "${SK[@]}"
+one stream_k "8x256x65536/rs_tila_bf16_sk64_tp1" 0 --config rs_tila_bf16_sk64_tp1 --devices 0 --m 8 --n 256 \
+    --k 65536 "${SK[@]}"
 one stream_k "64x2048x16384/rs_tila_bf16_sk64_tp1" 0 --config rs_tila_bf16_sk64_tp1 --devices 0 --m 64 --n 2048 \
     --k 16384 "${SK[@]}"
 one stream_k "16x5120x8192/ag_rota_fp16_sk64_tp1" 0 --config ag_rota_fp16_sk64_tp1 --devices 0 --m 16 --n 5120 \

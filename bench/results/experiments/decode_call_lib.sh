@@ -45,5 +45,19 @@ memcheck() {
   done
 }
 
+# cli_checks CONFIGS SHAPE...: build/tpgemm's reference check and bitwise determinism of each config (comma list) at
+# TP = 1 on each MxNxK (L = 2, alpha 0.5, beta 1).
+cli_checks() {
+  local c s m n k
+  for c in ${1//,/ }; do
+    for s in "${@:2}"; do
+      IFS=x read -r m n k <<< "$s"
+      timeout 60 build/tpgemm --config "$c" --tp 1 --devices 0 --m "$m" --n "$n" --k "$k" --l 2 --alpha 0.5 --beta 1 \
+        --iterations 5 > "$R/cli_${c}_$s.log" 2>&1
+      echo "cli $c $s rc=$? $(grep -E 'Disposition' "$R/cli_${c}_$s.log" | head -1)"
+    done
+  done
+}
+
 # pack: the records into $OUT/records.tgz (what comes back from the device).
 pack() { cd "$OUT" && tar czf records.tgz r && rm -rf r; }
