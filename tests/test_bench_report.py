@@ -298,17 +298,19 @@ def test_configs_keeps_only_the_named_configs(bench_bin, tmp_path):
 
 def test_a_default_run_times_a_few_token_tile_only_where_it_is_the_pick(bench_bin, tmp_path):
     """Without --configs, the configs with a wave_weight (128x160, ping-pong 64x128) and the stream-K ones run only on
-    the problems whose default pick they are (70B-qkv-m512: 128x160; 70B-o-m128 and a 128-row GEMM: 64x128;
-    70B-qkv-m16: the split rule's stream-K 64x128), not on the anchors."""
+    the problems whose default pick they are (70B-qkv-m512: 128x160; 70B-o-m128, a 128-row GEMM and 70B-qkv-m16 - 40
+    tiles, spread: templates/kernels/spread.h -: 64x128; 16 x 4096 x 8192: the split rule's stream-K 64x128), not on the
+    anchors."""
     out = tmp_path / "dry.json"
-    res = subprocess.run([bench_bin, "--problems", "70B-qkv-m512,70B-o-m128,128x8192x4096,70B-qkv-m16,8B-o,70B-qkv",
+    res = subprocess.run([bench_bin, "--problems", "70B-qkv-m512,70B-o-m128,128x8192x4096,70B-qkv-m16,16x4096x8192,8B-o,"
+                          "70B-qkv",
                           "--dtype", "bf16", "--dry-run", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     few = {"ag_rota_bf16_w160_tp1", "ag_rota_bf16_pp64_tp1", "ag_rota_bf16_sk64_tp1"}
     extra = {r["name"]: {v["config"] for v in r["variants"]} & few for r in json.loads(out.read_text())}
     assert extra == {"70B-qkv-m512": {"ag_rota_bf16_w160_tp1"}, "70B-o-m128": {"ag_rota_bf16_pp64_tp1"},
-                     "128x8192x4096": {"ag_rota_bf16_pp64_tp1"}, "70B-qkv-m16": {"ag_rota_bf16_sk64_tp1"},
-                     "8B-o": set(), "70B-qkv": set()}
+                     "128x8192x4096": {"ag_rota_bf16_pp64_tp1"}, "70B-qkv-m16": {"ag_rota_bf16_pp64_tp1"},
+                     "16x4096x8192": {"ag_rota_bf16_sk64_tp1"}, "8B-o": set(), "70B-qkv": set()}
 
 
 def test_the_table_text_says_how_the_sustained_windows_ran():
