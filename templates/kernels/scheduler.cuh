@@ -1,7 +1,8 @@
 /* Persistent tile walk. One launch covers every stage. The walk is over *units*: a unit is the
  * CM x CN block of tiles that one cluster computes together (CM = TPG_CLUSTER_M along m, CN =
  * TPG_CLUSTER_N along n; a 1x1 cluster makes units = tiles). Global unit ids u = 0 .. num_stages *
- * units_per_stage - 1 in stage order; cluster c (of C = gridDim.x / (CM*CN)) takes u = c, c + C, ...
+ * units_per_stage - 1 in stage order; cluster c (of C = gridDim.x / (CM*CN)) takes u = c, c + C, ... (a short one-stage
+ * walk instead spreads its units over the clusters, one each at most: spread.h)
  * in increasing order, and CTA rank r of the cluster computes tile (CM*um + r % CM, CN*un + r / CM) of
  * unit (um, un). Both CTAs of a cluster therefore walk the same units in the same order (same trip
  * count, same ring slots), which the shared-operand multicast needs. A tile past the edge of a ragged
