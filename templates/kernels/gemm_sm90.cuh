@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
     /* clusters are consecutive blockIdx.x (1-D cluster dims): cluster id and count */
     const int rank = kCluster > 1 ? (int)tpg_cluster_rank() : 0;
     const int stride = (int)gridDim.x / kCluster;
-    /* a walk of fewer units than clusters spreads them (scheduler.cuh); a stream-K region keeps blockIdx's */
+    /* a short one-stage walk spreads its units over the clusters (spread.h); a stream-K region keeps blockIdx's */
     const int cluster = (int)blockIdx.x / kCluster;
     const int first = tpg_sk_region(p) ? cluster : tpg_first_unit(g.total, p.num_stages, cluster, stride);
     TPG_TR(tpg_tr_cta_start(p, g, kBM, kBN, kCluster, kPingpong ? 1 : 0);)

@@ -155,8 +155,8 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         }
         if constexpr (kStreamK) /* a finisher's contributions may follow its fragment through the ring */
             if (tpg_sk_region(p) && i >= p.sk_rounds && !w.contribution && w.sk_lo < first)
-                tpg_sk_load_contributions(p, w.uid - (g.total - tpg_sk_region(p)), p.m - tile.tm * kBM, w.sk_lo, first,
-                                          ring, sA, sB, full, empty, epoch, gave_up);
+                tpg_sk_load_contributions(p, tpg_sk_region_tile(p, g, w.uid), p.m - tile.tm * kBM, w.sk_lo, first, ring,
+                                          sA, sB, full, empty, epoch, gave_up);
     }
     TPG_TR(tpg_tr_lane_end(p, 0);)
 }
@@ -330,7 +330,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
         if constexpr (kStreamK) {
             if (tpg_sk_region(p) && i >= p.sk_rounds) {
                 const int rows = p.m - tile.tm * kBM; /* rows past p.m: computed, never stored */
-                const int region_tile = w.uid - (g.total - tpg_sk_region(p));
+                const int region_tile = tpg_sk_region_tile(p, g, w.uid);
                 if (w.contribution) {
                     tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, rows, region_tile, ctid);
                     TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)

@@ -18,6 +18,13 @@ __device__ __forceinline__ int tpg_sk_region(const tpg_gemm_params &p)
     return kStreamK && p.num_stages == 1 ? p.sk_tiles : 0;
 }
 
+/* The index in the stream-K region of the tile of unit `uid` (the region is the walk's last tpg_sk_region tiles):
+ * the count its contributors add to (gemm_sm90_fixup.cuh). */
+__device__ __forceinline__ int tpg_sk_region_tile(const tpg_gemm_params &p, const tpg_tiling &g, int uid)
+{
+    return uid - (g.total - tpg_sk_region(p));
+}
+
 /* The i-th work item of cluster `first` (of `stride`): its data-parallel units uid = first + i * stride
  * below the stream-K region, then its fragments of the region (stream_k.h), in the order producer and
  * consumers both walk. */
