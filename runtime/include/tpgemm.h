@@ -350,9 +350,11 @@ tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
  * it may start while the stream's previous kernel finishes and waits on the device until that
- * kernel's writes are visible (griddepcontrol.wait). Off by default: on H200 it made back-to-back
- * calls of the same GEMM 1-2% slower, not faster (BENCHMARKS.md, docs/PERF_NOTES.md 2026-12-01).
- * No effect at TP > 1 (those ops always launch their CUDA graphs). */
+ * kernel's writes are visible (griddepcontrol.wait). Off by default: on H200, back to back calls of the
+ * same GEMM ran 1.2-1.5x faster with it where a call takes under ~20 us (at most 32 tiles), but
+ * 0.85-0.96x from ~24 us up and 1-2% slower on the big GEMMs (docs/perf_notes/2026-12-03-e.md); between
+ * other kernels that do not trigger it early, it gains nothing. No effect at TP > 1 (those ops always
+ * launch their CUDA graphs). */
 tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
 /* Opt-in (TP >= 2): enable != 0 lets the GEMM start without waiting for the start barrier, and an all-gather
  * op's closing barrier wait for the shard copies only, not for the GEMM (reduce-scatter's still follows the

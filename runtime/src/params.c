@@ -370,9 +370,11 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     g->beta = op->desc.beta;
     g->scale_a = op->tensors[rank].scale_a;
     g->scale_b = op->tensors[rank].scale_b;
-    /* overlap: START may not have run yet, so the GEMM counts on from its own previous epoch (gemm_params.h) */
-    g->epoch = op->overlap ? NULL : tpg_buf_word(op->buffer[rank], op->layout.epoch);
-    if (op->sched->tp > 1) { /* TP = 1 has no barrier and no flags: its epoch stays 0 */
+    /* TP = 1 has no barrier and no flags: no epoch word, so the kernel reads none (its epoch is 0; the load cost a
+     * decode-size call ~0.4 us, docs/perf_notes/2026-12-03-e.md). Overlap: START may not have run yet, so the GEMM
+     * counts on from its own previous epoch (gemm_params.h). */
+    if (op->sched->tp > 1) {
+        g->epoch = op->overlap ? NULL : tpg_buf_word(op->buffer[rank], op->layout.epoch);
         g->last_epoch = tpg_buf_word(op->buffer[rank], op->layout.last_epoch);
         g->epoch_readers = tpg_buf_word(op->buffer[rank], op->layout.epoch_readers);
     }

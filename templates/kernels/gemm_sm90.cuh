@@ -204,8 +204,8 @@ static_assert(!TPG_PARTIAL_F32 || (TPG_CD_DTYPE != 4 && !kTmaPartials && !kPrefe
 constexpr bool kDiagNoMma = TPG_DIAG_NO_MMA, kDiagNoLoad = TPG_DIAG_NO_LOAD, kDiagNoEpi = TPG_DIAG_NO_EPI;
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
- * 2 mbarriers per slot + the partial-load mbarriers */
-constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16 + kSrcBars * 8;
+ * 2 mbarriers per slot + the partial-load mbarriers + the epoch word */
+constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16 + kSrcBars * 8 + 4;
 /* empty[s] arrivals per phase: one per consumer warp that reads the slot, in every CTA of the cluster */
 constexpr int kEmptyArrivals = 4 * (kPingpong ? 1 : kConsumers) * kCluster;
 /* Named barriers: 0 __syncthreads, 1 all consumers (cooperative flag flush), 2 + w warpgroup w's
@@ -284,8 +284,9 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
     const uint32_t full = sD + kEpiBytes;         /* kStages mbarriers of 8 bytes */
     const uint32_t empty = full + 8 * kStages;    /* kStages mbarriers of 8 bytes */
     const uint32_t src_bars = empty + 8 * kStages; /* kSrcBars mbarriers: warpgroup w's buffer k at w * UNITS + k */
+    const uint32_t epoch_word = src_bars + 8 * kSrcBars; /* the launch's epoch, for every thread of the CTA */
 
-    const unsigned int epoch = tpg_load_epoch(p); /* every thread, once */
+    if (threadIdx.x == 0) tpg_st_shared_u32(epoch_word, tpg_load_epoch(p)); /* read after the barrier below */
     const tpg_tiling g = tpg_make_tiling<kBM, kBN, kBK, kCM, kCN>(p);
     /* clusters are consecutive blockIdx.x (1-D cluster dims): cluster id and count */
     const int rank = kCluster > 1 ? (int)tpg_cluster_rank() : 0;
@@ -307,12 +308,13 @@ __global__ void __launch_bounds__(kThreads, 1) TPG_KERNEL_NAME(const __grid_cons
      * may start before both have initialized theirs */
     if constexpr (kCluster > 1) tpg_cluster_sync();
     else __syncthreads();
+    const unsigned int epoch = tpg_ld_shared_u32(epoch_word);
 
     const int wg = threadIdx.x >> 7;
     if (wg == 0) {
         tpg_setmaxnreg_dec<kProducerRegs>();
         /* an idle warp of the producer's warpgroup, so that the producer's first load waits for no atomic; the
-         * barrier above is after every thread's tpg_load_epoch. Before the producer's call, so that nothing of
+         * barrier above is after thread 0's tpg_load_epoch. Before the producer's call, so that nothing of
          * it stays live across the producer's loop (which fills the warpgroup's registers). */
         if (threadIdx.x == 32) tpg_keep_epoch(p, epoch);
         if (threadIdx.x == 0) tpg_producer(p, g, epoch, sA, sB, full, empty, rank, first, stride);

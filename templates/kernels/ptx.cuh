@@ -165,6 +165,18 @@ __device__ __forceinline__ void tpg_st_shared_v2(uint32_t addr, float x, float y
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
+__device__ __forceinline__ void tpg_st_shared_u32(uint32_t addr, unsigned int v)
+{
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned int tpg_ld_shared_u32(uint32_t addr)
+{
+    unsigned int v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+
 __device__ __forceinline__ float4 tpg_ld_shared_v4(uint32_t addr)
 {
     float4 v;

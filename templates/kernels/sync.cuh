@@ -45,9 +45,11 @@ __device__ __forceinline__ uint64_t tpg_globaltimer()
     return t;
 }
 
-/* Read the launch epoch once at kernel start, in every thread (tpg_gemm_params.epoch says where from). The load
- * of last_epoch is an acquire so that it completes before the thread reaches the CTA barrier after which
- * tpg_keep_epoch counts the CTA in: no CTA can then read the value the last one stores. */
+/* Read the launch epoch once at kernel start, in one thread of the CTA, which hands it to the others through shared
+ * memory across the CTA barrier that follows (gemm_sm90.cuh): the barrier orders their later reads after this
+ * acquire. The load of last_epoch is an acquire so that it completes before that barrier, after which tpg_keep_epoch
+ * counts the CTA in: no CTA can then read the value the last one stores. (A system-scope acquire by every thread, as
+ * before 2026-12-03 23:00Z, cost a one-tile call ~0.4 us; docs/perf_notes/2026-12-03-e.md.) */
 __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
 {
     if (p.epoch) return tpg_ld_acquire_sys(p.epoch);
