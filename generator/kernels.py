@@ -17,7 +17,7 @@ from . import GENERATOR_VERSION
 DTYPE_SIZE = {"bf16": 2, "fp16": 2, "e4m3": 1, "e5m2": 1}
 ACC_DTYPES = ("f32", "f16")
 SMEM_LIMIT = 232448          # 227 KiB of dynamic shared memory per block on sm_90
-SMEM_RESERVED = 2048         # 1024 B alignment slack for the 128B swizzle + mbarriers
+SMEM_RESERVED = 2048         # 1024 B alignment slack for the 128B swizzle + mbarriers + the epoch word (kSmemNeed)
 EPI_ROW_BYTES = 128          # epilogue: store buffers of 64 rows x 128 B (templates/kernels/epilogue.cuh)
 EPI_BUFFERS = (2, 16)        # store buffers per consumer warpgroup (TPG_EPI_BUFFERS); default 2 per m64 slab
 EPI_SUBTILE_M = (64,)        # epilogue subtile rows: one warpgroup's m64 slab

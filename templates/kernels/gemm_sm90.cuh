@@ -204,7 +204,8 @@ static_assert(!TPG_PARTIAL_F32 || (TPG_CD_DTYPE != 4 && !kTmaPartials && !kPrefe
 constexpr bool kDiagNoMma = TPG_DIAG_NO_MMA, kDiagNoLoad = TPG_DIAG_NO_LOAD, kDiagNoEpi = TPG_DIAG_NO_EPI;
 constexpr uint32_t kEpiBytes = (uint32_t)kConsumers * kEpiBuffers * 64u * (uint32_t)kEpiChunk;
 /* 1023 B worst-case alignment loss of the dynamic smem base + the ring + the epilogue buffers +
- * 2 mbarriers per slot + the partial-load mbarriers + the epoch word */
+ * 2 mbarriers per slot + the partial-load mbarriers + the epoch word (the fixed bytes come out of the generator's
+ * SMEM_RESERVED, generator/kernels.py) */
 constexpr int kSmemNeed = 1023 + kStages * (int)kSlotBytes + (int)kEpiBytes + kStages * 16 + kSrcBars * 8 + 4;
 /* empty[s] arrivals per phase: one per consumer warp that reads the slot, in every CTA of the cluster */
 constexpr int kEmptyArrivals = 4 * (kPingpong ? 1 : kConsumers) * kCluster;

@@ -45,11 +45,11 @@ __device__ __forceinline__ uint64_t tpg_globaltimer()
     return t;
 }
 
-/* Read the launch epoch once at kernel start, in one thread of the CTA, which hands it to the others through shared
- * memory across the CTA barrier that follows (gemm_sm90.cuh): the barrier orders their later reads after this
- * acquire. The load of last_epoch is an acquire so that it completes before that barrier, after which tpg_keep_epoch
- * counts the CTA in: no CTA can then read the value the last one stores. (A system-scope acquire by every thread, as
- * before 2026-12-03 23:00Z, cost a one-tile call ~0.4 us; docs/perf_notes/2026-12-03-e.md.) */
+/* Read the launch epoch once at kernel start, in thread 0 of the CTA, which hands it to the others through shared
+ * memory across the CTA (or cluster) barrier that follows (gemm_sm90.cuh): the barrier orders their later reads
+ * after this acquire. The load of last_epoch completes before that barrier (program order and the barrier), after
+ * which tpg_keep_epoch counts the CTA in: no CTA can then read the value the last one stores. (A system-scope acquire
+ * by every thread, as before 2026-12-03 23:00Z, cost a one-tile call ~0.4 us; docs/perf_notes/2026-12-03-e.md.) */
 __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
 {
     if (p.epoch) return tpg_ld_acquire_sys(p.epoch);
@@ -59,7 +59,7 @@ __device__ __forceinline__ unsigned int tpg_load_epoch(const tpg_gemm_params &p)
     return v + 1u;
 }
 
-/* One thread per CTA, after a CTA barrier that every thread passed after tpg_load_epoch: keep this launch's
+/* One thread per CTA, after the CTA barrier that thread 0 passed after tpg_load_epoch: keep this launch's
  * epoch in last_epoch for the next launch. Beside the start barrier the CTAs of this launch read last_epoch,
  * so only the last CTA to count itself in writes it (the count is reset for the next launch, which starts
  * after this one ends); after the barrier nobody reads it in this launch and CTA 0 stores it (one store, not

@@ -4,7 +4,7 @@ decode sizes down to one tile of one k-block. Each window queues its calls behin
 launch rate never shows), operands rotate over copies beyond the L2, variants interleave; median of 5 windows.
 
 Usage (device): python3 bench/results/experiments/launch_paths.py CONFIG[,CONFIG...] MxNxK[,MxNxK...] [graph]
-(graph: the graph launch only, no PDL twin)
+(graph: the graph launch only, no PDL twin). TPGEMM_LIB=path times another build of libtpgemm.so (bench/tpgemm_lib.py).
 """
 import statistics
 import sys
