@@ -97,9 +97,9 @@ typedef struct tpg_config_desc {
      * own tile flags; the next rank reads them there over the link (runtime/src/params.c). 0: pushed into the
      * receiver's slot. Part of the config, so every rank of an op has the same one (op_rank.c checks the config). */
     int pull_partials;
-    /* schedules.yaml wave_weight (1..100): a default only through tpg_config_pick's wave check (never the
-     * first-by-name fallback), which counts this config's fill at wave_weight percent - its kernel's rate per tile
-     * slot against the others' (tiles for few tokens); 0: an ordinary config, counted at 100. */
+    /* schedules.yaml wave_weight (1..100): a default only through tpg_config_pick's wave check or row rule (never the
+     * first-by-name fallback); the wave check counts this config's fill at wave_weight percent - its kernel's rate per
+     * tile slot against the others' (tiles for few tokens); 0: an ordinary config, counted at 100. */
     int wave_weight;
     /* a tuned choice's config (schedules.yaml tuned:, named tuned_*): run through tpg_dispatch_find or by name,
      * never a default pick (generator/models.py default_config skips it too) */
@@ -116,7 +116,8 @@ int tpg__config_pickable(const tpg_config_desc *c);
  * TPG_PICK_WAVE_RATIO times the pick's where the pick fills so little of one wave that no margin can be reached
  * (70B-qkv at TP = 8, M = 128: the wide tiles 0.04, the 64x128 0.12; 20.5 against 36.2 TFLOP/s on one GPU,
  * gathered); extents past int32 (never a valid shape: shapes.c) skip the check. After it, the row rule (config.c
- * fewest_rows): of tiles with the pick's columns and as many tiles in the walk, the fewest rows. */
+ * fewest_rows): of tiles with the pick's columns and as many tiles in the walk, or one row of which holds all the
+ * launch's rows, the fewest rows. */
 #define TPG_PICK_WAVE_MARGIN 0.10
 #define TPG_PICK_WAVE_RATIO 2.0
 #define TPG_PICK_EXTENT_LIMIT ((int64_t)1 << 31)

@@ -103,7 +103,7 @@ typedef struct tpg_gemm_params {
      * it (tpg_op_set_overlap_barriers: the barrier may not have run yet) `epoch` is NULL and the GEMM takes
      * *last_epoch + 1: last_epoch holds the epoch of this device's previous GEMM launch of the op (launches of
      * the op on a device run in order and each runs the start barrier once, so the two agree). Every GEMM
-     * keeps last_epoch: after the start barrier each CTA stores its epoch there; beside it, the last CTA to
+     * keeps last_epoch: after the start barrier CTA 0 stores its epoch there; beside it, the last CTA to
      * count itself in epoch_readers (all CTAs have read last_epoch by then) stores it and resets the count.
      * Nothing is written by the host per launch, so a launch can be captured and replayed. Both NULL (unit
      * tests, TP = 1): epoch 0, every wait passes. */

@@ -11,7 +11,7 @@
 #           a bulk load the warps read before its mbarrier completed (the ring slots, TMA-loaded partials) but not
 #           a bulk store of smem the warps had not finished writing (the epilogue's TMA stores: that hand-off rests
 #           on the reference check and determinism of tier 2 alone).
-#   tp1     every kernel binary that has a TP = 1 config (15 of the 22 shipped: the others read reduce-scatter
+#   tp1     every kernel binary that has a TP = 1 config (17 of the 24 shipped: the others read reduce-scatter
 #           partials, below), through its first one (build/tpgemm --list), 512x1024x256 with beta 1 (C read), under
 #           each of the three tools
 #   rings   (when build/selftest/kernel_selftest is built: tests/gpu/kernel_selftest.sh; carry it, run_all.sh does not
