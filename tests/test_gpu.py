@@ -13,6 +13,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def epoch_runs() -> tuple:
+    """(over NCCL, over the peer transport): how many schedules gpu_epochs runs a rank, read from its source
+    (tests/gpu/test_epochs.c, schedules_run) so that a schedule added there cannot leave these counts stale."""
+    src = (ROOT / "tests/gpu/test_epochs.c").read_text()
+    m = re.search(r"schedules_run\(const options \*o\) \{ return o->nccl \? (\d+) : (\d+); \}", src)
+    assert m, "tests/gpu/test_epochs.c: schedules_run() not found in its expected one-line form"
+    return int(m.group(1)), int(m.group(2))
+
+
+EPOCH_RUNS_NCCL, EPOCH_RUNS = epoch_runs()
+
+
 def visible_gpus() -> int:
     """Number of NVIDIA GPUs nvidia-smi lists (0 without a driver)."""
     if not shutil.which("nvidia-smi"):
@@ -133,13 +145,13 @@ def test_every_call_with_new_operands_matches_the_reference(built, tp):
     """Back-to-back calls of every schedule, new A and B each call, each D checked; between calls the barriers
     beside the GEMM go on and off, the all-gather copies are cut into pieces and the gathered walk's GEMM stops and
     starts pulling its shards itself (tests/gpu/test_epochs.c)."""
-    assert "8 passed, 0 failed" in run_passing(["gpu_epochs", str(tp)], timeout=180)
+    assert f"{EPOCH_RUNS} passed, 0 failed" in run_passing(["gpu_epochs", str(tp)], timeout=180)
 
 
 @needs_gpus(1)
 @pytest.mark.parametrize("tp", [2, 4])
 def test_every_call_with_new_operands_matches_the_reference_on_a_shared_device(built, tp):
-    assert "8 passed, 0 failed" in run_passing(["gpu_epochs", str(tp), "--share-device"], timeout=180)
+    assert f"{EPOCH_RUNS} passed, 0 failed" in run_passing(["gpu_epochs", str(tp), "--share-device"], timeout=180)
 
 
 @pytest.mark.parametrize("tp", ACROSS_GPUS)
@@ -147,14 +159,14 @@ def test_captured_calls_match_the_reference(built, tp):
     """gpu_epochs --capture: each call recorded by stream capture and launched from the caller's graph, then every
     captured graph launched again on new operands after the op changed mode (the epochs come from the device)."""
     out = run_passing(["gpu_epochs", str(tp), "--capture"], timeout=180)
-    assert "8 passed, 0 failed" in out and "(captured, launched again): max error" in out
+    assert f"{EPOCH_RUNS} passed, 0 failed" in out and "(captured, launched again): max error" in out
 
 
 @needs_gpus(1)
 @pytest.mark.parametrize("tp", [2, 4])
 def test_captured_calls_match_the_reference_on_a_shared_device(built, tp):
     out = run_passing(["gpu_epochs", str(tp), "--share-device", "--capture"], timeout=180)
-    assert "8 passed, 0 failed" in out and "(captured, launched again): max error" in out
+    assert f"{EPOCH_RUNS} passed, 0 failed" in out and "(captured, launched again): max error" in out
 
 
 @needs_gpus(1)
@@ -170,8 +182,8 @@ def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
     assert out.returncode == 0 and "14 passed, 0 failed" in out.stdout, out.stdout + out.stderr
 
 
-def check_every_rank_passed(stdout: str, tp: int, runs: int = 7):
-    """runs: gpu_epochs' schedules, 6 over NCCL (no gathered walk there)."""
+def check_every_rank_passed(stdout: str, tp: int, runs: int = EPOCH_RUNS):
+    """runs: gpu_epochs' schedules, EPOCH_RUNS_NCCL over NCCL."""
     for r in range(tp):
         assert f"rank {r}: {runs} passed, 0 failed" in stdout
 
@@ -347,7 +359,7 @@ def test_nccl_transport_every_call_matches_the_reference_on_a_shared_device(buil
     every schedule, new operands every call, each rank's D checked; captured into the caller's graphs too."""
     out = run_passing(["gpu_epochs", str(tp), "--share-device", "--processes", "--nccl", *extra], timeout=300,
                       env=nccl_env())
-    check_every_rank_passed(out, tp, runs=6)
+    check_every_rank_passed(out, tp, runs=EPOCH_RUNS_NCCL)
 
 
 def check_nccl_multiprocess_run(stdout, tp):
@@ -373,7 +385,7 @@ def test_nccl_transport_missing_peer_on_a_shared_device(built):
 @needs_gpus(2)
 def test_nccl_transport_every_call_matches_the_reference(built):
     check_every_rank_passed(run_passing(["gpu_epochs", "2", "--processes", "--nccl"], timeout=300, env=nccl_env()), 2,
-                            runs=6)
+                            runs=EPOCH_RUNS_NCCL)
 
 
 @pytest.mark.parametrize("tp", ACROSS_GPUS)
