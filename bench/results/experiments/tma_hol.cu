@@ -42,7 +42,7 @@ enum { SMEM = DEPTH * LOAD_BYTES + STORE_BYTES + 64 };
 enum mode {
     NONE = 0, TMA_DEVICE = 1, TMA_HOST = 2, LSU_HOST = 3, TMA_HOST_PIECES = 4, TMA_FROM_HOST = 5, TMA_HOST_W0 = 6,
     SUB_BURST = 7, SUB_PACED = 8, W0_UNITS = 9, SUB_W0_BURST = 10, SUB_W0_UNITS = 11, W0_DONE = 12,
-    SUB_W0_DONE = 13, MODES = 14
+    SUB_W0_DONE = 13, SUB_PACED_1K = 14, MODES = 15
 };
 /* The epilogue's own forms, stores by warp 0 and loads by warp 1: the same bytes as UNIT-byte store units, all at once
  * (TMA_HOST_W0, SUB_W0_BURST) or each after the one before has read its smem, wait_group.read 0 (W0_UNITS,
@@ -50,7 +50,9 @@ enum mode {
  * SUB_W0_DONE); SUB_* only every SUB-th CTA stores. */
 enum { UNIT = 8192 };
 /* SUB_*: only every SUB-th CTA stores (the others only load), so that the stores' total rate stays below what the
- * host link takes; SUB_BURST issues them before the loads, SUB_PACED one PACED_PIECE store after each load */
+ * host link takes; SUB_BURST issues them before the loads, SUB_PACED one PACED_PIECE store after each load,
+ * SUB_PACED_1K one 1 KiB store after every second load (a producer streaming a swizzled 8-row box of a 128-byte-row
+ * store unit every other k-block: docs/PERF_NOTES.md, "Next") */
 enum { SUB = 8, PACED_PIECE = 256 };
 enum { PIECE = 4096 }; /* TMA_HOST_PIECES: the same bytes in 4 KiB stores, one after each of the first loads */
 
@@ -117,7 +119,7 @@ __global__ void __launch_bounds__(THREADS, 1) k_hol(const __grid_constant__ para
     volatile int *handoff = reinterpret_cast<volatile int *>(&bars[DEPTH + 1]); /* TMA_HOST_W0's two steps */
     if (threadIdx.x == 0) *handoff = 0;
     __syncthreads();
-    const bool w0 = p.mode == TMA_HOST_W0 || p.mode >= W0_UNITS;
+    const bool w0 = p.mode == TMA_HOST_W0 || (p.mode >= W0_UNITS && p.mode <= SUB_W0_DONE);
     if (w0) { /* the stores by warp 0, the loads by warp 1 (below), as producer and consumers */
         if (threadIdx.x == 0) {
             const bool stores = p.mode < SUB_W0_BURST || p.mode == W0_DONE || blockIdx.x % SUB == 0;
@@ -161,14 +163,15 @@ __global__ void __launch_bounds__(THREADS, 1) k_hol(const __grid_constant__ para
             bulk_load(smem_u32(sbuf), dst + (size_t)j * STORE_BYTES, STORE_BYTES, smem_u32(&bars[DEPTH]));
     }
     const bool sub = p.mode == SUB_BURST || p.mode == SUB_PACED || p.mode == SUB_W0_BURST || p.mode == SUB_W0_UNITS ||
-                     p.mode == SUB_W0_DONE;
+                     p.mode == SUB_W0_DONE || p.mode == SUB_PACED_1K;
     const bool storer = !sub || blockIdx.x % SUB == 0;
     if (p.mode == SUB_BURST && storer) {
         for (int j = 0; j < p.nstore; ++j) bulk_store(dst + (size_t)j * STORE_BYTES, smem_u32(sbuf), STORE_BYTES);
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
-    const int piece = p.mode == SUB_PACED ? PACED_PIECE : PIECE;
-    const bool pieced = p.mode == TMA_HOST_PIECES || (p.mode == SUB_PACED && storer);
+    const int piece = p.mode == SUB_PACED ? PACED_PIECE : p.mode == SUB_PACED_1K ? 1024 : PIECE;
+    const int every = p.mode == SUB_PACED_1K ? 2 : 1; /* a piece after every `every`-th load */
+    const bool pieced = p.mode == TMA_HOST_PIECES || ((p.mode == SUB_PACED || p.mode == SUB_PACED_1K) && storer);
     const int pieces = pieced ? STORE_BYTES * p.nstore / piece : 0;
     const char *src = p.src + (size_t)(blockIdx.x % 16) * (SRC_BYTES / 16);
     const long long l0 = clock64();
@@ -181,8 +184,9 @@ __global__ void __launch_bounds__(THREADS, 1) k_hol(const __grid_constant__ para
         const int s = i % DEPTH;
         bar_wait(smem_u32(&bars[s]), (uint32_t)((i / DEPTH) & 1));
         if (i == 0) first = clock64() - l0;
-        if (i < pieces) {
-            bulk_store(dst + (size_t)i * piece, smem_u32(sbuf + (i * piece) % STORE_BYTES), piece);
+        if (i % every == 0 && i / every < pieces) {
+            const int j = i / every;
+            bulk_store(dst + (size_t)j * piece, smem_u32(sbuf + (j * piece) % STORE_BYTES), piece);
             asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
         const int n = i + DEPTH;
@@ -251,7 +255,7 @@ int main()
     CK(cudaFuncSetAttribute(k_hol, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     const char *names[] = {"none",      "tma->device",  "tma->host", "lsu->host", "tma->host 4K",
                            "tma<-host", "tma->host w0", "1/8 burst", "1/8 paced", "w0 units",
-                           "1/8 w0 burst", "1/8 w0 units", "w0 done", "1/8 w0 done"};
+                           "1/8 w0 burst", "1/8 w0 units", "w0 done", "1/8 w0 done", "1/8 paced 1K"};
     printf("%-12s %5s %4s | %9s %9s %9s %9s %9s  (us, median over CTAs; loads: %d x %d B, stores: %d x %d B a CTA)\n",
            "stores", "ctas", "rep", "loads", "1st load", "st read", "st done", "CTA", nload, LOAD_BYTES, nstore,
            STORE_BYTES);
