@@ -15,13 +15,7 @@ for lib in old new new old; do
     >> "$R/launch_paths_$lib.log" 2>&1
   echo "launch_paths $lib rc=$?"
 done
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-timeout 120 $NCU --clock-control none --cache-control none -k regex:gemm_sm90 --launch-skip 5 --launch-count 1 \
-  --section SourceCounters --section WarpStateStats --warp-sampling-interval 0 --import-source no -o "$R/pp64_one" \
-  build/tpgemm --config ag_rota_bf16_pp64_tp1 --tp 1 --devices 0 --m 16 --n 128 --k 64 --iterations 8 \
-  > "$R/pp64_one.log" 2>&1; echo "ncu rc=$?"
-$NCU -i "$R/pp64_one.ncu-rep" --page source --csv --print-source sass > "$R/pp64_one_sass.csv" 2>/dev/null
-rm -f "$R/pp64_one.ncu-rep"
+stalls pp64_one ag_rota_bf16_pp64_tp1 16 128 64
 tier2 2 tp1,stream_k,few_rows,gathered,one_hop 110
 for lib in old new; do echo "== $lib"; grep -v 'check rel err' "$R/launch_paths_$lib.log"; done
 grep -c 'CHECK FAILED' "$R"/launch_paths_*.log

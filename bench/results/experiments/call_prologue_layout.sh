@@ -10,13 +10,7 @@
 timeout 120 python3 bench/results/experiments/launch_paths.py \
   ag_rota_bf16_pp64_tp1,x_pp64_oldpro_tp1,ag_rota_bf16_sk64_tp1,x_sk64_oldpro_tp1 \
   16x128x64,16x2048x512,16x4096x2048,16x2048x4096 graph > "$R/launch_paths.log" 2>&1; echo "launch_paths rc=$?"
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-timeout 120 $NCU --clock-control none --cache-control none -k regex:gemm_sm90 --launch-skip 5 --launch-count 1 \
-  --section SourceCounters --section WarpStateStats --warp-sampling-interval 0 --import-source no -o "$R/pp64_one" \
-  build/tpgemm --config ag_rota_bf16_pp64_tp1 --tp 1 --devices 0 --m 16 --n 128 --k 64 --iterations 8 \
-  > "$R/pp64_one.log" 2>&1; echo "ncu rc=$?"
-$NCU -i "$R/pp64_one.ncu-rep" --page source --csv --print-source sass > "$R/pp64_one_sass.csv" 2>/dev/null
-rm -f "$R/pp64_one.ncu-rep"
+stalls pp64_one ag_rota_bf16_pp64_tp1 16 128 64
 tier2 2 tp1,stream_k,few_rows,gathered,one_hop 110
 grep -v 'check rel err' "$R/launch_paths.log"; grep -c 'CHECK FAILED' "$R/launch_paths.log"
 pack

@@ -59,5 +59,17 @@ cli_checks() {
   done
 }
 
+# stalls NAME CONFIG M N K: warp-stall samples per SASS line of one launch (Nsight Compute) into $R/NAME_sass.csv.
+stalls() {
+  local NCU
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  timeout 120 $NCU --clock-control none --cache-control none -k regex:gemm_sm90 --launch-skip 5 --launch-count 1 \
+    --section SourceCounters --section WarpStateStats --warp-sampling-interval 0 --import-source no -o "$R/$1" \
+    build/tpgemm --config "$2" --tp 1 --devices 0 --m "$3" --n "$4" --k "$5" --iterations 8 \
+    > "$R/$1.log" 2>&1; echo "ncu rc=$?"
+  $NCU -i "$R/$1.ncu-rep" --page source --csv --print-source sass > "$R/$1_sass.csv" 2>/dev/null
+  rm -f "$R/$1.ncu-rep"
+}
+
 # pack: the records into $OUT/records.tgz (what comes back from the device).
 pack() { cd "$OUT" && tar czf records.tgz r && rm -rf r; }

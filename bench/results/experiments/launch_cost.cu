@@ -17,14 +17,7 @@
 
 #include "templates/kernels/gemm_params.h"
 
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                         \
-            return 1;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 
 enum { ITERS = 1000, SMEM = 227 * 1024, GRID = 132 };
 

@@ -28,14 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                         \
-            return 1;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 
 enum { DEPTH = 4, LOAD_BYTES = 16384, STORE_BYTES = 32768, THREADS = 128, SRC_BYTES = 1 << 20 };
 enum { SMEM = DEPTH * LOAD_BYTES + STORE_BYTES + 64 };
