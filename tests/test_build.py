@@ -176,6 +176,12 @@ HEADER_ONLY = [
     ("stream_k_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                          "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_ACC_F16=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                          "-DTPG_CLUSTER_N=1"),
+    # spread pushes (TPG_SPREAD_PUSHES, an experiment: self-tests pp128sp, pp128spx) in the trace build, whose extra
+    # state sits next to the held units' (the self-test builds it without TPG_TRACE)
+    ("spread_pushes_trace", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
+                            "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 "
+                            "-DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_STL=1 -DTPG_TRACE -DTPG_SMEM_BYTES=231424 "
+                            "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
 ]
 
 
@@ -190,3 +196,26 @@ def test_header_only_instances_compile_clean(build, tmp_path, name, defines):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{name} does not compile:\n{r.stderr[-4000:]}"
     assert SPILL.search(r.stderr) and not ptxas_problems(r.stderr), r.stderr[-4000:]
+
+
+# Instances the headers must refuse, with the static_assert that says why: spread pushes defer their tile's flag, so
+# they need ping-pong with deferred flags (gemm_sm90.cuh)
+REFUSED = [
+    ("spread_pushes_without_deferred_flags", "-DTPG_CONSUMER_MODE=1 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
+     "-DTPG_TMA_PARTIALS=1 -DTPG_SPREAD_PUSHES=1", "TPG_SPREAD_PUSHES: a ping-pong 1x1 choice"),
+    ("spread_pushes_cooperative", "-DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_EPI_BUFFERS=5 -DTPG_SPREAD_PUSHES=1",
+     "TPG_SPREAD_PUSHES: a ping-pong 1x1 choice"),
+]
+
+
+@pytest.mark.parametrize("name,defines,message", REFUSED, ids=[r[0] for r in REFUSED])
+def test_header_only_instances_refused(build, tmp_path, name, defines, message):
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-O3", "-std=c++17",
+           "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
+           "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
+           "-DTPG_BK=64", "-DTPG_AB_DTYPE=0", "-DTPG_CD_DTYPE=0", "-DTPG_CONSUMERS=2", "-DTPG_SMEM_BYTES=231424",
+           "-DTPG_CLUSTER_M=1", "-DTPG_CLUSTER_N=1", *defines.split(),
+           "-c", str(ROOT / "tests/gpu/selftest_instance.cu"), "-o", str(tmp_path / f"{name}.o")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and message in r.stderr, f"{name} compiled or failed otherwise:\n{r.stderr[-4000:]}"

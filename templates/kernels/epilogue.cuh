@@ -53,11 +53,33 @@
 #define TPG_DIAG_NO_STORE 0
 #endif
 
+/* Spread pushes (TPG_SPREAD_PUSHES 1; ping-pong with deferred flags; an experiment: self-test instances only, no
+ * config selects it yet): a tile that pushes its partial into a peer's slot writes its store units to smem as usual
+ * but holds back their TMA stores; its warpgroup's warp 0 issues them while the warpgroup waits for its next turn
+ * (tpg_pp_turn_spreading, gemm_sm90_roles.cuh), spread over that wait, instead of all at once. Why: an SM's bulk
+ * loads wait behind its bulk stores, so a tile's burst of 32 KiB into NVLink holds up the producer's next operand
+ * loads while it crosses the link: with its pushes over the host link (`kernel_selftest --rs-far`) the ring ran
+ * 0.90-0.94 of itself with local ones at 70B-o's M and N, as 70B-o ran 0.94 of its local GEMM on x2 - while the
+ * same bytes spread over the loads cost nothing below the link's rate (bench/results/experiments/tma_hol.cu).
+ * Measured forms (docs/perf_notes/2026-12-04.md): issued inside the warpgroup's own next mainloop they recover the
+ * far ring (0.98-0.99) but cost that mainloop 2-5% at short K (the issue holds up the warpgroup's wgmmas); in the
+ * wait, they recover it only with a local store before each issue (TPG_DIAG_SPREAD_STL) - not understood yet. The
+ * tile's flag waits for the next epilogue as deferred flags do (the same safety argument, gemm_sm90.cuh: the units
+ * go out before the warpgroup's next mainloop), so a tile holds its units only where tpg_epi_defers_flags allows. */
+#ifndef TPG_SPREAD_PUSHES
+#define TPG_SPREAD_PUSHES 0
+#endif
+
 /* Per-consumer-thread epilogue state that lives across tiles. */
 struct tpg_epi_state {
     uint32_t buf;            /* which of the warpgroup's UNITS store buffers is next */
     unsigned int *pending;   /* signal flag of the last tile, not yet raised (NULL: none) */
     uint32_t src_phase;      /* tma_partials: bit k = parity of store buffer k's next partial load */
+    /* spread pushes: bits 0-7 units held, 8-15 of them issued, 16-23 the first one's buffer, 31 this epilogue
+     * holds the units it hands off; then where they go - the tile's first row and column (tpg_epi_geom's
+     * tile_row0 / col_base) and batch * TPG_MAX_TP + stage. Never read without TPG_SPREAD_PUSHES. */
+    uint32_t held;
+    int held_row0, held_col0, held_bs;
 };
 
 /* Self-test instances only: defer however few tiles a stage has (the rule before 2026-12-02). */
@@ -166,9 +188,14 @@ __device__ __forceinline__ void tpg_epi_handoff(const tpg_stage_params &sp, uint
                                                 int batch, int wg, int wg_thread, tpg_epi_state &st)
 {
     tpg_fence_proxy_async_smem();
-    if (wg_thread == 0) tpg_bulk_wait_read<UNITS - 2>();
+    if (wg_thread == 0) { /* a held unit commits no group, so wait_read's count would not move: wait for all */
+        if (TPG_SPREAD_PUSHES && (st.held >> 31)) tpg_bulk_wait_read<0>();
+        else tpg_bulk_wait_read<UNITS - 2>();
+    }
     tpg_named_barrier(2 + wg, 128);
-    if (wg_thread == 0) {
+    if (TPG_SPREAD_PUSHES && (st.held >> 31)) { /* held: stored before the next mainloop (tpg_epi_spread_issue) */
+        st.held += 1u;
+    } else if (wg_thread == 0) {
         if constexpr (!TPG_DIAG_NO_STORE) tpg_tma_store_3d(&sp.d_map, unit, col0, slab_row0, batch);
         tpg_bulk_commit(); /* without the store an empty group: wait_group.read counts the same groups */
     }
@@ -319,7 +346,21 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     typedef tpg_epi_geom<CD, BM, BN, SLABS, MODE, CHUNK> G;
     constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
     const G g(tile, ctid);
+    const bool flushes = st.pending != nullptr; /* (warpgroup-uniform) */
     tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
+    if constexpr (TPG_SPREAD_PUSHES && PINGPONG) { /* hold this tile's units where its flag may wait (see above) */
+        /* the last tile's held units went out after its last handoff, which therefore did not free their buffers:
+         * only thread 0's wait in the flush did - the warpgroup waits for it before writing them again */
+        if (flushes) tpg_named_barrier(2 + (ctid >> 7), 128);
+        static_assert(DEFER_FLAGS && CD != 4 && !TPG_PARTIAL_F32 && UNITS >= SLABS * G::kChunks,
+                      "spread pushes: deferred flags, 16-bit partials, a store buffer per unit of a tile");
+        if (sp.signal_flags && tpg_epi_defers_flags<DEFER_FLAGS, PINGPONG>(p, stage_units)) {
+            st.held = (1u << 31) | (st.buf << 16);
+            st.held_row0 = g.tile_row0;
+            st.held_col0 = g.col_base;
+            st.held_bs = tile.batch * TPG_MAX_TP + tile.stage;
+        }
+    }
     bool done = false; /* every unit stored by the pipelined loop or from TMA-loaded partials */
     if constexpr (TMA_PARTIALS)
         done = tpg_epi_units_tma<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, src_bars, st);
@@ -352,10 +393,37 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
      * spilled next to the held deferred-store registers). With deferred flags the flush moves to the next
      * tile's tpg_epi_begin, before t[3]: the split then shows no flush here */
     TPG_TR(if (PINGPONG && (ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + (ctid >> 7), 5);)
+    if constexpr (TPG_SPREAD_PUSHES) st.held &= ~(1u << 31); /* the units handed off from here on go out at once */
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
         if (!tpg_epi_defers_flags<DEFER_FLAGS, PINGPONG>(p, stage_units))
             tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+    }
+}
+
+/* Spread pushes: issue the next held unit (thread 0; other threads only count), or with `all` every held unit left.
+ * The units were written in order into the buffers from the first one's on; those of a tile that are stored are
+ * the first `chunks` chunks of each slab (tpg_epilogue_tile stops at m and n). */
+template <int CD, int BN, int CHUNK, int UNITS>
+__device__ __forceinline__ void tpg_epi_spread_issue(const tpg_gemm_params &p, tpg_epi_state &st, bool all, int wg,
+                                                     int wg_thread, uint32_t sD)
+{
+    constexpr int kSN = CHUNK / (int)sizeof(typename tpg_cd_pair<CD>::T), kChunks = BN / kSN;
+    for (;;) {
+        const uint32_t n = st.held & 0xffu, d = (st.held >> 8) & 0xffu;
+        if (d >= n) return;
+        if (wg_thread == 0) {
+            const int left = (p.n - st.held_col0 + kSN - 1) / kSN, chunks = left < kChunks ? left : kChunks;
+            const uint32_t k = (((st.held >> 16) & 0xffu) + d) % (uint32_t)UNITS;
+            const int batch = st.held_bs / TPG_MAX_TP, stage = st.held_bs % TPG_MAX_TP;
+            if constexpr (!TPG_DIAG_NO_STORE)
+                tpg_tma_store_3d(&p.stage[stage].d_map, sD + ((uint32_t)wg * UNITS + k) * (64u * CHUNK),
+                                 st.held_col0 + (int)(d % (uint32_t)chunks) * kSN,
+                                 st.held_row0 + 64 * (int)(d / (uint32_t)chunks), batch);
+            tpg_bulk_commit();
+        }
+        st.held = d + 1u == n ? 0u : st.held + (1u << 8);
+        if (!all) return;
     }
 }
 

@@ -155,6 +155,10 @@ constexpr bool kStreamK = TPG_STREAM_K && !kPingpong && !kSplitN && kCluster == 
 #define TPG_PP_DEFER_FLAGS 0
 #endif
 static_assert(!TPG_PP_DEFER_FLAGS || kPingpong, "TPG_PP_DEFER_FLAGS is a ping-pong choice");
+/* spread pushes (TPG_SPREAD_PUSHES 1, epilogue.cuh; self-test instances only): a pushing tile's stores go out during
+ * its warpgroup's wait for the next turn, spread over it; its flag is deferred, so ping-pong with deferred flags */
+static_assert(!TPG_SPREAD_PUSHES || (kPingpong && TPG_PP_DEFER_FLAGS && kCluster == 1),
+              "TPG_SPREAD_PUSHES: a ping-pong 1x1 choice, with TPG_PP_DEFER_FLAGS");
 /* TPG_DIAG_NO_DEFER_FLAGS (self-test instances only): every tile raises its signal flag at once, as clusters do
  * (TPG_DIAG_DEFER_FLAGS_ALWAYS, epilogue.cuh: the other way) */
 #ifndef TPG_DIAG_NO_DEFER_FLAGS

@@ -26,7 +26,8 @@
  * Hangs: every wait on a tested kernel is bounded (WATCHDOG_S = 10 s, then the process exits with 3),
  * and every case runs under an alarm as well. `--no-perf` skips the timing, `--only NAME` keeps one kernel,
  * `--rs-perf` adds the reduce-scatter ring timing of selftest_rs_perf.cu (every listed kernel; `--rs-parts` with
- * the ring's cost split into parts; `--rs-few` on few-token problems instead), `--ag-perf` the
+ * the ring's cost split into parts; `--rs-few` on few-token problems instead; `--rs-far` with the pushes over the
+ * host link), `--ag-perf` the
  * all-gather walk timing of selftest_ag_perf.cu (`--ag-few` on few-token problems instead; `--problem NAME,...`
  * picks problems of either by name, `--variants NAME,...` the walk variants), `--coresident` whether the barrier
  * kernel runs beside each listed GEMM (selftest_coresident.cu), `--pulls` the gathered walk's shards pulled by each
@@ -47,16 +48,17 @@
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
         X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
         X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2) X(pp64g1, 1e-2) \
-        X(wide3fx, 1e-2)
+        X(wide3fx, 1e-2) X(pp128tdf, 1e-2) X(pp128sp, 1e-2) X(pp64sp, 1e-2) X(pp128spd, 1e-2) X(pp128spx, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;
 KERNELS(DECLARE)
 #undef DECLARE
+extern "C" void tpg_selftest_spread_dump(void) __attribute__((weak)); /* pp128spd's (selftest_instance.cu) */
 #define COUNT(n, b) +1
 static_assert(0 KERNELS(COUNT) <= SELFTEST_MAX_KERNELS, "more instances than a run holds: raise SELFTEST_MAX_KERNELS");
 #undef COUNT
-void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems);
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, bool far, const char *problems);
 void print_rs_perf(const kern *ks, int nk);
 void ag_perf(const kern *ks, int nk, const ctl &c, bool few, const char *problems, const char *variants);
 void print_ag_perf(const kern *ks, int nk);
@@ -476,13 +478,15 @@ bool selftest_listed(const char *only, const char *name)
 
 int main(int argc, char **argv)
 {
-    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, ag = 0, ag_few = 0, cores = 0, cases = 1, pulls = 0;
+    int skip_perf = 0, rs = 0, rs_parts = 0, rs_few = 0, rs_far = 0, ag = 0, ag_few = 0, cores = 0, cases = 1;
+    int pulls = 0;
     const char *only = NULL, *problems = NULL, *variants = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--no-perf") == 0) skip_perf = 1;
         else if (strcmp(argv[i], "--rs-perf") == 0) rs = 1;
         else if (strcmp(argv[i], "--rs-parts") == 0) rs = rs_parts = 1;
         else if (strcmp(argv[i], "--rs-few") == 0) rs = rs_few = 1;
+        else if (strcmp(argv[i], "--rs-far") == 0) rs = rs_far = 1;
         else if (strcmp(argv[i], "--ag-perf") == 0) ag = 1;
         else if (strcmp(argv[i], "--ag-few") == 0) ag = ag_few = 1;
         else if (strcmp(argv[i], "--coresident") == 0) cores = 1;
@@ -493,20 +497,28 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc) problems = argv[++i];
         else if (strcmp(argv[i], "--variants") == 0 && i + 1 < argc) variants = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--ag-perf] "
-                            "[--ag-few] [--coresident] [--pulls] [--pieces-control] [--only KERNEL[,KERNEL...]] "
-                            "[--problem NAME[,NAME...]] [--variants NAME[,NAME...]]\n",
+            fprintf(stderr, "usage: %s [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few] [--rs-far] "
+                            "[--ag-perf] [--ag-few] [--coresident] [--pulls] [--pieces-control] "
+                            "[--only KERNEL[,KERNEL...]] [--problem NAME[,NAME...]] [--variants NAME[,NAME...]]\n",
                     argv[0]);
             return 2;
         }
+    }
+    if (rs_few && rs_far) {
+        fprintf(stderr, "--rs-few and --rs-far are different problem tables: give one of them\n");
+        return 2;
+    }
+    if (rs_parts && rs_far) {
+        fprintf(stderr, "--rs-far times its own variants (plain, ring, far, far walk), not --rs-parts' parts\n");
+        return 2;
     }
     if (variants && !ag) {
         fprintf(stderr, "--variants selects the variants of --ag-perf / --ag-few: give one of them\n");
         return 2;
     }
     if (problems && !rs && !ag) {
-        fprintf(stderr, "--problem selects the problems of --rs-perf / --rs-parts / --rs-few / --ag-perf / --ag-few: "
-                        "give one of them\n");
+        fprintf(stderr, "--problem selects the problems of --rs-perf / --rs-parts / --rs-few / --rs-far / --ag-perf / "
+                        "--ag-few: give one of them\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -573,7 +585,7 @@ int main(int argc, char **argv)
             case_guard(g_problems[pi].name, 120);
             test_perf(bf, nbf, c, h, pi);
         }
-    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, problems); /* selftest_rs_perf.cu */
+    if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, rs_far, problems); /* selftest_rs_perf.cu */
     if (ag && nk > 0) ag_perf(ks, nk, c, ag_few, problems, variants); /* selftest_ag_perf.cu */
     if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
     if (pulls && nk > 0) pulls_selftest(ks, nk, c);
@@ -584,6 +596,7 @@ int main(int argc, char **argv)
     if (rs && nk > 0) print_rs_perf(ks, nk);
     if (ag && nk > 0) print_ag_perf(ks, nk);
     if (cores && nk > 0) print_coresident(ks, nk);
+    if (tpg_selftest_spread_dump) tpg_selftest_spread_dump();
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;
 }

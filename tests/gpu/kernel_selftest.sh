@@ -23,12 +23,12 @@
 #   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
 # Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few]
-#   [--ag-perf] [--ag-few] [--variants NAME[,NAME...]] [--coresident] [--pulls] [--pieces-control]
+#   [--rs-far] [--ag-perf] [--ag-few] [--variants NAME[,NAME...]] [--coresident] [--pulls] [--pieces-control]
 #   [--only NAME[,NAME...]]
 #   [--problem NAME[,NAME...]: the --rs-* / --ag-* problems named, e.g. 70B-fc2-m128]
 #   (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h
 #   k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32
-#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx)
+#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx pp128tdf pp128sp pp64sp pp128spd pp128spx)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -55,6 +55,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         { cat "$out/ptxas_$1.log"; return 1; }
 }
 KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1 wide3fx)
+KERNELS+=(pp128tdf pp128sp pp64sp pp128spd pp128spx)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -98,6 +99,16 @@ inst wide3old 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_DEFER_F
 GROUP_M=1 inst pp64g1 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!)
 # wide3tma pulling the gathered walk's shards in fixed slices, one per CTA (the control of --pulls: pull_shards.cuh)
 inst wide3fx 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_PULL_FIXED_SLICES=1" & pids+=($!)
+# the shipped ping-pong 128x128 (pp128tma) with deferred flags (pp128tdf) and with spread pushes on top (pp128sp:
+# TPG_SPREAD_PUSHES, a pushing tile's stores spread over its warpgroup's wait for its next turn); the ping-pong
+# 64x128's (pp64sp); pp128sp recording CTA 0's spread timing once (pp128spd, TPG_DIAG_SPREAD_PRINT) and with only the
+# record's local stores before each issue (pp128spx: the form that helps, 2026-12-04 03:52Z)
+TDF="TPG_TMA_PARTIALS=1 -DTPG_PP_DEFER_FLAGS=1"
+inst pp128tdf 0 0 128 128 5 1 1 1 128 0 0 "$TDF" & pids+=($!)
+inst pp128sp 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1" & pids+=($!)
+inst pp64sp 0 0 64 128 8 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1" & pids+=($!)
+inst pp128spd 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_PRINT=1" & pids+=($!)
+inst pp128spx 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_STL=1" & pids+=($!)
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }

@@ -9,3 +9,22 @@
 extern "C" const tpg_selftest_shape TPG_ST_CAT(TPG_KERNEL_NAME, _shape) = {
     TPG_BM, TPG_BN, TPG_CLUSTER_M, TPG_CLUSTER_N, TPG_CONSUMER_MODE, kThreads, TPG_SMEM_BYTES, TPG_AB_DTYPE,
     kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32};
+
+#if TPG_DIAG_SPREAD_PRINT
+#include <stdio.h>
+/* the spread timing CTA 0 recorded (gemm_sm90_roles.cuh, TPG_DIAG_SPREAD_PRINT): kernel_selftest prints it at exit */
+extern "C" void tpg_selftest_spread_dump(void)
+{
+    long long rec[128][8];
+    unsigned int n = 0;
+    if (cudaMemcpyFromSymbol(&n, tpg_diag_count, sizeof n) != cudaSuccess ||
+        cudaMemcpyFromSymbol(rec, tpg_diag_rec, sizeof rec) != cudaSuccess) {
+        printf("spread dump: copy failed\n");
+        return;
+    }
+    printf("\n## spread timing, CTA 0 (cycles after the wait's start): wg n window issued0..3 turn\n");
+    for (unsigned int k = 0; k < n && k < 128; ++k)
+        printf("spread %lld %lld %lld %lld %lld %lld %lld %lld\n", rec[k][0], rec[k][1], rec[k][2], rec[k][3],
+               rec[k][4], rec[k][5], rec[k][6], rec[k][7]);
+}
+#endif

@@ -26,6 +26,16 @@
  * calls, and the plain GEMM gets the same epoch kernel before each launch as the ring (a launch gap as large
  * as the ring's cost otherwise).
  *
+ * `--rs-far` puts the ring's pushes behind a slow link (g_far): each sending stage stores its partial into
+ * host-mapped memory (PCIe, ~40-55 GB/s, standing in for NVLink) while the receiving stage still reads the local
+ * slot (its values are then stale: timing only). Why: across two GPUs an SM's bulk loads wait behind its bulk
+ * stores to the peer (bench/results/experiments/tma_hol.cu), a cost the plain ring cannot show on one GPU. The
+ * problems scale 70B-o's K so that the pushes take about the share of the slower link that 70B-o's take of NVLink
+ * on x2 (~40%), and twice and half that; a tile's push then drains in about the same fraction of its mainloop as on
+ * x2. "far walk" pushes the same bytes without flags, waits or partials: what the stores cost by themselves. First
+ * result (2026-12-04 03:03Z): the shipped ping-pong's ring 0.83 / 0.89 / 0.94 of itself with local pushes, as
+ * 70B-o's on x2 ran 0.94 of its local GEMM.
+ *
  * Not a check: the ring's values are checked by the ring cases of kernel_selftest.cu (same code path,
  * smaller shapes); here only the status word (no timeout) is.
  */
@@ -53,7 +63,14 @@ static void few_problems()
                                                 {"8B-o", 0, 4096, 4096, 1}, {"405B-fc2", 0, 16384, 53248, 1}};
     few_token_problems(g_few, g_few_names, bases, FEW_BASES, ms, FEW_MS, tps, FEW_TPS, 'k');
 }
+/* --rs-far: 70B-o at TP = 2 (M 16384, N 8192) with K a GPU scaled so that stage 0 pushes its 128 MiB at ~40, ~20 and
+ * ~10 GB/s, ~80%, ~40% and ~20% of what bulk stores to host memory take (40-55 GB/s, tma_hol.cu); 70B-o on x2 pushes
+ * ~160 GB/s, ~40% of NVLink, like the second */
+static const tp_problem g_far[] = {{"far-k16k", 16384, 8192, 16384, 2}, {"far-k32k", 16384, 8192, 32768, 2},
+                                   {"far-k64k", 16384, 8192, 65536, 2}};
+#define NFAR ((int)(sizeof g_far / sizeof g_far[0]))
 #define NMAX (NFEW > NRS ? NFEW : NRS)
+static_assert(NFAR <= NMAX, "the selected problems' tables hold NMAX");
 static const tp_problem *g_probs = g_rs; /* the run's table: g_rs, or g_few with --rs-few */
 static int g_nprob = NRS, g_few_mode = 0;
 static unsigned int *g_spare_word; /* --rs-few: what the plain GEMM's epoch kernel bumps */
@@ -82,8 +99,15 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
 
 /* The variants of one kernel on one problem: plain (one stage), the ring, and with --rs-parts the ring's
  * parts (header comment). The ring's variants share one B: every stage's map reads rows 0 .. n - 1. */
-enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, NV };
-static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags", "minor"};
+enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, V_FAR, V_FAR_WALK, NV };
+static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags", "minor", "far", "far walk"};
+/* The variants a problem times, in window order: plain and ring; the parts; the pushes over the host link. "far
+ * walk" clears the signal flags, so a spread-pushes kernel (TPG_SPREAD_PUSHES) holds nothing there: its pushes go
+ * out at once, as the shipped kernels' do. */
+static const int kRing[] = {V_PLAIN, V_RING}, kParts[] = {V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR},
+                 kFar[] = {V_PLAIN, V_RING, V_FAR, V_FAR_WALK};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+static char *g_far_sink; /* --rs-far: host-mapped (its device pointer), where the sending stages' pushes land */
 
 static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &K, void *A, void *B, void *X, void *D,
                            unsigned int *F, const tp_problem &P, int tiles)
@@ -105,6 +129,15 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         sp->b_row0 = 0;
         sp->b_batch_rows = P.n;
         if (v == V_RING) continue;
+        if (v == V_FAR || v == V_FAR_WALK) { /* the push crosses the host link; the next stage reads X (stale) */
+            if (s < S - 1)
+                set_dest(p, s, K, g_far_sink + partial_bytes(K) * s * (size_t)m * P.n, P.n, (long long)m * P.n, true);
+            if (v == V_FAR) continue;
+            sp->partial = nullptr; /* far walk: the same pushes without flags, waits or partials */
+            sp->partial_flags = nullptr;
+            sp->signal_flags = nullptr;
+            continue;
+        }
         if (v == V_MINOR) { /* the ring with its stages interleaved in the walk (gemm_params.h: stage_minor) */
             p->stage_minor = 1;
             continue;
@@ -118,9 +151,9 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
 /* Every variant of every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
  * window, in order and reversed on alternate rounds (the card heats up during a round: a fixed order
  * favours whatever runs first). Fills ratio[i] = plain / ring time of kernel i and tf[i][v] = variant v's
- * TFLOP/s (nv variants: 2, or NV with the parts). */
-static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_problem &P, int nv, double *ratio,
-                            double (*tf)[NV])
+ * TFLOP/s for the nv variants of vl (kRing, kParts or kFar). */
+static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_problem &P, const int *vl, int nv,
+                            double *ratio, double (*tf)[NV])
 {
     const int S = P.tp, m = P.m / S, rounds = 4;
     const double flop = 2.0 * P.m * P.n * (double)P.k;
@@ -143,12 +176,12 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     set_epoch(c, 1);
     static tpg_gemm_params prm[SELFTEST_MAX_KERNELS][NV];
     for (int i = 0; i < nk; ++i)
-        for (int v = 0; v < nv; ++v)
-            variant_params(&prm[i][v], v, c, ks[i], A[ks[i].s.dtype], B[ks[i].s.dtype], X, D, F, P, tiles);
+        for (int w = 0; w < nv; ++w)
+            variant_params(&prm[i][vl[w]], vl[w], c, ks[i], A[ks[i].s.dtype], B[ks[i].s.dtype], X, D, F, P, tiles);
     double t[SELFTEST_MAX_KERNELS][NV] = {{0}};
     for (int r = -1; r < rounds; ++r) /* round -1: warm-up, not counted */
         for (int w = 0; w < nv * nk; ++w) {
-            const int x = r % 2 ? nv * nk - 1 - w : w, i = x / nv, v = x % nv;
+            const int x = r % 2 ? nv * nk - 1 - w : w, i = x / nv, v = vl[x % nv];
             /* every variant but plain raises the epoch first: flags of earlier launches must not count */
             const double ms = window_ms(ks[i], &prm[i][v], c, v != V_PLAIN, r < 0 ? 2 : iters);
             if (r >= 0) t[i][v] += ms;
@@ -156,7 +189,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     const unsigned int st = get_status(c);
     for (int i = 0; i < nk; ++i) {
         ratio[i] = t[i][V_PLAIN] / t[i][V_RING];
-        for (int v = 0; v < nv; ++v) tf[i][v] = flop * iters * rounds / (t[i][v] * 1e-3) / 1e12;
+        for (int w = 0; w < nv; ++w) tf[i][vl[w]] = flop * iters * rounds / (t[i][vl[w]] * 1e-3) / 1e12;
         char name[64], val[64];
         snprintf(name, 64, "rs-perf %s TP %d ring (status)", P.name, P.tp);
         snprintf(val, 64, "status=%u ring/plain %.3f", st, ratio[i]);
@@ -173,27 +206,40 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
  * kernel's ring read 0.96-1.02 of its plain GEMM depending on the machine (docs/PERF_NOTES.md). */
 #define NPARTS 2
 static double g_ratio[NMAX][SELFTEST_MAX_KERNELS], g_tf[NMAX][SELFTEST_MAX_KERNELS][NV];
+static const int *g_vl[NMAX]; /* a problem's variants (kRing, kParts, kFar) */
 static int g_nv[NMAX];
 
 /* The whole --rs-perf run: every listed kernel (any operand type) on every problem named in `problems` (all where
  * NULL: `--problem 70B-fc2-m128` times that one, at each TP it has, for a profiler's run). */
-void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, const char *problems)
+void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, bool far, const char *problems)
 {
     g_few_mode = few;
     if (few && !g_spare_word) {
         g_spare_word = (unsigned int *)dalloc(4);
         few_problems();
     }
-    const tp_problem *table = few ? g_few : g_rs;
+    if (far && !g_far_sink) { /* every sending stage's partial of the largest problem, fp32 */
+        size_t bytes = 0;
+        for (int pi = 0; pi < NFAR; ++pi) {
+            const size_t b = (size_t)(g_far[pi].tp - 1) * (g_far[pi].m / g_far[pi].tp) * g_far[pi].n * 4;
+            bytes = b > bytes ? b : bytes;
+        }
+        char *host;
+        CK(cudaHostAlloc((void **)&host, bytes, cudaHostAllocMapped));
+        CK(cudaHostGetDevicePointer((void **)&g_far_sink, host, 0));
+    }
+    const tp_problem *table = few ? g_few : far ? g_far : g_rs;
     static tp_problem selected[NMAX];
     g_nprob = 0;
-    for (int pi = 0; pi < (few ? NFEW : NRS); ++pi) {
+    for (int pi = 0; pi < (few ? NFEW : far ? NFAR : NRS); ++pi) {
         if (!selftest_listed(problems, table[pi].name)) continue;
         case_guard(table[pi].name, 300);
         /* the parts: the anchors' long-K problems, or with --rs-few the problems named by --problem */
-        g_nv[g_nprob] = parts && (few ? problems != NULL : pi < NPARTS) ? NV : 2;
-        rs_perf_problem(ks, nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS, c, table[pi], g_nv[g_nprob],
-                        g_ratio[g_nprob], g_tf[g_nprob]);
+        const bool with_parts = parts && (few ? problems != NULL : pi < NPARTS);
+        g_vl[g_nprob] = far ? kFar : with_parts ? kParts : kRing;
+        g_nv[g_nprob] = far ? COUNT(kFar) : with_parts ? COUNT(kParts) : COUNT(kRing);
+        rs_perf_problem(ks, nk < SELFTEST_MAX_KERNELS ? nk : SELFTEST_MAX_KERNELS, c, table[pi], g_vl[g_nprob],
+                        g_nv[g_nprob], g_ratio[g_nprob], g_tf[g_nprob]);
         selected[g_nprob++] = table[pi];
     }
     g_probs = selected;
@@ -217,19 +263,34 @@ void print_rs_perf(const kern *ks, int nk)
                    g_tf[pi][i][V_RING] / g_tf[pi][0][V_RING]);
         printf("\n");
     }
-    if (g_nv[0] < NV) return;
+    if (g_nprob > 0 && g_vl[0] == kFar) {
+        printf("\n## pushes over the host link (--rs-far; TFLOP/s): far = the ring with its sending stages' stores to "
+               "host-mapped memory; far walk = the same pushes without flags, waits or partials; far / ring = what the "
+               "link's drain costs the GEMM\n\n| problem | kernel | plain | ring (/ plain) | far (/ plain) | far walk "
+               "(/ plain) | far / ring |\n|---|---|---|---|---|---|---|\n");
+        for (int pi = 0; pi < g_nprob; ++pi)
+            for (int i = 0; i < nk; ++i) {
+                const double *t = g_tf[pi][i];
+                printf("| %s %dx%dx%d | %s | %.1f | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n",
+                       g_probs[pi].name, g_probs[pi].m, g_probs[pi].n, g_probs[pi].k, ks[i].name, t[V_PLAIN],
+                       t[V_RING], t[V_RING] / t[V_PLAIN], t[V_FAR], t[V_FAR] / t[V_PLAIN], t[V_FAR_WALK],
+                       t[V_FAR_WALK] / t[V_PLAIN], t[V_FAR] / t[V_RING]);
+            }
+        return;
+    }
+    if (g_nprob == 0 || g_vl[0] != kParts) return;
     printf("\n## the ring's parts (--rs-parts; TFLOP/s, in brackets / plain): walk = two stages, no flags or partials; "
            "flags = stage 0 raises its tile flags; ring = stage 1 also waits and adds the partial; "
            "minor = the ring, stages interleaved in the walk\n\n| problem | kernel |");
-    for (int v = 0; v < NV; ++v) printf(" %s |", kVariant[v]);
+    for (int w = 0; w < COUNT(kParts); ++w) printf(" %s |", kVariant[kParts[w]]);
     printf("\n|---|---|");
-    for (int v = 0; v < NV; ++v) printf("---|");
+    for (int w = 0; w < COUNT(kParts); ++w) printf("---|");
     printf("\n");
-    for (int pi = 0; pi < g_nprob && g_nv[pi] == NV; ++pi)
+    for (int pi = 0; pi < g_nprob && g_vl[pi] == kParts; ++pi)
         for (int i = 0; i < nk; ++i) {
             printf("| %s TP %d | %s |", g_probs[pi].name, g_probs[pi].tp, ks[i].name);
-            for (int v = 0; v < NV; ++v)
-                printf(" %.1f (%.3f) |", g_tf[pi][i][v], g_tf[pi][i][v] / g_tf[pi][i][V_PLAIN]);
+            for (int w = 0; w < COUNT(kParts); ++w)
+                printf(" %.1f (%.3f) |", g_tf[pi][i][kParts[w]], g_tf[pi][i][kParts[w]] / g_tf[pi][i][V_PLAIN]);
             printf("\n");
         }
 }

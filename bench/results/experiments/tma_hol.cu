@@ -21,7 +21,9 @@
  *
  * Build (here): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o build/bench/tma_hol \
  *   bench/results/experiments/tma_hol.cu
- * Run (device): build/bench/tma_hol   (one table; every row a mode x CTA count, three repeats each)
+ * Run (device): build/bench/tma_hol   (one table, every row a mode x CTA count, three repeats each; then the piece
+ * sweep: 512 B of stores a load on average in pieces of 512 B to 8 KiB, every 8th / 4th CTA storing - 2026-12-04
+ * 02:57Z: below the link's rate the piece size does not matter, near it no piece helps)
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -35,7 +37,7 @@ enum { SMEM = DEPTH * LOAD_BYTES + STORE_BYTES + 64 };
 enum mode {
     NONE = 0, TMA_DEVICE = 1, TMA_HOST = 2, LSU_HOST = 3, TMA_HOST_PIECES = 4, TMA_FROM_HOST = 5, TMA_HOST_W0 = 6,
     SUB_BURST = 7, SUB_PACED = 8, W0_UNITS = 9, SUB_W0_BURST = 10, SUB_W0_UNITS = 11, W0_DONE = 12,
-    SUB_W0_DONE = 13, SUB_PACED_1K = 14, MODES = 15
+    SUB_W0_DONE = 13, SUB_PACED_1K = 14, SUB_PACED_N = 15, MODES = 16
 };
 /* The epilogue's own forms, stores by warp 0 and loads by warp 1: the same bytes as UNIT-byte store units, all at once
  * (TMA_HOST_W0, SUB_W0_BURST) or each after the one before has read its smem, wait_group.read 0 (W0_UNITS,
@@ -45,7 +47,8 @@ enum { UNIT = 8192 };
 /* SUB_*: only every SUB-th CTA stores (the others only load), so that the stores' total rate stays below what the
  * host link takes; SUB_BURST issues them before the loads, SUB_PACED one PACED_PIECE store after each load,
  * SUB_PACED_1K one 1 KiB store after every second load (a producer streaming a swizzled 8-row box of a 128-byte-row
- * store unit every other k-block: docs/PERF_NOTES.md, "Next") */
+ * store unit every other k-block: docs/PERF_NOTES.md, "Next"); SUB_PACED_N the same with the piece, its spacing
+ * and the share of storing CTAs from the parameters (main's second table: which piece sizes still interleave) */
 enum { SUB = 8, PACED_PIECE = 256 };
 enum { PIECE = 4096 }; /* TMA_HOST_PIECES: the same bytes in 4 KiB stores, one after each of the first loads */
 
@@ -53,6 +56,7 @@ struct params {
     const char *src;      /* L2-resident load source, SRC_BYTES */
     char *dst;            /* store destination, STORE_BYTES * nstore per CTA */
     int mode, nstore, nload;
+    int piece, every, sub; /* SUB_PACED_N: a `piece`-byte store after every `every`-th load, every `sub`-th CTA */
     long long *out;       /* per CTA: 6 values (below) */
 };
 
@@ -156,15 +160,20 @@ __global__ void __launch_bounds__(THREADS, 1) k_hol(const __grid_constant__ para
             bulk_load(smem_u32(sbuf), dst + (size_t)j * STORE_BYTES, STORE_BYTES, smem_u32(&bars[DEPTH]));
     }
     const bool sub = p.mode == SUB_BURST || p.mode == SUB_PACED || p.mode == SUB_W0_BURST || p.mode == SUB_W0_UNITS ||
-                     p.mode == SUB_W0_DONE || p.mode == SUB_PACED_1K;
-    const bool storer = !sub || blockIdx.x % SUB == 0;
+                     p.mode == SUB_W0_DONE || p.mode == SUB_PACED_1K || p.mode == SUB_PACED_N;
+    const bool storer = !sub || blockIdx.x % (p.mode == SUB_PACED_N ? p.sub : SUB) == 0;
     if (p.mode == SUB_BURST && storer) {
         for (int j = 0; j < p.nstore; ++j) bulk_store(dst + (size_t)j * STORE_BYTES, smem_u32(sbuf), STORE_BYTES);
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
-    const int piece = p.mode == SUB_PACED ? PACED_PIECE : p.mode == SUB_PACED_1K ? 1024 : PIECE;
-    const int every = p.mode == SUB_PACED_1K ? 2 : 1; /* a piece after every `every`-th load */
-    const bool pieced = p.mode == TMA_HOST_PIECES || ((p.mode == SUB_PACED || p.mode == SUB_PACED_1K) && storer);
+    const int piece = p.mode == SUB_PACED_N   ? p.piece
+                      : p.mode == SUB_PACED   ? PACED_PIECE
+                      : p.mode == SUB_PACED_1K ? 1024
+                                              : PIECE;
+    /* a piece after every `every`-th load */
+    const int every = p.mode == SUB_PACED_N ? p.every : p.mode == SUB_PACED_1K ? 2 : 1;
+    const bool pieced = p.mode == TMA_HOST_PIECES ||
+                        ((p.mode == SUB_PACED || p.mode == SUB_PACED_1K || p.mode == SUB_PACED_N) && storer);
     const int pieces = pieced ? STORE_BYTES * p.nstore / piece : 0;
     const char *src = p.src + (size_t)(blockIdx.x % 16) * (SRC_BYTES / 16);
     const long long l0 = clock64();
@@ -233,6 +242,20 @@ static long long median_of(const long long *out, int ctas, int field)
     return n ? v[n / 2] : -1;
 }
 
+static int run_row(params p, int ctas, int rep, const char *name, long long *hout)
+{
+    k_hol<<<ctas, THREADS, SMEM>>>(p);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(hout, p.out, sizeof(long long) * 6 * ctas, cudaMemcpyDeviceToHost));
+    /* SM cycles a microsecond, from the CTA with the median wall time */
+    const double mhz = (double)median_of(hout, ctas, 4) / ((double)median_of(hout, ctas, 5) / 1e3);
+    printf("%-12s %5d %4d | %9.2f %9.2f %9.2f %9.2f %9.2f  (%.0f MHz)\n", name, ctas, rep,
+           median_of(hout, ctas, 0) / mhz, median_of(hout, ctas, 1) / mhz, median_of(hout, ctas, 2) / mhz,
+           median_of(hout, ctas, 3) / mhz, median_of(hout, ctas, 4) / mhz, mhz);
+    return 0;
+}
+
 int main()
 {
     const int max_ctas = 132, nstore = 2, nload = 256;
@@ -248,27 +271,31 @@ int main()
     CK(cudaFuncSetAttribute(k_hol, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     const char *names[] = {"none",      "tma->device",  "tma->host", "lsu->host", "tma->host 4K",
                            "tma<-host", "tma->host w0", "1/8 burst", "1/8 paced", "w0 units",
-                           "1/8 w0 burst", "1/8 w0 units", "w0 done", "1/8 w0 done", "1/8 paced 1K"};
+                           "1/8 w0 burst", "1/8 w0 units", "w0 done", "1/8 w0 done", "1/8 paced 1K", "paced N"};
     printf("%-12s %5s %4s | %9s %9s %9s %9s %9s  (us, median over CTAs; loads: %d x %d B, stores: %d x %d B a CTA)\n",
            "stores", "ctas", "rep", "loads", "1st load", "st read", "st done", "CTA", nload, LOAD_BYTES, nstore,
            STORE_BYTES);
     const int ctas_list[] = {1, 132};
     for (int ci = 0; ci < 2; ++ci)
         for (int rep = 0; rep < 3; ++rep)
-            for (int m = 0; m < MODES; ++m) {
-                const int ctas = ctas_list[ci];
+            for (int m = 0; m < SUB_PACED_N; ++m) {
                 /* TMA_FROM_HOST reads 2 x 32 KiB into one buffer: the second overwrites the first (timing only) */
-                params p = {src, m == TMA_DEVICE ? ddst : hdst_dev, m, m == NONE ? 0 : nstore, nload, out};
-                k_hol<<<ctas, THREADS, SMEM>>>(p);
-                CK(cudaGetLastError());
-                CK(cudaDeviceSynchronize());
-                CK(cudaMemcpy(hout, out, sizeof(long long) * 6 * ctas, cudaMemcpyDeviceToHost));
-                /* SM cycles a microsecond, from the CTA with the median wall time */
-                const double mhz = (double)median_of(hout, ctas, 4) / ((double)median_of(hout, ctas, 5) / 1e3);
-                printf("%-12s %5d %4d | %9.2f %9.2f %9.2f %9.2f %9.2f  (%.0f MHz)\n", names[m], ctas, rep,
-                       median_of(hout, ctas, 0) / mhz, median_of(hout, ctas, 1) / mhz,
-                       median_of(hout, ctas, 2) / mhz, median_of(hout, ctas, 3) / mhz,
-                       median_of(hout, ctas, 4) / mhz, mhz);
+                params p = {src, m == TMA_DEVICE ? ddst : hdst_dev, m, m == NONE ? 0 : nstore, nload, 0, 0, 0, out};
+                if (run_row(p, ctas_list[ci], rep, names[m], hout)) return 1;
+            }
+    /* Which piece sizes still interleave with the loads: the same 512 bytes a load on average (a 128x128 tile's
+     * 32 KiB over 64 k-blocks of 32 KiB, as in 70B-o's stage 0) in pieces of 512 B to 8 KiB, with every 8th and
+     * every 4th CTA storing (~40% and ~80% of the host link), beside the burst and no stores */
+    printf("\npiece sweep, 132 CTAs, 512 B a load on average\n");
+    const int piece_list[] = {512, 1024, 2048, 4096, 8192}, sub_list[] = {8, 4};
+    for (int rep = 0; rep < 3; ++rep)
+        for (int si = 0; si < 2; ++si)
+            for (int pi = 0; pi < 5; ++pi) {
+                const int piece = piece_list[pi], sub = sub_list[si];
+                char name[32];
+                snprintf(name, sizeof name, "1/%d %dB/%d", sub, piece, piece / 512);
+                params p = {src, hdst_dev, SUB_PACED_N, nstore, nload, piece, piece / 512, sub, out};
+                if (run_row(p, 132, rep, name, hout)) return 1;
             }
     return 0;
 }
