@@ -56,7 +56,7 @@
 /* Spread pushes (TPG_SPREAD_PUSHES 1; ping-pong with deferred flags; an experiment: self-test instances only, no
  * config selects it yet): a tile that pushes its partial into a peer's slot writes its store units to smem as usual
  * but holds back their TMA stores; its warpgroup's warp 0 issues them while the warpgroup waits for its next turn
- * (tpg_pp_turn_spreading, gemm_sm90_roles.cuh), spread over that wait, instead of all at once. Why: an SM's bulk
+ * (tpg_pp_turn_spreading, spread_pushes.cuh), spread over that wait, instead of all at once. Why: an SM's bulk
  * loads wait behind its bulk stores, so a tile's burst of 32 KiB into NVLink holds up the producer's next operand
  * loads while it crosses the link: with its pushes over the host link (`kernel_selftest --rs-far`) the ring ran
  * 0.90-0.94 of itself with local ones at 70B-o's M and N, as 70B-o ran 0.94 of its local GEMM on x2 - while the
@@ -398,32 +398,6 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
         st.pending = sp.signal_flags + tile.t;
         if (!tpg_epi_defers_flags<DEFER_FLAGS, PINGPONG>(p, stage_units))
             tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
-    }
-}
-
-/* Spread pushes: issue the next held unit (thread 0; other threads only count), or with `all` every held unit left.
- * The units were written in order into the buffers from the first one's on; those of a tile that are stored are
- * the first `chunks` chunks of each slab (tpg_epilogue_tile stops at m and n). */
-template <int CD, int BN, int CHUNK, int UNITS>
-__device__ __forceinline__ void tpg_epi_spread_issue(const tpg_gemm_params &p, tpg_epi_state &st, bool all, int wg,
-                                                     int wg_thread, uint32_t sD)
-{
-    constexpr int kSN = CHUNK / (int)sizeof(typename tpg_cd_pair<CD>::T), kChunks = BN / kSN;
-    for (;;) {
-        const uint32_t n = st.held & 0xffu, d = (st.held >> 8) & 0xffu;
-        if (d >= n) return;
-        if (wg_thread == 0) {
-            const int left = (p.n - st.held_col0 + kSN - 1) / kSN, chunks = left < kChunks ? left : kChunks;
-            const uint32_t k = (((st.held >> 16) & 0xffu) + d) % (uint32_t)UNITS;
-            const int batch = st.held_bs / TPG_MAX_TP, stage = st.held_bs % TPG_MAX_TP;
-            if constexpr (!TPG_DIAG_NO_STORE)
-                tpg_tma_store_3d(&p.stage[stage].d_map, sD + ((uint32_t)wg * UNITS + k) * (64u * CHUNK),
-                                 st.held_col0 + (int)(d % (uint32_t)chunks) * kSN,
-                                 st.held_row0 + 64 * (int)(d / (uint32_t)chunks), batch);
-            tpg_bulk_commit();
-        }
-        st.held = d + 1u == n ? 0u : st.held + (1u << 8);
-        if (!all) return;
     }
 }
 

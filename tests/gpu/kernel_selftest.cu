@@ -48,7 +48,8 @@
         X(wide3tma, 1e-2) X(fp16tma, 2e-3) X(fp16w, 2e-3) X(e4m3w, 1e-2) X(e4m3pp, 1e-2) X(e5m2w, 1e-2)            \
         X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
         X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2) X(pp64g1, 1e-2) \
-        X(wide3fx, 1e-2) X(pp128tdf, 1e-2) X(pp128sp, 1e-2) X(pp64sp, 1e-2) X(pp128spd, 1e-2) X(pp128spx, 1e-2)
+        X(wide3fx, 1e-2) X(pp128tdf, 1e-2) X(pp128sp, 1e-2) X(pp64sp, 1e-2) X(pp128spd, 1e-2) X(pp128spx, 1e-2) \
+        X(pp128spk2, 1e-2) X(pp128spk3, 1e-2) X(pp128spk4, 1e-2) X(pp128spk5, 1e-2) X(pp128spk6, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;

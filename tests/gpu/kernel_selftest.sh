@@ -28,7 +28,7 @@
 #   [--problem NAME[,NAME...]: the --rs-* / --ag-* problems named, e.g. 70B-fc2-m128]
 #   (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h
 #   k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32
-#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx pp128tdf pp128sp pp64sp pp128spd pp128spx)
+#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx pp128tdf pp128sp pp64sp pp128spd pp128spx pp128spk2 ... pp128spk6)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -55,7 +55,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         { cat "$out/ptxas_$1.log"; return 1; }
 }
 KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1 wide3fx)
-KERNELS+=(pp128tdf pp128sp pp64sp pp128spd pp128spx)
+KERNELS+=(pp128tdf pp128sp pp64sp pp128spd pp128spx pp128spk2 pp128spk3 pp128spk4 pp128spk5 pp128spk6)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -109,6 +109,11 @@ inst pp128sp 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1" & pids+=($
 inst pp64sp 0 0 64 128 8 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1" & pids+=($!)
 inst pp128spd 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_PRINT=1" & pids+=($!)
 inst pp128spx 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_STL=1" & pids+=($!)
+# pp128sp with another instruction next to each issue (TPG_DIAG_SPREAD_KICK 2-6, spread_pushes.cuh): which one works
+for kick in 2 3 4 5 6; do
+    inst pp128spk$kick 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_KICK=$kick" &
+    pids+=($!)
+done
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }

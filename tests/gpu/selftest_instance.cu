@@ -12,7 +12,7 @@ extern "C" const tpg_selftest_shape TPG_ST_CAT(TPG_KERNEL_NAME, _shape) = {
 
 #if TPG_DIAG_SPREAD_PRINT
 #include <stdio.h>
-/* the spread timing CTA 0 recorded (gemm_sm90_roles.cuh, TPG_DIAG_SPREAD_PRINT): kernel_selftest prints it at exit */
+/* the spread timing CTA 0 recorded (spread_pushes.cuh, TPG_DIAG_SPREAD_PRINT): kernel_selftest prints it at exit */
 extern "C" void tpg_selftest_spread_dump(void)
 {
     long long rec[128][8];

@@ -33,7 +33,7 @@
 
 /* Kernels one run holds: every instance of kernel_selftest.sh (kernel_selftest.cu checks the KERNELS list
  * against it at compile time) and the tables of the --rs-* / --ag-perf / --coresident runs. */
-#define SELFTEST_MAX_KERNELS 48
+#define SELFTEST_MAX_KERNELS 56
 
 /* One kernel under test. */
 struct kern {
