@@ -61,7 +61,7 @@
  * loads while it crosses the link: with its pushes over the host link (`kernel_selftest --rs-far`) the ring ran
  * 0.90-0.94 of itself with local ones at 70B-o's M and N, as 70B-o ran 0.94 of its local GEMM on x2 - while the
  * same bytes spread over the loads cost nothing below the link's rate (bench/results/experiments/tma_hol.cu).
- * Measured forms (docs/perf_notes/2026-12-04.md): issued inside the warpgroup's own next mainloop they recover the
+ * Measured forms (docs/perf_notes/2026-12-04-b.md): issued inside the warpgroup's own next mainloop they recover the
  * far ring (0.98-0.99) but cost that mainloop 2-5% at short K (the issue holds up the warpgroup's wgmmas); in the
  * wait, they recover it only with a local store before each issue (TPG_DIAG_SPREAD_STL) - not understood yet. The
  * tile's flag waits for the next epilogue as deferred flags do (the same safety argument, gemm_sm90.cuh: the units

@@ -20,7 +20,8 @@
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
-#   host test (kernel_selftest.cu + selftest_util.cu + selftest_{rs_perf,ag_perf,coresident}.cu + runtime/src/barrier.cu),
+#   host test (kernel_selftest.cu + selftest_util.cu + selftest_{cublas_perf,rs_perf,ag_perf,coresident}.cu +
+#   runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
 # Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few]
 #   [--rs-far] [--ag-perf] [--ag-few] [--variants NAME[,NAME...]] [--coresident] [--pulls] [--pieces-control]
@@ -133,7 +134,8 @@ for k in "${KERNELS[@]}"; do
 done
 
 pids=()
-for f in kernel_selftest selftest_util selftest_rs_perf selftest_ag_perf selftest_coresident selftest_pulls; do
+for f in kernel_selftest selftest_util selftest_cublas_perf selftest_rs_perf selftest_ag_perf selftest_coresident \
+    selftest_pulls; do
     rm -f "$out/$f.o"
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
 done
@@ -144,6 +146,6 @@ for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
 objs=()
 for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
-"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/selftest_coresident.o" "$out/selftest_pulls.o" "$out/raster.o" "$out/barrier.o" "${objs[@]}" \
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_cublas_perf.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/selftest_coresident.o" "$out/selftest_pulls.o" "$out/raster.o" "$out/barrier.o" "${objs[@]}" \
     -lcublas
 echo "built $out/kernel_selftest"
