@@ -176,11 +176,11 @@ HEADER_ONLY = [
     ("stream_k_acc_f16", "-DTPG_AB_DTYPE=1 -DTPG_CD_DTYPE=1 -DTPG_BM=128 -DTPG_BN=256 -DTPG_STAGES=3 -DTPG_CONSUMERS=2 "
                          "-DTPG_EPI_BUFFERS=5 -DTPG_STREAM_K=1 -DTPG_ACC_F16=1 -DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 "
                          "-DTPG_CLUSTER_N=1"),
-    # spread pushes (TPG_SPREAD_PUSHES, an experiment: self-tests pp128sp, pp128spx) in the trace build, whose extra
-    # state sits next to the held units' (the self-test builds it without TPG_TRACE)
+    # spread pushes (TPG_SPREAD_PUSHES, an experiment: self-tests pp128sp, pp128spq) in the trace build, with the phase
+    # sums; their extra state sits next to the held units' (the self-test builds it without TPG_TRACE)
     ("spread_pushes_trace", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
                             "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 "
-                            "-DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_STL=1 -DTPG_TRACE -DTPG_SMEM_BYTES=231424 "
+                            "-DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_PHASES=1 -DTPG_TRACE -DTPG_SMEM_BYTES=231424 "
                             "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
 ]
 

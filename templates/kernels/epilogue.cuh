@@ -41,6 +41,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include "diag_phases.cuh"
 #include "gemm_params.h"
 #include "ptx.cuh"
 #include "scheduler.cuh"
@@ -53,6 +55,16 @@
 #define TPG_DIAG_NO_STORE 0
 #endif
 
+/* Self-test instances only (timing: the values land swizzled; pp128tdr): every store unit as 64 one-dimensional
+ * bulk stores of a 128-byte row, issued by thread 0, instead of one tensor store. Measured (2026-12-04 06:22Z-06:41Z,
+ * docs/perf_notes/2026-12-04-c.md): with the pushes over the host link this keeps the pushing tiles' mainloops from
+ * growing (far / ring 0.95-0.98 against 0.85-0.94), at ~170 cycles an issue - 45-55 kcycles of epilogue a tile,
+ * 0.6-0.8 of the plain GEMM at short K. 8 KiB or 1 KiB bulk stores, the rows issued by 4 lanes, or 1 KiB pieces
+ * paced over the turn wait did not help: only a slow trickle of one-request stores did. */
+#ifndef TPG_DIAG_ROW_STORES
+#define TPG_DIAG_ROW_STORES 0
+#endif
+
 /* Spread pushes (TPG_SPREAD_PUSHES 1; ping-pong with deferred flags; an experiment: self-test instances only, no
  * config selects it yet): a tile that pushes its partial into a peer's slot writes its store units to smem as usual
  * but holds back their TMA stores; its warpgroup's warp 0 issues them while the warpgroup waits for its next turn
@@ -63,7 +75,9 @@
  * same bytes spread over the loads cost nothing below the link's rate (bench/results/experiments/tma_hol.cu).
  * Measured forms (docs/perf_notes/2026-12-04-b.md): issued inside the warpgroup's own next mainloop they recover the
  * far ring (0.98-0.99) but cost that mainloop 2-5% at short K (the issue holds up the warpgroup's wgmmas); in the
- * wait, they recover it only with a local store before each issue (TPG_DIAG_SPREAD_STL) - not understood yet. The
+ * wait (this form) no better than deferred flags alone, staggered per CTA or not, once a race was fixed
+ * (docs/perf_notes/2026-12-04-c.md: only a single thread's trickle of 128-byte row stores kept the loads going,
+ * TPG_DIAG_ROW_STORES below, at an issue cost no kernel can ship). The
  * tile's flag waits for the next epilogue as deferred flags do (the same safety argument, gemm_sm90.cuh: the units
  * go out before the warpgroup's next mainloop), so a tile holds its units only where tpg_epi_defers_flags allows. */
 #ifndef TPG_SPREAD_PUSHES
@@ -80,6 +94,9 @@ struct tpg_epi_state {
      * tile_row0 / col_base) and batch * TPG_MAX_TP + stage. Never read without TPG_SPREAD_PUSHES. */
     uint32_t held;
     int held_row0, held_col0, held_bs;
+#if TPG_DIAG_PHASES
+    int diag_stage; /* the tile's stage, for its handoffs' sums (diag_phases.cuh) */
+#endif
 };
 
 /* Self-test instances only: defer however few tiles a stage has (the rule before 2026-12-02). */
@@ -189,14 +206,21 @@ __device__ __forceinline__ void tpg_epi_handoff(const tpg_stage_params &sp, uint
 {
     tpg_fence_proxy_async_smem();
     if (wg_thread == 0) { /* a held unit commits no group, so wait_read's count would not move: wait for all */
+        TPG_PH(const long long ph = clock64();)
         if (TPG_SPREAD_PUSHES && (st.held >> 31)) tpg_bulk_wait_read<0>();
         else tpg_bulk_wait_read<UNITS - 2>();
+        TPG_PH(tpg_ph_add(st.diag_stage, TPG_PH_HANDOFF, clock64() - ph);)
     }
     tpg_named_barrier(2 + wg, 128);
     if (TPG_SPREAD_PUSHES && (st.held >> 31)) { /* held: stored before the next mainloop (tpg_epi_spread_issue) */
         st.held += 1u;
     } else if (wg_thread == 0) {
-        if constexpr (!TPG_DIAG_NO_STORE) tpg_tma_store_3d(&sp.d_map, unit, col0, slab_row0, batch);
+        if constexpr (TPG_DIAG_ROW_STORES) /* 64 rows of 128 bytes, as they lie in smem (swizzled: timing only) */
+            for (int r = 0; r < 64; ++r)
+                tpg_bulk_store(static_cast<char *>(sp.d) +
+                                   2 * ((long long)batch * sp.d_batch + (long long)(slab_row0 + r) * sp.d_ld + col0),
+                               unit + 128u * (uint32_t)r, 128u);
+        else if constexpr (!TPG_DIAG_NO_STORE) tpg_tma_store_3d(&sp.d_map, unit, col0, slab_row0, batch);
         tpg_bulk_commit(); /* without the store an empty group: wait_group.read counts the same groups */
     }
     st.buf = st.buf + 1u == (uint32_t)UNITS ? 0u : st.buf + 1u;
@@ -347,7 +371,9 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     constexpr bool PINGPONG = MODE == 1; /* the tile is one warpgroup's: its flag needs no barrier */
     const G g(tile, ctid);
     const bool flushes = st.pending != nullptr; /* (warpgroup-uniform) */
+    TPG_PH(const long long ph = clock64();)
     tpg_epi_begin<CONSUMERS, PINGPONG>(p, sp, tile, epoch, ctid, gave_up, st);
+    TPG_PH(if ((ctid & 127) == 0) tpg_ph_add(tile.stage, TPG_PH_BEGIN, clock64() - ph); st.diag_stage = tile.stage;)
     if constexpr (TPG_SPREAD_PUSHES && PINGPONG) { /* hold this tile's units where its flag may wait (see above) */
         /* the last tile's held units went out after its last handoff, which therefore did not free their buffers:
          * only thread 0's wait in the flush did - the warpgroup waits for it before writing them again */

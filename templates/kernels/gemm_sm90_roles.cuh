@@ -124,11 +124,14 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
         const int yb = tile.batch * sp.b_batch_rows + sp.b_row0 + b_row;
         TPG_TR(tpg_tr_loads_begin(p, tile.stage, tile.t);)
         TPG_TR(uint32_t tr_full = 0;) /* ring-full cycles (a 32-bit sum: the 2x1 producer spilled a 64-bit one) */
+        TPG_PH(long long ph_empty = 0;)
         for (int kb = k0; kb < k1; ++kb) {
             /* fresh barrier: passes at once. In a cluster the partner's consumers arrive here too; an
              * acquire at CTA scope is enough (tpg_mbar_arrive_cluster says why). */
             TPG_TR(const long long tr_w0 = clock64();)
+            TPG_PH(const long long ph = clock64();)
             tpg_mbar_wait(empty + 8 * ring.slot, ring.phase ^ 1u);
+            TPG_PH(if (kb > k0) ph_empty += clock64() - ph;)
             TPG_TR(if (kb > k0) tr_full += (uint32_t)(clock64() - tr_w0);)
             const uint32_t bar = full + 8 * ring.slot;
             if constexpr (kDiagNoLoad) {
@@ -153,6 +156,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
             TPG_TR(if (kb == k1 - 1) tpg_tr_loads_ring(p, tr_full);)
             ring.advance();
         }
+        TPG_PH(tpg_ph_add(tile.stage, TPG_PH_EMPTY, ph_empty);)
         if constexpr (kStreamK) /* a finisher's contributions may follow its fragment through the ring */
             if (tpg_sk_region(p) && i >= p.sk_rounds && !w.contribution && w.sk_lo < first)
                 tpg_sk_load_contributions(p, tpg_sk_region_tile(p, g, w.uid), p.m - tile.tm * kBM, w.sk_lo, first, ring,
@@ -398,19 +402,28 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
 #endif
     for (int i = wg; i < n_local; i += 2) {
         const tpg_tile tile = tpg_decode_tile<1, 1>(g, first + i * stride, 0);
+        TPG_PH(const long long ph0 = clock64();)
         if (i > 0) {
             if constexpr (TPG_SPREAD_PUSHES) tpg_pp_turn_spreading(p, est, window, wg, ctid & 127, sD);
             else tpg_named_barrier(kOrderBar + wg, 256);
         }
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_begin(p, 1 + wg, tile.stage, tile.t, true);)
+        TPG_PH(const long long ph1 = clock64();)
         tpg_tile_mainloop(acc, g.k_blocks, ring, sA, sB, 0u, full, empty, warp_leader,
                           i + 1 < n_local ? kOrderBar + (1 - wg) : 0u, tpg_no_hook());
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 1);)
+        TPG_PH(const long long ph2 = clock64();)
         if (!(kDiagNoEpi && p.m > 0)) /* a test ptxas cannot fold: see tpg_consumer_coop */
             tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
                               kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid,
                                                               gave_up, est, sD, src_bars, g.units_per_stage);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
+        TPG_PH(if ((ctid & 127) == 0) {
+            tpg_ph_add(tile.stage, TPG_PH_TILES, 1);
+            tpg_ph_add(tile.stage, TPG_PH_TURN, ph1 - ph0);
+            tpg_ph_add(tile.stage, TPG_PH_MAIN, ph2 - ph1);
+            tpg_ph_add(tile.stage, TPG_PH_EPI, clock64() - ph2);
+        })
         ring.skip(g.k_blocks); /* the other warpgroup's next unit */
     }
     if constexpr (TPG_SPREAD_PUSHES) /* the last tile's held units: no turn to wait for */

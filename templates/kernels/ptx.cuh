@@ -128,6 +128,15 @@ __device__ __forceinline__ void tpg_bulk_load(uint32_t dst, const void *src, uin
                  : "memory");
 }
 
+/* 1-D bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from smem `src` to global `dst`, in
+ * the thread's current bulk group (self-test diagnostics only: TPG_DIAG_ROW_STORES, epilogue.cuh). */
+__device__ __forceinline__ void tpg_bulk_store(void *dst, uint32_t src, uint32_t bytes)
+{
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(reinterpret_cast<uint64_t>(dst)),
+                 "r"(src), "r"(bytes)
+                 : "memory");
+}
+
 __device__ __forceinline__ void tpg_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 
 /* Wait until at most N of this thread's bulk groups are pending *reading* smem (the smem may then be

@@ -20,7 +20,7 @@
 #   cooperative one defers its last store units into the next mainloop (epilogue_deferred.cuh) -
 #   compiled with the product's flags in parallel; ptxas -v
 #   is checked for spills and "wgmma serialized" (C7511/C7512/C7515) warnings and summarized; then the
-#   host test (kernel_selftest.cu + selftest_util.cu + selftest_{cublas_perf,rs_perf,ag_perf,coresident}.cu +
+#   host test (kernel_selftest.cu + selftest_util.cu + selftest_{cublas_perf,rs_perf,ce_chain,ag_perf,coresident}.cu +
 #   runtime/src/barrier.cu),
 #   linked with cuBLAS (test binary only).
 # Run on a Hopper machine: build/selftest/kernel_selftest [--no-perf] [--no-cases] [--rs-perf] [--rs-parts] [--rs-few]
@@ -29,7 +29,7 @@
 #   [--problem NAME[,NAME...]: the --rs-* / --ag-* problems named, e.g. 70B-fc2-m128]
 #   (bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h
 #   k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32
-#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx pp128tdf pp128sp pp64sp pp128spd pp128spx pp128spk2 ... pp128spk6)
+#   w160 pp64tma wide3nd wide3old pp64g1 wide3fx pp128tdf pp128sp pp64sp pp128spd pp128tdq pp128spq pp128tdr)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/build/selftest"
@@ -56,7 +56,7 @@ inst() { # name ab cd bm bn stages cluster_m cluster_n mode(0 coop, 1 pingpong, 
         { cat "$out/ptxas_$1.log"; return 1; }
 }
 KERNELS=(bf16 fp16 c2x1 c1x2 pp128 pp64 pp128s32 c2x1h wide3 sn192 w320 pp128df pp128ps pp128both pp128tma fp16h pp128h k32 c2x1k32 wide3tma fp16tma fp16w e4m3w e4m3pp e5m2w e4m3tma e4m3pptma e4m3p8 e4m3p8tma e4m3p1 pp128p32 wide3p32 w160 pp64tma wide3nd wide3old pp64g1 wide3fx)
-KERNELS+=(pp128tdf pp128sp pp64sp pp128spd pp128spx pp128spk2 pp128spk3 pp128spk4 pp128spk5 pp128spk6)
+KERNELS+=(pp128tdf pp128sp pp64sp pp128spd pp128tdq pp128spq pp128tdr)
 pids=()
 inst bf16 0 0 128 256 4 1 1 0 & pids+=($!)
 inst fp16 1 1 128 256 4 1 1 0 & pids+=($!)
@@ -102,19 +102,18 @@ GROUP_M=1 inst pp64g1 0 0 64 128 8 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 & pids+=($!)
 inst wide3fx 0 0 128 256 3 1 1 0 128 0 5 "TPG_TMA_PARTIALS=1 -DTPG_DIAG_PULL_FIXED_SLICES=1" & pids+=($!)
 # the shipped ping-pong 128x128 (pp128tma) with deferred flags (pp128tdf) and with spread pushes on top (pp128sp:
 # TPG_SPREAD_PUSHES, a pushing tile's stores spread over its warpgroup's wait for its next turn); the ping-pong
-# 64x128's (pp64sp); pp128sp recording CTA 0's spread timing once (pp128spd, TPG_DIAG_SPREAD_PRINT) and with only the
-# record's local stores before each issue (pp128spx: the form that helps, 2026-12-04 03:52Z)
+# 64x128's (pp64sp); pp128sp recording CTA 0's spread timing once (pp128spd, TPG_DIAG_SPREAD_PRINT); pp128tdf and
+# pp128sp with the phase sums (pp128tdq, pp128spq: TPG_DIAG_PHASES, diag_phases.cuh - where a tile's time goes;
+# kernel_selftest prints them after each --rs-perf / --rs-far problem); pp128tdq storing every unit as 64
+# one-dimensional row stores (pp128tdr, TPG_DIAG_ROW_STORES: timing only, the values land swizzled - its cases fail)
 TDF="TPG_TMA_PARTIALS=1 -DTPG_PP_DEFER_FLAGS=1"
 inst pp128tdf 0 0 128 128 5 1 1 1 128 0 0 "$TDF" & pids+=($!)
 inst pp128sp 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1" & pids+=($!)
 inst pp64sp 0 0 64 128 8 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1" & pids+=($!)
 inst pp128spd 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_PRINT=1" & pids+=($!)
-inst pp128spx 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_STL=1" & pids+=($!)
-# pp128sp with another instruction next to each issue (TPG_DIAG_SPREAD_KICK 2-6, spread_pushes.cuh): which one works
-for kick in 2 3 4 5 6; do
-    inst pp128spk$kick 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_SPREAD_KICK=$kick" &
-    pids+=($!)
-done
+inst pp128tdq 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_DIAG_PHASES=1" & pids+=($!)
+inst pp128spq 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_PHASES=1" & pids+=($!)
+inst pp128tdr 0 0 128 128 5 1 1 1 128 0 0 "$TDF -DTPG_DIAG_PHASES=1 -DTPG_DIAG_ROW_STORES=1" & pids+=($!)
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
@@ -134,8 +133,8 @@ for k in "${KERNELS[@]}"; do
 done
 
 pids=()
-for f in kernel_selftest selftest_util selftest_cublas_perf selftest_rs_perf selftest_ag_perf selftest_coresident \
-    selftest_pulls; do
+for f in kernel_selftest selftest_util selftest_cublas_perf selftest_rs_perf selftest_ce_chain selftest_ag_perf \
+    selftest_coresident selftest_pulls; do
     rm -f "$out/$f.o"
     "$NVCC" "${ARCH[@]}" -O3 -std=c++17 "${INC[@]}" -c "$root/tests/gpu/$f.cu" -o "$out/$f.o" & pids+=($!)
 done
@@ -146,6 +145,9 @@ for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: host test did not compile"; exit 1; }
 objs=()
 for k in "${KERNELS[@]}"; do objs+=("$out/inst_$k.o"); done
-"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "$out/kernel_selftest.o" "$out/selftest_util.o" "$out/selftest_cublas_perf.o" "$out/selftest_rs_perf.o" "$out/selftest_ag_perf.o" "$out/selftest_coresident.o" "$out/selftest_pulls.o" "$out/raster.o" "$out/barrier.o" "${objs[@]}" \
+hosts=()
+for f in kernel_selftest selftest_util selftest_cublas_perf selftest_rs_perf selftest_ce_chain selftest_ag_perf \
+    selftest_coresident selftest_pulls raster barrier; do hosts+=("$out/$f.o"); done
+"$NVCC" "${ARCH[@]}" -o "$out/kernel_selftest" "${hosts[@]}" "${objs[@]}" \
     -lcublas
 echo "built $out/kernel_selftest"

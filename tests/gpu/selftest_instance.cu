@@ -6,9 +6,36 @@
 #define TPG_ST_CAT2(a, b) a##b
 #define TPG_ST_CAT(a, b) TPG_ST_CAT2(a, b)
 
+#if TPG_DIAG_PHASES
+#include <stdio.h>
+/* the shape's `phases` (selftest_shape.h): the grid's per-stage sums of diag_phases.cuh, per tile in kcycles */
+static void phases(const char *label)
+{
+    unsigned long long v[2][TPG_PH_N] = {};
+    if (!label) {
+        if (cudaMemcpyToSymbol(tpg_diag_phase, v, sizeof v) != cudaSuccess) printf("phases: clear failed\n");
+        return;
+    }
+    if (cudaMemcpyFromSymbol(v, tpg_diag_phase, sizeof v) != cudaSuccess) {
+        printf("phases: copy failed\n");
+        return;
+    }
+    for (int s = 0; s < 2; ++s) {
+        const double n = (double)v[s][TPG_PH_TILES];
+        if (n == 0) continue;
+        printf("| %s | %d | %.0f |", label, s, n);
+        for (int f = TPG_PH_TURN; f < TPG_PH_N; ++f) printf(" %.1f |", (double)v[s][f] / n / 1e3);
+        printf("\n");
+    }
+}
+#define TPG_ST_PHASES phases
+#else
+#define TPG_ST_PHASES nullptr
+#endif
+
 extern "C" const tpg_selftest_shape TPG_ST_CAT(TPG_KERNEL_NAME, _shape) = {
     TPG_BM, TPG_BN, TPG_CLUSTER_M, TPG_CLUSTER_N, TPG_CONSUMER_MODE, kThreads, TPG_SMEM_BYTES, TPG_AB_DTYPE,
-    kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32};
+    kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32, TPG_ST_PHASES, TPG_DIAG_ROW_STORES != 0};
 
 #if TPG_DIAG_SPREAD_PRINT
 #include <stdio.h>

@@ -34,13 +34,17 @@
  * on x2 (~40%), and twice and half that; a tile's push then drains in about the same fraction of its mainloop as on
  * x2. "far walk" pushes the same bytes without flags, waits or partials: what the stores cost by themselves. First
  * result (2026-12-04 03:03Z): the shipped ping-pong's ring 0.83 / 0.89 / 0.94 of itself with local pushes, as
- * 70B-o's on x2 ran 0.94 of its local GEMM.
+ * 70B-o's on x2 ran 0.94 of its local GEMM. "far ce" is the ring with local pushes while the copy engine carries
+ * the same bytes (every sending stage's partial) into host memory beside each call, from its launch on, the call's
+ * time including the copy's: what the copy-engine route of the push (docs/PERF_NOTES.md "Next") would cost the GEMM
+ * over the same link, before any flag or band of it is built.
  *
  * Not a check: the ring's values are checked by the ring cases of kernel_selftest.cu (same code path,
  * smaller shapes); here only the status word (no timeout) is.
  */
 #include <unistd.h>
 
+#include "selftest_ce_chain.h"
 #include "selftest_util.cuh"
 
 /* The reduce-scatter problems of BENCHMARKS.md per GPU at TP = tp: M x N x K / tp in tp stages of M / tp rows
@@ -77,6 +81,19 @@ static unsigned int *g_spare_word; /* --rs-few: what the plain GEMM's epoch kern
 
 static __global__ void bump_epoch(unsigned int *epoch) { *epoch += 1u; }
 
+/* "far ce": the copy beside each call (set by rs_perf_problem for that variant's windows only; bytes 0: none). It
+ * reads the slot while the call writes it: timing only, as the far variants' values are. */
+static struct {
+    const void *src;
+    void *dst;
+    size_t bytes;
+    cudaStream_t stream;
+    cudaEvent_t launched, copied;
+    ce_chain chain;          /* "ce chain" (selftest_ce_chain.cu): its partial, flags and tiles */
+    bool chain_on;           /* set for that variant's windows only */
+    unsigned int epoch;      /* the host's copy of the device epoch: the ring bumps it before each call */
+} g_ce;
+
 /* One window: `iters` launches of K with p (ring: each after an epoch bump); milliseconds. */
 static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, bool ring, int iters)
 {
@@ -86,7 +103,19 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
     CK(cudaEventRecord(e0, 0));
     for (int it = 0; it < iters; ++it) {
         if (ring || g_few_mode) bump_epoch<<<1, 1>>>(ring ? c.epoch : g_spare_word); /* plain: a word it never reads */
+        if (ring) ++g_ce.epoch;
+        const bool side = g_ce.bytes || g_ce.chain_on;
+        if (side) { /* "far ce" / "ce chain": the copies start with the call, on the side stream */
+            CK(cudaEventRecord(g_ce.launched, 0));
+            CK(cudaStreamWaitEvent(g_ce.stream, g_ce.launched, 0));
+            if (g_ce.bytes) CK(cudaMemcpyAsync(g_ce.dst, g_ce.src, g_ce.bytes, cudaMemcpyDeviceToHost, g_ce.stream));
+            if (g_ce.chain_on) ce_chain_enqueue(g_ce.chain, g_ce.epoch);
+        }
         launch(K, p, 0);
+        if (side) { /* the next call waits for this one's copies: a window holds both */
+            CK(cudaEventRecord(g_ce.copied, g_ce.stream));
+            CK(cudaStreamWaitEvent(0, g_ce.copied, 0));
+        }
     }
     CK(cudaEventRecord(e1, 0));
     sync_watchdog(K.name);
@@ -99,13 +128,14 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
 
 /* The variants of one kernel on one problem: plain (one stage), the ring, and with --rs-parts the ring's
  * parts (header comment). The ring's variants share one B: every stage's map reads rows 0 .. n - 1. */
-enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, V_FAR, V_FAR_WALK, NV };
-static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags", "minor", "far", "far walk"};
+enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, V_FAR, V_FAR_WALK, V_FAR_CE, V_CE_CHAIN, NV };
+static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags", "minor", "far", "far walk", "far ce",
+                                         "ce chain"};
 /* The variants a problem times, in window order: plain and ring; the parts; the pushes over the host link. "far
  * walk" clears the signal flags, so a spread-pushes kernel (TPG_SPREAD_PUSHES) holds nothing there: its pushes go
  * out at once, as the shipped kernels' do. */
 static const int kRing[] = {V_PLAIN, V_RING}, kParts[] = {V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR},
-                 kFar[] = {V_PLAIN, V_RING, V_FAR, V_FAR_WALK};
+                 kFar[] = {V_PLAIN, V_RING, V_FAR, V_FAR_WALK, V_FAR_CE, V_CE_CHAIN};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 static char *g_far_sink; /* --rs-far: host-mapped (its device pointer), where the sending stages' pushes land */
 
@@ -128,7 +158,11 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         map_b(&sp->b_map, K, B, P.n, P.k);
         sp->b_row0 = 0;
         sp->b_batch_rows = P.n;
-        if (v == V_RING) continue;
+        if (v == V_RING || v == V_FAR_CE) continue; /* far ce: the ring's own pushes, the copy beside it */
+        if (v == V_CE_CHAIN) { /* the receiver waits on the flags the chain writes after its copy */
+            if (s > 0) sp->partial_flags = g_ce.chain.arrived + (size_t)(s - 1) * tiles;
+            continue;
+        }
         if (v == V_FAR || v == V_FAR_WALK) { /* the push crosses the host link; the next stage reads X (stale) */
             if (s < S - 1)
                 set_dest(p, s, K, g_far_sink + partial_bytes(K) * s * (size_t)m * P.n, P.n, (long long)m * P.n, true);
@@ -146,6 +180,40 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         sp->partial_flags = nullptr;
         if (v == V_WALK) sp->signal_flags = nullptr;
     }
+}
+
+/* The side stream's work for variant v's windows: "far ce" the copy of every sending stage's partial, "ce chain"
+ * the chain of stage 0's (TP = 2: the --rs-far problems); nothing for the others */
+static void side_for(int v, const kern &K, const tp_problem &P)
+{
+    g_ce.bytes = v == V_FAR_CE ? (size_t)(P.tp - 1) * (P.m / P.tp) * P.n * partial_bytes(K) : 0;
+    g_ce.chain_on = v == V_CE_CHAIN;
+    ce_chain &ch = g_ce.chain;
+    ch.stream = g_ce.stream;
+    ch.src = g_ce.src;
+    ch.dst = g_ce.dst;
+    ch.m = P.m / P.tp;
+    ch.n = P.n;
+    ch.bm = K.s.bm;
+    ch.bn = K.s.bn;
+    ch.elem_bytes = (int)partial_bytes(K);
+}
+
+/* TPG_DIAG_PHASES instances (diag_phases.cuh): one two-call window of each variant after the timed rounds, and its
+ * per-stage sums as table rows (the table's head: rs_perf) */
+static void phase_rows(const kern *ks, int nk, const ctl &c, const tp_problem &P, const int *vl, int nv,
+                       tpg_gemm_params (*prm)[NV])
+{
+    for (int i = 0; i < nk; ++i)
+        for (int w = 0; ks[i].s.phases && w < nv; ++w) {
+            char label[96];
+            snprintf(label, sizeof label, "%s %dx%dx%d | %s | %s", P.name, P.m, P.n, P.k, ks[i].name, kVariant[vl[w]]);
+            ks[i].s.phases(nullptr);
+            side_for(vl[w], ks[i], P);
+            window_ms(ks[i], &prm[i][vl[w]], c, vl[w] != V_PLAIN, 2);
+            side_for(V_PLAIN, ks[i], P);
+            ks[i].s.phases(label);
+        }
 }
 
 /* Every variant of every kernel on problem P: a warm-up round, then 4 rounds of every (kernel, variant)
@@ -174,6 +242,11 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     unsigned int *F = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
     CK(cudaMemset(F, 0, (size_t)(S - 1) * tiles * 4));
     set_epoch(c, 1);
+    g_ce.epoch = 1;
+    g_ce.src = X; /* "far ce", "ce chain": the sending stages' partials, as the ring wrote them */
+    g_ce.chain.sent = F;
+    g_ce.chain.arrived = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4); /* "ce chain": the receiver's flags */
+    CK(cudaMemset(g_ce.chain.arrived, 0, (size_t)(S - 1) * tiles * 4));
     static tpg_gemm_params prm[SELFTEST_MAX_KERNELS][NV];
     for (int i = 0; i < nk; ++i)
         for (int w = 0; w < nv; ++w)
@@ -183,9 +256,12 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         for (int w = 0; w < nv * nk; ++w) {
             const int x = r % 2 ? nv * nk - 1 - w : w, i = x / nv, v = vl[x % nv];
             /* every variant but plain raises the epoch first: flags of earlier launches must not count */
+            side_for(v, ks[i], P);
             const double ms = window_ms(ks[i], &prm[i][v], c, v != V_PLAIN, r < 0 ? 2 : iters);
+            side_for(V_PLAIN, ks[i], P);
             if (r >= 0) t[i][v] += ms;
         }
+    phase_rows(ks, nk, c, P, vl, nv, prm);
     const unsigned int st = get_status(c);
     for (int i = 0; i < nk; ++i) {
         ratio[i] = t[i][V_PLAIN] / t[i][V_RING];
@@ -199,7 +275,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         cudaFree(A[dt]);
         cudaFree(B[dt]);
     }
-    cudaFree(X); cudaFree(D); cudaFree(F);
+    cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(g_ce.chain.arrived);
 }
 
 /* --rs-parts: the parts on the TP = 2 problems with per-stage K >= 7168 (405B-fc2, 70B-fc2), where the wide
@@ -227,7 +303,23 @@ void rs_perf(const kern *ks, int nk, const ctl &c, bool parts, bool few, bool fa
         char *host;
         CK(cudaHostAlloc((void **)&host, bytes, cudaHostAllocMapped));
         CK(cudaHostGetDevicePointer((void **)&g_far_sink, host, 0));
+        g_ce.dst = host; /* "far ce" copies into the same host memory */
+        CK(cudaStreamCreateWithFlags(&g_ce.stream, cudaStreamNonBlocking));
+        CK(cudaEventCreateWithFlags(&g_ce.launched, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&g_ce.copied, cudaEventDisableTiming));
+        if (!ce_chain_available()) { /* "ce chain" needs stream memory operations */
+            fprintf(stderr, "--rs-far: cuStreamBatchMemOp is not available (the \"ce chain\" variant needs it)\n");
+            exit(2);
+        }
     }
+    for (int i = 0; i < nk && i < SELFTEST_MAX_KERNELS; ++i)
+        if (ks[i].s.phases) { /* TPG_DIAG_PHASES instances: phase_rows prints the rows problem by problem */
+            printf("\n## where a ping-pong tile's time goes (TPG_DIAG_PHASES; kcycles a tile, the grid's mean over a "
+                   "two-call window; stage 1 = every stage after 0)\n\n| problem | kernel | variant | stage | tiles | "
+                   "turn wait | mainloop | epilogue | its start | buffer waits | producer's slot waits |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|\n");
+            break;
+        }
     const tp_problem *table = few ? g_few : far ? g_far : g_rs;
     static tp_problem selected[NMAX];
     g_nprob = 0;
@@ -266,15 +358,21 @@ void print_rs_perf(const kern *ks, int nk)
     if (g_nprob > 0 && g_vl[0] == kFar) {
         printf("\n## pushes over the host link (--rs-far; TFLOP/s): far = the ring with its sending stages' stores to "
                "host-mapped memory; far walk = the same pushes without flags, waits or partials; far / ring = what the "
-               "link's drain costs the GEMM\n\n| problem | kernel | plain | ring (/ plain) | far (/ plain) | far walk "
-               "(/ plain) | far / ring |\n|---|---|---|---|---|---|---|\n");
+               "link's drain costs the GEMM; far ce = the ring beside a copy-engine copy of the same bytes into host "
+               "memory, the call's time including the copy's; ce chain = the push by the copy engine, band by band "
+               "after the band's flags, the receiver waiting for the flags the chain writes after each copy "
+               "(selftest_ce_chain.cu)\n\n| problem | kernel | plain | ring (/ plain) | far (/ plain) | far walk "
+               "(/ plain) | far / ring | far ce (/ plain) | far ce / ring | ce chain (/ plain) | ce chain / ring |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int pi = 0; pi < g_nprob; ++pi)
             for (int i = 0; i < nk; ++i) {
                 const double *t = g_tf[pi][i];
-                printf("| %s %dx%dx%d | %s | %.1f | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f |\n",
+                printf("| %s %dx%dx%d | %s | %.1f | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f | %.1f (%.3f) "
+                       "| %.3f | %.1f (%.3f) | %.3f |\n",
                        g_probs[pi].name, g_probs[pi].m, g_probs[pi].n, g_probs[pi].k, ks[i].name, t[V_PLAIN],
                        t[V_RING], t[V_RING] / t[V_PLAIN], t[V_FAR], t[V_FAR] / t[V_PLAIN], t[V_FAR_WALK],
-                       t[V_FAR_WALK] / t[V_PLAIN], t[V_FAR] / t[V_RING]);
+                       t[V_FAR_WALK] / t[V_PLAIN], t[V_FAR] / t[V_RING], t[V_FAR_CE], t[V_FAR_CE] / t[V_PLAIN],
+                       t[V_FAR_CE] / t[V_RING], t[V_CE_CHAIN], t[V_CE_CHAIN] / t[V_PLAIN], t[V_CE_CHAIN] / t[V_RING]);
             }
         return;
     }

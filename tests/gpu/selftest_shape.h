@@ -13,6 +13,10 @@ typedef struct tpg_selftest_shape {
     int raster;               /* TPG_RASTER: 1 = the walk order comes from p.tile_order */
     int bk;                   /* TPG_BK: the operand maps' box width; its row bytes pick the swizzle (128 / 64) */
     int partial_f32;          /* TPG_PARTIAL_F32: reduce-scatter partials between stages are fp32 (else the output's) */
+    /* TPG_DIAG_PHASES instances (diag_phases.cuh): label NULL clears the sums, else prints them as table rows
+     * labelled `label` (nothing when no tile was counted); NULL for every other instance */
+    void (*phases)(const char *label);
+    int timing_only; /* TPG_DIAG_ROW_STORES: the values land swizzled - timed (--rs-*), never checked */
 } tpg_selftest_shape;
 
 #endif

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 
 #include "cuda_check.h"
+#include "tma_bulk.cuh"
 
 enum { DEPTH = 4, LOAD_BYTES = 16384, STORE_BYTES = 32768, THREADS = 128, SRC_BYTES = 1 << 20 };
 enum { SMEM = DEPTH * LOAD_BYTES + STORE_BYTES + 64 };
@@ -59,37 +60,6 @@ struct params {
     int piece, every, sub; /* SUB_PACED_N: a `piece`-byte store after every `every`-th load, every `sub`-th CTA */
     long long *out;       /* per CTA: 6 values (below) */
 };
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ unsigned long long gtime()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ void bar_init(uint32_t b)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
-}
-__device__ __forceinline__ void bar_expect(uint32_t b, uint32_t bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint32_t b, uint32_t parity)
-{
-    asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%0], %1;\n"
-                 " @!p bra W;\n}" ::"r"(b), "r"(parity) : "memory");
-}
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t b)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(b) : "memory");
-}
-__device__ __forceinline__ void bulk_store(void *dst, uint32_t src, uint32_t bytes)
-{
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
-                 : "memory");
-}
 
 /* out[6 * cta + i]: 0 loads' cycles, 1 first load's cycles, 2 stores' smem-read drain cycles after the loads,
  * 3 stores' completion cycles after that, 4 the whole CTA's cycles, 5 the whole CTA's globaltimer ns */
