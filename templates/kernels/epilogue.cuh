@@ -65,6 +65,15 @@
 #define TPG_DIAG_ROW_STORES 0
 #endif
 
+/* Self-test instances only (the copy-engine push in graph form, docs/PERF_NOTES.md "Next"): after a tile's signal
+ * flag, add 1 to its band's counter - one unsigned int per tile row, right after the stage's tile flags
+ * (signal_flags + the stage's units + the tile's row) - so that a graph's mem-op node can wait for a whole band with a
+ * value that repeats every call (tiles in the band; the chain writes 0 back), where the flags' epoch does not.
+ * Ping-pong instances (pp128tdc): in the cooperative wide kernel the counter's pointer spills. */
+#ifndef TPG_DIAG_BAND_COUNTS
+#define TPG_DIAG_BAND_COUNTS 0
+#endif
+
 /* Spread pushes (TPG_SPREAD_PUSHES 1; ping-pong with deferred flags; an experiment: self-test instances only, no
  * config selects it yet): a tile that pushes its partial into a peer's slot writes its store units to smem as usual
  * but holds back their TMA stores; its warpgroup's warp 0 issues them while the warpgroup waits for its next turn
@@ -94,6 +103,9 @@ struct tpg_epi_state {
      * tile_row0 / col_base) and batch * TPG_MAX_TP + stage. Never read without TPG_SPREAD_PUSHES. */
     uint32_t held;
     int held_row0, held_col0, held_bs;
+#if TPG_DIAG_BAND_COUNTS
+    unsigned int *pending_band; /* the pending tile's band counter */
+#endif
 #if TPG_DIAG_PHASES
     int diag_stage; /* the tile's stage, for its handoffs' sums (diag_phases.cuh) */
 #endif
@@ -135,10 +147,16 @@ __device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int ep
         tpg_fence_proxy_async_global(); /* async-proxy writes before the generic release below */
         __threadfence_system();
         if (PINGPONG) tpg_st_release_sys(st.pending, epoch); /* the tile is this warpgroup's alone */
+#if TPG_DIAG_BAND_COUNTS
+        if (PINGPONG) asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(st.pending_band) : "memory");
+#endif
     }
     if (!PINGPONG) {
         tpg_named_barrier(1, 128 * CONSUMERS);
         if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
+#if TPG_DIAG_BAND_COUNTS
+        if (ctid == 0) asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(st.pending_band) : "memory");
+#endif
     }
     st.pending = nullptr;
 }
@@ -422,6 +440,9 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     if constexpr (TPG_SPREAD_PUSHES) st.held &= ~(1u << 31); /* the units handed off from here on go out at once */
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
+#if TPG_DIAG_BAND_COUNTS
+        st.pending_band = sp.signal_flags + stage_units + tile.tm;
+#endif
         if (!tpg_epi_defers_flags<DEFER_FLAGS, PINGPONG>(p, stage_units))
             tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
     }

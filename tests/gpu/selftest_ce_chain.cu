@@ -36,7 +36,7 @@ bool ce_chain_available()
     return true;
 }
 
-/* One batch of `n` waits (flags[t] >= value, t in [t0, t0 + n)) or writes (flags[t] = value) on `s`. */
+/* One batch of `n` waits (flags[t] >= value, t in [t0, t0 + n)) or writes (flags[t] = value) on `s`; n <= MAX_OPS. */
 static void flag_batch(cudaStream_t s, const unsigned int *flags, int t0, int n, unsigned int value, bool wait)
 {
     CUstreamBatchMemOpParams ops[MAX_OPS];
@@ -76,5 +76,19 @@ void ce_chain_enqueue(const ce_chain &c, unsigned int epoch)
         for (int t = 0; t < tiles_n; t += MAX_OPS)
             flag_batch(c.stream, c.arrived, b * tiles_n + t, tiles_n - t < MAX_OPS ? tiles_n - t : MAX_OPS, epoch,
                        false);
+    }
+}
+
+void ce_chain_enqueue_counted(const ce_chain &c)
+{
+    const int tiles_m = (c.m + c.bm - 1) / c.bm, tiles_n = (c.n + c.bn - 1) / c.bn;
+    const size_t row_bytes = (size_t)c.n * c.elem_bytes;
+    for (int b = 0; b < tiles_m; ++b) {
+        flag_batch(c.stream, c.counts, b, 1, (unsigned int)tiles_n, true);
+        flag_batch(c.stream, c.counts, b, 1, 0u, false); /* the next call counts from 0 (it starts after this one) */
+        const int rows = c.m - b * c.bm < c.bm ? c.m - b * c.bm : c.bm;
+        const size_t at = (size_t)b * c.bm * row_bytes;
+        CK(cudaMemcpyAsync((char *)c.dst + at, (const char *)c.src + at, (size_t)rows * row_bytes,
+                           cudaMemcpyDeviceToHost, c.stream));
     }
 }

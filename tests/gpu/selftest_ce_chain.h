@@ -13,6 +13,7 @@ struct ce_chain {
     void *dst;                    /* where the copy engine carries it (host memory) */
     const unsigned int *sent;     /* the sending stage's tile flags (raised by the GEMM) */
     unsigned int *arrived;        /* the receiving stage's tile flags (written by the chain) */
+    unsigned int *counts;         /* graph form: the band counters (TPG_DIAG_BAND_COUNTS, epilogue.cuh) */
     int m, n, bm, bn, elem_bytes;
 };
 
@@ -20,5 +21,8 @@ struct ce_chain {
 bool ce_chain_available();
 /* On c.stream, per band (one tile row): wait for its sent flags >= epoch, copy its rows, write its arrived flags. */
 void ce_chain_enqueue(const ce_chain &c, unsigned int epoch);
+/* The graph form, values that repeat every call: per band wait until its counter reaches the band's tiles, write 0
+ * back, copy its rows (no arrived flags: the receiver keeps waiting on the sent ones). For stream capture. */
+void ce_chain_enqueue_counted(const ce_chain &c);
 
 #endif

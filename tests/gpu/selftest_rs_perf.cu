@@ -91,6 +91,8 @@ static struct {
     cudaEvent_t launched, copied;
     ce_chain chain;          /* "ce chain" (selftest_ce_chain.cu): its partial, flags and tiles */
     bool chain_on;           /* set for that variant's windows only */
+    cudaGraphExec_t graph;   /* "ce graph": the call as one graph (ce_graph), set for that variant's windows only */
+    cudaGraphExec_t graphs[SELFTEST_MAX_KERNELS]; /* this problem's, by kernel (built at first use) */
     unsigned int epoch;      /* the host's copy of the device epoch: the ring bumps it before each call */
 } g_ce;
 
@@ -102,6 +104,11 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
     CK(cudaEventCreate(&e1));
     CK(cudaEventRecord(e0, 0));
     for (int it = 0; it < iters; ++it) {
+        if (g_ce.graph) { /* "ce graph": the epoch's bump, the chain and the GEMM in one graph */
+            CK(cudaGraphLaunch(g_ce.graph, 0));
+            ++g_ce.epoch;
+            continue;
+        }
         if (ring || g_few_mode) bump_epoch<<<1, 1>>>(ring ? c.epoch : g_spare_word); /* plain: a word it never reads */
         if (ring) ++g_ce.epoch;
         const bool side = g_ce.bytes || g_ce.chain_on;
@@ -128,14 +135,14 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
 
 /* The variants of one kernel on one problem: plain (one stage), the ring, and with --rs-parts the ring's
  * parts (header comment). The ring's variants share one B: every stage's map reads rows 0 .. n - 1. */
-enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, V_FAR, V_FAR_WALK, V_FAR_CE, V_CE_CHAIN, NV };
+enum { V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR, V_FAR, V_FAR_WALK, V_FAR_CE, V_CE_CHAIN, V_CE_GRAPH, NV };
 static const char *const kVariant[NV] = {"plain", "ring", "walk", "flags", "minor", "far", "far walk", "far ce",
-                                         "ce chain"};
+                                         "ce chain", "ce graph"};
 /* The variants a problem times, in window order: plain and ring; the parts; the pushes over the host link. "far
  * walk" clears the signal flags, so a spread-pushes kernel (TPG_SPREAD_PUSHES) holds nothing there: its pushes go
  * out at once, as the shipped kernels' do. */
 static const int kRing[] = {V_PLAIN, V_RING}, kParts[] = {V_PLAIN, V_RING, V_WALK, V_FLAGS, V_MINOR},
-                 kFar[] = {V_PLAIN, V_RING, V_FAR, V_FAR_WALK, V_FAR_CE, V_CE_CHAIN};
+                 kFar[] = {V_PLAIN, V_RING, V_FAR, V_FAR_WALK, V_FAR_CE, V_CE_CHAIN, V_CE_GRAPH};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 static char *g_far_sink; /* --rs-far: host-mapped (its device pointer), where the sending stages' pushes land */
 
@@ -158,7 +165,7 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         map_b(&sp->b_map, K, B, P.n, P.k);
         sp->b_row0 = 0;
         sp->b_batch_rows = P.n;
-        if (v == V_RING || v == V_FAR_CE) continue; /* far ce: the ring's own pushes, the copy beside it */
+        if (v == V_RING || v == V_FAR_CE || v == V_CE_GRAPH) continue; /* the ring's own pushes, copies beside */
         if (v == V_CE_CHAIN) { /* the receiver waits on the flags the chain writes after its copy */
             if (s > 0) sp->partial_flags = g_ce.chain.arrived + (size_t)(s - 1) * tiles;
             continue;
@@ -182,12 +189,44 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
     }
 }
 
+/* "ce graph": one call as a graph - the epoch's bump, then in two branches the GEMM and the chain in its graph form
+ * (ce_chain_enqueue_counted: mem-op waits on the band counters, writes of 0, copies), joined. The chain is captured
+ * first on its own branch: if the graph ever ran it ahead of the GEMM instead of beside it, its first wait would
+ * never end (the window's watchdog then stops the run) - the hang the runtime's graph form must never meet. */
+static cudaGraphExec_t ce_graph(const kern &K, const tpg_gemm_params *p, const ctl &c)
+{
+    cudaStream_t cs;
+    cudaEvent_t fork, join;
+    CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    CK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    bump_epoch<<<1, 1, 0, cs>>>(c.epoch);
+    CK(cudaEventRecord(fork, cs));
+    CK(cudaStreamWaitEvent(g_ce.stream, fork, 0));
+    ce_chain_enqueue_counted(g_ce.chain);
+    launch(K, p, cs);
+    CK(cudaEventRecord(join, g_ce.stream));
+    CK(cudaStreamWaitEvent(cs, join, 0));
+    cudaGraph_t g;
+    CK(cudaStreamEndCapture(cs, &g));
+    cudaGraphExec_t x;
+    CK(cudaGraphInstantiate(&x, g, 0));
+    CK(cudaGraphDestroy(g));
+    CK(cudaEventDestroy(fork));
+    CK(cudaEventDestroy(join));
+    CK(cudaStreamDestroy(cs));
+    return x;
+}
+
 /* The side stream's work for variant v's windows: "far ce" the copy of every sending stage's partial, "ce chain"
- * the chain of stage 0's (TP = 2: the --rs-far problems); nothing for the others */
-static void side_for(int v, const kern &K, const tp_problem &P)
+ * the chain of stage 0's (TP = 2: the --rs-far problems), "ce graph" the call as a graph (kernels with band counters
+ * only: without, it runs as the ring); nothing for the others. Kernel i of the problem's list, with its params p. */
+static void side_for(int v, const kern &K, const tp_problem &P, int i, const tpg_gemm_params *p, const ctl &c)
 {
     g_ce.bytes = v == V_FAR_CE ? (size_t)(P.tp - 1) * (P.m / P.tp) * P.n * partial_bytes(K) : 0;
     g_ce.chain_on = v == V_CE_CHAIN;
+    g_ce.graph = nullptr;
     ce_chain &ch = g_ce.chain;
     ch.stream = g_ce.stream;
     ch.src = g_ce.src;
@@ -197,6 +236,12 @@ static void side_for(int v, const kern &K, const tp_problem &P)
     ch.bm = K.s.bm;
     ch.bn = K.s.bn;
     ch.elem_bytes = (int)partial_bytes(K);
+    const int tiles_m = (ch.m + ch.bm - 1) / ch.bm, tiles_n = (ch.n + ch.bn - 1) / ch.bn;
+    ch.counts = const_cast<unsigned int *>(ch.sent) + tiles_m * tiles_n; /* TPG_DIAG_BAND_COUNTS' place */
+    if (v != V_CE_GRAPH || !K.s.band_counts) return;
+    CK(cudaMemset(ch.counts, 0, (size_t)tiles_m * 4)); /* the ring's variants counted too */
+    if (!g_ce.graphs[i]) g_ce.graphs[i] = ce_graph(K, p, c);
+    g_ce.graph = g_ce.graphs[i];
 }
 
 /* TPG_DIAG_PHASES instances (diag_phases.cuh): one two-call window of each variant after the timed rounds, and its
@@ -209,9 +254,9 @@ static void phase_rows(const kern *ks, int nk, const ctl &c, const tp_problem &P
             char label[96];
             snprintf(label, sizeof label, "%s %dx%dx%d | %s | %s", P.name, P.m, P.n, P.k, ks[i].name, kVariant[vl[w]]);
             ks[i].s.phases(nullptr);
-            side_for(vl[w], ks[i], P);
+            side_for(vl[w], ks[i], P, i, &prm[i][vl[w]], c);
             window_ms(ks[i], &prm[i][vl[w]], c, vl[w] != V_PLAIN, 2);
-            side_for(V_PLAIN, ks[i], P);
+            side_for(V_PLAIN, ks[i], P, i, &prm[i][vl[w]], c);
             ks[i].s.phases(label);
         }
 }
@@ -256,9 +301,9 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         for (int w = 0; w < nv * nk; ++w) {
             const int x = r % 2 ? nv * nk - 1 - w : w, i = x / nv, v = vl[x % nv];
             /* every variant but plain raises the epoch first: flags of earlier launches must not count */
-            side_for(v, ks[i], P);
+            side_for(v, ks[i], P, i, &prm[i][v], c);
             const double ms = window_ms(ks[i], &prm[i][v], c, v != V_PLAIN, r < 0 ? 2 : iters);
-            side_for(V_PLAIN, ks[i], P);
+            side_for(V_PLAIN, ks[i], P, i, &prm[i][v], c);
             if (r >= 0) t[i][v] += ms;
         }
     phase_rows(ks, nk, c, P, vl, nv, prm);
@@ -276,6 +321,11 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         cudaFree(B[dt]);
     }
     cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(g_ce.chain.arrived);
+    for (int i = 0; i < nk; ++i)
+        if (g_ce.graphs[i]) {
+            CK(cudaGraphExecDestroy(g_ce.graphs[i]));
+            g_ce.graphs[i] = nullptr;
+        }
 }
 
 /* --rs-parts: the parts on the TP = 2 problems with per-stage K >= 7168 (405B-fc2, 70B-fc2), where the wide
@@ -361,18 +411,25 @@ void print_rs_perf(const kern *ks, int nk)
                "link's drain costs the GEMM; far ce = the ring beside a copy-engine copy of the same bytes into host "
                "memory, the call's time including the copy's; ce chain = the push by the copy engine, band by band "
                "after the band's flags, the receiver waiting for the flags the chain writes after each copy "
-               "(selftest_ce_chain.cu)\n\n| problem | kernel | plain | ring (/ plain) | far (/ plain) | far walk "
-               "(/ plain) | far / ring | far ce (/ plain) | far ce / ring | ce chain (/ plain) | ce chain / ring |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "(selftest_ce_chain.cu); ce graph = the chain's graph form beside the GEMM in one graph, on band "
+               "counters (kernels with TPG_DIAG_BAND_COUNTS only)\n\n| problem | kernel | plain | ring (/ plain) | "
+               "far (/ plain) | far walk (/ plain) | far / ring | far ce (/ plain) | far ce / ring | ce chain "
+               "(/ plain) | ce chain / ring | ce graph (/ plain) | ce graph / ring |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int pi = 0; pi < g_nprob; ++pi)
             for (int i = 0; i < nk; ++i) {
                 const double *t = g_tf[pi][i];
                 printf("| %s %dx%dx%d | %s | %.1f | %.1f (%.3f) | %.1f (%.3f) | %.1f (%.3f) | %.3f | %.1f (%.3f) "
-                       "| %.3f | %.1f (%.3f) | %.3f |\n",
+                       "| %.3f | %.1f (%.3f) | %.3f |",
                        g_probs[pi].name, g_probs[pi].m, g_probs[pi].n, g_probs[pi].k, ks[i].name, t[V_PLAIN],
                        t[V_RING], t[V_RING] / t[V_PLAIN], t[V_FAR], t[V_FAR] / t[V_PLAIN], t[V_FAR_WALK],
                        t[V_FAR_WALK] / t[V_PLAIN], t[V_FAR] / t[V_RING], t[V_FAR_CE], t[V_FAR_CE] / t[V_PLAIN],
                        t[V_FAR_CE] / t[V_RING], t[V_CE_CHAIN], t[V_CE_CHAIN] / t[V_PLAIN], t[V_CE_CHAIN] / t[V_RING]);
+                if (ks[i].s.band_counts)
+                    printf(" %.1f (%.3f) | %.3f |\n", t[V_CE_GRAPH], t[V_CE_GRAPH] / t[V_PLAIN],
+                           t[V_CE_GRAPH] / t[V_RING]);
+                else
+                    printf(" - | - |\n");
             }
         return;
     }
