@@ -73,6 +73,14 @@
 #ifndef TPG_DIAG_BAND_COUNTS
 #define TPG_DIAG_BAND_COUNTS 0
 #endif
+/* both address by assumptions of the --rs-far problems (one batch, rows a multiple of 64): guard the rest */
+#if TPG_DIAG_BAND_COUNTS && TPG_CLUSTER_M * TPG_CLUSTER_N != 1
+#error "TPG_DIAG_BAND_COUNTS: 1x1 clusters only (a cluster's units per stage are not its tiles)"
+#endif
+#if TPG_DIAG_ROW_STORES && ((defined(TPG_EPI_CHUNK_BYTES) && TPG_EPI_CHUNK_BYTES != 128) || TPG_CD_DTYPE == 4 ||     \
+                             (defined(TPG_PARTIAL_F32) && TPG_PARTIAL_F32))
+#error "TPG_DIAG_ROW_STORES: 128-byte rows of 16-bit values only"
+#endif
 
 /* Spread pushes (TPG_SPREAD_PUSHES 1; ping-pong with deferred flags; an experiment: self-test instances only, no
  * config selects it yet): a tile that pushes its partial into a peer's slot writes its store units to smem as usual

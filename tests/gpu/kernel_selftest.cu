@@ -471,16 +471,20 @@ int main(int argc, char **argv)
     }
     if (!skip_perf) cublas_perf(bf, nbf, c, h); /* selftest_cublas_perf.cu */
     if (rs && nk > 0) rs_perf(ks, nk, c, rs_parts, rs_few, rs_far, problems); /* selftest_rs_perf.cu */
-    if (ag && nk > 0) ag_perf(ks, nk, c, ag_few, problems, variants); /* selftest_ag_perf.cu */
-    if (cores && nk > 0) coresident(ks, nk, c); /* selftest_coresident.cu */
-    if (pulls && nk > 0) pulls_selftest(ks, nk, c);
+    kern checked[SELFTEST_MAX_KERNELS]; /* the --ag-* / --coresident / --pulls kernels: no timing-only one */
+    int nc = 0;
+    for (int i = 0; i < nk; ++i)
+        if (!ks[i].s.timing_only) checked[nc++] = ks[i];
+    if (ag && nc > 0) ag_perf(checked, nc, c, ag_few, problems, variants); /* selftest_ag_perf.cu */
+    if (cores && nc > 0) coresident(checked, nc, c); /* selftest_coresident.cu */
+    if (pulls && nc > 0) pulls_selftest(checked, nc, c);
     alarm(0);
     cublasDestroy(h);
     print_results();
     if (!skip_perf) print_cublas_perf(bf, nbf);
     if (rs && nk > 0) print_rs_perf(ks, nk);
-    if (ag && nk > 0) print_ag_perf(ks, nk);
-    if (cores && nk > 0) print_coresident(ks, nk);
+    if (ag && nc > 0) print_ag_perf(checked, nc);
+    if (cores && nc > 0) print_coresident(checked, nc);
     if (tpg_selftest_spread_dump) tpg_selftest_spread_dump();
     printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
     return g_failures ? 1 : 0;

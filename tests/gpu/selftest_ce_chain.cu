@@ -21,7 +21,7 @@
 
 typedef CUresult (*batch_mem_op_fn)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
 static batch_mem_op_fn g_batch;
-enum { MAX_OPS = 256 }; /* the most operations one batch holds (the driver's limit) */
+enum { MAX_OPS = 255 }; /* the most operations one batch holds (the driver's limit: fewer than 256) */
 
 bool ce_chain_available()
 {

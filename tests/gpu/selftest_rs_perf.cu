@@ -112,13 +112,14 @@ static double window_ms(const kern &K, const tpg_gemm_params *p, const ctl &c, b
         if (ring || g_few_mode) bump_epoch<<<1, 1>>>(ring ? c.epoch : g_spare_word); /* plain: a word it never reads */
         if (ring) ++g_ce.epoch;
         const bool side = g_ce.bytes || g_ce.chain_on;
-        if (side) { /* "far ce" / "ce chain": the copies start with the call, on the side stream */
-            CK(cudaEventRecord(g_ce.launched, 0));
+        if (side) CK(cudaEventRecord(g_ce.launched, 0)); /* the copies start with the call ... */
+        launch(K, p, 0);
+        if (side) { /* ... enqueued after it: waits queued ahead of the GEMM on a shared hardware queue
+                     * (CUDA_DEVICE_MAX_CONNECTIONS=1) would never end */
             CK(cudaStreamWaitEvent(g_ce.stream, g_ce.launched, 0));
             if (g_ce.bytes) CK(cudaMemcpyAsync(g_ce.dst, g_ce.src, g_ce.bytes, cudaMemcpyDeviceToHost, g_ce.stream));
             if (g_ce.chain_on) ce_chain_enqueue(g_ce.chain, g_ce.epoch);
         }
-        launch(K, p, 0);
         if (side) { /* the next call waits for this one's copies: a window holds both */
             CK(cudaEventRecord(g_ce.copied, g_ce.stream));
             CK(cudaStreamWaitEvent(0, g_ce.copied, 0));
@@ -190,9 +191,11 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
 }
 
 /* "ce graph": one call as a graph - the epoch's bump, then in two branches the GEMM and the chain in its graph form
- * (ce_chain_enqueue_counted: mem-op waits on the band counters, writes of 0, copies), joined. The chain is captured
- * first on its own branch: if the graph ever ran it ahead of the GEMM instead of beside it, its first wait would
- * never end (the window's watchdog then stops the run) - the hang the runtime's graph form must never meet. */
+ * (ce_chain_enqueue_counted: mem-op waits on the band counters, writes of 0, copies), joined; no receiver waits on
+ * the chain (stage 1 waits on the sent flags, as the ring). Nothing CUDA can see orders the chain after the GEMM's
+ * start: if the graph ever ran it ahead of the GEMM instead of beside it, its first wait would never end (the
+ * window's watchdog then stops the run) - the hang the runtime's graph form must never meet (a launch-completion
+ * edge from the kernel node, CUDA 12.3+, would rule it out). */
 static cudaGraphExec_t ce_graph(const kern &K, const tpg_gemm_params *p, const ctl &c)
 {
     cudaStream_t cs;
@@ -203,9 +206,9 @@ static cudaGraphExec_t ce_graph(const kern &K, const tpg_gemm_params *p, const c
     CK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
     bump_epoch<<<1, 1, 0, cs>>>(c.epoch);
     CK(cudaEventRecord(fork, cs));
+    launch(K, p, cs);
     CK(cudaStreamWaitEvent(g_ce.stream, fork, 0));
     ce_chain_enqueue_counted(g_ce.chain);
-    launch(K, p, cs);
     CK(cudaEventRecord(join, g_ce.stream));
     CK(cudaStreamWaitEvent(cs, join, 0));
     cudaGraph_t g;
@@ -412,7 +415,8 @@ void print_rs_perf(const kern *ks, int nk)
                "memory, the call's time including the copy's; ce chain = the push by the copy engine, band by band "
                "after the band's flags, the receiver waiting for the flags the chain writes after each copy "
                "(selftest_ce_chain.cu); ce graph = the chain's graph form beside the GEMM in one graph, on band "
-               "counters (kernels with TPG_DIAG_BAND_COUNTS only)\n\n| problem | kernel | plain | ring (/ plain) | "
+               "counters (kernels with TPG_DIAG_BAND_COUNTS only; no receiver waits on it: compare with far ce)"
+               "\n\n| problem | kernel | plain | ring (/ plain) | "
                "far (/ plain) | far walk (/ plain) | far / ring | far ce (/ plain) | far ce / ring | ce chain "
                "(/ plain) | ce chain / ring | ce graph (/ plain) | ce graph / ring |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
