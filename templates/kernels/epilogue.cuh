@@ -58,8 +58,8 @@
 /* Self-test instances only (timing: the values land swizzled; pp128tdr): every store unit as 64 one-dimensional
  * bulk stores of a 128-byte row, issued by thread 0, instead of one tensor store. Measured (2026-12-04 06:22Z-06:41Z,
  * docs/perf_notes/2026-12-04-c.md): with the pushes over the host link this keeps the pushing tiles' mainloops from
- * growing (far / ring 0.95-0.98 against 0.85-0.94), at ~170 cycles an issue - 45-55 kcycles of epilogue a tile,
- * 0.6-0.8 of the plain GEMM at short K. 8 KiB or 1 KiB bulk stores, the rows issued by 4 lanes, or 1 KiB pieces
+ * growing (far / ring 0.95-0.98 against 0.85-0.96), at ~170 cycles an issue - 45-55 kcycles of epilogue a tile,
+ * 0.58-0.88 of the plain GEMM at short K. 8 KiB or 1 KiB bulk stores, the rows issued by 4 lanes, or 1 KiB pieces
  * paced over the turn wait did not help: only a slow trickle of one-request stores did. */
 #ifndef TPG_DIAG_ROW_STORES
 #define TPG_DIAG_ROW_STORES 0
@@ -73,7 +73,8 @@
 #ifndef TPG_DIAG_BAND_COUNTS
 #define TPG_DIAG_BAND_COUNTS 0
 #endif
-/* both address by assumptions of the --rs-far problems (one batch, rows a multiple of 64): guard the rest */
+/* Both diagnostics compute addresses as the --rs-far problems allow (one batch, rows a multiple of 64, no clusters,
+ * 16-bit partials in 128-byte rows); refuse the builds they would get wrong */
 #if TPG_DIAG_BAND_COUNTS && TPG_CLUSTER_M * TPG_CLUSTER_N != 1
 #error "TPG_DIAG_BAND_COUNTS: 1x1 clusters only (a cluster's units per stage are not its tiles)"
 #endif

@@ -229,14 +229,11 @@ static int run_row(params p, int ctas, int rep, const char *name, long long *hou
 int main()
 {
     const int max_ctas = 132, nstore = 2, nload = 256;
-    char *src, *ddst, *hdst, *hdst_dev;
+    char *src, *ddst, *hdst_dev;
     long long *out, hout[6 * max_ctas];
     const size_t dst_bytes = (size_t)max_ctas * STORE_BYTES * nstore;
-    CK(cudaMalloc(&src, SRC_BYTES));
-    CK(cudaMemset(src, 1, SRC_BYTES));
+    if (filled(SRC_BYTES, 1, &src) || host_mapped(dst_bytes, &hdst_dev)) return 1;
     CK(cudaMalloc(&ddst, dst_bytes));
-    CK(cudaHostAlloc(&hdst, dst_bytes, cudaHostAllocMapped));
-    CK(cudaHostGetDevicePointer(&hdst_dev, hdst, 0));
     CK(cudaMalloc(&out, sizeof hout));
     CK(cudaFuncSetAttribute(k_hol, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     const char *names[] = {"none",      "tma->device",  "tma->host", "lsu->host", "tma->host 4K",

@@ -181,15 +181,11 @@ static void run_table(char *src, char *dst, long long *out, long long *hout, int
 
 int main()
 {
-    char *src, *big, *hdst, *hdst_dev;
+    char *src, *big, *hdst_dev;
     long long *out, hout[3 * CTAS];
-    const size_t big_bytes = (size_t)CTAS * NLOAD * LOAD_BYTES;
-    CK(cudaMalloc(&src, SRC_BYTES));
-    CK(cudaMemset(src, 1, SRC_BYTES));
-    CK(cudaMalloc(&big, big_bytes));
-    CK(cudaMemset(big, 0x5a, big_bytes));
-    CK(cudaHostAlloc(&hdst, (size_t)CTAS * MAX_TOTAL, cudaHostAllocMapped));
-    CK(cudaHostGetDevicePointer(&hdst_dev, hdst, 0));
+    if (filled(SRC_BYTES, 1, &src) || filled((size_t)CTAS * NLOAD * LOAD_BYTES, 0x5a, &big) ||
+        host_mapped((size_t)CTAS * MAX_TOTAL, &hdst_dev))
+        return 1;
     CK(cudaMalloc(&out, sizeof hout));
     CK(cudaFuncSetAttribute(k_sync, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     printf("%-22s %3s | %8s %8s | %s\n", "total issuer piece phase", "rep", "loads", "slowest",
