@@ -274,7 +274,8 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
     ("alt:overlap_barriers"), on all-gather shapes --alt-gather-copy-engine the shape's own config with a gathered
     walk's shards brought by copy-engine nodes instead of its GEMM's pulls ("alt:gather_copy_engine"; the same as the
     fused variant where the walk is not gathered), on reduce-scatter shapes --alt-pull-partials the shape's config's
-    pulled twin ("alt:pull_partials", tpgemm_lib.Lib.pull_twin) and --alt-rs-ring the shape's config with a one-hop
+    pulled twin ("alt:pull_partials", tpgemm_lib.Lib.twin), --alt-copy-engine-partials its copy-engine twin
+    ("alt:copy_engine_partials") and --alt-rs-ring the shape's config with a one-hop
     walk kept a ring ("alt:rs_ring"; the same as the fused variant where the walk is a ring anyway), and --alt-captured
     the shape's config with its call captured
     once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), and
@@ -295,12 +296,13 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
                    for c in args.alt_copy_chunks.split(",") if c]
         if args.alt_gather_copy_engine:
             wanted.append(("alt:gather_copy_engine", cfg, 0, False, True, False))
-    if op_kind == "RS" and args.alt_pull_partials:
+    twins = ("pull_partials", "copy_engine_partials")  # how a twin moves its partials (tpgemm_lib.Lib.TWINS)
+    for field in [f for f in twins if op_kind == "RS" and getattr(args, f"alt_{f}")]:
         try:  # a tuned or non-bf16 config may have no twin: the shape runs without this variant, and says so
-            wanted.append(("alt:pull_partials", lib.pull_twin(cfg), 0, False, False, False))
+            wanted.append((f"alt:{field}", lib.twin(cfg, field), 0, False, False, False))
         except ValueError as e:
             if rank == 0:
-                print(f"tp_bench: {m}x{n}x{k}: no alt:pull_partials: {e}", file=sys.stderr)
+                print(f"tp_bench: {m}x{n}x{k}: no alt:{field}: {e}", file=sys.stderr)
     if op_kind == "RS" and args.alt_rs_ring and tp > 1:
         wanted.append(("alt:rs_ring", cfg, 0, False, False, True))
     if args.alt_overlap_barriers and tp > 1:
@@ -347,7 +349,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
 def extra_variants(args):
     """The most --alt-* / --link-copies variants one shape can add (for the time estimate)."""
     ag = len([c for c in args.alt_copy_chunks.split(",") if c]) + int(args.alt_gather_copy_engine)
-    rs = int(args.alt_pull_partials) + int(args.alt_rs_ring)
+    rs = int(args.alt_pull_partials) + int(args.alt_copy_engine_partials) + int(args.alt_rs_ring)
     return (len([f for f in args.alt_config.split(",") if f]) + max(ag, rs) + int(args.alt_overlap_barriers)
             + int(args.alt_captured) + int(args.alt_nccl)
             + int(args.link_copies))
@@ -389,6 +391,9 @@ def main():
     p.add_argument("--alt-pull-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
                    "shape's config with its partials pulled by the receiver instead of pushed (the config's _pull twin) "
                    "as an extra variant 'alt:pull_partials'")
+    p.add_argument("--alt-copy-engine-partials", action="store_true", help="experiments: on the reduce-scatter "
+                   "shapes, the shape's config with its partials carried by copy-engine nodes instead of pushed by the "
+                   "GEMM (the config's _ce twin) as an extra variant 'alt:copy_engine_partials'")
     p.add_argument("--alt-captured", action="store_true", help="experiments: on every shape, the shape's config with "
                    "its call captured once into a torch CUDA graph (torch.cuda.graph) and timed by replays, as an extra "
                    "variant 'alt:captured'")

@@ -51,7 +51,7 @@ class ConfigInfo(ctypes.Structure):
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
                 ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int),
                 ("partials", ctypes.c_int), ("pull_partials", ctypes.c_int),
-                ("wave_weight", ctypes.c_int), ("stream_k", ctypes.c_int)]
+                ("wave_weight", ctypes.c_int), ("stream_k", ctypes.c_int), ("copy_engine_partials", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):
@@ -115,7 +115,8 @@ class Lib:
         info = ConfigInfo()
         self.check(self.lib.tpg_config_get(index, ctypes.byref(info)), f"tpg_config_get({index})")
         return {"name": info.name.decode(), "schedule": info.schedule.decode(), "kernel": info.kernel.decode(),
-                "tp": info.tp, "dtype": info.dtype, "pull_partials": bool(info.pull_partials)}
+                "tp": info.tp, "dtype": info.dtype, "pull_partials": bool(info.pull_partials),
+                "copy_engine_partials": bool(info.copy_engine_partials)}
 
     def tuned_or_default(self, schedule, tp, dtype, m, n, k):
         """(config index, tuned): the config `python3 -m generator tune` chose for exactly this GEMM when
@@ -154,20 +155,31 @@ class Lib:
             return same_kernel
         return self.config(schedule=want["schedule"], tp=tp, dtype={v: k for k, v in DTYPES.items()}[want["dtype"]])
 
-    def pull_twin(self, index):
-        """The config that runs fused config `index`'s kernel and schedule at its TP with pulled partials
-        (`pull_partials`; schedules.yaml names it <family>_pull). ValueError when there is none."""
+    # how a twin moves its partials: its config field, the word the errors use, the tp_bench flag that asks for it
+    TWINS = {"pull_partials": ("pulled", "--alt-pull-partials"),
+             "copy_engine_partials": ("copy-engine", "--alt-copy-engine-partials")}
+
+    def twin(self, index, field):
+        """The config that runs fused config `index`'s kernel and schedule at its TP with its partials moved as
+        `field` says (a key of TWINS: `pull_partials`, schedules.yaml <family>_pull; `copy_engine_partials`,
+        <family>_ce) and otherwise pushed. ValueError when there is none."""
+        word, flag = self.TWINS[field]
         want = self.config_info(index)
-        if want["pull_partials"]:
-            raise ValueError(f"config {want['name']} pulls its partials already")
+        if any(want[f] for f in self.TWINS):
+            how = "pulls its partials" if want["pull_partials"] else "has the copy engine carry its partials"
+            raise ValueError(f"config {want['name']} {how} already")
         key = (want["schedule"], want["tp"], want["kernel"])
         for i in range(self.lib.tpg_config_count()):
             c = self.config_info(i)
-            if c["pull_partials"] and (c["schedule"], c["tp"], c["kernel"]) == key:
+            if c[field] and (c["schedule"], c["tp"], c["kernel"]) == key:
                 return i
-        raise ValueError(f"config {want['name']} has no pulled twin (a config with pull_partials: true, schedule "
+        raise ValueError(f"config {want['name']} has no {word} twin (a config with {field}: true, schedule "
                          f"{want['schedule']}, tp {want['tp']}, kernel {want['kernel']}): add one to schedules.yaml, "
-                         "or leave out --alt-pull-partials")
+                         f"or leave out {flag}")
+
+    def pull_twin(self, index):
+        """twin(index, "pull_partials")."""
+        return self.twin(index, "pull_partials")
 
     def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0, share_devices=False, transport="peer"):
         """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order.

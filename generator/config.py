@@ -116,6 +116,11 @@ CONFIG = Field("map", fields={
                            doc="reduce-scatter at TP >= 2: a stage's partial stays in the sender's own slot and the "
                                "next rank's epilogue reads it over the link (polling the sender's tile flags), instead "
                                "of being pushed into the receiver's slot; run by name only"),
+    "copy_engine_partials": Field("bool", default=False,
+                                  doc="reduce-scatter at TP >= 2 over the peer transport: a stage's partial goes into "
+                                      "the sender's own slot, and copy-engine nodes of the op's graph carry it band "
+                                      "by band into the receiver's slot and raise its tile flags, so the GEMM's SMs "
+                                      "issue no store across GPUs (runtime/src/ce_partials.c); run by name only"),
     "wave_weight": Field("int", range=(1, 100),
                          doc="percent: a default only through the wave check (or the row rule) of "
                              "tpg_config_pick, which counts the share of the tile slots this config's walk fills at "
@@ -356,6 +361,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.pull_partials", w.lines[path]), f"{path}.pull_partials",
                     "pull_partials in a config with tp 1, where nothing moves between GPUs",
                     "tp values >= 2 (a separate config for TP = 1)")
+        _check_copy_engine_partials(w, c, path)
         _check_no_pulls(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
         if c.get("wave_weight") is not None and c.get("prefer_from_local_k") is not None:
             w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
@@ -412,6 +418,23 @@ def no_pulls_error(kernel: str) -> tuple[str, str]:
     """The (problem, allowed) of a kernel without the pull prologue where an all-gather at TP >= 2 may run it."""
     return (f"kernel {kernel!r} is built without the pull prologue (TPG_DIAG_NO_PULLS), which an all-gather at "
             "TP >= 2 may need", "tp: 1, or a kernel without that define")
+
+
+def _check_copy_engine_partials(w, c: dict, path: str) -> None:
+    """copy_engine_partials moves a reduce-scatter's partials between GPUs: no all-gather, no TP = 1, and not with
+    pull_partials (the partial is carried into the receiver's slot, not read from the sender's)."""
+    if not c.get("copy_engine_partials"):
+        return
+    at = w.lines.get(f"{path}.copy_engine_partials", w.lines[path])
+    if SCHEDULES.get(c.get("schedule"), {}).get("comm") != "reduce_scatter":
+        w.error(at, f"{path}.copy_engine_partials", f"copy_engine_partials in a config of {c.get('schedule')}, which "
+                "has no partials (its shards already move by copy nodes)", "false, or a ReduceScatter schedule")
+    elif 1 in (c.get("tp") or []):
+        w.error(at, f"{path}.copy_engine_partials", "copy_engine_partials in a config with tp 1, where nothing moves "
+                "between GPUs", "tp values >= 2 (a separate config for TP = 1)")
+    elif c.get("pull_partials"):
+        w.error(at, f"{path}.copy_engine_partials", "copy_engine_partials with pull_partials: a partial is either "
+                "carried into the receiver's slot or read from the sender's, not both", "one of the two")
 
 
 def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:

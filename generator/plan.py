@@ -22,6 +22,7 @@ class ConfigSpec:
     pull_partials: bool = False  # reduce-scatter: partials read from the sender's slot (configs[].pull_partials)
     wave_weight: int = 0  # 1..100: a default only by the wave check, its fill weighted so (configs[].wave_weight)
     tuned: bool = False  # a tuned choice's config: run through the dispatch table or by name, never a default pick
+    copy_engine_partials: bool = False  # reduce-scatter: partials moved by copy-engine nodes (configs[] field)
 
 
 @dataclass(frozen=True)
@@ -57,19 +58,20 @@ def build(doc: dict, source: str) -> Plan:
             configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[config_kernel(c, tp)],
                                       c.get("prefer_from_local_k") or 0, c.get("copy_chunks") or 1,
                                       bool(c.get("pull_partials")), c.get("wave_weight") or 0,
-                                      bool(c.get("tuned"))))
+                                      bool(c.get("tuned")), bool(c.get("copy_engine_partials"))))
     configs.sort(key=lambda c: c.name)
     kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
     content = {
         "generator": GENERATOR_VERSION,
         "kernels": [k.fields() for k in kernels],
-        # the preference, the copy cut, pulled partials and the wave weight are hashed only where set, so plans without
-        # them hash as before
+        # the preference, the copy cut, pulled or copy-engine partials and the wave weight are hashed only where set, so
+        # plans without them hash as before
         "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name]
                     + ([c.prefer_from_local_k] if c.prefer_from_local_k else [])
                     + ([{"copy_chunks": c.copy_chunks}] if c.copy_chunks != 1 else [])
                     + ([{"pull_partials": True}] if c.pull_partials else [])
+                    + ([{"copy_engine_partials": True}] if c.copy_engine_partials else [])
                     + ([{"wave_weight": c.wave_weight}] if c.wave_weight else []) for c in configs],
     }
     rows = dispatch.entries(doc, [c.name for c in configs])

@@ -124,27 +124,61 @@ def test_few_rows_of_reduce_scatter_are_one_hop_unless_kept_a_ring(tpgemm, tp):
     assert "--rs-ring" in run(tpgemm, "--help").stdout
 
 
+def dry_plan(tpgemm, family, tp, *extra, m=8192, n=4096, k=8192):
+    """The JSON plan (--dry-run) of config <family>_tp<tp> on m x n x k, with extra CLI arguments."""
+    r = run(tpgemm, "--dry-run", "--json", "--config", f"{family}_tp{tp}", f"--m={m}", f"--n={n}", f"--k={k}", *extra)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def assert_twin_walk(pushed, twin, receives):
+    """A twin's plan (pulled or copy-engine partials) is the push's but for how partials move: the same graph nodes,
+    bytes and stage table; each receiving stage's waits_on holds receives(stage)."""
+    assert pushed["graph"] == twin["graph"] and pushed["bytes_moved_per_device"] == twin["bytes_moved_per_device"]
+    for a, b in zip(pushed["stages"], twin["stages"]):
+        assert {f: a[f] for f in a if f != "waits_on"} == {f: b[f] for f in b if f != "waits_on"}
+        if b["src_slot"] >= 0:
+            assert receives(b) in b["waits_on"]
+
+
 @pytest.mark.parametrize("tp", [2, 4])
 def test_pulled_partials_in_the_plan_and_the_list(tpgemm, tp):
     """A pull_partials config's plan: each sending stage writes its own slot, each receiving stage waits on the
     sender's flags; the same stage table and graph as its pushing twin otherwise. --list names it as by name only."""
-    def plan(config):
-        r = run(tpgemm, "--dry-run", "--json", "--config", f"{config}_tp{tp}", "--m=8192", "--n=4096", "--k=8192")
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
-    pushed, pulled = plan("rs_tila_bf16"), plan("rs_tila_bf16_pull")
+    pushed, pulled = dry_plan(tpgemm, "rs_tila_bf16", tp), dry_plan(tpgemm, "rs_tila_bf16_pull", tp)
     assert (pushed["pull_partials"], pulled["pull_partials"]) == (0, 1)
     assert "(push)" in pushed["transport"] and "(pull)" in pulled["transport"]
-    assert pushed["graph"] == pulled["graph"] and pushed["bytes_moved_per_device"] == pulled["bytes_moved_per_device"]
-    for a, b in zip(pushed["stages"], pulled["stages"]):
-        assert {f: a[f] for f in a if f != "waits_on"} == {f: b[f] for f in b if f != "waits_on"}
-        if b["src_slot"] >= 0:
-            assert f"dev {b['peer']}'s slot {b['src_slot']}: partial pulled" in b["waits_on"]
+    assert_twin_walk(pushed, pulled, lambda b: f"dev {b['peer']}'s slot {b['src_slot']}: partial pulled")
     text = run(tpgemm, "--dry-run", "--config", f"rs_tila_bf16_pull_tp{tp}", "--m=8192", "--n=4096", "--k=8192").stdout
     assert "own slot 0 (+flags) for dev 1" in text and "pulled over NVLink by the next rank's GEMM epilogue" in text
     listed = json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]
     row = next(c for c in listed if c["name"] == f"rs_tila_bf16_pull_tp{tp}")
     assert row["pull_partials"] == 1 and row["default_pick"] is False
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_copy_engine_partials_in_the_plan_and_the_list(tpgemm, tp):
+    """A copy_engine_partials config's plan: the push twin's stage table and graph nodes, each sending stage writing
+    its own send slot (a second bank of slots and flags) that copy-engine chains carry into the receiver's slot; no
+    interleaved few-row walk, whose tiles could wait on a band queued behind them (runtime/src/plan.c). --list names
+    it as by name only."""
+    plan = lambda config, *extra, **mnk: dry_plan(tpgemm, config, tp, *extra, **mnk)  # noqa: E731
+    pushed, carried = plan("rs_tila_bf16"), plan("rs_tila_bf16_ce")
+    assert (pushed["copy_engine_partials"], carried["copy_engine_partials"]) == (0, 1)
+    assert "(push)" in pushed["transport"] and "copy engine" in carried["transport"]
+    assert_twin_walk(pushed, carried, lambda b: f"partial of dev {b['peer']}, carried by its copy engine")
+    bufs = pushed["buffers_per_device"], carried["buffers_per_device"]
+    assert bufs[1]["slots_bytes"] == 2 * bufs[0]["slots_bytes"] and bufs[1]["flags_bytes"] == 2 * bufs[0]["flags_bytes"]
+    text = run(tpgemm, "--dry-run", "--config", f"rs_tila_bf16_ce_tp{tp}", "--m=8192", "--n=4096", "--k=8192").stdout
+    assert "send slot 0 (+flags) -> dev 1" in text and "x 2 banks (receive, send)" in text
+    assert "per sending stage 16 bands of [wait" in text
+    few = dict(m=64 * tp, n=16384, k=14336 * tp)  # 64 rows and 448 MiB of B a stage, more tiles than one wave
+    assert plan("rs_tila_bf16", "--rs-ring", **few)["stage_minor"] is True
+    assert plan("rs_tila_bf16_ce", "--rs-ring", **few)["stage_minor"] is False
+    assert plan("rs_tila_bf16_ce", **few)["copy_engine_partials"] == 0  # the one-hop walk: no chains
+    listed = json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]
+    row = next(c for c in listed if c["name"] == f"rs_tilb_bf16_wide_ce_tp{tp}")
+    assert row["copy_engine_partials"] == 1 and row["default_pick"] is False
 
 
 @pytest.mark.parametrize("schedule", ["AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB"])
@@ -454,12 +488,13 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
     by_name = {n for n, c in listed.items() if not c["default_pick"]}
     assert by_name == {n for n, c in listed.items()
                        if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32" or c["pull_partials"]
-                       or (c["stream_k"] and c["tp"] > 1)}
+                       or c["copy_engine_partials"] or (c["stream_k"] and c["tp"] > 1)}
     assert {"gemm_e4m3_promoted_tp1", "ag_rota_fp16acc_tp8", "rs_tila_bf16_f32p_tp8", "rs_tilb_bf16_pull_tp2"} <= by_name
     text = {line.split()[0]: line for line in run(tpgemm, "--list").stdout.splitlines()[1:-1]}
     assert text["rs_tila_bf16_wide_f32p_tp4"].endswith("fp32 partials")
     assert text["gemm_e4m3_promoted_tp1"].endswith("fp8 promoted every 8")
     assert text["rs_tila_bf16_wide_pull_tp8"].endswith("pulled partials")
+    assert text["rs_tila_bf16_wide_ce_tp8"].endswith("copy-engine partials")
     assert text["rs_tila_bf16_tp4"].endswith(" -")
     assert text["ag_rota_bf16_sk64_tp2"].endswith("stream-K at TP >= 2")
     assert text["ag_rota_bf16_sk64_tp1"].endswith(" -")

@@ -149,6 +149,19 @@ CASES = [
      "configs[0].pull_partials", ["pull_partials in a config with tp 1, where nothing moves between GPUs"]),
     ("pull_partials_not_bool", "kernel: k}", "kernel: k, pull_partials: 1}", "pull_partials",
      "configs[0].pull_partials", ["expected"]),
+    ("copy_engine_partials_all_gather", "kernel: k}", "kernel: k, copy_engine_partials: true}",
+     "copy_engine_partials", "configs[0].copy_engine_partials",
+     ["copy_engine_partials in a config of AllGather1D_TilingCD_RotatingA, which has no partials",
+      "allowed: false, or a ReduceScatter schedule"]),
+    ("copy_engine_partials_tp1", "AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
+     "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k, copy_engine_partials: true}", "copy_engine_partials",
+     "configs[0].copy_engine_partials", ["copy_engine_partials in a config with tp 1, where nothing moves"]),
+    ("copy_engine_partials_and_pulled", "AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
+     "ReduceScatter1D_TilingA_RotatingC, tp: [2], kernel: k, pull_partials: true, copy_engine_partials: true}",
+     "copy_engine_partials", "configs[0].copy_engine_partials",
+     ["copy_engine_partials with pull_partials", "allowed: one of the two"]),
+    ("copy_engine_partials_not_bool", "kernel: k}", "kernel: k, copy_engine_partials: 1}", "copy_engine_partials",
+     "configs[0].copy_engine_partials", ["expected"]),
     ("no_pulls_kernel_gathering", "consumers: 2", "consumers: 2\n    defines: [TPG_DIAG_NO_PULLS=1]", "kernel: k}",
      "configs[0].kernel", ["kernel 'k' is built without the pull prologue", "allowed: tp: 1, or a kernel"]),
     ("no_pulls_negative", "consumers: 2", "consumers: 2\n    defines: [TPG_DIAG_NO_PULLS=-1]", "kernel: k}",
@@ -222,7 +235,7 @@ def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
     assert [(c.name, c.prefer_from_local_k) for c in p.configs] == [("c_tp1", 10240), ("c_tp2", 10240)]
     assert [c.prefer_from_local_k for c in plain.configs] == [0, 0]
     assert p.config_hash != plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1, 0, 0, 0\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, (\d+), 1, 0, 0, 0, 0\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "10240"), ("c_tp2", "10240")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 
@@ -238,7 +251,7 @@ def test_copy_chunks_reach_the_registry_and_the_hash():
     one = plan.build(config.validate(config.compose(BASE.replace("kernel: k}", "kernel: k, copy_chunks: 1}"),
                                                     "x.yaml"), "x.yaml"), "x.yaml")
     assert one.config_hash == plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+), 0, 0, 0\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, (\d+), 0, 0, 0, 0\},$', re.M)
     assert row.findall(render.render(p)["registry.c"]) == [("c_tp1", "4"), ("c_tp2", "4")]
 
 
@@ -251,8 +264,23 @@ def test_pull_partials_reach_the_registry_and_the_hash():
     off = build(rs.replace("kernel: k}", "kernel: k, pull_partials: false}"))
     assert [c.pull_partials for c in pulled.configs] == [True, True] and not any(c.pull_partials for c in plain.configs)
     assert pulled.config_hash != plain.config_hash and off.config_hash == plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, (\d), 0, 0\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, (\d), 0, 0, 0\},$', re.M)
     assert row.findall(render.render(pulled)["registry.c"]) == [("c_tp2", "1"), ("c_tp4", "1")]
+    assert row.findall(render.render(plain)["registry.c"]) == [("c_tp2", "0"), ("c_tp4", "0")]
+
+
+def test_copy_engine_partials_reach_the_registry_and_the_hash():
+    """configs[].copy_engine_partials is the registry rows' 9th initializer (0 when left out or false) and changes the
+    hash only where set."""
+    rs = BASE.replace("AllGather1D_TilingCD_RotatingA, tp: [1, 2]", "ReduceScatter1D_TilingA_RotatingC, tp: [2, 4]")
+    build = lambda text: plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml")
+    plain, carried = build(rs), build(rs.replace("kernel: k}", "kernel: k, copy_engine_partials: true}"))
+    off = build(rs.replace("kernel: k}", "kernel: k, copy_engine_partials: false}"))
+    assert [c.copy_engine_partials for c in carried.configs] == [True, True]
+    assert not any(c.copy_engine_partials for c in plain.configs)
+    assert carried.config_hash != plain.config_hash and off.config_hash == plain.config_hash
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, 0, 0, (\d)\},$', re.M)
+    assert row.findall(render.render(carried)["registry.c"]) == [("c_tp2", "1"), ("c_tp4", "1")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp2", "0"), ("c_tp4", "0")]
 
 
@@ -263,7 +291,7 @@ def test_wave_weight_reaches_the_registry_and_the_hash():
     plain, weighted = build(BASE), build(BASE.replace("kernel: k}", "kernel: k, wave_weight: 85}"))
     assert [c.wave_weight for c in weighted.configs] == [85, 85] and not any(c.wave_weight for c in plain.configs)
     assert weighted.config_hash != plain.config_hash
-    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, (\d+), 0\},$', re.M)
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, (\d+), 0, 0\},$', re.M)
     assert row.findall(render.render(weighted)["registry.c"]) == [("c_tp1", "85"), ("c_tp2", "85")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "0")]
 

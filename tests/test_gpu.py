@@ -56,8 +56,16 @@ def built():
                     "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags", "build/tpgemm"], cwd=ROOT, check=True)
 
 
+def shared_env(env=None) -> dict:
+    """The environment of a run whose ranks share a GPU: 32 hardware queues, which copy-engine partials need there
+    (runtime/src/ce_partials.c, TPG_CE_SHARED_CONNECTIONS; the op is refused without)."""
+    return {**(env if env is not None else os.environ), "CUDA_DEVICE_MAX_CONNECTIONS": "32"}
+
+
 def run_passing(args: list[str], timeout: int, env=None) -> str:
     """Runs a GPU test binary under build/tests; asserts exit 0 and returns its stdout."""
+    if "--share-device" in args:
+        env = shared_env(env)
     out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
                          text=True, timeout=timeout, env=env)
     print(out.stdout, out.stderr)
@@ -127,6 +135,14 @@ def test_missing_peer_costs_one_timeout(built, schedule):
 @pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
 def test_missing_peer_costs_one_timeout_on_a_shared_device(built, schedule):
     check_one_timeout_per_call(["--share-device"], schedule)
+
+
+@pytest.mark.parametrize("devices", [pytest.param([], marks=needs_gpus(2), id="across-gpus"),
+                                     pytest.param(["--share-device"], marks=needs_gpus(1), id="shared-device")])
+def test_missing_peer_costs_one_timeout_with_copy_engine_partials(built, devices):
+    """rs_tila_bf16_ce: the copy chains' mem-op waits on rank 0's own tile flags have no timeout; they end because
+    its GEMM raises every flag even after its waits gave up, so the call still ends about t after it began."""
+    check_one_timeout_per_call(devices + ["--copy-engine-partials"], "--reduce-scatter")
 
 
 @needs_gpus(1)
@@ -299,6 +315,13 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
     ("ag_rotb_bf16_tp2", ["--m", "2048", "--n", "4096", "--k", "1024", "--l", "2", "--overlap-barriers"], None),
     ("rs_tila_bf16_tp8", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
     ("rs_tilb_bf16_wide_tp2", ["--m", "2048", "--n", "4096", "--k", "8192", "--overlap-barriers"], None),
+    # copy-engine partials (copy_engine_partials): the chains' bands across two batches with a ragged last chunk,
+    # both kernels, TP = 2 / 4 / 8, the barriers beside the GEMM (the chain then waits for the start barrier itself)
+    ("rs_tila_bf16_ce_tp2", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta", "1"],
+     None),
+    ("rs_tilb_bf16_wide_ce_tp4", ["--m", "4096", "--n", "8192", "--k", "8192"], None),
+    ("rs_tila_bf16_wide_ce_tp2", ["--m", "3072", "--n", "4096", "--k", "8192", "--l", "2", "--overlap-barriers"], None),
+    ("rs_tilb_bf16_ce_tp8", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
 ]
 
 
@@ -306,15 +329,29 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
 @pytest.mark.parametrize("config,args,max_err", SHARED_CONFIG_CASES,
                          ids=[c[0] + ("-overlap" if "--overlap-barriers" in c[1] else "") for c in SHARED_CONFIG_CASES])
 def test_fused_config_on_a_shared_device_passes_check(built, config, args, max_err):
-    """Configs no default pick runs (fp32 partials, fused e4m3) through the whole runtime, ranks on one GPU."""
+    """Configs no default pick runs (fp32 partials, fused e4m3, copy-engine partials) through the whole runtime, ranks
+    on one GPU."""
     out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config", config, *args, "--iterations",
                           "3", "--warmup-iterations", "1", "--json"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, env=shared_env())
     assert out.returncode == 0, out.stdout + out.stderr
     rec = json.loads(out.stdout)
     assert rec["check"] == "passed" and rec["deterministic"] is True, rec
     if max_err is not None:
         assert rec["max_error"] <= max_err, rec
+
+
+@needs_gpus(1)
+def test_copy_engine_partials_on_a_shared_device_need_32_queues(built):
+    """Without CUDA_DEVICE_MAX_CONNECTIONS=32 ranks sharing a GPU could queue a GEMM behind another rank's copy-chain
+    wait (runtime/src/ce_partials.c): the op is refused with the reason, exit 2, instead of hanging to a timeout."""
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config", "rs_tila_bf16_ce_tp2", "--m", "2048",
+                          "--n", "2048", "--k", "1024", "--iterations", "1", "--warmup-iterations", "0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 2, out.stdout + out.stderr
+    said = out.stdout + out.stderr
+    assert "need CUDA_DEVICE_MAX_CONNECTIONS=32" in said and "(it is unset)" in said, said
 
 
 # ---- the NCCL transport (tpg_rank_config.transport = TPG_TRANSPORT_NCCL) ------------------------------------------

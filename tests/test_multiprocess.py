@@ -179,6 +179,21 @@ def test_pull_twin_runs_the_same_kernel_with_pulled_partials(lib):
         lib.pull_twin(lib.config(name="rs_tila_bf16_pull_tp2", tp=0, dtype="bf16"))
 
 
+def test_copy_engine_twin_runs_the_same_kernel_with_copy_engine_partials(lib):
+    """tp_bench --alt-copy-engine-partials: each bf16 reduce-scatter default has a twin that differs only in
+    copy_engine_partials (<family>_ce); neither twin kind has a twin of the other."""
+    for name in ("rs_tila_bf16_tp2", "rs_tilb_bf16_wide_tp4", "rs_tila_bf16_wide_tp8", "rs_tilb_bf16_tp8"):
+        idx = lib.config(name=name, tp=0, dtype="bf16")
+        twin, info = lib.config_info(lib.twin(idx, "copy_engine_partials")), lib.config_info(idx)
+        assert twin["copy_engine_partials"] and not twin["pull_partials"] and not info["copy_engine_partials"]
+        assert twin["name"] == name.replace("_tp", "_ce_tp")
+        assert [twin[f] for f in ("schedule", "tp", "kernel")] == [info[f] for f in ("schedule", "tp", "kernel")]
+    with pytest.raises(ValueError, match="rs_tila_fp16_tp2 has no copy-engine twin"):
+        lib.twin(lib.config(name="rs_tila_fp16_tp2", tp=0, dtype="fp16"), "copy_engine_partials")
+    with pytest.raises(ValueError, match="has the copy engine carry its partials already"):
+        lib.pull_twin(lib.config(name="rs_tila_bf16_ce_tp2", tp=0, dtype="bf16"))
+
+
 def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):
     """Without a tuned row tp_bench runs tpg_config_pick's choice for the GEMM, not tpg_config_find's
     shape-blind one: reduce-scatter turns wide from K/tp = 10240 (schedules.yaml prefer_from_local_k)."""

@@ -177,7 +177,7 @@ class FakeLib:
     def config_info(self, i):
         return {"name": self.CONFIGS[i]}
 
-    def pull_twin(self, cfg):
+    def twin(self, cfg, field):
         return 2
 
 
@@ -236,8 +236,8 @@ def main():
         dist.destroy_process_group()
         return
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
-                                 alt_pull_partials=True, alt_overlap_barriers=False, alt_gather_copy_engine=False,
-                                 alt_rs_ring=False,
+                                 alt_pull_partials=True, alt_copy_engine_partials=False, alt_overlap_barriers=False,
+                                 alt_gather_copy_engine=False, alt_rs_ring=False,
                                  alt_captured=bool(os.environ.get("CAPTURED")), link_copies=False,
                                  rounds=1, window=0.01, burst_idle=0.0, dtype=os.environ.get("DTYPE", "bf16"),
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))

@@ -91,6 +91,8 @@ typedef struct tpg_config_info {
                               percent (`wave_weight`, tiles for few tokens); 0: an ordinary config */
     int stream_k;          /* 1: a one-stage launch (TP = 1, or the gathered / one-hop walks' one GEMM) splits its
                               tiles along k over the CTAs (`stream_k`); a default only through the split rule */
+    int copy_engine_partials; /* reduce-scatter: 1 = the sender's partial stays in its own slot and copy-engine nodes
+                              of the op's graph carry it to the receiver band by band (`copy_engine_partials`) */
 } tpg_config_info;
 
 /* Number of generated configs. */

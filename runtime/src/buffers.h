@@ -7,13 +7,16 @@
  *                                        holding A's block b (params.c: gathered_params), the one-hop
  *                                        reduce-scatter walk too, slot b holding block b of the rank's partial
  *                x banks                 banks = 2: a receive bank after them (reduce-scatter over NCCL:
- *                                        slot tpg_buf_recv_slot(s) receives what slot s of the sender held)
+ *                                        slot tpg_buf_recv_slot(s) receives what slot s of the sender held), or
+ *                                        a send bank (copy-engine partials: slot tpg_buf_send_slot(s) holds what
+ *                                        the copy chain carries into the receiver's slot s; ce_partials.c)
  *   stage_flags  [tp x 32] u32           all-gather: a FLAG node writes the epoch when chunk c of slot s-1
  *                                        landed (flag s * TPG_MAX_COPY_CHUNKS + c; copy_chunks.h)
  *   tile_flags   [slots x tiles] u32     reduce-scatter: per-tile "partial in slot s-1 is complete" (one-hop: the
  *                                        flags of the rank's one GEMM, tile t at word t)
  *                x banks                 (pull_partials: raised by the owner, polled by the receiver; NCCL:
- *                                        the receive bank's raised after the receive, nccl_graph.c)
+ *                                        the receive bank's raised after the receive, nccl_graph.c; copy-engine
+ *                                        partials: the send bank's raised by the GEMM, reset by the copy chain)
  *   epoch        u32                     launch counter; the start barrier is its only writer
  *   last_epoch   u32                     the epoch of the rank's previous GEMM launch (the GEMM's own word:
  *                                        tpg_gemm_params.epoch says why); equals epoch when the device is idle
@@ -75,6 +78,10 @@ static inline unsigned int *tpg_buf_stage_flags(void *base, const tpg_buffer_lay
 }
 /* Index of the receive bank's slot paired with slot s (banks = 2). */
 static inline int tpg_buf_recv_slot(const tpg_buffer_layout *b, int slot) { return slot + b->num_slots; }
+/* Index of the send bank's slot paired with slot s (banks = 2, copy-engine partials: the second bank is where a
+ * sending stage writes, and the first receives as under the push - so the one-hop walk, whose GEMM raises the flags of
+ * the first bank's slot 0, never leaves a raised flag where a copy chain waits for one). */
+static inline int tpg_buf_send_slot(const tpg_buffer_layout *b, int slot) { return slot + b->num_slots; }
 static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
     return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;
 }

@@ -25,17 +25,19 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
     out->fp8_promote = c->kernel->fp8_promote;
     out->partials = c->kernel->dtype_partial;
     out->pull_partials = c->pull_partials;
+    out->copy_engine_partials = c->copy_engine_partials;
     out->wave_weight = c->wave_weight;
     out->stream_k = c->kernel->stream_k;
     return TPG_OK;
 }
 
 /* Candidates of a default pick. f16-accumulating configs (`acc: f16`) trade precision for the seed's
- * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision, and pulled
- * partials (`pull_partials`) are the experiment against the pushed ones: all four are only ever run by name. */
+ * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision, and pulled partials
+ * (`pull_partials`) and copy-engine partials (`copy_engine_partials`) are the experiments against the pushed ones:
+ * all five are only ever run by name. */
 int tpg__config_pickable(const tpg_config_desc *c) {
     return c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
-           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->pull_partials &&
+           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->pull_partials && !c->copy_engine_partials &&
            (!c->kernel->stream_k || c->schedule->tp == 1);
 }
 

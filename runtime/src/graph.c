@@ -227,6 +227,23 @@ static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_gra
     return it->node == TPG_ITEM_LOCAL_SHARD ? &own_shard_node : &rank_nodes(op, rank, &listed)[it->node];
 }
 
+/* The copy-engine partials' chains (ce_partials.c) between rank's start barrier, GEMM and closing barrier. */
+static tpg_status ce_partials_add(tpg_op *op, int rank) {
+    cudaGraphNode_t by_kind[3] = {NULL, NULL, NULL}; /* start, GEMM, end */
+    for (int i = 0; i < op->num_items[rank]; i++) {
+        const int kind = item_node(op, rank, &op->items[rank][i])->kind;
+        const int at = kind == TPG_NODE_BARRIER_START ? 0
+                       : kind == TPG_NODE_GEMM        ? 1
+                       : kind == TPG_NODE_BARRIER_END ? 2
+                                                      : -1;
+        if (at >= 0) by_kind[at] = op->nodes[rank][i];
+    }
+    if (!by_kind[0] || !by_kind[1] || !by_kind[2])
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d's graph lacks a start barrier, GEMM or "
+                 "closing barrier for the copy-engine partials to run between", op->sched->name, rank);
+    return tpg__ce_partials_add(op, rank, by_kind[0], by_kind[1], by_kind[2]);
+}
+
 static tpg_status build_one(tpg_op *op, int rank) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(expand_one(op, rank));
@@ -264,6 +281,7 @@ static tpg_status build_one(tpg_op *op, int rank) {
         }
     }
     if (tpg__op_over_nccl(op)) TPG_CHECK(tpg__nccl_transfers_add(op, rank, nodes[0], nodes[1])); /* nccl_nodes */
+    if (tpg__op_ce_partials(op)) TPG_CHECK(ce_partials_add(op, rank));
     TPG_CHECK_CUDA(ctx, cudaGraphInstantiate(&op->exec[rank], op->graph[rank], 0));
     return TPG_OK;
 }
@@ -333,6 +351,17 @@ static tpg_status update_all(tpg_op *op) {
             TPG_CHECK_CUDA(ctx, cudaGraphKernelNodeSetParams(op->nodes[r][i], &a.kernel));
         }
     }
+    return TPG_OK;
+}
+
+tpg_status tpg__capture_end(tpg_ctx *ctx, cudaStream_t s, tpg_status steps, const char *what) {
+    cudaGraph_t g = NULL;
+    const cudaError_t e = cudaStreamEndCapture(s, &g); /* always ends the capture, also after a failed step */
+    if (steps != TPG_OK) {
+        (void)cudaGetLastError();
+        return steps;
+    }
+    if (e != cudaSuccess) return tpg__cuda_error(ctx, e, __FILE__, __LINE__, what);
     return TPG_OK;
 }
 

@@ -140,13 +140,7 @@ tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, 
     for (int i = 0; i < n && st == TPG_OK; i++) st = step_capture(op, rank, &steps[i], s);
     if (st == TPG_OK)
         st = flags_launch(op, rank, TPG_FLAGS_RAISE, tpg_buf_word(op->buffer[rank], op->layout.transfers_done), 1, NULL, s);
-    cudaGraph_t g = NULL;
-    const cudaError_t e = cudaStreamEndCapture(s, &g); /* always ends the capture, also after a failed step */
-    if (st != TPG_OK) {
-        (void)cudaGetLastError();
-        return st;
-    }
-    if (e != cudaSuccess) return tpg__cuda_error(ctx, e, __FILE__, __LINE__, "cudaStreamEndCapture(NCCL transfers)");
+    TPG_CHECK(tpg__capture_end(ctx, s, st, "cudaStreamEndCapture(NCCL transfers)"));
     return tail_add(op, rank, gemm);
 }
 

@@ -102,10 +102,12 @@ static int64_t row_of(const tpg_nccl_rows *r, int64_t j) {
     return j / tm * r->rows + j % tm * r->tile_rows;
 }
 
-int tpg_nccl_band_count(const tpg_nccl_rows *r) {
+int tpg_nccl_band_count_at_most(const tpg_nccl_rows *r, int most) {
     const int64_t tile_rows = r->batches * tiles_m(r);
-    return tile_rows < TPG_NCCL_RS_BANDS ? (int)tile_rows : TPG_NCCL_RS_BANDS;
+    return tile_rows < most ? (int)tile_rows : most;
 }
+
+int tpg_nccl_band_count(const tpg_nccl_rows *r) { return tpg_nccl_band_count_at_most(r, TPG_NCCL_RS_BANDS); }
 
 tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands) {
     const int64_t total = r->batches * tiles_m(r), j0 = total * i / bands, j1 = total * (i + 1) / bands;

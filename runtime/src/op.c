@@ -71,15 +71,20 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     st = tpg_shapes_init(op->sched, ctx->tp, desc->m, desc->n, desc->k, desc->l, tpg_dtype_size(op->kernel->dtype_ab),
                          &op->shapes, msg, sizeof msg);
     if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
+    TPG_CHECK_GOTO(tpg__ce_partials_check_queues(op), fail);
 
-    /* over NCCL a reduce-scatter rank sends from its own slots and receives into a second bank (nccl_graph.c) */
-    const int banks = tpg__over_nccl(ctx) && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
+    /* over NCCL, or with copy-engine partials, a reduce-scatter rank sends from its own slots and receives into a
+     * second bank (nccl_graph.c, ce_partials.c) */
+    const int banks = (tpg__over_nccl(ctx) || c->copy_engine_partials) && op->sched->comm == TPG_COMM_REDUCE_SCATTER &&
+                              ctx->tp > 1
+                          ? 2
+                          : 1;
     op->gathered = walk_at_creation(op) == TPG_WALK_GATHERED;
     op->one_hop = walk_at_creation(op) == TPG_WALK_ONE_HOP;
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,
                            op->gathered || op->one_hop);
     op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
-    /* over NCCL a reduce-scatter stage's partial moves in row bands of the GEMM's tiles (nccl_graph.c) */
+    /* over NCCL or by copy engine a reduce-scatter stage's partial moves in row bands of the GEMM's tiles */
     op->nccl_rows = (tpg_nccl_rows){op->shapes.l, op->shapes.stage_m, op->kernel->bm,
                                     (op->shapes.stage_n + op->kernel->bn - 1) / op->kernel->bn,
                                     (size_t)op->shapes.stage_n * tpg_dtype_size(op->kernel->dtype_partial)};

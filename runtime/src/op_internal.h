@@ -110,6 +110,10 @@ tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
  * ignore a failure and must not overwrite the message of the error they clean up after. */
 tpg_status tpg__op_wait(tpg_op *op, int r);
 void tpg__op_wait_quiet(tpg_op *op, int r);
+/* graph.c: ends the capture on s into a graph under construction (nccl_graph.c, ce_partials.c), whatever `steps` -
+ * the status of what was captured - says: that status if it failed (the capture's own error dropped), else the
+ * capture's (`what` names it). */
+tpg_status tpg__capture_end(tpg_ctx *ctx, cudaStream_t s, tpg_status steps, const char *what);
 /* graph.c: rank's graph added to what stream s is capturing (a child graph node after s's capture dependencies),
  * instead of a launch. */
 tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
@@ -125,6 +129,21 @@ static inline int tpg__op_pulls(const tpg_op *op) {
 static inline int tpg__op_one_hop(const tpg_op *op) { return op->one_hop && !op->rs_ring; }
 /* Whether the op's graphs move data over NCCL (a TP = 1 op moves nothing: its graph is the table's GEMM alone). */
 static inline int tpg__op_over_nccl(const tpg_op *op) { return tpg__over_nccl(op->ctx) && op->sched->tp > 1; }
+/* Whether the op's ring moves its partials by copy engine (schedules.yaml copy_engine_partials; ce_partials.c): a
+ * reduce-scatter ring at TP >= 2 over the peer transport (over NCCL the transfers are NCCL's anyway; the one-hop walk
+ * reads the peers' slots itself). */
+static inline int tpg__op_ce_partials(const tpg_op *op) {
+    return op->config->copy_engine_partials && op->sched->comm == TPG_COMM_REDUCE_SCATTER && op->sched->tp > 1 &&
+           !tpg__over_nccl(op->ctx) && !tpg__op_one_hop(op);
+}
+/* ce_partials.c: rank's copy-engine chains added to its graph (under construction) after node `start` and the
+ * launch completion of node `gemm`, with node `end` after them; the bands a stage's partial moves in; the queue
+ * check. */
+tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cudaGraphNode_t gemm, cudaGraphNode_t end);
+int tpg__ce_partials_bands(const tpg_op *op);
+/* TPG_ERR_UNSUPPORTED for an op with copy-engine partials whose local ranks share a GPU without
+ * CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
+tpg_status tpg__ce_partials_check_queues(tpg_op *op);
 /* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after
  * node `after` (the start node), and their bounded wait after node `gemm`; whether rank r's graph must be built
  * anew for its current tensors (its all-gather sends another shard); the streams and events, released. */

@@ -18,7 +18,11 @@
  * TPG_TRANSPORT_NCCL (nccl_graph.c moves the data): everything is the rank's own memory. Reduce-scatter writes
  * as pull_partials does (own slot dst_slot, own tile flags) and reads the receive bank's slot paired with
  * src_slot (tpg_buf_recv_slot, its own tile flags); all-gather is unchanged (own slot, own stage flags). The
- * start "barrier" has no peers: it only advances the epoch. */
+ * start "barrier" has no peers: it only advances the epoch.
+ *
+ * Copy-engine partials (tpg__op_ce_partials): a sending stage writes its own send-bank slot and flags
+ * (tpg_buf_send_slot), which ce_partials.c carries into the receiver's slot and flags of the push; the receiver reads
+ * them as pushed ones, with the peer transport's barriers. */
 #include <stdint.h>
 #include <string.h>
 
@@ -79,6 +83,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, int a_box, tpg_stage
     const int rotating_output = t->rotating == TPG_OPERAND_D;
     const int nccl = tpg__over_nccl(op->ctx);
     const int pull = op->config->pull_partials && !nccl;
+    const int ce = tpg__op_ce_partials(op); /* written into the own send bank, received as pushed */
     if (e->src_slot >= 0 && rotating_output) {
         void *holder = pull ? tpg_peers_get(&op->peers, e->peer, TPG_PEER_BUFFER) : own;
         const int slot = nccl ? tpg_buf_recv_slot(&op->layout, e->src_slot) : e->src_slot;
@@ -97,14 +102,15 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, int a_box, tpg_stage
     }
 
     if (e->dst_peer >= 0) {
-        void *dest = pull || nccl ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER); /* whose slot */
+        void *dest = pull || nccl || ce ? own : tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER); /* whose */
         if (!dest || e->dst_slot < 0)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d stage %d sends to rank %d slot %d, which "
                      "has no buffer", t->name, rank, s, e->dst_peer, e->dst_slot);
-        p->d = tpg_buf_slot(dest, &op->layout, e->dst_slot);
+        const int slot = ce ? tpg_buf_send_slot(&op->layout, e->dst_slot) : e->dst_slot;
+        p->d = tpg_buf_slot(dest, &op->layout, slot);
         p->d_ld = sh->stage_n;
         p->d_batch = sh->stage_m * sh->stage_n;
-        p->signal_flags = tpg_buf_tile_flags(dest, &op->layout, e->dst_slot);
+        p->signal_flags = tpg_buf_tile_flags(dest, &op->layout, slot);
     } else {
         const int64_t off = final_offset(op, e->block) * (int64_t)out_size;
         p->d = (char *)u->d + off;
@@ -126,7 +132,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, int a_box, tpg_stage
     const tpg_dtype d_type = e->dst_peer >= 0 ? op->kernel->dtype_partial : op->kernel->dtype_cd;
     return tpg_tensormap_encode_d(op->ctx, &p->d_map, p->d, d_type, sh->stage_n, sh->stage_m, sh->l,
                                   p->d_ld, p->d_batch, op->kernel->epi_chunk_bytes,
-                                  e->dst_peer < 0 ? "D" : pull || nccl ? "D (own slot)" : "D (peer slot)");
+                                  e->dst_peer < 0 ? "D" : pull || nccl || ce ? "D (own slot)" : "D (peer slot)");
 }
 
 static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barrier_params *b) {
@@ -171,12 +177,14 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
  * later stages wait for their shards: interleaved alone, their stage-0 neighbours ran ahead and the pairs never
  * read in step again (no faster than stage after stage where B is 224 MiB a stage or more); so its interleaved
  * walk is gated (gate_on_last_shard). Past one wave not over the NCCL transport, whose stage waits for whole row
- * bands of the previous stage: a tile could wait for units queued behind it on its own CTA. One wave is sure: the
+ * bands of the previous stage, nor with copy-engine partials (ce_partials.c), whose copies go band by band too: a
+ * tile could wait for units queued behind it on its own CTA. One wave is sure: the
  * kernels are 1x1, so graph.c launches exactly the rank's SMs. Not timed under the rule: the fp32-partial,
  * pulled-partial and e4m3 ping-pong configs (tier 2 checked them). */
 static tpg_walk_order walk_order(const tpg_op *op, int rank, const tpg_gemm_params *g) {
-    const tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, g->m, g->n, g->k, g->l,
-                                                op->ctx->sm_count[rank], tpg__op_over_nccl(op), op->rs_ring);
+    tpg_walk_facts w = tpg_walk_facts_for(op->sched, op->kernel, g->m, g->n, g->k, g->l, op->ctx->sm_count[rank],
+                                          tpg__op_over_nccl(op), op->rs_ring);
+    w.ce_bands = op->config->copy_engine_partials && !tpg__op_over_nccl(op);
     return tpg_plan_walk_order(&w);
 }
 

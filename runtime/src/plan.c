@@ -2,6 +2,7 @@
 #include "plan.h"
 #include "copy_plan.h"
 #include "json.h"
+#include "nccl_plan.h"
 #include "shapes.h"
 #include "stream_k.h"
 
@@ -80,7 +81,11 @@ tpg_status tpg__plan_compute_ring(const tpg_config_desc *cfg, int64_t m, int64_t
         out->flags_bytes = out->num_slots * out->tiles_per_stage * 4; /* buffers.c: tile flags of every slot */
     }
     if (p == 1) out->slot_bytes = 0;
-    out->slots_bytes = out->num_slots * out->slot_bytes;
+    /* the layout's second bank (op.c) comes with the config, whichever walk runs; the chains with the ring only */
+    const int banks = cfg->copy_engine_partials && s->comm == TPG_COMM_REDUCE_SCATTER && p > 1 ? 2 : 1;
+    out->ce_partials = banks == 2 && !out->one_hop;
+    out->flags_bytes *= banks;
+    out->slots_bytes = out->num_slots * out->slot_bytes * banks;
     out->moved_bytes = (p - 1) * out->slot_bytes;
     const tpg_copy_plan cp = tpg_copy_plan_for(s, kd, &sh, copy_chunks > 0 ? copy_chunks : cfg->copy_chunks);
     out->copy_chunks = cp.chunks;
@@ -106,7 +111,7 @@ tpg_walk_order tpg_plan_walk_order(const tpg_walk_facts *w) {
         return b_bound && w->copies_chained && !w->band_waits ? TPG_WALK_INTERLEAVED_GATED : TPG_WALK_STAGE_AFTER_STAGE;
     if (w->tiles_n * w->l * w->stages <= w->sms) return TPG_WALK_INTERLEAVED_ONE_WAVE;
     /* more waves: a tile may wait for a unit queued behind it on its own CTA if its stage waits for whole bands */
-    return b_bound && !w->band_waits ? TPG_WALK_INTERLEAVED_FEW_ROWS : TPG_WALK_STAGE_AFTER_STAGE;
+    return b_bound && !w->band_waits && !w->ce_bands ? TPG_WALK_INTERLEAVED_FEW_ROWS : TPG_WALK_STAGE_AFTER_STAGE;
 }
 
 int64_t tpg_walk_tile_count(const tpg_kernel_desc *kd, int stages, int64_t stage_m, int64_t stage_n, int64_t l,
@@ -143,8 +148,9 @@ tpg_walk_facts tpg_walk_facts_for(const tpg_schedule_table *s, const tpg_kernel_
 
 /* The plan's walk order at TPG_PICK_SMS SMs over NVLink (a launch decides with the rank's own: params.c). */
 static tpg_walk_order plan_walk_order(const tpg_config_desc *cfg, const tpg_plan_shape *ps, int64_t l, int keep_ring) {
-    const tpg_walk_facts w = tpg_walk_facts_for(cfg->schedule, cfg->kernel, ps->stage_m, ps->stage_n, ps->stage_k, l,
-                                                TPG_PICK_SMS, 0, keep_ring);
+    tpg_walk_facts w = tpg_walk_facts_for(cfg->schedule, cfg->kernel, ps->stage_m, ps->stage_n, ps->stage_k, l,
+                                          TPG_PICK_SMS, 0, keep_ring);
+    w.ce_bands = cfg->copy_engine_partials;
     return tpg_plan_walk_order(&w);
 }
 
@@ -185,9 +191,16 @@ static const tpg_stage_entry *entry(const tpg_schedule_table *s, int d, int st) 
     return &s->stages[d * s->tp + st];
 }
 
-/* What stage st of device d waits on before computing, as a short phrase (pull: pull_partials; the walk orders
+/* How a ring's partials move (the dry run's words): pushed by the GEMM, pulled by the receiver's GEMM, or carried by
+ * copy-engine nodes (ce_partials.c). */
+enum { MOVE_PUSH, MOVE_PULL, MOVE_COPY_ENGINE };
+static int partials_move(const tpg_config_desc *cfg, const tpg_plan_shape *ps) {
+    return ps->ce_partials ? MOVE_COPY_ENGINE : cfg->pull_partials ? MOVE_PULL : MOVE_PUSH;
+}
+
+/* What stage st of device d waits on before computing, as a short phrase (move: partials_move; the walk orders
  * TPG_WALK_INTERLEAVED_GATED and TPG_WALK_GATHERED wait on the flag of the device's last copy). */
-static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order, int pulls, int d, int st,
+static void waits_on(const tpg_schedule_table *s, int move, tpg_walk_order order, int pulls, int d, int st,
                      char *buf, size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (s->comm == TPG_COMM_ALLGATHER) {
@@ -209,22 +222,27 @@ static void waits_on(const tpg_schedule_table *s, int pull, tpg_walk_order order
     } else {
         if (e->src_slot < 0)
             snprintf(buf, cap, "nothing (first partial)");
-        else if (pull)
+        else if (move == MOVE_PULL)
             snprintf(buf, cap, "per-tile flags of dev %d's slot %d: partial pulled from it", e->peer, e->src_slot);
+        else if (move == MOVE_COPY_ENGINE)
+            snprintf(buf, cap, "per-tile flags of slot %d: partial of dev %d, carried by its copy engine", e->src_slot,
+                     e->peer);
         else
             snprintf(buf, cap, "per-tile flags of slot %d: partial pushed by dev %d", e->src_slot, e->peer);
     }
 }
 
-/* Where stage st of device d writes its output (pull: pull_partials). */
-static void writes_to(const tpg_schedule_table *s, int pull, tpg_walk_order order, int d, int st, char *buf,
+/* Where stage st of device d writes its output (move: partials_move). */
+static void writes_to(const tpg_schedule_table *s, int move, tpg_walk_order order, int d, int st, char *buf,
                       size_t cap) {
     const tpg_stage_entry *e = entry(s, d, st);
     if (order == TPG_WALK_ONE_HOP)
         snprintf(buf, cap, st ? "-" : "own slots 0..%d (+flags)", s->tp - 1);
     else if (e->dst_peer < 0 || e->dst_slot < 0)
         snprintf(buf, cap, "own D block %d", e->block);
-    else if (pull)
+    else if (move == MOVE_COPY_ENGINE)
+        snprintf(buf, cap, "send slot %d (+flags) -> dev %d", e->dst_slot, e->dst_peer);
+    else if (move == MOVE_PULL)
         snprintf(buf, cap, "own slot %d (+flags) for dev %d", e->dst_slot, e->dst_peer);
     else
         snprintf(buf, cap, "dev %d slot %d (+flags)", e->dst_peer, e->dst_slot);
@@ -336,17 +354,19 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, order, ps->pulls, d, st, w, sizeof w);
-            writes_to(s, cfg->pull_partials, order, d, st, o, sizeof o);
+            waits_on(s, partials_move(cfg, ps), order, ps->pulls, d, st, w, sizeof w);
+            writes_to(s, partials_move(cfg, ps), order, d, st, o, sizeof o);
             fprintf(f, "  %-4d %-6d %-6d %-5d %-9d %-9d %-9d %-30s %s\n", d, st, e->block, e->peer, e->src_slot,
                     e->dst_peer, e->dst_slot, o, w);
         }
 
     human_bytes(ps->slot_bytes, b1, sizeof b1);
     human_bytes(ps->slots_bytes, b2, sizeof b2);
-    fprintf(f, "\nBuffers per device: slots %" PRId64 " x %" PRId64 " B (%s) = %" PRId64 " B (%s) of %s; "
+    fprintf(f, "\nBuffers per device: slots %" PRId64 " x %" PRId64 " B (%s)%s = %" PRId64 " B (%s) of %s; "
                "flags %" PRId64 " B (%s)\n",
-            ps->num_slots, ps->slot_bytes, b1, ps->slots_bytes, b2,
+            ps->num_slots, ps->slot_bytes, b1,
+            ps->slots_bytes > ps->num_slots * ps->slot_bytes ? " x 2 banks (receive, send)" : "",
+            ps->slots_bytes, b2,
             !ag && ps->one_hop               ? "partials, slot b holding block b of the rank's own (one-hop)"
             : !ag && ps->num_slots == p      ? "partials (a slot per block, as the one-hop walk would use them)"
             : !ag                            ? "partials"
@@ -370,11 +390,19 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                    "the REDUCE kernel of the block's owner from this rank's slots\n", ps->moved_bytes, b3);
     else
         fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial, %s\n", ps->moved_bytes, b3,
-                cfg->pull_partials ? "pulled over NVLink by the next rank's GEMM epilogue from the sender's slot "
-                                     "(pull_partials)"
-                                   : "pushed over NVLink by the GEMM epilogue");
+                ps->ce_partials      ? "carried by copy-engine nodes band by band from the sender's send slot into "
+                                       "the receiver's slot (copy_engine_partials)"
+                : cfg->pull_partials ? "pulled over NVLink by the next rank's GEMM epilogue from the sender's slot "
+                                       "(pull_partials)"
+                                     : "pushed over NVLink by the GEMM epilogue");
 
     fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
+    if (ps->ce_partials) {
+        const int64_t tile_rows = ps->tiles_per_stage / ceil_div(ps->stage_n, cfg->kernel->bn); /* all batches */
+        fprintf(f, "  (copy_engine_partials: after the GEMM's launch and the start barrier, per sending stage %d "
+                   "bands of [wait for the band's tile flags | copy into the receiver's slot | its flags | reset], the "
+                   "closing barrier after them)\n", (int)(tile_rows < TPG_CE_RS_BANDS ? tile_rows : TPG_CE_RS_BANDS));
+    }
     if (ps->overlap && p > 1)
         fprintf(f, "  (barriers beside the GEMM: it counts its epoch on from its previous launch and waits for no node; %s)\n",
                 ag ? "the closing barrier waits for the copies, not for the GEMM" : "the closing barrier still follows it");
@@ -452,7 +480,7 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     for (int d = 0; d < p; d++)
         for (int st = 0; st < p; st++) {
             const tpg_stage_entry *e = entry(s, d, st);
-            waits_on(s, cfg->pull_partials, order, ps->pulls, d, st, w, sizeof w);
+            waits_on(s, partials_move(cfg, ps), order, ps->pulls, d, st, w, sizeof w);
             fprintf(f, "%s{\"device\": %d, \"stage\": %d, \"block\": %d, \"peer\": %d, \"src_slot\": %d, "
                        "\"dst_peer\": %d, \"dst_slot\": %d, \"waits_on\": ",
                     d || st ? ", " : "", d, st, e->block, e->peer, e->src_slot, e->dst_peer, e->dst_slot);
@@ -468,9 +496,12 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             ag && ps->pulls     ? "NVLink loads by the GEMM's CTAs (pull)"
             : ag                ? "copy engine (pull)"
             : ps->one_hop        ? "NVLink loads by the block owner's REDUCE kernel (pull)"
+            : ps->ce_partials    ? "copy engine, band by band (copy_engine_partials)"
             : cfg->pull_partials ? "NVLink loads by the next rank's GEMM epilogue (pull)"
                                  : "NVLink stores from the GEMM epilogue (push)");
-    if (!ag) fprintf(f, ", \"pull_partials\": %d", cfg->pull_partials && p > 1 && !ps->one_hop);
+    if (!ag)
+        fprintf(f, ", \"pull_partials\": %d, \"copy_engine_partials\": %d", cfg->pull_partials && p > 1 && !ps->one_hop,
+                ps->ce_partials);
 
     if (ag)
         fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64 "}",

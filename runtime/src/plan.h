@@ -33,13 +33,15 @@ typedef struct tpg_plan_shape {
     int64_t num_slots;                  /* tp - 1 receive slots; tp where the walk is gathered or one-hop (one per
                                            block, end to end) */
     int64_t slot_bytes;                 /* one slot: rotating shard (all-gather) or partial (RS), all L */
-    int64_t slots_bytes;                /* num_slots * slot_bytes */
-    int64_t flags_bytes;                /* all-gather: tp stage flags; RS: per-tile flags of every slot */
+    int64_t slots_bytes;                /* num_slots * slot_bytes (x 2 with ce_partials: both banks) */
+    int64_t flags_bytes;                /* all-gather: tp stage flags; RS: per-tile flags of every slot (both banks) */
     int64_t moved_bytes;                /* per device per call: (tp-1) * slot_bytes */
     int gathered;                       /* the walk order is TPG_WALK_GATHERED (its slots hold every block) */
     int one_hop;                        /* the walk order is TPG_WALK_ONE_HOP (its slots hold the rank's whole partial),
                                            unless the op keeps its ring (TPG_PLAN_RS_RING) */
     int keep_ring;                      /* computed for an op that keeps its ring (tpg__plan_compute_ring) */
+    int ce_partials;                    /* the ring's partials move by copy engine (copy_engine_partials, the peer
+                                           transport): its slots come twice, a send bank and a receive bank */
     int copy_chunks;                    /* all-gather: pieces per copy (copy_plan.h); 0 = nothing copied */
     int64_t copy_chunk_rows;            /* flat rows of a piece (the last may have fewer) */
     int64_t copy_chunk_bytes;           /* bytes of a piece (the last may have fewer) */
@@ -86,6 +88,9 @@ typedef struct tpg_walk_facts {
     int64_t b_bytes;             /* the B a stage reads: n x k x l operands */
     int sms;                     /* the launch's grid: the rank's SMs */
     int band_waits;              /* the NCCL transport: a stage waits for whole row bands of the previous stage */
+    int ce_bands;                /* copy-engine partials (copy_engine_partials, not over NCCL): a ring stage waits
+                                    for whole row bands too, but the one-hop walk, which moves nothing by copy, stays
+                                    (set by the caller: tpg_walk_facts_for leaves it 0) */
     int copies_chained;          /* all-gather: one flag of each device follows all its copies (copy_plan.h) */
     int keep_ring;               /* reduce-scatter: the op keeps its ring where the walk would be one-hop
                                     (tpg_op_set_rs_ring) */
@@ -123,7 +128,8 @@ typedef enum tpg_walk_order {
  * ring: one-hop, on any kernel. Else, of a ping-pong kernel (1x1
  * clusters) with one row of tiles a stage. A reduce-scatter ring: interleaved if all its tiles (times batches and
  * stages) fit in one wave of `sms` SMs, or if a stage has at most TPG_INTERLEAVE_MAX_ROWS rows, reads at least
- * TPG_INTERLEAVE_MIN_B_BYTES of B and the transport has no band waits. An all-gather: interleaved and gated under
+ * TPG_INTERLEAVE_MIN_B_BYTES of B and neither the transport nor copy-engine partials wait for bands. An
+ * all-gather: interleaved and gated under
  * the same row and B bounds, where the transport has no band waits and its copies are chained. Else - and for
  * every other walk - stage after stage. The rule of the launch parameters (params.c, with the rank's SMs and
  * transport) and of the plan (TPG_PICK_SMS, NVLink); why: params.c. */

@@ -104,11 +104,17 @@ typedef struct tpg_config_desc {
     /* a tuned choice's config (schedules.yaml tuned:, named tuned_*): run through tpg_dispatch_find or by name,
      * never a default pick (generator/models.py default_config skips it too) */
     int tuned;
+    /* schedules.yaml copy_engine_partials: reduce-scatter stage s writes its partial into its own slot and raises its
+     * own tile flags, as pull_partials does; copy-engine nodes of the op's graph carry each band of it into the
+     * receiver's receive bank and raise that bank's flags there (runtime/src/ce_partials.c), which the receiver waits
+     * on as it does over NCCL. Part of the config: every rank of an op has the same buffer layout. */
+    int copy_engine_partials;
 } tpg_config_desc;
 
 extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
- * `acc: f16`, `fp8_promote`, `partials: f32` and `pull_partials` configs run by name only (runtime/src/config.c);
+ * `acc: f16`, `fp8_promote`, `partials: f32`, `pull_partials` and `copy_engine_partials` configs run by name only
+ * (runtime/src/config.c);
  * nor a `stream_k` config at TP >= 2 (untimed across GPUs); at TP = 1 one is a default only through the split rule. */
 int tpg__config_pickable(const tpg_config_desc *c);
 /* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the best-scored fallback must score

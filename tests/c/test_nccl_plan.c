@@ -94,13 +94,14 @@ TPG_TEST(broken_tables_are_refused) {
     TPG_EXPECT_STR_CONTAINS(why, "both send slot");
 }
 
-/* 0 when r's bands cover the slot's bytes and the tile flags once, in order, in whole tile rows. */
-static int check_bands(tpg_nccl_rows r) {
+/* 0 when r's bands, at most `most` (the NCCL transport's or copy-engine partials' cap), cover the slot's bytes and
+ * the tile flags once, in order, in whole tile rows. */
+static int check_bands(tpg_nccl_rows r, int most) {
     const int64_t tm = (r.rows + r.tile_rows - 1) / r.tile_rows, flags = r.batches * tm * r.tiles_n;
-    const int bands = tpg_nccl_band_count(&r);
+    const int bands = most == TPG_NCCL_RS_BANDS ? tpg_nccl_band_count(&r) : tpg_nccl_band_count_at_most(&r, most);
     size_t next = 0;
     int64_t tile = 0;
-    int bad = bands < 1 || bands > TPG_NCCL_RS_BANDS || (bands < TPG_NCCL_RS_BANDS && bands != r.batches * tm);
+    int bad = bands < 1 || bands > most || (bands < most && bands != r.batches * tm);
     for (int i = 0; i < bands; i++) {
         const tpg_nccl_band b = tpg_nccl_band_of(&r, i, bands);
         bad |= b.offset != next || b.tile0 != tile || b.bytes == 0 || b.tiles % r.tiles_n != 0 || b.tiles == 0;
@@ -118,7 +119,12 @@ TPG_TEST(bands_cover_the_partial_and_its_flags_once) {
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         for (size_t j = 0; j < sizeof tiles / sizeof tiles[0]; j++)
             for (int64_t batches = 1; batches <= 3; batches++)
-                TPG_EXPECT(check_bands((tpg_nccl_rows){batches, rows[i], tiles[j], 5, 6 * 2}) == 0);
+                for (int most = TPG_NCCL_RS_BANDS; most <= TPG_CE_RS_BANDS; most += TPG_CE_RS_BANDS - TPG_NCCL_RS_BANDS)
+                    TPG_EXPECT(check_bands((tpg_nccl_rows){batches, rows[i], tiles[j], 5, 6 * 2}, most) == 0);
+    /* 70B-o's stage at TP = 2 (8192 rows of 128-row tiles, 64 tiles a row): the copy chains' 16 bands of 4 tile rows */
+    const tpg_nccl_rows o70 = {1, 8192, 128, 64, 8192 * 2};
+    TPG_EXPECT(tpg_nccl_band_count_at_most(&o70, TPG_CE_RS_BANDS) == 16 && tpg_nccl_band_count(&o70) == 4);
+    TPG_EXPECT(tpg_nccl_band_of(&o70, 1, 16).tile0 == 4 * 64 && tpg_nccl_band_of(&o70, 1, 16).bytes == 512u * 8192 * 2);
     /* a band boundary inside a batch's ragged last tile row is not a row boundary of the slot: none is made */
     const tpg_nccl_rows ragged = {2, 1000, 128, 3, 8};
     const tpg_nccl_band b = tpg_nccl_band_of(&ragged, 2, 4); /* tile rows 8..11: batch 1 from its first row */

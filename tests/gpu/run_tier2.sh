@@ -44,6 +44,8 @@ case "$TP" in 2 | 4 | 8) ;; *) echo "run_tier2.sh: --tp must be 2, 4 or 8, got '
 RESULT_NAME=tier2.json
 [ "$TP" = 2 ] || RESULT_NAME="tier2_tp$TP.json"
 [ ${#SHARE[@]} = 0 ] || RESULT_NAME="tier2_shared_tp$TP.json"
+# ranks sharing a GPU run copy-engine partials (the _ce configs) only with 32 hardware queues (ce_partials.c)
+[ ${#SHARE[@]} = 0 ] || export CUDA_DEVICE_MAX_CONNECTIONS=32
 
 OUT="${OUT:-$PWD/build/tier2}"
 mkdir -p "$OUT"

@@ -8,7 +8,7 @@
  * closing barrier makes that legal), and its D is copied out on the same stream; the host syncs only at the end.
  * Between calls the op switches the barriers beside the GEMM on (tpg_op_set_overlap_barriers) and off, and cuts
  * the all-gather copies into pieces (tpg_op_set_copy_chunks), each of which rebuilds the graphs. Every schedule's
- * default config, and the reduce-scatter configs with pulled partials.
+ * default config, and the reduce-scatter configs with pulled or copy-engine partials.
  *
  * Operands are multiples of 1/8 in [-1, 1], so the fp32 host reference is exact (sums of at most K = 256 products
  * of 1/64 steps); D is bf16 (reduce-scatter adds bf16-rounded partials), hence the bound.
@@ -280,7 +280,9 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
         for (int c = 0; c < CALLS; c++) {
             stage_operands(&rs, pass, c, a + (size_t)c * M * K, b + (size_t)c * N * K, &calls[c]);
             if (pass == 0 && (st = change_before(op, c, allgather, me < 0 ? 0 : me % 2, nccl, few_rows)) != TPG_OK) {
-                fail("changing the op between calls", st, ctx);
+                char what[160];
+                snprintf(what, sizeof what, "%s: changing the op before call %d", config ? config : schedule, c);
+                fail(what, st, ctx);
                 rc = 1;
                 goto done;
             }
@@ -323,23 +325,30 @@ done:
 }
 
 /* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
- * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read; then the
- * gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the copy engine brings
- * them, and the one-hop reduce-scatter walk (64 rows a stage), whose REDUCE reads every rank's slots (neither over
- * NCCL, which runs stage after stage). Returns the number of failed schedules. */
+ * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read; and with
+ * copy-engine partials (copy_engine_partials): the graph's copy chains, whose waits reset the sender's flags every
+ * call (a stale flag would let a band go before its tiles wrote it; over NCCL the config runs as NCCL moves any
+ * partial); then the gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the
+ * copy engine brings them, and the one-hop reduce-scatter walk (64 rows a stage), whose REDUCE reads every rank's
+ * slots, also of the copy-engine config, whose chains come and go as its ring does (none of these over NCCL, which
+ * runs stage after stage). Returns the number of failed schedules. */
 static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
-    char pulled[2][64];
+    char pulled[2][64], carried[2][64];
     snprintf(pulled[0], sizeof pulled[0], "rs_tila_bf16_pull_tp%d", tp);
     snprintf(pulled[1], sizeof pulled[1], "rs_tilb_bf16_pull_tp%d", tp);
+    snprintf(carried[0], sizeof carried[0], "rs_tila_bf16_ce_tp%d", tp);
+    snprintf(carried[1], sizeof carried[1], "rs_tilb_bf16_ce_tp%d", tp);
     int failed = 0;
     for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2, capture, nccl);
     for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0, capture, nccl);
+    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], carried[i], 0, capture, nccl);
     if (!nccl) {
         M = 64 * tp;
         failed += run_schedule(ctx, tp, schedules[0], NULL, 1, capture, nccl);
         failed += run_schedule(ctx, tp, schedules[2], NULL, 0, capture, nccl);
+        failed += run_schedule(ctx, tp, schedules[2], carried[0], 0, capture, nccl);
         M = M_DEFAULT;
     }
     return failed;
@@ -352,7 +361,7 @@ typedef struct options {
     int tp, share, capture, nccl;
 } options;
 
-static int schedules_run(const options *o) { return o->nccl ? 6 : 8; }
+static int schedules_run(const options *o) { return o->nccl ? 8 : 11; }
 
 /* --nccl --share-device: one NCCL "host" per rank process, talking over loopback sockets (header comment). */
 static void nccl_one_gpu_env(int rank) {

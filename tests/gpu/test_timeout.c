@@ -4,13 +4,16 @@
  * Only rank 0's graph is launched (tpg_op_run_rank), so rank 0's start barrier waits for a peer that
  * never comes; the call must end within the bound plus TIMEOUT_SLACK_S, whichever of its waits times out first.
  * Then rank 1 comes late to that call: it passes its waits on rank 0's arrivals, but rank 0 gave up, so rank 1's
- * call must fail too (TPG_ERR_TIMEOUT, "a peer gave up"; barrier.h), not return its output as valid. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather] [--few-tokens].
+ * call must fail too (TPG_ERR_TIMEOUT, "a peer gave up"; barrier.h), not return its output as valid. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather] [--few-tokens]
+ * [--copy-engine-partials].
  * With --share-device both ranks live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough;
  * --overlap-barriers runs the op with its GEMM beside the start barrier (then rank 0's GEMM starts at once and
  * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
  * the all-gather schedule instead of reduce-scatter (and prints whether rank 0's stage 0 wrote D before the start
  * barrier could pass: only the GEMM beside the barrier does); --few-tokens M = 128 (reduce-scatter: the one-hop walk,
- * whose only wait inside a kernel is its REDUCE's, on the peers' tile flags). Exit 0 on success, 1 on a failed
+ * whose only wait inside a kernel is its REDUCE's, on the peers' tile flags); --copy-engine-partials runs the
+ * reduce-scatter config whose partials the graph's copy chains carry (rs_tila_bf16_ce: their mem-op waits have no
+ * timeout of their own, so they must end because rank 0's GEMM raises its flags even after its waits gave up). Exit 0 on success, 1 on a failed
  * expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
@@ -39,7 +42,8 @@ static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
 }
 
 /* Creates a ctx + a reduce-scatter (or all-gather) op with (non-zero, uninitialised-free) shards on every rank. */
-static int g_share, g_overlap, g_allgather; /* --share-device, --overlap-barriers, --allgather */
+static int g_share, g_overlap, g_allgather, g_ce; /* --share-device, --overlap-barriers, --allgather,
+                                                  --copy-engine-partials */
 
 static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP][3]) {
     tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
@@ -49,7 +53,8 @@ static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP]
     tpg_status s = tpg_ctx_create(&cc, ctx);
     if (s != TPG_OK) return fail("tpg_ctx_create", s, NULL);
     int cfg;
-    s = tpg_config_find(NULL, g_allgather ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC", TP,
+    s = tpg_config_find(g_ce ? "rs_tila_bf16_ce_tp2" : NULL,
+                        g_allgather ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC", TP,
                         TPG_DTYPE_BF16, &cfg);
     if (s != TPG_OK) return fail("tpg_config_find", s, *ctx);
     tpg_op_desc d = {cfg, g_m, N, K, 1, 1.0f, 0.0f};
@@ -106,6 +111,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--overlap-barriers")) g_overlap = 1;
         else if (!strcmp(argv[i], "--allgather")) g_allgather = 1;
         else if (!strcmp(argv[i], "--few-tokens")) g_m = 128;
+        else if (!strcmp(argv[i], "--copy-engine-partials")) g_ce = 1;
         else timeout_ms = atof(argv[i]);
     }
     const double timeout_s = timeout_ms * 1e-3;

@@ -50,6 +50,7 @@ static const char *numerics(int i, char *buf, size_t cap) {
     if (k->fp8_promote) append_item(buf, cap, &n, "fp8 promoted every %d", k->fp8_promote);
     if (k->dtype_partial != k->dtype_cd) append_item(buf, cap, &n, "%s partials", tpg_dtype_name(k->dtype_partial));
     if (c->pull_partials) append_item(buf, cap, &n, "pulled partials");
+    if (c->copy_engine_partials) append_item(buf, cap, &n, "copy-engine partials");
     if (k->stream_k && c->schedule->tp > 1) append_item(buf, cap, &n, "stream-K at TP >= 2");
     if (!n) snprintf(buf, cap, "-");
     return buf;
@@ -71,9 +72,9 @@ void tpg_report_list(FILE *f, int json) {
             fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
             fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"pull_partials\": %d, "
-                       "\"wave_weight\": %d, \"stream_k\": %d, \"default_pick\": %s}",
-                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials, c.wave_weight,
-                    c.stream_k,
+                       "\"copy_engine_partials\": %d, \"wave_weight\": %d, \"stream_k\": %d, \"default_pick\": %s}",
+                    tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
+                    c.copy_engine_partials, c.wave_weight, c.stream_k,
                     tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared 2026-12-04 07:40Z, not yet run (the session's device time was spent): one device call (nvidia-h200,
+# Prepared 2026-12-04 07:40Z, run 2026-12-04 1011Z: one device call (nvidia-h200,
 # 1 GPU) for the copy-engine push's graph form (docs/PERF_NOTES.md "Next", first bullet) - --rs-far's "ce graph":
 # each call one graph of the epoch's bump, the GEMM and, on its own branch, per band a mem-op wait on the band's
 # counter (pp128tdc: TPG_DIAG_BAND_COUNTS), a write of 0 and the band's copy into host memory. Does the graph run
