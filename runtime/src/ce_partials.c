@@ -8,7 +8,7 @@
  * its own send-bank slot and raises that slot's tile flags (params.c; buffers.h: tpg_buf_send_slot), and this file
  * adds to the rank's graph, per sending stage and per row band of its tiles (nccl_plan.h: the bands of the NCCL
  * transport, at most TPG_CE_RS_BANDS a stage), one chain on a copy engine:
- *   wait   batch mem-op node: every tile flag of the band >= 1 (no SM polls; the GEMM raised them with the epoch)
+ *   wait   batch mem-op node: every tile flag of the band nonzero (no SM polls; the GEMM raised them with the epoch)
  *   copy   the band's bytes of the send-bank slot -> the receiver's slot, the one a push would have written
  *   flags  the band's own tile flags (each the epoch) -> the receiver's flags of that slot, which its stage waits on
  *          as on pushed ones; after the copy in graph order, so a flag lands after its data
@@ -42,14 +42,16 @@
 
 /* Ranks sharing a GPU (tpg_ctx_config.share_devices) run their graphs' branches side by side on one GPU's hardware
  * queues, 8 by default: a chain's wait ahead of another rank's GEMM on one queue held it back until the waits timed
- * out (one GPU, TP = 4 and 8, 2026-12-04 10:25Z); with 32 (the most CUDA takes) every run passed. */
+ * out (one GPU, TP = 4 and 8, 2026-12-04 10:25Z); with 32 (the most CUDA takes) every run passed. The check reads
+ * the environment when the op is made, while what counts is the value CUDA read at its start, and 32 queues make such
+ * a collision unlikely, not impossible: a guard for correctness runs on one GPU, best effort. */
 #define TPG_CE_SHARED_CONNECTIONS 32
 /* cuStreamBatchMemOp takes fewer than 256 operations a call. */
 #define TPG_CE_BATCH_OPS 255
 
 typedef CUresult (*batch_mem_op_fn)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
 
-/* One or more batch mem-op nodes on s: wait until flags[0 .. count) are all >= 1, or write 0 to each. */
+/* One or more batch mem-op nodes on s: wait until flags[0 .. count) are all nonzero, or write 0 to each. */
 static tpg_status flag_ops(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, unsigned int *flags, int64_t count,
                            int wait) {
     CUstreamBatchMemOpParams ops[TPG_CE_BATCH_OPS];
@@ -61,8 +63,10 @@ static tpg_status flag_ops(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, un
             if (wait) {
                 ops[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
                 ops[i].waitValue.address = at;
-                ops[i].waitValue.value = 1;
-                ops[i].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+                /* (*flag & value) != 0: raised, whatever the epoch. Not GEQ 1: it compares with wrap-around, so
+                 * past 2^31 calls no epoch would pass and the wait would never end */
+                ops[i].waitValue.value = 0xFFFFFFFFu;
+                ops[i].waitValue.flags = CU_STREAM_WAIT_VALUE_AND;
             } else {
                 ops[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
                 ops[i].writeValue.address = at;

@@ -44,8 +44,10 @@ case "$TP" in 2 | 4 | 8) ;; *) echo "run_tier2.sh: --tp must be 2, 4 or 8, got '
 RESULT_NAME=tier2.json
 [ "$TP" = 2 ] || RESULT_NAME="tier2_tp$TP.json"
 [ ${#SHARE[@]} = 0 ] || RESULT_NAME="tier2_shared_tp$TP.json"
-# ranks sharing a GPU run copy-engine partials (the _ce configs) only with 32 hardware queues (ce_partials.c)
-[ ${#SHARE[@]} = 0 ] || export CUDA_DEVICE_MAX_CONNECTIONS=32
+# ranks sharing a GPU run copy-engine partials (the _ce configs) only with 32 hardware queues (ce_partials.c): one()
+# gives them that environment, the other runs keep the default
+CE_QUEUES=()
+[ ${#SHARE[@]} = 0 ] || CE_QUEUES=(env CUDA_DEVICE_MAX_CONNECTIONS=32)
 
 OUT="${OUT:-$PWD/build/tier2}"
 mkdir -p "$OUT"
@@ -93,6 +95,7 @@ one() {
         log="$OUT/memcheck_${label//[^A-Za-z0-9_.-]/_}.log"
         cmd=(compute-sanitizer --tool memcheck --log-file "$log" --error-exitcode 99 "${cmd[@]}")
     fi
+    [[ " $* " == *"_ce_tp"* ]] && cmd=(${CE_QUEUES[@]+"${CE_QUEUES[@]}"} "${cmd[@]}")
     local elapsed=$(($(date +%s) - START)) limit
     limit=$((HARD_S - elapsed))
     [ "$limit" -gt "$RUN_TIMEOUT" ] && limit=$RUN_TIMEOUT

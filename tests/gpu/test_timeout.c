@@ -114,6 +114,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--copy-engine-partials")) g_ce = 1;
         else timeout_ms = atof(argv[i]);
     }
+    if (g_ce && g_allgather) {
+        fprintf(stderr, "gpu_timeout: --copy-engine-partials is a reduce-scatter config: not with --allgather\n");
+        return 2;
+    }
     const double timeout_s = timeout_ms * 1e-3;
     const int need = g_share ? 1 : TP;
     int count = 0;
