@@ -20,12 +20,17 @@ the kernels' waits in templates/kernels/):
           in slot b, none of which a peer may still have to read) and raises its tile flags to the epoch;
   REDUCE  (one-hop) reads its epoch word (START's), waits until every rank's tile flags are >= it, then reads
           block r of every rank's slots, each of which must hold that rank's partial of the same call, unread;
+  CHAIN   (copy_engine_partials: the ring's stages write their own send slot and raise its flag instead of
+          pushing; runtime/src/ce_partials.c) after START and the GEMM's launch, per sending stage in order: waits
+          until its send flag is nonzero, copies the send slot into the receiver's slot, then copies the flag into
+          the receiver's flag and writes 0 to its own; END follows it (the plan lists no such node: added here);
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
 A rank's next call starts when its graph has completed, after the user wrote that call's input; with both graphs
 given, each rank picks one per call (the API lets the ranks switch modes between calls, each on its own). Any order the
 model allows is a legal order of the real machine. Checked in every order tried: a copy reads the peer's input
 of the same call, a GEMM reads slots holding this call's data, a partial never overwrites an unread one, and
-every call ends (no deadlock). The controls break one rule each and must be caught.
+every call ends (no deadlock); with copy-engine partials also that a chain copies this call's partial and that a
+stage never overwrites a send slot its chain has not copied yet. The controls break one rule each and must be caught.
 """
 import copy
 import json
@@ -66,7 +71,12 @@ class Machine:
     """Every rank's words and graph progress; step() runs one enabled action chosen by rng."""
 
     def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True,
-                 gathered_waits_first=False):
+                 gathered_waits_first=False, chain_skips_start=False, chain_keeps_flags=False, end_skips_chain=False,
+                 chain_skips_wait=False):
+        self.ce = bool(plans[0].get("copy_engine_partials"))
+        if self.ce:  # the chains the runtime adds to each graph; the controls: no START before one, no END after
+            plans = [with_chains(q, not chain_skips_start, not end_skips_chain) for q in plans]
+        self.chain_keeps_flags, self.chain_skips_wait = chain_keeps_flags, chain_skips_wait
         p = plans[0]
         self.plans, self.tp, self.ag = plans, p["tp"], p["comm"] == "all-gather"
         self.gathered = bool(p.get("stages_gathered"))
@@ -109,6 +119,9 @@ class Machine:
         self.state = [{} for _ in range(t)]      # node index -> "arrived" / "done" / ("gemm", stage)
         self.gemm_epoch, self.last_epoch = [0] * t, [0] * t
         self.hop_flag, self.reduce_epoch = [0] * t, [0] * t  # one-hop: the rank's tile flags, its REDUCE's epoch
+        self.sslot, self.sflag = [{} for _ in range(t)], [{} for _ in range(t)]  # copy engine: send bank, its flags
+        self.chain_steps = [[(s, step) for s in range(t) if self.stages[(r, s)]["dst_peer"] >= 0
+                             for step in ("copy", "flags")] for r in range(t)]
 
     def _deps_done(self, r, node):
         return all(self.state[r].get(d) == "done" for d in node["deps"])
@@ -123,8 +136,14 @@ class Machine:
                 continue
             for n in nodes:
                 st = self.state[r].get(n["index"])
-                if st is None and self._deps_done(r, n):
+                launched = "after_launch" not in n or self.state[r].get(n["after_launch"]) is not None
+                if st is None and self._deps_done(r, n) and launched:
                     out.append((r, "start", n))
+                elif isinstance(st, tuple) and st[0] == "chain":
+                    s, step = self.chain_steps[r][st[1]]
+                    raised = self.sflag[r].get(self.stages[(r, s)]["dst_slot"], 0) != 0
+                    if step == "flags" or self.chain_skips_wait or raised:
+                        out.append((r, "stage", n))
                 elif st == "arrived" and self._barrier_passes(r, n):
                     out.append((r, "pass", n))
                 elif isinstance(st, tuple) and st[0] == "reduce":
@@ -195,6 +214,10 @@ class Machine:
             if self.gathered and self.pulling[r]:  # the pulls begin with the GEMM
                 self._pulls_read(r, c)
             self.state[r][i] = ("gemm", 0, 0)
+        elif kind == "CHAIN" and what == "start":
+            self.state[r][i] = ("chain", 0)
+        elif kind == "CHAIN":
+            self._chain_step(r, c, i)
         elif kind == "REDUCE" and what == "start":
             self.reduce_epoch[r] = self.epoch[r]
             self.state[r][i] = ("reduce",)
@@ -253,13 +276,57 @@ class Machine:
             if not got or got[:2] != [e["peer"], c] or got[2]:
                 raise Violation(f"rank {r} call {c} stage {s}: partial slot holds {got}")
             got[2] = True
-        if e["dst_peer"] >= 0:
+        if e["dst_peer"] >= 0 and self.ce:  # into the own send slot, its chain carries it
+            old = self.sslot[r].get(e["dst_slot"])
+            if old and not old[2]:
+                raise Violation(f"rank {r} call {c} stage {s}: partial over its own uncopied send slot {old}")
+            self.sslot[r][e["dst_slot"]] = [r, c, False]
+            self.sflag[r][e["dst_slot"]] = self.gemm_epoch[r]
+        elif e["dst_peer"] >= 0:
             holder = r if self.writer_pulls else e["dst_peer"]
             old = self.slot[holder].get(e["dst_slot"])
             if old and not old[2]:
                 raise Violation(f"rank {r} call {c} stage {s}: partial over rank {holder}'s unread partial {old}")
             self.slot[holder][e["dst_slot"]] = [r, c, False]
             self.pflag[holder][e["dst_slot"]] = self.gemm_epoch[r]
+
+
+    def _chain_step(self, r, c, i):
+        """Step k of rank r's chain (its state ("chain", k)): a band's copy, or its flag's copy and reset."""
+        k = self.state[r][i][1]
+        s, step = self.chain_steps[r][k]
+        e = self.stages[(r, s)]
+        peer, slot = e["dst_peer"], e["dst_slot"]
+        if step == "copy":
+            sent = self.sslot[r].get(slot)
+            if not sent or sent[:2] != [r, c] or sent[2]:
+                raise Violation(f"rank {r} call {c} stage {s}: the chain copies a send slot that holds {sent}")
+            old = self.slot[peer].get(slot)
+            if old and not old[2]:
+                raise Violation(f"rank {r} call {c} stage {s}: the chain's copy over rank {peer}'s unread partial "
+                                f"{old}")
+            self.slot[peer][slot] = [r, c, False]
+            sent[2] = True
+        else:
+            self.pflag[peer][slot] = self.sflag[r][slot]
+            if not self.chain_keeps_flags:
+                self.sflag[r][slot] = 0
+        self.state[r][i] = ("chain", k + 1) if k + 1 < len(self.chain_steps[r]) else "done"
+
+
+def with_chains(plan, after_start=True, end_after=True):
+    """The plan with each device's CHAIN node as the runtime adds it (ce_partials.c): after START and the GEMM's
+    launch (`after_launch`: its start, not its end), and END after it."""
+    plan = copy.deepcopy(plan)
+    for g in plan["graph"]:
+        nodes = g["nodes"]
+        idx = {n["kind"]: n["index"] for n in nodes}
+        chain = {"index": len(nodes), "kind": "CHAIN", "deps": [idx["BARRIER_START"]] if after_start else [],
+                 "after_launch": idx["GEMM"]}
+        if end_after:
+            nodes[idx["BARRIER_END"]]["deps"] = nodes[idx["BARRIER_END"]]["deps"] + [chain["index"]]
+        nodes.append(chain)
+    return plan
 
 
 def run_orders(plans, orders=None, **controls):
@@ -435,3 +502,31 @@ def test_a_receiver_reading_the_wrong_memory_is_caught(config):
     p = plan(config, int(config[-1]), False, 1)
     with pytest.raises(Violation, match="holds|deadlock"):
         run_orders(p, orders=50, reader_pulls=not p["pull_partials"])
+
+
+# Copy-engine partials (runtime/src/ce_partials.c): the rings of both kernels at TP = 2 / 4 / 8.
+COPY_ENGINE = [("rs_tila_bf16_ce_tp2", 2), ("rs_tilb_bf16_wide_ce_tp4", 4), ("rs_tila_bf16_ce_tp8", 8)]
+
+
+@pytest.mark.parametrize("config,tp", COPY_ENGINE, ids=[c[0] for c in COPY_ENGINE])
+def test_copy_engine_partials_hold_in_every_order_tried(config, tp):
+    """Both graphs, and ranks switching between them per call: every chain copies its own call's partial into a
+    read receive slot, every stage finds its send slot copied, and every call ends."""
+    table, overlap = plan(config, tp, False, 1), plan(config, tp, True, 1)
+    assert table["copy_engine_partials"] == 1 and not table["one_hop"]
+    for p in (table, overlap, [table, overlap]):
+        assert run_orders(p) > 0
+
+
+def test_copy_engine_controls_are_caught():
+    """A chain that does not wait for its flag, or one that leaves its flags raised for the next call, copies a send
+    slot before this call's GEMM wrote it. Two dependencies the runtime adds are second guards, which the model
+    shows: a chain not after START, or a closing barrier not after the chain, still holds - a graph's launch ends
+    only when its chain has, and a receiver's slot is free once the sender passed its closing barrier of the call
+    before, which every peer reaches only after its GEMM read the slot."""
+    overlap, table = plan("rs_tila_bf16_ce_tp4", 4, True, 1), plan("rs_tila_bf16_ce_tp4", 4, False, 1)
+    for control in ("chain_skips_wait", "chain_keeps_flags"):
+        with pytest.raises(Violation, match="the chain copies a send slot that holds"):
+            run_orders([table, overlap], orders=200, **{control: True})
+    for guard in ("chain_skips_start", "end_skips_chain"):
+        assert run_orders([table, overlap], **{guard: True}) > 0

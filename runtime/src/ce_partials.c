@@ -22,9 +22,12 @@
  * Order: the chain starts after the GEMM's launch completion (every CTA of the persistent kernel has begun: a wait
  * node that ran before the GEMM started could never end, and a mem-op wait has no timeout) and after the start
  * barrier (the receiver's slot is free once every rank entered this call: its GEMM of the last call, which read the
- * slot, is done); the closing barrier waits for its last node. The stages' chains follow each other: stage s + 1's
- * partial holds what stage s received, and each rank's chain of stage s waits only on its GEMM's tiles, which wait
- * only on chains of stage s - 1 - earlier in every rank's chain, so none waits on itself.
+ * slot, is done); the closing barrier waits for its last node. Both are second guards: a launch ends only when its
+ * chain has, and the sender's closing barrier of the call before already waited for every peer's GEMM - the protocol
+ * model (tests/test_protocol.py) holds without either, and fails without the waits or the resets.
+ * The stages' chains follow each other: stage s + 1's partial holds what stage s received, and each rank's chain of
+ * stage s waits only on its GEMM's tiles, which wait only on chains of stage s - 1 - earlier in every rank's chain,
+ * so none waits on itself.
  * The waits end whatever happens: the GEMM raises every tile flag even after a timed-out wait (sync.cuh).
  *
  * A mem-op wait holds the hardware queue it sits on. With one rank a GPU, work of the caller's queued behind it waits
