@@ -257,7 +257,8 @@ typedef struct tpg_rank_config {
  * (every buffer a transfer writes is the receiving rank's own, ordered by its stream). An all-gather shard moves
  * in the op's copy pieces (tpg_op_set_copy_chunks: each piece a message, so every rank must make the same change
  * before the same call), a reduce-scatter partial in up to 4 row bands, each sent once its tiles wrote it. Not
- * available: the barriers beside the GEMM (TPG_ERR_UNSUPPORTED); pull_partials configs run as their push twins; share_devices does not split the SMs
+ * available: the barriers beside the GEMM (TPG_ERR_UNSUPPORTED); pull_partials and copy_engine_partials configs run as
+ * their push twins (NCCL moves every partial); share_devices does not split the SMs
  * (nothing compares bus ids across nodes) and tpg_ctx_device is -1 for the other ranks. The calls of all ops
  * of one context must be ordered (one stream, or events): their transfers share the context's communicator.
  * A peer that never arrives: the device's waits time out as on the peer transport, and since NCCL's own
