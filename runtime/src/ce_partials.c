@@ -85,6 +85,9 @@ static tpg_status flag_ops(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, un
     return TPG_OK;
 }
 
+/* The bands a stage's partial moves in (nccl_plan.h: the NCCL transport's, at most TPG_CE_RS_BANDS). */
+static int stage_bands(const tpg_op *op) { return tpg_nccl_band_count_at_most(&op->nccl_rows, TPG_CE_RS_BANDS); }
+
 /* The chain of rank's stage entry e (a sending stage), band by band, on s. */
 static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, batch_mem_op_fn batch, cudaStream_t s) {
     tpg_ctx *ctx = op->ctx;
@@ -97,7 +100,7 @@ static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, ba
     unsigned int *sent = tpg_buf_tile_flags(own, b, send), *arrived = tpg_buf_tile_flags(peer, b, e->dst_slot);
     const char *from = tpg_buf_slot(own, b, send);
     char *to = tpg_buf_slot(peer, b, e->dst_slot);
-    const int bands = tpg__ce_partials_bands(op);
+    const int bands = stage_bands(op);
     for (int i = 0; i < bands; i++) {
         const tpg_nccl_band band = tpg_nccl_band_of(&op->nccl_rows, i, bands);
         TPG_CHECK(flag_ops(op, batch, s, sent + band.tile0, band.tiles, 1));
@@ -187,5 +190,3 @@ tpg_status tpg__ce_partials_check_queues(tpg_op *op) {
              "waits on a hardware queue of the GPU, and with fewer queues another rank's GEMM can be queued behind "
              "such a wait and never start", op->config->name, TPG_CE_SHARED_CONNECTIONS, env ? env : "unset");
 }
-
-int tpg__ce_partials_bands(const tpg_op *op) { return tpg_nccl_band_count_at_most(&op->nccl_rows, TPG_CE_RS_BANDS); }

@@ -73,12 +73,10 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
     TPG_CHECK_GOTO(tpg__ce_partials_check_queues(op), fail);
 
-    /* over NCCL, or with copy-engine partials, a reduce-scatter rank sends from its own slots and receives into a
-     * second bank (nccl_graph.c, ce_partials.c) */
-    const int banks = (tpg__over_nccl(ctx) || c->copy_engine_partials) && op->sched->comm == TPG_COMM_REDUCE_SCATTER &&
-                              ctx->tp > 1
-                          ? 2
-                          : 1;
+    /* a reduce-scatter rank's second bank of slots and flags: over NCCL it receives into it (nccl_graph.c), with
+     * copy-engine partials it sends from it (ce_partials.c) */
+    const int second_bank = (tpg__over_nccl(ctx) || c->copy_engine_partials) && ctx->tp > 1;
+    const int banks = second_bank && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
     op->gathered = walk_at_creation(op) == TPG_WALK_GATHERED;
     op->one_hop = walk_at_creation(op) == TPG_WALK_ONE_HOP;
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,

@@ -137,10 +137,8 @@ static inline int tpg__op_ce_partials(const tpg_op *op) {
            !tpg__over_nccl(op->ctx) && !tpg__op_one_hop(op);
 }
 /* ce_partials.c: rank's copy-engine chains added to its graph (under construction) after node `start` and the
- * launch completion of node `gemm`, with node `end` after them; the bands a stage's partial moves in; the queue
- * check. */
+ * launch completion of node `gemm`, with node `end` after them; the queue check. */
 tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cudaGraphNode_t gemm, cudaGraphNode_t end);
-int tpg__ce_partials_bands(const tpg_op *op);
 /* TPG_ERR_UNSUPPORTED for an op with copy-engine partials whose local ranks share a GPU without
  * CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
 tpg_status tpg__ce_partials_check_queues(tpg_op *op);
