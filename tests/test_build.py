@@ -182,12 +182,10 @@ HEADER_ONLY = [
                             "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 "
                             "-DTPG_SPREAD_PUSHES=1 -DTPG_DIAG_PHASES=1 -DTPG_TRACE -DTPG_SMEM_BYTES=231424 "
                             "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
-    # the --rs-far diagnostics (self-tests pp128tdr, pp128tdc): row stores and band counters (ping-pong only: in the
-    # cooperative wide kernel the counter's pointer spills, 36 bytes)
-    ("row_stores_band_counts", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 "
-                               "-DTPG_CONSUMERS=2 -DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 "
-                               "-DTPG_DIAG_ROW_STORES=1 -DTPG_DIAG_BAND_COUNTS=1 -DTPG_SMEM_BYTES=231424 "
-                               "-DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    # the --rs-far diagnostic (self-test pp128tdr): row stores
+    ("row_stores", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=5 -DTPG_CONSUMERS=2 "
+                   "-DTPG_CONSUMER_MODE=1 -DTPG_PP_DEFER_FLAGS=1 -DTPG_TMA_PARTIALS=1 -DTPG_DIAG_ROW_STORES=1 "
+                   "-DTPG_SMEM_BYTES=231424 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
 ]
 
 

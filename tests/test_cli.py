@@ -171,7 +171,11 @@ def test_copy_engine_partials_in_the_plan_and_the_list(tpgemm, tp):
     assert bufs[1]["slots_bytes"] == 2 * bufs[0]["slots_bytes"] and bufs[1]["flags_bytes"] == 2 * bufs[0]["flags_bytes"]
     text = run(tpgemm, "--dry-run", "--config", f"rs_tila_bf16_ce_tp{tp}", "--m=8192", "--n=4096", "--k=8192").stdout
     assert "send slot 0 (+flags) -> dev 1" in text and "x 2 banks (receive, send)" in text
-    assert "per sending stage 16 bands of [wait" in text
+    # bands of at least 4 MiB, at most 16 (ce_partials.c): a stage of 8192 / tp rows x 4096 bf16 holds 64 / tp MiB
+    assert f"per sending stage {min(16, 64 // tp // 4)} bands of [wait for the band's tile-row counts" in text
+    big = run(tpgemm, "--dry-run", "--config", f"rs_tila_bf16_ce_tp{tp}", "--m=65536", "--n=8192", "--k=8192").stdout
+    small = run(tpgemm, "--dry-run", "--config", f"rs_tila_bf16_ce_tp{tp}", "--m=1024", "--n=1024", "--k=8192").stdout
+    assert "per sending stage 16 bands of" in big and "per sending stage 1 band of" in small
     few = dict(m=64 * tp, n=16384, k=14336 * tp)  # 64 rows and 448 MiB of B a stage, more tiles than one wave
     assert plan("rs_tila_bf16", "--rs-ring", **few)["stage_minor"] is True
     assert plan("rs_tila_bf16_ce", "--rs-ring", **few)["stage_minor"] is False

@@ -20,10 +20,11 @@ the kernels' waits in templates/kernels/):
           in slot b, none of which a peer may still have to read) and raises its tile flags to the epoch;
   REDUCE  (one-hop) reads its epoch word (START's), waits until every rank's tile flags are >= it, then reads
           block r of every rank's slots, each of which must hold that rank's partial of the same call, unread;
-  CHAIN   (copy_engine_partials: the ring's stages write their own send slot and raise its flag instead of
-          pushing; runtime/src/ce_partials.c) after START and the GEMM's launch, per sending stage in order: waits
-          until its send flag is nonzero, copies the send slot into the receiver's slot, then copies the flag into
-          the receiver's flag and writes 0 to its own; END follows it (the plan lists no such node: added here);
+  CHAIN   (copy_engine_partials: the ring's stages write their own send slot, raise its flag and count it in
+          its tile rows instead of pushing; runtime/src/ce_partials.c) after START and the GEMM's launch, per
+          sending stage in order: waits until its send slot's count is full, copies the send slot into the
+          receiver's slot, then copies the flag into the receiver's flag; after the last stage it copies zeros over
+          every send slot's count; END follows it (the plan lists no such node: added here);
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
 A rank's next call starts when its graph has completed, after the user wrote that call's input; with both graphs
 given, each rank picks one per call (the API lets the ranks switch modes between calls, each on its own). Any order the
@@ -71,12 +72,12 @@ class Machine:
     """Every rank's words and graph progress; step() runs one enabled action chosen by rng."""
 
     def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True,
-                 gathered_waits_first=False, chain_skips_start=False, chain_keeps_flags=False, end_skips_chain=False,
+                 gathered_waits_first=False, chain_skips_start=False, chain_keeps_counts=False, end_skips_chain=False,
                  chain_skips_wait=False):
         self.ce = bool(plans[0].get("copy_engine_partials"))
         if self.ce:  # the chains the runtime adds to each graph; the controls: no START before one, no END after
             plans = [with_chains(q, not chain_skips_start, not end_skips_chain) for q in plans]
-        self.chain_keeps_flags, self.chain_skips_wait = chain_keeps_flags, chain_skips_wait
+        self.chain_keeps_counts, self.chain_skips_wait = chain_keeps_counts, chain_skips_wait
         p = plans[0]
         self.plans, self.tp, self.ag = plans, p["tp"], p["comm"] == "all-gather"
         self.gathered = bool(p.get("stages_gathered"))
@@ -119,9 +120,10 @@ class Machine:
         self.state = [{} for _ in range(t)]      # node index -> "arrived" / "done" / ("gemm", stage)
         self.gemm_epoch, self.last_epoch = [0] * t, [0] * t
         self.hop_flag, self.reduce_epoch = [0] * t, [0] * t  # one-hop: the rank's tile flags, its REDUCE's epoch
-        self.sslot, self.sflag = [{} for _ in range(t)], [{} for _ in range(t)]  # copy engine: send bank, its flags
+        # copy engine: the send bank, its flags, its counts (full: the stage counted all its tiles)
+        self.sslot, self.sflag, self.scount = [{} for _ in range(t)], [{} for _ in range(t)], [{} for _ in range(t)]
         self.chain_steps = [[(s, step) for s in range(t) if self.stages[(r, s)]["dst_peer"] >= 0
-                             for step in ("copy", "flags")] for r in range(t)]
+                             for step in ("copy", "flags")] + [(None, "zeros")] for r in range(t)]
 
     def _deps_done(self, r, node):
         return all(self.state[r].get(d) == "done" for d in node["deps"])
@@ -141,8 +143,8 @@ class Machine:
                     out.append((r, "start", n))
                 elif isinstance(st, tuple) and st[0] == "chain":
                     s, step = self.chain_steps[r][st[1]]
-                    raised = self.sflag[r].get(self.stages[(r, s)]["dst_slot"], 0) != 0
-                    if step == "flags" or self.chain_skips_wait or raised:
+                    full = step == "copy" and self.scount[r].get(self.stages[(r, s)]["dst_slot"], 0) != 0
+                    if step != "copy" or self.chain_skips_wait or full:
                         out.append((r, "stage", n))
                 elif st == "arrived" and self._barrier_passes(r, n):
                     out.append((r, "pass", n))
@@ -282,6 +284,7 @@ class Machine:
                 raise Violation(f"rank {r} call {c} stage {s}: partial over its own uncopied send slot {old}")
             self.sslot[r][e["dst_slot"]] = [r, c, False]
             self.sflag[r][e["dst_slot"]] = self.gemm_epoch[r]
+            self.scount[r][e["dst_slot"]] = 1
         elif e["dst_peer"] >= 0:
             holder = r if self.writer_pulls else e["dst_peer"]
             old = self.slot[holder].get(e["dst_slot"])
@@ -292,9 +295,15 @@ class Machine:
 
 
     def _chain_step(self, r, c, i):
-        """Step k of rank r's chain (its state ("chain", k)): a band's copy, or its flag's copy and reset."""
+        """Step k of rank r's chain (its state ("chain", k)): a band's copy, its flag's copy, or the zeros over the
+        counts."""
         k = self.state[r][i][1]
         s, step = self.chain_steps[r][k]
+        if step == "zeros":
+            if not self.chain_keeps_counts:
+                self.scount[r] = {}
+            self.state[r][i] = "done"
+            return
         e = self.stages[(r, s)]
         peer, slot = e["dst_peer"], e["dst_slot"]
         if step == "copy":
@@ -309,8 +318,6 @@ class Machine:
             sent[2] = True
         else:
             self.pflag[peer][slot] = self.sflag[r][slot]
-            if not self.chain_keeps_flags:
-                self.sflag[r][slot] = 0
         self.state[r][i] = ("chain", k + 1) if k + 1 < len(self.chain_steps[r]) else "done"
 
 
@@ -519,13 +526,13 @@ def test_copy_engine_partials_hold_in_every_order_tried(config, tp):
 
 
 def test_copy_engine_controls_are_caught():
-    """A chain that does not wait for its flag, or one that leaves its flags raised for the next call, copies a send
-    slot before this call's GEMM wrote it. Two dependencies the runtime adds are second guards, which the model
+    """A chain that does not wait for its counts, or one that leaves them full for the next call (no zeros), copies a
+    send slot before this call's GEMM wrote it. Two dependencies the runtime adds are second guards, which the model
     shows: a chain not after START, or a closing barrier not after the chain, still holds - a graph's launch ends
     only when its chain has, and a receiver's slot is free once the sender passed its closing barrier of the call
     before, which every peer reaches only after its GEMM read the slot."""
     overlap, table = plan("rs_tila_bf16_ce_tp4", 4, True, 1), plan("rs_tila_bf16_ce_tp4", 4, False, 1)
-    for control in ("chain_skips_wait", "chain_keeps_flags"):
+    for control in ("chain_skips_wait", "chain_keeps_counts"):
         with pytest.raises(Violation, match="the chain copies a send slot that holds"):
             run_orders([table, overlap], orders=200, **{control: True})
     for guard in ("chain_skips_start", "end_skips_chain"):

@@ -46,6 +46,15 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     b->pull_next = section(&cursor, sizeof(unsigned int));  /* claimed by every CTA at the start */
     b->pull_count = section(&cursor, sizeof(unsigned int)); /* polled by every producer while CTAs still add */
     b->pull_seen = section(&cursor, sizeof(unsigned int));
+    b->row_counts = 0; /* tpg_buffer_layout_add_row_counts */
+    b->row_count_rows = 0;
+    b->total = cursor;
+}
+
+void tpg_buffer_layout_add_row_counts(tpg_buffer_layout *b, int64_t tiles_n) {
+    size_t cursor = b->total;
+    b->row_count_rows = (int64_t)b->num_slots * b->banks * b->tiles_per_stage / tiles_n;
+    b->row_counts = section(&cursor, (size_t)b->row_count_rows * sizeof(unsigned int));
     b->total = cursor;
 }
 

@@ -33,6 +33,10 @@
  *   pull_next, pull_count, pull_seen      u32 each: the gathered walk's GEMM when it pulls the shards: the next
  *                                        slice to claim, the slices done, the CTAs whose producer saw them all
  *                                        (tpg_gemm_params.pull_count: 0 between launches; own memory only)
+ *   row_counts   [rows] u32            copy-engine partials only (tpg_buffer_layout_add_row_counts): per tile row of
+ *                                        every slot's flags (both banks), the tiles the GEMM raised there this call
+ *                                        (tpg_gemm_params.row_counts; only the send bank's count), which the copy
+ *                                        chain waits on and then copies host zeros over (ce_partials.c)
  * Each section starts on a 256-byte boundary; everything is zeroed at creation.
  */
 #ifndef TPG_BUFFERS_H
@@ -51,7 +55,8 @@ typedef struct tpg_buffer_layout {
     size_t slot_bytes;      /* slot stride (rounded up to 256 B; end to end: the bytes used) */
     size_t slot_bytes_used; /* bytes of data in a slot (what a COPY moves) */
     size_t slots, stage_flags, tile_flags, epoch, last_epoch, epoch_readers, start_counter, end_counter, status, gave_up,
-        gave_up_notice, transfers_done, pull_next, pull_count, pull_seen; /* byte offsets */
+        gave_up_notice, transfers_done, pull_next, pull_count, pull_seen, row_counts; /* byte offsets */
+    int64_t row_count_rows; /* tile rows counted (0: no row_counts section) */
     size_t total;
 } tpg_buffer_layout;
 
@@ -60,6 +65,10 @@ typedef struct tpg_buffer_layout {
  * for each slot (end to end: enough for one GEMM of all tp blocks' rows). */
 void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int64_t tiles_per_stage, int banks,
                             int end_to_end);
+
+/* Copy-engine partials: a row_counts section after the rest, a count for each of the tile flags' rows of tiles_n
+ * flags (tiles_per_stage is a whole number of rows). */
+void tpg_buffer_layout_add_row_counts(tpg_buffer_layout *b, int64_t tiles_n);
 
 /* Allocates and zeroes the symmetric buffer on rank's device (made current here). */
 tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out);
@@ -84,6 +93,11 @@ static inline int tpg_buf_recv_slot(const tpg_buffer_layout *b, int slot) { retu
 static inline int tpg_buf_send_slot(const tpg_buffer_layout *b, int slot) { return slot + b->num_slots; }
 static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
     return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;
+}
+/* Count of tile row `row` of the tile flags (row r holds flags r * tiles_n ..; the first of slot s: s *
+ * tiles_per_stage / tiles_n). */
+static inline unsigned int *tpg_buf_row_count(void *base, const tpg_buffer_layout *b, int64_t row) {
+    return tpg_buf_word(base, b->row_counts) + row;
 }
 
 #endif /* TPG_BUFFERS_H */

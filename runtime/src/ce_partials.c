@@ -5,30 +5,32 @@
  * host link grew the pushing tiles' mainloops by ~10% and the ring ran 0.85-0.95 of itself with local pushes, as
  * 70B-o ran 0.94 of its local GEMM across two GPUs - while a copy engine carrying the same bytes beside the GEMM
  * cost it nothing (docs/perf_notes/2026-12-04-c.md, -d.md). So the GEMM writes every sending stage's partial into
- * its own send-bank slot and raises that slot's tile flags (params.c; buffers.h: tpg_buf_send_slot), and this file
- * adds to the rank's graph, per sending stage and per row band of its tiles (nccl_plan.h: the bands of the NCCL
- * transport, at most TPG_CE_RS_BANDS a stage), one chain on a copy engine:
- *   wait   batch mem-op node: every tile flag of the band nonzero (no SM polls; the GEMM raised them with the epoch)
+ * its own send-bank slot, raises that slot's tile flags and counts each raised flag in its tile row (params.c;
+ * buffers.h: tpg_buf_send_slot, tpg_buf_row_count; gemm_params.h: row_counts), and this file adds to the rank's
+ * graph, per sending stage and per row band of its tiles (nccl_plan.h: bands of whole tile rows, at most
+ * TPG_CE_RS_BANDS a stage and none under TPG_CE_RS_BAND_BYTES), one chain on a copy engine:
+ *   wait   batch mem-op node: every tile row of the band counted all its tiles (no SM polls)
  *   copy   the band's bytes of the send-bank slot -> the receiver's slot, the one a push would have written
  *   flags  the band's own tile flags (each the epoch) -> the receiver's flags of that slot, which its stage waits on
  *          as on pushed ones; after the copy in graph order, so a flag lands after its data
- *   reset  batch mem-op node: the band's own flags back to 0, so the next call's wait again waits for its tiles
- * A graph bakes a node's values in; the epoch moves every call, so the waits test "raised at all" and the resets
- * make that mean "raised in this call" - which holds because nothing else writes the send bank's flags (the one-hop
- * walk, which the op may switch to and back, raises the first bank's: with the send bank first, a chain after one
- * of its calls passed at once and copied its flags of an old epoch, 2026-12-04 10:33Z). The flags written to the
- * receiver are the epoch itself, copied.
+ * and after the last stage's bands one copy of pinned zeros over the send bank's row counts, so that the next call's
+ * waits again wait for its tiles. A graph bakes a node's values in and the epoch moves every call: the counts give
+ * the waits a value that repeats (a row's tiles). One wait a tile row, not one a tile flag, and no reset a flag: the
+ * copy engine's front end takes ~0.2 us a wait and ~0.7 us a write, so 70B-o's 4096 tiles a stage would have kept
+ * the chain busy ~3.7 ms against a 1.7 ms call (ce_chain_cost.cu, docs/perf_notes/2026-12-04-e.md). The zeros come
+ * from host memory because a copy within one GPU runs as a kernel, which would wait for the persistent GEMM's end.
  *
  * Order: the chain starts after the GEMM's launch completion (every CTA of the persistent kernel has begun: a wait
  * node that ran before the GEMM started could never end, and a mem-op wait has no timeout) and after the start
  * barrier (the receiver's slot is free once every rank entered this call: its GEMM of the last call, which read the
  * slot, is done); the closing barrier waits for its last node. Both are second guards: a launch ends only when its
  * chain has, and the sender's closing barrier of the call before already waited for every peer's GEMM - the protocol
- * model (tests/test_protocol.py) holds without either, and fails without the waits or the resets.
+ * model (tests/test_protocol.py) holds without either, and fails without the waits or the zeros.
  * The stages' chains follow each other: stage s + 1's partial holds what stage s received, and each rank's chain of
  * stage s waits only on its GEMM's tiles, which wait only on chains of stage s - 1 - earlier in every rank's chain,
- * so none waits on itself.
- * The waits end whatever happens: the GEMM raises every tile flag even after a timed-out wait (sync.cuh).
+ * so none waits on itself. Only the ring's GEMM counts (the one-hop walk's params have no row_counts), and only into
+ * the send bank.
+ * The waits end whatever happens: the GEMM raises and counts every tile flag even after a timed-out wait (sync.cuh).
  *
  * A mem-op wait holds the hardware queue it sits on. With one rank a GPU, work of the caller's queued behind it waits
  * at most until this call's GEMM raised the band; with ranks sharing a GPU, another rank's GEMM could queue there and
@@ -54,39 +56,27 @@
 
 typedef CUresult (*batch_mem_op_fn)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
 
-/* One or more batch mem-op nodes on s: wait until flags[0 .. count) are all nonzero, or write 0 to each. */
-static tpg_status flag_ops(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, unsigned int *flags, int64_t count,
-                           int wait) {
+/* Batch mem-op nodes on s: wait until counts[0 .. rows) all reach `tiles` (GEQ: a count runs from 0 to a row's
+ * tiles in each call, so the compare never wraps). */
+static tpg_status row_waits(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, unsigned int *counts, int64_t rows,
+                            unsigned int tiles) {
     CUstreamBatchMemOpParams ops[TPG_CE_BATCH_OPS];
-    for (int64_t t0 = 0; t0 < count; t0 += TPG_CE_BATCH_OPS) {
-        const int n = count - t0 < TPG_CE_BATCH_OPS ? (int)(count - t0) : TPG_CE_BATCH_OPS;
+    for (int64_t r0 = 0; r0 < rows; r0 += TPG_CE_BATCH_OPS) {
+        const int n = rows - r0 < TPG_CE_BATCH_OPS ? (int)(rows - r0) : TPG_CE_BATCH_OPS;
         memset(ops, 0, sizeof ops[0] * (size_t)n);
         for (int i = 0; i < n; i++) {
-            const CUdeviceptr at = (CUdeviceptr)(uintptr_t)(flags + t0 + i);
-            if (wait) {
-                ops[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
-                ops[i].waitValue.address = at;
-                /* (*flag & value) != 0: raised, whatever the epoch. Not GEQ 1: it compares with wrap-around, so
-                 * past 2^31 calls no epoch would pass and the wait would never end */
-                ops[i].waitValue.value = 0xFFFFFFFFu;
-                ops[i].waitValue.flags = CU_STREAM_WAIT_VALUE_AND;
-            } else {
-                ops[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-                ops[i].writeValue.address = at;
-                ops[i].writeValue.value = 0;
-                ops[i].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
-            }
+            ops[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+            ops[i].waitValue.address = (CUdeviceptr)(uintptr_t)(counts + r0 + i);
+            ops[i].waitValue.value = tiles;
+            ops[i].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
         }
         const CUresult r = batch((CUstream)s, (unsigned int)n, ops, 0);
         if (r != CUDA_SUCCESS)
-            TPG_FAIL(op->ctx, TPG_ERR_CUDA, "cuStreamBatchMemOp (%s %d tile flags of copy-engine partials) failed with "
-                     "CUresult %d", wait ? "waits on" : "resets", n, (int)r);
+            TPG_FAIL(op->ctx, TPG_ERR_CUDA, "cuStreamBatchMemOp (waits on %d tile-row counts of copy-engine partials) "
+                     "failed with CUresult %d", n, (int)r);
     }
     return TPG_OK;
 }
-
-/* The bands a stage's partial moves in (nccl_plan.h: the NCCL transport's, at most TPG_CE_RS_BANDS). */
-static int stage_bands(const tpg_op *op) { return tpg_nccl_band_count_at_most(&op->nccl_rows, TPG_CE_RS_BANDS); }
 
 /* The chain of rank's stage entry e (a sending stage), band by band, on s. */
 static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, batch_mem_op_fn batch, cudaStream_t s) {
@@ -97,17 +87,18 @@ static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, ba
         TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d's copy engine carries its partial to rank %d, whose buffer is not "
                  "mapped", rank, e->dst_peer);
     const int send = tpg_buf_send_slot(b, e->dst_slot);
+    const int64_t tiles_n = op->nccl_rows.tiles_n;
     unsigned int *sent = tpg_buf_tile_flags(own, b, send), *arrived = tpg_buf_tile_flags(peer, b, e->dst_slot);
+    unsigned int *counts = tpg_buf_row_count(own, b, send * b->tiles_per_stage / tiles_n);
     const char *from = tpg_buf_slot(own, b, send);
     char *to = tpg_buf_slot(peer, b, e->dst_slot);
-    const int bands = stage_bands(op);
+    const int bands = tpg_ce_band_count(&op->nccl_rows, b->slot_bytes_used);
     for (int i = 0; i < bands; i++) {
         const tpg_nccl_band band = tpg_nccl_band_of(&op->nccl_rows, i, bands);
-        TPG_CHECK(flag_ops(op, batch, s, sent + band.tile0, band.tiles, 1));
+        TPG_CHECK(row_waits(op, batch, s, counts + band.tile0 / tiles_n, band.tiles / tiles_n, (unsigned int)tiles_n));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(to + band.offset, from + band.offset, band.bytes, cudaMemcpyDefault, s));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(arrived + band.tile0, sent + band.tile0,
                                             (size_t)band.tiles * sizeof(unsigned int), cudaMemcpyDefault, s));
-        TPG_CHECK(flag_ops(op, batch, s, sent + band.tile0, band.tiles, 0));
     }
     return TPG_OK;
 }
@@ -119,6 +110,11 @@ static tpg_status chains(tpg_op *op, int rank, batch_mem_op_fn batch, cudaStream
         const tpg_stage_entry *e = &t->stages[rank * t->tp + st];
         if (e->dst_peer >= 0 && e->dst_slot >= 0) TPG_CHECK(stage_chain(op, rank, e, batch, s));
     }
+    /* the send bank's counts back to 0 for the next call, all stages' at once: its slots and their rows follow on */
+    const tpg_buffer_layout *b = &op->layout;
+    const int64_t rows = b->row_count_rows / 2; /* two banks: the second is the send bank */
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpyAsync(tpg_buf_row_count(op->buffer[rank], b, rows), op->ce_zeros,
+                                            (size_t)rows * sizeof(unsigned int), cudaMemcpyDefault, s));
     return TPG_OK;
 }
 
@@ -175,6 +171,20 @@ tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cud
     TPG_CHECK_CUDA(ctx, cudaGraphAddDependencies(op->graph[rank], &tail, &end, 1));
 #endif
     return TPG_OK;
+}
+
+tpg_status tpg__ce_partials_alloc(tpg_op *op) {
+    if (op->layout.row_count_rows == 0) return TPG_OK;
+    const size_t bytes = (size_t)(op->layout.row_count_rows / 2) * sizeof(unsigned int);
+    /* portable: every device of the process copies from it */
+    TPG_CHECK_CUDA(op->ctx, cudaHostAlloc((void **)&op->ce_zeros, bytes, cudaHostAllocPortable));
+    memset(op->ce_zeros, 0, bytes);
+    return TPG_OK;
+}
+
+void tpg__ce_partials_free(tpg_op *op) {
+    if (op->ce_zeros) (void)cudaFreeHost(op->ce_zeros);
+    op->ce_zeros = NULL;
 }
 
 tpg_status tpg__ce_partials_check_queues(tpg_op *op) {

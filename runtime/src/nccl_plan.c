@@ -107,6 +107,12 @@ int tpg_nccl_band_count_at_most(const tpg_nccl_rows *r, int most) {
     return tile_rows < most ? (int)tile_rows : most;
 }
 
+int tpg_ce_band_count(const tpg_nccl_rows *r, size_t slot_bytes) {
+    const size_t by_bytes = slot_bytes / TPG_CE_RS_BAND_BYTES;
+    const int most = by_bytes < 1 ? 1 : by_bytes < TPG_CE_RS_BANDS ? (int)by_bytes : TPG_CE_RS_BANDS;
+    return tpg_nccl_band_count_at_most(r, most);
+}
+
 int tpg_nccl_band_count(const tpg_nccl_rows *r) { return tpg_nccl_band_count_at_most(r, TPG_NCCL_RS_BANDS); }
 
 tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands) {

@@ -81,6 +81,8 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     op->one_hop = walk_at_creation(op) == TPG_WALK_ONE_HOP;
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,
                            op->gathered || op->one_hop);
+    if (banks == 2 && c->copy_engine_partials && !tpg__over_nccl(ctx)) /* the copy chains' waits (ce_partials.c) */
+        tpg_buffer_layout_add_row_counts(&op->layout, (op->shapes.stage_n + op->kernel->bn - 1) / op->kernel->bn);
     op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, c->copy_chunks);
     /* over NCCL or by copy engine a reduce-scatter stage's partial moves in row bands of the GEMM's tiles */
     op->nccl_rows = (tpg_nccl_rows){op->shapes.l, op->shapes.stage_m, op->kernel->bm,
@@ -93,12 +95,14 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     }
     TPG_CHECK_GOTO(tpg__tile_order_alloc(op), fail);
     TPG_CHECK_GOTO(tpg__stream_k_alloc(op), fail);
+    TPG_CHECK_GOTO(tpg__ce_partials_alloc(op), fail);
     tpg__restore_device(saved);
     *out = op;
     return TPG_OK;
 fail:
     tpg__tile_order_free(op);
     tpg__stream_k_free(op);
+    tpg__ce_partials_free(op);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!op->buffer[r]) continue;
         (void)cudaSetDevice(ctx->devices[r]);
@@ -176,6 +180,7 @@ void tpg__op_free(tpg_op *op) {
     tpg__tile_order_free(op);
     tpg__stream_k_free(op);
     tpg__nccl_free(op);
+    tpg__ce_partials_free(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         (void)cudaSetDevice(op->ctx->devices[r]);
         if (op->capture_done[r]) (void)cudaEventDestroy(op->capture_done[r]);

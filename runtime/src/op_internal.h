@@ -67,6 +67,7 @@ struct tpg_op {
     cudaEvent_t nccl_launched[TPG_MAX_TP];
     const void *nccl_shard[TPG_MAX_TP];
     tpg_nccl_rows nccl_rows;               /* reduce-scatter: the partial's rows, for its bands (nccl_plan.h) */
+    unsigned int *ce_zeros;                /* copy-engine partials: pinned zeros for the row counts (ce_partials.c) */
 #ifdef TPG_TRACE
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes;
@@ -142,6 +143,9 @@ tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cud
 /* TPG_ERR_UNSUPPORTED for an op with copy-engine partials whose local ranks share a GPU without
  * CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
 tpg_status tpg__ce_partials_check_queues(tpg_op *op);
+/* ce_partials.c: the pinned zeros the chains copy over the send bank's row counts (none without row counts). */
+tpg_status tpg__ce_partials_alloc(tpg_op *op);
+void tpg__ce_partials_free(tpg_op *op);
 /* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after
  * node `after` (the start node), and their bounded wait after node `gemm`; whether rank r's graph must be built
  * anew for its current tensors (its all-gather sends another shard); the streams and events, released. */

@@ -399,6 +399,11 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
     if (order == TPG_WALK_GATHERED) TPG_CHECK(gathered_params(op, rank, g));
     if (order == TPG_WALK_ONE_HOP) TPG_CHECK(one_hop_params(op, rank, g));
     tpg__stream_k_params(op, rank, g);
+    if (tpg__op_ce_partials(op)) { /* the sending stages' flags counted by tile row, for the copy chains' waits */
+        g->row_counts = tpg_buf_row_count(op->buffer[rank], &op->layout, 0);
+        g->row_count_flags = tpg_buf_tile_flags(op->buffer[rank], &op->layout, 0);
+        g->row_count_tiles_n = (int)op->nccl_rows.tiles_n;
+    }
     barrier_params(op, rank, TPG_BARRIER_START, &op->barrier[TPG_BARRIER_START][rank]);
     barrier_params(op, rank, TPG_BARRIER_END, &op->barrier[TPG_BARRIER_END][rank]);
 #ifdef TPG_TRACE

@@ -398,10 +398,15 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
 
     fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
     if (ps->ce_partials) {
-        const int64_t tile_rows = ps->tiles_per_stage / ceil_div(ps->stage_n, cfg->kernel->bn); /* all batches */
+        const int64_t tiles_n = ceil_div(ps->stage_n, cfg->kernel->bn);
+        const int64_t l = ps->tiles_per_stage / (ceil_div(ps->stage_m, cfg->kernel->bm) * tiles_n);
+        const tpg_nccl_rows rows = {l, ps->stage_m, cfg->kernel->bm, tiles_n,
+                                    (size_t)ps->stage_n * tpg_dtype_size(cfg->kernel->dtype_partial)};
+        const int bands = tpg_ce_band_count(&rows, (size_t)ps->slot_bytes);
         fprintf(f, "  (copy_engine_partials: after the GEMM's launch and the start barrier, per sending stage %d "
-                   "bands of [wait for the band's tile flags | copy into the receiver's slot | its flags | reset], the "
-                   "closing barrier after them)\n", (int)(tile_rows < TPG_CE_RS_BANDS ? tile_rows : TPG_CE_RS_BANDS));
+                   "band%s of [wait for the band's tile-row counts | copy into the receiver's slot | its flags], then "
+                   "zeros over the %" PRId64 " B of send-bank counts; the closing barrier after them)\n",
+                bands, bands == 1 ? "" : "s", ps->num_slots * ps->tiles_per_stage / tiles_n * 4);
     }
     if (ps->overlap && p > 1)
         fprintf(f, "  (barriers beside the GEMM: it counts its epoch on from its previous launch and waits for no node; %s)\n",

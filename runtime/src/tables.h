@@ -104,10 +104,10 @@ typedef struct tpg_config_desc {
     /* a tuned choice's config (schedules.yaml tuned:, named tuned_*): run through tpg_dispatch_find or by name,
      * never a default pick (generator/models.py default_config skips it too) */
     int tuned;
-    /* schedules.yaml copy_engine_partials: reduce-scatter stage s writes its partial into its own slot and raises its
-     * own tile flags, as pull_partials does; copy-engine nodes of the op's graph carry each band of it into the
-     * receiver's receive bank and raise that bank's flags there (runtime/src/ce_partials.c), which the receiver waits
-     * on as it does over NCCL. Part of the config: every rank of an op has the same buffer layout. */
+    /* schedules.yaml copy_engine_partials: reduce-scatter stage s writes its partial into its own send slot, raises
+     * its tile flags there and counts them by tile row; copy-engine nodes of the op's graph carry each band of it
+     * into the receiver's slot and flags - those a push writes, which the receiver waits on as on pushed ones
+     * (runtime/src/ce_partials.c). Part of the config: every rank of an op has the same buffer layout. */
     int copy_engine_partials;
 } tpg_config_desc;
 

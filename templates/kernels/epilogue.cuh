@@ -65,19 +65,8 @@
 #define TPG_DIAG_ROW_STORES 0
 #endif
 
-/* Self-test instances only (the copy-engine push in graph form, docs/PERF_NOTES.md "Next"): after a tile's signal
- * flag, add 1 to its band's counter - one unsigned int per tile row, right after the stage's tile flags
- * (signal_flags + the stage's units + the tile's row) - so that a graph's mem-op node can wait for a whole band with a
- * value that repeats every call (tiles in the band; the chain writes 0 back), where the flags' epoch does not.
- * Ping-pong instances (pp128tdc): in the cooperative wide kernel the counter's pointer spills. */
-#ifndef TPG_DIAG_BAND_COUNTS
-#define TPG_DIAG_BAND_COUNTS 0
-#endif
-/* Both diagnostics compute addresses as the --rs-far problems allow (one batch, rows a multiple of 64, no clusters,
- * 16-bit partials in 128-byte rows); refuse the builds they would get wrong */
-#if TPG_DIAG_BAND_COUNTS && TPG_CLUSTER_M * TPG_CLUSTER_N != 1
-#error "TPG_DIAG_BAND_COUNTS: 1x1 clusters only (a cluster's units per stage are not its tiles)"
-#endif
+/* The diagnostic computes addresses as the --rs-far problems allow (one batch, rows a multiple of 64, 16-bit partials
+ * in 128-byte rows); refuse the builds it would get wrong */
 #if TPG_DIAG_ROW_STORES && ((defined(TPG_EPI_CHUNK_BYTES) && TPG_EPI_CHUNK_BYTES != 128) || TPG_CD_DTYPE == 4 ||     \
                              (defined(TPG_PARTIAL_F32) && TPG_PARTIAL_F32))
 #error "TPG_DIAG_ROW_STORES: 128-byte rows of 16-bit values only"
@@ -112,9 +101,6 @@ struct tpg_epi_state {
      * tile_row0 / col_base) and batch * TPG_MAX_TP + stage. Never read without TPG_SPREAD_PUSHES. */
     uint32_t held;
     int held_row0, held_col0, held_bs;
-#if TPG_DIAG_BAND_COUNTS
-    unsigned int *pending_band; /* the pending tile's band counter */
-#endif
 #if TPG_DIAG_PHASES
     int diag_stage; /* the tile's stage, for its handoffs' sums (diag_phases.cuh) */
 #endif
@@ -146,26 +132,37 @@ __device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p, i
     return TPG_DIAG_DEFER_FLAGS_ALWAYS || stage_units >= (PINGPONG ? 3 : 2) * (int)gridDim.x;
 }
 
+/* Copy-engine partials: count a raised flag in its tile row (tpg_gemm_params.row_counts). Computed from the flag's
+ * address when it is raised, so nothing more is held across a deferral (a held counter pointer spilled in the
+ * cooperative kernel); the release orders the flag and the tile's stores before the count. */
+__device__ __forceinline__ void tpg_epi_count_row(const tpg_gemm_params &p, const unsigned int *flag)
+{
+    if (!p.row_counts) return;
+    const unsigned int row = (unsigned int)(flag - p.row_count_flags) / (unsigned int)p.row_count_tiles_n;
+    asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(p.row_counts + row) : "memory");
+}
+
 /* Raise the pending signal flag once this tile's stores are complete (all consumer threads call it). */
 template <int CONSUMERS, bool PINGPONG>
-__device__ __forceinline__ void tpg_epi_flush(tpg_epi_state &st, unsigned int epoch, int ctid)
+__device__ __forceinline__ void tpg_epi_flush(const tpg_gemm_params &p, tpg_epi_state &st, unsigned int epoch,
+                                              int ctid)
 {
     if (!st.pending) return;
     if ((ctid & 127) == 0) {
         tpg_bulk_wait_all();            /* this warpgroup's stores are written, not just read */
         tpg_fence_proxy_async_global(); /* async-proxy writes before the generic release below */
         __threadfence_system();
-        if (PINGPONG) tpg_st_release_sys(st.pending, epoch); /* the tile is this warpgroup's alone */
-#if TPG_DIAG_BAND_COUNTS
-        if (PINGPONG) asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(st.pending_band) : "memory");
-#endif
+        if (PINGPONG) { /* the tile is this warpgroup's alone */
+            tpg_st_release_sys(st.pending, epoch);
+            tpg_epi_count_row(p, st.pending);
+        }
     }
     if (!PINGPONG) {
         tpg_named_barrier(1, 128 * CONSUMERS);
-        if (ctid == 0) tpg_st_release_sys(st.pending, epoch);
-#if TPG_DIAG_BAND_COUNTS
-        if (ctid == 0) asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(st.pending_band) : "memory");
-#endif
+        if (ctid == 0) {
+            tpg_st_release_sys(st.pending, epoch);
+            tpg_epi_count_row(p, st.pending);
+        }
     }
     st.pending = nullptr;
 }
@@ -212,7 +209,7 @@ template <int CONSUMERS, bool PINGPONG>
 __device__ __forceinline__ void tpg_epi_begin(const tpg_gemm_params &p, const tpg_stage_params &sp, const tpg_tile &tile,
                                               unsigned int epoch, int ctid, bool &gave_up, tpg_epi_state &st)
 {
-    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid); /* the previous tile's flag (deferred) */
+    tpg_epi_flush<CONSUMERS, PINGPONG>(p, st, epoch, ctid); /* the previous tile's flag (deferred) */
     if (sp.partial && sp.partial_flags) {
         if ((ctid & 127) == 0) {
             TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
@@ -449,20 +446,18 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
     if constexpr (TPG_SPREAD_PUSHES) st.held &= ~(1u << 31); /* the units handed off from here on go out at once */
     if (sp.signal_flags) {
         st.pending = sp.signal_flags + tile.t;
-#if TPG_DIAG_BAND_COUNTS
-        st.pending_band = sp.signal_flags + stage_units + tile.tm;
-#endif
         if (!tpg_epi_defers_flags<DEFER_FLAGS, PINGPONG>(p, stage_units))
-            tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+            tpg_epi_flush<CONSUMERS, PINGPONG>(p, st, epoch, ctid);
     }
 }
 
 /* End of the consumer's tile walk: raise a deferred flag, then let every store finish before the CTA
  * (and its smem) goes away. */
 template <int CONSUMERS, bool PINGPONG>
-__device__ __forceinline__ void tpg_epilogue_finish(tpg_epi_state &st, unsigned int epoch, int ctid)
+__device__ __forceinline__ void tpg_epilogue_finish(const tpg_gemm_params &p, tpg_epi_state &st, unsigned int epoch,
+                                                    int ctid)
 {
-    tpg_epi_flush<CONSUMERS, PINGPONG>(st, epoch, ctid);
+    tpg_epi_flush<CONSUMERS, PINGPONG>(p, st, epoch, ctid);
     if ((ctid & 127) == 0) tpg_bulk_wait_all();
 }
 

@@ -148,6 +148,14 @@ typedef struct tpg_gemm_params {
     int sk_rounds; /* data-parallel tiles per CTA before the region: (all tiles - sk_tiles) / grid, exact */
     float *sk_partials;
     unsigned int *sk_counts; /* one a region tile: fewer than 2 x grid */
+    /* Copy-engine partials (runtime/src/ce_partials.c; else NULL / 0): after raising a signal flag the epilogue adds 1
+     * to that flag's tile-row count, row_counts[(flag - row_count_flags) / row_count_tiles_n] - flags lie tile row
+     * after tile row, row_count_tiles_n to a row - so that the copy chain waits for a band with one mem-op wait a
+     * tile row, on a value that repeats every call (the row's tiles; the chain copies zeros back), not one a tile:
+     * the copy engine's front end takes ~0.2 us a wait and ~0.7 us a write (docs/perf_notes/2026-12-04-e.md). */
+    unsigned int *row_counts;
+    const unsigned int *row_count_flags;
+    int row_count_tiles_n;
 #ifdef TPG_TRACE
     /* Trace builds only (`ninja trace`, every object compiled with -DTPG_TRACE, so runtime and kernel
      * agree on the layout): the device's timeline buffer (trace_format.h), NULL = not tracing. Normal

@@ -369,7 +369,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
     }
     if (kDeferStores && held.pending)
         for (int d = 0; d < kDefer; ++d) issue(d); /* the last tile: no next mainloop to hide behind */
-    tpg_epilogue_finish<kConsumers, false>(est, epoch, ctid);
+    tpg_epilogue_finish<kConsumers, false>(p, est, epoch, ctid);
     TPG_TR(if ((ctid & 127) == 0) tpg_tr_lane_end(p, 1 + wg);)
 }
 
@@ -428,7 +428,7 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
     }
     if constexpr (TPG_SPREAD_PUSHES) /* the last tile's held units: no turn to wait for */
         tpg_epi_spread_issue<TPG_CD_DTYPE, kWgN, kEpiChunk, kEpiBuffers>(p, est, true, wg, ctid & 127, sD);
-    tpg_epilogue_finish<kConsumers, true>(est, epoch, ctid);
+    tpg_epilogue_finish<kConsumers, true>(p, est, epoch, ctid);
     TPG_TR(if ((ctid & 127) == 0) tpg_tr_lane_end(p, 1 + wg);)
 }
 

@@ -1,7 +1,7 @@
 /* The per-op symmetric buffer's layout (runtime/src/buffers.c, buffers.h): every section starts on a 256-byte
  * boundary, none overlaps another, the slots hold num_slots (tp - 1, or tp for the gathered all-gather walk) whole
- * slots per bank and the flag sections one word per flag,
- * and the three epoch words (epoch, last_epoch, epoch_readers) lie in three sections - the GEMM's CTAs all load
+ * slots per bank and the flag sections one word per flag (copy-engine partials' row counts one per tile row of
+ * flags), and the three epoch words (epoch, last_epoch, epoch_readers) lie in three sections - the GEMM's CTAs all load
  * one of them while one CTA stores or every CTA counts itself in on another, and a shared 32-byte sector made a
  * short-K reduce-scatter 1.3% slower (bench/results/experiments/ab_epoch_0410Z.log). No GPU needed. */
 #include <stddef.h>
@@ -33,6 +33,7 @@ static int sections_of(const tpg_buffer_layout *b, section *out) {
         {"pull_next", b->pull_next, word},
         {"pull_count", b->pull_count, word},
         {"pull_seen", b->pull_seen, word},
+        {"row_counts", b->row_counts, (size_t)b->row_count_rows * word},
     };
     const int n = (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) out[i] = all[i];
@@ -80,6 +81,13 @@ TPG_TEST(sections_are_aligned_and_apart) {
                     const int last = tpg_buf_recv_slot(&b, tps[i] - 2);
                     TPG_EXPECT(banks == 1 || (size_t)(last + 1) * b.slot_bytes <= b.stage_flags - b.slots);
                     TPG_EXPECT(banks == 1 || (size_t)(last + 1) * (size_t)tiles[k] * 4 <= b.epoch - b.tile_flags);
+                    if (banks == 1) continue;
+                    /* copy-engine partials: a count per tile row of both banks' flags, in a section of its own */
+                    const int64_t tiles_n = tiles[k] == 4096 ? 64 : tiles[k];
+                    tpg_buffer_layout_add_row_counts(&b, tiles_n);
+                    TPG_EXPECT(layout_problems(&b, slots[j]) == 0);
+                    TPG_EXPECT(b.row_count_rows == (int64_t)(tps[i] - 1) * 2 * tiles[k] / tiles_n);
+                    TPG_EXPECT(b.row_counts >= b.pull_seen + 256);
                 }
 }
 

@@ -49,7 +49,7 @@
         X(e4m3tma, 1e-2) X(e4m3pptma, 1e-2) X(e4m3p8, 1e-2) X(e4m3p8tma, 1e-2) X(e4m3p1, 1e-2) X(pp128p32, 1e-2) X(wide3p32, 1e-2)   \
         X(w160, 1e-2) X(pp64tma, 1e-2) X(wide3nd, 1e-2) X(wide3old, 1e-2) X(pp64g1, 1e-2) \
         X(wide3fx, 1e-2) X(pp128tdf, 1e-2) X(pp128sp, 1e-2) X(pp64sp, 1e-2) X(pp128spd, 1e-2) \
-        X(pp128tdq, 1e-2) X(pp128spq, 1e-2) X(pp128tdr, 1e-2) X(pp128tdc, 1e-2)
+        X(pp128tdq, 1e-2) X(pp128spq, 1e-2) X(pp128tdr, 1e-2)
 #define DECLARE(n, b)                                                                                 \
     extern "C" const void *tpg_selftest_##n##_entry(void);                                           \
     extern "C" const tpg_selftest_shape tpg_selftest_##n##_shape;

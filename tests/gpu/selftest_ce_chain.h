@@ -13,7 +13,7 @@ struct ce_chain {
     void *dst;                    /* where the copy engine carries it (host memory) */
     const unsigned int *sent;     /* the sending stage's tile flags (raised by the GEMM) */
     unsigned int *arrived;        /* the receiving stage's tile flags (written by the chain) */
-    unsigned int *counts;         /* graph form: the band counters (TPG_DIAG_BAND_COUNTS, epilogue.cuh) */
+    unsigned int *counts;         /* graph form: the tile-row counts (tpg_gemm_params.row_counts) */
     int m, n, bm, bn, elem_bytes;
 };
 

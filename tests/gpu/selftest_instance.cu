@@ -35,8 +35,7 @@ static void phases(const char *label)
 
 extern "C" const tpg_selftest_shape TPG_ST_CAT(TPG_KERNEL_NAME, _shape) = {
     TPG_BM, TPG_BN, TPG_CLUSTER_M, TPG_CLUSTER_N, TPG_CONSUMER_MODE, kThreads, TPG_SMEM_BYTES, TPG_AB_DTYPE,
-    kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32, TPG_ST_PHASES, TPG_DIAG_ROW_STORES != 0 || TPG_DIAG_BAND_COUNTS,
-    TPG_DIAG_BAND_COUNTS};
+    kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32, TPG_ST_PHASES, TPG_DIAG_ROW_STORES != 0};
 
 #if TPG_DIAG_SPREAD_PRINT
 #include <stdio.h>

@@ -161,6 +161,12 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         return;
     }
     ring_params(p, c, K, A, B, X, D, F, m, P.n, P.k, S, tiles);
+    if (v == V_CE_GRAPH) { /* the chain's waits are on stage 0's tile-row counts, past its flags (gemm_params.h) */
+        const int tiles_m = (m + K.s.bm - 1) / K.s.bm, tiles_n = (P.n + K.s.bn - 1) / K.s.bn;
+        p->row_count_flags = F;
+        p->row_counts = F + (size_t)tiles_m * tiles_n;
+        p->row_count_tiles_n = tiles_n;
+    }
     for (int s = 0; s < S; ++s) {
         tpg_stage_params *sp = &p->stage[s];
         map_b(&sp->b_map, K, B, P.n, P.k);
@@ -223,8 +229,8 @@ static cudaGraphExec_t ce_graph(const kern &K, const tpg_gemm_params *p, const c
 }
 
 /* The side stream's work for variant v's windows: "far ce" the copy of every sending stage's partial, "ce chain"
- * the chain of stage 0's (TP = 2: the --rs-far problems), "ce graph" the call as a graph (kernels with band counters
- * only: without, it runs as the ring); nothing for the others. Kernel i of the problem's list, with its params p. */
+ * the chain of stage 0's (TP = 2: the --rs-far problems), "ce graph" the call as a graph; nothing for the
+ * others. Kernel i of the problem's list, with its params p. */
 static void side_for(int v, const kern &K, const tp_problem &P, int i, const tpg_gemm_params *p, const ctl &c)
 {
     g_ce.bytes = v == V_FAR_CE ? (size_t)(P.tp - 1) * (P.m / P.tp) * P.n * partial_bytes(K) : 0;
@@ -240,8 +246,8 @@ static void side_for(int v, const kern &K, const tp_problem &P, int i, const tpg
     ch.bn = K.s.bn;
     ch.elem_bytes = (int)partial_bytes(K);
     const int tiles_m = (ch.m + ch.bm - 1) / ch.bm, tiles_n = (ch.n + ch.bn - 1) / ch.bn;
-    ch.counts = const_cast<unsigned int *>(ch.sent) + tiles_m * tiles_n; /* TPG_DIAG_BAND_COUNTS' place */
-    if (v != V_CE_GRAPH || !K.s.band_counts) return;
+    ch.counts = const_cast<unsigned int *>(ch.sent) + tiles_m * tiles_n; /* variant_params' row_counts */
+    if (v != V_CE_GRAPH) return;
     CK(cudaMemset(ch.counts, 0, (size_t)tiles_m * 4)); /* the ring's variants counted too */
     if (!g_ce.graphs[i]) g_ce.graphs[i] = ce_graph(K, p, c);
     g_ce.graph = g_ce.graphs[i];
@@ -415,7 +421,8 @@ void print_rs_perf(const kern *ks, int nk)
                "memory, the call's time including the copy's; ce chain = the push by the copy engine, band by band "
                "after the band's flags, the receiver waiting for the flags the chain writes after each copy "
                "(selftest_ce_chain.cu); ce graph = the chain's graph form beside the GEMM in one graph, on band "
-               "counters (kernels with TPG_DIAG_BAND_COUNTS only; no receiver waits on it: compare with far ce)"
+               "counters (the tile-row counts of tpg_gemm_params.row_counts; no receiver waits on it: compare with "
+               "far ce)"
                "\n\n| problem | kernel | plain | ring (/ plain) | "
                "far (/ plain) | far walk (/ plain) | far / ring | far ce (/ plain) | far ce / ring | ce chain "
                "(/ plain) | ce chain / ring | ce graph (/ plain) | ce graph / ring |\n"
@@ -429,11 +436,7 @@ void print_rs_perf(const kern *ks, int nk)
                        t[V_RING], t[V_RING] / t[V_PLAIN], t[V_FAR], t[V_FAR] / t[V_PLAIN], t[V_FAR_WALK],
                        t[V_FAR_WALK] / t[V_PLAIN], t[V_FAR] / t[V_RING], t[V_FAR_CE], t[V_FAR_CE] / t[V_PLAIN],
                        t[V_FAR_CE] / t[V_RING], t[V_CE_CHAIN], t[V_CE_CHAIN] / t[V_PLAIN], t[V_CE_CHAIN] / t[V_RING]);
-                if (ks[i].s.band_counts)
-                    printf(" %.1f (%.3f) | %.3f |\n", t[V_CE_GRAPH], t[V_CE_GRAPH] / t[V_PLAIN],
-                           t[V_CE_GRAPH] / t[V_RING]);
-                else
-                    printf(" - | - |\n");
+                printf(" %.1f (%.3f) | %.3f |\n", t[V_CE_GRAPH], t[V_CE_GRAPH] / t[V_PLAIN], t[V_CE_GRAPH] / t[V_RING]);
             }
         return;
     }

@@ -16,9 +16,7 @@ typedef struct tpg_selftest_shape {
     /* TPG_DIAG_PHASES instances (diag_phases.cuh): label NULL clears the sums, else prints them as table rows
      * labelled `label` (nothing when no tile was counted); NULL for every other instance */
     void (*phases)(const char *label);
-    int timing_only; /* TPG_DIAG_ROW_STORES (the values land swizzled), TPG_DIAG_BAND_COUNTS (the counters sit past
-                        the tile flags, where a case's flag array ends): timed (--rs-*), never checked */
-    int band_counts; /* TPG_DIAG_BAND_COUNTS: --rs-far's "ce graph" runs with it (without, its waits never end) */
+    int timing_only; /* TPG_DIAG_ROW_STORES (the values land swizzled): timed (--rs-*), never checked */
 } tpg_selftest_shape;
 
 #endif

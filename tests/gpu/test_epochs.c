@@ -326,9 +326,9 @@ done:
 
 /* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
  * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read; and with
- * copy-engine partials (copy_engine_partials): the graph's copy chains, whose waits reset the sender's flags every
- * call (a stale flag would let a band go before its tiles wrote it; over NCCL the config runs as NCCL moves any
- * partial); then the gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the
+ * copy-engine partials (copy_engine_partials): the graph's copy chains, which wait on the sender's tile-row counts
+ * and zero them every call (a stale count would let a band go before its tiles wrote it; over NCCL the config runs as
+ * NCCL moves any partial); then the gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the
  * copy engine brings them, and the one-hop reduce-scatter walk (64 rows a stage), whose REDUCE reads every rank's
  * slots, also of the copy-engine config, whose chains come and go as its ring does (none of these over NCCL, which
  * runs stage after stage). Returns the number of failed schedules. */
