@@ -23,8 +23,8 @@ the kernels' waits in templates/kernels/):
   CHAIN   (copy_engine_partials: the ring's stages write their own send slot, raise its flag and count it in
           its tile rows instead of pushing; runtime/src/ce_partials.c) after START and the GEMM's launch, per
           sending stage in order: waits until its send slot's count is full, copies the send slot into the
-          receiver's slot, then copies the flag into the receiver's flag; after the last stage it copies zeros over
-          every send slot's count; END follows it (the plan lists no such node: added here);
+          receiver's slot, then copies the flag into the receiver's flag; after the last stage's wait it copies
+          zeros over every send slot's count; END follows it (the plan lists no such node: added here);
   END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
 A rank's next call starts when its graph has completed, after the user wrote that call's input; with both graphs
 given, each rank picks one per call (the API lets the ranks switch modes between calls, each on its own). Any order the

@@ -16,7 +16,8 @@
  *                                        flags of the rank's one GEMM, tile t at word t)
  *                x banks                 (pull_partials: raised by the owner, polled by the receiver; NCCL:
  *                                        the receive bank's raised after the receive, nccl_graph.c; copy-engine
- *                                        partials: the send bank's raised by the GEMM, reset by the copy chain)
+ *                                        partials: the send bank's raised by the GEMM and counted by tile row
+ *                                        in row_counts, which the copy chain waits on and zeroes)
  *   epoch        u32                     launch counter; the start barrier is its only writer
  *   last_epoch   u32                     the epoch of the rank's previous GEMM launch (the GEMM's own word:
  *                                        tpg_gemm_params.epoch says why); equals epoch when the device is idle
@@ -88,8 +89,8 @@ static inline unsigned int *tpg_buf_stage_flags(void *base, const tpg_buffer_lay
 /* Index of the receive bank's slot paired with slot s (banks = 2). */
 static inline int tpg_buf_recv_slot(const tpg_buffer_layout *b, int slot) { return slot + b->num_slots; }
 /* Index of the send bank's slot paired with slot s (banks = 2, copy-engine partials: the second bank is where a
- * sending stage writes, and the first receives as under the push - so the one-hop walk, whose GEMM raises the flags of
- * the first bank's slot 0, never leaves a raised flag where a copy chain waits for one). */
+ * sending stage writes, and the first receives as under the push, as the one-hop walk's flags are the first bank's;
+ * only the ring's GEMM counts its flags into row_counts, the one-hop walk's has none). */
 static inline int tpg_buf_send_slot(const tpg_buffer_layout *b, int slot) { return slot + b->num_slots; }
 static inline unsigned int *tpg_buf_tile_flags(void *base, const tpg_buffer_layout *b, int slot) {
     return tpg_buf_word(base, b->tile_flags) + (size_t)slot * (size_t)b->tiles_per_stage;

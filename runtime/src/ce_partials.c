@@ -8,12 +8,13 @@
  * its own send-bank slot, raises that slot's tile flags and counts each raised flag in its tile row (params.c;
  * buffers.h: tpg_buf_send_slot, tpg_buf_row_count; gemm_params.h: row_counts), and this file adds to the rank's
  * graph, per sending stage and per row band of its tiles (nccl_plan.h: bands of whole tile rows, at most
- * TPG_CE_RS_BANDS a stage and none under TPG_CE_RS_BAND_BYTES), one chain on a copy engine:
+ * TPG_CE_RS_BANDS a stage, of about TPG_CE_RS_BAND_BYTES or more), one chain on a copy engine:
  *   wait   batch mem-op node: every tile row of the band counted all its tiles (no SM polls)
  *   copy   the band's bytes of the send-bank slot -> the receiver's slot, the one a push would have written
  *   flags  the band's own tile flags (each the epoch) -> the receiver's flags of that slot, which its stage waits on
  *          as on pushed ones; after the copy in graph order, so a flag lands after its data
- * and after the last stage's bands one copy of pinned zeros over the send bank's row counts, so that the next call's
+ * and, once the last stage's last wait has passed, one copy of pinned zeros over the send bank's row counts (beside
+ * that band's copies), so that the next call's
  * waits again wait for its tiles. A graph bakes a node's values in and the epoch moves every call: the counts give
  * the waits a value that repeats (a row's tiles). One wait a tile row, not one a tile flag, and no reset a flag: the
  * copy engine's front end takes ~0.2 us a wait and ~0.7 us a write, so 70B-o's 4096 tiles a stage would have kept
@@ -78,8 +79,31 @@ static tpg_status row_waits(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, u
     return TPG_OK;
 }
 
-/* The chain of rank's stage entry e (a sending stage), band by band, on s. */
-static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, batch_mem_op_fn batch, cudaStream_t s) {
+/* The capture's second stream: the zeros over the send bank's counts branch off after the last wait has passed and
+ * run beside the last band's copies, whose receiver waits on them (ahead of those copies they would delay the last
+ * band by a copy-engine operation, ~3 us; after them, the closing barrier). */
+typedef struct zeros_branch {
+    cudaStream_t s;
+    cudaEvent_t fork, join;
+} zeros_branch;
+
+/* Forks the zeros off the capture on s (after everything captured so far) onto z. */
+static tpg_status zeros_beside(tpg_op *op, int rank, cudaStream_t s, const zeros_branch *z) {
+    tpg_ctx *ctx = op->ctx;
+    const tpg_buffer_layout *b = &op->layout;
+    const int64_t rows = b->row_count_rows / 2; /* two banks: the second is the send bank, its rows the last half */
+    TPG_CHECK_CUDA(ctx, cudaEventRecord(z->fork, s));
+    TPG_CHECK_CUDA(ctx, cudaStreamWaitEvent(z->s, z->fork, 0));
+    TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(tpg_buf_row_count(op->buffer[rank], b, rows), op->ce_zeros,
+                                        (size_t)rows * sizeof(unsigned int), cudaMemcpyDefault, z->s));
+    TPG_CHECK_CUDA(ctx, cudaEventRecord(z->join, z->s));
+    return TPG_OK;
+}
+
+/* The chain of rank's stage entry e (a sending stage), band by band, on s; the last sending stage's forks the zeros
+ * onto z after its last wait (z NULL for the others). */
+static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, batch_mem_op_fn batch, cudaStream_t s,
+                              const zeros_branch *z) {
     tpg_ctx *ctx = op->ctx;
     const tpg_buffer_layout *b = &op->layout;
     void *own = op->buffer[rank], *peer = tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER);
@@ -96,6 +120,7 @@ static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, ba
     for (int i = 0; i < bands; i++) {
         const tpg_nccl_band band = tpg_nccl_band_of(&op->nccl_rows, i, bands);
         TPG_CHECK(row_waits(op, batch, s, counts + band.tile0 / tiles_n, band.tiles / tiles_n, (unsigned int)tiles_n));
+        if (z && i == bands - 1) TPG_CHECK(zeros_beside(op, rank, s, z));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(to + band.offset, from + band.offset, band.bytes, cudaMemcpyDefault, s));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(arrived + band.tile0, sent + band.tile0,
                                             (size_t)band.tiles * sizeof(unsigned int), cudaMemcpyDefault, s));
@@ -103,23 +128,27 @@ static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, ba
     return TPG_OK;
 }
 
-/* Every sending stage's chain, in stage order, on s (capturing). */
-static tpg_status chains(tpg_op *op, int rank, batch_mem_op_fn batch, cudaStream_t s) {
+/* Every sending stage's chain, in stage order, on s (capturing), the zeros on z after the last wait, joined. */
+static tpg_status chains(tpg_op *op, int rank, batch_mem_op_fn batch, cudaStream_t s, const zeros_branch *z) {
     const tpg_schedule_table *t = op->sched;
+    int last = -1;
     for (int st = 0; st < t->tp; st++) {
         const tpg_stage_entry *e = &t->stages[rank * t->tp + st];
-        if (e->dst_peer >= 0 && e->dst_slot >= 0) TPG_CHECK(stage_chain(op, rank, e, batch, s));
+        if (e->dst_peer >= 0 && e->dst_slot >= 0) last = st;
     }
-    /* the send bank's counts back to 0 for the next call, all stages' at once: its slots and their rows follow on */
-    const tpg_buffer_layout *b = &op->layout;
-    const int64_t rows = b->row_count_rows / 2; /* two banks: the second is the send bank */
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpyAsync(tpg_buf_row_count(op->buffer[rank], b, rows), op->ce_zeros,
-                                            (size_t)rows * sizeof(unsigned int), cudaMemcpyDefault, s));
+    if (last < 0)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "schedule %s: rank %d has no stage that sends a partial, so there "
+                 "is nothing for copy-engine partials to carry", t->name, rank);
+    for (int st = 0; st <= last; st++) {
+        const tpg_stage_entry *e = &t->stages[rank * t->tp + st];
+        if (e->dst_peer >= 0 && e->dst_slot >= 0) TPG_CHECK(stage_chain(op, rank, e, batch, s, st == last ? z : NULL));
+    }
+    TPG_CHECK_CUDA(op->ctx, cudaStreamWaitEvent(s, z->join, 0));
     return TPG_OK;
 }
 
-/* The node the capture on s ends with (its one dependency), into *tail. */
-static tpg_status capture_tail(tpg_ctx *ctx, cudaStream_t s, cudaGraphNode_t *tail) {
+/* The nodes the capture on s ends with (the last band's flags and the zeros), into tails[0 .. *n). */
+static tpg_status capture_tails(tpg_ctx *ctx, cudaStream_t s, cudaGraphNode_t tails[2], size_t *n) {
     enum cudaStreamCaptureStatus status;
     const cudaGraphNode_t *deps = NULL;
     const cudaGraphEdgeData *edges = NULL; /* asked for, so that the query is not lossy (graph.c does the same) */
@@ -129,15 +158,18 @@ static tpg_status capture_tail(tpg_ctx *ctx, cudaStream_t s, cudaGraphNode_t *ta
 #else
     TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo_v3(s, &status, NULL, NULL, &deps, &edges, &ndeps));
 #endif
-    if (ndeps != 1)
-        TPG_FAIL(ctx, TPG_ERR_CUDA, "copy-engine partials: the captured chain ends in %zu nodes, not one", ndeps);
-    *tail = deps[0];
+    if (ndeps < 1 || ndeps > 2)
+        TPG_FAIL(ctx, TPG_ERR_CUDA, "copy-engine partials: the captured chain ends in %zu nodes, not one or two",
+                 ndeps);
+    for (size_t i = 0; i < ndeps; i++) tails[i] = deps[i];
+    *n = ndeps;
     return TPG_OK;
 }
 
-/* The capture itself, on s into rank's graph after start and the GEMM's launch completion; *tail its last node. */
-static tpg_status capture(tpg_op *op, int rank, cudaStream_t s, batch_mem_op_fn batch, cudaGraphNode_t start,
-                          cudaGraphNode_t gemm, cudaGraphNode_t *tail) {
+/* The capture itself, on s (and z) into rank's graph after start and the GEMM's launch completion; its last nodes
+ * into tails[0 .. *n). */
+static tpg_status capture(tpg_op *op, int rank, cudaStream_t s, const zeros_branch *z, batch_mem_op_fn batch,
+                          cudaGraphNode_t start, cudaGraphNode_t gemm, cudaGraphNode_t tails[2], size_t *n) {
     tpg_ctx *ctx = op->ctx;
     const cudaGraphNode_t after[2] = {gemm, start};
     cudaGraphEdgeData edges[2];
@@ -145,8 +177,8 @@ static tpg_status capture(tpg_op *op, int rank, cudaStream_t s, batch_mem_op_fn 
     edges[0].from_port = cudaGraphKernelNodePortLaunchCompletion; /* every CTA has begun, not the kernel's end */
     TPG_CHECK_CUDA(ctx,
                    cudaStreamBeginCaptureToGraph(s, op->graph[rank], after, edges, 2, cudaStreamCaptureModeRelaxed));
-    tpg_status st = chains(op, rank, batch, s);
-    if (st == TPG_OK) st = capture_tail(ctx, s, tail);
+    tpg_status st = chains(op, rank, batch, s, z);
+    if (st == TPG_OK) st = capture_tails(ctx, s, tails, n);
     return tpg__capture_end(ctx, s, st, "cudaStreamEndCapture(copy-engine partials)");
 }
 
@@ -159,18 +191,28 @@ tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cud
         TPG_CHECK(tpg__driver_entry(ctx, "cuStreamBatchMemOp", &fn));
         batch = (batch_mem_op_fn)fn;
     }
-    cudaStream_t s;
-    TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaGraphNode_t tail = NULL;
-    tpg_status st = capture(op, rank, s, batch, start, gemm, &tail);
-    (void)cudaStreamDestroy(s);
-    TPG_CHECK(st);
+    cudaStream_t s = NULL;
+    zeros_branch z = {NULL, NULL, NULL};
+    cudaGraphNode_t tails[2];
+    size_t n = 0;
+    tpg_status st = TPG_OK;
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), done);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&z.s, cudaStreamNonBlocking), done);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaEventCreateWithFlags(&z.fork, cudaEventDisableTiming), done);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaEventCreateWithFlags(&z.join, cudaEventDisableTiming), done);
+    st = capture(op, rank, s, &z, batch, start, gemm, tails, &n);
+    for (size_t i = 0; st == TPG_OK && i < n; i++)
 #if CUDART_VERSION >= 13000
-    TPG_CHECK_CUDA(ctx, cudaGraphAddDependencies(op->graph[rank], &tail, &end, NULL, 1));
+        TPG_CHECK_CUDA_GOTO(ctx, cudaGraphAddDependencies(op->graph[rank], &tails[i], &end, NULL, 1), done);
 #else
-    TPG_CHECK_CUDA(ctx, cudaGraphAddDependencies(op->graph[rank], &tail, &end, 1));
+        TPG_CHECK_CUDA_GOTO(ctx, cudaGraphAddDependencies(op->graph[rank], &tails[i], &end, 1), done);
 #endif
-    return TPG_OK;
+done:
+    if (z.join) (void)cudaEventDestroy(z.join);
+    if (z.fork) (void)cudaEventDestroy(z.fork);
+    if (z.s) (void)cudaStreamDestroy(z.s);
+    if (s) (void)cudaStreamDestroy(s);
+    return st;
 }
 
 tpg_status tpg__ce_partials_alloc(tpg_op *op) {
@@ -185,6 +227,28 @@ tpg_status tpg__ce_partials_alloc(tpg_op *op) {
 void tpg__ce_partials_free(tpg_op *op) {
     if (op->ce_zeros) (void)cudaFreeHost(op->ce_zeros);
     op->ce_zeros = NULL;
+}
+
+tpg_status tpg__ce_partials_check_idle(tpg_op *op, int rank) {
+    const tpg_buffer_layout *b = &op->layout;
+    const int64_t rows = b->row_count_rows / 2, first = rows; /* the send bank's */
+    if (rows == 0) return TPG_OK;
+    unsigned int *w = malloc((size_t)rows * sizeof *w);
+    if (!w) TPG_FAIL(op->ctx, TPG_ERR_OUT_OF_MEMORY, "rank %d: no host memory to read %lld row counts", rank,
+                     (long long)rows);
+    const cudaError_t err = cudaMemcpy(w, tpg_buf_row_count(op->buffer[rank], b, first), (size_t)rows * sizeof *w,
+                                       cudaMemcpyDeviceToHost);
+    int64_t bad = -1;
+    for (int64_t i = 0; err == cudaSuccess && i < rows && bad < 0; i++) bad = w[i] ? i : -1;
+    const unsigned int value = bad >= 0 ? w[bad] : 0;
+    free(w);
+    if (err != cudaSuccess) return tpg__cuda_error(op->ctx, err, __FILE__, __LINE__, "cudaMemcpy(row counts)");
+    if (bad >= 0)
+        TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: tile row %lld of the send bank still counts %u raised flags "
+                 "after the call, so the next call's copy chain could carry a band before its tiles are written (did "
+                 "two calls of the op run at once, or a launch fail?); destroy the op and create it again", rank,
+                 (long long)bad, value);
+    return TPG_OK;
 }
 
 tpg_status tpg__ce_partials_check_queues(tpg_op *op) {

@@ -35,12 +35,12 @@ int tpg_nccl_plan(const tpg_schedule_table *t, int rank, tpg_nccl_step *steps, c
 /* A reduce-scatter step moves its stage's partial in row bands, each sent as soon as the tiles that write it are
  * done (nccl_graph.c): at most this many per stage (each costs a flag wait, an NCCL group and a flag raise). */
 #define TPG_NCCL_RS_BANDS 4
-/* Copy-engine partials (ce_partials.c) move a stage's partial in at most this many bands, each of at least
- * TPG_CE_RS_BAND_BYTES where the slot has that many: the last band's copy is the tail a receiver can wait on (one
- * GPU: the ring with a chain of a band per tile row beside it ran 1.00 of itself, docs/perf_notes/2026-12-04-c.md),
- * and each band costs its waits (~0.2 us a tile row) and two copy-engine operations (~3 us each from device to
- * pinned host, whatever the size: docs/perf_notes/2026-12-04-e.md) - at 4 MiB, ~10 us over NVLink, about a third of
- * the band's time. Untuned across GPUs. */
+/* Copy-engine partials (ce_partials.c) move a stage's partial in at most this many bands, no more than the slot
+ * holds TPG_CE_RS_BAND_BYTES (so bands of about that many bytes or more, in whole tile rows): the last band's copy
+ * is the tail a receiver can wait on (one GPU: the ring with a chain of a band per tile row beside it ran 1.00 of
+ * itself, docs/perf_notes/2026-12-04-c.md), and each band costs its waits (~0.2 us a tile row) and two copy-engine
+ * operations (~3 us each from device to pinned host, whatever the size: docs/perf_notes/2026-12-04-e.md) - at 4 MiB,
+ * ~10 us over NVLink, about a third of the band's time. Untuned across GPUs. */
 #define TPG_CE_RS_BANDS 16
 #define TPG_CE_RS_BAND_BYTES (4u << 20)
 
@@ -63,8 +63,8 @@ int tpg_nccl_band_count(const tpg_nccl_rows *r);
 /* The same for another cap: `most`, or fewer when there are fewer tile rows (copy-engine partials cut their
  * stages' partials in the same bands: ce_partials.c). */
 int tpg_nccl_band_count_at_most(const tpg_nccl_rows *r, int most);
-/* Bands used by copy-engine partials for a slot of slot_bytes with rows r: TPG_CE_RS_BANDS, fewer where a band would
- * hold less than TPG_CE_RS_BAND_BYTES (at least one), or where there are fewer tile rows. */
+/* Bands used by copy-engine partials for a slot of slot_bytes with rows r: TPG_CE_RS_BANDS, fewer where the slot holds
+ * fewer TPG_CE_RS_BAND_BYTES (at least one), or where there are fewer tile rows. */
 int tpg_ce_band_count(const tpg_nccl_rows *r, size_t slot_bytes);
 /* Band i of `bands`: tile rows split as evenly as they go; the bands cover the slot and the flags once, in order. */
 tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands);

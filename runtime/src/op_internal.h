@@ -143,7 +143,9 @@ tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cud
 /* TPG_ERR_UNSUPPORTED for an op with copy-engine partials whose local ranks share a GPU without
  * CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
 tpg_status tpg__ce_partials_check_queues(tpg_op *op);
-/* ce_partials.c: the pinned zeros the chains copy over the send bank's row counts (none without row counts). */
+/* ce_partials.c: the pinned zeros the chains copy over the send bank's row counts (none without row counts); the
+ * check that rank's counts are back to 0 between calls (tpg__check_epochs). */
+tpg_status tpg__ce_partials_check_idle(tpg_op *op, int rank);
 tpg_status tpg__ce_partials_alloc(tpg_op *op);
 void tpg__ce_partials_free(tpg_op *op);
 /* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after

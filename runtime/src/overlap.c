@@ -94,5 +94,5 @@ tpg_status tpg__check_epochs(tpg_op *op, int rank) {
         TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the GEMM's shard pulls left their words at next slice %u, %u "
                  "done, %u CTAs counted in, so the next launch's pulls would be miscounted (did a launch of the op "
                  "fail?); destroy the op and create it again", rank, w[3], w[4], w[5]);
-    return TPG_OK;
+    return tpg__ce_partials_check_idle(op, rank); /* 0 between calls: the chain copies zeros over them */
 }

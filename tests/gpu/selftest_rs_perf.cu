@@ -161,11 +161,10 @@ static void variant_params(tpg_gemm_params *p, int v, const ctl &c, const kern &
         return;
     }
     ring_params(p, c, K, A, B, X, D, F, m, P.n, P.k, S, tiles);
-    if (v == V_CE_GRAPH) { /* the chain's waits are on stage 0's tile-row counts, past its flags (gemm_params.h) */
-        const int tiles_m = (m + K.s.bm - 1) / K.s.bm, tiles_n = (P.n + K.s.bn - 1) / K.s.bn;
+    if (v == V_CE_GRAPH) { /* the chain's waits are on the sending stages' tile-row counts (gemm_params.h) */
         p->row_count_flags = F;
-        p->row_counts = F + (size_t)tiles_m * tiles_n;
-        p->row_count_tiles_n = tiles_n;
+        p->row_counts = g_ce.chain.counts;
+        p->row_count_tiles_n = (P.n + K.s.bn - 1) / K.s.bn;
     }
     for (int s = 0; s < S; ++s) {
         tpg_stage_params *sp = &p->stage[s];
@@ -245,10 +244,9 @@ static void side_for(int v, const kern &K, const tp_problem &P, int i, const tpg
     ch.bm = K.s.bm;
     ch.bn = K.s.bn;
     ch.elem_bytes = (int)partial_bytes(K);
-    const int tiles_m = (ch.m + ch.bm - 1) / ch.bm, tiles_n = (ch.n + ch.bn - 1) / ch.bn;
-    ch.counts = const_cast<unsigned int *>(ch.sent) + tiles_m * tiles_n; /* variant_params' row_counts */
     if (v != V_CE_GRAPH) return;
-    CK(cudaMemset(ch.counts, 0, (size_t)tiles_m * 4)); /* the ring's variants counted too */
+    /* from 0: a window its watchdog stopped may have left counts behind */
+    CK(cudaMemset(ch.counts, 0, (size_t)((ch.m + ch.bm - 1) / ch.bm) * 4));
     if (!g_ce.graphs[i]) g_ce.graphs[i] = ce_graph(K, p, c);
     g_ce.graph = g_ce.graphs[i];
 }
@@ -300,6 +298,9 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
     g_ce.src = X; /* "far ce", "ce chain": the sending stages' partials, as the ring wrote them */
     g_ce.chain.sent = F;
     g_ce.chain.arrived = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4); /* "ce chain": the receiver's flags */
+    /* "ce graph": the sending stages' tile-row counts (tpg_gemm_params.row_counts), fewer than their flags */
+    g_ce.chain.counts = (unsigned int *)dalloc((size_t)(S - 1) * tiles * 4);
+    CK(cudaMemset(g_ce.chain.counts, 0, (size_t)(S - 1) * tiles * 4));
     CK(cudaMemset(g_ce.chain.arrived, 0, (size_t)(S - 1) * tiles * 4));
     static tpg_gemm_params prm[SELFTEST_MAX_KERNELS][NV];
     for (int i = 0; i < nk; ++i)
@@ -329,7 +330,7 @@ static void rs_perf_problem(const kern *ks, int nk, const ctl &c, const tp_probl
         cudaFree(A[dt]);
         cudaFree(B[dt]);
     }
-    cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(g_ce.chain.arrived);
+    cudaFree(X); cudaFree(D); cudaFree(F); cudaFree(g_ce.chain.arrived); cudaFree(g_ce.chain.counts);
     for (int i = 0; i < nk; ++i)
         if (g_ce.graphs[i]) {
             CK(cudaGraphExecDestroy(g_ce.graphs[i]));
