@@ -73,7 +73,7 @@ class Machine:
 
     def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True,
                  gathered_waits_first=False, chain_skips_start=False, chain_keeps_counts=False, end_skips_chain=False,
-                 chain_skips_wait=False):
+                 chain_skips_wait=False, chain_zeros_first=False):
         self.ce = bool(plans[0].get("copy_engine_partials"))
         if self.ce:  # the chains the runtime adds to each graph; the controls: no START before one, no END after
             plans = [with_chains(q, not chain_skips_start, not end_skips_chain) for q in plans]
@@ -123,7 +123,10 @@ class Machine:
         # copy engine: the send bank, its flags, its counts (full: the stage counted all its tiles)
         self.sslot, self.sflag, self.scount = [{} for _ in range(t)], [{} for _ in range(t)], [{} for _ in range(t)]
         self.chain_steps = [[(s, step) for s in range(t) if self.stages[(r, s)]["dst_peer"] >= 0
-                             for step in ("copy", "flags")] + [(None, "zeros")] for r in range(t)]
+                             for step in ("copy", "flags")] for r in range(t)]
+        # the zeros after the last wait (the runtime forks them off it); the control: ahead of every wait
+        self.chain_steps = [[(None, "zeros")] + c if chain_zeros_first else c + [(None, "zeros")]
+                            for c in self.chain_steps]
 
     def _deps_done(self, r, node):
         return all(self.state[r].get(d) == "done" for d in node["deps"])
@@ -302,7 +305,7 @@ class Machine:
         if step == "zeros":
             if not self.chain_keeps_counts:
                 self.scount[r] = {}
-            self.state[r][i] = "done"
+            self.state[r][i] = ("chain", k + 1) if k + 1 < len(self.chain_steps[r]) else "done"
             return
         e = self.stages[(r, s)]
         peer, slot = e["dst_peer"], e["dst_slot"]
@@ -526,8 +529,8 @@ def test_copy_engine_partials_hold_in_every_order_tried(config, tp):
 
 
 def test_copy_engine_controls_are_caught():
-    """A chain that does not wait for its counts, or one that leaves them full for the next call (no zeros), copies a
-    send slot before this call's GEMM wrote it. Two dependencies the runtime adds are second guards, which the model
+    """A chain that does not wait for its counts, or one that leaves them full for the next call (no zeros, or zeros
+    ahead of the waits), copies a send slot before this call's GEMM wrote it, or waits forever. Two dependencies the runtime adds are second guards, which the model
     shows: a chain not after START, or a closing barrier not after the chain, still holds - a graph's launch ends
     only when its chain has, and a receiver's slot is free once the sender passed its closing barrier of the call
     before, which every peer reaches only after its GEMM read the slot."""
@@ -535,5 +538,7 @@ def test_copy_engine_controls_are_caught():
     for control in ("chain_skips_wait", "chain_keeps_counts"):
         with pytest.raises(Violation, match="the chain copies a send slot that holds"):
             run_orders([table, overlap], orders=200, **{control: True})
+    with pytest.raises(Violation, match="the chain copies a send slot that holds|deadlock"):
+        run_orders([table, overlap], orders=200, chain_zeros_first=True)
     for guard in ("chain_skips_start", "end_skips_chain"):
         assert run_orders([table, overlap], **{guard: True}) > 0
