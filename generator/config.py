@@ -120,7 +120,8 @@ CONFIG = Field("map", fields={
                                   doc="reduce-scatter at TP >= 2 over the peer transport: a stage's partial goes into "
                                       "the sender's own slot, and copy-engine nodes of the op's graph carry it band "
                                       "by band into the receiver's slot and raise its tile flags, so the GEMM's SMs "
-                                      "issue no store across GPUs (runtime/src/ce_partials.c); run by name only"),
+                                      "issue no store across GPUs (runtime/src/ce_partials.c); run by name only. "
+                                      "It applies to the config's TP >= 2 instances: a TP = 1 one moves nothing"),
     "wave_weight": Field("int", range=(1, 100),
                          doc="percent: a default only through the wave check (or the row rule) of "
                              "tpg_config_pick, which counts the share of the tile slots this config's walk fills at "
@@ -151,6 +152,9 @@ TUNED = Field("map", fields={
     "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),
     "pull_partials": Field("bool", default=False, doc="reduce-scatter at TP >= 2: the tuned config pulls its "
                                                       "partials (configs[].pull_partials)"),
+    "copy_engine_partials": Field("bool", default=False,
+                                  doc="reduce-scatter at TP >= 2: the copy engine carries the tuned config's partials "
+                                      "(configs[].copy_engine_partials)"),
 })
 TOP = Field("map", fields={
     "version": Field("int", default=1, enum=(1,)),
@@ -421,17 +425,18 @@ def no_pulls_error(kernel: str) -> tuple[str, str]:
 
 
 def _check_copy_engine_partials(w, c: dict, path: str) -> None:
-    """copy_engine_partials moves a reduce-scatter's partials between GPUs: no all-gather, no TP = 1, and not with
-    pull_partials (the partial is carried into the receiver's slot, not read from the sender's)."""
+    """copy_engine_partials moves a reduce-scatter's partials between GPUs: no all-gather, at least one tp >= 2 (a
+    TP = 1 instance of the config moves nothing and runs without it: plan.build), and not with pull_partials (the
+    partial is carried into the receiver's slot, not read from the sender's)."""
     if not c.get("copy_engine_partials"):
         return
     at = w.lines.get(f"{path}.copy_engine_partials", w.lines[path])
     if SCHEDULES.get(c.get("schedule"), {}).get("comm") != "reduce_scatter":
         w.error(at, f"{path}.copy_engine_partials", f"copy_engine_partials in a config of {c.get('schedule')}, which "
                 "has no partials (its shards already move by copy nodes)", "false, or a ReduceScatter schedule")
-    elif 1 in (c.get("tp") or []):
-        w.error(at, f"{path}.copy_engine_partials", "copy_engine_partials in a config with tp 1, where nothing moves "
-                "between GPUs", "tp values >= 2 (a separate config for TP = 1)")
+    elif not any(isinstance(t, int) and t > 1 for t in c.get("tp") or []):
+        w.error(at, f"{path}.copy_engine_partials", "copy_engine_partials in a config with no tp above 1, where "
+                "nothing moves between GPUs", "a tp list with a value >= 2 (the TP = 1 instance runs without it)")
     elif c.get("pull_partials"):
         w.error(at, f"{path}.copy_engine_partials", "copy_engine_partials with pull_partials: a partial is either "
                 "carried into the receiver's slot or read from the sender's, not both", "one of the two")
@@ -452,6 +457,12 @@ def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
 def config_kernel(c: dict, tp: int) -> str:
     """The kernel entry name that config c runs at this TP degree (kernel_tp1 at TP = 1 when given)."""
     return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
+
+
+def ce_partials_at(c: dict, tp: int) -> bool:
+    """Whether config c's instance at this TP degree moves its partials by copy engine: copy_engine_partials applies
+    to the TP >= 2 instances only (a TP = 1 one moves nothing)."""
+    return bool(c.get("copy_engine_partials")) and tp > 1
 
 
 def _unique(w: _Walker, seen: dict[str, int], name: str, path: str, what: str) -> None:

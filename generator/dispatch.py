@@ -12,7 +12,7 @@ from .models import DispatchEntry, default_config, gemms, tuned_config_name, tun
 def with_tuned_configs(doc: dict) -> dict:
     """doc with one config per tuned choice appended (marked tuned, so default_config skips it)."""
     extra = [{"name": tuned_config_name(t), "schedule": t["schedule"], "tp": [t["tp"]], "kernel": t["kernel"],
-              "tuned": True, **({"pull_partials": True} if t.get("pull_partials") else {})}
+              "tuned": True, **{f: True for f in ("pull_partials", "copy_engine_partials") if t.get(f)}}
              for t in doc.get("tuned") or []]
     return dict(doc, configs=list(doc["configs"]) + extra) if extra else doc
 

@@ -140,10 +140,10 @@ def walk_fill(schedule: str, tp: int, m: int, n: int, tile: dict, sms: int) -> f
     return tp * stage_m * stage_n / (waves * sms * tile["bm"] * tile["bn"]) if waves > 0 else 0.0
 
 
-def _moved_by_name(c: dict) -> bool:
-    """Whether a config's partials move another way than the push (pull_partials, copy_engine_partials): the
-    experiments against it, run by name only (tpg__config_pickable)."""
-    return bool(c.get("pull_partials") or c.get("copy_engine_partials"))
+def _moved_by_name(c: dict, tp: int) -> bool:
+    """Whether a config's partials move another way than the push at this tp (pull_partials, copy_engine_partials):
+    the experiments against it, run by name only (tpg__config_pickable)."""
+    return bool(c.get("pull_partials")) or C.ce_partials_at(c, tp)
 
 
 def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m: int = 0, n: int = 0,
@@ -168,8 +168,8 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
 
     cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k"), kernel(c), c.get("wave_weight") or 0)
                    for c in doc["configs"]
-                   if not c.get("tuned") and not _moved_by_name(c) and c["schedule"] == schedule and tp in c["tp"] and
-                   dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
+                   if not c.get("tuned") and not _moved_by_name(c, tp) and c["schedule"] == schedule and
+                   tp in c["tp"] and dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
     lk = local_k(schedule, tp, k) if k > 0 else 1
     is_preferred = [least is not None and (least <= 1 or (k > 0 and lk >= least)) for _, least, _, _ in cands]
     preferred = [c for c, p in zip(cands, is_preferred) if p]
@@ -216,7 +216,7 @@ def _split_k(configs: list, by_name: dict, schedule: str, tp: int, dtype: str, m
         return pick
     for c in sorted(configs, key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
         kern = by_name.get(c.get("kernel_tp1") or c["kernel"]) or {}
-        if (c.get("tuned") or _moved_by_name(c) or c["schedule"] != schedule or 1 not in c["tp"]
+        if (c.get("tuned") or _moved_by_name(c, 1) or c["schedule"] != schedule or 1 not in c["tp"]
                 or kern.get("dtype") != dtype or not _pickable(kern, split=True)):
             continue
         t = kern["tile"]
@@ -379,9 +379,13 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
     if seen.setdefault(tuned_key(t), where) != where:
         _err(w, path, f"a second tuned choice for the same {'layer' if t.get('model') else 'shape'} "
              f"(first at {seen[tuned_key(t)]})", "one tuned choice per key")
-    if t.get("pull_partials") and (SCHEDULES[t["schedule"]]["comm"] != "reduce_scatter" or t["tp"] < 2):
-        _err(w, f"{path}.pull_partials", f"pull_partials for {t['schedule']} at tp {t['tp']}, which moves no partials",
-             "false, or a ReduceScatter schedule at tp >= 2")
+    for route in ("pull_partials", "copy_engine_partials"):
+        if t.get(route) and (SCHEDULES[t["schedule"]]["comm"] != "reduce_scatter" or t["tp"] < 2):
+            _err(w, f"{path}.{route}", f"{route} for {t['schedule']} at tp {t['tp']}, which moves no partials",
+                 "false, or a ReduceScatter schedule at tp >= 2")
+    if t.get("pull_partials") and t.get("copy_engine_partials"):
+        _err(w, f"{path}.copy_engine_partials", "copy_engine_partials with pull_partials: a partial is either carried "
+             "into the receiver's slot or read from the sender's, not both", "one of the two")
     if t["kernel"] not in kernels:
         _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", ", ".join(kernels) or "(no kernels)")
     elif kernels[t["kernel"]] != t["dtype"]:

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from . import GENERATOR_VERSION, dispatch
-from .config import config_kernel
+from .config import ce_partials_at, config_kernel
 from .kernels import KernelSpec, make_kernel
 from .schedules import ScheduleTable, build_table
 
@@ -58,7 +58,7 @@ def build(doc: dict, source: str) -> Plan:
             configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[config_kernel(c, tp)],
                                       c.get("prefer_from_local_k") or 0, c.get("copy_chunks") or 1,
                                       bool(c.get("pull_partials")), c.get("wave_weight") or 0,
-                                      bool(c.get("tuned")), bool(c.get("copy_engine_partials"))))
+                                      bool(c.get("tuned")), ce_partials_at(c, tp)))
     configs.sort(key=lambda c: c.name)
     kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))

@@ -48,20 +48,36 @@ class Shape:
         return self.layer or f"{self.m}x{self.n}x{self.k}"
 
 
+# How a candidate's partials cross GPUs (reduce-scatter at TP >= 2): route -> (the configs[] field that says so,
+# the suffix of its names, the knob that asks for it). Pushed partials are every layer's baseline.
+ROUTES = {"push": (None, "", None), "pull": ("pull_partials", "_pull", "pull_partials"),
+          "ce": ("copy_engine_partials", "_ce", "copy_engine_partials")}
+ROUTE_KNOBS = tuple(r[2] for r in ROUTES.values() if r[2])
+
+
 @dataclass(frozen=True)
 class Candidate:
     entry: dict          # the kernel entry as schedules.yaml spells it
     kernel: str          # canonical KernelSpec name (includes the generator's hash)
-    pull: bool = False   # the config pulls its partials (configs[].pull_partials; reduce-scatter at TP >= 2 only)
+    route: str = "push"  # how its partials move (ROUTES): pulled or by copy engine only on reduce-scatter at TP >= 2
 
     @property
     def name(self) -> str:
-        return self.entry["name"] + ("_pull" if self.pull else "")
+        return self.entry["name"] + ROUTES[self.route][1]
+
+    @property
+    def pull(self) -> bool:
+        return self.route == "pull"
+
+    def fields(self) -> dict:
+        """The config / tuned-choice field of its route ({} for the push)."""
+        field = ROUTES[self.route][0]
+        return {field: True} if field else {}
 
 
 def applies(shape: Shape, cand: Candidate) -> bool:
-    """Can cand run shape? A pulling candidate only where partials move: reduce-scatter at TP >= 2."""
-    return not cand.pull or (SCHEDULES[shape.schedule]["comm"] == "reduce_scatter" and shape.tp > 1)
+    """Can cand run shape? A pulling or copy-engine candidate only where partials move: reduce-scatter at TP >= 2."""
+    return cand.route == "push" or (SCHEDULES[shape.schedule]["comm"] == "reduce_scatter" and shape.tp > 1)
 
 
 def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> list[Shape]:
@@ -115,12 +131,13 @@ def _spell(field: str, value) -> str:
 
 def knob_space(opt_in: bool = False) -> dict[str, tuple]:
     """Every knob the tuner walks and its values: the base ones, then the schema's extra enums (with the
-    UNVERIFIED values too when opt_in), then pull_partials, a config knob (reduce-scatter shapes only):
-    pushed partials by default; `--knob pull_partials=false,true` profiles each kernel both ways, since
-    which one wins depends on the link (not yet measured across GPUs: docs/PERF_NOTES.md 22:11Z)."""
+    UNVERIFIED values too when opt_in), then the routes' knobs pull_partials and copy_engine_partials, config knobs
+    (reduce-scatter shapes only): pushed partials by default; `--knob pull_partials=false,true` (or
+    copy_engine_partials=false,true, or both) profiles each kernel those ways too, since which one wins depends on
+    the link (neither yet measured across GPUs: docs/PERF_NOTES.md "Next")."""
     return {"tile": TILES, "stages": STAGES, "consumers": tuple(K.CONSUMERS),
             "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs(opt_in),
-            "pull_partials": (False, True) if opt_in else (False,)}
+            **{knob: (False, True) if opt_in else (False,) for knob in ROUTE_KNOBS}}
 
 
 def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
@@ -138,7 +155,7 @@ def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
         if unknown or not wanted:
             raise ValueError(f"--knob {knob}: {', '.join(unknown) or 'no value'} not among the values of "
                              f"{field}: {', '.join(allowed)}")
-        if field == "pull_partials" and "false" not in wanted:
+        if field in ROUTE_KNOBS and "false" not in wanted:
             raise ValueError(f"--knob {knob}: pushed partials (false) must stay: they are the baseline every layer "
                              "runs, the all-gather ones included; ask for false,true")
         out[field] = tuple(allowed[v] for v in wanted)
@@ -146,9 +163,12 @@ def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
 
 
 def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | None = None,
-                         must: list[dict] = (), consumers=None, clusters=None, pulls=(False,)) -> list[Candidate]:
-    """Every legal, distinct kernel for dtype over the knobs, plus `must` (e.g. the default kernel), each once
-    per value of pulls (pull_partials: a pulling candidate applies to reduce-scatter shapes only)."""
+                         must: list[dict] = (), consumers=None, clusters=None, pulls=(False,),
+                         copy_engine=(False,)) -> list[Candidate]:
+    """Every legal, distinct kernel for dtype over the knobs, plus `must` (e.g. the default kernel), each pushing,
+    then pulling where pulls holds True (pull_partials), then by copy engine where copy_engine does
+    (copy_engine_partials): such candidates apply to reduce-scatter shapes only."""
+    routes = ["push"] + (["pull"] if True in pulls else []) + (["ce"] if True in copy_engine else [])
     extra = extra_knobs() if extra is None else extra
     consumers = K.CONSUMERS if consumers is None else consumers
     clusters = sorted(K.SUPPORTED_CLUSTERS) if clusters is None else clusters
@@ -159,7 +179,7 @@ def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | N
         kernel, errors = resolve(entry)
         if kernel and kernel not in seen:
             seen.add(kernel)
-            out += [Candidate(entry, kernel, pull) for pull in sorted(set(pulls))]  # pushing first: it wins ties
+            out += [Candidate(entry, kernel, route) for route in routes]  # pushing first: it wins ties
     return out
 
 
@@ -172,7 +192,7 @@ def candidates_doc(shapes: list[Shape], cands: list[Candidate]) -> dict:
     """The candidate schedules file: every candidate kernel at every (schedule, tp) of the shapes."""
     pairs = sorted({(s.schedule, s.tp) for s in shapes})
     configs = [{"name": config_name(Shape("", "", 0, 0, 0, sched, tp, ""), c), "schedule": sched, "tp": [tp],
-                "kernel": c.entry["name"], **({"pull_partials": True} if c.pull else {})}
+                "kernel": c.entry["name"], **c.fields()}
                for sched, tp in pairs for c in cands if applies(Shape("", "", 0, 0, 0, sched, tp, ""), c)]
     names = [c["name"] for c in configs]
     if len(set(names)) != len(names):  # one schedule at several tp: one config entry per schedule
@@ -185,7 +205,7 @@ def candidates_doc(shapes: list[Shape], cands: list[Candidate]) -> dict:
 
 
 def job_key(shape: Shape, cand: Candidate) -> str:
-    return f"{shape.key}|{cand.kernel}" + ("|pull" if cand.pull else "")
+    return f"{shape.key}|{cand.kernel}" + ("" if cand.route == "push" else f"|{cand.route}")
 
 
 def load_state(lines: list[str]) -> dict[tuple[str, str], dict]:
@@ -243,7 +263,7 @@ def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) 
         choice = ({"model": s.model, "layer": s.layer, "tokens": s.m} if s.model else
                   {"shape": {"m": s.m, "n": s.n, "k": s.k}})
         tuned.append(dict(choice, dtype=s.dtype, schedule=s.schedule, tp=s.tp, kernel=name,
-                          **({"pull_partials": True} if c.pull else {})))
+                          **c.fields()))
     head = ("# Written by `python3 -m generator tune`; schedules.yaml includes it (include: tuned/*.yaml).\n"
             "# Rerun the tuner rather than editing; delete this file to go back to the default configs.\n")
     body = {"version": 1, "kernels": list(kernels.values()), "tuned": tuned}

@@ -37,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--knob", action="append", default=[], metavar="FIELD=V1,V2",
                    help="keep only these values of a knob: tile (128x256x64), stages (3, 4, auto), consumers, "
                         "cluster (1x1, 2x1, 1x2), a schema enum (raster_group=4,8; consumer_mode) or "
-                        "pull_partials=false,true (reduce-scatter layers also with pulled partials); repeatable")
+                        "pull_partials=false,true / copy_engine_partials=false,true (reduce-scatter layers also with "
+                        "pulled partials / partials carried by the copy engine); repeatable")
     p.add_argument("-j", "--jobs", type=int, default=0, help="ninja parallelism (default: ninja's)")
     return p
 
@@ -133,11 +134,11 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
         space = tune.restrict(tune.knob_space(), args.knob)
     except ValueError as e:
         raise SystemExit(f"tune: {e}")
-    base = {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster", "pull_partials")}
+    base = {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster") + tune.ROUTE_KNOBS}
     cands = tune.enumerate_candidates(shapes[0].dtype, tiles=base["tile"], stages=base["stages"], extra=space,
                                       must=must[:1] + [e for e in must[1:] if e != must[0]],
                                       consumers=base["consumers"], clusters=base["cluster"],
-                                      pulls=base["pull_partials"])
+                                      pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
     work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
     state_path = work / "state.jsonl"
@@ -181,7 +182,7 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             record(rec)
         if win:
             winners[s.key] = win
-        by_kernel = {c.kernel: c for c in cands if not c.pull}  # the defaults push
+        by_kernel = {c.kernel: c for c in cands if c.route == "push"}  # the defaults push
         dflt = by_kernel.get(defaults.get(s.key))
         ms = lambda c: (state.get((tune.job_key(s, c), "profile")) or {}).get("avg_ms") if c else None
         tf = (state.get((tune.job_key(s, win), "profile")) or {}).get("tflops_per_gpu") if win else None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import config, kernels, plan, render
+from generator import config, kernels, models, plan, render
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,8 +154,9 @@ CASES = [
      ["copy_engine_partials in a config of AllGather1D_TilingCD_RotatingA, which has no partials",
       "allowed: false, or a ReduceScatter schedule"]),
     ("copy_engine_partials_tp1", "AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
-     "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k, copy_engine_partials: true}", "copy_engine_partials",
-     "configs[0].copy_engine_partials", ["copy_engine_partials in a config with tp 1, where nothing moves"]),
+     "ReduceScatter1D_TilingA_RotatingC, tp: [1], kernel: k, copy_engine_partials: true}", "copy_engine_partials",
+     "configs[0].copy_engine_partials", ["copy_engine_partials in a config with no tp above 1, where nothing moves",
+                                         "allowed: a tp list with a value >= 2"]),
     ("copy_engine_partials_and_pulled", "AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
      "ReduceScatter1D_TilingA_RotatingC, tp: [2], kernel: k, pull_partials: true, copy_engine_partials: true}",
      "copy_engine_partials", "configs[0].copy_engine_partials",
@@ -282,6 +283,22 @@ def test_copy_engine_partials_reach_the_registry_and_the_hash():
     row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, 0, 0, (\d)\},$', re.M)
     assert row.findall(render.render(carried)["registry.c"]) == [("c_tp2", "1"), ("c_tp4", "1")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp2", "0"), ("c_tp4", "0")]
+
+
+def test_copy_engine_partials_apply_to_the_tp_2_and_up_instances():
+    """A config that lists TP = 1 beside TP >= 2 may carry copy_engine_partials: its TP = 1 instance moves nothing and
+    runs without them (registry 0), the others carry them; the TP = 1 instance stays a default pick's candidate."""
+    rs = BASE.replace("AllGather1D_TilingCD_RotatingA, tp: [1, 2]", "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2, 4]")
+    doc = config.validate(config.compose(rs.replace("kernel: k}", "kernel: k, copy_engine_partials: true}"), "x.yaml"),
+                          "x.yaml")
+    carried = plan.build(doc, "x.yaml")
+    assert [(c.name, c.copy_engine_partials) for c in carried.configs] == [("c_tp1", False), ("c_tp2", True),
+                                                                           ("c_tp4", True)]
+    row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, 0, 0, (\d)\},$', re.M)
+    assert row.findall(render.render(carried)["registry.c"]) == [("c_tp1", "0"), ("c_tp2", "1"), ("c_tp4", "1")]
+    rs_dtype = doc["kernels"][0]["dtype"]
+    assert models.default_config(doc, "ReduceScatter1D_TilingA_RotatingC", 1, rs_dtype, k=4096) == "c_tp1"
+    assert models.default_config(doc, "ReduceScatter1D_TilingA_RotatingC", 2, rs_dtype, k=4096) is None
 
 
 def test_wave_weight_reaches_the_registry_and_the_hash():

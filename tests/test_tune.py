@@ -92,13 +92,16 @@ class FakeRunner:
 
 
 class PullFasterRunner(FakeRunner):
-    """As FakeRunner, with pulled partials 0.25 ms faster than pushed ones."""
+    """As FakeRunner, with pulled partials 0.25 ms faster than pushed ones (copy-engine ones: `faster`)."""
+    faster = {"_pull_tp": 0.25}
 
     def __call__(self, cmd, **kw):
         r = super().__call__(cmd, **kw)
-        if cmd[0] != "ninja" and "_pull_tp" in cmd[cmd.index("--config") + 1]:
+        config = cmd[cmd.index("--config") + 1] if cmd[0] != "ninja" else ""
+        gain = next((ms for tag, ms in self.faster.items() if tag in config), 0.0)
+        if gain:
             out = json.loads(r.stdout)
-            out["avg_ms"] -= 0.25
+            out["avg_ms"] -= gain
             r = subprocess.CompletedProcess(cmd, r.returncode, json.dumps(out), "")
         return r
 
@@ -273,6 +276,66 @@ def test_pull_partials_knob_profiles_reduce_scatter_both_ways(tmp_path, monkeypa
               if line.startswith("| ") and not line.startswith("| GEMM ")]
     assert len(report) == 4 and all(line.split(" | ")[3] not in ("-", "") for line in report), report
     assert sum(line.split(" | ")[5].endswith("_pull") for line in report) == 2
+
+
+def test_copy_engine_knob_with_the_pull_knob_makes_three_routes_and_the_fastest_wins(tmp_path, monkeypatch):
+    """--knob copy_engine_partials=false,true with pull_partials=false,true: each kernel pushing, pulling and by copy
+    engine on the reduce-scatter layers (all-gather ones push only); where the copy engine wins, the tuned choice and
+    the dispatch's config carry copy_engine_partials and not pull_partials."""
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: (
+        runner(["ninja"]), work / "tpgemm")[1])
+    runner = PullFasterRunner()
+    runner.faster = {"_pull_tp": 0.25, "_ce_tp": 0.5}
+    rc, err, cfg = run_tune(tmp_path, runner, "--knob", "pull_partials=false,true", "--knob",
+                            "copy_engine_partials=false,true")
+    assert rc == 0, err
+    profiled = [c[c.index("--config") + 1] for c in runner.calls if "--no-check" in c]
+    ag, rs = [c for c in profiled if c.startswith("ag_")], [c for c in profiled if c.startswith("rs_")]
+    assert len(rs) == 3 * len(ag) and not any("_ce_tp" in c or "_pull_tp" in c for c in ag)
+    assert sum("_ce_tp" in c for c in rs) == sum("_pull_tp" in c for c in rs) == len(ag)
+    doc = yaml.safe_load((tmp_path / "tuned" / "llama3-70b_tp2.yaml").read_text())
+    routes = {t["layer"]: (t.get("pull_partials", False), t.get("copy_engine_partials", False)) for t in doc["tuned"]}
+    assert routes == {"qkv": (False, False), "attn_out": (False, True), "gate_up": (False, False),
+                      "down": (False, True)}
+    p = plan.build(models.load(str(cfg)), "schedules.yaml")
+    rows = {r.layer: p.configs[r.config_index] for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2}
+    assert {layer: (c.pull_partials, c.copy_engine_partials) for layer, c in rows.items()} == routes
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: bf16_128x128x64_pp, copy_engine_partials: true",
+     "copy_engine_partials for AllGather1D_TilingCD_RotatingA at tp 2, which moves no partials"),
+    ("schedule: ReduceScatter1D_TilingA_RotatingC, tp: 1, kernel: bf16_128x128x64_pp, copy_engine_partials: true",
+     "copy_engine_partials for ReduceScatter1D_TilingA_RotatingC at tp 1, which moves no partials"),
+    ("schedule: ReduceScatter1D_TilingA_RotatingC, tp: 2, kernel: bf16_128x128x64_pp, copy_engine_partials: true, "
+     "pull_partials: true", "copy_engine_partials with pull_partials"),
+])
+def test_copy_engine_partials_in_a_tuned_choice_that_moves_none_or_pulls_is_refused(tmp_path, extra, message):
+    text = (ROOT / "schedules.yaml").read_text() + (
+        f"tuned:\n  - {{shape: {{m: 4096, n: 4096, k: 4096}}, dtype: bf16, {extra}}}\n")
+    (tmp_path / "schedules.yaml").write_text(text)
+    with pytest.raises(config.ConfigError, match=message):
+        models.load(str(tmp_path / "schedules.yaml"))
+
+
+def test_copy_engine_knob_keeps_the_push_and_its_candidates_pass_the_checks():
+    """copy_engine_partials=true alone is refused like the pull knob; with false,true each kernel is a pushing and a
+    copy-engine candidate, job keys apart (a state of pushed runs leaves the copy-engine ones pending), and the
+    candidate document - the copy-engine config without TP = 1 - passes the generator's checks."""
+    with pytest.raises(ValueError, match="pushed partials \\(false\\) must stay"):
+        tune.restrict(tune.knob_space(), ["copy_engine_partials=true"])
+    space = tune.restrict(tune.knob_space(), ["copy_engine_partials=false,true"])
+    assert space["copy_engine_partials"] == (False, True) and space["pull_partials"] == (False,)
+    cands = tune.enumerate_candidates("bf16", tiles=((128, 256, 64),), stages=(4,), extra={}, consumers=(2,),
+                                      clusters=((1, 1),), copy_engine=space["copy_engine_partials"])
+    assert [(c.route, c.name.endswith("_ce")) for c in cands] == [("push", False), ("ce", True)]
+    state = {(tune.job_key(s, cands[0]), "profile"): {"avg_ms": 1.0, "exit_code": 0} for s in SHAPES}
+    assert tune.pending(SHAPES, cands, state) == [(SHAPES[1], cands[1])]
+    rs = "ReduceScatter1D_TilingA_RotatingC"
+    doc = tune.candidates_doc([tune.Shape("", "", 256, 128, 512, rs, tp, "bf16") for tp in (1, 2)], cands)
+    assert [(c["tp"], c.get("copy_engine_partials", False)) for c in doc["configs"]] == [([1, 2], False), ([2], True)]
+    built = plan.build(config.validate(config.compose(yaml.safe_dump(doc), "c.yaml"), "c.yaml"), "c.yaml")
+    assert [c.copy_engine_partials for c in built.configs] == [True, False, False]
 
 
 def test_pull_partials_in_a_tuned_all_gather_choice_is_refused(tmp_path):
