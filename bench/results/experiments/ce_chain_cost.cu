@@ -12,6 +12,9 @@
  * (data, flags), data (data only), memops (wait, reset). Each graph replayed back to back; time per replay from CUDA
  * events over 50 replays after 10 warm-up, median of 5 such windows.
  *
+ * With two GPUs (2026-12-04 15:15Z, for x2) a third destination: device 1's memory, peer access on - the copies then
+ * peer-to-peer as the chains' are across GPUs, which sets the band floor (TPG_CE_RS_BAND_BYTES, nccl_plan.h).
+ *
  * Build: nvcc -O2 -arch=sm_90a -o ce_chain_cost ce_chain_cost.cu -lcuda
  * Run:   ./ce_chain_cost   (the table of chains), ./ce_chain_cost ops (the mem-op nodes alone, by operations a node) */
 #include <cuda.h>
@@ -128,6 +131,18 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&flags, kMaxBands * kTilesPerBand * 4));
     CK(cudaMalloc(&flags_dev_dst, kMaxBands * kTilesPerBand * 4));
     CK(cudaMallocHost(&flags_host_dst, kMaxBands * kTilesPerBand * 4));
+    int gpus = 0;
+    CK(cudaGetDeviceCount(&gpus));
+    char *peer_dst = nullptr;
+    unsigned int *flags_peer_dst = nullptr;
+    if (gpus > 1) { /* the chains' copies across GPUs: device 0 -> device 1, peer access both ways as the runtime has */
+        CK(cudaDeviceEnablePeerAccess(1, 0));
+        CK(cudaSetDevice(1));
+        CK(cudaDeviceEnablePeerAccess(0, 0));
+        CK(cudaMalloc(&peer_dst, kMax));
+        CK(cudaMalloc(&flags_peer_dst, kMaxBands * kTilesPerBand * 4));
+        CK(cudaSetDevice(0));
+    }
     std::vector<unsigned int> ones(kMaxBands * kTilesPerBand, 1u), noise(kMax / 4);
     for (size_t i = 0; i < noise.size(); i++) noise[i] = (unsigned)rand() * 2654435761u;
     CK(cudaMemcpy(src, noise.data(), kMax, cudaMemcpyHostToDevice));
@@ -142,17 +157,19 @@ int main(int argc, char **argv) {
     const int band_counts[] = {1, 4, 16, 64};
     const size_t band_bytes[] = {64u << 10, 1u << 20};
     printf("| dst | band bytes | variant | 1 band us | 4 | 16 | 64 | us a band (16->64) |\n|---|---|---|---|---|---|---|---|\n");
-    for (int d = 0; d < 2; d++)
+    char *dsts[] = {host_dst, dev_dst, peer_dst};
+    unsigned int *flag_dsts[] = {flags_host_dst, flags_dev_dst, flags_peer_dst};
+    const char *dst_names[] = {"pinned host", "device", "peer (device 1)"};
+    for (int d = 0; d < (peer_dst ? 3 : 2); d++)
         for (size_t bytes : band_bytes)
             for (int v = FULL; v <= MEMOPS; v++) {
                 double t[4];
                 for (int i = 0; i < 4; i++) {
-                    cudaGraphExec_t e = chain(band_counts[i], bytes, (Variant)v, src, d ? dev_dst : host_dst, flags,
-                                              d ? flags_dev_dst : flags_host_dst, s);
+                    cudaGraphExec_t e = chain(band_counts[i], bytes, (Variant)v, src, dsts[d], flags, flag_dsts[d], s);
                     t[i] = time_us(e, s);
                     CK(cudaGraphExecDestroy(e));
                 }
-                printf("| %s | %zu KiB | %s | %.1f | %.1f | %.1f | %.1f | %.2f |\n", d ? "device" : "pinned host",
+                printf("| %s | %zu KiB | %s | %.1f | %.1f | %.1f | %.1f | %.2f |\n", dst_names[d],
                        bytes >> 10, kVariantName[v], t[0], t[1], t[2], t[3], (t[3] - t[2]) / 48.0);
                 fflush(stdout);
             }
