@@ -355,6 +355,19 @@ def test_copy_engine_partials_on_a_shared_device_need_32_queues(built):
     assert "need CUDA_DEVICE_MAX_CONNECTIONS=32" in said and "(it is unset)" in said, said
 
 
+@needs_gpus(1)
+def test_back_to_back_calls_on_a_shared_device_skip_the_copy_engine_runs_without_32_queues(built):
+    """gpu_epochs --share-device in an environment without 32 queues (a user's, or Megatron-LM's one queue): the three
+    copy-engine runs are skipped with the reason, every other run passes and the exit status is 0."""
+    env = {**{k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"},
+           "CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+    out = subprocess.run([str(ROOT / "build/tests/gpu_epochs"), "2", "--share-device"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"{EPOCH_RUNS - 3} passed, 0 failed, 3 skipped" in out.stdout, out.stdout
+    assert out.stderr.count("skipped: copy-engine partials with every rank on one GPU need") == 3, out.stderr
+
+
 # ---- the NCCL transport (tpg_rank_config.transport = TPG_TRANSPORT_NCCL) ------------------------------------------
 
 
