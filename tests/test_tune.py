@@ -331,6 +331,11 @@ def test_copy_engine_knob_keeps_the_push_and_its_candidates_pass_the_checks():
     assert [(c.route, c.name.endswith("_ce")) for c in cands] == [("push", False), ("ce", True)]
     state = {(tune.job_key(s, cands[0]), "profile"): {"avg_ms": 1.0, "exit_code": 0} for s in SHAPES}
     assert tune.pending(SHAPES, cands, state) == [(SHAPES[1], cands[1])]
+    # the keys of state files written before: a pushing job's has no route, a pulling one's ends in |pull
+    pulling = tune.enumerate_candidates("bf16", tiles=((128, 256, 64),), stages=(4,), extra={}, consumers=(2,),
+                                        clusters=((1, 1),), pulls=(False, True), copy_engine=(False, True))
+    assert [tune.job_key(SHAPES[1], c)[len(SHAPES[1].key):] for c in pulling] == [
+        f"|{cands[0].kernel}", f"|{cands[0].kernel}|pull", f"|{cands[0].kernel}|ce"]
     rs = "ReduceScatter1D_TilingA_RotatingC"
     doc = tune.candidates_doc([tune.Shape("", "", 256, 128, 512, rs, tp, "bf16") for tp in (1, 2)], cands)
     assert [(c["tp"], c.get("copy_engine_partials", False)) for c in doc["configs"]] == [([1, 2], False), ([2], True)]
