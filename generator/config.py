@@ -108,6 +108,11 @@ CONFIG = Field("map", fields={
     "prefer_from_local_k": Field("int", range=(1, 1 << 31),
                                  doc="the schedule's default for GEMMs whose per-stage K (K/tp for reduce-scatter, "
                                      "K for all-gather) is at least this; 1 = every shape"),
+    "prefer_from_local_k_tp1": Field("int", range=(1, 1 << 31),
+                                     doc="prefer_from_local_k of the TP = 1 config (default: prefer_from_local_k): at "
+                                         "TP = 1 every schedule is the same local GEMM, so a preference set for what "
+                                         "moves between GPUs (a reduce-scatter ring's) can leave it to the local "
+                                         "kernel's"),
     "copy_chunks": Field("int", default=1, range=(1, MAX_COPY_CHUNKS),
                          doc="all-gather: cut each shard's copy into this many pieces (whole tiles of rows each), "
                              "each with its own flag, so a tile waits only for the piece holding its rows "
@@ -367,10 +372,15 @@ def _semantic(doc: dict, w: _Walker) -> None:
                     "tp values >= 2 (a separate config for TP = 1)")
         _check_copy_engine_partials(w, c, path)
         _check_no_pulls(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
-        if c.get("wave_weight") is not None and c.get("prefer_from_local_k") is not None:
-            w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
-                    "wave_weight with prefer_from_local_k: a config is a default either by its per-stage K or by the "
-                    "wave check", "one of the two")
+        for pref in ("prefer_from_local_k", "prefer_from_local_k_tp1"):
+            if c.get("wave_weight") is not None and c.get(pref) is not None:
+                w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
+                        f"wave_weight with {pref}: a config is a default either by its per-stage K or by the "
+                        "wave check", "one of the two")
+        if c.get("prefer_from_local_k_tp1") is not None and 1 not in (c.get("tp") or []):
+            w.error(w.lines.get(f"{path}.prefer_from_local_k_tp1", w.lines[path]), f"{path}.prefer_from_local_k_tp1",
+                    "prefer_from_local_k_tp1 in a config without tp 1, which has no TP = 1 instance",
+                    "a tp list with 1, or no prefer_from_local_k_tp1")
         _check_split_only(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
@@ -386,7 +396,7 @@ def _check_split_only(w: _Walker, c: dict, path: str, kernels: dict) -> None:
     kernel = kernels.get(name) or {}
     if not kernel.get("stream_k"):
         return
-    for field in ("prefer_from_local_k", "wave_weight"):
+    for field in ("prefer_from_local_k", "prefer_from_local_k_tp1", "wave_weight"):
         if c.get(field) is not None:
             w.error(w.lines.get(f"{path}.{field}", w.lines[path]), f"{path}.{field}",
                     f"{field} in a config of stream_k kernel {name!r}, a default only through the split rule "
@@ -457,6 +467,13 @@ def _check_no_pulls(w: _Walker, c: dict, path: str, kernels: dict) -> None:
 def config_kernel(c: dict, tp: int) -> str:
     """The kernel entry name that config c runs at this TP degree (kernel_tp1 at TP = 1 when given)."""
     return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
+
+
+def prefer_at(c: dict, tp: int) -> int | None:
+    """The prefer_from_local_k of config c's instance at this TP degree (prefer_from_local_k_tp1 at TP = 1 when
+    given); None: never preferred."""
+    return c["prefer_from_local_k_tp1"] if tp == 1 and c.get("prefer_from_local_k_tp1") is not None else \
+        c.get("prefer_from_local_k")
 
 
 def ce_partials_at(c: dict, tp: int) -> bool:

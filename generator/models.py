@@ -166,7 +166,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     def kernel(c: dict) -> str:  # the kernel the config runs at this tp (kernel_tp1 at TP = 1)
         return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
 
-    cands = sorted((f"{c['name']}_tp{tp}", c.get("prefer_from_local_k"), kernel(c), c.get("wave_weight") or 0)
+    cands = sorted((f"{c['name']}_tp{tp}", C.prefer_at(c, tp), kernel(c), c.get("wave_weight") or 0)
                    for c in doc["configs"]
                    if not c.get("tuned") and not _moved_by_name(c, tp) and c["schedule"] == schedule and
                    tp in c["tp"] and dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))

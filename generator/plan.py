@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from . import GENERATOR_VERSION, dispatch
-from .config import ce_partials_at, config_kernel
+from .config import ce_partials_at, config_kernel, prefer_at
 from .kernels import KernelSpec, make_kernel
 from .schedules import ScheduleTable, build_table
 
@@ -56,7 +56,7 @@ def build(doc: dict, source: str) -> Plan:
             if key not in tables:
                 tables[key] = build_table(*key)
             configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[config_kernel(c, tp)],
-                                      c.get("prefer_from_local_k") or 0, c.get("copy_chunks") or 1,
+                                      prefer_at(c, tp) or 0, c.get("copy_chunks") or 1,
                                       bool(c.get("pull_partials")), c.get("wave_weight") or 0,
                                       bool(c.get("tuned")), ce_partials_at(c, tp)))
     configs.sort(key=lambda c: c.name)

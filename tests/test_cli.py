@@ -40,8 +40,9 @@ def run(exe, *args, gpus_hidden=True):
 def default_config(schedule, dtype, tp, k):
     """The config --schedule without --config runs (tpg_config_pick): schedules.yaml prefers the wide
     (128x256) config for every all-gather GEMM (prefer_from_local_k 1) and for reduce-scatter from a
-    per-stage K (K/tp) of 10240 up; below that the first config by name, the ping-pong one."""
-    wide = schedule.startswith("AllGather") or k // tp >= 10240
+    per-stage K (K/tp) of 10240 up, and at TP = 1 (the local GEMM) for every K (prefer_from_local_k_tp1 1); below
+    that the first config by name, the ping-pong one."""
+    wide = schedule.startswith("AllGather") or tp == 1 or k // tp >= 10240
     return f"{SCHEDULES[schedule]}_{dtype}{'_wide' if wide else ''}_tp{tp}"
 
 
@@ -264,10 +265,11 @@ def test_copy_chunks_refused_where_nothing_is_copied(tpgemm):
 
 
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
-@pytest.mark.parametrize("tp,k", [(2, 28672), (2, 20480), (2, 8192), (4, 28672)])
+@pytest.mark.parametrize("tp,k", [(2, 28672), (2, 20480), (2, 8192), (4, 28672), (1, 4096)])
 def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):
     """--schedule picks with the problem's K: reduce-scatter turns wide at K/tp >= 10240 (20480 at TP = 2
-    is the bound itself; 28672 at TP = 4 is 7168 per stage, so ping-pong), all-gather is wide for any K."""
+    is the bound itself; 28672 at TP = 4 is 7168 per stage, so ping-pong), all-gather is wide for any K, and so is
+    reduce-scatter at TP = 1, the local GEMM."""
     r = run(tpgemm, "--dry-run", "--json", "--schedule", schedule, "--tp", str(tp), "--m", "4096", "--n", "8192",
             "--k", str(k))
     assert r.returncode == 0, r.stderr

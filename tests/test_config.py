@@ -169,6 +169,11 @@ CASES = [
      "configs[0].kernel", ["kernel 'k' is built without the pull prologue"]),
     ("wave_weight_and_preferred", "kernel: k}", "kernel: k, prefer_from_local_k: 1, wave_weight: 90}", "wave_weight",
      "configs[0].wave_weight", ["wave_weight with prefer_from_local_k", "allowed: one of the two"]),
+    ("wave_weight_and_preferred_tp1", "kernel: k}", "kernel: k, prefer_from_local_k_tp1: 1, wave_weight: 90}",
+     "wave_weight", "configs[0].wave_weight", ["wave_weight with prefer_from_local_k_tp1", "allowed: one of the two"]),
+    ("prefer_tp1_without_tp1", "tp: [1, 2], kernel: k}", "tp: [2, 4], kernel: k, prefer_from_local_k_tp1: 1}",
+     "prefer_from_local_k_tp1", "configs[0].prefer_from_local_k_tp1",
+     ["prefer_from_local_k_tp1 in a config without tp 1", "allowed: a tp list with 1"]),
     ("wave_weight_zero", "kernel: k}", "kernel: k, wave_weight: 0}", "wave_weight", "configs[0].wave_weight",
      ["0 is out of range", "allowed: 1..100"]),
     ("wrong_type", "consumers: 2", "consumers: two", "consumers: two", "kernels[0].consumers",
@@ -283,6 +288,20 @@ def test_copy_engine_partials_reach_the_registry_and_the_hash():
     row = re.compile(r'^    \{"(c_tp\d)", &\w+, &\w+_desc, 0, 1, 0, 0, 0, (\d)\},$', re.M)
     assert row.findall(render.render(carried)["registry.c"]) == [("c_tp2", "1"), ("c_tp4", "1")]
     assert row.findall(render.render(plain)["registry.c"]) == [("c_tp2", "0"), ("c_tp4", "0")]
+
+
+def test_prefer_from_local_k_tp1_is_the_tp_1_instance_preference():
+    """prefer_from_local_k_tp1 replaces prefer_from_local_k for the TP = 1 instance only (registry, default pick): a
+    reduce-scatter family preferred from K/tp 10240 for its ring, and at TP = 1, where it is the local GEMM, always."""
+    rs = BASE.replace("AllGather1D_TilingCD_RotatingA, tp: [1, 2]", "ReduceScatter1D_TilingA_RotatingC, tp: [1, 2]")
+    rs = rs.replace("kernel: k}", "kernel: k, prefer_from_local_k: 10240, prefer_from_local_k_tp1: 1}")
+    rs += "  - {name: b, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: k}\n"
+    doc = config.validate(config.compose(rs, "x.yaml"), "x.yaml")
+    p = plan.build(doc, "x.yaml")
+    assert [(c.name, c.prefer_from_local_k) for c in p.configs] == [("b_tp1", 0), ("b_tp2", 0), ("c_tp1", 1),
+                                                                      ("c_tp2", 10240)]
+    pick = lambda tp, k: models.default_config(doc, "ReduceScatter1D_TilingA_RotatingC", tp, "bf16", k=k)
+    assert (pick(1, 4096), pick(2, 8192), pick(2, 20480)) == ("c_tp1", "b_tp2", "c_tp2")
 
 
 def test_copy_engine_partials_apply_to_the_tp_2_and_up_instances():

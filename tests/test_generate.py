@@ -187,15 +187,18 @@ def test_kernel_dedup_and_registry(files):
     assert [n for n, _, _, _ in names] == sorted(c.name for c in p.configs)
     assert {k for _, _, k, _ in names} == {k.name for k in p.kernels}
     # the 4th initializer is the config's prefer_from_local_k, 0 where schedules.yaml leaves it out
-    want = {f"{c['name']}_tp{tp}": c.get("prefer_from_local_k", 0) for c in doc["configs"]
+    want = {f"{c['name']}_tp{tp}": config.prefer_at(c, tp) or 0 for c in doc["configs"]
             for tp in (c["tp"] if isinstance(c["tp"], list) else [c["tp"]])}
     assert {n: int(least) for n, _, _, least in names} == want
     # the shipped rule (BENCHMARKS.md): wide for every all-gather shape, for reduce-scatter from K/tp 10240,
-    # and e4m3 (TP = 1 and all-gather) from K 8192; the fp8 e5m2 config is alone for its dtype, so it needs no
-    # preference
+    # and e4m3 (TP = 1 and all-gather) from K 8192; at TP = 1, where every schedule is the same local GEMM, the
+    # reduce-scatter families prefer as the all-gather ones do (prefer_from_local_k_tp1); the fp8 e5m2 config is
+    # alone for its dtype, so it needs no preference
     def rule(n):
-        if "e4m3" in n and not n.startswith("rs_"):
+        if "e4m3" in n and (not n.startswith("rs_") or n.endswith("_tp1")):
             return "8192"
+        if n.startswith("rs_") and n.endswith("_tp1"):
+            return "1"
         return "1" if n.startswith("ag_") else "0" if n == "gemm_e5m2_wide_tp1" else "10240"
     assert {n: least for n, _, _, least in names if "_wide_tp" in n} == {
         n: rule(n) for n, _, _, _ in names if "_wide_tp" in n}
