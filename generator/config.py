@@ -372,11 +372,11 @@ def _semantic(doc: dict, w: _Walker) -> None:
                     "tp values >= 2 (a separate config for TP = 1)")
         _check_copy_engine_partials(w, c, path)
         _check_no_pulls(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
-        for pref in ("prefer_from_local_k", "prefer_from_local_k_tp1"):
-            if c.get("wave_weight") is not None and c.get(pref) is not None:
-                w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
-                        f"wave_weight with {pref}: a config is a default either by its per-stage K or by the "
-                        "wave check", "one of the two")
+        prefs = [f for f in ("prefer_from_local_k", "prefer_from_local_k_tp1") if c.get(f) is not None]
+        if c.get("wave_weight") is not None and prefs:
+            w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
+                    f"wave_weight with {' and '.join(prefs)}: a config is a default either by its per-stage K or by "
+                    "the wave check", "one of the two")
         if c.get("prefer_from_local_k_tp1") is not None and 1 not in (c.get("tp") or []):
             w.error(w.lines.get(f"{path}.prefer_from_local_k_tp1", w.lines[path]), f"{path}.prefer_from_local_k_tp1",
                     "prefer_from_local_k_tp1 in a config without tp 1, which has no TP = 1 instance",

@@ -141,7 +141,8 @@ def test_a_stream_k_config_may_not_claim_another_rule(tmp_path):
     base = ("version: 1\nkernels:\n  - {name: ks, dtype: bf16, tile: {bm: 64, bn: 128, bk: 64}, consumers: 1, "
             "stream_k: true}\nconfigs:\n  - {name: s, schedule: AllGather1D_TilingCD_RotatingA, tp: [1], "
             "kernel: ks%s}\n")
-    for extra, field in ((", prefer_from_local_k: 1", "prefer_from_local_k"), (", wave_weight: 80", "wave_weight")):
+    for extra, field in ((", prefer_from_local_k: 1", "prefer_from_local_k"), (", wave_weight: 80", "wave_weight"),
+                         (", prefer_from_local_k_tp1: 1", "prefer_from_local_k_tp1")):
         p = tmp_path / "schedules.yaml"
         p.write_text(base % extra)
         with pytest.raises(config.ConfigError) as e:

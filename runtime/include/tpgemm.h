@@ -103,7 +103,8 @@ tpg_status tpg_config_get(int i, tpg_config_info *out);
  * a GEMM of unknown shape (tpg_config_pick with k = 0). TPG_ERR_UNKNOWN_CONFIG if none. */
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
 /* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
- * the first config by name whose schedules.yaml `prefer_from_local_k` holds for the GEMM's per-stage K
+ * the first config by name whose schedules.yaml `prefer_from_local_k` (`prefer_from_local_k_tp1` at TP = 1, where
+ * set) holds for the GEMM's per-stage K
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
  * else the first config by name without a `wave_weight`. Only f32-accumulating configs are candidates (nor a
  * tuned choice's, which tpg_dispatch_find returns): an `acc: f16` config

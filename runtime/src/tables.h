@@ -87,8 +87,9 @@ typedef struct tpg_config_desc {
     const char *name;
     const tpg_schedule_table *schedule;
     const tpg_kernel_desc *kernel;
-    /* schedules.yaml prefer_from_local_k: the schedule's default for GEMMs whose per-stage K is at least
-     * this (1: every shape); 0: only when no config is preferred (tpg_config_pick). */
+    /* schedules.yaml prefer_from_local_k (prefer_from_local_k_tp1 for a TP = 1 config, where set): the schedule's
+     * default for GEMMs whose per-stage K is at least this (1: every shape); 0: only when no config is preferred
+     * (tpg_config_pick). */
     long long prefer_from_local_k;
     /* schedules.yaml copy_chunks: all-gather copies cut into this many pieces by default (copy_plan.h;
      * tpg_op_set_copy_chunks changes it per op); 1 = one copy per shard. */
