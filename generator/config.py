@@ -469,6 +469,10 @@ def config_kernel(c: dict, tp: int) -> str:
     return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
 
 
+# The fields by which a reduce-scatter config (or tuned choice) moves its partials another way than the push.
+PARTIAL_ROUTE_FIELDS = ("pull_partials", "copy_engine_partials")
+
+
 def prefer_at(c: dict, tp: int) -> int | None:
     """The prefer_from_local_k of config c's instance at this TP degree (prefer_from_local_k_tp1 at TP = 1 when
     given); None: never preferred."""

@@ -6,13 +6,14 @@ the order they were loaded. tpg_dispatch_find (runtime/src/dispatch.c) relies on
 """
 from __future__ import annotations
 
+from .config import PARTIAL_ROUTE_FIELDS
 from .models import DispatchEntry, default_config, gemms, tuned_config_name, tuned_key
 
 
 def with_tuned_configs(doc: dict) -> dict:
     """doc with one config per tuned choice appended (marked tuned, so default_config skips it)."""
     extra = [{"name": tuned_config_name(t), "schedule": t["schedule"], "tp": [t["tp"]], "kernel": t["kernel"],
-              "tuned": True, **{f: True for f in ("pull_partials", "copy_engine_partials") if t.get(f)}}
+              "tuned": True, **{f: True for f in PARTIAL_ROUTE_FIELDS if t.get(f)}}
              for t in doc.get("tuned") or []]
     return dict(doc, configs=list(doc["configs"]) + extra) if extra else doc
 

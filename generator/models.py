@@ -379,7 +379,7 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
     if seen.setdefault(tuned_key(t), where) != where:
         _err(w, path, f"a second tuned choice for the same {'layer' if t.get('model') else 'shape'} "
              f"(first at {seen[tuned_key(t)]})", "one tuned choice per key")
-    for route in ("pull_partials", "copy_engine_partials"):
+    for route in C.PARTIAL_ROUTE_FIELDS:
         if t.get(route) and (SCHEDULES[t["schedule"]]["comm"] != "reduce_scatter" or t["tp"] < 2):
             _err(w, f"{path}.{route}", f"{route} for {t['schedule']} at tp {t['tp']}, which moves no partials",
                  "false, or a ReduceScatter schedule at tp >= 2")

@@ -48,11 +48,11 @@ class Shape:
         return self.layer or f"{self.m}x{self.n}x{self.k}"
 
 
-# How a candidate's partials cross GPUs (reduce-scatter at TP >= 2): route -> (the configs[] field that says so,
-# the suffix of its names, the knob that asks for it). Pushed partials are every layer's baseline.
-ROUTES = {"push": (None, "", None), "pull": ("pull_partials", "_pull", "pull_partials"),
-          "ce": ("copy_engine_partials", "_ce", "copy_engine_partials")}
-ROUTE_KNOBS = tuple(r[2] for r in ROUTES.values() if r[2])
+# How a candidate's partials cross GPUs (reduce-scatter at TP >= 2): route -> (the configs[] field that says so, which
+# is also the --knob that asks for the route; the suffix of its names). Pushed partials are every layer's baseline.
+ROUTES = {"push": (None, ""), "pull": ("pull_partials", "_pull"), "ce": ("copy_engine_partials", "_ce")}
+ROUTE_KNOBS = tuple(field for field, _ in ROUTES.values() if field)
+assert ROUTE_KNOBS == C.PARTIAL_ROUTE_FIELDS, "a route of the tuner for every way config.py knows, and no other"
 
 
 @dataclass(frozen=True)
