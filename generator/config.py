@@ -120,18 +120,26 @@ CONFIG = Field("map", fields={
     "pull_partials": Field("bool", default=False,
                            doc="reduce-scatter at TP >= 2: a stage's partial stays in the sender's own slot and the "
                                "next rank's epilogue reads it over the link (polling the sender's tile flags), instead "
-                               "of being pushed into the receiver's slot; run by name only"),
+                               "of being pushed into the receiver's slot (the shipped <family>_pull twins are "
+                               "by_name)"),
     "copy_engine_partials": Field("bool", default=False,
                                   doc="reduce-scatter at TP >= 2 over the peer transport: a stage's partial goes into "
                                       "the sender's own slot, and copy-engine nodes of the op's graph carry it band "
                                       "by band into the receiver's slot and raise its tile flags, so the GEMM's SMs "
-                                      "issue no store across GPUs (runtime/src/ce_partials.c); run by name only. "
-                                      "It applies to the config's TP >= 2 instances: a TP = 1 one moves nothing"),
+                                      "issue no store across GPUs (runtime/src/ce_partials.c; the shipped "
+                                      "<family>_ce twins are by_name). It applies to the config's TP >= 2 "
+                                      "instances: a TP = 1 one moves nothing"),
     "wave_weight": Field("int", range=(1, 100),
                          doc="percent: a default only through the wave check (or the row rule) of "
                              "tpg_config_pick, which counts the share of the tile slots this config's walk fills at "
-                             "this weight (its kernel's rate per slot against the other configs'), never as the "
-                             "first-by-name fallback; for tiles that pay only at few tokens"),
+                             "this weight (its kernel's rate per slot against the other configs'), the first-by-name "
+                             "fallback only where no unweighted config is a candidate; for tiles that pay only at few "
+                             "tokens"),
+    "by_name": Field("bool", default=False,
+                     doc="never a default pick (tpg_config_pick, the presets' dispatch rows): run by name only "
+                         "(--config, "
+                         "tpg_config_find, the benchmarks' --alt-config); for experiments, and for the twins that "
+                         "time another way of moving partials against a default"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))

@@ -140,22 +140,16 @@ def walk_fill(schedule: str, tp: int, m: int, n: int, tile: dict, sms: int) -> f
     return tp * stage_m * stage_n / (waves * sms * tile["bm"] * tile["bn"]) if waves > 0 else 0.0
 
 
-def _moved_by_name(c: dict, tp: int) -> bool:
-    """Whether a config's partials move another way than the push at this tp (pull_partials, copy_engine_partials):
-    the experiments against it, run by name only (tpg__config_pickable)."""
-    return bool(c.get("pull_partials")) or C.ce_partials_at(c, tp)
-
-
 def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m: int = 0, n: int = 0,
                    sms: int = PICK_SMS) -> str | None:
     """The config a GEMM with this schedule, tp, dtype and K runs untuned (the rule of tpg_config_pick):
     the first by name whose prefer_from_local_k holds for its per-stage K (k <= 0: only a preference
-    of 1, i.e. for every shape, holds), else the first by name without a wave_weight; never a tuned one, and never
-    one whose kernel trades speed for precision or the reverse (acc: f16, fp8_promote, partials: f32: run by name
-    only), nor one that pulls its partials or has the copy engine carry them (pull_partials, copy_engine_partials: the
-    experiments against the push, by name only). With m, n
-    and k given, the wave check: of the configs not preferred, the one with the best score - the share of the tile
-    slots of `sms` SMs its walk fills, times its wave_weight percent (100 without one) - replaces that pick when
+    of 1, i.e. for every shape, holds), else the first by name without a wave_weight (a weighted one only where there
+    is no other); never a tuned one, and never one whose kernel trades speed for precision or the reverse (acc: f16,
+    fp8_promote, partials: f32: run by name only), nor one marked by_name (experiments, and the twins that pull
+    their partials or have the copy engine carry them against the push). With m, n and k given, the wave check: of the
+    configs not preferred, the one with the best score - the share of the tile slots of `sms` SMs its walk fills, times
+    its wave_weight percent (100 without one) - replaces that pick when
     its score is more than PICK_WAVE_MARGIN above the pick's (few tokens: the last wave of the wide tiles nearly
     empty) or more than PICK_WAVE_RATIO times it (a pick filling a few percent of one wave); of equals the first by
     name, those without a wave_weight first. Then the row rule (_fewest_rows), and the split rule (_split_k): a
@@ -168,7 +162,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
 
     cands = sorted((f"{c['name']}_tp{tp}", C.prefer_at(c, tp), kernel(c), c.get("wave_weight") or 0)
                    for c in doc["configs"]
-                   if not c.get("tuned") and not _moved_by_name(c, tp) and c["schedule"] == schedule and
+                   if not c.get("tuned") and not c.get("by_name") and c["schedule"] == schedule and
                    tp in c["tp"] and dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
     lk = local_k(schedule, tp, k) if k > 0 else 1
     is_preferred = [least is not None and (least <= 1 or (k > 0 and lk >= least)) for _, least, _, _ in cands]
@@ -216,7 +210,7 @@ def _split_k(configs: list, by_name: dict, schedule: str, tp: int, dtype: str, m
         return pick
     for c in sorted(configs, key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
         kern = by_name.get(c.get("kernel_tp1") or c["kernel"]) or {}
-        if (c.get("tuned") or _moved_by_name(c, 1) or c["schedule"] != schedule or 1 not in c["tp"]
+        if (c.get("tuned") or c.get("by_name") or c["schedule"] != schedule or 1 not in c["tp"]
                 or kern.get("dtype") != dtype or not _pickable(kern, split=True)):
             continue
         t = kern["tile"]

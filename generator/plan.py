@@ -23,6 +23,7 @@ class ConfigSpec:
     wave_weight: int = 0  # 1..100: a default only by the wave check, its fill weighted so (configs[].wave_weight)
     tuned: bool = False  # a tuned choice's config: run through the dispatch table or by name, never a default pick
     copy_engine_partials: bool = False  # reduce-scatter: partials moved by copy-engine nodes (configs[] field)
+    by_name: bool = False  # never a default pick: run by name only (configs[].by_name)
 
 
 @dataclass(frozen=True)
@@ -58,21 +59,22 @@ def build(doc: dict, source: str) -> Plan:
             configs.append(ConfigSpec(f"{c['name']}_tp{tp}", tables[key], by_name[config_kernel(c, tp)],
                                       prefer_at(c, tp) or 0, c.get("copy_chunks") or 1,
                                       bool(c.get("pull_partials")), c.get("wave_weight") or 0,
-                                      bool(c.get("tuned")), ce_partials_at(c, tp)))
+                                      bool(c.get("tuned")), ce_partials_at(c, tp), bool(c.get("by_name"))))
     configs.sort(key=lambda c: c.name)
     kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
     content = {
         "generator": GENERATOR_VERSION,
         "kernels": [k.fields() for k in kernels],
-        # the preference, the copy cut, pulled or copy-engine partials and the wave weight are hashed only where set, so
-        # plans without them hash as before
+        # the preference, the copy cut, pulled or copy-engine partials, the wave weight and by_name are hashed only
+        # where set, so plans without them hash as before
         "configs": [[c.name, c.schedule.name, c.schedule.tp, c.kernel.name]
                     + ([c.prefer_from_local_k] if c.prefer_from_local_k else [])
                     + ([{"copy_chunks": c.copy_chunks}] if c.copy_chunks != 1 else [])
                     + ([{"pull_partials": True}] if c.pull_partials else [])
                     + ([{"copy_engine_partials": True}] if c.copy_engine_partials else [])
-                    + ([{"wave_weight": c.wave_weight}] if c.wave_weight else []) for c in configs],
+                    + ([{"wave_weight": c.wave_weight}] if c.wave_weight else [])
+                    + ([{"by_name": True}] if c.by_name else []) for c in configs],
     }
     rows = dispatch.entries(doc, [c.name for c in configs])
     if rows:  # absent without presets, so that such a plan hashes as before

@@ -493,14 +493,16 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
     listed = {c["name"]: c for c in json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]}
     by_name = {n for n, c in listed.items() if not c["default_pick"]}
     assert by_name == {n for n, c in listed.items()
-                       if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32" or c["pull_partials"]
-                       or c["copy_engine_partials"] or (c["stream_k"] and c["tp"] > 1)}
+                       if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32" or c["by_name"]
+                       or (c["stream_k"] and c["tp"] > 1)}
     assert {"gemm_e4m3_promoted_tp1", "ag_rota_fp16acc_tp8", "rs_tila_bf16_f32p_tp8", "rs_tilb_bf16_pull_tp2"} <= by_name
+    # the shipped pulled- and copy-engine-partial configs are the defaults' twins, marked by_name (schedules.yaml)
+    assert all(c["by_name"] for c in listed.values() if c["pull_partials"] or c["copy_engine_partials"])
     text = {line.split()[0]: line for line in run(tpgemm, "--list").stdout.splitlines()[1:-1]}
     assert text["rs_tila_bf16_wide_f32p_tp4"].endswith("fp32 partials")
     assert text["gemm_e4m3_promoted_tp1"].endswith("fp8 promoted every 8")
-    assert text["rs_tila_bf16_wide_pull_tp8"].endswith("pulled partials")
-    assert text["rs_tila_bf16_wide_ce_tp8"].endswith("copy-engine partials")
+    assert text["rs_tila_bf16_wide_pull_tp8"].endswith("pulled partials, by name")
+    assert text["rs_tila_bf16_wide_ce_tp8"].endswith("copy-engine partials, by name")
     assert text["rs_tila_bf16_tp4"].endswith(" -")
     assert text["ag_rota_bf16_sk64_tp2"].endswith("stream-K at TP >= 2")
     assert text["ag_rota_bf16_sk64_tp1"].endswith(" -")

@@ -183,7 +183,7 @@ def test_kernel_dedup_and_registry(files):
     kernels = sorted(f for f in files if f.startswith("kernels/"))
     assert kernels == [f"kernels/{k.name}.cu" for k in p.kernels]
     reg = files["registry.c"]
-    names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc, (\d+), \d+, [01], \d+, [01], [01]\},$', reg, re.M)
+    names = re.findall(r'^    \{"(\w+)", &(\w+), &(\w+)_desc, (\d+), \d+, [01], \d+, [01], [01], [01]\},$', reg, re.M)
     assert [n for n, _, _, _ in names] == sorted(c.name for c in p.configs)
     assert {k for _, _, k, _ in names} == {k.name for k in p.kernels}
     # the 4th initializer is the config's prefer_from_local_k, 0 where schedules.yaml leaves it out

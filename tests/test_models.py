@@ -372,7 +372,7 @@ def test_include_adds_tuned_configs_and_dispatch_rows(tmp_path):
                      rf'2, {up.config_index} /\* tuned_tiny_gate_up_bf16_tp2 \*/, 1\}}', text)
     # the registry marks the tuned configs (its last initializer), so tpg_config_pick never takes one: its wave check
     # weighs every config not preferred, and a tuned one would count unweighted for any shape
-    reg = dict(re.findall(r'^    \{"(\w+)", &\w+, &\w+_desc, \d+, \d+, [01], \d+, ([01]), [01]\},$',
+    reg = dict(re.findall(r'^    \{"(\w+)", &\w+, &\w+_desc, \d+, \d+, [01], \d+, ([01]), [01], [01]\},$',
                           render.render(p)["registry.c"], re.M))
     assert {n for n, t in reg.items() if t == "1"} == {"tuned_tiny_gate_up_bf16_tp2", "tuned_4096x4096x4096_rs_tila_bf16_tp2"}
     assert len(reg) == len(p.configs)

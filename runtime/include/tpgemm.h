@@ -106,11 +106,11 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * the first config by name whose schedules.yaml `prefer_from_local_k` (`prefer_from_local_k_tp1` at TP = 1, where
  * set) holds for the GEMM's per-stage K
  * (K / tp for reduce-scatter, K for all-gather; k <= 0: only a preference of 1, for every shape, holds),
- * else the first config by name without a `wave_weight`. Only f32-accumulating configs are candidates (nor a
- * tuned choice's, which tpg_dispatch_find returns): an `acc: f16` config
- * runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
- * partials (`partials: f32`): more precise, slower; and a config with `pull_partials`, until measured on
- * a link against the push. With the whole
+ * else the first config by name without a `wave_weight` (a weighted one only where no other is a candidate). Only
+ * f32-accumulating configs are candidates (nor a tuned choice's, which tpg_dispatch_find returns): an `acc: f16`
+ * config runs only when named, and so do an fp8 config with `fp8_promote` and a config with fp32
+ * partials (`partials: f32`): more precise, slower; and every config schedules.yaml marks `by_name` (the pulled- and
+ * copy-engine-partial twins of the defaults, until measured on a link against the push). With the whole
  * shape given (m, n, k > 0), the wave check: each config not preferred scores the share of the tile slots of
  * whole waves of TPG_PICK_SMS SMs that one GPU's persistent walk (tp stages, one batch) fills with output, times
  * its wave_weight percent (100 without one); the best - the first by name of equals, unweighted first - replaces
@@ -323,7 +323,8 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
  * schedules) is exported as (IPC handle of its cudaMalloc allocation, offset) and opened by the peers;
  * after a failed call every rank must set its tensors again. */
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
-/* Changes alpha / beta; updates the executable graphs. */
+/* Changes alpha / beta; updates the executable graphs. beta != 0 needs every local rank's C (tensors set with c =
+ * NULL: TPG_ERR_INVALID_ARGUMENT, nothing changed). */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
 /* All-gather ops: cut each shard's copy into `chunks` pieces (1..32; equal pieces rounded up to whole tiles
  * of the rotating operand's rows, so possibly fewer than asked), each announced by its own flag: a tile waits only

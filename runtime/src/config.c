@@ -32,12 +32,13 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
 }
 
 /* Candidates of a default pick. f16-accumulating configs (`acc: f16`) trade precision for the seed's
- * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision, and pulled partials
- * (`pull_partials`) and copy-engine partials (`copy_engine_partials`) are the experiments against the pushed ones:
- * all five are only ever run by name. */
+ * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision: those three are only
+ * ever run by name, and so are the configs schedules.yaml marks `by_name` (experiments, and the twins that move
+ * partials another way - pulled, by copy engine - against the defaults). How a config moves its partials is not a
+ * reason by itself: a family of pulled or copy-engine partials without `by_name` is a candidate like any other. */
 int tpg__config_pickable(const tpg_config_desc *c) {
     return c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
-           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->pull_partials && !c->copy_engine_partials &&
+           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->by_name &&
            (!c->kernel->stream_k || c->schedule->tp == 1);
 }
 

@@ -98,9 +98,10 @@ typedef struct tpg_config_desc {
      * own tile flags; the next rank reads them there over the link (runtime/src/params.c). 0: pushed into the
      * receiver's slot. Part of the config, so every rank of an op has the same one (op_rank.c checks the config). */
     int pull_partials;
-    /* schedules.yaml wave_weight (1..100): a default only through tpg_config_pick's wave check or row rule (never the
-     * first-by-name fallback); the wave check counts this config's fill at wave_weight percent - its kernel's rate per
-     * tile slot against the others' (tiles for few tokens); 0: an ordinary config, counted at 100. */
+    /* schedules.yaml wave_weight (1..100): a default only through tpg_config_pick's wave check or row rule (the
+     * first-by-name fallback only where no unweighted config is a candidate); the wave check counts this config's
+     * fill at wave_weight percent - its kernel's rate per tile slot against the others' (tiles for few tokens); 0: an
+     * ordinary config, counted at 100. */
     int wave_weight;
     /* a tuned choice's config (schedules.yaml tuned:, named tuned_*): run through tpg_dispatch_find or by name,
      * never a default pick (generator/models.py default_config skips it too) */
@@ -110,12 +111,15 @@ typedef struct tpg_config_desc {
      * into the receiver's slot and flags - those a push writes, which the receiver waits on as on pushed ones
      * (runtime/src/ce_partials.c). Part of the config: every rank of an op has the same buffer layout. */
     int copy_engine_partials;
+    /* schedules.yaml by_name: never a default pick (tpg__config_pickable), run by name only - the experiments and the
+     * twins that time another way of moving partials (<family>_pull, <family>_ce) against a default */
+    int by_name;
 } tpg_config_desc;
 
 extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
- * `acc: f16`, `fp8_promote`, `partials: f32`, `pull_partials` and `copy_engine_partials` configs run by name only
- * (runtime/src/config.c);
+ * `acc: f16`, `fp8_promote` and `partials: f32` configs run by name only (runtime/src/config.c), and neither do
+ * `by_name` ones (experiments, and the pulled- and copy-engine-partial twins of the defaults);
  * nor a `stream_k` config at TP >= 2 (untimed across GPUs); at TP = 1 one is a default only through the split rule. */
 int tpg__config_pickable(const tpg_config_desc *c);
 /* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the best-scored fallback must score

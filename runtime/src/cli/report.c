@@ -39,8 +39,9 @@ static void append_item(char *buf, size_t cap, size_t *n, const char *fmt, ...) 
 }
 
 /* Everything a config differs in from the default (f32 sums, partials in the output type and pushed, no stream-K
- * walk at TP >= 2: untimed across GPUs), joined by ", "; "-" if nothing. Such configs are never a default pick
- * (tpg__config_pickable): they run by name, or as a tuned choice (tpg_dispatch_find). */
+ * walk at TP >= 2: untimed across GPUs, not marked by_name), joined by ", "; "-" if nothing. A config with any of
+ * these is never a default pick (tpg__config_pickable), unless it only moves its partials another way (pulled, by
+ * copy engine) and is not by_name: they run by name, or as a tuned choice (tpg_dispatch_find). */
 static const char *numerics(int i, char *buf, size_t cap) {
     const tpg_config_desc *c = &tpg_configs[i];
     const tpg_kernel_desc *k = c->kernel;
@@ -52,6 +53,7 @@ static const char *numerics(int i, char *buf, size_t cap) {
     if (c->pull_partials) append_item(buf, cap, &n, "pulled partials");
     if (c->copy_engine_partials) append_item(buf, cap, &n, "copy-engine partials");
     if (k->stream_k && c->schedule->tp > 1) append_item(buf, cap, &n, "stream-K at TP >= 2");
+    if (c->by_name) append_item(buf, cap, &n, "by name");
     if (!n) snprintf(buf, cap, "-");
     return buf;
 }
@@ -72,9 +74,10 @@ void tpg_report_list(FILE *f, int json) {
             fprintf(f, ", \"tp\": %d, \"dtype\": \"%s\", \"bm\": %d, \"bn\": %d, \"bk\": %d, \"stages\": %d", c.tp,
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
             fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"pull_partials\": %d, "
-                       "\"copy_engine_partials\": %d, \"wave_weight\": %d, \"stream_k\": %d, \"default_pick\": %s}",
+                       "\"copy_engine_partials\": %d, \"wave_weight\": %d, \"stream_k\": %d, \"by_name\": %d, "
+                       "\"default_pick\": %s}",
                     tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
-                    c.copy_engine_partials, c.wave_weight, c.stream_k,
+                    c.copy_engine_partials, c.wave_weight, c.stream_k, tpg_configs[i].by_name,
                     tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
