@@ -7,6 +7,7 @@ what went wrong without a debugger.
 import ctypes
 import os
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,7 +193,7 @@ class Lib:
                 ctypes.memmove(recv, out, len(out))
                 return 0
             except BaseException as e:  # an exception must not unwind through C
-                print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", flush=True)
+                print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", file=sys.stderr, flush=True)
                 return 1
         fn = ALLGATHER_FN(trampoline)
         cfg = RankConfig(tp, rank, device, timeout_ns, fn, None, int(share_devices), TRANSPORTS[transport])

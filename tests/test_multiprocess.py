@@ -102,14 +102,16 @@ def test_create_rank_without_gpu_is_no_device(lib):
     assert len(calls) == 2  # the failure still went through both collective rounds (no rank is left waiting)
 
 
-def test_create_rank_bootstrap_failure_is_reported(lib):
+def test_create_rank_bootstrap_failure_is_reported(lib, capfd):
+    """A callback that raises: the binding says which rank's all-gather failed and why, and the context is refused -
+    without a GPU by the local failure (no device), which wins; with one, as a bootstrap failure."""
     def broken(send):
         raise RuntimeError("process group is gone")
 
     with pytest.raises(tpgemm_lib.TpgError) as e:
         lib.ctx_rank(tp=2, rank=1, device=0, allgather=broken)
-    # without a GPU the local failure (no device) wins; with one, the bootstrap failure is reported
-    assert e.value.status in (tpgemm_lib.TPG_ERR_NO_DEVICE, tpgemm_lib.TPG_ERR_BOOTSTRAP)
+    assert e.value.status == (tpgemm_lib.TPG_ERR_BOOTSTRAP if has_gpu() else tpgemm_lib.TPG_ERR_NO_DEVICE)
+    assert "bootstrap allgather failed on rank 1: RuntimeError('process group is gone')" in capfd.readouterr().err
 
 
 def test_create_rank_nccl_library_missing(lib, monkeypatch):

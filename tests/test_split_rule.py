@@ -72,14 +72,20 @@ def test_the_rule_is_tp1_only_and_the_stream_k_configs_no_other_steps_candidates
     """At TP >= 2 the stream-K configs run by name only (untimed across GPUs); and no step before the split rule
     (the K rule, the wave check, the row rule) ever takes one, whatever the shape."""
     assert pick(shipped, AG, 32, 8192, 8192, tp=2) == "ag_rota_bf16_pp64_tp2"
+    split = set()  # the (tp, schedule, m, n, k) that took a stream-K config
     for tp in (1, 2, 4, 8):
         for m in (16, 64, 128, 512, 4096):
-            for n, k in ((1024, 1024), (8192, 4096), (57344, 8192)):
+            # (4096, 8192): 16 x 4096 x 8192 is a split at TP = 1 (32 tiles of 128 k-blocks), and scaled by tp it
+            # would be one at TP >= 2 too but for the rule's TP = 1 guard
+            for n, k in ((1024, 1024), (8192, 4096), (57344, 8192), (4096, 8192), (2048, 16384)):
                 for schedule in (AG, RS):
                     got = pick(shipped, schedule, m * tp, n * tp, k * tp, tp=tp)
                     tiles = models.walk_tiles(schedule, tp, m * tp, n * tp, {"bm": 64, "bn": 128})
                     if "_sk64_" in got:
-                        assert tp == 1 and tiles <= 132, (schedule, tp, m, n, k)
+                        split.add((tp, schedule, m, n, k))
+                        assert tp == 1 and got.endswith("_tp1") and tiles <= 132, (schedule, tp, m, n, k)
+    # the sweep reaches the rule: it splits at TP = 1 on both schedules
+    assert {(1, AG, 16, 4096, 8192), (1, RS, 16, 4096, 8192)} <= split
 
 
 def test_no_step_before_the_split_rule_takes_a_stream_k_config(shipped, monkeypatch):
@@ -192,8 +198,9 @@ def family_of(doc, config_name):
     return name[kernel[config_name.rsplit("_tp", 1)[0]]]
 
 
-def test_the_grid_runs_show_the_ping_pongs_chip_dependence():
-    """The two runs before the spread (two machines, stream-K kernels differing only in the producer's registers): the
+def test_the_committed_grid_runs_show_the_ping_pongs_chip_dependence():
+    """A check of the committed records, not of code (what README and the 2026-12-03-c/-d notes say of them rests on
+    it): the two runs before the spread (two machines, stream-K kernels differing only in the producer's registers): the
     ping-pong 64x128 moved by more than 5% on 30+ of the 128 shapes, the stream-K twin on none - CTAs 0 .. tiles-1 on
     whichever SMs a chip's block scheduler gives them, which the spread (spread.h) evens out."""
     first, second = ({(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(g.read_text())} for g in CHIP_RUNS)

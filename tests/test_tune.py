@@ -39,8 +39,15 @@ def test_fp8_candidates_keep_the_128_byte_row():
 
 
 def test_extra_knobs_come_from_the_kernel_schema():
-    extra = tune.extra_knobs()
+    """The tuner's extra knobs are the kernel schema's enum fields beyond the base ones, each with the schema's values,
+    the unverified ones (cooperative_n, fp32 partials) only when opted in; one value of each keeps the search's
+    size."""
+    extra, everything = tune.extra_knobs(), tune.extra_knobs(opt_in=True)
+    assert {"raster", "raster_group", "consumer_mode", "partials"} <= set(extra)
     assert not set(extra) & set(tune.BASE_FIELDS)
+    assert everything["consumer_mode"] == config.KERNEL.fields["consumer_mode"].enum
+    assert "cooperative_n" not in extra["consumer_mode"] and extra["partials"] == ("out",)
+    assert set(everything["partials"]) == {"out", "f32"} and extra["raster"] == everything["raster"]
     one = {f: vals[:1] for f, vals in extra.items()}
     assert len(tune.enumerate_candidates("bf16", extra=one)) == len(tune.enumerate_candidates("bf16", extra={}))
 

@@ -10,8 +10,9 @@
 #        pytest, the local GEMM and a smoke run of the TP benchmark's multi-process path (run_tp.sh
 #        --share-device; TP_ARGS default "$SHARED_TP_ARGS": tpN_shared.json, no measurement); the seed f16acc run
 #        and tune need N GPUs and are skipped
-#        steps: build, tier2, sanitizers, pytest, local_gemm, tp, tune; together they need more than one call, so the
-#        later ones run only while time is left (RUN_ALL_BUDGET_S, default 540 s): skip what you do not need
+#        steps: build, tier2, sanitizers, pytest, bench_pytest (one GPU only: torch, no GPU), local_gemm, tp, tune;
+#        together they need more than one call, so the later ones run only while time is left (RUN_ALL_BUDGET_S,
+#        default 540 s): skip what you do not need
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json, summary.txt
 # and all.tar.gz (every log of every step, sanitizers/sanitizers.json among them). Exit status: 0 if every step that ran passed.
 set -u
@@ -35,6 +36,8 @@ case "$TP" in 2 | 4 | 8) ;; *) echo "run_all.sh: --tp must be 2, 4 or 8, got '$T
 # TP = 4 / 8 machines (issues 6, 7): correctness and the TP benchmark at that degree; the one-GPU local
 # GEMM and the TP = 2 tune belong to the 2-GPU machine.
 [ "$TP" != 2 ] && [ ${#SHARE[@]} = 0 ] && SKIP="${SKIP}local_gemm,tune,"
+# the benchmark's own tests need torch and no GPU: the one-GPU call runs them, multi-GPU calls keep their time
+[ ${#SHARE[@]} = 0 ] && SKIP="${SKIP}bench_pytest,"
 [ ${#SHARE[@]} != 0 ] && SKIP="${SKIP}seed_f16acc,tune,"
 # the TP benchmark with every rank on one GPU checks its multi-process path only: a few shapes, short windows
 SHARED_TP_ARGS="--rounds 1 --window 0.3 --only 8B-qkv,8B-o,70B-o"
@@ -114,6 +117,12 @@ PYTEST_SELECT=()
 [ ${#SHARE[@]} = 0 ] && PYTEST_SELECT=(-k "not shared_device")
 step pytest 180 env TPG_REQUIRE_GPUS="$([ ${#SHARE[@]} = 0 ] && echo "$TP" || echo 1)" python3 -m pytest -q -rs \
     tests/test_gpu.py ${PYTEST_SELECT[@]+"${PYTEST_SELECT[@]}"}
+# tp_bench.py's tests (torch with gloo on the CPU; CI has no torch and skips them): its ranks stay in step when a
+# variant fails on one rank only (~120 s on the 16-core machine); a skip here fails the step
+step bench_pytest 180 sh -c 'python3 -m pytest -q -rs tests/test_tp_bench_collectives.py tests/test_tp_bench.py \
+    >"$OUT/pytest.log" 2>&1; rc=$?; cat "$OUT/pytest.log"
+    if grep -q " skipped" "$OUT/pytest.log"; then echo "bench_pytest: cases skipped (torch missing?)"; exit 1; fi
+    exit $rc'
 step local_gemm 150 bash bench/run_local_gemm.sh --budget-s 120 ${LOCAL_GEMM_ARGS:-}
 step tp 240 bash bench/run_tp.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"} ${TP_ARGS:-}
 # Autotuning (issue 5): build the candidates here (16 cores), profile them, keep tuned/*.yaml + report.
