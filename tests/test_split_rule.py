@@ -75,8 +75,8 @@ def test_the_rule_is_tp1_only_and_the_stream_k_configs_no_other_steps_candidates
     split = set()  # the (tp, schedule, m, n, k) that took a stream-K config
     for tp in (1, 2, 4, 8):
         for m in (16, 64, 128, 512, 4096):
-            # (4096, 8192): 16 x 4096 x 8192 is a split at TP = 1 (32 tiles of 128 k-blocks), and scaled by tp it
-            # would be one at TP >= 2 too but for the rule's TP = 1 guard
+            # (4096, 8192): 16 x 4096 x 8192 is a split at TP = 1 (32 tiles of 128 k-blocks); scaled by tp, it and
+            # (2048, 16384) would be splits at TP = 4 and 2 but for the rule's TP = 1 guard
             for n, k in ((1024, 1024), (8192, 4096), (57344, 8192), (4096, 8192), (2048, 16384)):
                 for schedule in (AG, RS):
                     got = pick(shipped, schedule, m * tp, n * tp, k * tp, tp=tp)

@@ -3,6 +3,7 @@
  * schedule for one GEMM (schedules.yaml prefer_from_local_k). Pure lookups: no device needed. */
 #include <string.h>
 
+#include "tables.h"
 #include "tpg_test.h"
 #include "tpgemm.h"
 
@@ -161,6 +162,27 @@ TPG_TEST(config_find_without_name_is_the_pick_for_an_unknown_shape) {
     TPG_EXPECT_EQ_INT(found, pick);
 }
 
+TPG_TEST(config_pickable_follows_by_name_not_the_partial_route) {
+    /* the shipped pulled / copy-engine configs are all by_name, so the picks above cannot tell the rule "leave out
+     * by_name" from "leave out those routes": a pushing default with each field set in turn can */
+    int index = -1;
+    TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
+    tpg_config_desc c = tpg_configs[index];
+    TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 1);
+    c.copy_engine_partials = 1;
+    TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 1); /* a copy-engine family is a default's candidate */
+    c.copy_engine_partials = 0;
+    c.pull_partials = 1;
+    TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 1);
+    c.pull_partials = 0;
+    c.by_name = 1;
+    TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 0);
+    /* and the shipped twins are the by_name ones */
+    TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_ce_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
+    TPG_EXPECT_EQ_INT(tpg_configs[index].by_name, 1);
+    TPG_EXPECT_EQ_INT(tpg__config_pickable(&tpg_configs[index]), 0);
+}
+
 TPG_TEST(config_pick_failures) {
     int index = -1;
     TPG_EXPECT_EQ_INT(tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 2, TPG_DTYPE_BF16, 1, 1, 1, NULL),
@@ -177,4 +199,5 @@ TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_loo
               TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
               TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),
               TPG_CASE(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty),
-              TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape), TPG_CASE(config_pick_failures))
+              TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape),
+              TPG_CASE(config_pickable_follows_by_name_not_the_partial_route), TPG_CASE(config_pick_failures))
