@@ -52,7 +52,8 @@ class ConfigInfo(ctypes.Structure):
                 ("tp", ctypes.c_int), ("dtype", ctypes.c_int), ("bm", ctypes.c_int), ("bn", ctypes.c_int),
                 ("bk", ctypes.c_int), ("stages", ctypes.c_int), ("acc", ctypes.c_int), ("fp8_promote", ctypes.c_int),
                 ("partials", ctypes.c_int), ("pull_partials", ctypes.c_int),
-                ("wave_weight", ctypes.c_int), ("stream_k", ctypes.c_int), ("copy_engine_partials", ctypes.c_int)]
+                ("wave_weight", ctypes.c_int), ("stream_k", ctypes.c_int), ("copy_engine_partials", ctypes.c_int),
+                ("by_name", ctypes.c_int)]
 
 
 class DispatchEntry(ctypes.Structure):
@@ -117,7 +118,7 @@ class Lib:
         self.check(self.lib.tpg_config_get(index, ctypes.byref(info)), f"tpg_config_get({index})")
         return {"name": info.name.decode(), "schedule": info.schedule.decode(), "kernel": info.kernel.decode(),
                 "tp": info.tp, "dtype": info.dtype, "pull_partials": bool(info.pull_partials),
-                "copy_engine_partials": bool(info.copy_engine_partials)}
+                "copy_engine_partials": bool(info.copy_engine_partials), "by_name": bool(info.by_name)}
 
     def tuned_or_default(self, schedule, tp, dtype, m, n, k):
         """(config index, tuned): the config `python3 -m generator tune` chose for exactly this GEMM when

@@ -38,13 +38,13 @@ def test_shared_library_exports_only_tpgemm(lib):
 
 def test_config_info_binding_matches_the_c_struct(lib):
     """tpg_config_get must not write past the ctypes ConfigInfo (a field added to tpg_config_info without
-    the binding corrupted memory once), and the accumulator, fp8_promote, partials, wave_weight and
-    stream_k fields read back."""
+    the binding corrupted memory once), and the accumulator, fp8_promote, partials, wave_weight, stream_k and
+    by_name fields read back."""
     size = ctypes.sizeof(tpgemm_lib.ConfigInfo)
     buf = (ctypes.c_ubyte * (size + 64))(*([0xA5] * (size + 64)))
     assert lib.lib.tpg_config_get(0, ctypes.cast(buf, ctypes.POINTER(tpgemm_lib.ConfigInfo))) == 0
     assert bytes(buf[size:]) == b"\xa5" * 64
-    accs, promotes, f32p, weights, split = set(), {}, set(), {}, set()
+    accs, promotes, f32p, weights, split, by_name = set(), {}, set(), {}, set(), set()
     for i in range(lib.lib.tpg_config_count()):
         info = tpgemm_lib.ConfigInfo()
         assert lib.lib.tpg_config_get(i, ctypes.byref(info)) == 0
@@ -55,6 +55,8 @@ def test_config_info_binding_matches_the_c_struct(lib):
             f32p.add(info.name.decode())
         if info.stream_k:
             split.add(info.name.decode())
+        if info.by_name:
+            by_name.add(info.name.decode())
     assert accs == {(False, TPG_DTYPE_FP32), (True, tpgemm_lib.DTYPES["fp16"])}
     fused = {f"{fam}_e4m3_promoted_tp{tp}" for fam in ("ag_rota", "ag_rotb", "rs_tila", "rs_tilb") for tp in (2, 4, 8)}
     local = {f"{fam}_e4m3_promoted_tp1" for fam in ("ag_rota", "rs_tila", "rs_tilb")} | {"gemm_e4m3_promoted_tp1"}
@@ -64,6 +66,8 @@ def test_config_info_binding_matches_the_c_struct(lib):
     assert split == {f"{fam}_{dt}_sk64_tp{tp}" for dt in ("bf16", "fp16") for fam, tps in
                      (("ag_rota", (1, 2, 4, 8)), ("rs_tila", (1, 2, 4, 8)), ("ag_rotb", (1,)), ("rs_tilb", (1,)))
                      for tp in tps}
+    assert by_name == {f"rs_til{s}_bf16{w}_{route}_tp{tp}" for s in "ab" for w in ("", "_wide")
+                       for route in ("pull", "ce") for tp in (2, 4, 8)}
 
 
 def test_copy_chunks_binding_refuses_a_null_op(lib):

@@ -28,6 +28,7 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
     out->copy_engine_partials = c->copy_engine_partials;
     out->wave_weight = c->wave_weight;
     out->stream_k = c->kernel->stream_k;
+    out->by_name = c->by_name;
     return TPG_OK;
 }
 

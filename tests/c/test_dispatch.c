@@ -177,10 +177,15 @@ TPG_TEST(config_pickable_follows_by_name_not_the_partial_route) {
     c.pull_partials = 0;
     c.by_name = 1;
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 0);
-    /* and the shipped twins are the by_name ones */
+    /* and the shipped twins are the by_name ones, which tpg_config_get reports */
+    tpg_config_info info;
     TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_ce_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
-    TPG_EXPECT_EQ_INT(tpg_configs[index].by_name, 1);
+    TPG_ASSERT_EQ_INT(tpg_config_get(index, &info), TPG_OK);
+    TPG_EXPECT_EQ_INT(info.by_name, 1);
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&tpg_configs[index]), 0);
+    TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_config_get(index, &info), TPG_OK);
+    TPG_EXPECT_EQ_INT(info.by_name, 0);
 }
 
 TPG_TEST(config_pick_failures) {

@@ -77,7 +77,7 @@ void tpg_report_list(FILE *f, int json) {
                        "\"copy_engine_partials\": %d, \"wave_weight\": %d, \"stream_k\": %d, \"by_name\": %d, "
                        "\"default_pick\": %s}",
                     tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
-                    c.copy_engine_partials, c.wave_weight, c.stream_k, tpg_configs[i].by_name,
+                    c.copy_engine_partials, c.wave_weight, c.stream_k, c.by_name,
                     tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
