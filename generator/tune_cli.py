@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from . import models, plan, render, tune, tune_report, write
-from .config import config_kernel
+from .config import ce_partials_at, config_kernel
 from .schedules import SCHEDULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,13 +56,37 @@ def _shapes(args, doc: dict) -> tuple[list[tune.Shape], str]:
     return [tune.Shape("", "", m, n, k, args.schedule, args.tp, args.dtype)], f"{m}x{n}x{k}_{short}_tp{args.tp}"
 
 
-def _default_entry(doc: dict, s: tune.Shape) -> dict | None:
-    """The kernel entry that the shape's default config runs (compared against in the report): the config
-    tpg_config_pick takes for the shape at the shape's TP."""
+def _default_conf(doc: dict, s: tune.Shape) -> dict | None:
+    """The configs[] entry whose instance tpg_config_pick takes for the shape at the shape's TP."""
     name = models.default_config(doc, s.schedule, s.tp, s.dtype, s.k, s.m, s.n)
-    conf = next((c for c in doc["configs"] if name and name == f"{c['name']}_tp{s.tp}"), None)
+    return next((c for c in doc["configs"] if name and name == f"{c['name']}_tp{s.tp}"), None)
+
+
+def _default_entry(doc: dict, s: tune.Shape) -> dict | None:
+    """The kernel entry that the shape's default config runs (compared against in the report)."""
+    conf = _default_conf(doc, s)
     entry = next((k for k in doc["kernels"] if conf and k["name"] == config_kernel(conf, s.tp)), None)
     return {f: v for f, v in entry.items() if v is not None} if entry else None
+
+
+def _default_route(doc: dict, s: tune.Shape) -> str:
+    """How the shape's default config moves its partials (a key of tune.ROUTES): the report compares against the
+    default's kernel on that route, so the search must profile it."""
+    conf = _default_conf(doc, s) or {}
+    if conf.get("pull_partials") and s.tp > 1:
+        return "pull"
+    return "ce" if ce_partials_at(conf, s.tp) else "push"
+
+
+def _check_default_routes(routes: dict[tune.Shape, str], base: dict) -> None:
+    """Refuses a search that leaves out a route some shape's default takes (its knob not asked for): the tuned
+    choices and the report would weigh that layer against the push only."""
+    searched = {"push"} | {r for r, (knob, _) in tune.ROUTES.items() if knob and True in base[knob]}
+    for route in sorted(set(routes.values()) - searched):
+        knob = tune.ROUTES[route][0]
+        layers = ", ".join(sorted(s.label for s, r in routes.items() if r == route))
+        raise SystemExit(f"tune: the default config of {layers} moves its partials by {knob}; add --knob "
+                         f"{knob}=false,true so that the search profiles the default's own route")
 
 
 def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
@@ -140,6 +164,8 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                                       consumers=base["consumers"], clusters=base["cluster"],
                                       pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
+    routes = {s: _default_route(doc, s) for s in shapes}
+    _check_default_routes(routes, base)
     work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
@@ -182,7 +208,7 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             record(rec)
         if win:
             winners[s.key] = win
-        by_kernel = {c.kernel: c for c in cands if c.route == "push"}  # the defaults push
+        by_kernel = {c.kernel: c for c in cands if c.route == routes[s]}  # the default's kernel on its route
         dflt = by_kernel.get(defaults.get(s.key))
         ms = lambda c: (state.get((tune.job_key(s, c), "profile")) or {}).get("avg_ms") if c else None
         tf = (state.get((tune.job_key(s, win), "profile")) or {}).get("tflops_per_gpu") if win else None

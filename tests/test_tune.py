@@ -309,6 +309,36 @@ def test_copy_engine_knob_with_the_pull_knob_makes_three_routes_and_the_fastest_
     assert {layer: (c.pull_partials, c.copy_engine_partials) for layer, c in rows.items()} == routes
 
 
+def test_a_copy_engine_default_is_compared_on_its_own_route(tmp_path, monkeypatch):
+    """A family that carries copy_engine_partials without by_name is a default (schedules.yaml configs[].by_name):
+    the tuner then refuses a search that leaves its route out, and with the knob the report's default for that layer
+    is the default's kernel carried by copy engine, not the same kernel pushing."""
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: (
+        runner(["ninja"]), work / "tpgemm")[1])
+    cfg = tuned_repo(tmp_path)
+    wide = "  - {name: rs_tila_bf16_wide, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2, 4, 8], "
+    text = cfg.read_text()
+    assert text.count(wide) == 1
+    cfg.write_text(text.replace(wide, wide + "copy_engine_partials: true, "))
+    doc = models.load(str(cfg))
+    down = tune.Shape("llama3-70b", "down", 16384, 8192, 28672, "ReduceScatter1D_TilingA_RotatingC", 2, "bf16")
+    assert models.default_config(doc, down.schedule, 2, "bf16", down.k, down.m, down.n) == "rs_tila_bf16_wide_tp2"
+    assert tune_cli._default_route(doc, down) == "ce"
+    args = ["--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--config", str(cfg), "--work",
+            str(tmp_path / "work")]
+    with pytest.raises(SystemExit, match=r"default config of down moves its partials by copy_engine_partials; add "
+                                         r"--knob copy_engine_partials=false,true"):
+        tune_cli.main(args, runner=FakeRunner(), stream=io.StringIO(), clock=iter(range(10**6)).__next__)
+    runner = PullFasterRunner()
+    runner.faster = {"_ce_tp": 0.5}
+    err = io.StringIO()
+    assert tune_cli.main(args + ["--knob", "copy_engine_partials=false,true"], runner=runner, stream=err,
+                         clock=iter(range(10**6)).__next__) == 0, err.getvalue()
+    report = {line.split(" | ")[0][2:]: line.split(" | ") for line in
+              (tmp_path / "work" / "report.md").read_text().splitlines() if line.startswith("| ")}
+    assert report["down"][3].endswith("_ce") and not report["attn_out"][3].endswith("_ce"), report
+
+
 @pytest.mark.parametrize("extra, message", [
     ("schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: bf16_128x128x64_pp, copy_engine_partials: true",
      "copy_engine_partials for AllGather1D_TilingCD_RotatingA at tp 2, which moves no partials"),
