@@ -85,10 +85,12 @@ def test_missing_peer_times_out_then_fresh_context_works(built):
 
 @needs_gpus(1)
 def test_missing_peer_times_out_on_a_shared_device(built):
-    """The same with both ranks on one GPU (tpg_ctx_config.share_devices)."""
+    """The same with both ranks on one GPU (tpg_ctx_config.share_devices); and the fresh context's last call on
+    streams the caller destroys once the call is enqueued syncs cleanly (the op keeps no stream)."""
     out = run_passing(["gpu_timeout", "200", "--share-device"], timeout=120)
     assert "TPG_ERR_TIMEOUT" in out
     assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out
+    assert "streams destroyed after the launch: sync TPG_OK" in out, out
 
 
 def parse_missing_peer_wait(out: str) -> float:

@@ -34,7 +34,7 @@ extern "C" {
     X(TPG_ERR_OUT_OF_MEMORY, 8, "a device allocation failed; free memory or shrink the problem")     \
     X(TPG_ERR_CUDA, 9, "a CUDA call failed; tpg_last_error has the call and its message")            \
     X(TPG_ERR_TIMEOUT, 10, "a device waited longer than the timeout for a peer; check all ranks run") \
-    X(TPG_ERR_NOT_READY, 11, "tensors were not set for every device before running")                 \
+    X(TPG_ERR_NOT_READY, 11, "the op is not ready: tensors or graphs missing, or an earlier call left it out of step")\
     X(TPG_ERR_UNSUPPORTED, 12, "this combination is not supported yet; see tpg_last_error")          \
     X(TPG_ERR_BOOTSTRAP, 13, "ranks disagree or the bootstrap all-gather failed; check every rank's error")\
     X(TPG_ERR_NCCL, 14, "NCCL could not be loaded or an NCCL call failed; tpg_last_error has the call")
@@ -352,7 +352,8 @@ tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable);
  * next rank), as every other reduce-scatter does. Every rank must choose alike before the same call (a rank's REDUCE
  * reads what the others' GEMMs wrote). Rebuilds the local ranks' graphs after their last launches when the walk
  * changes. Other ops run their ring either way: for them the call only records the choice. Multi-process: collective
- * (every rank calls it, with the same choice: else TPG_ERR_INVALID_ARGUMENT on every rank, and nothing changes). */
+ * (every rank calls it, with the same choice: else TPG_ERR_INVALID_ARGUMENT on every rank, and nothing changes);
+ * when a rank's rebuild fails, every rank goes back to the walk it had and reports the failure. */
 tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
@@ -385,6 +386,8 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * or events) and every rank makes every call; every local rank's stream of a call is captured or none is
  * (tpg_op_run: TPG_ERR_INVALID_ARGUMENT for a mix; with tpg_op_run_rank, which sees one rank, the caller's
  * duty). A stream of another device than its rank's: TPG_ERR_INVALID_ARGUMENT naming both, before any launch.
+ * The op keeps no stream: it records an event of its own after each launch and its waits wait for that, so a stream
+ * may be destroyed once the call is enqueued.
  * Launch a captured call only while the op and the tensors it was captured with exist; after
  * tpg_op_set_tensors / tpg_op_set_scalars, capture again. The op's own waits (tpg_op_sync, tpg_op_destroy, the
  * rebuilds of set_tensors / set_copy_chunks / set_overlap_barriers / set_gather_copy_engine / set_rs_ring) also

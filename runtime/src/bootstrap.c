@@ -14,7 +14,8 @@ const char *tpg_wire_call_name(tpg_wire_call call) {
     case TPG_CALL_SET_TENSORS:
     case TPG_CALL_TENSORS_READY: return "tpg_op_set_tensors";
     case TPG_CALL_OP_DESTROY: return "tpg_op_destroy";
-    case TPG_CALL_SET_RS_RING: return "tpg_op_set_rs_ring";
+    case TPG_CALL_SET_RS_RING:
+    case TPG_CALL_RS_RING_READY: return "tpg_op_set_rs_ring";
     }
     return "an unknown call";
 }

@@ -18,7 +18,7 @@
 #include "peers.h"
 #include "tpgemm.h"
 
-#define TPG_WIRE_MAGIC 0x74706703u /* "tpg" + wire version 3 */
+#define TPG_WIRE_MAGIC 0x74706704u /* "tpg" + wire version 4 */
 
 typedef enum tpg_wire_call {
     TPG_CALL_CTX_CREATE = 1, /* tpg_ctx_create_rank: tp, rank, device, PCI bus id, timeout, share_devices */
@@ -28,7 +28,8 @@ typedef enum tpg_wire_call {
     TPG_CALL_SET_TENSORS,    /* tpg_op_set_tensors: shard handles */
     TPG_CALL_TENSORS_READY,  /* tpg_op_set_tensors: peers' shards opened, graphs built / updated */
     TPG_CALL_OP_DESTROY,     /* tpg_op_destroy: every rank has stopped using every peer's memory */
-    TPG_CALL_SET_RS_RING     /* tpg_op_set_rs_ring: the choice (in `config`), which every rank must make alike */
+    TPG_CALL_SET_RS_RING,    /* tpg_op_set_rs_ring: the choice (in `config`), which every rank must make alike */
+    TPG_CALL_RS_RING_READY   /* tpg_op_set_rs_ring: every rank's graphs rebuilt for the new walk */
 } tpg_wire_call;
 
 typedef struct tpg_wire {

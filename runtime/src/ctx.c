@@ -210,7 +210,10 @@ void tpg__ctx_release(tpg_ctx *ctx) {
             (void)cudaStreamDestroy(ctx->streams[r]);
         }
     }
-    if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
+    /* a context that failed creation may name a device that does not exist: its error must not stay pending in the
+     * caller's thread (a framework's next cudaGetLastError would report it), as in tpg__restore_device */
+    if (ctx->local_begin < ctx->local_end && cudaSetDevice(ctx->devices[ctx->local_begin]) != cudaSuccess)
+        (void)cudaGetLastError();
     tpg_ipc_cache_free(&ctx->ipc);
     tpg_nccl_release(ctx->nccl);
     free(ctx);

@@ -252,6 +252,8 @@ static tpg_status build_one(tpg_op *op, int rank) {
                                              op->kernel->smem_bytes));
     if (!op->capture_done[rank]) /* created here, not during a caller's capture */
         TPG_CHECK_CUDA(ctx, cudaEventCreateWithFlags(&op->capture_done[rank], cudaEventDisableTiming));
+    if (!op->launched[rank])
+        TPG_CHECK_CUDA(ctx, cudaEventCreateWithFlags(&op->launched[rank], cudaEventDisableTiming));
     TPG_CHECK_CUDA(ctx, cudaGraphCreate(&op->graph[rank], 0));
     cudaGraphNode_t *nodes = op->nodes[rank];
     for (int i = 0; i < op->num_items[rank]; i++) {

@@ -131,8 +131,6 @@ tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, 
     if (n < 0) TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "the NCCL transport cannot run %s: %s", op->config->name, why);
     if (!op->nccl_stream[rank])
         TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&op->nccl_stream[rank], cudaStreamNonBlocking));
-    if (!op->nccl_launched[rank]) /* recorded after each launch (op_run.c): what tpg__nccl_op_wait polls */
-        TPG_CHECK_CUDA(ctx, cudaEventCreateWithFlags(&op->nccl_launched[rank], cudaEventDisableTiming));
     op->nccl_shard[rank] = sent_shard(op, rank);
     cudaStream_t s = op->nccl_stream[rank];
     TPG_CHECK_CUDA(ctx, cudaStreamBeginCaptureToGraph(s, op->graph[rank], &after, NULL, 1, cudaStreamCaptureModeRelaxed));
@@ -146,12 +144,10 @@ tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, 
 
 void tpg__nccl_free(tpg_op *op) {
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
-        if (!op->nccl_stream[r] && !op->nccl_launched[r]) continue;
+        if (!op->nccl_stream[r]) continue;
         (void)cudaSetDevice(op->ctx->devices[r]);
-        if (op->nccl_stream[r]) (void)cudaStreamDestroy(op->nccl_stream[r]);
-        if (op->nccl_launched[r]) (void)cudaEventDestroy(op->nccl_launched[r]);
+        (void)cudaStreamDestroy(op->nccl_stream[r]);
         op->nccl_stream[r] = NULL;
-        op->nccl_launched[r] = NULL;
     }
 }
 

@@ -28,7 +28,7 @@ static double now_s(void) {
 
 /* *busy = whether rank r's last launch (direct or in a captured graph) still runs. */
 static tpg_status still_busy(tpg_op *op, int r, int *busy) {
-    cudaError_t e = op->has_run && op->nccl_launched[r] ? cudaEventQuery(op->nccl_launched[r]) : cudaSuccess;
+    cudaError_t e = op->has_run && op->launched[r] ? cudaEventQuery(op->launched[r]) : cudaSuccess;
     if (e == cudaSuccess && op->capture_done[r]) e = cudaEventQuery(op->capture_done[r]);
     *busy = e == cudaErrorNotReady;
     if (*busy) (void)cudaGetLastError();

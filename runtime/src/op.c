@@ -148,8 +148,8 @@ void tpg__op_quiesce(tpg_op *op) {
 
 /* Both waits, whatever the first one says; returns the first error. */
 static cudaError_t wait_raw(tpg_op *op, int r) {
-    cudaError_t first = cudaSetDevice(op->ctx->devices[r]), e; /* stream 0 means the current device's: make it r's */
-    if (op->has_run && (e = cudaStreamSynchronize(op->last_stream[r])) != cudaSuccess && first == cudaSuccess) first = e;
+    cudaError_t first = cudaSetDevice(op->ctx->devices[r]), e;
+    if (op->has_run && (e = cudaEventSynchronize(op->launched[r])) != cudaSuccess && first == cudaSuccess) first = e;
     if (op->capture_done[r] && (e = cudaEventSynchronize(op->capture_done[r])) != cudaSuccess && first == cudaSuccess)
         first = e;
     return first;
@@ -184,6 +184,7 @@ void tpg__op_free(tpg_op *op) {
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         (void)cudaSetDevice(op->ctx->devices[r]);
         if (op->capture_done[r]) (void)cudaEventDestroy(op->capture_done[r]);
+        if (op->launched[r]) (void)cudaEventDestroy(op->launched[r]);
         if (op->buffer[r]) tpg_buffers_free(op->buffer[r]);
     }
     tpg_peers_clear(&op->peers);
@@ -391,7 +392,13 @@ tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
         return TPG_OK;
     }
     /* the graphs change shape (a REDUCE or none), and the GEMM's walk */
-    return switch_graphs(op, &op->rs_ring, enable, tpg__op_refresh);
+    const tpg_status st = switch_graphs(op, &op->rs_ring, enable, tpg__op_refresh);
+    if (!tpg__multi_process(op->ctx)) return st;
+    /* every rank must run the same walk (bootstrap.h: local work after an exchange ends with an agreement): a rank
+     * whose rebuild failed went back to the walk it had, so then every rank does, and all report the failure */
+    const tpg_status agreed = tpg__agree(op->ctx, TPG_CALL_RS_RING_READY, st);
+    if (agreed != TPG_OK && st == TPG_OK) (void)switch_graphs(op, &op->rs_ring, !enable, tpg__op_refresh);
+    return agreed;
 }
 
 tpg_status tpg_op_set_pdl(tpg_op *op, int enable) {

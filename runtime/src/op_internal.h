@@ -49,7 +49,10 @@ struct tpg_op {
                                               layout holds every block's slot, whichever walk runs */
     int rs_ring;                           /* tpg_op_set_rs_ring: the ring where the walk would be one-hop */
     int gemm_grid[TPG_MAX_TP];             /* the persistent GEMM grid of each local rank, 0 until computed */
-    cudaStream_t last_stream[TPG_MAX_TP];  /* streams of the last tpg_op_run (what tpg_op_sync waits on) */
+    /* Recorded on the caller's stream after each direct launch (op_run.c): what the op's waits wait for, so that the
+     * caller's stream may be destroyed after its call and the op never touches it again (the NCCL transport's
+     * bounded wait polls it). Created with the rank's graph. */
+    cudaEvent_t launched[TPG_MAX_TP];
     int has_run;                           /* tpg_op_run launched at least once */
     /* Recorded by every graph a call of the op was captured into, after the rank's child node (its launches run
      * on streams the op does not know): tpg__op_wait waits for it. Created with the rank's graph. */
@@ -61,10 +64,8 @@ struct tpg_op {
     int num_items[TPG_MAX_TP];
     cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [num_items], index as in items */
     /* TPG_TRANSPORT_NCCL (nccl_graph.c, nccl_wait.c): each local rank's stream for capturing its transfers and
-     * reading its words beside a launch, the event recorded after each of its launches, and the shard its
-     * all-gather transfers send (a new one rebuilds the graph) */
+     * reading its words beside a launch, and the shard its all-gather transfers send (a new one rebuilds the graph) */
     cudaStream_t nccl_stream[TPG_MAX_TP];
-    cudaEvent_t nccl_launched[TPG_MAX_TP];
     const void *nccl_shard[TPG_MAX_TP];
     tpg_nccl_rows nccl_rows;               /* reduce-scatter: the partial's rows, for its bands (nccl_plan.h) */
     unsigned int *ce_zeros;                /* copy-engine partials: pinned zeros for the row counts (ce_partials.c) */

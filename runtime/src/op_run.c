@@ -9,7 +9,10 @@ static tpg_status check_ready(tpg_op *op) {
     for (int r = 0; r < ctx->tp; r++)
         if (!op->has_tensors[r])
             TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d has no tensors; call tpg_op_set_tensors for every rank first", r);
-    if (!op->built) TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built (an earlier set_tensors failed)");
+    if (!op->built)
+        TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built: an earlier call that builds or updates them failed "
+                 "(tpg_op_set_tensors, set_scalars, set_copy_chunks, set_overlap_barriers, set_gather_copy_engine or "
+                 "set_rs_ring); call tpg_op_set_tensors for every rank again");
     if (tpg__op_over_nccl(op) && tpg_nccl_aborted(ctx->nccl))
         TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
                  "and create a new one");
@@ -36,14 +39,10 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing) 
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
     if (capturing) return tpg__graph_capture(op, r, s); /* nothing runs now: the record of the last launch stays */
-    if (op->pdl && tpg__single_kernel(op)) {
-        TPG_CHECK(tpg__launch_single(op, r, s));
-    } else {
-        TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
-        /* what the NCCL transport's bounded wait polls: this launch, not the caller's later work on s */
-        if (tpg__op_over_nccl(op)) TPG_CHECK_CUDA(ctx, cudaEventRecord(op->nccl_launched[r], s));
-    }
-    op->last_stream[r] = s;
+    if (op->pdl && tpg__single_kernel(op)) TPG_CHECK(tpg__launch_single(op, r, s));
+    else TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+    /* what the op's waits wait for: this launch, not the caller's later work on s, nor s itself (it may be gone) */
+    TPG_CHECK_CUDA(ctx, cudaEventRecord(op->launched[r], s));
     op->has_run = 1;
     return TPG_OK;
 }
@@ -86,9 +85,10 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
     return st;
 }
 
-/* Reads and clears rank's status word (the device is idle: the caller synchronized s). The clear runs on s and is
- * waited for: a plain cudaMemset would go to the legacy stream, which the context's non-blocking streams do not
- * wait for, so the next launch could race it (and lose a new bit, or see the old one). */
+/* Reads and clears rank's status word (the op is idle: the caller waited for its launches). The clear runs on s (the
+ * context's stream of the rank) and is waited for: a plain cudaMemset would go to the legacy stream, which the
+ * context's non-blocking streams do not wait for, so the next launch could race it (and lose a new bit, or see the
+ * old one). */
 static tpg_status read_status(tpg_op *op, int rank, cudaStream_t s, unsigned int *status) {
     unsigned int *word = tpg_buf_word(op->buffer[rank], op->layout.status);
     TPG_CHECK_CUDA(op->ctx, cudaMemcpy(status, word, sizeof *status, cudaMemcpyDeviceToHost));
@@ -107,9 +107,7 @@ tpg_status tpg_op_sync(tpg_op *op) {
     unsigned int status[TPG_MAX_TP] = {0};
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg__op_wait(op, r), out);
-        cudaStream_t s = op->has_run ? op->last_stream[r] : ctx->streams[r];
-        TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
-        TPG_CHECK_GOTO(read_status(op, r, s, &status[r]), out);
+        TPG_CHECK_GOTO(read_status(op, r, ctx->streams[r], &status[r]), out);
     }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;

@@ -183,6 +183,18 @@ int main(int argc, char **argv) {
         if ((s = tpg_op_sync(op)) != TPG_OK) return fail("tpg_op_sync on a fresh context", s, ctx);
     }
     printf("fresh context: 2 calls completed: %s\n", tpg_status_string(s));
+    /* A third on streams of the caller's, destroyed once the call is enqueued: the op keeps none (it waits on an event
+     * of its own), so the sync neither touches a dead handle nor fails */
+    cudaStream_t mine[TP] = {NULL};
+    for (int r = 0; r < TP; r++)
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+            cudaStreamCreateWithFlags(&mine[r], cudaStreamNonBlocking) != cudaSuccess)
+            return fail("stream setup", TPG_ERR_CUDA, ctx);
+    if ((s = tpg_op_run(op, (void *const *)mine)) != TPG_OK) return fail("tpg_op_run on the caller's streams", s, ctx);
+    for (int r = 0; r < TP; r++) cudaStreamDestroy(mine[r]);
+    if ((s = tpg_op_sync(op)) != TPG_OK || cudaGetLastError() != cudaSuccess)
+        return fail("tpg_op_sync after the caller destroyed its streams", s, ctx);
+    printf("streams destroyed after the launch: sync %s\n", tpg_status_string(s));
     teardown(ctx, op, bufs);
     printf("1 passed, 0 failed\n");
     return 0;
