@@ -34,7 +34,7 @@ extern "C" {
     X(TPG_ERR_OUT_OF_MEMORY, 8, "a device allocation failed; free memory or shrink the problem")     \
     X(TPG_ERR_CUDA, 9, "a CUDA call failed; tpg_last_error has the call and its message")            \
     X(TPG_ERR_TIMEOUT, 10, "a device waited longer than the timeout for a peer; check all ranks run") \
-    X(TPG_ERR_NOT_READY, 11, "the op is not ready: tensors or graphs missing, or an earlier call left it out of step")\
+    X(TPG_ERR_NOT_READY, 11, "op not ready: no tensors or graphs, or a call left it out of step")    \
     X(TPG_ERR_UNSUPPORTED, 12, "this combination is not supported yet; see tpg_last_error")          \
     X(TPG_ERR_BOOTSTRAP, 13, "ranks disagree or the bootstrap all-gather failed; check every rank's error")\
     X(TPG_ERR_NCCL, 14, "NCCL could not be loaded or an NCCL call failed; tpg_last_error has the call")

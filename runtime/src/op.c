@@ -397,7 +397,16 @@ tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
     /* every rank must run the same walk (bootstrap.h: local work after an exchange ends with an agreement): a rank
      * whose rebuild failed went back to the walk it had, so then every rank does, and all report the failure */
     const tpg_status agreed = tpg__agree(op->ctx, TPG_CALL_RS_RING_READY, st);
-    if (agreed != TPG_OK && st == TPG_OK) (void)switch_graphs(op, &op->rs_ring, !enable, tpg__op_refresh);
+    if (agreed != TPG_OK && st == TPG_OK && switch_graphs(op, &op->rs_ring, !enable, tpg__op_refresh) != TPG_OK) {
+        /* the walk it had does not build again either (switch_graphs then rebuilt the new one): no graphs, the old
+         * choice, as its peers have, and only a collective tpg_op_set_tensors rebuilds (as op_rank.c after a failed
+         * exchange) - never a call on the other walk */
+        const int saved = tpg__save_device();
+        op->rs_ring = !enable;
+        if (op->built) tpg__graphs_drop(op);
+        for (int q = 0; q < op->ctx->tp; q++) op->has_tensors[q] = 0;
+        tpg__restore_device(saved);
+    }
     return agreed;
 }
 

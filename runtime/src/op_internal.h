@@ -107,8 +107,8 @@ tpg_status tpg__graphs_update(tpg_op *op);
  * so that it can carry programmatic dependent launch (a graph launch cannot overlap the kernel before it). */
 int tpg__single_kernel(const tpg_op *op);
 tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
-/* op.c: waits until nothing of op runs on rank r's device (its last direct launch's stream, and the last launch of
- * a graph a call of it was captured into: capture_done), which it makes current. _quiet: for cleanup paths, which
+/* op.c: waits until nothing of op runs on rank r's device (its last direct launch: the `launched` event, and the last
+ * launch of a graph a call of it was captured into: capture_done), which it makes current. _quiet: for cleanup paths, which
  * ignore a failure and must not overwrite the message of the error they clean up after. */
 tpg_status tpg__op_wait(tpg_op *op, int r);
 void tpg__op_wait_quiet(tpg_op *op, int r);

@@ -214,7 +214,8 @@ static void stage_operands(const rank_set *rs, int pass, int c, float *ac, float
 static int setup_rank(tpg_op *op, tpg_ctx *ctx, rank_set *rs, int r, call_buffers *calls) {
     tpg_status st = tpg_op_shard_shape(op, r, &rs->sh[r]);
     if (st != TPG_OK) return fail("tpg_op_shard_shape", st, ctx);
-    /* non-blocking, as a framework's streams: nothing here waits for them implicitly (tpg_op_sync must) */
+    /* non-blocking, as a framework's streams: nothing here waits for them implicitly (tpg_op_sync waits for the
+     * op's launches on them; the test synchronizes them itself before reading D) */
     if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
         cudaStreamCreateWithFlags(&rs->s[r], cudaStreamNonBlocking) != cudaSuccess)
         return 1;
