@@ -137,9 +137,8 @@ CONFIG = Field("map", fields={
                              "tokens"),
     "by_name": Field("bool", default=False,
                      doc="never a default pick (tpg_config_pick, the presets' dispatch rows): run by name only "
-                         "(--config, "
-                         "tpg_config_find, the benchmarks' --alt-config); for experiments, and for the twins that "
-                         "time another way of moving partials against a default"),
+                         "(--config, tpg_config_find, the benchmarks' --alt-config); for experiments, and for the "
+                         "twins that time another way of moving partials against a default"),
 })
 _SCHEDULE = Field("str", enum=tuple(sorted(SCHEDULES)))
 _EXTENT = dict(range=(1, 1 << 31))

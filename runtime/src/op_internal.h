@@ -108,8 +108,8 @@ tpg_status tpg__graphs_update(tpg_op *op);
 int tpg__single_kernel(const tpg_op *op);
 tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
 /* op.c: waits until nothing of op runs on rank r's device (its last direct launch: the `launched` event, and the last
- * launch of a graph a call of it was captured into: capture_done), which it makes current. _quiet: for cleanup paths, which
- * ignore a failure and must not overwrite the message of the error they clean up after. */
+ * launch of a graph a call of it was captured into: capture_done), which it makes current. _quiet: for cleanup
+ * paths, which ignore a failure and must not overwrite the message of the error they clean up after. */
 tpg_status tpg__op_wait(tpg_op *op, int r);
 void tpg__op_wait_quiet(tpg_op *op, int r);
 /* graph.c: ends the capture on s into a graph under construction (nccl_graph.c, ce_partials.c), whatever `steps` -
