@@ -3,9 +3,10 @@
 # call), to see where fused time goes: per stage, the mean mainloop and epilogue time of a tile record.
 #
 # Usage: bench/run_trace.sh [--tp N] [--suffix S] [M N K]     (default TP 2, 16384 10240 8192)
-#   --suffix S   config family: ag_rota_bf16${S}_tpN / rs_tila_bf16${S}_tpN and their _tp1 (e.g. _wide)
-# Output ($OUT, default build/trace-out; at most 8 files come back from the device): per run NAME.png and
-# NAME.txt (bench/timeline.py's summary), and traces.tar.gz (the trace JSONs and tpgemm logs).
+#   --suffix S   config family: ag_rota_bf16${S}_tpN / rs_tila_bf16${S}_tpN and their _tp1 (e.g. _wide); the
+#                reduce-scatter ring pushes its partials (its `_push` twin where the family's default does not)
+# Output ($OUT, default build/trace-out; at most 8 files come back from the device): per run NAME.png, summary.txt
+# (bench/timeline.py's summary of every run) and traces.tar.gz (the trace JSONs and tpgemm logs): 6 files.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -21,6 +22,7 @@ done
 M=${1:-16384} N=${2:-10240} K=${3:-8192}
 OUT=${OUT:-build/trace-out}
 mkdir -p "$OUT/json"
+rm -f "$OUT/summary.txt"
 ninja trace >"$OUT/json/build.log" 2>&1 || { tail -20 "$OUT/json/build.log"; exit 4; }
 
 # run NAME tpgemm-args...: one traced run, its summary and picture; prints the lines worth comparing.
@@ -30,13 +32,18 @@ run() {
     timeout 120 build/trace/tpgemm "$@" --iterations 20 --trace "$OUT/json/$name.json" >"$OUT/json/$name.log" 2>&1
     rc=$?
     if [ $rc != 0 ]; then echo "== $name: exit $rc"; tail -3 "$OUT/json/$name.log"; return; fi
-    python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/$name.txt" 2>&1
+    python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/json/$name.txt" 2>&1
+    { echo "== $name ($*)"; cat "$OUT/json/$name.txt"; } >>"$OUT/summary.txt"
     echo "== $name ($*): $(grep -E '^Avg runtime' "$OUT/json/$name.log")"
-    grep -E "^rank 0|^  stage" "$OUT/$name.txt" | head -3
+    grep -E "^rank 0|^  stage" "$OUT/json/$name.txt" | head -3
 }
 
 run ag_fused --config "ag_rota_bf16${SUFFIX}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
 run ag_local --config "ag_rota_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --n $((N / TP)) --k "$K"
-run rs_fused --config "rs_tila_bf16${SUFFIX}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
+# the reduce-scatter ring pushing: the family's `_push` twin where the default moves its partials another way
+# (bench/x2/ce_default.py)
+RS="rs_tila_bf16${SUFFIX}"
+build/trace/tpgemm --list | grep -q "^${RS}_push_tp$TP " && RS="${RS}_push"
+run rs_fused --config "${RS}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
 run rs_local --config "rs_tila_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --n "$N" --k $((K / TP))
 tar -czf "$OUT/traces.tar.gz" -C "$OUT" json && rm -rf "$OUT/json"

@@ -10,6 +10,7 @@ kernel at TP = 1. Each record names both (config, local_config, tuned). Rank 0 w
 then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
 """
 import argparse
+import datetime
 import math
 import os
 import re
@@ -177,8 +178,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                                ctx_nccl)
         if nccl_error:
             errors["alt:nccl"] = nccl_error
-        diags = link_copy_variant(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out,
-                                  group_name, fns) if args.link_copies else {}
+        diags = link_copy_diag(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out, group_name,
+                               fns, errors) if args.link_copies else {}
         progress(rank, f"{name}: check")
         err, max_err, why = check_output(op, fns["tpgemm"], reference, keep)
         if why:
@@ -226,18 +227,16 @@ def errors_of_all_ranks(errors, rank, tp):
     return R.merge_rank_errors(gathered)
 
 
-def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
-    """Diagnostic (--link-copies): "diag:local_link" is the local GEMM ("local") with, on a side stream and
-    without any dependency on it, copy-engine copies of the bytes the fused call moves over NVLink - all-gather:
-    each peer's A shard (M/tp x K) pulled into a local slot; reduce-scatter: tp - 1 partial blocks (M/tp x N)
-    pulled from the next peer - joined back to the stream at the end of each call. local_link against local is
-    what the links' traffic costs a GEMM at the power cap (clock, joules); fused against local_link is what the
-    fused walk itself costs. Returns {variant: the tensors it holds}; adds its callable to fns."""
+def link_copy_variant(src, tp, rank, group_name, fns):
+    """Diagnostic (--link-copies): "diag:local_link" is the local GEMM ("local") with, on a side stream and without
+    any dependency on it, copy-engine copies of the bytes the fused call moves over NVLink - all-gather: each peer's
+    A shard (M/tp x K) pulled into a local slot; reduce-scatter: tp - 1 partial blocks (M/tp x N) pulled from the
+    next peer - joined back to the stream at the end of each call. src: this rank's symmetric buffer of those bytes
+    (link_copy_buffer), which every rank has made before (link_copy_diag). local_link against local is what the
+    links' traffic costs a GEMM at the power cap (clock, joules); fused against local_link is what the fused walk
+    itself costs. Returns {variant: the tensors it holds}; adds its callable to fns."""
     import torch.distributed._symmetric_memory as symm
-    # bytes only, so uint8 of the same size: an fp8 tensor has no normal_()
-    rows, cols = m // tp, (k if op_kind == "AG" else n) * torch.empty((), dtype=dtype).element_size()
-    src = symm.empty(rows, cols, dtype=torch.uint8, device="cuda")
-    src.random_()
+    rows, cols = src.shape
     handle = symm.rendezvous(src, group_name)
     peers = [(rank + i) % tp for i in range(1, tp)] or [rank]  # TP = 1 (a smoke run): the own buffer
     views = [handle.get_buffer(p, (rows, cols), torch.uint8) for p in peers]
@@ -254,8 +253,34 @@ def link_copy_variant(op_kind, m, n, k, tp, rank, dtype, group_name, fns):
         local()
         main.wait_stream(side)
     fns["diag:local_link"] = run
-    dist.barrier()  # every rank's buffer exists before any rank copies from it
     return {"diag:local_link": (src, handle, views, slots, side)}
+
+
+def link_copy_buffer(op_kind, m, n, k, tp, dtype):
+    """This rank's symmetric buffer of what the fused call moves over the links (link_copy_variant), random bytes."""
+    import torch.distributed._symmetric_memory as symm
+    # bytes only, so uint8 of the same size: an fp8 tensor has no normal_()
+    rows, cols = m // tp, (k if op_kind == "AG" else n) * torch.empty((), dtype=dtype).element_size()
+    src = symm.empty(rows, cols, dtype=torch.uint8, device="cuda")
+    src.random_()
+    return src
+
+
+def link_copy_diag(op_kind, m, n, k, tp, rank, dtype, group_name, fns, errors):
+    """--link-copies (never run across GPUs before the x2 session) in two guarded steps, each ending in W.all_ok:
+    every rank's buffer, then the rendezvous and the views. A failure on any rank drops the diagnostic on every rank
+    (errors says why), not the shape, and the ranks enter the rendezvous's collective only together; after it none
+    waits for another (the all_ok that ends the step says every buffer exists). Returns link_copy_variant's dict or
+    {}."""
+    got = []
+    for step in (lambda: got.append(link_copy_buffer(op_kind, m, n, k, tp, dtype)),
+                 lambda: got.append(link_copy_variant(got[0], tp, rank, group_name, fns))):
+        why = W.guarded(step)
+        if not W.all_ok(why is None):
+            errors["diag:local_link"] = why or "failed on another rank"
+            fns.pop("diag:local_link", None)
+            return {}
+    return got[1]
 
 
 def capture_call(run):
@@ -267,22 +292,26 @@ def capture_call(run):
     return graph
 
 
+# The reduce-scatter twins as experiments: variant "alt:<name>" (and flag --alt-<name>, dashes) -> the route of
+# partials it runs the shape's config with (tpgemm_lib.ROUTES)
+TWIN_VARIANTS = {"push_partials": "push", "pull_partials": "pull", "copy_engine_partials": "ce"}
+
+
 def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, held, configs, errors, ctx_nccl=None):
     """Experiments: each --alt-config family of this op kind becomes one more fused variant "alt:<family>", on
     all-gather shapes each --alt-copy-chunks N the shape's own config with its copies in N pieces
     ("alt:copy_chunksN"), and --alt-overlap-barriers the shape's own config with its barriers beside the GEMM
     ("alt:overlap_barriers"), on all-gather shapes --alt-gather-copy-engine the shape's own config with a gathered
     walk's shards brought by copy-engine nodes instead of its GEMM's pulls ("alt:gather_copy_engine"; the same as the
-    fused variant where the walk is not gathered), on reduce-scatter shapes --alt-pull-partials the shape's config's
-    pulled twin ("alt:pull_partials", tpgemm_lib.Lib.twin), --alt-copy-engine-partials its copy-engine twin
-    ("alt:copy_engine_partials") and --alt-rs-ring the shape's config with a one-hop
-    walk kept a ring ("alt:rs_ring"; the same as the fused variant where the walk is a ring anyway), and --alt-captured
-    the shape's config with its call captured
-    once into a torch CUDA graph, each replay one call ("alt:captured": what a framework's graphs run), and
-    --alt-nccl the shape's config on ctx_nccl, a context over the NCCL transport ("alt:nccl"), interleaved with the
-    others on the same tensors. Returns {variant: op}; adds its callable to fns, each op to held (as it
-    is made) and its config's name to configs. A capture that fails on any rank drops alt:captured on every rank
-    (errors says why), so the ranks stay in step."""
+    fused variant where the walk is not gathered), on reduce-scatter shapes --alt-push-partials the shape's config's
+    pushing twin ("alt:push_partials", tpgemm_lib.Lib.twin), --alt-pull-partials its pulled twin ("alt:pull_partials"),
+    --alt-copy-engine-partials its copy-engine twin ("alt:copy_engine_partials") and --alt-rs-ring the shape's config
+    with a one-hop walk kept a ring ("alt:rs_ring"; the same as the fused variant where the walk is a ring anyway), and
+    --alt-captured the shape's config with its call captured once into a torch CUDA graph, each replay one call
+    ("alt:captured": what a framework's graphs run), and --alt-nccl the shape's config on ctx_nccl, a context over the
+    NCCL transport ("alt:nccl"), interleaved with the others on the same tensors. Returns {variant: op}; adds its
+    callable to fns, each op to held (as it is made) and its config's name to configs. A capture that fails on any
+    rank drops alt:captured on every rank (errors says why), so the ranks stay in step."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     wanted = []  # (variant, config, copy chunks, barriers beside the GEMM, a gathered walk's copy engine, kept a ring)
     for fam in [f for f in args.alt_config.split(",") if f]:
@@ -296,13 +325,12 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
                    for c in args.alt_copy_chunks.split(",") if c]
         if args.alt_gather_copy_engine:
             wanted.append(("alt:gather_copy_engine", cfg, 0, False, True, False))
-    twins = ("pull_partials", "copy_engine_partials")  # how a twin moves its partials (tpgemm_lib.Lib.TWINS)
-    for field in [f for f in twins if op_kind == "RS" and getattr(args, f"alt_{f}")]:
+    for variant, route in [(v, r) for v, r in TWIN_VARIANTS.items() if op_kind == "RS" and getattr(args, f"alt_{v}")]:
         try:  # a tuned or non-bf16 config may have no twin: the shape runs without this variant, and says so
-            wanted.append((f"alt:{field}", lib.twin(cfg, field), 0, False, False, False))
+            wanted.append((f"alt:{variant}", lib.twin(cfg, route), 0, False, False, False))
         except ValueError as e:
             if rank == 0:
-                print(f"tp_bench: {m}x{n}x{k}: no alt:{field}: {e}", file=sys.stderr)
+                print(f"tp_bench: {m}x{n}x{k}: no alt:{variant}: {e}", file=sys.stderr)
     if op_kind == "RS" and args.alt_rs_ring and tp > 1:
         wanted.append(("alt:rs_ring", cfg, 0, False, False, True))
     if args.alt_overlap_barriers and tp > 1:
@@ -349,7 +377,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
 def extra_variants(args):
     """The most --alt-* / --link-copies variants one shape can add (for the time estimate)."""
     ag = len([c for c in args.alt_copy_chunks.split(",") if c]) + int(args.alt_gather_copy_engine)
-    rs = int(args.alt_pull_partials) + int(args.alt_copy_engine_partials) + int(args.alt_rs_ring)
+    rs = sum(int(getattr(args, f"alt_{v}")) for v in TWIN_VARIANTS) + int(args.alt_rs_ring)
     return (len([f for f in args.alt_config.split(",") if f]) + max(ag, rs) + int(args.alt_overlap_barriers)
             + int(args.alt_captured) + int(args.alt_nccl)
             + int(args.link_copies))
@@ -388,12 +416,15 @@ def main():
     p.add_argument("--alt-rs-ring", action="store_true", help="experiments: on the reduce-scatter shapes, the "
                    "shape's config with a one-hop walk (few rows a stage) kept a ring (tpg_op_set_rs_ring) as an extra "
                    "variant 'alt:rs_ring'")
+    p.add_argument("--alt-push-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
+                   "shape's config with its partials pushed by the sender's GEMM (the config's push twin, _push where "
+                   "the config moves them another way) as an extra variant 'alt:push_partials'")
     p.add_argument("--alt-pull-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
-                   "shape's config with its partials pulled by the receiver instead of pushed (the config's _pull twin) "
-                   "as an extra variant 'alt:pull_partials'")
+                   "shape's config with its partials pulled by the receiver's GEMM (the config's _pull twin) as an "
+                   "extra variant 'alt:pull_partials'")
     p.add_argument("--alt-copy-engine-partials", action="store_true", help="experiments: on the reduce-scatter "
-                   "shapes, the shape's config with its partials carried by copy-engine nodes instead of pushed by the "
-                   "GEMM (the config's _ce twin) as an extra variant 'alt:copy_engine_partials'")
+                   "shapes, the shape's config with its partials carried by copy-engine nodes of the op's graph (the "
+                   "config's _ce twin) as an extra variant 'alt:copy_engine_partials'")
     p.add_argument("--alt-captured", action="store_true", help="experiments: on every shape, the shape's config with "
                    "its call captured once into a torch CUDA graph (torch.cuda.graph) and timed by replays, as an extra "
                    "variant 'alt:captured'")
@@ -429,7 +460,10 @@ def main():
         import faulthandler
         faulthandler.dump_traceback_later(float(os.environ["TP_BENCH_TRACE_AFTER"]), repeat=True)
     global COLL
-    dist.init_process_group("gloo" if args.share_device else "nccl")
+    # a collective that waits past TP_BENCH_PG_TIMEOUT_S (a rank hung on the device outside tpgemm, whose own waits
+    # are bounded) ends the run in minutes instead of at run_tp.sh's bound: none waits more than seconds otherwise
+    dist.init_process_group("gloo" if args.share_device else "nccl",
+                            timeout=datetime.timedelta(seconds=float(os.environ.get("TP_BENCH_PG_TIMEOUT_S", 180))))
     rank, tp = dist.get_rank(), dist.get_world_size()
     dev = 0 if args.share_device else int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(dev)

@@ -156,8 +156,8 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
         except Exception as e:
             errors[v] = repr(e)[:300]
         drop_unless_all_ok(v)
-    for _ in range(args.rounds):  # sustained windows, variants interleaved round-robin
-        for v in list(live):
+    for rnd in range(args.rounds):  # sustained windows, variants interleaved round-robin, every other round reversed:
+        for v in list(live) if rnd % 2 == 0 else list(reversed(live)):  # no variant always leads (the heat's bias)
             try:
                 calls = R.window_calls(args.window, per_call[v])
                 seconds, joules, mhz = window(fns[v], calls, energy, tp)

@@ -95,6 +95,44 @@ def load(path=LIB_PATH):
     return lib
 
 
+# How a reduce-scatter config moves its partials across GPUs (generator/tune.py ROUTES: the same names): route ->
+# (the tpg_config_info field that says so, None for the push; the word the errors use; the tp_bench flag that times a
+# config's twin on that route)
+ROUTES = {"push": (None, "pushed", "--alt-push-partials"),
+          "pull": ("pull_partials", "pulled", "--alt-pull-partials"),
+          "ce": ("copy_engine_partials", "copy-engine", "--alt-copy-engine-partials")}
+
+
+def partial_route(info):
+    """The route (a key of ROUTES) of a config_info dict or a `tpgemm --list --json` row; an all-gather config and
+    a TP = 1 instance move no partials and read "push", as their fields do."""
+    return next((r for r, (field, _, _) in ROUTES.items() if field and info[field]), "push")
+
+
+def twin_index(infos, index, route):
+    """Lib.twin over the configs' infos (a list in table order): the config with infos[index]'s schedule, TP and
+    kernel whose partials take `route` - of those, the one of its family (<family>[_push|_pull|_ce]_tp<N>) where
+    several are; ValueError where that leaves more than one (a tuned or experimental config on the same kernel)."""
+    word, flag = ROUTES[route][1:]
+    want = infos[index]
+    if partial_route(want) == route:
+        raise ValueError(f"config {want['name']} has its partials {word} already")
+    key = (want["schedule"], want["tp"], want["kernel"])
+    found = [i for i, c in enumerate(infos)
+             if partial_route(c) == route and (c["schedule"], c["tp"], c["kernel"]) == key]
+    family = re.sub(r"(_(push|pull|ce))?_tp[0-9]+$", "", want["name"])
+    kin = [i for i in found if re.fullmatch(rf"{re.escape(family)}(_(push|pull|ce))?_tp[0-9]+", infos[i]["name"])]
+    found = kin or found
+    if len(found) > 1:
+        names = ", ".join(infos[i]["name"] for i in found)
+        raise ValueError(f"config {want['name']}: {len(found)} {word} twins ({names}): name one with --alt-config")
+    if not found:
+        raise ValueError(f"config {want['name']} has no {word} twin (a config with {word} partials, schedule "
+                         f"{want['schedule']}, tp {want['tp']}, kernel {want['kernel']}): add one to schedules.yaml, "
+                         f"or leave out {flag}")
+    return found[0]
+
+
 class Lib:
     """Thin checked wrapper: every method raises TpgError on a non-OK status."""
 
@@ -157,31 +195,15 @@ class Lib:
             return same_kernel
         return self.config(schedule=want["schedule"], tp=tp, dtype={v: k for k, v in DTYPES.items()}[want["dtype"]])
 
-    # how a twin moves its partials: its config field, the word the errors use, the tp_bench flag that asks for it
-    TWINS = {"pull_partials": ("pulled", "--alt-pull-partials"),
-             "copy_engine_partials": ("copy-engine", "--alt-copy-engine-partials")}
-
-    def twin(self, index, field):
-        """The config that runs fused config `index`'s kernel and schedule at its TP with its partials moved as
-        `field` says (a key of TWINS: `pull_partials`, schedules.yaml <family>_pull; `copy_engine_partials`,
-        <family>_ce) and otherwise pushed. ValueError when there is none."""
-        word, flag = self.TWINS[field]
-        want = self.config_info(index)
-        if any(want[f] for f in self.TWINS):
-            how = "pulls its partials" if want["pull_partials"] else "has the copy engine carry its partials"
-            raise ValueError(f"config {want['name']} {how} already")
-        key = (want["schedule"], want["tp"], want["kernel"])
-        for i in range(self.lib.tpg_config_count()):
-            c = self.config_info(i)
-            if c[field] and (c["schedule"], c["tp"], c["kernel"]) == key:
-                return i
-        raise ValueError(f"config {want['name']} has no {word} twin (a config with {field}: true, schedule "
-                         f"{want['schedule']}, tp {want['tp']}, kernel {want['kernel']}): add one to schedules.yaml, "
-                         f"or leave out {flag}")
+    def twin(self, index, route):
+        """The config that runs fused config `index`'s kernel and schedule at its TP with its partials moved by
+        `route` (a key of ROUTES; schedules.yaml twins <family>_push / _pull / _ce). ValueError when config `index`
+        moves them so already, or when there is no such config."""
+        return twin_index([self.config_info(i) for i in range(self.lib.tpg_config_count())], index, route)
 
     def pull_twin(self, index):
-        """twin(index, "pull_partials")."""
-        return self.twin(index, "pull_partials")
+        """twin(index, "pull")."""
+        return self.twin(index, "pull")
 
     def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0, share_devices=False, transport="peer"):
         """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order.

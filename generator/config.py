@@ -126,9 +126,10 @@ CONFIG = Field("map", fields={
                                   doc="reduce-scatter at TP >= 2 over the peer transport: a stage's partial goes into "
                                       "the sender's own slot, and copy-engine nodes of the op's graph carry it band "
                                       "by band into the receiver's slot and raise its tile flags, so the GEMM's SMs "
-                                      "issue no store across GPUs (runtime/src/ce_partials.c; the shipped "
-                                      "<family>_ce twins are by_name). It applies to the config's TP >= 2 "
-                                      "instances: a TP = 1 one moves nothing"),
+                                      "issue no store across GPUs (runtime/src/ce_partials.c; a family's twin on "
+                                      "another route is by_name: <family>_ce while the family pushes, "
+                                      "<family>_push where it carries the field, bench/x2/ce_default.py). It "
+                                      "applies to the config's TP >= 2 instances: a TP = 1 one moves nothing"),
     "wave_weight": Field("int", range=(1, 100),
                          doc="percent: a default only through the wave check (or the row rule) of "
                              "tpg_config_pick, which counts the share of the tile slots this config's walk fills at "

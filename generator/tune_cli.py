@@ -78,15 +78,19 @@ def _default_route(doc: dict, s: tune.Shape) -> str:
     return "ce" if ce_partials_at(conf, s.tp) else "push"
 
 
-def _check_default_routes(routes: dict[tune.Shape, str], base: dict) -> None:
-    """Refuses a search that leaves out a route some shape's default takes (its knob not asked for): the tuned
-    choices and the report would weigh that layer against the push only."""
-    searched = {"push"} | {r for r, (knob, _) in tune.ROUTES.items() if knob and True in base[knob]}
-    for route in sorted(set(routes.values()) - searched):
+def _with_default_routes(routes: dict[tune.Shape, str], base: dict, stream) -> dict:
+    """base with the knob of every route some shape's default takes (routes) asked for, and a note on stream for
+    each one added: the tuned choices and the report weigh each layer against its default on its own route, so the
+    search profiles that route too."""
+    out = dict(base)
+    for route in sorted(set(routes.values()) - {"push"}):
         knob = tune.ROUTES[route][0]
-        layers = ", ".join(sorted(s.label for s, r in routes.items() if r == route))
-        raise SystemExit(f"tune: the default config of {layers} moves its partials by {knob}; add --knob "
-                         f"{knob}=false,true so that the search profiles the default's own route")
+        if True not in out[knob]:
+            out[knob] = (False, True)
+            layers = ", ".join(sorted(s.label for s, r in routes.items() if r == route))
+            print(f"tune: the default config of {layers} moves its partials by {knob}: every candidate is profiled "
+                  f"that way too (--knob {knob}=false,true)", file=stream)
+    return out
 
 
 def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
@@ -158,14 +162,14 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
         space = tune.restrict(tune.knob_space(), args.knob)
     except ValueError as e:
         raise SystemExit(f"tune: {e}")
-    base = {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster") + tune.ROUTE_KNOBS}
+    routes = {s: _default_route(doc, s) for s in shapes}
+    base = _with_default_routes(routes, {f: space.pop(f) for f in ("tile", "stages", "consumers", "cluster")
+                                         + tune.ROUTE_KNOBS}, stream)
     cands = tune.enumerate_candidates(shapes[0].dtype, tiles=base["tile"], stages=base["stages"], extra=space,
                                       must=must[:1] + [e for e in must[1:] if e != must[0]],
                                       consumers=base["consumers"], clusters=base["cluster"],
                                       pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
-    routes = {s: _default_route(doc, s) for s in shapes}
-    _check_default_routes(routes, base)
     work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)

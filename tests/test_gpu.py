@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import routes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -58,14 +60,15 @@ def built():
 
 def shared_env(env=None) -> dict:
     """The environment of a run whose ranks share a GPU: 32 hardware queues, which copy-engine partials need there
-    (runtime/src/ce_partials.c, TPG_CE_SHARED_CONNECTIONS; the op is refused without)."""
+    (runtime/src/ce_partials.c, TPG_CE_SHARED_CONNECTIONS; the op is refused without). Every shared-device run gets
+    it, whichever configs carry them (the reduce-scatter defaults may: bench/x2/ce_default.py)."""
     return {**(env if env is not None else os.environ), "CUDA_DEVICE_MAX_CONNECTIONS": "32"}
 
 
 def run_passing(args: list[str], timeout: int, env=None) -> str:
-    """Runs a GPU test binary under build/tests; asserts exit 0 and returns its stdout. Runs with copy-engine
-    partials and ranks sharing a GPU (gpu_epochs runs its `_ce` configs among the others) get 32 queues."""
-    if "--share-device" in args and (args[0] == "gpu_epochs" or "--copy-engine-partials" in args):
+    """Runs a GPU test binary under build/tests; asserts exit 0 and returns its stdout. Runs with ranks sharing a GPU
+    get 32 queues (shared_env): copy-engine partials need them there, and gpu_epochs and gpu_timeout run them."""
+    if "--share-device" in args:
         env = shared_env(env)
     out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
                          text=True, timeout=timeout, env=env)
@@ -143,7 +146,8 @@ def test_missing_peer_costs_one_timeout_on_a_shared_device(built, schedule):
 @pytest.mark.parametrize("devices", [pytest.param([], marks=needs_gpus(2), id="across-gpus"),
                                      pytest.param(["--share-device"], marks=needs_gpus(1), id="shared-device")])
 def test_missing_peer_costs_one_timeout_with_copy_engine_partials(built, devices):
-    """rs_tila_bf16_ce: the copy chains' mem-op waits on rank 0's own tile flags have no timeout; they end because
+    """The rs_tila_bf16 family with copy-engine partials (tests/gpu/route_config.h): the copy chains' mem-op waits
+    on rank 0's own tile flags have no timeout; they end because
     its GEMM raises every flag even after its waits gave up, so the call still ends about t after it began."""
     check_one_timeout_per_call(devices + ["--copy-engine-partials"], "--reduce-scatter")
 
@@ -196,7 +200,7 @@ def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed (the GPU machine has it)")
     out = subprocess.run(["python3", str(ROOT / "tests/gpu/torch_capture.py")], cwd=ROOT, capture_output=True,
-                         text=True, timeout=240)
+                         text=True, timeout=240, env=shared_env())
     print(out.stdout, out.stderr)
     assert out.returncode == 0 and "14 passed, 0 failed" in out.stdout, out.stdout + out.stderr
 
@@ -285,14 +289,14 @@ def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
     """Every rank on device 0 (--share-device): the fused walk, its copies and flags, checked on one GPU."""
     out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--schedule", schedule, "--tp", str(tp),
                           "--m", "2048", "--n", "3072", "--k", "1024", "--iterations", "3", "--warmup-iterations",
-                          "1", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          "1", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=shared_env())
     assert out.returncode == 0, out.stdout + out.stderr
     rec = json.loads(out.stdout)
     assert rec["check"] == "passed" and rec["shared_device"] is True and rec["devices"] == [0] * tp
     assert rec["host_launch_ms"] > 0 and rec["avg_ms"] > 0  # the host's cost of a call's launches is reported
 
 
-SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
+SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; extra args; largest error expected)
     # fp32 partials: one rounding whatever the TP; batches, alpha, beta with C, and a last chunk of 24 columns
     # (its second fp32 half is skipped: N % 64 = 24 for TilingA, stage N % 64 = 24 for TilingB at TP = 8)
     ("rs_tila_bf16_f32p_tp4", ["--m", "2048", "--n", "2776", "--k", "1024", "--l", "2", "--alpha", "0.5", "--beta", "1"],
@@ -316,15 +320,15 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
     ("ag_rota_bf16_wide_tp4", ["--m", "4096", "--n", "6144", "--k", "2048", "--copy-chunks", "3", "--overlap-barriers"],
      None),
     ("ag_rotb_bf16_tp2", ["--m", "2048", "--n", "4096", "--k", "1024", "--l", "2", "--overlap-barriers"], None),
-    ("rs_tila_bf16_tp8", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
-    ("rs_tilb_bf16_wide_tp2", ["--m", "2048", "--n", "4096", "--k", "8192", "--overlap-barriers"], None),
+    ("rs_tila_bf16_tp8:push", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
+    ("rs_tilb_bf16_wide_tp2:push", ["--m", "2048", "--n", "4096", "--k", "8192", "--overlap-barriers"], None),
     # copy-engine partials (copy_engine_partials): the chains' bands across two batches with a ragged last chunk,
     # both kernels, TP = 2 / 4 / 8, the barriers beside the GEMM (the chain then waits for the start barrier itself)
-    ("rs_tila_bf16_ce_tp2", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta", "1"],
+    ("rs_tila_bf16_tp2:ce", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta", "1"],
      None),
-    ("rs_tilb_bf16_wide_ce_tp4", ["--m", "4096", "--n", "8192", "--k", "8192"], None),
-    ("rs_tila_bf16_wide_ce_tp2", ["--m", "3072", "--n", "4096", "--k", "8192", "--l", "2", "--overlap-barriers"], None),
-    ("rs_tilb_bf16_ce_tp8", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
+    ("rs_tilb_bf16_wide_tp4:ce", ["--m", "4096", "--n", "8192", "--k", "8192"], None),
+    ("rs_tila_bf16_wide_tp2:ce", ["--m", "3072", "--n", "4096", "--k", "8192", "--l", "2", "--overlap-barriers"], None),
+    ("rs_tilb_bf16_tp8:ce", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
 ]
 
 
@@ -332,11 +336,13 @@ SHARED_CONFIG_CASES = [  # (config, extra args, largest error expected)
 @pytest.mark.parametrize("config,args,max_err", SHARED_CONFIG_CASES,
                          ids=[c[0] + ("-overlap" if "--overlap-barriers" in c[1] else "") for c in SHARED_CONFIG_CASES])
 def test_fused_config_on_a_shared_device_passes_check(built, config, args, max_err):
-    """Configs no default pick runs (fp32 partials, fused e4m3, copy-engine partials) through the whole runtime, ranks
-    on one GPU."""
-    out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config", config, *args, "--iterations",
-                          "3", "--warmup-iterations", "1", "--json"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, env=shared_env() if "_ce_" in config else None)
+    """Configs no default pick runs (fp32 partials, fused e4m3) and the reduce-scatter routes of partials (pushed,
+    by copy engine: whichever the defaults take) through the whole runtime, ranks on one GPU."""
+    name, _, route = config.partition(":")
+    out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config",
+                          routes.on_route(name, route) if route else name, *args, "--iterations", "3",
+                          "--warmup-iterations", "1", "--json"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env=shared_env())
     assert out.returncode == 0, out.stdout + out.stderr
     rec = json.loads(out.stdout)
     assert rec["check"] == "passed" and rec["deterministic"] is True, rec
@@ -346,15 +352,19 @@ def test_fused_config_on_a_shared_device_passes_check(built, config, args, max_e
 
 @needs_gpus(1)
 def test_copy_engine_partials_on_a_shared_device_need_32_queues(built):
-    """Without CUDA_DEVICE_MAX_CONNECTIONS=32 ranks sharing a GPU could queue a GEMM behind another rank's copy-chain
-    wait (runtime/src/ce_partials.c): the op is refused with the reason, exit 2, instead of hanging to a timeout."""
-    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
-    out = subprocess.run([str(ROOT / "build/tpgemm"), "--share-device", "--config", "rs_tila_bf16_ce_tp2", "--m", "2048",
-                          "--n", "2048", "--k", "1024", "--iterations", "1", "--warmup-iterations", "0"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, env=env)
-    assert out.returncode == 2, out.stdout + out.stderr
+    """With fewer than 32 hardware queues ranks sharing a GPU could queue a GEMM behind another rank's copy-chain wait
+    (runtime/src/ce_partials.c): the op is refused with the reason, exit 2, instead of hanging to a timeout. The CLI's
+    --share-device asks for 32 itself where the environment leaves CUDA_DEVICE_MAX_CONNECTIONS unset: that run
+    passes."""
+    base = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    cmd = [str(ROOT / "build/tpgemm"), "--share-device", "--config", routes.on_route("rs_tila_bf16_tp2", "ce"), "--m",
+           "2048", "--n", "2048", "--k", "1024", "--iterations", "1", "--warmup-iterations", "0"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**base, "CUDA_DEVICE_MAX_CONNECTIONS": "8"})
     said = out.stdout + out.stderr
-    assert "need CUDA_DEVICE_MAX_CONNECTIONS=32" in said and "(it is unset)" in said, said
+    assert out.returncode == 2 and "need CUDA_DEVICE_MAX_CONNECTIONS=32" in said and "(it is 8)" in said, said
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=base)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 @needs_gpus(1)

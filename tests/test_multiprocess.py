@@ -66,8 +66,12 @@ def test_config_info_binding_matches_the_c_struct(lib):
     assert split == {f"{fam}_{dt}_sk64_tp{tp}" for dt in ("bf16", "fp16") for fam, tps in
                      (("ag_rota", (1, 2, 4, 8)), ("rs_tila", (1, 2, 4, 8)), ("ag_rotb", (1,)), ("rs_tilb", (1,)))
                      for tp in tps}
-    assert by_name == {f"rs_til{s}_bf16{w}_{route}_tp{tp}" for s in "ab" for w in ("", "_wide")
-                       for route in ("pull", "ce") for tp in (2, 4, 8)}
+    # the by_name twins: one a bf16 reduce-scatter family, TP >= 2 and route other than the family's own, named by it
+    families = [f"rs_til{s}_bf16{w}" for s in "ab" for w in ("", "_wide")]
+    own = {f: tpgemm_lib.partial_route(lib.config_info(lib.config(name=f"{f}_tp2", tp=0, dtype="bf16")))
+           for f in families}
+    assert by_name == {f"{f}_{route}_tp{tp}" for f in families for route in tpgemm_lib.ROUTES if route != own[f]
+                       for tp in (2, 4, 8)}
 
 
 def test_copy_chunks_binding_refuses_a_null_op(lib):
@@ -171,33 +175,40 @@ def test_tuned_or_default_and_local_config(lib):
         assert lib.tuned_or_default(ag, 2, "bf16", 8192, 10240, 8192) == (default, False)
 
 
-def test_pull_twin_runs_the_same_kernel_with_pulled_partials(lib):
-    """tp_bench --alt-pull-partials: each reduce-scatter default has a twin that differs only in pull_partials;
-    a config without one is refused by name."""
-    for name in ("rs_tila_bf16_tp2", "rs_tilb_bf16_wide_tp4", "rs_tila_bf16_wide_tp8"):
-        idx = lib.config(name=name, tp=0, dtype="bf16")
-        twin, info = lib.config_info(lib.pull_twin(idx)), lib.config_info(idx)
-        assert twin["pull_partials"] and not info["pull_partials"]
-        assert [twin[f] for f in ("schedule", "tp", "kernel")] == [info[f] for f in ("schedule", "tp", "kernel")]
-    with pytest.raises(ValueError, match="rs_tila_fp16_tp2 has no pulled twin"):
-        lib.pull_twin(lib.config(name="rs_tila_fp16_tp2", tp=0, dtype="fp16"))
-    with pytest.raises(ValueError, match="pulls its partials already"):
-        lib.pull_twin(lib.config(name="rs_tila_bf16_pull_tp2", tp=0, dtype="bf16"))
-
-
-def test_copy_engine_twin_runs_the_same_kernel_with_copy_engine_partials(lib):
-    """tp_bench --alt-copy-engine-partials: each bf16 reduce-scatter default has a twin that differs only in
-    copy_engine_partials (<family>_ce); neither twin kind has a twin of the other."""
+@pytest.mark.parametrize("route", list(tpgemm_lib.ROUTES))
+def test_twin_runs_the_same_kernel_on_the_route_asked_for(lib, route):
+    """tp_bench --alt-push-partials / --alt-pull-partials / --alt-copy-engine-partials: each bf16 reduce-scatter
+    family at TP >= 2 has a by_name twin on every route but its own that differs only in the route; a config on the
+    route already, and one without such a twin, are refused by name."""
+    word = tpgemm_lib.ROUTES[route][1]
     for name in ("rs_tila_bf16_tp2", "rs_tilb_bf16_wide_tp4", "rs_tila_bf16_wide_tp8", "rs_tilb_bf16_tp8"):
         idx = lib.config(name=name, tp=0, dtype="bf16")
-        twin, info = lib.config_info(lib.twin(idx, "copy_engine_partials")), lib.config_info(idx)
-        assert twin["copy_engine_partials"] and not twin["pull_partials"] and not info["copy_engine_partials"]
-        assert twin["name"] == name.replace("_tp", "_ce_tp")
+        info = lib.config_info(idx)
+        if tpgemm_lib.partial_route(info) == route:
+            with pytest.raises(ValueError, match=f"{name} has its partials {word} already"):
+                lib.twin(idx, route)
+            continue
+        twin = lib.config_info(lib.twin(idx, route))
+        assert route != "pull" or lib.pull_twin(idx) == lib.twin(idx, route)
+        assert tpgemm_lib.partial_route(twin) == route and twin["by_name"]
         assert [twin[f] for f in ("schedule", "tp", "kernel")] == [info[f] for f in ("schedule", "tp", "kernel")]
-    with pytest.raises(ValueError, match="rs_tila_fp16_tp2 has no copy-engine twin"):
-        lib.twin(lib.config(name="rs_tila_fp16_tp2", tp=0, dtype="fp16"), "copy_engine_partials")
-    with pytest.raises(ValueError, match="has the copy engine carry its partials already"):
-        lib.pull_twin(lib.config(name="rs_tila_bf16_ce_tp2", tp=0, dtype="bf16"))
+    fp16 = lib.config(name="rs_tila_fp16_tp2", tp=0, dtype="fp16")  # pushes, and has no twin
+    with pytest.raises(ValueError, match=f"rs_tila_fp16_tp2 has (no {word} twin|its partials pushed already)"):
+        lib.twin(fp16, route)
+
+
+def test_twin_lookup_prefers_the_family_and_refuses_a_tie():
+    """tpgemm_lib.twin_index: among configs on the route with the same schedule, TP and kernel, the family's own twin
+    wins over an experiment on the same kernel; two candidates neither of the family are refused, naming both."""
+    row = lambda name, route: {"name": name, "schedule": "S", "tp": 2, "kernel": "k",  # noqa: E731
+                               "pull_partials": route == "pull", "copy_engine_partials": route == "ce"}
+    infos = [row("rs_tila_bf16_tp2", "push"), row("x_rs_tp2", "pull"), row("rs_tila_bf16_pull_tp2", "pull"),
+             row("y_tp2", "ce"), row("z_tp2", "ce"), {**row("rs_tila_bf16_ce_tp2", "ce"), "tp": 4}]
+    assert tpgemm_lib.twin_index(infos, 0, "pull") == 2 and tpgemm_lib.twin_index(infos, 2, "push") == 0
+    with pytest.raises(ValueError, match=r"2 copy-engine twins \(y_tp2, z_tp2\)"):
+        tpgemm_lib.twin_index(infos, 0, "ce")
+    with pytest.raises(ValueError, match="rs_tila_bf16_tp2 has its partials pushed already"):
+        tpgemm_lib.twin_index(infos, 0, "push")
 
 
 def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):

@@ -41,6 +41,7 @@ import subprocess
 import pytest
 
 from tests.conftest import ROOT
+from tests.routes import on_route
 
 TPGEMM = ROOT / "build/tpgemm"
 CALLS = 4
@@ -467,13 +468,19 @@ def test_protocol_holds_when_ranks_switch_modes(config, tp, chunks):
     assert run_orders([plan(config, tp, False, chunks), plan(config, tp, True, chunks)]) > 0
 
 
-@pytest.mark.parametrize("config,tp", [("ag_rota_bf16_tp2", 2), ("rs_tila_bf16_tp4", 4), ("rs_tila_bf16_pull_tp4", 4)])
-def test_controls_are_caught(config, tp):
+# a config's route of partials by tests/routes.py, not by a shipped name: the checks hold whichever route the
+# shipped defaults take
+CONTROLS = [("ag_rota_bf16_tp2", 2, "push"), ("rs_tila_bf16_tp4", 4, "push"), ("rs_tila_bf16_tp4", 4, "pull")]
+
+
+@pytest.mark.parametrize("family,tp,route", CONTROLS, ids=[f"{c[0]}-{c[2]}" for c in CONTROLS])
+def test_controls_are_caught(family, tp, route):
     """The model can fail: a GEMM one epoch behind takes the previous call's flags (stale data); a GEMM that starts
     beside the barrier yet reads START's word reads it before START wrote it; a table GEMM that does not keep
     last_epoch leaves a later call beside the barrier an epoch behind; a closing barrier that no longer waits
     for the copies (all-gather) or the GEMM (reduce-scatter) lets a rank's next call overwrite what a peer still
     reads."""
+    config = on_route(family, route)
     overlapped = plan(config, tp, True, 1)
     with pytest.raises(Violation, match="holds"):
         run_orders(overlapped, epoch_offset=-1, orders=200)
@@ -504,24 +511,26 @@ def test_a_flag_before_its_piece_is_caught():
         run_orders(p, orders=200)
 
 
-@pytest.mark.parametrize("config", ["rs_tila_bf16_tp2", "rs_tilb_bf16_pull_tp4"])
-def test_a_receiver_reading_the_wrong_memory_is_caught(config):
+@pytest.mark.parametrize("family,route", [("rs_tila_bf16_tp2", "push"), ("rs_tilb_bf16_tp4", "pull")])
+def test_a_receiver_reading_the_wrong_memory_is_caught(family, route):
     """Push and pull use the same slot and flag words and differ only in whose memory holds them (so the choice
     belongs to the config, one for every rank): a receiver that looks in the other place reads a partial of the
     wrong rank or never sees its flag."""
+    config = on_route(family, route)
     p = plan(config, int(config[-1]), False, 1)
     with pytest.raises(Violation, match="holds|deadlock"):
         run_orders(p, orders=50, reader_pulls=not p["pull_partials"])
 
 
 # Copy-engine partials (runtime/src/ce_partials.c): the rings of both kernels at TP = 2 / 4 / 8.
-COPY_ENGINE = [("rs_tila_bf16_ce_tp2", 2), ("rs_tilb_bf16_wide_ce_tp4", 4), ("rs_tila_bf16_ce_tp8", 8)]
+COPY_ENGINE = [("rs_tila_bf16_tp2", 2), ("rs_tilb_bf16_wide_tp4", 4), ("rs_tila_bf16_tp8", 8)]
 
 
-@pytest.mark.parametrize("config,tp", COPY_ENGINE, ids=[c[0] for c in COPY_ENGINE])
-def test_copy_engine_partials_hold_in_every_order_tried(config, tp):
+@pytest.mark.parametrize("family,tp", COPY_ENGINE, ids=[c[0] for c in COPY_ENGINE])
+def test_copy_engine_partials_hold_in_every_order_tried(family, tp):
     """Both graphs, and ranks switching between them per call: every chain copies its own call's partial into a
     read receive slot, every stage finds its send slot copied, and every call ends."""
+    config = on_route(family, "ce")
     table, overlap = plan(config, tp, False, 1), plan(config, tp, True, 1)
     assert table["copy_engine_partials"] == 1 and not table["one_hop"]
     for p in (table, overlap, [table, overlap]):
@@ -534,7 +543,8 @@ def test_copy_engine_controls_are_caught():
     shows: a chain not after START, or a closing barrier not after the chain, still holds - a graph's launch ends
     only when its chain has, and a receiver's slot is free once the sender passed its closing barrier of the call
     before, which every peer reaches only after its GEMM read the slot."""
-    overlap, table = plan("rs_tila_bf16_ce_tp4", 4, True, 1), plan("rs_tila_bf16_ce_tp4", 4, False, 1)
+    config = on_route("rs_tila_bf16_tp4", "ce")
+    overlap, table = plan(config, 4, True, 1), plan(config, 4, False, 1)
     for control in ("chain_skips_wait", "chain_keeps_counts"):
         with pytest.raises(Violation, match="the chain copies a send slot that holds"):
             run_orders([table, overlap], orders=200, **{control: True})

@@ -115,6 +115,23 @@ def test_a_capture_failing_on_one_rank_drops_alt_captured_on_every_rank():
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
 
 
+@pytest.mark.parametrize("fault", ["", "linkbuf:diag:1", "link:diag:0", "link:diag:1"])
+def test_link_copies_failing_drops_the_diagnostic_not_the_shape(fault):
+    """--link-copies (symmetric memory, first run across GPUs in the x2 session): a failure of the diagnostic's
+    setup on one rank - its buffer, or after the rendezvous's collective - drops diag:local_link on every rank, with
+    that rank's message; the shape's variants still run and check, and the ranks stay in step. Without a fault the
+    diagnostic is timed like the others."""
+    results = run_ranks(fault, LINK_COPIES="1")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed", res
+        if fault:
+            said = f"rank {fault[-1]}: RuntimeError('injected link-copies failure"
+            assert said in res["errors"]["diag:local_link"], res
+        else:
+            assert res["errors"] == {} and "diag:local_link" in res["timed"], res
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
 def test_e4m3_promoted_asks_for_the_promoted_family_as_e4m3():
     """--dtype e4m3_promoted: bench_shape asks the library for the schedule's promoted family by name, as the
     library's operand type (e4m3), and the torch side for the e4m3_promoted numerics (no fast accumulation);

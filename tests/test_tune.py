@@ -2,6 +2,7 @@
 tuned YAML read back by the generator, and the report. Processes are faked at the boundary (runner)."""
 import io
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -113,9 +114,26 @@ class PullFasterRunner(FakeRunner):
         return r
 
 
+# the bf16 reduce-scatter families whose partials may go any route (schedules.yaml; their twins <family>_push etc.)
+ROUTED_FAMILIES = [f"rs_til{s}_bf16{w}" for s in "ab" for w in ("", "_wide")]
+
+
+def with_route(cfg, family, route):
+    """cfg's config `family` with its partials moved by `route` (tune.ROUTES), whichever route schedules.yaml gives
+    it: its line's route fields replaced."""
+    text = cfg.read_text()
+    line = next(x for x in text.splitlines() if x.startswith(f"  - {{name: {family}, "))
+    knob = tune.ROUTES[route][0]
+    bare = re.sub(r", (pull_partials|copy_engine_partials): true", "", line)
+    cfg.write_text(text.replace(line, bare[:-1] + (f", {knob}: true}}" if knob else "}")))
+
+
 def tuned_repo(tmp_path):
-    """A copy of schedules.yaml in tmp_path (its include: tuned/*.yaml then points to tmp_path/tuned)."""
+    """A copy of schedules.yaml in tmp_path (its include: tuned/*.yaml then points to tmp_path/tuned), its routed
+    families pushing: the tests of the tuner's walk count candidates against pushing defaults, whatever ships."""
     shutil.copy(ROOT / "schedules.yaml", tmp_path / "schedules.yaml")
+    for family in ROUTED_FAMILIES:
+        with_route(tmp_path / "schedules.yaml", family, "push")
     return tmp_path / "schedules.yaml"
 
 
@@ -311,32 +329,32 @@ def test_copy_engine_knob_with_the_pull_knob_makes_three_routes_and_the_fastest_
 
 def test_a_copy_engine_default_is_compared_on_its_own_route(tmp_path, monkeypatch):
     """A family that carries copy_engine_partials without by_name is a default (schedules.yaml configs[].by_name):
-    the tuner then refuses a search that leaves its route out, and with the knob the report's default for that layer
-    is the default's kernel carried by copy engine, not the same kernel pushing."""
+    the tuner then profiles every candidate on that route too, and says so; the report's default for that layer is
+    the default's kernel carried by copy engine, not the same kernel pushing."""
     monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: (
         runner(["ninja"]), work / "tpgemm")[1])
     cfg = tuned_repo(tmp_path)
-    wide = "  - {name: rs_tila_bf16_wide, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2, 4, 8], "
-    text = cfg.read_text()
-    assert text.count(wide) == 1
-    cfg.write_text(text.replace(wide, wide + "copy_engine_partials: true, "))
+    with_route(cfg, "rs_tila_bf16_wide", "ce")
     doc = models.load(str(cfg))
     down = tune.Shape("llama3-70b", "down", 16384, 8192, 28672, "ReduceScatter1D_TilingA_RotatingC", 2, "bf16")
     assert models.default_config(doc, down.schedule, 2, "bf16", down.k, down.m, down.n) == "rs_tila_bf16_wide_tp2"
     assert tune_cli._default_route(doc, down) == "ce"
     args = ["--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--config", str(cfg), "--work",
             str(tmp_path / "work")]
-    with pytest.raises(SystemExit, match=r"default config of down moves its partials by copy_engine_partials; add "
-                                         r"--knob copy_engine_partials=false,true"):
-        tune_cli.main(args, runner=FakeRunner(), stream=io.StringIO(), clock=iter(range(10**6)).__next__)
-    runner = PullFasterRunner()
-    runner.faster = {"_ce_tp": 0.5}
-    err = io.StringIO()
-    assert tune_cli.main(args + ["--knob", "copy_engine_partials=false,true"], runner=runner, stream=err,
-                         clock=iter(range(10**6)).__next__) == 0, err.getvalue()
-    report = {line.split(" | ")[0][2:]: line.split(" | ") for line in
-              (tmp_path / "work" / "report.md").read_text().splitlines() if line.startswith("| ")}
-    assert report["down"][3].endswith("_ce") and not report["attn_out"][3].endswith("_ce"), report
+    note = "the default config of down moves its partials by copy_engine_partials: every candidate is profiled"
+    runs = {}
+    for extra in ([], ["--knob", "copy_engine_partials=false,true"]):  # the same search, asked for or not
+        runner, err = PullFasterRunner(), io.StringIO()
+        runner.faster = {"_ce_tp": 0.5}
+        assert tune_cli.main(args + extra, runner=runner, stream=err, clock=iter(range(10**6)).__next__) == 0
+        assert (note in err.getvalue()) == (not extra), err.getvalue()
+        report = {line.split(" | ")[0][2:]: line.split(" | ") for line in
+                  (tmp_path / "work" / "report.md").read_text().splitlines() if line.startswith("| ")}
+        assert report["down"][3].endswith("_ce") and not report["attn_out"][3].endswith("_ce"), report
+        runs[bool(extra)] = sorted(c[c.index("--config") + 1] for c in runner.calls if "--no-check" in c)
+        shutil.rmtree(tmp_path / "work")  # the second search profiles everything again
+    assert runs[False] and runs[False] == runs[True]
+    assert any("_ce_tp" in c for c in runs[True]) and not any(c.startswith("ag_") and "_ce_tp" in c for c in runs[True])
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -43,7 +43,7 @@ def faulty(where, variant, count):
     """Does this call fail? `count`: how many times the op did this (late faults skip the first)."""
     rank = dist.get_rank()
     hit = WHERE == where and VARIANT == variant and int(FAULT_RANK) in (rank, 9)
-    return hit if where in ("run", "sync", "capture") else hit and count > 1
+    return hit if where in ("run", "sync", "capture", "linkbuf", "link") else hit and count > 1
 
 
 class Event:  # fake torch.cuda.Event: host time
@@ -177,7 +177,8 @@ class FakeLib:
     def config_info(self, i):
         return {"name": self.CONFIGS[i]}
 
-    def twin(self, cfg, field):
+    def twin(self, cfg, route):
+        assert route == "pull", route  # the one twin these runs ask for (alt_pull_partials)
         return 2
 
 
@@ -209,6 +210,24 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     return op, op1, fns, reference, (a, b, d, d_loc, ref, types.SimpleNamespace(scales={}))
 
 
+def link_copy_buffer(op_kind, m, n, k, tp, dtype):
+    """tp_bench's --link-copies buffer without symmetric memory (no collective); FAULT=linkbuf:diag:R raises on rank
+    R."""
+    if faulty("linkbuf", "diag", 0):
+        raise RuntimeError("injected link-copies failure (buffer)")
+    return object()
+
+
+def link_copy_variant(src, tp, rank, group_name, fns):
+    """tp_bench's --link-copies variant: a collective (as symm.rendezvous is), then per-rank work; FAULT=link:diag:R
+    raises on rank R after the collective, where the other rank goes on to the next one."""
+    bootstrap("link_rendezvous")
+    if faulty("link", "diag", 0):
+        raise RuntimeError("injected link-copies failure")
+    fns["diag:local_link"] = lambda: None
+    return {"diag:local_link": ()}
+
+
 def sum_collectives():
     """tp_bench.SumCollectives (--share-device) against what NCCL's collectives would give, on every rank's data:
     RESULT {"gather": exact?, "scatter": max error}. Run with SUM_COLLECTIVES=1."""
@@ -226,6 +245,7 @@ def sum_collectives():
 def main():
     fake_cuda()
     tp_bench.setup_shape = setup_shape
+    tp_bench.link_copy_buffer, tp_bench.link_copy_variant = link_copy_buffer, link_copy_variant
     tp_bench.tp_numerics = types.SimpleNamespace(
         for_dtype=lambda d: NUMERICS.append(d) or types.SimpleNamespace(dtype=None, out=None))
     rank = int(os.environ["RANK"])
@@ -236,9 +256,11 @@ def main():
         dist.destroy_process_group()
         return
     args = types.SimpleNamespace(rs_schedule=R.SCHEDULES["RS"], rs_config="", alt_config="", alt_copy_chunks="",
-                                 alt_pull_partials=True, alt_copy_engine_partials=False, alt_overlap_barriers=False,
+                                 alt_pull_partials=True, alt_copy_engine_partials=False, alt_push_partials=False,
+                                 alt_overlap_barriers=False,
                                  alt_gather_copy_engine=False, alt_rs_ring=False,
-                                 alt_captured=bool(os.environ.get("CAPTURED")), link_copies=False,
+                                 alt_captured=bool(os.environ.get("CAPTURED")),
+                                 link_copies=bool(os.environ.get("LINK_COPIES")),
                                  rounds=1, window=0.01, burst_idle=0.0, dtype=os.environ.get("DTYPE", "bf16"),
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))
     try:
@@ -246,7 +268,8 @@ def main():
                                    types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g",
                                    FakeNcclCtx() if os.environ.get("NCCL") else None)
         out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {}),
-               "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops")}
+               "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops"),
+               "timed": sorted(rec.get("windows") or {})}
     except Exception as e:
         out = {"raised": repr(e)[:300]}
     bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step

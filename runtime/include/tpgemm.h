@@ -94,7 +94,7 @@ typedef struct tpg_config_info {
     int copy_engine_partials; /* reduce-scatter: 1 = the sender's partial stays in its own slot and copy-engine nodes
                               of the op's graph carry it to the receiver band by band (`copy_engine_partials`) */
     int by_name;           /* 1: never a default pick (tpg_config_pick), run by name only (`by_name`: experiments and
-                              the pulled- and copy-engine-partial twins of the defaults) */
+                              the defaults' twins on another route of partials: pushed, pulled, by copy engine) */
 } tpg_config_info;
 
 /* Number of generated configs. */

@@ -112,7 +112,7 @@ typedef struct tpg_config_desc {
      * (runtime/src/ce_partials.c). Part of the config: every rank of an op has the same buffer layout. */
     int copy_engine_partials;
     /* schedules.yaml by_name: never a default pick (tpg__config_pickable), run by name only - the experiments and the
-     * twins that time another way of moving partials (<family>_pull, <family>_ce) against a default */
+     * twins that time another way of moving partials against a default (<family>_push, _pull, _ce) */
     int by_name;
 } tpg_config_desc;
 

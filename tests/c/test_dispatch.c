@@ -163,11 +163,12 @@ TPG_TEST(config_find_without_name_is_the_pick_for_an_unknown_shape) {
 }
 
 TPG_TEST(config_pickable_follows_by_name_not_the_partial_route) {
-    /* the shipped pulled / copy-engine configs are all by_name, so the picks above cannot tell the rule "leave out
-     * by_name" from "leave out those routes": a pushing default with each field set in turn can */
+    /* the shipped twins that move partials another way than their family are all by_name, so the picks above
+     * cannot tell the rule "leave out by_name" from "leave out those routes": a default with each route in turn can */
     int index = -1;
     TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
     tpg_config_desc c = tpg_configs[index];
+    c.copy_engine_partials = c.pull_partials = 0; /* the family pushes, whichever route it ships with */
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 1);
     c.copy_engine_partials = 1;
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 1); /* a copy-engine family is a default's candidate */
@@ -179,7 +180,7 @@ TPG_TEST(config_pickable_follows_by_name_not_the_partial_route) {
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 0);
     /* and the shipped twins are the by_name ones, which tpg_config_get reports */
     tpg_config_info info;
-    TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_ce_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
+    TPG_ASSERT_EQ_INT(tpg_config_find("rs_tila_bf16_pull_tp2", NULL, 0, TPG_DTYPE_BF16, &index), TPG_OK);
     TPG_ASSERT_EQ_INT(tpg_config_get(index, &info), TPG_OK);
     TPG_EXPECT_EQ_INT(info.by_name, 1);
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&tpg_configs[index]), 0);

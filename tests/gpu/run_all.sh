@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every GPU tier in one device call (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
-# benchmark and the TP benchmark, each under its own time budget so the whole fits one 10-minute call.
+# Every GPU tier (2 x H200): tier-2 correctness, the GPU pytest tests, the local-GEMM
+# benchmark and the TP benchmark, each under its own time budget within one 10-minute call; together the steps need
+# more than one call (--skip; bench/x2/ has the 2-GPU session's calls).
 #
 # Usage: [LOCAL_GEMM_ARGS=...] [TP_ARGS=...] [TUNE_ARGS=...] tests/gpu/run_all.sh [--tp 2|4|8] [--share-device]
 #        [--skip STEP,...]
@@ -100,21 +101,23 @@ step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m
 # torch's capture: across GPUs it leaves out the cases that put every rank on one GPU (their names say
 # "shared_device"; the one-GPU rehearsal, run_all.sh --share-device, runs them), so that the 2-GPU cases fit.
 # Across GPUs tier 2 leaves out its tp1 group (one GPU's runs, the same commands on every machine: the one-GPU
-# rehearsal runs them) unless TIER2_GROUPS says otherwise. At TP = 4 / 8 its ~370 s (tier2_tp4.json's per-run times,
-# 340 runs) need a call of their own: TIER2_STEP_S=520 run_all.sh --tp 4 --skip sanitizers,pytest,tp,seed_f16acc, then
-# run_all.sh --tp 4 --skip tier2 (README, "Tests").
-T2_GROUPS="${TIER2_GROUPS-}"
-[ ${#SHARE[@]} = 0 ] && [ -z "$T2_GROUPS" ] &&
-    T2_GROUPS=tp$TP,variants,scalars,copy_chunks,overlap_barriers,pull_partials,memcheck
-step tier2 "${TIER2_STEP_S:-340}" env TIER2_GROUPS="$T2_GROUPS" \
+# rehearsal runs them) and nothing else (TIER2_SKIP_GROUPS: a group added later is in by default), unless TIER2_GROUPS
+# or TIER2_SKIP_GROUPS say otherwise: ~370 runs at TP = 2, ~300 s at tier2.json's 0.7-0.8 s a run. At TP = 4 / 8
+# its ~370 s (tier2_tp4.json's per-run times, 340 runs) need a call of their own: TIER2_STEP_S=520 run_all.sh --tp 4
+# --skip sanitizers,pytest,tp,seed_f16acc, then run_all.sh --tp 4 --skip tier2 (README, "Tests").
+T2_SKIP="${TIER2_SKIP_GROUPS-}"
+[ ${#SHARE[@]} = 0 ] && [ -z "${TIER2_GROUPS-}" ] && [ -z "${TIER2_SKIP_GROUPS+set}" ] && T2_SKIP=tp1
+step tier2 "${TIER2_STEP_S:-380}" env TIER2_GROUPS="${TIER2_GROUPS-}" TIER2_SKIP_GROUPS="$T2_SKIP" \
     bash tests/gpu/run_tier2.sh --tp "$TP" ${SHARE[@]+"${SHARE[@]}"}
 # racecheck / synccheck / initcheck (memcheck is in tier 2): 77 s on one GPU with the self-test built (2026-12-02;
-# carry build/selftest/kernel_selftest for its rings group), 16 more runs across GPUs; its JSON is in all.tar.gz
-step sanitizers 180 bash tests/gpu/run_sanitizers.sh --tp "$TP" $([ ${#SHARE[@]} = 0 ] || echo --share-device)
+# carry build/selftest/kernel_selftest for its rings group), 16 more runs across GPUs, never run there: give the step
+# a call of its own (SAN_STEP_S=260 SAN_JOBS=10 on the 32-core 2-GPU machine); its JSON is in all.tar.gz
+step sanitizers "${SAN_STEP_S:-180}" bash tests/gpu/run_sanitizers.sh --tp "$TP" --jobs "${SAN_JOBS:-6}" \
+    $([ ${#SHARE[@]} = 0 ] || echo --share-device)
 # TPG_REQUIRE_GPUS: a case that needs more GPUs than nvidia-smi lists fails instead of skipping (a machine of
 # this kind must run them all; the one-GPU runs with --share-device ask for 1)
 PYTEST_SELECT=()
-[ ${#SHARE[@]} = 0 ] && PYTEST_SELECT=(-k "not shared_device")
+[ ${#SHARE[@]} = 0 ] && PYTEST_SELECT=(-k "not shared_device and not shared-device")  # test names, param ids
 # ~150 s across GPUs (the shared-device cases deselected), ~245 s with every rank on one GPU (2026-12-04)
 PYTEST_S=$([ ${#SHARE[@]} = 0 ] && echo 180 || echo 300)
 NEED_GPUS=$([ ${#SHARE[@]} = 0 ] && echo "$TP" || echo 1)

@@ -101,8 +101,9 @@ SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --
     if [ "$SHARE" = 0 ]; then
         "$TPGEMM" --list | awk -v t="$TP" 'NR > 1 && $3 == t && $1 ~ /^(ag|rs)_rot[ab]_bf16(_wide)?_tp|^rs_til[ab]_bf16(_wide)?_tp/ {print $1}' |
             while read -r cfg; do
-                for tool in racecheck synccheck; do
-                    echo "tp$TP $cfg $tool clean json $TPGEMM --config $cfg ${SMALL[*]}"
+                for tool in racecheck synccheck; do # (their wait bound 60 s: several runs time-slice every GPU;
+                    # read a TIMEOUT of this group that way first)
+                    echo "tp$TP $cfg $tool clean json $TPGEMM --config $cfg ${SMALL[*]} --timeout-ms 60000"
                 done
             done
     fi

@@ -16,6 +16,8 @@
 #   --quick           only the four small shapes (a smoke test, about a minute)
 #   TIER2_GROUPS=g,...  run only these groups (e.g. overlap_barriers,copy_chunks): a change's own checks at
 #                     another TP in a short device call; the summary then counts those runs only
+#   TIER2_SKIP_GROUPS=g,...  leave out these groups (run_all.sh across GPUs: tp1, one GPU's runs); a group added
+#                     later is then in by default
 # Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
 # summary table (pass / fail counts per group). Exit status: 0 if every run passed, 1 otherwise.
 #
@@ -44,8 +46,8 @@ case "$TP" in 2 | 4 | 8) ;; *) echo "run_tier2.sh: --tp must be 2, 4 or 8, got '
 RESULT_NAME=tier2.json
 [ "$TP" = 2 ] || RESULT_NAME="tier2_tp$TP.json"
 [ ${#SHARE[@]} = 0 ] || RESULT_NAME="tier2_shared_tp$TP.json"
-# ranks sharing a GPU run copy-engine partials (the _ce configs) only with 32 hardware queues (ce_partials.c): one()
-# gives them that environment, the other runs keep the default
+# ranks sharing a GPU run copy-engine partials only with 32 hardware queues (ce_partials.c): one() gives every such
+# run that environment, whichever configs carry them (build/tpgemm --share-device sets it too, unless it is set)
 CE_QUEUES=()
 [ ${#SHARE[@]} = 0 ] || CE_QUEUES=(env CUDA_DEVICE_MAX_CONNECTIONS=32)
 
@@ -91,11 +93,12 @@ one() {
     shift 3
     local cmd=("$TPGEMM" "$@" --json) log="" t0 t1 rc
     if [ -n "${TIER2_GROUPS:-}" ] && [[ ",$TIER2_GROUPS," != *",$group,"* ]]; then return 0; fi
+    [[ ",${TIER2_SKIP_GROUPS:-}," == *",$group,"* ]] && return 0
     if [ "$sanitize" = 1 ]; then
         log="$OUT/memcheck_${label//[^A-Za-z0-9_.-]/_}.log"
         cmd=(compute-sanitizer --tool memcheck --log-file "$log" --error-exitcode 99 "${cmd[@]}")
     fi
-    [[ " $* " == *"_ce_tp"* ]] && cmd=(${CE_QUEUES[@]+"${CE_QUEUES[@]}"} "${cmd[@]}")
+    cmd=(${CE_QUEUES[@]+"${CE_QUEUES[@]}"} "${cmd[@]}")
     local elapsed=$(($(date +%s) - START)) limit
     limit=$((HARD_S - elapsed))
     [ "$limit" -gt "$RUN_TIMEOUT" ] && limit=$RUN_TIMEOUT

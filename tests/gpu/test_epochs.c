@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "mp_harness.h"
+#include "route_config.h"
 #include "tpgemm.h"
 
 /* M big enough that 3 pieces asked cut every all-gather shard at TP = 2 and 4 into 2 or 3 (whole tiles); the gathered
@@ -326,14 +327,16 @@ done:
     return rc;
 }
 
-/* The four defaults, then reduce-scatter with pulled partials (schedules.yaml pull_partials): the receiver
- * reads the sender's slot, whose next call's write only the closing barrier keeps from overtaking the read; and with
- * copy-engine partials (copy_engine_partials): the graph's copy chains, which wait on the sender's tile-row counts
- * and zero them every call (a stale count would let a band go before its tiles wrote it; over NCCL the config runs as
- * NCCL moves any partial); then the gathered all-gather walk (64 rows a stage), whose GEMM reads the peers' shards itself unless the
- * copy engine brings them, and the one-hop reduce-scatter walk (64 rows a stage), whose REDUCE reads every rank's
- * slots, also of the copy-engine config, whose chains come and go as its ring does (none of these over NCCL, which
- * runs stage after stage). Returns the number of failed schedules. */
+/* The four defaults, then each reduce-scatter default's family on the two routes of partials it does not take
+ * (tests/gpu/route_config.h: pushed, pulled, carried by copy engine): pulled, the receiver reads the sender's slot,
+ * whose next call's write only the closing barrier keeps from overtaking the read; carried (copy_engine_partials), the
+ * graph's copy chains wait on the sender's tile-row counts and zero them every call (a stale count would let a band go
+ * before its tiles wrote it; over NCCL the config runs as NCCL moves any partial); then the gathered all-gather walk
+ * (64 rows a stage), whose GEMM reads the peers' shards itself unless the copy engine brings them, and the one-hop
+ * reduce-scatter walk (64 rows a stage), whose REDUCE reads every rank's slots, pushing and carried, the carried
+ * config's chains coming and going as its ring does (none of these over NCCL, which runs stage after stage). Every
+ * route runs whichever the defaults take, so the count of runs is fixed (schedules_run). Returns the number of
+ * failed schedules. */
 /* Copy-engine partials with every rank on one GPU in one process need 32 hardware queues (runtime/src/ce_partials.c),
  * which CUDA takes from CUDA_DEVICE_MAX_CONNECTIONS at its start; without them tpg_op_create refuses such an op (a
  * test of its own in tests/test_gpu.py). Here those runs are then skipped, said on stderr, and counted apart. */
@@ -344,12 +347,22 @@ static int carried_runs_skip(int share_one_process) {
     return share_one_process && !(q && atoi(q) >= 32); /* the runtime's test (ce_partials.c) */
 }
 
-/* run_schedule of a copy-engine config, or its skip (carried_runs_skip). */
-static int run_carried(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int capture, int nccl,
-                       int skip) {
-    if (!skip) return run_schedule(ctx, tp, schedule, config, 0, capture, nccl);
+/* run_schedule of the config of schedule's default family on `route`, or its skip (carried_runs_skip) where its
+ * partials go by copy engine. */
+static int run_routed(tpg_ctx *ctx, int tp, const char *schedule, partial_route route, int capture, int nccl,
+                      int skip) {
+    int index;
+    tpg_config_info c;
+    tpg_status st = route_config(schedule, tp, route, &index);
+    if (st == TPG_OK) st = tpg_config_get(index, &c);
+    if (st != TPG_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "%s at TP = %d: the config on route %d", schedule, tp, (int)route);
+        return fail(what, st, NULL);
+    }
+    if (!(skip && c.copy_engine_partials)) return run_schedule(ctx, tp, schedule, c.name, 0, capture, nccl);
     fprintf(stderr, "gpu_epochs: %s (M = %d) skipped: copy-engine partials with every rank on one GPU need "
-            "CUDA_DEVICE_MAX_CONNECTIONS=32 in the environment (tests/test_gpu.py sets it)\n", config, M);
+            "CUDA_DEVICE_MAX_CONNECTIONS=32 in the environment (tests/test_gpu.py sets it)\n", c.name, M);
     carried_skipped++;
     return 0;
 }
@@ -357,21 +370,25 @@ static int run_carried(tpg_ctx *ctx, int tp, const char *schedule, const char *c
 static int run_all_schedules(tpg_ctx *ctx, int tp, int capture, int nccl, int skip_carried) {
     static const char *const schedules[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
                                             "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
-    char pulled[2][64], carried[2][64];
-    snprintf(pulled[0], sizeof pulled[0], "rs_tila_bf16_pull_tp%d", tp);
-    snprintf(pulled[1], sizeof pulled[1], "rs_tilb_bf16_pull_tp%d", tp);
-    snprintf(carried[0], sizeof carried[0], "rs_tila_bf16_ce_tp%d", tp);
-    snprintf(carried[1], sizeof carried[1], "rs_tilb_bf16_ce_tp%d", tp);
+    static const partial_route routes[] = {ROUTE_PUSH, ROUTE_PULL, ROUTE_CE};
     int failed = 0;
-    for (int i = 0; i < 4; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, i < 2, capture, nccl);
-    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[2 + i], pulled[i], 0, capture, nccl);
-    for (int i = 0; i < 2; i++)
-        failed += run_carried(ctx, tp, schedules[2 + i], carried[i], capture, nccl, skip_carried);
+    for (int i = 0; i < 2; i++) failed += run_schedule(ctx, tp, schedules[i], NULL, 1, capture, nccl);
+    for (int i = 2; i < 4; i++) { /* the default's own route first, as a default call runs it */
+        int def;
+        tpg_config_info c;
+        tpg_status st = tpg_config_find(NULL, schedules[i], tp, TPG_DTYPE_BF16, &def);
+        if (st == TPG_OK) st = tpg_config_get(def, &c);
+        if (st != TPG_OK) return failed + fail(schedules[i], st, NULL);
+        failed += run_routed(ctx, tp, schedules[i], route_of(&c), capture, nccl, skip_carried);
+        for (int r = 0; r < 3; r++)
+            if (routes[r] != route_of(&c))
+                failed += run_routed(ctx, tp, schedules[i], routes[r], capture, nccl, skip_carried);
+    }
     if (!nccl) {
         M = 64 * tp;
         failed += run_schedule(ctx, tp, schedules[0], NULL, 1, capture, nccl);
-        failed += run_schedule(ctx, tp, schedules[2], NULL, 0, capture, nccl);
-        failed += run_carried(ctx, tp, schedules[2], carried[0], capture, nccl, skip_carried);
+        failed += run_routed(ctx, tp, schedules[2], ROUTE_PUSH, capture, nccl, skip_carried);
+        failed += run_routed(ctx, tp, schedules[2], ROUTE_CE, capture, nccl, skip_carried);
         M = M_DEFAULT;
     }
     return failed;

@@ -11,10 +11,11 @@
  * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
  * the all-gather schedule instead of reduce-scatter (and prints whether rank 0's stage 0 wrote D before the start
  * barrier could pass: only the GEMM beside the barrier does); --few-tokens M = 128 (reduce-scatter: the one-hop walk,
- * whose only wait inside a kernel is its REDUCE's, on the peers' tile flags); --copy-engine-partials runs the
- * reduce-scatter config whose partials the graph's copy chains carry (rs_tila_bf16_ce: their mem-op waits have no
- * timeout of their own, so they must end because rank 0's GEMM raises its flags even after its waits gave up). Exit 0 on success, 1 on a failed
- * expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
+ * whose only wait inside a kernel is its REDUCE's, on the peers' tile flags). Reduce-scatter runs the rs_tila_bf16
+ * family with pushed partials, or with --copy-engine-partials with the partials the graph's copy chains carry
+ * (tests/gpu/route_config.h finds either, whichever the default takes: the chains' mem-op waits have no timeout of
+ * their own, so they must end because rank 0's GEMM raises its flags even after its waits gave up). Exit 0 on
+ * success, 1 on a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "route_config.h"
 #include "tpgemm.h"
 
 #define TIMEOUT_SLACK_S 0.25
@@ -53,10 +55,11 @@ static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP]
     tpg_status s = tpg_ctx_create(&cc, ctx);
     if (s != TPG_OK) return fail("tpg_ctx_create", s, NULL);
     int cfg;
-    s = tpg_config_find(g_ce ? "rs_tila_bf16_ce_tp2" : NULL,
-                        g_allgather ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC", TP,
-                        TPG_DTYPE_BF16, &cfg);
-    if (s != TPG_OK) return fail("tpg_config_find", s, *ctx);
+    const char *schedule = g_allgather ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC";
+    /* reduce-scatter: partials pushed, or carried by copy engine - whichever route the shipped default takes */
+    s = g_allgather ? tpg_config_find(NULL, schedule, TP, TPG_DTYPE_BF16, &cfg)
+                    : route_config(schedule, TP, g_ce ? ROUTE_CE : ROUTE_PUSH, &cfg);
+    if (s != TPG_OK) return fail("the config", s, *ctx);
     tpg_op_desc d = {cfg, g_m, N, K, 1, 1.0f, 0.0f};
     if ((s = tpg_op_create(*ctx, &d, op)) != TPG_OK) return fail("tpg_op_create", s, *ctx);
     if (g_overlap && (s = tpg_op_set_overlap_barriers(*op, 1)) != TPG_OK) return fail("tpg_op_set_overlap_barriers", s, *ctx);

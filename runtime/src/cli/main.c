@@ -1,6 +1,8 @@
 /* build/tpgemm: runs, checks and times one generated tensor-parallel GEMM config (see --help).
  * Flow: parse -> [--model: model.c] -> select config -> validate shape -> [--dry-run: plan] -> enough
  * GPUs? -> the GPU run (run.c). */
+#define _POSIX_C_SOURCE 200112L /* setenv under -std=c11 */
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,6 +77,9 @@ int main(int argc, char **argv) {
         fputs(tpg_args_usage(), stdout);
         return 0;
     }
+    /* Ranks sharing a GPU run copy-engine partials only with 32 hardware queues, which CUDA reads from the environment
+     * as it starts (runtime/src/ce_partials.c): before any CUDA call, ask for them unless the environment chose */
+    if (a.share_device) setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     if (a.list) {
         tpg_report_list(stdout, a.json);
         return 0;

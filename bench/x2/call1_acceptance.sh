@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# x2 call 1 (nvidia-h200-x2, ~520 s; carry build/exp/ce_chain_cost): issue 4's table and the copy-engine question.
+#   1. build/exp/ce_chain_cost (bench/results/experiments/ce_chain_cost.cu): its "peer" rows time the copy nodes the
+#      copy-engine partials' chains are made of, device to device - read them first (docs/perf_notes/2026-12-04-f.md)
+#   2. bench/run_tp.sh --tp 2 --alt-copy-engine-partials: issue 4's table (bench/results/tp2.json), each
+#      reduce-scatter pick's copy-engine twin beside it on the same tensors ("alt:copy_engine_partials")
+#   3. the GPU pytest's cases across GPUs, among them issue 4's missing-peer timeout
+# Back in $OUT: summary.txt, tp2.json, tp2_table.md, tp2.png, records.tgz (every log). Then, by bench/x2/README.md:
+# the copy engine the default (bench/x2/ce_default.py) and call 4, or not.
+source "$(dirname "$0")/common.sh"
+build
+if [ -x build/exp/ce_chain_cost ]; then
+    timeout 60 build/exp/ce_chain_cost >"$R/ce_chain_cost.txt" 2>&1
+    note ce_chain_cost $?
+else
+    note "ce_chain_cost (not carried)" 127
+fi
+tp_run tp 300 --alt-copy-engine-partials
+cp "$R"/tp/tp2.json "$R"/tp/tp2.png "$OUT"/ 2>/dev/null
+left=$(limit 300)
+if [ "$left" = 0 ]; then note "gpu pytest (no time left)" 124; else
+    TPG_REQUIRE_GPUS=2 timeout "$left" python3 -m pytest -q -rs tests/test_gpu.py \
+        -k "not shared_device and not shared-device" >"$R/gpu_pytest.log" 2>&1
+    note "gpu pytest (${left} s)" $?
+fi
+tail -15 "$R/gpu_pytest.log"
+cat "$OUT/tp2_table.md" 2>/dev/null
+cat "$OUT/summary.txt"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# x2 call 3 (nvidia-h200-x2, ~430 s): the other experiments on the anchors, each an extra variant on the same tensors
+# (bench/run_tp.sh --tag alts: tp2_alts.json): the links' cost beside the local GEMM (diag:local_link), the barriers
+# beside the GEMM, pulled partials, the call captured in a CUDA graph, the NCCL transport - of the shipped defaults,
+# pushing or, after call 4, by copy engine; then the 70B-o ring, pushing (run_trace.sh takes the `_push` twin where
+# the default moves its partials another way), traced next to its local GEMM: do the pushing tiles' mainloops grow
+# across GPUs?
+# Back in $OUT: summary.txt, tp2_alts.json, tp2_alts_table.md, records.tgz (traces and logs).
+source "$(dirname "$0")/common.sh"
+build
+tp_run alts 320 --tag alts --link-copies --alt-overlap-barriers --alt-pull-partials --alt-captured --alt-nccl
+cp "$R"/alts/tp2_alts.json "$OUT"/ 2>/dev/null
+left=$(limit 150)
+if [ "$left" = 0 ]; then note "run_trace (no time left)" 124; else
+    OUT="$R/trace" timeout "$left" bash bench/run_trace.sh 16384 8192 8192 >"$R/trace.log" 2>&1
+    note run_trace $?
+fi
+cat "$OUT/tp2_alts_table.md" "$R/trace.log" 2>/dev/null | tail -60
+cat "$OUT/summary.txt"

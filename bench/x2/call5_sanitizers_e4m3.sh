@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# x2 call 5 (nvidia-h200-x2, ~560 s; carry build/selftest/kernel_selftest for the rings group): racecheck / synccheck
+# / initcheck with the TP = 2 group across GPUs for the first time (bench/results/sanitizers.json), then the fp8 TP
+# benchmark (tp2_e4m3.json: fused e4m3 against torch's scaled async TP and _scaled_mm, one round).
+# Back in $OUT: summary.txt, sanitizers.json, tp2_e4m3.json, tp2_e4m3_table.md, records.tgz.
+source "$(dirname "$0")/common.sh"
+build
+OUT="$R/san" STEP_BUDGET_S=250 timeout 250 bash tests/gpu/run_sanitizers.sh --tp 2 --jobs 10 >"$R/san.log" 2>&1
+note sanitizers $?
+cp "$R/san/sanitizers.json" "$OUT/" 2>/dev/null
+tp_run e4m3 300 --dtype e4m3 --rounds 1
+cp "$R"/e4m3/tp2_e4m3.json "$OUT"/ 2>/dev/null
+tail -20 "$R/san.log"
+cat "$OUT/tp2_e4m3_table.md" 2>/dev/null
+cat "$OUT/summary.txt"

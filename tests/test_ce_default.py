@@ -1,0 +1,62 @@
+"""bench/x2/ce_default.py: the switch of the bf16 reduce-scatter defaults to copy-engine partials (and back) keeps
+schedules.yaml valid, moves the default picks at TP >= 2 and only there, and refuses a file in the wrong state."""
+import importlib.util
+import shutil
+import subprocess
+import sys
+
+from generator import config, models
+from tests.conftest import ROOT
+
+SWITCH = ROOT / "bench" / "x2" / "ce_default.py"
+RS = "ReduceScatter1D_TilingA_RotatingC"
+_spec = importlib.util.spec_from_file_location("ce_default", SWITCH)
+ce_default = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ce_default)
+
+
+def switched(tmp_path, *args):
+    cfg = tmp_path / "schedules.yaml"
+    if not cfg.exists():
+        shutil.copy(ROOT / "schedules.yaml", cfg)
+    r = subprocess.run([sys.executable, str(SWITCH), *args, str(cfg)], capture_output=True, text=True, timeout=60)
+    return r, cfg
+
+
+def pick(doc, tp, k):
+    """The configs[] entry of the bf16 reduce-scatter default at tp for a GEMM of global K k (M 16384, N 8192)."""
+    name = models.default_config(doc, RS, tp, "bf16", k, 16384, 8192)
+    return next(c for c in doc["configs"] if f"{c['name']}_tp{tp}" == name)
+
+
+def test_switch_there_and_back(tmp_path):
+    """From the shipped state only the direction away from it applies; it moves the picks at TP >= 2, names the
+    twins after the other route, and the reverse gives the file back byte for byte."""
+    shipped = (ROOT / "schedules.yaml").read_text()
+    carried_now = ce_default.FIELD in ce_default.line_of(shipped, ce_default.FAMILIES[0])
+    away, back = (["--undo"], []) if carried_now else ([], ["--undo"])
+    r, cfg = switched(tmp_path, *back)  # the direction the shipped state already has: refused, nothing written
+    assert r.returncode == 1 and cfg.read_text() == shipped and "ce_default.py" in r.stderr, r.stderr
+    assert switched(tmp_path, "--check")[0].returncode == (0 if carried_now else 1)  # --check says the state
+    r, _ = switched(tmp_path, *away)
+    assert r.returncode == 0, r.stderr
+    assert switched(tmp_path, "--check")[0].returncode == (1 if carried_now else 0) and cfg.read_text() != shipped
+    doc = models.load(str(cfg))  # valid: every check of the generator holds
+    before = models.load(str(ROOT / "schedules.yaml"))
+    for tp, k in ((2, 8192 * 2), (4, 8192 * 4), (2, 28672), (4, 53248)):  # per-stage K 8192 (ping-pong), >= 10240
+        conf, was = pick(doc, tp, k), pick(before, tp, k)  # (the wide family): the same family, its route switched
+        want = (not carried_now) if conf["name"] in ce_default.FAMILIES else bool(was.get("copy_engine_partials"))
+        assert conf["name"] == was["name"] and not conf.get("by_name"), conf
+        assert bool(conf.get("copy_engine_partials")) is want, conf
+    picked = {pick(doc, tp, k)["name"] for tp, k in ((2, 8192 * 2), (2, 28672))}
+    assert picked == {"rs_tila_bf16", "rs_tila_bf16_wide"}  # both kernels' families were checked through a pick
+    assert not config.ce_partials_at(pick(doc, 1, 8192), 1)  # a TP = 1 instance moves nothing
+    suffix = "_ce" if carried_now else "_push"
+    twins = [c for c in doc["configs"] if c["name"].startswith("rs_til") and c["name"].endswith(suffix)]
+    assert len(twins) == len(ce_default.FAMILIES) and all(
+        c["by_name"] and bool(c.get("copy_engine_partials")) is carried_now for c in twins), twins
+    switched_text = cfg.read_text()
+    again, _ = switched(tmp_path, *away)  # the same direction twice: refused, unchanged
+    assert again.returncode == 1 and cfg.read_text() == switched_text
+    r, _ = switched(tmp_path, *back)
+    assert r.returncode == 0 and cfg.read_text() == shipped, r.stderr
