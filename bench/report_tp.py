@@ -155,7 +155,7 @@ def main(argv=None):
     bench.write_text(replace_section(text, tp, body, dtype, tokens, tag))
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
     if plot(records, tp, png, dtype, tokens, tag):
-        print(f"plot: {png}")
+        print(f"plot: {png}", file=sys.stderr)  # stdout is the table (run_tp.sh writes it to <stem>_table.md)
     print(body, end="")
 
 

@@ -26,8 +26,8 @@ status=0
 LIMIT=${TP_BENCH_TIMEOUT_S:-480}
 # under run_all.sh its step's cap (STEP_BUDGET_S) less 20 s, so that the table of the shapes done is still written
 [ -z "${TP_BENCH_TIMEOUT_S:-}" ] && [ -n "${STEP_BUDGET_S:-}" ] && LIMIT=$((STEP_BUDGET_S - 20))
-OUT="$OUT" timeout "$LIMIT" python3 -m torch.distributed.run --standalone --nproc_per_node="$TP" bench/tp_bench.py \
-    "$@" > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
+OUT="$OUT" timeout -k 10 "$LIMIT" python3 -m torch.distributed.run --standalone --nproc_per_node="$TP" \
+    bench/tp_bench.py "$@" > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
 tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past $LIMIT s and was stopped" >&2
 if [[ ! -f "$OUT/.tp_stem" ]]; then

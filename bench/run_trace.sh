@@ -25,13 +25,15 @@ mkdir -p "$OUT/json"
 rm -f "$OUT/summary.txt"
 ninja trace >"$OUT/json/build.log" 2>&1 || { tail -20 "$OUT/json/build.log"; exit 4; }
 
-# run NAME tpgemm-args...: one traced run, its summary and picture; prints the lines worth comparing.
+# run NAME tpgemm-args...: one traced run, its summary and picture; prints the lines worth comparing (FAILED=1 if
+# the run failed).
+FAILED=0
 run() {
     local name=$1 rc
     shift
     timeout 120 build/trace/tpgemm "$@" --iterations 20 --trace "$OUT/json/$name.json" >"$OUT/json/$name.log" 2>&1
     rc=$?
-    if [ $rc != 0 ]; then echo "== $name: exit $rc"; tail -3 "$OUT/json/$name.log"; return; fi
+    if [ $rc != 0 ]; then echo "== $name: exit $rc"; tail -3 "$OUT/json/$name.log"; FAILED=1; return; fi
     python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/json/$name.txt" 2>&1
     { echo "== $name ($*)"; cat "$OUT/json/$name.txt"; } >>"$OUT/summary.txt"
     echo "== $name ($*): $(grep -E '^Avg runtime' "$OUT/json/$name.log")"
@@ -47,3 +49,4 @@ build/trace/tpgemm --list | grep -q "^${RS}_push_tp$TP " && RS="${RS}_push"
 run rs_fused --config "${RS}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
 run rs_local --config "rs_tila_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --n "$N" --k $((K / TP))
 tar -czf "$OUT/traces.tar.gz" -C "$OUT" json && rm -rf "$OUT/json"
+exit "$FAILED" # 1 where a traced run failed

@@ -7,6 +7,7 @@
 #   3. the GPU pytest's cases across GPUs, among them issue 4's missing-peer timeout
 # Back in $OUT: summary.txt, tp2.json, tp2_table.md, tp2.png, records.tgz (every log). Then, by bench/x2/README.md:
 # the copy engine the default (bench/x2/ce_default.py) and call 4, or not.
+# shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 build
 if [ -x build/exp/ce_chain_cost ]; then
@@ -19,10 +20,10 @@ tp_run tp 300 --alt-copy-engine-partials
 cp "$R"/tp/tp2.json "$R"/tp/tp2.png "$OUT"/ 2>/dev/null
 left=$(limit 300)
 if [ "$left" = 0 ]; then note "gpu pytest (no time left)" 124; else
-    TPG_REQUIRE_GPUS=2 timeout "$left" python3 -m pytest -q -rs tests/test_gpu.py \
+    TPG_REQUIRE_GPUS=2 timeout -k 10 "$left" python3 -m pytest -q -rs tests/test_gpu.py \
         -k "not shared_device and not shared-device" >"$R/gpu_pytest.log" 2>&1
     note "gpu pytest (${left} s)" $?
 fi
-tail -15 "$R/gpu_pytest.log"
+tail -15 "$R/gpu_pytest.log" 2>/dev/null
 cat "$OUT/tp2_table.md" 2>/dev/null
 cat "$OUT/summary.txt"

@@ -2,6 +2,7 @@
 # x2 call 2 (nvidia-h200-x2, ~550 s): correctness across GPUs - the seed problem with f16 sums, then tier 2 at
 # TP = 2 (every group but the one-GPU tp1, memcheck included: bench/results/tier2.json) through tests/gpu/run_all.sh.
 # Back in $OUT: summary.txt, tier2.json, records.tgz (run_all's all.tar.gz among them).
+# shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 build
 # tier 2's 373 runs at TP = 2 (a stub count, 14 under memcheck, last): ~280 s plus memcheck's (1-30 s a run)

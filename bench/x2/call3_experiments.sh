@@ -6,13 +6,14 @@
 # the default moves its partials another way), traced next to its local GEMM: do the pushing tiles' mainloops grow
 # across GPUs?
 # Back in $OUT: summary.txt, tp2_alts.json, tp2_alts_table.md, records.tgz (traces and logs).
+# shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 build
-tp_run alts 320 --tag alts --link-copies --alt-overlap-barriers --alt-pull-partials --alt-captured --alt-nccl
+tp_run alts 360 --tag alts --link-copies --alt-overlap-barriers --alt-pull-partials --alt-captured --alt-nccl
 cp "$R"/alts/tp2_alts.json "$OUT"/ 2>/dev/null
 left=$(limit 150)
 if [ "$left" = 0 ]; then note "run_trace (no time left)" 124; else
-    OUT="$R/trace" timeout "$left" bash bench/run_trace.sh 16384 8192 8192 >"$R/trace.log" 2>&1
+    OUT="$R/trace" timeout -k 10 "$left" bash bench/run_trace.sh 16384 8192 8192 >"$R/trace.log" 2>&1
     note run_trace $?
 fi
 cat "$OUT/tp2_alts_table.md" "$R/trace.log" 2>/dev/null | tail -60

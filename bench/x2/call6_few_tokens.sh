@@ -4,6 +4,7 @@
 # walk's shards by copy engine and the one-hop walk kept a ring as extra variants; 32 tokens with the row rule's
 # 64x128 against the 128x128 it replaced (rowrule), and with the stream-K 64x128 by name (sk64).
 # Back in $OUT: summary.txt, the three tables, records.tgz (their JSON and logs).
+# shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 build
 tp_run m128 180 --rounds 1 --tokens 128 --alt-gather-copy-engine --alt-rs-ring

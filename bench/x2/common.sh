@@ -9,7 +9,13 @@ OUT=${OUT:-build/x2-out}
 R="$OUT/records"
 mkdir -p "$R"
 CALL_START=$(date +%s)
-finish() { tar -C "$OUT" -czf "$OUT/records.tgz" records && rm -rf "$R"; }
+# on exit: the records tarred; the call's status 1 where a step in summary.txt failed (the reply's rc flags it)
+finish() {
+    local rc=$?
+    tar -C "$OUT" -czf "$OUT/records.tgz" records && rm -rf "$R"
+    [ "$rc" = 0 ] && grep -q "exit [1-9]" "$OUT/summary.txt" 2>/dev/null && rc=1
+    exit "$rc"
+}
 trap finish EXIT
 budget_left() { echo $((${CALL_BUDGET_S:-570} - ($(date +%s) - CALL_START))); }
 # limit CAP: the seconds for the next step, CAP or what is left of the call less 10 s; 0 when under 30 are left (a
@@ -24,7 +30,7 @@ limit() {
 note() { echo "$1: exit $2, at $(($(date +%s) - CALL_START)) s" | tee -a "$OUT/summary.txt"; }
 # build: what the calls run, on a fresh machine (~20-30 s on 16 cores); the rest of the call goes on without it
 build() {
-    ninja build/tpgemm build/libtpgemm.so tests >"$R/build.log" 2>&1
+    timeout -k 10 240 ninja build/tpgemm build/libtpgemm.so tests >"$R/build.log" 2>&1
     note build $?
 }
 # tp_run TAG CAP ARGS...: bench/run_tp.sh --tp 2 ARGS, its files in $R/TAG and its log $R/TAG.log, bounded by CAP
@@ -34,7 +40,7 @@ tp_run() {
     lim=$(limit "$2")
     shift 2
     if [ "$lim" = 0 ]; then note "run_tp $tag (no time left)" 124; return; fi
-    OUT="$R/$tag" TP_BENCH_TIMEOUT_S=$lim bash bench/run_tp.sh --tp 2 "$@" >"$R/$tag.log" 2>&1
+    OUT="$R/$tag" TP_BENCH_TIMEOUT_S=$lim bash bench/run_tp.sh --tp 2 "$@" >"$R/$tag.log" 2>&1 # (its bound)
     note "run_tp $tag" $?
     cp "$R/$tag"/*_table.md "$OUT"/ 2>/dev/null
 }
