@@ -26,4 +26,5 @@ if [ "$left" = 0 ]; then note "gpu pytest (no time left)" 124; else
 fi
 tail -15 "$R/gpu_pytest.log" 2>/dev/null
 cat "$OUT/tp2_table.md" 2>/dev/null
+[ -f "$OUT/tp2.json" ] && python3 bench/x2/verdict.py "$OUT/tp2.json" | tee "$R/verdict.txt"
 cat "$OUT/summary.txt"

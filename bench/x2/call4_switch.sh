@@ -24,4 +24,5 @@ tp_run tp 280 --alt-push-partials
 cp "$R"/tp/tp2.json "$R"/tp/tp2.png "$OUT"/ 2>/dev/null
 tail -12 "$R/tier2.log" 2>/dev/null
 cat "$OUT/tp2_table.md" 2>/dev/null
+[ -f "$OUT/tp2.json" ] && python3 bench/x2/verdict.py "$OUT/tp2.json" | tee "$R/verdict.txt"
 cat "$OUT/summary.txt"

@@ -1,0 +1,78 @@
+"""Issue 4's acceptance points and the copy-engine switch's rule, read from a TP benchmark record file (call 1's or call
+4's tp2.json), so that the x2 session decides from the numbers at once (bench/x2/README.md):
+
+    python3 bench/x2/verdict.py bench/results/tp2.json
+
+Prints one line per point, PASS or FAIL with its figures (the fourth point, the missing peer's timeout, is call 1's
+GPU pytest), then the rule's answer for the copy engine: "switch" (every copy-engine twin checked; each at least even
+with its pick on the M = 16384 reduce-scatter shapes and on the geomean of all), "switch the _wide families" (even
+only where the pick is a _wide family), or "keep the push". Exit 0.
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_tp import SEED_PROBLEM  # noqa: E402
+from tp_records import geomean, ratio  # noqa: E402
+
+BIG_M = 16384  # issue 4: fused >= 0.97 x tpgemm local on the shapes with M = 16384
+TWIN = "copy_engine_partials"  # the alt variant of call 1 (tp_bench --alt-copy-engine-partials)
+
+
+def acceptance(records: list[dict]) -> list[tuple[str, bool, str]]:
+    """(point, holds, figures) for each acceptance point of issue 4 that a record file can show."""
+    vs_async = {r["name"]: ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")) for r in records}
+    g = geomean(list(vs_async.values()))
+    low = {n: v for n, v in vs_async.items() if v is None or v < 1.0}
+    local = {r["name"]: ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) for r in records if r["M"] == BIG_M}
+    under = {n: v for n, v in local.items() if v is None or v < 0.97}
+    seed = next((r for r in records if (r["M"], r["N"], r["K"]) == SEED_PROBLEM), None)
+    seed_ratio = ratio(seed.get("tpgemm_tflops"), seed.get("cublas_local_tflops")) if seed else None
+    failed = [r["name"] for r in records if r.get("check") != "passed"]
+    fmt = lambda d: ", ".join(f"{n} {v:.3f}" if v else f"{n} -" for n, v in d.items()) or "none"  # noqa: E731
+    return [("geomean >= 1.10 x PyTorch async TP", g is not None and g >= 1.10, f"{g:.3f}" if g else "-"),
+            ("every shape >= 1.00 x async TP", not low, f"below: {fmt(low)}"),
+            ("reference check on every shape", not failed, f"failed: {', '.join(failed) or 'none'}"),
+            ("fused >= 0.97 x tpgemm local, M = 16384", bool(local) and not under, f"below: {fmt(under)}"),
+            ("seed problem >= 1.00 x cuBLAS local", seed_ratio is not None and seed_ratio >= 1.0,
+             f"{seed_ratio:.3f}" if seed_ratio else "no record")]
+
+
+def switch_rule(records: list[dict]) -> tuple[str, list[str]]:
+    """The copy-engine switch's answer and one line per reduce-scatter shape (twin / pick, check)."""
+    rs = [r for r in records if r.get("op") == "RS"]
+    rows = [(r, (r.get("alt") or {}).get(TWIN) or {}) for r in rs]
+    lines = [f"{r['name']}: {r.get('config')} -> {t.get('config') or '-'}: twin / pick "
+             f"{ratio(t.get('tflops'), r.get('tpgemm_tflops')) or 0:.3f}, twin check {t.get('check', 'not run')}"
+             for r, t in rows]
+    if not rows or any(not t or t.get("check") != "passed" for _, t in rows):
+        return "keep the push (a copy-engine twin is missing or failed its check)", lines
+
+    def even(subset):
+        ratios = [ratio(t.get("tflops"), r.get("tpgemm_tflops")) for r, t in subset]
+        big = [x for (r, _), x in zip(subset, ratios) if r["M"] == BIG_M]
+        return bool(subset) and all(x is not None and x >= 1.0 for x in big) and (geomean(ratios) or 0) >= 1.0
+
+    if even(rows):
+        return "switch (python3 bench/x2/ce_default.py; call 4)", lines
+    wide = [(r, t) for r, t in rows if "_wide" in (r.get("config") or "")]
+    if even(wide):
+        return "switch the _wide families only (ce_default.py FAMILIES; call 4)", lines
+    return "keep the push", lines
+
+
+def main(argv: list[str]) -> int:
+    records = json.loads(Path(argv[0] if argv else "bench/results/tp2.json").read_text())
+    for point, holds, figures in acceptance(records):
+        print(f"{'PASS' if holds else 'FAIL'}  {point}: {figures}")
+    answer, lines = switch_rule(records)
+    print("\ncopy-engine partials (call 1's twins):")
+    for line in lines:
+        print(f"  {line}")
+    print(f"rule: {answer}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,73 @@
+"""bench/x2/verdict.py: issue 4's acceptance points and the copy-engine switch's rule from a TP record file, on
+records made up to sit on each side of every bound."""
+import importlib.util
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("verdict", ROOT / "bench" / "x2" / "verdict.py")
+verdict = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verdict)
+
+
+def record(name, op, m, n, k, fused, local=None, asy=None, cublas=None, config="x_tp2", twin=None, twin_check="passed"):
+    r = {"name": name, "op": op, "M": m, "N": n, "K": k, "tpgemm_tflops": fused, "local_tflops": local or fused,
+         "torch_async_tp_tflops": asy or fused / 1.2, "cublas_local_tflops": cublas or fused, "check": "passed",
+         "config": config}
+    if twin is not None:
+        r["alt"] = {"copy_engine_partials": {"tflops": twin, "check": twin_check, "config": config + "_ce"}}
+    return r
+
+
+def anchors(ce_pp=1.0, ce_wide=1.0, twin_check="passed", fc2_local=700.0, seed_cublas=680.0):
+    """Two all-gather shapes (the seed problem among them) and four reduce-scatter ones, two of each kernel."""
+    rs = [("405B-fc2", 16384, 16384, 53248, "rs_tila_bf16_wide_tp2", ce_wide, fc2_local),
+          ("70B-fc2", 16384, 8192, 28672, "rs_tila_bf16_wide_tp2", ce_wide, 700.0),
+          ("70B-o", 16384, 8192, 8192, "rs_tila_bf16_tp2", ce_pp, 700.0),
+          ("8B-o", 8192, 4096, 4096, "rs_tila_bf16_tp2", ce_pp, 700.0)]
+    return ([record("405B-fc1", "AG", 16384, 106496, 16384, 690.0, local=700.0, cublas=seed_cublas),
+             record("8B-qkv", "AG", 8192, 6144, 4096, 600.0)]
+            + [record(n, "RS", m, nn, k, 690.0, local=loc, config=c, twin=690.0 * x, twin_check=twin_check)
+               for n, m, nn, k, c, x, loc in rs])
+
+
+def test_every_point_holds_and_an_even_twin_switches():
+    points = verdict.acceptance(anchors())
+    assert [holds for _, holds, _ in points] == [True] * 5, points
+    assert verdict.switch_rule(anchors())[0].startswith("switch (")
+
+
+def test_each_point_fails_on_its_own_bound():
+    fails = lambda recs: [p for p, holds, _ in verdict.acceptance(recs) if not holds]  # noqa: E731
+    assert fails(anchors(fc2_local=712.0)) == ["fused >= 0.97 x tpgemm local, M = 16384"]  # 690 / 712 = 0.969
+    assert fails(anchors(seed_cublas=691.0)) == ["seed problem >= 1.00 x cuBLAS local"]
+    slow = anchors()
+    slow[1]["torch_async_tp_tflops"] = 601.0  # one shape under 1.00; the geomean still over 1.10
+    assert fails(slow) == ["every shape >= 1.00 x async TP"]
+    slow = [{**r, "torch_async_tp_tflops": r["tpgemm_tflops"] / 1.09} for r in anchors()]
+    assert fails(slow) == ["geomean >= 1.10 x PyTorch async TP"]
+    bad = anchors()
+    bad[3]["check"] = "failed"
+    assert fails(bad) == ["reference check on every shape"]
+
+
+def test_the_switch_rule():
+    assert verdict.switch_rule(anchors(ce_pp=0.99, ce_wide=1.03))[0].startswith("switch the _wide families only")
+    assert verdict.switch_rule(anchors(ce_pp=0.99, ce_wide=0.99))[0] == "keep the push"
+    assert verdict.switch_rule(anchors(ce_pp=1.2, ce_wide=1.2, twin_check="failed"))[0].startswith("keep the push (")
+    # 8B-o (M = 8192) may lose if the geomean holds; an M = 16384 shape may not
+    recs = anchors(ce_pp=1.05, ce_wide=1.05)
+    recs[-1]["alt"]["copy_engine_partials"]["tflops"] = 690.0 * 0.98
+    assert verdict.switch_rule(recs)[0].startswith("switch (")
+    recs[-2]["alt"]["copy_engine_partials"]["tflops"] = 690.0 * 0.99  # 70B-o under the pick
+    assert not verdict.switch_rule(recs)[0].startswith("switch (")
+
+
+def test_the_command_reads_a_record_file(tmp_path):
+    path = tmp_path / "tp2.json"
+    path.write_text(json.dumps(anchors()))
+    out = subprocess.run([sys.executable, str(ROOT / "bench/x2/verdict.py"), str(path)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.count("PASS") == 5 and "rule: switch (" in out.stdout, out.stdout
