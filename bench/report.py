@@ -6,8 +6,9 @@ BENCHMARKS.md.
 
 Ratios are tpgemm / cuBLAS measured in the same run (burst, sustained), and tpgemm's joules per GEMM over
 cuBLAS's (below 1 is better): under the power cap only same-run ratios compare (measured-anchors.md).
-Geometric means are per dtype over the problems where the ratio exists. The PNG needs matplotlib; without
-it the table is still written and a note goes to stderr. Exit: 0, or 2 for an unreadable / malformed JSON.
+Geometric means are per dtype over the problems where the ratio exists and the kernel passed its check. The PNG
+needs matplotlib; without it the table is still written and a note goes to stderr. Exit: 0, or 2 for an unreadable
+/ malformed JSON.
 """
 import argparse
 import json
@@ -23,6 +24,21 @@ REQUIRED = ("name", "M", "N", "K", "dtype", "config", "tpgemm_tflops", "cublas_t
 RATIOS = (("burst", "tpgemm_tflops", "cublas_tflops"),
           ("sustained", "tpgemm_sustained_tflops", "cublas_sustained_tflops"),
           ("joules", "tpgemm_joules", "cublas_joules"))
+
+
+def _number_or_null(v):
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+# What each field the report reads must hold (a record from another tool, or edited by hand, fails with exit 2)
+FIELD_TYPES = ([(k, "a string", lambda v: isinstance(v, str)) for k in ("name", "dtype", "config")]
+               + [(k, "an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)) for k in "MNK"]
+               + [(k, "a number or null", _number_or_null) for k in REQUIRED[6:] + ("max_error",)]
+               + [("method", "a mapping or null", lambda v: v is None or isinstance(v, dict))]
+               + [(k, "a string or null", lambda v: v is None or isinstance(v, str))
+                  for k in ("command", "error", "date", "gpu", "driver")])
+# build/bench/local_gemm's check values (null or a missing check: not checked)
+CHECKS = ("pass", "fail")
 
 
 class ReportError(Exception):
@@ -42,6 +58,12 @@ def load(path):
         if missing:
             raise ReportError(f"report.py: {path}: record {i} ({r.get('name', '?') if isinstance(r, dict) else r!r})"
                               f" lacks field(s) {', '.join(missing)}")
+        wrong = [f"{k} must be {what}, got {r[k]!r}" for k, what, ok in FIELD_TYPES if k in r and not ok(r[k])]
+        if wrong:
+            raise ReportError(f"report.py: {path}: record {i} ({r.get('name', '?')}): {'; '.join(wrong)}")
+        if r.get("check") is not None and r["check"] not in CHECKS:
+            raise ReportError(f"report.py: {path}: record {i} ({r['name']}): check {r['check']!r} is not one of "
+                              f"{', '.join(CHECKS)}")
     return records
 
 
@@ -58,10 +80,11 @@ def geomean(values):
 
 
 def summary(records):
-    """{dtype: {ratio name: (geomean or None, count)}} in first-seen dtype order."""
+    """{dtype: {ratio name: (geomean or None, count)}} in first-seen dtype order; a kernel that failed its check
+    counts in none (its speed is not that of a GEMM)."""
     out = {}
     for dt in dict.fromkeys(r["dtype"] for r in records):
-        rows = [r for r in records if r["dtype"] == dt]
+        rows = [r for r in records if r["dtype"] == dt and r.get("check") != "fail"]
         out[dt] = {}
         for name, num, den in RATIOS:
             vals = [ratio(r, num, den) for r in rows]

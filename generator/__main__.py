@@ -8,6 +8,7 @@ written).
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 from pathlib import Path
@@ -47,15 +48,26 @@ def _rel(p: Path) -> str:
 
 
 def _inputs(config_path: str, doc: dict) -> list[str]:
-    """Everything generated/build.ninja depends on: also each `include:` glob's files and its folder
-    (a folder's mtime changes when a tuned file is added, so ninja regenerates)."""
+    """Everything generated/build.ninja depends on: also each `include:` glob's files and its folder (a folder's
+    mtime changes when a tuned file is added, so ninja regenerates; the repository ships tuned/ for that - a folder
+    that does not exist cannot be watched: watching the one above it, the repository's top, would regenerate on
+    every ninja, whose own files change that folder)."""
     tdir = render.TEMPLATE_DIR
     base = Path(config_path).parent
+    # os.path.join keeps an absolute pattern as it is (as models.load reads it); glob.glob takes either kind
     inc = [f for pat in doc.get("include") or [] for f in
-           [base / Path(pat).parent] + sorted(base.glob(pat)) if f.exists()]
+           [Path(os.path.join(base, pat)).parent] + sorted(Path(g) for g in glob.glob(os.path.join(base, pat)))
+           if f.exists()]
     files = [Path(config_path)] + inc + sorted(PACKAGE_DIR.glob("*.py")) + sorted(tdir.glob("*.j2"))
     files += sorted(p for p in (tdir / "kernels").glob("*") if p.is_file())
     return [_rel(f) for f in files]
+
+
+def _missing_folders(config_path: str, doc: dict) -> list[str]:
+    """The folders of include: globs that do not exist (ninja's depfile cannot name them)."""
+    base = Path(config_path).parent
+    folders = dict.fromkeys(Path(os.path.join(base, pat)).parent for pat in doc.get("include") or [])
+    return [_rel(f) for f in folders if not f.exists()]
 
 
 def _load(path: str) -> tuple[plan.Plan, dict]:
@@ -102,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.depfile:
         write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
+        for folder in _missing_folders(args.config, doc):
+            print(f"note: {folder} (of include:) does not exist, so ninja cannot see a file added there; create it "
+                  "before the first one (mkdir), or run `python3 -m generator` after", file=sys.stderr)
     if not args.quiet:
         print(f"{out}: {len(changes.write)} written, {len(changes.delete)} deleted, "
               f"{len(changes.same)} unchanged ({len(p.configs)} configs, {len(p.kernels)} kernels)")

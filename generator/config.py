@@ -6,6 +6,7 @@ just the first. yaml.compose keeps the node marks, so every value knows its line
 """
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from dataclasses import dataclass, field as dc_field
@@ -224,18 +225,26 @@ class _Walker:
             dup = sorted({v for v in vals if v is not None and vals.count(v) > 1})
             if dup:
                 return self.error(line, path, f"{dup[0]} is listed twice", _allowed(f))
-            return vals
+            return None if None in vals else vals  # a bad item was reported: the list is unusable
         value = self._scalar(node, f, path)
         return [value] if f.kind == "int_list" and value is not None else value
 
     def _map(self, node, f: Field, path: str, line: int):
         if not isinstance(node, yaml.MappingNode):
             return self.error(line, path, "expected a mapping", _allowed(f))
+        try:
+            pairs = _merged(node)
+        except yaml.constructor.ConstructorError as e:
+            return self.error(line, path, f"merge key (<<): {e.problem}", "a mapping, or a list of mappings, to merge")
         out, seen = {}, {}
-        for knode, vnode in node.value:
+        for knode, vnode in pairs:
+            kline = knode.start_mark.line + 1
+            if not isinstance(knode, yaml.ScalarNode):
+                self.error(kline, f"{path}.(key)" if path else "(key)", "a key must be a plain name",
+                           ", ".join(f.fields))
+                continue
             key = knode.value
             kpath = f"{path}.{key}" if path else key
-            kline = knode.start_mark.line + 1
             if key in seen:
                 self.error(kline, kpath, f"duplicate key (first at line {seen[key]})",
                            ", ".join(f.fields))
@@ -253,6 +262,7 @@ class _Walker:
             kpath = f"{path}.{key}" if path else key
             if sub.required:
                 self.error(line, kpath, "missing required field", _allowed(sub))
+                out[key] = None  # reported: later checks see a value they skip, not a missing key
             elif sub.kind == "map":
                 out[key] = {k: s.default for k, s in sub.fields.items()}
             else:
@@ -282,6 +292,25 @@ class _Walker:
             return self.error(line, path, f"{value} is out of range", _allowed(f) +
                               (f" (TPG_MAX_TP = {MAX_TP})" if f.range[1] == MAX_TP else ""))
         return value
+
+
+def _merged(node: yaml.MappingNode) -> list:
+    """The (key, value) pairs of a mapping with YAML merge keys (`<<: *anchor`) resolved as PyYAML's loader
+    resolves them: a merged mapping's fields first, each unless the mapping itself names it."""
+    merge = "tag:yaml.org,2002:merge"
+    if not any(k.tag == merge for k, _ in node.value):
+        return node.value
+    # flatten_mapping flattens the merged mappings in place too, and an anchor's node is shared by its aliases
+    flat = yaml.MappingNode(node.tag, copy.deepcopy(node.value), node.start_mark, node.end_mark)
+    yaml.constructor.SafeConstructor().flatten_mapping(flat)  # ConstructorError: not a mapping to merge
+    own = [(k, v) for k, v in node.value if k.tag != merge]
+    named = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
+    inherited, seen = [], set()
+    for k, v in reversed(flat.value[:len(flat.value) - len(own)]):  # the last of a key wins, as in the loader
+        if isinstance(k, yaml.ScalarNode) and k.value not in named and k.value not in seen:
+            seen.add(k.value)
+            inherited.append((k, v))
+    return inherited[::-1] + own
 
 
 def compose(text: str, filename: str) -> yaml.Node:
@@ -362,10 +391,12 @@ def _semantic(doc: dict, w: _Walker) -> None:
         if not c:
             continue
         path = f"configs[{i}]"
-        if c.get("kernel") is not None and c["kernel"] not in kernel_names:
+        # where kernels itself was reported, naming every config's kernel unknown would bury that
+        if doc.get("kernels") is not None and c.get("kernel") is not None and c["kernel"] not in kernel_names:
             w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"unknown kernel {c['kernel']!r}",
                     ", ".join(kernel_names) or "(no kernels defined)")
-        _check_kernel_tp1(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
+        if doc.get("kernels") is not None:
+            _check_kernel_tp1(w, c, path, {k["name"]: k for k in doc["kernels"] if k and k.get("name")})
         if (c.get("copy_chunks") or 1) > 1 and SCHEDULES.get(c.get("schedule"), {}).get("comm") != "allgather":
             w.error(w.lines.get(f"{path}.copy_chunks", w.lines[path]), f"{path}.copy_chunks",
                     f"copy_chunks {c['copy_chunks']} in a config of {c.get('schedule')}, which copies nothing (its "

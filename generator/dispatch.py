@@ -1,8 +1,9 @@
 """Tuned choices -> configs, and model presets + tuned choices -> the dispatch table (pure).
 
 Row order of tpg_dispatch[]: each preset in file order, its tp degrees ascending, its layers in
-models.LAYERS order; then tuned choices not covered by a preset's tp list, then tuned shapes, both in
-the order they were loaded. tpg_dispatch_find (runtime/src/dispatch.c) relies on nothing but the rows.
+models.LAYERS order (a layer's tuned choice at the preset's M in its place); then tuned choices not covered
+by a preset's tp list or tuned at another M, then tuned shapes, both in the order they were loaded.
+tpg_dispatch_find (runtime/src/dispatch.c) relies on nothing but the rows.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def entries(doc: dict, config_names: list[str]) -> tuple[DispatchEntry, ...]:
     for p in presets.values():
         for tp in sorted(p["tp"]):
             for g in gemms(p):
-                t = tuned.pop((p["name"], g.layer, p["dtype"], tp), None)
+                t = tuned.pop((p["name"], g.layer, p["dtype"], tp, p["tokens"]), None)  # models.tuned_key
                 m = (t or {}).get("tokens") or g.m
                 row(p["name"], g.layer, m, g.n, g.k, p["dtype"], g.schedule, tp, t)
     for t in tuned.values():

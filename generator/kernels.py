@@ -6,10 +6,12 @@ all of them with their YAML lines.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from . import GENERATOR_VERSION
 
@@ -279,6 +281,19 @@ KNOB_MACROS = ("TPG_KERNEL_NAME", "TPG_ENTRY_NAME", "TPG_AB_DTYPE", "TPG_CD_DTYP
                "TPG_PREFETCH_SOURCES", "TPG_TMA_PARTIALS", "TPG_CONSUMER_MODE", "TPG_ACC_F16", "TPG_TRACE", "TPG_STREAM_K",
                "TPG_PARTIAL_F32", "TPG_FP8_PROMOTE")
 DEFINE = re.compile(r"(TPG_[A-Z0-9_]+)=(-?[0-9]+)\Z")
+HEADERS = Path(__file__).resolve().parent.parent / "templates" / "kernels"
+
+
+@functools.lru_cache(maxsize=None)
+def header_macros() -> frozenset:
+    """The TPG_ macros that the kernel headers test (#if / #ifdef / #ifndef / #elif), less their include guards:
+    what a `defines` entry can change. A name outside it (a typo) would be written into the kernel and do nothing."""
+    names = set()
+    for f in sorted(HEADERS.glob("*")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if re.match(r"\s*#\s*(if|ifdef|ifndef|elif)\b", line):
+                names.update(re.findall(r"TPG_[A-Z0-9_]+", line))
+    return frozenset(n for n in names if not n.endswith(("_H", "_CUH")))
 
 
 def _defines(defines: tuple) -> list[tuple[str, str, str]]:
@@ -287,9 +302,12 @@ def _defines(defines: tuple) -> list[tuple[str, str, str]]:
     for d in defines:
         m = DEFINE.match(d or "")
         if not m:
-            out.append(("defines", f"{d!r} is not NAME=INTEGER with NAME = TPG_...", "e.g. TPG_L2_PREFETCH_AHEAD=4"))
+            out.append(("defines", f"{d!r} is not NAME=INTEGER with NAME = TPG_...", "e.g. TPG_SPREAD_UNITS=0"))
         elif m.group(1) in KNOB_MACROS:
             out.append(("defines", f"{m.group(1)} is written from the entry's own fields", "a macro without a knob"))
+        elif m.group(1) not in header_macros():
+            out.append(("defines", f"{m.group(1)} is not a macro the kernel headers read (templates/kernels)",
+                        ", ".join(sorted(header_macros() - set(KNOB_MACROS)))))
         elif m.group(1) in seen:
             out.append(("defines", f"{m.group(1)} is defined twice", "each macro once"))
         else:

@@ -74,6 +74,9 @@ def shape_problems(schedule: str, tp: int, m: int, n: int, k: int, dtype: str = 
     if not out and local[s["stage_dim"]] % tp:
         out.append(f"local {s['stage_dim']} = {local[s['stage_dim']]} is not divisible by tp = {tp}")
     stage = dict(local, **{s["stage_dim"]: local[s["stage_dim"]] // tp})
+    for d in "MNK" if not out else ():  # the kernel's tile counts are 32-bit (shapes.c TPG_EXTENT_LIMIT)
+        if stage[d] > EXTENT_LIMIT:
+            out.append(f"per-stage {d} = {stage[d]} must be <= 2^31 - 256 (the kernel's tile counts are 32-bit)")
     if not out and stage["N"] % 8:
         out.append(f"per-stage N = {stage['N']} is not a multiple of 8")
     if not out and stage["K"] * DTYPE_SIZE[dtype] % 16:
@@ -89,6 +92,7 @@ def local_k(schedule: str, tp: int, k: int) -> int:
 PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
 PICK_WAVE_RATIO = 2.0  # TPG_PICK_WAVE_RATIO: or more than this times the pick's score (a pick filling little of a wave)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
+EXTENT_LIMIT = (1 << 31) - 256  # TPG_EXTENT_LIMIT (runtime/src/shapes.c): a per-stage extent, whole tiles in int
 PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
 PICK_SPLIT_SHARE = 25  # TPG_PICK_SPLIT_SHARE: the split rule's few tiles, percent of the SMs
 PICK_SPLIT_KBLOCKS = 128  # TPG_PICK_SPLIT_KBLOCKS: ... of at least this many k-blocks each
@@ -262,9 +266,9 @@ def _kernel_dtypes(kernels: list | None) -> dict:
 
 
 def tuned_config_name(t: dict) -> str:
-    """tuned_<model>_<layer>_<dtype> or tuned_<m>x<n>x<k>_<schedule short>_<dtype> (without _tp<tp>)."""
+    """tuned_<model>_<layer>_<dtype>_m<tokens> or tuned_<m>x<n>x<k>_<schedule short>_<dtype> (without _tp<tp>)."""
     if t.get("model"):
-        return f"tuned_{re.sub(r'[^A-Za-z0-9_]', '_', t['model'])}_{t['layer']}_{t['dtype']}"
+        return f"tuned_{re.sub(r'[^A-Za-z0-9_]', '_', t['model'])}_{t['layer']}_{t['dtype']}_m{t.get('tokens')}"
     s = t["shape"]
     return f"tuned_{s['m']}x{s['n']}x{s['k']}_{SCHEDULES[t['schedule']]['short']}_{t['dtype']}"
 
@@ -280,18 +284,21 @@ def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | No
     seen: tuned key -> "file:line" across the files loaded so far."""
     seen = {} if seen is None else seen
     kernels = kernels if kernels is not None else _kernel_dtypes(doc["kernels"])
-    if any(v is None for v in (doc.get("models", []), doc.get("tuned"), main.get("configs"))):
+    if any(v is None for v in (doc.get("models", []), doc.get("tuned"), main.get("configs"), main.get("kernels"))):
         return  # the schema walk reported it
     names: dict[str, int] = {}
     for i, p in enumerate(doc.get("models") or []):
         if p and None not in p.values() and all(_config_complete(c) for c in main["configs"]):
             _check_model(p, f"models[{i}]", w, main, names)
     presets = {p["name"]: p for p in main.get("models") or [] if p and p.get("name")}
+    complete = {n for n, p in presets.items() if None not in p.values()}  # the schema walk reported the others
     configs = {f"{c['name']}_tp{tp}" for c in main["configs"] if c and c.get("name")
                for tp in (c["tp"] if isinstance(c.get("tp"), list) else [c.get("tp")])}
     for i, t in enumerate(doc["tuned"]):
-        if t and all(t.get(f) is not None for f in ("dtype", "schedule", "tp", "kernel")):
-            _check_tuned(t, f"tuned[{i}]", w, presets, kernels, seen)
+        shape = list(((t or {}).get("shape") or {}).values())
+        if t and all(t.get(f) is not None for f in ("dtype", "schedule", "tp", "kernel")) \
+                and (None not in shape or not any(shape)):  # a shape with a field missing was reported
+            _check_tuned(t, f"tuned[{i}]", w, presets, kernels, seen, complete)
             _check_tuned_name(t, f"tuned[{i}]", w, configs, seen)
             _check_tuned_pulls(t, f"tuned[{i}]", w, main)
 
@@ -352,13 +359,15 @@ def _check_model(p: dict, path: str, w, main: dict, names: dict) -> None:
 
 
 def tuned_key(t: dict) -> tuple:
-    """What a tuned choice decides for: (model, layer, dtype, tp) or (shape, dtype, schedule, tp)."""
+    """What a tuned choice decides for: (model, layer, dtype, tp, tokens) or (shape, dtype, schedule, tp). A choice
+    holds for the M it was tuned at (tpg_dispatch_find takes the row of the nearest M), not for every M of the layer:
+    a model layer tuned at 128 tokens keeps its default pick at 16384."""
     if t.get("model"):
-        return (t["model"], t["layer"], t["dtype"], t["tp"])
+        return (t["model"], t["layer"], t["dtype"], t["tp"], t.get("tokens"))
     return (tuple(t["shape"].get(f) for f in "mnk"), t["dtype"], t["schedule"], t["tp"])
 
 
-def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict) -> None:
+def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict, complete: set) -> None:
     if not any((t.get("shape") or {}).values()):
         t["shape"] = None  # the schema walk fills an absent map with its defaults
     if (t.get("model") is None) == (t.get("shape") is None) or (t.get("model") is None) != (t.get("layer") is None):
@@ -369,6 +378,11 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
             _err(w, f"{path}.model", f"unknown model {t['model']!r}", ", ".join(presets) or "(no models)")
         if t["layer"] not in LAYERS:
             _err(w, f"{path}.layer", f"unknown layer {t['layer']!r}", ", ".join(LAYERS))
+        if t["model"] in complete:
+            t["tokens"] = t.get("tokens") or presets[t["model"]]["tokens"]  # one key for "the preset's M"
+    elif t.get("tokens") is not None:
+        _err(w, f"{path}.tokens", "tokens in a tuned shape, whose M is shape.m", "no tokens (or a model layer)")
+    _check_tuned_problem(t, path, w, {n: presets[n] for n in complete})
     where = f"{w.filename}:{w.lines[path]}"
     if seen.setdefault(tuned_key(t), where) != where:
         _err(w, path, f"a second tuned choice for the same {'layer' if t.get('model') else 'shape'} "
@@ -385,6 +399,25 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
     elif kernels[t["kernel"]] != t["dtype"]:
         _err(w, f"{path}.kernel", f"kernel {t['kernel']!r} has dtype {kernels[t['kernel']]}, not {t['dtype']}",
              f"a {t['dtype']} kernel")
+
+
+def _check_tuned_problem(t: dict, path: str, w, presets: dict) -> None:
+    """A tuned choice must run its layer's collective and fit its GEMM (as a preset's layers must: shape_problems),
+    so that it fails here, with its line, and not when the runtime first meets it."""
+    if t.get("model") is not None:
+        if t["model"] not in presets or t["layer"] not in LAYERS:
+            return  # reported (an incomplete preset too, by the schema walk)
+        g = {x.layer: x for x in gemms(presets[t["model"]], t["tokens"])}[t["layer"]]
+        comm = SCHEDULES[g.schedule]["comm"]
+        if SCHEDULES[t["schedule"]]["comm"] != comm:
+            ok = ", ".join(n for n, s in sorted(SCHEDULES.items()) if s["comm"] == comm)
+            _err(w, f"{path}.schedule", f"{t['schedule']} for layer {t['layer']}, whose GEMM is {comm}", ok)
+            return
+        m, n, k = g.m, g.n, g.k
+    else:
+        m, n, k = (t["shape"][f] for f in "mnk")
+    for problem in shape_problems(t["schedule"], t["tp"], m, n, k, t["dtype"]):
+        _err(w, path, f"{m} x {n} x {k} at tp {t['tp']}: {problem}", "a GEMM that the schedule can run at this tp")
 
 
 def load(path: str) -> dict:

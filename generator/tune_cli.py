@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from . import models, plan, render, tune, tune_report, write
-from .config import ce_partials_at, config_kernel
+from .config import MAX_TP, ConfigError, ce_partials_at, config_kernel
+from .kernels import DTYPE_SIZE
 from .schedules import SCHEDULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,8 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", type=int, help="M of the preset's GEMMs (default: the preset's)")
     p.add_argument("--shape", help="M,N,K of one GEMM (with --schedule) instead of --model")
     p.add_argument("--schedule", choices=sorted(SCHEDULES), help="schedule of --shape")
-    p.add_argument("--dtype", default="bf16", help="operand type of --shape (default bf16)")
-    p.add_argument("--tp", type=int, required=True, help="TP degree")
+    p.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_SIZE), help="operand type of --shape (default bf16)")
+    p.add_argument("--tp", type=int, required=True, choices=range(1, MAX_TP + 1), metavar=f"1..{MAX_TP}",
+                   help="TP degree")
     p.add_argument("--config", default=str(ROOT / "schedules.yaml"), help="schedules.yaml with the presets")
     p.add_argument("--out", help="tuned YAML (default tuned/<tag>.yaml beside --config)")
     p.add_argument("--work", help="build tree and state (default build/tune/<tag>)")
@@ -44,16 +46,39 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _shapes(args, doc: dict) -> tuple[list[tune.Shape], str]:
+    """The GEMMs to tune and the run's tag (tuned/<tag>.yaml, build/tune/<tag>/, the kernels' name prefix)."""
     if args.model:
-        if args.model not in {p["name"] for p in doc["models"]}:
+        preset = next((p for p in doc["models"] if p["name"] == args.model), None)
+        if preset is None:
             raise SystemExit(f"tune: unknown model {args.model!r}; presets: "
                              + ", ".join(p["name"] for p in doc["models"]))
-        return tune.model_shapes(doc, args.model, args.tp, args.tokens), f"{args.model}_tp{args.tp}"
+        # a run at another M writes a file of its own: its choices hold for that M (models.tuned_key)
+        at = f"_m{args.tokens}" if args.tokens and args.tokens != preset["tokens"] else ""
+        return tune.model_shapes(doc, args.model, args.tp, args.tokens), f"{args.model}_tp{args.tp}{at}"
     if not (args.shape and args.schedule):
         raise SystemExit("tune: give --model NAME, or --shape M,N,K with --schedule")
-    m, n, k = (int(x) for x in args.shape.split(","))
+    m, n, k = _extents(args.shape)
     short = SCHEDULES[args.schedule]["short"]
-    return [tune.Shape("", "", m, n, k, args.schedule, args.tp, args.dtype)], f"{m}x{n}x{k}_{short}_tp{args.tp}"
+    # a letter first: the tag prefixes kernel names, which must be identifiers
+    return ([tune.Shape("", "", m, n, k, args.schedule, args.tp, args.dtype)],
+            f"shape_{m}x{n}x{k}_{short}_tp{args.tp}")
+
+
+def _extents(text: str) -> tuple[int, int, int]:
+    """M,N,K of --shape: three positive integers."""
+    parts = text.split(",")
+    if len(parts) != 3 or not all(re.fullmatch(r"\s*[0-9]+\s*", x) and int(x) > 0 for x in parts):
+        raise SystemExit(f"tune: --shape {text!r}: give M,N,K, three positive integers (e.g. 16384,8192,8192)")
+    m, n, k = (int(x) for x in parts)
+    return m, n, k
+
+
+def _check_shapes(shapes: list[tune.Shape]) -> None:
+    """Refuse GEMMs that the schedule cannot run at the TP (models.shape_problems) before anything is built."""
+    bad = [f"{s.label} ({s.m} x {s.n} x {s.k}) at tp {s.tp}: {problem}" for s in shapes
+           for problem in models.shape_problems(s.schedule, s.tp, s.m, s.n, s.k, s.dtype)]
+    if bad:
+        raise SystemExit("tune: nothing to tune:\n  " + "\n  ".join(bad))
 
 
 def _default_conf(doc: dict, s: tune.Shape) -> dict | None:
@@ -155,8 +180,15 @@ class Progress:
 
 def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.monotonic) -> int:
     args = _parser().parse_args(argv)
-    doc = models.load(args.config)
+    if args.tokens is not None and args.tokens < 1:
+        _parser().error(f"--tokens {args.tokens}: give a positive M")
+    try:
+        doc = models.load(args.config)
+    except ConfigError as e:
+        print("\n".join(e.errors) + f"\ntune: {args.config}: {len(e.errors)} error(s)", file=stream)
+        return 2
     shapes, tag = _shapes(args, doc)
+    _check_shapes(shapes)
     must = [e for e in (_default_entry(doc, s) for s in shapes) if e]
     try:
         space = tune.restrict(tune.knob_space(), args.knob)

@@ -68,7 +68,9 @@ def test_geomean_and_ratio_helpers():
     assert s["bf16"]["burst"] == (pytest.approx(1.0), 2)
     assert s["bf16"]["sustained"] == (pytest.approx(1.0), 2)
     assert s["bf16"]["joules"][0] == pytest.approx(math.sqrt(1.1 * 0.9))
-    assert s["fp16"]["burst"] == (pytest.approx(0.9), 1)
+    assert s["fp16"]["burst"] == (None, 0)  # its one kernel failed the check: no speed of a GEMM
+    passing = [dict(FAKE[3], check="pass")]
+    assert m.summary(passing)["fp16"]["burst"] == (pytest.approx(0.9), 1)
 
 
 def test_table_rows_and_geomeans(tmp_path):
@@ -84,7 +86,7 @@ def test_table_rows_and_geomeans(tmp_path):
     assert row(md, "alpha", "fp16")[14].startswith("**FAIL**")
     g = row(md, "**geomean bf16**", "bf16")
     assert g[7] == "**1.000** (2)" and g[10] == "**1.000** (2)" and g[13] == f"**{math.sqrt(0.99):.3f}** (2)"
-    assert row(md, "**geomean fp16**", "fp16")[7] == "**0.900** (1)"
+    assert row(md, "**geomean fp16**", "fp16")[7] == "**–** (0)"  # a failed check counts in no geomean
     assert "not run" in row(md, "gamma", "bf16")[14]
     assert "| **geomean bf16** |" in res.stdout  # the table is printed too
     if importlib.util.find_spec("matplotlib"):
@@ -159,6 +161,11 @@ def test_malformed_json_exits_2_naming_the_field(tmp_path):
     del bad[0]["cublas_joules"]
     res = run_report(tmp_path, bad)
     assert res.returncode == 2 and "cublas_joules" in res.stderr and "alpha" in res.stderr
+    for field, value, said in (("tpgemm_tflops", "400.0", "tpgemm_tflops must be a number or null, got '400.0'"),
+                               ("dtype", ["bf16"], "dtype must be a string"),
+                               ("check", "passed", "check 'passed' is not one of pass, fail")):
+        res = run_report(tmp_path, [dict(FAKE[0], **{field: value})])
+        assert res.returncode == 2 and said in res.stderr and "Traceback" not in res.stderr, res.stderr
     (tmp_path / "x.json").write_text("{not json")
     res = subprocess.run([sys.executable, str(REPORT), str(tmp_path / "x.json")], capture_output=True, text=True)
     assert res.returncode == 2 and "cannot read" in res.stderr

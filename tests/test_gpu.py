@@ -363,6 +363,8 @@ def test_copy_engine_partials_on_a_shared_device_need_32_queues(built):
                          env={**base, "CUDA_DEVICE_MAX_CONNECTIONS": "8"})
     said = out.stdout + out.stderr
     assert out.returncode == 2 and "need CUDA_DEVICE_MAX_CONNECTIONS=32" in said and "(it is 8)" in said, said
+    # the check was asked for and never ran: not "skipped (--no-check)"
+    assert "Disposition: not checked (the run stopped before its check ended" in said, said
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=base)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -427,6 +429,8 @@ def test_nccl_transport_every_call_matches_the_reference_on_a_shared_device(buil
 
 def check_nccl_multiprocess_run(stdout, tp):
     assert stdout.count("a NULL desc on rank 1 ->") == tp and "PASSED" in stdout
+    # one rank refusing NCCL before joining fails every rank's context (none waits in ncclCommInitRank)
+    assert stdout.count("NCCL_MIN_CTAS=64 on rank 1 -> TPG_ERR_NCCL") == tp, stdout
     assert stdout.count("tpg_op_set_rs_ring with rank 1 asking otherwise -> TPG_ERR_INVALID_ARGUMENT") == tp
     assert stdout.count("seed 1001: max error") == tp
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout and "communicator was aborted" in stdout

@@ -162,11 +162,11 @@ def test_stream_k_is_opt_in_and_hashed_only_when_on():
 
 def test_defines_reach_the_instance_and_its_name():
     """defines: the macros are written into the instance, and they make it a different kernel."""
-    text = BASE.replace("consumers: 2", "consumers: 2\n    defines: [TPG_EXPERIMENT=4]")
+    text = BASE.replace("consumers: 2", "consumers: 2\n    defines: [TPG_SK_COUNT_SLEEP_NS=4]")
     k, default = _kernel(text), _kernel(BASE)
     assert k.hash8 != default.hash8
     files = render.render(plan.build(config.validate(config.compose(text, "x.yaml"), "x.yaml"), "x.yaml"))
-    assert "#define TPG_EXPERIMENT 4" in files[f"kernels/{k.name}.cu"]
+    assert "#define TPG_SK_COUNT_SLEEP_NS 4" in files[f"kernels/{k.name}.cu"]
 
 
 def test_defines_may_not_set_a_macro_the_template_writes():

@@ -323,8 +323,9 @@ def test_tuned_all_gather_refuses_a_kernel_without_the_pull_prologue(tmp_path):
     kernels = ("  - {name: knp, dtype: bf16, tile: {bm: 128, bn: 256, bk: 64}, stages: 4,\n"
                "     defines: [TPG_DIAG_NO_PULLS=%s]}\n")
     def tuned(value, schedule="AllGather1D_TilingCD_RotatingA", tp=2):
+        layer = "qkv" if schedule.startswith("AllGather") else "attn_out"
         return (BASE.replace("kernels:\n", "kernels:\n" + kernels % value) + "models:\n" + TINY + "tuned:\n"
-                f"  - {{model: tiny, layer: qkv, dtype: bf16, schedule: {schedule}, tp: {tp}, kernel: knp}}\n")
+                f"  - {{model: tiny, layer: {layer}, dtype: bf16, schedule: {schedule}, tp: {tp}, kernel: knp}}\n")
     for value in ("1", "-1"):
         errs = errors(write(tmp_path, tuned(value)))
         assert any("tuned[0].kernel: kernel 'knp' is built without the pull prologue" in e for e in errs), errs
@@ -334,7 +335,8 @@ def test_tuned_all_gather_refuses_a_kernel_without_the_pull_prologue(tmp_path):
 
 def test_tuned_config_names_must_not_alias(tmp_path):
     twin = TINY.replace("tiny", "a-b") + TINY.replace("tiny", "a_b")
-    text = (BASE + "  - {name: tuned_tiny_qkv_bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], kernel: k256}\n"
+    text = (BASE + "  - {name: tuned_tiny_qkv_bf16_m2048, schedule: AllGather1D_TilingCD_RotatingA, tp: [2], "
+            "kernel: k256}\n"
             + "models:\n" + TINY + twin + (
                 "tuned:\n"
                 "  - {model: a-b, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"
@@ -342,9 +344,10 @@ def test_tuned_config_names_must_not_alias(tmp_path):
                 "  - {model: tiny, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, kernel: k256}\n"))
     p = write(tmp_path, text)
     errs, f = errors(p), str(p)
-    assert any(e.startswith(f"{f}:14: tuned[1]: its config 'tuned_a_b_qkv_bf16_tp2' is also the config of another "
-                            f"tuned choice (at {f}:13)") for e in errs), errs
-    assert any(e.startswith(f"{f}:15: tuned[2]: its config 'tuned_tiny_qkv_bf16_tp2' is also the name of a config")
+    assert any(e.startswith(f"{f}:14: tuned[1]: its config 'tuned_a_b_qkv_bf16_m2048_tp2' is also the config of "
+                            f"another tuned choice (at {f}:13)") for e in errs), errs
+    assert any(e.startswith(f"{f}:15: tuned[2]: its config 'tuned_tiny_qkv_bf16_m2048_tp2' is also the name of a "
+                            "config")
                for e in errs), errs
 
 
@@ -359,22 +362,23 @@ def test_include_adds_tuned_configs_and_dispatch_rows(tmp_path):
           "     tp: 2, kernel: k256}\n", "tuned/tiny_tp2.yaml")
     p = plan.build(models.load(str(main)), "schedules.yaml")
     names = [c.name for c in p.configs]
-    assert "tuned_tiny_gate_up_bf16_tp2" in names and "tuned_4096x4096x4096_rs_tila_bf16_tp2" in names
+    assert "tuned_tiny_gate_up_bf16_m2048_tp2" in names and "tuned_4096x4096x4096_rs_tila_bf16_tp2" in names
     rows = {(r.model, r.layer): r for r in p.dispatch}
     assert rows["tiny", "qkv"].config == "ag_tp2" and not rows["tiny", "qkv"].tuned
     up = rows["tiny", "gate_up"]
-    assert up.tuned and up.config == "tuned_tiny_gate_up_bf16_tp2" and (up.n, up.k) == (8192, 1024)
+    assert up.tuned and up.config == "tuned_tiny_gate_up_bf16_m2048_tp2" and (up.n, up.k) == (8192, 1024)
     assert p.configs[up.config_index].kernel.bn == 192
     shape = rows["", ""]
     assert (shape.m, shape.n, shape.k, shape.tuned) == (4096, 4096, 4096, True)
     text = render.render(p)["dispatch.c"]
     assert re.search(r'\{"tiny", "gate_up", 2048, 8192, 1024, TPG_DTYPE_BF16, "AllGather1D_TilingCD_RotatingA", '
-                     rf'2, {up.config_index} /\* tuned_tiny_gate_up_bf16_tp2 \*/, 1\}}', text)
+                     rf'2, {up.config_index} /\* tuned_tiny_gate_up_bf16_m2048_tp2 \*/, 1\}}', text)
     # the registry marks the tuned configs (its last initializer), so tpg_config_pick never takes one: its wave check
     # weighs every config not preferred, and a tuned one would count unweighted for any shape
     reg = dict(re.findall(r'^    \{"(\w+)", &\w+, &\w+_desc, \d+, \d+, [01], \d+, ([01]), [01], [01]\},$',
                           render.render(p)["registry.c"], re.M))
-    assert {n for n, t in reg.items() if t == "1"} == {"tuned_tiny_gate_up_bf16_tp2", "tuned_4096x4096x4096_rs_tila_bf16_tp2"}
+    assert {n for n, t in reg.items() if t == "1"} == {"tuned_tiny_gate_up_bf16_m2048_tp2",
+                                                       "tuned_4096x4096x4096_rs_tila_bf16_tp2"}
     assert len(reg) == len(p.configs)
 
 
@@ -405,7 +409,8 @@ def test_default_dispatch_table_is_emitted():
     if (ROOT / "tuned" / "llama3-70b_tp2.yaml").exists():
         # a tuned/llama3-70b_tp2.yaml: every TP = 2 layer dispatches to its tuned config
         assert [(r.layer, r.config, r.tuned) for r in tuned] == [
-            (layer, f"tuned_llama3_70b_{layer}_bf16_tp2", True) for layer in ("qkv", "attn_out", "gate_up", "down")]
+            (layer, f"tuned_llama3_70b_{layer}_bf16_m16384_tp2", True)
+            for layer in ("qkv", "attn_out", "gate_up", "down")]
     else:
         # without one, the defaults; down is 28672/2 = 14336 per stage, so the wide reduce-scatter config
         assert [(r.layer, r.config, r.tuned) for r in tuned] == [
@@ -464,6 +469,8 @@ def test_cli_model_json_and_errors(tpgemm):
     assert r.returncode == 2 and "layer qkv: shape:" in r.stderr
     r = run("--model", "llama3-8b", "--k", "64", "--dry-run")
     assert r.returncode == 2 and "--m/--n/--k" in r.stderr
+    r = run("--model", "llama3-70b", "--tp", "2", "--l", "4", "--dry-run")  # once printed L = 1 plans, exit 0
+    assert r.returncode == 2 and "drop --l 4" in r.stderr, r.stderr
     assert run("--tokens", "64", "--dry-run").returncode == 2
 
 

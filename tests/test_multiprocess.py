@@ -168,11 +168,32 @@ def test_tuned_or_default_and_local_config(lib):
     local = lib.config_info(lib.local_config(wide_rs, 1))
     assert local["name"] == "rs_tila_bf16_wide_tp1" and local["kernel"] != lib.config_info(wide_rs)["kernel"]
     assert local["kernel"] == lib.config_info(lib.config(name="ag_rota_bf16_wide_tp1", tp=1, dtype="bf16"))["kernel"]
-    if (ROOT / "tuned" / "llama3-70b_tp2.yaml").exists():  # the committed tuned set: the 70B qkv GEMM runs its tuned config
-        idx, tuned = lib.tuned_or_default(ag, 2, "bf16", 16384, 10240, 8192)
-        assert tuned and lib.config_info(idx)["name"] == "tuned_llama3_70b_qkv_bf16_tp2"
-        # a different M is not "exactly this GEMM": the default again
-        assert lib.tuned_or_default(ag, 2, "bf16", 8192, 10240, 8192) == (default, False)
+
+
+class FakeTables:
+    """The two C calls tuned_or_default makes, over a dispatch table of one row (m, n, k, config, tuned): no tuned
+    file is committed, so the library's own table has no tuned row to find."""
+
+    def __init__(self, row):
+        self.row = row
+
+    def tpg_dispatch_find(self, model, layer, m, n, k, dtype, schedule, tp, out):
+        e = out._obj
+        e.m, e.n, e.k, e.config, e.tuned = self.row
+        return tpgemm_lib.TPG_OK
+
+    def tpg_config_pick(self, schedule, tp, dtype, m, n, k, out):
+        out._obj.value = 7
+        return tpgemm_lib.TPG_OK
+
+
+@pytest.mark.parametrize("row, want", [((16384, 10240, 8192, 42, 1), (42, True)),   # tuned for exactly this GEMM
+                                       ((8192, 10240, 8192, 42, 1), (7, False)),   # the nearest M, not this one
+                                       ((16384, 10240, 8192, 42, 0), (7, False))])  # an untuned row: the pick
+def test_tuned_or_default_takes_a_tuned_row_only_for_exactly_its_gemm(row, want):
+    lib = object.__new__(tpgemm_lib.Lib)
+    lib.lib = FakeTables(row)
+    assert lib.tuned_or_default("AllGather1D_TilingCD_RotatingA", 2, "bf16", 16384, 10240, 8192) == want
 
 
 @pytest.mark.parametrize("route", list(tpgemm_lib.ROUTES))

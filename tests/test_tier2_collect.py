@@ -102,3 +102,6 @@ def test_finish_counts_and_fails_on_any_failure(tmp_path):
     recs.write_text(json.dumps(rows[0]) + "\n")
     assert subprocess.run([sys.executable, str(COLLECT), "finish", str(recs), str(out)],
                           capture_output=True).returncode == 0
+    recs.write_text("\n")  # a run that recorded nothing (its script failed before the first run) is no pass
+    assert subprocess.run([sys.executable, str(COLLECT), "finish", str(recs), str(out)],
+                          capture_output=True).returncode == 1

@@ -22,12 +22,14 @@ def record(name, op, m, n, k, fused, local=None, asy=None, cublas=None, config="
 
 
 def anchors(ce_pp=1.0, ce_wide=1.0, twin_check="passed", fc2_local=700.0, seed_cublas=680.0):
-    """Two all-gather shapes (the seed problem among them) and four reduce-scatter ones, two of each kernel."""
+    """The eight shapes: four all-gather (the seed problem among them) and four reduce-scatter ones, two of each
+    kernel."""
     rs = [("405B-fc2", 16384, 16384, 53248, "rs_tila_bf16_wide_tp2", ce_wide, fc2_local),
           ("70B-fc2", 16384, 8192, 28672, "rs_tila_bf16_wide_tp2", ce_wide, 700.0),
           ("70B-o", 16384, 8192, 8192, "rs_tila_bf16_tp2", ce_pp, 700.0),
           ("8B-o", 8192, 4096, 4096, "rs_tila_bf16_tp2", ce_pp, 700.0)]
     return ([record("405B-fc1", "AG", 16384, 106496, 16384, 690.0, local=700.0, cublas=seed_cublas),
+             record("70B-fc1", "AG", 16384, 57344, 8192, 690.0), record("70B-qkv", "AG", 16384, 10240, 8192, 680.0),
              record("8B-qkv", "AG", 8192, 6144, 4096, 600.0)]
             + [record(n, "RS", m, nn, k, 690.0, local=loc, config=c, twin=690.0 * x, twin_check=twin_check)
                for n, m, nn, k, c, x, loc in rs])
@@ -44,7 +46,7 @@ def test_each_point_fails_on_its_own_bound():
     assert fails(anchors(fc2_local=712.0)) == ["fused >= 0.97 x tpgemm local, M = 16384"]  # 690 / 712 = 0.969
     assert fails(anchors(seed_cublas=691.0)) == ["seed problem >= 1.00 x cuBLAS local"]
     slow = anchors()
-    slow[1]["torch_async_tp_tflops"] = 601.0  # one shape under 1.00; the geomean still over 1.10
+    slow[3]["torch_async_tp_tflops"] = 601.0  # one shape under 1.00; the geomean still over 1.10
     assert fails(slow) == ["every shape >= 1.00 x async TP"]
     slow = [{**r, "torch_async_tp_tflops": r["tpgemm_tflops"] / 1.09} for r in anchors()]
     assert fails(slow) == ["geomean >= 1.10 x PyTorch async TP"]
@@ -71,3 +73,20 @@ def test_the_command_reads_a_record_file(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "bench/x2/verdict.py"), str(path)], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.count("PASS") == 5 and "rule: switch (" in out.stdout, out.stdout
+
+
+def test_a_file_without_all_eight_shapes_passes_no_shape_point():
+    """A run cut short after two shapes (or a file of another dtype or TP) must not read as acceptance."""
+    names = [p for p, _, _ in verdict.acceptance(anchors())]
+    short = anchors()[:2]
+    points = verdict.acceptance(short)
+    assert [holds for _, holds, _ in points] == [False, False, False, False, True], points
+    assert all("missing: 70B-qkv, 8B-qkv, 405B-fc2" in figures for _, _, figures in points[:4]), points
+    other = [{**r, "tp": 4} if r["name"] == "8B-o" else r for r in anchors()]
+    assert [p for p, holds, _ in verdict.acceptance(other) if not holds] == names[:4]
+
+
+def test_a_shape_without_an_async_tp_figure_is_below():
+    recs = anchors()
+    recs[5]["torch_async_tp_tflops"] = None
+    assert [p for p, holds, _ in verdict.acceptance(recs) if not holds] == ["every shape >= 1.00 x async TP"]

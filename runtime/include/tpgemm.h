@@ -253,7 +253,10 @@ typedef struct tpg_rank_config {
  * transport = TPG_TRANSPORT_NCCL: the ranks need no peer access and need not see each other's GPUs (other nodes,
  * PCIe boxes without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
  * TPG_ERR_NCCL when it cannot be) and the context makes its own communicator (rank 0's id goes through
- * allgather). Each call's graph sends and receives whole stages with ncclSend / ncclRecv beside the persistent
+ * allgather); every rank enters ncclCommInitRank, and makes its first transfers, only after all agreed that they
+ * would, so a rank that fails before (a device error, an NCCL_MIN_CTAS above TPG_NCCL_FREE_SMS in its environment)
+ * fails every rank's call instead of leaving them waiting in NCCL. A failure inside NCCL's own init is NCCL's to
+ * report. Each call's graph sends and receives whole stages with ncclSend / ncclRecv beside the persistent
  * GEMM, which leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels: all-gather receives stage s's shard while the GEMM
  * computes earlier stages (each stage's tiles wait for its shard); reduce-scatter sends stage s's partial block
  * once all its tiles are written, and stage s + 1's tiles wait for the partial received. No IPC, no barriers

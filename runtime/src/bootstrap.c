@@ -8,7 +8,9 @@
 const char *tpg_wire_call_name(tpg_wire_call call) {
     switch (call) {
     case TPG_CALL_CTX_CREATE:
-    case TPG_CALL_CTX_READY: return "tpg_ctx_create_rank";
+    case TPG_CALL_CTX_READY:
+    case TPG_CALL_NCCL_JOIN:
+    case TPG_CALL_NCCL_CONNECT: return "tpg_ctx_create_rank";
     case TPG_CALL_OP_CREATE:
     case TPG_CALL_OP_READY: return "tpg_op_create";
     case TPG_CALL_SET_TENSORS:

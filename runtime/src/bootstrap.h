@@ -18,7 +18,7 @@
 #include "peers.h"
 #include "tpgemm.h"
 
-#define TPG_WIRE_MAGIC 0x74706704u /* "tpg" + wire version 4 */
+#define TPG_WIRE_MAGIC 0x74706705u /* "tpg" + wire version 5 */
 
 typedef enum tpg_wire_call {
     TPG_CALL_CTX_CREATE = 1, /* tpg_ctx_create_rank: tp, rank, device, PCI bus id, timeout, share_devices */
@@ -29,7 +29,9 @@ typedef enum tpg_wire_call {
     TPG_CALL_TENSORS_READY,  /* tpg_op_set_tensors: peers' shards opened, graphs built / updated */
     TPG_CALL_OP_DESTROY,     /* tpg_op_destroy: every rank has stopped using every peer's memory */
     TPG_CALL_SET_RS_RING,    /* tpg_op_set_rs_ring: the choice (in `config`), which every rank must make alike */
-    TPG_CALL_RS_RING_READY   /* tpg_op_set_rs_ring: every rank's graphs rebuilt for the new walk */
+    TPG_CALL_RS_RING_READY,  /* tpg_op_set_rs_ring: every rank's graphs rebuilt for the new walk */
+    TPG_CALL_NCCL_JOIN,      /* tpg_ctx_create_rank over NCCL: every rank ready to enter ncclCommInitRank */
+    TPG_CALL_NCCL_CONNECT    /* tpg_ctx_create_rank over NCCL: every rank ready for its first send / receive */
 } tpg_wire_call;
 
 typedef struct tpg_wire {

@@ -71,13 +71,24 @@ tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b,
         return st;
     }
     tpg_status st = TPG_OK;
-    TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(p, 0, b->total), fail);
-    TPG_CHECK_CUDA_GOTO(ctx, cudaDeviceSynchronize(), fail);
+    TPG_CHECK_GOTO(tpg__device_fill(ctx, p, NULL, b->total), fail);
     *out = p;
     return TPG_OK;
 fail:
     (void)cudaFree(p); /* the first failure is the one reported */
     (void)cudaGetLastError();
+    return st;
+}
+
+tpg_status tpg__device_fill(tpg_ctx *ctx, void *p, const void *host, size_t bytes) {
+    cudaStream_t s = NULL;
+    tpg_status st = TPG_OK;
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), out);
+    if (host) TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpyAsync(p, host, bytes, cudaMemcpyHostToDevice, s), out);
+    else TPG_CHECK_CUDA_GOTO(ctx, cudaMemsetAsync(p, 0, bytes, s), out);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamSynchronize(s), out);
+out:
+    if (s) (void)cudaStreamDestroy(s);
     return st;
 }
 

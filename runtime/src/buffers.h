@@ -73,6 +73,13 @@ void tpg_buffer_layout_add_row_counts(tpg_buffer_layout *b, int64_t tiles_n);
 
 /* Allocates and zeroes the symmetric buffer on rank's device (made current here). */
 tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out);
+
+/* Fills `bytes` of device memory p (current device) from host memory, or with zeros where host is NULL, done before
+ * anything launched afterwards on any stream: on a private non-blocking stream, waited for. A plain cudaMemset, or a
+ * cudaMemcpy from pageable memory, goes to the legacy stream, which the context's and a framework's non-blocking
+ * streams do not wait for, and may still run when it returns; cudaDeviceSynchronize would also wait for every op in
+ * flight on the device - one waiting for a peer that has not launched yet among them. */
+tpg_status tpg__device_fill(tpg_ctx *ctx, void *p, const void *host, size_t bytes);
 void tpg_buffers_free(void *base);
 
 /* Addresses inside a buffer whose base is `base` (own or a peer's). */

@@ -49,16 +49,26 @@ static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     return TPG_OK;
 }
 
+static tpg_status agree_to_connect(tpg_ctx *ctx, tpg_status local) {
+    return tpg__agree(ctx, TPG_CALL_NCCL_CONNECT, local);
+}
+
 /* TPG_TRANSPORT_NCCL after the first exchange: the shared settings, then the communicator (collective: every
- * rank got here, since the exchange failed everywhere if any rank failed before it). */
+ * rank got here, since the exchange failed everywhere if any rank failed before it). ncclCommInitRank and the
+ * first transfers wait for every peer without a bound, so each is entered only after every rank agreed that it
+ * will enter it too (a rank that failed before would leave its peers waiting forever); every rank makes the same
+ * exchanges (JOIN, CONNECT, then the caller's CTX_READY) whatever failed where, so their counts stay matched. */
 static tpg_status join_nccl(tpg_ctx *ctx, const tpg_wire *recv) {
     const int me = ctx->local_begin;
-    TPG_CHECK(tpg_wire_check_settings(ctx, recv));
-    TPG_CHECK(tpg__use_device(ctx, me));
-    TPG_CHECK(tpg_nccl_comm_init(ctx, ctx->nccl, ctx->tp, me, recv[0].nccl_id));
-    TPG_CHECK(tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me));
-    if (ctx->tp > 1) ctx->sm_count[me] -= TPG_NCCL_FREE_SMS; /* a TP = 1 op transfers nothing */
-    return TPG_OK;
+    tpg_status st = tpg_wire_check_settings(ctx, recv);
+    if (st == TPG_OK) st = tpg__use_device(ctx, me);
+    if (st == TPG_OK) st = tpg_nccl_env_check(ctx, ctx->nccl);
+    st = tpg__agree(ctx, TPG_CALL_NCCL_JOIN, st);
+    if (st == TPG_OK) st = tpg_nccl_comm_init(ctx, ctx->nccl, ctx->tp, me, recv[0].nccl_id);
+    if (st == TPG_OK) st = tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me, agree_to_connect);
+    else if (ctx->tp > 1) (void)agree_to_connect(ctx, st); /* the exchange the peers make in connect_all */
+    if (st == TPG_OK && ctx->tp > 1) ctx->sm_count[me] -= TPG_NCCL_FREE_SMS; /* a TP = 1 op transfers nothing */
+    return st;
 }
 
 /* Maps every peer's bus id to an ordinal of this process and checks access from the local device. */

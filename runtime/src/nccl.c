@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffers.h"
 #include "checks.h"
 #include "nccl.h"
 
@@ -124,6 +125,17 @@ tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NC
     return TPG_OK;
 }
 
+tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
+    const char *min_ctas = getenv("NCCL_MIN_CTAS"), *max_ctas = getenv("NCCL_MAX_CTAS");
+    /* the cap: the config's maxCTAs, which NCCL_MAX_CTAS in the environment overrides (as NCCL documents) */
+    const int cap = max_ctas && atoi(max_ctas) > 0 ? atoi(max_ctas) : TPG_NCCL_FREE_SMS;
+    if (n->comm_init_rank_config && min_ctas && atoi(min_ctas) > cap)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_CTAS=%s in the environment is above NCCL's CTA cap, %d (%s), which "
+                 "NCCL refuses; unset it or set at most %d", min_ctas, cap, max_ctas && atoi(max_ctas) > 0 ?
+                 "NCCL_MAX_CTAS" : "the SMs the persistent GEMM leaves free, TPG_NCCL_FREE_SMS", cap);
+    return TPG_OK;
+}
+
 tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const unsigned char id[TPG_NCCL_ID_BYTES]) {
     nccl_id u;
     memcpy(u.internal, id, TPG_NCCL_ID_BYTES);
@@ -165,16 +177,18 @@ static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uns
     return TPG_OK;
 }
 
-tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank) {
+tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank,
+                                tpg_status (*ready)(tpg_ctx *ctx, tpg_status local)) {
     if (tp < 2) return TPG_OK;
     unsigned char *buf = NULL;
     cudaStream_t s = NULL;
     tpg_status st = TPG_OK;
-    TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc((void **)&buf, 2 * (size_t)tp), out);
-    TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(buf, 0, 2 * (size_t)tp), out);
-    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), out);
-    st = connect_group(ctx, n, tp, rank, buf, s);
-out:
+    TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc((void **)&buf, 2 * (size_t)tp), agree);
+    TPG_CHECK_GOTO(tpg__device_fill(ctx, buf, NULL, 2 * (size_t)tp), agree);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), agree);
+agree:
+    st = ready(ctx, st);
+    if (st == TPG_OK) st = connect_group(ctx, n, tp, rank, buf, s);
     if (s) (void)cudaStreamDestroy(s);
     if (buf) (void)cudaFree(buf);
     return st;

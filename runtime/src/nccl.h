@@ -29,7 +29,14 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
 /* A byte to and from every other rank, outside any capture, right after the communicator's init: NCCL connects
  * point-to-point peers on their first transfer, which blocks on the peer; done here, inside tpg_ctx_create_rank's
  * collective step, no later capture (tpg_op_set_tensors) waits on a peer that may have failed before its own. */
-tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank);
+/* `ready` (the context's agreement step) runs once, on every path, after this rank's buffer and stream exist and
+ * before its first transfer: it returns a failure when any rank failed, so that no rank waits for a peer that will
+ * never send. */
+tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank,
+                                tpg_status (*ready)(tpg_ctx *ctx, tpg_status local));
+/* What this rank's environment would make ncclCommInitRank refuse at once while its peers wait in it for this rank:
+ * NCCL_MIN_CTAS above the transport's CTA cap (checked before the agreement to join). */
+tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n);
 /* One point-to-point message: `bytes` at buf sent to (send != 0) or received from `peer`. */
 typedef struct tpg_nccl_msg {
     void *buf;

@@ -282,6 +282,8 @@ static tpg_status check_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
         TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_a = %p must be 4-byte aligned", rank, (const void *)t->scale_a);
     if (t->scale_b && (uintptr_t)t->scale_b % 4 != 0)
         TPG_FAIL(ctx, TPG_ERR_ALIGNMENT, "rank %d: scale_b = %p must be 4-byte aligned", rank, (const void *)t->scale_b);
+    TPG_CHECK(check_device(ctx, rank, "scale_a", t->scale_a)); /* the kernel reads them too */
+    TPG_CHECK(check_device(ctx, rank, "scale_b", t->scale_b));
     return TPG_OK;
 }
 

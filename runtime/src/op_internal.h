@@ -71,7 +71,7 @@ struct tpg_op {
     unsigned int *ce_zeros;                /* copy-engine partials: pinned zeros for the row counts (ce_partials.c) */
 #ifdef TPG_TRACE
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
-    size_t trace_bytes;
+    size_t trace_bytes[TPG_MAX_TP];        /* trace build: each rank's buffer (its SM count sizes it) */
 #endif
 };
 

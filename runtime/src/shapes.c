@@ -5,6 +5,9 @@
 #include "shapes.h"
 
 #define TPG_INT32_LIMIT ((int64_t)1 << 31)
+/* The kernel rounds an extent up to whole tiles in int ((m + BM - 1) / BM, templates/kernels/scheduler.cuh; tiles
+ * are at most 256 long on any side, bk included): an extent within a tile of 2^31 would wrap there. */
+#define TPG_EXTENT_LIMIT (TPG_INT32_LIMIT - 256)
 
 const char *tpg_dim_name(tpg_dim d) {
     switch (d) {
@@ -107,13 +110,14 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
         return TPG_ERR_SHAPE;
     }
 
-    /* int32 ranges of the kernel parameters: per-stage extents and the rows of each tensor map. */
+    /* int32 ranges of the kernel parameters: per-stage extents (and their rounding up to tiles) and the rows of
+     * each tensor map. */
     const int64_t stage[3] = {s->stage_m, s->stage_n, s->stage_k};
     for (int i = 0; i < 3; i++) {
-        if (stage[i] >= TPG_INT32_LIMIT) {
+        if (stage[i] > TPG_EXTENT_LIMIT) {
             if (msg)
-                snprintf(msg, msg_size, "per-stage %s = %lld must be < 2^31 (%s, tp = %d)", names[i],
-                         (long long)stage[i], t->name, tp);
+                snprintf(msg, msg_size, "per-stage %s = %lld must be <= 2^31 - 256 (the kernel's tile counts are "
+                         "32-bit; %s, tp = %d)", names[i], (long long)stage[i], t->name, tp);
             return TPG_ERR_SHAPE;
         }
     }

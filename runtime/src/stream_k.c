@@ -3,6 +3,7 @@
  * per CTA of the persistent grid and one contribution count per tile of the region (fewer than two a CTA: the
  * region is at most a partial round plus a full one), allocated once per op when its shape has a stream-K region.
  * Counts start at 0; each launch's finishers take back what their tiles' contributors added. */
+#include "buffers.h"
 #include "checks.h"
 #include "op_internal.h"
 #include "stream_k.h"
@@ -52,7 +53,7 @@ tpg_status tpg__stream_k_alloc(tpg_op *op) {
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
         TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc(&p, bytes), out);
         op->sk_work[r] = p;
-        TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(p, 0, bytes), out);
+        TPG_CHECK_GOTO(tpg__device_fill(ctx, p, NULL, bytes), out);
     }
 out:
     tpg__restore_device(saved);

@@ -3,6 +3,7 @@
  * Every stage and batch of the op has the same units_m x units_n grid, so one table serves them all. */
 #include <stdlib.h>
 
+#include "buffers.h"
 #include "checks.h"
 #include "op_internal.h"
 #include "raster.h"
@@ -26,7 +27,7 @@ static tpg_status alloc_table(tpg_op *op, int64_t walk_m, void **tables) {
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), out);
         TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc(&tables[r], bytes), out);
-        TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(tables[r], host, bytes, cudaMemcpyHostToDevice), out);
+        TPG_CHECK_GOTO(tpg__device_fill(ctx, tables[r], host, bytes), out);
     }
 out:
     free(host);

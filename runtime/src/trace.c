@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "buffers.h"
 #include "checks.h"
 #include "op_internal.h"
 #include "trace_format.h"
@@ -28,7 +29,7 @@ void tpg__trace_apply(tpg_op *op, int r) {
 void tpg__trace_free(tpg_op *op) {
     tpg__free_rank_buffers(op->ctx, op->trace_buf);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) tpg__trace_apply(op, r);
-    op->trace_bytes = 0;
+    memset(op->trace_bytes, 0, sizeof op->trace_bytes);
 }
 
 tpg_status tpg__trace_enable(tpg_op *op, uint32_t cap) {
@@ -45,15 +46,15 @@ tpg_status tpg__trace_enable(tpg_op *op, uint32_t cap) {
         const size_t bytes = (size_t)tpg_trace_bytes(ctas, cap);
         TPG_CHECK_GOTO(tpg__use_device(ctx, r), fail);
         TPG_CHECK_CUDA_GOTO(ctx, cudaMalloc(&op->trace_buf[r], bytes), fail);
-        TPG_CHECK_CUDA_GOTO(ctx, cudaMemset(op->trace_buf[r], 0, bytes), fail);
+        TPG_CHECK_GOTO(tpg__device_fill(ctx, op->trace_buf[r], NULL, bytes), fail);
         tpg_trace_header h;
         memset(&h, 0, sizeof h);
         h.magic = TPG_TRACE_MAGIC;
         h.version = TPG_TRACE_VERSION;
         h.ctas = ctas;
         h.cap = cap;
-        TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(op->trace_buf[r], &h, sizeof h, cudaMemcpyHostToDevice), fail);
-        op->trace_bytes = bytes > op->trace_bytes ? bytes : op->trace_bytes;
+        TPG_CHECK_GOTO(tpg__device_fill(ctx, op->trace_buf[r], &h, sizeof h), fail);
+        op->trace_bytes[r] = bytes;
         tpg__trace_apply(op, r);
     }
     TPG_CHECK_GOTO(tpg__graphs_update(op), fail);
@@ -93,7 +94,8 @@ tpg_status tpg__trace_rearm(tpg_op *op, int rank, cudaStream_t stream) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
-    TPG_CHECK_CUDA_GOTO(ctx, cudaMemsetAsync((char *)op->trace_buf[rank] + keep, 0, op->trace_bytes - keep, stream), out);
+    TPG_CHECK_CUDA_GOTO(ctx, cudaMemsetAsync((char *)op->trace_buf[rank] + keep, 0, op->trace_bytes[rank] - keep,
+                                             stream), out);
 out:
     tpg__restore_device(saved);
     return st;

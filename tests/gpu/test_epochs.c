@@ -250,6 +250,10 @@ static int check_pass(const rank_set *rs, int tp, const char *label, int pass, i
     return rc;
 }
 
+/* Runs that passed, counted as they end: the summary line reports these, not the planned count less the failures,
+ * so a run_all_schedules that ran nothing reads "0 passed" (and main checks the sum against schedules_run). */
+static int runs_passed;
+
 /* config: a name, or NULL for the schedule's default */
 static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture,
                         int nccl) {
@@ -313,6 +317,7 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
 cuda:
     fprintf(stderr, "gpu_epochs: %s: CUDA error: %s\n", schedule, cudaGetErrorString(cudaGetLastError()));
 done:
+    runs_passed += !rc;
     if (op) tpg_op_destroy(op);
     for (int c = 0; c < CALLS; c++)
         for (int r = rs.r0; r < rs.r1; r++)
@@ -403,6 +408,20 @@ typedef struct options {
 
 static int schedules_run(const options *o) { return o->nccl ? 8 : 11; }
 
+/* The summary line; 1 where a run failed or the runs that ended do not add up to the planned ones. */
+static int report(const options *o, int rank, int failed) {
+    if (rank >= 0) printf("rank %d: ", rank);
+    printf("%d passed, %d failed", runs_passed, failed);
+    if (carried_skipped) printf(", %d skipped (copy-engine partials: see above)", carried_skipped);
+    printf("\n");
+    if (runs_passed + failed + carried_skipped != schedules_run(o)) {
+        fprintf(stderr, "gpu_epochs: %d runs ended (passed, failed or skipped), %d planned\n",
+                runs_passed + failed + carried_skipped, schedules_run(o));
+        return 1;
+    }
+    return failed ? 1 : 0;
+}
+
 /* --nccl --share-device: one NCCL "host" per rank process, talking over loopback sockets (header comment). */
 static void nccl_one_gpu_env(int rank) {
     char host[32];
@@ -428,8 +447,7 @@ static int rank_main(mp_rank *g, void *arg) {
     if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
     const int failed = run_all_schedules(ctx, o->tp, o->capture, o->nccl, 0);
     tpg_ctx_destroy(ctx);
-    printf("rank %d: %d passed, %d failed\n", rank, schedules_run(o) - failed, failed);
-    return failed ? 1 : 0;
+    return report(o, rank, failed);
 }
 
 int main(int argc, char **argv) {
@@ -465,8 +483,5 @@ int main(int argc, char **argv) {
     if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
     const int failed = run_all_schedules(ctx, o.tp, o.capture, 0, carried_runs_skip(o.share));
     tpg_ctx_destroy(ctx);
-    printf("%d passed, %d failed", schedules_run(&o) - failed - carried_skipped, failed);
-    if (carried_skipped) printf(", %d skipped (copy-engine partials: see above)", carried_skipped);
-    printf("\n");
-    return failed ? 1 : 0;
+    return report(&o, -1, failed);
 }

@@ -14,7 +14,8 @@
  *      call late and must get TPG_ERR_TIMEOUT ("a peer gave up"), not an output built on rank 0's stale
  *      partials. All destroy the op and context (collective calls still agree after a timeout).
  *   5. A fresh context runs an all-gather op that matches the reference.
- * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank.
+ * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank;
+ * with --nccl, step 0 is a context that one rank's environment (NCCL_MIN_CTAS) refuses: it fails on every rank.
  * With --nccl every context uses the NCCL transport (tpg_rank_config.transport; step 0 is skipped: over NCCL
  * ranks on other nodes may report equal bus ids, so nothing compares them); step 4's calls then end by the
  * abort of the NCCL communicator once the GEMM's wait timed out (tpgemm.h), within the bound plus
@@ -217,6 +218,22 @@ static int missing_then_late_peer(int rank, mp_shared *sh, tpg_ctx *ctx) {
     return 0;
 }
 
+/* Step 0 (--nccl): NCCL_MIN_CTAS above the transport's CTA cap on rank 1 alone, which NCCL would refuse at once
+ * while the other ranks wait in ncclCommInitRank for rank 1 without a bound: rank 1 refuses before the agreement to
+ * join, and every rank's tpg_ctx_create_rank fails instead of hanging (runtime/src/ctx_rank.c, join_nccl). */
+static int nccl_refused_on_one_rank(int rank, mp_rank *g) {
+    if (rank == 1) setenv("NCCL_MIN_CTAS", "64", 1);
+    tpg_ctx *ctx = NULL;
+    const tpg_status s = create_ctx_sharing(rank, g, 0, g_share, &ctx);
+    if (rank == 1) unsetenv("NCCL_MIN_CTAS");
+    printf("rank %d: NCCL_MIN_CTAS=64 on rank 1 -> %s\n", rank, tpg_status_string(s));
+    if (s == TPG_OK) {
+        tpg_ctx_destroy(ctx);
+        return fail(rank, "a context with NCCL_MIN_CTAS=64 on rank 1 was created", s, NULL);
+    }
+    return 0;
+}
+
 /* Step 5: a fresh context's all-gather matches the reference. */
 static int fresh_context_runs(int rank, tpg_ctx *ctx) {
     tpg_op *op = NULL;
@@ -244,6 +261,7 @@ static int rank_main(mp_rank *g, void *arg) {
         setenv("NCCL_IB_DISABLE", "1", 0);
     }
     if (g_share && !g_nccl && same_gpu_needs_share_devices(rank, g)) return 1;
+    if (g_nccl && nccl_refused_on_one_rank(rank, g)) return 1;
     tpg_ctx *ctx = NULL;
     if (create_ctx(rank, g, 0, &ctx) || bad_args_then_new_tensors(rank, ctx)) return 1;
     tpg_status s = tpg_ctx_destroy(ctx);

@@ -327,6 +327,9 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
     if (a->model && (a->config || a->schedule || a->shape_set))
         return fail(msg, cap, "tpgemm: --model %s sets each layer's config, N and K; drop %s (use --tokens for M)",
                     a->model, a->config ? "--config" : a->schedule ? "--schedule" : "--m/--n/--k");
+    if (a->model && a->l != 1)
+        return fail(msg, cap, "tpgemm: --model %s runs each layer's GEMM once (L = 1); drop --l %lld", a->model,
+                    (long long)a->l);
     if (a->tokens && !a->model) return fail(msg, cap, "tpgemm: --tokens needs --model NAME (use --m otherwise)");
     if (a->trace && a->model)
         return fail(msg, cap, "tpgemm: --trace records one GEMM; drop --model %s (run a layer's shape with --m/--n/--k)",

@@ -148,7 +148,8 @@ static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_jo
     for (int i = 0; i < n; i++) {
         const layer_job *j = &jobs[i];
         const tpg_cli_result *r = &j->res;
-        const char *check = r->check == TPG_CHECK_PASSED ? "passed" : r->check == TPG_CHECK_FAILED ? "FAILED" : "skipped";
+        const char *check = r->check == TPG_CHECK_PASSED ? "passed" : r->check == TPG_CHECK_FAILED ? "FAILED"
+                            : r->check == TPG_CHECK_NOT_RUN ? "not run" : "skipped";
         fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-8s %10.4f %16.1f\n", j->row.layer,
                 op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, w, r->config, r->exit_code > 1 ? "error" : check,
                 r->avg_ms, r->tflops_per_gpu);

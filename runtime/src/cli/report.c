@@ -97,7 +97,8 @@ void tpg_report_list(FILE *f, int json) {
 }
 
 static const char *check_name(tpg_check_state s) {
-    return s == TPG_CHECK_PASSED ? "passed" : s == TPG_CHECK_FAILED ? "failed" : "skipped";
+    return s == TPG_CHECK_PASSED ? "passed" : s == TPG_CHECK_FAILED ? "failed" : s == TPG_CHECK_NOT_RUN ? "not_run"
+                                                                                                       : "skipped";
 }
 
 static void write_json(FILE *f, const tpg_cli_result *r) {
@@ -163,7 +164,9 @@ void tpg_report_result(FILE *f, const tpg_cli_result *r, int json) {
     if (r->one_hop)
         fprintf(f, "Reduce-scatter: one-hop (one GEMM of all rows, then a REDUCE of every rank's partial; --rs-ring: "
                    "the ring)\n");
-    if (r->check != TPG_CHECK_SKIPPED) {
+    if (r->check == TPG_CHECK_NOT_RUN) {
+        fprintf(f, "Disposition: not checked (the run stopped before its check ended: see Error)\n");
+    } else if (r->check != TPG_CHECK_SKIPPED) {
         fprintf(f, "Disposition: %s (max error %.3e, bound %.3e, %" PRId64 " elements checked%s, %" PRId64
                    " non-finite)\n",
                 r->check == TPG_CHECK_PASSED ? "Passed" : "Failed", r->max_error, r->eps, r->checked_elements,

@@ -11,7 +11,10 @@
 extern "C" {
 #endif
 
-typedef enum tpg_check_state { TPG_CHECK_SKIPPED = 0, TPG_CHECK_PASSED = 1, TPG_CHECK_FAILED = -1 } tpg_check_state;
+/* NOT_RUN: asked for, but an error stopped the run before the check ended (the report's Error says which) */
+typedef enum tpg_check_state {
+    TPG_CHECK_SKIPPED = 0, TPG_CHECK_PASSED = 1, TPG_CHECK_FAILED = -1, TPG_CHECK_NOT_RUN = 2
+} tpg_check_state;
 
 typedef struct tpg_cli_result {
     const char *config, *schedule, *kernel;

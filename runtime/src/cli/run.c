@@ -388,6 +388,7 @@ static int run_gpu(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
     run_state s;
     memset(&s, 0, sizeof s);
     s.tp = tpg_configs[cfg_index].schedule->tp;
+    if (a->check) res->check = TPG_CHECK_NOT_RUN; /* until check() says passed or failed */
     int rc = setup(&s, a, cfg_index);
     /* the check first: its call is the op's first, so every receive slot (shard or partial) still holds the
      * zeros tpg_op_create left there, and a tile that read its rows before they landed would be caught (after
