@@ -53,20 +53,23 @@ def _inputs(config_path: str, doc: dict) -> list[str]:
     that does not exist cannot be watched: watching the one above it, the repository's top, would regenerate on
     every ninja, whose own files change that folder)."""
     tdir = render.TEMPLATE_DIR
-    base = Path(config_path).parent
-    # os.path.join keeps an absolute pattern as it is (as models.load reads it); glob.glob takes either kind
-    inc = [f for pat in doc.get("include") or [] for f in
-           [Path(os.path.join(base, pat)).parent] + sorted(Path(g) for g in glob.glob(os.path.join(base, pat)))
-           if f.exists()]
+    inc = [f for pat in _include_patterns(config_path, doc) for f in
+           [Path(pat).parent] + sorted(Path(g) for g in glob.glob(pat)) if f.exists()]
     files = [Path(config_path)] + inc + sorted(PACKAGE_DIR.glob("*.py")) + sorted(tdir.glob("*.j2"))
     files += sorted(p for p in (tdir / "kernels").glob("*") if p.is_file())
     return [_rel(f) for f in files]
 
 
+def _include_patterns(config_path: str, doc: dict) -> list[str]:
+    """The include: globs as paths from here: os.path.join keeps an absolute pattern as it is (as models.load reads
+    it), and glob.glob takes either kind."""
+    base = os.path.dirname(config_path)
+    return [os.path.join(base, pat) for pat in doc.get("include") or []]
+
+
 def _missing_folders(config_path: str, doc: dict) -> list[str]:
     """The folders of include: globs that do not exist (ninja's depfile cannot name them)."""
-    base = Path(config_path).parent
-    folders = dict.fromkeys(Path(os.path.join(base, pat)).parent for pat in doc.get("include") or [])
+    folders = dict.fromkeys(Path(pat).parent for pat in _include_patterns(config_path, doc))
     return [_rel(f) for f in folders if not f.exists()]
 
 
