@@ -5,9 +5,11 @@ file has one header and one marker convention: <!-- NAME:begin --> ... <!-- NAME
 """
 from pathlib import Path
 
-HEADER = ("# Benchmarks\n\nMeasured on the lent GPU machine by the scripts in `bench/`; each section below is "
-          "rewritten by its script between its markers, with the date, GPU, driver and exact command of the run. "
-          "Edit the scripts, not the tables.\n")
+HEADER = ("# Benchmarks\n\nMeasured on the lent GPU machine by the scripts in `bench/`. A section between "
+          "`<!-- NAME:begin -->` / `<!-- NAME:end -->` markers is rewritten by its script, with the date, GPU, driver "
+          "and exact command of the run: edit the scripts, not those tables. The sections without markers (tier 2, "
+          "few tokens, decode, timeline, kernel variants, autotuning) are hand-kept records, each naming the "
+          "command and the record file it reports.\n")
 
 
 class SectionError(ValueError):

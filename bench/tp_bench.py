@@ -8,6 +8,9 @@ dispatch table), else the schedule's default; "tpgemm local" runs the same confi
 the reduce-scatter *_wide configs the local kernel their TP = 1 config names, kernel_tp1), else the same
 kernel at TP = 1. Each record names both (config, local_config, tuned). Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
 then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
+
+Environment: TP_BENCH_VERBOSE=1 prints a line per step (where a stuck run stopped); TP_BENCH_TRACE_AFTER=s has every
+rank print its Python stacks every s seconds (a hang's diagnosis); TPGEMM_LIB the library (bench/tpgemm_lib.py).
 """
 import argparse
 import datetime

@@ -21,13 +21,15 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m generator",
-                                description="Generate tpgemm kernels and tables from schedules.yaml.")
+                                description="Generate tpgemm kernels and tables from schedules.yaml.",
+                                epilog="Without a command, generate runs, and takes its options here too: "
+                                       "--config, --out, --check, --depfile, -q (generate --help).")
     p.add_argument("--version", action="version", version=f"tpgemm generator {GENERATOR_VERSION}")
     sub = p.add_subparsers(dest="command", metavar="{generate,list,tune,vendor}")
     sub.add_parser("tune", help="profile kernel candidates for model/shape GEMMs on GPUs (see tune --help)")
     sub.add_parser("vendor", help="write a self-contained source tree with a Makefile (see vendor --help)")
     gen = sub.add_parser("generate", help="render and write generated/ (the default command)")
-    lst = sub.add_parser("list", help="print the configs and kernels that would be generated")
+    lst = sub.add_parser("list", help="print one line per config that would be generated, with its kernel")
     for s in (gen, lst):
         s.add_argument("--config", default="schedules.yaml", help="input (default: schedules.yaml)")
     gen.add_argument("--out", default="generated", help="output directory (default: generated)")

@@ -414,7 +414,7 @@ def test_transfer_flag_kernel(built):
     """tests/gpu/test_transfer_flags.c: the NCCL transport's waits and raises, the verdict a sender writes after its
     partial and what a receiver does with an incomplete one, and the epoch's wrap."""
     out = run_passing(["gpu_transfer_flags"], timeout=60)
-    assert "PASSED" in out and out.count(" ok (") == 7
+    assert "PASSED" in out and out.count(" ok (") == 8
 
 
 @needs_gpus(1)

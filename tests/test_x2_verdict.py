@@ -67,6 +67,42 @@ def test_the_switch_rule():
     assert not verdict.switch_rule(recs)[0].startswith("switch (")
 
 
+def switched(recs):
+    """Call 4's file: the same records with push twins (the defaults switched to the copy engine)."""
+    for r in recs:
+        if "alt" in r:
+            r["alt"] = {"push_partials": r["alt"].pop("copy_engine_partials")}
+    return recs
+
+
+def test_the_rule_after_the_switch_reads_push_twins():
+    """Call 4's file: the twin is the push, the same rule on copy engine / push decides, and a tie keeps the switch."""
+    rule = lambda recs: verdict.switch_rule(recs)[0]  # noqa: E731
+    assert rule(switched(anchors(ce_pp=1.0, ce_wide=1.0))).startswith("keep the switch (the copy engine")
+    assert rule(switched(anchors(ce_pp=0.97, ce_wide=0.97))).startswith("keep the switch (the copy engine")
+    assert rule(switched(anchors(ce_pp=1.02, ce_wide=1.02))).startswith("undo the switch")
+    mixed = switched(anchors(ce_pp=0.99, ce_wide=0.99))
+    mixed[4]["alt"]["push_partials"]["tflops"] = 690.0 * 1.02  # 405B-fc2 pushes faster: the rule fails there
+    assert rule(mixed).startswith("undo the switch")
+    assert rule(switched(anchors(ce_pp=1.2, ce_wide=1.2, twin_check="failed"))).startswith(
+        "keep the switch (a push twin")
+    lines = verdict.switch_rule(switched(anchors(ce_pp=0.97, ce_wide=0.97)))[1]
+    assert len(lines) == 4 and all("twin / pick 0.970, twin check passed" in line for line in lines), lines
+
+
+def test_after_a_switch_of_the_wide_families_the_pushing_picks_are_left_out():
+    recs = switched(anchors(ce_pp=0.97, ce_wide=1.05))
+    for r in recs:
+        if r.get("op") == "RS" and "_wide" not in r["config"]:
+            del r["alt"]  # the 128x128 picks still push: tp_bench gives them no push twin
+    answer, lines = verdict.switch_rule(recs)
+    assert answer.startswith("undo the switch") and len(lines) == 2, (answer, lines)
+    for r in recs:
+        if "alt" in r:
+            r["alt"]["push_partials"]["tflops"] = 690.0 * 0.97
+    assert verdict.switch_rule(recs)[0].startswith("keep the switch (the copy engine")
+
+
 def test_the_command_reads_a_record_file(tmp_path):
     path = tmp_path / "tp2.json"
     path.write_text(json.dumps(anchors()))

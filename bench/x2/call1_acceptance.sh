@@ -4,7 +4,8 @@
 #      copy-engine partials' chains are made of, device to device - read them first (docs/perf_notes/2026-12-04-f.md)
 #   2. bench/run_tp.sh --tp 2 --alt-copy-engine-partials: issue 4's table (bench/results/tp2.json), each
 #      reduce-scatter pick's copy-engine twin beside it on the same tensors ("alt:copy_engine_partials")
-#   3. the GPU pytest's cases across GPUs, among them issue 4's missing-peer timeout
+#   3. the GPU pytest's cases across GPUs: issue 4's missing-peer timeout first (~20 s, before the benchmark, so that
+#      a cut call still has it), the rest after; -rA, so that the log names every case that passed
 # Back in $OUT: summary.txt, tp2.json, tp2_table.md, tp2.png, records.tgz (every log). Then, by bench/x2/README.md:
 # the copy engine the default (bench/x2/ce_default.py) and call 4, or not.
 # shellcheck source=common.sh
@@ -16,14 +17,23 @@ if [ -x build/exp/ce_chain_cost ]; then
 else
     note "ce_chain_cost (not carried)" 127
 fi
+ACROSS="not shared_device and not shared-device"
+TIMEOUT_CASES="missing_peer_times_out_then_fresh_context_works or (missing_peer_costs_one_timeout and not shared)"
+lim=$(limit 90)
+if [ "$lim" = 0 ]; then note "gpu pytest: the missing peer's timeout (no time left)" 124; else
+    TPG_REQUIRE_GPUS=2 timeout -k 10 "$lim" python3 -m pytest -q -rA tests/test_gpu.py \
+        -k "($ACROSS) and ($TIMEOUT_CASES)" >"$R/gpu_pytest_timeout.log" 2>&1
+    note "gpu pytest: the missing peer's timeout" $?
+fi
 tp_run tp 300 --alt-copy-engine-partials
 cp "$R"/tp/tp2.json "$R"/tp/tp2.png "$OUT"/ 2>/dev/null
 left=$(limit 300)
 if [ "$left" = 0 ]; then note "gpu pytest (no time left)" 124; else
-    TPG_REQUIRE_GPUS=2 timeout -k 10 "$left" python3 -m pytest -q -rs tests/test_gpu.py \
-        -k "not shared_device and not shared-device" >"$R/gpu_pytest.log" 2>&1
+    TPG_REQUIRE_GPUS=2 timeout -k 10 "$left" python3 -m pytest -q -rA tests/test_gpu.py \
+        -k "($ACROSS) and not ($TIMEOUT_CASES)" >"$R/gpu_pytest.log" 2>&1
     note "gpu pytest (${left} s)" $?
 fi
+grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" "$R/gpu_pytest_timeout.log" 2>/dev/null
 tail -15 "$R/gpu_pytest.log" 2>/dev/null
 cat "$OUT/tp2_table.md" 2>/dev/null
 [ -f "$OUT/tp2.json" ] && python3 bench/x2/verdict.py "$OUT/tp2.json" | tee "$R/verdict.txt"

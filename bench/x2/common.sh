@@ -9,6 +9,8 @@ OUT=${OUT:-build/x2-out}
 R="$OUT/records"
 mkdir -p "$R"
 CALL_START=$(date +%s)
+# which call, when, on which tree (bench/x2/tree_hash.sh here says whether a commit holds it)
+{ echo "$0 $*"; date -u; bash bench/x2/tree_hash.sh; nvidia-smi -L 2>&1; } >"$R/provenance.txt"
 # on exit: the records tarred; the call's status 1 where a step in summary.txt failed (the reply's rc flags it)
 finish() {
     local rc=$?

@@ -4,10 +4,14 @@
     python3 bench/x2/verdict.py bench/results/tp2.json
 
 Prints one line per point, PASS or FAIL with its figures (the fourth point, the missing peer's timeout, is call 1's
-GPU pytest), then the rule's answer for the copy engine: "switch" (every copy-engine twin checked; each at least even
-with its pick on the M = 16384 reduce-scatter shapes and on the geomean of all), "switch the _wide families" (even
-only where the pick is a _wide family), or "keep the push". Exit 0.
+GPU pytest), then the rule's answer for the copy engine. On call 1's file (pushing picks, copy-engine twins):
+"switch" (every copy-engine twin checked; each at least even with its pick on the M = 16384 reduce-scatter shapes
+and on the geomean of all), "switch the _wide families" (even only where the pick is a _wide family), or "keep the
+push". On call 4's (the defaults switched: copy-engine picks, push twins) the same rule on the same ratio, copy
+engine / push, over the shapes whose pick has a push twin: "keep the switch" where it still holds (a tie keeps it),
+else "undo the switch". Exit 0.
 """
+import functools
 import json
 import sys
 from pathlib import Path
@@ -17,7 +21,8 @@ from report_tp import SEED_PROBLEM  # noqa: E402
 from tp_records import SHAPES, geomean, ratio  # noqa: E402
 
 BIG_M = 16384  # issue 4: fused >= 0.97 x tpgemm local on the shapes with M = 16384
-TWIN = "copy_engine_partials"  # the alt variant of call 1 (tp_bench --alt-copy-engine-partials)
+CE_TWIN = "copy_engine_partials"  # call 1's alt variant (tp_bench --alt-copy-engine-partials): picks push
+PUSH_TWIN = "push_partials"  # call 4's (--alt-push-partials): the picks carry their partials by copy engine
 
 
 def missing_anchors(records: list[dict]) -> list[str]:
@@ -52,21 +57,37 @@ def acceptance(records: list[dict]) -> list[tuple[str, bool, str]]:
              f"{seed_ratio:.3f}" if seed_ratio else "no record")]
 
 
+def twin_of(records: list[dict]) -> str:
+    """The twin variant the file holds: push twins once the defaults are switched (call 4), else copy-engine ones."""
+    return PUSH_TWIN if any(PUSH_TWIN in (r.get("alt") or {}) for r in records) else CE_TWIN
+
+
 def switch_rule(records: list[dict]) -> tuple[str, list[str]]:
     """The copy-engine switch's answer and one line per reduce-scatter shape (twin / pick, check)."""
+    twin = twin_of(records)
+    switched = twin == PUSH_TWIN
     rs = [r for r in records if r.get("op") == "RS"]
-    rows = [(r, (r.get("alt") or {}).get(TWIN) or {}) for r in rs]
+    if switched:  # a switch of the _wide families alone leaves the other picks pushing: they have no push twin
+        rs = [r for r in rs if twin in (r.get("alt") or {})]
+    rows = [(r, (r.get("alt") or {}).get(twin) or {}) for r in rs]
     lines = [f"{r['name']}: {r.get('config')} -> {t.get('config') or '-'}: twin / pick "
              f"{ratio(t.get('tflops'), r.get('tpgemm_tflops')) or 0:.3f}, twin check {t.get('check', 'not run')}"
              for r, t in rows]
     if not rows or any(not t or t.get("check") != "passed" for _, t in rows):
-        return "keep the push (a copy-engine twin is missing or failed its check)", lines
+        return (f"keep the {'switch' if switched else 'push'} (a {'push' if switched else 'copy-engine'} twin is "
+                "missing or failed its check)"), lines
 
-    def even(subset):
-        ratios = [ratio(t.get("tflops"), r.get("tpgemm_tflops")) for r, t in subset]
+    def even(subset, copy_engine_over_push):
+        """The switch's rule on copy engine / push: at least even on every M = 16384 shape and in geomean."""
+        ratios = [copy_engine_over_push(ratio(t.get("tflops"), r.get("tpgemm_tflops"))) for r, t in subset]
         big = [x for (r, _), x in zip(subset, ratios) if r["M"] == BIG_M]
         return bool(subset) and all(x is not None and x >= 1.0 for x in big) and (geomean(ratios) or 0) >= 1.0
 
+    if switched:  # the same rule on the same ratio (copy engine / push), so that a tie keeps what was decided
+        inverse = lambda x: 1.0 / x if x else None  # noqa: E731
+        return ("keep the switch (the copy engine still at least even with the push twins)" if even(rows, inverse)
+                else "undo the switch (python3 bench/x2/ce_default.py --undo): a push twin is faster"), lines
+    even = functools.partial(even, copy_engine_over_push=lambda x: x)
     if even(rows):
         return "switch (python3 bench/x2/ce_default.py; call 4)", lines
     wide = [(r, t) for r, t in rows if "_wide" in (r.get("config") or "")]
@@ -80,7 +101,8 @@ def main(argv: list[str]) -> int:
     for point, holds, figures in acceptance(records):
         print(f"{'PASS' if holds else 'FAIL'}  {point}: {figures}")
     answer, lines = switch_rule(records)
-    print("\ncopy-engine partials (call 1's twins):")
+    print(f"\n{'pushed partials (call 4' if twin_of(records) == PUSH_TWIN else 'copy-engine partials (call 1'}'s "
+          "twins):")
     for line in lines:
         print(f"  {line}")
     print(f"rule: {answer}")

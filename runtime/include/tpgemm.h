@@ -174,7 +174,9 @@ typedef struct tpg_ctx_config {
                                    on fewer GPUs than tp: a device's SMs, less TPG_SHARED_DEVICE_FREE_SMS and
                                    one more per rank sharing it, are split evenly between its ranks so that their persistent kernels run side by
                                    side, and their "peer" copies and flags stay inside one GPU. Times measured
-                                   so say nothing about a real TP run. */
+                                   so say nothing about a real TP run. A config with copy-engine partials
+                                   needs CUDA_DEVICE_MAX_CONNECTIONS >= 32 in the environment then (before CUDA
+                                   starts), else tpg_op_create returns TPG_ERR_UNSUPPORTED. */
 } tpg_ctx_config;
 
 #define TPG_DEFAULT_TIMEOUT_NS 10000000000ull /* 10 s */
@@ -203,7 +205,9 @@ tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
 /* Bootstrap all-gather supplied by the framework (e.g. torch.distributed over the TP group): every rank
  * passes `bytes` bytes in send; recv (tp * bytes) receives them in rank order. Returns 0 on success.
  * It is called from the collective calls below, on their calling thread, the same number of times on
- * every rank; it must not call back into tpgemm. */
+ * every rank (bytes is 1024 from wire version 6 on, so that ranks of different builds since then get a clear
+ * TPG_ERR_BOOTSTRAP); it must not call back into tpgemm. tpgemm never waits for a peer outside it and NCCL's init,
+ * so a job whose rank died is ended by this callback's own deadline (torch.distributed's timeout, for one). */
 typedef int (*tpg_allgather_fn)(const void *send, void *recv, size_t bytes, void *user);
 
 /* How a multi-process context's ranks reach each other (tpg_rank_config.transport). */
@@ -238,8 +242,8 @@ typedef struct tpg_rank_config {
  * this rank's device to every peer on another device (TPG_ERR_NO_P2P names the ranks); two ranks on one device are
  * refused unless every rank sets share_devices. A failure on any rank fails every rank: the
  * failing rank returns its own status, the others return that rank's status with a message naming it.
- * Argument errors (NULL cfg / out / allgather, tp or rank out of range) return at once, without calling
- * allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
+ * Argument errors (NULL cfg / out / allgather, tp or rank out of range, an unknown transport) return at once,
+ * without calling allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
  * memory: in PyTorch leave expandable_segments off).
  * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring and tpg_op_destroy are
  * collective, called by every rank in the same order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the
@@ -254,9 +258,12 @@ typedef struct tpg_rank_config {
  * PCIe boxes without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
  * TPG_ERR_NCCL when it cannot be) and the context makes its own communicator (rank 0's id goes through
  * allgather); every rank enters ncclCommInitRank, and makes its first transfers, only after all agreed that they
- * would, so a rank that fails before (a device error, an NCCL_MIN_CTAS above TPG_NCCL_FREE_SMS in its environment)
- * fails every rank's call instead of leaving them waiting in NCCL. A failure inside NCCL's own init is NCCL's to
- * report. Each call's graph sends and receives whole stages with ncclSend / ncclRecv beside the persistent
+ * would, so a rank that fails before (a device error; with NCCL >= 2.17, an NCCL_MIN_CTAS in its environment above
+ * the CTA cap, NCCL_MAX_CTAS if set, else TPG_NCCL_FREE_SMS) fails every rank's call instead of leaving them
+ * waiting in NCCL. A rank that fails or dies inside ncclCommInitRank leaves its peers waiting there (NCCL has no
+ * bound on it: the framework's watchdog has to end such a job); the first transfers after it are bounded by the
+ * context's timeout, at least 60 s (TPG_ERR_TIMEOUT, the communicator aborted). Each call's graph
+ * sends and receives whole stages with ncclSend / ncclRecv beside the persistent
  * GEMM, which leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels: all-gather receives stage s's shard while the GEMM
  * computes earlier stages (each stage's tiles wait for its shard); reduce-scatter sends stage s's partial block
  * once all its tiles are written, and stage s + 1's tiles wait for the partial received. No IPC, no barriers
@@ -277,7 +284,8 @@ tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
 /* The local rank of a multi-process context, or -1 for a single-process context (all ranks local). */
 int tpg_ctx_rank(const tpg_ctx *ctx);
 
-/* Destroys the context. Ops created on it must be destroyed first. NULL is a no-op. */
+/* Destroys the context. Ops created on it must be destroyed first: while any is alive this returns
+ * TPG_ERR_INVALID_ARGUMENT and frees nothing. NULL is a no-op. */
 tpg_status tpg_ctx_destroy(tpg_ctx *ctx);
 /* Number of ranks and the CUDA ordinal of rank r (in this process's numbering). */
 int tpg_ctx_tp(const tpg_ctx *ctx);
@@ -310,7 +318,8 @@ typedef struct tpg_shard_shape {
 
 /* Validates the problem against the config's schedule and kernel (divisibility, alignment, tp
  * matching the context), allocates the receive slots and flags on every local device.
- * TPG_ERR_SHAPE names the dimension and the divisor it needs.
+ * TPG_ERR_SHAPE names the dimension and the divisor it needs. A config with copy-engine partials whose local ranks
+ * share a GPU needs CUDA_DEVICE_MAX_CONNECTIONS >= 32 in the environment (TPG_ERR_UNSUPPORTED otherwise).
  * Multi-process: collective; every rank passes the same config, m, n, k, l (else TPG_ERR_BOOTSTRAP). */
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
 /* Waits for the op's last run on the local devices and frees it. Multi-process: collective (no rank
@@ -318,8 +327,9 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
 tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
-/* Sets rank r's tensors: 16-byte aligned, and device memory of rank r's own device (memory of another GPU is
- * refused, TPG_ERR_INVALID_ARGUMENT; host and managed memory pass). The first time after all ranks are set,
+/* Sets rank r's tensors: 16-byte aligned (fp8 scale_a / scale_b 4-byte; else TPG_ERR_ALIGNMENT), and device
+ * memory of rank r's own device (memory of another GPU is refused, TPG_ERR_INVALID_ARGUMENT; host and managed
+ * memory pass). The first time after all ranks are set,
  * builds and instantiates each device's CUDA graph; later calls update the executable graphs in place (a device
  * whose peer-copy source changed gets its graph rebuilt, after the op's last launch there has finished). A call
  * whose arguments are rejected changes nothing; one that fails later (building or updating the graphs) drops

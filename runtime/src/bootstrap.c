@@ -38,6 +38,10 @@ tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv) {
     const char *name = tpg_wire_call_name((tpg_wire_call)own->call);
     for (int q = 0; q < ctx->tp; q++) {
         const tpg_wire *w = &recv[q];
+        if (w->magic != TPG_WIRE_MAGIC && (w->magic & 0xffffff00u) == (TPG_WIRE_MAGIC & 0xffffff00u))
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: rank %d's tpgemm speaks wire version %u, this rank's %u; "
+                     "every rank needs the same tpgemm build", me, name, q, (unsigned)(w->magic & 0xffu),
+                     (unsigned)(TPG_WIRE_MAGIC & 0xffu));
         if (w->magic != TPG_WIRE_MAGIC)
             TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: record %d of the all-gather is not a tpgemm record "
                      "(magic 0x%08x); does the allgather callback return tp * bytes in rank order?", me, name, q,

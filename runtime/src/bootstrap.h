@@ -18,7 +18,11 @@
 #include "peers.h"
 #include "tpgemm.h"
 
-#define TPG_WIRE_MAGIC 0x74706705u /* "tpg" + wire version 5 */
+#define TPG_WIRE_MAGIC 0x74706706u /* "tpg" + wire version 6 (the low byte) */
+/* Every version's record has this size (from version 6 on), so that ranks of different builds still exchange
+ * records of one size, and the version check below can say what is wrong (else the framework's all-gather would
+ * see different sizes, and fail in its own way or hang). */
+#define TPG_WIRE_BYTES 1024
 
 typedef enum tpg_wire_call {
     TPG_CALL_CTX_CREATE = 1, /* tpg_ctx_create_rank: tp, rank, device, PCI bus id, timeout, share_devices */
@@ -34,21 +38,25 @@ typedef enum tpg_wire_call {
     TPG_CALL_NCCL_CONNECT    /* tpg_ctx_create_rank over NCCL: every rank ready for its first send / receive */
 } tpg_wire_call;
 
-typedef struct tpg_wire {
-    uint32_t magic;
-    int32_t call;               /* tpg_wire_call */
-    uint64_t serial;            /* the sender's count of collective calls on this context */
-    int32_t tp, rank;
-    int32_t status;             /* the sender's tpg_status so far */
-    int32_t device;             /* CTX_CREATE: the sender's CUDA ordinal in its own process */
-    char pci_bus_id[32];        /* CTX_CREATE: the sender's device, "0000:3b:00.0" */
-    uint64_t timeout_ns;        /* CTX_CREATE */
-    int32_t share_devices;      /* CTX_CREATE: tpg_rank_config.share_devices */
-    int32_t transport;          /* CTX_CREATE: tpg_rank_config.transport */
-    unsigned char nccl_id[TPG_NCCL_ID_BYTES]; /* CTX_CREATE, TPG_TRANSPORT_NCCL: rank 0's ncclUniqueId */
-    int64_t config, m, n, k, l; /* OP_CREATE; SET_RS_RING: config = the choice */
-    tpg_ipc_ref ref[TPG_PEER_KIND_COUNT]; /* OP_CREATE: BUFFER; SET_TENSORS: the shard peers copy from */
+typedef union tpg_wire {
+    struct {
+        uint32_t magic;
+        int32_t call;               /* tpg_wire_call */
+        uint64_t serial;            /* the sender's count of collective calls on this context */
+        int32_t tp, rank;
+        int32_t status;             /* the sender's tpg_status so far */
+        int32_t device;             /* CTX_CREATE: the sender's CUDA ordinal in its own process */
+        char pci_bus_id[32];        /* CTX_CREATE: the sender's device, "0000:3b:00.0" */
+        uint64_t timeout_ns;        /* CTX_CREATE */
+        int32_t share_devices;      /* CTX_CREATE: tpg_rank_config.share_devices */
+        int32_t transport;          /* CTX_CREATE: tpg_rank_config.transport */
+        unsigned char nccl_id[TPG_NCCL_ID_BYTES]; /* CTX_CREATE, TPG_TRANSPORT_NCCL: rank 0's ncclUniqueId */
+        int64_t config, m, n, k, l; /* OP_CREATE; SET_RS_RING: config = the choice */
+        tpg_ipc_ref ref[TPG_PEER_KIND_COUNT]; /* OP_CREATE: BUFFER; SET_TENSORS: the shard peers copy from */
+    };
+    unsigned char bytes[TPG_WIRE_BYTES]; /* the fixed size; unused bytes are zero */
 } tpg_wire;
+_Static_assert(sizeof(tpg_wire) == TPG_WIRE_BYTES, "the wire's fields outgrew TPG_WIRE_BYTES");
 
 /* "tpg_ctx_create_rank", "tpg_op_create", ... for messages. */
 const char *tpg_wire_call_name(tpg_wire_call call);

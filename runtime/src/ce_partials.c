@@ -185,12 +185,10 @@ static tpg_status capture(tpg_op *op, int rank, cudaStream_t s, const zeros_bran
 tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cudaGraphNode_t gemm,
                                 cudaGraphNode_t end) {
     tpg_ctx *ctx = op->ctx;
-    static batch_mem_op_fn batch; /* cached; benign race: every thread stores the same value */
-    if (!batch) {
-        void *fn = NULL;
-        TPG_CHECK(tpg__driver_entry(ctx, "cuStreamBatchMemOp", &fn));
-        batch = (batch_mem_op_fn)fn;
-    }
+    static void *batch_cache; /* tpg__driver_entry_cached */
+    void *fn = NULL;
+    TPG_CHECK(tpg__driver_entry_cached(ctx, "cuStreamBatchMemOp", &batch_cache, &fn));
+    const batch_mem_op_fn batch = (batch_mem_op_fn)fn;
     cudaStream_t s = NULL;
     zeros_branch z = {NULL, NULL, NULL};
     cudaGraphNode_t tails[2];
@@ -236,13 +234,13 @@ tpg_status tpg__ce_partials_check_idle(tpg_op *op, int rank) {
     unsigned int *w = malloc((size_t)rows * sizeof *w);
     if (!w) TPG_FAIL(op->ctx, TPG_ERR_OUT_OF_MEMORY, "rank %d: no host memory to read %lld row counts", rank,
                      (long long)rows);
-    const cudaError_t err = cudaMemcpy(w, tpg_buf_row_count(op->buffer[rank], b, first), (size_t)rows * sizeof *w,
-                                       cudaMemcpyDeviceToHost);
+    const tpg_status read = tpg__op_read(op, rank, tpg_buf_row_count(op->buffer[rank], b, first), w,
+                                         (size_t)rows * sizeof *w);
     int64_t bad = -1;
-    for (int64_t i = 0; err == cudaSuccess && i < rows && bad < 0; i++) bad = w[i] ? i : -1;
+    for (int64_t i = 0; read == TPG_OK && i < rows && bad < 0; i++) bad = w[i] ? i : -1;
     const unsigned int value = bad >= 0 ? w[bad] : 0;
     free(w);
-    if (err != cudaSuccess) return tpg__cuda_error(op->ctx, err, __FILE__, __LINE__, "cudaMemcpy(row counts)");
+    if (read != TPG_OK) return read;
     if (bad >= 0)
         TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: tile row %lld of the send bank still counts %u raised flags "
                  "after the call, so the next call's copy chain could carry a band before its tiles are written (did "

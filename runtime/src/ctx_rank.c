@@ -65,7 +65,7 @@ static tpg_status join_nccl(tpg_ctx *ctx, const tpg_wire *recv) {
     if (st == TPG_OK) st = tpg_nccl_env_check(ctx, ctx->nccl);
     st = tpg__agree(ctx, TPG_CALL_NCCL_JOIN, st);
     if (st == TPG_OK) st = tpg_nccl_comm_init(ctx, ctx->nccl, ctx->tp, me, recv[0].nccl_id);
-    if (st == TPG_OK) st = tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me, agree_to_connect);
+    if (st == TPG_OK) st = tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me, ctx->timeout_ns, agree_to_connect);
     else if (ctx->tp > 1) (void)agree_to_connect(ctx, st); /* the exchange the peers make in connect_all */
     if (st == TPG_OK && ctx->tp > 1) ctx->sm_count[me] -= TPG_NCCL_FREE_SMS; /* a TP = 1 op transfers nothing */
     return st;

@@ -26,17 +26,14 @@ int tpg_ipc_cache_find(const tpg_ipc_cache *c, int rank, const unsigned char *ha
 }
 
 /* cuMemGetAddressRange without linking libcuda (as tensormap.c does for the tensor-map encoder). */
-static PFN_cuMemGetAddressRange_v3020 range_fn; /* cached; benign race: every thread stores the same value */
+static void *range_fn; /* tpg__driver_entry_cached */
 
 static tpg_status allocation_base(tpg_ctx *ctx, int rank, const void *ptr, const char *what, uintptr_t *base) {
-    if (!range_fn) {
-        void *fn = NULL;
-        TPG_CHECK(tpg__driver_entry(ctx, "cuMemGetAddressRange", &fn));
-        range_fn = (PFN_cuMemGetAddressRange_v3020)fn;
-    }
+    void *fn = NULL;
+    TPG_CHECK(tpg__driver_entry_cached(ctx, "cuMemGetAddressRange", &range_fn, &fn));
     CUdeviceptr b = 0;
     size_t size = 0;
-    CUresult r = range_fn(&b, &size, (CUdeviceptr)(uintptr_t)ptr);
+    CUresult r = ((PFN_cuMemGetAddressRange_v3020)fn)(&b, &size, (CUdeviceptr)(uintptr_t)ptr);
     if (r != CUDA_SUCCESS)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: %s = %p is not device memory of this process "
                  "(cuMemGetAddressRange: CUresult %d)", rank, what, ptr, (int)r);

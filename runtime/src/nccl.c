@@ -1,11 +1,12 @@
 /* NCCL loaded at run time (nccl.h says why). */
-#define _GNU_SOURCE /* dlopen flags under -std=c11 */
+#define _GNU_SOURCE /* dlopen flags, nanosleep and clock_gettime under -std=c11 */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buffers.h"
 #include "checks.h"
@@ -41,6 +42,7 @@ struct tpg_nccl {
     void *comm;
     int version;
     int aborted;
+    int started; /* ncclGetUniqueId or an init ran: NCCL's threads (the id's root, a communicator's) may outlive us */
     int device; /* the communicator's (current at tpg_nccl_comm_init): the abort thread runs on it */
     int (*get_version)(int *);
     int (*get_unique_id)(nccl_id *);
@@ -120,6 +122,7 @@ tpg_status tpg_nccl_load(tpg_ctx *ctx, tpg_nccl **out) {
 
 tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NCCL_ID_BYTES]) {
     nccl_id u;
+    n->started = 1;
     NCCL_CALL(ctx, n, n->get_unique_id(&u));
     memcpy(id, u.internal, TPG_NCCL_ID_BYTES);
     return TPG_OK;
@@ -139,6 +142,7 @@ tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
 tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const unsigned char id[TPG_NCCL_ID_BYTES]) {
     nccl_id u;
     memcpy(u.internal, id, TPG_NCCL_ID_BYTES);
+    n->started = 1;
     if (cudaGetDevice(&n->device) != cudaSuccess) { /* NCCL's own init then says what is wrong with the device */
         (void)cudaGetLastError();
         n->device = -1;
@@ -162,7 +166,47 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
     return TPG_OK;
 }
 
-static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, unsigned char *buf, cudaStream_t s) {
+double tpg_nccl_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The first transfers wait for every peer's, and NCCL bounds neither: a peer that died after the agreement to
+ * connect would hold this rank here for good. So the wait polls, for the context's timeout but at least
+ * TPG_NCCL_CONNECT_MIN_S (a first connection may set up transports for seconds), then aborts the communicator. */
+static tpg_status connect_wait(tpg_ctx *ctx, tpg_nccl *n, int rank, cudaStream_t s, uint64_t timeout_ns) {
+    const double bound = (double)timeout_ns * 1e-9 > TPG_NCCL_CONNECT_MIN_S ? (double)timeout_ns * 1e-9
+                                                                           : TPG_NCCL_CONNECT_MIN_S;
+    const struct timespec pause = {0, 200000}; /* 0.2 ms */
+    const double start = tpg_nccl_now_s();
+    cudaError_t e;
+    while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
+        if (tpg_nccl_now_s() - start > bound) {
+            (void)tpg_nccl_abort(ctx, n);
+            TPG_FAIL(ctx, TPG_ERR_TIMEOUT, "rank %d: the first NCCL transfers to and from the peers did not end "
+                     "within %.0f s (did a peer fail or die inside ncclCommInitRank or its first transfers?); the "
+                     "communicator was aborted", rank, bound);
+        }
+        nanosleep(&pause, NULL);
+    }
+    TPG_CHECK_CUDA(ctx, e);
+    return TPG_OK;
+}
+
+/* After an abort: whether NCCL's kernels on s have returned within TPG_NCCL_ABORT_DRAIN_S (they poll the abort). */
+static int drained(cudaStream_t s) {
+    const struct timespec pause = {0, 1000000}; /* 1 ms */
+    const double start = tpg_nccl_now_s();
+    cudaError_t e;
+    while ((e = cudaStreamQuery(s)) == cudaErrorNotReady && tpg_nccl_now_s() - start < TPG_NCCL_ABORT_DRAIN_S)
+        nanosleep(&pause, NULL);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e != cudaErrorNotReady;
+}
+
+static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, unsigned char *buf, cudaStream_t s,
+                                uint64_t timeout_ns) {
     NCCL_CALL(ctx, n, n->group_start());
     int r = NCCL_SUCCESS;
     for (int q = 0; q < tp && r == NCCL_SUCCESS; q++) {
@@ -173,11 +217,10 @@ static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uns
     const int end = n->group_end();
     if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, "ncclSend / ncclRecv (connecting the peers)");
     if (end != NCCL_SUCCESS) return nccl_fail(ctx, n, end, "ncclGroupEnd (connecting the peers)");
-    TPG_CHECK_CUDA(ctx, cudaStreamSynchronize(s));
-    return TPG_OK;
+    return connect_wait(ctx, n, rank, s, timeout_ns);
 }
 
-tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank,
+tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uint64_t timeout_ns,
                                 tpg_status (*ready)(tpg_ctx *ctx, tpg_status local)) {
     if (tp < 2) return TPG_OK;
     unsigned char *buf = NULL;
@@ -188,7 +231,8 @@ tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank,
     TPG_CHECK_CUDA_GOTO(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), agree);
 agree:
     st = ready(ctx, st);
-    if (st == TPG_OK) st = connect_group(ctx, n, tp, rank, buf, s);
+    if (st == TPG_OK) st = connect_group(ctx, n, tp, rank, buf, s, timeout_ns);
+    if (n->aborted && !drained(s)) return st; /* cudaFree would wait for NCCL's kernels: leave 2 tp bytes behind */
     if (s) (void)cudaStreamDestroy(s);
     if (buf) (void)cudaFree(buf);
     return st;
@@ -260,6 +304,8 @@ void tpg_nccl_version(const tpg_nccl *n, char *buf, size_t size) {
 void tpg_nccl_release(tpg_nccl *n) {
     if (!n) return;
     if (n->comm && n->comm_destroy) (void)n->comm_destroy(n->comm);
-    if (n->lib && !n->aborted) dlclose(n->lib); /* after an abort its thread may still run in the library */
+    /* not once NCCL may have threads of its own: an abort's, the unique id's root (it waits for ranks that a failed
+     * creation never sent to NCCL), a communicator's proxies; the library stays loaded then */
+    if (n->lib && !n->started) dlclose(n->lib);
     free(n);
 }

@@ -12,13 +12,18 @@
 
 #include <cuda_runtime_api.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tpgemm.h"
 
 #define TPG_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
+#define TPG_NCCL_CONNECT_MIN_S 60.0 /* the least bound on the first transfers (tpg_nccl_connect_all) */
+#define TPG_NCCL_ABORT_DRAIN_S 10.0 /* after an abort: NCCL's kernels poll its flag and return within this */
 
 typedef struct tpg_nccl tpg_nccl;
 
+/* Seconds on the monotonic clock, for the host's bounded waits on NCCL (its own calls have no timeout). */
+double tpg_nccl_now_s(void);
 /* Loads the library and its entry points; *out NULL on failure (TPG_ERR_NCCL names the library and the
  * missing symbol or dlerror()). */
 tpg_status tpg_nccl_load(tpg_ctx *ctx, tpg_nccl **out);
@@ -31,8 +36,9 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
  * collective step, no later capture (tpg_op_set_tensors) waits on a peer that may have failed before its own. */
 /* `ready` (the context's agreement step) runs once, on every path, after this rank's buffer and stream exist and
  * before its first transfer: it returns a failure when any rank failed, so that no rank waits for a peer that will
- * never send. */
-tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank,
+ * never send. The transfers' wait is bounded (timeout_ns, the context's, but at least TPG_NCCL_CONNECT_MIN_S):
+ * past it the communicator is aborted and the call fails with TPG_ERR_TIMEOUT. */
+tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uint64_t timeout_ns,
                                 tpg_status (*ready)(tpg_ctx *ctx, tpg_status local));
 /* What this rank's environment would make ncclCommInitRank refuse at once while its peers wait in it for this rank:
  * NCCL_MIN_CTAS above the transport's CTA cap (checked before the agreement to join). */

@@ -129,10 +129,9 @@ tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, 
     char why[256];
     const int n = tpg_nccl_plan(op->sched, rank, steps, why, sizeof why);
     if (n < 0) TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "the NCCL transport cannot run %s: %s", op->config->name, why);
-    if (!op->nccl_stream[rank])
-        TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&op->nccl_stream[rank], cudaStreamNonBlocking));
+    cudaStream_t s;
+    TPG_CHECK(tpg__op_own_stream(op, rank, &s));
     op->nccl_shard[rank] = sent_shard(op, rank);
-    cudaStream_t s = op->nccl_stream[rank];
     TPG_CHECK_CUDA(ctx, cudaStreamBeginCaptureToGraph(s, op->graph[rank], &after, NULL, 1, cudaStreamCaptureModeRelaxed));
     tpg_status st = TPG_OK;
     for (int i = 0; i < n && st == TPG_OK; i++) st = step_capture(op, rank, &steps[i], s);
@@ -140,15 +139,6 @@ tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, 
         st = flags_launch(op, rank, TPG_FLAGS_RAISE, tpg_buf_word(op->buffer[rank], op->layout.transfers_done), 1, NULL, s);
     TPG_CHECK(tpg__capture_end(ctx, s, st, "cudaStreamEndCapture(NCCL transfers)"));
     return tail_add(op, rank, gemm);
-}
-
-void tpg__nccl_free(tpg_op *op) {
-    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
-        if (!op->nccl_stream[r]) continue;
-        (void)cudaSetDevice(op->ctx->devices[r]);
-        (void)cudaStreamDestroy(op->nccl_stream[r]);
-        op->nccl_stream[r] = NULL;
-    }
 }
 
 int tpg__nccl_needs_rebuild(const tpg_op *op, int r) { return op->nccl_shard[r] != sent_shard(op, r); }

@@ -18,13 +18,6 @@
 #include "op_internal.h"
 
 #define TPG_NCCL_ABORT_GRACE_S 1.0  /* after the device's timeout: the launch's other waits have given up by then */
-#define TPG_NCCL_ABORT_DRAIN_S 10.0 /* after the abort: NCCL's kernels poll its flag and return */
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* *busy = whether rank r's last launch (direct or in a captured graph) still runs. */
 static tpg_status still_busy(tpg_op *op, int r, int *busy) {
@@ -38,39 +31,34 @@ static tpg_status still_busy(tpg_op *op, int r, int *busy) {
 
 /* Whether the launch running on rank r has timed out: the status word has the timeout bit and the give-up word
  * holds the running launch's epoch (a bit left over from an earlier call that nobody synced does not count). Read
- * beside the launch, on the op's own non-blocking stream, as one copy of the words from epoch to gave_up. */
+ * beside the launch, on the op's own non-blocking stream, as one copy of the control words. */
 static tpg_status running_launch_timed_out(tpg_op *op, int r, int *timed_out) {
     const tpg_buffer_layout *b = &op->layout;
-    unsigned int words[1024];
-    const size_t bytes = b->gave_up + sizeof(unsigned int) - b->epoch;
-    if (bytes > sizeof words) TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "buffer layout: epoch .. gave_up spans %zu B", bytes);
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpyAsync(words, tpg_buf_word(op->buffer[r], b->epoch), bytes, cudaMemcpyDeviceToHost,
-                                            op->nccl_stream[r]));
-    TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(op->nccl_stream[r]));
-    const unsigned int epoch = words[0], status = words[(b->status - b->epoch) / sizeof(unsigned int)],
-                       gave_up = words[(b->gave_up - b->epoch) / sizeof(unsigned int)];
+    tpg_op_words w;
+    TPG_CHECK(tpg__op_read_words(op, r, &w));
+    const unsigned int epoch = tpg__op_word(&w, b, b->epoch), status = tpg__op_word(&w, b, b->status),
+                       gave_up = tpg__op_word(&w, b, b->gave_up);
     *timed_out = (status & TPG_DEVICE_TIMEOUT) && gave_up == epoch;
     return TPG_OK;
 }
 
 tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
     tpg_ctx *ctx = op->ctx;
-    TPG_CHECK_CUDA(ctx, cudaSetDevice(ctx->devices[r]));
-    if (!op->nccl_stream[r]) TPG_CHECK_CUDA(ctx, cudaStreamCreateWithFlags(&op->nccl_stream[r], cudaStreamNonBlocking));
+    TPG_CHECK(tpg__use_device(ctx, r));
     const struct timespec pause = {0, 1000000}; /* 1 ms */
     double timed_out_at = -1.0, aborted_at = -1.0;
     for (;;) {
         int busy = 0, timed_out = 0;
         TPG_CHECK(still_busy(op, r, &busy));
         if (!busy) break;
-        if (aborted_at >= 0.0 && now_s() - aborted_at > TPG_NCCL_ABORT_DRAIN_S)
+        if (aborted_at >= 0.0 && tpg_nccl_now_s() - aborted_at > TPG_NCCL_ABORT_DRAIN_S)
             TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d: the launch still runs %.0f s after its NCCL communicator was aborted",
                      r, TPG_NCCL_ABORT_DRAIN_S);
         if (aborted_at < 0.0) TPG_CHECK(running_launch_timed_out(op, r, &timed_out));
-        if (timed_out && timed_out_at < 0.0) timed_out_at = now_s();
-        if (timed_out && now_s() - timed_out_at > TPG_NCCL_ABORT_GRACE_S) {
+        if (timed_out && timed_out_at < 0.0) timed_out_at = tpg_nccl_now_s();
+        if (timed_out && tpg_nccl_now_s() - timed_out_at > TPG_NCCL_ABORT_GRACE_S) {
             TPG_CHECK(tpg_nccl_abort(ctx, ctx->nccl));
-            aborted_at = now_s();
+            aborted_at = tpg_nccl_now_s();
         }
         nanosleep(&pause, NULL);
     }

@@ -172,6 +172,14 @@ void tpg__op_wait_quiet(tpg_op *op, int r) {
     if (wait_raw(op, r) != cudaSuccess) (void)cudaGetLastError();
 }
 
+void tpg__op_rebuild_keeping_error(tpg_op *op, tpg_status (*rebuild)(tpg_op *)) {
+    char kept[TPG_ERROR_BYTES];
+    memcpy(kept, op->ctx->error, sizeof kept);
+    tpg__graphs_drop(op);
+    if (rebuild(op) != TPG_OK) (void)cudaGetLastError();
+    memcpy(op->ctx->error, kept, sizeof kept);
+}
+
 /* Frees the local buffers and op itself; the caller restores the device. */
 void tpg__op_free(tpg_op *op) {
 #ifdef TPG_TRACE
@@ -179,7 +187,7 @@ void tpg__op_free(tpg_op *op) {
 #endif
     tpg__tile_order_free(op);
     tpg__stream_k_free(op);
-    tpg__nccl_free(op);
+    tpg__op_own_streams_free(op);
     tpg__ce_partials_free(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
         (void)cudaSetDevice(op->ctx->devices[r]);
@@ -333,8 +341,7 @@ tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
     tpg_status st = tpg__op_refresh(op);
     if (st != TPG_OK) { /* back to the cut the op had, with its graphs if they build (the error stays) */
         op->copy = before;
-        tpg__graphs_drop(op);
-        (void)tpg__op_refresh(op);
+        tpg__op_rebuild_keeping_error(op, tpg__op_refresh);
     }
     tpg__restore_device(saved);
     return st;
@@ -350,8 +357,7 @@ static tpg_status switch_graphs(tpg_op *op, int *mode, int enable, tpg_status (*
     tpg_status st = rebuild(op);
     if (st != TPG_OK) {
         *mode = !enable;
-        tpg__graphs_drop(op);
-        (void)rebuild(op);
+        tpg__op_rebuild_keeping_error(op, rebuild);
     }
     tpg__restore_device(saved);
     return st;

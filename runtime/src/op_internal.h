@@ -63,9 +63,11 @@ struct tpg_op {
     tpg_graph_item *items[TPG_MAX_TP];     /* each local rank's expanded node list (copy_plan.h) */
     int num_items[TPG_MAX_TP];
     cudaGraphNode_t *nodes[TPG_MAX_TP];    /* [num_items], index as in items */
-    /* TPG_TRANSPORT_NCCL (nccl_graph.c, nccl_wait.c): each local rank's stream for capturing its transfers and
-     * reading its words beside a launch, and the shard its all-gather transfers send (a new one rebuilds the graph) */
-    cudaStream_t nccl_stream[TPG_MAX_TP];
+    /* Each local rank's own non-blocking stream, made at first use (tpg__op_own_stream): reading and clearing the
+     * op's words (status, epochs, counts) beside or after a launch without waiting for the caller's other work, and,
+     * over NCCL, capturing the transfers. Then the shard the all-gather's NCCL transfers send (a new one rebuilds
+     * the graph). */
+    cudaStream_t own_stream[TPG_MAX_TP];
     const void *nccl_shard[TPG_MAX_TP];
     tpg_nccl_rows nccl_rows;               /* reduce-scatter: the partial's rows, for its bands (nccl_plan.h) */
     unsigned int *ce_zeros;                /* copy-engine partials: pinned zeros for the row counts (ce_partials.c) */
@@ -123,6 +125,23 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
  * else the GEMM's epochs are out of step with the barrier's, and the shard pulls' words must be 0
  * (TPG_ERR_NOT_READY, with the numbers). */
 tpg_status tpg__check_epochs(tpg_op *op, int rank);
+/* op_run.c: rank r's own stream (made current: r's device), created at first use; a copy of `bytes` of the op's
+ * device words at src to host memory, and a clear of one word, each on that stream and waited for, so that neither
+ * queues behind the caller's work nor runs on the legacy stream (which a non-blocking stream does not order against
+ * the next launch); the streams, released. */
+tpg_status tpg__op_own_stream(tpg_op *op, int r, cudaStream_t *s);
+tpg_status tpg__op_read(tpg_op *op, int r, const void *src, void *dst, size_t bytes);
+tpg_status tpg__op_clear_word(tpg_op *op, int r, unsigned int *word);
+void tpg__op_own_streams_free(tpg_op *op);
+/* Rank r's control words, epoch through pull_seen (buffers.c lays them out in that order), in one tpg__op_read;
+ * tpg__op_word picks one by its layout offset. */
+typedef struct {
+    unsigned int at[1024];
+} tpg_op_words;
+tpg_status tpg__op_read_words(tpg_op *op, int r, tpg_op_words *w);
+static inline unsigned int tpg__op_word(const tpg_op_words *w, const tpg_buffer_layout *b, size_t offset) {
+    return w->at[(offset - b->epoch) / sizeof(unsigned int)];
+}
 /* Whether the op's GEMM pulls the gathered walk's shards itself (copy_plan.h: tpg_gather_pulls), as things stand. */
 static inline int tpg__op_pulls(const tpg_op *op) {
     return tpg_gather_pulls(op->gathered, op->copy.chunks, op->overlap, op->copy_engine);
@@ -151,14 +170,16 @@ tpg_status tpg__ce_partials_alloc(tpg_op *op);
 void tpg__ce_partials_free(tpg_op *op);
 /* nccl_graph.c (TPG_TRANSPORT_NCCL): rank's transfers added to its graph (under construction) as a branch after
  * node `after` (the start node), and their bounded wait after node `gemm`; whether rank r's graph must be built
- * anew for its current tensors (its all-gather sends another shard); the streams and events, released. */
+ * anew for its current tensors (its all-gather sends another shard). */
 tpg_status tpg__nccl_transfers_add(tpg_op *op, int rank, cudaGraphNode_t after, cudaGraphNode_t gemm);
 int tpg__nccl_needs_rebuild(const tpg_op *op, int r);
 /* The row bands of a reduce-scatter op's partials over NCCL (tpg_nccl_band_count of op->nccl_rows). */
 int tpg__nccl_rs_bands(const tpg_op *op);
-void tpg__nccl_free(tpg_op *op);
 /* nccl_wait.c: tpg__op_wait over NCCL, bounded (the file's header says how); makes r's device current. */
 tpg_status tpg__nccl_op_wait(tpg_op *op, int r);
+/* op.c: after a failed rebuild, back to what the op had (the caller has put its settings back): drops the graphs
+ * and rebuilds them with `rebuild`, keeping the first failure's message (tpg_last_error) whatever this one says. */
+void tpg__op_rebuild_keeping_error(tpg_op *op, tpg_status (*rebuild)(tpg_op *));
 /* Waits for the op's last launches on the local devices, then destroys every graph (built = 0). */
 void tpg__graphs_drop(tpg_op *op);
 void tpg__graphs_destroy(tpg_op *op);

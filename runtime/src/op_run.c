@@ -85,18 +85,45 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
     return st;
 }
 
-/* Reads and clears rank's status word (the op is idle: the caller waited for its launches). The clear runs on s (the
- * context's stream of the rank) and is waited for: a plain cudaMemset would go to the legacy stream, which the
- * context's non-blocking streams do not wait for, so the next launch could race it (and lose a new bit, or see the
- * old one). */
-static tpg_status read_status(tpg_op *op, int rank, cudaStream_t s, unsigned int *status) {
-    unsigned int *word = tpg_buf_word(op->buffer[rank], op->layout.status);
-    TPG_CHECK_CUDA(op->ctx, cudaMemcpy(status, word, sizeof *status, cudaMemcpyDeviceToHost));
-    if (*status) {
-        TPG_CHECK_CUDA(op->ctx, cudaMemsetAsync(word, 0, sizeof *word, s));
-        TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(s));
-    }
+tpg_status tpg__op_own_stream(tpg_op *op, int r, cudaStream_t *s) {
+    TPG_CHECK(tpg__use_device(op->ctx, r));
+    if (!op->own_stream[r])
+        TPG_CHECK_CUDA(op->ctx, cudaStreamCreateWithFlags(&op->own_stream[r], cudaStreamNonBlocking));
+    *s = op->own_stream[r];
     return TPG_OK;
+}
+
+tpg_status tpg__op_read(tpg_op *op, int r, const void *src, void *dst, size_t bytes) {
+    cudaStream_t s;
+    TPG_CHECK(tpg__op_own_stream(op, r, &s));
+    TPG_CHECK_CUDA(op->ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+    TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(s));
+    return TPG_OK;
+}
+
+tpg_status tpg__op_clear_word(tpg_op *op, int r, unsigned int *word) {
+    cudaStream_t s;
+    TPG_CHECK(tpg__op_own_stream(op, r, &s));
+    TPG_CHECK_CUDA(op->ctx, cudaMemsetAsync(word, 0, sizeof *word, s));
+    TPG_CHECK_CUDA(op->ctx, cudaStreamSynchronize(s));
+    return TPG_OK;
+}
+
+tpg_status tpg__op_read_words(tpg_op *op, int r, tpg_op_words *w) {
+    const tpg_buffer_layout *b = &op->layout;
+    const size_t bytes = b->pull_seen + sizeof(unsigned int) - b->epoch;
+    if (bytes > sizeof w->at)
+        TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "buffer layout: epoch .. pull_seen spans %zu B", bytes);
+    return tpg__op_read(op, r, tpg_buf_word(op->buffer[r], b->epoch), w->at, bytes);
+}
+
+void tpg__op_own_streams_free(tpg_op *op) {
+    for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++) {
+        if (!op->own_stream[r]) continue;
+        (void)cudaSetDevice(op->ctx->devices[r]);
+        (void)cudaStreamDestroy(op->own_stream[r]);
+        op->own_stream[r] = NULL;
+    }
 }
 
 tpg_status tpg_op_sync(tpg_op *op) {
@@ -105,10 +132,14 @@ tpg_status tpg_op_sync(tpg_op *op) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     unsigned int status[TPG_MAX_TP] = {0};
-    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
-        TPG_CHECK_GOTO(tpg__op_wait(op, r), out);
-        TPG_CHECK_GOTO(read_status(op, r, ctx->streams[r], &status[r]), out);
-    }
+    /* every rank waited for and read before any word is cleared: a rank's failed wait must not leave an earlier
+     * rank's timeout cleared and unreported */
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) TPG_CHECK_GOTO(tpg__op_wait(op, r), out);
+    for (int r = ctx->local_begin; r < ctx->local_end; r++)
+        TPG_CHECK_GOTO(tpg__op_read(op, r, tpg_buf_word(op->buffer[r], op->layout.status), &status[r],
+                                    sizeof status[r]), out);
+    for (int r = ctx->local_begin; r < ctx->local_end; r++)
+        if (status[r]) TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.status)), out);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
         if (status[r] == TPG_DEVICE_PEER_GAVE_UP && tpg__op_over_nccl(op))

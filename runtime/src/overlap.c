@@ -68,8 +68,7 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
         st = tpg__op_refresh(op);
         if (st != TPG_OK) { /* back to the mode the op had, with its graphs if they build (the error stays) */
             op->overlap = !enable;
-            tpg__graphs_drop(op);
-            (void)tpg__op_refresh(op);
+            tpg__op_rebuild_keeping_error(op, tpg__op_refresh);
         }
     }
     tpg__restore_device(saved);
@@ -79,12 +78,11 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
 tpg_status tpg__check_epochs(tpg_op *op, int rank) {
     if (op->sched->tp < 2) return TPG_OK;
     const tpg_buffer_layout *b = &op->layout;
+    tpg_op_words words;
+    TPG_CHECK(tpg__op_read_words(op, rank, &words));
     const size_t at[6] = {b->epoch, b->last_epoch, b->epoch_readers, b->pull_next, b->pull_count, b->pull_seen};
-    unsigned int w[6] = {0};
-    TPG_CHECK(tpg__use_device(op->ctx, rank));
-    for (int i = 0; i < 6; i++)
-        TPG_CHECK_CUDA(op->ctx, cudaMemcpy(&w[i], tpg_buf_word(op->buffer[rank], at[i]), sizeof w[i],
-                                           cudaMemcpyDeviceToHost));
+    unsigned int w[6];
+    for (int i = 0; i < 6; i++) w[i] = tpg__op_word(&words, b, at[i]);
     if (w[0] != w[1] || w[2] != 0)
         TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d: the start barrier's epoch is %u, the GEMM's %u and %u of its CTAs "
                  "are still counted in, so the GEMM's waits and flags are out of step with its peers' (did a launch of "

@@ -6,7 +6,7 @@
 #include "checks.h"
 #include "tensormap.h"
 
-static PFN_cuTensorMapEncodeTiled_v12000 encode_fn; /* cached; benign race: every thread stores the same value */
+static void *encode_fn; /* tpg__driver_entry_cached */
 
 /* The lookup itself: its CUDA status, and through q whether the symbol was found. */
 static cudaError_t lookup(const char *name, void **fn, enum cudaDriverEntryPointQueryResult *q) {
@@ -34,13 +34,18 @@ tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn) {
     return TPG_OK;
 }
 
+tpg_status tpg__driver_entry_cached(tpg_ctx *ctx, const char *name, void **cache, void **fn) {
+    *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (*fn) return TPG_OK;
+    TPG_CHECK(tpg__driver_entry(ctx, name, fn));
+    __atomic_store_n(cache, *fn, __ATOMIC_RELEASE); /* a racing thread stores the same value */
+    return TPG_OK;
+}
+
 static tpg_status get_encode(tpg_ctx *ctx, PFN_cuTensorMapEncodeTiled_v12000 *out) {
-    if (!encode_fn) {
-        void *fn = NULL;
-        TPG_CHECK(tpg__driver_entry(ctx, "cuTensorMapEncodeTiled", &fn));
-        encode_fn = (PFN_cuTensorMapEncodeTiled_v12000)fn;
-    }
-    *out = encode_fn;
+    void *fn = NULL;
+    TPG_CHECK(tpg__driver_entry_cached(ctx, "cuTensorMapEncodeTiled", &encode_fn, &fn));
+    *out = (PFN_cuTensorMapEncodeTiled_v12000)fn;
     return TPG_OK;
 }
 

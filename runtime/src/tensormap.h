@@ -26,6 +26,9 @@ tpg_status tpg_tensormap_encode_d(tpg_ctx *ctx, CUtensorMap *map, void *ptr, tpg
 /* A driver API function by name, without linking libcuda (the ABI version of CUDA 12.0 where the toolkit can
  * choose, i.e. CUDA 12.5 and later; the toolkit's default version before). TPG_ERR_CUDA when the driver lacks it. */
 tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn);
+/* tpg__driver_entry looked up once: *cache (a static word, NULL at first) keeps the entry point for later calls; it
+ * is read and written atomically, since contexts on several threads may look the same symbol up at once. */
+tpg_status tpg__driver_entry_cached(tpg_ctx *ctx, const char *name, void **cache, void **fn);
 /* The same without a report: the entry point, or NULL (no driver, no such symbol). */
 void *tpg__driver_symbol(const char *name);
 

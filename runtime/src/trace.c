@@ -76,9 +76,9 @@ tpg_status tpg__trace_read(tpg_op *op, int rank, void *host, size_t *bytes) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
-    TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(&h, op->trace_buf[rank], sizeof h, cudaMemcpyDeviceToHost), out);
+    TPG_CHECK_GOTO(tpg__op_read(op, rank, op->trace_buf[rank], &h, sizeof h), out);
     *bytes = (size_t)tpg_trace_bytes(h.ctas, h.cap);
-    if (host) TPG_CHECK_CUDA_GOTO(ctx, cudaMemcpy(host, op->trace_buf[rank], *bytes, cudaMemcpyDeviceToHost), out);
+    if (host) TPG_CHECK_GOTO(tpg__op_read(op, rank, op->trace_buf[rank], host, *bytes), out);
 out:
     tpg__restore_device(saved);
     return st;

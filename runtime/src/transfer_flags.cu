@@ -22,7 +22,11 @@ __global__ void tpg_flags_kernel(tpg_flags_params p) {
     const unsigned int epoch = *(volatile const unsigned int *)p.epoch;
     if (p.mode == TPG_FLAGS_WAIT) {
         const int all = __syncthreads_and(wait_share(p, epoch)); /* the send after this kernel reads the slot */
-        if (p.trailer && threadIdx.x == 0) *(volatile unsigned int *)p.trailer = all ? epoch : TPG_FLAGS_INCOMPLETE;
+        /* every flag up is not enough: a tile whose own wait gave up still wrote (garbage) and raised its flag, after
+         * raising the give-up word, which the flags' acquire makes visible here */
+        if (p.trailer && threadIdx.x == 0)
+            *(volatile unsigned int *)p.trailer =
+                all && !tpg_spin::launch_gave_up(p.gave_up_epoch, epoch) ? epoch : TPG_FLAGS_INCOMPLETE(epoch);
         return;
     }
     if (p.trailer && *(volatile const unsigned int *)p.trailer != epoch) { /* the sender's partial is incomplete */

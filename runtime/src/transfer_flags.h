@@ -13,8 +13,9 @@
  *        never bounds). Bounded by timeout_ns like every device-side wait: on timeout it sets TPG_DEVICE_TIMEOUT
  *        in *status, raises *gave_up_epoch to the epoch and returns; it returns at once when *gave_up_epoch
  *        already holds the epoch (another wait of this launch timed out). With a trailer it then writes the
- *        verdict there: *epoch when every flag was seen, else TPG_FLAGS_INCOMPLETE (the send moves it with the
- *        partial, whatever the partial holds, so that the peer's receive still matches).
+ *        verdict there: *epoch when every flag was seen and no wait of the launch gave up (a tile that gave up
+ *        still raises its flag), else TPG_FLAGS_INCOMPLETE (the send moves it with the partial, whatever the
+ *        partial holds, so that the peer's receive still matches).
  * Comparisons are wrap-aware (signed difference), as the barriers'. */
 #ifndef TPG_TRANSFER_FLAGS_H
 #define TPG_TRANSFER_FLAGS_H
@@ -39,7 +40,8 @@ typedef struct tpg_flags_params {
 enum { TPG_FLAGS_THREADS = 256 };
 /* Bytes a reduce-scatter slot carries after its partial over NCCL: a verdict word per row band, 16-byte aligned. */
 #define TPG_FLAGS_TRAILER_BYTES 16
-#define TPG_FLAGS_INCOMPLETE 0xFFFFFFFFu
+/* The verdict of an incomplete partial: any word but the epoch (a constant would be some launch's epoch). */
+#define TPG_FLAGS_INCOMPLETE(epoch) (~(unsigned int)(epoch))
 
 /* The __global__ void(tpg_flags_params) function: launch <<<1, TPG_FLAGS_THREADS>>>. */
 const void *tpg_flags_kernel_entry(void);

@@ -123,11 +123,13 @@ __device__ __forceinline__ bool tpg_spin_until(const tpg_gemm_params &p, Seen se
     }
 }
 
-/* Spin until *flag >= epoch, with acquire semantics at system scope (tpg_spin_until). */
+/* Spin until *flag >= epoch, wrap-aware (a signed difference, as the barriers' and the runtime's flag kernels': at
+ * the 2^32nd launch the epoch wraps to 0, and every flag still holds the previous launch's 0xffffffff), with acquire
+ * semantics at system scope (tpg_spin_until). */
 __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const unsigned int *flag, unsigned int epoch,
                                            bool &gave_up, bool launch_wait = true)
 {
-    return tpg_spin_until(p, [&] { return tpg_ld_acquire_sys(flag) >= epoch; }, epoch, gave_up, launch_wait);
+    return tpg_spin_until(p, [&] { return (int)(tpg_ld_acquire_sys(flag) - epoch) >= 0; }, epoch, gave_up, launch_wait);
 }
 
 /* Spin until a count of this launch's own CTAs reaches `target`, compared as signed (acquire at GPU scope: the

@@ -61,6 +61,8 @@ static int fake_allgather(const void *send, void *recv, size_t bytes, void *user
     case 4: out[1].magic = 0; break;                      /* not our bytes */
     case 5: return 3;                                     /* the framework failed */
     case 6: out[1].rank = 0; break;                       /* not in rank order */
+    case 7: out[1].magic = (TPG_WIRE_MAGIC & 0xffffff00u) | 5u; break; /* another build of tpgemm */
+    case 8: if (bytes != TPG_WIRE_BYTES) return 4; break; /* a record's size is the same in every version */
     }
     return 0;
 }
@@ -90,6 +92,8 @@ TPG_TEST(wire_mismatches_name_the_rank) {
         {4, TPG_ERR_BOOTSTRAP, "record 1 of the all-gather is not a tpgemm record"},
         {5, TPG_ERR_BOOTSTRAP, "allgather callback returned 3"},
         {6, TPG_ERR_BOOTSTRAP, "record 1 comes from rank 0"},
+        {7, TPG_ERR_BOOTSTRAP, "rank 1's tpgemm speaks wire version 5, this rank's 6"},
+        {8, TPG_OK, ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tpg_ctx *c = two_rank_ctx();

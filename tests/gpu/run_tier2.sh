@@ -21,9 +21,13 @@
 # Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
 # summary table (pass / fail counts per group). Exit status: 0 if every run passed, 1 otherwise.
 #
-# Expected run time on 2 x H200: about 5-6 minutes: 80 TP=2 runs (~2-3 s each, mostly process start,
-# CUDA context, allocation and fill; the largest, 405B-fc1, does 10 GEMM calls of ~50 ms), 16 TP=1 runs,
-# 8 alpha/beta/L runs, 4 memcheck runs (~10-30 s each).
+#   TPGEMM=path       the CLI to run (default build/tpgemm); RUN_TIMEOUT=s bounds one run (default 180)
+#   TIER2_BUDGET_S / TIER2_HARD_S  when the last run may start / when all must end (defaults 450 / +60 s; with
+#                     STEP_BUDGET_S set, as run_all.sh and bench/x2 do: 40 s / 10 s before it)
+#
+# Run time: a few hundred runs (the README's Tests table has the last counts, ~334-370 with every group), ~2-3 s
+# each (mostly process start, CUDA context, allocation and fill; the largest, 405B-fc1, does 10 GEMM calls of
+# ~50 ms), memcheck runs ~10-30 s each; one run at a time, within the budget above.
 set -u
 cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"

@@ -3,8 +3,11 @@
  *
  *   1. wait, every flag at the epoch             -> returns at once, verdict = epoch, status clean
  *   2. wait, one flag of 1000 behind              -> TPG_DEVICE_TIMEOUT within the bound (+ slack), gave_up = epoch,
- *                                                    verdict TPG_FLAGS_INCOMPLETE (the peer must not add it)
+ *                                                    verdict TPG_FLAGS_INCOMPLETE(epoch) (the peer must not add
+ *                                                    it)
  *   3. wait, another wait of the launch gave up   -> returns at once (well inside the bound), verdict incomplete
+ *   3b. wait, every flag up but the launch gave up -> verdict incomplete (a GEMM tile whose own wait gave up still
+ *                                                    writes garbage and raises its flag)
  *   4. raise, verdict = epoch                     -> every flag = epoch, status clean
  *   5. raise, verdict incomplete                  -> no flag raised, TPG_DEVICE_PEER_GAVE_UP, gave_up = epoch
  *   6. epoch 2 after flags of 0xFFFFFFF0 (wrapped)  -> wait times out (unsigned >= would pass), raise, then wait
@@ -94,28 +97,35 @@ int main(void) {
     fill(&h, 7, 7, 0);
     h.flags[COUNT - 3] = 6;
     t = run(d, &h, TPG_FLAGS_WAIT);
-    bad |= expect(h.trailer == TPG_FLAGS_INCOMPLETE && (h.status & TPG_DEVICE_TIMEOUT) && h.gave_up == 7 &&
+    bad |= expect(h.trailer == TPG_FLAGS_INCOMPLETE(7) && (h.status & TPG_DEVICE_TIMEOUT) && h.gave_up == 7 &&
                       t >= BOUND_NS * 1e-9 && t < BOUND_NS * 1e-9 + SLACK_S,
                   "wait, one flag behind: times out", &h, t);
 
     fill(&h, 6, 7, 0);
     h.gave_up = 7; /* another wait of this launch timed out */
     t = run(d, &h, TPG_FLAGS_WAIT);
-    bad |= expect(h.trailer == TPG_FLAGS_INCOMPLETE && h.status == 0 && t < BOUND_NS * 1e-9 / 2,
+    bad |= expect(h.trailer == TPG_FLAGS_INCOMPLETE(7) && h.status == 0 && t < BOUND_NS * 1e-9 / 2,
                   "wait, the launch gave up: returns at once", &h, t);
+
+    fill(&h, 7, 7, 0);
+    h.gave_up = 7; /* a tile of this launch gave up, then wrote and raised its flag anyway */
+    t = run(d, &h, TPG_FLAGS_WAIT);
+    bad |= expect(h.trailer == TPG_FLAGS_INCOMPLETE(7) && h.status == 0 && t < SLACK_S,
+                  "wait, flags up but the launch gave up", &h, t);
 
     fill(&h, 3, 7, 7);
     t = run(d, &h, TPG_FLAGS_RAISE);
     bad |= expect(all_flags(&h, 7) && h.status == 0 && h.gave_up == 0, "raise, verdict = epoch", &h, t);
 
-    fill(&h, 3, 7, TPG_FLAGS_INCOMPLETE);
+    fill(&h, 3, 7, TPG_FLAGS_INCOMPLETE(7));
     t = run(d, &h, TPG_FLAGS_RAISE);
     bad |= expect(all_flags(&h, 3) && h.status == TPG_DEVICE_PEER_GAVE_UP && h.gave_up == 7,
                   "raise, verdict incomplete: nothing raised", &h, t);
 
     fill(&h, 0xFFFFFFF0u, 2, 2); /* the epoch wrapped: 2 is after 0xFFFFFFF0 */
     t = run(d, &h, TPG_FLAGS_WAIT);
-    bad |= expect((h.status & TPG_DEVICE_TIMEOUT) && h.trailer == TPG_FLAGS_INCOMPLETE, "wait across the wrap: behind",
+    bad |= expect((h.status & TPG_DEVICE_TIMEOUT) && h.trailer == TPG_FLAGS_INCOMPLETE(2),
+                  "wait across the wrap: behind",
                   &h, t);
     h.status = 0, h.gave_up = 0, h.trailer = 2;
     t = run(d, &h, TPG_FLAGS_RAISE);
