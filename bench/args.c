@@ -91,10 +91,25 @@ static int num(const char *s, double lo, double hi, double *out) {
     return 0;
 }
 
+/* Decimal digits only (no sign, exponent, hex or spaces), at most max. */
+static int whole(const char *s, uint64_t max, uint64_t *out) {
+    if (!*s) return -1;
+    for (const char *c = s; *c; c++)
+        if (*c < '0' || *c > '9') return -1;
+    char *end;
+    errno = 0;
+    const unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
 int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap) {
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
+        if (!strncmp(f, "--", 2) && strchr(f, '='))
+            return bad(msg, cap, f, strchr(f, '=') + 1,
+                       "flags take their value as the next argument: --dtype fp16, not --dtype=fp16");
         if (!strcmp(f, "--quick")) a->quick = 1;
         else if (!strcmp(f, "--decode")) a->decode = 1;
         else if (!strcmp(f, "--dry-run")) a->dry_run = 1;
@@ -103,6 +118,8 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
         else if (!strcmp(f, "--precise-fp8")) a->precise_fp8 = 1;
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) a->help = 1;
         else if (!v) return bad(msg, cap, f, NULL, "unknown flag, or a flag that needs a value");
+        else if (!strncmp(v, "--", 2)) /* a value starting with -- is the next flag: this one's value is missing */
+            return bad(msg, cap, f, v, "unknown flag, or a flag whose value is missing");
         else {
             i++;
             if (!strcmp(f, "--problems")) {
@@ -127,8 +144,8 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
             else if (!strcmp(f, "--burst-ms")) { if (num(v, 1.0, 1000.0, &a->burst_ms)) return bad(msg, cap, f, v, "milliseconds in [1, 1000]"); }
             else if (!strcmp(f, "--sustained-s")) { if (num(v, 1.0, 30.0, &a->sustained_s)) return bad(msg, cap, f, v, "seconds in [1, 30]"); }
             else if (!strcmp(f, "--budget-s")) { if (num(v, 1.0, 36000.0, &a->budget_s)) return bad(msg, cap, f, v, "seconds in [1, 36000]"); }
-            else if (!strcmp(f, "--seed")) { if (num(v, 0.0, 4e18, &x) || x != floor(x)) return bad(msg, cap, f, v, "a non-negative integer"); a->seed = (uint64_t)x; }
-            else if (!strcmp(f, "--device")) { if (num(v, 0.0, 63.0, &x) || x != floor(x)) return bad(msg, cap, f, v, "a CUDA device ordinal 0..63"); a->device = (int)x; }
+            else if (!strcmp(f, "--seed")) { if (whole(v, UINT64_MAX, &a->seed)) return bad(msg, cap, f, v, "a non-negative integer (decimal digits)"); }
+            else if (!strcmp(f, "--device")) { uint64_t d; if (whole(v, 63, &d)) return bad(msg, cap, f, v, "a CUDA device ordinal 0..63"); a->device = (int)d; }
             else return bad(msg, cap, f, v, "unknown flag");
         }
     }
@@ -265,6 +282,10 @@ int bench_check_configs(const bench_args *a, char *msg, size_t cap_msg) {
     if (!a->configs) return 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", a->configs);
+    if (strspn(buf, ",") == strlen(buf)) { /* only commas: no token, so the loop below would check nothing */
+        snprintf(msg, cap_msg, "local_gemm: --configs '%s' names no config\n%s", a->configs, bench_usage());
+        return -1;
+    }
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int hit = 0;
         for (int dt = 0; dt <= TPG_DTYPE_E4M3 && !hit; dt++) {

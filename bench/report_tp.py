@@ -136,10 +136,17 @@ def plot(records, tp, path, dtype="bf16", tokens=0, tag=""):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("json")
-    p.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
+    p.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"),
+                   help="the file whose section of this run (tp<N>[_<dtype>][_m<M>][_<tag>]) is rewritten; default: "
+                   "the repository's BENCHMARKS.md")
     p.add_argument("--png", default=None, help="default: next to the JSON, tp<N>.png")
     a = p.parse_args(argv)
-    records = json.loads(Path(a.json).read_text())
+    try:
+        records = json.loads(Path(a.json).read_text())
+    except (OSError, ValueError) as e:
+        p.exit(2, f"report_tp.py: cannot read {a.json}: {e}\n")
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        p.exit(2, f"report_tp.py: {a.json} is not a list of TP benchmark records\n")
     if not records:
         sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
     tp, dtype = records[0]["tp"], records[0]["dtype"]
@@ -152,7 +159,11 @@ def main(argv=None):
         return
     bench = Path(a.benchmarks)
     text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
-    bench.write_text(replace_section(text, tp, body, dtype, tokens, tag))
+    try:
+        bench.write_text(replace_section(text, tp, body, dtype, tokens, tag))
+    except benchmarks_md.SectionError as e:
+        p.exit(2, f"report_tp.py: {e}\n")
+    print(f"{bench}: section {R.result_stem(tp, dtype, tokens=tokens, tag=tag)} rewritten", file=sys.stderr)
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
     if plot(records, tp, png, dtype, tokens, tag):
         print(f"plot: {png}", file=sys.stderr)  # stdout is the table (run_tp.sh writes it to <stem>_table.md)

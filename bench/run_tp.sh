@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # The TP benchmark on the device machine: builds libtpgemm.so, runs bench/tp_bench.py with one process
 # per GPU (torchrun), keeps the logs in $OUT and prints the table last.
-#   bench/run_tp.sh [--tp N] [tp_bench.py args...]     (N defaults to every visible GPU)
+#   bench/run_tp.sh [--tp N] [tp_bench.py args...]     (N defaults to every visible GPU; --tp may come anywhere)
 #   bench/run_tp.sh --tp 2 --share-device ...            (smoke run of the multi-process path on one GPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
-TP=$(nvidia-smi -L | wc -l)
-if [[ "${1:-}" == "--tp" ]]; then TP=$2; shift 2; fi
+# --tp N (or --tp=N) anywhere among the arguments; the rest go to tp_bench.py as given
+TP=""
+ARGS=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --tp) [ $# -ge 2 ] || { echo "run_tp.sh: --tp needs a value" >&2; exit 2; }; TP=$2; shift 2 ;;
+    --tp=*) TP=${1#--tp=}; shift ;;
+    *) ARGS+=("$1"); shift ;;
+    esac
+done
+if [ -n "$TP" ] && ! [[ "$TP" =~ ^[1-9][0-9]*$ ]]; then echo "run_tp.sh: --tp $TP: a whole number >= 1" >&2; exit 2; fi
+[ -n "$TP" ] || TP=$(nvidia-smi -L | wc -l)
+set -- ${ARGS[@]+"${ARGS[@]}"}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # No worker may outlive this script: when an outer `timeout` stopped it once, the inner timeout's own
 # process group kept two workers queueing GEMMs on both GPUs, and the next run measured half speed.

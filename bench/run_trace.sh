@@ -12,14 +12,20 @@ cd "$(dirname "$0")/.." || exit 2
 export PATH="$PATH:/usr/local/cuda/bin"
 TP=2
 SUFFIX=""
+POS=()
 while [ $# -gt 0 ]; do
     case "$1" in
-    --tp) TP=$2; shift 2 ;;
-    --suffix) SUFFIX=$2; shift 2 ;;
-    *) break ;;
+    --tp) TP=${2:-}; shift 2 || shift ;;
+    --suffix) SUFFIX=${2-}; shift 2 || shift ;;
+    --*) echo "run_trace.sh: unknown flag '$1' (use --tp N, --suffix S, then M N K)" >&2; exit 2 ;;
+    *) POS+=("$1"); shift ;;
     esac
 done
-M=${1:-16384} N=${2:-10240} K=${3:-8192}
+[ ${#POS[@]} -le 3 ] || { echo "run_trace.sh: at most M N K after the flags, got: ${POS[*]}" >&2; exit 2; }
+M=${POS[0]:-16384} N=${POS[1]:-10240} K=${POS[2]:-8192}
+for v in "$TP" "$M" "$N" "$K"; do
+    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "run_trace.sh: '$v' is not a whole number >= 1 (--tp N, M N K)" >&2; exit 2; }
+done
 OUT=${OUT:-build/trace-out}
 mkdir -p "$OUT/json"
 rm -f "$OUT/summary.txt"

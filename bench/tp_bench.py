@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 import report_tp  # noqa: E402
 import tp_records as R  # noqa: E402
 import tp_numerics  # noqa: E402
+import tp_options  # noqa: E402
 import tp_windows as W  # noqa: E402
 import tpgemm_lib  # noqa: E402
 
@@ -458,6 +459,16 @@ def main():
     if args.tokens < 0 or args.tokens % world:
         p.error(f"--tokens {args.tokens}: a positive multiple of tp = {world} (every rank owns M / tp rows of A or D), "
                 "or 0 for the shapes' own M")
+    lib = tpgemm_lib.Lib()
+
+    def has_config(name):
+        try:
+            return lib.config(name=name, tp=world, dtype=R.lib_dtype(args.dtype)) >= 0
+        except tpgemm_lib.TpgError:
+            return False
+    problems = tp_options.option_errors(args, world, has_config)
+    if problems:
+        p.error("; ".join(problems))
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
         import faulthandler
@@ -496,7 +507,6 @@ def main():
         COLL.all_gather_into_tensor(out, t)
         return bytes(out.cpu().tolist())
 
-    lib = tpgemm_lib.Lib()
     progress(rank, "tpg_ctx_create_rank")
     ctx = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device)
     ctx_nccl, nccl_error = None, None

@@ -346,7 +346,15 @@ def test_the_table_text_says_how_the_sustained_windows_ran():
                                           (["--bogus"], "--bogus"),
                                           (["--configs", "nope_tp1"], "--configs 'nope_tp1' selects no"),
                                           (["--configs", "ag_rota_fp16_wide_tp1", "--dtype", "bf16"],
-                                           "selects no TP = 1 config of the chosen dtype")])
+                                           "selects no TP = 1 config of the chosen dtype"),
+                                          (["--configs", ","], "--configs ',' names no config"),
+                                          (["--out"], "--out '--dry-run': unknown flag, or a flag whose value"),
+                                          (["--dtype=fp16"], "not --dtype=fp16"),
+                                          (["--seed", "1e3"], "--seed '1e3'"),
+                                          (["--seed", "-1"], "--seed '-1'"),
+                                          (["--seed", "18446744073709551616"], "--seed '18446744073709551616'"),
+                                          (["--device", "0x3"], "--device '0x3'"),
+                                          (["--device", "64"], "--device '64'")])
 def test_usage_errors_exit_2(bench_bin, args, needle):
     res = subprocess.run([bench_bin, *args, "--dry-run"], capture_output=True, text=True)
     assert res.returncode == 2 and needle in res.stderr

@@ -487,3 +487,33 @@ def test_cli_ab_without_a_gpu_reports_the_failed_runs(tpgemm, tmp_path):
     assert res.returncode == 1, res.stdout + res.stderr
     assert "ag_rota_bf16_wide_tp1" in res.stdout and "nan" in res.stdout
     assert (tmp_path / "cli_ab.log").read_text().split() == ["1", "64x64x64", "ag_rota_bf16_wide_tp1", "nan"]
+
+
+@pytest.mark.parametrize("args, needle", [(["--alpha=0x10"], "--alpha expects a finite number, got '0x10'"),
+                                          (["--alpha", " 1"], "--alpha expects a finite number, got ' 1'"),
+                                          (["--alpha", "\n1"], "--alpha expects a finite number"),
+                                          (["--alpha", "1e-60"], "below a float's smallest normal value"),
+                                          (["--alpha", "4e38"], "--alpha expects a finite number, got '4e38'"),
+                                          (["--config", "--json"], "--config expects a value, got the option '--json'"),
+                                          (["--iterations", "2000000000"], "of at most 1000000000")])
+def test_values_the_cli_refuses(tpgemm, args, needle):
+    r = run(tpgemm, *args, "--dry-run")
+    assert r.returncode == 2 and needle in r.stderr and r.stdout == "", (r.returncode, r.stderr)
+
+
+def test_values_the_cli_takes(tpgemm):
+    """A float's whole range, negatives after a space (one dash: not an option), and 0."""
+    for args in (["--alpha", "3.3e38"], ["--alpha", "-2.5"], ["--beta", "-1"], ["--beta", "0"], ["--alpha=1e-30"]):
+        r = run(tpgemm, *args, "--dry-run", "--json")
+        assert r.returncode == 0, (args, r.stderr)
+
+
+def test_a_model_plan_says_per_layer_what_overlap_and_copy_pieces_changed(tpgemm):
+    """--overlap-barriers and --copy-chunks apply to the layers whose kernel and schedule have barriers / copies; the
+    text plan names them per layer (the JSON has them in each layer's plan)."""
+    r = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--overlap-barriers", "--copy-chunks", "2", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[2:]}
+    assert rows["qkv"].endswith("barriers beside, copies in 2 pieces") and rows["down"].endswith("barriers beside")
+    plain = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--dry-run").stdout.splitlines()
+    assert plain[1].endswith("modes") and all(line.endswith(" -") for line in plain[2:]), plain

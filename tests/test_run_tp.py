@@ -23,7 +23,7 @@ exec "$REAL_PYTHON" "$@"
 
 def stub_bin(tmp_path):
     b = tmp_path / "bin"
-    b.mkdir()
+    b.mkdir(exist_ok=True)
     for name, text in {"python3": FAKE_PYTHON, "nvidia-smi": "#!/bin/sh\necho GPU 0\necho GPU 1\n",
                        "ninja": "#!/bin/sh\nexit 0\n"}.items():
         (b / name).write_text(text)
@@ -31,12 +31,12 @@ def stub_bin(tmp_path):
     return b
 
 
-def run_tp(tmp_path, out, **env):
+def run_tp(tmp_path, out, args=("--tp", "2", "--tokens", "512"), **env):
     import sys
     e = dict(os.environ, PATH=f"{stub_bin(tmp_path)}:{os.environ['PATH']}", OUT=str(out), REAL_PYTHON=sys.executable,
              **env)
-    return subprocess.run(["bash", str(ROOT / "bench/run_tp.sh"), "--tp", "2", "--tokens", "512"], env=e,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(["bash", str(ROOT / "bench/run_tp.sh"), *args], env=e, capture_output=True, text=True,
+                          timeout=60)
 
 
 @pytest.fixture
@@ -74,3 +74,15 @@ def test_a_run_that_named_nothing_fails_and_keeps_its_log(tmp_path):
     r = run_tp(tmp_path, out, FAKE_STEM="", FAKE_RC="3")
     assert r.returncode == 3 and "stopped before naming its results" in r.stderr
     assert (out / "tp2_run.log").exists()
+
+
+def test_tp_anywhere_in_the_arguments_and_never_passed_on(tmp_path, record):
+    for args in (("--tokens", "512", "--tp", "2"), ("--tokens", "512", "--tp=2")):
+        out = tmp_path / f"out{len(args)}"
+        r = run_tp(tmp_path, out, args=args, FAKE_STEM="tp2_m512", FAKE_WRITE=str(record))
+        assert r.returncode == 0, r.stderr
+        log = (out / "tp2_m512_run.log").read_text()
+        assert "--nproc_per_node=2 bench/tp_bench.py --tokens 512" in log and "--tp" not in log.split("tp_bench.py")[1]
+    for bad in (("--tp", "x"), ("--tp", "0"), ("--tokens", "512", "--tp")):
+        r = run_tp(tmp_path, tmp_path / "bad", args=bad)
+        assert r.returncode == 2 and "run_tp.sh: --tp" in r.stderr, (bad, r.stderr)

@@ -284,3 +284,18 @@ def test_sustained_windows_last_their_seconds_for_short_calls():
     assert report_tp.shortest_window(recs) == 0.97
     assert "over windows of ≥ 0.97 s" in report_tp.render(recs, 2)
     assert "over sustained windows" in report_tp.render([dict(recs[1], windows={})], 2)
+
+
+def test_report_tp_refuses_unreadable_input_without_touching_benchmarks(tmp_path):
+    bench = tmp_path / "BENCHMARKS.md"
+    bench.write_text("# Benchmarks\n")
+    for content in (None, "{not json", '{"a": 1}'):
+        path = tmp_path / "tp2.json"
+        if content is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(content)
+        with pytest.raises(SystemExit) as e:
+            report_tp.main([str(path), "--benchmarks", str(bench)])
+        assert e.value.code == 2, content
+    assert bench.read_text() == "# Benchmarks\n"

@@ -11,7 +11,8 @@
 #        pytest, the local GEMM and a smoke run of the TP benchmark's multi-process path (run_tp.sh
 #        --share-device; TP_ARGS default "$SHARED_TP_ARGS": tpN_shared.json, no measurement); the seed f16acc run
 #        and tune need N GPUs and are skipped
-#        steps: build, tier2, sanitizers, pytest, bench_pytest (one GPU only: torch, no GPU), local_gemm, tp, tune;
+#        steps: build, seed_f16acc, tier2, sanitizers, pytest, bench_pytest (one GPU only: torch, no GPU), local_gemm,
+#        tp, tune; --skip may be given more than once (the lists add up);
 #        together they need more than one call, so the later ones run only while time is left (RUN_ALL_BUDGET_S,
 #        default 540 s): skip what you do not need
 # Output in $OUT (the device tool brings back at most 8 files): tier2.json, local_gemm.json, tp2.json, summary.txt
@@ -21,12 +22,21 @@ cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/local/cuda/bin"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 
+STEPS=build,seed_f16acc,tier2,sanitizers,pytest,bench_pytest,local_gemm,tp,tune
 SKIP=","
 TP=2
 SHARE=()
 while [ $# -gt 0 ]; do
     case "$1" in
-    --skip) SKIP=",${2:-},"; shift ;;
+    --skip)
+        for s in ${2//,/ }; do
+            case ",$STEPS," in
+            *",$s,"*) ;;
+            *) echo "run_all.sh: --skip $s: no such step (steps: $STEPS)" >&2; exit 2 ;;
+            esac
+        done
+        [ -n "${2:-}" ] || { echo "run_all.sh: --skip needs STEP,..." >&2; exit 2; }
+        SKIP="$SKIP${2},"; shift ;;
     --tp) TP="${2:-}"; shift ;;
     --share-device) SHARE=(--share-device) ;;
     *) echo "run_all.sh: unknown argument '$1' (use --skip STEP,..., --tp N and --share-device)" >&2; exit 2 ;;

@@ -43,6 +43,10 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$TP" in 2 | 4 | 8) ;; *) echo "run_sanitizers.sh: --tp must be 2, 4 or 8, got '$TP'" >&2; exit 2 ;; esac
+if ! [[ "$JOBS" =~ ^[1-9][0-9]*$ ]]; then
+    echo "run_sanitizers.sh: --jobs must be a whole number >= 1, got '$JOBS'" >&2
+    exit 2
+fi
 command -v compute-sanitizer >/dev/null || { echo "run_sanitizers.sh: compute-sanitizer not on PATH" >&2; exit 1; }
 export OUT="${OUT:-$PWD/build/sanitizers}"
 TPGEMM="${TPGEMM:-build/tpgemm}"

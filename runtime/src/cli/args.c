@@ -3,7 +3,9 @@
 
 #include "copy_chunks.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,7 +144,8 @@ static int parse_f64(const char *s, double *out) {
     errno = 0;
     char *end = NULL;
     double v = strtod(s, &end);
-    if (errno || !end || *end || !isfinite(v) || (s[0] == ' ' || s[0] == '\t')) return -1;
+    /* decimal only: strtod also takes hex floats ("0x10"), "inf" / "nan" and leading white space */
+    if (errno || !end || *end || !isfinite(v) || isspace((unsigned char)s[0]) || strpbrk(s, "xX")) return -1;
     *out = v;
     return 0;
 }
@@ -231,17 +234,20 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
     }
     case F_INTPOS:
         if (parse_i64(v, 1, 1000000000, &i))
-            return fail(msg, cap, "tpgemm: %s expects a positive integer, got '%s'", name, v);
+            return fail(msg, cap, "tpgemm: %s expects a positive integer of at most 1000000000, got '%s'", name, v);
         a->iterations = (int)i;
         return 0;
     case F_I64NONNEG:
         if (parse_i64(v, 0, 1000000000, &i))
-            return fail(msg, cap, "tpgemm: %s expects a non-negative integer, got '%s'", name, v);
+            return fail(msg, cap, "tpgemm: %s expects a non-negative integer of at most 1000000000, got '%s'", name, v);
         a->warmup = (int)i;
         return 0;
     case F_F32:
-        if (parse_f64(v, &d) || fabs(d) > 3.0e38)
+        if (parse_f64(v, &d) || fabs(d) > FLT_MAX)
             return fail(msg, cap, "tpgemm: %s expects a finite number, got '%s'", name, v);
+        if (d != 0.0 && fabs(d) < FLT_MIN)
+            return fail(msg, cap, "tpgemm: %s = %s is below a float's smallest normal value (%g): it would run as a "
+                        "denormal or 0", name, v, (double)FLT_MIN);
         if (!strcmp(name, "--alpha")) a->alpha = (float)d;
         else if (!strcmp(name, "--beta")) a->beta = (float)d;
         else if (!strcmp(name, "--scale-a")) a->scale_a = (float)d, a->scale_set = 1;
@@ -317,6 +323,8 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
             v = eq + 1;
         } else {
             if (i + 1 >= argc) return fail(msg, cap, "tpgemm: %s expects a value", f->name);
+            if (!strncmp(argv[i + 1], "--", 2)) /* the next option, not this one's value (negatives have one -) */
+                return fail(msg, cap, "tpgemm: %s expects a value, got the option '%s'", f->name, argv[i + 1]);
             v = argv[++i];
         }
         int rc = apply_value(f, v, a, msg, cap);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../copy_plan.h"
 #include "../json.h"
 #include "../plan.h"
 #include "../shapes.h"
@@ -93,6 +94,17 @@ static int config_width(const layer_job *jobs, int n) {
     return w;
 }
 
+/* What --overlap-barriers / --copy-chunks changed for this layer (a layer whose kernel or schedule has no barriers
+ * or copies keeps its plain graph): "-" when nothing. */
+static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, char *buf, size_t cap) {
+    const int overlap = (tpg_cli_plan_modes(a, c) & TPG_PLAN_OVERLAP) != 0;
+    const int pieces = a->copy_chunks > 1 && tpg_schedule_copies(c->schedule) ? a->copy_chunks : 0;
+    if (overlap && pieces) snprintf(buf, cap, "barriers beside, copies in %d pieces", pieces);
+    else if (pieces) snprintf(buf, cap, "copies in %d pieces", pieces);
+    else snprintf(buf, cap, "%s", overlap ? "barriers beside" : "-");
+    return buf;
+}
+
 static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job *jobs, int n) {
     if (a->json) {
         fprintf(f, "{\"model\": ");
@@ -111,19 +123,19 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
     }
     const int w = config_width(jobs, n);
     fprintf(f, "Model: %s, tp %d, %s, %d layers (plan)\n", a->model, tp, tpg_dtype_name(a->dtype), n);
-    fprintf(f, "%-9s %-14s %7s %7s %7s  %-*s %-12s %-20s %12s %12s\n", "layer", "op", "M", "N", "K", w, "config",
-            "tile", "stage GEMM", "moved/dev MB", "GFLOP/dev");
+    fprintf(f, "%-9s %-14s %7s %7s %7s  %-*s %-12s %-20s %12s %12s  %s\n", "layer", "op", "M", "N", "K", w, "config",
+            "tile", "stage GEMM", "moved/dev MB", "GFLOP/dev", "modes");
     for (int i = 0; i < n; i++) {
         const layer_job *j = &jobs[i];
         const tpg_config_desc *c = &tpg_configs[j->row.config];
         tpg_plan_shape ps;
-        char tile[32], stage[48];
+        char tile[32], stage[48], modes[48];
         if (tpg_plan_compute(c, j->m, j->row.n, j->row.k, 1, a->copy_chunks, &ps) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c->kernel->bm, c->kernel->bn, c->kernel->bk);
         snprintf(stage, sizeof stage, "%" PRId64 "x%" PRId64 "x%" PRId64, ps.stage_m, ps.stage_n, ps.stage_k);
-        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-12s %-20s %12.1f %12.1f\n", j->row.layer,
-                op_name(c), j->m, j->row.n, j->row.k, w, c->name, tile, stage, ps.moved_bytes / 1e6,
-                ps.flops_per_device / 1e9);
+        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-12s %-20s %12.1f %12.1f  %s\n",
+                j->row.layer, op_name(c), j->m, j->row.n, j->row.k, w, c->name, tile, stage, ps.moved_bytes / 1e6,
+                ps.flops_per_device / 1e9, layer_modes(a, c, modes, sizeof modes));
     }
 }
 
@@ -143,16 +155,18 @@ static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_jo
     }
     const int w = config_width(jobs, n);
     fprintf(f, "Model: %s, tp %d, %s\n", a->model, tp, tpg_dtype_name(a->dtype));
-    fprintf(f, "%-9s %-14s %7s %7s %7s  %-*s %-8s %10s %16s\n", "layer", "op", "M", "N", "K", w, "config", "check",
-            "ms", "TFLOP/s per GPU");
+    fprintf(f, "%-9s %-14s %7s %7s %7s  %-*s %-8s %10s %16s  %s\n", "layer", "op", "M", "N", "K", w, "config",
+            "check", "ms", "TFLOP/s per GPU", "modes");
     for (int i = 0; i < n; i++) {
         const layer_job *j = &jobs[i];
         const tpg_cli_result *r = &j->res;
         const char *check = r->check == TPG_CHECK_PASSED ? "passed" : r->check == TPG_CHECK_FAILED ? "FAILED"
                             : r->check == TPG_CHECK_NOT_RUN ? "not run" : "skipped";
-        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-8s %10.4f %16.1f\n", j->row.layer,
-                op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, w, r->config, r->exit_code > 1 ? "error" : check,
-                r->avg_ms, r->tflops_per_gpu);
+        char modes[48];
+        fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-8s %10.4f %16.1f  %s\n", j->row.layer,
+                op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, w, r->config,
+                r->exit_code > 1 ? "error" : check, r->avg_ms, r->tflops_per_gpu,
+                layer_modes(a, &tpg_configs[j->row.config], modes, sizeof modes));
     }
     if (a->share_device) fprintf(f, "(ranks shared a GPU: the times are not TP figures)\n");
 }
