@@ -8,10 +8,12 @@ and the kernel schema at run time (clusters it supports, enum fields such as a r
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import yaml
 
@@ -90,6 +92,7 @@ def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> l
 # 2026-12-01), not yet at the tuner's tiles; f32 partials are a numerics choice (README: run by name only), not
 # a speed knob, and measured 1.5-21% slower (docs/PERF_NOTES.md 17:43Z).
 UNVERIFIED = {"consumer_mode": ("cooperative_n",), "partials": ("f32",)}
+RASTER_GROUP_DEFAULT = C.KERNEL.fields["raster_group"].default
 
 
 def extra_knobs(opt_in: bool = False) -> dict[str, tuple]:
@@ -175,12 +178,20 @@ def enumerate_candidates(dtype: str, tiles=TILES, stages=STAGES, extra: dict | N
     combos = itertools.product(tiles, stages, consumers, clusters,
                                itertools.product(*[[(f, v) for v in vals] for f, vals in extra.items()]))
     out, seen = [], set()
-    for entry in list(must) + [_entry(dtype, *c) for c in combos]:
+    for entry in list(must) + [_entry(dtype, *c) for c in combos if not _idle_knob(c[4])]:
         kernel, errors = resolve(entry)
         if kernel and kernel not in seen:
             seen.add(kernel)
             out += [Candidate(entry, kernel, route) for route in routes]  # pushing first: it wins ties
     return out
+
+
+def _idle_knob(extra: tuple) -> bool:
+    """Whether a combination sets a knob its other knobs make idle: the Hilbert walk reads a table, never the
+    grouped raster's TPG_GROUP_M (scheduler.cuh), so with raster: hilbert only raster_group's default is a candidate
+    (the others would build and profile the same kernel under other names)."""
+    knobs = dict(extra)
+    return knobs.get("raster") == "hilbert" and knobs.get("raster_group", RASTER_GROUP_DEFAULT) != RASTER_GROUP_DEFAULT
 
 
 def config_name(shape: Shape, cand: Candidate) -> str:
@@ -208,22 +219,45 @@ def job_key(shape: Shape, cand: Candidate) -> str:
     return f"{shape.key}|{cand.kernel}" + ("" if cand.route == "push" else f"|{cand.route}")
 
 
-def load_state(lines: list[str]) -> dict[tuple[str, str], dict]:
+# The sources whose change makes every earlier measurement stale: the kernels, the runtime, the generator.
+FINGERPRINTED = ("templates", "runtime/src", "runtime/include", "generator")
+# The exit status of a run that failed for a reason of the moment (build/tpgemm's "another CUDA or runtime failure":
+# out of memory beside another process, say): such a pair is profiled again by the next run.
+RETRIED_EXIT = 5
+
+
+def sources_fingerprint(root: Path) -> str:
+    """A hash of FINGERPRINTED's files under root: state records carry it, and a record of other sources is stale."""
+    h = hashlib.sha256()
+    for top in FINGERPRINTED:
+        for f in sorted(p for p in (root / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def load_state(lines: list[str], sources: str | None = None) -> dict[tuple[str, str], dict]:
     """(job key, phase) -> the last record of the JSON-lines state ('profile' or 'verify'); torn or
-    foreign lines (an interrupted write) are skipped."""
+    foreign lines (an interrupted write) are skipped, and with `sources` the records of other sources
+    (sources_fingerprint) too."""
     state = {}
     for line in lines:
         try:
             rec = json.loads(line)
-            state[rec["key"], rec["phase"]] = rec
-        except (ValueError, KeyError, TypeError):
+            if sources is None or rec.get("sources") == sources:
+                state[rec["key"], rec["phase"]] = rec
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
     return state
 
 
 def pending(shapes: list[Shape], cands: list[Candidate], state: dict) -> list[tuple[Shape, Candidate]]:
-    """The (shape, candidate) pairs not profiled yet, in a stable order."""
-    return [(s, c) for s in shapes for c in cands if applies(s, c) and (job_key(s, c), "profile") not in state]
+    """The (shape, candidate) pairs not profiled yet, or whose last run failed for a reason of the moment
+    (RETRIED_EXIT), in a stable order. Every other result is final: a check that failed, a shape the candidate
+    cannot run, a timeout or a spill says something about the candidate."""
+    def done(s, c):
+        rec = state.get((job_key(s, c), "profile"))
+        return rec is not None and rec.get("exit_code") != RETRIED_EXIT
+    return [(s, c) for s in shapes for c in cands if applies(s, c) and not done(s, c)]
 
 
 def ranked(shape: Shape, cands: list[Candidate], state: dict) -> list[tuple[float, Candidate]]:

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import models, plan, render, tune, tune_report, write
+from . import models, plan, ptxas, render, tune, tune_report, write
 from .config import MAX_TP, ConfigError, ce_partials_at, config_kernel
 from .kernels import DTYPE_SIZE
 from .schedules import SCHEDULES
@@ -28,14 +28,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", type=int, help="M of the preset's GEMMs (default: the preset's)")
     p.add_argument("--shape", help="M,N,K of one GEMM (with --schedule) instead of --model")
     p.add_argument("--schedule", choices=sorted(SCHEDULES), help="schedule of --shape")
-    p.add_argument("--dtype", default="bf16", choices=sorted(DTYPE_SIZE), help="operand type of --shape (default bf16)")
+    p.add_argument("--dtype", choices=sorted(DTYPE_SIZE),
+                   help="operand type of --shape (default bf16); with --model only the preset's own")
     p.add_argument("--tp", type=int, required=True, choices=range(1, MAX_TP + 1), metavar=f"1..{MAX_TP}",
                    help="TP degree")
     p.add_argument("--config", default=str(ROOT / "schedules.yaml"), help="schedules.yaml with the presets")
     p.add_argument("--out", help="tuned YAML (default tuned/<tag>.yaml beside --config)")
     p.add_argument("--work", help="build tree and state (default build/tune/<tag>)")
-    p.add_argument("--iterations", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--iterations", type=int, default=50, help="timed calls per candidate run (>= 1)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed calls before them (>= 0)")
+    p.add_argument("--run-timeout-s", type=float, default=300.0,
+                   help="wall-clock bound on one candidate run (default 300): past it the run counts as failed")
     p.add_argument("--knob", action="append", default=[], metavar="FIELD=V1,V2",
                    help="keep only these values of a knob: tile (128x256x64), stages (3, 4, auto), consumers, "
                         "cluster (1x1, 2x1, 1x2), a schema enum (raster_group=4,8; consumer_mode) or "
@@ -52,16 +55,22 @@ def _shapes(args, doc: dict) -> tuple[list[tune.Shape], str]:
         if preset is None:
             raise SystemExit(f"tune: unknown model {args.model!r}; presets: "
                              + ", ".join(p["name"] for p in doc["models"]))
+        if args.dtype and args.dtype != preset["dtype"]:
+            raise SystemExit(f"tune: --dtype {args.dtype}: {args.model}'s layers are {preset['dtype']} (its preset's "
+                             "dtype); tune another dtype's GEMMs with --shape")
         # a run at another M writes a file of its own: its choices hold for that M (models.tuned_key)
         at = f"_m{args.tokens}" if args.tokens and args.tokens != preset["tokens"] else ""
         return tune.model_shapes(doc, args.model, args.tp, args.tokens), f"{args.model}_tp{args.tp}{at}"
     if not (args.shape and args.schedule):
         raise SystemExit("tune: give --model NAME, or --shape M,N,K with --schedule")
+    if args.tokens is not None:
+        raise SystemExit("tune: --tokens sets a preset's M; with --shape, M is its first extent")
     m, n, k = _extents(args.shape)
-    short = SCHEDULES[args.schedule]["short"]
-    # a letter first: the tag prefixes kernel names, which must be identifiers
-    return ([tune.Shape("", "", m, n, k, args.schedule, args.tp, args.dtype)],
-            f"shape_{m}x{n}x{k}_{short}_tp{args.tp}")
+    short, dtype = SCHEDULES[args.schedule]["short"], args.dtype or "bf16"
+    # a letter first: the tag prefixes kernel names, which must be identifiers; the dtype in it, so that tuning
+    # one shape in two dtypes writes two files
+    return ([tune.Shape("", "", m, n, k, args.schedule, args.tp, dtype)],
+            f"shape_{m}x{n}x{k}_{short}_{dtype}_tp{args.tp}")
 
 
 def _extents(text: str) -> tuple[int, int, int]:
@@ -145,21 +154,47 @@ def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
 # build/tpgemm's exit status for "not enough Hopper GPUs / no peer access" (README): the machine, not the
 # candidate, failed, so the run is neither recorded nor counted as done.
 ENVIRONMENT_EXIT = 3
+# The exit status recorded for a candidate whose kernel spills registers or serializes wgmma (never run).
+SPILL_EXIT = 6
+
+
+def _spilling(work: Path, shapes, todo) -> list[tuple]:
+    """(shape, candidate, why) for each pending pair whose kernel's ptxas report (the candidate build's) shows a spill
+    or serialized wgmma; a kernel without a report is left to run."""
+    out, seen = [], {}
+    for s, c in todo:
+        if c.kernel not in seen:
+            report = work / "obj" / "kernels" / f"{c.kernel}.o.ptxas.txt"
+            lines = ptxas.problems(report.read_text()) if report.exists() else []
+            seen[c.kernel] = f"ptxas: {lines[0]}" if lines else None
+        if seen[c.kernel]:
+            out.append((s, c, seen[c.kernel]))
+    return out
+
+
+# The exit status a run past --run-timeout-s is recorded with (timeout(1)'s).
+RUN_TIMEOUT_EXIT = 124
 
 
 def profile(runner, exe: Path, s: tune.Shape, c: tune.Candidate, args, check: bool) -> dict:
-    """One run of build/tpgemm as a state record (phase 'verify' when checked)."""
+    """One run of build/tpgemm as a state record (phase 'verify' when checked); a run past args.run_timeout_s is
+    stopped and recorded with RUN_TIMEOUT_EXIT."""
     cmd = [str(exe), "--config", f"{tune.config_name(s, c)}_tp{s.tp}", "--m", str(s.m), "--n", str(s.n),
            "--k", str(s.k), "--json", "--check" if check else "--no-check",
            "--iterations", str(args.iterations), "--warmup-iterations", str(args.warmup)]
-    r = runner(cmd, capture_output=True, text=True)
     try:
-        out = json.loads(r.stdout)
+        r = runner(cmd, capture_output=True, text=True, timeout=args.run_timeout_s)
+        rc, stdout, stderr = r.returncode, r.stdout, r.stderr
+    except subprocess.TimeoutExpired:
+        rc, stdout, stderr = RUN_TIMEOUT_EXIT, "", f"stopped after --run-timeout-s {args.run_timeout_s:g} s"
+    try:
+        out = json.loads(stdout)
     except ValueError:
-        out = {"error": (r.stderr or r.stdout).strip()[-500:]}
+        out = {}
+    error = out.get("error") or (None if rc == 0 else (stderr or stdout or "").strip()[-500:] or None)
     return {"key": tune.job_key(s, c), "phase": "verify" if check else "profile", "shape": s.key,
-            "candidate": c.name, "exit_code": r.returncode, "avg_ms": out.get("avg_ms"),
-            "tflops_per_gpu": out.get("tflops_per_gpu"), "check": out.get("check"), "error": out.get("error")}
+            "candidate": c.name, "exit_code": rc, "avg_ms": out.get("avg_ms"),
+            "tflops_per_gpu": out.get("tflops_per_gpu"), "check": out.get("check"), "error": error}
 
 
 class Progress:
@@ -178,10 +213,49 @@ class Progress:
         self.stream.flush()
 
 
+def _work_dir(args, tag: str) -> Path:
+    """The build tree and state: absolute (ninja runs in the repository's root), and a path ninja can spell."""
+    work = (Path(args.work) if args.work else ROOT / "build" / "tune" / tag).resolve()
+    if re.search(r"[\s$:#]", str(work)):
+        raise SystemExit(f"tune: --work {work}: a path without spaces, '$', ':' or '#' (ninja's build files name it)")
+    return work
+
+
+def _gpus_visible(runner) -> int:
+    """How many GPUs nvidia-smi lists (0 when it is missing or fails): checked before the candidates are built."""
+    try:
+        r = runner(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(line.startswith("GPU ") for line in r.stdout.splitlines()) if r.returncode == 0 else 0
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """path's new text in one rename: a torn tuned file would stop every later ninja (schedules.yaml includes it)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _failures(shapes, cands, state) -> list[str]:
+    """One line per exit status the profiled runs failed with: how many, and the first one's message."""
+    by_rc: dict[int, list[dict]] = {}
+    for sh in shapes:
+        for c in cands:
+            rec = state.get((tune.job_key(sh, c), "profile"))
+            if rec and rec.get("exit_code") not in (0, None):
+                by_rc.setdefault(rec["exit_code"], []).append(rec)
+    return [f"{len(recs)} run(s) exit {rc}, e.g. {recs[0]['candidate']}: {recs[0].get('error') or '-'}"
+            for rc, recs in sorted(by_rc.items())]
+
+
 def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.monotonic) -> int:
     args = _parser().parse_args(argv)
     if args.tokens is not None and args.tokens < 1:
         _parser().error(f"--tokens {args.tokens}: give a positive M")
+    if args.iterations < 1 or args.warmup < 0 or not args.run_timeout_s > 0:
+        _parser().error(f"--iterations {args.iterations} (>= 1), --warmup {args.warmup} (>= 0), --run-timeout-s "
+                        f"{args.run_timeout_s:g} (> 0): one of them is out of range")
     try:
         doc = models.load(args.config)
     except ConfigError as e:
@@ -202,20 +276,35 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                                       consumers=base["consumers"], clusters=base["cluster"],
                                       pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
-    work = Path(args.work) if args.work else ROOT / "build" / "tune" / tag
+    work = _work_dir(args, tag)
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
-    state = tune.load_state(state_path.read_text().splitlines() if state_path.exists() else [])
+    sources = tune.sources_fingerprint(ROOT)
+    lines = state_path.read_text().splitlines() if state_path.exists() else []
+    state = tune.load_state(lines, sources)
+    if len(state) < len(tune.load_state(lines)):
+        print(f"tune: {state_path} holds results of other kernel or runtime sources: profiling anew", file=stream)
     todo = tune.pending(shapes, cands, state)
     jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
           f"({jobs - len(todo)} done in {state_path})", file=stream)
+    need = max(s.tp for s in shapes)
+    if todo and _gpus_visible(runner) < need:
+        print(f"tune: the candidates run on {need} GPU(s) and nvidia-smi lists fewer: nothing built (run the tuner "
+              "on the GPU machine)", file=stream)
+        return ENVIRONMENT_EXIT
     exe = build_tree(work, shapes, cands, runner, args.jobs)
 
     def record(rec: dict) -> None:
+        rec = dict(rec, sources=sources)
         with open(state_path, "a", encoding="utf-8") as fh:  # appended before use: a kill loses nothing
             fh.write(json.dumps(rec) + "\n")
         state[rec["key"], rec["phase"]] = rec
+
+    for s, c, why in _spilling(work, shapes, todo):  # profiled as failed, never run: a spill makes a kernel slow
+        record({"key": tune.job_key(s, c), "phase": "profile", "shape": s.key, "candidate": c.name,
+                "exit_code": SPILL_EXIT, "avg_ms": None, "tflops_per_gpu": None, "check": None, "error": why})
+    todo = tune.pending(shapes, cands, state)
 
     def machine_failed(rec: dict) -> bool:
         """True (and says so) when the run says nothing about the candidate: keep it pending."""
@@ -253,9 +342,18 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     out = Path(args.out) if args.out else Path(args.config).parent / "tuned" / f"{tag}.yaml"
     if winners:  # an empty file would still be included by schedules.yaml and regenerate nothing useful
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)))
+        _atomic_write(out, tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)))
+    elif out.exists():
+        print(f"tune: no winner, so {out} (an earlier run's) still holds; delete it to go back to the default "
+              "configs", file=stream)
+    failures = _failures(shapes, cands, state)
+    for line in failures:
+        print(f"tune: {line}", file=stream)
+    if failures:
+        print(f"tune: failed runs count as done (exit {tune.RETRIED_EXIT}, a runtime failure, runs again next time); "
+              f"all run again once the kernel or runtime sources change, or delete {state_path}", file=stream)
     title = f"tune {tag} ({shapes[0].dtype})"
-    (work / "report.md").write_text(tune_report.markdown(title, rows))
+    (work / "report.md").write_text(tune_report.markdown(title, rows, failures))
     png = tune_report.plot(title, rows, work / "report.png")
     print(f"tune: {len(winners)}/{len(shapes)} winners -> {out if winners else '(no tuned file written)'}; "
           f"report {work / 'report.md'}"

@@ -27,7 +27,7 @@ def _f(v, fmt: str) -> str:
     return format(v, fmt) if v is not None else "-"
 
 
-def markdown(title: str, rows: list[Row]) -> str:
+def markdown(title: str, rows: list[Row], failures: list[str] = ()) -> str:
     lines = [f"# {title}", "",
              "| GEMM | M x N x K | schedule | default | default ms | winner | winner ms | TFLOP/s per GPU "
              "| speedup | candidates |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -35,6 +35,8 @@ def markdown(title: str, rows: list[Row]) -> str:
         lines.append(f"| {r.label} | {r.shape} | {r.schedule} | {r.default or '-'} | {_f(r.default_ms, '.4f')} "
                      f"| {r.winner or '(none passed)'} | {_f(r.winner_ms, '.4f')} | {_f(r.tflops, '.1f')} "
                      f"| {_f(r.speedup, '.3f')}x | {r.candidates} |")
+    if failures:
+        lines += ["", "Failed runs (none of them can win):", ""] + [f"- {line}" for line in failures]
     return "\n".join(lines) + "\n"
 
 

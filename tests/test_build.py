@@ -7,24 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from generator.ptxas import SPILL
+from generator.ptxas import problems as ptxas_problems
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
-
-# ptxas -v lines look like: "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads".
-SPILL = re.compile(r"(\d+) bytes spill (stores|loads)")
-# C7511 / C7515 (wgmma serialized) and any other "serialized" performance warning.
-SERIALIZED = re.compile(r"C7511|C7515|serialized", re.IGNORECASE)
-
-
-def ptxas_problems(text: str) -> list[str]:
-    """The lines of a ptxas -v report that break the no-spill / no-serialization rule."""
-    problems = []
-    for line in text.splitlines():
-        if any(int(n) != 0 for n, _ in SPILL.findall(line)):
-            problems.append(line.strip())
-        elif SERIALIZED.search(line):
-            problems.append(line.strip())
-    return problems
 
 
 def test_ptxas_parser_flags_spills_and_serialization():

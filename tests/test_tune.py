@@ -89,6 +89,8 @@ class FakeRunner:
         self.calls.append(cmd)
         if cmd[0] == "ninja":
             return subprocess.CompletedProcess(cmd, 0, "", "")
+        if cmd[0] == "nvidia-smi":  # the tuner's check before building: eight GPUs
+            return subprocess.CompletedProcess(cmd, 0, "".join(f"GPU {i}: NVIDIA H200\n" for i in range(8)), "")
         config = cmd[cmd.index("--config") + 1]
         bn = int(config.split("x")[1])
         ms = {128: 3.0, 192: 1.0, 256: 2.0}[bn] + (0.5 if "_s3_" in config else 0)
@@ -105,7 +107,7 @@ class PullFasterRunner(FakeRunner):
 
     def __call__(self, cmd, **kw):
         r = super().__call__(cmd, **kw)
-        config = cmd[cmd.index("--config") + 1] if cmd[0] != "ninja" else ""
+        config = cmd[cmd.index("--config") + 1] if "--config" in cmd else ""
         gain = next((ms for tag, ms in self.faster.items() if tag in config), 0.0)
         if gain:
             out = json.loads(r.stdout)
@@ -180,16 +182,32 @@ def test_no_gpu_stops_without_recording_or_writing_a_tuned_file(tmp_path, monkey
     monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: work / "tpgemm")
     calls = []
 
-    def no_gpu(cmd, **kw):  # build/tpgemm on a machine without enough Hopper GPUs exits 3
+    def no_gpu(cmd, **kw):  # nvidia-smi lists two, but build/tpgemm finds too few Hopper GPUs: exit 3
         calls.append(cmd)
+        if cmd[0] == "nvidia-smi":
+            return subprocess.CompletedProcess(cmd, 0, "GPU 0: x\nGPU 1: y\n", "")
         return subprocess.CompletedProcess(cmd, 3, "", "tpgemm: this run needs 2 Hopper (sm_90) GPUs")
 
     rc, err, _ = run_tune(tmp_path, no_gpu)
-    assert rc == 3 and len(calls) == 1, err
+    assert rc == 3 and len(calls) == 2, err
     assert "needs 2 Hopper" in err
     state = tmp_path / "work" / "state.jsonl"
     assert not state.exists() or state.read_text() == ""  # the pair stays pending for the next run
     assert not (tmp_path / "tuned").exists()
+
+
+def test_too_few_gpus_stop_the_run_before_anything_is_built(tmp_path, monkeypatch):
+    built = []
+    monkeypatch.setattr(tune_cli, "build_tree", lambda *a: built.append(a) or a[0] / "tpgemm")
+    for answer in (subprocess.CompletedProcess(["nvidia-smi"], 0, "GPU 0: x\n", ""),  # one GPU for a TP = 2 tune
+                   subprocess.CompletedProcess(["nvidia-smi"], 9, "", "NVIDIA-SMI has failed")):
+        rc, err, _ = run_tune(tmp_path, lambda cmd, **kw: answer)
+        assert rc == 3 and "nvidia-smi lists fewer: nothing built" in err and not built, err
+
+    def missing(cmd, **kw):
+        raise FileNotFoundError(cmd[0])
+    rc, err, _ = run_tune(tmp_path, missing)
+    assert rc == 3 and not built and not (tmp_path / "tuned").exists()
 
 
 def test_verify_on_a_machine_without_gpus_keeps_the_candidate(tmp_path, monkeypatch):
@@ -283,7 +301,7 @@ def test_pull_partials_knob_profiles_reduce_scatter_both_ways(tmp_path, monkeypa
     runner = PullFasterRunner()
     rc, err, cfg = run_tune(tmp_path, runner, "--knob", "pull_partials=false,true")
     assert rc == 0, err
-    configs = [c[c.index("--config") + 1] for c in runner.calls if c[0] != "ninja"]
+    configs = [c[c.index("--config") + 1] for c in runner.calls if "--config" in c]
     pulled = [c for c in configs if "_pull_tp" in c]
     assert pulled and all(c.startswith("rs_") for c in pulled)
     profiled = [c[c.index("--config") + 1] for c in runner.calls if "--no-check" in c]

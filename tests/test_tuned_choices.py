@@ -105,9 +105,9 @@ def test_a_tuned_shape_file_loads_back(tmp_path, monkeypatch):
     monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: work / "tpgemm")
     rc, err = tune(tmp_path, "--shape", "4096,4096,4096", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2",
                    "--knob", "tile=128x256x64", "--knob", "stages=4", "--knob", "cluster=1x1")
-    out = tmp_path / "tuned" / "shape_4096x4096x4096_ag_rota_tp2.yaml"
+    out = tmp_path / "tuned" / "shape_4096x4096x4096_ag_rota_bf16_tp2.yaml"
     assert rc == 0 and out.exists(), err
-    assert all(k["name"].startswith("shape_4096x4096x4096_ag_rota_tp2_") for k in yaml.safe_load(out.read_text())[
+    assert all(k["name"].startswith("shape_4096x4096x4096_ag_rota_bf16_tp2_") for k in yaml.safe_load(out.read_text())[
         "kernels"])
     doc = models.load(str(tmp_path / "schedules.yaml"))
     assert any(t["shape"] == {"m": 4096, "n": 4096, "k": 4096} for t in doc["tuned"])

@@ -134,3 +134,23 @@ def test_cmake_snippet_links_too(vendored, tmp_path):
     r = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"cmake build failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
     run_program(build / "app")
+
+
+def test_vendoring_never_replaces_a_users_files_unasked(tmp_path, capsys):
+    out = tmp_path / "proj"
+    out.mkdir()
+    (out / "Makefile").write_text("all:\n\techo mine\n")
+    assert vendor.main(["--out", str(out)]) == 2
+    assert "Makefile" in capsys.readouterr().err and (out / "Makefile").read_text() == "all:\n\techo mine\n"
+    assert vendor.main(["--out", str(out), "--force"]) == 0 and vendor.MARK in (out / "Makefile").read_text()
+    assert vendor.main(["--out", str(out)]) == 0  # its own files are replaced freely from then on
+
+
+def test_revendoring_removes_what_it_no_longer_writes_and_builds_position_independent(tmp_path):
+    out = tmp_path / "v"
+    assert vendor.main(["--out", str(out), "--cli"]) == 0 and (out / "src" / "cli").is_dir()
+    (out / "notes.txt").write_text("the user's")
+    assert vendor.main(["--out", str(out)]) == 0
+    assert not list((out / "src" / "cli").glob("*.c")) and (out / "notes.txt").read_text() == "the user's"
+    make = (out / "Makefile").read_text()
+    assert "$(CC) -std=c11 -fPIC $(CFLAGS)" in make and "-Xcompiler -fPIC $(NVCCFLAGS)" in make

@@ -1,0 +1,124 @@
+"""The tuner's runs that go wrong (no GPU needed; processes faked): failed runs are final except a runtime failure,
+which runs again; a hung run is stopped; a spilling candidate never runs; results of other sources are stale; the
+tuned file is replaced in one rename and an old one is named when nothing wins; arguments that cannot work are
+refused before anything is built."""
+import io
+import json
+import subprocess
+
+import pytest
+import yaml
+from test_tune import SHAPES, FakeRunner, run_tune
+
+from generator import tune, tune_cli
+
+
+def fake_build(monkeypatch, reports=None):
+    """build_tree replaced: ninja 'runs' through the runner, and `reports` (kernel -> ptxas text) lands in the tree."""
+    def build(work, shapes, cands, runner, jobs):
+        runner(["ninja"])
+        for kernel, text in (reports or {}).items():
+            path = work / "obj" / "kernels" / f"{kernel}.o.ptxas.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return work / "tpgemm"
+    monkeypatch.setattr(tune_cli, "build_tree", build)
+
+
+def records(tmp_path):
+    return [json.loads(line) for line in (tmp_path / "work" / "state.jsonl").read_text().splitlines()]
+
+
+def test_only_a_runtime_failure_runs_again():
+    cands = tune.enumerate_candidates("bf16", extra={})[:4]
+    s = SHAPES[0]
+    state = {(tune.job_key(s, c), "profile"): {"exit_code": rc} for c, rc in zip(cands, (0, 1, 5, 124))}
+    assert [c for _, c in tune.pending([s], cands, state)] == [cands[2]]
+
+
+def test_records_of_other_sources_are_stale(tmp_path):
+    line = json.dumps({"key": "k", "phase": "profile", "exit_code": 0, "sources": "aaaa"})
+    assert tune.load_state([line], "aaaa") and not tune.load_state([line], "bbbb") and tune.load_state([line])
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "k.cuh").write_text("one")
+    first = tune.sources_fingerprint(tmp_path)
+    (tmp_path / "templates" / "k.cuh").write_text("two")
+    assert tune.sources_fingerprint(tmp_path) != first
+
+
+def test_a_hung_run_is_stopped_and_recorded_as_final(tmp_path, monkeypatch):
+    fake_build(monkeypatch)
+    ok = FakeRunner()
+
+    def hangs(cmd, **kw):
+        if "_c_" in " ".join(cmd) and "x192x" in " ".join(cmd):
+            raise subprocess.TimeoutExpired(cmd, kw["timeout"])
+        return ok(cmd, **kw)
+    rc, err, _ = run_tune(tmp_path, hangs, "--run-timeout-s", "7")
+    stopped = [r for r in records(tmp_path) if r["exit_code"] == tune_cli.RUN_TIMEOUT_EXIT]
+    assert stopped and all("stopped after --run-timeout-s 7 s" in r["error"] for r in stopped), err
+    assert f"exit {tune_cli.RUN_TIMEOUT_EXIT}" in err and rc == 0
+    calls = len(ok.calls)
+    run_tune(tmp_path, hangs, "--run-timeout-s", "7")  # nothing left to profile: the stopped runs are final
+    assert len(ok.calls) - calls <= 1 + 4  # nvidia-smi is not asked (no pair pending); at most the verifies
+
+
+def test_a_spilling_candidate_never_runs(tmp_path, monkeypatch):
+    cands = tune.enumerate_candidates("bf16", extra={})
+    spilling = next(c for c in cands if c.entry["tile"]["bn"] == 192)
+    fake_build(monkeypatch, {spilling.kernel: "ptxas info : 0 bytes stack frame, 16 bytes spill stores, 20 bytes "
+                                              "spill loads\n"})
+    runner = FakeRunner()
+    rc, err, _ = run_tune(tmp_path, runner)
+    recs = records(tmp_path)
+    spilled = [r for r in recs if r["exit_code"] == tune_cli.SPILL_EXIT]
+    assert spilled and all(spilling.kernel in r["key"] and "16 bytes spill stores" in r["error"] for r in spilled)
+    ran = {r["candidate"] for r in recs if r["exit_code"] != tune_cli.SPILL_EXIT}
+    assert not ran & {r["candidate"] for r in spilled}, "a spilling kernel ran"
+    assert not any(any(r["candidate"] in x for x in c) for c in runner.calls for r in spilled)
+
+
+def test_the_tuned_file_is_replaced_whole_and_an_old_one_named_when_nothing_wins(tmp_path, monkeypatch):
+    fake_build(monkeypatch)
+    rc, err, cfg = run_tune(tmp_path, FakeRunner())
+    out = tmp_path / "tuned" / "llama3-70b_tp2.yaml"
+    assert rc == 0 and yaml.safe_load(out.read_text())["tuned"] and not list(out.parent.glob(".*.tmp"))
+    (tmp_path / "work" / "state.jsonl").unlink()
+
+    def all_fail(cmd, **kw):
+        return FakeRunner()(cmd, **kw) if cmd[0] in ("ninja", "nvidia-smi") else \
+            subprocess.CompletedProcess(cmd, 2, "", "tpgemm: shape not supported")
+    rc, err, _ = run_tune(tmp_path, all_fail)
+    assert rc == 1 and f"no winner, so {out}" in err and "exit 2, e.g." in err and out.exists(), err
+    assert "tpgemm: shape not supported" in (tmp_path / "work" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--iterations", "0"], "--iterations 0 (>= 1)"),
+    (["--warmup", "-1"], "--warmup -1 (>= 0)"),
+    (["--run-timeout-s", "0"], "--run-timeout-s 0 (> 0)"),
+    (["--dtype", "fp16"], "--dtype fp16: llama3-70b's layers are bf16"),
+])
+def test_arguments_that_cannot_work_are_refused_before_building(tmp_path, monkeypatch, args, needle, capsys):
+    monkeypatch.setattr(tune_cli, "build_tree", lambda *a: pytest.fail("built"))
+    with pytest.raises(SystemExit) as e:
+        run_tune(tmp_path, FakeRunner(), *args)
+    assert e.value.code not in (0, None) and needle in (str(e.value.code) + capsys.readouterr().err)
+
+
+def test_shape_runs_name_their_dtype_and_refuse_tokens(tmp_path, monkeypatch):
+    monkeypatch.setattr(tune_cli, "build_tree", lambda *a: pytest.fail("built"))
+    with pytest.raises(SystemExit, match="--tokens sets a preset's M"):
+        tune_cli.main(["--shape", "4096,4096,4096", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2",
+                       "--tokens", "128"], runner=FakeRunner(), stream=io.StringIO())
+    for bad in ("with space", "dollar$sign"):
+        with pytest.raises(SystemExit, match="a path without spaces"):
+            run_tune(tmp_path, FakeRunner(), "--work", str(tmp_path / bad))
+
+
+def test_hilbert_walks_are_one_candidate_whatever_the_group():
+    cands = tune.enumerate_candidates("bf16")
+    hilbert = [c for c in cands if c.entry.get("raster") == "hilbert"]
+    assert hilbert and all(c.entry.get("raster_group", tune.RASTER_GROUP_DEFAULT) == tune.RASTER_GROUP_DEFAULT
+                           for c in hilbert)
+    assert any(c.entry.get("raster_group") not in (None, tune.RASTER_GROUP_DEFAULT) for c in cands)
