@@ -162,6 +162,10 @@ def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
             raise ValueError(f"--knob {knob}: pushed partials (false) must stay: they are the baseline every layer "
                              "runs, the all-gather ones included; ask for false,true")
         out[field] = tuple(allowed[v] for v in wanted)
+    if out.get("raster") == ("hilbert",) and RASTER_GROUP_DEFAULT not in out.get("raster_group", ()):
+        raise ValueError(f"--knob raster=hilbert never reads raster_group (scheduler.cuh), so only its default "
+                         f"({RASTER_GROUP_DEFAULT}) is searched there: add {RASTER_GROUP_DEFAULT} to --knob raster_group, "
+                         "or leave it out")
     return out
 
 
@@ -220,17 +224,30 @@ def job_key(shape: Shape, cand: Candidate) -> str:
 
 
 # The sources whose change makes every earlier measurement stale: the kernels, the runtime, the generator.
-FINGERPRINTED = ("templates", "runtime/src", "runtime/include", "generator")
-# The exit status of a run that failed for a reason of the moment (build/tpgemm's "another CUDA or runtime failure":
-# out of memory beside another process, say): such a pair is profiled again by the next run.
+FINGERPRINTED = ("templates", "runtime/src", "runtime/include", "generator", "build.ninja")
+# generator modules that change neither a kernel nor its build: editing them keeps earlier results
+UNFINGERPRINTED = ("tune.py", "tune_cli.py", "tune_report.py", "vendor.py", "__main__.py")
+# The exit status of a run that may have failed for a reason of the moment (build/tpgemm's "another CUDA or runtime
+# failure": out of memory beside another process, say - or a fault of the candidate's own): such a run goes again in
+# the next tuner runs, RETRIES times at most (the record's `attempts`), then it is final.
 RETRIED_EXIT = 5
+RETRIES = 3
+
+
+def retry(rec: dict | None) -> bool:
+    """Whether a run's record leaves it to run again (none yet, or a RETRIED_EXIT failure with attempts left)."""
+    return rec is None or (rec.get("exit_code") == RETRIED_EXIT and rec.get("attempts", 1) < RETRIES)
 
 
 def sources_fingerprint(root: Path) -> str:
     """A hash of FINGERPRINTED's files under root: state records carry it, and a record of other sources is stale."""
     h = hashlib.sha256()
     for top in FINGERPRINTED:
-        for f in sorted(p for p in (root / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        path = root / top
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for f in files:
+            if "__pycache__" in f.parts or (f.parent.name == "generator" and f.name in UNFINGERPRINTED):
+                continue
             h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -251,13 +268,10 @@ def load_state(lines: list[str], sources: str | None = None) -> dict[tuple[str, 
 
 
 def pending(shapes: list[Shape], cands: list[Candidate], state: dict) -> list[tuple[Shape, Candidate]]:
-    """The (shape, candidate) pairs not profiled yet, or whose last run failed for a reason of the moment
-    (RETRIED_EXIT), in a stable order. Every other result is final: a check that failed, a shape the candidate
-    cannot run, a timeout or a spill says something about the candidate."""
-    def done(s, c):
-        rec = state.get((job_key(s, c), "profile"))
-        return rec is not None and rec.get("exit_code") != RETRIED_EXIT
-    return [(s, c) for s in shapes for c in cands if applies(s, c) and not done(s, c)]
+    """The (shape, candidate) pairs not profiled yet, or whose last run may have failed for a reason of the moment
+    (retry), in a stable order. Every other result is final: a check that failed, a shape the candidate cannot run,
+    a timeout or a spill says something about the candidate."""
+    return [(s, c) for s in shapes for c in cands if applies(s, c) and retry(state.get((job_key(s, c), "profile")))]
 
 
 def ranked(shape: Shape, cands: list[Candidate], state: dict) -> list[tuple[float, Candidate]]:
@@ -277,7 +291,7 @@ def pick_winner(shape: Shape, cands: list[Candidate], state: dict) -> tuple[Cand
     it without a verify record must be verified first (the edge runs them and asks again)."""
     for _, c in ranked(shape, cands, state):
         rec = state.get((job_key(shape, c), "verify"))
-        if rec is None:
+        if retry(rec):
             return None, [c]
         if rec.get("check") == "passed" and rec.get("exit_code") == 0:
             return c, []

@@ -214,20 +214,24 @@ class Progress:
 
 
 def _work_dir(args, tag: str) -> Path:
-    """The build tree and state: absolute (ninja runs in the repository's root), and a path ninja can spell."""
+    """The build tree and state: absolute (ninja runs in the repository's root), and a path ninja can spell - the
+    one build_tree writes into ninja's files: relative to the repository where the tree is inside it."""
     work = (Path(args.work) if args.work else ROOT / "build" / "tune" / tag).resolve()
-    if re.search(r"[\s$:#]", str(work)):
-        raise SystemExit(f"tune: --work {work}: a path without spaces, '$', ':' or '#' (ninja's build files name it)")
+    seen = work.relative_to(ROOT) if work.is_relative_to(ROOT) else work
+    if re.search(r"[\s$:#]", str(seen)):
+        raise SystemExit(f"tune: --work {work}: a path without spaces, '$', ':' or '#' (ninja's build files name "
+                         f"{seen})")
     return work
 
 
-def _gpus_visible(runner) -> int:
-    """How many GPUs nvidia-smi lists (0 when it is missing or fails): checked before the candidates are built."""
+def _gpus_visible(runner) -> int | None:
+    """How many GPUs nvidia-smi lists (MIG lines aside), checked before the candidates are built; None when it cannot
+    say (not installed, as in containers without the driver's utilities, or failing): build/tpgemm says then."""
     try:
         r = runner(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(line.startswith("GPU ") for line in r.stdout.splitlines()) if r.returncode == 0 else 0
+        return None
+    return sum(line.startswith("GPU ") for line in r.stdout.splitlines()) if r.returncode == 0 else None
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -238,15 +242,16 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _failures(shapes, cands, state) -> list[str]:
-    """One line per exit status the profiled runs failed with: how many, and the first one's message."""
-    by_rc: dict[int, list[dict]] = {}
-    for sh in shapes:
-        for c in cands:
-            rec = state.get((tune.job_key(sh, c), "profile"))
-            if rec and rec.get("exit_code") not in (0, None):
-                by_rc.setdefault(rec["exit_code"], []).append(rec)
-    return [f"{len(recs)} run(s) exit {rc}, e.g. {recs[0]['candidate']}: {recs[0].get('error') or '-'}"
-            for rc, recs in sorted(by_rc.items())]
+    """One line per phase and exit status the runs failed with: how many, and the first one's message."""
+    by_rc: dict[tuple[str, int], list[dict]] = {}
+    for phase in ("profile", "verify"):
+        for sh in shapes:
+            for c in cands:
+                rec = state.get((tune.job_key(sh, c), phase))
+                if rec and rec.get("exit_code") not in (0, None):
+                    by_rc.setdefault((phase, rec["exit_code"]), []).append(rec)
+    return [f"{len(recs)} {'timing' if phase == 'profile' else 'checked'} run(s) exit {rc}, e.g. "
+            f"{recs[0]['candidate']}: {recs[0].get('error') or '-'}" for (phase, rc), recs in sorted(by_rc.items())]
 
 
 def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.monotonic) -> int:
@@ -288,15 +293,22 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
           f"({jobs - len(todo)} done in {state_path})", file=stream)
-    need = max(s.tp for s in shapes)
-    if todo and _gpus_visible(runner) < need:
-        print(f"tune: the candidates run on {need} GPU(s) and nvidia-smi lists fewer: nothing built (run the tuner "
+    need, gpus = max(s.tp for s in shapes), _gpus_visible(runner) if todo else None
+    if gpus is not None and gpus < need:
+        print(f"tune: the candidates run on {need} GPU(s) and nvidia-smi lists {gpus}: nothing built (run the tuner "
               "on the GPU machine)", file=stream)
         return ENVIRONMENT_EXIT
+    if todo and gpus is None:
+        print("tune: nvidia-smi cannot say how many GPUs there are: building anyway (the first run will tell)",
+              file=stream)
     exe = build_tree(work, shapes, cands, runner, args.jobs)
 
     def record(rec: dict) -> None:
         rec = dict(rec, sources=sources)
+        prev = state.get((rec["key"], rec["phase"]))
+        if rec["exit_code"] == tune.RETRIED_EXIT:  # counted: a fault of the candidate's own stops retrying
+            again = prev and prev.get("exit_code") == tune.RETRIED_EXIT
+            rec["attempts"] = prev.get("attempts", 1) + 1 if again else 1
         with open(state_path, "a", encoding="utf-8") as fh:  # appended before use: a kill loses nothing
             fh.write(json.dumps(rec) + "\n")
         state[rec["key"], rec["phase"]] = rec
@@ -331,6 +343,10 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             if machine_failed(rec):
                 return ENVIRONMENT_EXIT
             record(rec)
+            if rec["exit_code"] == tune.RETRIED_EXIT:  # not the candidate's verdict, maybe: the next run checks again
+                print(f"\ntune: {s.label}: checking {verify[0].name} failed ({rec['error'] or 'exit 5'}); no winner "
+                      "for it in this run", file=stream)
+                break
         if win:
             winners[s.key] = win
         by_kernel = {c.kernel: c for c in cands if c.route == routes[s]}  # the default's kernel on its route
@@ -350,8 +366,9 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     for line in failures:
         print(f"tune: {line}", file=stream)
     if failures:
-        print(f"tune: failed runs count as done (exit {tune.RETRIED_EXIT}, a runtime failure, runs again next time); "
-              f"all run again once the kernel or runtime sources change, or delete {state_path}", file=stream)
+        print(f"tune: failed runs count as done (exit {tune.RETRIED_EXIT}, a runtime failure, runs again in the next "
+              f"{tune.RETRIES - 1} runs); all run again once the kernel or runtime sources change, or delete "
+              f"{state_path}", file=stream)
     title = f"tune {tag} ({shapes[0].dtype})"
     (work / "report.md").write_text(tune_report.markdown(title, rows, failures))
     png = tune_report.plot(title, rows, work / "report.png")

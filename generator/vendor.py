@@ -136,13 +136,27 @@ endif()
 """
 
 
+# What a vendoring writes, for a tree vendored before the manifest: its top-level files and folders.
+VENDORED_TOPS = ("Makefile", "tpgemm.pc", "tpgemm.cmake", "include", "src", "kernels", "generated")
+
+
+def _inside(out: Path, rel: str) -> bool:
+    """Whether rel (a manifest line) names a file inside out: a hand-edited or merged manifest must never reach
+    outside it (an absolute path, '..')."""
+    path = Path(rel)
+    return bool(rel) and not path.is_absolute() and ".." not in path.parts and \
+        (out / path).resolve().is_relative_to(out.resolve())
+
+
 def owned_files(out: Path) -> set[str] | None:
-    """The files an earlier vendoring into out wrote (its MANIFEST); None where out holds no vendored tree. A tree
-    vendored before the manifest existed is recognised by its Makefile's marker: then every file counts as owned."""
+    """The files an earlier vendoring into out wrote (its MANIFEST, lines inside out only); None where out holds no
+    vendored tree. A tree vendored before the manifest existed is recognised by its Makefile's marker: then the files
+    under what a vendoring writes (VENDORED_TOPS) count as its."""
     if (out / MANIFEST).is_file():
-        return set((out / MANIFEST).read_text(encoding="utf-8").split())
+        return {rel for rel in (out / MANIFEST).read_text(encoding="utf-8").split() if _inside(out, rel)}
     if (out / "Makefile").is_file() and MARK in (out / "Makefile").read_text(encoding="utf-8", errors="replace"):
-        return set(str(f.relative_to(out)) for f in out.rglob("*") if f.is_file())
+        return {f.relative_to(out).as_posix() for top in VENDORED_TOPS for f in
+                ([out / top] if (out / top).is_file() else (out / top).rglob("*")) if f.is_file()}
     return None
 
 
@@ -183,10 +197,9 @@ def main(argv: list[str]) -> int:
                                            if r.startswith("generated/")}).delete
     for rel in stale:  # kernels of an earlier vendoring that this config no longer has
         (out / "generated" / rel).unlink()
-    if (out / MANIFEST).is_file():  # what the last vendoring wrote and this one does not (src/cli/ without --cli)
-        for rel in sorted(before - set(files) - {MANIFEST}):
-            if (out / rel).is_file():
-                (out / rel).unlink()
+    for rel in sorted(before - set(files) - {MANIFEST}):  # what an earlier vendoring wrote, this one not (src/cli/)
+        if (out / rel).is_file():
+            (out / rel).unlink()
     (out / MANIFEST).write_text("".join(f"{rel}\n" for rel in sorted(files)), encoding="utf-8")
     print(f"{out}: {len(files)} files ({len(p.kernels)} kernels, {len(p.configs)} configs); run "
           f"`make -C {shlex.quote(str(out))} -j`")

@@ -29,11 +29,41 @@ def records(tmp_path):
     return [json.loads(line) for line in (tmp_path / "work" / "state.jsonl").read_text().splitlines()]
 
 
-def test_only_a_runtime_failure_runs_again():
-    cands = tune.enumerate_candidates("bf16", extra={})[:4]
+def test_only_a_runtime_failure_runs_again_and_only_a_few_times():
+    cands = tune.enumerate_candidates("bf16", extra={})[:5]
     s = SHAPES[0]
-    state = {(tune.job_key(s, c), "profile"): {"exit_code": rc} for c, rc in zip(cands, (0, 1, 5, 124))}
+    recs = ({"exit_code": 0}, {"exit_code": 1}, {"exit_code": 5}, {"exit_code": 124},
+            {"exit_code": 5, "attempts": tune.RETRIES})
+    state = {(tune.job_key(s, c), "profile"): rec for c, rec in zip(cands, recs)}
     assert [c for _, c in tune.pending([s], cands, state)] == [cands[2]]
+
+
+def test_a_check_that_failed_for_the_moment_is_checked_again_next_run(tmp_path, monkeypatch):
+    fake_build(monkeypatch)
+    ok, checks = FakeRunner(), []
+
+    def oom_on_check(cmd, **kw):
+        if "--check" in cmd:
+            checks.append(cmd)
+            return subprocess.CompletedProcess(cmd, 5, "", "tpgemm: cudaMalloc: out of memory")
+        return ok(cmd, **kw)
+    rc, err, _ = run_tune(tmp_path, oom_on_check)
+    assert rc == 1 and len(checks) == 4 and "no winner for it in this run" in err, err  # one check a layer
+    assert "checked run(s) exit 5" in err
+    rc, err, _ = run_tune(tmp_path, FakeRunner())  # the machine is well again: the same candidates pass
+    assert rc == 0 and "4/4 winners" in err, err
+    attempts = [r.get("attempts") for r in records(tmp_path) if r["phase"] == "verify" and r["exit_code"] == 5]
+    assert attempts == [1] * 4
+
+
+def test_the_work_path_check_reads_the_path_ninja_sees(tmp_path, monkeypatch):
+    repo = tmp_path / "my repo"  # a space in the repository's own path is fine: ninja sees paths relative to it
+    monkeypatch.setattr(tune_cli, "ROOT", repo)
+    args = type("A", (), {"work": None})()
+    assert tune_cli._work_dir(args, "t") == (repo / "build" / "tune" / "t").resolve()
+    args.work = str(tmp_path / "out side")
+    with pytest.raises(SystemExit, match="a path without spaces"):
+        tune_cli._work_dir(args, "t")
 
 
 def test_records_of_other_sources_are_stale(tmp_path):
@@ -122,3 +152,9 @@ def test_hilbert_walks_are_one_candidate_whatever_the_group():
     assert hilbert and all(c.entry.get("raster_group", tune.RASTER_GROUP_DEFAULT) == tune.RASTER_GROUP_DEFAULT
                            for c in hilbert)
     assert any(c.entry.get("raster_group") not in (None, tune.RASTER_GROUP_DEFAULT) for c in cands)
+
+
+def test_a_hilbert_search_without_the_default_group_is_refused():
+    with pytest.raises(ValueError, match="never reads raster_group"):
+        tune.restrict(tune.knob_space(), ["raster=hilbert", "raster_group=4"])
+    assert tune.restrict(tune.knob_space(), ["raster=hilbert", "raster_group=4,8"])["raster_group"] == (4, 8)

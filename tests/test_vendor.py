@@ -154,3 +154,22 @@ def test_revendoring_removes_what_it_no_longer_writes_and_builds_position_indepe
     assert not list((out / "src" / "cli").glob("*.c")) and (out / "notes.txt").read_text() == "the user's"
     make = (out / "Makefile").read_text()
     assert "$(CC) -std=c11 -fPIC $(CFLAGS)" in make and "-Xcompiler -fPIC $(NVCCFLAGS)" in make
+
+
+def test_a_manifest_never_reaches_outside_the_tree(tmp_path):
+    out, victim = tmp_path / "v", tmp_path / "victim.txt"
+    victim.write_text("keep")
+    assert vendor.main(["--out", str(out)]) == 0
+    with open(out / vendor.MANIFEST, "a") as fh:
+        fh.write(f"../victim.txt\n{victim}\n")
+    assert vendor.main(["--out", str(out)]) == 0 and victim.read_text() == "keep"
+
+
+def test_a_tree_vendored_before_the_manifest_counts_as_vendored(tmp_path):
+    out = tmp_path / "old"
+    assert vendor.main(["--out", str(out), "--cli"]) == 0
+    (out / vendor.MANIFEST).unlink()  # as an older tpgemm left it
+    (out / "mine.txt").write_text("the user's")
+    assert vendor.main(["--out", str(out)]) == 0  # its own files are its own: no refusal, src/cli/ goes
+    assert not list((out / "src" / "cli").glob("*.c")) and (out / "mine.txt").read_text() == "the user's"
+    assert vendor.main(["--out", str(out), "--cli"]) == 0

@@ -43,6 +43,7 @@ struct tpg_nccl {
     int version;
     int aborted;
     int started; /* ncclGetUniqueId or an init ran: NCCL's threads (the id's root, a communicator's) may outlive us */
+    int failed;  /* the first transfers failed: tpg_nccl_release aborts the communicator instead of destroying it */
     int device; /* the communicator's (current at tpg_nccl_comm_init): the abort thread runs on it */
     int (*get_version)(int *);
     int (*get_unique_id)(nccl_id *);
@@ -232,6 +233,7 @@ tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uin
 agree:
     st = ready(ctx, st);
     if (st == TPG_OK) st = connect_group(ctx, n, tp, rank, buf, s, timeout_ns);
+    if (st != TPG_OK && n->comm) n->failed = 1; /* a peer's transfers may still be posted: release aborts it */
     if (n->aborted && !drained(s)) return st; /* cudaFree would wait for NCCL's kernels: leave 2 tp bytes behind */
     if (s) (void)cudaStreamDestroy(s);
     if (buf) (void)cudaFree(buf);
@@ -303,7 +305,10 @@ void tpg_nccl_version(const tpg_nccl *n, char *buf, size_t size) {
 
 void tpg_nccl_release(tpg_nccl *n) {
     if (!n) return;
-    if (n->comm && n->comm_destroy) (void)n->comm_destroy(n->comm);
+    /* after a failed connect NCCL's advice is the abort: a destroy may wait for transfers no peer will match (no
+     * graph holds a plan of the communicator yet, so the abort's reclaim does not wait either) */
+    if (n->comm && n->failed && n->comm_abort) (void)n->comm_abort(n->comm);
+    else if (n->comm && n->comm_destroy) (void)n->comm_destroy(n->comm);
     /* not once NCCL may have threads of its own: an abort's, the unique id's root (it waits for ranks that a failed
      * creation never sent to NCCL), a communicator's proxies; the library stays loaded then */
     if (n->lib && !n->started) dlclose(n->lib);

@@ -29,13 +29,13 @@ SHARE=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --skip)
+        [ -n "${2:-}" ] || { echo "run_all.sh: --skip needs STEP,..." >&2; exit 2; }
         for s in ${2//,/ }; do
             case ",$STEPS," in
             *",$s,"*) ;;
             *) echo "run_all.sh: --skip $s: no such step (steps: $STEPS)" >&2; exit 2 ;;
             esac
         done
-        [ -n "${2:-}" ] || { echo "run_all.sh: --skip needs STEP,..." >&2; exit 2; }
         SKIP="$SKIP${2},"; shift ;;
     --tp) TP="${2:-}"; shift ;;
     --share-device) SHARE=(--share-device) ;;
