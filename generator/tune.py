@@ -164,8 +164,8 @@ def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
         out[field] = tuple(allowed[v] for v in wanted)
     if out.get("raster") == ("hilbert",) and RASTER_GROUP_DEFAULT not in out.get("raster_group", ()):
         raise ValueError(f"--knob raster=hilbert never reads raster_group (scheduler.cuh), so only its default "
-                         f"({RASTER_GROUP_DEFAULT}) is searched there: add {RASTER_GROUP_DEFAULT} to --knob raster_group, "
-                         "or leave it out")
+                         f"({RASTER_GROUP_DEFAULT}) is searched there: add {RASTER_GROUP_DEFAULT} to --knob "
+                         "raster_group, or leave it out")
     return out
 
 
