@@ -70,8 +70,11 @@ def run_passing(args: list[str], timeout: int, env=None) -> str:
     get 32 queues (shared_env): copy-engine partials need them there, and gpu_epochs and gpu_timeout run them."""
     if "--share-device" in args:
         env = shared_env(env)
-    out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
-                         text=True, timeout=timeout, env=env)
+    try:
+        out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
+                             text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:  # a hang: what it printed says where
+        pytest.fail(f"{args[0]} still ran after {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}")
     print(out.stdout, out.stderr)
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout
@@ -84,6 +87,7 @@ def test_missing_peer_times_out_then_fresh_context_works(built):
     assert "rank 0 given device 1's stream -> TPG_ERR_INVALID_ARGUMENT" in out  # a stream of another GPU, refused
     assert "TPG_ERR_TIMEOUT" in out
     assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out  # the late rank's call fails too
+    assert out.count("fresh context, rank") == 2, out  # the fresh context's D checked on both ranks
 
 
 @needs_gpus(1)
@@ -94,6 +98,7 @@ def test_missing_peer_times_out_on_a_shared_device(built):
     assert "TPG_ERR_TIMEOUT" in out
     assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out
     assert "streams destroyed after the launch: sync TPG_OK" in out, out
+    assert out.count("fresh context, rank") == 2, out
 
 
 def parse_missing_peer_wait(out: str) -> float:

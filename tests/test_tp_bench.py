@@ -299,3 +299,17 @@ def test_report_tp_refuses_unreadable_input_without_touching_benchmarks(tmp_path
             report_tp.main([str(path), "--benchmarks", str(bench)])
         assert e.value.code == 2, content
     assert bench.read_text() == "# Benchmarks\n"
+
+
+def test_the_geomeans_leave_out_failed_checks_and_say_how_many_shapes_they_cover():
+    """A shape whose output failed its check (fast, often: skipped work) or that lacks a baseline figure must not
+    move a geomean, nor leave it silently."""
+    def rec(name, tpgemm_s, async_s, rel_err):
+        figs = {v: {"sustained_s": 0.01, "burst_s": 0.01, "joules": 1.0} for v in R.VARIANTS}
+        figs["tpgemm"]["sustained_s"] = tpgemm_s
+        figs["torch_async_tp"] = {"sustained_s": async_s} if async_s else None
+        return R.make_record(name, "AG", 8192, 6144, 4096, 2, "bf16", figs, rel_err)
+    recs = [rec("a", 0.01, 0.01, 1e-3), rec("b", 0.0025, 0.01, 0.5), rec("c", 0.02, None, 1e-3)]
+    text = report_tp.render(recs, 2)
+    assert "tpgemm / async TP: 1.000 (over 1 of 3 shapes)" in text, text
+    assert "tpgemm / NCCL+cuBLAS: 0.707 (over 2 of 3 shapes)" in text and "Checks passed: 2/3" in text, text

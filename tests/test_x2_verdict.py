@@ -53,6 +53,11 @@ def test_each_point_fails_on_its_own_bound():
     bad = anchors()
     bad[3]["check"] = "failed"
     assert fails(bad) == ["reference check on every shape"]
+    fast_and_wrong = anchors()  # a failed shape's speed counts in no other point
+    fast_and_wrong[3].update(check="failed", tpgemm_tflops=6000.0)
+    slow = [{**r, "torch_async_tp_tflops": r["tpgemm_tflops"] / 1.05} for r in fast_and_wrong]
+    slow[3]["torch_async_tp_tflops"] = 600.0
+    assert fails(slow) == ["geomean >= 1.10 x PyTorch async TP", "reference check on every shape"]
 
 
 def test_the_switch_rule():

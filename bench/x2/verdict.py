@@ -37,10 +37,13 @@ def acceptance(records: list[dict]) -> list[tuple[str, bool, str]]:
     """(point, holds, figures) for each acceptance point of issue 4 that a record file can show."""
     missing = missing_anchors(records)
     records = [r for r in records if r.get("name") not in missing]
-    vs_async = {r["name"]: ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")) for r in records}
+    # a shape whose check failed fails its own point; its speed (of a wrong output) counts in none of the others
+    vs_async = {r["name"]: ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")) for r in records
+                if r.get("check") == "passed"}
     g = geomean(list(vs_async.values()))
     low = {n: v for n, v in vs_async.items() if v is None or v < 1.0}
-    local = {r["name"]: ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) for r in records if r["M"] == BIG_M}
+    local = {r["name"]: ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) for r in records
+             if r["M"] == BIG_M and r.get("check") == "passed"}
     under = {n: v for n, v in local.items() if v is None or v < 0.97}
     seed = next((r for r in records if (r["M"], r["N"], r["K"]) == SEED_PROBLEM), None)
     seed_ratio = ratio(seed.get("tpgemm_tflops"), seed.get("cublas_local_tflops")) if seed else None

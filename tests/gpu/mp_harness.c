@@ -50,6 +50,7 @@ int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), 
     memset(sh, 0, sizeof *sh);
     sh->tp = tp;
     fflush(stdout);
+    signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD (inherited) would make waitpid find no child: a crash unseen */
     pid_t pid[MP_MAX_RANKS];
     int reaped[MP_MAX_RANKS] = {0};
     for (int r = 0; r < tp; r++) {
@@ -61,6 +62,7 @@ int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), 
             return 1;
         }
         if (pid[r] == 0) {
+            setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines into the shared pipe: the ranks' lines never interleave */
             alarm(hang_s); /* a hang ends as SIGALRM, reported below */
             mp_rank me = {sh, r, 0};
             const int rc = rank_main(&me, arg);
@@ -78,14 +80,22 @@ int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), 
         if (r == tp) continue;
         reaped[r] = 1;
         const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-        if (!WIFEXITED(status)) fprintf(stderr, "mp_harness: rank %d ended by signal %d\n", r, WTERMSIG(status));
-        if (rc == 3) skip = 1; /* too few devices: the peers skip too */
+        if (!WIFEXITED(status) && WTERMSIG(status) == SIGALRM)
+            fprintf(stderr, "mp_harness: rank %d still ran after %u s: a hang\n", r, hang_s);
+        else if (!WIFEXITED(status))
+            fprintf(stderr, "mp_harness: rank %d ended by signal %d\n", r, WTERMSIG(status));
+        if (rc == 3) skip = 1; /* too few devices: the peers would wait for this rank in vain, stopped below */
         if (rc != 3 && rc > worst) worst = rc;
-        if (rc != 0 && rc != 3 && !killed) { /* the peers would sit out their waits */
+        if (rc != 0 && !killed) { /* the peers would sit out their waits */
             killed = 1;
             stop_ranks(pid, reaped, tp);
         }
     }
+    for (int r = 0; r < tp; r++)
+        if (!reaped[r]) { /* no status collected: nothing says it passed */
+            fprintf(stderr, "mp_harness: rank %d's end was never seen\n", r);
+            worst = 1;
+        }
     munmap(sh, sizeof *sh);
-    return skip ? 3 : worst ? 1 : 0;
+    return worst ? 1 : skip ? 3 : 0; /* a failure is never hidden behind another rank's skip */
 }

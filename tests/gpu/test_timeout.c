@@ -17,17 +17,25 @@
  * their own, so they must end because rank 0's GEMM raises its flags even after its waits gave up). Exit 0 on
  * success, 1 on a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
  */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime, sigaction under -std=c11 */
 #include <cuda_runtime.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "reference.h"
 #include "route_config.h"
 #include "tpgemm.h"
 
-#define TIMEOUT_SLACK_S 0.25
+/* A call whose peer never comes must end after one timeout, not before (a TIMEOUT returned at once proves nothing)
+ * and not much after: at most 1.5 bounds plus TIMEOUT_SLACK_S for the launch and the host's sync, so that a call
+ * taking two bounds (two waits timing out in turn) fails at every bound used here (200 ms and up). */
+#define TIMEOUT_SLACK_S 0.05
+#define FRESH_SEED 2002
 
 enum { TP = 2, N = 2048, K = 1024 };
 static int64_t g_m = 2048; /* --few-tokens: 128, 64 rows a stage (the one-hop reduce-scatter walk, its REDUCE's waits) */
@@ -41,6 +49,25 @@ static double now_s(void) {
 static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
     fprintf(stderr, "gpu_timeout: %s: %s (%s)\n", what, tpg_status_string(s), tpg_last_error(ctx));
     return 1;
+}
+
+static int within_bound(double waited, double timeout_s) {
+    return waited >= 0.95 * timeout_s && waited <= 1.5 * timeout_s + TIMEOUT_SLACK_S;
+}
+
+/* The watchdog: a step that does not return (a timeout that never fires) ends the test with a message that says so,
+ * instead of waiting for the caller's own limit. */
+static const char *g_step = "";
+static void watchdog(int sig) {
+    (void)sig;
+    static const char head[] = "gpu_timeout: still waiting, the step never returned (a device-side timeout that "
+                               "never fired?): ";
+    if (write(2, head, sizeof head - 1) < 0 || write(2, g_step, strlen(g_step)) < 0 || write(2, "\n", 1) < 0) _exit(1);
+    _exit(1);
+}
+static void arm(const char *step, double seconds) {
+    g_step = step;
+    alarm((unsigned)ceil(seconds));
 }
 
 /* Creates a ctx + a reduce-scatter (or all-gather) op with (non-zero, uninitialised-free) shards on every rank. */
@@ -100,6 +127,41 @@ static int wrong_device_stream(tpg_ctx *ctx, tpg_op *op) {
     return 0;
 }
 
+/* A fresh context's call checked: every rank's A and B shards filled from FRESH_SEED, D poisoned, one call, then
+ * each rank's D against the reference (a status of TPG_OK alone would pass a call that wrote nothing). */
+static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
+    tpg_shard_shape sh[TP];
+    for (int r = 0; r < TP; r++) {
+        tpg_op_shard_shape(op, r, &sh[r]);
+        cudaSetDevice(tpg_ctx_device(ctx, r));
+        tpg_status s = tpg_fill(TPG_DTYPE_BF16, bufs[r][0], sh[r].a_rows, sh[r].a_cols, sh[r].a_cols, 1, 0,
+                                sh[r].a_row0, sh[r].a_col0, FRESH_SEED, NULL);
+        if (s == TPG_OK)
+            s = tpg_fill(TPG_DTYPE_BF16, bufs[r][1], sh[r].b_rows, sh[r].b_cols, sh[r].b_cols, 1, 0, sh[r].b_row0,
+                         sh[r].b_col0, FRESH_SEED + 1, NULL);
+        if (s == TPG_OK) s = tpg_poison(bufs[r][2], (size_t)(sh[r].d_rows * sh[r].d_cols * 2), NULL);
+        if (s != TPG_OK || cudaDeviceSynchronize() != cudaSuccess)
+            return fail(tpg_reference_last_error(), s == TPG_OK ? TPG_ERR_CUDA : s, ctx);
+    }
+    tpg_status s = tpg_op_run(op, NULL);
+    if (s == TPG_OK) s = tpg_op_sync(op);
+    if (s != TPG_OK) return fail("the checked call on a fresh context", s, ctx);
+    for (int r = 0; r < TP; r++) {
+        cudaSetDevice(tpg_ctx_device(ctx, r));
+        tpg_ref_problem p = {TPG_DTYPE_BF16, TPG_DTYPE_BF16, g_m, N, K, 1, 1.0f, 0.0f, FRESH_SEED};
+        tpg_ref_shard d = {bufs[r][2], sh[r].d_rows, sh[r].d_cols, sh[r].d_cols, 0, sh[r].d_row0, sh[r].d_col0};
+        tpg_ref_result res;
+        if ((s = tpg_reference_check(&p, &d, FRESH_SEED, NULL, &res)) != TPG_OK)
+            return fail(tpg_reference_last_error(), s, ctx);
+        const double eps = tpg_reference_default_eps(TPG_DTYPE_BF16);
+        printf("fresh context, rank %d: max error %.3e (bound %.1e), %lld checked\n", r, res.max_error, eps,
+               (long long)res.checked);
+        if (!(res.max_error <= eps && res.nonfinite == 0 && res.checked > 0))
+            return fail("the fresh context's D does not match the reference", TPG_ERR_CUDA, ctx);
+    }
+    return 0;
+}
+
 static void teardown(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
     for (int r = 0; r < TP; r++)
         for (int i = 0; i < 3; i++) cudaFree(bufs[r][i]);
@@ -115,8 +177,20 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--allgather")) g_allgather = 1;
         else if (!strcmp(argv[i], "--few-tokens")) g_m = 128;
         else if (!strcmp(argv[i], "--copy-engine-partials")) g_ce = 1;
-        else timeout_ms = atof(argv[i]);
+        else {
+            char *end = NULL;
+            timeout_ms = strtod(argv[i], &end);
+            if (end == argv[i] || *end || !(timeout_ms >= 1.0 && timeout_ms <= 60000.0)) {
+                fprintf(stderr, "gpu_timeout: '%s': give a timeout in ms (1..60000) or one of the documented flags\n",
+                        argv[i]);
+                return 2;
+            }
+        }
     }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = watchdog;
+    sigaction(SIGALRM, &sa, NULL);
     if (g_ce && g_allgather) {
         fprintf(stderr, "gpu_timeout: --copy-engine-partials is a reduce-scatter config: not with --allgather\n");
         return 2;
@@ -141,6 +215,7 @@ int main(int argc, char **argv) {
     if (g_allgather && (cudaMallocHost((void **)&d0, sizeof *d0) != cudaSuccess ||
                         cudaStreamCreateWithFlags(&probe, cudaStreamNonBlocking) != cudaSuccess))
         return fail("D probe setup", TPG_ERR_CUDA, ctx);
+    arm("rank 0's call without rank 1, and its sync", 4.0 * timeout_s + 20.0);
     const double t0 = now_s();
     tpg_status s = tpg_op_run_rank(op, 0, NULL); /* rank 1 never arrives */
     if (s != TPG_OK) return fail("tpg_op_run_rank", s, ctx);
@@ -164,28 +239,33 @@ int main(int argc, char **argv) {
            tpg_last_error(ctx));
     if (s != TPG_ERR_TIMEOUT) return fail("expected TPG_ERR_TIMEOUT", s, ctx);
     /* One timeout, not one per wait: the start barrier's, the GEMM's stage wait and the closing barrier's give up
-     * together once the first has timed out (gemm_params.h). The slack covers the launches and the host's sync. */
-    if (waited > timeout_s + TIMEOUT_SLACK_S) {
-        fprintf(stderr, "gpu_timeout: took %.3f s, over the bound %.3f s + %.2f s of slack\n", waited, timeout_s,
-                TIMEOUT_SLACK_S);
+     * together once the first has timed out (gemm_params.h); and not less than one (within_bound). */
+    if (!within_bound(waited, timeout_s)) {
+        fprintf(stderr, "gpu_timeout: took %.3f s, outside [0.95, 1.5] x the bound %.3f s (+ %.2f s)\n", waited,
+                timeout_s, TIMEOUT_SLACK_S);
         return 1;
     }
-    /* The late peer: rank 1 runs the call rank 0 gave up on. */
+    /* The late peer: rank 1 runs the call rank 0 gave up on; its waits pass on rank 0's arrivals, or time out. */
+    arm("the late rank 1's call and its sync", 4.0 * timeout_s + 20.0);
     if ((s = tpg_op_run_rank(op, 1, NULL)) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
     const double t1 = now_s();
     s = tpg_op_sync(op);
-    printf("late peer: %s after %.3f s: %s\n", tpg_status_string(s), now_s() - t1, tpg_last_error(ctx));
+    const double late = now_s() - t1;
+    printf("late peer: %s after %.3f s: %s\n", tpg_status_string(s), late, tpg_last_error(ctx));
+    if (late > 1.5 * timeout_s + TIMEOUT_SLACK_S)
+        return fail("the late rank's call took longer than 1.5 bounds", s, ctx);
     if (s != TPG_ERR_TIMEOUT || !strstr(tpg_last_error(ctx), "gave up"))
         return fail("expected TPG_ERR_TIMEOUT (a peer gave up) for the late rank", s, ctx);
     teardown(ctx, op, bufs);
 
-    /* A fresh context: both ranks run, twice (the epochs of the second call must line up too). */
+    /* A fresh context: both ranks run, twice (the epochs of the second call must line up too), the second call on
+     * fresh operands and checked against the reference on every rank. */
+    arm("the fresh context's calls", 120.0);
     if (setup(10ull * 1000000000ull, &ctx, &op, bufs)) return 1;
-    for (int call = 0; call < 2; call++) {
-        if ((s = tpg_op_run(op, NULL)) != TPG_OK) return fail("tpg_op_run", s, ctx);
-        if ((s = tpg_op_sync(op)) != TPG_OK) return fail("tpg_op_sync on a fresh context", s, ctx);
-    }
-    printf("fresh context: 2 calls completed: %s\n", tpg_status_string(s));
+    if ((s = tpg_op_run(op, NULL)) != TPG_OK) return fail("tpg_op_run", s, ctx);
+    if ((s = tpg_op_sync(op)) != TPG_OK) return fail("tpg_op_sync on a fresh context", s, ctx);
+    if (fresh_call_matches_reference(ctx, op, bufs)) return 1;
+    printf("fresh context: 2 calls completed, the second checked: %s\n", tpg_status_string(s));
     /* A third on streams of the caller's, destroyed once the call is enqueued: the op keeps none (it waits on an event
      * of its own), so the sync neither touches a dead handle nor fails */
     cudaStream_t mine[TP] = {NULL};
@@ -199,6 +279,7 @@ int main(int argc, char **argv) {
         return fail("tpg_op_sync after the caller destroyed its streams", s, ctx);
     printf("streams destroyed after the launch: sync %s\n", tpg_status_string(s));
     teardown(ctx, op, bufs);
+    alarm(0);
     printf("1 passed, 0 failed\n");
     return 0;
 }
