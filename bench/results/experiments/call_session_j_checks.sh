@@ -3,7 +3,8 @@
 # (docs/perf_notes/2026-12-04-j.md): the flag kernel's verdict when the launch gave up and the wrap-aware wait
 # (gpu_transfer_flags, 8 cases), then a mutant of the verdict (the give-up test removed), which must fail it; the GPU
 # pytest's one-GPU and shared-device cases (the op's reads on its own stream: tpg_op_sync's status, the epoch check,
-# the copy-engine row counts; the NCCL transport's bounded connect); the trace build's read of its buffers.
+# the copy-engine row counts; the NCCL transport's bounded connect; gpu_timeout's fresh context checked against the
+# reference and its bounds; mp_run reworked); the trace build's read of its buffers.
 # Records tarred into $OUT/records.tgz. From the repository root:
 #   bash bench/results/experiments/call_session_j_checks.sh
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
