@@ -1,7 +1,9 @@
 """tpgemm generator: schedules.yaml -> generated/ (C/CUDA sources and generated/build.ninja).
 
-A pure pipeline: config.load -> config.validate -> plan.build -> render.render -> write.write_tree.
-Only __main__ (the CLI) and write.py touch the filesystem. Nothing runs at import.
+The pipeline: models.load (reads schedules.yaml and its includes: config.compose, config.check, models.check) ->
+plan.build (pure) -> render.render (reads the templates; writes nothing) -> write.write_tree (or write.diff for
+--check). Among the generate path's modules only write.py writes; the tuner (tune_cli.py, tune_report.py) and
+vendor.py write their own outputs. Nothing runs at import.
 """
 
 # Bump when generated output changes for the same input: it is part of every kernel hash and of the

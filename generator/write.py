@@ -1,4 +1,5 @@
-"""The only module that writes: write-if-different, and deletion of stale generated files."""
+"""The generate path's only writer: write-if-different, and deletion of stale generated files (the tuner and vendor
+write their own outputs)."""
 from __future__ import annotations
 
 import os
