@@ -436,6 +436,9 @@ def main():
                    "context over the NCCL transport (tpg_rank_config.transport; stage-granular, no peer access needed) "
                    "as an extra variant 'alt:nccl'. NCCL_P2P_DISABLE=1 in the environment makes it (and the NCCL + "
                    "cuBLAS baseline) go through host memory, as between GPUs without peer access")
+    p.add_argument("--energy-fit", action="store_true", help="experiment: each window's joules from the power fitted "
+                   "over NVML's energy counter steps (a sampler thread) times the window's time, instead of the "
+                   "counter's delta over the window, which carries up to a step (tens of ms of power) at each end")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
     p.add_argument("--tag", default="", help="an experiment's name (lower case, digits, _): results in "
@@ -469,6 +472,7 @@ def main():
     problems = tp_options.option_errors(args, world, has_config)
     if problems:
         p.error("; ".join(problems))
+    W.FIT_ENERGY = args.energy_fit
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
         import faulthandler

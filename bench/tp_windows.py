@@ -2,6 +2,7 @@
 the same moment, with the energy and SM clock of its GPU (NVML), and a variant that fails on any rank is dropped
 on every rank, so that the ranks keep calling the same collectives in the same order."""
 import math
+import threading
 import time
 
 import torch
@@ -38,6 +39,43 @@ class Energy:
             return float(self.nvml.nvmlDeviceGetClockInfo(self.h, self.nvml.NVML_CLOCK_SM)) if self.h else None
         except Exception:
             return None
+
+
+# --energy-fit (tp_bench.py): a window's joules from the power fitted over the counter's steps (EnergySampler,
+# tp_records.fit_power) times its time, instead of the counter's delta over the window. Off by default until a GPU
+# run has compared the two (docs/perf_notes/2026-12-04-j.md).
+FIT_ENERGY = False
+# Host seconds after the start event's record before the fit takes steps: the GPUs still spin aligned_start's lead.
+FIT_LEAD_S = 0.02
+
+
+class EnergySampler:
+    """A thread that polls the energy counter every period_s and keeps each change with its host time, while the
+    main thread is blocked queueing a window's calls (it cannot poll then). NVML's calls go through ctypes, which
+    releases the interpreter lock, so the polls go on while a launch blocks."""
+
+    def __init__(self, energy, period_s=0.0005):
+        self.energy, self.period_s, self.steps = energy, period_s, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        last = None
+        while not self._stop.is_set():
+            j = self.energy.joules()
+            if j is not None and j != last:
+                self.steps.append((time.monotonic(), j))
+                last = j
+            time.sleep(self.period_s)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        return False
 
 
 # A bound on the burst window's calls: it is sized from a two-call timing, which a slow first call makes bogus,
@@ -85,10 +123,12 @@ def window(fn, calls, energy, tp):
     torch.cuda.synchronize()
     aligned_start()
     failure = None
+    sampler = EnergySampler(energy).__enter__() if FIT_ENERGY and energy.h else None  # started: stopped below
     try:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         j0 = energy.joules()
         s.record()
+        t_record = time.monotonic()
         for _ in range(calls):
             fn()
         e.record()
@@ -100,10 +140,18 @@ def window(fn, calls, energy, tp):
             time.sleep(0.02)
         mhz = sum(clocks) / len(clocks) if clocks else None
         e.synchronize()
+        t_end = time.monotonic()
         j1 = energy.joules()
         elapsed = s.elapsed_time(e) / 1e3
     except Exception as ex:
         failure = ex
+    finally:
+        if sampler:
+            sampler.__exit__(None, None, None)
+    if failure is None and sampler:  # the fitted power over the busy part, times this rank's time
+        watts = R.fit_power(sampler.steps, t_record + FIT_LEAD_S, t_end)
+        if watts is not None:
+            j0, j1 = 0.0, watts * elapsed
     if not all_ok(failure is None):
         raise failure or RankFailure("failed on another rank")
     seconds = allreduce(elapsed, dist.ReduceOp.MAX)
