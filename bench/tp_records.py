@@ -107,22 +107,6 @@ def median_or_none(values):
     return median(got) if got else None
 
 
-# The shortest span of counter steps a power fit takes (fit_power): NVML's energy counter advances in steps tens of
-# milliseconds apart (bench/energy.c), so a shorter span is mostly quantization.
-MIN_FIT_S = 0.2
-
-
-def fit_power(steps, t_from, t_to):
-    """Watts from NVML energy counter steps [(host seconds, joules), ...] (each recorded when the counter changed):
-    the slope between the first and the last step inside [t_from, t_to], or None when there are fewer than two
-    there or they span under MIN_FIT_S. Unlike a before/after delta over a window, it carries no partial step at
-    either end (up to a step's joules, ~10% of a 1 s window at the steps seen on H200)."""
-    inside = [(t, j) for t, j in steps if t_from <= t <= t_to]
-    if len(inside) < 2 or inside[-1][0] - inside[0][0] < MIN_FIT_S or inside[-1][1] < inside[0][1]:
-        return None
-    return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
-
-
 def summarize(samples):
     """samples: list of {'seconds': s, 'calls': c, 'joules': j} sustained windows (one per round).
     Returns (median seconds per call, median joules per call)."""

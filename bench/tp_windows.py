@@ -2,12 +2,12 @@
 the same moment, with the energy and SM clock of its GPU (NVML), and a variant that fails on any rank is dropped
 on every rank, so that the ranks keep calling the same collectives in the same order."""
 import math
-import threading
 import time
 
 import torch
 import torch.distributed as dist
 
+import tp_energy
 import tp_records as R
 
 
@@ -41,41 +41,10 @@ class Energy:
             return None
 
 
-# --energy-fit (tp_bench.py): a window's joules from the power fitted over the counter's steps (EnergySampler,
-# tp_records.fit_power) times its time, instead of the counter's delta over the window. Off by default until a GPU
-# run has compared the two (docs/perf_notes/2026-12-04-j.md).
+# --energy-fit (tp_bench.py): each window's joules also from the power fitted over the counter's steps
+# (tp_energy.py), and reported from it where every rank's fit held; the delta stays beside it in the window's record.
+# Off by default until a GPU run has compared the two (bench/results/experiments/call_energy_fit.sh).
 FIT_ENERGY = False
-# Host seconds after the start event's record before the fit takes steps: the GPUs still spin aligned_start's lead.
-FIT_LEAD_S = 0.02
-
-
-class EnergySampler:
-    """A thread that polls the energy counter every period_s and keeps each change with its host time, while the
-    main thread is blocked queueing a window's calls (it cannot poll then). NVML's calls go through ctypes, which
-    releases the interpreter lock, so the polls go on while a launch blocks."""
-
-    def __init__(self, energy, period_s=0.0005):
-        self.energy, self.period_s, self.steps = energy, period_s, []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        last = None
-        while not self._stop.is_set():
-            j = self.energy.joules()
-            if j is not None and j != last:
-                self.steps.append((time.monotonic(), j))
-                last = j
-            time.sleep(self.period_s)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        return False
 
 
 # A bound on the burst window's calls: it is sized from a two-call timing, which a slow first call makes bogus,
@@ -114,17 +83,20 @@ class RankFailure(RuntimeError):
 
 
 def window(fn, calls, energy, tp):
-    """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz) — max time, mean energy
-    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks. Collective: a
-    failure of this rank's calls is held until every rank has reached the same point, then raised on all ranks
-    alike (RankFailure on the ranks whose own calls ran), so the ranks leave in step."""
+    """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz, energy) — max time, mean energy
+    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks; energy: with
+    FIT_ENERGY {"joules_delta", "joules_fit"} (the fit None unless it held on every rank, and then the joules
+    returned), else {}. Collective: a failure of this rank's calls is held until every rank has reached the same
+    point, then raised on all ranks alike (RankFailure on the ranks whose own calls ran), so the ranks leave in
+    step."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
     aligned_start()
-    failure = None
-    sampler = EnergySampler(energy).__enter__() if FIT_ENERGY and energy.h else None  # started: stopped below
+    failure, sampler, watts = None, None, None
     try:
+        if FIT_ENERGY and energy.h:
+            sampler = tp_energy.EnergySampler(energy.joules).__enter__()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         j0 = energy.joules()
         s.record()
@@ -140,7 +112,6 @@ def window(fn, calls, energy, tp):
             time.sleep(0.02)
         mhz = sum(clocks) / len(clocks) if clocks else None
         e.synchronize()
-        t_end = time.monotonic()
         j1 = energy.joules()
         elapsed = s.elapsed_time(e) / 1e3
     except Exception as ex:
@@ -148,16 +119,20 @@ def window(fn, calls, energy, tp):
     finally:
         if sampler:
             sampler.__exit__(None, None, None)
-    if failure is None and sampler:  # the fitted power over the busy part, times this rank's time
-        watts = R.fit_power(sampler.steps, t_record + FIT_LEAD_S, t_end)
-        if watts is not None:
-            j0, j1 = 0.0, watts * elapsed
+    if failure is None and sampler and sampler.usable():  # the fitted power over the busy part
+        watts = tp_energy.fit_power(sampler.steps, *tp_energy.busy_span(t_record, elapsed))
     if not all_ok(failure is None):
         raise failure or RankFailure("failed on another rank")
     seconds = allreduce(elapsed, dist.ReduceOp.MAX)
     joules = allreduce(j1 - j0 if j0 is not None else -1e30, dist.ReduceOp.SUM) / tp
     mhz = allreduce(mhz if mhz is not None else -1e30, dist.ReduceOp.SUM) / tp
-    return seconds, (joules if joules >= 0 else None), (mhz if mhz >= 0 else None)
+    joules = joules if joules >= 0 else None
+    extra = {}
+    if FIT_ENERGY:  # collective on every rank alike (the flag is the run's); a fit that failed anywhere counts nowhere
+        fit = allreduce(watts * elapsed if watts is not None else -1e30, dist.ReduceOp.SUM) / tp
+        extra = {"joules_delta": joules, "joules_fit": fit if fit >= 0 else None}
+        joules = extra["joules_fit"] if extra["joules_fit"] is not None else joules
+    return seconds, joules, (mhz if mhz >= 0 else None), extra
 
 
 def guarded(fn):
@@ -188,10 +163,10 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
         if drop_unless_all_ok(v):
             continue
         try:
-            t, _, _ = window(fns[v], 2, energy, tp)
+            t, _, _, _ = window(fns[v], 2, energy, tp)
             time.sleep(args.burst_idle)
             calls = min(MAX_CALLS, max(3, math.ceil(0.05 / max(t / 2, 1e-6))))
-            t, _, _ = window(fns[v], calls, energy, tp)
+            t, _, _, _ = window(fns[v], calls, energy, tp)
             per_call[v] = t / calls
             figures[v] = {"burst_s": t / calls, "windows": []}
         except Exception as e:
@@ -208,10 +183,11 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
         for v in list(live) if rnd % 2 == 0 else list(reversed(live)):  # no variant always leads (the heat's bias)
             try:
                 calls = R.window_calls(args.window, per_call[v])
-                seconds, joules, mhz = window(fns[v], calls, energy, tp)
+                seconds, joules, mhz, extra = window(fns[v], calls, energy, tp)
                 if v in fused_ops:
                     fused_ops[v].sync()  # a device-side timeout surfaces here, not as a fast bogus figure
-                figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules, "sm_mhz": mhz})
+                figures[v]["windows"].append({"seconds": seconds, "calls": calls, "joules": joules, "sm_mhz": mhz,
+                                              **extra})
             except Exception as e:
                 errors[v] = repr(e)[:300]
             drop_unless_all_ok(v)

@@ -314,12 +314,3 @@ def test_the_geomeans_leave_out_failed_checks_and_say_how_many_shapes_they_cover
     assert "tpgemm / async TP: 1.000 (over 1 of 3 shapes)" in text, text
     assert "tpgemm / NCCL+cuBLAS: 0.707 (over 2 of 3 shapes)" in text and "Checks passed: 2/3" in text, text
 
-
-def test_the_power_fit_takes_whole_steps_inside_the_window():
-    """A counter stepping every 50 ms at 600 W: the fit reads 600 W whatever the window's phase against the steps,
-    where a delta over the window is off by up to a step; too few steps or too short a span give None."""
-    steps = [(0.05 * i, 30.0 * i) for i in range(40)]  # 600 W in 30 J steps every 50 ms
-    assert R.fit_power(steps, 0.212, 1.333) == pytest.approx(600.0)
-    assert R.fit_power(steps, 0.3, 0.45) is None  # 0.15 s of steps: under MIN_FIT_S
-    assert R.fit_power(steps[:1], 0.0, 2.0) is None and R.fit_power([], 0.0, 1.0) is None
-    assert R.fit_power([(0.0, 10.0), (0.5, 5.0)], 0.0, 1.0) is None  # a counter that went back: no figure
