@@ -439,7 +439,7 @@ def _check_split_only(w: _Walker, c: dict, path: str, kernels: dict) -> None:
         if c.get(field) is not None:
             w.error(w.lines.get(f"{path}.{field}", w.lines[path]), f"{path}.{field}",
                     f"{field} in a config of stream_k kernel {name!r}, a default only through the split rule "
-                    "(README, \"A config is picked\")", f"no {field}")
+                    "(docs/CONFIG.md, \"How a config is picked\")", f"no {field}")
 
 
 def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:

@@ -89,7 +89,7 @@ def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> l
 
 # Values the default search leaves out; --knob FIELD=VALUE asks for them. cooperative_n has run on H200 only
 # at 192x192 (self-test instance sn192) and at 128x320 in a 2x1 cluster (CLI checks and the local bench,
-# 2026-12-01), not yet at the tuner's tiles; f32 partials are a numerics choice (README: run by name only), not
+# 2026-12-01), not yet at the tuner's tiles; f32 partials are a numerics choice (docs/CONFIG.md: run by name only), not
 # a speed knob, and measured 1.5-21% slower (docs/PERF_NOTES.md 17:43Z).
 UNVERIFIED = {"consumer_mode": ("cooperative_n",), "partials": ("f32",)}
 RASTER_GROUP_DEFAULT = C.KERNEL.fields["raster_group"].default

@@ -151,7 +151,7 @@ def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
     return ROOT / rel / "tpgemm"
 
 
-# build/tpgemm's exit status for "not enough Hopper GPUs / no peer access" (README): the machine, not the
+# build/tpgemm's exit status for "not enough Hopper GPUs / no peer access" (docs/CLI.md): the machine, not the
 # candidate, failed, so the run is neither recorded nor counted as done.
 ENVIRONMENT_EXIT = 3
 # The exit status recorded for a candidate whose kernel spills registers or serializes wgmma (never run).

@@ -105,7 +105,8 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
     assert text["rs_tila_bf16_tp1"].endswith(" -")  # a TP = 1 instance moves nothing
     assert text["ag_rota_bf16_sk64_tp2"].endswith("stream-K at TP >= 2")
     assert text["ag_rota_bf16_sk64_tp1"].endswith(" -")
-    # the wave-weighted configs are default picks, through the wave check only (README, "A config is picked")
+    # the wave-weighted configs are default picks, through the wave check only
+    # (docs/CONFIG.md, "How a config is picked")
     assert {n: c["wave_weight"] for n, c in listed.items() if c["wave_weight"] and c["tp"] == 2} == {
         **{f"{f}_w160_tp2": 90 for f in ("ag_rota_bf16", "ag_rotb_bf16", "ag_rota_fp16", "ag_rotb_fp16")},
         **{f"{f}_pp64_tp2": 80 for f in ("ag_rota_bf16", "ag_rotb_bf16", "rs_tila_bf16", "rs_tilb_bf16",

@@ -199,10 +199,10 @@ def family_of(doc, config_name):
 
 
 def test_the_committed_grid_runs_show_the_ping_pongs_chip_dependence():
-    """A check of the committed records, not of code (what README and the 2026-12-03-c/-d notes say of them rests on
-    it): the two runs before the spread (two machines, stream-K kernels differing only in the producer's registers): the
-    ping-pong 64x128 moved by more than 5% on 30+ of the 128 shapes, the stream-K twin on none - CTAs 0 .. tiles-1 on
-    whichever SMs a chip's block scheduler gives them, which the spread (spread.h) evens out."""
+    """A check of the committed records, not of code (what docs/CONFIG.md and the 2026-12-03-c/-d notes say of them
+    rests on it): the two runs before the spread (two machines, stream-K kernels differing only in the producer's
+    registers): the ping-pong 64x128 moved by more than 5% on 30+ of the 128 shapes, the stream-K twin on none -
+    CTAs 0 .. tiles-1 on whichever SMs a chip's block scheduler gives them, which the spread (spread.h) evens out."""
     first, second = ({(r["M"], r["N"], r["K"]): grid_times(r) for r in json.loads(g.read_text())} for g in CHIP_RUNS)
     moved = {f: sum(abs(second[s][f] / first[s][f] - 1) > 0.05 for s in first) for f in ("pp64", "sk64")}
     assert moved["pp64"] >= 30 and moved["sk64"] == 0, moved

@@ -292,7 +292,7 @@ def test_default_entry_follows_kernel_tp1():
 
 
 def test_default_search_leaves_out_opt_in_values_that_a_knob_can_name():
-    """cooperative_n and f32 partials are not searched by default (README), and --knob can still ask for them."""
+    """cooperative_n and f32 partials are not searched by default (docs/TUNING.md); --knob can still ask for them."""
     space = tune.knob_space()
     assert "cooperative_n" not in space["consumer_mode"] and "f32" not in space["partials"]
     assert "out" in space["partials"]

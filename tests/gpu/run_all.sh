@@ -114,7 +114,7 @@ step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m
 # rehearsal runs them) and nothing else (TIER2_SKIP_GROUPS: a group added later is in by default), unless TIER2_GROUPS
 # or TIER2_SKIP_GROUPS say otherwise: ~370 runs at TP = 2, ~300 s at tier2.json's 0.7-0.8 s a run. At TP = 4 / 8
 # its ~370 s (tier2_tp4.json's per-run times, 340 runs) need a call of their own: TIER2_STEP_S=520 run_all.sh --tp 4
-# --skip sanitizers,pytest,tp,seed_f16acc, then run_all.sh --tp 4 --skip tier2 (README, "Tests").
+# --skip sanitizers,pytest,tp,seed_f16acc, then run_all.sh --tp 4 --skip tier2 (docs/TESTING.md, "TP = 4 and 8").
 T2_SKIP="${TIER2_SKIP_GROUPS-}"
 [ ${#SHARE[@]} = 0 ] && [ -z "${TIER2_GROUPS-}" ] && [ -z "${TIER2_SKIP_GROUPS+set}" ] && T2_SKIP=tp1
 step tier2 "${TIER2_STEP_S:-380}" env TIER2_GROUPS="${TIER2_GROUPS-}" TIER2_SKIP_GROUPS="$T2_SKIP" \

@@ -25,7 +25,7 @@
 #   TIER2_BUDGET_S / TIER2_HARD_S  when the last run may start / when all must end (defaults 450 / +60 s; with
 #                     STEP_BUDGET_S set, as run_all.sh and bench/x2 do: 40 s / 10 s before it)
 #
-# Run time: a few hundred runs (the README's Tests table has the last counts, ~334-370 with every group), ~2-3 s
+# Run time: a few hundred runs (docs/TESTING.md has the last counts, ~334-370 with every group), ~2-3 s
 # each (mostly process start, CUDA context, allocation and fill; the largest, 405B-fc1, does 10 GEMM calls of
 # ~50 ms), memcheck runs ~10-30 s each; one run at a time, within the budget above.
 set -u
