@@ -109,8 +109,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{out}: {len(stale)} stale file(s); run `python3 -m generator`", file=sys.stderr)
             return 1
         return 0
+    if args.depfile and Path(args.depfile).is_dir():
+        print(f"{args.depfile}: --depfile names a folder; nothing written", file=sys.stderr)
+        return 2
     try:
         changes = write.write_tree(out, files)
+        if args.depfile:
+            write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
+    except OSError as e:
+        print(f"{out}: {e}", file=sys.stderr)
+        return 2
     except write.WriteConflict as e:
         for rel in e.paths:
             print(f"{out / rel}: exists and was not written by this generator (no DO-NOT-EDIT marker); "
@@ -118,7 +126,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{out}: nothing written; choose an output directory that only the generator owns", file=sys.stderr)
         return 2
     if args.depfile:
-        write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
         for folder in _missing_folders(args.config, doc):
             print(f"note: {folder} (of include:) does not exist, so ninja cannot see a file added there; create it "
                   "before the first one (mkdir), or run `python3 -m generator` after", file=sys.stderr)

@@ -19,6 +19,7 @@ from .schedules import SCHEDULES
 MAX_TP = 8  # TPG_MAX_TP in templates/kernels/gemm_params.h
 MAX_COPY_CHUNKS = 32  # TPG_MAX_COPY_CHUNKS in templates/kernels/copy_chunks.h
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)\Z")  # integers as written in schedules.yaml (fullmatch)
 
 
 class ConfigError(Exception):
@@ -206,7 +207,7 @@ class _Walker:
         self.lines: dict[str, int] = {}   # path -> line of its value
 
     def error(self, line: int, path: str, problem: str, allowed: str) -> None:
-        self.errors.append(f"{self.filename}:{line}: {path}: {problem}; allowed: {allowed}")
+        self.errors.append(f"{self.filename}:{line}: {path or '(document)'}: {problem}; allowed: {allowed}")
 
     def walk(self, node: yaml.Node, f: Field, path: str):
         """Plain value of node checked against f, or None after recording errors."""
@@ -279,6 +280,9 @@ class _Walker:
             shown = f" {node.value!r}" if isinstance(node, yaml.ScalarNode) else ""
             article = {"int": "an integer", "bool": "true or false"}.get(want, "a string")
             return self.error(line, path, f"expected {article}, got {got}{shown}", _allowed(f))
+        if want == "int" and not DECIMAL.fullmatch(node.value):  # YAML 1.1 reads 0256 as octal, 2:08 as 128
+            return self.error(line, path, f"{node.value!r} is not a plain decimal integer", _allowed(f) +
+                              " (written in decimal: no leading 0, sign +, 0x, 0b, _ or :)")
         ctor = yaml.constructor.SafeConstructor()
         value = ctor.construct_yaml_int(node) if want == "int" else \
             ctor.construct_yaml_bool(node) if want == "bool" else node.value
@@ -317,6 +321,8 @@ def compose(text: str, filename: str) -> yaml.Node:
     """The YAML node tree of text; ConfigError on syntax errors or an empty document."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError([f"{filename}:1: (document): nested too deeply to read; allowed: {_allowed(TOP)}"])
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark else 1
@@ -344,6 +350,13 @@ def check(node: yaml.Node, filename: str, top: Field = TOP) -> "tuple[dict | Non
     if doc is not None:
         _semantic(doc, w)
     return doc, w
+
+
+def error_walker(filename: str, errors: list[str]) -> "_Walker":
+    """A walker holding errors found before any walk (a file that cannot be read or parsed), for raise_errors."""
+    w = _Walker(filename)
+    w.errors.extend(errors)
+    return w
 
 
 def raise_errors(walkers: list) -> None:

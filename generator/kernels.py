@@ -1,8 +1,9 @@
 """Kernel instances: tile legality, shared-memory and register budgets, canonical names.
 
-Every rule here mirrors a static_assert of templates/kernels/gemm_sm90.cuh, so that no emitted kernel
-can fail to compile. check_kernel returns problems instead of raising, so that config.py can report
-all of them with their YAML lines.
+Every rule here mirrors a static_assert of templates/kernels/gemm_sm90.cuh, so that no kernel of the schema's
+fields can fail to compile. `defines` (experimental macros) are checked for name and 32-bit value only: the headers'
+own static_asserts and #errors judge the combinations, at compile time. check_kernel returns problems instead of
+raising, so that config.py can report all of them with their YAML lines.
 """
 from __future__ import annotations
 
@@ -308,6 +309,8 @@ def _defines(defines: tuple) -> list[tuple[str, str, str]]:
         elif m.group(1) not in header_macros():
             out.append(("defines", f"{m.group(1)} is not a macro the kernel headers read (templates/kernels)",
                         ", ".join(sorted(header_macros() - set(KNOB_MACROS)))))
+        elif not -2**31 <= int(m.group(2)) < 2**31:
+            out.append(("defines", f"{m.group(1)}={m.group(2)} is outside 32 bits", "an int value"))
         elif m.group(1) in seen:
             out.append(("defines", f"{m.group(1)} is defined twice", "each macro once"))
         else:

@@ -267,7 +267,7 @@ def _kernel_dtypes(kernels: list | None) -> dict:
 
 def tuned_config_name(t: dict) -> str:
     """tuned_<model>_<layer>_<dtype>_m<tokens> or tuned_<m>x<n>x<k>_<schedule short>_<dtype> (without _tp<tp>)."""
-    if t.get("model"):
+    if t.get("model") is not None:  # '' too: reported as an unknown model, and not a shape
         return f"tuned_{re.sub(r'[^A-Za-z0-9_]', '_', t['model'])}_{t['layer']}_{t['dtype']}_m{t.get('tokens')}"
     s = t["shape"]
     return f"tuned_{s['m']}x{s['n']}x{s['k']}_{SCHEDULES[t['schedule']]['short']}_{t['dtype']}"
@@ -362,7 +362,7 @@ def tuned_key(t: dict) -> tuple:
     """What a tuned choice decides for: (model, layer, dtype, tp, tokens) or (shape, dtype, schedule, tp). A choice
     holds for the M it was tuned at (tpg_dispatch_find takes the row of the nearest M), not for every M of the layer:
     a model layer tuned at 128 tokens keeps its default pick at 16384."""
-    if t.get("model"):
+    if t.get("model") is not None:
         return (t["model"], t["layer"], t["dtype"], t["tp"], t.get("tokens"))
     return (tuple(t["shape"].get(f) for f in "mnk"), t["dtype"], t["schedule"], t["tp"])
 
@@ -420,25 +420,56 @@ def _check_tuned_problem(t: dict, path: str, w, presets: dict) -> None:
         _err(w, path, f"{m} x {n} x {k} at tp {t['tp']}: {problem}", "a GEMM that the schedule can run at this tp")
 
 
+def _read(p: str):
+    """The YAML node tree of file p; ConfigError (with a line) if it cannot be read, is not UTF-8 or not YAML."""
+    try:
+        raw = Path(p).read_bytes()
+    except OSError as e:
+        raise C.ConfigError([f"{p}:1: (file): cannot read: {e.strerror}; allowed: a readable YAML file"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise C.ConfigError([f"{p}:{line}: (file): byte 0x{raw[e.start]:02x} is not UTF-8; allowed: a UTF-8 file"])
+    return C.compose(text, p)
+
+
+def _included_files(doc: dict, w, path: str) -> list[str]:
+    """The files doc's include: names, in order, each once (a glob and an explicit name, or two globs, may match the
+    same file): only regular files, never schedules.yaml itself. A pattern the schema walk refused is skipped."""
+    files, seen = [], {os.path.realpath(path)}
+    for i, pattern in enumerate(doc["include"] or []):
+        if not pattern:
+            if pattern == "":
+                w.error(w.lines[f"include[{i}]"], f"include[{i}]", "an empty pattern", "a file or a glob")
+            continue
+        found = sorted(glob.glob(os.path.join(os.path.dirname(path), pattern)))
+        regular = [f for f in found if os.path.isfile(f)]
+        if not regular and not glob.has_magic(pattern):
+            what = "is not a file" if found else "does not exist"
+            w.error(w.lines[f"include[{i}]"], f"include[{i}]", f"{pattern!r} {what}",
+                    "an existing file, or a glob (tuned/*.yaml) that may match nothing")
+        for f in regular:
+            if os.path.realpath(f) not in seen:
+                seen.add(os.path.realpath(f))
+                files.append(f)
+    return files
+
+
 def load(path: str) -> dict:
     """schedules.yaml plus the files of its `include:` (globs, sorted), validated together: every
     error of every file is raised at once (ConfigError). Returns the merged document."""
-    def read(p: str):
-        try:
-            return C.compose(Path(p).read_text(encoding="utf-8"), p)
-        except OSError as e:
-            raise C.ConfigError([f"{p}:1: (file): cannot read: {e.strerror}; allowed: a readable YAML file"])
-    doc, w = C.check(read(path), path)
+    doc, w = C.check(_read(path), path)
     walkers, seen = [w], {}
     if doc is not None:
         check(doc, w, doc, seen=seen)
-        for i, pattern in enumerate(doc["include"] or []):
-            found = sorted(glob.glob(os.path.join(os.path.dirname(path), pattern or "")))
-            if pattern and not found and not glob.has_magic(pattern):
-                w.error(w.lines[f"include[{i}]"], f"include[{i}]", f"{pattern!r} does not exist",
-                        "an existing file, or a glob (tuned/*.yaml) that may match nothing")
-            for f in found:
-                walkers.append(_merge(doc, f, read(f), seen))
+        for f in _included_files(doc, w, path):
+            try:
+                node = _read(f)
+            except C.ConfigError as e:  # reported with the rest: one unreadable file hides no other error
+                walkers.append(C.error_walker(f, e.errors))
+                continue
+            walkers.append(_merge(doc, f, node, seen))
     C.raise_errors(walkers)
     return doc
 

@@ -82,6 +82,12 @@ def test_a_define_the_headers_do_not_read_is_refused(tmp_path):
     assert r.returncode == 2 and "TPG_SPREAD_PUSH is not a macro the kernel headers read" in r.stderr, r.stderr
 
 
+def test_a_define_past_32_bits_is_refused(tmp_path):
+    big = "  - {name: big, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, defines: [TPG_SPREAD_UNITS=4294967296]}\n"
+    r = generate(tmp_path, SHIPPED.replace("\nkernels:\n", "\nkernels:\n" + big, 1))
+    assert r.returncode == 2 and "TPG_SPREAD_UNITS=4294967296 is outside 32 bits" in r.stderr, r.stderr
+
+
 def test_depfile_watches_the_include_folder_and_takes_absolute_globs(tmp_path):
     """ninja reruns the generator when a tuned file appears only if the depfile names the glob's folder: a folder that
     does not exist cannot be named (its parent, the repository's top, changes on every ninja), so the generator says
@@ -99,3 +105,89 @@ def test_depfile_watches_the_include_folder_and_takes_absolute_globs(tmp_path):
     assert r.returncode == 0 and "note:" not in r.stderr, r.stderr
     deps = (tmp_path / "d.d").read_text().replace("\\\n", " ").split(":", 1)[1].split()
     assert str(tuned) in deps and str(tuned / "x.yaml") in deps, deps
+
+
+TUNED_QKV = ("  - {model: MODEL, layer: qkv, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
+             "kernel: bf16_128x128x64_pp}\n")
+
+
+def test_an_empty_model_name_is_an_unknown_model_not_a_shape(tmp_path):
+    """'' once fell into the shape branch of the tuned checks (a traceback in tuned_key)."""
+    text = SHIPPED.replace("\ninclude:", "\ntuned:\n" + TUNED_QKV.replace("MODEL", "''") + "include:")
+    r = generate(tmp_path, text)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "tuned[0].model: unknown model ''" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("number, said", [("0256", "'0256' is not a plain decimal integer"),
+                                          ("2:08", "'2:08' is not a plain decimal integer"),
+                                          ("0x80", "'0x80' is not a plain decimal integer"),
+                                          ("1_0", "'1_0' is not a plain decimal integer")])
+def test_integers_are_read_as_written_or_refused(tmp_path, number, said):
+    """YAML 1.1 reads 0256 as octal 174 and 2:08 as 128: a token count of 174 once went into dispatch.c silently."""
+    text = SHIPPED.replace("tokens: 16384, tp: [2, 4, 8]}", f"tokens: {number}, tp: [2, 4, 8]}}", 1)
+    assert text != SHIPPED
+    r = generate(tmp_path, text)
+    assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_file_that_is_not_utf8_is_an_error_with_its_line(tmp_path):
+    cfg = tmp_path / "s.yaml"
+    cfg.write_bytes(SHIPPED.replace("\nkernels:", "\n# caf\xe9\nkernels:", 1).encode("latin-1"))
+    r = subprocess.run([sys.executable, "-m", "generator", "--config", str(cfg), "--out", str(tmp_path / "g")],
+                       cwd=ROOT, capture_output=True, text=True)
+    line = SHIPPED.split("\nkernels:")[0].count("\n") + 2
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"s.yaml:{line}: (file): byte 0xe9 is not UTF-8" in r.stderr, r.stderr
+
+
+def test_a_file_included_twice_counts_once(tmp_path):
+    """A glob and an explicit name of the same file once added its choices twice (two configs of one name) and its
+    kernels clashed with themselves."""
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "a.yaml").write_text(
+        "kernels:\n  - {name: kb, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, consumer_mode: pingpong}\n"
+        "tuned:\n" + TUNED_QKV.replace("MODEL", "llama3-70b").replace("bf16_128x128x64_pp", "kb"))
+    text = SHIPPED.replace('include: ["tuned/*.yaml"]', 'include: ["tuned/*.yaml", "tuned/a.yaml"]')
+    r = generate(tmp_path, text, "-q")
+    assert r.returncode == 0, r.stderr
+    registry = (tmp_path / "g" / "registry.c").read_text()
+    assert registry.count('"tuned_llama3_70b_qkv_bf16_m16384_tp2"') == 1
+
+
+@pytest.mark.parametrize("pattern, said", [('""', "include[0]: an empty pattern"),
+                                           ('"tuned"', "include[0]: 'tuned' is not a file")])
+def test_a_bad_include_hides_no_other_error(tmp_path, pattern, said):
+    (tmp_path / "tuned").mkdir()
+    text = SHIPPED.replace('include: ["tuned/*.yaml"]', f"include: [{pattern}]").replace(
+        "tokens: 16384, tp: [2, 4, 8]}", "tokens: x, tp: [2, 4, 8]}", 1)
+    r = generate(tmp_path, text)
+    assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "models[1].tokens: expected an integer" in r.stderr, r.stderr
+
+
+def test_an_unreadable_include_hides_no_other_error(tmp_path):
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "a.yaml").write_text("kernels: [\n")
+    text = SHIPPED.replace("tokens: 16384, tp: [2, 4, 8]}", "tokens: x, tp: [2, 4, 8]}", 1)
+    r = generate(tmp_path, text)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "a.yaml:2: YAML syntax error" in r.stderr and "models[1].tokens" in r.stderr, r.stderr
+
+
+def test_output_paths_that_cannot_be_written_are_refused_before_writing(tmp_path):
+    (tmp_path / "blocked").mkdir()
+    (tmp_path / "blocked" / "kernels").write_text("a file where a folder goes\n")
+    for out in (tmp_path / "blocked", tmp_path / "blocked" / "kernels"):
+        r = subprocess.run([sys.executable, "-m", "generator", "--out", str(out)], cwd=ROOT, capture_output=True,
+                           text=True)
+        assert r.returncode == 2 and "is not a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert sorted(p.name for p in (tmp_path / "blocked").iterdir()) == ["kernels"]
+    r = subprocess.run([sys.executable, "-m", "generator", "--out", str(tmp_path / "g"), "--depfile", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "--depfile names a folder" in r.stderr and not (tmp_path / "g").exists(), r.stderr
+
+
+def test_a_document_nested_too_deeply_is_an_error(tmp_path):
+    r = generate(tmp_path, "version: 1\ntuned: " + "[" * 3000 + "]" * 3000 + "\n")
+    assert r.returncode == 2 and "nested too deeply" in r.stderr and "Traceback" not in r.stderr, r.stderr
