@@ -55,7 +55,8 @@ def built():
     if not shutil.which("ninja"):
         pytest.skip("ninja is not installed")
     subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
-                    "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags", "build/tpgemm"], cwd=ROOT, check=True)
+                    "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags",
+                    "build/tests/gpu_barrier_epochs", "build/tpgemm"], cwd=ROOT, check=True)
 
 
 def shared_env(env=None) -> dict:
@@ -420,6 +421,14 @@ def test_transfer_flag_kernel(built):
     partial and what a receiver does with an incomplete one, and the epoch's wrap."""
     out = run_passing(["gpu_transfer_flags"], timeout=60)
     assert "PASSED" in out and out.count(" ok (") == 8
+
+
+@needs_gpus(1)
+def test_closing_barrier_notice_across_the_epoch_range(built):
+    """tests/gpu/test_barrier_epochs.c: a notice no give-up raised is not "ahead" at epoch 2^31 + 1 (every call failed
+    from there), nor at the wrap; a give-up is heard, also when the peer's notice sits just before the wrap."""
+    out = run_passing(["gpu_barrier_epochs"], timeout=60)
+    assert "PASSED" in out and out.count(" ok (") == 5
 
 
 @needs_gpus(1)

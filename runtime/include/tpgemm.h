@@ -60,7 +60,8 @@ typedef struct tpg_op tpg_op;
 const char *tpg_status_string(tpg_status s);
 
 /* The detailed message of the last failure on ctx (names the offending value), or "" if none.
- * ctx may be NULL: then the message of the last failed tpg_ctx_create / tpg_ctx_create_rank on this thread. */
+ * ctx may be NULL: then the message of the last failure on this thread of a call that had no context to hold it -
+ * tpg_ctx_create / tpg_ctx_create_rank, the config and dispatch lookups, or a call given a NULL handle. */
 const char *tpg_last_error(const tpg_ctx *ctx);
 
 /* Size in bytes of one element of t (1, 2 or 4). */
@@ -132,8 +133,12 @@ tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */
 #define TPG_PICK_SMS 132
-/* tpg_config_pick for a grid of `sms` SMs (0: the K rule alone): another GPU's count, or fewer where the GEMM
- * leaves some - TPG_NCCL_FREE_SMS under the NCCL transport, a share of the device with share_devices. */
+/* The most SMs tpg_config_pick_sms takes (more is refused: no GPU has them). */
+#define TPG_PICK_SMS_LIMIT 1024
+/* tpg_config_pick for a grid of `sms` SMs (0: the K rule alone; 0..TPG_PICK_SMS_LIMIT): another GPU's count, or
+ * fewer where the GEMM leaves some - TPG_NCCL_FREE_SMS under the NCCL transport, a share of the device with
+ * share_devices. TPG_ERR_INVALID_ARGUMENT for a dtype that is not a tpg_dtype or sms out of range,
+ * TPG_ERR_UNKNOWN_CONFIG where no config of the schedule / tp / dtype is a default pick. */
 tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                                int sms, int *index);
 
@@ -328,8 +333,9 @@ tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
 /* Sets rank r's tensors: 16-byte aligned (fp8 scale_a / scale_b 4-byte; else TPG_ERR_ALIGNMENT), and device
- * memory of rank r's own device (memory of another GPU is refused, TPG_ERR_INVALID_ARGUMENT; host and managed
- * memory pass). The first time after all ranks are set,
+ * memory of rank r's own device (memory of another GPU is refused, TPG_ERR_INVALID_ARGUMENT, and so is pageable
+ * host memory where the device cannot address it; pinned host and managed memory pass). Sizes are not checked: each
+ * allocation must hold its tpg_op_shard_shape. The first time after all ranks are set,
  * builds and instantiates each device's CUDA graph; later calls update the executable graphs in place (a device
  * whose peer-copy source changed gets its graph rebuilt, after the op's last launch there has finished). A call
  * whose arguments are rejected changes nothing; one that fails later (building or updating the graphs) drops

@@ -8,15 +8,35 @@ __device__ __forceinline__ void red_release_sys_add(unsigned int *p, unsigned in
     asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-__device__ __forceinline__ void red_release_sys_max(unsigned int *p, unsigned int v) {
-    asm volatile("red.release.sys.global.max.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+/* Raise a peer's notice word to epoch unless it is there or ahead already (a peer a call ahead gave up too), wrap-
+ * aware: the word stays within half a window behind its owner's epoch (refresh_notice), so the signed difference
+ * holds (an unsigned max would stop raising it after the wrap). Release at system scope, as the arrival after it. */
+__device__ __forceinline__ void raise_notice(unsigned int *notice, unsigned int epoch) {
+    __threadfence_system();
+    unsigned int old = *(volatile unsigned int *)notice;
+    while ((int)(epoch - old) > 0) {
+        const unsigned int seen = atomicCAS_system(notice, old, epoch);
+        if (seen == old) break;
+        old = seen;
+    }
 }
 
 /* This launch gave up: raise every peer's notice word to its epoch (barrier.h, "Telling the peers"). */
 __device__ __forceinline__ void tell_peers_gave_up(const tpg_barrier_params &p, unsigned int epoch) {
     for (int r = 0; r < p.tp; r++) {
-        if (r != p.rank && p.gave_up_notice[r]) red_release_sys_max(p.gave_up_notice[r], epoch);
+        if (r != p.rank && p.gave_up_notice[r]) raise_notice(p.gave_up_notice[r], epoch);
     }
+}
+
+/* The closing barrier's check of its own notice: a peer gave up on this call or a later one (tpg_epoch_reached). A
+ * notice no give-up raised for half a window is moved up to the call before this one - one CAS every 2^19 calls -
+ * so that it never wraps into the window (a notice left at 0 would read as "reached" in the last calls before the
+ * wrap); a peer's raise in between wins the CAS. */
+__device__ __forceinline__ bool peer_gave_up(unsigned int *notice, unsigned int epoch) {
+    const unsigned int n = tpg_spin::load_acquire_sys(notice);
+    if (tpg_epoch_reached(n, epoch)) return true;
+    if (tpg_epoch_stale(n, epoch)) atomicCAS_system(notice, n, epoch - 1u);
+    return false;
 }
 
 __device__ __forceinline__ bool gave_up_in(const tpg_barrier_params &p, unsigned int epoch) {
@@ -57,7 +77,7 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
         if (gave_up_in(p, epoch)) break; /* this launch gave up */
         if (p.timeout_ns && global_timer_ns() - start > p.timeout_ns) {
             atomicOr(p.status, TPG_DEVICE_BARRIER_TIMEOUT);
-            if (p.gave_up_epoch) atomicMax(p.gave_up_epoch, epoch);
+            if (p.gave_up_epoch) atomicExch(p.gave_up_epoch, epoch);
             tell_peers_gave_up(p, epoch);
             __threadfence_system();
             TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
@@ -67,10 +87,9 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
         if (sleep_ns < 1024) sleep_ns *= 2;
     }
     /* closing barrier: did a peer give up on this call (or a later one) while we were late? Read after the
-     * peers' arrivals, which follow their notices (wrap-aware, as the counters) */
-    const unsigned int *notice = p.gave_up_notice[p.rank];
-    if (p.mode == TPG_BARRIER_END && notice && (int)(load_acquire_sys(notice) - epoch) >= 0)
-        atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
+     * peers' arrivals, which follow their notices */
+    unsigned int *notice = p.gave_up_notice[p.rank];
+    if (p.mode == TPG_BARRIER_END && notice && peer_gave_up(notice, epoch)) atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
     TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
 }
 

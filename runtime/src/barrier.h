@@ -9,11 +9,14 @@
  * epoch (another wait of this launch timed out: gemm_params.h says why).
  * Telling the peers: a rank that gave up no longer waits in its closing barrier for a late peer to finish
  * reading its inputs (its shard, its slots, the partials it pushes next call), so before its arrivals the
- * closing barrier raises every peer's gave_up_notice to the epoch (system-scope max; a timeout raises it when
- * it fires). A late peer passes its own closing barrier on those arrivals, then reads its notice: at or past
- * its epoch, it sets TPG_DEVICE_PEER_GAVE_UP and its call fails (TPG_ERR_TIMEOUT) instead of returning an
- * output that the peer may have overwritten under it.
- * Counters wrap after 2^32 / (tp - 1) launches; comparisons are wrap-aware (signed difference).
+ * closing barrier raises every peer's gave_up_notice to the epoch (a system-scope compare-and-swap that never
+ * lowers it, wrap-aware; a timeout raises it when it fires). A late peer passes its own closing barrier on those
+ * arrivals, then reads its notice: reached (epoch.h: at its epoch or a little past), it sets
+ * TPG_DEVICE_PEER_GAVE_UP and its call fails (TPG_ERR_TIMEOUT) instead of returning an output that the peer may
+ * have overwritten under it. A notice that no give-up raised for 2^19 calls is moved up to the epoch before the
+ * owner's, so that it never wraps into the window.
+ * Counters wrap after 2^32 / (tp - 1) launches; their comparisons are wrap-aware (signed difference: a counter is
+ * never far from its target).
  */
 #ifndef TPG_BARRIER_H
 #define TPG_BARRIER_H

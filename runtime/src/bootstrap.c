@@ -32,10 +32,9 @@ void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_stat
     w->status = (int32_t)status;
 }
 
-tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv) {
+tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv) {
     const int me = ctx->local_begin;
-    const tpg_wire *own = &recv[me];
-    const char *name = tpg_wire_call_name((tpg_wire_call)own->call);
+    const char *name = tpg_wire_call_name((tpg_wire_call)send->call); /* the call this rank makes, not what came back */
     for (int q = 0; q < ctx->tp; q++) {
         const tpg_wire *w = &recv[q];
         if (w->magic != TPG_WIRE_MAGIC && (w->magic & 0xffffff00u) == (TPG_WIRE_MAGIC & 0xffffff00u))
@@ -50,13 +49,16 @@ tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv) {
             TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: record %d comes from rank %d of tp = %d (this context: "
                      "tp = %d); the allgather must return the records in rank order", me, name, q, (int)w->rank,
                      (int)w->tp, ctx->tp);
-        if (w->call != own->call || w->serial != own->serial)
+        if (w->call != send->call || w->serial != send->serial)
             TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d is in %s (collective call #%llu) but rank %d is in %s (call "
                      "#%llu); every rank must make the same collective calls in the same order", me, name,
-                     (unsigned long long)own->serial, q, tpg_wire_call_name((tpg_wire_call)w->call),
+                     (unsigned long long)send->serial, q, tpg_wire_call_name((tpg_wire_call)w->call),
                      (unsigned long long)w->serial);
+        if (!tpg__status_known(w->status))
+            TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: rank %d reports status %d, which no tpgemm returns; every "
+                     "rank needs the same tpgemm build", me, name, q, (int)w->status);
     }
-    if (own->status != TPG_OK) return (tpg_status)own->status; /* the message was set where it failed */
+    if (send->status != TPG_OK) return (tpg_status)send->status; /* the message was set where it failed */
     for (int q = 0; q < ctx->tp; q++)
         if (recv[q].status != TPG_OK)
             TPG_FAIL(ctx, (tpg_status)recv[q].status, "rank %d failed in %s: %s (that rank's tpg_last_error has the "
@@ -91,7 +93,7 @@ tpg_status tpg__exchange(tpg_ctx *ctx, const tpg_wire *send, tpg_wire *recv) {
         TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: the bootstrap allgather callback returned %d", ctx->local_begin,
                  tpg_wire_call_name((tpg_wire_call)send->call), rc);
     }
-    return tpg_wire_check(ctx, recv);
+    return tpg_wire_check(ctx, send, recv);
 }
 
 tpg_status tpg__agree(tpg_ctx *ctx, tpg_wire_call call, tpg_status local) {

@@ -62,10 +62,10 @@ _Static_assert(sizeof(tpg_wire) == TPG_WIRE_BYTES, "the wire's fields outgrew TP
 const char *tpg_wire_call_name(tpg_wire_call call);
 /* Zeroes w and fills magic, call, serial (the next one), tp, rank and status from ctx. */
 void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_status status);
-/* Checks the tp records of one exchange against the local one (recv[local rank]): magic, tp, rank
- * order, call and serial (TPG_ERR_BOOTSTRAP naming the rank), then statuses: the local status if it
- * failed (its message is already set), else the first failed peer's. Pure: no CUDA, no callback. */
-tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *recv);
+/* Checks the tp records of one exchange against the one this rank sent: magic, tp, rank order, call and serial, a
+ * status this build knows (TPG_ERR_BOOTSTRAP naming the rank), then statuses: the local status if it failed (its
+ * message is already set), else the first failed peer's. Pure: no CUDA, no callback. */
+tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv);
 /* CTX_CREATE: the settings every rank must share (timeout_ns, share_devices, transport) agree with the local rank's;
  * TPG_ERR_BOOTSTRAP names the first rank that differs. Pure. */
 tpg_status tpg_wire_check_settings(tpg_ctx *ctx, const tpg_wire *recv);

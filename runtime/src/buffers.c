@@ -1,4 +1,5 @@
 /* Symmetric per-op buffers (layout in buffers.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,9 +10,19 @@
 
 #define TPG_SECTION_ALIGN 256
 
+/* Sizes saturate at SIZE_MAX (a shape whose slots overflow size_t; tpg_buffers_alloc refuses it) instead of
+ * wrapping into a small allocation that the offsets then run past. */
+static size_t mul_sat(size_t a, size_t b) {
+    size_t r;
+    return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
 static size_t section(size_t *cursor, size_t bytes) {
-    size_t at = *cursor;
-    *cursor = (at + bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
+    size_t at = *cursor, end;
+    if (__builtin_add_overflow(at, bytes, &end) || end > SIZE_MAX - TPG_SECTION_ALIGN)
+        *cursor = SIZE_MAX;
+    else
+        *cursor = (end + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
     return at;
 }
 
@@ -26,12 +37,14 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
     /* Slots keep the 256-byte alignment of each one (TMA needs 16 B; 256 keeps copies efficient), except end to end:
      * a shard is whole rows of A (a block whole rows of the partial), so its slots end to end are the gathered A (the
      * rank's partial), rows of 16-byte multiples. */
-    const size_t rounded = (slot_bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
+    const size_t rounded = slot_bytes > SIZE_MAX - TPG_SECTION_ALIGN
+                               ? SIZE_MAX
+                               : (slot_bytes + TPG_SECTION_ALIGN - 1) / TPG_SECTION_ALIGN * TPG_SECTION_ALIGN;
     b->slot_bytes = end_to_end ? slot_bytes : rounded;
-    b->slots = section(&cursor, (size_t)b->num_slots * (size_t)banks * b->slot_bytes);
+    const size_t slots_banks = (size_t)b->num_slots * (size_t)banks;
+    b->slots = section(&cursor, mul_sat(slots_banks, b->slot_bytes));
     b->stage_flags = section(&cursor, (size_t)tp * TPG_MAX_COPY_CHUNKS * sizeof(unsigned int));
-    b->tile_flags =
-        section(&cursor, (size_t)b->num_slots * (size_t)banks * (size_t)tiles_per_stage * sizeof(unsigned int));
+    b->tile_flags = section(&cursor, mul_sat(mul_sat(slots_banks, (size_t)tiles_per_stage), sizeof(unsigned int)));
     /* three sections: the GEMM's CTAs all load epoch (or last_epoch) while they count themselves in on
      * epoch_readers, and one store or atomic in the same sector would hold up those loads */
     b->epoch = section(&cursor, sizeof(unsigned int));
@@ -54,13 +67,16 @@ void tpg_buffer_layout_init(tpg_buffer_layout *b, int tp, size_t slot_bytes, int
 void tpg_buffer_layout_add_row_counts(tpg_buffer_layout *b, int64_t tiles_n) {
     size_t cursor = b->total;
     b->row_count_rows = (int64_t)b->num_slots * b->banks * b->tiles_per_stage / tiles_n;
-    b->row_counts = section(&cursor, (size_t)b->row_count_rows * sizeof(unsigned int));
+    b->row_counts = section(&cursor, mul_sat((size_t)b->row_count_rows, sizeof(unsigned int)));
     b->total = cursor;
 }
 
 tpg_status tpg_buffers_alloc(tpg_ctx *ctx, int rank, const tpg_buffer_layout *b, void **out) {
     void *p = NULL;
     *out = NULL;
+    if (b->total == SIZE_MAX)
+        TPG_FAIL(ctx, TPG_ERR_SHAPE, "the op's slots and flags would need more than %zu bytes on rank %d: shrink the "
+                 "problem", SIZE_MAX, rank);
     TPG_CHECK(tpg__use_device(ctx, rank));
     cudaError_t err = cudaMalloc(&p, b->total);
     if (err != cudaSuccess) {

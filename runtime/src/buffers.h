@@ -26,9 +26,10 @@
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync
  *   gave_up      u32                     the last launch epoch in which a cross-device wait timed out
- *                                        (tpg_gemm_params.gave_up_epoch; only grows, never cleared)
- *   gave_up_notice u32                   the last epoch in which a *peer* gave up (peers raise it by a
- *                                        system-scope max, the closing barrier reads it; barrier.h)
+ *                                        (tpg_gemm_params.gave_up_epoch; set to it, cleared by tpg_op_sync once
+ *                                        it has reported the timeout: epoch.h)
+ *   gave_up_notice u32                   the last epoch in which a *peer* gave up (peers raise it, wrap-aware,
+ *                                        the closing barrier reads it and keeps it near its epoch; barrier.h)
  *   transfers_done u32                   the NCCL transport: the epoch whose transfers all completed (the last
  *                                        step raises it, a wait after the GEMM bounds the transfers: nccl_graph.c)
  *   pull_next, pull_count, pull_seen      u32 each: the gathered walk's GEMM when it pulls the shards: the next

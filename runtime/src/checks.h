@@ -7,6 +7,7 @@
  *                                    cudaErrorMemoryAllocation).
  *   TPG_CHECK(expr)                  propagates a non-OK tpg_status.
  *   TPG_FAIL(ctx, status, fmt, ...)  records a formatted message naming the offending value, returns.
+ *   TPG_REQUIRE_HANDLE(handle)       TPG_ERR_INVALID_ARGUMENT, "function: handle is NULL", if handle is NULL.
  *   *_GOTO(..., label)               same, but stores the status in a local `st` and jumps to label.
  */
 #ifndef TPG_CHECKS_H
@@ -21,6 +22,11 @@
 __attribute__((format(printf, 2, 3)))
 #endif
 void tpg__set_error(tpg_ctx *ctx, const char *fmt, ...);
+
+/* 1 if t is one of tpg_dtype's values, s one of tpg_status's (a caller's enum, a peer's record, may hold
+ * anything). Defined in status.c. */
+int tpg__dtype_known(tpg_dtype t);
+int tpg__status_known(int s);
 
 /* Records a failed CUDA call and maps it to a status (clears the sticky error). Defined in status.c. */
 tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int line, const char *expr);
@@ -50,6 +56,12 @@ tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int 
     do {                                                                                             \
         st = (expr);                                                                                 \
         if (st != TPG_OK) goto label;                                                                \
+    } while (0)
+
+/* A NULL handle has no context to hold the message: it goes to this thread's (tpg_last_error(NULL)). */
+#define TPG_REQUIRE_HANDLE(handle)                                                                   \
+    do {                                                                                             \
+        if (!(handle)) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #handle);     \
     } while (0)
 
 #define TPG_FAIL(ctx, status, ...)                                                                   \

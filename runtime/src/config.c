@@ -1,6 +1,7 @@
 /* Lookup over the generated config table (generated/registry.c, types in tables.h). */
 #include <string.h>
 
+#include "checks.h"
 #include "plan.h"
 #include "shapes.h"
 #include "spread.h"
@@ -10,7 +11,9 @@
 int tpg_config_count(void) { return tpg_num_configs; }
 
 tpg_status tpg_config_get(int i, tpg_config_info *out) {
-    if (!out || i < 0 || i >= tpg_num_configs) return TPG_ERR_INVALID_ARGUMENT;
+    if (!out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_get: out is NULL");
+    if (i < 0 || i >= tpg_num_configs)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_get: index %d is outside 0..%d", i, tpg_num_configs - 1);
     const tpg_config_desc *c = &tpg_configs[i];
     out->name = c->name;
     out->schedule = c->schedule->name;
@@ -181,9 +184,21 @@ static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int
     return pick;
 }
 
+/* What a pick's arguments must be before any arithmetic on them (the wave check's products stay in 64 bits below
+ * these extents and SM counts). */
+static tpg_status check_pick_args(tpg_dtype dtype, int sms, const int *index) {
+    if (!index) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_pick: index is NULL");
+    if (!tpg__dtype_known(dtype))
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_pick: dtype %d is not a tpg_dtype", (int)dtype);
+    if (sms < 0 || sms > TPG_PICK_SMS_LIMIT)
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_pick_sms: sms %d is outside 0..%d (0: the K rule alone)",
+                 sms, TPG_PICK_SMS_LIMIT);
+    return TPG_OK;
+}
+
 tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                                int sms, int *index) {
-    if (!index) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_CHECK(check_pick_args(dtype, sms, index));
     int preferred = -1, fallback = -1;
     for (int i = 0; i < tpg_num_configs; i++) {
         const tpg_config_desc *c = &tpg_configs[i];
@@ -194,12 +209,16 @@ tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, in
             fallback = i; /* the first by name without a wave_weight, if there is one */
         }
     }
-    if (preferred < 0 && fallback < 0) return TPG_ERR_UNKNOWN_CONFIG;
+    if (preferred < 0 && fallback < 0)
+        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config is a default pick for schedule %s, tp %d, dtype %s",
+                 schedule ? schedule : "(any)", tp, tpg_dtype_name(dtype));
     *index = preferred >= 0 ? preferred : fallback;
     /* The pick's last wave may be nearly empty where another config's tiles fill theirs (few tokens: 70B-qkv at
      * M = 2048 walks 2.42 waves of 128x256 tiles, 4.85 of 128x128; at M = 512 0.61 waves of 128x256 or 128x128,
-     * 0.97 of 128x160; at M = 128, TP = 2, 128-row tiles hold 64 rows). */
-    if (m > 0 && n > 0 && k > 0 && m < TPG_PICK_EXTENT_LIMIT && n < TPG_PICK_EXTENT_LIMIT && sms > 0) {
+     * 0.97 of 128x160; at M = 128, TP = 2, 128-row tiles hold 64 rows). Past the extent limit (no GEMM a GPU holds)
+     * the K rule alone decides. */
+    if (m > 0 && n > 0 && k > 0 && m < TPG_PICK_EXTENT_LIMIT && n < TPG_PICK_EXTENT_LIMIT &&
+        k < TPG_PICK_EXTENT_LIMIT && sms > 0) {
         double s = 0.0;
         const int best = best_fallback(schedule, tp, dtype, m, n, k, sms, *index, &s);
         const double pick = wave_score(&tpg_configs[*index], m, n, k, sms);
@@ -217,7 +236,7 @@ tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_
 }
 
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index) {
-    if (!index) return TPG_ERR_INVALID_ARGUMENT;
+    if (!index) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_find: index is NULL");
     if (!name) return tpg_config_pick(schedule, tp, dtype, 0, 0, 0, index);
     for (int i = 0; i < tpg_num_configs; i++) {
         if (strcmp(tpg_configs[i].name, name) == 0) {
@@ -225,5 +244,5 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
             return TPG_OK;
         }
     }
-    return TPG_ERR_UNKNOWN_CONFIG;
+    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config is named '%.128s' (tpgemm --list prints them)", name);
 }

@@ -89,14 +89,17 @@ tpg_status tpg__check_stream_device(tpg_ctx *ctx, int rank, cudaStream_t s) {
     return TPG_OK;
 }
 
-tpg_status tpg__device_count(tpg_ctx *ctx, int *count) {
+tpg_status tpg__device_count(tpg_ctx *ctx, int *count, const char **why_none) {
     cudaError_t err = cudaGetDeviceCount(count);
+    *why_none = "";
     if (err == cudaSuccess) return TPG_OK;
     *count = 0;
     if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || err == cudaErrorStubLibrary ||
         err == cudaErrorInitializationError || err == cudaErrorSystemDriverMismatch ||
         err == cudaErrorCompatNotSupportedOnDevice) {
         (void)cudaGetLastError();
+        /* Said in the message: a driver older than the runtime, or one upgraded without a reboot, is not "no GPU". */
+        *why_none = cudaGetErrorName(err);
         return TPG_OK;
     }
     return tpg__cuda_error(ctx, err, __FILE__, __LINE__, "cudaGetDeviceCount(&count)");
@@ -130,10 +133,12 @@ tpg_status tpg__set_sm_count(tpg_ctx *ctx, int r, int sms) {
 
 static tpg_status check_devices(tpg_ctx *ctx, int share_devices) {
     int count = 0;
-    TPG_CHECK(tpg__device_count(ctx, &count));
+    const char *why_none;
+    TPG_CHECK(tpg__device_count(ctx, &count, &why_none));
     if (count < (share_devices ? 1 : ctx->tp))
-        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible", ctx->tp,
-                 share_devices ? 1 : ctx->tp, count, count == 1 ? "is" : "are");
+        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible%s%s%s", ctx->tp,
+                 share_devices ? 1 : ctx->tp, count, count == 1 ? "is" : "are",
+                 *why_none ? " (cudaGetDeviceCount: " : "", why_none, *why_none ? ")" : "");
     for (int r = 0; r < ctx->tp; r++) {
         int dev = ctx->devices[r];
         if (dev < 0 || dev >= count)

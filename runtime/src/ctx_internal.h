@@ -36,9 +36,10 @@ static inline int tpg__is_local(const tpg_ctx *ctx, int rank) {
 static inline int tpg__multi_process(const tpg_ctx *ctx) { return ctx->allgather != NULL; }
 static inline int tpg__over_nccl(const tpg_ctx *ctx) { return ctx->transport == TPG_TRANSPORT_NCCL; }
 
-/* ctx.c helpers shared with ctx_rank.c. device_count treats "no driver" / "no device" as 0 devices;
+/* ctx.c helpers shared with ctx_rank.c. device_count treats "no driver" / "no device" as 0 devices and names the
+ * CUDA error behind them in *why_none ("" when the count is real);
  * create_streams makes one stream per local rank; ctx_release frees streams, IPC mappings and ctx. */
-tpg_status tpg__device_count(tpg_ctx *ctx, int *count);
+tpg_status tpg__device_count(tpg_ctx *ctx, int *count, const char **why_none);
 tpg_status tpg__create_streams(tpg_ctx *ctx);
 /* Sets rank r's persistent grid from its device's SM count: all of them, or with ranks sharing the device
  * (devices[] equal) an even share less the SMs kept free for same-device copies (tpg_ctx_config.share_devices). */

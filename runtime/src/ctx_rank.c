@@ -25,8 +25,11 @@ static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     const int me = ctx->local_begin, dev = ctx->devices[me];
     if (tpg__over_nccl(ctx)) TPG_CHECK(tpg_nccl_load(ctx, &ctx->nccl));
     int count = 0;
-    TPG_CHECK(tpg__device_count(ctx, &count));
-    if (count == 0) TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: no CUDA device is visible in this process", me);
+    const char *why_none;
+    TPG_CHECK(tpg__device_count(ctx, &count, &why_none));
+    if (count == 0)
+        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: no CUDA device is visible in this process%s%s%s", me,
+                 *why_none ? " (cudaGetDeviceCount: " : "", why_none, *why_none ? ")" : "");
     if (dev < 0 || dev >= count)
         TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: device = %d is not a visible CUDA device (%d visible: 0..%d)", me,
                  dev, count, count - 1);

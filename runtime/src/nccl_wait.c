@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "checks.h"
+#include "epoch.h"
 #include "nccl.h"
 #include "op_internal.h"
 
@@ -38,7 +39,7 @@ static tpg_status running_launch_timed_out(tpg_op *op, int r, int *timed_out) {
     TPG_CHECK(tpg__op_read_words(op, r, &w));
     const unsigned int epoch = tpg__op_word(&w, b, b->epoch), status = tpg__op_word(&w, b, b->status),
                        gave_up = tpg__op_word(&w, b, b->gave_up);
-    *timed_out = (status & TPG_DEVICE_TIMEOUT) && gave_up == epoch;
+    *timed_out = (status & TPG_DEVICE_TIMEOUT) && tpg_epoch_gave_up(gave_up, epoch);
     return TPG_OK;
 }
 

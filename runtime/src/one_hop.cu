@@ -17,12 +17,13 @@ __device__ __forceinline__ item_tile tile_of(const tpg_one_hop_params &p, int it
     return {p.row0 / p.bm + item / p.tiles_n, item % p.tiles_n};
 }
 
-/* Thread 0: until every rank's flag of tile t holds the epoch (wrap-aware), under one bound for the item. */
+/* Thread 0: until every rank's flag of tile t has reached the epoch (tpg_epoch_reached), under one bound for the
+ * item. */
 __device__ bool wait_tile(const tpg_one_hop_params &p, int t, unsigned int epoch) {
     const unsigned long long start = tpg_spin::global_timer_ns();
     for (int r = 0; r < p.tp; r++) {
         const unsigned int *flag = p.src_flags[r] + t;
-        const auto done = [&] { return (int)(tpg_spin::load_acquire_sys(flag) - epoch) >= 0; };
+        const auto done = [&] { return tpg_epoch_reached(tpg_spin::load_acquire_sys(flag), epoch) != 0; };
         if (!tpg_spin::wait_bounded(done, epoch, start, p.timeout_ns, p.status, p.gave_up_epoch)) return false;
     }
     return true;

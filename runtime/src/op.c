@@ -115,7 +115,7 @@ fail:
 
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
     if (out) *out = NULL;
-    if (!ctx) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(ctx);
     tpg_op *op = NULL;
     tpg_status st;
     if (!desc || !out) {
@@ -213,7 +213,8 @@ tpg_status tpg_op_destroy(tpg_op *op) {
 }
 
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out) {
-    if (!op || !out) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
+    if (!out) TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_shard_shape: out is NULL");
     if (rank < 0 || rank >= op->ctx->tp)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", rank, op->ctx->tp - 1);
     tpg_shapes_shard(op->sched, &op->shapes, rank, out);
@@ -228,13 +229,23 @@ static tpg_status check_ptr(tpg_ctx *ctx, int rank, const char *name, const void
 }
 
 /* Device memory of another GPU than the rank's: in a process per rank the kernel would fault (a sticky error that
- * ends the process's CUDA context), in one process run over NVLink. Host, managed and unknown pointers pass. */
+ * ends the process's CUDA context), in one process run over NVLink. So would pageable host memory (malloc, numpy)
+ * where the device cannot address it (no HMM / ATS). Pinned host, managed and unknown pointers pass; sizes are not
+ * checked: the caller's allocations must hold the shard shapes (tpg_op_shard_shape). */
 static tpg_status check_device(tpg_ctx *ctx, int rank, const char *name, const void *p) {
     struct cudaPointerAttributes at;
     if (!p) return TPG_OK;
     if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
         (void)cudaGetLastError();
         return TPG_OK;
+    }
+    if (at.type == cudaMemoryTypeUnregistered) {
+        int pageable = 0;
+        TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, ctx->devices[rank]));
+        if (!pageable)
+            TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: tensor %s = %p is pageable host memory, which device %d "
+                     "cannot address; pass device memory (cudaMalloc) or pinned host memory (cudaHostRegister)", rank,
+                     name, p, ctx->devices[rank]);
     }
     if (at.type == cudaMemoryTypeDevice && at.device != ctx->devices[rank])
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: tensor %s = %p is memory of device %d; rank %d runs on "
@@ -296,7 +307,7 @@ static tpg_status check_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
 }
 
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     tpg_status st = check_tensors(op, rank, t);
     if (tpg__multi_process(op->ctx)) return tpg__op_tensors_collective(op, t, st);
     if (st != TPG_OK) return st;
@@ -311,7 +322,7 @@ tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
 }
 
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++)
         if (op->has_tensors[r] && !op->tensors[r].c && beta != 0.0f)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "beta = %g needs C, but rank %d has c = NULL", (double)beta, r);
@@ -324,7 +335,7 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
 }
 
 tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     if (chunks < 1 || chunks > TPG_MAX_COPY_CHUNKS)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "copy chunks = %d must be in 1..%d", chunks, TPG_MAX_COPY_CHUNKS);
     if (op->copy.chunks == 0 && chunks != 1)
@@ -364,7 +375,7 @@ static tpg_status switch_graphs(tpg_op *op, int *mode, int enable, tpg_status (*
 }
 
 tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     enable = enable != 0;
     if (enable == op->copy_engine) return TPG_OK;
     const int pulls_before = tpg__op_pulls(op);
@@ -391,7 +402,7 @@ static tpg_status agree_on_ring(tpg_op *op, int enable) {
 }
 
 tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     enable = enable != 0;
     if (tpg__multi_process(op->ctx)) TPG_CHECK(agree_on_ring(op, enable));
     if (enable == op->rs_ring) return TPG_OK;
@@ -419,7 +430,7 @@ tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
 }
 
 tpg_status tpg_op_set_pdl(tpg_op *op, int enable) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     op->pdl = enable != 0;
     return TPG_OK;
 }

@@ -48,7 +48,7 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing) 
 }
 
 tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     TPG_CHECK(check_ready(op));
     tpg_ctx *ctx = op->ctx;
     const int saved = tpg__save_device();
@@ -70,7 +70,7 @@ out:
 }
 
 tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     if (rank < 0 || rank >= op->ctx->tp)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d is out of range 0..%d", rank, op->ctx->tp - 1);
     if (!tpg__is_local(op->ctx, rank))
@@ -127,7 +127,7 @@ void tpg__op_own_streams_free(tpg_op *op) {
 }
 
 tpg_status tpg_op_sync(tpg_op *op) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     tpg_ctx *ctx = op->ctx;
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
@@ -138,8 +138,13 @@ tpg_status tpg_op_sync(tpg_op *op) {
     for (int r = ctx->local_begin; r < ctx->local_end; r++)
         TPG_CHECK_GOTO(tpg__op_read(op, r, tpg_buf_word(op->buffer[r], op->layout.status), &status[r],
                                     sizeof status[r]), out);
-    for (int r = ctx->local_begin; r < ctx->local_end; r++)
-        if (status[r]) TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.status)), out);
+    /* the give-up word too, once reported: left at the give-up's epoch, the launch 2^32 later would read it as its
+     * own give-up (epoch.h) */
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
+        if (!status[r]) continue;
+        TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.status)), out);
+        TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.gave_up)), out);
+    }
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
         if (status[r] == TPG_DEVICE_PEER_GAVE_UP && tpg__op_over_nccl(op))

@@ -44,7 +44,7 @@ static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
 }
 
 tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     tpg_ctx *ctx = op->ctx;
     enable = enable != 0;
     if (enable == op->overlap) return TPG_OK;

@@ -3,6 +3,7 @@
 #ifndef TPG_SPIN_CUH
 #define TPG_SPIN_CUH
 
+#include "epoch.h"
 #include "gemm_params.h" /* TPG_DEVICE_* */
 
 namespace tpg_spin {
@@ -27,12 +28,12 @@ __device__ __forceinline__ unsigned int load_acquire_gpu(const unsigned int *p) 
 
 /* Whether a wait of this launch (epoch) already gave up (tpg_gemm_params.gave_up_epoch says why the others stop). */
 __device__ __forceinline__ bool launch_gave_up(const unsigned int *gave_up_epoch, unsigned int epoch) {
-    return gave_up_epoch && *(volatile const unsigned int *)gave_up_epoch == epoch;
+    return gave_up_epoch && tpg_epoch_gave_up(*(volatile const unsigned int *)gave_up_epoch, epoch);
 }
 
 /* Spins until ready() (backing off to 1 us), until timeout_ns after `start` (a global_timer_ns reading: one bound
  * for a thread's waits in turn; timeout 0: forever). Returns true when ready, false when the launch gave up, or after
- * a timeout, which sets TPG_DEVICE_TIMEOUT in *status and raises *gave_up_epoch to epoch. */
+ * a timeout, which sets TPG_DEVICE_TIMEOUT in *status and *gave_up_epoch to epoch. */
 template <class Ready>
 __device__ bool wait_bounded(Ready ready, unsigned int epoch, unsigned long long start, unsigned long long timeout_ns,
                              unsigned int *status, unsigned int *gave_up_epoch) {
@@ -41,7 +42,7 @@ __device__ bool wait_bounded(Ready ready, unsigned int epoch, unsigned long long
         if (launch_gave_up(gave_up_epoch, epoch)) return false;
         if (timeout_ns && global_timer_ns() - start > timeout_ns) {
             atomicOr(status, TPG_DEVICE_TIMEOUT);
-            if (gave_up_epoch) atomicMax(gave_up_epoch, epoch);
+            if (gave_up_epoch) atomicExch(gave_up_epoch, epoch); /* exact: epoch.h */
             return false;
         }
         __nanosleep(sleep_ns);

@@ -5,7 +5,8 @@
 #include "checks.h"
 #include "ctx_internal.h"
 
-/* tpg_last_error(NULL): the last failed tpg_ctx_create on this thread. */
+/* tpg_last_error(NULL): the last failure on this thread of a call with no context to hold its message (context
+ * creation, the config and dispatch lookups, a NULL handle). */
 static _Thread_local char create_error[TPG_ERROR_BYTES];
 
 const char *tpg_status_string(tpg_status s) {
@@ -16,6 +17,16 @@ const char *tpg_status_string(tpg_status s) {
 #undef TPG_STATUS_CASE_
     }
     return "unknown tpg_status value; this library did not return it";
+}
+
+int tpg__status_known(int s) {
+    switch (s) {
+#define TPG_STATUS_KNOWN_(name, value, text) \
+    case name: return 1;
+        TPG_STATUS_TABLE(TPG_STATUS_KNOWN_)
+#undef TPG_STATUS_KNOWN_
+    }
+    return 0;
 }
 
 const char *tpg_last_error(const tpg_ctx *ctx) { return ctx ? ctx->error : create_error; }
@@ -33,6 +44,8 @@ tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int 
     tpg__set_error(ctx, "%s:%d: %s: %s: %s", file, line, expr, cudaGetErrorName(err), cudaGetErrorString(err));
     return err == cudaErrorMemoryAllocation ? TPG_ERR_OUT_OF_MEMORY : TPG_ERR_CUDA;
 }
+
+int tpg__dtype_known(tpg_dtype t) { return tpg_dtype_size(t) != 0; }
 
 size_t tpg_dtype_size(tpg_dtype t) {
     switch (t) {

@@ -33,7 +33,7 @@ void tpg__trace_free(tpg_op *op) {
 }
 
 tpg_status tpg__trace_enable(tpg_op *op, uint32_t cap) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     tpg_ctx *ctx = op->ctx;
     if (!op->built) TPG_FAIL(ctx, TPG_ERR_NOT_READY, "trace: the graphs are not built; set every rank's tensors first");
     if (cap == 0) cap = TPG_TRACE_DEFAULT_CAP;
@@ -68,8 +68,9 @@ fail:
 }
 
 tpg_status tpg__trace_read(tpg_op *op, int rank, void *host, size_t *bytes) {
-    if (!op || !bytes) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     tpg_ctx *ctx = op->ctx;
+    if (!bytes) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: bytes is NULL");
     if (rank < ctx->local_begin || rank >= ctx->local_end || !op->trace_buf[rank])
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: rank %d has no trace buffer (tpg__trace_enable first)", rank);
     tpg_trace_header h;
@@ -85,7 +86,7 @@ out:
 }
 
 tpg_status tpg__trace_rearm(tpg_op *op, int rank, cudaStream_t stream) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     tpg_ctx *ctx = op->ctx;
     if (rank < ctx->local_begin || rank >= ctx->local_end || !op->trace_buf[rank])
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: rank %d has no trace buffer (tpg__trace_enable first)", rank);
@@ -102,7 +103,7 @@ out:
 }
 
 tpg_status tpg__trace_disable(tpg_op *op) {
-    if (!op) return TPG_ERR_INVALID_ARGUMENT;
+    TPG_REQUIRE_HANDLE(op);
     const int saved = tpg__save_device();
     tpg__trace_free(op);
     tpg_status st = op->built ? tpg__graphs_update(op) : TPG_OK;

@@ -4,13 +4,13 @@
 
 namespace {
 
-/* One thread's share of the flags: true when all of them reached epoch, false after a timeout or give-up. The
- * comparison is wrap-aware (signed difference). */
+/* One thread's share of the flags: true when all of them reached epoch (tpg_epoch_reached: wrap-aware, and a stale
+ * word is behind), false after a timeout or give-up. */
 __device__ bool wait_share(const tpg_flags_params &p, unsigned int epoch) {
     const unsigned long long start = tpg_spin::global_timer_ns();
     for (int i = threadIdx.x; i < p.count; i += blockDim.x) {
         const unsigned int *flag = p.flags + i;
-        const auto landed = [&] { return (int)(tpg_spin::load_acquire_gpu(flag) - epoch) >= 0; };
+        const auto landed = [&] { return tpg_epoch_reached(tpg_spin::load_acquire_gpu(flag), epoch) != 0; };
         if (!tpg_spin::wait_bounded(landed, epoch, start, p.timeout_ns, p.status, p.gave_up_epoch)) return false;
     }
     return true;
@@ -32,7 +32,7 @@ __global__ void tpg_flags_kernel(tpg_flags_params p) {
     if (p.trailer && *(volatile const unsigned int *)p.trailer != epoch) { /* the sender's partial is incomplete */
         if (threadIdx.x == 0) {
             atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
-            if (p.gave_up_epoch) atomicMax(p.gave_up_epoch, epoch);
+            if (p.gave_up_epoch) atomicExch(p.gave_up_epoch, epoch);
         }
         return;
     }

@@ -17,6 +17,7 @@
 #define TPG_SYNC_CUH
 
 #include <stdint.h>
+#include "epoch.h"
 #include "gemm_params.h"
 
 __device__ __forceinline__ unsigned int tpg_ld_acquire_sys(const unsigned int *p)
@@ -87,7 +88,7 @@ __device__ __forceinline__ void tpg_record_status(const tpg_gemm_params &p, unsi
 /* Has another cross-device wait of this launch (epoch) timed out? */
 __device__ __forceinline__ bool tpg_launch_gave_up(const tpg_gemm_params &p, unsigned int epoch)
 {
-    return p.gave_up_epoch && *(volatile unsigned int *)p.gave_up_epoch == epoch;
+    return p.gave_up_epoch && tpg_epoch_gave_up(*(volatile unsigned int *)p.gave_up_epoch, epoch);
 }
 
 /* The one bounded spin (one thread): until seen() holds. Returns true when it did; false after a timeout (recorded
@@ -116,20 +117,21 @@ __device__ __forceinline__ bool tpg_spin_until(const tpg_gemm_params &p, Seen se
         }
         if (p.timeout_ns != 0ull && tpg_globaltimer() - start > p.timeout_ns) {
             tpg_record_status(p, TPG_DEVICE_TIMEOUT);
-            if (launch_wait && p.gave_up_epoch) atomicMax(p.gave_up_epoch, epoch);
+            if (launch_wait && p.gave_up_epoch) atomicExch(p.gave_up_epoch, epoch); /* exact: epoch.h */
             gave_up = true;
             return false;
         }
     }
 }
 
-/* Spin until *flag >= epoch, wrap-aware (a signed difference, as the barriers' and the runtime's flag kernels': at
- * the 2^32nd launch the epoch wraps to 0, and every flag still holds the previous launch's 0xffffffff), with acquire
- * semantics at system scope (tpg_spin_until). */
+/* Spin until *flag has reached epoch (tpg_epoch_reached, epoch.h: at most a window ahead, so that neither the wrap at
+ * the 2^32nd launch nor a word left unwritten since long ago passes early), with acquire semantics at system scope
+ * (tpg_spin_until). */
 __device__ __forceinline__ bool tpg_wait_flag(const tpg_gemm_params &p, const unsigned int *flag, unsigned int epoch,
                                            bool &gave_up, bool launch_wait = true)
 {
-    return tpg_spin_until(p, [&] { return (int)(tpg_ld_acquire_sys(flag) - epoch) >= 0; }, epoch, gave_up, launch_wait);
+    return tpg_spin_until(p, [&] { return tpg_epoch_reached(tpg_ld_acquire_sys(flag), epoch) != 0; }, epoch, gave_up,
+                          launch_wait);
 }
 
 /* Spin until a count of this launch's own CTAs reaches `target`, compared as signed (acquire at GPU scope: the

@@ -5,6 +5,7 @@
  * one of them while one CTA stores or every CTA counts itself in on another, and a shared 32-byte sector made a
  * short-K reduce-scatter 1.3% slower (bench/results/experiments/ab_epoch_0410Z.log). No GPU needed. */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buffers.h"
 #include "tpg_test.h"
@@ -102,4 +103,17 @@ TPG_TEST(the_checker_catches_a_shared_section) {
     TPG_EXPECT(layout_problems(&b, 1024) != 0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(sections_are_aligned_and_apart), TPG_CASE(the_checker_catches_a_shared_section))
+TPG_TEST(a_layout_past_size_t_saturates_instead_of_wrapping) {
+    /* slots of 2^62 bytes, 3 slots x 2 banks: 6 * 2^62 wraps size_t to 2^63, a total whose offsets run past it;
+     * saturated, tpg_buffers_alloc refuses it (TPG_ERR_SHAPE) before any cudaMalloc */
+    tpg_buffer_layout b;
+    tpg_buffer_layout_init(&b, 4, (size_t)1 << 62, 4, 2, 0);
+    TPG_EXPECT(b.total == SIZE_MAX);
+    tpg_buffer_layout_init(&b, 4, 1024, (int64_t)1 << 62, 2, 0); /* the tile flags alone overflow */
+    TPG_EXPECT(b.total == SIZE_MAX);
+    tpg_buffer_layout_init(&b, 4, 1024, 4, 2, 0); /* and a normal one stays exact */
+    TPG_EXPECT(b.total < 4096 * 4);
+}
+
+TPG_TEST_MAIN(TPG_CASE(sections_are_aligned_and_apart), TPG_CASE(the_checker_catches_a_shared_section),
+              TPG_CASE(a_layout_past_size_t_saturates_instead_of_wrapping))

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "tables.h"
+#include <stdint.h>
+
 #include "tpg_test.h"
 #include "tpgemm.h"
 
@@ -198,6 +200,26 @@ TPG_TEST(config_pick_failures) {
     TPG_EXPECT_EQ_INT(tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 3, TPG_DTYPE_BF16, 4096, 4096, 4096,
                                       &index),
                       TPG_ERR_UNKNOWN_CONFIG); /* no TP = 3 */
+    TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, 4096, -5, &index),
+                      TPG_ERR_INVALID_ARGUMENT); /* 0 is the K rule alone; below is no grid */
+    TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, 4096, TPG_PICK_SMS_LIMIT + 1, &index),
+                      TPG_ERR_INVALID_ARGUMENT);
+}
+
+/* Extents no GPU holds get the K rule alone: the wave check's products would leave 64 bits (what UBSan saw, with K
+ * near 2^63 or 2^32, before the K limit) and the pick must still be the same as for an unknown shape's K. */
+TPG_TEST(config_pick_past_the_extent_limit_is_the_k_rule) {
+    const int64_t huge[] = {(int64_t)1 << 31, (int64_t)1 << 32, INT64_MAX - 1};
+    int rule = -1;
+    TPG_ASSERT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, huge[0], 0, &rule), TPG_OK);
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        int index = -1;
+        TPG_EXPECT_EQ_INT(tpg_config_pick(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, huge[i], &index), TPG_OK);
+        TPG_EXPECT_EQ_INT(index, rule);
+        TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 128, 2147483391, huge[i], TPG_PICK_SMS_LIMIT,
+                                              &index),
+                          TPG_OK);
+    }
 }
 
 TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_lookup_without_model_matches_n_and_k),
@@ -206,4 +228,5 @@ TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_loo
               TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),
               TPG_CASE(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty),
               TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape),
-              TPG_CASE(config_pickable_follows_by_name_not_the_partial_route), TPG_CASE(config_pick_failures))
+              TPG_CASE(config_pickable_follows_by_name_not_the_partial_route), TPG_CASE(config_pick_failures),
+              TPG_CASE(config_pick_past_the_extent_limit_is_the_k_rule))

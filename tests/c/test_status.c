@@ -65,12 +65,41 @@ TPG_TEST(ctx_create_rejects_bad_arguments_with_a_message) {
 
 TPG_TEST(op_setters_reject_a_null_op) {
     TPG_EXPECT_EQ_INT(tpg_op_set_pdl(NULL, 1), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_op_set_pdl: op is NULL");
     TPG_EXPECT_EQ_INT(tpg_op_set_gather_copy_engine(NULL, 1), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_op_set_scalars(NULL, 1.0f, 0.0f), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_op_run(NULL, NULL), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_op_run: op is NULL");
+    tpg_shard_shape shape;
+    TPG_EXPECT_EQ_INT(tpg_op_shard_shape(NULL, 0, &shape), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_op_shard_shape: op is NULL");
+    tpg_op *op = (tpg_op *)1;
+    tpg_op_desc d = {0, 128, 128, 128, 1, 1.0f, 0.0f};
+    TPG_EXPECT_EQ_INT(tpg_op_create(NULL, &d, &op), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT(op == NULL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_op_create: ctx is NULL");
+}
+
+/* A failed lookup leaves its reason where tpg_ctx_create's would be (no context holds it), not the one before. */
+TPG_TEST(lookups_say_why_they_failed) {
+    tpg_config_info ci;
+    TPG_EXPECT_EQ_INT(tpg_config_get(-1, &ci), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "index -1 is outside");
+    int index;
+    TPG_EXPECT_EQ_INT(tpg_config_find("no_such_config", NULL, 0, TPG_DTYPE_BF16, &index), TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "'no_such_config'");
+    TPG_EXPECT_EQ_INT(tpg_config_find(NULL, NULL, 0, (tpg_dtype)99, &index), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "dtype 99 is not a tpg_dtype");
+    TPG_EXPECT_EQ_INT(tpg_config_pick(NULL, 2, (tpg_dtype)-1, 128, 128, 128, &index), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 128, 128, 128, &index),
+                      TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "schedule NoSuchSchedule, tp 2, dtype bf16");
+    tpg_dispatch_entry e;
+    TPG_EXPECT_EQ_INT(tpg_dispatch_get(tpg_dispatch_count(), &e), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_dispatch_get: index");
 }
 
 TPG_TEST_MAIN(TPG_CASE(every_status_has_a_distinct_string), TPG_CASE(strings_name_the_status),
               TPG_CASE(unknown_status_is_handled), TPG_CASE(last_error_without_context_is_a_string),
               TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message),
-              TPG_CASE(op_setters_reject_a_null_op))
+              TPG_CASE(op_setters_reject_a_null_op), TPG_CASE(lookups_say_why_they_failed))

@@ -99,7 +99,7 @@ step() {
 { nvidia-smi -L; nvidia-smi topo -m; } >"$WORK/gpus.txt" 2>&1
 # Build once up front (a no-op when build/ and .ninja_log travel with the call).
 step build 120 ninja build/tpgemm build/libtpgemm.so build/tests/gpu_timeout build/tests/gpu_epochs build/tests/gpu_multiprocess \
-    build/tests/gpu_transfer_flags build/tests/gpu_racecheck_canary bench
+    build/tests/gpu_transfer_flags build/tests/gpu_barrier_epochs build/tests/gpu_racecheck_canary bench
 # The seed's headline numerics (fp16 in, f16 accumulation) on its default problem, next to the bf16 f32 run: first,
 # since it takes ~20-30 s and the steps below fill whatever time is left.
 step seed_f16acc 90 build/tpgemm --config "ag_rota_fp16acc_tp$TP" --tp "$TP" --m 16384 --n 106496 --k 16384

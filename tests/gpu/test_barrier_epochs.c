@@ -1,0 +1,108 @@
+/* GPU test (1 device): the closing barrier's give-up notice (runtime/src/barrier.cu) against its epoch at the points
+ * where 32-bit epochs go wrong, two ranks on two streams of one GPU, each case from a fresh state:
+ *
+ *   1. epoch 5, notices 0                       -> both pass clean, notices left alone (not stale yet)
+ *   2. epoch 0x80000001, notices 0              -> both pass clean (a signed difference called 0 "ahead": every call
+ *                                                  failed from the 2^31st on), each notice moved up to the epoch - 1
+ *   3. epoch 0 (the wrap), notices 0xfffffff0   -> both pass clean
+ *   4. epoch 5, rank 0 gave up in this launch   -> rank 0 raises rank 1's notice to 5, rank 1 reports PEER_GAVE_UP
+ *   5. epoch 3 after the wrap, rank 1's notice 0xfffffff0, rank 0 gave up
+ *                                               -> the notice is raised to 3 (an unsigned max kept 0xfffffff0 and
+ *                                                  rank 1 returned a clean call), rank 1 reports PEER_GAVE_UP
+ * Run: build/tests/gpu_barrier_epochs. Exit 0 on success, 1 on a failed case, 3 without a GPU. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "barrier.h"
+
+enum { TP = 2 };
+
+/* Per rank: epoch, counter, status, gave_up, notice (a word each). */
+typedef struct rank_words {
+    unsigned int epoch, counter, status, gave_up, notice;
+} rank_words;
+
+/* Runs the END barrier of both ranks at once from *h (counters one arrival short of the target), reads back. */
+static int run(rank_words *d, rank_words *h, cudaStream_t *s) {
+    if (cudaMemcpy(d, h, TP * sizeof *h, cudaMemcpyHostToDevice) != cudaSuccess) return 1;
+    for (int r = 0; r < TP; r++) {
+        tpg_barrier_params p;
+        memset(&p, 0, sizeof p);
+        p.mode = TPG_BARRIER_END;
+        p.tp = TP;
+        p.rank = r;
+        p.epoch = &d[r].epoch;
+        p.counter = &d[r].counter;
+        p.status = &d[r].status;
+        p.gave_up_epoch = &d[r].gave_up;
+        for (int q = 0; q < TP; q++) {
+            p.peer_counter[q] = &d[q].counter;
+            p.gave_up_notice[q] = &d[q].notice;
+        }
+        p.timeout_ns = 2000000000ull; /* a hang would be a failure, not a stuck test */
+        void *args[1] = {&p};
+        if (cudaLaunchKernel(tpg_barrier_kernel_entry(), (dim3){1, 1, 1}, (dim3){1, 1, 1}, args, 0, s[r]) !=
+            cudaSuccess)
+            return 1;
+    }
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    return cudaMemcpy(h, d, TP * sizeof *h, cudaMemcpyDeviceToHost) != cudaSuccess;
+}
+
+static void fill(rank_words *h, unsigned int epoch, unsigned int notice) {
+    for (int r = 0; r < TP; r++) {
+        memset(&h[r], 0, sizeof h[r]);
+        h[r].epoch = epoch;
+        h[r].counter = epoch * (TP - 1) - 1u; /* the peer's arrival makes the target */
+        h[r].notice = notice;
+    }
+}
+
+static int expect(int ok, const char *name, const rank_words *h) {
+    printf("%-52s %s (status 0x%x / 0x%x, notice 0x%x / 0x%x)\n", name, ok ? "ok" : "FAILED", h[0].status,
+           h[1].status, h[0].notice, h[1].notice);
+    return !ok;
+}
+
+int main(void) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+        fprintf(stderr, "gpu_barrier_epochs: no CUDA device\n");
+        return 3;
+    }
+    rank_words *d = NULL, h[TP];
+    cudaStream_t s[TP];
+    if (cudaMalloc((void **)&d, TP * sizeof *d) != cudaSuccess) return 1;
+    for (int r = 0; r < TP; r++)
+        if (cudaStreamCreateWithFlags(&s[r], cudaStreamNonBlocking) != cudaSuccess) return 1;
+    int bad = 0;
+
+    fill(h, 5u, 0u);
+    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && !h[0].notice && !h[1].notice,
+                                  "epoch 5, notices 0: clean", h);
+    fill(h, 0x80000001u, 0u);
+    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && h[0].notice == 0x80000000u &&
+                                      h[1].notice == 0x80000000u,
+                                  "epoch 0x80000001, notices 0: clean, moved up", h);
+    fill(h, 0u, 0xfffffff0u);
+    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status, "epoch 0 after the wrap: clean", h);
+    fill(h, 5u, 0u);
+    h[0].gave_up = 5u;
+    bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 5u,
+                                  "rank 0 gave up: rank 1 hears of it", h);
+    fill(h, 3u, 0xfffffff0u);
+    h[0].gave_up = 3u;
+    bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 3u,
+                                  "rank 0 gave up after the wrap: rank 1 hears of it", h);
+
+    for (int r = 0; r < TP; r++) cudaStreamDestroy(s[r]);
+    cudaFree(d);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        fprintf(stderr, "gpu_barrier_epochs: CUDA error %s\n", cudaGetErrorString(e));
+        bad = 1;
+    }
+    printf(bad ? "FAILED\n" : "PASSED\n");
+    return bad;
+}
