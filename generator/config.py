@@ -205,8 +205,10 @@ class _Walker:
         self.filename = filename
         self.errors: list[str] = []
         self.lines: dict[str, int] = {}   # path -> line of its value
+        self.error_paths: list[str] = []  # the path of each error, for checks that one error makes moot
 
     def error(self, line: int, path: str, problem: str, allowed: str) -> None:
+        self.error_paths.append(path)
         self.errors.append(f"{self.filename}:{line}: {path or '(document)'}: {problem}; allowed: {allowed}")
 
     def walk(self, node: yaml.Node, f: Field, path: str):
@@ -469,7 +471,7 @@ def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:
     elif c.get("kernel") in kernels:
         main, local = kernels[c["kernel"]], kernels[name]
         for f in ("dtype", "acc"):
-            if main.get(f) != local.get(f):
+            if main.get(f) != local.get(f) and None not in (main.get(f), local.get(f)):  # None: reported
                 w.error(line, field, f"kernel {name!r} has {f} {local.get(f)}, kernel {c['kernel']!r} has {f} "
                         f"{main.get(f)}", f"a kernel with {f} {main.get(f)}")
 

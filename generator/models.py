@@ -93,7 +93,7 @@ PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
 PICK_WAVE_RATIO = 2.0  # TPG_PICK_WAVE_RATIO: or more than this times the pick's score (a pick filling little of a wave)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
 EXTENT_LIMIT = (1 << 31) - 256  # TPG_EXTENT_LIMIT (runtime/src/shapes.c): a per-stage extent, whole tiles in int
-PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: past int32 no shape is valid, the wave check is skipped
+PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: an M, N or K past it (no GEMM a GPU holds) takes the K rule alone
 PICK_SPLIT_SHARE = 25  # TPG_PICK_SPLIT_SHARE: the split rule's few tiles, percent of the SMs
 PICK_SPLIT_KBLOCKS = 128  # TPG_PICK_SPLIT_KBLOCKS: ... of at least this many k-blocks each
 PICK_SPLIT_LONG_KBLOCKS = 192  # TPG_PICK_SPLIT_LONG_KBLOCKS: or one row of tiles, at most a wave, this long
@@ -174,7 +174,7 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     fallback = [c for c, p in zip(cands, is_preferred) if not p]
     fallback = [c for c in fallback if not c[3]] + [c for c in fallback if c[3]]  # wave-weighted ones last
     pick = (preferred or fallback or [None])[0]
-    if pick and 0 < m < PICK_EXTENT_LIMIT and 0 < n < PICK_EXTENT_LIMIT and k > 0 and sms > 0:
+    if pick and 0 < m < PICK_EXTENT_LIMIT and 0 < n < PICK_EXTENT_LIMIT and 0 < k < PICK_EXTENT_LIMIT and sms > 0:
         def score(c: tuple) -> float:  # the same arithmetic as runtime/src/config.c wave_score
             return walk_fill(schedule, tp, m, n, by_name[c[2]]["tile"], sms) * (c[3] or 100) / 100
         best = max((c for c in fallback if c != pick), key=score, default=None)  # max keeps the first of equals
@@ -287,9 +287,10 @@ def check(doc: dict, w, main: dict, kernels: dict | None = None, seen: dict | No
     if any(v is None for v in (doc.get("models", []), doc.get("tuned"), main.get("configs"), main.get("kernels"))):
         return  # the schema walk reported it
     names: dict[str, int] = {}
+    configs_broken = any(e.startswith(("kernels", "configs")) for e in w.error_paths)
     for i, p in enumerate(doc.get("models") or []):
         if p and None not in p.values() and all(_config_complete(c) for c in main["configs"]):
-            _check_model(p, f"models[{i}]", w, main, names)
+            _check_model(p, f"models[{i}]", w, main, names, configs_broken)
     presets = {p["name"]: p for p in main.get("models") or [] if p and p.get("name")}
     complete = {n for n, p in presets.items() if None not in p.values()}  # the schema walk reported the others
     configs = {f"{c['name']}_tp{tp}" for c in main["configs"] if c and c.get("name")
@@ -332,7 +333,9 @@ def _err(w, path: str, problem: str, allowed: str) -> None:
     w.error(line, path, problem, allowed)
 
 
-def _check_model(p: dict, path: str, w, main: dict, names: dict) -> None:
+def _check_model(p: dict, path: str, w, main: dict, names: dict, configs_broken: bool) -> None:
+    """A preset's own fields and its layers' GEMMs; whether a config runs each layer only where the kernels and configs
+    had no error (one bad kernel dtype would otherwise add a line per layer and tp)."""
     if not NAME.match(p["name"]):
         _err(w, f"{path}.name", f"{p['name']!r} is not a model name", "letters, digits, '.', '-', '_'")
     elif p["name"] in names:
@@ -350,7 +353,7 @@ def _check_model(p: dict, path: str, w, main: dict, names: dict) -> None:
             return
     for tp in p["tp"]:
         for g in gemms(p):
-            if default_config(main, g.schedule, tp, p["dtype"]) is None:
+            if not configs_broken and default_config(main, g.schedule, tp, p["dtype"]) is None:
                 _err(w, f"{path}.tp", f"layer {g.layer}: no config runs {g.schedule} at tp {tp} with "
                      f"dtype {p['dtype']}", "a tp for which configs has one (or add the config)")
             for problem in shape_problems(g.schedule, tp, g.m, g.n, g.k, p["dtype"]):

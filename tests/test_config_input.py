@@ -29,6 +29,7 @@ def generate(tmp_path: Path, text: str, *args):
       "\ninclude:"), "tuned[0].shape: expected a mapping", 2),
     (("hidden: 8192, ffn: 28672", "hidden: null, ffn: 28672"), "models[1].hidden: expected an integer", 1),
     (("\nconfigs:\n", "\nconfigs:\n  - {<<: 5, name: m}\n"), "configs[0]: merge key (<<): expected a mapping", 1),
+    (("dtype: bf16", "dtype: bf17"), "kernels[0].dtype: unknown value 'bf17'", 1),  # no line per config or layer
 ])
 def test_a_mistake_is_an_error_with_its_line_not_a_traceback(tmp_path, edit, said, count):
     """A missing required field or a bad list item leaves None for later checks (it once left the key out: KeyError),

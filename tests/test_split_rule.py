@@ -130,6 +130,9 @@ def test_the_c_pick_agrees_on_a_seeded_decode_sweep(shipped):
         for tiles in (share, share + 1, sms * 3 // 4, sms * 3 // 4 + 1, sms - 1, sms, sms + 1):
             for kb in (127, 128, 191, 192, 256):
                 cases += [(1, AG, "bf16", sms, m, 128 * tiles, 64 * kb) for m in (16, 64, 65, 128)]
+    for tp, schedule in ((1, AG), (8, RS)):  # past the extent limit the K rule alone, in C and here alike
+        cases += [(tp, schedule, "bf16", 132, m, n, k) for m, n in ((16 * tp, 4096), (128 * tp, 8192))
+                  for k in (2**31 - 64 * tp, 2**31, 2**32)]
     for tp, schedule, dtype, sms, m, n, k in cases:
         idx = ctypes.c_int(-1)
         st = lib.lib.tpg_config_pick_sms(schedule.encode(), tp, tpgemm_lib.DTYPES[dtype], m, n, k, sms,

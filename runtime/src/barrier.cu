@@ -9,7 +9,7 @@ __device__ __forceinline__ void red_release_sys_add(unsigned int *p, unsigned in
 }
 
 /* Raise a peer's notice word to epoch unless it is there or ahead already (a peer a call ahead gave up too), wrap-
- * aware: the word stays within half a window behind its owner's epoch (refresh_notice), so the signed difference
+ * aware: the word stays within half a window behind its owner's epoch (peer_gave_up), so the signed difference
  * holds (an unsigned max would stop raising it after the wrap). Release at system scope, as the arrival after it. */
 __device__ __forceinline__ void raise_notice(unsigned int *notice, unsigned int epoch) {
     __threadfence_system();
@@ -90,6 +90,13 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
      * peers' arrivals, which follow their notices */
     unsigned int *notice = p.gave_up_notice[p.rank];
     if (p.mode == TPG_BARRIER_END && notice && peer_gave_up(notice, epoch)) atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
+    /* and the give-up word, for the next launch: this launch's epoch if a wait gave up, else a value no near launch
+     * has (epoch.h) - left at an old give-up's epoch, it would end the launch 2^32 later at once. A CAS: beside the
+     * barriers an all-gather's GEMM may still run, and its give-up must win. */
+    if (p.mode == TPG_BARRIER_END && p.gave_up_epoch) {
+        const unsigned int g = *(volatile unsigned int *)p.gave_up_epoch;
+        if (g != epoch) atomicCAS(p.gave_up_epoch, g, tpg_epoch_no_give_up(epoch));
+    }
     TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
 }
 

@@ -4,7 +4,7 @@
  *        every peer's start counter, then wait (acquire, bounded by timeout_ns) until own start counter
  *        >= epoch * (tp - 1). Counters only grow, so an early arrival for the next launch is harmless.
  * end:   the same on the end counters, with the epoch read, not advanced.
- * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT, raises *gave_up_epoch to its epoch, tells
+ * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT, sets *gave_up_epoch to its epoch, tells
  * the peers (below) and returns; it returns at once (after its arrivals) when *gave_up_epoch already holds its
  * epoch (another wait of this launch timed out: gemm_params.h says why).
  * Telling the peers: a rank that gave up no longer waits in its closing barrier for a late peer to finish

@@ -187,11 +187,11 @@ static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int
 /* What a pick's arguments must be before any arithmetic on them (the wave check's products stay in 64 bits below
  * these extents and SM counts). */
 static tpg_status check_pick_args(tpg_dtype dtype, int sms, const int *index) {
-    if (!index) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_pick: index is NULL");
+    if (!index) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: index is NULL");
     if (!tpg__dtype_known(dtype))
-        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_pick: dtype %d is not a tpg_dtype", (int)dtype);
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: dtype %d is not a tpg_dtype", (int)dtype);
     if (sms < 0 || sms > TPG_PICK_SMS_LIMIT)
-        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_config_pick_sms: sms %d is outside 0..%d (0: the K rule alone)",
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: sms %d is outside 0..%d (0: the K rule alone)",
                  sms, TPG_PICK_SMS_LIMIT);
     return TPG_OK;
 }

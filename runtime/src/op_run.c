@@ -138,13 +138,8 @@ tpg_status tpg_op_sync(tpg_op *op) {
     for (int r = ctx->local_begin; r < ctx->local_end; r++)
         TPG_CHECK_GOTO(tpg__op_read(op, r, tpg_buf_word(op->buffer[r], op->layout.status), &status[r],
                                     sizeof status[r]), out);
-    /* the give-up word too, once reported: left at the give-up's epoch, the launch 2^32 later would read it as its
-     * own give-up (epoch.h) */
-    for (int r = ctx->local_begin; r < ctx->local_end; r++) {
-        if (!status[r]) continue;
-        TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.status)), out);
-        TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.gave_up)), out);
-    }
+    for (int r = ctx->local_begin; r < ctx->local_end; r++)
+        if (status[r]) TPG_CHECK_GOTO(tpg__op_clear_word(op, r, tpg_buf_word(op->buffer[r], op->layout.status)), out);
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
         if (!status[r]) continue;
         if (status[r] == TPG_DEVICE_PEER_GAVE_UP && tpg__op_over_nccl(op))

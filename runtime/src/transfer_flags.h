@@ -6,17 +6,18 @@
  *        transfers_done). The receive's kernel ran before this one in stream order, so its writes are visible to
  *        whoever acquires the flags. With a trailer (reduce-scatter), first its word: the sender's verdict on
  *        the partial. Not *epoch (the sender timed out or gave up before all its tiles were written): no flag is
- *        raised; TPG_DEVICE_PEER_GAVE_UP goes into *status and *gave_up_epoch to the epoch, so that the GEMM's
+ *        raised; TPG_DEVICE_PEER_GAVE_UP goes into *status and *gave_up_epoch is set to the epoch, so that the GEMM's
  *        waits on these flags give up at once and tpg_op_sync reports the call as failed.
- * wait:  until every flags[i] >= *epoch (acquire): before a reduce-scatter send, every tile of the stage wrote
+ * wait:  until every flags[i] has reached *epoch (acquire): before a reduce-scatter send, every tile of the stage wrote
  *        its partial; after the GEMM, transfers_done (every transfer of the call completed, which NCCL itself
  *        never bounds). Bounded by timeout_ns like every device-side wait: on timeout it sets TPG_DEVICE_TIMEOUT
- *        in *status, raises *gave_up_epoch to the epoch and returns; it returns at once when *gave_up_epoch
+ *        in *status, sets *gave_up_epoch to the epoch and returns; it returns at once when *gave_up_epoch
  *        already holds the epoch (another wait of this launch timed out). With a trailer it then writes the
  *        verdict there: *epoch when every flag was seen and no wait of the launch gave up (a tile that gave up
  *        still raises its flag), else TPG_FLAGS_INCOMPLETE (the send moves it with the partial, whatever the
  *        partial holds, so that the peer's receive still matches).
- * Comparisons are wrap-aware (signed difference), as the barriers'. */
+ * A flag has reached the epoch when it is at it or at most TPG_EPOCH_WINDOW ahead (epoch.h: wrap-aware, and a stale
+ * word is behind). */
 #ifndef TPG_TRANSFER_FLAGS_H
 #define TPG_TRANSFER_FLAGS_H
 

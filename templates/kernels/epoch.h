@@ -7,7 +7,9 @@
  * saw a give-up, a flag of a mode the op left) is as far as it gets from the epoch both ways: a signed difference then
  * calls it "ahead", and a wait on it passes at once. A word counts as reached only within TPG_EPOCH_WINDOW launches
  * ahead of the epoch, so a stale word is "behind" until it falls 2^32 - TPG_EPOCH_WINDOW launches back; the closing
- * barrier refreshes its notice word before that (barrier.cu). */
+ * barrier refreshes its notice word before that (barrier.cu). What remains: a flag word left unwritten for more than
+ * 2^32 - TPG_EPOCH_WINDOW launches and then waited on (a mode switch in the last million launches before a wrap) still
+ * passes early. */
 #ifndef TPG_EPOCH_H
 #define TPG_EPOCH_H
 
@@ -31,9 +33,13 @@ TPG_EPOCH_FN int tpg_epoch_stale(unsigned int word, unsigned int epoch) {
 }
 
 /* Did a wait of the launch `epoch` give up, by the give-up word (tpg_gemm_params.gave_up_epoch) that a timed-out wait
- * sets to its epoch? Exact: the word holds the epoch of the last give-up (0 until one, cleared by tpg_op_sync after
- * it reports one), so the launch with epoch 0 - once every 2^32 - never takes the initial 0 for a give-up; its waits
- * then each run their own bound instead of ending together. */
-TPG_EPOCH_FN int tpg_epoch_gave_up(unsigned int word, unsigned int epoch) { return word == epoch && epoch != 0u; }
+ * sets to its epoch? Exact, and never stale: every launch's closing barrier leaves the word at its epoch (a give-up)
+ * or at tpg_epoch_no_give_up(epoch), so the next launch (epoch + 1, or 1 after 0xffffffff... any epoch but these two)
+ * starts with a word that is not its own. The initial 0 is no launch's: epochs start at 1. */
+TPG_EPOCH_FN int tpg_epoch_gave_up(unsigned int word, unsigned int epoch) { return word == epoch; }
+
+/* What the closing barrier of the launch `epoch` leaves in a give-up word that does not hold its epoch: as far from
+ * the next launches' epochs as 32 bits go. */
+TPG_EPOCH_FN unsigned int tpg_epoch_no_give_up(unsigned int epoch) { return epoch + 0x80000000u; }
 
 #endif /* TPG_EPOCH_H */

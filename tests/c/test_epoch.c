@@ -40,15 +40,23 @@ TPG_TEST(a_notice_is_stale_from_half_a_window_behind) {
     for (unsigned int e = 0u - 3u; e != 3u; e++) TPG_EXPECT(!tpg_epoch_reached(e - 1u, e));
 }
 
-TPG_TEST(the_give_up_word_is_exact_and_never_the_initial_zero) {
+/* The give-up word is read exactly, so what the closing barrier leaves there when no wait gave up must never be a
+ * near launch's epoch: not its own (the CAS keeps a give-up), not the next ones, across the wrap too. */
+TPG_TEST(the_give_up_word_is_exact_and_the_barrier_leaves_it_far_from_the_next_epochs) {
     TPG_EXPECT(tpg_epoch_gave_up(42u, 42u));
     TPG_EXPECT(!tpg_epoch_gave_up(41u, 42u));
     TPG_EXPECT(!tpg_epoch_gave_up(43u, 42u));
-    TPG_EXPECT(!tpg_epoch_gave_up(0u, 0u)); /* the launch after the wrap: 0 is "never gave up" */
-    TPG_EXPECT(tpg_epoch_gave_up(0xffffffffu, 0xffffffffu));
+    const unsigned int epochs[] = {1u, 5u, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu, 0u};
+    for (size_t i = 0; i < sizeof epochs / sizeof epochs[0]; i++) {
+        const unsigned int e = epochs[i], left = tpg_epoch_no_give_up(e);
+        for (unsigned int next = 0; next < TPG_EPOCH_WINDOW; next += 4099u)
+            TPG_EXPECT(!tpg_epoch_gave_up(left, e + next));
+        TPG_EXPECT(!tpg_epoch_gave_up(left, e + 1u));
+    }
+    TPG_EXPECT(!tpg_epoch_gave_up(0u, 1u)); /* the initial word: epochs start at 1 */
 }
 
 TPG_TEST_MAIN(TPG_CASE(a_flag_at_or_just_past_the_epoch_has_reached_it),
               TPG_CASE(a_word_left_behind_for_half_the_range_is_not_ahead),
               TPG_CASE(a_notice_is_stale_from_half_a_window_behind),
-              TPG_CASE(the_give_up_word_is_exact_and_never_the_initial_zero))
+              TPG_CASE(the_give_up_word_is_exact_and_the_barrier_leaves_it_far_from_the_next_epochs))

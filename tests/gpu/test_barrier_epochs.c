@@ -9,6 +9,8 @@
  *   5. epoch 3 after the wrap, rank 1's notice 0xfffffff0, rank 0 gave up
  *                                               -> the notice is raised to 3 (an unsigned max kept 0xfffffff0 and
  *                                                  rank 1 returned a clean call), rank 1 reports PEER_GAVE_UP
+ * and in every case the give-up word after the barrier: the epoch where the launch gave up, else 2^31 away from it
+ * (an old give-up's epoch left there would end the launch 2^32 later at once).
  * Run: build/tests/gpu_barrier_epochs. Exit 0 on success, 1 on a failed case, 3 without a GPU. */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -25,7 +27,8 @@ typedef struct rank_words {
 
 /* Runs the END barrier of both ranks at once from *h (counters one arrival short of the target), reads back. */
 static int run(rank_words *d, rank_words *h, cudaStream_t *s) {
-    if (cudaMemcpy(d, h, TP * sizeof *h, cudaMemcpyHostToDevice) != cudaSuccess) return 1;
+    /* synchronized: the kernels' non-blocking streams do not wait for the legacy stream's copy */
+    if (cudaMemcpy(d, h, TP * sizeof *h, cudaMemcpyHostToDevice) != cudaSuccess || cudaDeviceSynchronize()) return 1;
     for (int r = 0; r < TP; r++) {
         tpg_barrier_params p;
         memset(&p, 0, sizeof p);
@@ -59,9 +62,14 @@ static void fill(rank_words *h, unsigned int epoch, unsigned int notice) {
     }
 }
 
+/* The give-up word rank r's closing barrier must leave: its epoch if the launch gave up, else 2^31 away. */
+static int gave_up_left(const rank_words *h, int r, int gave_up) {
+    return h[r].gave_up == (gave_up ? h[r].epoch : h[r].epoch + 0x80000000u);
+}
+
 static int expect(int ok, const char *name, const rank_words *h) {
-    printf("%-52s %s (status 0x%x / 0x%x, notice 0x%x / 0x%x)\n", name, ok ? "ok" : "FAILED", h[0].status,
-           h[1].status, h[0].notice, h[1].notice);
+    printf("%-52s %s (status 0x%x / 0x%x, notice 0x%x / 0x%x, gave_up 0x%x / 0x%x)\n", name, ok ? "ok" : "FAILED",
+           h[0].status, h[1].status, h[0].notice, h[1].notice, h[0].gave_up, h[1].gave_up);
     return !ok;
 }
 
@@ -79,17 +87,20 @@ int main(void) {
     int bad = 0;
 
     fill(h, 5u, 0u);
-    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && !h[0].notice && !h[1].notice,
+    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && !h[0].notice && !h[1].notice &&
+                                      gave_up_left(h, 0, 0) && gave_up_left(h, 1, 0),
                                   "epoch 5, notices 0: clean", h);
     fill(h, 0x80000001u, 0u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && h[0].notice == 0x80000000u &&
                                       h[1].notice == 0x80000000u,
                                   "epoch 0x80000001, notices 0: clean, moved up", h);
     fill(h, 0u, 0xfffffff0u);
-    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status, "epoch 0 after the wrap: clean", h);
+    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && gave_up_left(h, 0, 0) && gave_up_left(h, 1, 0),
+                                  "epoch 0 after the wrap: clean", h);
     fill(h, 5u, 0u);
     h[0].gave_up = 5u;
-    bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 5u,
+    bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 5u &&
+                                      gave_up_left(h, 0, 1) && gave_up_left(h, 1, 0),
                                   "rank 0 gave up: rank 1 hears of it", h);
     fill(h, 3u, 0xfffffff0u);
     h[0].gave_up = 3u;
