@@ -398,7 +398,8 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
         _err(w, f"{path}.copy_engine_partials", "copy_engine_partials with pull_partials: a partial is either carried "
              "into the receiver's slot or read from the sender's, not both", "one of the two")
     if t["kernel"] not in kernels:
-        _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", ", ".join(kernels) or "(no kernels)")
+        seen = " (a tuned choice sees the kernels of its file, of schedules.yaml and of the files included before it)"
+        _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", (", ".join(kernels) or "(no kernels)") + seen)
     elif kernels[t["kernel"]] != t["dtype"]:
         _err(w, f"{path}.kernel", f"kernel {t['kernel']!r} has dtype {kernels[t['kernel']]}, not {t['dtype']}",
              f"a {t['dtype']} kernel")

@@ -192,3 +192,14 @@ def test_output_paths_that_cannot_be_written_are_refused_before_writing(tmp_path
 def test_a_document_nested_too_deeply_is_an_error(tmp_path):
     r = generate(tmp_path, "version: 1\ntuned: " + "[" * 3000 + "]" * 3000 + "\n")
     assert r.returncode == 2 and "nested too deeply" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_tuned_choice_of_a_kernel_included_later_says_why_it_is_unknown(tmp_path):
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "a.yaml").write_text(
+        "tuned:\n" + TUNED_QKV.replace("MODEL", "llama3-70b").replace("bf16_128x128x64_pp", "kb"))
+    (tmp_path / "tuned" / "b.yaml").write_text(
+        "kernels:\n  - {name: kb, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, consumer_mode: pingpong}\n")
+    r = generate(tmp_path, SHIPPED)
+    assert r.returncode == 2 and "tuned[0].kernel: unknown kernel 'kb'" in r.stderr, r.stderr
+    assert "the files included before it" in r.stderr, r.stderr
