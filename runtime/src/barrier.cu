@@ -90,12 +90,12 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
      * peers' arrivals, which follow their notices */
     unsigned int *notice = p.gave_up_notice[p.rank];
     if (p.mode == TPG_BARRIER_END && notice && peer_gave_up(notice, epoch)) atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
-    /* and the give-up word, for the next launch: this launch's epoch if a wait gave up, else a value no near launch
-     * has (epoch.h) - left at an old give-up's epoch, it would end the launch 2^32 later at once. A CAS: beside the
-     * barriers an all-gather's GEMM may still run, and its give-up must win. */
+    /* and the give-up word, for the launches after this one: 2^31 launches behind it or more, an old give-up's epoch
+     * (or the initial 0) is moved up to the epoch before this one, so that no later launch ever reads it as its own
+     * (epoch.h). A CAS: beside the barriers an all-gather's GEMM may still run, and its give-up must win. */
     if (p.mode == TPG_BARRIER_END && p.gave_up_epoch) {
         const unsigned int g = *(volatile unsigned int *)p.gave_up_epoch;
-        if (g != epoch) atomicCAS(p.gave_up_epoch, g, tpg_epoch_no_give_up(epoch));
+        if (tpg_epoch_give_up_aged(g, epoch)) atomicCAS(p.gave_up_epoch, g, epoch - 1u);
     }
     TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
 }

@@ -40,23 +40,33 @@ TPG_TEST(a_notice_is_stale_from_half_a_window_behind) {
     for (unsigned int e = 0u - 3u; e != 3u; e++) TPG_EXPECT(!tpg_epoch_reached(e - 1u, e));
 }
 
-/* The give-up word is read exactly, so what the closing barrier leaves there when no wait gave up must never be a
- * near launch's epoch: not its own (the CAS keeps a give-up), not the next ones, across the wrap too. */
-TPG_TEST(the_give_up_word_is_exact_and_the_barrier_leaves_it_far_from_the_next_epochs) {
+/* The closing barrier's rule (barrier.cu) as an invariant, by induction: before each launch the word is 1 .. 2^31
+ * launches behind its epoch (the initial 0 before launch 1 is 1 behind), and the launch either gives up (the word takes
+ * its epoch) or not; after its closing barrier the next launch finds the word 1 .. 2^31 behind again, so never its own
+ * epoch, whatever the launch count - across every wrap. */
+static unsigned int close_launch(unsigned int word, unsigned int epoch) {
+    return tpg_epoch_give_up_aged(word, epoch) ? epoch - 1u : word;
+}
+
+TPG_TEST(no_launch_reads_an_old_give_up_as_its_own) {
     TPG_EXPECT(tpg_epoch_gave_up(42u, 42u));
     TPG_EXPECT(!tpg_epoch_gave_up(41u, 42u));
     TPG_EXPECT(!tpg_epoch_gave_up(43u, 42u));
-    const unsigned int epochs[] = {1u, 5u, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu, 0u};
-    for (size_t i = 0; i < sizeof epochs / sizeof epochs[0]; i++) {
-        const unsigned int e = epochs[i], left = tpg_epoch_no_give_up(e);
-        for (unsigned int next = 0; next < TPG_EPOCH_WINDOW; next += 4099u)
-            TPG_EXPECT(!tpg_epoch_gave_up(left, e + next));
-        TPG_EXPECT(!tpg_epoch_gave_up(left, e + 1u));
-    }
-    TPG_EXPECT(!tpg_epoch_gave_up(0u, 1u)); /* the initial word: epochs start at 1 */
+    const unsigned int epochs[] = {1u, 2u, 5u, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xfffffffeu, 0xffffffffu, 0u};
+    const unsigned int behind[] = {1u, 2u, 3u, 1000u, 0x7ffffffeu, 0x7fffffffu, 0x80000000u};
+    for (size_t i = 0; i < sizeof epochs / sizeof epochs[0]; i++)
+        for (size_t j = 0; j < sizeof behind / sizeof behind[0]; j++)
+            for (int gives_up = 0; gives_up <= 1; gives_up++) {
+                const unsigned int e = epochs[i], before = e - behind[j];
+                TPG_EXPECT(!tpg_epoch_gave_up(before, e));
+                const unsigned int after = close_launch(gives_up ? e : before, e), next_behind = (e + 1u) - after;
+                TPG_EXPECT(next_behind >= 1u && next_behind <= 0x80000000u);
+            }
+    TPG_EXPECT(close_launch(0u, 0x80000001u) == 0x80000000u); /* the initial 0, half the range later */
+    TPG_EXPECT(close_launch(0u, 5u) == 0u);                   /* a load a call, no write */
 }
 
 TPG_TEST_MAIN(TPG_CASE(a_flag_at_or_just_past_the_epoch_has_reached_it),
               TPG_CASE(a_word_left_behind_for_half_the_range_is_not_ahead),
               TPG_CASE(a_notice_is_stale_from_half_a_window_behind),
-              TPG_CASE(the_give_up_word_is_exact_and_the_barrier_leaves_it_far_from_the_next_epochs))
+              TPG_CASE(no_launch_reads_an_old_give_up_as_its_own))

@@ -9,8 +9,10 @@
  *   5. epoch 3 after the wrap, rank 1's notice 0xfffffff0, rank 0 gave up
  *                                               -> the notice is raised to 3 (an unsigned max kept 0xfffffff0 and
  *                                                  rank 1 returned a clean call), rank 1 reports PEER_GAVE_UP
- * and in every case the give-up word after the barrier: the epoch where the launch gave up, else 2^31 away from it
- * (an old give-up's epoch left there would end the launch 2^32 later at once).
+ * and in every case the give-up word after the barrier (templates/kernels/epoch.h): the epoch where the launch gave
+ * up, left alone where it is less than 2^31 launches behind, moved up to the epoch - 1 from there (case 2: an initial 0
+ * left alone would read as the give-up of the launch 2^32 later). The words before each case are ones the protocol
+ * can leave: a give-up word 1 .. 2^31 launches behind the epoch.
  * Run: build/tests/gpu_barrier_epochs. Exit 0 on success, 1 on a failed case, 3 without a GPU. */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -53,18 +55,18 @@ static int run(rank_words *d, rank_words *h, cudaStream_t *s) {
     return cudaMemcpy(h, d, TP * sizeof *h, cudaMemcpyDeviceToHost) != cudaSuccess;
 }
 
-static void fill(rank_words *h, unsigned int epoch, unsigned int notice) {
+static void fill(rank_words *h, unsigned int epoch, unsigned int notice, unsigned int gave_up) {
     for (int r = 0; r < TP; r++) {
         memset(&h[r], 0, sizeof h[r]);
         h[r].epoch = epoch;
         h[r].counter = epoch * (TP - 1) - 1u; /* the peer's arrival makes the target */
         h[r].notice = notice;
+        h[r].gave_up = gave_up;
     }
 }
 
-/* The give-up word rank r's closing barrier must leave: its epoch if the launch gave up, else 2^31 away. */
-static int gave_up_left(const rank_words *h, int r, int gave_up) {
-    return h[r].gave_up == (gave_up ? h[r].epoch : h[r].epoch + 0x80000000u);
+static int gave_up_words(const rank_words *h, unsigned int w0, unsigned int w1) {
+    return h[0].gave_up == w0 && h[1].gave_up == w1;
 }
 
 static int expect(int ok, const char *name, const rank_words *h) {
@@ -86,25 +88,26 @@ int main(void) {
         if (cudaStreamCreateWithFlags(&s[r], cudaStreamNonBlocking) != cudaSuccess) return 1;
     int bad = 0;
 
-    fill(h, 5u, 0u);
+    fill(h, 5u, 0u, 0u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && !h[0].notice && !h[1].notice &&
-                                      gave_up_left(h, 0, 0) && gave_up_left(h, 1, 0),
+                                      gave_up_words(h, 0u, 0u),
                                   "epoch 5, notices 0: clean", h);
-    fill(h, 0x80000001u, 0u);
+    fill(h, 0x80000001u, 0u, 0u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && h[0].notice == 0x80000000u &&
-                                      h[1].notice == 0x80000000u,
+                                      h[1].notice == 0x80000000u && gave_up_words(h, 0x80000000u, 0x80000000u),
                                   "epoch 0x80000001, notices 0: clean, moved up", h);
-    fill(h, 0u, 0xfffffff0u);
-    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && gave_up_left(h, 0, 0) && gave_up_left(h, 1, 0),
+    fill(h, 0u, 0xfffffff0u, 0xfffffff0u);
+    bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && gave_up_words(h, 0xfffffff0u, 0xfffffff0u),
                                   "epoch 0 after the wrap: clean", h);
-    fill(h, 5u, 0u);
+    fill(h, 5u, 0u, 0u);
     h[0].gave_up = 5u;
     bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 5u &&
-                                      gave_up_left(h, 0, 1) && gave_up_left(h, 1, 0),
+                                      gave_up_words(h, 5u, 0u),
                                   "rank 0 gave up: rank 1 hears of it", h);
-    fill(h, 3u, 0xfffffff0u);
+    fill(h, 3u, 0xfffffff0u, 0xfffffff0u);
     h[0].gave_up = 3u;
-    bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 3u,
+    bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 3u &&
+                                      gave_up_words(h, 3u, 0xfffffff0u),
                                   "rank 0 gave up after the wrap: rank 1 hears of it", h);
 
     for (int r = 0; r < TP; r++) cudaStreamDestroy(s[r]);
