@@ -43,6 +43,15 @@ __device__ __forceinline__ bool gave_up_in(const tpg_barrier_params &p, unsigned
     return tpg_spin::launch_gave_up(p.gave_up_epoch, epoch);
 }
 
+/* The start barrier of every launch (over NCCL too, which has no closing one): a give-up word 2^31 launches behind
+ * this epoch or more - an old give-up's epoch, or the initial 0 - is moved up to the epoch before this one, so that no
+ * launch ever reads it as its own (epoch.h, tpg_epoch_gave_up). A CAS: beside the barriers the GEMM may already have
+ * given up in this launch, and its give-up must win. */
+__device__ __forceinline__ void age_give_up(unsigned int *gave_up_epoch, unsigned int epoch) {
+    const unsigned int g = *(volatile unsigned int *)gave_up_epoch;
+    if (tpg_epoch_give_up_aged(g, epoch)) atomicCAS(gave_up_epoch, g, epoch - 1u);
+}
+
 using tpg_spin::global_timer_ns;
 using tpg_spin::load_acquire_sys;
 
@@ -61,6 +70,7 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
         epoch = *p.epoch + 1;  // only this kernel writes the epoch, and it is stream-ordered
         *p.epoch = epoch;
         __threadfence_system();  // the new epoch is visible before any peer can act on our arrival
+        if (p.gave_up_epoch) age_give_up(p.gave_up_epoch, epoch);
     } else {
         epoch = *p.epoch;
         /* a wait of this launch before us timed out: the peers hear of it before they can pass on our arrival */
@@ -90,13 +100,6 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
      * peers' arrivals, which follow their notices */
     unsigned int *notice = p.gave_up_notice[p.rank];
     if (p.mode == TPG_BARRIER_END && notice && peer_gave_up(notice, epoch)) atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
-    /* and the give-up word, for the launches after this one: 2^31 launches behind it or more, an old give-up's epoch
-     * (or the initial 0) is moved up to the epoch before this one, so that no later launch ever reads it as its own
-     * (epoch.h). A CAS: beside the barriers an all-gather's GEMM may still run, and its give-up must win. */
-    if (p.mode == TPG_BARRIER_END && p.gave_up_epoch) {
-        const unsigned int g = *(volatile unsigned int *)p.gave_up_epoch;
-        if (tpg_epoch_give_up_aged(g, epoch)) atomicCAS(p.gave_up_epoch, g, epoch - 1u);
-    }
     TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
 }
 

@@ -26,7 +26,7 @@
  *   start, end   u32 each                barrier arrival counters (peers add, owner waits)
  *   status       u32                     TPG_DEVICE_* bits, set by the kernels, read by tpg_op_sync
  *   gave_up      u32                     the last launch epoch in which a cross-device wait timed out
- *                                        (tpg_gemm_params.gave_up_epoch; set to it; the closing barrier moves a
+ *                                        (tpg_gemm_params.gave_up_epoch; set to it; the start barrier moves a
  *                                        value 2^31 launches behind up: epoch.h)
  *   gave_up_notice u32                   the last epoch in which a *peer* gave up (peers raise it, wrap-aware,
  *                                        the closing barrier reads it and keeps it near its epoch; barrier.h)

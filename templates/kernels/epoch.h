@@ -33,13 +33,14 @@ TPG_EPOCH_FN int tpg_epoch_stale(unsigned int word, unsigned int epoch) {
 }
 
 /* Did a wait of the launch `epoch` give up, by the give-up word (tpg_gemm_params.gave_up_epoch) that a timed-out wait
- * sets to its epoch? Exact, and never an old give-up: after every launch's closing barrier the word is less than 2^31
- * launches behind that launch's epoch (tpg_epoch_give_up_aged), so the next launch, one further on, never finds its
- * own epoch there, the one after the wrap included. The initial 0 is no launch's: epochs start at 1. */
+ * sets to its epoch? Exact, and never an old give-up: every launch's start barrier leaves the word less than 2^31
+ * launches behind its epoch unless it already holds it (tpg_epoch_give_up_aged), so each launch begins with the word
+ * 1 .. 2^31 launches behind, never at its own epoch, the one after the wrap included. The initial 0 is no launch's:
+ * epochs start at 1. */
 TPG_EPOCH_FN int tpg_epoch_gave_up(unsigned int word, unsigned int epoch) { return word == epoch; }
 
-/* Must the closing barrier of the launch `epoch` move the give-up word up (to epoch - 1): is it 2^31 launches behind
- * or more, half way to reading as a later launch's give-up? A load a call, a CAS every 2^31 calls. */
+/* Must the start barrier of the launch `epoch` move the give-up word up (to epoch - 1): is it 2^31 launches behind or
+ * more, half way to reading as a later launch's give-up? A load a call, a CAS every 2^31 calls. */
 TPG_EPOCH_FN int tpg_epoch_give_up_aged(unsigned int word, unsigned int epoch) { return epoch - word >= 0x80000000u; }
 
 #endif /* TPG_EPOCH_H */

@@ -111,7 +111,7 @@ typedef struct tpg_gemm_params {
     unsigned int *last_epoch;
     unsigned int *epoch_readers;
     unsigned int *status;           /* TPG_DEVICE_* ; set, never cleared, by the kernel */
-    /* The last launch epoch in which a cross-device wait of this rank timed out (set to it; the closing barrier
+    /* The last launch epoch in which a cross-device wait of this rank timed out (set to it; the start barrier
      * moves a value 2^31 launches behind up to the epoch before its own: epoch.h; NULL: not kept).
      * Every other such wait of the same launch - the start barrier before or beside the GEMM, the GEMM's
      * threads, the closing barrier - gives up as soon as it reads its own epoch here, so a call with a missing

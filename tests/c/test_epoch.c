@@ -40,11 +40,11 @@ TPG_TEST(a_notice_is_stale_from_half_a_window_behind) {
     for (unsigned int e = 0u - 3u; e != 3u; e++) TPG_EXPECT(!tpg_epoch_reached(e - 1u, e));
 }
 
-/* The closing barrier's rule (barrier.cu) as an invariant, by induction: before each launch the word is 1 .. 2^31
- * launches behind its epoch (the initial 0 before launch 1 is 1 behind), and the launch either gives up (the word takes
- * its epoch) or not; after its closing barrier the next launch finds the word 1 .. 2^31 behind again, so never its own
- * epoch, whatever the launch count - across every wrap. */
-static unsigned int close_launch(unsigned int word, unsigned int epoch) {
+/* The start barrier's rule (barrier.cu age_give_up) as an invariant, by induction: before each launch the word is
+ * 1 .. 2^31 launches behind its epoch (the initial 0 before launch 1 is 1 behind); the start barrier ages it, and the
+ * launch gives up (the word takes its epoch) or not; the next launch finds the word 1 .. 2^31 behind again, so never
+ * its own epoch, whatever the launch count - across every wrap. */
+static unsigned int start_barrier(unsigned int word, unsigned int epoch) {
     return tpg_epoch_give_up_aged(word, epoch) ? epoch - 1u : word;
 }
 
@@ -59,11 +59,13 @@ TPG_TEST(no_launch_reads_an_old_give_up_as_its_own) {
             for (int gives_up = 0; gives_up <= 1; gives_up++) {
                 const unsigned int e = epochs[i], before = e - behind[j];
                 TPG_EXPECT(!tpg_epoch_gave_up(before, e));
-                const unsigned int after = close_launch(gives_up ? e : before, e), next_behind = (e + 1u) - after;
+                const unsigned int aged = start_barrier(before, e), after = gives_up ? e : aged;
+                const unsigned int next_behind = (e + 1u) - after;
                 TPG_EXPECT(next_behind >= 1u && next_behind <= 0x80000000u);
             }
-    TPG_EXPECT(close_launch(0u, 0x80000001u) == 0x80000000u); /* the initial 0, half the range later */
-    TPG_EXPECT(close_launch(0u, 5u) == 0u);                   /* a load a call, no write */
+    TPG_EXPECT(start_barrier(0u, 0x80000001u) == 0x80000000u); /* the initial 0, half the range later */
+    TPG_EXPECT(start_barrier(0u, 5u) == 0u);                   /* a load a call, no write */
+    TPG_EXPECT(start_barrier(9u, 9u) == 9u);                   /* a give-up of this launch (beside the barrier) */
 }
 
 TPG_TEST_MAIN(TPG_CASE(a_flag_at_or_just_past_the_epoch_has_reached_it),

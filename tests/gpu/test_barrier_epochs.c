@@ -9,10 +9,14 @@
  *   5. epoch 3 after the wrap, rank 1's notice 0xfffffff0, rank 0 gave up
  *                                               -> the notice is raised to 3 (an unsigned max kept 0xfffffff0 and
  *                                                  rank 1 returned a clean call), rank 1 reports PEER_GAVE_UP
- * and in every case the give-up word after the barrier (templates/kernels/epoch.h): the epoch where the launch gave
- * up, left alone where it is less than 2^31 launches behind, moved up to the epoch - 1 from there (case 2: an initial 0
- * left alone would read as the give-up of the launch 2^32 later). The words before each case are ones the protocol
- * can leave: a give-up word 1 .. 2^31 launches behind the epoch.
+ * and in every case the give-up word after the closing barrier, which leaves it alone; then the start barrier of one
+ * rank (as over NCCL, which has no closing one) and the give-up word (templates/kernels/epoch.h):
+ *   6. epoch 0x80000001, give-up word 0        -> moved up to 0x80000000 (left alone, the initial 0 would read as
+ *                                                  the give-up of the launch 2^32 later)
+ *   7. epoch 6, give-up word 5                  -> left alone
+ *   8. epoch 6, give-up word 6 (the GEMM beside the barrier gave up first) -> kept
+ * The words before each case are ones the protocol can leave: a give-up word 1 .. 2^31 launches behind the epoch, or
+ * at it.
  * Run: build/tests/gpu_barrier_epochs. Exit 0 on success, 1 on a failed case, 3 without a GPU. */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -65,6 +69,39 @@ static void fill(rank_words *h, unsigned int epoch, unsigned int notice, unsigne
     }
 }
 
+/* The start barrier of one rank (tp = 1, as over NCCL) from an epoch word of `epoch - 1`; returns its give-up word. */
+static int run_start(rank_words *d, unsigned int epoch, unsigned int gave_up, unsigned int *left) {
+    rank_words h;
+    memset(&h, 0, sizeof h);
+    h.epoch = epoch - 1u;
+    h.gave_up = gave_up;
+    if (cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice) != cudaSuccess) return 1;
+    tpg_barrier_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = TPG_BARRIER_START;
+    p.tp = 1;
+    p.epoch = &d->epoch;
+    p.counter = &d->counter;
+    p.peer_counter[0] = &d->counter;
+    p.status = &d->status;
+    p.gave_up_epoch = &d->gave_up;
+    p.timeout_ns = 2000000000ull;
+    void *args[1] = {&p};
+    if (cudaLaunchKernel(tpg_barrier_kernel_entry(), (dim3){1, 1, 1}, (dim3){1, 1, 1}, args, 0, 0) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess || cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return 1;
+    *left = h.gave_up;
+    return h.epoch != epoch || h.status != 0;
+}
+
+static int expect_start(unsigned int epoch, unsigned int gave_up, unsigned int want, rank_words *d) {
+    unsigned int left = 0;
+    const int ok = !run_start(d, epoch, gave_up, &left) && left == want;
+    printf("start barrier at epoch 0x%08x, give-up word 0x%08x           %s (left 0x%x)\n", epoch, gave_up,
+           ok ? "ok" : "FAILED", left);
+    return !ok;
+}
+
 static int gave_up_words(const rank_words *h, unsigned int w0, unsigned int w1) {
     return h[0].gave_up == w0 && h[1].gave_up == w1;
 }
@@ -94,7 +131,7 @@ int main(void) {
                                   "epoch 5, notices 0: clean", h);
     fill(h, 0x80000001u, 0u, 0u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && h[0].notice == 0x80000000u &&
-                                      h[1].notice == 0x80000000u && gave_up_words(h, 0x80000000u, 0x80000000u),
+                                      h[1].notice == 0x80000000u && gave_up_words(h, 0u, 0u),
                                   "epoch 0x80000001, notices 0: clean, moved up", h);
     fill(h, 0u, 0xfffffff0u, 0xfffffff0u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && gave_up_words(h, 0xfffffff0u, 0xfffffff0u),
@@ -109,6 +146,9 @@ int main(void) {
     bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 3u &&
                                       gave_up_words(h, 3u, 0xfffffff0u),
                                   "rank 0 gave up after the wrap: rank 1 hears of it", h);
+    bad |= expect_start(0x80000001u, 0u, 0x80000000u, d);
+    bad |= expect_start(6u, 5u, 5u, d);
+    bad |= expect_start(6u, 6u, 6u, d);
 
     for (int r = 0; r < TP; r++) cudaStreamDestroy(s[r]);
     cudaFree(d);

@@ -31,7 +31,7 @@ run_mutant() {
 # the flag kernel's verdict ignoring the launch's give-up again: case "flags up but the launch gave up" must fail
 run_mutant gpu_transfer_flags runtime/src/transfer_flags.cu \
     's/all \&\& !tpg_spin::launch_gave_up(p.gave_up_epoch, epoch) ? epoch/all ? epoch/'
-# 2026-12-05: the closing barrier's notice across the epoch range (5 cases), under the old signed test case 2 (epoch
+# 2026-12-05: the closing barrier's notice across the epoch range (8 cases), under the old signed test case 2 (epoch
 # 0x80000001, a notice never raised) must fail
 run_mutant gpu_barrier_epochs runtime/src/barrier.cu \
     's/if (tpg_epoch_reached(n, epoch)) return true;/if ((int)(n - epoch) >= 0) return true;/'
