@@ -9,7 +9,7 @@ __device__ __forceinline__ void red_release_sys_add(unsigned int *p, unsigned in
 }
 
 /* Raise a peer's notice word to epoch unless it is there or ahead already (a peer a call ahead gave up too), wrap-
- * aware: the word stays within half a window behind its owner's epoch (peer_gave_up), so the signed difference
+ * aware: the word stays within about half a window behind its owner's epoch (peer_gave_up), so the signed difference
  * holds (an unsigned max would stop raising it after the wrap). Release at system scope, as the arrival after it. */
 __device__ __forceinline__ void raise_notice(unsigned int *notice, unsigned int epoch) {
     __threadfence_system();
@@ -48,8 +48,8 @@ __device__ __forceinline__ bool gave_up_in(const tpg_barrier_params &p, unsigned
  * launch ever reads it as its own (epoch.h, tpg_epoch_gave_up). A CAS: beside the barriers the GEMM may already have
  * given up in this launch, and its give-up must win. */
 __device__ __forceinline__ void age_give_up(unsigned int *gave_up_epoch, unsigned int epoch) {
-    const unsigned int g = *(volatile unsigned int *)gave_up_epoch;
-    if (tpg_epoch_give_up_aged(g, epoch)) atomicCAS(gave_up_epoch, g, epoch - 1u);
+    const unsigned int g = *(volatile unsigned int *)gave_up_epoch, aged = tpg_epoch_give_up_refresh(g, epoch);
+    if (aged != g) atomicCAS(gave_up_epoch, g, aged);
 }
 
 using tpg_spin::global_timer_ns;

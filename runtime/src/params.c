@@ -387,7 +387,9 @@ tpg_status tpg__params_build(tpg_op *op, int rank) {
         g->epoch_readers = tpg_buf_word(op->buffer[rank], op->layout.epoch_readers);
     }
     g->status = tpg_buf_word(op->buffer[rank], op->layout.status);
-    g->gave_up_epoch = tpg_buf_word(op->buffer[rank], op->layout.gave_up);
+    /* TP = 1 has no cross-device wait to give up, and no start barrier to age the word (epoch.h): its epoch 0 would
+     * read the initial 0 as a give-up */
+    g->gave_up_epoch = op->sched->tp > 1 ? tpg_buf_word(op->buffer[rank], op->layout.gave_up) : NULL;
     g->timeout_ns = op->ctx->timeout_ns;
     g->tile_order = (const int *)(tpg__op_one_hop(op) ? op->tile_order_one_hop : op->tile_order)[rank];
     if ((order == TPG_WALK_GATHERED) != op->gathered || (order == TPG_WALK_ONE_HOP) != tpg__op_one_hop(op))

@@ -20,7 +20,8 @@
 #endif
 
 /* How far ahead of a waiter's epoch a word may be and still count as reached: peers are a call or two apart (every
- * call ends in a barrier), so anything past this is a stale word, not a peer ahead. */
+ * call begins with a barrier, over NCCL with the transfers' own order), so anything past this is a stale word, not a
+ * peer ahead. */
 #define TPG_EPOCH_WINDOW (1u << 20)
 
 /* Has `word` (a flag, a notice) reached `epoch`: at it, or at most TPG_EPOCH_WINDOW - 1 launches ahead? */
@@ -42,5 +43,10 @@ TPG_EPOCH_FN int tpg_epoch_gave_up(unsigned int word, unsigned int epoch) { retu
 /* Must the start barrier of the launch `epoch` move the give-up word up (to epoch - 1): is it 2^31 launches behind or
  * more, half way to reading as a later launch's give-up? A load a call, a CAS every 2^31 calls. */
 TPG_EPOCH_FN int tpg_epoch_give_up_aged(unsigned int word, unsigned int epoch) { return epoch - word >= 0x80000000u; }
+
+/* The give-up word the start barrier of the launch `epoch` leaves (barrier.cu age_give_up, by CAS). */
+TPG_EPOCH_FN unsigned int tpg_epoch_give_up_refresh(unsigned int word, unsigned int epoch) {
+    return tpg_epoch_give_up_aged(word, epoch) ? epoch - 1u : word;
+}
 
 #endif /* TPG_EPOCH_H */

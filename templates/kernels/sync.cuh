@@ -1,8 +1,8 @@
 /* Cross-device flags: system-scope acquire loads, release stores, and the one bounded spin-wait that
  * every cross-device wait of the kernel goes through.
  *
- * Flags carry an epoch (tpg_gemm_params.epoch): a writer stores the epoch, a reader waits for
- * flag >= epoch, so flags never need resetting between launches. Flags may live in a peer GPU's
+ * Flags carry an epoch (tpg_gemm_params.epoch): a writer stores the epoch, a reader waits until the
+ * flag has reached it (epoch.h), so flags never need resetting between launches. Flags may live in a peer GPU's
  * memory (UVA pointers), hence .sys scope everywhere.
  *
  * Never hang: every spin is bounded by p.timeout_ns (0 = forever), measured with %globaltimer. On

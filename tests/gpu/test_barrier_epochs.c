@@ -11,12 +11,13 @@
  *                                                  rank 1 returned a clean call), rank 1 reports PEER_GAVE_UP
  * and in every case the give-up word after the closing barrier, which leaves it alone; then the start barrier of one
  * rank (as over NCCL, which has no closing one) and the give-up word (templates/kernels/epoch.h):
- *   6. epoch 0x80000001, give-up word 0        -> moved up to 0x80000000 (left alone, the initial 0 would read as
+ *   6. epoch 0x80000000, give-up word 0        -> moved up to 0x7fffffff (left alone, the initial 0 would read as
  *                                                  the give-up of the launch 2^32 later)
- *   7. epoch 6, give-up word 5                  -> left alone
+ *   7. epoch 0x7fffffff, give-up word 0        -> left alone (2^31 - 1 behind)
  *   8. epoch 6, give-up word 6 (the GEMM beside the barrier gave up first) -> kept
- * The words before each case are ones the protocol can leave: a give-up word 1 .. 2^31 launches behind the epoch, or
- * at it.
+ * The give-up words before each case are ones the protocol can leave: 1 .. 2^31 launches behind the epoch, or at it.
+ * Case 2's notice of 0 is the state the old signed test failed on; the closing barrier now moves a notice up long
+ * before it gets that far behind.
  * Run: build/tests/gpu_barrier_epochs. Exit 0 on success, 1 on a failed case, 3 without a GPU. */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -129,9 +130,9 @@ int main(void) {
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && !h[0].notice && !h[1].notice &&
                                       gave_up_words(h, 0u, 0u),
                                   "epoch 5, notices 0: clean", h);
-    fill(h, 0x80000001u, 0u, 0u);
+    fill(h, 0x80000001u, 0u, 0x80000000u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && h[0].notice == 0x80000000u &&
-                                      h[1].notice == 0x80000000u && gave_up_words(h, 0u, 0u),
+                                      h[1].notice == 0x80000000u && gave_up_words(h, 0x80000000u, 0x80000000u),
                                   "epoch 0x80000001, notices 0: clean, moved up", h);
     fill(h, 0u, 0xfffffff0u, 0xfffffff0u);
     bad |= run(d, h, s) || expect(!h[0].status && !h[1].status && gave_up_words(h, 0xfffffff0u, 0xfffffff0u),
@@ -146,8 +147,8 @@ int main(void) {
     bad |= run(d, h, s) || expect(h[1].status == TPG_DEVICE_PEER_GAVE_UP && h[1].notice == 3u &&
                                       gave_up_words(h, 3u, 0xfffffff0u),
                                   "rank 0 gave up after the wrap: rank 1 hears of it", h);
-    bad |= expect_start(0x80000001u, 0u, 0x80000000u, d);
-    bad |= expect_start(6u, 5u, 5u, d);
+    bad |= expect_start(0x80000000u, 0u, 0x7fffffffu, d);
+    bad |= expect_start(0x7fffffffu, 0u, 0u, d);
     bad |= expect_start(6u, 6u, 6u, d);
 
     for (int r = 0; r < TP; r++) cudaStreamDestroy(s[r]);
