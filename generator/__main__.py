@@ -96,8 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.config}: {len(e.errors)} error(s); nothing written", file=sys.stderr)
         return 2
     if args.command == "list":
-        for c in p.configs:
-            print(f"{c.name:28} {c.schedule.name:36} tp={c.schedule.tp} {c.kernel.name}")
+        try:
+            for c in p.configs:
+                print(f"{c.name:28} {c.schedule.name:36} tp={c.schedule.tp} {c.kernel.name}")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `list | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     files = render.render(p)
     out = Path(args.out)

@@ -302,3 +302,10 @@ def test_f16_accumulation_kernel_is_marked_in_name_macro_and_registry(files):
     for k in f16:
         block = reg[reg.index(f'.name = "{k.name}"'):]
         assert ".dtype_acc = TPG_DTYPE_FP16" in block[:block.index("}")]
+
+
+def test_list_into_a_closed_pipe_is_quiet():
+    """`python3 -m generator list | head -1` once ended in a BrokenPipeError traceback."""
+    r = subprocess.run(f"{sys.executable} -m generator list | head -1", shell=True, cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
