@@ -32,6 +32,8 @@ model allows is a legal order of the real machine. Checked in every order tried:
 of the same call, a GEMM reads slots holding this call's data, a partial never overwrites an unread one, and
 every call ends (no deadlock); with copy-engine partials also that a chain copies this call's partial and that a
 stage never overwrites a send slot its chain has not copied yet. The controls break one rule each and must be caught.
+Epochs are unbounded integers by default (the protocol's logic); `Epochs("u32", ...)` runs the same in the device's
+32-bit words from a chosen launch count, past 2^31 and across the wrap (templates/kernels/epoch.h).
 """
 import copy
 import json
@@ -56,6 +58,38 @@ class Violation(Exception):
     pass
 
 
+U32, WINDOW = 1 << 32, 1 << 20  # templates/kernels/epoch.h: TPG_EPOCH_WINDOW
+
+
+class Epochs:
+    """How the model compares and advances epochs. "int": unbounded integers (the protocol's logic alone). "u32": the
+    device's 32-bit words - epochs and counters wrap, a flag has reached an epoch when it is at most WINDOW ahead
+    (tpg_epoch_reached), a barrier counter is compared by signed difference. "signed": the same with flags compared by
+    signed difference too, as before 2026-12-05 (the control). `first` is the epoch of the call before the model's
+    first (its calls start at first + 1), `fresh` what every flag word holds then: 0 for words no call wrote since the
+    op was created, first for words the previous call wrote."""
+
+    def __init__(self, kind="int", first=0, fresh=None):
+        self.kind, self.first = kind, first
+        self.fresh = (-1 if kind == "int" else 0) if fresh is None else fresh
+
+    def next(self, e):
+        return e + 1 if self.kind == "int" else (e + 1) % U32
+
+    def reached(self, word, epoch):
+        if self.kind == "int":
+            return word >= epoch
+        if self.kind == "signed":
+            return (word - epoch) % U32 < U32 // 2
+        return (word - epoch) % U32 < WINDOW
+
+    def counter_passes(self, count, target):
+        return count >= target if self.kind == "int" else (count - target) % U32 < U32 // 2
+
+    def arrive(self, count):
+        return count + 1 if self.kind == "int" else (count + 1) % U32
+
+
 def plan(config, tp, overlap, chunks, m=None, copy_engine=False):
     if not TPGEMM.exists():
         pytest.skip("build/tpgemm is missing (tests/test_build.py says why)")
@@ -74,7 +108,8 @@ class Machine:
 
     def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True,
                  gathered_waits_first=False, chain_skips_start=False, chain_keeps_counts=False, end_skips_chain=False,
-                 chain_skips_wait=False, chain_zeros_first=False):
+                 chain_skips_wait=False, chain_zeros_first=False, epochs=None):
+        self.ep = epochs or Epochs()
         self.ce = bool(plans[0].get("copy_engine_partials"))
         if self.ce:  # the chains the runtime adds to each graph; the controls: no START before one, no END after
             plans = [with_chains(q, not chain_skips_start, not end_skips_chain) for q in plans]
@@ -112,15 +147,17 @@ class Machine:
         self.beside = [False] * t                # whether that graph runs the GEMM beside START
         self.gate = [None] * t                   # gathered: the flag that graph's GEMM waits for (self.gates)
         self.pulling = [False] * t               # gathered: whether that graph's GEMM pulls the shards itself
-        self.epoch, self.start_cnt, self.end_cnt = [0] * t, [0] * t, [0] * t
+        first, fresh = self.ep.first, self.ep.fresh
+        arrived = first * (t - 1) if self.ep.kind == "int" else first * (t - 1) % U32  # every call so far arrived
+        self.epoch, self.start_cnt, self.end_cnt = [first] * t, [arrived] * t, [arrived] * t
         self.flags = [{} for _ in range(t)]      # (stage, piece) -> value (all-gather)
         self.pflag = [{} for _ in range(t)]      # slot -> value (reduce-scatter: the partial in that slot is complete)
         self.slot = [{} for _ in range(t)]       # all-gather: (slot, piece) -> (peer, call); RS: slot -> [peer, call, read]
         self.input = [None] * t                  # the call whose input the user last wrote
         self.call = [-1] * t
         self.state = [{} for _ in range(t)]      # node index -> "arrived" / "done" / ("gemm", stage)
-        self.gemm_epoch, self.last_epoch = [0] * t, [0] * t
-        self.hop_flag, self.reduce_epoch = [0] * t, [0] * t  # one-hop: the rank's tile flags, its REDUCE's epoch
+        self.gemm_epoch, self.last_epoch = [first] * t, [first] * t
+        self.hop_flag, self.reduce_epoch = [fresh] * t, [first] * t  # one-hop: the rank's tile flags, REDUCE's epoch
         # copy engine: the send bank, its flags, its counts (full: the stage counted all its tiles)
         self.sslot, self.sflag, self.scount = [{} for _ in range(t)], [{} for _ in range(t)], [{} for _ in range(t)]
         self.chain_steps = [[(s, step) for s in range(t) if self.stages[(r, s)]["dst_peer"] >= 0
@@ -153,7 +190,7 @@ class Machine:
                 elif st == "arrived" and self._barrier_passes(r, n):
                     out.append((r, "pass", n))
                 elif isinstance(st, tuple) and st[0] == "reduce":
-                    if all(f >= self.reduce_epoch[r] for f in self.hop_flag):
+                    if all(self.ep.reached(f, self.reduce_epoch[r]) for f in self.hop_flag):
                         out.append((r, "stage", n))
                 elif isinstance(st, tuple) and self._stage_ready(r, st[1], st[2]):
                     out.append((r, "stage", n))
@@ -161,17 +198,22 @@ class Machine:
 
     def _barrier_passes(self, r, n):
         cnt = self.start_cnt if n["kind"] == "BARRIER_START" else self.end_cnt
-        return cnt[r] >= self.epoch[r] * (self.tp - 1)
+        target = self.epoch[r] * (self.tp - 1)
+        return self.ep.counter_passes(cnt[r], target if self.ep.kind == "int" else target % U32)
 
     def _stage_ready(self, r, s, j):
         e = self.stages[(r, s)]
         if self.gathered:
-            return self.pulling[r] or self.flags[r].get(self.gate[r], -1) >= self.gemm_epoch[r]
+            gate = self.flags[r].get(self.gate[r], self.ep.fresh)
+            return self.pulling[r] or self.ep.reached(gate, self.gemm_epoch[r])
         if self.ag:  # piece j of the slot: the flags of pieces 0..j (what the producer waits for, copy_chunks.h)
             if e["src_slot"] < 0:
                 return True
-            return all(self.flags[r].get((s, q), -1) >= self.gemm_epoch[r] for q in range(j + 1))
-        return e["src_slot"] < 0 or self.pflag[self._reads_from(r, e)].get(e["src_slot"], 0) >= self.gemm_epoch[r]
+            return all(self.ep.reached(self.flags[r].get((s, q), self.ep.fresh), self.gemm_epoch[r])
+                       for q in range(j + 1))
+        fresh = self.ep.fresh if self.ep.kind != "int" else 0
+        flag = self.pflag[self._reads_from(r, e)].get(e["src_slot"], fresh)
+        return e["src_slot"] < 0 or self.ep.reached(flag, self.gemm_epoch[r])
 
     def _reads_from(self, r, e):
         """The rank whose memory holds the partial that rank r's stage entry e adds."""
@@ -192,11 +234,11 @@ class Machine:
         kind, i = n["kind"], n["index"]
         if what == "start" and kind in ("BARRIER_START", "BARRIER_END"):
             if kind == "BARRIER_START":
-                self.epoch[r] += 1
+                self.epoch[r] = self.ep.next(self.epoch[r])
             cnt = self.start_cnt if kind == "BARRIER_START" else self.end_cnt
             for q in range(self.tp):
                 if q != r:
-                    cnt[q] += 1
+                    cnt[q] = self.ep.arrive(cnt[q])
             self.state[r][i] = "arrived"
         elif what == "pass":
             self.state[r][i] = "done"
@@ -211,7 +253,7 @@ class Machine:
             self.state[r][i] = "done"
         elif kind == "GEMM" and what == "start":
             if self.beside[r]:
-                e = self.epoch[r] if self.beside_reads_start else self.last_epoch[r] + 1 + self.offset
+                e = self.epoch[r] if self.beside_reads_start else self.ep.next(self.last_epoch[r]) + self.offset
             else:
                 e = self.epoch[r]
             self.gemm_epoch[r] = e
@@ -552,3 +594,35 @@ def test_copy_engine_controls_are_caught():
         run_orders([table, overlap], orders=200, chain_zeros_first=True)
     for guard in ("chain_skips_start", "end_skips_chain"):
         assert run_orders([table, overlap], **{guard: True}) > 0
+
+
+# Across the epoch range, in the device's 32-bit words (templates/kernels/epoch.h): from an op past its 2^31st launch
+# whose flag words no call has written since it was created (0: the words of a mode the op switches to late), and
+# across the wrap at 2^32 from words the previous call wrote. The control compares flags by signed difference, as
+# before 2026-12-05: past 2^31 it takes those zeros for "ahead" and the stages read their slots before the data lands.
+EPOCH_CASES = [("ag_rota_bf16_tp2", 2, 1), ("ag_rotb_bf16_wide_tp4", 4, 2), ("rs_tila_bf16_tp2", 2, 1),
+               ("rs_tila_bf16_pull_tp2", 2, 1)]
+PAST_2_31, BEFORE_WRAP = (1 << 31) + 5, (1 << 32) - 3
+
+
+@pytest.mark.parametrize("config,tp,chunks", EPOCH_CASES, ids=[c[0] for c in EPOCH_CASES])
+def test_protocol_holds_across_the_epoch_range(config, tp, chunks):
+    for overlap in (False, True):
+        p = plan(config, tp, overlap, chunks)
+        assert run_orders(p, orders=12, epochs=Epochs("u32", PAST_2_31, 0)) > 0
+        assert run_orders(p, orders=12, epochs=Epochs("u32", BEFORE_WRAP, BEFORE_WRAP)) > 0
+
+
+@pytest.mark.parametrize("config,tp,chunks", EPOCH_CASES, ids=[c[0] for c in EPOCH_CASES])
+def test_flags_compared_by_signed_difference_are_caught_past_2_31(config, tp, chunks):
+    p = plan(config, tp, False, chunks)
+    with pytest.raises(Violation):
+        run_orders(p, orders=12, epochs=Epochs("signed", PAST_2_31, 0))
+    assert run_orders(p, orders=12, epochs=Epochs("signed", 5, 0)) > 0  # the control is otherwise sound
+
+
+def test_one_hop_and_gathered_walks_hold_across_the_epoch_range():
+    for p in (plan("rs_tila_bf16_tp4", 4, False, 1, 64), plan("ag_rota_bf16_tp4", 4, False, 1, 256, copy_engine=True)):
+        assert p.get("one_hop") or p.get("stages_gathered")
+        assert run_orders(p, orders=12, epochs=Epochs("u32", PAST_2_31, 0)) > 0
+        assert run_orders(p, orders=12, epochs=Epochs("u32", BEFORE_WRAP, BEFORE_WRAP)) > 0
