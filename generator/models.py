@@ -398,8 +398,7 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
         _err(w, f"{path}.copy_engine_partials", "copy_engine_partials with pull_partials: a partial is either carried "
              "into the receiver's slot or read from the sender's, not both", "one of the two")
     if t["kernel"] not in kernels:
-        seen = " (a tuned choice sees the kernels of its file, of schedules.yaml and of the files included before it)"
-        _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", (", ".join(kernels) or "(no kernels)") + seen)
+        _err(w, f"{path}.kernel", f"unknown kernel {t['kernel']!r}", ", ".join(kernels) or "(no kernels)")
     elif kernels[t["kernel"]] != t["dtype"]:
         _err(w, f"{path}.kernel", f"kernel {t['kernel']!r} has dtype {kernels[t['kernel']]}, not {t['dtype']}",
              f"a {t['dtype']} kernel")
@@ -466,30 +465,32 @@ def load(path: str) -> dict:
     doc, w = C.check(_read(path), path)
     walkers, seen = [w], {}
     if doc is not None:
-        check(doc, w, doc, seen=seen)
+        included = []  # (document, walker) of each included file the schema walk could read
         for f in _included_files(doc, w, path):
             try:
                 node = _read(f)
             except C.ConfigError as e:  # reported with the rest: one unreadable file hides no other error
                 walkers.append(C.error_walker(f, e.errors))
                 continue
-            walkers.append(_merge(doc, f, node, seen))
+            inc, iw = C.check(node, f, C.INCLUDED)
+            walkers.append(iw)
+            if inc is not None:
+                _merge_kernels(doc, inc, iw)
+                included.append((inc, iw))
+        # the tuned choices, once every file's kernels are known: a choice may name a kernel of any file
+        check(doc, w, doc, seen=seen)
+        kernels = _kernel_dtypes(doc["kernels"])
+        for inc, iw in included:
+            check(inc, iw, doc, kernels, seen)
+            doc["tuned"] = (doc["tuned"] or []) + (inc["tuned"] or [])
     C.raise_errors(walkers)
     return doc
 
 
-def _merge(doc: dict, filename: str, node, seen: dict):
-    """Checks an included file against doc (kernel names unique across files) and appends its kernels
-    and tuned entries to doc. Returns the file's walker."""
-    inc, w = C.check(node, filename, C.INCLUDED)
-    if inc is None:
-        return w
+def _merge_kernels(doc: dict, inc: dict, w) -> None:
+    """Appends an included file's kernels to doc's, each name new across the files."""
     mine = _kernel_dtypes(doc["kernels"])
     for i, k in enumerate(inc["kernels"] or []):
         if k and k.get("name") in mine:
             _err(w, f"kernels[{i}].name", f"kernel {k['name']!r} is already defined", "a new kernel name")
-    kernels = dict(mine, **_kernel_dtypes(inc["kernels"]))
-    check(inc, w, doc, kernels, seen)
     doc["kernels"] = (doc["kernels"] or []) + (inc["kernels"] or [])
-    doc["tuned"] = (doc["tuned"] or []) + (inc["tuned"] or [])
-    return w
