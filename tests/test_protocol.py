@@ -43,6 +43,7 @@ import subprocess
 import pytest
 
 from tests.conftest import ROOT
+from tests.protocol_epochs import U32, Epochs
 from tests.routes import on_route
 
 TPGEMM = ROOT / "build/tpgemm"
@@ -56,38 +57,6 @@ def orders_for(tp):
 
 class Violation(Exception):
     pass
-
-
-U32, WINDOW = 1 << 32, 1 << 20  # templates/kernels/epoch.h: TPG_EPOCH_WINDOW
-
-
-class Epochs:
-    """How the model compares and advances epochs. "int": unbounded integers (the protocol's logic alone). "u32": the
-    device's 32-bit words - epochs and counters wrap, a flag has reached an epoch when it is at most WINDOW ahead
-    (tpg_epoch_reached), a barrier counter is compared by signed difference. "signed": the same with flags compared by
-    signed difference too, as before 2026-12-05 (the control). `first` is the epoch of the call before the model's
-    first (its calls start at first + 1), `fresh` what every flag word holds then: 0 for words no call wrote since the
-    op was created, first for words the previous call wrote."""
-
-    def __init__(self, kind="int", first=0, fresh=None):
-        self.kind, self.first = kind, first
-        self.fresh = (-1 if kind == "int" else 0) if fresh is None else fresh
-
-    def next(self, e):
-        return e + 1 if self.kind == "int" else (e + 1) % U32
-
-    def reached(self, word, epoch):
-        if self.kind == "int":
-            return word >= epoch
-        if self.kind == "signed":
-            return (word - epoch) % U32 < U32 // 2
-        return (word - epoch) % U32 < WINDOW
-
-    def counter_passes(self, count, target):
-        return count >= target if self.kind == "int" else (count - target) % U32 < U32 // 2
-
-    def arrive(self, count):
-        return count + 1 if self.kind == "int" else (count + 1) % U32
 
 
 def plan(config, tp, overlap, chunks, m=None, copy_engine=False):
@@ -594,35 +563,3 @@ def test_copy_engine_controls_are_caught():
         run_orders([table, overlap], orders=200, chain_zeros_first=True)
     for guard in ("chain_skips_start", "end_skips_chain"):
         assert run_orders([table, overlap], **{guard: True}) > 0
-
-
-# Across the epoch range, in the device's 32-bit words (templates/kernels/epoch.h): from an op past its 2^31st launch
-# whose flag words no call has written since it was created (0: the words of a mode the op switches to late), and
-# across the wrap at 2^32 from words the previous call wrote. The control compares flags by signed difference, as
-# before 2026-12-05: past 2^31 it takes those zeros for "ahead" and the stages read their slots before the data lands.
-EPOCH_CASES = [("ag_rota_bf16_tp2", 2, 1), ("ag_rotb_bf16_wide_tp4", 4, 2), ("rs_tila_bf16_tp2", 2, 1),
-               ("rs_tila_bf16_pull_tp2", 2, 1)]
-PAST_2_31, BEFORE_WRAP = (1 << 31) + 5, (1 << 32) - 3
-
-
-@pytest.mark.parametrize("config,tp,chunks", EPOCH_CASES, ids=[c[0] for c in EPOCH_CASES])
-def test_protocol_holds_across_the_epoch_range(config, tp, chunks):
-    for overlap in (False, True):
-        p = plan(config, tp, overlap, chunks)
-        assert run_orders(p, orders=12, epochs=Epochs("u32", PAST_2_31, 0)) > 0
-        assert run_orders(p, orders=12, epochs=Epochs("u32", BEFORE_WRAP, BEFORE_WRAP)) > 0
-
-
-@pytest.mark.parametrize("config,tp,chunks", EPOCH_CASES, ids=[c[0] for c in EPOCH_CASES])
-def test_flags_compared_by_signed_difference_are_caught_past_2_31(config, tp, chunks):
-    p = plan(config, tp, False, chunks)
-    with pytest.raises(Violation):
-        run_orders(p, orders=12, epochs=Epochs("signed", PAST_2_31, 0))
-    assert run_orders(p, orders=12, epochs=Epochs("signed", 5, 0)) > 0  # the control is otherwise sound
-
-
-def test_one_hop_and_gathered_walks_hold_across_the_epoch_range():
-    for p in (plan("rs_tila_bf16_tp4", 4, False, 1, 64), plan("ag_rota_bf16_tp4", 4, False, 1, 256, copy_engine=True)):
-        assert p.get("one_hop") or p.get("stages_gathered")
-        assert run_orders(p, orders=12, epochs=Epochs("u32", PAST_2_31, 0)) > 0
-        assert run_orders(p, orders=12, epochs=Epochs("u32", BEFORE_WRAP, BEFORE_WRAP)) > 0
