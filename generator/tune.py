@@ -239,9 +239,10 @@ def retry(rec: dict | None) -> bool:
     return rec is None or (rec.get("exit_code") == RETRIED_EXIT and rec.get("attempts", 1) < RETRIES)
 
 
-def sources_fingerprint(root: Path) -> str:
-    """A hash of FINGERPRINTED's files under root: state records carry it, and a record of other sources is stale."""
-    h = hashlib.sha256()
+def sources_fingerprint(root: Path, compiler: str = "") -> str:
+    """A hash of FINGERPRINTED's files under root and the compiler's version text (compiler_version): state records
+    carry it, and a record of other sources or another compiler is stale."""
+    h = hashlib.sha256(compiler.encode() + b"\0")
     for top in FINGERPRINTED:
         path = root / top
         files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())

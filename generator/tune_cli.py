@@ -224,6 +224,21 @@ def _work_dir(args, tag: str) -> Path:
     return work
 
 
+def compiler_version(root: Path) -> str:
+    """build.ninja's nvcc's `--version` text, or why there is none: a new compiler builds other code from the same
+    sources, so it takes part in the fingerprint too. Asked with subprocess.run even when a test passes a fake
+    runner: the text only names the compiler."""
+    text = (root / "build.ninja").read_text() if (root / "build.ninja").is_file() else ""
+    m = re.search(r"^nvcc = (\S+)$", text, re.M)
+    if not m:
+        return "no nvcc line in build.ninja"
+    try:
+        r = subprocess.run([m.group(1), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{m.group(1)}: {e}"
+    return r.stdout.strip() if r.returncode == 0 else f"{m.group(1)}: exit {r.returncode}"
+
+
 def _gpus_visible(runner) -> int | None:
     """How many GPUs nvidia-smi lists (MIG lines aside), checked before the candidates are built; None when it cannot
     say (not installed, as in containers without the driver's utilities, or failing): build/tpgemm says then."""
@@ -284,11 +299,12 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     work = _work_dir(args, tag)
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
-    sources = tune.sources_fingerprint(ROOT)
+    sources = tune.sources_fingerprint(ROOT, compiler_version(ROOT))
     lines = state_path.read_text().splitlines() if state_path.exists() else []
     state = tune.load_state(lines, sources)
     if len(state) < len(tune.load_state(lines)):
-        print(f"tune: {state_path} holds results of other kernel or runtime sources: profiling anew", file=stream)
+        print(f"tune: {state_path} holds results of other kernel or runtime sources or another compiler: "
+              "profiling anew", file=stream)
     todo = tune.pending(shapes, cands, state)
     jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "

@@ -74,6 +74,21 @@ def test_records_of_other_sources_are_stale(tmp_path):
     first = tune.sources_fingerprint(tmp_path)
     (tmp_path / "templates" / "k.cuh").write_text("two")
     assert tune.sources_fingerprint(tmp_path) != first
+    assert tune.sources_fingerprint(tmp_path, "release 12.4") != tune.sources_fingerprint(tmp_path, "release 12.8")
+
+
+def test_the_compiler_named_is_build_ninjas_nvcc(tmp_path):
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n")
+    nvcc.chmod(0o755)
+    (tmp_path / "build.ninja").write_text(f"ninja_required_version = 1.10\nnvcc = {nvcc}\n")
+    assert tune_cli.compiler_version(tmp_path) == "Cuda compilation tools, release 12.4, V12.4.131"
+    nvcc.write_text("#!/bin/sh\nexit 7\n")
+    assert tune_cli.compiler_version(tmp_path) == f"{nvcc}: exit 7"
+    nvcc.unlink()
+    assert tune_cli.compiler_version(tmp_path).startswith(f"{nvcc}: ")
+    (tmp_path / "build.ninja").write_text("cc = gcc\n")
+    assert tune_cli.compiler_version(tmp_path) == "no nvcc line in build.ninja"
 
 
 def test_a_hung_run_is_stopped_and_recorded_as_final(tmp_path, monkeypatch):
