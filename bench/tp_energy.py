@@ -1,15 +1,18 @@
 """The TP benchmark's power fit (tp_bench.py --energy-fit; no torch here, so the tests run on the CPU): NVML's
 energy counter advances in steps tens of milliseconds apart (bench/energy.c), so a window's before/after delta is off
 by up to a step at each end. A sampler thread records each step with its host time - only steps it saw within
-STEP_PRECISION_S of its previous poll, whose time is known that well - and fit_power takes the slope between the first
-and the last step inside the window's busy part."""
+STEP_PRECISION_S of its previous read, whose time is known that well - and fit_power takes the slope between the first
+and the last step inside the window's busy part. The first GPU run (2026-12-05, bench/results/experiments/
+energy_fit_0228Z) kept no step at all within the first bound, 2 ms after the end of the previous read: the sampler now
+brackets each step by the two reads around it and says how many polls, changes and kept steps it had (stats())."""
 import threading
 import time
 
 # The shortest span of steps a fit takes: a shorter one is mostly quantization.
 MIN_FIT_S = 0.2
-# A step is kept only when the poll before it was at most this long before (a starved poll locates it badly).
-STEP_PRECISION_S = 0.002
+# A step is kept only when the read before it started at most this long before the read that saw it ended (a starved
+# or slow poll locates it badly): 10 ms against a fit over >= MIN_FIT_S is <= 5% at the worst, ~1% in a 1 s window.
+STEP_PRECISION_S = 0.01
 
 
 def fit_power(steps, t_from, t_to):
@@ -31,28 +34,41 @@ def busy_span(t_record, elapsed):
 
 
 class EnergySampler:
-    """A thread polling read_joules() every period_s; steps holds (host time, joules) of each change seen within
-    STEP_PRECISION_S of the previous poll. A failed read stops it and sets failed. Use as a context manager; after it,
-    usable() says whether the steps can be fitted (the thread ended and never failed)."""
+    """A thread polling read_joules() every period_s; steps holds (host time, joules) of each change whose bracket -
+    from the start of the read before it to the end of the read that saw it - is within STEP_PRECISION_S, timed at
+    the bracket's middle. A failed read stops it and sets failed. Use as a context manager; after it, usable() says
+    whether the steps can be fitted (the thread ended and never failed) and stats() what the thread saw."""
 
     def __init__(self, read_joules, period_s=0.0005, clock=time.monotonic):
         self.read, self.period_s, self.clock, self.steps, self.failed = read_joules, period_s, clock, [], False
+        self.polls, self.changes, self.read_s = 0, 0, []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
-        last, last_poll = None, None
+        last, last_start = None, None
         try:
             while not self._stop.is_set():
-                j, now = self.read(), self.clock()
+                start = self.clock()
+                j = self.read()
+                end = self.clock()
+                self.polls += 1
+                self.read_s.append(end - start)
                 if j is not None and j != last:
-                    if last is not None and last_poll is not None and now - last_poll <= STEP_PRECISION_S:
-                        self.steps.append((now, j))
+                    self.changes += last is not None
+                    if last is not None and end - last_start <= STEP_PRECISION_S:
+                        self.steps.append(((last_start + end) / 2, j))
                     last = j
-                last_poll = now
+                last_start = start
                 time.sleep(self.period_s)
         except Exception:  # an NVML error: no fit for this window (the delta stands)
             self.failed = True
+
+    def stats(self):
+        """What the thread saw: polls, counter changes, steps kept, the median read in ms (None before a read)."""
+        reads = sorted(self.read_s)
+        return {"polls": self.polls, "changes": self.changes, "steps": len(self.steps),
+                "read_ms": round(reads[len(reads) // 2] * 1e3, 3) if reads else None}
 
     def __enter__(self):
         self._thread.start()

@@ -85,10 +85,10 @@ class RankFailure(RuntimeError):
 def window(fn, calls, energy, tp):
     """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz, energy) — max time, mean energy
     and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks; energy: with
-    FIT_ENERGY {"joules_delta", "joules_fit"} (the fit None unless it held on every rank, and then the joules
-    returned), else {}. Collective: a failure of this rank's calls is held until every rank has reached the same
-    point, then raised on all ranks alike (RankFailure on the ranks whose own calls ran), so the ranks leave in
-    step."""
+    FIT_ENERGY {"joules_delta", "joules_fit", "fit_stats"} (the fit None unless it held on every rank, and then the
+    joules returned; fit_stats this rank's sampler's, EnergySampler.stats), else {}. Collective: a failure of this
+    rank's calls is held until every rank has reached the same point, then raised on all ranks alike (RankFailure on
+    the ranks whose own calls ran), so the ranks leave in step."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
@@ -130,7 +130,8 @@ def window(fn, calls, energy, tp):
     extra = {}
     if FIT_ENERGY:  # collective on every rank alike (the flag is the run's); a fit that failed anywhere counts nowhere
         fit = allreduce(watts * elapsed if watts is not None else -1e30, dist.ReduceOp.SUM) / tp
-        extra = {"joules_delta": joules, "joules_fit": fit if fit >= 0 else None}
+        extra = {"joules_delta": joules, "joules_fit": fit if fit >= 0 else None,
+                 "fit_stats": sampler.stats() if sampler else None}  # this rank's: why a fit did not hold
         joules = extra["joules_fit"] if extra["joules_fit"] is not None else joules
     return seconds, joules, (mhz if mhz >= 0 else None), extra
 

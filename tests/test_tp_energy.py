@@ -29,14 +29,17 @@ def test_the_busy_span_stays_inside_the_gpus_work():
 class Counter:
     """A fake NVML counter: `watts` from the first read on, advancing in steps of `step_s`."""
 
-    def __init__(self, watts, step_s, fail_after=None):
+    def __init__(self, watts, step_s, fail_after=None, read_s=0.0):
         self.watts, self.step_s, self.t0, self.reads, self.fail_after = watts, step_s, None, 0, fail_after
+        self.read_s = read_s
 
     def __call__(self):
         self.reads += 1
         if self.fail_after is not None and self.reads > self.fail_after:
             raise RuntimeError("NVML gone")
+        time.sleep(self.read_s / 2)  # a slow read: the value is the counter's halfway through it
         now = time.monotonic()
+        time.sleep(self.read_s / 2)
         self.t0 = now if self.t0 is None else self.t0
         return self.watts * (now - self.t0) // (self.watts * self.step_s) * (self.watts * self.step_s)
 
@@ -53,3 +56,22 @@ def test_a_failing_counter_leaves_no_fit():
     with E.EnergySampler(Counter(500.0, 0.02, fail_after=50)) as s:
         time.sleep(0.2)
     assert s.failed and not s.usable()
+
+
+def test_a_slow_counter_read_still_fits_and_says_what_it_saw():
+    """Reads of 3 ms, as NVML's may take: the first sampler, which kept a step only within 2 ms of the end of the read
+    before, kept none (the GPU run of 2026-12-05); bracketed by the two reads' ends it keeps them and fits the power."""
+    with E.EnergySampler(Counter(500.0, 0.02, read_s=0.003)) as s:
+        time.sleep(0.6)
+    st = s.stats()
+    assert s.usable() and st["steps"] >= 5 and st["steps"] <= st["changes"] < st["polls"], st
+    assert 2.5 <= st["read_ms"] <= 20, st
+    watts = E.fit_power(s.steps, s.steps[0][0], s.steps[-1][0])
+    assert watts == pytest.approx(500.0, rel=0.1), (watts, s.steps[:3])
+
+
+def test_a_counter_read_past_the_bound_keeps_no_step():
+    with E.EnergySampler(Counter(500.0, 0.02, read_s=E.STEP_PRECISION_S)) as s:
+        time.sleep(0.3)
+    st = s.stats()
+    assert s.usable() and st["changes"] >= 3 and st["steps"] == 0, st

@@ -4,6 +4,8 @@
 # from the same windows, at world size 1 on two shapes, 8 rounds. What to read (spread.txt): per variant the two
 # medians (they should agree) and each method's spread over the windows; where the fit's is clearly smaller, make it
 # the default before the x2 calls (docs/perf_notes/2026-12-04-j.md). Records tarred into $OUT/records.tgz.
+# The first run (energy_fit_0228Z) fitted no window: the sampler kept no step within 2 ms of the read before; since
+# then it brackets a step by both reads (10 ms) and each window's record says what it saw (fit_stats, printed here).
 # From the repository root: bash bench/results/experiments/call_energy_fit.sh
 export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-build/energy_fit_out}
@@ -26,5 +28,6 @@ for rec in json.load(open(sys.argv[1])):
                   f"fit {spread(fit)} ({len(fit)} windows fitted)")
         else:
             print(f"{rec['name']} {v}: {len(delta)} delta and {len(fit)} fitted windows: nothing to compare")
+        print(f"  sampler (rank 0, first window): {ws[0].get('fit_stats') if ws else None}")
 PY
 cat "$OUT/summary.txt"
