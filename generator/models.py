@@ -363,8 +363,8 @@ def _check_model(p: dict, path: str, w, main: dict, names: dict, configs_broken:
 
 def tuned_key(t: dict) -> tuple:
     """What a tuned choice decides for: (model, layer, dtype, tp, tokens) or (shape, dtype, schedule, tp). A choice
-    holds for the M it was tuned at (tpg_dispatch_find takes the row of the nearest M), not for every M of the layer:
-    a model layer tuned at 128 tokens keeps its default pick at 16384."""
+    holds for the M it was tuned at (tpg_dispatch_find takes the row of the nearest M, and within TPG_TUNED_M_REACH
+    of it only), not for every M of the layer: a model layer tuned at 128 tokens keeps its default pick at 16384."""
     if t.get("model") is not None:
         return (t["model"], t["layer"], t["dtype"], t["tp"], t.get("tokens"))
     return (tuple(t["shape"].get(f) for f in "mnk"), t["dtype"], t["schedule"], t["tp"])

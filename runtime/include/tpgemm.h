@@ -159,12 +159,16 @@ typedef struct tpg_dispatch_entry {
 /* Number of rows, and row i (0 <= i < tpg_dispatch_count(); else TPG_ERR_INVALID_ARGUMENT). */
 int tpg_dispatch_count(void);
 tpg_status tpg_dispatch_get(int i, tpg_dispatch_entry *out);
+/* A tuned row holds for token counts within this factor of the M it was tuned at (both ways). */
+#define TPG_TUNED_M_REACH 2
 /* The row to run one GEMM with. A row matches when dtype and tp are equal and each of model, layer,
  * schedule (NULL = any), n and k (<= 0 = any) is equal; among matching rows the one whose m is
  * nearest to m wins (the first on ties; m <= 0 = the first), since a preset's N and K are fixed while
  * its token count varies (an untuned row holds the default pick for its own m: `tpgemm --model --tokens` picks
- * again with tpg_config_pick for another). Writes the row to *out; TPG_ERR_UNKNOWN_CONFIG if no row matches,
- * TPG_ERR_INVALID_ARGUMENT if out is NULL. */
+ * again with tpg_config_pick for another). A tuned winner more than TPG_TUNED_M_REACH times away from m comes back
+ * untuned, with m and the schedule's default pick for m (tpg_config_pick): its kernel was measured at its own M
+ * only. Writes the row to *out; TPG_ERR_UNKNOWN_CONFIG if no row matches, TPG_ERR_INVALID_ARGUMENT if out is NULL;
+ * tpg_config_pick's status if that pick fails. */
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out);
 

@@ -33,6 +33,21 @@ tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, in
     if (best < 0)
         TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no dispatch row for model %.64s, layer %.64s, dtype %s, tp %d",
                  model ? model : "(any)", layer ? layer : "(any)", tpg_dtype_name(dtype), tp);
-    *out = tpg_dispatch[best];
+    return tpg__dispatch_resolve(&tpg_dispatch[best], m, out);
+}
+
+int tpg__tuned_row_reaches(int64_t tuned_m, int64_t m) {
+    return m <= 0 || (m <= tuned_m * TPG_TUNED_M_REACH && tuned_m <= m * TPG_TUNED_M_REACH);
+}
+
+/* A tuned row measured its kernel at its own M only: a token count past TPG_TUNED_M_REACH of it gets the schedule's
+ * default pick for that M instead (the tuned 128x192 of a prefill M is no kernel for decode, nor the reverse). */
+tpg_status tpg__dispatch_resolve(const tpg_dispatch_entry *row, int64_t m, tpg_dispatch_entry *out) {
+    *out = *row;
+    if (!row->tuned || tpg__tuned_row_reaches(row->m, m)) return TPG_OK;
+    int pick = -1;
+    const tpg_status st = tpg_config_pick(row->schedule, row->tp, row->dtype, m, row->n, row->k, &pick);
+    if (st != TPG_OK) return st; /* its message set by tpg_config_pick */
+    out->m = m, out->config = pick, out->tuned = 0;
     return TPG_OK;
 }

@@ -222,6 +222,31 @@ TPG_TEST(config_pick_past_the_extent_limit_is_the_k_rule) {
     }
 }
 
+/* A tuned row holds within TPG_TUNED_M_REACH of its M; past it, the schedule's default pick for the M asked. The
+ * shipped table has no tuned row, so one is made from llama3-70b qkv at TP = 2 with another config. */
+TPG_TEST(a_tuned_row_holds_near_its_m_only) {
+    TPG_EXPECT(tpg__tuned_row_reaches(16384, 8192) && tpg__tuned_row_reaches(16384, 32768));
+    TPG_EXPECT(!tpg__tuned_row_reaches(16384, 8191) && !tpg__tuned_row_reaches(16384, 32769));
+    TPG_EXPECT(tpg__tuned_row_reaches(16384, 0) && tpg__tuned_row_reaches(128, 256) && !tpg__tuned_row_reaches(128, 16));
+    tpg_dispatch_entry row, e;
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, &row), TPG_OK);
+    TPG_ASSERT(!row.tuned && row.m == 16384);
+    int at128 = -1;
+    TPG_ASSERT_EQ_INT(tpg_config_pick(row.schedule, 2, TPG_DTYPE_BF16, 128, row.n, row.k, &at128), TPG_OK);
+    TPG_ASSERT(at128 != row.config); /* else the case below could not tell the pick from the tuned choice */
+    row.tuned = 1;
+    row.config = at128 == 0 ? 1 : 0; /* a choice that neither default pick makes */
+    TPG_ASSERT_EQ_INT(tpg__dispatch_resolve(&row, 9000, &e), TPG_OK);
+    TPG_EXPECT(e.tuned && e.config == row.config && e.m == 16384);
+    TPG_ASSERT_EQ_INT(tpg__dispatch_resolve(&row, 0, &e), TPG_OK);
+    TPG_EXPECT(e.tuned && e.config == row.config);
+    TPG_ASSERT_EQ_INT(tpg__dispatch_resolve(&row, 128, &e), TPG_OK);
+    TPG_EXPECT(!e.tuned && e.config == at128 && e.m == 128 && e.n == row.n && e.k == row.k);
+    row.schedule = "NoSuchSchedule";
+    TPG_EXPECT_EQ_INT(tpg__dispatch_resolve(&row, 128, &e), TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT(strstr(tpg_last_error(NULL), "NoSuchSchedule") != NULL);
+}
+
 TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_lookup_without_model_matches_n_and_k),
               TPG_CASE(every_row_finds_itself), TPG_CASE(misses_and_bad_arguments),
               TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
@@ -229,4 +254,4 @@ TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_loo
               TPG_CASE(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty),
               TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape),
               TPG_CASE(config_pickable_follows_by_name_not_the_partial_route), TPG_CASE(config_pick_failures),
-              TPG_CASE(config_pick_past_the_extent_limit_is_the_k_rule))
+              TPG_CASE(config_pick_past_the_extent_limit_is_the_k_rule), TPG_CASE(a_tuned_row_holds_near_its_m_only))
