@@ -25,6 +25,9 @@ from .schedules import SCHEDULES
 # (bm, bn, bk) as 16-bit types spell them: bk is the 128-byte row, so an fp8 candidate gets twice the bk (_entry);
 # --knob tile= takes this spelling for every dtype
 TILES = ((128, 128, 64), (128, 192, 64), (128, 256, 64), (256, 128, 64))
+# Tiles searched only when `--knob tile=` names them: the few-token picks' 64x128 and the 128x160 (schedules.yaml's
+# pp64 and w160 families), which the default search of large-M layers would only slow down.
+OPT_IN_TILES = ((64, 128, 64), (128, 160, 64))
 STAGES = (3, 4, None)  # None: the deepest ring that fits ("auto"); explicit depths first, so they win a tie
 BASE_FIELDS = ("name", "dtype", "acc", "tile", "stages", "consumers", "cluster")
 
@@ -111,6 +114,8 @@ def _entry(dtype, tile, stages, consumers, cluster, extra) -> dict:
          "cluster": {"m": cluster[0], "n": cluster[1]}, **dict(extra)}
     if stages is not None:
         e["stages"] = stages
+    if bn % 64:  # a 64-column store unit must divide the columns (128x160: units of 32, as bf16_128x160x64's)
+        e["epilogue_subtile"] = {"m": 64, "n": 32}
     return e
 
 
@@ -138,7 +143,7 @@ def knob_space(opt_in: bool = False) -> dict[str, tuple]:
     (reduce-scatter shapes only): pushed partials by default; `--knob pull_partials=false,true` (or
     copy_engine_partials=false,true, or both) profiles each kernel those ways too, since which one wins depends on
     the link (neither yet measured across GPUs: docs/PERF_NOTES.md "Next")."""
-    return {"tile": TILES, "stages": STAGES, "consumers": tuple(K.CONSUMERS),
+    return {"tile": TILES + (OPT_IN_TILES if opt_in else ()), "stages": STAGES, "consumers": tuple(K.CONSUMERS),
             "cluster": tuple(sorted(K.SUPPORTED_CLUSTERS)), **extra_knobs(opt_in),
             **{knob: (False, True) if opt_in else (False,) for knob in ROUTE_KNOBS}}
 
@@ -287,16 +292,46 @@ def ranked(shape: Shape, cands: list[Candidate], state: dict) -> list[tuple[floa
     return [(ms, c) for ms, _, c in sorted(out, key=lambda t: (t[0], t[1]))]
 
 
-def pick_winner(shape: Shape, cands: list[Candidate], state: dict) -> tuple[Candidate | None, list[Candidate]]:
-    """(winner, still to verify): the fastest candidate whose checked run passed; candidates ahead of
-    it without a verify record must be verified first (the edge runs them and asks again)."""
-    for _, c in ranked(shape, cands, state):
+# A candidate wins over the layer's default only this much faster (its time <= the default's x (1 - WIN_MARGIN)): one
+# timed run a candidate, and runs of the same kernel differ by ~1% (BENCHMARKS.md recorded 1.000x-1.002x "winners" that
+# lost to the defaults when timed again).
+WIN_MARGIN = 0.02
+
+
+def by_merit(shape: Shape, cands: list[Candidate], state: dict, default: Candidate | None = None) -> list[Candidate]:
+    """The order in which candidates that ran for shape may win: those at least WIN_MARGIN faster than the default,
+    fastest first, then the default, then the rest by time (ties: candidate order). Without a default run, by time."""
+    runs = ranked(shape, cands, state)
+    base = next((ms for ms, c in runs if c == default), None)
+    if base is None:
+        return [c for _, c in runs]
+    ahead = [c for ms, c in runs if c != default and ms <= base * (1 - WIN_MARGIN)]
+    return ahead + [default] + [c for _, c in runs if c != default and c not in ahead]
+
+
+def _passed(rec: dict | None) -> bool:
+    return bool(rec) and rec.get("check") == "passed" and rec.get("exit_code") == 0
+
+
+def pick_winner(shape: Shape, cands: list[Candidate], state: dict,
+                default: Candidate | None = None) -> tuple[Candidate | None, list[Candidate]]:
+    """(winner, still to verify): the first candidate by_merit whose checked run passed; candidates ahead of it
+    without a verify record must be verified first (the edge runs them and asks again)."""
+    for c in by_merit(shape, cands, state, default):
         rec = state.get((job_key(shape, c), "verify"))
         if retry(rec):
             return None, [c]
-        if rec.get("check") == "passed" and rec.get("exit_code") == 0:
+        if _passed(rec):
             return c, []
     return None, []
+
+
+def checked_winner(shape: Shape, cands: list[Candidate], state: dict, default: Candidate | None,
+                   skip: frozenset[str]) -> Candidate | None:
+    """The first candidate by_merit, of those not named in skip, whose checked run passed already (no new run): what
+    stands for a layer whose next check failed for a reason of the moment."""
+    return next((c for c in by_merit(shape, cands, state, default)
+                 if c.name not in skip and _passed(state.get((job_key(shape, c), "verify")))), None)
 
 
 def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) -> str:

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from . import models, plan, ptxas, render, tune, tune_report, write
 from .config import MAX_TP, ConfigError, ce_partials_at, config_kernel
 from .kernels import DTYPE_SIZE
@@ -130,7 +132,6 @@ def _with_default_routes(routes: dict[tune.Shape, str], base: dict, stream) -> d
 def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
     """Candidate schedules file -> work/generated + work/build.ninja -> ninja. Returns the CLI path."""
     doc = tune.candidates_doc(shapes, cands)
-    import yaml
     (work / "schedules.yaml").parent.mkdir(parents=True, exist_ok=True)
     (work / "schedules.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     p = plan.build(models.load(str(work / "schedules.yaml")), "schedules.yaml")
@@ -145,7 +146,10 @@ def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
         f"include build.ninja\nsubninja {rel}/generated/build.ninja\n"
         f"build {rel}/tpgemm: link {' '.join(link)}\n")
     cmd = ["ninja", "-C", str(ROOT), "-f", f"{rel}/build.ninja", f"{rel}/tpgemm"] + (["-j", str(jobs)] if jobs else [])
-    r = runner(cmd, capture_output=True, text=True)
+    try:
+        r = runner(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise SystemExit(f"tune: cannot run ninja ({e}): the tuner builds its candidates with it (pip install ninja)")
     if r.returncode != 0:
         raise SystemExit(f"tune: building the candidates failed:\n{r.stdout[-4000:]}{r.stderr[-2000:]}")
     return ROOT / rel / "tpgemm"
@@ -187,6 +191,8 @@ def profile(runner, exe: Path, s: tune.Shape, c: tune.Candidate, args, check: bo
         rc, stdout, stderr = r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired:
         rc, stdout, stderr = RUN_TIMEOUT_EXIT, "", f"stopped after --run-timeout-s {args.run_timeout_s:g} s"
+    except OSError as e:  # the CLI gone or not executable: no candidate's fault, and no run goes
+        raise SystemExit(f"tune: cannot run {exe}: {e}")
     try:
         out = json.loads(stdout)
     except ValueError:
@@ -221,7 +227,46 @@ def _work_dir(args, tag: str) -> Path:
     if re.search(r"[\s$:#]", str(seen)):
         raise SystemExit(f"tune: --work {work}: a path without spaces, '$', ':' or '#' (ninja's build files name "
                          f"{seen})")
+    blocked = next((p for p in [work, *work.parents] if p.exists() and not p.is_dir()), None)
+    if blocked:
+        raise SystemExit(f"tune: --work {work}: {blocked} is a file, not a directory")
     return work
+
+
+def _tuned_path(args, tag: str) -> Path:
+    """Where the tuned file goes (--out, else tuned/<tag>.yaml beside the config), refused before any run when it is
+    a directory or sits under a file."""
+    out = Path(args.out) if args.out else Path(args.config).parent / "tuned" / f"{tag}.yaml"
+    if out.is_dir():
+        raise SystemExit(f"tune: --out {out} is a directory: name the tuned file (e.g. {out / (tag + '.yaml')})")
+    blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocked:
+        raise SystemExit(f"tune: --out {out}: {blocked} is a file, not a directory")
+    return out
+
+
+def _write_tuned(out: Path, text: str, config: str, stream) -> bool:
+    """Writes the tuned file, then loads the config with it: a file that would break the config (a choice for a layer
+    that another tuned file also chooses for, say) is put back as it was, with the errors printed, and False
+    returned; a file the config does not include is kept, with a warning that nothing builds it."""
+    old = out.read_text() if out.is_file() else None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out, text)
+    try:
+        doc = models.load(config)
+    except ConfigError as e:
+        if old is None:
+            out.unlink()
+        else:
+            _atomic_write(out, old)
+        print("\n".join(e.errors) + f"\ntune: with the new {out}, {config} has the errors above, so it was not "
+              "written" + (" (the earlier one is back)" if old is not None else ""), file=stream)
+        return False
+    names = {k["name"] for k in yaml.safe_load(text)["kernels"]}
+    if not any((t or {}).get("kernel") in names for t in doc.get("tuned") or []):
+        print(f"tune: {config} does not include {out}: nothing builds these choices (add it to its include:)",
+              file=stream)
+    return True
 
 
 def compiler_version(root: Path) -> str:
@@ -296,15 +341,17 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                                       consumers=base["consumers"], clusters=base["cluster"],
                                       pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
-    work = _work_dir(args, tag)
+    work, out = _work_dir(args, tag), _tuned_path(args, tag)
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
-    sources = tune.sources_fingerprint(ROOT, compiler_version(ROOT))
+    # the run settings too: results timed over other --iterations / --warmup are not reused
+    sources = tune.sources_fingerprint(ROOT, f"{compiler_version(ROOT)}\niterations {args.iterations} warmup "
+                                             f"{args.warmup}")
     lines = state_path.read_text().splitlines() if state_path.exists() else []
     state = tune.load_state(lines, sources)
     if len(state) < len(tune.load_state(lines)):
-        print(f"tune: {state_path} holds results of other kernel or runtime sources or another compiler: "
-              "profiling anew", file=stream)
+        print(f"tune: {state_path} holds results of other kernel or runtime sources, another "
+              "compiler or other --iterations / --warmup: profiling anew", file=stream)
     todo = tune.pending(shapes, cands, state)
     jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
@@ -351,8 +398,10 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
         bar.step(f"{s.label} {c.name}")
     winners, rows = {}, []
     for s in shapes:
+        by_kernel = {c.kernel: c for c in cands if c.route == routes[s]}  # the default's kernel on its route
+        dflt = by_kernel.get(defaults.get(s.key))
         while True:
-            win, verify = tune.pick_winner(s, cands, state)
+            win, verify = tune.pick_winner(s, cands, state, dflt)
             if not verify:
                 break
             rec = profile(runner, exe, s, verify[0], args, check=True)
@@ -360,21 +409,23 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                 return ENVIRONMENT_EXIT
             record(rec)
             if rec["exit_code"] == tune.RETRIED_EXIT:  # not the candidate's verdict, maybe: the next run checks again
-                print(f"\ntune: {s.label}: checking {verify[0].name} failed ({rec['error'] or 'exit 5'}); no winner "
-                      "for it in this run", file=stream)
+                # and no more checks now (out of memory beside another process fails them all), but a candidate
+                # that passed its check in an earlier run still stands, the best of them by merit
+                win = tune.checked_winner(s, cands, state, dflt, frozenset([verify[0].name]))
+                print(f"\ntune: {s.label}: checking {verify[0].name} failed ({rec['error'] or 'exit 5'}); the next "
+                      "run checks it again; for now " + (f"{win.name}, checked before" if win else "no winner"),
+                      file=stream)
                 break
         if win:
             winners[s.key] = win
-        by_kernel = {c.kernel: c for c in cands if c.route == routes[s]}  # the default's kernel on its route
-        dflt = by_kernel.get(defaults.get(s.key))
         ms = lambda c: (state.get((tune.job_key(s, c), "profile")) or {}).get("avg_ms") if c else None
         tf = (state.get((tune.job_key(s, win), "profile")) or {}).get("tflops_per_gpu") if win else None
         rows.append(tune_report.Row(s.label, f"{s.m} x {s.n} x {s.k}", s.schedule, dflt.name if dflt else "",
                                     ms(dflt), win.name if win else "", ms(win), tf, len(tune.ranked(s, cands, state))))
-    out = Path(args.out) if args.out else Path(args.config).parent / "tuned" / f"{tag}.yaml"
     if winners:  # an empty file would still be included by schedules.yaml and regenerate nothing useful
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(out, tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)))
+        if not _write_tuned(out, tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)), args.config,
+                            stream):
+            winners = {}
     elif out.exists():
         print(f"tune: no winner, so {out} (an earlier run's) still holds; delete it to go back to the default "
               "configs", file=stream)

@@ -181,6 +181,10 @@ def main(argv: list[str]) -> int:
         print("\n".join(e.errors), file=sys.stderr)
         return 2
     out = Path(args.out)
+    blocked = next((q for q in [out, *out.parents] if q.exists() and not q.is_dir()), None)
+    if blocked:
+        print(f"vendor: --out {out}: {blocked} is a file, not a directory", file=sys.stderr)
+        return 2
     files = tree(p, ROOT, args.cli)
     clash = conflicts(out, files)
     if clash and not args.force:
@@ -188,7 +192,13 @@ def main(argv: list[str]) -> int:
               + (" ..." if len(clash) > 8 else "") + "; vendor into another directory, or pass --force",
               file=sys.stderr)
         return 2
-    before = owned_files(out) or set()
+    # removed when this vendoring no longer writes them: only what a manifest lists (a tree vendored before the
+    # manifest existed may hold a project's own files under src/ or include/: those are named and left alone)
+    before = owned_files(out) if (out / MANIFEST).is_file() else set()
+    left = sorted((owned_files(out) or set()) - before - set(files))
+    if left:
+        print(f"vendor: {out} was vendored before {MANIFEST} existed; left in place, not written by this vendoring "
+              f"({len(left)} files): " + ", ".join(left[:8]) + (" ..." if len(left) > 8 else ""), file=sys.stderr)
     for rel, text in files.items():  # plain writes: the hand-written sources carry no generated marker
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         if not (out / rel).is_file() or (out / rel).read_text(encoding="utf-8") != text:

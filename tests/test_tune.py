@@ -472,3 +472,17 @@ def test_candidates_doc_merges_tps_for_pushing_and_pulling_configs():
     doc = tune.candidates_doc(shapes, cands)
     assert [(c["tp"], c.get("pull_partials", False)) for c in doc["configs"]] == [([1, 2, 4], False), ([2, 4], True)]
     plan.build(config.validate(config.compose(yaml.safe_dump(doc), "c.yaml"), "c.yaml"), "c.yaml")
+
+
+def test_the_few_token_tiles_are_searched_when_named_and_build(tmp_path):
+    """64x128 and 128x160 (the pp64 and w160 families' tiles) only by `--knob tile=`: the default search keeps its
+    four tiles; named, they make candidates whose schedules file the generator plans (128x160 with its 32-column
+    store unit)."""
+    assert (64, 128, 64) not in tune.knob_space()["tile"]
+    space = tune.restrict(tune.knob_space(), ["tile=64x128x64,128x160x64"])
+    cands = tune.enumerate_candidates("bf16", tiles=space["tile"], stages=(4,), extra={}, clusters=((1, 1),))
+    tiles = {(c.entry["tile"]["bm"], c.entry["tile"]["bn"]) for c in cands}
+    assert tiles == {(64, 128), (128, 160)}, tiles
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(tune.candidates_doc(SHAPES, cands), sort_keys=False))
+    p = plan.build(models.load(str(tmp_path / "c.yaml")), "c.yaml")  # as the tuner's build_tree does
+    assert {(k.bm, k.bn) for k in p.kernels} == {(64, 128), (128, 160)}

@@ -38,6 +38,34 @@ def test_only_a_runtime_failure_runs_again_and_only_a_few_times():
     assert [c for _, c in tune.pending([s], cands, state)] == [cands[2]]
 
 
+def profiled(s, times):
+    """A state of profile runs: [(candidate, avg_ms), ...]."""
+    return {(tune.job_key(s, c), "profile"): {"exit_code": 0, "avg_ms": ms} for c, ms in times}
+
+
+def test_a_candidate_beats_the_default_by_the_margin_or_not_at_all():
+    s, (c0, c1, c2) = SHAPES[0], tune.enumerate_candidates("bf16", extra={})[:3]
+    state = profiled(s, [(c0, 2.0 * (1 - tune.WIN_MARGIN / 2)), (c1, 1.5), (c2, 2.0)])
+    assert tune.by_merit(s, [c0, c1, c2], state, default=c2) == [c1, c2, c0]
+    assert tune.by_merit(s, [c0, c1, c2], state) == [c1, c0, c2]
+    tie = profiled(s, [(c0, 1.0), (c1, 1.0), (c2, 1.0)])  # a tie goes to the layer's own default, not the list's first
+    assert tune.by_merit(s, [c0, c1, c2], tie, default=c2)[0] == c2
+    for c in (c0, c1, c2):
+        tie[tune.job_key(s, c), "verify"] = {"exit_code": 0, "check": "passed"}
+    assert tune.pick_winner(s, [c0, c1, c2], tie, default=c2) == (c2, [])
+
+
+def test_a_check_failed_for_the_moment_leaves_the_best_candidate_checked_before():
+    s, (c0, c1, c2) = SHAPES[0], tune.enumerate_candidates("bf16", extra={})[:3]
+    state = profiled(s, [(c0, 1.0), (c1, 1.2), (c2, 2.0)])
+    state[tune.job_key(s, c0), "verify"] = {"exit_code": 5, "check": None}
+    state[tune.job_key(s, c1), "verify"] = {"exit_code": 0, "check": "passed"}
+    assert tune.pick_winner(s, [c0, c1, c2], state, default=c2) == (None, [c0])  # retried first
+    assert tune.checked_winner(s, [c0, c1, c2], state, c2, frozenset([c0.name])) == c1
+    state[tune.job_key(s, c1), "verify"] = {"exit_code": 1, "check": "failed"}
+    assert tune.checked_winner(s, [c0, c1, c2], state, c2, frozenset([c0.name])) is None
+
+
 def test_a_check_that_failed_for_the_moment_is_checked_again_next_run(tmp_path, monkeypatch):
     fake_build(monkeypatch)
     ok, checks = FakeRunner(), []
@@ -48,7 +76,7 @@ def test_a_check_that_failed_for_the_moment_is_checked_again_next_run(tmp_path, 
             return subprocess.CompletedProcess(cmd, 5, "", "tpgemm: cudaMalloc: out of memory")
         return ok(cmd, **kw)
     rc, err, _ = run_tune(tmp_path, oom_on_check)
-    assert rc == 1 and len(checks) == 4 and "no winner for it in this run" in err, err  # one check a layer
+    assert rc == 1 and len(checks) == 4 and "for now no winner" in err, err  # one check a layer
     assert "checked run(s) exit 5" in err
     rc, err, _ = run_tune(tmp_path, FakeRunner())  # the machine is well again: the same candidates pass
     assert rc == 0 and "4/4 winners" in err, err
@@ -173,3 +201,67 @@ def test_a_hilbert_search_without_the_default_group_is_refused():
     with pytest.raises(ValueError, match="never reads raster_group"):
         tune.restrict(tune.knob_space(), ["raster=hilbert", "raster_group=4"])
     assert tune.restrict(tune.knob_space(), ["raster=hilbert", "raster_group=4,8"])["raster_group"] == (4, 8)
+
+
+def test_a_tuned_file_that_would_break_the_config_is_not_kept(tmp_path, monkeypatch):
+    """Another tuned file already chooses for the same layers at the same M (an earlier run's, renamed): the new file
+    would make the config fail (ninja would then stop), so it is taken back, the errors printed, the exit status 1."""
+    fake_build(monkeypatch)
+    rc, err, _ = run_tune(tmp_path, FakeRunner())
+    assert rc == 0, err
+    tuned = tmp_path / "tuned"
+    (tuned / "llama3-70b_tp2.yaml").rename(tuned / "earlier.yaml")
+    rc, err, cfg = run_tune(tmp_path, FakeRunner())
+    assert rc == 1 and "a second tuned choice for the same layer" in err and "so it was not written" in err, err
+    assert sorted(p.name for p in tuned.iterdir()) == ["earlier.yaml"]
+
+
+def test_a_tuned_file_the_config_does_not_include_is_kept_with_a_warning(tmp_path, monkeypatch):
+    fake_build(monkeypatch)
+    out = tmp_path / "elsewhere" / "mine.yaml"
+    rc, err, cfg = run_tune(tmp_path, FakeRunner(), "--out", str(out))
+    assert rc == 0 and out.is_file() and f"does not include {out}" in err, err
+
+
+@pytest.mark.parametrize("flag, under_a_file, said", [
+    ("--out", False, "is a directory: name the tuned file"),
+    ("--out", True, "is a file, not a directory"),
+    ("--work", True, "is a file, not a directory"),
+])
+def test_a_tuned_file_or_work_path_that_cannot_be_written_is_refused_before_any_run(tmp_path, flag, under_a_file,
+                                                                                   said):
+    if under_a_file:
+        (tmp_path / "file").write_text("")
+        target = tmp_path / "file" / "x"
+    else:
+        target = tmp_path / "somedir"
+        target.mkdir()
+    runner = FakeRunner()
+    with pytest.raises(SystemExit, match=said):
+        run_tune(tmp_path, runner, flag, str(target))
+    assert runner.calls == []
+
+
+def test_no_ninja_or_no_cli_is_a_message_not_a_traceback(tmp_path, monkeypatch):
+    def no_ninja(cmd, **kw):
+        if cmd[0] == "ninja":
+            raise FileNotFoundError(2, "No such file or directory", "ninja")
+        return FakeRunner()(cmd, **kw)
+    with pytest.raises(SystemExit, match="cannot run ninja"):
+        run_tune(tmp_path, no_ninja)
+    fake_build(monkeypatch)
+
+    def no_cli(cmd, **kw):
+        if cmd[0] in ("ninja", "nvidia-smi"):
+            return FakeRunner()(cmd, **kw)
+        raise PermissionError(13, "Permission denied", cmd[0])
+    with pytest.raises(SystemExit, match="cannot run .*tpgemm: .*Permission denied"):
+        run_tune(tmp_path, no_cli)
+
+
+def test_results_of_other_iterations_are_not_reused(tmp_path, monkeypatch):
+    fake_build(monkeypatch)
+    rc, err, _ = run_tune(tmp_path, FakeRunner())
+    assert rc == 0 and "profiling anew" not in err
+    rc, err, _ = run_tune(tmp_path, FakeRunner(), "--iterations", "7")
+    assert rc == 0 and "other --iterations / --warmup: profiling anew" in err, err

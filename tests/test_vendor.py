@@ -165,11 +165,26 @@ def test_a_manifest_never_reaches_outside_the_tree(tmp_path):
     assert vendor.main(["--out", str(out)]) == 0 and victim.read_text() == "keep"
 
 
-def test_a_tree_vendored_before_the_manifest_counts_as_vendored(tmp_path):
+def test_a_tree_vendored_before_the_manifest_counts_as_vendored_but_loses_no_file(tmp_path, capsys):
+    """Without a manifest nothing says which files under src/ or include/ a vendoring wrote: they are replaced where
+    this vendoring writes them (no refusal), and every other one is left in place and named, never removed."""
     out = tmp_path / "old"
     assert vendor.main(["--out", str(out), "--cli"]) == 0
     (out / vendor.MANIFEST).unlink()  # as an older tpgemm left it
-    (out / "mine.txt").write_text("the user's")
-    assert vendor.main(["--out", str(out)]) == 0  # its own files are its own: no refusal, src/cli/ goes
-    assert not list((out / "src" / "cli").glob("*.c")) and (out / "mine.txt").read_text() == "the user's"
-    assert vendor.main(["--out", str(out), "--cli"]) == 0
+    mine = {"mine.txt": "the user's", "include/myapp.h": "int f(void);\n", "src/extra/my_patch.c": "int f(void);\n"}
+    for rel, text in mine.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    capsys.readouterr()
+    assert vendor.main(["--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert all((out / rel).read_text() == text for rel, text in mine.items())
+    assert list((out / "src" / "cli").glob("*.c")) and "left in place" in err and "include/myapp.h" in err, err
+    assert (out / vendor.MANIFEST).is_file() and vendor.main(["--out", str(out), "--cli"]) == 0
+
+
+def test_vendoring_into_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    assert vendor.main(["--out", str(tmp_path / "f")]) == 2
+    assert vendor.main(["--out", str(tmp_path / "f" / "sub")]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
