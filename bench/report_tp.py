@@ -26,12 +26,15 @@ def shortest_window(records):
 
 
 def render(records, tp):
+    missing = R.missing_shapes(records)
+    asked = len(records) + len(missing)
     cols = ["shape", "op", "M", "N", "K", "tpgemm", "tpgemm local", "cuBLAS local", "async TP", "NCCL+cuBLAS",
             "tpgemm / async TP", "tpgemm / NCCL+cuBLAS", "J/call tpgemm", "J/call async TP", "check", "config"]
     shortest = shortest_window(records)
     span = f"windows of ≥ {shortest:.2f} s" if shortest is not None else "sustained windows"
     lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over {span}, median of rounds; "
              "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`).", "",
+             *incomplete_lines(missing, asked),
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in records:
         row = [r["name"], r["op"], str(r["M"]), str(r["N"]), str(r["K"])]
@@ -41,11 +44,12 @@ def render(records, tp):
                 fmt(r.get("tpgemm_joules"), 3), fmt(r.get("torch_async_tp_joules"), 3), r.get("check", "–"),
                 r.get("config", "–") + (" (tuned)" if r.get("tuned") else "")]
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "Geomean " + "; ".join(geomean_over_passed(records, base, label)
+    lines += ["", "Geomean " + "; ".join(geomean_over_passed(records, base, label, asked)
                                          for base, label in (("torch_async_tp", "async TP"),
                                                              ("nccl_cublas", "NCCL+cuBLAS"),
                                                              ("cublas_local", "cuBLAS local")))
-              + f". Checks passed: {sum(r.get('check') == 'passed' for r in records)}/{len(records)}."]
+              + f". Checks passed: {sum(r.get('check') == 'passed' for r in records)}/{len(records)}"
+              + (f" ({len(missing)} of the {asked} shapes asked not run: {', '.join(missing)})." if missing else ".")]
     lines += acceptance_lines(records, tp)
     lines += experiment_lines(records)
     errors = [f"- {r['name']}: {k}: {v}" for r in records for k, v in (r.get("errors") or {}).items()]
@@ -54,13 +58,22 @@ def render(records, tp):
     return "\n".join(lines) + "\n"
 
 
-def geomean_over_passed(records, base, label):
+def incomplete_lines(missing, asked):
+    """The warning above the table of a run that lacks shapes it was asked for (tp_records.missing_shapes)."""
+    if not missing:
+        return []
+    return [f"**Incomplete run: {len(missing)} of the {asked} shapes asked have no record** (the run stopped before "
+            f"them, e.g. at its time bound): {', '.join(missing)}.", ""]
+
+
+def geomean_over_passed(records, base, label, asked=None):
     """"tpgemm / <label>: <geomean>" over the shapes whose check passed and that have both figures, with how many
-    of all the shapes that is: a shape with a wrong output (fast, often) or without a baseline figure must not move
-    the figure, nor leave it silently."""
+    of all the shapes asked (default: the records') that is: a shape with a wrong output (fast, often), without a
+    baseline figure or not run must not move the figure, nor leave it silently."""
     ratios = [ratio(r.get("tpgemm_tflops"), r.get(f"{base}_tflops")) for r in records if r.get("check") == "passed"]
     ratios = [x for x in ratios if x is not None]
-    over = "" if len(ratios) == len(records) else f" (over {len(ratios)} of {len(records)} shapes)"
+    asked = asked or len(records)
+    over = "" if len(ratios) == asked else f" (over {len(ratios)} of {asked} shapes)"
     return f"tpgemm / {label}: {fmt(geomean(ratios), 3)}{over}"
 
 

@@ -22,8 +22,21 @@ if [ -n "$TP" ] && ! [[ "$TP" =~ ^[1-9][0-9]*$ ]]; then echo "run_tp.sh: --tp $T
 set -- ${ARGS[@]+"${ARGS[@]}"}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # No worker may outlive this script: when an outer `timeout` stopped it once, the inner timeout's own
-# process group kept two workers queueing GEMMs on both GPUs, and the next run measured half speed.
-cleanup() { pkill -TERM -f "bench/tp_bench.py" 2>/dev/null || true; }
+# process group kept two workers queueing GEMMs on both GPUs, and the next run measured half speed. Only this run's
+# processes are ended (another benchmark on the machine is not ours): they carry TP_BENCH_RUN_ID in their environment,
+# which torchrun passes to its workers - a process group would not do, as the workers start sessions of their own
+# and outlive a killed torchrun as orphans.
+RUN_ID="$$-$(date +%s%N)"
+run_pids() { grep -slzx "TP_BENCH_RUN_ID=$RUN_ID" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true; }
+cleanup() {
+    local pids tries=0
+    pids=$(run_pids)
+    [ -n "$pids" ] || return 0
+    kill -TERM $pids 2>/dev/null || true
+    while [ -n "$(run_pids)" ] && [ $tries -lt 50 ]; do sleep 0.1; tries=$((tries + 1)); done
+    pids=$(run_pids)
+    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+}
 trap cleanup EXIT
 trap 'cleanup; exit 143' TERM INT
 # Logs go to tp<N>_*.log while the run lasts, then take the run's stem (tp_bench.py writes it to $OUT/.tp_stem:
@@ -37,8 +50,11 @@ status=0
 LIMIT=${TP_BENCH_TIMEOUT_S:-480}
 # under run_all.sh its step's cap (STEP_BUDGET_S) less 20 s, so that the table of the shapes done is still written
 [ -z "${TP_BENCH_TIMEOUT_S:-}" ] && [ -n "${STEP_BUDGET_S:-}" ] && LIMIT=$((STEP_BUDGET_S - 20))
-OUT="$OUT" timeout -k 10 "$LIMIT" python3 -m torch.distributed.run --standalone --nproc_per_node="$TP" \
-    bench/tp_bench.py "$@" > "$OUT/tp${TP}_run.log" 2>&1 || status=$?
+# in the background, waited for: bash runs a trap only after the foreground command ends, and `wait` returns at once
+TP_BENCH_RUN_ID="$RUN_ID" OUT="$OUT" timeout -k 10 "$LIMIT" \
+    python3 -m torch.distributed.run --standalone --nproc_per_node="$TP" bench/tp_bench.py "$@" \
+    < /dev/null > "$OUT/tp${TP}_run.log" 2>&1 &
+wait $! || status=$?
 tail -60 "$OUT/tp${TP}_run.log"
 [[ $status -eq 124 ]] && echo "run_tp.sh: the benchmark ran past $LIMIT s and was stopped" >&2
 if [[ ! -f "$OUT/.tp_stem" ]]; then

@@ -6,15 +6,17 @@ one process per GPU, all variants in one run on the same random data, interleave
 TP = the world size. tpgemm runs the tuned config of the exact GEMM when tuned/*.yaml has one (the
 dispatch table), else the schedule's default; "tpgemm local" runs the same config family at TP = 1 (for
 the reduce-scatter *_wide configs the local kernel their TP = 1 config names, kernel_tp1), else the same
-kernel at TP = 1. Each record names both (config, local_config, tuned). Rank 0 writes bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set),
-then renders BENCHMARKS.md's tp<TP> section and a PNG (bench/report_tp.py).
+kernel at TP = 1. Each record names both (config, local_config, tuned). Checks (bench/tp_check.py): the fused call,
+each alt variant and the local GEMM once against torch before the timing (check, local_check), and once more on new
+inputs after it (recheck, local_recheck: the timed calls reuse flags and epochs over unchanged data). Rank 0 writes
+bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set), then renders BENCHMARKS.md's tp<TP> section and a
+PNG (bench/report_tp.py).
 
 Environment: TP_BENCH_VERBOSE=1 prints a line per step (where a stuck run stopped); TP_BENCH_TRACE_AFTER=s has every
 rank print its Python stacks every s seconds (a hang's diagnosis); TPGEMM_LIB the library (bench/tpgemm_lib.py).
 """
 import argparse
 import datetime
-import math
 import os
 import re
 import sys
@@ -33,6 +35,7 @@ import torch.distributed as dist  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import report_tp  # noqa: E402
+import tp_check as C  # noqa: E402
 import tp_records as R  # noqa: E402
 import tp_numerics  # noqa: E402
 import tp_options  # noqa: E402
@@ -63,77 +66,40 @@ class SumCollectives:
 # (set once by main before any shape runs).
 COLL = dist
 
+
 def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
-    """Tensors and one callable per variant, plus (tpgemm D, reference) for the check. num: the operand type's
-    torch side (tp_numerics.py). Each tpgemm op is appended to `held` as soon as it exists (the caller destroys
-    them, also when a later step fails)."""
-    g = torch.Generator(device="cuda").manual_seed(1234 + 7919 * rank + m + n + k)
-    rnd = lambda *s: num.operand(g, *s)  # noqa: E731
-    emp = num.output
+    """Tensors and one callable per variant, plus the reference for the checks. num: the operand type's torch side
+    (tp_numerics.py). Each tpgemm op is appended to `held` as soon as it exists (the caller destroys them, also when
+    a later step fails). Returns (op, op1, fns, reference, keep); keep: tp_check.own_setup's tensors."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-    op = ctx.op(cfg, m, n, k)
+    op = ctx.op(cfg, m, n, k)  # collective: fails on every rank alike
     held.append(op)
     progress(rank, f"op {m}x{n}x{k} created")
-    sh = op.shard_shape(rank)
-    if op_kind == "AG":
-        a, b = rnd(m // tp, k), rnd(n // tp, k)
-        a_full, d, d_loc, ref = num.operand_empty(m, k), emp(m, n // tp), emp(m, n // tp), emp(m, n // tp)
-        want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp, d_col0=rank * n // tp)
-        op1 = ctx1.op(cfg1, m, n // tp, k)
-        held.append(op1)
-        op1.set_tensors(0, a_full.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
-
-        def reference():
-            num.gather(COLL, a_full, a)
-            num.mm(a_full, b, ref)
-        fns = {"cublas_local": lambda: num.mm(a_full, b, d_loc), "nccl_cublas": reference,
-               "torch_async_tp": lambda: num.async_ag(a, b, group_name)}
-    else:
-        a, b = rnd(m, k // tp), rnd(n, k // tp)
-        part, d, d_loc, ref = emp(m, n), emp(m // tp, n), emp(m, n), emp(m // tp, n)
-        want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n, d_row0=rank * m // tp)
-        op1 = ctx1.op(cfg1, m, n, k // tp)
-        held.append(op1)
-        op1.set_tensors(0, a.data_ptr(), b.data_ptr(), d_loc.data_ptr(), **num.scales)
-
-        def reference():
-            num.mm(a, b, part)
-            COLL.reduce_scatter_tensor(ref, part)
-        fns = {"cublas_local": lambda: num.mm(a, b, d_loc), "nccl_cublas": reference,
-               "torch_async_tp": lambda: num.async_rs(a, b, m, n, group_name)}
-    bad = {key: (sh[key], v) for key, v in want.items() if sh[key] != v}
-    if bad:  # the check compares against torch's layout: the schedule must shard the same way
-        raise RuntimeError(f"tpgemm shard layout differs from torch's (field: (tpgemm, torch)): {bad}")
-    op.set_tensors(rank, a.data_ptr(), b.data_ptr(), d.data_ptr(), **num.scales)
+    own = []
+    # this rank's own steps (its tensors, its rank-dependent layout, its local op) are agreed before the next
+    # collective call: a failure on one rank raises on every rank (tp_check.agree)
+    C.agree(W.guarded(lambda: own.append(C.own_setup(op_kind, m, n, k, tp, rank, num, op.shard_shape(rank), ctx1,
+                                                     cfg1, held))))
+    t = own[0]
+    op.set_tensors(rank, t.a.data_ptr(), t.b.data_ptr(), t.d.data_ptr(), **num.scales)
     progress(rank, "tensors set (graph built)")
+    if op_kind == "AG":
+        num.gather(COLL, t.a_full, t.a)  # the local variants read a_full, also when the fused check fails
+
+        def reference():
+            num.gather(COLL, t.a_full, t.a)
+            num.mm(t.a_full, t.b, t.ref)
+        fns = {"cublas_local": lambda: num.mm(t.a_full, t.b, t.d_loc), "nccl_cublas": reference,
+               "torch_async_tp": lambda: num.async_ag(t.a, t.b, group_name)}
+    else:
+        def reference():
+            num.mm(t.a, t.b, t.part)
+            COLL.reduce_scatter_tensor(t.ref, t.part)
+        fns = {"cublas_local": lambda: num.mm(t.a, t.b, t.d_loc), "nccl_cublas": reference,
+               "torch_async_tp": lambda: num.async_rs(t.a, t.b, m, n, group_name)}
     fns["tpgemm"] = lambda: op.run_rank(rank, stream())
-    fns["local"] = lambda: op1.run_rank(0, stream())
-    keep = (a, b, d, d_loc, ref, num)
-    return op, op1, fns, reference, keep
-
-
-def check_output(op, run, reference, keep):
-    """Runs the fused call once on a zeroed D and compares it with torch's (reference(): the NCCL collective +
-    cuBLAS). Returns (rel_err, max_err, failure): ||d - ref|| / ||ref|| and max|d - ref| / max|ref| over every
-    rank (tp_records.MAX_REL_ERR, MAX_ELEM_ERR), or (None, None, why) when the call failed on any rank. The
-    reference's collective runs on every rank or on none (all_ok first), so a call that fails on one rank only
-    does not leave the ranks in different collectives."""
-    d, ref = keep[2], keep[4]
-
-    def fused():
-        d.zero_()
-        run()
-        op.sync()  # a device-side timeout surfaces here
-    why = W.guarded(fused)
-    if not W.all_ok(why is None):
-        return None, None, why or "failed on another rank"
-    reference()
-    torch.cuda.synchronize()
-    diff = d.float() - ref.float()
-    rel = (diff.norm() / ref.float().norm().clamp_min(1e-30)).item()
-    mx = (diff.abs().max() / ref.float().abs().max().clamp_min(1e-30)).item()
-    finite = lambda x: x if math.isfinite(x) else math.inf  # noqa: E731 - a NaN in D fails, never "not run"
-    return W.allreduce(finite(rel), dist.ReduceOp.MAX), W.allreduce(finite(mx), dist.ReduceOp.MAX), None
+    fns["local"] = lambda: t.op1.run_rank(0, stream())
+    return op, t.op1, fns, reference, t
 
 
 def save(records, stem):
@@ -155,7 +121,11 @@ def progress(rank, what):
         print(f"[rank {rank} {time.strftime('%H:%M:%S')}] {what}", flush=True)
 
 
-def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl=None, nccl_error=None):
+def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl=None, nccl_error=None,
+                shape_index=0):
+    """One shape's record: setup, the checks (the fused call, each alt variant, the local GEMM), the timing rounds
+    (whose order starts from variant shape_index: tp_plan.round_order), the re-check on new inputs, the ops'
+    destroy. Collective: a failure on one rank is agreed, so every rank leaves in step."""
     name, op_kind, m, n, k = shape
     progress(rank, f"{name}: setup")
     sched = getattr(args, f"{op_kind.lower()}_schedule")
@@ -168,10 +138,11 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
         cfg, tuned = lib.tuned_or_default(sched, tp, R.lib_dtype(args.dtype), m, n, k)
     cfg1 = lib.local_config(cfg, 1)
     errors, figures, alt_err, alt_max, alt_cfg = {}, {}, {}, {}, {}
-    err = max_err = None
+    err = max_err = local = reference = None
+    rechecks = {}
     num = tp_numerics.for_dtype(args.dtype)
     held, alt_ops, diags, keep, fns = [], {}, {}, None, {}  # held: every tpgemm op made so far, destroyed below
-    try:  # setup failures (config lookups, tpgemm's collective calls) happen on every rank alike
+    try:  # setup failures happen on every rank alike (config lookups, tpgemm's collective calls) or are agreed
         op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1,
                                                     group_name, held)
         if args.share_device:  # symmetric memory needs a GPU per rank
@@ -185,36 +156,50 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
         diags = link_copy_diag(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out, group_name,
                                fns, errors) if args.link_copies else {}
         progress(rank, f"{name}: check")
-        err, max_err, why = check_output(op, fns["tpgemm"], reference, keep)
+        err, max_err, why = C.check_output(op, fns["tpgemm"], reference, keep)
         if why:
             errors["tpgemm"] = why
         for v, alt_op in alt_ops.items():
-            alt_err[v], alt_max[v], why = check_output(alt_op, fns[v], reference, keep)
+            alt_err[v], alt_max[v], why = C.check_output(alt_op, fns[v], reference, keep)
             if why:
                 errors[v] = why
-        progress(rank, f"{name}: rel err {err}, max err {max_err}; timing")
+        local = C.check_local(op1, fns["local"], reference, keep)  # the fused / local point's denominator
+        if R.check_error(*local):  # a wrong local GEMM is not timed, as a failed fused call is not
+            errors["local"] = R.check_error(*local)
+        progress(rank, f"{name}: rel err {err}, max err {max_err}, local {local[:2]}; timing")
         live = [v for v in list(R.VARIANTS) + list(alt_ops) + list(diags) if v not in errors]
-        W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op})
+        W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op}, first=shape_index)
+        progress(rank, f"{name}: re-check on new inputs")
+        ops = {"tpgemm": op, "local": op1, **alt_ops}
+        rechecks, why = C.recheck(keep, reference, [(v, ops[v], fns[v]) for v in live if v in ops])
+        if why:
+            errors["recheck"] = why
+        for v, res in rechecks.items():
+            if R.check_error(*res):
+                errors[f"recheck:{v}"] = R.check_error(*res)
+    except C.SetupFailure as e:  # agreed on every rank: the record names the failing rank's cause
+        errors["setup"] = str(e)
     finally:
         torch.cuda.synchronize()
         for o in held:  # collective: every rank reaches each destroy, in the same order
             why = W.guarded(o.destroy)
             if why:
                 errors.setdefault("destroy", why)
-        del keep, fns
+        del keep, fns, reference
         diags = list(diags)  # the names only: the diagnostic's buffers are freed with the rest
         torch.cuda.empty_cache()
     errors = errors_of_all_ranks(errors, rank, tp)
-    return R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors, max_err=max_err,
-                         extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
-                                   for v, f in figures.items()},
-                                "config": lib.config_info(cfg)["name"], "tuned": tuned,
-                                "local_config": lib.config_info(cfg1)["name"],
-                                "windows": {v: f.get("windows") for v, f in figures.items()},
-                                **({"shared_device": True} if args.share_device else {}),
-                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
-                                   if alt_ops else {}),
-                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
+    rec = R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors, max_err=max_err,
+                        extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
+                                  for v, f in figures.items()},
+                               "config": lib.config_info(cfg)["name"], "tuned": tuned,
+                               "local_config": lib.config_info(cfg1)["name"],
+                               "windows": {v: f.get("windows") for v, f in figures.items()},
+                               **({"shared_device": True} if args.share_device else {}),
+                               **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
+                                  if alt_ops else {}),
+                               **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
+    return R.apply_checks(rec, local, rechecks)
 
 
 def errors_of_all_ranks(errors, rank, tp):
@@ -358,7 +343,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
                 alt_op.set_gather_copy_engine(True)
             if ring:
                 alt_op.set_rs_ring(True)
-            alt_op.set_tensors(rank, keep[0].data_ptr(), keep[1].data_ptr(), keep[2].data_ptr(), **keep[5].scales)
+            alt_op.set_tensors(rank, keep.a.data_ptr(), keep.b.data_ptr(), keep.d.data_ptr(), **keep.num.scales)
             ops[v] = alt_op
         configs[v] = lib.config_info(alt_cfg)["name"]
         why = W.guarded(make)
@@ -535,10 +520,11 @@ def main():
     # Every variant runs on one dedicated stream: torch's default stream is handle 0, which tpgemm reads
     # as "the op's own stream", and events on one stream would not time work queued on another.
     torch.cuda.set_stream(torch.cuda.Stream())
-    for shape in shapes:
+    for index, shape in enumerate(shapes):
         t0 = time.time()
         try:
-            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl, nccl_error)
+            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl, nccl_error,
+                              shape_index=index)
         except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
             rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
                                 extra={"shared_device": True} if args.share_device else None)
@@ -547,6 +533,7 @@ def main():
         if args.tag:
             rec["tag"] = args.tag
         rec["nccl_env"] = R.nccl_environment(os.environ)
+        rec["shapes_asked"] = [s[0] for s in shapes]  # a run cut short shows what it lacks (R.missing_shapes)
         records.append(rec)
         if rank == 0:
             save(records, stem)  # after every shape: a run stopped by a timeout keeps what it measured

@@ -93,6 +93,41 @@ def check_status(rel_err, max_err=None, call_failed=False):
     return "passed" if rel_err <= MAX_REL_ERR else "failed"
 
 
+def check_error(rel_err, max_err, why=None):
+    """The error text of a check that did not pass - why (the call failed) or the figures over their bounds - else
+    None."""
+    if check_status(rel_err, max_err, call_failed=why is not None) == "passed":
+        return None
+    return why or f"wrong output: rel err {rel_err}, max err {max_err} (bounds {MAX_REL_ERR}, {MAX_ELEM_ERR})"
+
+
+def with_recheck(check, recheck):
+    """A check that passed on the first call stands only if the re-check after the timing rounds did not fail: that
+    one runs on new inputs, so a call that skipped a wait or read the previous call's shards or partials (its flags
+    and epochs reused over calls on unchanged data, which the first call cannot show) gives a wrong output there."""
+    return "failed" if recheck == "failed" else check
+
+
+def apply_checks(rec, local=None, rechecks=None):
+    """Adds to a record (make_record's) the local GEMM's check before the timing rounds (local: (rel_err, max_err,
+    why) or None when it did not run) as local_check / local_rel_err / local_max_err, and the re-checks after them
+    (rechecks: variant -> (rel_err, max_err, why), tp_check.recheck's): recheck (the fused call's),
+    local_recheck, and "recheck" in each alt entry; a failed re-check fails the check it repeats. Returns rec."""
+    def status(res):
+        return check_status(res[0], res[1], call_failed=res[2] is not None) if res else "not run"
+    rechecks = rechecks or {}
+    rec["local_check"] = status(local)
+    rec["local_rel_err"], rec["local_max_err"] = local[:2] if local else (None, None)
+    rec["recheck"] = status(rechecks.get("tpgemm"))
+    rec["check"] = with_recheck(rec["check"], rec["recheck"])
+    rec["local_recheck"] = status(rechecks.get("local"))
+    rec["local_check"] = with_recheck(rec["local_check"], rec["local_recheck"])
+    for name, entry in (rec.get("alt") or {}).items():
+        entry["recheck"] = status(rechecks.get(f"alt:{name}"))
+        entry["check"] = with_recheck(entry["check"], entry["recheck"])
+    return rec
+
+
 def estimate_seconds(n_shapes, n_variants, rounds, window_s, burst_idle_s, setup_s_per_shape):
     """Wall time of the plan: per shape, a burst (idle + short run) per variant, one heat window, then
     `rounds` sustained windows per variant (round-robin), plus setup (allocation, random data, graphs, checks)."""
@@ -203,6 +238,24 @@ def shapes_at_tokens(shapes, tokens):
     """The shapes with global M = tokens (the few-token regime of the same layers), named <name>-m<tokens>;
     tokens 0: the shapes as they are."""
     return [(f"{n}-m{tokens}", op, tokens, nn, k) for n, op, _, nn, k in shapes] if tokens else list(shapes)
+
+
+def shapes_asked(records):
+    """The names of the shapes a run was asked for: its records' shapes_asked (tp_bench.py writes the list, --only and
+    --tokens applied, into each record), else (files from before it) every shape of SHAPES at the records' tokens when
+    each record is one of them, else None (not a file of those shapes: nothing to compare with)."""
+    for r in records:
+        if r.get("shapes_asked"):
+            return list(r["shapes_asked"])
+    names = [s[0] for s in shapes_at_tokens(SHAPES, (records[0].get("tokens") or 0) if records else 0)]
+    return names if records and all(r.get("name") in names for r in records) else None
+
+
+def missing_shapes(records):
+    """The shapes asked for that have no record: a run stopped at its time bound leaves a file of the shapes it
+    finished (tp_bench.py saves after every shape), which must not read as the whole run."""
+    have = {r.get("name") for r in records}
+    return [name for name in shapes_asked(records) or [] if name not in have]
 
 
 def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, errors=None):

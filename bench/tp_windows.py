@@ -8,6 +8,7 @@ import torch
 import torch.distributed as dist
 
 import tp_energy
+import tp_plan
 import tp_records as R
 
 
@@ -84,11 +85,12 @@ class RankFailure(RuntimeError):
 
 def window(fn, calls, energy, tp):
     """Runs fn `calls` times back to back; returns (seconds, joules per GPU, SM MHz, energy) — max time, mean energy
-    and the SM clock sampled every 20 ms while the calls run, averaged over samples and ranks; energy: with
-    FIT_ENERGY {"joules_delta", "joules_fit", "fit_stats"} (the fit None unless it held on every rank, and then the
-    joules returned; fit_stats this rank's sampler's, EnergySampler.stats), else {}. Collective: a failure of this
-    rank's calls is held until every rank has reached the same point, then raised on all ranks alike (RankFailure on
-    the ranks whose own calls ran), so the ranks leave in step."""
+    (read within ~1 ms of the end event: tp_plan.wait_sampling) and the SM clock sampled every 20 ms while the calls
+    run, averaged over samples and ranks; energy: with FIT_ENERGY {"joules_delta", "joules_fit", "fit_stats"} (the
+    fit None unless it held on every rank, and then the joules returned; fit_stats this rank's sampler's,
+    EnergySampler.stats), else {}. Collective: a failure of this rank's calls is held until every rank has reached
+    the same point, then raised on all ranks alike (RankFailure on the ranks whose own calls ran), so the ranks leave
+    in step."""
     torch.cuda.synchronize()
     dist.barrier()
     torch.cuda.synchronize()
@@ -104,12 +106,7 @@ def window(fn, calls, energy, tp):
         for _ in range(calls):
             fn()
         e.record()
-        clocks = []
-        while not e.query():  # sample the SM clock while the queued calls run (the events time them)
-            m = energy.sm_mhz()
-            if m is not None:
-                clocks.append(m)
-            time.sleep(0.02)
+        clocks = tp_plan.wait_sampling(e.query, energy.sm_mhz)  # the SM clock while the queued calls run
         mhz = sum(clocks) / len(clocks) if clocks else None
         e.synchronize()
         j1 = energy.joules()
@@ -145,9 +142,10 @@ def guarded(fn):
         return repr(e)[:300]
 
 
-def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
+def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops, first=0):
     """Burst then sustained windows of every live variant (fills figures, errors; a variant that fails on any
-    rank is dropped on all). fused_ops: variant -> tpgemm op, synced after each of its windows."""
+    rank is dropped on all). fused_ops: variant -> tpgemm op, synced after each of its windows. first: the shape's
+    index, which variant each round starts from (tp_plan.round_order)."""
     per_call = {}
 
     def drop_unless_all_ok(v):
@@ -174,14 +172,14 @@ def time_variants(args, live, fns, figures, errors, energy, tp, fused_ops):
             errors[v] = repr(e)[:300]
         drop_unless_all_ok(v)
     if live:  # heat: one unmeasured window, so the first measured one starts at the power cap like the rest
-        v = live[-1]
+        v = tp_plan.heat_variant(live, first)
         try:
             window(fns[v], R.window_calls(args.window, per_call[v]), energy, tp)
         except Exception as e:
             errors[v] = repr(e)[:300]
         drop_unless_all_ok(v)
-    for rnd in range(args.rounds):  # sustained windows, variants interleaved round-robin, every other round reversed:
-        for v in list(live) if rnd % 2 == 0 else list(reversed(live)):  # no variant always leads (the heat's bias)
+    for rnd in range(args.rounds):  # sustained windows, variants interleaved round-robin, every other round reversed
+        for v in tp_plan.round_order(live, rnd, first):  # and the start rotated by shape: no variant always leads
             try:
                 calls = R.window_calls(args.window, per_call[v])
                 seconds, joules, mhz, extra = window(fns[v], calls, energy, tp)

@@ -1,9 +1,14 @@
 """bench/run_tp.sh on the CPU, with stand-ins for nvidia-smi, ninja and torchrun: the run's files take the stem
 that tp_bench.py names (two runs of one call keep their own logs), and a run that finished no shape shows no
-table (an older JSON of the same stem would read as this run's)."""
+table (an older JSON of the same stem would read as this run's); on exit, or stopped, it ends the processes of its
+own run and no other benchmark's."""
 import os
+import signal
 import stat
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +20,10 @@ if [ "$1" = "-m" ] && [ "$2" = "torch.distributed.run" ]; then
     echo "fake run $*"
     [ -n "$FAKE_STEM" ] && echo "$FAKE_STEM" > "$OUT/.tp_stem"
     [ -n "$FAKE_STEM" ] && [ -n "$FAKE_WRITE" ] && cp "$FAKE_WRITE" "$OUT/$FAKE_STEM.json"
+    # a worker in a session of its own, as torchrun starts them, which outlives this process
+    [ -n "$FAKE_ORPHAN" ] && setsid sh -c 'echo $$ > "$FAKE_ORPHAN.tmp"; mv "$FAKE_ORPHAN.tmp" "$FAKE_ORPHAN"; \
+        exec sleep 300' < /dev/null > /dev/null 2>&1 &
+    [ -n "$FAKE_SLEEP" ] && sleep "$FAKE_SLEEP"
     exit "${FAKE_RC:-0}"
 fi
 exec "$REAL_PYTHON" "$@"
@@ -86,3 +95,59 @@ def test_tp_anywhere_in_the_arguments_and_never_passed_on(tmp_path, record):
     for bad in (("--tp", "x"), ("--tp", "0"), ("--tokens", "512", "--tp")):
         r = run_tp(tmp_path, tmp_path / "bad", args=bad)
         assert r.returncode == 2 and "run_tp.sh: --tp" in r.stderr, (bad, r.stderr)
+
+
+def alive(pid):
+    """Whether process pid runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(path, seconds=20):
+    end = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+@pytest.fixture
+def bystander():
+    """Another benchmark on the machine, not started by run_tp.sh: its command line names bench/tp_bench.py (the old
+    `pkill -f bench/tp_bench.py` on exit ended it)."""
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "bench/tp_bench.py"])
+    yield p
+    p.kill()
+    p.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="run_tp.sh finds its processes through /proc")
+def test_on_exit_only_the_runs_own_workers_are_ended(tmp_path, record, bystander):
+    orphan = tmp_path / "orphan.pid"
+    r = run_tp(tmp_path, tmp_path / "out", FAKE_STEM="tp2_m512", FAKE_WRITE=str(record), FAKE_ORPHAN=str(orphan))
+    assert r.returncode == 0, r.stderr
+    pid = wait_for(orphan)
+    end = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not alive(pid), "a worker of the run outlived run_tp.sh"
+    assert bystander.poll() is None, "run_tp.sh ended a benchmark it did not start"
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="run_tp.sh finds its processes through /proc")
+def test_a_stopped_run_ends_its_workers_at_once(tmp_path, bystander):
+    """SIGTERM while the benchmark runs: the trap runs at once (the benchmark is waited for in the background), ends
+    the run's processes, and exits 143."""
+    orphan = tmp_path / "orphan.pid"
+    e = dict(os.environ, PATH=f"{stub_bin(tmp_path)}:{os.environ['PATH']}", OUT=str(tmp_path / "out"),
+             REAL_PYTHON=sys.executable, FAKE_STEM="tp2", FAKE_SLEEP="60", FAKE_ORPHAN=str(orphan))
+    p = subprocess.Popen(["bash", str(ROOT / "bench/run_tp.sh"), "--tp", "2"], env=e, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    pid = wait_for(orphan)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=20) == 143
+    end = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not alive(pid) and bystander.poll() is None

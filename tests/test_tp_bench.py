@@ -314,3 +314,73 @@ def test_the_geomeans_leave_out_failed_checks_and_say_how_many_shapes_they_cover
     assert "tpgemm / async TP: 1.000 (over 1 of 3 shapes)" in text, text
     assert "tpgemm / NCCL+cuBLAS: 0.707 (over 2 of 3 shapes)" in text and "Checks passed: 2/3" in text, text
 
+
+
+def test_a_failed_recheck_fails_the_check_it_repeats():
+    """tp_bench.py checks the first call, times calls on unchanged inputs, then re-checks on new inputs: a call that
+    skipped a wait or read the previous call's data passes the first and fails the second, and the record says so."""
+    rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3,
+                        extra={"alt": R.alt_summary(figures(), {"alt:pull_partials": 1e-3}, 8192, 4096, 4096, 2)})
+    assert rec["check"] == "passed" and rec["alt"]["pull_partials"]["check"] == "passed"
+    wrong, fine, failed_call = (0.9, 1.0, None), (1e-3, 1e-3, None), (None, None, "RuntimeError('timeout')")
+    R.apply_checks(rec, local=fine, rechecks={"tpgemm": wrong, "local": fine, "alt:pull_partials": failed_call})
+    assert (rec["check"], rec["recheck"]) == ("failed", "failed")
+    assert (rec["local_check"], rec["local_recheck"], rec["local_rel_err"]) == ("passed", "passed", 1e-3)
+    assert rec["alt"]["pull_partials"]["check"] == rec["alt"]["pull_partials"]["recheck"] == "failed"
+    assert list(rec)[:len(REQUIRED)] == REQUIRED  # the record's fields keep their place; the new ones come after
+    json.dumps(rec)
+
+
+def test_a_check_not_rerun_stands_and_a_wrong_local_gemm_says_so():
+    rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3), (0.4, 1.0, None))
+    assert (rec["check"], rec["recheck"], rec["local_check"], rec["local_recheck"]) == (
+        "passed", "not run", "failed", "not run")
+    rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {}, None, {"setup": "x"}))
+    assert (rec["check"], rec["local_check"], rec["local_rel_err"]) == ("not run", "not run", None)
+    ok_first = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3),
+                              (1e-3, 1e-3, None), {"local": (0.5, 0.5, None)})
+    assert ok_first["local_check"] == "failed" and ok_first["check"] == "passed"
+
+
+def test_check_error_says_why_a_check_did_not_pass():
+    assert R.check_error(1e-3, 1e-3) is None and R.check_error(1e-3, None, None) is None
+    assert R.check_error(None, None, "RuntimeError('x')") == "RuntimeError('x')"
+    assert R.check_error(0.5, 0.9).startswith("wrong output: rel err 0.5, max err 0.9")
+    assert R.check_error(1e-3, float("nan")).startswith("wrong output")
+
+
+def test_a_run_cut_short_names_the_shapes_it_lacks():
+    """A run stopped at its time bound leaves the shapes it finished; before 2026-12-06 its table read as complete
+    ("Checks passed: 5/5")."""
+    asked = [s[0] for s in R.SHAPES]
+    recs = [dict(R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3), shapes_asked=asked)
+            for n, op, m, nn, k in R.SHAPES[:5]]
+    assert R.missing_shapes(recs) == ["70B-fc2", "70B-o", "8B-o"]
+    body = report_tp.render(recs, 2)
+    assert "**Incomplete run: 3 of the 8 shapes asked have no record**" in body, body
+    assert "Checks passed: 5/5 (3 of the 8 shapes asked not run: 70B-fc2, 70B-o, 8B-o)." in body, body
+    assert body.count("(over 5 of 8 shapes)") == 3, body  # each geomean
+    complete = [dict(R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3), shapes_asked=asked)
+                for n, op, m, nn, k in R.SHAPES]
+    assert R.missing_shapes(complete) == [] and "Incomplete" not in report_tp.render(complete, 2)
+
+
+def test_the_shapes_asked_come_from_the_records_else_the_anchor_shapes():
+    """An --only run records its list (nothing missing when it ran them all); a file from before the field is
+    compared with the eight shapes at its tokens, unless one of its records is not among them."""
+    only = [dict(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3), shapes_asked=["8B-o"])]
+    assert R.missing_shapes(only) == [] and "Incomplete" not in report_tp.render(only, 2)
+    old = [R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3)]
+    assert R.missing_shapes(old) == [s[0] for s in R.SHAPES if s[0] != "8B-o"]
+    tokens = [dict(R.make_record("8B-o-m512", "RS", 512, 4096, 4096, 2, "bf16", figures(), 1e-3), tokens=512)]
+    assert len(R.missing_shapes(tokens)) == 7 and R.missing_shapes(tokens)[0] == "405B-fc1-m512"
+    assert R.missing_shapes([dict(old[0], name="probe")]) == [] and R.missing_shapes([]) == []
+
+
+def test_the_report_of_a_file_written_to_benchmarks_names_the_missing_shapes(tmp_path):
+    asked = [s[0] for s in R.SHAPES]
+    recs = [dict(R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3), shapes_asked=asked)
+            for n, op, m, nn, k in R.SHAPES[:6]]
+    text = report_beside_the_bf16_table(tmp_path, "tp2", recs)
+    section = text.split("<!-- tp2:begin -->")[1]
+    assert "have no record** (the run stopped before them, e.g. at its time bound): 70B-o, 8B-o." in section

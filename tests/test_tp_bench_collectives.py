@@ -143,3 +143,43 @@ def test_e4m3_promoted_asks_for_the_promoted_family_as_e4m3():
     for res in run_ranks(""):
         assert res["lookups"] == [["pick", "ReduceScatter1D_TilingA_RotatingC", 2, "bf16"]], res["lookups"]
         assert res["numerics"] == ["bf16"], res["numerics"]
+
+
+def test_the_local_gemm_and_a_recheck_on_new_inputs_pass_without_a_fault():
+    """The local GEMM (the fused / local point's denominator) is checked before the timing rounds, and after them the
+    fused call, the local GEMM and each alt variant once more on new inputs."""
+    for res in run_ranks(""):
+        assert res["local_check"] == res["recheck"] == res["local_recheck"] == "passed", res
+        assert res["alt"]["pull_partials"]["recheck"] == "passed" and "local" in res["timed"], res
+
+
+@pytest.mark.parametrize("fault_rank", ["1", "9"])
+def test_a_fused_call_that_reuses_the_previous_calls_data_fails_the_recheck(fault_rank):
+    """A fused call that returns what the first call computed (a skipped wait, a stale shard or partial: the timed
+    calls ran on unchanged inputs) passes the first check; the re-check on new inputs fails it, on every rank."""
+    results = run_ranks(f"stale:tpgemm:{fault_rank}")
+    for res in results:
+        assert "raised" not in res and res["check"] == "failed" and res["recheck"] == "failed", res
+        assert "wrong output" in res["errors"]["recheck:tpgemm"], res["errors"]
+        assert res["alt"]["pull_partials"]["check"] == "passed" and res["local_recheck"] == "passed", res
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+def test_a_wrong_local_gemm_fails_its_check_and_is_not_timed():
+    results = run_ranks("wrong:local:0")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed", res
+        assert res["local_check"] == "failed" and res["local_recheck"] == "not run", res
+        assert "local" not in res["timed"] and "wrong output" in res["errors"]["local"], res
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+def test_a_setup_step_failing_on_one_rank_fails_the_shape_on_every_rank_in_step():
+    """A rank's own setup step (its tensors, its rank-dependent shard layout, its local op) failing on one rank
+    raises on every rank before the next collective tpgemm call (tp_check.agree): the shape's record names that
+    rank's cause, the op is destroyed on both ranks together, and both reach the next shape."""
+    results = run_ranks("setup:tpgemm:1")
+    for res in results:
+        assert "raised" not in res and res["check"] == "not run" and res["timed"] == [], res
+        assert res["errors"]["setup"] == "rank 1: RuntimeError('injected setup failure (layout)')", res["errors"]
+        assert res["trace"] == ["tpg:op_create", "tpg:destroy", "tpg:next_shape"], res["trace"]

@@ -51,13 +51,18 @@ def test_each_point_fails_on_its_own_bound():
     slow = [{**r, "torch_async_tp_tflops": r["tpgemm_tflops"] / 1.09} for r in anchors()]
     assert fails(slow) == ["geomean >= 1.10 x PyTorch async TP"]
     bad = anchors()
-    bad[3]["check"] = "failed"
-    assert fails(bad) == ["reference check on every shape"]
+    bad[3]["check"] = "failed"  # 8B-qkv: no figure of it counts, so the points over all eight lack one
+    assert fails(bad) == ["geomean >= 1.10 x PyTorch async TP", "every shape >= 1.00 x async TP",
+                          "reference check on every shape"]
+    bad[3]["check"] = "passed"
+    bad[4]["check"] = "failed"  # 405B-fc2 (M = 16384): the fused / local point lacks it too
+    assert fails(bad) == ["geomean >= 1.10 x PyTorch async TP", "every shape >= 1.00 x async TP",
+                          "reference check on every shape", "fused >= 0.97 x tpgemm local, M = 16384"]
     fast_and_wrong = anchors()  # a failed shape's speed counts in no other point
     fast_and_wrong[3].update(check="failed", tpgemm_tflops=6000.0)
-    slow = [{**r, "torch_async_tp_tflops": r["tpgemm_tflops"] / 1.05} for r in fast_and_wrong]
-    slow[3]["torch_async_tp_tflops"] = 600.0
-    assert fails(slow) == ["geomean >= 1.10 x PyTorch async TP", "reference check on every shape"]
+    points = {p: figures for p, _, figures in verdict.acceptance(fast_and_wrong)}
+    assert points["geomean >= 1.10 x PyTorch async TP"] == "1.200 (over 7 of 8)", points
+    assert points["every shape >= 1.00 x async TP"] == "below: 8B-qkv - (over 7 of 8)", points
 
 
 def test_the_switch_rule():
@@ -127,7 +132,58 @@ def test_a_file_without_all_eight_shapes_passes_no_shape_point():
     assert [p for p, holds, _ in verdict.acceptance(other) if not holds] == names[:4]
 
 
-def test_a_shape_without_an_async_tp_figure_is_below():
+def test_a_shape_without_an_async_tp_figure_fails_the_geomean_and_the_per_shape_point():
+    """Before 2026-12-06 the geomean left a shape without an async-TP figure out and passed over the other seven."""
     recs = anchors()
     recs[5]["torch_async_tp_tflops"] = None
-    assert [p for p, holds, _ in verdict.acceptance(recs) if not holds] == ["every shape >= 1.00 x async TP"]
+    points = {p: (holds, figures) for p, holds, figures in verdict.acceptance(recs)}
+    assert [p for p, (holds, _) in points.items() if not holds] == ["geomean >= 1.10 x PyTorch async TP",
+                                                                    "every shape >= 1.00 x async TP"]
+    assert points["geomean >= 1.10 x PyTorch async TP"][1] == "1.200 (over 7 of 8)", points  # 1.2 each, yet FAIL
+    assert points["every shape >= 1.00 x async TP"][1] == "below: 70B-fc2 - (over 7 of 8)", points
+
+
+def test_the_shape_points_say_how_many_shapes_they_cover():
+    points = {p: figures for p, _, figures in verdict.acceptance(anchors())}
+    assert points["every shape >= 1.00 x async TP"] == "below: none (over 8 of 8)", points
+    assert points["fused >= 0.97 x tpgemm local, M = 16384"] == "below: none (over 6 of 6)", points
+    assert "over" not in points["geomean >= 1.10 x PyTorch async TP"], points  # all eight: the figure alone
+
+
+def test_the_local_point_needs_every_big_shapes_local_figure_and_its_check():
+    """fused / local over the six M = 16384 shapes: one without a local figure, or whose local GEMM failed its check
+    (tp_bench.py's local_check: a wrong denominator), fails the point; 8B-o (M = 8192) is not one of them."""
+    name = "fused >= 0.97 x tpgemm local, M = 16384"
+    recs = anchors()
+    recs[6]["local_tflops"] = None  # 70B-o
+    points = {p: (holds, figures) for p, holds, figures in verdict.acceptance(recs)}
+    assert points[name] == (False, "below: 70B-o - (over 5 of 6)"), points[name]
+    recs = anchors()
+    recs[1]["local_check"] = "failed"  # 70B-fc1
+    assert [p for p, holds, _ in verdict.acceptance(recs) if not holds] == [name]
+    recs = anchors()
+    recs[7]["local_tflops"], recs[7]["local_check"] = None, "failed"  # 8B-o
+    assert all(holds for _, holds, _ in verdict.acceptance(recs))
+
+
+def test_the_seed_point_needs_a_passed_check_and_a_figure():
+    """A seed-problem record whose check failed (a wrong output, fast) passed the point until 2026-12-06."""
+    seed_point = lambda recs: verdict.acceptance(recs)[4]  # noqa: E731
+    recs = anchors(seed_cublas=600.0)  # 690 / 600: well above 1.00
+    assert seed_point(recs)[1] is True
+    recs[0]["check"] = "failed"
+    assert seed_point(recs) == ("seed problem >= 1.00 x cuBLAS local", False, "1.150, check failed")
+    recs = anchors()
+    recs[0]["cublas_local_tflops"] = None
+    assert seed_point(recs)[1:] == (False, "no figure")
+    assert seed_point(anchors()[1:])[1:] == (False, "no record")
+
+
+def test_the_command_prints_the_coverage(tmp_path):
+    recs = anchors()
+    recs[2]["torch_async_tp_tflops"] = None
+    path = tmp_path / "tp2.json"
+    path.write_text(json.dumps(recs))
+    out = subprocess.run([sys.executable, str(ROOT / "bench/x2/verdict.py"), str(path)], capture_output=True,
+                         text=True, timeout=60)
+    assert "FAIL  geomean >= 1.10 x PyTorch async TP: 1.200 (over 7 of 8)" in out.stdout, out.stdout

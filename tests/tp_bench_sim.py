@@ -7,6 +7,10 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   run       the first call (run_rank raises)
   runlate   a later call, inside a timed window
   capture   the --alt-captured op's capture (with CAPTURED=1)
+  setup     a rank's own setup step (its tensors, layout or local op), between two collective tpgemm calls
+  stale     every fused call after the first returns the first call's output (flags reused over calls: the
+            re-check on new inputs must catch it)
+  wrong     the local GEMM's output ("local": its check before the timing must fail)
 NCCL=1 passes a second context as --alt-nccl does (its ops are named "nccl").
 DTYPE=<name> sets --dtype (default bf16). SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
 made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
@@ -34,6 +38,7 @@ import tp_records as R  # noqa: E402
 WHERE, VARIANT, FAULT_RANK = (os.environ.get("FAULT") or "::-1").split(":")
 TRACE = []
 FUSED_D = []  # what a fused call (the shipped op or its pulled twin) writes into D: set by setup_shape
+LOCAL_D = []  # what the local GEMM ("local") writes into d_loc: set by setup_shape
 CAPTURING = []  # the fake CUDA graph being captured, if any
 LOOKUPS = []  # how bench_shape asked the library for the fused config: ["config", name, tp, dtype] or ["pick", ...]
 NUMERICS = []  # the --dtype names bench_shape asked tp_numerics for
@@ -43,7 +48,7 @@ def faulty(where, variant, count):
     """Does this call fail? `count`: how many times the op did this (late faults skip the first)."""
     rank = dist.get_rank()
     hit = WHERE == where and VARIANT == variant and int(FAULT_RANK) in (rank, 9)
-    return hit if where in ("run", "sync", "capture", "linkbuf", "link") else hit and count > 1
+    return hit if where in ("run", "sync", "capture", "linkbuf", "link", "setup", "wrong") else hit and count > 1
 
 
 class Event:  # fake torch.cuda.Event: host time
@@ -131,7 +136,9 @@ class FakeOp:
         if faulty("run", self.name, self.runs) or faulty("runlate", self.name, self.runs):
             raise RuntimeError(f"injected run failure of {self.name}")
         if self.name in ("tpgemm", "pull", "nccl"):
-            FUSED_D[0]()
+            FUSED_D[0](stale=faulty("stale", self.name, self.runs))
+        if self.name == "local":
+            LOCAL_D[0](wrong=faulty("wrong", self.name, self.runs))
 
     def sync(self):
         self.syncs += 1
@@ -184,11 +191,17 @@ class FakeLib:
 
 def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
     """The reduce-scatter of tp_bench.setup_shape on CPU tensors: the fused calls compute D without collectives
-    (every rank knows every rank's operands), the reference with the real ones (NCCL's part: gloo)."""
+    (every rank knows every rank's operands), the reference with the real ones (NCCL's part: gloo). As there, the
+    rank's own steps between the op's create and its set_tensors are agreed (tp_check.agree)."""
     op = ctx.op(cfg, m, n, k)
     held.append(op)
-    op1 = FakeOp("local", collective=False)
-    held.append(op1)
+
+    def own_step():
+        if faulty("setup", "tpgemm", 0):
+            raise RuntimeError("injected setup failure (layout)")
+        held.append(FakeOp("local", collective=False))
+    tp_bench.C.agree(tp_windows.guarded(own_step))
+    op1 = held[-1]
     gens = [torch.Generator().manual_seed(100 + r) for r in range(tp)]
     ab = [(torch.randn(m, k // tp, generator=g), torch.randn(n, k // tp, generator=g)) for g in gens]
     a, b = ab[rank]
@@ -202,12 +215,26 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
         dist.all_reduce(full)
         ref.copy_(full[rows])
 
-    FUSED_D[:] = [lambda: d.copy_(sum(torch.mm(x, y.t()) for x, y in ab)[rows])]
+    first = []  # the first fused call's output, which a stale call returns again
+
+    def fused(stale=False):
+        first[:] = first or [sum(torch.mm(x, y.t()) for x, y in ab)[rows]]
+        d.copy_(first[0] if stale else sum(torch.mm(x, y.t()) for x, y in ab)[rows])
+
+    def new_inputs():  # every rank changes every rank's operands alike: each holds them all
+        for r, (x, y) in enumerate(ab):
+            g = torch.Generator().manual_seed(500 + r)
+            x.copy_(torch.randn(x.shape, generator=g))
+            y.copy_(torch.randn(y.shape, generator=g))
+    FUSED_D[:] = [fused]
+    LOCAL_D[:] = [lambda wrong=False: torch.mm(a, b.t() * (2.0 if wrong else 1.0), out=d_loc)]
     op.set_tensors(rank, 0, 0, 0)
     mm = lambda: torch.mm(a, b.t(), out=d_loc)  # noqa: E731
     fns = {"cublas_local": mm, "nccl_cublas": reference, "torch_async_tp": mm,
            "tpgemm": lambda: op.run_rank(rank, 0), "local": lambda: op1.run_rank(0, 0)}
-    return op, op1, fns, reference, (a, b, d, d_loc, ref, types.SimpleNamespace(scales={}))
+    keep = types.SimpleNamespace(a=a, b=b, d=d, d_loc=d_loc, ref=ref, local_ref=part, new_inputs=new_inputs,
+                                 num=types.SimpleNamespace(scales={}))
+    return op, op1, fns, reference, keep
 
 
 def link_copy_buffer(op_kind, m, n, k, tp, dtype):
@@ -269,7 +296,8 @@ def main():
                                    FakeNcclCtx() if os.environ.get("NCCL") else None)
         out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {}),
                "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops"),
-               "timed": sorted(rec.get("windows") or {})}
+               "timed": sorted(rec.get("windows") or {}), "local_check": rec.get("local_check"),
+               "recheck": rec.get("recheck"), "local_recheck": rec.get("local_recheck")}
     except Exception as e:
         out = {"raised": repr(e)[:300]}
     bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step
