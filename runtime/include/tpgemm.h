@@ -122,13 +122,14 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * walk or room for all the launch's rows in one row of tiles, replaces it (the fewest rows): at M = 16-64 the
  * ping-pong 64x128 (reduce-scatter, and all-gather at 70B-fc1 with 16 tokens). That is few tokens: at TP = 2,
  * 70B-qkv at M = 2048 or 70B-fc1 at M = 512 run the ping-pong 128x128 config, 4-5% faster there than the 128x256
- * on one H200, 70B-qkv at M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, M = 128 the ping-pong
- * 64x128 (`*_pp64`) (docs/PERF_NOTES.md, 2026-12-02). Last, the split rule (TP = 1): a `stream_k` config (only
- * ever a candidate here; at TP >= 2 by name only) replaces the pick where its tiles fill at most 25% of the SMs with
- * at least 128 k-blocks each, or one row of tiles, at most a wave but more than 3/4 of one, with at least 192: decode
- * GEMMs of few, long tiles (`*_sk64`, 1.22x the spread ping-pong 64x128 there in geometric mean on one H200). Pure: no
- * CUDA call. Tuned choices are
- * not consulted: see tpg_dispatch_find. */
+ * on one H200, 70B-qkv at M = 512 or 1024 the cooperative 128x160 (`*_w160`), 22-27% faster, and at M = 128 qkv,
+ * attn_out and down the ping-pong 64x128 (`*_pp64`), while gate_up keeps the 128x256: its walk is one gathered GEMM
+ * of 128 x 28672 a rank, whose 112 wide tiles fill 85% of a wave (docs/PERF_NOTES.md, 2026-12-02; `tpgemm --model
+ * llama3-70b --tp 2 --tokens 128 --dry-run` prints the picks). Last, the split rule (TP = 1): a `stream_k` config
+ * (only ever a candidate here; at TP >= 2 by name only) replaces the pick where its tiles fill at most 25% of the SMs
+ * with at least 128 k-blocks each, or one row of tiles, at most a wave but more than 3/4 of one, with at least 192:
+ * decode GEMMs of few, long tiles (`*_sk64`, 1.22x the spread ping-pong 64x128 there in geometric mean on one H200).
+ * Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */
@@ -181,8 +182,9 @@ typedef struct tpg_ctx_config {
     int share_devices;          /* 0: every rank needs its own device. 1: ranks may name the same device (devices
                                    NULL = all on device 0), for running the fused schedules' correctness checks
                                    on fewer GPUs than tp: a device's SMs, less TPG_SHARED_DEVICE_FREE_SMS and
-                                   one more per rank sharing it, are split evenly between its ranks so that their persistent kernels run side by
-                                   side, and their "peer" copies and flags stay inside one GPU. Times measured
+                                   one more per rank sharing it, are split evenly between its ranks so that
+                                   their persistent kernels run side by side, and their "peer" copies and flags
+                                   stay inside one GPU. Times measured
                                    so say nothing about a real TP run. A config with copy-engine partials
                                    needs CUDA_DEVICE_MAX_CONNECTIONS >= 32 in the environment then (before CUDA
                                    starts), else tpg_op_create returns TPG_ERR_UNSUPPORTED. */
@@ -207,6 +209,8 @@ typedef struct tpg_ctx_config {
  * Single process, one host thread driving all tp devices. Checks that each device exists and is
  * Hopper, and enables peer access between every pair of distinct devices; each pair needs access with
  * native peer atomics (NVLink: the barriers add to a peer's counters), TPG_ERR_NO_P2P names the pair otherwise.
+ * There is no transport to choose here (tpg_ctx_config has none): GPUs without such access run only as a
+ * multi-process context, tpg_ctx_create_rank with transport = TPG_TRANSPORT_NCCL.
  * On failure *out is NULL and tpg_last_error(NULL) says why. */
 tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out);
 /* ---- Multi-process mode: one rank per process (the framework model) ------------------------- */
@@ -221,10 +225,11 @@ typedef int (*tpg_allgather_fn)(const void *send, void *recv, size_t bytes, void
 
 /* How a multi-process context's ranks reach each other (tpg_rank_config.transport). */
 typedef enum tpg_transport {
-    TPG_TRANSPORT_PEER = 0, /* CUDA peer access (NVLink, PCIe P2P): copy engines, remote stores and flags, one
-                               persistent kernel per call that waits per stage / tile (the fast path) */
-    TPG_TRANSPORT_NCCL = 1  /* NCCL send / recv, for ranks without peer access (other nodes, PCIe without P2P):
-                               stage-granular, see tpg_ctx_create_rank */
+    TPG_TRANSPORT_PEER = 0, /* CUDA peer access with native peer atomics (NVLink; PCIe P2P lacks the atomics the
+                               barriers need): copy engines, remote stores and flags, one persistent kernel per
+                               call that waits per stage / tile (the fast path) */
+    TPG_TRANSPORT_NCCL = 1  /* NCCL send / recv, for ranks without such access (other nodes, PCIe with or without
+                               P2P): stage-granular, see tpg_ctx_create_rank */
 } tpg_transport;
 
 typedef struct tpg_rank_config {
@@ -260,11 +265,12 @@ typedef struct tpg_rank_config {
  * takes part and fails every rank; only a NULL op or ctx returns at once (there is nothing to exchange
  * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
  * the peers' old shards: each rank drops its mappings of them once its own last run has finished, before
- * the call's closing agreement, so a rank may free its old shard as soon as its call has returned. tpg_op_run, tpg_op_run_rank,
- * tpg_op_sync and tpg_op_set_scalars act on the local rank only; tpg_op_shard_shape works for any rank.
+ * the call's closing agreement, so a rank may free its old shard as soon as its call has returned. tpg_op_run,
+ * tpg_op_run_rank, tpg_op_sync and tpg_op_set_scalars act on the local rank only; tpg_op_shard_shape works for any
+ * rank.
  *
  * transport = TPG_TRANSPORT_NCCL: the ranks need no peer access and need not see each other's GPUs (other nodes,
- * PCIe boxes without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
+ * PCIe boxes with or without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
  * TPG_ERR_NCCL when it cannot be) and the context makes its own communicator (rank 0's id goes through
  * allgather); every rank enters ncclCommInitRank, and makes its first transfers, only after all agreed that they
  * would, so a rank that fails before (a device error; with NCCL >= 2.17, an NCCL_MIN_CTAS in its environment above
