@@ -12,6 +12,11 @@ import torch.distributed as dist
 import tp_windows as W
 
 
+# How long the odd ranks' stream idles before their new inputs of the re-check (~1 ms at boost clock: longer than a
+# fused call's start, so that its peers' first loads come before the write).
+LATE_INPUT_CYCLES = 2_000_000
+
+
 class SetupFailure(RuntimeError):
     """A setup step failed on some rank: raised on every rank alike, with this rank's own cause or "failed on
     another rank" (which tp_records.merge_rank_errors leaves to the failing rank's text)."""
@@ -57,6 +62,8 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
 
     def new_inputs():  # another seed; a_full and the references follow from reference()
         g2 = torch.Generator(device="cuda").manual_seed(seed + 104729)
+        if rank % 2:  # odd ranks write theirs late: a call that reads a peer's shard without waiting reads old data
+            torch.cuda._sleep(LATE_INPUT_CYCLES)
         for x in (t.a, t.b):
             x.copy_(rnd(g2, *x.shape))
     t.new_inputs = new_inputs
@@ -65,28 +72,47 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
 
 def relative_errors(d, ref):
     """||d - ref|| / ||ref|| and max|d - ref| / max|ref|, each the largest over every rank (a NaN reads inf: it fails,
-    never "not run")."""
-    torch.cuda.synchronize()
-    diff = d.float() - ref.float()
-    rel = (diff.norm() / ref.float().norm().clamp_min(1e-30)).item()
-    mx = (diff.abs().max() / ref.float().abs().max().clamp_min(1e-30)).item()
+    never "not run"); a rank whose own comparison raised (out of memory) reads inf too, and still joins the
+    all-reduces, so the ranks stay in step."""
+    def local_errors():
+        torch.cuda.synchronize()
+        diff = d.float() - ref.float()
+        return ((diff.norm() / ref.float().norm().clamp_min(1e-30)).item(),
+                (diff.abs().max() / ref.float().abs().max().clamp_min(1e-30)).item())
+    try:
+        rel, mx = local_errors()
+    except Exception:  # noqa: BLE001 - any failure of this rank's own arithmetic fails the check, on every rank
+        rel = mx = math.inf
     finite = lambda x: x if math.isfinite(x) else math.inf  # noqa: E731
     return W.allreduce(finite(rel), dist.ReduceOp.MAX), W.allreduce(finite(mx), dist.ReduceOp.MAX)
 
 
-def check_output(op, run, reference, keep):
+def agreed(fn, what=""):
+    """Runs fn on every rank and agrees on its failure: None, or why it failed - this rank's error (after `what: `
+    where given), or "failed on another rank" as such (tp_records.merge_rank_errors leaves that to the failing
+    rank's text)."""
+    why = W.guarded(fn)
+    if W.all_ok(why is None):
+        return None
+    return f"{what}: {why}" if why and what else why or "failed on another rank"
+
+
+def check_output(op, run, reference, keep, before=None):
     """Runs the fused call once on a zeroed D and compares it with torch's (reference(): the NCCL collective +
     cuBLAS). Returns (rel_err, max_err, failure): relative_errors (tp_records.MAX_REL_ERR, MAX_ELEM_ERR), or (None,
-    None, why) when the call failed on any rank. The reference's collective runs on every rank or on none (all_ok
-    first), so a call that fails on one rank only does not leave the ranks in different collectives."""
+    None, why) when the call or the reference failed on any rank. The reference's collective runs on every rank or
+    on none (agreed first), so a call that fails on one rank only does not leave the ranks in different
+    collectives. before: queued on the stream just ahead of the call, with no collective between (recheck's new
+    inputs)."""
     def fused():
+        if before:
+            before()
         keep.d.zero_()
         run()
         op.sync()  # a device-side timeout surfaces here
-    why = W.guarded(fused)
-    if not W.all_ok(why is None):
-        return None, None, why or "failed on another rank"
-    reference()
+    why = agreed(fused) or agreed(reference, "the reference")
+    if why:
+        return None, None, why
     return (*relative_errors(keep.d, keep.ref), None)
 
 
@@ -95,15 +121,13 @@ def check_local(op1, run, reference, keep):
     against keep.local_ref: all-gather the gathered GEMM (ref), reduce-scatter this rank's m x n partial (part).
     reference() runs first, on every rank (it is collective): it makes both, and gathers a_full, which the
     all-gather's local GEMM reads (after new inputs it would read the old ones). Returns as check_output."""
-    reference()
-
     def local():
         keep.d_loc.zero_()
         run()
         op1.sync()
-    why = W.guarded(local)
-    if not W.all_ok(why is None):
-        return None, None, why or "failed on another rank"
+    why = agreed(reference, "the reference") or agreed(local)
+    if why:
+        return None, None, why
     return (*relative_errors(keep.d_loc, keep.local_ref), None)
 
 
@@ -111,10 +135,20 @@ def recheck(keep, reference, targets):
     """After the timing rounds: new operands in the same buffers (keep.new_inputs), then one call of each target
     (variant, op, run) against a fresh reference - check_local for "local", else check_output. The timed calls
     reused flags and epochs over calls on unchanged inputs, where a call that skipped a wait or read the previous
-    call's shards or partials looks correct; here it does not. targets: the same list on every rank (the timing's
-    live variants). Returns ({variant: (rel_err, max_err, why)}, why the new inputs failed or None)."""
-    why = W.guarded(keep.new_inputs)
-    if not W.all_ok(why is None):
-        return {}, f"new inputs for the re-check: {why or 'failed on another rank'}"
-    return {v: (check_local if v == "local" else check_output)(op, run, reference, keep)
-            for v, op, run in targets}, None
+    call's shards or partials looks correct; here it does not. The new inputs go on the stream right ahead of the
+    first fused call, with no collective between (a host agreement there would finish every rank's writes before
+    any call read a peer's shard, and hide a call that does not wait for its peers); the fused targets go first.
+    targets: the same list on every rank (the timing's live variants). Returns ({variant: (rel_err, max_err,
+    why)}, None)."""
+    ordered = [t for t in targets if t[0] != "local"] + [t for t in targets if t[0] == "local"]
+    out, before = {}, keep.new_inputs
+    if ordered and ordered[0][0] == "local":  # no fused target: the inputs alone, agreed
+        why = agreed(before, "new inputs for the re-check")
+        if why:
+            return {v: (None, None, why) for v, _, _ in ordered}, None
+        before = None
+    for v, op, run in ordered:
+        out[v] = check_local(op, run, reference, keep) if v == "local" else \
+            check_output(op, run, reference, keep, before)
+        before = None
+    return out, None

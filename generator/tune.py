@@ -329,9 +329,14 @@ def pick_winner(shape: Shape, cands: list[Candidate], state: dict,
 def checked_winner(shape: Shape, cands: list[Candidate], state: dict, default: Candidate | None,
                    skip: frozenset[str]) -> Candidate | None:
     """The first candidate by_merit, of those not named in skip, whose checked run passed already (no new run): what
-    stands for a layer whose next check failed for a reason of the moment."""
-    return next((c for c in by_merit(shape, cands, state, default)
-                 if c.name not in skip and _passed(state.get((job_key(shape, c), "verify")))), None)
+    stands for a layer whose next check failed for a reason of the moment. Never one behind the default: where the
+    default's own check failed so, nothing stands (a slower candidate, or one within WIN_MARGIN, is no winner)."""
+    for c in by_merit(shape, cands, state, default):
+        if c.name not in skip and _passed(state.get((job_key(shape, c), "verify"))):
+            return c
+        if c == default:
+            return None
+    return None
 
 
 def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) -> str:

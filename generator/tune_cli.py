@@ -251,17 +251,27 @@ def _write_tuned(out: Path, text: str, config: str, stream) -> bool:
     returned; a file the config does not include is kept, with a warning that nothing builds it."""
     old = out.read_text() if out.is_file() else None
     out.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out, text)
-    try:
-        doc = models.load(config)
-    except ConfigError as e:
+
+    def put_back() -> None:
         if old is None:
             out.unlink()
         else:
             _atomic_write(out, old)
-        print("\n".join(e.errors) + f"\ntune: with the new {out}, {config} has the errors above, so it was not "
+    _atomic_write(out, text)
+    # the repository's schedules.yaml too when the file lands in its tuned/ (ninja regenerates from that one)
+    checked = [config] + ([str(ROOT / "schedules.yaml")] if out.resolve().parent == (ROOT / "tuned").resolve()
+                          and Path(config).resolve() != (ROOT / "schedules.yaml").resolve() else [])
+    try:
+        docs = [models.load(c) for c in checked]
+    except ConfigError as e:
+        put_back()
+        print("\n".join(e.errors) + f"\ntune: with the new {out}, the config has the errors above, so it was not "
               "written" + (" (the earlier one is back)" if old is not None else ""), file=stream)
         return False
+    except BaseException:  # an interrupt or a fault of the check itself: the file it could not check goes too
+        put_back()
+        raise
+    doc = docs[0]
     names = {k["name"] for k in yaml.safe_load(text)["kernels"]}
     if not any((t or {}).get("kernel") in names for t in doc.get("tuned") or []):
         print(f"tune: {config} does not include {out}: nothing builds these choices (add it to its include:)",

@@ -52,8 +52,10 @@ def test_no_fault_passes_with_its_pulled_twin():
     ("sync:pull:1", "alt:pull_partials", "passed", "failed"),  # the pulled twin's check, rank 1 only
     ("sync:pull:9", "alt:pull_partials", "passed", "failed"),  # ... on both ranks: only the twin is dropped
     ("run:tpgemm:0", "tpgemm", "failed", "passed"),            # the first call raises on rank 0
-    ("runlate:tpgemm:1", "tpgemm", "passed", "passed"),        # a call inside a timed window, rank 1
-    ("synclate:tpgemm:1", "tpgemm", "passed", "passed"),       # a sync after a sustained window, rank 1
+    # a call inside a timed window, or a sync after a sustained window, rank 1: dropped from the timing, so not
+    # re-checked on new inputs, and nothing shows its timed calls right (tp_records.with_recheck)
+    ("runlate:tpgemm:1", "tpgemm", "failed", "passed"),
+    ("synclate:tpgemm:1", "tpgemm", "failed", "passed"),
 ])
 def test_a_failure_on_one_rank_keeps_the_ranks_in_step(fault, variant, check, alt_check):
     results = run_ranks(fault)

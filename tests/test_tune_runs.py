@@ -64,6 +64,11 @@ def test_a_check_failed_for_the_moment_leaves_the_best_candidate_checked_before(
     assert tune.checked_winner(s, [c0, c1, c2], state, c2, frozenset([c0.name])) == c1
     state[tune.job_key(s, c1), "verify"] = {"exit_code": 1, "check": "failed"}
     assert tune.checked_winner(s, [c0, c1, c2], state, c2, frozenset([c0.name])) is None
+    # the default's own check failed so: a slower candidate that passed before is no winner
+    slower = profiled(s, [(c0, 1.0), (c1, 1.3)])
+    slower[tune.job_key(s, c1), "verify"] = {"exit_code": 0, "check": "passed"}
+    assert tune.checked_winner(s, [c0, c1], slower, c0, frozenset([c0.name])) is None
+    assert tune.checked_winner(s, [c0, c1], slower, None, frozenset([c0.name])) == c1  # no default: by time
 
 
 def test_a_check_that_failed_for_the_moment_is_checked_again_next_run(tmp_path, monkeypatch):
@@ -265,3 +270,16 @@ def test_results_of_other_iterations_are_not_reused(tmp_path, monkeypatch):
     assert rc == 0 and "profiling anew" not in err
     rc, err, _ = run_tune(tmp_path, FakeRunner(), "--iterations", "7")
     assert rc == 0 and "other --iterations / --warmup: profiling anew" in err, err
+
+
+def test_a_tuned_file_whose_check_is_interrupted_is_taken_back(tmp_path, monkeypatch):
+    out = tmp_path / "tuned" / "x.yaml"
+    out.parent.mkdir()
+    out.write_text("earlier\n")
+
+    def interrupted(path):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(tune_cli.models, "load", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tune_cli._write_tuned(out, "version: 1\nkernels: []\ntuned: []\n", str(tmp_path / "s.yaml"), io.StringIO())
+    assert out.read_text() == "earlier\n" and sorted(p.name for p in out.parent.iterdir()) == ["x.yaml"]

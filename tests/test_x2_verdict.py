@@ -159,10 +159,12 @@ def test_the_local_point_needs_every_big_shapes_local_figure_and_its_check():
     points = {p: (holds, figures) for p, holds, figures in verdict.acceptance(recs)}
     assert points[name] == (False, "below: 70B-o - (over 5 of 6)"), points[name]
     recs = anchors()
-    recs[1]["local_check"] = "failed"  # 70B-fc1
-    assert [p for p, holds, _ in verdict.acceptance(recs) if not holds] == [name]
+    recs[1]["local_check"] = "failed"  # 70B-fc1: and a wrong local GEMM is a failed check
+    assert [p for p, holds, _ in verdict.acceptance(recs) if not holds] == ["reference check on every shape", name]
     recs = anchors()
     recs[7]["local_tflops"], recs[7]["local_check"] = None, "failed"  # 8B-o
+    assert [p for p, holds, _ in verdict.acceptance(recs) if not holds] == ["reference check on every shape"]
+    recs[7]["local_check"] = "passed"
     assert all(holds for _, holds, _ in verdict.acceptance(recs))
 
 

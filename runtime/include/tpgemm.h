@@ -164,12 +164,12 @@ tpg_status tpg_dispatch_get(int i, tpg_dispatch_entry *out);
 #define TPG_TUNED_M_REACH 2
 /* The row to run one GEMM with. A row matches when dtype and tp are equal and each of model, layer,
  * schedule (NULL = any), n and k (<= 0 = any) is equal; among matching rows the one whose m is
- * nearest to m wins (the first on ties; m <= 0 = the first), since a preset's N and K are fixed while
- * its token count varies (an untuned row holds the default pick for its own m: `tpgemm --model --tokens` picks
- * again with tpg_config_pick for another). A tuned winner more than TPG_TUNED_M_REACH times away from m comes back
- * untuned, with m and the schedule's default pick for m (tpg_config_pick): its kernel was measured at its own M
- * only. Writes the row to *out; TPG_ERR_UNKNOWN_CONFIG if no row matches, TPG_ERR_INVALID_ARGUMENT if out is NULL;
- * tpg_config_pick's status if that pick fails. */
+ * nearest to m by ratio wins (the first on ties; m <= 0 = the first), since a preset's N and K are fixed while
+ * its token count varies. The row comes back as it is where m is its m (or m <= 0) or it is a tuned row within
+ * TPG_TUNED_M_REACH of m; else untuned, with m and the schedule's default pick for m (tpg_config_pick): an untuned
+ * row holds the default pick for its own m, and a tuned kernel was measured at its own M only. Writes the row to
+ * *out; TPG_ERR_UNKNOWN_CONFIG if no row matches, TPG_ERR_INVALID_ARGUMENT if out is NULL; tpg_config_pick's
+ * status if that pick fails. */
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out);
 

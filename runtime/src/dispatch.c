@@ -17,17 +17,22 @@ tpg_status tpg_dispatch_get(int i, tpg_dispatch_entry *out) {
 
 static int str_matches(const char *want, const char *have) { return !want || strcmp(want, have) == 0; }
 
+double tpg__m_ratio(int64_t row_m, int64_t m) {
+    if (m <= 0 || row_m <= 0) return 1.0;
+    return row_m > m ? (double)row_m / (double)m : (double)m / (double)row_m;
+}
+
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out) {
     if (!out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_dispatch_find: out is NULL");
     int best = -1;
-    int64_t best_dist = 0;
+    double best_dist = 0;
     for (int i = 0; i < tpg_num_dispatch; i++) {
         const tpg_dispatch_entry *e = &tpg_dispatch[i];
         if (e->dtype != dtype || e->tp != tp || !str_matches(model, e->model) || !str_matches(layer, e->layer) ||
             !str_matches(schedule, e->schedule) || (n > 0 && e->n != n) || (k > 0 && e->k != k))
             continue;
-        int64_t dist = m > 0 ? (e->m > m ? e->m - m : m - e->m) : 0;
+        const double dist = tpg__m_ratio(e->m, m);
         if (best < 0 || dist < best_dist) best = i, best_dist = dist;
     }
     if (best < 0)
@@ -41,10 +46,11 @@ int tpg__tuned_row_reaches(int64_t tuned_m, int64_t m) {
 }
 
 /* A tuned row measured its kernel at its own M only: a token count past TPG_TUNED_M_REACH of it gets the schedule's
- * default pick for that M instead (the tuned 128x192 of a prefill M is no kernel for decode, nor the reverse). */
+ * default pick for that M instead (the tuned 128x192 of a prefill M is no kernel for decode, nor the reverse). An
+ * untuned row holds the generator's default pick for its own M: for another M, the pick for that one. */
 tpg_status tpg__dispatch_resolve(const tpg_dispatch_entry *row, int64_t m, tpg_dispatch_entry *out) {
     *out = *row;
-    if (!row->tuned || tpg__tuned_row_reaches(row->m, m)) return TPG_OK;
+    if (m <= 0 || m == row->m || (row->tuned && tpg__tuned_row_reaches(row->m, m))) return TPG_OK;
     int pick = -1;
     const tpg_status st = tpg_config_pick(row->schedule, row->tp, row->dtype, m, row->n, row->k, &pick);
     if (st != TPG_OK) return st; /* its message set by tpg_config_pick */

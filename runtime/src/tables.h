@@ -123,8 +123,12 @@ extern const tpg_config_desc tpg_configs[];
  * nor a `stream_k` config at TP >= 2 (untimed across GPUs); at TP = 1 one is a default only through the split rule. */
 int tpg__config_pickable(const tpg_config_desc *c);
 /* Whether a tuned dispatch row made at tuned_m holds for a GEMM of m rows (within TPG_TUNED_M_REACH; m <= 0: any),
- * and the row tpg_dispatch_find returns for m: *row, or past that reach the schedule's default pick for m, untuned. */
+ * and the row tpg_dispatch_find returns for m: *row where m is its M (or <= 0) or it is tuned and within that reach,
+ * else the schedule's default pick for m, untuned. */
 int tpg__tuned_row_reaches(int64_t tuned_m, int64_t m);
+/* How far a dispatch row's M is from m, as a ratio (>= 1; 1 for m <= 0): token counts scale, so 9000 is nearer 16384
+ * than 2048, and a row within TPG_TUNED_M_REACH of m is always nearer than one outside it. */
+double tpg__m_ratio(int64_t row_m, int64_t m);
 tpg_status tpg__dispatch_resolve(const tpg_dispatch_entry *row, int64_t m, tpg_dispatch_entry *out);
 /* tpg_config_pick_sms's wave check (generator/models.py default_config mirrors it): the best-scored fallback must score
  * more than this above the pick (score: the share of the tile slots its walk fills x wave_weight), or more than

@@ -242,6 +242,16 @@ TPG_TEST(a_tuned_row_holds_near_its_m_only) {
     TPG_EXPECT(e.tuned && e.config == row.config);
     TPG_ASSERT_EQ_INT(tpg__dispatch_resolve(&row, 128, &e), TPG_OK);
     TPG_EXPECT(!e.tuned && e.config == at128 && e.m == 128 && e.n == row.n && e.k == row.k);
+    /* an untuned row: as it is at its own M, the default pick at another */
+    row.tuned = 0;
+    TPG_ASSERT_EQ_INT(tpg__dispatch_resolve(&row, 16384, &e), TPG_OK);
+    TPG_EXPECT(e.config == row.config && e.m == 16384);
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 128, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    TPG_EXPECT(!e.tuned && e.config == at128 && e.m == 128);
+    /* the nearest row by ratio: a row within the reach is always nearer than one outside it */
+    TPG_EXPECT(tpg__m_ratio(16384, 9000) < tpg__m_ratio(2048, 9000));
+    TPG_EXPECT(tpg__m_ratio(16384, 8192) == 2.0 && tpg__m_ratio(4096, 8192) == 2.0 && tpg__m_ratio(7, 0) == 1.0);
+    row.tuned = 1;
     row.schedule = "NoSuchSchedule";
     TPG_EXPECT_EQ_INT(tpg__dispatch_resolve(&row, 128, &e), TPG_ERR_UNKNOWN_CONFIG);
     TPG_EXPECT(strstr(tpg_last_error(NULL), "NoSuchSchedule") != NULL);

@@ -61,8 +61,8 @@ static int choose_tp(const tpg_cli_args *a, const int *tps, int n, int visible) 
     return tp;
 }
 
-/* The preset's layers at tp in table order, each resolved through tpg_dispatch_find for M (an untuned row through
- * tpg_config_pick for M, as the generator made it for the preset's M). */
+/* The preset's layers at tp in table order, each resolved through tpg_dispatch_find for M (which gives an untuned
+ * row the default pick for M, the generator having made it for the preset's M). */
 static int collect(const tpg_cli_args *a, int tp, layer_job *jobs) {
     int n = 0;
     for (int i = 0; i < tpg_num_dispatch && n < MAX_LAYERS; i++) {
@@ -73,12 +73,7 @@ static int collect(const tpg_cli_args *a, int tp, layer_job *jobs) {
         if (seen) continue;
         int64_t m = a->tokens ? a->tokens : e->m;
         if (tpg_dispatch_find(a->model, e->layer, m, 0, 0, a->dtype, NULL, tp, &jobs[n].row) != TPG_OK) continue;
-        jobs[n].m = a->tokens ? a->tokens : jobs[n].row.m;
-        /* an untuned row holds the generator's default pick for the preset's token count: pick for this one */
-        int pick = -1;
-        if (!jobs[n].row.tuned &&
-            tpg_config_pick(jobs[n].row.schedule, tp, a->dtype, jobs[n].m, jobs[n].row.n, jobs[n].row.k, &pick) == TPG_OK)
-            jobs[n].row.config = pick;
+        jobs[n].m = a->tokens ? a->tokens : jobs[n].row.m; /* a tuned row within its reach keeps its own M */
         n++;
     }
     return n;
