@@ -1,7 +1,6 @@
 #!/bin/bash
-# One device call (nvidia-h200, 1 GPU, ~6 min) for the 2026-12-05 (02:06Z-) session's changes, which no GPU has run
-# (docs/perf_notes/2026-12-05-b.md): the TP benchmark's own tests under torch (the re-check on new inputs, the local
-# GEMM's check, setup failures agreed across ranks, the rotated order, run_tp.sh's own-workers cleanup), then
+# One device call (nvidia-h200, 1 GPU, ~5 min) for the 2026-12-05 (02:06Z-) session's changes, which no GPU has run
+# (docs/perf_notes/2026-12-05-b.md; the TP benchmark's own tests ran here under a CPU torch, 63 passed, so not again):
 # run_tp.sh with both ranks on the GPU (--share-device: gloo, no async TP, times mean nothing) on an all-gather and a
 # reduce-scatter shape with the route twins (each record's check, recheck, local_check, local_recheck and the alts'
 # re-checks printed), then the energy fit at world size 1 again with the sampler's new brackets and its fit_stats.
@@ -14,9 +13,6 @@ R=$OUT/r; mkdir -p "$R"; trap 'tar -C "$OUT" -czf "$OUT/records.tgz" r' EXIT
 t0=$(date +%s); at() { echo "$1: exit $2 at $(($(date +%s) - t0)) s" | tee -a "$OUT/summary.txt"; }
 { date -u; bash bench/x2/tree_hash.sh; nvidia-smi -L; } > "$R/provenance.txt" 2>&1
 ninja build/tpgemm build/libtpgemm.so tests > "$R/build.log" 2>&1; at build $?
-timeout 200 python3 -m pytest -q -rs tests/test_tp_bench_collectives.py tests/test_tp_bench.py tests/test_run_tp.py \
-    tests/test_tp_plan.py > "$R/bench_pytest.log" 2>&1
-at "bench pytest" $?; tail -4 "$R/bench_pytest.log"
 OUT="$R/shared" TP_BENCH_TIMEOUT_S=200 bash bench/run_tp.sh --tp 2 --share-device --rounds 2 --window 0.2 \
     --only 8B-qkv,8B-o --alt-copy-engine-partials --alt-pull-partials > "$R/shared.log" 2>&1
 at "run_tp --tp 2 --share-device" $?
