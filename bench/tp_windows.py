@@ -44,8 +44,9 @@ class Energy:
 
 # --energy-fit (tp_bench.py): each window's joules also from the power fitted over the counter's steps
 # (tp_energy.py), and reported from it where every rank's fit held; the delta stays beside it in the window's record.
-# Off by default until a GPU run has compared the two (bench/results/experiments/call_energy_fit.sh).
-FIT_ENERGY = False
+# The default since a GPU run compared the two (bench/results/experiments/bench_review_0435Z: the fit's spread over
+# 8 windows 0.7-2.4%, the delta's 1.0-10.6%); tp_bench.py sets it from --energy-fit / --no-energy-fit.
+FIT_ENERGY = True
 
 
 # A bound on the burst window's calls: it is sized from a two-call timing, which a slow first call makes bogus,

@@ -292,7 +292,7 @@ def main():
                                  share_device=bool(os.environ.get("SHARE_DEVICE")))
     try:
         rec = tp_bench.bench_shape(args, ("8B-o", "RS", 256, 128, 128), 2, rank, FakeCtx(), None, FakeLib(),
-                                   types.SimpleNamespace(joules=lambda: None, sm_mhz=lambda: None), "g",
+                                   types.SimpleNamespace(h=None, joules=lambda: None, sm_mhz=lambda: None), "g",
                                    FakeNcclCtx() if os.environ.get("NCCL") else None)
         out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {}),
                "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops"),
