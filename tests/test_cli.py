@@ -517,3 +517,17 @@ def test_a_model_plan_says_per_layer_what_overlap_and_copy_pieces_changed(tpgemm
     assert rows["qkv"].endswith("barriers beside, copies in 2 pieces") and rows["down"].endswith("barriers beside")
     plain = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--dry-run").stdout.splitlines()
     assert plain[1].endswith("modes") and all(line.endswith(" -") for line in plain[2:]), plain
+
+
+def test_a_model_plan_names_the_copy_engine_and_the_ring_where_they_change_a_layer(tpgemm):
+    """--gather-copy-engine changes a gathered all-gather walk only (few tokens: the GEMM would pull the shards), and
+    --rs-ring a one-hop reduce-scatter only; the modes column names them on those layers and on no other."""
+    few = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--tokens", "128", "--gather-copy-engine", "--rs-ring",
+              "--dry-run")
+    assert few.returncode == 0, few.stderr
+    rows = {line.split()[0]: line for line in few.stdout.splitlines()[2:]}
+    assert rows["qkv"].endswith("shards by copy engine") and rows["gate_up"].endswith("shards by copy engine"), rows
+    assert rows["attn_out"].endswith("ring kept") and rows["down"].endswith("ring kept"), rows
+    many = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--gather-copy-engine", "--rs-ring",
+               "--dry-run")
+    assert many.returncode == 0 and all(line.endswith(" -") for line in many.stdout.splitlines()[2:]), many.stdout

@@ -105,3 +105,19 @@ def test_finish_counts_and_fails_on_any_failure(tmp_path):
     recs.write_text("\n")  # a run that recorded nothing (its script failed before the first run) is no pass
     assert subprocess.run([sys.executable, str(COLLECT), "finish", str(recs), str(out)],
                           capture_output=True).returncode == 1
+
+
+def test_a_quick_tier2_run_keeps_off_the_full_runs_record_name(tmp_path):
+    """run_tier2.sh --quick writes tier2_quick.json (what --commit-results copies to bench/results/), never the full
+    run's tier2.json; a run without --quick keeps tier2.json. A fake CLI that prints a passing line stands in."""
+    fake = tmp_path / "fake_tpgemm"
+    fake.write_text("#!/bin/sh\necho '" + json.dumps(GOOD) + "'\n")
+    fake.chmod(0o755)
+    script = ROOT / "tests" / "gpu" / "run_tier2.sh"
+    for quick, name in ((["--quick"], "tier2_quick.json"), ([], "tier2.json")):
+        out = tmp_path / ("quick" if quick else "full")
+        env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "TPGEMM": str(fake), "TIER2_GROUPS": "gathered"}
+        res = subprocess.run(["bash", str(script), *quick], env=env, capture_output=True, text=True, timeout=120)
+        # exit status 1 here: the fake lists no configs and this machine has no compute-sanitizer
+        assert res.returncode in (0, 1) and "wrote " + str(out / name) in res.stdout, res.stdout[-2000:]
+        assert sorted(p.name for p in out.glob("tier2*.json")) == [name], list(out.iterdir())

@@ -69,7 +69,7 @@ size_t tpg_dtype_size(tpg_dtype t);
 /* "bf16", "fp16", "e4m3", "e5m2", "fp32". */
 const char *tpg_dtype_name(tpg_dtype t);
 /* The type of D and C, and of partials unless the config has partials: f32, for operands of type t: t itself for
- * 16-bit operands, bf16 for fp8. */
+ * 16-bit operands, bf16 for fp8. An unknown t comes back unchanged (tpg_dtype_size of it is 0: check that). */
 tpg_dtype tpg_output_dtype(tpg_dtype t);
 
 /* ---- Generated configs --------------------------------------------------------------------- */

@@ -18,8 +18,9 @@
 #                     another TP in a short device call; the summary then counts those runs only
 #   TIER2_SKIP_GROUPS=g,...  leave out these groups (run_all.sh across GPUs: tp1, one GPU's runs); a group added
 #                     later is then in by default
-# Output: $OUT/tier2.json (OUT defaults to build/tier2) with the exact command of every run, then a
-# summary table (pass / fail counts per group). Exit status: 0 if every run passed, 1 otherwise.
+# Output: $OUT/<results file> (OUT defaults to build/tier2; tier2.json, tier2_tpN.json, tier2_shared_tpN.json, with
+# _quick before .json for a --quick run) with the exact command of every run, then a summary table (pass / fail
+# counts per group). Exit status: 0 if every run passed, 1 otherwise.
 #
 #   TPGEMM=path       the CLI to run (default build/tpgemm); RUN_TIMEOUT=s bounds one run (default 180)
 #   TIER2_BUDGET_S / TIER2_HARD_S  when the last run may start / when all must end (defaults 450 / +60 s; with
@@ -50,6 +51,8 @@ case "$TP" in 2 | 4 | 8) ;; *) echo "run_tier2.sh: --tp must be 2, 4 or 8, got '
 RESULT_NAME=tier2.json
 [ "$TP" = 2 ] || RESULT_NAME="tier2_tp$TP.json"
 [ ${#SHARE[@]} = 0 ] || RESULT_NAME="tier2_shared_tp$TP.json"
+# a --quick run never takes the name of the full run's record, which --commit-results would replace in bench/results/
+[ "$QUICK" = 0 ] || RESULT_NAME="${RESULT_NAME%.json}_quick.json"
 # ranks sharing a GPU run copy-engine partials only with 32 hardware queues (ce_partials.c): one() gives every such
 # run that environment, whichever configs carry them (build/tpgemm --share-device sets it too, unless it is set)
 CE_QUEUES=()

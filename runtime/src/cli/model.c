@@ -89,14 +89,27 @@ static int config_width(const layer_job *jobs, int n) {
     return w;
 }
 
-/* What --overlap-barriers / --copy-chunks changed for this layer (a layer whose kernel or schedule has no barriers
- * or copies keeps its plain graph): "-" when nothing. */
-static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, char *buf, size_t cap) {
+/* What --overlap-barriers, --copy-chunks, --gather-copy-engine and --rs-ring changed for this layer at m rows (a
+ * layer whose kernel, schedule or walk has no barriers, copies, pulls or one-hop sum keeps its plain graph): "-" when
+ * nothing. */
+static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, int64_t m, const tpg_dispatch_entry *row,
+                               char *buf, size_t cap) {
     const int overlap = (tpg_cli_plan_modes(a, c) & TPG_PLAN_OVERLAP) != 0;
     const int pieces = a->copy_chunks > 1 && tpg_schedule_copies(c->schedule) ? a->copy_chunks : 0;
-    if (overlap && pieces) snprintf(buf, cap, "barriers beside, copies in %d pieces", pieces);
-    else if (pieces) snprintf(buf, cap, "copies in %d pieces", pieces);
-    else snprintf(buf, cap, "%s", overlap ? "barriers beside" : "-");
+    tpg_plan_shape ps;
+    const int planned = tpg_plan_compute(c, m, row->n, row->k, 1, a->copy_chunks, &ps) == TPG_OK;
+    const int copy_engine = a->gather_copy_engine && planned && tpg_gather_pulls(ps.gathered, ps.copy_chunks,
+                                                                                overlap, 0);
+    const int ring = a->rs_ring && planned && ps.one_hop;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (overlap) used += (size_t)snprintf(buf + used, cap - used, "barriers beside");
+    if (pieces && used < cap)
+        used += (size_t)snprintf(buf + used, cap - used, "%scopies in %d pieces", used ? ", " : "", pieces);
+    if (copy_engine && used < cap)
+        used += (size_t)snprintf(buf + used, cap - used, "%sshards by copy engine", used ? ", " : "");
+    if (ring && used < cap) used += (size_t)snprintf(buf + used, cap - used, "%sring kept", used ? ", " : "");
+    if (!used) snprintf(buf, cap, "-");
     return buf;
 }
 
@@ -124,13 +137,13 @@ static void write_plans(FILE *f, const tpg_cli_args *a, int tp, const layer_job 
         const layer_job *j = &jobs[i];
         const tpg_config_desc *c = &tpg_configs[j->row.config];
         tpg_plan_shape ps;
-        char tile[32], stage[48], modes[48];
+        char tile[32], stage[48], modes[96];
         if (tpg_plan_compute(c, j->m, j->row.n, j->row.k, 1, a->copy_chunks, &ps) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c->kernel->bm, c->kernel->bn, c->kernel->bk);
         snprintf(stage, sizeof stage, "%" PRId64 "x%" PRId64 "x%" PRId64, ps.stage_m, ps.stage_n, ps.stage_k);
         fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-12s %-20s %12.1f %12.1f  %s\n",
                 j->row.layer, op_name(c), j->m, j->row.n, j->row.k, w, c->name, tile, stage, ps.moved_bytes / 1e6,
-                ps.flops_per_device / 1e9, layer_modes(a, c, modes, sizeof modes));
+                ps.flops_per_device / 1e9, layer_modes(a, c, j->m, &j->row, modes, sizeof modes));
     }
 }
 
@@ -157,11 +170,11 @@ static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_jo
         const tpg_cli_result *r = &j->res;
         const char *check = r->check == TPG_CHECK_PASSED ? "passed" : r->check == TPG_CHECK_FAILED ? "FAILED"
                             : r->check == TPG_CHECK_NOT_RUN ? "not run" : "skipped";
-        char modes[48];
+        char modes[96];
         fprintf(f, "%-9s %-14s %7" PRId64 " %7" PRId64 " %7" PRId64 "  %-*s %-8s %10.4f %16.1f  %s\n", j->row.layer,
                 op_name(&tpg_configs[j->row.config]), j->m, j->row.n, j->row.k, w, r->config,
                 r->exit_code > 1 ? "error" : check, r->avg_ms, r->tflops_per_gpu,
-                layer_modes(a, &tpg_configs[j->row.config], modes, sizeof modes));
+                layer_modes(a, &tpg_configs[j->row.config], j->m, &j->row, modes, sizeof modes));
     }
     if (a->share_device) fprintf(f, "(ranks shared a GPU: the times are not TP figures)\n");
 }
