@@ -202,13 +202,16 @@ typedef struct tpg_ctx_config {
 #define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 
-/* Every call leaves the calling thread's current CUDA device as it found it. A thread with no CUDA context
- * yet gets none on a device it did not ask for: it keeps the device the call used last (a process per rank
- * thus opens no context on GPU 0 unless its rank runs there).
+/* Every call leaves the calling thread's current CUDA device as it found it (the device's primary context, which
+ * the CUDA runtime uses: a context of the caller's own made current with the driver API is not restored). A thread
+ * with no CUDA context yet gets none on a device it did not ask for: it keeps the device the call used last (a
+ * process per rank thus opens no context on GPU 0 unless its rank runs there).
  *
  * Single process, one host thread driving all tp devices. Checks that each device exists and is
  * Hopper, and enables peer access between every pair of distinct devices; each pair needs access with
  * native peer atomics (NVLink: the barriers add to a peer's counters), TPG_ERR_NO_P2P names the pair otherwise.
+ * Peer access is the process's state, not the context's: it stays enabled after tpg_ctx_destroy (and after a
+ * failed create), since other contexts or the caller's own code may use it.
  * There is no transport to choose here (tpg_ctx_config has none): GPUs without such access run only as a
  * multi-process context, tpg_ctx_create_rank with transport = TPG_TRANSPORT_NCCL.
  * On failure *out is NULL and tpg_last_error(NULL) says why. */
@@ -311,7 +314,8 @@ int tpg_ctx_device(const tpg_ctx *ctx, int rank);
 typedef struct tpg_op_desc {
     int config;                 /* index from tpg_config_find */
     int64_t m, n, k, l;         /* global problem; l = batch count (>= 1) */
-    float alpha, beta;
+    float alpha, beta;          /* beta = 0: C is not read; alpha = 0 still computes A . B^T (unlike BLAS): with
+                                   f16 sums (kernels[].acc f16) an overflowed sum makes D NaN, so skip such a call */
 } tpg_op_desc;
 
 /* Per-device tensors. Shapes are the device's shards (see tpg_op_shard_shape). Row-major, packed
@@ -338,7 +342,9 @@ typedef struct tpg_shard_shape {
  * Multi-process: collective; every rank passes the same config, m, n, k, l (else TPG_ERR_BOOTSTRAP). */
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
 /* Waits for the op's last run on the local devices and frees it. Multi-process: collective (no rank
- * frees its buffer while a peer may still map it). NULL is a no-op. */
+ * frees its buffer while a peer may still map it). NULL is a no-op. The op is gone whatever the status; over NCCL,
+ * where a launch still runs 10 s after the communicator's abort (a timeout), its memory is left allocated, never
+ * freed under a running kernel, and TPG_ERR_NCCL says so: destroy the context then. */
 tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);

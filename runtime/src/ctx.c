@@ -55,6 +55,7 @@ void tpg__free_rank_buffers(const tpg_ctx *ctx, void **bufs) {
         (void)cudaFree(bufs[r]); /* teardown: nothing useful to do with an error here */
         bufs[r] = NULL;
     }
+    (void)cudaGetLastError(); /* an ignored failure above stays out of the caller's next cudaGetLastError */
     tpg__restore_device(saved);
 }
 
@@ -215,13 +216,12 @@ void tpg__ctx_release(tpg_ctx *ctx) {
             (void)cudaStreamDestroy(ctx->streams[r]);
         }
     }
-    /* a context that failed creation may name a device that does not exist: its error must not stay pending in the
-     * caller's thread (a framework's next cudaGetLastError would report it), as in tpg__restore_device */
-    if (ctx->local_begin < ctx->local_end && cudaSetDevice(ctx->devices[ctx->local_begin]) != cudaSuccess)
-        (void)cudaGetLastError();
     tpg_ipc_cache_free(&ctx->ipc);
     tpg_nccl_release(ctx->nccl);
     free(ctx);
+    /* a failure ignored above must not stay pending in the caller's thread (a framework's next cudaGetLastError would
+     * report it); no device is made current here for that: a failed creation may never have touched one */
+    (void)cudaGetLastError();
 }
 
 tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out) {

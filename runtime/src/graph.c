@@ -313,6 +313,7 @@ static void destroy_one(tpg_op *op, int r) {
     op->nodes[r] = NULL;
     op->items[r] = NULL;
     op->num_items[r] = 0;
+    (void)cudaGetLastError(); /* an ignored failure above stays out of the caller's next cudaGetLastError */
 }
 
 /* Rebuilds rank r's graph. Launches of one executable graph run one after another, whatever the

@@ -237,6 +237,7 @@ agree:
     if (n->aborted && !drained(s)) return st; /* cudaFree would wait for NCCL's kernels: leave 2 tp bytes behind */
     if (s) (void)cudaStreamDestroy(s);
     if (buf) (void)cudaFree(buf);
+    (void)cudaGetLastError(); /* an ignored failure above stays out of the caller's next cudaGetLastError */
     return st;
 }
 

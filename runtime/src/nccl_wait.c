@@ -20,16 +20,6 @@
 
 #define TPG_NCCL_ABORT_GRACE_S 1.0  /* after the device's timeout: the launch's other waits have given up by then */
 
-/* *busy = whether rank r's last launch (direct or in a captured graph) still runs. */
-static tpg_status still_busy(tpg_op *op, int r, int *busy) {
-    cudaError_t e = op->has_run && op->launched[r] ? cudaEventQuery(op->launched[r]) : cudaSuccess;
-    if (e == cudaSuccess && op->capture_done[r]) e = cudaEventQuery(op->capture_done[r]);
-    *busy = e == cudaErrorNotReady;
-    if (*busy) (void)cudaGetLastError();
-    else TPG_CHECK_CUDA(op->ctx, e);
-    return TPG_OK;
-}
-
 /* Whether the launch running on rank r has timed out: the status word has the timeout bit and the give-up word
  * holds the running launch's epoch (a bit left over from an earlier call that nobody synced does not count). Read
  * beside the launch, on the op's own non-blocking stream, as one copy of the control words. */
@@ -50,7 +40,7 @@ tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
     double timed_out_at = -1.0, aborted_at = -1.0;
     for (;;) {
         int busy = 0, timed_out = 0;
-        TPG_CHECK(still_busy(op, r, &busy));
+        TPG_CHECK(tpg__op_still_busy(op, r, &busy));
         if (!busy) break;
         if (aborted_at >= 0.0 && tpg_nccl_now_s() - aborted_at > TPG_NCCL_ABORT_DRAIN_S)
             TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d: the launch still runs %.0f s after its NCCL communicator was aborted",

@@ -7,6 +7,7 @@
 
 #include "bootstrap.h"
 #include "checks.h"
+#include "nccl.h"
 #include "op_internal.h"
 #include "plan.h"
 #include "transfer_flags.h"
@@ -137,13 +138,24 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
 }
 
 /* Waits for the local graphs, destroys them and drops the op's peer mappings (nothing of op's runs
- * touches any memory afterwards); the caller restores the device. */
-void tpg__op_quiesce(tpg_op *op) {
+ * touches any memory afterwards, unless it returns 0: see tpg__op_wait_quiet); the caller restores the device. */
+int tpg__op_quiesce(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
-    for (int r = ctx->local_begin; r < ctx->local_end; r++) tpg__op_wait_quiet(op, r); /* never free what a graph uses */
+    int ended = 1;
+    for (int r = ctx->local_begin; r < ctx->local_end; r++) ended &= tpg__op_wait_quiet(op, r); /* never free in use */
     tpg__graphs_destroy(op);
     if (ctx->local_begin < ctx->local_end) (void)cudaSetDevice(ctx->devices[ctx->local_begin]);
     for (int kind = 0; kind < TPG_PEER_KIND_COUNT; kind++) tpg_ipc_release(ctx, &op->ipc_held[kind]);
+    return ended;
+}
+
+tpg_status tpg__op_still_busy(tpg_op *op, int r, int *busy) {
+    cudaError_t e = op->has_run && op->launched[r] ? cudaEventQuery(op->launched[r]) : cudaSuccess;
+    if (e == cudaSuccess && op->capture_done[r]) e = cudaEventQuery(op->capture_done[r]);
+    *busy = e == cudaErrorNotReady;
+    if (*busy) (void)cudaGetLastError();
+    else TPG_CHECK_CUDA(op->ctx, e);
+    return TPG_OK;
 }
 
 /* Both waits, whatever the first one says; returns the first error. */
@@ -161,15 +173,20 @@ tpg_status tpg__op_wait(tpg_op *op, int r) {
     return e == cudaSuccess ? TPG_OK : tpg__cuda_error(op->ctx, e, __FILE__, __LINE__, "waiting for the op's launches");
 }
 
-void tpg__op_wait_quiet(tpg_op *op, int r) {
+int tpg__op_wait_quiet(tpg_op *op, int r) {
     if (tpg__op_over_nccl(op)) { /* bounded: a transfer from a missing peer would never end; keep the message */
         char kept[TPG_ERROR_BYTES];
         memcpy(kept, op->ctx->error, sizeof kept);
-        if (tpg__nccl_op_wait(op, r) != TPG_OK) (void)cudaGetLastError();
+        int busy = 0;
+        if (tpg__nccl_op_wait(op, r) != TPG_OK) {
+            (void)cudaGetLastError();
+            if (tpg__op_still_busy(op, r, &busy) != TPG_OK) busy = 0; /* a device error: nothing runs on it any more */
+        }
         memcpy(op->ctx->error, kept, sizeof kept);
-        return;
+        return !busy;
     }
-    if (wait_raw(op, r) != cudaSuccess) (void)cudaGetLastError();
+    if (wait_raw(op, r) != cudaSuccess) (void)cudaGetLastError(); /* unbounded: ended, or the device failed */
+    return 1;
 }
 
 void tpg__op_rebuild_keeping_error(tpg_op *op, tpg_status (*rebuild)(tpg_op *)) {
@@ -197,16 +214,24 @@ void tpg__op_free(tpg_op *op) {
     }
     tpg_peers_clear(&op->peers);
     free(op);
+    (void)cudaGetLastError(); /* an ignored failure above stays out of the caller's next cudaGetLastError */
 }
 
 tpg_status tpg_op_destroy(tpg_op *op) {
     if (!op) return TPG_OK;
     tpg_ctx *ctx = op->ctx;
     const int saved = tpg__save_device();
-    tpg__op_quiesce(op);
+    const int ended = tpg__op_quiesce(op);
     /* multi-process: no rank frees its buffer before every peer has stopped using and unmapped it */
     tpg_status st = tpg__multi_process(ctx) ? tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK) : TPG_OK;
-    tpg__op_free(op);
+    if (ended) {
+        tpg__op_free(op);
+    } else { /* NCCL's kernel outlived the communicator's abort: freeing would wait for it, or free what it writes */
+        tpg__set_error(ctx, "tpg_op_destroy: a launch of the op still ran %.0f s after the context's NCCL communicator "
+                       "was aborted; the op's memory was left allocated (the op is gone all the same): destroy the "
+                       "context", TPG_NCCL_ABORT_DRAIN_S);
+        if (st == TPG_OK) st = TPG_ERR_NCCL;
+    }
     ctx->num_ops--;
     tpg__restore_device(saved);
     return st;

@@ -81,7 +81,7 @@ struct tpg_op {
  * tensors; quiesce waits for the local graphs, destroys them and drops the op's IPC mappings; free
  * releases the local buffers and op (both leave the current device changed). */
 tpg_status tpg__op_refresh(tpg_op *op);
-void tpg__op_quiesce(tpg_op *op);
+int tpg__op_quiesce(tpg_op *op);
 void tpg__op_free(tpg_op *op);
 
 /* op_rank.c, multi-process mode. create: exchanges the problem and the buffer handles (local = the
@@ -113,7 +113,10 @@ tpg_status tpg__launch_single(tpg_op *op, int rank, cudaStream_t s);
  * launch of a graph a call of it was captured into: capture_done), which it makes current. _quiet: for cleanup
  * paths, which ignore a failure and must not overwrite the message of the error they clean up after. */
 tpg_status tpg__op_wait(tpg_op *op, int r);
-void tpg__op_wait_quiet(tpg_op *op, int r);
+/* _quiet returns 0 where a launch still runs after it gave up (over NCCL: TPG_NCCL_ABORT_DRAIN_S after the abort),
+ * else 1. still_busy: *busy = whether rank r's last launch (direct or in a captured graph) still runs. */
+int tpg__op_wait_quiet(tpg_op *op, int r);
+tpg_status tpg__op_still_busy(tpg_op *op, int r, int *busy);
 /* graph.c: ends the capture on s into a graph under construction (nccl_graph.c, ce_partials.c), whatever `steps` -
  * the status of what was captured - says: that status if it failed (the capture's own error dropped), else the
  * capture's (`what` names it). */
