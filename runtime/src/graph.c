@@ -68,7 +68,7 @@ static tpg_status node_describe(tpg_op *op, int rank, const tpg_graph_node *n, i
             int fit = 0;
             TPG_CHECK_CUDA(op->ctx, cudaOccupancyMaxActiveClusters(&fit, k->entry(), &cfg));
             if (fit < 1)
-                TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "kernel %s: no cluster of %d CTAs fits on rank %d", k->name,
+                TPG_FAIL(op->ctx, TPG_ERR_UNSUPPORTED, "kernel %s: no cluster of %d CTAs fits on rank %d", k->name,
                          cluster, rank);
             if (fit * cluster < grid) grid = fit * cluster;
         }

@@ -16,7 +16,7 @@ static tpg_status alloc_table(tpg_op *op, int64_t walk_m, void **tables) {
     const int64_t units_m = (tiles_m + k->cluster_m - 1) / k->cluster_m;
     const int64_t units_n = (tiles_n + k->cluster_n - 1) / k->cluster_n;
     if (units_m > 0x7fff || units_n > 0x7fff)
-        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "kernel %s (raster: hilbert): %lld x %lld tile units per stage, at "
+        TPG_FAIL(ctx, TPG_ERR_SHAPE, "kernel %s (raster: hilbert): %lld x %lld tile units per stage, at "
                  "most 32767 each; use raster: grouped for this shape", k->name, (long long)units_m, (long long)units_n);
     const size_t bytes = sizeof(int32_t) * (size_t)(units_m * units_n);
     int32_t *host = malloc(bytes);
