@@ -361,7 +361,7 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
  * after a failed call every rank must set its tensors again. */
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. beta != 0 needs every local rank's C (tensors set with c =
- * NULL: TPG_ERR_INVALID_ARGUMENT, nothing changed). */
+ * NULL: TPG_ERR_INVALID_ARGUMENT, nothing changed). A call that fails later keeps the op's previous alpha / beta. */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
 /* All-gather ops: cut each shard's copy into `chunks` pieces (1..32; equal pieces rounded up to whole tiles
  * of the rotating operand's rows, so possibly fewer than asked), each announced by its own flag: a tile waits only
@@ -428,7 +428,10 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * rebuilds of set_tensors / set_copy_chunks / set_overlap_barriers / set_gather_copy_engine / set_rs_ring) also
  * wait for the last launch of any graph a call of it was captured into (an event the op records there after its
  * node). A TP = 1 op with PDL
- * (tpg_op_set_pdl) is captured without it. Same for tpg_op_run_rank. */
+ * (tpg_op_set_pdl) is captured without it. Same for tpg_op_run_rank.
+ * A launch (or capture) that fails on a local rank after earlier local ranks got the call leaves the ranks out of
+ * step: the message says so, and every later tpg_op_run / tpg_op_run_rank of the op returns TPG_ERR_NOT_READY
+ * (destroy it); a capture then holds the earlier ranks' nodes only, so do not launch the caller's graph. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
  * legacy default stream, as in every CUDA API, so a framework's default stream just works),

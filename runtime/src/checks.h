@@ -22,6 +22,11 @@
 __attribute__((format(printf, 2, 3)))
 #endif
 void tpg__set_error(tpg_ctx *ctx, const char *fmt, ...);
+/* Adds to the end of that message (what a failure means beyond its own cause), cut at the buffer's end. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void tpg__append_error(tpg_ctx *ctx, const char *fmt, ...);
 
 /* 1 if t is one of tpg_dtype's values, s one of tpg_status's (a caller's enum, a peer's record, may hold
  * anything). Defined in status.c. */

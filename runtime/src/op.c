@@ -351,10 +351,15 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
     for (int r = op->ctx->local_begin; r < op->ctx->local_end; r++)
         if (op->has_tensors[r] && !op->tensors[r].c && beta != 0.0f)
             TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "beta = %g needs C, but rank %d has c = NULL", (double)beta, r);
+    const tpg_op_desc before = op->desc;
     op->desc.alpha = alpha;
     op->desc.beta = beta;
     const int saved = tpg__save_device();
     tpg_status st = tpg__op_refresh(op);
+    if (st != TPG_OK) { /* back to the scalars the op had, with its graphs if they build (the error stays) */
+        op->desc = before;
+        tpg__op_rebuild_keeping_error(op, tpg__op_refresh);
+    }
     tpg__restore_device(saved);
     return st;
 }

@@ -54,6 +54,7 @@ struct tpg_op {
      * bounded wait polls it). Created with the rank's graph. */
     cudaEvent_t launched[TPG_MAX_TP];
     int has_run;                           /* tpg_op_run launched at least once */
+    int out_of_step;                       /* a tpg_op_run launched some local ranks only (op_run.c) */
     /* Recorded by every graph a call of the op was captured into, after the rank's child node (its launches run
      * on streams the op does not know): tpg__op_wait waits for it. Created with the rank's graph. */
     cudaEvent_t capture_done[TPG_MAX_TP];

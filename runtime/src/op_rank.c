@@ -85,9 +85,13 @@ tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_
     if (st == TPG_OK) st = same_problem(ctx, recv);
     if (st == TPG_OK && ipc) st = import_peers(*op, recv, TPG_PEER_BUFFER, "symmetric buffer");
     st = tpg__agree(ctx, TPG_CALL_OP_READY, st);
-    if (st != TPG_OK && *op) {
-        tpg__op_quiesce(*op);
-        tpg__op_free(*op);
+    if (st != TPG_OK) {
+        /* as tpg_op_destroy: every rank closes its mappings of the peers' buffers before any rank frees its own (a
+         * buffer freed while a peer still maps it is undefined, CUDA IPC says). Every rank failed the agreement, so
+         * every rank makes this exchange too, with an op or without (its own creation failed) */
+        if (*op) tpg__op_quiesce(*op);
+        (void)tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK);
+        if (*op) tpg__op_free(*op);
         *op = NULL;
     }
     tpg__restore_device(saved);

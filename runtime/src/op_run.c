@@ -13,6 +13,9 @@ static tpg_status check_ready(tpg_op *op) {
         TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built: an earlier call that builds or updates them failed "
                  "(tpg_op_set_tensors, set_scalars, set_copy_chunks, set_overlap_barriers, set_gather_copy_engine or "
                  "set_rs_ring); call tpg_op_set_tensors for every rank again");
+    if (op->out_of_step)
+        TPG_FAIL(ctx, TPG_ERR_NOT_READY, "an earlier tpg_op_run launched (or captured) the call on some ranks and failed "
+                 "on another, so the ranks' launch epochs are out of step for good; destroy the op and create a new one");
     if (tpg__op_over_nccl(op) && tpg_nccl_aborted(ctx->nccl))
         TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
                  "and create a new one");
@@ -62,8 +65,15 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
                           "local rank's stream of a call, or none", r, capturing[r] ? "being captured" : "not being captured",
                           ctx->local_begin, capturing[ctx->local_begin] ? "being captured" : "not being captured");
     }
-    for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++)
+    for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++) {
         st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], capturing[r]);
+        if (st != TPG_OK && r > ctx->local_begin) { /* the ranks before r have this call, r and later ones not */
+            op->out_of_step = 1;
+            tpg__append_error(ctx, "; ranks %d..%d were %s this call and rank %d was not, so the op's ranks are out of "
+                              "step for good: destroy the op and create a new one", ctx->local_begin, r - 1,
+                              capturing[r] ? "captured for" : "launched for", r);
+        }
+    }
 out:
     tpg__restore_device(saved);
     return st;

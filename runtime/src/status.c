@@ -1,6 +1,7 @@
 /* Status strings, the per-context / per-thread error message, and dtype helpers. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "checks.h"
 #include "ctx_internal.h"
@@ -36,6 +37,16 @@ void tpg__set_error(tpg_ctx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, TPG_ERROR_BYTES, fmt, ap);
+    va_end(ap);
+}
+
+void tpg__append_error(tpg_ctx *ctx, const char *fmt, ...) {
+    char *buf = ctx ? ctx->error : create_error;
+    buf[TPG_ERROR_BYTES - 1] = '\0';
+    const size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, TPG_ERROR_BYTES - used, fmt, ap);
     va_end(ap);
 }
 

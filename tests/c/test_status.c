@@ -1,6 +1,7 @@
 /* tpg_status_string / dtype helpers: every status has its own non-empty string. No GPU needed. */
 #include <string.h>
 
+#include "checks.h"
 #include "tpg_test.h"
 #include "tpgemm.h"
 
@@ -99,7 +100,21 @@ TPG_TEST(lookups_say_why_they_failed) {
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_dispatch_get: index");
 }
 
+TPG_TEST(an_appended_message_follows_the_cause_and_stops_at_the_buffer) {
+    tpg__set_error(NULL, "launch failed: %s", "cudaErrorLaunchFailure");
+    tpg__append_error(NULL, "; ranks %d..%d were launched", 0, 0);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "launch failed: cudaErrorLaunchFailure; ranks 0..0 were launched");
+    char longer[3000];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    for (int i = 0; i < 3; i++) tpg__append_error(NULL, "%s", longer);
+    const size_t n = strlen(tpg_last_error(NULL));
+    TPG_EXPECT(n > 900 && n < 3000); /* cut at the buffer, never past it */
+    TPG_EXPECT(strncmp(tpg_last_error(NULL), "launch failed", 13) == 0);
+}
+
 TPG_TEST_MAIN(TPG_CASE(every_status_has_a_distinct_string), TPG_CASE(strings_name_the_status),
               TPG_CASE(unknown_status_is_handled), TPG_CASE(last_error_without_context_is_a_string),
               TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message),
-              TPG_CASE(op_setters_reject_a_null_op), TPG_CASE(lookups_say_why_they_failed))
+              TPG_CASE(op_setters_reject_a_null_op), TPG_CASE(lookups_say_why_they_failed),
+              TPG_CASE(an_appended_message_follows_the_cause_and_stops_at_the_buffer))
