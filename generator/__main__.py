@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         print(f"{args.config}: {len(e.errors)} error(s); nothing written", file=sys.stderr)
         return 2
+    for name in p.unused_kernels:  # each instance costs minutes of nvcc: say why a declared one is missing
+        print(f"note: kernel {name!r} is run by no config (configs[].kernel / kernel_tp1 at a TP it lists, or a tuned "
+              "choice), so it is not built", file=sys.stderr)
     if args.command == "list":
         try:
             for c in p.configs:

@@ -35,6 +35,7 @@ class Plan:
     config_hash: str                   # 16 hex digits of sha256 over the planned content
     version: str = GENERATOR_VERSION
     dispatch: tuple = ()               # models.DispatchEntry rows of generated/dispatch.c
+    unused_kernels: tuple[str, ...] = ()  # kernel entries no config runs at any TP: not built (nothing could run them)
 
 
 def build(doc: dict, source: str) -> Plan:
@@ -51,8 +52,10 @@ def build(doc: dict, source: str) -> Plan:
             tuple(k.get("defines") or ()), k.get("stream_k"), k.get("fp8_promote") or 0, k.get("partials") or "out")
     tables: dict[tuple[str, int], ScheduleTable] = {}
     configs = []
+    used: set[str] = set()
     for c in doc["configs"]:
         for tp in c["tp"]:
+            used.add(config_kernel(c, tp))
             key = (c["schedule"], tp)
             if key not in tables:
                 tables[key] = build_table(*key)
@@ -61,7 +64,7 @@ def build(doc: dict, source: str) -> Plan:
                                       bool(c.get("pull_partials")), c.get("wave_weight") or 0,
                                       bool(c.get("tuned")), ce_partials_at(c, tp), bool(c.get("by_name"))))
     configs.sort(key=lambda c: c.name)
-    kernels = tuple(sorted(set(by_name.values()), key=lambda k: k.name))
+    kernels = tuple(sorted({by_name[name] for name in used}, key=lambda k: k.name))
     ordered_tables = tuple(sorted(tables.values(), key=lambda t: t.c_name))
     content = {
         "generator": GENERATOR_VERSION,
@@ -80,4 +83,5 @@ def build(doc: dict, source: str) -> Plan:
     if rows:  # absent without presets, so that such a plan hashes as before
         content["dispatch"] = [asdict(r) for r in rows]
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
-    return Plan(source, tuple(configs), kernels, ordered_tables, digest, dispatch=rows)
+    return Plan(source, tuple(configs), kernels, ordered_tables, digest, dispatch=rows,
+                unused_kernels=tuple(sorted(set(by_name) - used)))

@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _shapes(args, doc: dict) -> tuple[list[tune.Shape], str]:
     """The GEMMs to tune and the run's tag (tuned/<tag>.yaml, build/tune/<tag>/, the kernels' name prefix)."""
+    if args.model and (args.shape or args.schedule):
+        raise SystemExit(f"tune: --model tunes a preset's layers; --{'shape' if args.shape else 'schedule'} is for "
+                         "one GEMM instead: give one or the other")
     if args.model:
         preset = next((p for p in doc["models"] if p["name"] == args.model), None)
         if preset is None:
@@ -294,14 +297,34 @@ def compiler_version(root: Path) -> str:
     return r.stdout.strip() if r.returncode == 0 else f"{m.group(1)}: exit {r.returncode}"
 
 
-def _gpus_visible(runner) -> int | None:
-    """How many GPUs nvidia-smi lists (MIG lines aside), checked before the candidates are built; None when it cannot
-    say (not installed, as in containers without the driver's utilities, or failing): build/tpgemm says then."""
+def _gpus_visible(runner) -> tuple[int | None, str]:
+    """(how many GPUs, who said so), checked before the candidates are built: nvidia-smi's list (MIG lines aside), or
+    where it cannot say (not installed, as in containers without the driver's utilities, or failing) the CUDA
+    driver's count; (None, ...) when neither can: build/tpgemm says then."""
     try:
         r = runner(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+        if r.returncode == 0:
+            return sum(line.startswith("GPU ") for line in r.stdout.splitlines()), "nvidia-smi lists"
     except (OSError, subprocess.TimeoutExpired):
+        pass
+    return _driver_gpus(), "the CUDA driver counts"
+
+
+def _driver_gpus() -> int | None:
+    """cuDeviceGetCount through libcuda (a second): 0 without the driver library or with no device; None when the
+    driver fails otherwise."""
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0  # no driver: nothing here can run a candidate
+    count = ctypes.c_int(0)
+    rc = cuda.cuInit(0)
+    if rc == 100:  # CUDA_ERROR_NO_DEVICE
+        return 0
+    if rc != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
         return None
-    return sum(line.startswith("GPU ") for line in r.stdout.splitlines()) if r.returncode == 0 else None
+    return count.value
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -366,14 +389,14 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
           f"({jobs - len(todo)} done in {state_path})", file=stream)
-    need, gpus = max(s.tp for s in shapes), _gpus_visible(runner) if todo else None
+    need, (gpus, who) = max(s.tp for s in shapes), _gpus_visible(runner) if todo else (None, "")
     if gpus is not None and gpus < need:
-        print(f"tune: the candidates run on {need} GPU(s) and nvidia-smi lists {gpus}: nothing built (run the tuner "
-              "on the GPU machine)", file=stream)
+        print(f"tune: the candidates run on {need} GPU(s) and {who} {gpus}: nothing built (run the tuner on the GPU "
+              "machine)", file=stream)
         return ENVIRONMENT_EXIT
     if todo and gpus is None:
-        print("tune: nvidia-smi cannot say how many GPUs there are: building anyway (the first run will tell)",
-              file=stream)
+        print("tune: neither nvidia-smi nor the CUDA driver can say how many GPUs there are: building anyway (the "
+              "first run will tell)", file=stream)
     exe = build_tree(work, shapes, cands, runner, args.jobs)
 
     def record(rec: dict) -> None:

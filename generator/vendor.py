@@ -83,11 +83,7 @@ lib/libtpgemm.a: $(OBJS)
 \t@mkdir -p $(@D)
 \trm -f $@ && ar rcs $@ $^
 
-cli: bin/tpgemm
-bin/tpgemm: $(CLI_SRCS:%.c=obj/%.o) lib/libtpgemm.a
-\t@mkdir -p $(@D)
-\t$(CC) $^ -o $@ $(LDLIBS)
-
+{cli_rules(bool(cli_srcs))}
 obj/%.o: %.c
 \t@mkdir -p $(@D)
 \t$(CC) -std=c11 -fPIC $(CFLAGS) $(INCLUDES) -MMD -c $< -o $@
@@ -102,6 +98,15 @@ clean:
 .PHONY: cli clean
 -include $(OBJS:.o=.d)
 """
+
+
+def cli_rules(with_cli: bool) -> str:
+    """`make cli`: bin/tpgemm from src/cli/, or, in a tree vendored without --cli, a message (not a link error)."""
+    if not with_cli:
+        return ("cli:\n\t@echo 'make cli: this tree was vendored without --cli, so it has no CLI sources; vendor it "
+                "again with --cli' >&2; exit 2\n")
+    return ("cli: bin/tpgemm\nbin/tpgemm: $(CLI_SRCS:%.c=obj/%.o) lib/libtpgemm.a\n\t@mkdir -p $(@D)\n"
+            "\t$(CC) $^ -o $@ $(LDLIBS)\n")
 
 
 def pkg_config() -> str:

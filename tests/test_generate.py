@@ -230,9 +230,9 @@ def test_kernel_dedup_and_registry(files):
         partial = "TPG_DTYPE_FP32" if k.partials == "f32" else {"fp16": "TPG_DTYPE_FP16"}.get(k.dtype, "TPG_DTYPE_BF16")
         assert f".dtype_partial = {partial}," in desc[:desc.index("};")]
         assert f".pingpong = {1 if k.consumer_mode == 'pingpong' else 0}," in desc[:desc.index("};")]
-        # a producer warpgroup and the consumers: 384 threads, 256 for the one-consumer stream-K 64x128
+        # a producer warpgroup and the consumers (two, or one: the stream-K 64x128, a tuned pick's `consumers: 1`)
         assert f".threads = {k.threads}," in reg
-        assert k.threads == 128 * (k.consumers + 1) == (256 if k.stream_k else 384)
+        assert k.threads == 128 * (k.consumers + 1)
     assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8, 8]  # e4m3_128x128x128_p8 and its _rs twin
     assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32", "f32"]
     assert {k.consumer_mode == "pingpong" for k in p.kernels} == {True, False}  # both values rendered
@@ -309,3 +309,21 @@ def test_list_into_a_closed_pipe_is_quiet():
     r = subprocess.run(f"{sys.executable} -m generator list | head -1", shell=True, cwd=ROOT, capture_output=True,
                        text=True)
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_kernel_no_config_runs_is_noted_and_not_built(tmp_path):
+    """A kernel entry without a config (declared before its config, a config commented out) would be compiled for
+    nothing, and its unused descriptor broke the C build (-Werror); the generator names it and leaves it out."""
+    text = DEFAULT.read_text().replace("kernels:\n", "kernels:\n  - {name: my_unused, dtype: e5m2, tile: {bm: 128, bn: 64, "
+                                        "bk: 128}}\n", 1)
+    assert "my_unused" in text
+    cfg = tmp_path / "schedules.yaml"
+    cfg.write_text(text)
+    r = cli("--config", str(cfg), "--out", str(tmp_path / "gen"))
+    assert r.returncode == 0, r.stderr
+    assert "note: kernel 'my_unused' is run by no config" in r.stderr, r.stderr
+    p = plan.build(config.validate(config.compose(text, str(cfg)), str(cfg)), "schedules.yaml")
+    assert p.unused_kernels == ("my_unused",) and p.config_hash == default_plan().config_hash
+    reg = (tmp_path / "gen" / "registry.c").read_text()
+    assert "e5m2_128x64x128" not in reg and not list((tmp_path / "gen" / "kernels").glob("*e5m2_128x64x128*"))
+    assert "note:" not in cli("list").stderr  # the shipped file declares no such kernel

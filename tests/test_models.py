@@ -463,6 +463,8 @@ def test_cli_model_json_and_errors(tpgemm):
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr and "qkv" in r.stdout
     r = run("--model", "gpt5", "--dry-run")
     assert r.returncode == 2 and "no model preset 'gpt5'" in r.stderr and "llama3-70b" in r.stderr
+    r = run("--model", "llama3-70b", "--dtype", "e4m3", "--dry-run")  # the preset exists: its dtype is the problem
+    assert r.returncode == 2 and "model 'llama3-70b' has dispatch rows of bf16 only, not e4m3" in r.stderr, r.stderr
     r = run("--model", "llama3-405b", "--tp", "2", "--dry-run")
     assert r.returncode == 2 and "tp degrees: 4 8" in r.stderr
     r = run("--model", "llama3-8b", "--tp", "8", "--tokens", "1001", "--dry-run")

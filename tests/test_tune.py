@@ -204,7 +204,9 @@ def test_too_few_gpus_stop_the_run_before_anything_is_built(tmp_path, monkeypatc
     assert rc == 3 and "nvidia-smi lists 1: nothing built" in err and not built, err
 
 
-def test_without_nvidia_smi_the_tuner_builds_and_lets_the_runs_tell(tmp_path, monkeypatch):
+def test_without_nvidia_smi_the_driver_counts_or_the_runs_tell(tmp_path, monkeypatch):
+    """No nvidia-smi: the CUDA driver's count decides before the build (none: exit 3, nothing built, in a second
+    rather than after minutes of nvcc); where the driver cannot say either, the tuner builds and the runs tell."""
     built = []
     monkeypatch.setattr(tune_cli, "build_tree", lambda *a: built.append(a) or a[0] / "tpgemm")
     ok = FakeRunner()
@@ -213,8 +215,18 @@ def test_without_nvidia_smi_the_tuner_builds_and_lets_the_runs_tell(tmp_path, mo
         if cmd[0] == "nvidia-smi":
             raise FileNotFoundError(cmd[0])
         return ok(cmd, **kw)
+    monkeypatch.setattr(tune_cli, "_driver_gpus", lambda: 0)
     rc, err, _ = run_tune(tmp_path, no_smi)
-    assert rc == 0 and built and "nvidia-smi cannot say" in err, err
+    assert rc == 3 and not built and "the CUDA driver counts 0: nothing built" in err, err
+    monkeypatch.setattr(tune_cli, "_driver_gpus", lambda: None)
+    rc, err, _ = run_tune(tmp_path, no_smi)
+    assert rc == 0 and built and "neither nvidia-smi nor the CUDA driver can say" in err, err
+
+
+def test_the_driver_count_on_this_machine_is_a_count():
+    """The real ctypes path: an int (0 on a machine without the driver or a GPU) or None, never an exception."""
+    n = tune_cli._driver_gpus()
+    assert n is None or (isinstance(n, int) and n >= 0)
 
 
 def test_verify_on_a_machine_without_gpus_keeps_the_candidate(tmp_path, monkeypatch):

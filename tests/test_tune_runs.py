@@ -176,6 +176,8 @@ def test_the_tuned_file_is_replaced_whole_and_an_old_one_named_when_nothing_wins
     (["--warmup", "-1"], "--warmup -1 (>= 0)"),
     (["--run-timeout-s", "0"], "--run-timeout-s 0 (> 0)"),
     (["--dtype", "fp16"], "--dtype fp16: llama3-70b's layers are bf16"),
+    (["--shape", "4096,4096,4096"], "--shape is for one GEMM instead: give one or the other"),
+    (["--schedule", "AllGather1D_TilingCD_RotatingA"], "--schedule is for one GEMM instead"),
 ])
 def test_arguments_that_cannot_work_are_refused_before_building(tmp_path, monkeypatch, args, needle, capsys):
     monkeypatch.setattr(tune_cli, "build_tree", lambda *a: pytest.fail("built"))

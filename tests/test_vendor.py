@@ -188,3 +188,16 @@ def test_vendoring_into_a_file_is_refused(tmp_path, capsys):
     assert vendor.main(["--out", str(tmp_path / "f")]) == 2
     assert vendor.main(["--out", str(tmp_path / "f" / "sub")]) == 2
     assert "is a file, not a directory" in capsys.readouterr().err
+
+
+def test_make_cli_in_a_tree_vendored_without_the_cli_says_so(tmp_path):
+    """Without --cli there are no CLI sources: `make cli` says to vendor with --cli (exit 2), not a link error about
+    main; with --cli the target builds bin/tpgemm (its rule is checked by name, the build by the make test above)."""
+    if shutil.which("make") is None:
+        pytest.skip("make not found")
+    out = tmp_path / "v"
+    assert vendor.main(["--out", str(out)]) == 0
+    r = subprocess.run(["make", "cli"], cwd=out, capture_output=True, text=True)
+    assert r.returncode == 2 and "vendored without --cli" in r.stderr and "undefined reference" not in r.stderr, r
+    assert vendor.main(["--out", str(out), "--cli"]) == 0
+    assert "cli: bin/tpgemm\nbin/tpgemm: $(CLI_SRCS:%.c=obj/%.o) lib/libtpgemm.a" in (out / "Makefile").read_text()

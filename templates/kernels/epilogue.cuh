@@ -124,12 +124,16 @@ struct tpg_epi_state {
 template <bool DEFER_FLAGS, bool PINGPONG>
 __device__ __forceinline__ bool tpg_epi_defers_flags(const tpg_gemm_params &p, int stage_units)
 {
-    if (!DEFER_FLAGS || p.stage_minor) return false; /* interleaved: the tile that needs the flag is the next unit */
-    for (int s = 0; s < p.num_stages; ++s)
-        if (p.stage[s].wait_flag) return false;
-    /* the caller's tiling count, already live for the walk: computing it here from p spilled next to the held
-     * deferred-store registers (trace builds, stream-K) */
-    return TPG_DIAG_DEFER_FLAGS_ALWAYS || stage_units >= (PINGPONG ? 3 : 2) * (int)gridDim.x;
+    if constexpr (!DEFER_FLAGS) { /* constexpr: a loop after a constant return is "not reachable" to nvcc (#128-D) */
+        return false;
+    } else {
+        if (p.stage_minor) return false; /* interleaved: the tile that needs the flag is the next unit */
+        for (int s = 0; s < p.num_stages; ++s)
+            if (p.stage[s].wait_flag) return false;
+        /* the caller's tiling count, already live for the walk: computing it here from p spilled next to the held
+         * deferred-store registers (trace builds, stream-K) */
+        return TPG_DIAG_DEFER_FLAGS_ALWAYS || stage_units >= (PINGPONG ? 3 : 2) * (int)gridDim.x;
+    }
 }
 
 /* Copy-engine partials: count a raised flag in its tile row (tpg_gemm_params.row_counts). Computed from the flag's

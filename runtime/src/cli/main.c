@@ -29,6 +29,15 @@ static int default_tp(const tpg_cli_args *a, int visible) {
     return best ? best : visible;
 }
 
+/* One of the four schedules the generator knows (schedules.yaml may generate no config of it). */
+static int known_schedule(const char *name) {
+    static const char *const known[] = {"AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB",
+                                        "ReduceScatter1D_TilingA_RotatingC", "ReduceScatter1D_TilingB_RotatingC"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(name, known[i])) return 1;
+    return 0;
+}
+
 static int select_config(const tpg_cli_args *a, int visible, int *index) {
     if (a->config) {
         if (tpg_config_find(a->config, NULL, 0, a->dtype, index) != TPG_OK) {
@@ -49,15 +58,15 @@ static int select_config(const tpg_cli_args *a, int visible, int *index) {
     if (tpg_config_find(NULL, sched, 0, a->dtype, index) != TPG_OK &&
         tpg_config_find(NULL, sched, 0, TPG_DTYPE_BF16, index) != TPG_OK &&
         tpg_config_find(NULL, sched, 0, TPG_DTYPE_FP16, index) != TPG_OK) {
-        snprintf(g_msg, sizeof g_msg, "tpgemm: unknown schedule '%s'; run `tpgemm --list` to see the generated configs",
-                 sched);
+        snprintf(g_msg, sizeof g_msg, "tpgemm: %s '%s'; run `tpgemm --list` to see the generated configs",
+                 known_schedule(sched) ? "no generated config runs schedule" : "unknown schedule", sched);
         return EXIT_USAGE;
     }
     /* the schedule's default for this problem (schedules.yaml prefer_from_local_k) */
     if (tpg_config_pick(sched, tp, a->dtype, a->m, a->n, a->k, index) != TPG_OK) {
         snprintf(g_msg, sizeof g_msg,
-                 "tpgemm: no generated config for schedule %s, tp %d, dtype %s; run `tpgemm --list` to see the "
-                 "generated configs",
+                 "tpgemm: no generated config for schedule %s, tp %d, dtype %s is picked by default; run `tpgemm "
+                 "--list` to see the generated configs (one marked \"by name\" there runs only with --config NAME)",
                  sched, tp, tpg_dtype_name(a->dtype));
         return EXIT_USAGE;
     }
@@ -86,8 +95,8 @@ int main(int argc, char **argv) {
     }
 #ifndef TPG_TRACE
     if (a.trace) {
-        fprintf(stderr, "tpgemm: --trace needs the trace build, which records timestamps in the kernels; rebuild "
-                        "with `ninja trace` and run build/trace/tpgemm\n");
+        fprintf(stderr, "tpgemm: --trace needs the trace build, which records timestamps in the kernels: run "
+                        "build/trace/tpgemm (plain `ninja` builds it with the tests; `ninja trace` builds it alone)\n");
         return EXIT_USAGE;
     }
 #endif

@@ -44,6 +44,19 @@ static int preset_tps(const char *model, tpg_dtype dtype, int *tps) {
     return n;
 }
 
+/* " bf16 fp16" ...: the dtypes of the model's dispatch rows, each once (a static buffer; "" for no such model). */
+static const char *preset_dtypes(const char *model) {
+    static char buf[64];
+    buf[0] = '\0';
+    for (int i = 0; i < tpg_num_dispatch; i++) {
+        if (strcmp(tpg_dispatch[i].model, model)) continue;
+        char one[16];
+        snprintf(one, sizeof one, " %s", tpg_dtype_name(tpg_dispatch[i].dtype));
+        if (!strstr(buf, one) && strlen(buf) + strlen(one) < sizeof buf) strcat(buf, one);
+    }
+    return buf;
+}
+
 static void list_models(FILE *f) {
     for (int i = 0; i < tpg_num_dispatch; i++) {
         int first = 1;
@@ -92,8 +105,8 @@ static int config_width(const layer_job *jobs, int n) {
 /* What --overlap-barriers, --copy-chunks, --gather-copy-engine and --rs-ring changed for this layer at m rows (a
  * layer whose kernel, schedule or walk has no barriers, copies, pulls or one-hop sum keeps its plain graph): "-" when
  * nothing. */
-static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, int64_t m, const tpg_dispatch_entry *row,
-                               char *buf, size_t cap) {
+static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, int64_t m,
+                               const tpg_dispatch_entry *row, char *buf, size_t cap) {
     const int overlap = (tpg_cli_plan_modes(a, c) & TPG_PLAN_OVERLAP) != 0;
     const int pieces = a->copy_chunks > 1 && tpg_schedule_copies(c->schedule) ? a->copy_chunks : 0;
     tpg_plan_shape ps;
@@ -182,7 +195,13 @@ static void write_results(FILE *f, const tpg_cli_args *a, int tp, const layer_jo
 int tpg_cli_model(const tpg_cli_args *a) {
     int tps[TPG_CLI_MAX_DEVICES], ntp = preset_tps(a->model, a->dtype, tps);
     if (!ntp) {
-        fprintf(stderr, "tpgemm: no model preset '%s' with dtype %s; presets:", a->model, tpg_dtype_name(a->dtype));
+        const char *dtypes = preset_dtypes(a->model);
+        if (dtypes[0]) {
+            fprintf(stderr, "tpgemm: model '%s' has dispatch rows of%s only, not %s (--dtype must be the preset's: "
+                    "models[].dtype, or a tuned choice's)\n", a->model, dtypes, tpg_dtype_name(a->dtype));
+            return EXIT_USAGE;
+        }
+        fprintf(stderr, "tpgemm: no model preset '%s'; presets:", a->model);
         list_models(stderr);
         fprintf(stderr, " (schedules.yaml models:)\n");
         return EXIT_USAGE;
