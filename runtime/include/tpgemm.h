@@ -197,8 +197,8 @@ typedef struct tpg_ctx_config {
 /* SMs of each device that the persistent GEMM leaves to NCCL's kernels (TPG_TRANSPORT_NCCL): a transfer the
  * GEMM waits for must find an SM while the GEMM's CTAs occupy theirs. NCCL's point-to-point kernels take one
  * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this
- * (ncclConfig_t), before 2.17 keep NCCL_MAX_NCHANNELS at or below it (NCCL_MAX_CTAS in the environment overrides
- * the config, as NCCL documents). */
+ * (ncclConfig_t), before 2.17 keep NCCL_MAX_NCHANNELS at or below it. NCCL_MAX_CTAS in the environment overrides
+ * the config, as NCCL documents: above this, or NCCL_MIN_P2P_NCHANNELS above this, is refused (TPG_ERR_NCCL). */
 #define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 
@@ -262,10 +262,11 @@ typedef struct tpg_rank_config {
  * Argument errors (NULL cfg / out / allgather, tp or rank out of range, an unknown transport) return at once,
  * without calling allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
  * memory: in PyTorch leave expandable_segments off).
- * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring and tpg_op_destroy are
- * collective, called by every rank in the same order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the
- * allgather itself returns). A rank whose own arguments are wrong (a NULL desc or out, bad tensors) still
- * takes part and fails every rank; only a NULL op or ctx returns at once (there is nothing to exchange
+ * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring, tpg_op_destroy and, over
+ * the NCCL transport, tpg_op_set_copy_chunks of an all-gather op are collective, called by every rank in the same
+ * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns). A rank whose own
+ * arguments are wrong (a NULL desc or out, bad tensors, a copy cut out of range) still takes part and fails every
+ * rank; only a NULL op or ctx returns at once (there is nothing to exchange
  * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
  * the peers' old shards: each rank drops its mappings of them once its own last run has finished, before
  * the call's closing agreement, so a rank may free its old shard as soon as its call has returned. tpg_op_run,
@@ -276,7 +277,8 @@ typedef struct tpg_rank_config {
  * PCIe boxes with or without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
  * TPG_ERR_NCCL when it cannot be) and the context makes its own communicator (rank 0's id goes through
  * allgather); every rank enters ncclCommInitRank, and makes its first transfers, only after all agreed that they
- * would, so a rank that fails before (a device error; with NCCL >= 2.17, an NCCL_MIN_CTAS in its environment above
+ * would, so a rank that fails before (a device error; an environment that sets NCCL_MAX_CTAS or
+ * NCCL_MIN_P2P_NCHANNELS above TPG_NCCL_FREE_SMS, NCCL_COMM_BLOCKING=0, or with NCCL >= 2.17 an NCCL_MIN_CTAS above
  * the CTA cap, NCCL_MAX_CTAS if set, else TPG_NCCL_FREE_SMS) fails every rank's call instead of leaving them
  * waiting in NCCL. A rank that fails or dies inside ncclCommInitRank leaves its peers waiting there (NCCL has no
  * bound on it: the framework's watchdog has to end such a job); the first transfers after it are bounded by the
@@ -368,7 +370,8 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
  * for the piece that holds its rows, so tiles start while later pieces are in flight. The default is the
  * config's `copy_chunks` (schedules.yaml, usually 1). Rebuilds the local ranks' graphs after their last
  * launches when the cut changes. Ranks may differ (a rank's cut concerns its own copies and flags only), except
- * over the NCCL transport, where each piece is a message: every rank must cut alike before the same call.
+ * over the NCCL transport, where each piece is a message: there the call is collective, every rank passes the same
+ * chunks (else TPG_ERR_INVALID_ARGUMENT on every rank, nothing changed), and every rank's rebuild holds or none does.
  * TPG_ERR_INVALID_ARGUMENT outside 1..32, or for chunks > 1 on an op that copies nothing
  * (reduce-scatter, TP = 1). */
 tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks);

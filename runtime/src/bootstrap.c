@@ -18,6 +18,8 @@ const char *tpg_wire_call_name(tpg_wire_call call) {
     case TPG_CALL_OP_DESTROY: return "tpg_op_destroy";
     case TPG_CALL_SET_RS_RING:
     case TPG_CALL_RS_RING_READY: return "tpg_op_set_rs_ring";
+    case TPG_CALL_SET_COPY_CHUNKS:
+    case TPG_CALL_COPY_CHUNKS_READY: return "tpg_op_set_copy_chunks";
     }
     return "an unknown call";
 }

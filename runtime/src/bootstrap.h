@@ -18,7 +18,7 @@
 #include "peers.h"
 #include "tpgemm.h"
 
-#define TPG_WIRE_MAGIC 0x74706706u /* "tpg" + wire version 6 (the low byte) */
+#define TPG_WIRE_MAGIC 0x74706707u /* "tpg" + wire version 7 (the low byte; 7: tpg_op_set_copy_chunks over NCCL) */
 /* Every version's record has this size (from version 6 on), so that ranks of different builds still exchange
  * records of one size, and the version check below can say what is wrong (else the framework's all-gather would
  * see different sizes, and fail in its own way or hang). */
@@ -35,7 +35,9 @@ typedef enum tpg_wire_call {
     TPG_CALL_SET_RS_RING,    /* tpg_op_set_rs_ring: the choice (in `config`), which every rank must make alike */
     TPG_CALL_RS_RING_READY,  /* tpg_op_set_rs_ring: every rank's graphs rebuilt for the new walk */
     TPG_CALL_NCCL_JOIN,      /* tpg_ctx_create_rank over NCCL: every rank ready to enter ncclCommInitRank */
-    TPG_CALL_NCCL_CONNECT    /* tpg_ctx_create_rank over NCCL: every rank ready for its first send / receive */
+    TPG_CALL_NCCL_CONNECT,   /* tpg_ctx_create_rank over NCCL: every rank ready for its first send / receive */
+    TPG_CALL_SET_COPY_CHUNKS,  /* tpg_op_set_copy_chunks over NCCL: the cut (in `config`), which every rank makes alike */
+    TPG_CALL_COPY_CHUNKS_READY /* tpg_op_set_copy_chunks over NCCL: every rank's graphs rebuilt for the new cut */
 } tpg_wire_call;
 
 typedef union tpg_wire {
@@ -51,7 +53,7 @@ typedef union tpg_wire {
         int32_t share_devices;      /* CTX_CREATE: tpg_rank_config.share_devices */
         int32_t transport;          /* CTX_CREATE: tpg_rank_config.transport */
         unsigned char nccl_id[TPG_NCCL_ID_BYTES]; /* CTX_CREATE, TPG_TRANSPORT_NCCL: rank 0's ncclUniqueId */
-        int64_t config, m, n, k, l; /* OP_CREATE; SET_RS_RING: config = the choice */
+        int64_t config, m, n, k, l; /* OP_CREATE; SET_RS_RING / SET_COPY_CHUNKS: config = the choice */
         tpg_ipc_ref ref[TPG_PEER_KIND_COUNT]; /* OP_CREATE: BUFFER; SET_TENSORS: the shard peers copy from */
     };
     unsigned char bytes[TPG_WIRE_BYTES]; /* the fixed size; unused bytes are zero */

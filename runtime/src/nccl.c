@@ -89,9 +89,9 @@ static tpg_status bind_all(tpg_ctx *ctx, tpg_nccl *n) {
     TPG_CHECK(bind(ctx, n, "ncclGroupEnd", (void **)&n->group_end));
     TPG_CHECK(bind(ctx, n, "ncclGetErrorString", (void **)&n->error_string));
     NCCL_CALL(ctx, n, n->get_version(&n->version));
-    if (n->version < 20900) /* graph capture of send / recv came with 2.9 */
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9 or newer", n->name,
-                 n->version);
+    if (n->version < 20906) /* graph capture of send / recv: before 2.9.6 a captured graph may hang when replayed */
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9.6 or newer (its "
+                 "sends and receives are captured into graphs)", n->name, n->version);
     if (n->version >= NCCL_CONFIG_VERSION) /* optional: without it NCCL's CTA count is not capped (nccl.h) */
         n->comm_init_rank_config = (int (*)(void **, int, nccl_id, int, nccl_config_v21700 *))dlsym(
             n->lib, "ncclCommInitRankConfig");
@@ -107,7 +107,7 @@ tpg_status tpg_nccl_load(tpg_ctx *ctx, tpg_nccl **out) {
     n->lib = dlopen(n->name, RTLD_NOW | RTLD_LOCAL);
     if (!n->lib) {
         const char *why = dlerror();
-        tpg__set_error(ctx, "the NCCL transport could not load %s (%s); install NCCL 2.9+ or point TPG_NCCL_LIBRARY "
+        tpg__set_error(ctx, "the NCCL transport could not load %s (%s); install NCCL 2.9.6+ or point TPG_NCCL_LIBRARY "
                        "at its libnccl.so.2 (e.g. PyTorch's nvidia/nccl/lib/libnccl.so.2)", n->name, why ? why : "?");
         free(n);
         return TPG_ERR_NCCL;
@@ -131,6 +131,20 @@ tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NC
 
 tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
     const char *min_ctas = getenv("NCCL_MIN_CTAS"), *max_ctas = getenv("NCCL_MAX_CTAS");
+    const char *p2p_channels = getenv("NCCL_MIN_P2P_NCHANNELS"), *blocking = getenv("NCCL_COMM_BLOCKING");
+    /* more CTAs than the SMs the persistent GEMM leaves free would queue GEMM CTAs behind NCCL's kernels */
+    if (max_ctas && atoi(max_ctas) > TPG_NCCL_FREE_SMS)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in the environment is above the %d SMs the persistent GEMM leaves "
+                 "free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", max_ctas, TPG_NCCL_FREE_SMS,
+                 TPG_NCCL_FREE_SMS);
+    if (p2p_channels && atoi(p2p_channels) > TPG_NCCL_FREE_SMS)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_P2P_NCHANNELS=%s in the environment would run NCCL's sends and receives "
+                 "on more CTAs than the %d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at "
+                 "most %d", p2p_channels, TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+    if (blocking && atoi(blocking) == 0 && blocking[0] == '0')
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_COMM_BLOCKING=%s in the environment makes the communicator non-blocking, "
+                 "which the transport does not drive (its NCCL calls must complete before they return); unset it",
+                 blocking);
     /* the cap: the config's maxCTAs, which NCCL_MAX_CTAS in the environment overrides (as NCCL documents) */
     const int cap = max_ctas && atoi(max_ctas) > 0 ? atoi(max_ctas) : TPG_NCCL_FREE_SMS;
     if (n->comm_init_rank_config && min_ctas && atoi(min_ctas) > cap)

@@ -364,15 +364,25 @@ tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta) {
     return st;
 }
 
-tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
-    TPG_REQUIRE_HANDLE(op);
+static tpg_status check_copy_chunks(tpg_op *op, int chunks) {
     if (chunks < 1 || chunks > TPG_MAX_COPY_CHUNKS)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "copy chunks = %d must be in 1..%d", chunks, TPG_MAX_COPY_CHUNKS);
     if (op->copy.chunks == 0 && chunks != 1)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "config %s copies nothing (%s): copy chunks = %d has no copy to cut",
                  op->config->name, op->sched->tp < 2 ? "TP = 1" : "reduce-scatter pushes partials from the GEMM", chunks);
-    if (op->copy.chunks == 0) return TPG_OK;
-    const tpg_copy_plan next = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks);
+    return TPG_OK;
+}
+
+tpg_status tpg_op_set_copy_chunks(tpg_op *op, int chunks) {
+    TPG_REQUIRE_HANDLE(op);
+    const tpg_status st = check_copy_chunks(op, chunks);
+    /* over NCCL each piece is a message that the peer's receive must match: every rank cuts alike or none does */
+    if (op->copy.chunks != 0 && tpg__op_over_nccl(op)) return tpg__op_copy_chunks_collective(op, chunks, st);
+    if (st != TPG_OK || op->copy.chunks == 0) return st;
+    return tpg__op_cut_copies(op, tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks));
+}
+
+tpg_status tpg__op_cut_copies(tpg_op *op, tpg_copy_plan next) {
     if (next.chunks == op->copy.chunks && next.chunk_rows == op->copy.chunk_rows) return TPG_OK;
     const int saved = tpg__save_device();
     /* the graphs change shape (a node per piece): drop them (after their launches) and build anew */

@@ -90,6 +90,11 @@ void tpg__op_free(tpg_op *op);
  * tensors: exchanges the shard handles and refreshes (local = the argument checks' status). */
 tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **op, tpg_status local);
 tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_status local);
+/* copy_chunks over NCCL (local = the argument checks' status): every rank's cut, which must be the same, then the
+ * rebuild on every rank or on none (as tpg_op_set_rs_ring). cut_copies (op.c): one process's rebuild for the cut
+ * `next`; on failure back to the cut the op had, with its graphs if they build (the error stays). */
+tpg_status tpg__op_copy_chunks_collective(tpg_op *op, int chunks, tpg_status local);
+tpg_status tpg__op_cut_copies(tpg_op *op, tpg_copy_plan next);
 
 /* params.c: fills op->gemm[rank] and op->barrier[*][rank] from the tables, shapes, peers and tensors. */
 tpg_status tpg__params_build(tpg_op *op, int rank);

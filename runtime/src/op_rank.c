@@ -135,3 +135,31 @@ tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_stat
     tpg__restore_device(saved);
     return st;
 }
+
+tpg_status tpg__op_copy_chunks_collective(tpg_op *op, int chunks, tpg_status local) {
+    tpg_ctx *ctx = op->ctx;
+    tpg_wire send, recv[TPG_MAX_TP];
+    tpg_wire_init(&send, ctx, TPG_CALL_SET_COPY_CHUNKS, local);
+    send.config = chunks;
+    TPG_CHECK(tpg__exchange(ctx, &send, recv)); /* a rank's argument error fails every rank here */
+    for (int r = 0; r < ctx->tp; r++)
+        if (recv[r].config != recv[0].config)
+            TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_op_set_copy_chunks over NCCL: rank 0 asked for %d pieces, "
+                     "rank %d for %d; every rank must cut alike (nothing changed)", (int)recv[0].config, r,
+                     (int)recv[r].config);
+    const tpg_copy_plan before = op->copy, next = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, chunks);
+    if (next.chunks == before.chunks && next.chunk_rows == before.chunk_rows) return TPG_OK; /* alike everywhere */
+    const tpg_status st = tpg__op_cut_copies(op, next);
+    /* a rank whose rebuild failed went back to the cut it had, so then every rank does, and all report it */
+    const tpg_status agreed = tpg__agree(ctx, TPG_CALL_COPY_CHUNKS_READY, st);
+    if (agreed != TPG_OK && st == TPG_OK && tpg__op_cut_copies(op, before) != TPG_OK) {
+        /* the old cut does not build again either: no graphs, the old cut, as the peers have, and only a collective
+         * tpg_op_set_tensors rebuilds (as after a failed tensor exchange) */
+        const int saved = tpg__save_device();
+        op->copy = before;
+        if (op->built) tpg__graphs_drop(op);
+        for (int q = 0; q < ctx->tp; q++) op->has_tensors[q] = 0;
+        tpg__restore_device(saved);
+    }
+    return agreed;
+}

@@ -92,7 +92,7 @@ TPG_TEST(wire_mismatches_name_the_rank) {
         {4, TPG_ERR_BOOTSTRAP, "record 1 of the all-gather is not a tpgemm record"},
         {5, TPG_ERR_BOOTSTRAP, "allgather callback returned 3"},
         {6, TPG_ERR_BOOTSTRAP, "record 1 comes from rank 0"},
-        {7, TPG_ERR_BOOTSTRAP, "rank 1's tpgemm speaks wire version 5, this rank's 6"},
+        {7, TPG_ERR_BOOTSTRAP, "rank 1's tpgemm speaks wire version 5, this rank's 7"},
         {8, TPG_OK, ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -127,13 +127,33 @@ TPG_TEST(before_2_17_the_communicator_has_no_config) {
 TPG_TEST(an_old_foreign_or_missing_library_is_refused) {
     tpg_status st;
     TPG_EXPECT(load("libnccl_stub_old.so", &st) == NULL && st == TPG_ERR_NCCL);
-    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "needs 2.9 or newer");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "needs 2.9.6 or newer"); /* the stub is 2.9.5 */
     TPG_EXPECT(load("libnccl_stub_nosend.so", &st) == NULL && st == TPG_ERR_NCCL);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "has no symbol ncclSend");
     TPG_EXPECT(load("/nonexistent/libnccl.so.2", &st) == NULL && st == TPG_ERR_NCCL);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "TPG_NCCL_LIBRARY");
 }
 
+/* What the environment may not set for the transport, each refused with its name and value before the ranks join;
+ * the same variables at allowed values pass. */
+TPG_TEST(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking) {
+    tpg_nccl *n = load_ok("libnccl_stub.so");
+    if (!n) return;
+    static const char *const refused[][3] = {{"NCCL_MAX_CTAS", "16", "8"}, {"NCCL_MIN_P2P_NCHANNELS", "9", "4"},
+                                             {"NCCL_COMM_BLOCKING", "0", "1"}, {"NCCL_MIN_CTAS", "9", "2"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        setenv(refused[i][0], refused[i][1], 1);
+        TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);
+        TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), refused[i][0]);
+        setenv(refused[i][0], refused[i][2], 1);
+        TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+        unsetenv(refused[i][0]);
+    }
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    tpg_nccl_release(n);
+}
+
 TPG_TEST_MAIN(TPG_CASE(calls_in_order_and_abort_returns_at_once), TPG_CASE(release_destroys_the_communicator),
               TPG_CASE(a_refused_config_names_the_cap), TPG_CASE(before_2_17_the_communicator_has_no_config),
-              TPG_CASE(an_old_foreign_or_missing_library_is_refused))
+              TPG_CASE(an_old_foreign_or_missing_library_is_refused),
+              TPG_CASE(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking))

@@ -5,7 +5,8 @@
  *   1. A rank whose own arguments are wrong (NULL desc) fails every rank's tpg_op_create instead of
  *      leaving its peer waiting in the all-gather.
  *   2. An all-gather op runs and matches the reference; tpg_op_set_rs_ring with rank 1 choosing otherwise fails on
- *      every rank (a collective whose choice must agree), alike it passes.
+ *      every rank (a collective whose choice must agree), alike it passes; so does tpg_op_set_copy_chunks over
+ *      NCCL, where the peer transport lets the ranks cut their copies differently.
  *   3. New tensors replace the old ones (tpg_op_set_tensors again, different allocations and values):
  *      the op copies from the peer's NEW shard and matches the new reference; each rank then frees its
  *      old shard, which the contract allows once its call returned.
@@ -175,6 +176,15 @@ static int bad_args_then_new_tensors(int rank, tpg_ctx *ctx) {
     printf("rank %d: tpg_op_set_rs_ring with rank 1 asking otherwise -> %s\n", rank, tpg_status_string(s));
     if (s != TPG_ERR_INVALID_ARGUMENT) return fail(rank, "expected TPG_ERR_INVALID_ARGUMENT", s, ctx);
     if ((s = tpg_op_set_rs_ring(op, 1)) != TPG_OK) return fail(rank, "tpg_op_set_rs_ring (alike)", s, ctx);
+    /* 2c: copies in pieces. Over NCCL each piece is a message, so the call is collective: rank 1 cutting otherwise
+     * fails every rank, alike it holds. Over the peer transport a rank's cut is its own: ranks may differ. Step 3
+     * runs with the cut. */
+    s = tpg_op_set_copy_chunks(op, rank == 1 ? 2 : g_nccl ? 4 : 3);
+    printf("rank %d: tpg_op_set_copy_chunks with rank 1 cutting otherwise -> %s\n", rank, tpg_status_string(s));
+    if (s != (g_nccl ? TPG_ERR_INVALID_ARGUMENT : TPG_OK))
+        return fail(rank, g_nccl ? "expected TPG_ERR_INVALID_ARGUMENT over NCCL" : "expected TPG_OK", s, ctx);
+    if (g_nccl && (s = tpg_op_set_copy_chunks(op, 2)) != TPG_OK)
+        return fail(rank, "tpg_op_set_copy_chunks (alike)", s, ctx);
 
     /* 3: new allocations with new values replace the old ones; then the old ones are freed */
     if (make_shards(rank, &shape, 1001, &second)) return 1;
