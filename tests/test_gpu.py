@@ -250,6 +250,8 @@ def late_ranks(tp):
 def check_multiprocess_run(stdout, tp):
     assert stdout.count("a NULL desc on rank 1 ->") == tp and "PASSED" in stdout
     assert stdout.count("tpg_op_set_rs_ring with rank 1 asking otherwise -> TPG_ERR_INVALID_ARGUMENT") == tp
+    # over the peer transport a rank's copy cut is its own: ranks cutting differently then check step 3's output
+    assert stdout.count("tpg_op_set_copy_chunks with rank 1 cutting otherwise -> TPG_OK") == tp
     assert stdout.count("seed 1001: max error") == tp  # every rank checked the replaced tensors
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout
     for r in late_ranks(tp):
@@ -447,6 +449,8 @@ def check_nccl_multiprocess_run(stdout, tp):
     # one rank refusing NCCL before joining fails every rank's context (none waits in ncclCommInitRank)
     assert stdout.count("NCCL_MIN_CTAS=64 on rank 1 -> TPG_ERR_NCCL") == tp, stdout
     assert stdout.count("tpg_op_set_rs_ring with rank 1 asking otherwise -> TPG_ERR_INVALID_ARGUMENT") == tp
+    # over NCCL each piece is a message: the cut is collective, different cuts fail every rank (then alike, 2 pieces)
+    assert stdout.count("tpg_op_set_copy_chunks with rank 1 cutting otherwise -> TPG_ERR_INVALID_ARGUMENT") == tp
     assert stdout.count("seed 1001: max error") == tp
     assert "rank 0: missing peer -> TPG_ERR_TIMEOUT" in stdout and "communicator was aborted" in stdout
     # a late rank either received rank 0's (complete) partial, then its D was checked, or it timed out too
