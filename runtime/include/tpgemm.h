@@ -345,8 +345,8 @@ typedef struct tpg_shard_shape {
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
 /* Waits for the op's last run on the local devices and frees it. Multi-process: collective (no rank
  * frees its buffer while a peer may still map it). NULL is a no-op. The op is gone whatever the status; over NCCL,
- * where a launch still runs 10 s after the communicator's abort (a timeout), its memory is left allocated, never
- * freed under a running kernel, and TPG_ERR_NCCL says so: destroy the context then. */
+ * where a launch still runs when the bounded wait ends (10 s after the communicator's abort), its memory is left
+ * allocated, never freed under a running kernel, and TPG_ERR_NCCL says so: destroy the context then. */
 tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
@@ -432,9 +432,10 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * wait for the last launch of any graph a call of it was captured into (an event the op records there after its
  * node). A TP = 1 op with PDL
  * (tpg_op_set_pdl) is captured without it. Same for tpg_op_run_rank.
- * A launch (or capture) that fails on a local rank after earlier local ranks got the call leaves the ranks out of
- * step: the message says so, and every later tpg_op_run / tpg_op_run_rank of the op returns TPG_ERR_NOT_READY
- * (destroy it); a capture then holds the earlier ranks' nodes only, so do not launch the caller's graph. */
+ * A launch that fails on a local rank after earlier local ranks launched the call leaves the ranks out of step: the
+ * message says so, and every later tpg_op_run / tpg_op_run_rank of the op returns TPG_ERR_NOT_READY (destroy it). A
+ * capture that fails part-way leaves the op in step, but the caller's graph holds the earlier ranks' nodes only: the
+ * message says so; do not launch that graph. */
 tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
  * legacy default stream, as in every CUDA API, so a framework's default stream just works),

@@ -1,6 +1,7 @@
 /* NCCL loaded at run time (nccl.h says why). */
 #define _GNU_SOURCE /* dlopen flags, nanosleep and clock_gettime under -std=c11 */
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -129,27 +130,38 @@ tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NC
     return TPG_OK;
 }
 
+/* An NCCL integer variable as NCCL reads it (strtoll, base 0: "0x10" is 16, "false" is 0): 1 and *v where it is set
+ * (non-empty) and reads without a range error, else 0 (NCCL keeps its default then). */
+static int nccl_env(const char *name, long long *v) {
+    const char *s = getenv(name);
+    if (!s || !*s) return 0;
+    errno = 0;
+    *v = strtoll(s, NULL, 0);
+    return errno == 0;
+}
+
 tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
-    const char *min_ctas = getenv("NCCL_MIN_CTAS"), *max_ctas = getenv("NCCL_MAX_CTAS");
-    const char *p2p_channels = getenv("NCCL_MIN_P2P_NCHANNELS"), *blocking = getenv("NCCL_COMM_BLOCKING");
+    long long max_ctas = 0, min_ctas = 0, p2p_channels = 0, blocking = 1;
+    const int has_max = nccl_env("NCCL_MAX_CTAS", &max_ctas);
     /* more CTAs than the SMs the persistent GEMM leaves free would queue GEMM CTAs behind NCCL's kernels */
-    if (max_ctas && atoi(max_ctas) > TPG_NCCL_FREE_SMS)
+    if (has_max && max_ctas > TPG_NCCL_FREE_SMS)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in the environment is above the %d SMs the persistent GEMM leaves "
-                 "free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", max_ctas, TPG_NCCL_FREE_SMS,
-                 TPG_NCCL_FREE_SMS);
-    if (p2p_channels && atoi(p2p_channels) > TPG_NCCL_FREE_SMS)
+                 "free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", getenv("NCCL_MAX_CTAS"),
+                 TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+    if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &p2p_channels) && p2p_channels > TPG_NCCL_FREE_SMS)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_P2P_NCHANNELS=%s in the environment would run NCCL's sends and receives "
                  "on more CTAs than the %d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at "
-                 "most %d", p2p_channels, TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
-    if (blocking && atoi(blocking) == 0 && blocking[0] == '0')
+                 "most %d", getenv("NCCL_MIN_P2P_NCHANNELS"), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+    if (nccl_env("NCCL_COMM_BLOCKING", &blocking) && blocking == 0)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_COMM_BLOCKING=%s in the environment makes the communicator non-blocking, "
                  "which the transport does not drive (its NCCL calls must complete before they return); unset it",
-                 blocking);
+                 getenv("NCCL_COMM_BLOCKING"));
     /* the cap: the config's maxCTAs, which NCCL_MAX_CTAS in the environment overrides (as NCCL documents) */
-    const int cap = max_ctas && atoi(max_ctas) > 0 ? atoi(max_ctas) : TPG_NCCL_FREE_SMS;
-    if (n->comm_init_rank_config && min_ctas && atoi(min_ctas) > cap)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_CTAS=%s in the environment is above NCCL's CTA cap, %d (%s), which "
-                 "NCCL refuses; unset it or set at most %d", min_ctas, cap, max_ctas && atoi(max_ctas) > 0 ?
+    const int by_env = has_max && max_ctas > 0;
+    const long long cap = by_env ? max_ctas : TPG_NCCL_FREE_SMS;
+    if (n->comm_init_rank_config && nccl_env("NCCL_MIN_CTAS", &min_ctas) && min_ctas > cap)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_CTAS=%s in the environment is above NCCL's CTA cap, %lld (%s), which "
+                 "NCCL refuses; unset it or set at most %lld", getenv("NCCL_MIN_CTAS"), cap, by_env ?
                  "NCCL_MAX_CTAS" : "the SMs the persistent GEMM leaves free, TPG_NCCL_FREE_SMS", cap);
     return TPG_OK;
 }

@@ -7,7 +7,6 @@
 
 #include "bootstrap.h"
 #include "checks.h"
-#include "nccl.h"
 #include "op_internal.h"
 #include "plan.h"
 #include "transfer_flags.h"
@@ -226,11 +225,16 @@ tpg_status tpg_op_destroy(tpg_op *op) {
     tpg_status st = tpg__multi_process(ctx) ? tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK) : TPG_OK;
     if (ended) {
         tpg__op_free(op);
-    } else { /* NCCL's kernel outlived the communicator's abort: freeing would wait for it, or free what it writes */
-        tpg__set_error(ctx, "tpg_op_destroy: a launch of the op still ran %.0f s after the context's NCCL communicator "
-                       "was aborted; the op's memory was left allocated (the op is gone all the same): destroy the "
-                       "context", TPG_NCCL_ABORT_DRAIN_S);
-        if (st == TPG_OK) st = TPG_ERR_NCCL;
+    } else { /* a launch outlived the bounded wait: freeing would wait for it, or free what it still writes */
+        if (st == TPG_OK) {
+            tpg__set_error(ctx, "tpg_op_destroy: a launch of the op was still running when the op's bounded wait "
+                           "ended (over NCCL: a transfer that neither the device's timeout nor an abort of the "
+                           "communicator ended); the op's memory was left allocated (the op is gone all the same): "
+                           "destroy the context");
+            st = TPG_ERR_NCCL;
+        } else {
+            tpg__append_error(ctx, "; and a launch of the op was still running: its memory was left allocated");
+        }
     }
     ctx->num_ops--;
     tpg__restore_device(saved);

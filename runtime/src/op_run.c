@@ -6,6 +6,9 @@
 /* Every rank has tensors and the graphs exist. */
 static tpg_status check_ready(tpg_op *op) {
     tpg_ctx *ctx = op->ctx;
+    if (op->out_of_step)
+        TPG_FAIL(ctx, TPG_ERR_NOT_READY, "an earlier tpg_op_run launched the call on some local ranks and failed on "
+                 "another, so the ranks' launch epochs are out of step for good; destroy the op and create a new one");
     for (int r = 0; r < ctx->tp; r++)
         if (!op->has_tensors[r])
             TPG_FAIL(ctx, TPG_ERR_NOT_READY, "rank %d has no tensors; call tpg_op_set_tensors for every rank first", r);
@@ -13,9 +16,6 @@ static tpg_status check_ready(tpg_op *op) {
         TPG_FAIL(ctx, TPG_ERR_NOT_READY, "the graphs are not built: an earlier call that builds or updates them failed "
                  "(tpg_op_set_tensors, set_scalars, set_copy_chunks, set_overlap_barriers, set_gather_copy_engine or "
                  "set_rs_ring); call tpg_op_set_tensors for every rank again");
-    if (op->out_of_step)
-        TPG_FAIL(ctx, TPG_ERR_NOT_READY, "an earlier tpg_op_run launched (or captured) the call on some ranks and failed "
-                 "on another, so the ranks' launch epochs are out of step for good; destroy the op and create a new one");
     if (tpg__op_over_nccl(op) && tpg_nccl_aborted(ctx->nccl))
         TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
                  "and create a new one");
@@ -37,13 +37,15 @@ static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *captu
 }
 
 /* Launches rank r's graph on s, used as given (0 is the legacy default stream, as everywhere in CUDA), or adds
- * it to s's capture; the caller restores the device. */
-static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing) {
+ * it to s's capture; *launched = 1 once the launch is queued (an error after it still leaves the call on the
+ * device). The caller restores the device. */
+static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing, int *launched) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
     if (capturing) return tpg__graph_capture(op, r, s); /* nothing runs now: the record of the last launch stays */
     if (op->pdl && tpg__single_kernel(op)) TPG_CHECK(tpg__launch_single(op, r, s));
     else TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
+    *launched = 1;
     /* what the op's waits wait for: this launch, not the caller's later work on s, nor s itself (it may be gone) */
     TPG_CHECK_CUDA(ctx, cudaEventRecord(op->launched[r], s));
     op->has_run = 1;
@@ -65,14 +67,22 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
                           "local rank's stream of a call, or none", r, capturing[r] ? "being captured" : "not being captured",
                           ctx->local_begin, capturing[ctx->local_begin] ? "being captured" : "not being captured");
     }
+    int done = 0, launched = 0; /* ranks local_begin.. that got the call (captured or launched), and launched */
     for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++) {
-        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], capturing[r]);
-        if (st != TPG_OK && r > ctx->local_begin) { /* the ranks before r have this call, r and later ones not */
-            op->out_of_step = 1;
-            tpg__append_error(ctx, "; ranks %d..%d were %s this call and rank %d was not, so the op's ranks are out of "
-                              "step for good: destroy the op and create a new one", ctx->local_begin, r - 1,
-                              capturing[r] ? "captured for" : "launched for", r);
-        }
+        int one = 0;
+        st = launch_rank(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], capturing[r], &one);
+        launched += one;
+        done += st == TPG_OK;
+    }
+    const int ranks = ctx->local_end - ctx->local_begin;
+    if (st != TPG_OK && launched > 0 && launched < ranks) { /* a prefix of the ranks runs this call, the rest not */
+        op->out_of_step = 1;
+        tpg__append_error(ctx, "; ranks %d..%d launched this call and the others did not, so the op's ranks are out "
+                          "of step for good: destroy the op and create a new one", ctx->local_begin,
+                          ctx->local_begin + launched - 1);
+    } else if (st != TPG_OK && done > 0 && capturing[ctx->local_begin]) { /* nothing ran: the op is in step */
+        tpg__append_error(ctx, "; the capture holds ranks %d..%d's nodes only: do not launch that graph",
+                          ctx->local_begin, ctx->local_begin + done - 1);
     }
 out:
     tpg__restore_device(saved);
@@ -90,7 +100,8 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
     const int saved = tpg__save_device();
     int capturing = 0;
     tpg_status st = stream_capturing(op, rank, (cudaStream_t)stream, &capturing);
-    if (st == TPG_OK) st = launch_rank(op, rank, (cudaStream_t)stream, capturing);
+    int launched = 0; /* one rank: nothing to fall out of step with in this process */
+    if (st == TPG_OK) st = launch_rank(op, rank, (cudaStream_t)stream, capturing, &launched);
     tpg__restore_device(saved);
     return st;
 }

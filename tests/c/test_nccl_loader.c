@@ -139,8 +139,10 @@ TPG_TEST(an_old_foreign_or_missing_library_is_refused) {
 TPG_TEST(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking) {
     tpg_nccl *n = load_ok("libnccl_stub.so");
     if (!n) return;
-    static const char *const refused[][3] = {{"NCCL_MAX_CTAS", "16", "8"}, {"NCCL_MIN_P2P_NCHANNELS", "9", "4"},
-                                             {"NCCL_COMM_BLOCKING", "0", "1"}, {"NCCL_MIN_CTAS", "9", "2"}};
+    /* values read as NCCL reads them (strtoll, base 0): "0x10" is 16, "false" is 0, "0x1" is 1 */
+    static const char *const refused[][3] = {{"NCCL_MAX_CTAS", "16", "8"},        {"NCCL_MAX_CTAS", "0x10", ""},
+                                             {"NCCL_MIN_P2P_NCHANNELS", "9", "4"}, {"NCCL_COMM_BLOCKING", "0", "1"},
+                                             {"NCCL_COMM_BLOCKING", "false", "0x1"}, {"NCCL_MIN_CTAS", "9", "2"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         setenv(refused[i][0], refused[i][1], 1);
         TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);
