@@ -360,8 +360,10 @@ def _subtile(dtype: str, bn: int, n: int) -> list[tuple[str, str, str]]:
         return [("epilogue_subtile.n", f"{n} columns of {output_dtype(dtype)} = {chunk} bytes per row; the store "
                  "unit's rows are 64 or 128 bytes", ", ".join(ok))]
     if bn % n:
+        fits = [str(c // DTYPE_SIZE[output_dtype(dtype)]) for c in EPI_CHUNK_BYTES
+                if bn % (c // DTYPE_SIZE[output_dtype(dtype)]) == 0]
         return [("epilogue_subtile.n", f"{n} does not divide the {bn} columns a consumer warpgroup stores",
-                 "a divisor of them: 32 or 64")]
+                 " or ".join(fits) if fits else "none: the tile's N is the field to change")]
     return []
 
 

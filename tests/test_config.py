@@ -84,6 +84,8 @@ CASES = [
      "kernels[0].consumer_mode", ["pingpong with a cluster is not implemented yet"]),
     ("epilogue_subtile_n", "consumers: 2", "consumers: 2\n    epilogue_subtile: {m: 64, n: 16}", "n: 16",
      "kernels[0].epilogue_subtile.n", ["unknown value", "allowed: 32, 64"]),
+    ("subtile_not_dividing_bn", "bn: 256", "bn: 160", "- name: k", "kernels[0].epilogue_subtile.n",
+     ["64 does not divide the 160 columns", "allowed: 32"]),
     ("epilogue_subtile_m", "consumers: 2", "consumers: 2\n    epilogue_subtile: {m: 128, n: 64}", "{m: 128,",
      "kernels[0].epilogue_subtile.m", ["allowed: 64"]),
     ("epilogue_buffers_range", "consumers: 2", "consumers: 2\n    epilogue_buffers: 1", "epilogue_buffers",
