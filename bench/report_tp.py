@@ -105,12 +105,17 @@ def acceptance_lines(records, tp):
     """The figures the TP issues judge beyond the geomeans: fused / tpgemm local on the M = 16384 shapes,
     and the seed's default problem against the cuBLAS local GEMM (next to the seed's own figure)."""
     out = []
-    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops"))) for r in records if r["M"] == 16384]
+    checked = lambda r: r.get("check") == "passed"  # noqa: E731 - the speed of a wrong output is no figure
+    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) if checked(r) else None)
+           for r in records if r["M"] == 16384]
     if big:
         out += ["", "tpgemm fused / tpgemm local on the M = 16384 shapes: "
-                + ", ".join(f"{n} {fmt(v, 3)}" for n, v in big) + "."]
+                + ", ".join(f"{n} {fmt(v, 3) if v is not None else '- (check not passed)'}" for n, v in big) + "."]
     seed = next((r for r in records if (r["M"], r["N"], r["K"]) == SEED_PROBLEM), None)
-    if seed:
+    if seed and not checked(seed):
+        out += ["", f"Seed default problem {' x '.join(map(str, SEED_PROBLEM))}: no figure (its check: "
+                f"{seed.get('check') or 'not run'})."]
+    elif seed:
         line = (f"Seed default problem {' x '.join(map(str, SEED_PROBLEM))}: fused {fmt(seed.get('tpgemm_tflops'))} "
                 f"TFLOP/s per GPU = {fmt(ratio(seed.get('tpgemm_tflops'), seed.get('cublas_local_tflops')), 3)} x "
                 f"the cuBLAS local GEMM ({fmt(seed.get('cublas_local_tflops'))})")

@@ -109,9 +109,11 @@ def save(records, stem):
     import json
     name = f"{stem}.json"
     paths = [HERE / "results" / name] + ([Path(os.environ["OUT"]) / name] if os.environ.get("OUT") else [])
-    for path in paths:
+    for path in paths:  # replaced in one rename: a kill mid-write (the call's bound) leaves the last whole file
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(records, indent=1))
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(records, indent=1))
+        os.replace(tmp, path)
     return paths
 
 

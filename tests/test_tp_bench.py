@@ -99,6 +99,12 @@ def test_acceptance_lines_name_the_seed_problem_and_the_local_ratios():
     assert body.count(" 2.000,") + body.count(" 2.000.") == len(big)  # fused 0.01 s, local 0.02 s a call
     small = report_tp.render(recs[3:4], 2)  # 8B-qkv only: neither line
     assert "Seed default problem" not in small and "M = 16384 shapes" not in small
+    for r in (recs[0], recs[4]):  # the seed problem and 405B-fc2 failed their checks: no figure of either
+        r["check"] = "failed"
+    body = report_tp.render(recs, 4)
+    assert "Seed default problem 16384 x 106496 x 16384: no figure (its check: failed)." in body
+    assert "405B-fc1 - (check not passed)" in body and "405B-fc2 - (check not passed)" in body
+    assert body.count(" 2.000,") + body.count(" 2.000.") == len(big) - 2
 
 
 def test_median_or_none_skips_missing_clocks():

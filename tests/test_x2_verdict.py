@@ -95,9 +95,10 @@ def test_the_rule_after_the_switch_reads_push_twins():
     mixed[4]["alt"]["push_partials"]["tflops"] = 690.0 * 1.02  # 405B-fc2 pushes faster: the rule fails there
     assert rule(mixed).startswith("undo the switch")
     assert rule(switched(anchors(ce_pp=1.2, ce_wide=1.2, twin_check="failed"))).startswith(
-        "keep the switch (a push twin")
+        "keep the switch (a pick or its push twin")
     lines = verdict.switch_rule(switched(anchors(ce_pp=0.97, ce_wide=0.97)))[1]
-    assert len(lines) == 4 and all("twin / pick 0.970, twin check passed" in line for line in lines), lines
+    assert len(lines) == 4 and all("twin / pick 0.970, pick check passed, twin check passed" in line
+                                   for line in lines), lines
 
 
 def test_after_a_switch_of_the_wide_families_the_pushing_picks_are_left_out():
@@ -189,3 +190,18 @@ def test_the_command_prints_the_coverage(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "bench/x2/verdict.py"), str(path)], capture_output=True,
                          text=True, timeout=60)
     assert "FAIL  geomean >= 1.10 x PyTorch async TP: 1.200 (over 7 of 8)" in out.stdout, out.stdout
+
+
+def test_the_rule_decides_nothing_on_a_run_cut_short_or_on_a_failed_pick():
+    """The switch needs every reduce-scatter shape (a run stopped by its bound after two of them must not switch on
+    those two), and a pick whose check failed is no baseline: the twin's 5% lead over it decides nothing."""
+    fast = anchors(ce_pp=1.05, ce_wide=1.05)
+    assert verdict.switch_rule(fast)[0].startswith("switch (")
+    cut = [r for r in fast if r["name"] not in ("70B-o", "8B-o")]
+    answer = verdict.switch_rule(cut)[0]
+    assert answer.startswith("keep the push") and "no record of 70B-o, 8B-o" in answer, answer
+    bad = anchors(ce_pp=1.05, ce_wide=1.05)
+    bad[6]["check"] = "failed"  # 70B-o's pick
+    answer, lines = verdict.switch_rule(bad)
+    assert answer.startswith("keep the push") and "a pick or its copy-engine twin" in answer, answer
+    assert any(line.startswith("70B-o") and "pick check failed" in line for line in lines), lines

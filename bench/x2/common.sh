@@ -42,7 +42,9 @@ tp_run() {
     lim=$(limit "$2")
     shift 2
     if [ "$lim" = 0 ]; then note "run_tp $tag (no time left)" 124; return; fi
-    OUT="$R/$tag" TP_BENCH_TIMEOUT_S=$lim bash bench/run_tp.sh --tp 2 "$@" >"$R/$tag.log" 2>&1 # (its bound)
+    # a collective waits at most 90 s for a rank hung on the device (the default 180 s would cost the call's shapes
+    # after it; a legitimate wait - a shape's setup, its reference, a 1 s window - takes seconds)
+    OUT="$R/$tag" TP_BENCH_TIMEOUT_S=$lim TP_BENCH_PG_TIMEOUT_S=90 bash bench/run_tp.sh --tp 2 "$@" >"$R/$tag.log" 2>&1
     note "run_tp $tag" $?
     cp "$R/$tag"/*_table.md "$OUT"/ 2>/dev/null
 }

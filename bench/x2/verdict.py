@@ -93,11 +93,16 @@ def switch_rule(records: list[dict]) -> tuple[str, list[str]]:
         rs = [r for r in rs if twin in (r.get("alt") or {})]
     rows = [(r, (r.get("alt") or {}).get(twin) or {}) for r in rs]
     lines = [f"{r['name']}: {r.get('config')} -> {t.get('config') or '-'}: twin / pick "
-             f"{ratio(t.get('tflops'), r.get('tpgemm_tflops')) or 0:.3f}, twin check {t.get('check', 'not run')}"
-             for r, t in rows]
-    if not rows or any(not t or t.get("check") != "passed" for _, t in rows):
-        return (f"keep the {'switch' if switched else 'push'} (a {'push' if switched else 'copy-engine'} twin is "
-                "missing or failed its check)"), lines
+             f"{ratio(t.get('tflops'), r.get('tpgemm_tflops')) or 0:.3f}, pick check {r.get('check', 'not run')}, "
+             f"twin check {t.get('check', 'not run')}" for r, t in rows]
+    keep = f"keep the {'switch' if switched else 'push'}"
+    # the rule is over every reduce-scatter shape: a run cut short decides nothing
+    gone = [s[0] for s in SHAPES if s[1] == "RS" and s[0] in missing_anchors(records)]
+    if gone:
+        return f"{keep} (no record of {', '.join(gone)}: the rule needs every reduce-scatter shape)", lines
+    if not rows or any(not t or t.get("check") != "passed" or r.get("check") != "passed" for r, t in rows):
+        return (f"{keep} (a pick or its {'push' if switched else 'copy-engine'} twin is missing or failed its "
+                "check: the speed of a wrong output decides nothing)"), lines
 
     def even(subset, copy_engine_over_push):
         """The switch's rule on copy engine / push: at least even on every M = 16384 shape and in geomean."""
