@@ -88,7 +88,12 @@ __device__ __forceinline__ void tpg_sk_contribute(const tpg_gemm_params &p, cons
 __device__ __forceinline__ void tpg_sk_take_count(const tpg_gemm_params &p, int region_tile, int n, unsigned int epoch,
                                                   bool &gave_up)
 {
-    tpg_wait_count<TPG_SK_COUNT_SLEEP_NS>(p, p.sk_counts + region_tile, (unsigned int)n, epoch, gave_up);
+    /* seen through even where this thread gave up on a peer (tpg_spin_until returns at once then): the contributors
+     * are this launch's own CTAs, which always count in (a cross-device wait of theirs gives up with the launch), and
+     * the copy after it must not read contributions not yet written; bounded by the timeout all the same */
+    bool own_gave_up = false;
+    tpg_wait_count<TPG_SK_COUNT_SLEEP_NS>(p, p.sk_counts + region_tile, (unsigned int)n, epoch, own_gave_up);
+    gave_up = gave_up || own_gave_up;
     tpg_red_release_gpu_add(p.sk_counts + region_tile, 0u - (unsigned int)n);
 }
 
