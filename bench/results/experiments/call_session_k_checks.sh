@@ -3,6 +3,7 @@
 # which no GPU has run (docs/perf_notes/2026-12-05-c.md): the multi-process paths (a failed collective create closes
 # every rank's mappings before any rank frees; tpg_op_set_copy_chunks collective over NCCL, wire v7; tpg_op_destroy's
 # wait result), the teardown's cleared errors and status codes, the epilogue's `if constexpr` (same cubins here),
+# the stream-K finisher's count wait (tier 2's stream_k group),
 # through the GPU pytest's one-GPU and shared-device cases (gpu_multiprocess --share-device with and without --nccl
 # among them); then tier 2's quick groups with every rank on the one GPU (the file is tier2_shared_tp2_quick.json now)
 # and the --model plans' modes column against a run. Records tarred into $OUT/records.tgz. From the repository root:
