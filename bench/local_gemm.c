@@ -309,19 +309,20 @@ static void measure(env *E, bench_record *r, impl *im) {
 #undef FAILED
 }
 
-/* The best tpgemm config (not a --pdl-ab twin or the --aa control, not an experimental x_ config), passing
- * ones first: the
+/* The best tpgemm config (not a --pdl-ab twin or the --aa control, not an experimental x_ config), sound ones
+ * (passed, no failed window) first: the
  * highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
  * card at its power cap), so that neither figure alone picks a config that loses the other. */
 static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
+/* checked, passed, and no window failed: a variant dropped after its first windows keeps figures of those only */
+static int sound(const bench_variant *V) { return V->check == 1 && !V->error[0]; }
 
 static void pick_best(bench_record *r) {
     r->best = -1;
     for (int v = 1; v < r->nvar; v++) {
         const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
         if (!isfinite(score(V)) || V->pdl || V->control || !strncmp(V->config, "x_", 2)) continue; /* never best */
-        if (!B || (V->check == 1 && B->check != 1) || ((V->check == 1) == (B->check == 1) && score(V) > score(B)))
-            r->best = v;
+        if (!B || (sound(V) && !sound(B)) || (sound(V) == sound(B) && score(V) > score(B))) r->best = v;
     }
     for (int v = 1; v < r->nvar && r->best < 0; v++) /* still name a tpgemm config, with null numbers */
         if (!r->var[v].control) r->best = v;

@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
         if (rec[i].cublas_ref_check == 0)
             printf("    cuBLAS vs the fp32 reference: error %.3g > %.3g\n", rec[i].cublas_ref_error, rec[i].eps);
         fails += rec[i].cublas_ref_check == 0;
-        errors += rec[i].error[0] != '\0';
+        errors += rec[i].error[0] != '\0' || (rec[i].best >= 0 && rec[i].var[rec[i].best].error[0] != '\0');
         fflush(stdout);
         /* The records so far, after every run: a run killed at its time limit still leaves its numbers. */
         if (a.out && bench_write_json(a.out, rec, i + 1, &meta, msg, sizeof msg)) fprintf(stderr, "%s\n", msg);

@@ -79,12 +79,24 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
+def shown_variant_error(r):
+    """The error of the variant whose figures the record shows (its config), "" if none: a variant dropped after its
+    first windows keeps figures of those only."""
+    shown = [v for v in r.get("variants") or [] if v.get("config") == r.get("config")]
+    return (shown[0].get("error") or "") if shown else ""
+
+
+def counts(r):
+    """Whether a record's ratios count in the geomeans: its kernel passed its check (the speed of a wrong output is
+    not that of a GEMM), every window ran, and cuBLAS itself matched the fp32 reference (else no baseline)."""
+    return r.get("check") != "fail" and r.get("cublas_ref_check") != "fail" and not shown_variant_error(r)
+
+
 def summary(records):
-    """{dtype: {ratio name: (geomean or None, count)}} in first-seen dtype order; a kernel that failed its check
-    counts in none (its speed is not that of a GEMM)."""
+    """{dtype: {ratio name: (geomean or None, count)}} in first-seen dtype order, over the records that count."""
     out = {}
     for dt in dict.fromkeys(r["dtype"] for r in records):
-        rows = [r for r in records if r["dtype"] == dt and r.get("check") != "fail"]
+        rows = [r for r in records if r["dtype"] == dt and counts(r)]
         out[dt] = {}
         for name, num, den in RATIOS:
             vals = [ratio(r, num, den) for r in rows]
@@ -104,6 +116,10 @@ def check_cell(r):
         cell += f" ({r['max_error']:.1e})"
     if r.get("error"):
         cell += f" — {r['error']}"
+    if shown_variant_error(r):
+        cell += f" — tpgemm: {shown_variant_error(r)} (not in the geomeans)"
+    if r.get("cublas_ref_check") == "fail":
+        cell += " — cuBLAS vs the fp32 reference: **FAIL** (not in the geomeans)"
     return cell
 
 

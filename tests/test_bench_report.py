@@ -386,3 +386,20 @@ def test_tma_rate_lists_variants_that_fit_and_rejects_bad_problems(bench_bin):
         assert res.returncode == 2 and "usage: tma_rate" in res.stderr and bad[0] in res.stderr, (bad, res.stderr)
     res = subprocess.run([tool, "--epilogue-cycles", "2000"], capture_output=True, text=True)
     assert res.returncode == 2 and "needs --compute-cycles" in res.stderr  # an epilogue follows emulated math only
+
+
+def test_a_record_without_a_sound_baseline_or_whole_windows_counts_in_no_geomean(tmp_path):
+    """cuBLAS failing the fp32 reference leaves no baseline, and a tpgemm variant dropped after its first windows
+    keeps figures of those only: both rows say so, and neither counts in a geomean (a faster 1.25 would lift it)."""
+    good = rec("alpha", "bf16", 400.0, 500.0, 400.0, 500.0, 0.01, 0.01)
+    no_ref = rec("beta", "bf16", 625.0, 500.0, 625.0, 500.0, 0.01, 0.01, cublas_ref_check="fail")
+    dropped = rec("delta", "bf16", 625.0, 500.0, 625.0, 500.0, 0.01, 0.01,
+                  variants=[{"config": "cublasLt"}, {"config": "cfg_bf16_tp1", "error": "launch timed out"}])
+    m = load_report()
+    assert m.summary([good, no_ref, dropped])["bf16"]["burst"] == (pytest.approx(0.8), 1)
+    res = run_report(tmp_path, [good, no_ref, dropped])
+    assert res.returncode == 0, res.stderr
+    md = (tmp_path / "t.md").read_text()
+    assert "cuBLAS vs the fp32 reference: **FAIL**" in row(md, "beta", "bf16")[14]
+    assert "tpgemm: launch timed out" in row(md, "delta", "bf16")[14]
+    assert row(md, "**geomean bf16**", "bf16")[7] == "**0.800** (1)"
