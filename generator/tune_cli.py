@@ -310,21 +310,28 @@ def _gpus_visible(runner) -> tuple[int | None, str]:
     return _driver_gpus(), "the CUDA driver counts"
 
 
+# cuDeviceGetCount through libcuda, in a child process so that a driver that hangs in cuInit is bounded: prints the
+# count, 0 without the driver library or with no device (CUDA_ERROR_NO_DEVICE), or "?" when the driver fails otherwise
+_DRIVER_COUNT = """
+import ctypes
+try:
+    cuda = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    print(0)
+    raise SystemExit
+count, rc = ctypes.c_int(0), cuda.cuInit(0)
+print(0 if rc == 100 else count.value if rc == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 else "?")
+"""
+
+
 def _driver_gpus() -> int | None:
-    """cuDeviceGetCount through libcuda (a second): 0 without the driver library or with no device; None when the
-    driver fails otherwise."""
-    import ctypes
+    """The CUDA driver's device count (a second; at most 60), or None when it cannot say."""
     try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0  # no driver: nothing here can run a candidate
-    count = ctypes.c_int(0)
-    rc = cuda.cuInit(0)
-    if rc == 100:  # CUDA_ERROR_NO_DEVICE
-        return 0
-    if rc != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        r = subprocess.run([sys.executable, "-c", _DRIVER_COUNT], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    return count.value
+    out = r.stdout.strip()
+    return int(out) if r.returncode == 0 and out.isdigit() else None
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -223,10 +223,17 @@ def test_without_nvidia_smi_the_driver_counts_or_the_runs_tell(tmp_path, monkeyp
     assert rc == 0 and built and "neither nvidia-smi nor the CUDA driver can say" in err, err
 
 
-def test_the_driver_count_on_this_machine_is_a_count():
-    """The real ctypes path: an int (0 on a machine without the driver or a GPU) or None, never an exception."""
+def test_the_driver_count_on_this_machine_is_a_count(monkeypatch):
+    """The real path (ctypes in a child process): an int (0 on a machine without the driver or a GPU) or None, never
+    an exception; a child that prints no count, or cannot start, is None (the runs tell then)."""
     n = tune_cli._driver_gpus()
     assert n is None or (isinstance(n, int) and n >= 0)
+    monkeypatch.setattr(tune_cli, "_DRIVER_COUNT", "print('?')")
+    assert tune_cli._driver_gpus() is None
+    monkeypatch.setattr(tune_cli, "_DRIVER_COUNT", "print(3)")
+    assert tune_cli._driver_gpus() == 3
+    monkeypatch.setattr(tune_cli.sys, "executable", "/nonexistent/python3")
+    assert tune_cli._driver_gpus() is None
 
 
 def test_verify_on_a_machine_without_gpus_keeps_the_candidate(tmp_path, monkeypatch):
