@@ -314,8 +314,8 @@ def test_list_into_a_closed_pipe_is_quiet():
 def test_a_kernel_no_config_runs_is_noted_and_not_built(tmp_path):
     """A kernel entry without a config (declared before its config, a config commented out) would be compiled for
     nothing, and its unused descriptor broke the C build (-Werror); the generator names it and leaves it out."""
-    text = DEFAULT.read_text().replace("kernels:\n", "kernels:\n  - {name: my_unused, dtype: e5m2, tile: {bm: 128, bn: 64, "
-                                        "bk: 128}}\n", 1)
+    extra = "  - {name: my_unused, dtype: e5m2, tile: {bm: 128, bn: 64, bk: 128}}\n"
+    text = DEFAULT.read_text().replace("kernels:\n", "kernels:\n" + extra, 1)
     assert "my_unused" in text
     cfg = tmp_path / "schedules.yaml"
     cfg.write_text(text)

@@ -36,7 +36,7 @@ typedef enum tpg_wire_call {
     TPG_CALL_RS_RING_READY,  /* tpg_op_set_rs_ring: every rank's graphs rebuilt for the new walk */
     TPG_CALL_NCCL_JOIN,      /* tpg_ctx_create_rank over NCCL: every rank ready to enter ncclCommInitRank */
     TPG_CALL_NCCL_CONNECT,   /* tpg_ctx_create_rank over NCCL: every rank ready for its first send / receive */
-    TPG_CALL_SET_COPY_CHUNKS,  /* tpg_op_set_copy_chunks over NCCL: the cut (in `config`), which every rank makes alike */
+    TPG_CALL_SET_COPY_CHUNKS,  /* tpg_op_set_copy_chunks over NCCL: the cut (in `config`), alike on every rank */
     TPG_CALL_COPY_CHUNKS_READY /* tpg_op_set_copy_chunks over NCCL: every rank's graphs rebuilt for the new cut */
 } tpg_wire_call;
 

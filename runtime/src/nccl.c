@@ -145,8 +145,8 @@ tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
     const int has_max = nccl_env("NCCL_MAX_CTAS", &max_ctas);
     /* more CTAs than the SMs the persistent GEMM leaves free would queue GEMM CTAs behind NCCL's kernels */
     if (has_max && max_ctas > TPG_NCCL_FREE_SMS)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in the environment is above the %d SMs the persistent GEMM leaves "
-                 "free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", getenv("NCCL_MAX_CTAS"),
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in the environment is above the %d SMs the persistent GEMM "
+                 "leaves free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", getenv("NCCL_MAX_CTAS"),
                  TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
     if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &p2p_channels) && p2p_channels > TPG_NCCL_FREE_SMS)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_P2P_NCHANNELS=%s in the environment would run NCCL's sends and receives "
