@@ -464,11 +464,8 @@ tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
         /* the walk it had does not build again either (switch_graphs then rebuilt the new one): no graphs, the old
          * choice, as its peers have, and only a collective tpg_op_set_tensors rebuilds (as op_rank.c after a failed
          * exchange) - never a call on the other walk */
-        const int saved = tpg__save_device();
         op->rs_ring = !enable;
-        if (op->built) tpg__graphs_drop(op);
-        for (int q = 0; q < op->ctx->tp; q++) op->has_tensors[q] = 0;
-        tpg__restore_device(saved);
+        tpg__op_unready(op);
     }
     return agreed;
 }

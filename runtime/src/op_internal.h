@@ -94,6 +94,10 @@ tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_stat
  * rebuild on every rank or on none (as tpg_op_set_rs_ring). cut_copies (op.c): one process's rebuild for the cut
  * `next`; on failure back to the cut the op had, with its graphs if they build (the error stays). */
 tpg_status tpg__op_copy_chunks_collective(tpg_op *op, int chunks, tpg_status local);
+/* After a failed collective whose ranks may now disagree: drops the graphs (tpg_op_run says TPG_ERR_NOT_READY, and a
+ * graph built while a peer failed would wait for that peer) and every rank's tensors, so that only a collective
+ * tpg_op_set_tensors rebuilds. */
+void tpg__op_unready(tpg_op *op);
 tpg_status tpg__op_cut_copies(tpg_op *op, tpg_copy_plan next);
 
 /* params.c: fills op->gemm[rank] and op->barrier[*][rank] from the tables, shapes, peers and tensors. */

@@ -126,12 +126,7 @@ tpg_status tpg__op_tensors_collective(tpg_op *op, const tpg_tensors *t, tpg_stat
     st = tpg__agree(ctx, TPG_CALL_TENSORS_READY, st);
     /* A graph built here while a peer failed would wait for that peer: drop it (tpg_op_run then says
      * TPG_ERR_NOT_READY), and rebuild from scratch on the next successful call. */
-    if (st != TPG_OK) {
-        if (op->built) tpg__graphs_drop(op);
-        /* and no local call (tpg_op_set_scalars) may rebuild them on this failed exchange's state: only a
-         * successful tpg_op_set_tensors sets every rank's tensors again */
-        for (int q = 0; q < ctx->tp; q++) op->has_tensors[q] = 0;
-    }
+    if (st != TPG_OK) tpg__op_unready(op);
     tpg__restore_device(saved);
     return st;
 }
@@ -155,11 +150,17 @@ tpg_status tpg__op_copy_chunks_collective(tpg_op *op, int chunks, tpg_status loc
     if (agreed != TPG_OK && st == TPG_OK && tpg__op_cut_copies(op, before) != TPG_OK) {
         /* the old cut does not build again either: no graphs, the old cut, as the peers have, and only a collective
          * tpg_op_set_tensors rebuilds (as after a failed tensor exchange) */
-        const int saved = tpg__save_device();
         op->copy = before;
-        if (op->built) tpg__graphs_drop(op);
-        for (int q = 0; q < ctx->tp; q++) op->has_tensors[q] = 0;
-        tpg__restore_device(saved);
+        tpg__op_unready(op);
     }
     return agreed;
+}
+
+void tpg__op_unready(tpg_op *op) {
+    const int saved = tpg__save_device();
+    if (op->built) tpg__graphs_drop(op);
+    /* and no local call (tpg_op_set_scalars) may rebuild them on a failed collective's state: only a successful
+     * tpg_op_set_tensors sets every rank's tensors again */
+    for (int q = 0; q < op->ctx->tp; q++) op->has_tensors[q] = 0;
+    tpg__restore_device(saved);
 }
