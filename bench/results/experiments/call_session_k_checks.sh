@@ -8,12 +8,9 @@
 # among them); then tier 2's quick groups with every rank on the one GPU (the file is tier2_shared_tp2_quick.json now)
 # and the --model plans' modes column against a run. Records tarred into $OUT/records.tgz. From the repository root:
 #   bash bench/results/experiments/call_session_k_checks.sh
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export PATH="$PATH:/usr/local/cuda/bin"
 OUT=${OUT:-build/session_k}
-R=$OUT/r; mkdir -p "$R"; trap 'tar -C "$OUT" -czf "$OUT/records.tgz" r' EXIT
-t0=$(date +%s); at() { echo "$1: exit $2 at $(($(date +%s) - t0)) s" | tee -a "$OUT/summary.txt"; }
-{ date -u; bash bench/x2/tree_hash.sh; nvidia-smi -L; } > "$R/provenance.txt" 2>&1
+# shellcheck source=call_preamble.sh
+source "$(dirname "$0")/call_preamble.sh"
 ninja > "$R/build.log" 2>&1 && ninja tests bench >> "$R/build.log" 2>&1; at build $?
 TPG_REQUIRE_GPUS=1 timeout 420 python3 -m pytest -q -rA tests/test_gpu.py > "$R/gpu_pytest.log" 2>&1
 at "gpu pytest (one GPU: its own and the shared-device cases)" $?; tail -3 "$R/gpu_pytest.log"

@@ -1,0 +1,9 @@
+# Sourced by the one-GPU device-call scripts from 2026-12-05 on (the earlier call_*.sh spell it out: each is the record
+# of what ran). Needs OUT (the call's folder) set first. Gives: the NVLink-multicast variables, $R (the records, tarred
+# into $OUT/records.tgz on exit), `at STEP RC` (a line of $OUT/summary.txt with the seconds so far) and
+# $R/provenance.txt (the date, bench/x2/tree_hash.sh's hash of the sources, the GPUs).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export PATH="$PATH:/usr/local/cuda/bin"
+R=$OUT/r; mkdir -p "$R"; trap 'tar -C "$OUT" -czf "$OUT/records.tgz" r' EXIT
+t0=$(date +%s); at() { echo "$1: exit $2 at $(($(date +%s) - t0)) s" | tee -a "$OUT/summary.txt"; }
+{ date -u; bash bench/x2/tree_hash.sh; nvidia-smi -L; } > "$R/provenance.txt" 2>&1
