@@ -90,7 +90,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
             num.gather(COLL, t.a_full, t.a)
             num.mm(t.a_full, t.b, t.ref)
         fns = {"cublas_local": lambda: num.mm(t.a_full, t.b, t.d_loc), "nccl_cublas": reference,
-               "torch_async_tp": lambda: num.async_ag(t.a, t.b, group_name)}
+               "torch_async_tp": lambda: num.async_ag(t.a, t.b, group_name)[1][0]}  # (gathered A, [D])
     else:
         def reference():
             num.mm(t.a, t.b, t.part)
@@ -140,7 +140,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
         cfg, tuned = lib.tuned_or_default(sched, tp, R.lib_dtype(args.dtype), m, n, k)
     cfg1 = lib.local_config(cfg, 1)
     errors, figures, alt_err, alt_max, alt_cfg = {}, {}, {}, {}, {}
-    err = max_err = local = reference = None
+    err = max_err = local = async_tp = reference = None
     rechecks = {}
     num = tp_numerics.for_dtype(args.dtype)
     held, alt_ops, diags, keep, fns = [], {}, {}, None, {}  # held: every tpgemm op made so far, destroyed below
@@ -168,6 +168,10 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
         local = C.check_local(op1, fns["local"], reference, keep)  # the fused / local point's denominator
         if R.check_error(*local):  # a wrong local GEMM is not timed, as a failed fused call is not
             errors["local"] = R.check_error(*local)
+        if "torch_async_tp" in fns:  # the baseline must compute the same GEMM: a wrong one is not timed either
+            async_tp = C.check_returned(fns["torch_async_tp"], reference, keep)
+            if R.check_error(*async_tp):
+                errors["torch_async_tp"] = R.check_error(*async_tp)
         progress(rank, f"{name}: rel err {err}, max err {max_err}, local {local[:2]}; timing")
         live = [v for v in list(R.VARIANTS) + list(alt_ops) + list(diags) if v not in errors]
         W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op}, first=shape_index)
@@ -201,7 +205,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
                                   if alt_ops else {}),
                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
-    return R.apply_checks(rec, local, rechecks)
+    return R.apply_checks(rec, local, rechecks, async_tp)
 
 
 def errors_of_all_ranks(errors, rank, tp):

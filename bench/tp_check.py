@@ -131,6 +131,21 @@ def check_local(op1, run, reference, keep):
     return (*relative_errors(keep.d_loc, keep.local_ref), None)
 
 
+def check_returned(run, reference, keep):
+    """A variant that returns its D rather than writing keep.d (PyTorch async TP), once against keep.ref: the ratio
+    to a baseline that computes another product (a wrong layout, a missing rank's part) would mean nothing.
+    reference() runs first, on every rank (it is collective). Returns as check_output."""
+    out = []
+
+    def call():
+        out.append(run())
+        torch.cuda.synchronize()
+    why = agreed(reference, "the reference") or agreed(call)
+    if why:
+        return None, None, why
+    return (*relative_errors(out[0], keep.ref), None)
+
+
 def recheck(keep, reference, targets):
     """After the timing rounds: new operands in the same buffers (keep.new_inputs), then one call of each target
     (variant, op, run) against a fresh reference - check_local for "local", else check_output. The timed calls

@@ -110,9 +110,10 @@ def with_recheck(check, recheck):
     return "failed" if check == "passed" and recheck != "passed" else check
 
 
-def apply_checks(rec, local=None, rechecks=None):
+def apply_checks(rec, local=None, rechecks=None, async_tp=None):
     """Adds to a record (make_record's) the local GEMM's check before the timing rounds (local: (rel_err, max_err,
-    why) or None when it did not run) as local_check / local_rel_err / local_max_err, and the re-checks after them
+    why) or None when it did not run) as local_check / local_rel_err / local_max_err, PyTorch async TP's the same
+    way (async_tp: torch_async_tp_check / _rel_err / _max_err; a failed one is not timed), and the re-checks after them
     (rechecks: variant -> (rel_err, max_err, why), tp_check.recheck's): recheck (the fused call's),
     local_recheck, and "recheck" in each alt entry; a failed re-check fails the check it repeats. Returns rec."""
     def status(res):
@@ -120,6 +121,8 @@ def apply_checks(rec, local=None, rechecks=None):
     rechecks = rechecks or {}
     rec["local_check"] = status(local)
     rec["local_rel_err"], rec["local_max_err"] = local[:2] if local else (None, None)
+    rec["torch_async_tp_check"] = status(async_tp)
+    rec["torch_async_tp_rel_err"], rec["torch_async_tp_max_err"] = async_tp[:2] if async_tp else (None, None)
     rec["recheck"] = status(rechecks.get("tpgemm"))
     rec["check"] = with_recheck(rec["check"], rec["recheck"])
     rec["local_recheck"] = status(rechecks.get("local"))

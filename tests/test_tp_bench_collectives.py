@@ -83,6 +83,7 @@ def test_share_device_drops_async_tp_alike_on_every_rank_and_marks_the_record():
     results = run_ranks("", SHARE_DEVICE="1")
     for res in results:
         assert res["check"] == "passed" and res["shared_device"] is True and res["async_tp"] is None, res
+        assert res["async_check"] == "not run", res
         assert res["errors"]["torch_async_tp"].startswith("every rank: not run with --share-device"), res["errors"]
     assert results[0]["trace"] == results[1]["trace"]
 
@@ -151,7 +152,7 @@ def test_the_local_gemm_and_a_recheck_on_new_inputs_pass_without_a_fault():
     """The local GEMM (the fused / local point's denominator) is checked before the timing rounds, and after them the
     fused call, the local GEMM and each alt variant once more on new inputs."""
     for res in run_ranks(""):
-        assert res["local_check"] == res["recheck"] == res["local_recheck"] == "passed", res
+        assert res["local_check"] == res["recheck"] == res["local_recheck"] == res["async_check"] == "passed", res
         assert res["alt"]["pull_partials"]["recheck"] == "passed" and "local" in res["timed"], res
 
 
@@ -173,6 +174,18 @@ def test_a_wrong_local_gemm_fails_its_check_and_is_not_timed():
         assert "raised" not in res and res["check"] == "passed", res
         assert res["local_check"] == "failed" and res["local_recheck"] == "not run", res
         assert "local" not in res["timed"] and "wrong output" in res["errors"]["local"], res
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+@pytest.mark.parametrize("fault_rank", ["1", "9"])
+def test_a_wrong_async_tp_output_fails_its_check_and_is_not_timed(fault_rank):
+    """The baseline is checked as the local GEMM is: a ratio to an async TP call that computes another product (a
+    wrong layout, one rank's part missing) would mean nothing, so it gets no figure, on every rank alike."""
+    results = run_ranks(f"wrong:async:{fault_rank}")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed" and res["async_check"] == "failed", res
+        assert res["async_tp"] is None and "torch_async_tp" not in res["timed"], res
+        assert "wrong output" in res["errors"]["torch_async_tp"] and "local" in res["timed"], res
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
 
 

@@ -10,7 +10,7 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   setup     a rank's own setup step (its tensors, layout or local op), between two collective tpgemm calls
   stale     every fused call after the first returns the first call's output (flags reused over calls: the
             re-check on new inputs must catch it)
-  wrong     the local GEMM's output ("local": its check before the timing must fail)
+  wrong     the local GEMM's output ("local") or PyTorch async TP's ("async"): its check before the timing must fail
 NCCL=1 passes a second context as --alt-nccl does (its ops are named "nccl").
 DTYPE=<name> sets --dtype (default bf16). SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
 made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
@@ -230,7 +230,9 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     LOCAL_D[:] = [lambda wrong=False: torch.mm(a, b.t() * (2.0 if wrong else 1.0), out=d_loc)]
     op.set_tensors(rank, 0, 0, 0)
     mm = lambda: torch.mm(a, b.t(), out=d_loc)  # noqa: E731
-    fns = {"cublas_local": mm, "nccl_cublas": reference, "torch_async_tp": mm,
+    def async_tp():  # returns its D, as torch's fused op does
+        return sum(torch.mm(x, y.t()) for x, y in ab)[rows] * (2.0 if faulty("wrong", "async", 0) else 1.0)
+    fns = {"cublas_local": mm, "nccl_cublas": reference, "torch_async_tp": async_tp,
            "tpgemm": lambda: op.run_rank(rank, 0), "local": lambda: op1.run_rank(0, 0)}
     keep = types.SimpleNamespace(a=a, b=b, d=d, d_loc=d_loc, ref=ref, local_ref=part, new_inputs=new_inputs,
                                  num=types.SimpleNamespace(scales={}))
@@ -297,7 +299,8 @@ def main():
         out = {"check": rec["check"], "errors": rec.get("errors", {}), "alt": rec.get("alt", {}),
                "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops"),
                "timed": sorted(rec.get("windows") or {}), "local_check": rec.get("local_check"),
-               "recheck": rec.get("recheck"), "local_recheck": rec.get("local_recheck")}
+               "recheck": rec.get("recheck"), "local_recheck": rec.get("local_recheck"),
+               "async_check": rec.get("torch_async_tp_check")}
     except Exception as e:
         out = {"raised": repr(e)[:300]}
     bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step
