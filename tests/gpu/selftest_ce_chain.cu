@@ -26,14 +26,8 @@ enum { MAX_OPS = 255 }; /* the most operations one batch holds (the driver's lim
 bool ce_chain_available()
 {
     if (g_batch) return true;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuStreamBatchMemOp", (void **)&g_batch, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-        g_batch = nullptr;
-        return false;
-    }
-    return true;
+    g_batch = (batch_mem_op_fn)driver_symbol("cuStreamBatchMemOp");
+    return g_batch != nullptr;
 }
 
 /* One batch of `n` waits (flags[t] >= value, t in [t0, t0 + n)) or writes (flags[t] = value) on `s`; n <= MAX_OPS. */

@@ -443,6 +443,21 @@ void print_results(void)
  * another H200, and the perf tables of two runs differ by a few percent between machines (docs/PERF_NOTES.md,
  * 2026-12-02 section) - sets g_num_sms and g_encode. 0, or the exit status: 1 not a Hopper device, 2 no
  * cuTensorMapEncodeTiled. */
+/* As runtime/src/tensormap.c looks them up: ByVersion comes with CUDA 12.5 and CUDA 13 drops the older call, so
+ * the self-test builds with every toolkit from the README's minimum (12.4) on. */
+void *driver_symbol(const char *name)
+{
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    void *fn = NULL;
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &q);
+#endif
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? fn : NULL;
+}
+
 int selftest_device_init()
 {
     cudaDeviceProp prop;
@@ -458,9 +473,8 @@ int selftest_device_init()
         printf("not a Hopper device; skipping\n");
         return 1;
     }
-    cudaDriverEntryPointQueryResult q;
-    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_encode, 12000, cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !g_encode) {
+    g_encode = (PFN_cuTensorMapEncodeTiled_v12000)driver_symbol("cuTensorMapEncodeTiled");
+    if (!g_encode) {
         fprintf(stderr, "cuTensorMapEncodeTiled not available\n");
         return 2;
     }

@@ -126,6 +126,7 @@ static __global__ void count_unpoisoned(const unsigned short *D, long long ld, i
 
 void kern_init(kern *K, const char *name, const void *fn, const tpg_selftest_shape &s, double bound);
 int selftest_device_init(); /* selftest_util.cu */
+void *driver_symbol(const char *name); /* a driver entry point (CUDA 12.0 ABI), or NULL */
 void *dalloc(size_t bytes);
 void rand_fill(const kern &K, void *p, size_t n, unsigned int seed);     /* operands (A, B) */
 void rand_fill_out(const kern &K, void *p, size_t n, unsigned int seed); /* outputs' type (C) */
