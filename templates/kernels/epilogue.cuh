@@ -45,6 +45,7 @@
 #include "diag_phases.cuh"
 #include "gemm_params.h"
 #include "ptx.cuh"
+#include "cuda12.h"
 #include "scheduler.cuh"
 #include "sync.cuh"
 #include "trace.cuh"
@@ -420,10 +421,8 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
         done = tpg_epi_units_tma<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, src_bars, st);
     if constexpr (PREFETCH)
         done = done || tpg_epi_units_prefetched<CD, BM, BN, SLABS, MODE, CHUNK, UNITS>(p, sp, tile, acc, scale, g, sD, st);
-    /* fully unrolled: the accumulator indices must be compile-time constants (else: local memory) */
-#pragma unroll
-    for (int j = 0; j < SLABS && !done; ++j) {
-        if (g.slab_row0(j) >= p.m) break; /* uniform: nothing of this slab is stored */
+    /* slab j's store units; j must be a compile-time constant where this runs (else acc[j] goes to local memory) */
+    const auto store_slab = [&](const int j) {
 #pragma unroll
         for (int c = 0; c < G::kChunks; ++c) {
             if (g.col0(c) >= p.n) break; /* uniform over the warpgroup */
@@ -441,7 +440,19 @@ __device__ __forceinline__ void tpg_epilogue_tile(const tpg_gemm_params &p, cons
                                                          g.wg_thread, sD, st);
             }
         }
+    };
+    /* a slab past m stores nothing (uniform), nor do the ones after it */
+#if TPG_CUDA12 /* cuda12.h */
+    tpg_static_for<SLABS>([&](auto slab) {
+        if (!done && g.slab_row0(decltype(slab)::value) < p.m) store_slab(decltype(slab)::value);
+    });
+#else /* the loop nvcc 13 unrolls, as measured */
+#pragma unroll
+    for (int j = 0; j < SLABS && !done; ++j) {
+        if (g.slab_row0(j) >= p.m) break;
+        store_slab(j);
     }
+#endif
 
     /* every store issued; a flag's flush next (ping-pong only: in the cooperative trace build this hook
      * spilled next to the held deferred-store registers). With deferred flags the flush moves to the next

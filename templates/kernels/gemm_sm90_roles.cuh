@@ -183,6 +183,15 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
      * wgmma: removing it with the cheaper tile decode (scheduler.cuh) gained ~1% (docs/PERF_NOTES.md,
      * 2026-12-01 14:07Z). */
     int prev_slot = -1;
+    /* CUDA 12.4-12.8 (cuda12.h): their ptxas serializes every wgmma (C7515) when the registers a tile's first
+     * wgmma reads were last written by the previous tile's epilogue, which works on them in place; scale-d = 0
+     * ignores their values, but that ptxas does not see it. Zeros written first keep the wgmmas in flight, at
+     * one move per register and tile (an empty asm "defining" them does not do it). */
+    if constexpr (TPG_CUDA12)
+#pragma unroll
+        for (int j = 0; j < kSlabs; ++j)
+#pragma unroll
+            for (int i = 0; i < R; ++i) acc[j][i] = T(0);
     for (int kb = 0; kb < k_blocks; ++kb) {
         tpg_mbar_wait(full + 8 * ring.slot, ring.phase);
         const uint64_t da = tpg_wgmma_desc<kRowBytes>(sA + ring.slot * kABytes + a_off);

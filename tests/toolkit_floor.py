@@ -1,0 +1,217 @@
+"""The README's CUDA floor (12.4), checked without installing that toolkit: its pip wheels hold the headers, NVRTC
+(the same C++ front end and NVVM as its nvcc) and ptxas, which is what decides whether the kernels keep their
+wgmmas in flight. tests/test_toolkit_floor.py runs the floor's checks; for other 12.x releases:
+
+    python3 tests/toolkit_floor.py --versions 12.4,12.8,12.9
+
+What is checked, per release: the C sources compile (gcc -fsyntax-only -Werror) against its headers; every CUDA API
+named in the C and CUDA sources exists in its headers (or sits under a CUDART_VERSION guard); every kernel instance of
+generated/kernels compiles with its NVRTC and assembles with its ptxas without a C751x warning (serialized wgmmas),
+a spill or a stack frame (accumulators in local memory). Not checked: nvcc's host pass over the .cu files (no wheel
+carries nvcc itself)."""
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR = "12.4"
+# release -> pinned wheels: runtime (headers), nvrtc (front end), nvcc (ptxas only; the wheel has no nvcc)
+VERSIONS = {
+    "12.4": ("12.4.127", "12.4.127", "12.4.131"),
+    "12.5": ("12.5.82", "12.5.82", "12.5.82"),
+    "12.6": ("12.6.77", "12.6.85", "12.6.85"),
+    "12.8": ("12.8.90", "12.8.93", "12.8.93"),
+    "12.9": ("12.9.79", "12.9.86", "12.9.86"),
+}
+# NVRTC has no C library headers: the kernels need these few names, and of cuda.h only the tensor map's type
+SHIMS = {
+    "stdint.h": "#pragma once\ntypedef signed char int8_t; typedef short int16_t; typedef int int32_t;\n"
+                "typedef long long int64_t; typedef unsigned char uint8_t; typedef unsigned short uint16_t;\n"
+                "typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
+                "typedef unsigned long uintptr_t; typedef long intptr_t;\n"
+                "#define UINT32_MAX 0xffffffffu\n#define INT32_MAX 0x7fffffff\n",
+    "stddef.h": "#pragma once\ntypedef unsigned long size_t; typedef long ptrdiff_t;\n"
+                "#ifndef NULL\n#define NULL 0\n#endif\n",
+    "cuda.h": "#pragma once\n"
+              "typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUtensorMap;\n",
+}
+KERNEL_INCLUDES = ["runtime/include", "runtime/src", "templates/kernels"]
+C_INCLUDES = KERNEL_INCLUDES + ["bench", "generated"]
+C_SOURCES = ["runtime/src/*.c", "runtime/src/cli/*.c", "generated/*.c", "tests/c/*.c", "tests/gpu/*.c", "bench/*.c"]
+C_SKIP = {"bench/lt.c"}  # cuBLASLt's headers come with cuBLAS, not with these wheels
+C_DEFINES = {"runtime/src/trace.c": ["-DTPG_TRACE"]}
+API_SOURCES = C_SOURCES + ["runtime/**/*.cu", "templates/**/*.cuh", "templates/**/*.h", "tests/gpu/*.cu",
+                           "tests/gpu/*.cuh", "tests/gpu/*.h", "bench/*.cu", "bench/*.h", "runtime/**/*.h"]
+
+
+class Unavailable(RuntimeError):
+    """The wheels could not be fetched (no network, no pip): the checks cannot run here."""
+
+
+def _pip_download(package, version, dest):
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "--platform", "manylinux2014_x86_64", "--python-version", "3.9",
+           "-d", str(dest), f"{package}=={version}"]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Unavailable(f"pip download {package}=={version}: {e}") from e
+    if res.returncode:
+        raise Unavailable(f"pip download {package}=={version} failed: {res.stderr.strip()[-300:]}")
+    wheels = sorted(dest.glob(f"{package.replace('-', '_')}-{version}-*.whl"))
+    if not wheels:
+        raise Unavailable(f"pip download {package}=={version} left no wheel in {dest}")
+    return wheels[0]
+
+
+def _extract(wheel, prefix, dest):
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith(prefix) and not name.endswith("/"):
+                out = dest / name[len(prefix):]
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(z.read(name))
+                out.chmod(0o755)
+
+
+def fetch(version, cache):
+    """The release's headers, NVRTC and ptxas under cache/<version> (downloaded once). Returns a dict: include,
+    nvrtc (the lib directory), ptxas, shim (NVRTC's stand-ins for C headers)."""
+    runtime, nvrtc, nvcc = VERSIONS[version]
+    top = Path(cache) / version
+    tk = {"include": top / "include", "nvrtc": top / "nvrtc", "ptxas": top / "bin" / "ptxas", "shim": top / "shim"}
+    complete = top / "complete"  # written last: an interrupted fetch starts over
+    if not complete.exists():
+        wheels = top / "wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        _extract(_pip_download("nvidia-cuda-runtime-cu12", runtime, wheels), "nvidia/cuda_runtime/include/",
+                 tk["include"])
+        _extract(_pip_download("nvidia-cuda-nvrtc-cu12", nvrtc, wheels), "nvidia/cuda_nvrtc/lib/", tk["nvrtc"])
+        _extract(_pip_download("nvidia-cuda-nvcc-cu12", nvcc, wheels), "nvidia/cuda_nvcc/bin/", top / "bin")
+        shutil.rmtree(wheels)
+        complete.write_text(f"runtime {runtime}, nvrtc {nvrtc}, nvcc {nvcc}\n")
+    tk["shim"].mkdir(parents=True, exist_ok=True)
+    for name, text in SHIMS.items():
+        (tk["shim"] / name).write_text(text)
+    return tk
+
+
+def _globs(patterns):
+    files = sorted({p for pat in patterns for p in ROOT.glob(pat) if p.is_file()})
+    return [p for p in files if str(p.relative_to(ROOT)) not in C_SKIP]
+
+
+def c_syntax_errors(tk):
+    """{file: gcc's first lines} for each C source that does not compile against the release's headers."""
+    def one(path):
+        rel = str(path.relative_to(ROOT))
+        cmd = ["gcc", "-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", *C_DEFINES.get(rel, []),
+               *[f"-I{ROOT / d}" for d in C_INCLUDES], f"-I{tk['include']}", str(path)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        return rel, "\n".join(res.stderr.splitlines()[:6]) if res.returncode else None
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        return {rel: err for rel, err in pool.map(one, _globs(C_SOURCES)) if err}
+
+
+def _code_only(text):
+    """The text without comments, string literals and CUDART_VERSION-guarded branches (#if CUDART_VERSION >= N up to
+    its #else / #endif: code for newer releases, which the other branch stands in for)."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\\n])*\"", " ", text, flags=re.S)
+    return re.sub(r"#\s*if\s+CUDART_VERSION\s*>=.*?(?=#\s*(else|endif))", "", text, flags=re.S)
+
+
+def missing_apis(tk, paths=None):
+    """{file: [names]}: CUDA runtime / driver names (cuda*, cu*, CU_*) that a source (paths, default every C and CUDA
+    source of the repository) uses and the release's headers lack."""
+    headers = "\n".join(p.read_text(errors="replace") for p in tk["include"].glob("*.h"))
+    known = set(re.findall(r"\b(?:cuda|cu|CU)[A-Za-z0-9_]+", headers))
+    out = {}
+    for path in paths or _globs(API_SOURCES):
+        names = set(re.findall(r"\b(?:cuda[A-Z]|cu[A-Z]|CU_)[A-Za-z0-9_]*", _code_only(path.read_text())))
+        lacking = sorted(n for n in names if n not in known)
+        if lacking:
+            out[str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)] = lacking
+    return out
+
+
+def kernel_report(tk, source, work):
+    """One kernel instance through the release's NVRTC and ptxas: {"warnings": [C751x codes], "spills": bytes,
+    "stack": bytes, "error": text or None}."""
+    ptx = Path(work) / (Path(source).stem + ".ptx")
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tk["nvrtc"])}
+    incs = [str(tk["shim"])] + [str(ROOT / d) for d in KERNEL_INCLUDES] + [str(tk["include"])]
+    res = subprocess.run([sys.executable, __file__, "--nvrtc", str(source), str(ptx), *incs], env=env,
+                         capture_output=True, text=True)
+    if res.returncode:
+        return {"warnings": [], "spills": 0, "stack": 0, "error": (res.stderr or res.stdout).strip()[-800:]}
+    res = subprocess.run([str(tk["ptxas"]), "-arch=sm_90a", "-O3", "-v", str(ptx), "-o", os.devnull],
+                         capture_output=True, text=True)
+    report = res.stdout + res.stderr
+    return {"warnings": sorted(set(re.findall(r"\(C75\d\d\)", report))),
+            "spills": sum(int(x) for x in re.findall(r"(\d+) bytes spill stores", report)),
+            "stack": sum(int(x) for x in re.findall(r"(\d+) bytes stack frame", report)),
+            "error": report.strip()[-800:] if res.returncode else None}
+
+
+def kernel_reports(tk, work):
+    """{instance: kernel_report} for every kernel instance of generated/kernels."""
+    Path(work).mkdir(parents=True, exist_ok=True)
+    sources = sorted((ROOT / "generated" / "kernels").glob("*.cu"))
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        return dict(zip((s.stem for s in sources), pool.map(lambda s: kernel_report(tk, s, work), sources)))
+
+
+def nvrtc_ptx(source, out, includes):
+    """Compiles source to PTX for sm_90a with the libnvrtc on LD_LIBRARY_PATH (run in its own process: every 12.x
+    NVRTC has the soname libnvrtc.so.12)."""
+    import ctypes
+    lib = ctypes.CDLL("libnvrtc.so.12")
+    prog = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(prog), Path(source).read_bytes(), str(source).encode(), 0, None, None):
+        sys.exit("nvrtcCreateProgram failed")
+    opts = [b"-arch=compute_90a", b"-std=c++17", b"-default-device"] + [f"-I{i}".encode() for i in includes]
+    status = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    if status:
+        sys.exit(f"NVRTC: {log.value.decode(errors='replace')[-2000:]}")
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+    ptx = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetPTX(prog, ptx)
+    Path(out).write_bytes(ptx.value)
+
+
+def main(argv):
+    if argv[:1] == ["--nvrtc"]:
+        nvrtc_ptx(argv[1], argv[2], argv[3:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--versions", default=FLOOR, help=f"comma-separated, of {', '.join(VERSIONS)}")
+    ap.add_argument("--cache", default=str(ROOT / "build" / "toolkit-floor"))
+    args = ap.parse_args(argv)
+    bad = 0
+    for v in args.versions.split(","):
+        if v not in VERSIONS:
+            ap.error(f"unknown release {v!r}: one of {', '.join(VERSIONS)}")
+        tk = fetch(v, args.cache)
+        c_err, apis, kernels = c_syntax_errors(tk), missing_apis(tk), kernel_reports(tk, Path(args.cache) / v / "ptx")
+        flagged = {k: r for k, r in kernels.items() if r["error"] or r["warnings"] or r["spills"] or r["stack"]}
+        print(f"CUDA {v}: C sources {'ok' if not c_err else 'FAIL ' + ', '.join(c_err)}; APIs "
+              f"{'ok' if not apis else 'FAIL ' + str(apis)}; kernels {len(kernels) - len(flagged)}/{len(kernels)} "
+              "without a C751x warning, spill or stack frame")
+        for k, r in flagged.items():
+            print(f"  {k}: {r['error'] or ''} {' '.join(r['warnings'])} spills {r['spills']} stack {r['stack']}")
+        bad += bool(c_err or apis or flagged)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
