@@ -183,10 +183,11 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
      * wgmma: removing it with the cheaper tile decode (scheduler.cuh) gained ~1% (docs/PERF_NOTES.md,
      * 2026-12-01 14:07Z). */
     int prev_slot = -1;
-    /* CUDA 12.4-12.8 (cuda12.h): their ptxas serializes every wgmma (C7515) when the registers a tile's first
-     * wgmma reads were last written by the previous tile's epilogue, which works on them in place; scale-d = 0
-     * ignores their values, but that ptxas does not see it. Zeros written first keep the wgmmas in flight, at
-     * one move per register and tile (an empty asm "defining" them does not do it). */
+    /* CUDA 12.4-12.8 (cuda12.h): their ptxas serializes every wgmma (C7515) when the registers that this loop's
+     * first wgmma reads carry values from before it (the previous tile's epilogue works on them in place; an fp8
+     * promotion group's registers were the previous group's); scale-d = 0 ignores those values, but that ptxas
+     * does not see it. Zeros written first keep the wgmmas in flight, at one move per register and call (an
+     * empty asm "defining" them does not do it, and the fp8 promotion kernels need it too). */
     if constexpr (TPG_CUDA12)
 #pragma unroll
         for (int j = 0; j < kSlabs; ++j)
