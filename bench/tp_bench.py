@@ -7,8 +7,9 @@ TP = the world size. tpgemm runs the tuned config of the exact GEMM when tuned/*
 dispatch table), else the schedule's default; "tpgemm local" runs the same config family at TP = 1 (for
 the reduce-scatter *_wide configs the local kernel their TP = 1 config names, kernel_tp1), else the same
 kernel at TP = 1. Each record names both (config, local_config, tuned). Checks (bench/tp_check.py): the fused call,
-each alt variant and the local GEMM once against torch before the timing (check, local_check), and once more on new
-inputs after it (recheck, local_recheck: the timed calls reuse flags and epochs over unchanged data). Rank 0 writes
+each alt variant, the local GEMM and PyTorch async TP's returned D once against torch before the timing (check,
+local_check, torch_async_tp_check: a variant that fails is not timed), and all but async TP once more on new inputs
+after it (recheck, local_recheck: the timed calls reuse flags and epochs over unchanged data). Rank 0 writes
 bench/results/tp<TP>.json (and $OUT/tp<TP>.json when $OUT is set), then renders BENCHMARKS.md's tp<TP> section and a
 PNG (bench/report_tp.py).
 
@@ -90,7 +91,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
             num.gather(COLL, t.a_full, t.a)
             num.mm(t.a_full, t.b, t.ref)
         fns = {"cublas_local": lambda: num.mm(t.a_full, t.b, t.d_loc), "nccl_cublas": reference,
-               "torch_async_tp": lambda: num.async_ag(t.a, t.b, group_name)[1][0]}  # (gathered A, [D])
+               "torch_async_tp": lambda: num.async_ag(t.a, t.b, group_name)}
     else:
         def reference():
             num.mm(t.a, t.b, t.part)

@@ -31,8 +31,8 @@ class Numerics16:
     def gather(self, dist, out, shard):
         dist.all_gather_into_tensor(out, shard)
 
-    def async_ag(self, a, b, group_name):
-        return torch.ops.symm_mem.fused_all_gather_matmul(a, [b.t()], gather_dim=0, group_name=group_name)
+    def async_ag(self, a, b, group_name):  # D: the op returns (gathered A, [D])
+        return torch.ops.symm_mem.fused_all_gather_matmul(a, [b.t()], gather_dim=0, group_name=group_name)[1][0]
 
     def async_rs(self, a, b, m, n, group_name):
         return torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b.t(), "sum", scatter_dim=0, group_name=group_name)
@@ -59,9 +59,10 @@ class NumericsE4m3(Numerics16):
     def gather(self, dist, out, shard):  # NCCL moves the bytes; no fp8 type needed
         dist.all_gather_into_tensor(out.view(torch.uint8), shard.view(torch.uint8))
 
-    def async_ag(self, a, b, group_name):
-        return torch.ops.symm_mem.fused_all_gather_scaled_matmul(
+    def async_ag(self, a, b, group_name):  # D: the op returns (gathered A, [D])
+        _, outs = torch.ops.symm_mem.fused_all_gather_scaled_matmul(
             a, [b.t()], self.scale_a, [self.scale_b], 0, group_name, [None], [None], [self.out], [self.fast_accum])
+        return outs[0]
 
     def async_rs(self, a, b, m, n, group_name):
         return torch.ops.symm_mem.fused_scaled_matmul_reduce_scatter(

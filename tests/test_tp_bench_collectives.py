@@ -178,14 +178,18 @@ def test_a_wrong_local_gemm_fails_its_check_and_is_not_timed():
 
 
 @pytest.mark.parametrize("fault_rank", ["1", "9"])
-def test_a_wrong_async_tp_output_fails_its_check_and_is_not_timed(fault_rank):
+@pytest.mark.parametrize("fault", ["wrong", "run"])
+def test_a_wrong_or_failing_async_tp_call_fails_its_check_and_is_not_timed(fault_rank, fault):
     """The baseline is checked as the local GEMM is: a ratio to an async TP call that computes another product (a
-    wrong layout, one rank's part missing) would mean nothing, so it gets no figure, on every rank alike."""
-    results = run_ranks(f"wrong:async:{fault_rank}")
+    wrong layout, one rank's part missing) would mean nothing, so it gets no figure, on every rank alike; a call that
+    raises on one rank is agreed the same way."""
+    results = run_ranks(f"{fault}:async:{fault_rank}")
     for res in results:
         assert "raised" not in res and res["check"] == "passed" and res["async_check"] == "failed", res
         assert res["async_tp"] is None and "torch_async_tp" not in res["timed"], res
-        assert "wrong output" in res["errors"]["torch_async_tp"] and "local" in res["timed"], res
+        why = res["errors"]["torch_async_tp"]
+        assert ("wrong output" in why if fault == "wrong" else "injected async TP failure" in why), why
+        assert "local" in res["timed"], res
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
 
 
@@ -198,3 +202,16 @@ def test_a_setup_step_failing_on_one_rank_fails_the_shape_on_every_rank_in_step(
         assert "raised" not in res and res["check"] == "not run" and res["timed"] == [], res
         assert res["errors"]["setup"] == "rank 1: RuntimeError('injected setup failure (layout)')", res["errors"]
         assert res["trace"] == ["tpg:op_create", "tpg:destroy", "tpg:next_shape"], res["trace"]
+
+
+def test_the_async_tp_ops_return_what_tp_numerics_takes_d_from():
+    """tp_numerics' async_ag takes D as result[1][0] and async_rs the result itself (its check compares that with the
+    reference): the ops' schemas in this torch must still say (gathered A, [D]) and D."""
+    import torch
+    import torch.distributed._symmetric_memory  # noqa: F401 - registers torch.ops.symm_mem
+    returns = {name: [str(r.type) for r in getattr(torch.ops.symm_mem, name).default._schema.returns]
+               for name in ("fused_all_gather_matmul", "fused_all_gather_scaled_matmul", "fused_matmul_reduce_scatter",
+                            "fused_scaled_matmul_reduce_scatter")}
+    assert returns["fused_all_gather_matmul"] in (["Optional[Tensor]", "List[Tensor]"], ["Tensor", "List[Tensor]"])
+    assert returns["fused_all_gather_scaled_matmul"] == ["Tensor", "List[Tensor]"]
+    assert returns["fused_matmul_reduce_scatter"] == returns["fused_scaled_matmul_reduce_scatter"] == ["Tensor"]

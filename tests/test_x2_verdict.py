@@ -144,6 +144,18 @@ def test_a_shape_without_an_async_tp_figure_fails_the_geomean_and_the_per_shape_
     assert points["every shape >= 1.00 x async TP"][1] == "below: 70B-fc2 - (over 7 of 8)", points
 
 
+def test_a_shape_whose_async_tp_check_failed_is_named_where_its_ratio_is_missing():
+    """tp_bench times no baseline whose own output check failed: the async-TP points say which shape that was."""
+    recs = anchors()
+    recs[5]["torch_async_tp_tflops"], recs[5]["torch_async_tp_check"] = None, "failed"
+    recs[6]["torch_async_tp_check"] = "passed"
+    points = {p: (holds, figures) for p, holds, figures in verdict.acceptance(recs)}
+    assert not points["geomean >= 1.10 x PyTorch async TP"][0] and not points["every shape >= 1.00 x async TP"][0]
+    assert points["every shape >= 1.00 x async TP"][1] == \
+        "below: 70B-fc2 - (over 7 of 8); async TP's check not passed: 70B-fc2", points
+    assert points["geomean >= 1.10 x PyTorch async TP"][1].endswith("; async TP's check not passed: 70B-fc2"), points
+
+
 def test_the_shape_points_say_how_many_shapes_they_cover():
     points = {p: figures for p, _, figures in verdict.acceptance(anchors())}
     assert points["every shape >= 1.00 x async TP"] == "below: none (over 8 of 8)", points

@@ -5,10 +5,10 @@ wgmmas in flight. tests/test_toolkit_floor.py runs the floor's checks; for other
     python3 tests/toolkit_floor.py --versions 12.4,12.8,12.9
 
 What is checked, per release: the C sources compile (gcc -fsyntax-only -Werror) against its headers; every CUDA API
-named in the C and CUDA sources exists in its headers (or sits under a CUDART_VERSION guard); every kernel instance of
-generated/kernels compiles with its NVRTC and assembles with its ptxas without a C751x warning (serialized wgmmas),
-a spill or a stack frame (accumulators in local memory). Not checked: nvcc's host pass over the .cu files (no wheel
-carries nvcc itself)."""
+named in the C and CUDA sources exists in its headers (or sits under a CUDART_VERSION guard above it); every kernel
+instance of generated/kernels, in the library's build and the trace build, compiles with its NVRTC and assembles with
+its ptxas without a C751x warning (serialized wgmmas), a spill or a stack frame (accumulators in local memory). Not
+checked: nvcc's host pass over the .cu files (no wheel carries nvcc itself), the GPU self-test's own instances."""
 import argparse
 import concurrent.futures
 import os
@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -51,13 +52,23 @@ API_SOURCES = C_SOURCES + ["runtime/**/*.cu", "templates/**/*.cuh", "templates/*
 
 
 class Unavailable(RuntimeError):
-    """The wheels could not be fetched (no network, no pip): the checks cannot run here."""
+    """The wheels could not be fetched (no network, no pip, a host the wheels are not built for): the checks cannot
+    run here. TPG_REQUIRE_TOOLKIT_FLOOR=1 (.ci/run sets it) makes the tests fail instead of skipping."""
+
+
+def wheel_platform():
+    """pip's platform tag for this host's wheels; Unavailable where NVIDIA builds none (the NVRTC must load here)."""
+    import platform
+    arch = platform.machine()
+    if sys.platform != "linux" or arch not in ("x86_64", "aarch64"):
+        raise Unavailable(f"no CUDA wheels for {sys.platform} / {arch}")
+    return f"manylinux2014_{arch}"
 
 
 def _pip_download(package, version, dest):
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--platform", "manylinux2014_x86_64", "--python-version", "3.9",
-           "-d", str(dest), f"{package}=={version}"]
+           "--disable-pip-version-check", "--timeout", "15", "--retries", "2", "--platform", wheel_platform(),
+           "--python-version", "3.9", "-d", str(dest), f"{package}=={version}"]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -80,25 +91,49 @@ def _extract(wheel, prefix, dest):
                 out.chmod(0o755)
 
 
-def fetch(version, cache):
-    """The release's headers, NVRTC and ptxas under cache/<version> (downloaded once). Returns a dict: include,
-    nvrtc (the lib directory), ptxas, shim (NVRTC's stand-ins for C headers)."""
-    runtime, nvrtc, nvcc = VERSIONS[version]
-    top = Path(cache) / version
-    tk = {"include": top / "include", "nvrtc": top / "nvrtc", "ptxas": top / "bin" / "ptxas", "shim": top / "shim"}
-    complete = top / "complete"  # written last: an interrupted fetch starts over
-    if not complete.exists():
-        wheels = top / "wheels"
-        wheels.mkdir(parents=True, exist_ok=True)
-        _extract(_pip_download("nvidia-cuda-runtime-cu12", runtime, wheels), "nvidia/cuda_runtime/include/",
-                 tk["include"])
-        _extract(_pip_download("nvidia-cuda-nvrtc-cu12", nvrtc, wheels), "nvidia/cuda_nvrtc/lib/", tk["nvrtc"])
-        _extract(_pip_download("nvidia-cuda-nvcc-cu12", nvcc, wheels), "nvidia/cuda_nvcc/bin/", top / "bin")
-        shutil.rmtree(wheels)
-        complete.write_text(f"runtime {runtime}, nvrtc {nvrtc}, nvcc {nvcc}\n")
-    tk["shim"].mkdir(parents=True, exist_ok=True)
+def _fill(top, pins):
+    """Downloads and extracts one release into the directory top (new, private to this process)."""
+    runtime, nvrtc, nvcc = pins
+    wheels = top / "wheels"
+    wheels.mkdir(parents=True)
+    _extract(_pip_download("nvidia-cuda-runtime-cu12", runtime, wheels), "nvidia/cuda_runtime/include/",
+             top / "include")
+    _extract(_pip_download("nvidia-cuda-nvrtc-cu12", nvrtc, wheels), "nvidia/cuda_nvrtc/lib/", top / "nvrtc")
+    _extract(_pip_download("nvidia-cuda-nvcc-cu12", nvcc, wheels), "nvidia/cuda_nvcc/bin/", top / "bin")
+    shutil.rmtree(wheels)
+    (top / "shim").mkdir()
     for name, text in SHIMS.items():
-        (tk["shim"] / name).write_text(text)
+        (top / "shim" / name).write_text(text)
+
+
+def fetch(version, cache):
+    """The release's headers, NVRTC and ptxas under cache/<version>, downloaded once per set of pins (VERSIONS and the
+    shims are in the marker: a change fetches again). Filled in a private directory and renamed into place, so an
+    interrupted or concurrent run never reads a half-made one. Returns a dict: version, include, nvrtc (the lib
+    directory), ptxas, shim (NVRTC's stand-ins for C headers)."""
+    pins = VERSIONS[version]
+    top = Path(cache) / version
+    marker = f"{wheel_platform()} runtime {pins[0]}, nvrtc {pins[1]}, nvcc {pins[2]}; shims {sorted(SHIMS.items())}\n"
+    tk = {"version": version, "include": top / "include", "nvrtc": top / "nvrtc", "ptxas": top / "bin" / "ptxas",
+          "shim": top / "shim"}
+    done = top / "complete"
+    if done.exists() and done.read_text() == marker:
+        return tk
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=cache))
+    try:
+        _fill(tmp, pins)
+        (tmp / "complete").write_text(marker)
+        old = Path(tempfile.mkdtemp(prefix=f".{version}-old-", dir=cache))
+        if top.exists():
+            os.replace(top, old / "stale")  # a reader of the stale one keeps its files until it ends
+        os.replace(tmp, top)
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError:  # another run put its copy in place first: use that one
+        if not (done.exists() and done.read_text() == marker):
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return tk
 
 
@@ -119,35 +154,68 @@ def c_syntax_errors(tk):
         return {rel: err for rel, err in pool.map(one, _globs(C_SOURCES)) if err}
 
 
-def _code_only(text):
-    """The text without comments, string literals and CUDART_VERSION-guarded branches (#if CUDART_VERSION >= N up to
-    its #else / #endif: code for newer releases, which the other branch stands in for)."""
+def _cudart_version(release):
+    """CUDART_VERSION of a release: "12.4" -> 12040."""
+    major, minor = release.split(".")
+    return 1000 * int(major) + 10 * int(minor)
+
+
+_GUARD = re.compile(r"#\s*if\s+CUDART_VERSION\s*>=\s*(\d+)\s*$")
+
+
+def _code_only(text, release):
+    """The text without comments, string literals and the branches that the release does not compile: `#if
+    CUDART_VERSION >= N` with N above its version, up to the #elif / #else / #endif at the same depth (code for newer
+    releases, which the other branch stands in for). Other guard forms are kept (a false report, not a miss)."""
     text = re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\\n])*\"", " ", text, flags=re.S)
-    return re.sub(r"#\s*if\s+CUDART_VERSION\s*>=.*?(?=#\s*(else|endif))", "", text, flags=re.S)
+    out, skip_depth, depth = [], None, 0
+    for line in text.splitlines():
+        directive = line.strip()
+        if re.match(r"#\s*if", directive):
+            depth += 1
+            guard = _GUARD.match(directive)
+            if skip_depth is None and guard and int(guard.group(1)) > _cudart_version(release):
+                skip_depth = depth
+                continue
+        elif re.match(r"#\s*(elif|else)", directive) and skip_depth == depth:
+            skip_depth = None
+        elif re.match(r"#\s*endif", directive):
+            if skip_depth == depth:
+                skip_depth = None
+            depth -= 1
+        if skip_depth is None:
+            out.append(line)
+    return "\n".join(out)
+
+
+# CUDA runtime / driver names: functions (cudaX, cuX), driver types (CUx...), enumerators and macros (CU_), and the
+# driver entry points' typedefs (PFN_cuX)
+_API_NAME = re.compile(r"\b(?:cuda[A-Z]|cu[A-Z]|CU[a-z_]|PFN_cu[A-Z])[A-Za-z0-9_]*")
 
 
 def missing_apis(tk, paths=None):
-    """{file: [names]}: CUDA runtime / driver names (cuda*, cu*, CU_*) that a source (paths, default every C and CUDA
-    source of the repository) uses and the release's headers lack."""
-    headers = "\n".join(p.read_text(errors="replace") for p in tk["include"].glob("*.h"))
-    known = set(re.findall(r"\b(?:cuda|cu|CU)[A-Za-z0-9_]+", headers))
+    """{file: [names]}: CUDA runtime / driver names (_API_NAME) that a source (paths, default every C and CUDA source
+    of the repository) uses and the release's headers lack."""
+    headers = "\n".join(p.read_text(errors="replace") for p in tk["include"].rglob("*.h"))
+    known = set(_API_NAME.findall(headers))
     out = {}
     for path in paths or _globs(API_SOURCES):
-        names = set(re.findall(r"\b(?:cuda[A-Z]|cu[A-Z]|CU_)[A-Za-z0-9_]*", _code_only(path.read_text())))
+        names = set(_API_NAME.findall(_code_only(path.read_text(), tk["version"])))
         lacking = sorted(n for n in names if n not in known)
         if lacking:
             out[str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)] = lacking
     return out
 
 
-def kernel_report(tk, source, work):
-    """One kernel instance through the release's NVRTC and ptxas: {"warnings": [C751x codes], "spills": bytes,
-    "stack": bytes, "error": text or None}."""
-    ptx = Path(work) / (Path(source).stem + ".ptx")
+def kernel_report(tk, source, work, defines=()):
+    """One kernel instance through the release's NVRTC and ptxas (work: a directory for the PTX; defines: e.g.
+    ["TPG_TRACE"], the trace build): {"warnings": [C751x codes], "spills": bytes, "stack": bytes, "error": text or
+    None}."""
+    ptx = Path(work) / (Path(source).stem + "".join(f"-{d}" for d in defines) + ".ptx")
     env = {**os.environ, "LD_LIBRARY_PATH": str(tk["nvrtc"])}
-    incs = [str(tk["shim"])] + [str(ROOT / d) for d in KERNEL_INCLUDES] + [str(tk["include"])]
-    res = subprocess.run([sys.executable, __file__, "--nvrtc", str(source), str(ptx), *incs], env=env,
-                         capture_output=True, text=True)
+    opts = [f"-I{i}" for i in [tk["shim"], *(ROOT / d for d in KERNEL_INCLUDES), tk["include"]]]
+    res = subprocess.run([sys.executable, __file__, "--nvrtc", str(source), str(ptx), *opts,
+                          *(f"-D{d}" for d in defines)], env=env, capture_output=True, text=True)
     if res.returncode:
         return {"warnings": [], "spills": 0, "stack": 0, "error": (res.stderr or res.stdout).strip()[-800:]}
     res = subprocess.run([str(tk["ptxas"]), "-arch=sm_90a", "-O3", "-v", str(ptx), "-o", os.devnull],
@@ -159,23 +227,30 @@ def kernel_report(tk, source, work):
             "error": report.strip()[-800:] if res.returncode else None}
 
 
-def kernel_reports(tk, work):
-    """{instance: kernel_report} for every kernel instance of generated/kernels."""
-    Path(work).mkdir(parents=True, exist_ok=True)
+# the builds ninja makes of every instance: the library's and the trace build's (-DTPG_TRACE)
+BUILDS = {"": (), " (trace)": ("TPG_TRACE",)}
+
+
+def kernel_reports(tk):
+    """{instance + build label: kernel_report} for every kernel instance of generated/kernels in each of BUILDS (the
+    PTX in a private temporary directory)."""
     sources = sorted((ROOT / "generated" / "kernels").glob("*.cu"))
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        return dict(zip((s.stem for s in sources), pool.map(lambda s: kernel_report(tk, s, work), sources)))
+    jobs = [(s.stem + label, s, defines) for s in sources for label, defines in BUILDS.items()]
+    with tempfile.TemporaryDirectory(prefix="tpg-floor-") as work, \
+            concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        return dict(zip((name for name, _, _ in jobs),
+                        pool.map(lambda job: kernel_report(tk, job[1], work, job[2]), jobs)))
 
 
-def nvrtc_ptx(source, out, includes):
+def nvrtc_ptx(source, out, options):
     """Compiles source to PTX for sm_90a with the libnvrtc on LD_LIBRARY_PATH (run in its own process: every 12.x
-    NVRTC has the soname libnvrtc.so.12)."""
+    NVRTC has the soname libnvrtc.so.12); options: -I / -D flags."""
     import ctypes
     lib = ctypes.CDLL("libnvrtc.so.12")
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), Path(source).read_bytes(), str(source).encode(), 0, None, None):
         sys.exit("nvrtcCreateProgram failed")
-    opts = [b"-arch=compute_90a", b"-std=c++17", b"-default-device"] + [f"-I{i}".encode() for i in includes]
+    opts = [b"-arch=compute_90a", b"-std=c++17", b"-default-device"] + [o.encode() for o in options]
     status = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     size = ctypes.c_size_t()
     lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
@@ -202,7 +277,7 @@ def main(argv):
         if v not in VERSIONS:
             ap.error(f"unknown release {v!r}: one of {', '.join(VERSIONS)}")
         tk = fetch(v, args.cache)
-        c_err, apis, kernels = c_syntax_errors(tk), missing_apis(tk), kernel_reports(tk, Path(args.cache) / v / "ptx")
+        c_err, apis, kernels = c_syntax_errors(tk), missing_apis(tk), kernel_reports(tk)
         flagged = {k: r for k, r in kernels.items() if r["error"] or r["warnings"] or r["spills"] or r["stack"]}
         print(f"CUDA {v}: C sources {'ok' if not c_err else 'FAIL ' + ', '.join(c_err)}; APIs "
               f"{'ok' if not apis else 'FAIL ' + str(apis)}; kernels {len(kernels) - len(flagged)}/{len(kernels)} "

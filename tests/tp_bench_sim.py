@@ -4,7 +4,7 @@ collective calls (op create, set tensors, destroy) go through a bootstrap all-ga
 tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9: both) fail at that point:
   sync      the fused call's check (tpg_op_sync: a device-side timeout on one rank)
   synclate  a later sync, after a sustained window
-  run       the first call (run_rank raises)
+  run       the first call (run_rank raises; "async": PyTorch async TP's call raises)
   runlate   a later call, inside a timed window
   capture   the --alt-captured op's capture (with CAPTURED=1)
   setup     a rank's own setup step (its tensors, layout or local op), between two collective tpgemm calls
@@ -231,6 +231,8 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     op.set_tensors(rank, 0, 0, 0)
     mm = lambda: torch.mm(a, b.t(), out=d_loc)  # noqa: E731
     def async_tp():  # returns its D, as torch's fused op does
+        if faulty("run", "async", 0):
+            raise RuntimeError("injected async TP failure")
         return sum(torch.mm(x, y.t()) for x, y in ab)[rows] * (2.0 if faulty("wrong", "async", 0) else 1.0)
     fns = {"cublas_local": mm, "nccl_cublas": reference, "torch_async_tp": async_tp,
            "tpgemm": lambda: op.run_rank(rank, 0), "local": lambda: op1.run_rank(0, 0)}

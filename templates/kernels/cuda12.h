@@ -2,7 +2,8 @@
  * NVVM and ptxas need help where 12.9 and 13 need none: without it, they serialized the wgmmas of 23 of
  * the 24 shipped kernels (ptxas C7515 / C7511) and kept the 128x128 ping-pong's accumulators in local
  * memory. tests/toolkit_floor.py checks every kernel instance with a release's NVRTC and ptxas
- * (docs/TESTING.md). 12.9 and 13 compile the source that was measured (nvcc 13's SASS is unchanged). */
+ * (docs/TESTING.md). 12.9 and 13 compile the source that was measured: nvcc 13's SASS of the library's
+ * kernels is unchanged (the trace build's ping-pong kernels gained a branch at the slab loop's end). */
 #ifndef TPG_CUDA12_H
 #define TPG_CUDA12_H
 

@@ -62,6 +62,7 @@
 #endif
 
 #include <stdint.h>
+#include "cuda12.h"
 #include "gemm_params.h"
 #include "ptx.cuh"
 #include "wgmma.cuh"

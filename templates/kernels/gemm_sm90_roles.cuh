@@ -177,8 +177,9 @@ __device__ __forceinline__ void tpg_mainloop(T (&acc)[kSlabs][R], int k_blocks, 
                                              uint32_t sB, uint32_t a_off, uint32_t full, uint32_t empty,
                                              bool warp_leader, uint32_t order_bar, const Hook &hook)
 {
-    /* No zero-fill: k_blocks >= 1 always (shapes.c rejects K < 1 for every op, plan.c for every plan; a
-     * stream-K fragment is never empty), and the first wgmma of a tile runs with scale-d = 0. A guarded fill
+    /* No zero-fill (but with CUDA 12.4-12.8, below): k_blocks >= 1 always (shapes.c rejects K < 1 for every op,
+     * plan.c for every plan; a stream-K fragment is never empty), and the first wgmma of a tile runs with scale-d = 0.
+     * A guarded fill
      * for k_blocks == 0 cost 128 FSELs per thread and tile (ptxas if-converts it), on the path into the first
      * wgmma: removing it with the cheaper tile decode (scheduler.cuh) gained ~1% (docs/PERF_NOTES.md,
      * 2026-12-01 14:07Z). */

@@ -15,8 +15,6 @@
 
 #include <stdint.h>
 
-#include "cuda12.h"
-
 /* Descriptor of a K-major tile swizzled over its ROW_BYTES-byte rows (BK * sizeof(T): 128 bytes with the
  * 128B swizzle, or 64 bytes with the 64B swizzle) whose base sits on a swizzle-pattern boundary (1024 or
  * 512 bytes; the kernel's slots are 1024-aligned), so base_offset = 0:

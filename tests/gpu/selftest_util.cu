@@ -439,10 +439,6 @@ void print_results(void)
                g_rows[i].pass ? "PASS" : "FAIL");
 }
 
-/* The run's GPU (device 0): prints its name and UUID - the UUID names the physical GPU: each device call may get
- * another H200, and the perf tables of two runs differ by a few percent between machines (docs/PERF_NOTES.md,
- * 2026-12-02 section) - sets g_num_sms and g_encode. 0, or the exit status: 1 not a Hopper device, 2 no
- * cuTensorMapEncodeTiled. */
 /* As runtime/src/tensormap.c looks them up: ByVersion comes with CUDA 12.5 and CUDA 13 drops the older call, so
  * the self-test builds with every toolkit from the README's minimum (12.4) on. */
 void *driver_symbol(const char *name)
@@ -458,6 +454,10 @@ void *driver_symbol(const char *name)
     return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? fn : NULL;
 }
 
+/* The run's GPU (device 0): prints its name and UUID - the UUID names the physical GPU: each device call may get
+ * another H200, and the perf tables of two runs differ by a few percent between machines (docs/PERF_NOTES.md,
+ * 2026-12-02 section) - sets g_num_sms and g_encode. 0, or the exit status: 1 not a Hopper device, 2 no
+ * cuTensorMapEncodeTiled. */
 int selftest_device_init()
 {
     cudaDeviceProp prop;
