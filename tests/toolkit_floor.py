@@ -207,17 +207,24 @@ def missing_apis(tk, paths=None):
     return out
 
 
+def release_ptx(tk, source, ptx, options):
+    """source -> ptx through the release's NVRTC (options: -I / -D flags besides the kernels' own includes). Returns
+    None, or NVRTC's error text."""
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tk["nvrtc"])}
+    incs = [f"-I{i}" for i in [tk["shim"], *(ROOT / d for d in KERNEL_INCLUDES), tk["include"]]]
+    res = subprocess.run([sys.executable, __file__, "--nvrtc", str(source), str(ptx), *options, *incs], env=env,
+                         capture_output=True, text=True)
+    return (res.stderr or res.stdout).strip()[-800:] if res.returncode else None
+
+
 def kernel_report(tk, source, work, defines=()):
     """One kernel instance through the release's NVRTC and ptxas (work: a directory for the PTX; defines: e.g.
     ["TPG_TRACE"], the trace build): {"warnings": [C751x codes], "spills": bytes, "stack": bytes, "error": text or
     None}."""
     ptx = Path(work) / (Path(source).stem + "".join(f"-{d}" for d in defines) + ".ptx")
-    env = {**os.environ, "LD_LIBRARY_PATH": str(tk["nvrtc"])}
-    opts = [f"-I{i}" for i in [tk["shim"], *(ROOT / d for d in KERNEL_INCLUDES), tk["include"]]]
-    res = subprocess.run([sys.executable, __file__, "--nvrtc", str(source), str(ptx), *opts,
-                          *(f"-D{d}" for d in defines)], env=env, capture_output=True, text=True)
-    if res.returncode:
-        return {"warnings": [], "spills": 0, "stack": 0, "error": (res.stderr or res.stdout).strip()[-800:]}
+    error = release_ptx(tk, source, ptx, [f"-D{d}" for d in defines])
+    if error:
+        return {"warnings": [], "spills": 0, "stack": 0, "error": error}
     res = subprocess.run([str(tk["ptxas"]), "-arch=sm_90a", "-O3", "-v", str(ptx), "-o", os.devnull],
                          capture_output=True, text=True)
     report = res.stdout + res.stderr
@@ -225,6 +232,19 @@ def kernel_report(tk, source, work, defines=()):
             "spills": sum(int(x) for x in re.findall(r"(\d+) bytes spill stores", report)),
             "stack": sum(int(x) for x in re.findall(r"(\d+) bytes stack frame", report)),
             "error": report.strip()[-800:] if res.returncode else None}
+
+
+def release_cubin(release, cache, source, ptx, cubin, options, verbose):
+    """For tests/gpu/nvcc_cuda12.sh: nvcc's PTX file (ptx) replaced by the release's NVRTC build of source, then
+    assembled by the release's ptxas into cubin (-v: its report on stderr, as nvcc's -Xptxas -v). Returns the exit
+    status."""
+    tk = fetch(release, cache)
+    error = release_ptx(tk, source, ptx, options)
+    if error:
+        sys.stderr.write(f"CUDA {release} NVRTC: {error}\n")
+        return 1
+    return subprocess.run([str(tk["ptxas"]), "-arch=sm_90a", "-O3", *(["-v"] if verbose else []), str(ptx),
+                           "-o", str(cubin)]).returncode
 
 
 # the builds ninja makes of every instance: the library's and the trace build's (-DTPG_TRACE)
@@ -268,6 +288,8 @@ def main(argv):
     if argv[:1] == ["--nvrtc"]:
         nvrtc_ptx(argv[1], argv[2], argv[3:])
         return 0
+    if argv[:1] == ["--cubin"]:  # --cubin RELEASE CACHE SOURCE PTX CUBIN VERBOSE(0/1) OPTIONS...
+        return release_cubin(argv[1], argv[2], argv[3], argv[4], argv[5], argv[7:], argv[6] == "1")
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--versions", default=FLOOR, help=f"comma-separated, of {', '.join(VERSIONS)}")
     ap.add_argument("--cache", default=str(ROOT / "build" / "toolkit-floor"))

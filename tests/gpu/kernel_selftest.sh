@@ -32,7 +32,7 @@
 #   w160 pp64tma wide3nd wide3old pp64g1 wide3fx pp128tdf pp128sp pp64sp pp128spd pp128tdq pp128spq pp128tdr)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-out="$root/build/selftest"
+out="$(realpath -m "${SELFTEST_OUT:-$root/build/selftest}")" # SELFTEST_OUT: another build beside it (nvcc_cuda12.sh)
 mkdir -p "$out"
 NVCC="${NVCC:-nvcc}"
 ARCH=(-gencode arch=compute_90a,code=sm_90a)
@@ -118,6 +118,9 @@ fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=1; done
 [ "$fail" = 0 ] || { echo "FAIL: an instance did not compile"; exit 1; }
 
+# SELFTEST_WARN_ONLY=1 (a build by another toolkit, tests/gpu/nvcc_cuda12.sh): a serialized or spilling instance is
+# said, and the build goes on
+verdict=$([ "${SELFTEST_WARN_ONLY:-0}" = 1 ] && echo WARN || echo FAIL)
 echo "| instance | registers | stack | spill stores | spill loads | C751x |"
 echo "|---|---|---|---|---|---|"
 for k in "${KERNELS[@]}"; do
@@ -128,8 +131,8 @@ for k in "${KERNELS[@]}"; do
     sld=$(grep -oE "[0-9]+ bytes spill loads" "$log" | head -1 | grep -oE "^[0-9]+")
     c75=$(grep -cE "C751[0-9]" "$log" || true)
     echo "| $k | $regs | $stack | $sst | $sld | $c75 |"
-    if [ "$c75" != 0 ]; then echo "FAIL: wgmma serialized ($k)"; grep -E "C751" "$log"; exit 1; fi
-    if [ "$sst" != 0 ] || [ "$sld" != 0 ]; then echo "FAIL: register spills ($k)"; exit 1; fi
+    if [ "$c75" != 0 ]; then echo "$verdict: wgmma serialized ($k)"; grep -E "C751" "$log"; [ "$verdict" = WARN ] || exit 1; fi
+    if [ "$sst" != 0 ] || [ "$sld" != 0 ]; then echo "$verdict: register spills ($k)"; [ "$verdict" = WARN ] || exit 1; fi
 done
 
 pids=()

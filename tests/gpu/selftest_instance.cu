@@ -6,7 +6,9 @@
 #define TPG_ST_CAT2(a, b) a##b
 #define TPG_ST_CAT(a, b) TPG_ST_CAT2(a, b)
 
-#if TPG_DIAG_PHASES
+/* host code only where nvcc builds the file (tests/gpu/nvcc_cuda12.sh takes its device code from NVRTC, which has
+ * no C library: __CUDACC_RTC__) */
+#if TPG_DIAG_PHASES && !defined(__CUDACC_RTC__)
 #include <stdio.h>
 /* the shape's `phases` (selftest_shape.h): the grid's per-stage sums of diag_phases.cuh, per tile in kcycles */
 static void phases(const char *label)
@@ -37,7 +39,7 @@ extern "C" const tpg_selftest_shape TPG_ST_CAT(TPG_KERNEL_NAME, _shape) = {
     TPG_BM, TPG_BN, TPG_CLUSTER_M, TPG_CLUSTER_N, TPG_CONSUMER_MODE, kThreads, TPG_SMEM_BYTES, TPG_AB_DTYPE,
     kEpiChunk, TPG_RASTER, TPG_BK, TPG_PARTIAL_F32, TPG_ST_PHASES, TPG_DIAG_ROW_STORES != 0};
 
-#if TPG_DIAG_SPREAD_PRINT
+#if TPG_DIAG_SPREAD_PRINT && !defined(__CUDACC_RTC__)
 #include <stdio.h>
 /* the spread timing CTA 0 recorded (spread_pushes.cuh, TPG_DIAG_SPREAD_PRINT): kernel_selftest prints it at exit */
 extern "C" void tpg_selftest_spread_dump(void)
