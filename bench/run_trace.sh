@@ -40,9 +40,12 @@ run() {
     timeout 120 build/trace/tpgemm "$@" --iterations 20 --trace "$OUT/json/$name.json" >"$OUT/json/$name.log" 2>&1
     rc=$?
     if [ $rc != 0 ]; then echo "== $name: exit $rc"; tail -3 "$OUT/json/$name.log"; FAILED=1; return; fi
-    python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/json/$name.txt" 2>&1
+    if ! python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/json/$name.txt" 2>&1; then
+        echo "== $name: bench/timeline.py failed"; tail -3 "$OUT/json/$name.txt"; FAILED=1
+    fi
     { echo "== $name ($*)"; cat "$OUT/json/$name.txt"; } >>"$OUT/summary.txt"
-    echo "== $name ($*): $(grep -E '^Avg runtime' "$OUT/json/$name.log")"
+    # the trace build's speed (timestamps compiled in), not the shipped kernels'
+    echo "== $name ($*): trace build $(grep -E '^Avg runtime' "$OUT/json/$name.log")"
     grep -E "^rank 0|^  stage" "$OUT/json/$name.txt" | head -3
 }
 

@@ -13,8 +13,9 @@ panel per device, x = time (us, one axis for all devices), one row per consumer 
 tiles coloured by stage (mainloop solid, epilogue light), waits hatched, barriers shaded.
 
 Clocks: %globaltimer is per GPU and the GPUs' timers disagree by up to hundreds of microseconds. The start
-barrier ends on every device at the same moment (each leaves when the last one arrived), so by default
-each device's times are shifted by its start-barrier exit offset to rank 0 (--no-align keeps raw clocks).
+barrier ends on every device at the same moment (each leaves when the last one arrived), so each device's
+times are shifted by its start-barrier exit offset to rank 0: the writer does it (tpgemm.aligned), and this
+script does it for an older file; --no-align shows each GPU's raw clock.
 """
 from __future__ import annotations
 
@@ -36,22 +37,26 @@ def load(path: str) -> dict:
     return doc
 
 
-def align_clocks(doc: dict) -> dict:
-    """doc with every device's times shifted by its start-barrier exit offset to rank 0 (pid = rank), so
-    that the start barriers end together on one axis. Devices without an offset are left as they are."""
+def align_clocks(doc: dict, align: bool = True) -> dict:
+    """doc with every device's times on the start-barrier-aligned axis (align) or on its own raw clock (not align):
+    each device is shifted by its start-barrier exit offset to rank 0 (pid = rank). The writer aligns its output
+    (tpgemm.aligned == "start_barrier", trace_json.c since 2026-12-05); an older file holds raw clocks. Devices
+    without an offset are left as they are."""
     out = copy.deepcopy(doc)
     meta = out.get("tpgemm", {})
     offs = meta.get("start_exit_offset_us") or []
     shift = {r: o for r, o in enumerate(offs) if isinstance(o, (int, float))}
+    sign = 0 if (meta.get("aligned") == "start_barrier") == align else (1 if align else -1)
     for e in out["traceEvents"]:
-        if e.get("ph") == "X" and e.get("pid") in shift:
-            e["ts"] -= shift[e["pid"]]
+        if sign and e.get("ph") == "X" and e.get("pid") in shift:
+            e["ts"] -= sign * shift[e["pid"]]
     for d in meta.get("devices", []):
         o = shift.get(d.get("rank"))
         for key in ("kernel_begin_us", "kernel_end_us"):
-            if o is not None and isinstance(d.get(key), (int, float)) and d[key] >= 0:
-                d[key] -= o
-    meta["clocks_aligned"] = bool(shift)
+            if sign and o is not None and isinstance(d.get(key), (int, float)) and d[key] >= 0:
+                d[key] -= sign * o
+    meta["aligned"] = "start_barrier" if align and shift else None
+    meta["clocks_aligned"] = bool(align and shift)
     return out
 
 
@@ -298,8 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="raw per-GPU clocks (default: devices aligned on the start barrier's exit)")
     args = ap.parse_args(argv)
     doc = load(args.trace)
-    if not args.no_align:
-        doc = align_clocks(doc)
+    doc = align_clocks(doc, align=not args.no_align)
     print(format_summary(doc, summarize(doc)))
     if args.png:
         try:

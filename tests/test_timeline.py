@@ -98,7 +98,12 @@ def test_reads_the_c_writers_output(tmp_path):
     assert s[0]["flag_wait"]["count"] == 2 and s[0]["partial_wait"]["count"] == 1
     assert s[0]["dropped"] == 2
     assert s[0]["stages"][0]["mean_lead_us"] == pytest.approx(1.0)  # CTA 1: k-block 0 out at 9 us, mainloop at 10
-    assert s[1]["window_us"][0] == pytest.approx(s[0]["window_us"][0] + 2.5)
+    # the writer aligns the devices on the start barrier's exit: rank 1's clock, 2.5 us ahead, is taken back
+    assert doc["tpgemm"]["aligned"] == "start_barrier"
+    assert s[1]["window_us"][0] == pytest.approx(s[0]["window_us"][0])
+    assert timeline.align_clocks(doc) == {**doc, "tpgemm": {**doc["tpgemm"], "clocks_aligned": True}}  # nothing to do
+    raw = timeline.summarize(timeline.align_clocks(doc, align=False))  # --no-align: each GPU's own clock again
+    assert raw[1]["window_us"][0] == pytest.approx(raw[0]["window_us"][0] + 2.5)
     text = timeline.format_summary(doc, s)
     assert "rank 1 (cuda 3)" in text and "rank 1 +2.500 us" in text
 

@@ -79,6 +79,9 @@ tpg_status tpg__trace_read(tpg_op *op, int rank, void *host, size_t *bytes) {
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
     TPG_CHECK_GOTO(tpg__op_read(op, rank, op->trace_buf[rank], &h, sizeof h), out);
     *bytes = (size_t)tpg_trace_bytes(h.ctas, h.cap);
+    if (*bytes > op->trace_bytes[rank]) /* a header a kernel overwrote: never read past the allocation */
+        TPG_FAIL_GOTO(ctx, TPG_ERR_CUDA, out, "trace: rank %d's header claims %zu bytes of a %zu-byte buffer", rank,
+                      *bytes, (size_t)op->trace_bytes[rank]);
     if (host) TPG_CHECK_GOTO(tpg__op_read(op, rank, op->trace_buf[rank], host, *bytes), out);
 out:
     tpg__restore_device(saved);

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-/* cap = records per lane (0 = TPG_TRACE_DEFAULT_CAP). TPG_ERR_UNSUPPORTED in a normal build. */
+/* cap = records per lane (0 = TPG_TRACE_DEFAULT_CAP). Trace build only: trace.c does not compile without TPG_TRACE. */
 tpg_status tpg__trace_enable(tpg_op *op, uint32_t cap);
 /* *bytes = the buffer size; host must hold that many bytes (host NULL: size query only). */
 tpg_status tpg__trace_read(tpg_op *op, int rank, void *host, size_t *bytes);

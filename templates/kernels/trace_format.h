@@ -85,6 +85,16 @@ typedef struct tpg_trace_header {
     uint32_t reserved[35];
 } tpg_trace_header; /* 256 bytes */
 
+/* every offset of the kernel's writes, the runtime's reads and trace_json.c's walk depends on these sizes */
+#ifdef __cplusplus
+#define TPG_TRACE_SIZE_CHECK static_assert
+#else
+#define TPG_TRACE_SIZE_CHECK _Static_assert
+#endif
+TPG_TRACE_SIZE_CHECK(sizeof(tpg_trace_rec) == 64 && sizeof(tpg_trace_cta) == TPG_TRACE_CTA_BYTES &&
+                         sizeof(tpg_trace_header) == TPG_TRACE_HEADER_BYTES,
+                     "trace_format.h: a record 64 bytes, a CTA block and the header their TPG_TRACE_*_BYTES");
+
 #ifdef __CUDACC__
 #define TPG_TRACE_HD __host__ __device__
 #else

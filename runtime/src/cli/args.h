@@ -39,7 +39,7 @@ typedef struct tpg_cli_args {
     const char *model;         /* --model NAME: run each layer of a preset (dispatch table), or NULL */
     int64_t tokens;            /* --tokens M with --model, 0 = the preset's default */
     int shape_set;             /* --m, --n or --k given (they conflict with --model) */
-    const char *trace;         /* --trace FILE.json: one extra traced call (trace build only), or NULL */
+    const char *trace;         /* --trace FILE.json: 4 traced calls after the timed ones, the last kept (trace build) */
     int copy_chunks;           /* --copy-chunks N: all-gather copies in N pieces (tpg_op_set_copy_chunks), 0 = the config's */
     int overlap_barriers;      /* --overlap-barriers: the GEMM beside the start barrier (tpg_op_set_overlap_barriers) */
     int gather_copy_engine;    /* --gather-copy-engine: a gathered walk's shards by copy engine

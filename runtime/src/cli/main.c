@@ -136,6 +136,7 @@ int main(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (a.dry_run) {
+        if (a.trace) fprintf(stderr, "tpgemm: --trace: no call runs with --dry-run, so no trace is written\n");
         tpg_plan_write(stdout, c, a.m, a.n, a.k, a.l, a.copy_chunks, tpg_cli_plan_modes(&a, c), a.json);
         return 0;
     }

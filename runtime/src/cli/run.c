@@ -5,6 +5,7 @@
 #include "run.h"
 
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 
 #include "../trace.h"
+#include "trace_format.h"
 #include "trace_json.h"
 #endif
 
@@ -314,6 +316,10 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
     const tpg_config_desc *c = &tpg_configs[cfg_index];
     void *host[TPG_CLI_MAX_DEVICES] = {0};
     tpg_trace_device dev[TPG_CLI_MAX_DEVICES];
+    if (remove(a->trace) != 0 && errno != ENOENT) { /* a failed run must not leave an older run's file as this one's */
+        snprintf(g_msg, sizeof g_msg, "tpgemm: --trace: cannot replace '%s': %s", a->trace, strerror(errno));
+        return EXIT_RUNTIME;
+    }
     tpg_status st = tpg__trace_enable(s->op, 0);
     if (st != TPG_OK) return step_failed("trace: enable", st, tpg_last_error(s->ctx));
     for (int i = 0; i < TRACE_WARM_CALLS; i++)
@@ -334,14 +340,17 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
     if (!rc) {
         tpg_trace_meta meta = {c->name, c->schedule->name, c->kernel->name, s->tp, a->m, a->n, a->k, a->l};
         tpg_trace_summary sum;
-        char msg[512];
+        char msg[512] = "";
         FILE *f = fopen(a->trace, "w");
         if (!f) {
-            snprintf(g_msg, sizeof g_msg, "tpgemm: --trace: cannot write '%s'", a->trace);
+            snprintf(g_msg, sizeof g_msg, "tpgemm: --trace: cannot write '%s': %s", a->trace, strerror(errno));
             rc = EXIT_RUNTIME;
         } else {
             int bad = tpg_trace_write_json(f, &meta, dev, s->tp, &sum, msg, sizeof msg);
-            bad |= fclose(f) != 0;
+            if (fclose(f) != 0 && !bad) {
+                snprintf(msg, sizeof msg, "closing the file failed: %s", strerror(errno));
+                bad = 1;
+            }
             if (bad) {
                 snprintf(g_msg, sizeof g_msg, "tpgemm: --trace %s: %s", a->trace, msg);
                 rc = EXIT_RUNTIME;
@@ -356,6 +365,9 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                     else fprintf(o, " rank %d n/a", r);
                 }
                 fputc('\n', o);
+                if (sum.dropped)
+                    fprintf(stderr, "tpgemm: trace: %lld records past a lane's cap of %d were not recorded: the "
+                                    "timeline lacks the last units of those lanes\n", sum.dropped, TPG_TRACE_DEFAULT_CAP);
                 if (sum.silent_kernels || sum.ctas_dropped)
                     fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
                                     "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",

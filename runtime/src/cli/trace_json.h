@@ -7,11 +7,12 @@
  *   stage-s flag waits of all CTAs (one span per stage), tid 100 + 4 * cta + lane one CTA lane (lane 0
  *   producer flag waits, 1 + w consumer warpgroup w's tiles with nested "epilogue" and "partial wait").
  *   Tile slices are named "stage S" (viewers colour by name); ts/dur in microseconds relative to the
- *   earliest timestamp of any device.
- * Clocks: %globaltimer is per GPU. Putting devices on one axis assumes their timers agree (on one node
- * they are close, not guaranteed equal). The start barriers of all ranks exit together by construction
- * (each waits for every other's arrival), so rank r's start-exit minus rank 0's estimates the skew
- * (plus the barrier's polling latency, <= ~1 us back-off); the writer reports it, it does not correct it.
+ *   earliest timestamp of any device on the aligned axis.
+ * Clocks: %globaltimer is per GPU, and the GPUs' timers disagree by up to hundreds of microseconds. The
+ * start barriers of all ranks exit together by construction (each waits for every other's arrival), so
+ * the writer takes each rank's times back by its start-exit minus rank 0's (tpgemm.aligned =
+ * "start_barrier"; the raw offsets in tpgemm.start_exit_offset_us, which also hold the barrier's polling
+ * latency, <= ~1 us back-off). A rank without barrier times is left on its own clock.
  */
 #ifndef TPG_CLI_TRACE_JSON_H
 #define TPG_CLI_TRACE_JSON_H
