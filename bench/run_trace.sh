@@ -40,8 +40,11 @@ run() {
     timeout 120 build/trace/tpgemm "$@" --iterations 20 --trace "$OUT/json/$name.json" >"$OUT/json/$name.log" 2>&1
     rc=$?
     if [ $rc != 0 ]; then echo "== $name: exit $rc"; tail -3 "$OUT/json/$name.log"; FAILED=1; return; fi
-    if ! python3 bench/timeline.py "$OUT/json/$name.json" --png "$OUT/$name.png" >"$OUT/json/$name.txt" 2>&1; then
-        echo "== $name: bench/timeline.py failed"; tail -3 "$OUT/json/$name.txt"; FAILED=1
+    # --check: every CTA, record and tile in the timeline (bench/timeline_check.py)
+    if ! python3 bench/timeline.py "$OUT/json/$name.json" --check --png "$OUT/$name.png" \
+        >"$OUT/json/$name.txt" 2>&1; then
+        echo "== $name: bench/timeline.py failed or found the timeline incomplete"; grep "^check:" "$OUT/json/$name.txt"
+        FAILED=1
     fi
     { echo "== $name ($*)"; cat "$OUT/json/$name.txt"; } >>"$OUT/summary.txt"
     # the trace build's speed (timestamps compiled in), not the shipped kernels'

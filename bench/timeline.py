@@ -25,6 +25,8 @@ import json
 import sys
 from collections import defaultdict
 
+import timeline_check
+
 TILE_TID0 = 100  # tid = 100 + 4 * cta + lane (lane 0 producer, 1 + w consumer warpgroup w)
 LANES = 4
 
@@ -301,20 +303,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--png", help="write the picture here (needs matplotlib)")
     ap.add_argument("--no-align", action="store_true",
                     help="raw per-GPU clocks (default: devices aligned on the start barrier's exit)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless the timeline is whole (bench/timeline_check.py: every CTA, record and tile)")
     args = ap.parse_args(argv)
     doc = load(args.trace)
     doc = align_clocks(doc, align=not args.no_align)
     print(format_summary(doc, summarize(doc)))
+    found = timeline_check.problems(doc) if args.check else []
+    for p in found:
+        print(f"check: {p}")
+    if args.check:
+        print(f"check: {'FAILED, ' + str(len(found)) + ' problem(s)' if found else 'the timeline is whole'}")
     if args.png:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             print(f"matplotlib is not installed: no picture written to {args.png} (summary only; "
                   "pip install matplotlib)")
-            return 0
+            return 1 if found else 0
         plot(doc, args.png)
         print(f"wrote {args.png}")
-    return 0
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

@@ -82,8 +82,8 @@ def test_rejects_a_file_without_trace_events(tmp_path):
         timeline.load(str(path))
 
 
-def test_reads_the_c_writers_output(tmp_path):
-    """The JSON of runtime/src/cli/trace_json.c (synthetic buffers of tests/c/test_trace.c)."""
+def c_writer_output(tmp_path):
+    """The JSON of runtime/src/cli/trace_json.c from the synthetic buffers of tests/c/test_trace.c."""
     exe = ROOT / "build" / "tests" / "test_trace"
     if not exe.exists():
         pytest.skip("build/tests/test_trace is missing (ninja; tests/test_build.py reports why)")
@@ -91,7 +91,11 @@ def test_reads_the_c_writers_output(tmp_path):
     r = subprocess.run([str(exe), "two_devices_convert"], env=dict(os.environ, TPG_TRACE_DUMP=str(dump)),
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    doc = json.loads(dump.read_text())
+    return json.loads(dump.read_text())
+
+
+def test_reads_the_c_writers_output(tmp_path):
+    doc = c_writer_output(tmp_path)
     s = timeline.summarize(doc)
     assert sorted(s) == [0, 1]
     assert s[0]["ctas"] == 2 and s[0]["consumer_lanes"] == 3
@@ -172,3 +176,53 @@ def test_ring_full_fraction_is_cycle_weighted():
     assert s[0]["ring_full_fraction"] == pytest.approx(3000 / 4000)
     assert s[1].get("ring_full_fraction") is None
     assert "ring full 75.0% of the producer's issue time" in timeline.format_summary(doc, timeline.summarize(doc))
+
+
+def whole_trace():
+    """One device, 1 x 2 tiles in each of 2 stages, each tile with its epilogue and a partial wait inside it."""
+    ev = []
+    for s in (0, 1):
+        for t in (0, 1):
+            b = 10.0 + 40.0 * s + 20.0 * t
+            ev += [X(f"stage {s}", "tile", 0, 101, b, 15.0, stage=s, tile=t, stored=True),
+                   X("epilogue", "epilogue", 0, 101, b + 10.0, 5.0),
+                   X("partial wait", "partial_wait", 0, 101, b + 10.0, 1.0, stage=s, tile=t)]
+    return {"traceEvents": ev, "tpgemm": {"l": 1, "devices": [
+        {"rank": 0, "grid": 1, "ctas_written": 1, "dropped": 0, "ctas_dropped": 0, "tiles_m": 1, "tiles_n": 2,
+         "stages": 2, "kernel_begin_us": 10.0, "kernel_end_us": 90.0}]}}
+
+
+def test_the_check_passes_a_whole_timeline_and_names_what_is_missing():
+    from timeline_check import problems
+    assert problems(whole_trace()) == []
+    doc = whole_trace()
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e["args"].get("tile") != 1 or e["args"]["stage"] != 1
+                          or e["cat"] != "tile"]  # stage 1's tile 1 lost (its epilogue and wait stay)
+    doc["tpgemm"]["devices"][0].update(dropped=3, ctas_written=0, kernel_begin_us=-1)
+    found = problems(doc)
+    assert "rank 0: 3 records dropped past a lane's cap" in found
+    assert "rank 0: 0 of 1 CTAs wrote a trace block" in found
+    assert any("wrote no window" in p for p in found)
+    assert "rank 0 stage 1: 1 distinct stored tiles of 2" in found
+    assert sum("is in no tile of its lane" in p for p in found) == 2  # that tile's epilogue and partial wait
+
+
+def test_check_sets_the_exit_status(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(whole_trace()))
+    assert timeline.main([str(path), "--check"]) == 0
+    assert "check: the timeline is whole" in capsys.readouterr().out
+    doc = whole_trace()
+    doc["tpgemm"]["devices"][0]["dropped"] = 1
+    path.write_text(json.dumps(doc))
+    assert timeline.main([str(path), "--check"]) == 1
+    assert "check: FAILED, 1 problem(s)" in capsys.readouterr().out
+    assert timeline.main([str(path)]) == 0  # without --check: the summary alone
+
+
+def test_the_check_reads_the_c_writers_output(tmp_path):
+    """The C writer's synthetic buffers drop records past a cap of 4 and hold a few tiles of a 4 x 3 tiling."""
+    from timeline_check import problems
+    found = problems(c_writer_output(tmp_path))
+    assert all(f"rank {r}: 2 records dropped past a lane's cap" in found for r in (0, 1)), found
+    assert not any("is in no tile" in p for p in found), found  # the writer nests epilogues and waits in their tiles
