@@ -129,6 +129,29 @@ TPG_TEST(a_gathered_walk_names_its_copies) {
     TPG_ASSERT(rc == 0);
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"pulls by the GEMM's CTAs (gathered: every shard)\", \"cat\": \"copy\"");
     TPG_EXPECT(strstr(j, "copies+flags") == NULL);
+    /* its producers' stage waits are for the pulls too */
+    TPG_EXPECT_EQ_INT(count(j, "\"name\": \"pull wait (every shard)\", \"cat\": \"flag_wait\""), 2);
+    TPG_EXPECT(strstr(j, "\"flag wait stage 0\"") == NULL);
+    free(j);
+    free(d0);
+}
+
+/* A cluster partner tile past the edge (computed, not stored) has no place in the tiling: tm, tn, batch -1. */
+TPG_TEST(a_tile_not_stored_has_no_coordinates) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    tpg_trace_device d[1] = {{0, 0, d0, b}};
+    tpg_trace_summary sum;
+    char msg[256] = "";
+    int rc;
+    char *j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_ASSERT(rc == 0);
+    TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": 1, \"tn\": 2, \"batch\": 0, \"stored\": true");
+    free(j);
+    rec(d0, 1, 1, 0)->flags |= TPG_TRACE_F_NOT_STORED; /* CTA 1's tile 5 */
+    j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
+    TPG_ASSERT(rc == 0);
+    TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": -1, \"tn\": -1, \"batch\": -1, \"stored\": false");
     free(j);
     free(d0);
 }
@@ -293,4 +316,4 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
 TPG_TEST_MAIN(TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
-              TPG_CASE(no_barrier_times_means_no_offset))
+              TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates))

@@ -175,7 +175,9 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                         sum->incomplete++;
                         continue;
                     }
-                    snprintf(name, sizeof name, "flag wait stage %d", r->stage);
+                    /* the gathered walk whose GEMM pulls the shards: its one stage wait is for the grid's pulls */
+                    if (h->pulls && r->stage == 0) snprintf(name, sizeof name, "pull wait (every shard)");
+                    else snprintf(name, sizeof name, "flag wait stage %d", r->stage);
                     snprintf(args, sizeof args, "\"stage\": %d, \"piece\": %d", r->stage, r->tile);
                     span(o, name, "flag_wait", pid, tid, r->t[0], r->t[1], args);
                     sum->records++;
@@ -213,7 +215,9 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                         continue;
                     }
                     int tm = -1, tn = -1, batch = -1;
-                    if (h->tiles_n && h->tiles_m && r->tile >= 0) { /* 64-bit: the product may pass 2^32 */
+                    /* a cluster partner tile past the edge has no place in the tiling: -1 */
+                    if (h->tiles_n && h->tiles_m && r->tile >= 0 && !(r->flags & TPG_TRACE_F_NOT_STORED)) {
+                        /* 64-bit: the product may pass 2^32 */
                         const int64_t t = r->tile, per_batch = (int64_t)h->tiles_n * h->tiles_m;
                         tn = (int)(t % h->tiles_n);
                         tm = (int)(t / h->tiles_n % h->tiles_m);
