@@ -39,26 +39,39 @@ def load(path: str) -> dict:
     return doc
 
 
+def _present(t) -> bool:
+    """A device time the writer recorded: it writes exactly -1 for a missing one (a raw time may be negative)."""
+    return isinstance(t, (int, float)) and t != -1
+
+
 def align_clocks(doc: dict, align: bool = True) -> dict:
     """doc with every device's times on the start-barrier-aligned axis (align) or on its own raw clock (not align):
     each device is shifted by its start-barrier exit offset to rank 0 (pid = rank). The writer aligns its output
-    (tpgemm.aligned == "start_barrier", trace_json.c since 2026-12-05); an older file holds raw clocks. Devices
-    without an offset are left as they are."""
+    (tpgemm.aligned == "start_barrier", trace_json.c since 2026-12-05) unless the ranks share one GPU, hence one timer
+    ("none ..."), which stays as it is either way; an older file (no "aligned") holds raw clocks. Devices without an
+    offset are left as they are."""
     out = copy.deepcopy(doc)
     meta = out.get("tpgemm", {})
     offs = meta.get("start_exit_offset_us") or []
     shift = {r: o for r, o in enumerate(offs) if isinstance(o, (int, float))}
-    sign = 0 if (meta.get("aligned") == "start_barrier") == align else (1 if align else -1)
+    state = meta.get("aligned")  # the writer's: "start_barrier", or "none..." where it shifted nothing; absent: raw
+    if state is None:
+        sign = 1 if align else 0
+    else:
+        sign = -1 if state == "start_barrier" and not align else 0
     for e in out["traceEvents"]:
         if sign and e.get("ph") == "X" and e.get("pid") in shift:
             e["ts"] -= sign * shift[e["pid"]]
     for d in meta.get("devices", []):
         o = shift.get(d.get("rank"))
         for key in ("kernel_begin_us", "kernel_end_us"):
-            if sign and o is not None and isinstance(d.get(key), (int, float)) and d[key] >= 0:
+            if sign and o is not None and _present(d.get(key)):
                 d[key] -= sign * o
-    meta["aligned"] = "start_barrier" if align and shift else None
-    meta["clocks_aligned"] = bool(align and shift)
+    if sign == 1 and shift:
+        meta["aligned"] = "start_barrier"
+    elif sign == -1:
+        meta["aligned"] = None
+    meta["clocks_aligned"] = meta.get("aligned") == "start_barrier"
     return out
 
 
@@ -132,7 +145,7 @@ def summarize(doc: dict) -> dict:
             end = max(e["ts"] + e["dur"] for e in tiles)
         else:
             begin = end = 0.0
-        if info.get("kernel_begin_us", -1) >= 0 and info.get("kernel_end_us", -1) >= 0:
+        if _present(info.get("kernel_begin_us", -1)) and _present(info.get("kernel_end_us", -1)):
             begin, end = info["kernel_begin_us"], info["kernel_end_us"]
         window = max(end - begin, 1e-9)
         lanes = sorted({e["tid"] for e in tiles})

@@ -447,8 +447,15 @@ def test_trace_build_accepts_trace_then_needs_gpus(tmp_path):
     if not exe.exists():
         pytest.skip("build/trace/tpgemm is missing (`ninja trace`; tests/test_build.py builds it)")
     out = tmp_path / "t.json"
-    r = run(exe, "--tp", "2", "--m", "4096", "--n", "4096", "--k", "1024", "--trace", str(out))
+    shape = ("--tp", "2", "--m", "4096", "--n", "4096", "--k", "1024")
+    out.write_text("an older run's trace")
+    r = run(exe, *shape, "--dry-run", "--trace", str(out))  # nothing runs: the file stays, and that is said
+    assert r.returncode == 0 and "no trace is written" in r.stderr and out.exists()
+    r = run(exe, *shape, "--trace", str(out))
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr
+    assert not out.exists()  # a run that stops early leaves no older file in its place
+    r = run(exe, *shape, "--trace", str(tmp_path))  # not a regular file: left alone
+    assert r.returncode == 3 and tmp_path.is_dir()
     assert "--trace" in run(exe, "--help").stdout
 
 

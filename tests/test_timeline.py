@@ -108,6 +108,12 @@ def test_reads_the_c_writers_output(tmp_path):
     assert timeline.align_clocks(doc) == {**doc, "tpgemm": {**doc["tpgemm"], "clocks_aligned": True}}  # nothing to do
     raw = timeline.summarize(timeline.align_clocks(doc, align=False))  # --no-align: each GPU's own clock again
     assert raw[1]["window_us"][0] == pytest.approx(raw[0]["window_us"][0] + 2.5)
+    # a clock 300 us behind: raw times below zero are still times (the writer marks a missing one with -1 exactly)
+    late = {**doc, "tpgemm": {**doc["tpgemm"], "start_exit_offset_us": [0.0, -300.0]}}
+    raw = timeline.summarize(timeline.align_clocks(late, align=False))
+    assert raw[1]["window_us"] == pytest.approx((s[1]["window_us"][0] - 300.0, s[1]["window_us"][1] - 300.0))
+    back = timeline.align_clocks(timeline.align_clocks(late, align=False))
+    assert timeline.summarize(back)[1]["window_us"] == pytest.approx(s[1]["window_us"])  # the round trip
     text = timeline.format_summary(doc, s)
     assert "rank 1 (cuda 3)" in text and "rank 1 +2.500 us" in text
 

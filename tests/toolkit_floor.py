@@ -124,6 +124,8 @@ def fetch(version, cache):
     try:
         _fill(tmp, pins)
         (tmp / "complete").write_text(marker)
+        if done.exists() and done.read_text() == marker:  # a run beside this one finished first: keep its copy
+            return tk
         old = Path(tempfile.mkdtemp(prefix=f".{version}-old-", dir=cache))
         if top.exists():
             os.replace(top, old / "stale")  # a reader of the stale one keeps its files until it ends

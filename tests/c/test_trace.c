@@ -99,6 +99,17 @@ static char *to_json(const tpg_trace_device *d, int n, tpg_trace_summary *sum, i
     return text;
 }
 
+/* to_json for a conversion that must succeed: the JSON, or NULL (with the writer's message printed). */
+static char *converted(const tpg_trace_device *d, int n, tpg_trace_summary *sum) {
+    char msg[256] = "";
+    int rc;
+    char *j = to_json(d, n, sum, &rc, msg, sizeof msg);
+    if (rc == 0) return j;
+    fprintf(stderr, "conversion failed: %s\n", msg);
+    free(j);
+    return NULL;
+}
+
 static int count(const char *hay, const char *needle) {
     int n = 0;
     for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
@@ -142,18 +153,47 @@ TPG_TEST(a_tile_not_stored_has_no_coordinates) {
     void *d0 = make_device(&b, 0);
     tpg_trace_device d[1] = {{0, 0, d0, b}};
     tpg_trace_summary sum;
-    char msg[256] = "";
-    int rc;
-    char *j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
-    TPG_ASSERT(rc == 0);
+    char *j = converted(d, 1, &sum);
+    TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": 1, \"tn\": 2, \"batch\": 0, \"stored\": true");
     free(j);
     rec(d0, 1, 1, 0)->flags |= TPG_TRACE_F_NOT_STORED; /* CTA 1's tile 5 */
-    j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
-    TPG_ASSERT(rc == 0);
+    j = converted(d, 1, &sum);
+    TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": -1, \"tn\": -1, \"batch\": -1, \"stored\": false");
     free(j);
     free(d0);
+}
+
+/* Ranks on one GPU (--share-device) share its timer: no shift, said so; the offset is still reported. A rank whose
+ * clock is behind rank 0's (negative offset) is taken forward. */
+TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
+    size_t b0, b1;
+    void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500);
+    tpg_trace_device d[2] = {{0, 0, d0, b0}, {1, 0, d1, b1}};
+    tpg_trace_summary sum;
+    char *j = converted(d, 2, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"none (one GPU, one timer)\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 2.500]");
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 1, \"tid\": 101, \"ts\": 12.500, \"dur\": 25.000");
+    free(j);
+    free(d1);
+    d1 = make_device(&b1, 0);
+    for (size_t w = 0; w < b1 / 8; w++) { /* every time of rank 1 300 us earlier: its clock is behind */
+        uint64_t *t = (uint64_t *)d1 + w;
+        if (*t >= T0 && *t < T0 + 1000000000ull) *t -= 300000;
+    }
+    d[1] = (tpg_trace_device){1, 3, d1, b1};
+    j = converted(d, 2, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT(sum.start_exit_offset_us[1] > -300.01 && sum.start_exit_offset_us[1] < -299.99);
+    TPG_EXPECT(sum.span_us > 209.9 && sum.span_us < 210.1);
+    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"start_barrier\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 1, \"tid\": 101, \"ts\": 10.000, \"dur\": 25.000");
+    free(j);
+    free(d0);
+    free(d1);
 }
 
 TPG_TEST(two_devices_convert) {
@@ -316,4 +356,5 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
 TPG_TEST_MAIN(TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
-              TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates))
+              TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),
+              TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward))

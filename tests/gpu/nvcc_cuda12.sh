@@ -28,15 +28,23 @@ case "$src" in
 */selftest_instance.cu) ;;
 *) exec "$real" "$@" ;;
 esac
+case " $* " in
+*TPG_SPREAD_PUSHES=1*) # its debug variables sit in an anonymous namespace, whose internal names NVRTC spells otherwise
+    echo "nvcc_cuda12.sh: $src with TPG_SPREAD_PUSHES: built by $real (its __device__ variables' names would differ)" >&2
+    exec "$real" "$@" ;;
+esac
 
-# nvcc's steps as a script; its ptxas step becomes the release's NVRTC + ptxas over the same files
-steps="$(mktemp)"
-trap 'rm -f "$steps"' EXIT
+# nvcc's steps as a script, in a private temporary directory (nvcc's own clean-up is not among the steps); its ptxas
+# step becomes the release's NVRTC + ptxas over the same files
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+steps="$work/steps.sh"
+export TMPDIR="$work"
 "$real" -dryrun "$@" 2>&1 | sed -n 's/^#\$ //p' | while IFS= read -r line; do
     if [[ "$line" == ptxas\ * ]]; then
         ptx="$(grep -oE '"[^"]+\.ptx"' <<< "$line" | tr -d '"')"
         cubin="$(grep -oE '"[^"]+\.cubin"' <<< "$line" | tr -d '"')"
-        [ -n "$ptx" ] && [ -n "$cubin" ] || { echo "echo 'nvcc_cuda12.sh: cannot read the ptxas step: $line' >&2; exit 1"; continue; }
+        [ -n "$ptx" ] && [ -n "$cubin" ] || { echo "echo 'nvcc_cuda12.sh: cannot read the ptxas step' >&2; exit 1"; continue; }
         printf 'python3 %q --cubin %q %q %q %q %q %q' "$root/tests/toolkit_floor.py" "$release" \
             "$root/build/toolkit-floor" "$src" "$ptx" "$cubin" "$verbose"
         printf ' %q' "${opts[@]}"

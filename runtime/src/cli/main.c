@@ -1,10 +1,12 @@
 /* build/tpgemm: runs, checks and times one generated tensor-parallel GEMM config (see --help).
  * Flow: parse -> [--model: model.c] -> select config -> validate shape -> [--dry-run: plan] -> enough
  * GPUs? -> the GPU run (run.c). */
-#define _POSIX_C_SOURCE 200112L /* setenv under -std=c11 */
+#define _POSIX_C_SOURCE 200112L /* setenv, lstat under -std=c11 */
+#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../copy_plan.h"
 #include "../plan.h"
@@ -134,6 +136,13 @@ int main(int argc, char **argv) {
                 c->schedule->tp < 2 ? "has no barriers (TP = 1)"
                                     : "runs its kernel in clusters, beside which a barrier kernel gets no SM");
         return EXIT_USAGE;
+    }
+    /* a run that fails at any step must not leave an older run's trace file as this one's: a regular file is removed
+     * before anything runs (not a device, a link's target or a directory) */
+    struct stat trace_st;
+    if (a.trace && !a.dry_run && lstat(a.trace, &trace_st) == 0 && S_ISREG(trace_st.st_mode) && remove(a.trace) != 0) {
+        fprintf(stderr, "tpgemm: --trace: cannot replace '%s': %s\n", a.trace, strerror(errno));
+        return EXIT_RUNTIME;
     }
     if (a.dry_run) {
         if (a.trace) fprintf(stderr, "tpgemm: --trace: no call runs with --dry-run, so no trace is written\n");

@@ -316,10 +316,6 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
     const tpg_config_desc *c = &tpg_configs[cfg_index];
     void *host[TPG_CLI_MAX_DEVICES] = {0};
     tpg_trace_device dev[TPG_CLI_MAX_DEVICES];
-    if (remove(a->trace) != 0 && errno != ENOENT) { /* a failed run must not leave an older run's file as this one's */
-        snprintf(g_msg, sizeof g_msg, "tpgemm: --trace: cannot replace '%s': %s", a->trace, strerror(errno));
-        return EXIT_RUNTIME;
-    }
     tpg_status st = tpg__trace_enable(s->op, 0);
     if (st != TPG_OK) return step_failed("trace: enable", st, tpg_last_error(s->ctx));
     for (int i = 0; i < TRACE_WARM_CALLS; i++)

@@ -334,17 +334,22 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     }
     /* One axis for every device: the start barrier ends on every device at the same moment (each leaves when the
      * last one arrived), so each device's times are taken back by its exit's offset to rank 0's; the GPUs' timers
-     * disagree by up to hundreds of us (bench/results/timeline_ag.txt), far more than the barrier's polling. */
+     * disagree by up to hundreds of us (bench/results/timeline_ag.txt), far more than the barrier's polling.
+     * Ranks that share one GPU (--share-device) share its timer: nothing to take back but polling latency. */
     int64_t shift[TPG_TRACE_MAX_DEVICES] = {0};
     const uint64_t exit0 = header_of(devs[0].buf)->barrier[0][2];
+    int one_gpu = 1, aligned = 0;
+    for (int i = 1; i < n; i++) one_gpu &= devs[i].device == devs[0].device;
     int64_t lo = 0, hi = 0;
     int any = 0;
     for (int i = 0; i < n; i++) {
         const tpg_trace_header *h = header_of(devs[i].buf);
         const uint64_t e = h->barrier[0][2];
         sum->has_offset[i] = e && exit0;
-        shift[i] = sum->has_offset[i] ? (int64_t)(e - exit0) : 0;
-        sum->start_exit_offset_us[i] = (double)shift[i] * 1e-3;
+        const int64_t offset = sum->has_offset[i] ? (int64_t)(e - exit0) : 0;
+        shift[i] = one_gpu ? 0 : offset;
+        aligned |= i > 0 && sum->has_offset[i] && !one_gpu;
+        sum->start_exit_offset_us[i] = (double)offset * 1e-3; /* reported as measured, shifted or not */
         sum->ctas_dropped += h->ctas_dropped;
         sum->silent_kernels += h->kernel_written != TPG_TRACE_MAGIC;
         uint64_t dlo = 0, dhi = 0;
@@ -376,8 +381,8 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     tpg__json_string(f, meta && meta->kernel ? meta->kernel : "");
     fprintf(f, ", \"tp\": %d, \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64,
             meta ? meta->tp : n, meta ? meta->m : 0, meta ? meta->n : 0, meta ? meta->k : 0, meta ? meta->l : 0);
-    fprintf(f, ", \"time_zero_ns\": %" PRIu64 ", \"aligned\": \"start_barrier\", \"span_us\": %.3f, "
-            "\"start_exit_offset_us\": [", o.t0, sum->span_us);
+    fprintf(f, ", \"time_zero_ns\": %" PRIu64 ", \"aligned\": \"%s\", \"span_us\": %.3f, \"start_exit_offset_us\": [",
+            o.t0, aligned ? "start_barrier" : one_gpu && n > 1 ? "none (one GPU, one timer)" : "none", sum->span_us);
     for (int i = 0; i < n; i++) {
         if (sum->has_offset[i]) fprintf(f, "%s%.3f", i ? ", " : "", sum->start_exit_offset_us[i]);
         else fprintf(f, "%snull", i ? ", " : "");

@@ -12,7 +12,8 @@
  * start barriers of all ranks exit together by construction (each waits for every other's arrival), so
  * the writer takes each rank's times back by its start-exit minus rank 0's (tpgemm.aligned =
  * "start_barrier"; the raw offsets in tpgemm.start_exit_offset_us, which also hold the barrier's polling
- * latency, <= ~1 us back-off). A rank without barrier times is left on its own clock.
+ * latency, <= ~1 us back-off). A rank without barrier times is left on its own clock, and ranks that share
+ * one GPU (one timer) are not shifted at all ("aligned": "none (one GPU, one timer)").
  */
 #ifndef TPG_CLI_TRACE_JSON_H
 #define TPG_CLI_TRACE_JSON_H
