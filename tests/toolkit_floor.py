@@ -39,8 +39,11 @@ SHIMS = {
                 "#define UINT32_MAX 0xffffffffu\n#define INT32_MAX 0x7fffffff\n",
     "stddef.h": "#pragma once\ntypedef unsigned long size_t; typedef long ptrdiff_t;\n"
                 "#ifndef NULL\n#define NULL 0\n#endif\n",
-    "cuda.h": "#pragma once\n"
-              "typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUtensorMap;\n",
+    # the release's own alignment (12.x: 64, 13: 128; _fill reads it from its cuda.h); nvcc_cuda12.sh passes the
+    # host nvcc's, since the parameter block's layout must match the host side's
+    "cuda.h": "#pragma once\n#ifndef TPG_SHIM_TENSORMAP_ALIGN\n#define TPG_SHIM_TENSORMAP_ALIGN @ALIGN@\n#endif\n"
+              "typedef struct CUtensorMap_st { alignas(TPG_SHIM_TENSORMAP_ALIGN) unsigned long long opaque[16]; }"
+              " CUtensorMap;\n",
 }
 KERNEL_INCLUDES = ["runtime/include", "runtime/src", "templates/kernels"]
 C_INCLUDES = KERNEL_INCLUDES + ["bench", "generated"]
@@ -102,8 +105,12 @@ def _fill(top, pins):
     _extract(_pip_download("nvidia-cuda-nvcc-cu12", nvcc, wheels), "nvidia/cuda_nvcc/bin/", top / "bin")
     shutil.rmtree(wheels)
     (top / "shim").mkdir()
+    align = re.search(r"typedef struct CUtensorMap_st \{\s*#if[^\n]*\n\s*alignas\((\d+)\)",
+                      (top / "include" / "cuda.h").read_text())
+    if not align:
+        raise Unavailable(f"no CUtensorMap alignment found in CUDA {pins[0]}'s cuda.h")
     for name, text in SHIMS.items():
-        (top / "shim" / name).write_text(text)
+        (top / "shim" / name).write_text(text.replace("@ALIGN@", align.group(1)))
 
 
 def fetch(version, cache):

@@ -8,7 +8,8 @@
 # front end wrote is replaced by the release's NVRTC build of the same source and -D / -I flags, and assembled by the
 # release's ptxas (tests/toolkit_floor.py fetches both from PyPI into build/toolkit-floor). The host side, every other
 # file and the link are nvcc's as usual. TPG_CUDA_RELEASE picks the release (default 12.4), NVCC_REAL the nvcc.
-# Built here (no GPU needed); the binary runs wherever the nvcc 13 one does.
+# Built here (no GPU needed). Experimental: on an H100 (2026-12-05) the 12.4-built kernels of such a binary faulted with
+# "misaligned address" (bench/results/experiments/cuda12_selftest_1017Z/), so it checks nothing yet.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 real="${NVCC_REAL:-nvcc}"
@@ -33,6 +34,13 @@ case " $* " in
     echo "nvcc_cuda12.sh: $src with TPG_SPREAD_PUSHES: built by $real (its __device__ variables' names would differ)" >&2
     exec "$real" "$@" ;;
 esac
+
+# The parameter block holds CUtensorMaps, whose alignment the host's cuda.h sets (12.x: 64, 13: 128): the device code
+# must lay it out as the host side does
+cuda_h="$(dirname "$(command -v "$real")")/../include/cuda.h"
+align="$(grep -A3 'typedef struct CUtensorMap_st' "$cuda_h" | grep -oE 'alignas\([0-9]+\)' | head -1 | tr -dc 0-9)"
+[ -n "$align" ] || { echo "nvcc_cuda12.sh: no CUtensorMap alignment in $cuda_h" >&2; exit 1; }
+opts+=("-DTPG_SHIM_TENSORMAP_ALIGN=$align")
 
 # nvcc's steps as a script, in a private temporary directory (nvcc's own clean-up is not among the steps); its ptxas
 # step becomes the release's NVRTC + ptxas over the same files
