@@ -131,8 +131,12 @@ for k in "${KERNELS[@]}"; do
     sld=$(grep -oE "[0-9]+ bytes spill loads" "$log" | head -1 | grep -oE "^[0-9]+")
     c75=$(grep -cE "C751[0-9]" "$log" || true)
     echo "| $k | $regs | $stack | $sst | $sld | $c75 |"
-    if [ "$c75" != 0 ]; then echo "$verdict: wgmma serialized ($k)"; grep -E "C751" "$log"; [ "$verdict" = WARN ] || exit 1; fi
-    if [ "$sst" != 0 ] || [ "$sld" != 0 ]; then echo "$verdict: register spills ($k)"; [ "$verdict" = WARN ] || exit 1; fi
+    if [ "$c75" != 0 ]; then
+        echo "$verdict: wgmma serialized ($k)"; grep -E "C751" "$log"; [ "$verdict" = WARN ] || exit 1
+    fi
+    if [ "$sst" != 0 ] || [ "$sld" != 0 ]; then
+        echo "$verdict: register spills ($k)"; [ "$verdict" = WARN ] || exit 1
+    fi
 done
 
 pids=()

@@ -31,7 +31,8 @@ case "$src" in
 esac
 case " $* " in
 *TPG_SPREAD_PUSHES=1*) # its debug variables sit in an anonymous namespace, whose internal names NVRTC spells otherwise
-    echo "nvcc_cuda12.sh: $src with TPG_SPREAD_PUSHES: built by $real (its __device__ variables' names would differ)" >&2
+    echo "nvcc_cuda12.sh: $src with TPG_SPREAD_PUSHES: built by $real" \
+        "(its __device__ variables' names would differ)" >&2
     exec "$real" "$@" ;;
 esac
 
@@ -52,7 +53,9 @@ export TMPDIR="$work"
     if [[ "$line" == ptxas\ * ]]; then
         ptx="$(grep -oE '"[^"]+\.ptx"' <<< "$line" | tr -d '"')"
         cubin="$(grep -oE '"[^"]+\.cubin"' <<< "$line" | tr -d '"')"
-        [ -n "$ptx" ] && [ -n "$cubin" ] || { echo "echo 'nvcc_cuda12.sh: cannot read the ptxas step' >&2; exit 1"; continue; }
+        if [ -z "$ptx" ] || [ -z "$cubin" ]; then
+            echo "echo 'nvcc_cuda12.sh: cannot read the ptxas step' >&2; exit 1"; continue
+        fi
         printf 'python3 %q --cubin %q %q %q %q %q %q' "$root/tests/toolkit_floor.py" "$release" \
             "$root/build/toolkit-floor" "$src" "$ptx" "$cubin" "$verbose"
         printf ' %q' "${opts[@]}"

@@ -1,6 +1,6 @@
 #!/bin/bash
-# One device call (1 GPU, ~5 min): the kernel self-test with every GEMM instance's device code from CUDA 12.4's NVRTC and
-# ptxas (templates/kernels/cuda12.h's code paths; built on the CPU machine by tests/gpu/nvcc_cuda12.sh, carried as
+# One device call (1 GPU, ~5 min): the kernel self-test with every GEMM instance's device code from CUDA 12.4's NVRTC
+# and ptxas (templates/kernels/cuda12.h's code paths; built on the CPU machine by tests/gpu/nvcc_cuda12.sh, carried as
 # build/selftest124) beside the nvcc 13 build (carried as build/selftest): the cases of the shipped kernels' twins,
 # then the same perf table, alternating builds. Carry: build/selftest/kernel_selftest build/selftest124/kernel_selftest.
 #   bash bench/results/experiments/call_cuda12_selftest.sh

@@ -363,7 +363,8 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                 fputc('\n', o);
                 if (sum.dropped)
                     fprintf(stderr, "tpgemm: trace: %lld records past a lane's cap of %d were not recorded: the "
-                                    "timeline lacks the last units of those lanes\n", sum.dropped, TPG_TRACE_DEFAULT_CAP);
+                                    "timeline lacks the last units of those lanes\n",
+                            sum.dropped, TPG_TRACE_DEFAULT_CAP);
                 if (sum.silent_kernels || sum.ctas_dropped)
                     fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
                                     "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",

@@ -371,8 +371,8 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     }
     fputs("\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"config\": ", f);
     tpg__json_string(f, meta && meta->config ? meta->config : "");
-    fputs(", \"clock\": \"%globaltimer per GPU; each device's times taken back by its start-barrier exit offset to rank 0 "
-          "(tpgemm.start_exit_offset_us, raw), so that the start barriers end together\"},\n", f);
+    fputs(", \"clock\": \"%globaltimer per GPU; each device's times taken back by its start-barrier exit offset to "
+          "rank 0 (tpgemm.start_exit_offset_us, raw), so that the start barriers end together\"},\n", f);
     fputs("\"tpgemm\": {\"version\": 1, \"config\": ", f);
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"schedule\": ", f);
