@@ -7,8 +7,9 @@ wgmmas in flight. tests/test_toolkit_floor.py runs the floor's checks; for other
 What is checked, per release: the C sources compile (gcc -fsyntax-only -Werror) against its headers; every CUDA API
 named in the C and CUDA sources exists in its headers (or sits under a CUDART_VERSION guard above it); every kernel
 instance of generated/kernels, in the library's build and the trace build, compiles with its NVRTC and assembles with
-its ptxas without a C751x warning (serialized wgmmas), a spill or a stack frame (accumulators in local memory). Not
-checked: nvcc's host pass over the .cu files (no wheel carries nvcc itself), the GPU self-test's own instances."""
+its ptxas without a C751x warning (serialized wgmmas), a spill or a stack frame (accumulators in local memory), and,
+for the releases whose ptxas drops the parameter window's base from `cvta.param` of a run-time offset (12.4, 12.5:
+every kernel faulted; templates/kernels/cuda12.h, tpg_stage), with no such `cvta.param` in its PTX. Not checked: nvcc's host pass over the .cu files (no wheel carries nvcc itself), the GPU self-test's own instances."""
 import argparse
 import concurrent.futures
 import os
@@ -45,6 +46,9 @@ SHIMS = {
               "typedef struct CUtensorMap_st { alignas(TPG_SHIM_TENSORMAP_ALIGN) unsigned long long opaque[16]; }"
               " CUtensorMap;\n",
 }
+# releases whose ptxas assembles `cvta.param` of a parameter address plus a run-time offset as the bare offset (the
+# window's base left out; seen in the SASS of a four-line kernel, 2026-12-05: 12.4 and 12.5 do, 12.6 on do not)
+PARAM_BASE_DROPPED = {"12.4", "12.5"}
 KERNEL_INCLUDES = ["runtime/include", "runtime/src", "templates/kernels"]
 C_INCLUDES = KERNEL_INCLUDES + ["bench", "generated"]
 C_SOURCES = ["runtime/src/*.c", "runtime/src/cli/*.c", "generated/*.c", "tests/c/*.c", "tests/gpu/*.c", "bench/*.c"]
@@ -226,21 +230,52 @@ def release_ptx(tk, source, ptx, options):
     return (res.stderr or res.stdout).strip()[-800:] if res.returncode else None
 
 
+_PTX_DEF = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)\s+(%rd\d+),\s*([^;]*);", re.M)
+
+
+def indexed_param_cvtas(ptx):
+    """How many `cvta.param` instructions of a PTX text take a parameter address plus an offset not known at compile
+    time: each operand is followed back through its definitions, which must be a `mov` of a parameter's symbol or an
+    `add` of an integer constant to such an address (a register written more than once counts as run-time)."""
+    defs = {}
+    for op, reg, args in _PTX_DEF.findall(ptx):
+        defs.setdefault(reg, []).append((op, [a.strip() for a in args.split(",")]))
+
+    def constant(operand, depth=0):
+        if re.fullmatch(r"\w+_param_\d+", operand):
+            return True
+        found = defs.get(operand, [])
+        if depth > 32 or len(found) != 1:
+            return False
+        op, args = found[0]
+        if op.startswith("mov.") and len(args) == 1:
+            return constant(args[0], depth + 1)
+        if op.startswith("add.") and len(args) == 2:
+            ints = [a for a in args if re.fullmatch(r"-?\d+|0[xX][0-9a-fA-F]+", a)]
+            regs = [a for a in args if a not in ints]
+            return len(ints) == 1 and len(regs) == 1 and constant(regs[0], depth + 1)
+        return False
+
+    return sum(not constant(args.split(",")[0].strip()) for op, _, args in _PTX_DEF.findall(ptx)
+               if op == "cvta.param.u64")
+
+
 def kernel_report(tk, source, work, defines=()):
     """One kernel instance through the release's NVRTC and ptxas (work: a directory for the PTX; defines: e.g.
-    ["TPG_TRACE"], the trace build): {"warnings": [C751x codes], "spills": bytes, "stack": bytes, "error": text or
-    None}."""
+    ["TPG_TRACE"], the trace build): {"warnings": [C751x codes], "spills": bytes, "stack": bytes, "indexed_cvta":
+    count (indexed_param_cvtas, for a release of PARAM_BASE_DROPPED; else 0), "error": text or None}."""
     ptx = Path(work) / (Path(source).stem + "".join(f"-{d}" for d in defines) + ".ptx")
     error = release_ptx(tk, source, ptx, [f"-D{d}" for d in defines])
     if error:
-        return {"warnings": [], "spills": 0, "stack": 0, "error": error}
+        return {"warnings": [], "spills": 0, "stack": 0, "indexed_cvta": 0, "error": error}
+    indexed = indexed_param_cvtas(ptx.read_text()) if tk["version"] in PARAM_BASE_DROPPED else 0
     res = subprocess.run([str(tk["ptxas"]), "-arch=sm_90a", "-O3", "-v", str(ptx), "-o", os.devnull],
                          capture_output=True, text=True)
     report = res.stdout + res.stderr
     return {"warnings": sorted(set(re.findall(r"\(C75\d\d\)", report))),
             "spills": sum(int(x) for x in re.findall(r"(\d+) bytes spill stores", report)),
             "stack": sum(int(x) for x in re.findall(r"(\d+) bytes stack frame", report)),
-            "error": report.strip()[-800:] if res.returncode else None}
+            "indexed_cvta": indexed, "error": report.strip()[-800:] if res.returncode else None}
 
 
 def release_cubin(release, cache, source, ptx, cubin, options, verbose):
@@ -269,6 +304,13 @@ def kernel_reports(tk):
             concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         return dict(zip((name for name, _, _ in jobs),
                         pool.map(lambda job: kernel_report(tk, job[1], work, job[2]), jobs)))
+
+
+def flagged(reports):
+    """The kernel_reports entries that fail the floor: an error, a C751x warning, a spill, a stack frame or an indexed
+    `cvta.param`."""
+    return {k: r for k, r in reports.items()
+            if r["error"] or r["warnings"] or r["spills"] or r["stack"] or r["indexed_cvta"]}
 
 
 def nvrtc_ptx(source, out, options):
@@ -309,13 +351,14 @@ def main(argv):
             ap.error(f"unknown release {v!r}: one of {', '.join(VERSIONS)}")
         tk = fetch(v, args.cache)
         c_err, apis, kernels = c_syntax_errors(tk), missing_apis(tk), kernel_reports(tk)
-        flagged = {k: r for k, r in kernels.items() if r["error"] or r["warnings"] or r["spills"] or r["stack"]}
+        bad_kernels = flagged(kernels)
         print(f"CUDA {v}: C sources {'ok' if not c_err else 'FAIL ' + ', '.join(c_err)}; APIs "
-              f"{'ok' if not apis else 'FAIL ' + str(apis)}; kernels {len(kernels) - len(flagged)}/{len(kernels)} "
-              "without a C751x warning, spill or stack frame")
-        for k, r in flagged.items():
-            print(f"  {k}: {r['error'] or ''} {' '.join(r['warnings'])} spills {r['spills']} stack {r['stack']}")
-        bad += bool(c_err or apis or flagged)
+              f"{'ok' if not apis else 'FAIL ' + str(apis)}; kernels {len(kernels) - len(bad_kernels)}/{len(kernels)} "
+              "without a C751x warning, spill, stack frame or indexed cvta.param")
+        for k, r in bad_kernels.items():
+            print(f"  {k}: {r['error'] or ''} {' '.join(r['warnings'])} spills {r['spills']} stack {r['stack']} "
+                  f"indexed cvta.param {r['indexed_cvta']}")
+        bad += bool(c_err or apis or bad_kernels)
     return 1 if bad else 0
 
 

@@ -1,17 +1,47 @@
 /* What the kernels do differently when CUDA 12.4-12.8 builds them (the README's floor is 12.4). Their
  * NVVM and ptxas need help where 12.9 and 13 need none: without it, they serialized the wgmmas of 23 of
  * the 24 shipped kernels (ptxas C7515 / C7511) and kept the 128x128 ping-pong's accumulators in local
- * memory. tests/toolkit_floor.py checks every kernel instance with a release's NVRTC and ptxas
- * (docs/TESTING.md). 12.9 and 13 compile the source that was measured: nvcc 13's SASS of the library's
- * kernels is unchanged (the trace build's ping-pong kernels gained a branch at the slab loop's end). */
+ * memory; and with 12.4 and 12.5 every kernel faulted (tpg_stage below). tests/toolkit_floor.py checks
+ * every kernel instance with a release's NVRTC and ptxas (docs/TESTING.md). 12.9 and 13 compile the source
+ * that was measured: nvcc 13's SASS of the library's kernels is unchanged (the trace build's ping-pong
+ * kernels gained a branch at the slab loop's end). */
 #ifndef TPG_CUDA12_H
 #define TPG_CUDA12_H
+
+#include <stdint.h>
+#include "gemm_params.h"
 
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 9
 #define TPG_CUDA12 1
 #else
 #define TPG_CUDA12 0
 #endif
+
+/* 1 where ptxas drops the parameter window's base from `cvta.param` of an address with a run-time offset
+ * (12.4 and 12.5; 12.6 on add it): the generic address of p.stage[s].a_map for a variable s came out as its
+ * bare offset in the parameter block, so the first TMA of every kernel faulted ("misaligned address"). A
+ * constant offset is assembled right. */
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 6
+#define TPG_CUDA12_PARAM_BASE 1
+#else
+#define TPG_CUDA12_PARAM_BASE 0
+#endif
+
+/* p.stage[s], for a run-time s. Where TPG_CUDA12_PARAM_BASE, the stage is reached from the generic address of
+ * p.stage[0] (a constant offset), which the empty asm hides from NVVM - it would fold the index back into the
+ * parameter address - so the tensor maps' addresses (&sp.a_map) are right; the stage's other fields are then
+ * generic loads from the parameter window. The asm is volatile so that it stays where it is used, not hoisted
+ * out of a loop with its 64-bit result held across it. Elsewhere it is plain p.stage[s]. */
+__device__ __forceinline__ const tpg_stage_params &tpg_stage(const tpg_gemm_params &p, int s)
+{
+#if TPG_CUDA12_PARAM_BASE
+    uint64_t first = reinterpret_cast<uint64_t>(&p.stage[0]);
+    asm volatile("" : "+l"(first));
+    return reinterpret_cast<const tpg_stage_params *>(first)[s];
+#else
+    return p.stage[s];
+#endif
+}
 
 /* A loop whose index is a compile-time constant in every iteration, whatever the unroller decides:
  * f(tpg_index<I>()) for I = 0 .. N-1. A `#pragma unroll` is a request, which NVVM of 12.4-12.8 declined

@@ -144,7 +144,7 @@ __device__ __forceinline__ void tpg_epi_issue_held(
         const int j = (kFirstHeld + dd) / G::kChunks, c = (kFirstHeld + dd) % G::kChunks;
         const int row = pk.row0 + j * 64, col = pk.col_base + c * G::kSN; /* tpg_epi_geom's slab_row0 / col0 */
         if (dd != d || row >= p.m || col >= p.n) continue;
-        tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(p.stage[stage], pk.v[dd], col, row, batch, ctid >> 7, ctid & 127,
+        tpg_epi_issue_unit<CHUNK, UNITS, G::kCB>(tpg_stage(p, stage), pk.v[dd], col, row, batch, ctid >> 7, ctid & 127,
                                                  sD, st);
     }
 }

@@ -57,8 +57,8 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                                              int first, int stride)
 {
     for (int s = 0; s < p.num_stages; ++s) {
-        tpg_prefetch_tensormap(&p.stage[s].a_map);
-        tpg_prefetch_tensormap(&p.stage[s].b_map);
+        tpg_prefetch_tensormap(&tpg_stage(p, s).a_map);
+        tpg_prefetch_tensormap(&tpg_stage(p, s).b_map);
     }
 #ifdef TPG_DIAG_STAGGER_NS
     /* Diagnostic only (`defines: [TPG_DIAG_STAGGER_NS=N]`, docs/PERF_NOTES.md Next): odd clusters start
@@ -145,12 +145,15 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                  * the phase cannot complete early since it also needs this thread's arrival. */
                 tpg_mbar_arrive_expect_tx(bar, slot_bytes);
                 const uint32_t a_dst = sA + ring.slot * kABytes, b_dst = sB + ring.slot * kBBytes;
+                /* the maps through tpg_stage (cuda12.h) here, per k-block: under CUDA 12.4 / 12.5 a generic address
+                 * kept across the loop spilled in the trace build's 2x1 producer */
+                const tpg_stage_params &maps = tpg_stage(p, tile.stage);
                 if constexpr (kCN > 1)
-                    tpg_tma_load_2d_mc(a_dst + rank_n * (kABytes / kCN), &sp.a_map, bar, kb * kBK, ya, kMask);
-                else tpg_tma_load_2d(a_dst, &sp.a_map, bar, kb * kBK, ya);
+                    tpg_tma_load_2d_mc(a_dst + rank_n * (kABytes / kCN), &maps.a_map, bar, kb * kBK, ya, kMask);
+                else tpg_tma_load_2d(a_dst, &maps.a_map, bar, kb * kBK, ya);
                 if constexpr (kCM > 1)
-                    tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &sp.b_map, bar, kb * kBK, yb, kMask);
-                else tpg_tma_load_2d(b_dst, &sp.b_map, bar, kb * kBK, yb);
+                    tpg_tma_load_2d_mc(b_dst + rank_m * (kBBytes / kCM), &maps.b_map, bar, kb * kBK, yb, kMask);
+                else tpg_tma_load_2d(b_dst, &maps.b_map, bar, kb * kBK, yb);
             }
             TPG_TR(if (kb == k0) tpg_tr_tile_mark(p, 0, 1); if (kb == k1 - 1) tpg_tr_tile_mark(p, 0, 2);)
             TPG_TR(if (kb == k1 - 1) tpg_tr_loads_ring(p, tr_full);)
@@ -286,8 +289,9 @@ __device__ __forceinline__ tpg_epi_state tpg_epi_init(const tpg_gemm_params &p, 
 {
     tpg_epi_state est = {0u, nullptr, 0u, 0u, 0, 0, 0};
     for (int s = 0; s < p.num_stages; ++s) {
-        if ((ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].d_map);
-        if (kTmaPartials && p.stage[s].partial && (ctid & 127) == 0) tpg_prefetch_tensormap(&p.stage[s].partial_map);
+        if ((ctid & 127) == 0) tpg_prefetch_tensormap(&tpg_stage(p, s).d_map);
+        if (kTmaPartials && p.stage[s].partial && (ctid & 127) == 0)
+            tpg_prefetch_tensormap(&tpg_stage(p, s).partial_map);
     }
     return est;
 }
@@ -361,7 +365,7 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
          * test ptxas cannot fold (p.m >= 1 always: plan.c rejects m < 1): with the epilogue compiled out the
          * accumulators would be dead and ptxas would delete the wgmmas too */
         if (tile.valid && !(kDiagNoEpi && p.m > 0)) {
-            const tpg_stage_params &sp = p.stage[tile.stage];
+            const tpg_stage_params &sp = tpg_stage(p, tile.stage);
             bool packed = false; /* fp32 outputs and 3 consumers never instantiate the packing */
             if constexpr (kDeferStores) {
                 if (tpg_epi_can_defer<TPG_CD_DTYPE>(sp)) {
@@ -426,8 +430,8 @@ __device__ __forceinline__ void tpg_consumer_pingpong(const tpg_gemm_params &p, 
         TPG_PH(const long long ph2 = clock64();)
         if (!(kDiagNoEpi && p.m > 0)) /* a test ptxas cannot fold: see tpg_consumer_coop */
             tpg_epilogue_tile<TPG_CD_DTYPE, kBM, kWgN, kConsumers, kSlabs, 1, kEpiChunk, kEpiBuffers, kDeferFlags,
-                              kPrefetchSources, kTmaPartials>(p, p.stage[tile.stage], tile, acc, scale, epoch, ctid,
-                                                              gave_up, est, sD, src_bars, g.units_per_stage);
+                              kPrefetchSources, kTmaPartials>(p, tpg_stage(p, tile.stage), tile, acc, scale, epoch,
+                                                              ctid, gave_up, est, sD, src_bars, g.units_per_stage);
         TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
         TPG_PH(if ((ctid & 127) == 0) {
             tpg_ph_add(tile.stage, TPG_PH_TILES, 1);

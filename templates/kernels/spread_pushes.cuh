@@ -21,7 +21,7 @@ __device__ __forceinline__ void tpg_epi_spread_issue(const tpg_gemm_params &p, t
             const uint32_t k = (((st.held >> 16) & 0xffu) + d) % (uint32_t)UNITS;
             const int batch = st.held_bs / TPG_MAX_TP, stage = st.held_bs % TPG_MAX_TP;
             if constexpr (!TPG_DIAG_NO_STORE)
-                tpg_tma_store_3d(&p.stage[stage].d_map, sD + ((uint32_t)wg * UNITS + k) * (64u * CHUNK),
+                tpg_tma_store_3d(&tpg_stage(p, stage).d_map, sD + ((uint32_t)wg * UNITS + k) * (64u * CHUNK),
                                  st.held_col0 + (int)(d % (uint32_t)chunks) * kSN,
                                  st.held_row0 + 64 * (int)(d / (uint32_t)chunks), batch);
             tpg_bulk_commit();
