@@ -6,10 +6,12 @@ wgmmas in flight. tests/test_toolkit_floor.py runs the floor's checks; for other
 
 What is checked, per release: the C sources compile (gcc -fsyntax-only -Werror) against its headers; every CUDA API
 named in the C and CUDA sources exists in its headers (or sits under a CUDART_VERSION guard above it); every kernel
-instance of generated/kernels, in the library's build and the trace build, compiles with its NVRTC and assembles with
-its ptxas without a C751x warning (serialized wgmmas), a spill or a stack frame (accumulators in local memory), and,
-for the releases whose ptxas drops the parameter window's base from `cvta.param` of a run-time offset (12.4, 12.5:
-every kernel faulted; templates/kernels/cuda12.h, tpg_stage), with no such `cvta.param` in its PTX. Not checked: nvcc's host pass over the .cu files (no wheel carries nvcc itself), the GPU self-test's own instances."""
+instance of generated/kernels, in the library's build and the trace build, and the runtime's own kernels compile with
+its NVRTC and assemble with its ptxas without a C751x warning (serialized wgmmas), a spill or a stack frame
+(accumulators in local memory), and, for the releases whose ptxas drops the parameter window's base from
+`cvta.param` of a run-time offset (12.4, 12.5: every kernel faulted; templates/kernels/cuda12.h, tpg_stage), with no
+such `cvta.param` in its PTX. Not checked: nvcc's host pass over the .cu files (no wheel carries nvcc itself), the
+GPU self-test's own instances, reference.cu."""
 import argparse
 import concurrent.futures
 import os
@@ -293,13 +295,17 @@ def release_cubin(release, cache, source, ptx, cubin, options, verbose):
 
 # the builds ninja makes of every instance: the library's and the trace build's (-DTPG_TRACE)
 BUILDS = {"": (), " (trace)": ("TPG_TRACE",)}
+# the runtime's own kernels (barriers, the one-hop reduce-scatter, transfer flags), once each; reference.cu, the fp32
+# check's GEMM, is not among them: its host code needs the C library, which NVRTC lacks
+RUNTIME_KERNELS = ["runtime/src/barrier.cu", "runtime/src/one_hop.cu", "runtime/src/transfer_flags.cu"]
 
 
 def kernel_reports(tk):
-    """{instance + build label: kernel_report} for every kernel instance of generated/kernels in each of BUILDS (the
-    PTX in a private temporary directory)."""
+    """{instance + build label: kernel_report} for every kernel instance of generated/kernels in each of BUILDS, and
+    for RUNTIME_KERNELS (label " (runtime)"; the PTX in a private temporary directory)."""
     sources = sorted((ROOT / "generated" / "kernels").glob("*.cu"))
     jobs = [(s.stem + label, s, defines) for s in sources for label, defines in BUILDS.items()]
+    jobs += [(Path(r).stem + " (runtime)", ROOT / r, ()) for r in RUNTIME_KERNELS]
     with tempfile.TemporaryDirectory(prefix="tpg-floor-") as work, \
             concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         return dict(zip((name for name, _, _ in jobs),
