@@ -52,28 +52,3 @@ def test_kernels_keep_their_wgmmas_in_flight_with_the_floor_toolkit(floor):
     assert len(reports) == len(F.BUILDS) * instances + len(F.RUNTIME_KERNELS) and instances > 0
     assert F.flagged(reports) == {}
 
-
-INDEXED_PTX = """
-.visible .entry k(.param .align 128 .b8 k_param_0[1024])
-{
-	mov.b64 	%rd1, k_param_0;
-	add.s64 	%rd2, %rd1, 256;
-	cvta.param.u64 	%rd3, %rd2;
-	mul.wide.s32 	%rd4, %r1, 768;
-	add.s64 	%rd5, %rd1, %rd4;
-	cvta.param.u64 	%rd6, %rd5;
-	@%p1 cvta.param.u64 	%rd7, k_param_0;
-	add.s64 	%rd8, %rd2, -152;
-	cvta.param.u64 	%rd9, %rd8;
-	mov.u64 	%rd10, %rd1;
-	mov.u64 	%rd10, %rd5;
-	cvta.param.u64 	%rd11, %rd10;
-}
-"""
-
-
-def test_an_indexed_param_cvta_is_counted():
-    """A parameter's address plus a constant (%rd3, %rd7, %rd9) is assembled right by every ptxas; plus a run-time
-    offset (%rd6), or through a register written twice (%rd11), 12.4 and 12.5 leave the window's base out."""
-    assert F.indexed_param_cvtas(INDEXED_PTX) == 2
-    assert F.indexed_param_cvtas(INDEXED_PTX.replace("%rd4;", "64;")) == 1

@@ -24,6 +24,8 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script too
+from tests.ptx_params import indexed_param_cvtas  # noqa: E402
 FLOOR = "12.4"
 # release -> pinned wheels: runtime (headers), nvrtc (front end), nvcc (ptxas only; the wheel has no nvcc)
 VERSIONS = {
@@ -230,36 +232,6 @@ def release_ptx(tk, source, ptx, options):
     res = subprocess.run([sys.executable, __file__, "--nvrtc", str(source), str(ptx), *options, *incs], env=env,
                          capture_output=True, text=True)
     return (res.stderr or res.stdout).strip()[-800:] if res.returncode else None
-
-
-_PTX_DEF = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)\s+(%rd\d+),\s*([^;]*);", re.M)
-
-
-def indexed_param_cvtas(ptx):
-    """How many `cvta.param` instructions of a PTX text take a parameter address plus an offset not known at compile
-    time: each operand is followed back through its definitions, which must be a `mov` of a parameter's symbol or an
-    `add` of an integer constant to such an address (a register written more than once counts as run-time)."""
-    defs = {}
-    for op, reg, args in _PTX_DEF.findall(ptx):
-        defs.setdefault(reg, []).append((op, [a.strip() for a in args.split(",")]))
-
-    def constant(operand, depth=0):
-        if re.fullmatch(r"\w+_param_\d+", operand):
-            return True
-        found = defs.get(operand, [])
-        if depth > 32 or len(found) != 1:
-            return False
-        op, args = found[0]
-        if op.startswith("mov.") and len(args) == 1:
-            return constant(args[0], depth + 1)
-        if op.startswith("add.") and len(args) == 2:
-            ints = [a for a in args if re.fullmatch(r"-?\d+|0[xX][0-9a-fA-F]+", a)]
-            regs = [a for a in args if a not in ints]
-            return len(ints) == 1 and len(regs) == 1 and constant(regs[0], depth + 1)
-        return False
-
-    return sum(not constant(args.split(",")[0].strip()) for op, _, args in _PTX_DEF.findall(ptx)
-               if op == "cvta.param.u64")
 
 
 def kernel_report(tk, source, work, defines=()):

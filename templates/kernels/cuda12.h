@@ -30,8 +30,9 @@
 /* p.stage[s], for a run-time s. Where TPG_CUDA12_PARAM_BASE, the stage is reached from the generic address of
  * p.stage[0] (a constant offset), which the empty asm hides from NVVM - it would fold the index back into the
  * parameter address - so the tensor maps' addresses (&sp.a_map) are right; the stage's other fields are then
- * generic loads from the parameter window. The asm is volatile so that it stays where it is used, not hoisted
- * out of a loop with its 64-bit result held across it. Elsewhere it is plain p.stage[s]. */
+ * generic loads from the parameter window. The asm is volatile so that NVVM leaves it in the loops that use it
+ * (the base it copies is a constant-bank load, which ptxas can redo there): a 64-bit address held across the
+ * k-loop spilled in the trace build's 2x1 producer. Elsewhere it is plain p.stage[s]. */
 __device__ __forceinline__ const tpg_stage_params &tpg_stage(const tpg_gemm_params &p, int s)
 {
 #if TPG_CUDA12_PARAM_BASE
