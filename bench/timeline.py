@@ -32,11 +32,30 @@ LANES = 4
 
 
 def load(path: str) -> dict:
+    """A trace file, its events read with pid = rank and tid = track (rank_ids)."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     if "traceEvents" not in doc:
         raise SystemExit(f"{path}: not a trace-event file (no traceEvents)")
-    return doc
+    return rank_ids(doc)
+
+
+def rank_ids(doc: dict) -> dict:
+    """doc with the ids this module reads: pid = rank, tid = track (TILE_TID0 + LANES * cta + lane, ...). The writer's
+    version 2 (trace_json.h, 2026-12-05) writes Perfetto's ids, pid = rank + 1 and tid = tpgemm.ids.tid_stride * pid
+    + track; version 1 wrote these ones."""
+    meta = doc.get("tpgemm", {})
+    if meta.get("version", 1) < 2:
+        return doc
+    stride = meta.get("ids", {}).get("tid_stride")
+    if not isinstance(stride, int) or stride <= 0:
+        raise SystemExit(f"trace version {meta.get('version')} without tpgemm.ids.tid_stride: not a file this reads")
+    out = copy.deepcopy(doc)
+    for e in out["traceEvents"]:
+        if "pid" in e:
+            e["tid"] = e.get("tid", 0) - stride * e["pid"]
+            e["pid"] -= 1
+    return out
 
 
 def _present(t) -> bool:

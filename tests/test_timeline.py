@@ -91,7 +91,7 @@ def c_writer_output(tmp_path):
     r = subprocess.run([str(exe), "two_devices_convert"], env=dict(os.environ, TPG_TRACE_DUMP=str(dump)),
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    return json.loads(dump.read_text())
+    return timeline.load(str(dump))
 
 
 def test_reads_the_c_writers_output(tmp_path):
@@ -116,6 +116,25 @@ def test_reads_the_c_writers_output(tmp_path):
     assert timeline.summarize(back)[1]["window_us"] == pytest.approx(s[1]["window_us"])  # the round trip
     text = timeline.format_summary(doc, s)
     assert "rank 1 (cuda 3)" in text and "rank 1 +2.500 us" in text
+
+
+def test_the_writers_ids_are_perfettos_and_read_back_as_ranks(tmp_path):
+    """The file holds pid = rank + 1 and tids unique across ranks, none 0 (Perfetto special-cases pid 0 and has
+    merged tid 0 with 1); timeline.load reads them back as rank and track, and a version-1 file as it is."""
+    c_writer_output(tmp_path)
+    raw = json.loads((tmp_path / "c.json").read_text())
+    assert raw["tpgemm"]["version"] == 2 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
+    ids = {(e["pid"], e["tid"]) for e in raw["traceEvents"]}
+    assert {p for p, _ in ids} == {1, 2} and all(t > 0 for _, t in ids)
+    assert len({t for _, t in ids}) == len(ids)  # no tid under two pids
+    read = timeline.rank_ids(raw)
+    assert {e["pid"] for e in read["traceEvents"]} == {0, 1}
+    assert {e["tid"] for e in read["traceEvents"] if e.get("cat") == "tile"} == {101, 102, 105}  # 100 + 4 * cta + lane
+    assert read["traceEvents"][0] == {**raw["traceEvents"][0], "pid": 0, "tid": raw["traceEvents"][0]["tid"] - 100000}
+    old = fake_trace()
+    assert timeline.rank_ids(old) is old  # version 1 (no version): pid = rank already
+    with pytest.raises(SystemExit, match="tid_stride"):
+        timeline.rank_ids({**old, "tpgemm": {**old["tpgemm"], "version": 2}})
 
 
 def test_alignment_shifts_each_device_by_its_start_barrier_offset():

@@ -132,7 +132,7 @@ TPG_TEST(a_gathered_walk_names_its_copies) {
     char *j = to_json(d, 1, &sum, &rc, msg, sizeof msg);
     TPG_ASSERT(rc == 0);
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copies+flags (gathered: every shard)\", \"cat\": \"copy\", \"ph\": \"X\", "
-                               "\"pid\": 0, \"tid\": 1, \"ts\": 5.000, \"dur\": 70.000");
+                               "\"pid\": 1, \"tid\": 100001, \"ts\": 5.000, \"dur\": 70.000");
     TPG_EXPECT(strstr(j, "copy+flag stage") == NULL);
     free(j);
     hdr(d0)->pulls = 1; /* the GEMM pulled the shards itself: the same span, named for them */
@@ -176,7 +176,7 @@ TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
     TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"none (one GPU, one timer)\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 2.500]");
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 1, \"tid\": 101, \"ts\": 12.500, \"dur\": 25.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 2, \"tid\": 200101, \"ts\": 12.500, \"dur\": 25.000");
     free(j);
     free(d1);
     d1 = make_device(&b1, 0);
@@ -190,7 +190,7 @@ TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
     TPG_EXPECT(sum.start_exit_offset_us[1] > -300.01 && sum.start_exit_offset_us[1] < -299.99);
     TPG_EXPECT(sum.span_us > 209.9 && sum.span_us < 210.1);
     TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"start_barrier\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 1, \"tid\": 101, \"ts\": 10.000, \"dur\": 25.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 2, \"tid\": 200101, \"ts\": 10.000, \"dur\": 25.000");
     free(j);
     free(d0);
     free(d1);
@@ -222,15 +222,19 @@ TPG_TEST(two_devices_convert) {
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"loads stage 0\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"slot_wait_us\": 2.000, \"ring_full_cycles\": 1200, \"issue_cycles\": 4800");
     /* time zero = rank 0's start barrier entry; its tile 7 runs 10 .. 35 us */
-    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, "
-                               "\"ts\": 0.000, \"dur\": 5.000");
-    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 0, \"tid\": 101, "
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100000, \"ts\": 0.000, \"dur\": 5.000");
+    /* Perfetto's ids (trace_json.h): rank r is pid r + 1, no id is 0, rank 1's tracks are not rank 0's */
+    TPG_EXPECT(strstr(j, "\"pid\": 0,") == NULL && strstr(j, "\"tid\": 0,") == NULL);
+    TPG_EXPECT(strstr(j, "\"pid\": 2, \"tid\": 100") == NULL && strstr(j, "\"pid\": 1, \"tid\": 200") == NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"tpgemm\": {\"version\": 2, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": 100000}");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 1, \"tid\": 100101, "
                                "\"ts\": 10.000, \"dur\": 25.000");
     /* tile 7 = (tm 2, tn 1) with tiles_n 3 */
     TPG_EXPECT_STR_CONTAINS(j, "\"stage\": 0, \"tile\": 7, \"tm\": 2, \"tn\": 1, \"batch\": 0, \"stored\": true, "
                                "\"mainloop_us\": 20.000, \"epilogue_us\": 5.000");
     /* rank 1's tile 7, 2.5 us later on its own clock, at the same time on the aligned axis */
-    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 1, \"tid\": 101, "
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 2, \"tid\": 200101, "
                                "\"ts\": 10.000, \"dur\": 25.000");
     TPG_EXPECT(strstr(j, "\"ts\": 12.500") == NULL);
     TPG_EXPECT_EQ_INT(count(j, "\"cat\": \"tile\""), 12);
@@ -244,8 +248,8 @@ TPG_TEST(two_devices_convert) {
     TPG_EXPECT_STR_CONTAINS(j, "\"ts\": 60.000, \"dur\": 20.000, \"args\": {\"stage\": 1, \"waits\": 2, \"mean_us\": "
                                "12.500, \"max_us\": 20.000}");
     /* inferred copy: start barrier exit (5 us) .. first observation (CTA 1 at 75 us, after 5 us waiting) */
-    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
-                               "\"tid\": 1, \"ts\": 5.000, \"dur\": 70.000");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100001, \"ts\": 5.000, \"dur\": 70.000");
     TPG_EXPECT_STR_CONTAINS(j, "\"first_seen_by_cta\": 1, \"observer_waited_us\": 5.000");
     TPG_EXPECT_STR_CONTAINS(j, "\"kernel\": \"k\\\"q\""); /* escaped */
     TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"start_barrier\"");
@@ -323,8 +327,8 @@ TPG_TEST(no_barrier_times_means_no_offset) {
     TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [null]");
     TPG_EXPECT(strstr(j, "\"start barrier\"") == NULL);
     /* the inferred copy then starts at the first wait */
-    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
-                               "\"tid\": 1, \"ts\": 54.000, \"dur\": 15.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100001, \"ts\": 54.000, \"dur\": 15.000");
     free(j);
     free(d0);
 }
@@ -346,8 +350,8 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
     TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"piece\": 2}");
     TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"waits\": 4,");
     /* start barrier exit (5 us) .. CTA 1's sight of piece 2 (90 us, after waiting 10 us) */
-    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 0, "
-                               "\"tid\": 1, \"ts\": 5.000, \"dur\": 85.000");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100001, \"ts\": 5.000, \"dur\": 85.000");
     TPG_EXPECT_STR_CONTAINS(j, "\"first_seen_by_cta\": 1, \"observer_waited_us\": 10.000");
     free(j);
     free(d0);

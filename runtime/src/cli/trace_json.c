@@ -72,28 +72,32 @@ static void sep(out *o) {
     o->first = 0;
 }
 
+/* The id of a device's track (trace_json.h: tid = TPG_TRACE_TID_STRIDE * pid + track). */
+static int tid_of(int pid, int track) { return TPG_TRACE_TID_STRIDE * pid + track; }
+
 /* A metadata event: name = process_name / thread_name / *_sort_index. */
-static void meta_name(out *o, const char *what, int pid, int tid, const char *name) {
+static void meta_name(out *o, const char *what, int pid, int track, const char *name) {
     sep(o);
-    fprintf(o->f, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": ", what, pid, tid);
+    fprintf(o->f, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"name\": ", what, pid,
+            tid_of(pid, track));
     tpg__json_string(o->f, name);
     fputs("}}", o->f);
 }
-static void meta_sort(out *o, const char *what, int pid, int tid, int index) {
+static void meta_sort(out *o, const char *what, int pid, int track, int index) {
     sep(o);
     fprintf(o->f, "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"args\": {\"sort_index\": %d}}", what,
-            pid, tid, index);
+            pid, tid_of(pid, track), index);
 }
 
-/* A complete event [t_begin, t_end]; args: a JSON object body without braces (may be ""). */
-static void span(out *o, const char *name, const char *cat, int pid, int tid, uint64_t tb, uint64_t te,
+/* A complete event [t_begin, t_end] on a track; args: a JSON object body without braces (may be ""). */
+static void span(out *o, const char *name, const char *cat, int pid, int track, uint64_t tb, uint64_t te,
                  const char *args) {
     const double b = us(o, tb), d = te > tb ? (double)(te - tb) * 1e-3 : 0.0;
     sep(o);
     fputs("{\"name\": ", o->f);
     tpg__json_string(o->f, name);
-    fprintf(o->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {%s}}",
-            cat, pid, tid, b, d, args ? args : "");
+    fprintf(o->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
+            "\"args\": {%s}}", cat, pid, tid_of(pid, track), b, d, args ? args : "");
 }
 
 static void consider(uint64_t *lo, uint64_t *hi, uint64_t t) {
@@ -136,7 +140,7 @@ typedef struct stage_waits {
 
 static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *sum) {
     const tpg_trace_header *h = header_of(d->buf);
-    const int pid = d->rank;
+    const int pid = d->rank + 1; /* trace_json.h: no id is 0 */
     char name[160], args[512];
     snprintf(name, sizeof name, "rank %d (cuda %d)", d->rank, d->device);
     meta_name(o, "process_name", pid, 0, name);
@@ -163,11 +167,11 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
             const uint32_t n = lane_records(h, cta, l);
             if (cta->count[l] > h->cap) sum->dropped += cta->count[l] - h->cap;
             if (!n) continue;
-            const int tid = 100 + (int)c * TPG_TRACE_LANES + l;
+            const int track = 100 + (int)c * TPG_TRACE_LANES + l;
             if (l == 0) snprintf(name, sizeof name, "cta %u (sm %u) producer", c, cta->smid);
             else snprintf(name, sizeof name, "cta %u (sm %u) wg%d", c, cta->smid, l - 1);
-            meta_name(o, "thread_name", pid, tid, name);
-            meta_sort(o, "thread_sort_index", pid, tid, tid);
+            meta_name(o, "thread_name", pid, track, name);
+            meta_sort(o, "thread_sort_index", pid, track, track);
             for (uint32_t i = 0; i < n; i++) {
                 const tpg_trace_rec *r = rec_of(h, cta, l, i);
                 if (r->kind == TPG_TRACE_REC_STAGE_WAIT) {
@@ -179,7 +183,7 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                     if (h->pulls && r->stage == 0) snprintf(name, sizeof name, "pull wait (every shard)");
                     else snprintf(name, sizeof name, "flag wait stage %d", r->stage);
                     snprintf(args, sizeof args, "\"stage\": %d, \"piece\": %d", r->stage, r->tile);
-                    span(o, name, "flag_wait", pid, tid, r->t[0], r->t[1], args);
+                    span(o, name, "flag_wait", pid, track, r->t[0], r->t[1], args);
                     sum->records++;
                     if (r->stage >= 0 && r->stage < MAX_STAGES) {
                         stage_waits *s = &sw[r->stage];
@@ -207,7 +211,7 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                     snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d, \"slot_wait_us\": %.3f, \"ring_full_cycles\": %llu, "
                              "\"issue_cycles\": %llu", r->stage, r->tile,
                              (double)(r->t[1] - r->t[0]) * 1e-3, (unsigned long long)r->t[3], (unsigned long long)r->t[4]);
-                    span(o, name, "loads", pid, tid, r->t[0], r->t[2], args);
+                    span(o, name, "loads", pid, track, r->t[0], r->t[2], args);
                     sum->records++;
                 } else if (r->kind == TPG_TRACE_REC_TILE) {
                     if (!r->t[0] || !r->t[1] || !r->t[2]) {
@@ -240,11 +244,11 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                         snprintf(args + used, sizeof args - used, ", \"issue_us\": %.3f, \"flush_us\": %.3f",
                                  (double)(r->t[5] - from) * 1e-3, (double)(r->t[2] - r->t[5]) * 1e-3);
                     }
-                    span(o, name, "tile", pid, tid, r->t[0], r->t[2], args);
-                    span(o, "epilogue", "epilogue", pid, tid, r->t[1], r->t[2], "");
+                    span(o, name, "tile", pid, track, r->t[0], r->t[2], args);
+                    span(o, "epilogue", "epilogue", pid, track, r->t[1], r->t[2], "");
                     if (part) {
                         snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d", r->stage, r->tile);
-                        span(o, "partial wait", "partial_wait", pid, tid, r->t[3], r->t[4], args);
+                        span(o, "partial wait", "partial_wait", pid, track, r->t[3], r->t[4], args);
                     }
                     sum->records++;
                 }
@@ -252,7 +256,7 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
         }
     }
 
-    /* stage flag waits, all CTAs: one span per stage on its own lane (stages may overlap) */
+    /* stage flag waits, all CTAs: one span per stage on its own track (stages may overlap) */
     for (int s = 0; s < MAX_STAGES; s++) {
         if (!sw[s].waits) continue;
         snprintf(name, sizeof name, "flag waits stage %d (all CTAs)", s);
@@ -373,7 +377,8 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"clock\": \"%globaltimer per GPU; each device's times taken back by its start-barrier exit offset to "
           "rank 0 (tpgemm.start_exit_offset_us, raw), so that the start barriers end together\"},\n", f);
-    fputs("\"tpgemm\": {\"version\": 1, \"config\": ", f);
+    fprintf(f, "\"tpgemm\": {\"version\": 2, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
+            TPG_TRACE_TID_STRIDE);
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"schedule\": ", f);
     tpg__json_string(f, meta && meta->schedule ? meta->schedule : "");

@@ -3,9 +3,12 @@
  * tests/c/test_trace.c with synthetic ones. Every read is bounds-checked against the buffer size.
  *
  * Output: {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}, "tpgemm": {...}}
- *   pid = rank (process "rank r (cuda d)"); tid 0 barriers, tid 1 copies (inferred), tid 10 + s the
- *   stage-s flag waits of all CTAs (one span per stage), tid 100 + 4 * cta + lane one CTA lane (lane 0
- *   producer flag waits, 1 + w consumer warpgroup w's tiles with nested "epilogue" and "partial wait").
+ *   pid = rank + 1 (process "rank r (cuda d)"), tid = TPG_TRACE_TID_STRIDE * pid + track, where track 0 is the
+ *   barriers, 1 the copies (inferred), 10 + s the stage-s flag waits of all CTAs (one span per stage), 100 +
+ *   4 * cta + l one CTA lane (l 0 producer flag waits, 1 + w consumer warpgroup w's tiles with nested "epilogue"
+ *   and "partial wait"). Perfetto gives pid 0 the kernel's idle task's handling and has merged tid 0 with tid 1,
+ *   so no id is 0, and no tid repeats across processes; tpgemm.version 2 marks these ids (bench/timeline.py
+ *   reads version 1's pid = rank, tid = track too).
  *   Tile slices are named "stage S" (viewers colour by name); ts/dur in microseconds relative to the
  *   earliest timestamp of any device on the aligned axis.
  * Clocks: %globaltimer is per GPU, and the GPUs' timers disagree by up to hundreds of microseconds. The
@@ -23,6 +26,7 @@
 #include <stdio.h>
 
 #define TPG_TRACE_MAX_DEVICES 8
+#define TPG_TRACE_TID_STRIDE 100000 /* above any lane: 100 + 4 * 4096 CTAs */
 
 typedef struct tpg_trace_device {
     int rank, device;    /* rank and CUDA ordinal */
