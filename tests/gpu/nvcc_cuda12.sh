@@ -8,8 +8,9 @@
 # front end wrote is replaced by the release's NVRTC build of the same source and -D / -I flags, and assembled by the
 # release's ptxas (tests/toolkit_floor.py fetches both from PyPI into build/toolkit-floor). The host side, every other
 # file and the link are nvcc's as usual. TPG_CUDA_RELEASE picks the release (default 12.4), NVCC_REAL the nvcc.
-# Built here (no GPU needed). Experimental: on an H100 (2026-12-05) the 12.4-built kernels of such a binary faulted with
-# "misaligned address" (bench/results/experiments/cuda12_selftest_1017Z/), so it checks nothing yet.
+# Built here (no GPU needed). On an H200 (2026-12-05, bench/results/experiments/cuda12_selftest_1207Z/) such a binary
+# passed all 435 cases of the shipped kernels' twins, after templates/kernels/cuda12.h's tpg_stage (before it, every
+# 12.4-built kernel faulted at its first TMA: cuda12_selftest_1017Z/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 real="${NVCC_REAL:-nvcc}"
