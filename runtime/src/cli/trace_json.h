@@ -26,7 +26,7 @@
 #include <stdio.h>
 
 #define TPG_TRACE_MAX_DEVICES 8
-#define TPG_TRACE_TID_STRIDE 100000 /* above any lane: 100 + 4 * 4096 CTAs */
+#define TPG_TRACE_TID_STRIDE 100000 /* above any track: 100 + 4 * 4096 CTAs */
 
 typedef struct tpg_trace_device {
     int rank, device;    /* rank and CUDA ordinal */
