@@ -11,20 +11,26 @@
 #include <stdint.h>
 #include "gemm_params.h"
 
+/* Both switches below follow the compiler's release; a -D of either (0 or 1) overrides it, for a diagnostic build
+ * that times one 12.x path under nvcc 13 (bench/results/experiments/call_cuda12_paths.sh). */
+#ifndef TPG_CUDA12
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 9
 #define TPG_CUDA12 1
 #else
 #define TPG_CUDA12 0
+#endif
 #endif
 
 /* 1 where ptxas drops the parameter window's base from `cvta.param` of an address with a run-time offset
  * (12.4 and 12.5; 12.6 on add it): the generic address of p.stage[s].a_map for a variable s came out as its
  * bare offset in the parameter block, so the first TMA of every kernel faulted ("misaligned address"). A
  * constant offset is assembled right. */
+#ifndef TPG_CUDA12_PARAM_BASE
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 6
 #define TPG_CUDA12_PARAM_BASE 1
 #else
 #define TPG_CUDA12_PARAM_BASE 0
+#endif
 #endif
 
 /* p.stage[s], for a run-time s. Where TPG_CUDA12_PARAM_BASE, the stage is reached from the generic address of
