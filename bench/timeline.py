@@ -42,8 +42,8 @@ def load(path: str) -> dict:
 
 def rank_ids(doc: dict) -> dict:
     """doc with the ids this module reads: pid = rank, tid = track (TILE_TID0 + LANES * cta + lane, ...). The writer's
-    version 2 (trace_json.h, 2026-12-05) writes Perfetto's ids, pid = rank + 1 and tid = tpgemm.ids.tid_stride * pid
-    + track; version 1 wrote these ones."""
+    versions 2 and 3 (trace_json.h, 2026-12-05) write Perfetto's ids, pid = rank + 1 and tid = tpgemm.ids.tid_stride
+    * pid + track; version 1 wrote these ones."""
     meta = doc.get("tpgemm", {})
     if meta.get("version", 1) < 2:
         return doc
@@ -169,10 +169,14 @@ def summarize(doc: dict) -> dict:
         window = max(end - begin, 1e-9)
         lanes = sorted({e["tid"] for e in tiles})
         stages = defaultdict(lambda: {"tiles": 0, "busy_us": 0.0, "mainloop_us": 0.0, "epilogue_us": 0.0,
-                                      "split_tiles": 0, "issue_us": 0.0, "flush_us": 0.0})
+                                      "split_tiles": 0, "issue_us": 0.0, "flush_us": 0.0,
+                                      "sk_contributions": 0, "sk_finishers": 0})
         for e in tiles:
             s = stages[e["args"]["stage"]]
             s["tiles"] += 1
+            sk = e["args"].get("stream_k")  # trace version 3: a split tile's contributions and its finisher
+            if sk in ("contribution", "finisher"):
+                s["sk_contributions" if sk == "contribution" else "sk_finishers"] += 1
             s["busy_us"] += e["dur"]
             s["mainloop_us"] += e["args"].get("mainloop_us", 0.0)
             s["epilogue_us"] += e["args"].get("epilogue_us", 0.0)
@@ -227,7 +231,9 @@ def format_summary(doc: dict, summary: dict) -> str:
                      f"{s['consumer_lanes']} consumer lanes, busy {100 * s['busy_fraction']:.1f}%"
                      + (f", {s['dropped']} records dropped (cap)" if s["dropped"] else ""))
         for st, v in s["stages"].items():
-            lines.append(f"  stage {st}: {v['tiles']} tile records, busy {100 * v['busy_fraction']:.1f}% "
+            sk = (f" ({v['sk_contributions']} stream-K contributions, {v['sk_finishers']} finishers)"
+                  if v["sk_contributions"] or v["sk_finishers"] else "")
+            lines.append(f"  stage {st}: {v['tiles']} tile records{sk}, busy {100 * v['busy_fraction']:.1f}% "
                          f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total; "
                          f"per record mainloop {v['mean_mainloop_us']:.2f} us, epilogue {v['mean_epilogue_us']:.2f} us"
                          + (f" (after any partial wait, to the last store issued {v['mean_issue_us']:.2f} us, "

@@ -123,7 +123,7 @@ def test_the_writers_ids_are_perfettos_and_read_back_as_ranks(tmp_path):
     merged tid 0 with 1); timeline.load reads them back as rank and track, and a version-1 file as it is."""
     c_writer_output(tmp_path)
     raw = json.loads((tmp_path / "c.json").read_text())
-    assert raw["tpgemm"]["version"] == 2 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
+    assert raw["tpgemm"]["version"] == 3 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
     ids = {(e["pid"], e["tid"]) for e in raw["traceEvents"]}
     assert {p for p, _ in ids} == {1, 2} and all(t > 0 for _, t in ids)
     assert len({t for _, t in ids}) == len(ids)  # no tid under two pids
@@ -251,3 +251,24 @@ def test_the_check_reads_the_c_writers_output(tmp_path):
     found = problems(c_writer_output(tmp_path))
     assert all(f"rank {r}: 2 records dropped past a lane's cap" in found for r in (0, 1)), found
     assert not any("is in no tile" in p for p in found), found  # the writer nests epilogues and waits in their tiles
+
+
+def test_stream_k_parts_are_counted_and_only_the_finisher_stores():
+    """Trace version 3 labels a split tile's records (trace_json.c): the summary counts contributions and finishers
+    per stage, and the check counts a tile stored by its finisher, not by a contribution."""
+    from timeline_check import problems
+    doc = whole_trace()
+    doc["traceEvents"].append(X("stage 0 stream-K part", "tile", 0, 102, 10.0, 9.0, stage=0, tile=1, stored=False,
+                                stream_k="contribution"))
+    for e in doc["traceEvents"]:
+        if e["cat"] == "tile" and e["args"]["stage"] == 0 and e["args"]["tile"] == 1 and e["tid"] == 101:
+            e["args"]["stream_k"] = "finisher"
+    s = timeline.summarize(doc)[0]["stages"]
+    assert (s[0]["sk_contributions"], s[0]["sk_finishers"]) == (1, 1)
+    assert (s[1]["sk_contributions"], s[1]["sk_finishers"]) == (0, 0)
+    text = timeline.format_summary(doc, timeline.summarize(doc))
+    assert "stage 0: 3 tile records (1 stream-K contributions, 1 finishers)" in text
+    assert "stage 1: 2 tile records, busy" in text
+    assert problems(doc) == []
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e["args"].get("stream_k") != "finisher"]
+    assert "rank 0 stage 0: 1 distinct stored tiles of 2" in problems(doc)  # the contribution alone stores nothing

@@ -351,14 +351,17 @@ __device__ __forceinline__ void tpg_consumer_coop(const tpg_gemm_params &p, cons
                 const int rows = p.m - tile.tm * kBM; /* rows past p.m: computed, never stored */
                 const int region_tile = tpg_sk_region_tile(p, g, w.uid);
                 if (w.contribution) {
+                    TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_flag(p, 1 + wg, TPG_TRACE_F_SK_CONTRIB);)
                     tpg_sk_contribute<kConsumers, kSlabs, kAccN>(p, acc, rows, region_tile, ctid);
                     TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_mark(p, 1 + wg, 2);)
                     continue;
                 }
-                if (w.sk_lo < first) /* a finisher: add the earlier k-blocks' sums */
+                if (w.sk_lo < first) { /* a finisher: add the earlier k-blocks' sums */
+                    TPG_TR(if ((ctid & 127) == 0) tpg_tr_tile_flag(p, 1 + wg, TPG_TRACE_F_SK_FINISH);)
                     tpg_sk_add_contributions<kConsumers, kSlabs, kAccN>(p, acc, rows, region_tile, w.sk_lo, first, ring,
                                                                         sA, sB, full, empty, ctid, warp_leader, epoch,
                                                                         gave_up);
+                }
             }
         }
         /* an invalid partner tile only fed the partner's multicast. TPG_DIAG_NO_EPI skips the epilogue by a

@@ -185,6 +185,13 @@ __device__ __forceinline__ void tpg_tr_tile_label(const tpg_gemm_params &p, int 
     r->flags = stored ? 0u : TPG_TRACE_F_NOT_STORED;
 }
 
+/* Adds `flags` (TPG_TRACE_F_*) to the open tile record of `lane`. */
+__device__ __forceinline__ void tpg_tr_tile_flag(const tpg_gemm_params &p, int lane, uint32_t flags)
+{
+    tpg_trace_rec *r = tpg_tr_open(p, lane);
+    if (r) r->flags |= flags;
+}
+
 /* The lane's writer thread has finished its walk. */
 __device__ __forceinline__ void tpg_tr_lane_end(const tpg_gemm_params &p, int lane)
 {

@@ -53,6 +53,10 @@ extern "C" {
 /* tpg_trace_rec.flags */
 #define TPG_TRACE_F_NOT_STORED 1u   /* cluster partner tile past the edge: computed, not stored */
 #define TPG_TRACE_F_PARTIAL 2u      /* t[3], t[4] hold a partial-flag wait (reduce-scatter) */
+#define TPG_TRACE_F_SK_CONTRIB 4u   /* stream-K: the record's k-blocks were a contribution to a split tile, which
+                                       its finisher stores (the contributor's epilogue only adds to its count) */
+#define TPG_TRACE_F_SK_FINISH 8u    /* stream-K: the finisher of a split tile (its epilogue waits for and adds the
+                                       contributions, then stores) */
 
 typedef struct tpg_trace_rec {
     uint32_t kind;

@@ -139,15 +139,32 @@ TPG_TEST(unknown_and_malformed_flags) {
     TPG_EXPECT_STR_CONTAINS(g_msg, "--config");
 }
 
+/* --trace-cap sizes the trace buffer: 1..TPG_CLI_MAX_TRACE_CAP records a lane, only beside --trace. */
+TPG_TEST(trace_cap_needs_trace_and_a_range) {
+    tpg_cli_args a;
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--trace", "t.json"), 0);
+    TPG_EXPECT_EQ_INT(a.trace_cap, 0); /* default: sized from a first traced call */
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--trace", "t.json", "--trace-cap", "2048"), 0);
+    TPG_EXPECT_EQ_INT(a.trace_cap, 2048);
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--trace-cap=65536", "--trace", "t.json"), 0);
+    TPG_EXPECT_EQ_INT(a.trace_cap, TPG_CLI_MAX_TRACE_CAP);
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--trace", "t.json", "--trace-cap", "65537"), 2);
+    TPG_EXPECT_EQ_STR(g_msg, "tpgemm: --trace-cap expects an integer in 1..65536, got '65537'");
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--trace", "t.json", "--trace-cap", "0"), 2);
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--trace-cap", "64"), 2);
+    TPG_EXPECT_EQ_STR(g_msg, "tpgemm: --trace-cap 64 sizes the trace buffer; it needs --trace FILE.json");
+}
+
 TPG_TEST(usage_lists_every_flag) {
     const char *u = tpg_args_usage();
     const char *flags[] = {"--m", "--n", "--k", "--l", "--alpha", "--beta", "--iterations", "--warmup-iterations",
                            "--eps", "--config", "--schedule", "--tp", "--dtype", "--devices", "--list", "--json",
                            "--check", "--no-check", "--dry-run", "--seed", "--timeout-ms", "--help", "--scale-a",
-                           "--scale-b"};
+                           "--scale-b", "--trace", "--trace-cap"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) TPG_EXPECT_STR_CONTAINS(u, flags[i]);
 }
 
 TPG_TEST_MAIN(TPG_CASE(defaults_reproduce_the_seed), TPG_CASE(both_value_forms), TPG_CASE(all_options),
               TPG_CASE(non_numeric_value_names_flag_and_value), TPG_CASE(out_of_range), TPG_CASE(dtype_and_devices),
-              TPG_CASE(unknown_and_malformed_flags), TPG_CASE(usage_lists_every_flag))
+              TPG_CASE(unknown_and_malformed_flags), TPG_CASE(usage_lists_every_flag),
+              TPG_CASE(trace_cap_needs_trace_and_a_range))

@@ -110,6 +110,13 @@ static char *converted(const tpg_trace_device *d, int n, tpg_trace_summary *sum)
     return NULL;
 }
 
+/* converted() of one device: rank 0 on CUDA device 0. */
+static char *converted_one(void *buf, size_t bytes) {
+    tpg_trace_device d[1] = {{0, 0, buf, bytes}};
+    tpg_trace_summary sum;
+    return converted(d, 1, &sum);
+}
+
 static int count(const char *hay, const char *needle) {
     int n = 0;
     for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
@@ -151,14 +158,12 @@ TPG_TEST(a_gathered_walk_names_its_copies) {
 TPG_TEST(a_tile_not_stored_has_no_coordinates) {
     size_t b;
     void *d0 = make_device(&b, 0);
-    tpg_trace_device d[1] = {{0, 0, d0, b}};
-    tpg_trace_summary sum;
-    char *j = converted(d, 1, &sum);
+    char *j = converted_one(d0, b);
     TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": 1, \"tn\": 2, \"batch\": 0, \"stored\": true");
     free(j);
     rec(d0, 1, 1, 0)->flags |= TPG_TRACE_F_NOT_STORED; /* CTA 1's tile 5 */
-    j = converted(d, 1, &sum);
+    j = converted_one(d0, b);
     TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": -1, \"tn\": -1, \"batch\": -1, \"stored\": false");
     free(j);
@@ -227,7 +232,7 @@ TPG_TEST(two_devices_convert) {
     /* Perfetto's ids (trace_json.h): rank r is pid r + 1, no id is 0, rank 1's tracks are not rank 0's */
     TPG_EXPECT(strstr(j, "\"pid\": 0,") == NULL && strstr(j, "\"tid\": 0,") == NULL);
     TPG_EXPECT(strstr(j, "\"pid\": 2, \"tid\": 100") == NULL && strstr(j, "\"pid\": 1, \"tid\": 200") == NULL);
-    TPG_EXPECT_STR_CONTAINS(j, "\"tpgemm\": {\"version\": 2, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": 100000}");
+    TPG_EXPECT_STR_CONTAINS(j, "\"tpgemm\": {\"version\": 3, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": 100000}");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 1, \"tid\": 100101, "
                                "\"ts\": 10.000, \"dur\": 25.000");
     /* tile 7 = (tm 2, tn 1) with tiles_n 3 */
@@ -357,8 +362,56 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
     free(d0);
 }
 
+/* A stream-K split tile (trace version 3): a contribution is labelled and not stored (its finisher stores the tile),
+ * the finisher is labelled, and an unsplit tile carries no stream_k. */
+TPG_TEST(stream_k_parts_are_labelled_and_not_stored) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    rec(d0, 0, 2, 0)->flags = TPG_TRACE_F_SK_CONTRIB; /* CTA 0 wg1: k-blocks of tile 7 */
+    rec(d0, 0, 1, 0)->flags = TPG_TRACE_F_SK_FINISH;  /* CTA 0 wg0: tile 7's finisher */
+    char *j = converted_one(d0, b);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"stage 0 stream-K part\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100102");
+    TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 7, \"tm\": 2, \"tn\": 1, \"batch\": 0, \"stored\": false, "
+                               "\"stream_k\": \"contribution\", \"mainloop_us\": 20.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 7, \"tm\": 2, \"tn\": 1, \"batch\": 0, \"stored\": true, "
+                               "\"stream_k\": \"finisher\", \"mainloop_us\": 20.000");
+    TPG_EXPECT_EQ_INT(count(j, "\"stream_k\""), 2);
+    TPG_EXPECT_EQ_INT(count(j, "stream-K part"), 1);
+    free(j);
+    free(d0);
+}
+
+/* The lane peak is the count a lane asked for, past the cap included: the cap that holds the whole walk. */
+TPG_TEST(lane_peak_is_the_largest_count) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    TPG_EXPECT_EQ_INT(tpg_trace_lane_peak(d0, b), 6); /* CTA 0 wg0 appended 6 into a cap of 4 */
+    cta(d0, 1)->count[0] = 700;
+    TPG_EXPECT_EQ_INT(tpg_trace_lane_peak(d0, b), 700);
+    cta(d0, 2)->count[3] = 900; /* CTA 2 never started (written unset): not counted */
+    TPG_EXPECT_EQ_INT(tpg_trace_lane_peak(d0, b), 700);
+    TPG_EXPECT_EQ_INT(tpg_trace_lane_peak(d0, b - 1), 0); /* malformed: 0 */
+    TPG_EXPECT_EQ_INT(tpg_trace_lane_peak(NULL, b), 0);
+    free(d0);
+}
+
+/* time zero is a %globaltimer value past 2^53: a string, so that a JSON reader's doubles keep every digit. */
+TPG_TEST(time_zero_is_a_string_of_every_digit) {
+    size_t b;
+    void *d0 = make_device(&b, 1796320571869771968ull - T0);
+    char *j = converted_one(d0, b);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"time_zero_ns\": \"1796320571869771968\"");
+    free(j);
+    free(d0);
+}
+
 TPG_TEST_MAIN(TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),
-              TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward))
+              TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward),
+              TPG_CASE(stream_k_parts_are_labelled_and_not_stored), TPG_CASE(lane_peak_is_the_largest_count),
+              TPG_CASE(time_zero_is_a_string_of_every_digit))

@@ -76,6 +76,9 @@ const char *tpg_args_usage(void) {
            "  --timeout-ms N              bound on every device-side wait (default: the runtime's, 10 s)\n"
            "  --trace FILE.json           after the timed runs, 4 traced calls back to back; the last one is\n"
            "                              written as a Chrome/Perfetto timeline (trace build: ninja trace)\n"
+           "  --trace-cap N               records per CTA lane in the trace buffer (1..65536; default: 512,\n"
+           "                              or, when a lane's walk needs more, the call traced again with room\n"
+           "                              for all of them)\n"
            "Output:\n"
            "  --dry-run                   print the plan only (needs no GPU)\n"
            "  --list                      list the generated configs\n"
@@ -173,7 +176,8 @@ static int parse_devices(const char *s, tpg_cli_args *a) {
     return 0;
 }
 
-typedef enum { F_NONE, F_I64POS, F_I64NONNEG, F_INTPOS, F_F32, F_EPS, F_STR, F_TP, F_DTYPE, F_DEVICES, F_SEED, F_CHUNKS } kind_t;
+typedef enum { F_NONE, F_I64POS, F_I64NONNEG, F_INTPOS, F_F32, F_EPS, F_STR, F_TP, F_DTYPE, F_DEVICES, F_SEED, F_CHUNKS,
+               F_TRACE_CAP } kind_t;
 
 typedef struct {
     const char *name;
@@ -192,7 +196,7 @@ static const flag_t flags[] = {
     {"--help", F_NONE},        {"-h", F_NONE},            {"--model", F_STR},
     {"--tokens", F_I64POS},    {"--trace", F_STR},        {"--share-device", F_NONE},
     {"--copy-chunks", F_CHUNKS}, {"--overlap-barriers", F_NONE}, {"--gather-copy-engine", F_NONE},
-    {"--rs-ring", F_NONE},
+    {"--rs-ring", F_NONE},     {"--trace-cap", F_TRACE_CAP},
 };
 
 static int apply_switch(const char *name, tpg_cli_args *a) {
@@ -288,6 +292,11 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
             return fail(msg, cap, "tpgemm: %s expects an integer in 1..%d, got '%s'", name, TPG_MAX_COPY_CHUNKS, v);
         a->copy_chunks = (int)i;
         return 0;
+    case F_TRACE_CAP:
+        if (parse_i64(v, 1, TPG_CLI_MAX_TRACE_CAP, &i))
+            return fail(msg, cap, "tpgemm: %s expects an integer in 1..%d, got '%s'", name, TPG_CLI_MAX_TRACE_CAP, v);
+        a->trace_cap = (int)i;
+        return 0;
     case F_SEED:
         if (parse_u64(v, &a->seed))
             return fail(msg, cap, "tpgemm: %s expects a non-negative integer, got '%s'", name, v);
@@ -342,6 +351,9 @@ int tpg_args_parse(int argc, char **argv, tpg_cli_args *a, char *msg, size_t cap
     if (a->trace && a->model)
         return fail(msg, cap, "tpgemm: --trace records one GEMM; drop --model %s (run a layer's shape with --m/--n/--k)",
                     a->model);
+    if (a->trace_cap && !a->trace)
+        return fail(msg, cap, "tpgemm: --trace-cap %d sizes the trace buffer; it needs --trace FILE.json",
+                    a->trace_cap);
     if (a->tp && a->num_devices && a->tp != a->num_devices)
         return fail(msg, cap, "tpgemm: --tp %d does not match the %d devices of --devices", a->tp, a->num_devices);
     for (int i = 0; i < a->num_devices && !a->share_device; i++)

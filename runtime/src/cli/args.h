@@ -15,6 +15,7 @@ extern "C" {
 #define TPG_CLI_MAX_DEVICES 8
 #define TPG_CLI_DEFAULT_SCHEDULE "AllGather1D_TilingCD_RotatingA"
 #define TPG_CLI_DEFAULT_SEED 2024u
+#define TPG_CLI_MAX_TRACE_CAP 65536 /* records per lane: 132 CTAs x 4 lanes x 64 B x this = 2.2 GB a device */
 
 typedef struct tpg_cli_args {
     int64_t m, n, k, l;        /* global problem (defaults: the seed's 16384 x 106496 x 16384, L = 1) */
@@ -40,6 +41,8 @@ typedef struct tpg_cli_args {
     int64_t tokens;            /* --tokens M with --model, 0 = the preset's default */
     int shape_set;             /* --m, --n or --k given (they conflict with --model) */
     const char *trace;         /* --trace FILE.json: 4 traced calls after the timed ones, the last kept (trace build) */
+    int trace_cap;             /* --trace-cap N: records per lane of the trace buffer; 0 = sized from a first traced
+                                  call (run.c trace_run) */
     int copy_chunks;           /* --copy-chunks N: all-gather copies in N pieces (tpg_op_set_copy_chunks), 0 = the config's */
     int overlap_barriers;      /* --overlap-barriers: the GEMM beside the start barrier (tpg_op_set_overlap_barriers) */
     int gather_copy_engine;    /* --gather-copy-engine: a gathered walk's shards by copy engine

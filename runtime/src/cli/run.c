@@ -309,14 +309,15 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
 /* --trace FILE (trace build): after the timed calls, TRACE_WARM_CALLS traced calls and one more, whose
  * timeline is kept (the records are zeroed in stream order just before it, so the kept call runs right
  * behind other calls, as in steady state, not after an idle host-side pause), written as trace-event
- * JSON (trace_json.h). Prints where it went and the start barriers' exit offsets between devices. */
+ * JSON (trace_json.h). Prints where it went and the start barriers' exit offsets between devices.
+ * The buffer holds --trace-cap records per CTA lane; without it TPG_TRACE_DEFAULT_CAP, and where a lane's walk
+ * asked for more (its count keeps counting past the cap) the whole is traced once more with room for every record. */
 #define TRACE_WARM_CALLS 3
+#define TRACE_CAP_ROUND 64u
 
-static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
-    const tpg_config_desc *c = &tpg_configs[cfg_index];
-    void *host[TPG_CLI_MAX_DEVICES] = {0};
-    tpg_trace_device dev[TPG_CLI_MAX_DEVICES];
-    tpg_status st = tpg__trace_enable(s->op, 0);
+/* Traces one call with `cap` records per lane and copies every rank's buffer into host[r] (the caller frees them). */
+static int traced_call(run_state *s, const tpg_cli_args *a, uint32_t cap, void *host[], tpg_trace_device dev[]) {
+    tpg_status st = tpg__trace_enable(s->op, cap);
     if (st != TPG_OK) return step_failed("trace: enable", st, tpg_last_error(s->ctx));
     for (int i = 0; i < TRACE_WARM_CALLS; i++)
         STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
@@ -331,7 +332,39 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
         if (st != TPG_OK) rc = step_failed("trace: read", st, tpg_last_error(s->ctx));
         dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes};
     }
-    st = tpg__trace_disable(s->op);
+    return rc;
+}
+
+/* The cap that holds every rank's busiest lane with room to spare, rounded up (at most TPG_CLI_MAX_TRACE_CAP); 0 when
+ * `cap` held it. The units a lane walks are the same every call, but not its flag waits: one record a run of copy
+ * pieces seen together, which timing decides - hence an eighth more, and 64. */
+static uint32_t cap_needed(const tpg_trace_device dev[], int tp, uint32_t cap) {
+    uint32_t peak = 0;
+    for (int r = 0; r < tp; r++) {
+        const uint32_t p = tpg_trace_lane_peak(dev[r].buf, dev[r].bytes);
+        if (p > peak) peak = p;
+    }
+    if (peak <= cap) return 0;
+    const uint64_t room = (uint64_t)peak + peak / 8 + TRACE_CAP_ROUND;
+    const uint64_t need = (room + TRACE_CAP_ROUND - 1) / TRACE_CAP_ROUND * TRACE_CAP_ROUND;
+    return need < TPG_CLI_MAX_TRACE_CAP ? (uint32_t)need : TPG_CLI_MAX_TRACE_CAP;
+}
+
+static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
+    const tpg_config_desc *c = &tpg_configs[cfg_index];
+    void *host[TPG_CLI_MAX_DEVICES] = {0};
+    tpg_trace_device dev[TPG_CLI_MAX_DEVICES];
+    uint32_t cap = a->trace_cap ? (uint32_t)a->trace_cap : TPG_TRACE_DEFAULT_CAP;
+    int rc = traced_call(s, a, cap, host, dev);
+    const uint32_t need = rc || a->trace_cap ? 0 : cap_needed(dev, s->tp, cap);
+    if (need) {
+        fprintf(a->json ? stderr : stdout, "Trace: a lane's walk asked for more than %u records; traced again with "
+                "--trace-cap %u\n", cap, need);
+        for (int r = 0; r < s->tp; r++) free(host[r]), host[r] = NULL;
+        cap = need;
+        rc = traced_call(s, a, cap, host, dev);
+    }
+    const tpg_status st = tpg__trace_disable(s->op);
     if (!rc && st != TPG_OK) rc = step_failed("trace: disable", st, tpg_last_error(s->ctx));
     if (!rc) {
         tpg_trace_meta meta = {c->name, c->schedule->name, c->kernel->name, s->tp, a->m, a->n, a->k, a->l};
@@ -362,9 +395,9 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                 }
                 fputc('\n', o);
                 if (sum.dropped)
-                    fprintf(stderr, "tpgemm: trace: %lld records past a lane's cap of %d were not recorded: the "
-                                    "timeline lacks the last units of those lanes\n",
-                            sum.dropped, TPG_TRACE_DEFAULT_CAP);
+                    fprintf(stderr, "tpgemm: trace: %lld records past a lane's cap of %u were not recorded: the "
+                                    "timeline lacks the last units of those lanes (a larger --trace-cap keeps them)\n",
+                            sum.dropped, cap);
                 if (sum.silent_kernels || sum.ctas_dropped)
                     fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
                                     "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",

@@ -55,6 +55,19 @@ int tpg_trace_check(const void *buf, size_t bytes, char *msg, size_t msg_bytes) 
     return 0;
 }
 
+uint32_t tpg_trace_lane_peak(const void *buf, size_t bytes) {
+    if (tpg_trace_check(buf, bytes, NULL, 0)) return 0;
+    const tpg_trace_header *h = header_of(buf);
+    uint32_t peak = 0;
+    for (uint32_t c = 0; c < h->ctas; c++) {
+        const tpg_trace_cta *cta = cta_of(h, c);
+        if (cta->written != TPG_TRACE_MAGIC) continue;
+        for (int l = 0; l < TPG_TRACE_LANES; l++)
+            if (cta->count[l] > peak) peak = cta->count[l];
+    }
+    return peak;
+}
+
 /* ---- output helpers ------------------------------------------------------------------------------ */
 
 typedef struct out {
@@ -228,11 +241,16 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                         batch = (int)(t / per_batch);
                     }
                     const int part = (r->flags & TPG_TRACE_F_PARTIAL) && r->t[3] && r->t[4];
-                    snprintf(name, sizeof name, "stage %d", r->stage);
+                    /* a stream-K contribution computes some k-blocks of a tile that its finisher stores */
+                    const int contrib = (r->flags & TPG_TRACE_F_SK_CONTRIB) != 0;
+                    const int stored = !(r->flags & TPG_TRACE_F_NOT_STORED) && !contrib;
+                    snprintf(name, sizeof name, contrib ? "stage %d stream-K part" : "stage %d", r->stage);
                     snprintf(args, sizeof args,
                              "\"stage\": %d, \"tile\": %d, \"tm\": %d, \"tn\": %d, \"batch\": %d, \"stored\": %s, "
-                             "\"mainloop_us\": %.3f, \"epilogue_us\": %.3f, \"partial_wait_us\": %.3f",
-                             r->stage, r->tile, tm, tn, batch, (r->flags & TPG_TRACE_F_NOT_STORED) ? "false" : "true",
+                             "%s\"mainloop_us\": %.3f, \"epilogue_us\": %.3f, \"partial_wait_us\": %.3f",
+                             r->stage, r->tile, tm, tn, batch, stored ? "true" : "false",
+                             contrib ? "\"stream_k\": \"contribution\", "
+                                     : (r->flags & TPG_TRACE_F_SK_FINISH) ? "\"stream_k\": \"finisher\", " : "",
                              r->t[1] > r->t[0] ? (double)(r->t[1] - r->t[0]) * 1e-3 : 0.0,
                              r->t[2] > r->t[1] ? (double)(r->t[2] - r->t[1]) * 1e-3 : 0.0,
                              part && r->t[4] > r->t[3] ? (double)(r->t[4] - r->t[3]) * 1e-3 : 0.0);
@@ -377,7 +395,7 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"clock\": \"%globaltimer per GPU; each device's times taken back by its start-barrier exit offset to "
           "rank 0 (tpgemm.start_exit_offset_us, raw), so that the start barriers end together\"},\n", f);
-    fprintf(f, "\"tpgemm\": {\"version\": 2, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
+    fprintf(f, "\"tpgemm\": {\"version\": 3, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
             TPG_TRACE_TID_STRIDE);
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"schedule\": ", f);
@@ -386,7 +404,8 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     tpg__json_string(f, meta && meta->kernel ? meta->kernel : "");
     fprintf(f, ", \"tp\": %d, \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"l\": %" PRId64,
             meta ? meta->tp : n, meta ? meta->m : 0, meta ? meta->n : 0, meta ? meta->k : 0, meta ? meta->l : 0);
-    fprintf(f, ", \"time_zero_ns\": %" PRIu64 ", \"aligned\": \"%s\", \"span_us\": %.3f, \"start_exit_offset_us\": [",
+    fprintf(f, ", \"time_zero_ns\": \"%" PRIu64 "\", \"aligned\": \"%s\", \"span_us\": %.3f, "
+            "\"start_exit_offset_us\": [",
             o.t0, aligned ? "start_barrier" : one_gpu && n > 1 ? "none (one GPU, one timer)" : "none", sum->span_us);
     for (int i = 0; i < n; i++) {
         if (sum->has_offset[i]) fprintf(f, "%s%.3f", i ? ", " : "", sum->start_exit_offset_us[i]);

@@ -7,10 +7,12 @@
  *   barriers, 1 the copies (inferred), 10 + s the stage-s flag waits of all CTAs (one span per stage), 100 +
  *   4 * cta + l one CTA lane (l 0 producer flag waits, 1 + w consumer warpgroup w's tiles with nested "epilogue"
  *   and "partial wait"). Perfetto gives pid 0 the kernel's idle task's handling and has merged tid 0 with tid 1,
- *   so no id is 0, and no tid repeats across processes; tpgemm.version 2 marks these ids (bench/timeline.py
- *   reads version 1's pid = rank, tid = track too).
- *   Tile slices are named "stage S" (viewers colour by name); ts/dur in microseconds relative to the
- *   earliest timestamp of any device on the aligned axis.
+ *   so no id is 0, and no tid repeats across processes; tpgemm.version 2 and later mark these ids (bench/timeline.py
+ *   reads version 1's pid = rank, tid = track too); version 3 writes time_zero_ns as a string and labels stream-K.
+ *   Tile slices are named "stage S" (viewers colour by name), a stream-K contribution "stage S stream-K part" (args
+ *   stream_k "contribution", stored false: its finisher, stream_k "finisher", stores the tile); ts/dur in
+ *   microseconds relative to the earliest timestamp of any device on the aligned axis, whose %globaltimer value is
+ *   tpgemm.time_zero_ns, a string of digits (it passes 2^53, where a JSON reader's doubles round).
  * Clocks: %globaltimer is per GPU, and the GPUs' timers disagree by up to hundreds of microseconds. The
  * start barriers of all ranks exit together by construction (each waits for every other's arrival), so
  * the writer takes each rank's times back by its start-exit minus rank 0's (tpgemm.aligned =
@@ -55,6 +57,10 @@ typedef struct tpg_trace_summary {
 
 /* 0 if buf holds a well-formed trace buffer of `bytes` bytes; else -1 and a message. */
 int tpg_trace_check(const void *buf, size_t bytes, char *msg, size_t msg_bytes);
+
+/* The most records any lane of a well-formed buffer asked for (its count, which keeps counting past the cap): the cap
+ * that would have held the whole walk. 0 for a malformed buffer or one no CTA wrote. */
+uint32_t tpg_trace_lane_peak(const void *buf, size_t bytes);
 
 /* Writes the JSON of n devices (1..TPG_TRACE_MAX_DEVICES) to f and fills *sum (may be NULL). Returns 0,
  * or -1 with a message (nothing useful written) when a buffer is malformed. */

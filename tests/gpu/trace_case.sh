@@ -1,0 +1,37 @@
+#!/bin/bash
+# One tier-2 "trace" run (run_tier2.sh): build/trace/tpgemm ARGS --trace FILE, then bench/timeline.py FILE --check
+# (every CTA, record and tile of the call in the timeline: bench/timeline_check.py), plus what the case expects:
+#   tests/gpu/trace_case.sh [--expect-stream-k] [--expect-retrace] TPGEMM-ARGS...
+#   --expect-stream-k  the timeline labels stream-K contributions and finishers (trace version 3)
+#   --expect-retrace   a lane's walk passed the default cap, so the call was traced again with room for it
+# stdout is tpgemm's (its --json line for tier2_collect.py); what the checks say goes to stderr. Exit: tpgemm's
+# status if it failed, else 1 if a check failed, else 0. The trace JSON is removed afterwards (it can be ~50 MB).
+set -u
+cd "$(dirname "$0")/../.."
+SK=0 RETRACE=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --expect-stream-k) SK=1; shift ;;
+    --expect-retrace) RETRACE=1; shift ;;
+    *) break ;;
+    esac
+done
+[ -x build/trace/tpgemm ] || { echo "trace_case: build/trace/tpgemm is missing (ninja trace)" >&2; exit 127; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/tpg_trace.XXXXXX") || exit 5
+trap 'rm -rf "$work"' EXIT
+build/trace/tpgemm "$@" --trace "$work/t.json" 2>"$work/err"
+rc=$?
+cat "$work/err" >&2
+[ "$rc" = 0 ] || exit "$rc"
+fail=0
+python3 bench/timeline.py "$work/t.json" --check >"$work/summary" 2>&1 || fail=1
+cat "$work/summary" >&2
+if [ "$RETRACE" = 1 ] && ! grep -q "traced again with --trace-cap" "$work/err"; then
+    echo "trace_case: expected a second traced call with a larger cap (a lane past 512 records)" >&2
+    fail=1
+fi
+if [ "$SK" = 1 ] && ! grep -qE "[1-9][0-9]* stream-K contributions, [1-9][0-9]* finishers" "$work/summary"; then
+    echo "trace_case: expected stream-K contributions and finishers in the timeline" >&2
+    fail=1
+fi
+exit "$fail"
