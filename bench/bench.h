@@ -98,7 +98,8 @@ typedef struct bench_variant {
     double round_power_w[BENCH_ROUNDS];   /* NVML's own (~1 s averaged) power reading near the window's end */
     unsigned round_temp_c[BENCH_ROUNDS][2]; /* GPU temperature at the window's start and end; 0 = unknown */
     int check;           /* 1 pass, 0 fail, -1 not checked (cuBLAS itself, or an error) */
-    double max_error;    /* max|d - ref| / max|ref| against cuBLAS's output */
+    double max_error;    /* max |d - ref| / max(|ref|, rms(ref)) against cuBLAS's output (bench_compare), after the
+                            first call and again after the sustained rounds: the larger */
     char error[256];
 } bench_variant;
 
@@ -106,7 +107,8 @@ typedef struct bench_record {
     const bench_problem *p;
     tpg_dtype dtype;
     uint64_t seed;
-    int best;            /* index into var of the best tpgemm config (passing first), -1 if none */
+    int best;            /* index into var of the config published: the runtime's pick, else the best (bench_publish) */
+    char pick_kernel[128]; /* the kernel of the problem's default config at TP = 1 (tpg_config_pick), "" if none */
     int nvar;            /* var[0] is cuBLASLt, var[1..] tpgemm configs */
     bench_variant var[BENCH_MAX_VARIANTS];
     double eps;
@@ -127,6 +129,8 @@ typedef struct bench_env bench_env;
 bench_env *bench_env_new(const bench_args *a, tpg_ctx *tpg, char *err, size_t cap);
 void bench_env_free(bench_env *E);
 void bench_run_one(bench_env *E, bench_record *r); /* fills r (numbers, checks, error) */
+/* Sets r->best, the config published: the runtime's pick where a variant runs it, else the best (local_gemm.c). */
+void bench_publish(bench_record *r);
 
 int bench_write_json(const char *path, const bench_record *r, int n, const bench_meta *m, char *msg, size_t cap);
 void bench_print_table(FILE *f, const bench_record *r, int n);
@@ -167,10 +171,13 @@ int bench_energy_start(void);                          /* 0, or -1 (already runn
 int bench_energy_stop(const bench_energy_step **steps); /* the steps seen since start, until the next start */
 
 /* ---- device compare (compare.cu) ---- */
-/* max|d - ref| and max|ref| over n elements of dt (finite pairs only), and the count of non-finite d
- * or ref elements. Synchronizes stream. 0 on success, else a CUDA error code with msg. */
-int bench_compare(tpg_dtype dt, const void *d, const void *ref, size_t n, void *stream, double *max_diff,
-                  double *max_ref, unsigned long long *nonfinite, char *msg, size_t cap);
+/* The largest |d - ref| / max(|ref|, rms_ref) over the finite pairs of n elements of dt (the CLI's reference metric,
+ * runtime/src/reference.h), rms_ref (0 when every finite ref is 0: then max_error is 0 too), and the count of
+ * non-finite d or ref elements. Synchronizes stream. 0 on success, else a CUDA error code with msg. */
+int bench_compare(tpg_dtype dt, const void *d, const void *ref, size_t n, void *stream, double *max_error,
+                  double *rms_ref, unsigned long long *nonfinite, char *msg, size_t cap);
+/* Queues a one-thread kernel that spins for `us` microseconds on stream; 0, or a CUDA error code. */
+int bench_device_delay(void *stream, double us);
 
 #ifdef __cplusplus
 }

@@ -21,17 +21,21 @@ static void init_variant(bench_variant *v, const char *config, const char *kerne
     v->check = -1;
 }
 
-/* A default run (no --configs) times a config with a wave_weight (a tile for few tokens, a default only through the
- * wave check) or a stream-K one (only through the split rule) only where it is the problem's default pick at TP = 1,
- * so the anchors' runs keep their length. */
-static int default_variant(const bench_problem *p, tpg_dtype dt, const tpg_config_info *ci) {
-    if (!ci->wave_weight && !ci->stream_k) return 1;
+/* The kernel of the problem's default config at TP = 1 (tpg_config_pick, the problem's schedule) into out, or "". */
+static void picked_kernel(const bench_problem *p, tpg_dtype dt, char *out, size_t cap) {
     const char *sched = strcmp(p->op, "RS") ? "AllGather1D_TilingCD_RotatingA" : "ReduceScatter1D_TilingA_RotatingC";
     int pick = -1;
     tpg_config_info picked;
-    if (tpg_config_pick(sched, 1, dt, p->m, p->n, p->k, &pick) != TPG_OK || tpg_config_get(pick, &picked) != TPG_OK)
-        return 0;
-    return !strcmp(picked.kernel, ci->kernel);
+    out[0] = '\0';
+    if (tpg_config_pick(sched, 1, dt, p->m, p->n, p->k, &pick) == TPG_OK && tpg_config_get(pick, &picked) == TPG_OK)
+        snprintf(out, cap, "%s", picked.kernel);
+}
+
+/* A default run (no --configs) times a config with a wave_weight (a tile for few tokens, a default only through the
+ * wave check) or a stream-K one (only through the split rule) only where it is the problem's default pick at TP = 1,
+ * so the anchors' runs keep their length. */
+static int default_variant(const bench_record *r, const tpg_config_info *ci) {
+    return (!ci->wave_weight && !ci->stream_k) || !strcmp(r->pick_kernel, ci->kernel);
 }
 
 static int make_records(const bench_args *a, const bench_problem **ps, int np, bench_record *rec) {
@@ -47,6 +51,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             /* bf16 2e-2, fp16 4e-3, e4m3 by K (2e-2 with --precise-fp8: promoted sums on both sides) */
             r->eps = tpg_reference_eps_for(r->dtype, TPG_DTYPE_FP32, ps[i]->k, a->precise_fp8, 0);
             r->cublas_ref_error = NAN, r->cublas_ref_check = -1;
+            picked_kernel(r->p, r->dtype, r->pick_kernel, sizeof r->pick_kernel);
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;
             const int nc = bench_tp1_configs(r->dtype, a->configs, a->precise_fp8, cfg,
@@ -55,7 +60,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             for (int c = 0; c < nc; c++) {
                 tpg_config_info ci;
                 tpg_config_get(cfg[c], &ci);
-                if (!a->configs && !default_variant(r->p, r->dtype, &ci)) continue;
+                if (!a->configs && !default_variant(r, &ci)) continue;
                 for (int t = 0; t < twins; t++) { /* t = 1: the --pdl-ab twin */
                     init_variant(&r->var[r->nvar], ci.name, ci.kernel);
                     r->var[r->nvar++].pdl = t;
@@ -65,7 +70,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
                 init_variant(&r->var[r->nvar], "cublasLt_control", "cublasLt again, last in the order (--aa)");
                 r->var[r->nvar++].control = 1;
             }
-            r->best = nc ? 1 : -1;
+            bench_publish(r); /* a dry run's JSON names the config a run would publish */
             if (!nc)
                 snprintf(r->error, sizeof r->error, "no shipped TP = 1 %s config%s", tpg_dtype_name(r->dtype),
                          a->configs ? " passes --configs" : "");

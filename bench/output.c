@@ -72,6 +72,9 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     fputs(", \"kernel\": ", f);
     if (tp) tpg__json_string(f, tp->kernel);
     else fputs("null", f);
+    /* "pick": the runtime's own pick for the problem; "best": none of the variants runs it (--configs) */
+    fprintf(f, ", \"published\": \"%s\"", tp && r->pick_kernel[0] && !strcmp(tp->kernel, r->pick_kernel) ? "pick"
+                                                                                                   : "best");
     fputs(", \"check\": ", f), jcheck(f, tp ? tp->check : -1);
     fputs(", \"max_error\": ", f), jnum(f, tp ? tp->max_error : NAN);
     fputs(", \"eps\": ", f), jnum(f, r->eps);
@@ -104,9 +107,14 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     if (m->energy_note[0]) tpg__json_string(f, m->energy_note);
     else fputs("null", f);
     fprintf(f, ", \"method\": {\"cool_s\": %g, \"burst_ms\": %g, \"burst_reps\": %d, \"sustained_s\": %g, "
-               "\"rounds\": %d, \"heat_windows\": %g, \"chunks\": %d, \"burst\": \"idle before every window\", "
+               "\"rounds\": %d, \"heat_windows\": %g, \"chunks\": %d, "
+               "\"burst\": \"an unmeasured window after a longer idle, then idle before every window; a window's "
+               "first event behind a device-side delay while the host queues its calls\", "
                "\"sustained_order\": \"forward in even rounds, reversed in odd ones\", "
-               "\"joules\": \"fitted busy power x seconds per call\", \"best\": \"max burst x sustained\"}",
+               "\"joules\": \"fitted busy power x seconds per call\", "
+               "\"best\": \"the runtime's pick (tpg_config_pick at TP = 1), else max burst x sustained\", "
+               "\"check\": \"max |d - ref| / max(|ref|, rms(ref)) against cuBLAS, after the first call and after the "
+               "sustained rounds\"}",
             m->args->cool_s, m->args->burst_ms, BENCH_BURST_REPS, m->args->sustained_s, BENCH_ROUNDS, BENCH_HEAT_WINDOWS,
             BENCH_CHUNKS);
     fputs(",\n   \"command\": ", f), tpg__json_string(f, m->command);

@@ -157,6 +157,41 @@ def sustained_method(records):
     return " / ".join(dict.fromkeys(texts))
 
 
+def _by_method(records, describe):
+    """describe(method) of each record's `method`, one text per distinct one, in order, joined by " / "."""
+    return " / ".join(dict.fromkeys(describe(r.get("method") or {}) for r in records or [{}]))
+
+
+# What changed in the method 2026-12-05 (`method` key, a word its new text holds, the new description, the old one):
+# the burst windows start after one unmeasured window, each one's first event behind a device-side delay (before,
+# the first one, cuBLAS's, followed a longer idle, and every first event held the first call's host launch latency);
+# the row shows the runtime's pick (the record's `published` says where no variant ran it), not the fastest config on
+# the windows shown.
+BURST = ("burst", "unmeasured",
+         "median of 3 short windows per variant after one unmeasured one, each after ≥ 1 s idle, its first event "
+         "behind a device-side delay while the host queues its calls",
+         "median of 3 short windows per variant, each after ≥ 1 s idle")
+PUBLISHED = ("best", "pick",
+             "the one the runtime picks for the problem (tpg_config_pick at TP = 1), where a variant runs it, else "
+             "the one with the highest burst × sustained rate",
+             "the one with the highest burst × sustained rate")
+
+
+def method_text(records, change):
+    """The description of `change` (BURST, PUBLISHED) that each record's method calls for."""
+    key, word, new, old = change
+    return _by_method(records, lambda m: new if word in (m.get(key) or "") else old)
+
+
+def check_method(records):
+    """The check against cuBLAS's output, where the record's `method.check` names it (runs since 2026-12-05)."""
+    def describe(m):
+        c = m.get("check")
+        return (f"{c} (≤ eps, the CLI's metric)" if c
+                else "max |d − ref| / max |ref| against cuBLAS after the first call")
+    return _by_method(records, describe)
+
+
 FP8 = ("e4m3", "e5m2")
 
 
@@ -196,11 +231,11 @@ def markdown(records, png_rel=None):
     runs = list(dict.fromkeys((r.get("date", "?"), r.get("gpu", "?"), r.get("driver", "?"), r.get("command", "?"))
                               for r in records)) or [("?", "?", "?", "?")]
     text = ("TFLOP/s per GPU of the local GEMM (the per-GPU part of each TP = 2 layer of measured-anchors.md, "
-            "and two square GEMMs) on one GPU: the best shipped TP = 1 tpgemm config through the public API "
-            "against cuBLASLt, same data, same run. Burst: median of 3 short windows per variant, each after "
-            f"≥ 1 s idle; sustained: {sustained_method(records)}; J: joules per "
+            "and two square GEMMs) on one GPU: a shipped TP = 1 tpgemm config through the public API "
+            f"against cuBLASLt, same data, same run. Burst: {method_text(records, BURST)}; "
+            f"sustained: {sustained_method(records)}; J: joules per "
             "GEMM, the power fitted from NVML's energy counter while the window ran × seconds per call. The "
-            "config shown is the one with the highest burst × sustained rate. "
+            f"config shown is {method_text(records, PUBLISHED)}. Check: {check_method(records)}. "
             "Ratios are tpgemm / cuBLAS; the geomean rows give (in brackets) how many problems they cover."
             + fp8_note(records)
             + "\n\n"

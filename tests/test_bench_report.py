@@ -403,3 +403,42 @@ def test_a_record_without_a_sound_baseline_or_whole_windows_counts_in_no_geomean
     assert "cuBLAS vs the fp32 reference: **FAIL**" in row(md, "beta", "bf16")[14]
     assert "tpgemm: launch timed out" in row(md, "delta", "bf16")[14]
     assert row(md, "**geomean bf16**", "bf16")[7] == "**0.800** (1)"
+
+
+def test_a_record_publishes_the_runtimes_pick(bench_bin, tmp_path):
+    """The row shows the config the runtime picks for the problem (tpg_config_pick at TP = 1), not the fastest on the
+    windows shown; where --configs leaves the pick out, the best one, said in `published`. The CLI's dry run names
+    the same pick."""
+    out = tmp_path / "dry.json"
+    res = subprocess.run([bench_bin, "--quick", "--dtype", "bf16", "--dry-run", "--out", str(out)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    for r in json.loads(out.read_text()):
+        assert r["published"] == "pick" and r["config"] in {v["config"] for v in r["variants"]}
+        sched = "AllGather1D_TilingCD_RotatingA" if r["op"] != "RS" else "ReduceScatter1D_TilingA_RotatingC"
+        cli = subprocess.run([str(ROOT / "build" / "tpgemm"), "--schedule", sched, "--tp", "1", "--m", str(r["M"]),
+                              "--n", str(r["N"]), "--k", str(r["K"]), "--dry-run", "--json"], capture_output=True,
+                             text=True, cwd=ROOT)
+        assert cli.returncode == 0, cli.stderr
+        assert json.loads(cli.stdout.splitlines()[-1])["kernel"]["name"] == r["kernel"], r["name"]
+    res = subprocess.run([bench_bin, "--quick", "--dtype", "bf16", "--dry-run", "--out", str(out), "--configs",
+                          "ag_rota_bf16_tp1"], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    picked = {r["name"]: (r["config"], r["published"]) for r in json.loads(out.read_text())}
+    assert set(picked.values()) == {("ag_rota_bf16_tp1", "best")}, picked
+
+
+def test_the_table_text_says_which_config_and_check_and_burst_method():
+    """Runs since 2026-12-05 publish the pick, check per element after the sustained rounds too and delay a burst
+    window's first event; older records keep their own description."""
+    report = load_report()
+    new = [dict(FAKE[0], method={"best": "the runtime's pick (tpg_config_pick at TP = 1), else max burst x sustained",
+                                 "check": "max |d - ref| / max(|ref|, rms(ref)) against cuBLAS, after the first call "
+                                          "and after the sustained rounds",
+                                 "burst": "an unmeasured window after a longer idle, then idle before every window"})]
+    text = report.markdown(new)
+    assert "the one the runtime picks for the problem" in text and "max(|ref|, rms(ref))" in text
+    assert "after one unmeasured one" in text and "device-side delay" in text
+    old = report.markdown([{k: v for k, v in FAKE[0].items() if k != "method"}])
+    assert "the one with the highest burst × sustained rate." in old and "max |d − ref| / max |ref|" in old
+    assert "after one unmeasured one" not in old and "runtime picks" not in old

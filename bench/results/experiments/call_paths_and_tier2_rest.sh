@@ -1,8 +1,9 @@
 #!/bin/bash
-# One device call (1 GPU, ~5 min): call_cuda12_paths.sh (each of cuda12.h's two 12.x paths timed alone under nvcc 13),
-# then, every rank on the one GPU, the tier-2 quick groups that the 1209Z call's budget left unrun (few_rows, stream_k,
-# pull_partials) and the new `trace` group (tests/gpu/trace_case.sh). Built here, carried (no build on the device):
-# build/tpgemm build/trace/tpgemm build/selftest/kernel_selftest build/selftest_pb/kernel_selftest
+# One device call (1 GPU, ~7 min): call_cuda12_paths.sh (each of cuda12.h's two 12.x paths timed alone under nvcc 13),
+# then, every rank on the one GPU, the new `trace` group (tests/gpu/trace_case.sh) and the tier-2 quick groups that the
+# 1209Z call's budget left unrun (few_rows, stream_k, pull_partials), then the local-GEMM benchmark's new method on its
+# three quick problems (bf16). Built here, carried (no build on the device): build/tpgemm build/trace/tpgemm
+# build/bench/local_gemm build/selftest/kernel_selftest build/selftest_pb/kernel_selftest
 # build/selftest_c12/kernel_selftest. From the repository root:
 #   bash bench/results/experiments/call_paths_and_tier2_rest.sh
 base=${OUT:-build/paths_and_tier2_rest}
@@ -16,4 +17,9 @@ for g in trace few_rows stream_k pull_partials; do
     tail -4 "$R/tier2_$g.log"
 done
 grep -h '"passed": false' "$R"/tier2_*/tier2.records.jsonl | cut -c1-600
+timeout 150 build/bench/local_gemm --quick --dtype bf16 --budget-s 110 --out "$R/local_gemm_quick.json" \
+    > "$R/local_gemm_quick.log" 2>&1; at "local_gemm --quick --dtype bf16" $?
+tail -8 "$R/local_gemm_quick.log"
+python3 -c "import json, sys; [print(r['name'], r['config'], r['published'], r['check'], r['max_error'], r['error'])
+             for r in json.load(open(sys.argv[1]))]" "$R/local_gemm_quick.json"
 cat "$OUT/summary.txt"
