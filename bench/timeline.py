@@ -231,7 +231,7 @@ def format_summary(doc: dict, summary: dict) -> str:
                      f"{s['consumer_lanes']} consumer lanes, busy {100 * s['busy_fraction']:.1f}%"
                      + (f", {s['dropped']} records dropped (cap)" if s["dropped"] else ""))
         for st, v in s["stages"].items():
-            sk = (f" ({v['sk_contributions']} stream-K contributions, {v['sk_finishers']} finishers)"
+            sk = (f" (of which {v['sk_contributions']} stream-K contributions, {v['sk_finishers']} finishers)"
                   if v["sk_contributions"] or v["sk_finishers"] else "")
             lines.append(f"  stage {st}: {v['tiles']} tile records{sk}, busy {100 * v['busy_fraction']:.1f}% "
                          f"(mainloop {100 * v['mainloop_fraction']:.1f}%), epilogue {v['epilogue_us']:.1f} us total; "

@@ -5,7 +5,7 @@ records, CTAs or tiles would show a call faster or emptier than it was, so each 
 - records dropped past a lane's cap
 - per device and stage, the stored tiles other than every tile of the stage once: tiles_m x tiles_n x l of the
   kernel's own tiling (trace_format.h), counted as distinct tile indices (a cooperative tile has one record per
-  warpgroup; a stream-K tile one per contributor)
+  warpgroup; a stream-K tile is stored by its finisher alone: its contributions' records say stored: false)
 - an epilogue or partial wait outside every tile of its lane (the nesting tile > epilogue > partial wait)."""
 from __future__ import annotations
 

@@ -457,6 +457,10 @@ def test_trace_build_accepts_trace_then_needs_gpus(tmp_path):
     r = run(exe, *shape, "--trace", str(tmp_path))  # not a regular file: left alone
     assert r.returncode == 3 and tmp_path.is_dir()
     assert "--trace" in run(exe, "--help").stdout
+    r = run(exe, *shape, "--trace", str(out), "--trace-cap", "2048")  # a cap parses, and the run needs its GPUs
+    assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr
+    r = run(exe, *shape, "--trace-cap", "2048")  # a cap of no trace
+    assert r.returncode == 2 and "--trace-cap 2048 sizes the trace buffer; it needs --trace" in r.stderr
 
 
 AB = ROOT / "bench" / "run_cli_ab.sh"

@@ -267,7 +267,7 @@ def test_stream_k_parts_are_counted_and_only_the_finisher_stores():
     assert (s[0]["sk_contributions"], s[0]["sk_finishers"]) == (1, 1)
     assert (s[1]["sk_contributions"], s[1]["sk_finishers"]) == (0, 0)
     text = timeline.format_summary(doc, timeline.summarize(doc))
-    assert "stage 0: 3 tile records (1 stream-K contributions, 1 finishers)" in text
+    assert "stage 0: 3 tile records (of which 1 stream-K contributions, 1 finishers)" in text
     assert "stage 1: 2 tile records, busy" in text
     assert problems(doc) == []
     doc["traceEvents"] = [e for e in doc["traceEvents"] if e["args"].get("stream_k") != "finisher"]

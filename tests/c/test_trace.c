@@ -397,6 +397,38 @@ TPG_TEST(lane_peak_is_the_largest_count) {
     free(d0);
 }
 
+/* The second trace's cap: the busiest lane of any device plus an eighth and 64, rounded up to 64, at most the limit;
+ * none where every lane fit. */
+TPG_TEST(a_second_trace_has_room_for_the_busiest_lane) {
+    size_t b0, b1;
+    void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 0);
+    tpg_trace_device d[2] = {{0, 0, d0, b0}, {1, 1, d1, b1}};
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 6, 65536), 0); /* the peak, 6, fit */
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 4, 65536), 128); /* 6 + 0 + 64 = 70 -> 128 */
+    cta(d1, 1)->count[2] = 528;                              /* rank 1: 528 + 66 + 64 = 658 -> 704 */
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 512, 65536), 704);
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 512, 600), 600); /* at most the limit */
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 600, 600), 0);   /* already there: no second trace */
+    cta(d1, 1)->count[2] = 0xffffffffu;                      /* no overflow on a wild count */
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 512, 65536), 65536);
+    TPG_EXPECT_EQ_INT(tpg_trace_cap_for(NULL, 0, 512, 65536), 0);
+    free(d0);
+    free(d1);
+}
+
+/* A cluster partner tile past the edge that was a stream-K contribution: neither stored nor placed. */
+TPG_TEST(a_contribution_past_the_edge_is_neither_stored_nor_placed) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    rec(d0, 1, 1, 0)->flags |= TPG_TRACE_F_NOT_STORED | TPG_TRACE_F_SK_CONTRIB; /* CTA 1's tile 5 */
+    char *j = converted_one(d0, b);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": -1, \"tn\": -1, \"batch\": -1, \"stored\": false, "
+                               "\"stream_k\": \"contribution\"");
+    free(j);
+    free(d0);
+}
+
 /* time zero is a %globaltimer value past 2^53: a string, so that a JSON reader's doubles keep every digit. */
 TPG_TEST(time_zero_is_a_string_of_every_digit) {
     size_t b;
@@ -414,4 +446,5 @@ TPG_TEST_MAIN(TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_c
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),
               TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward),
               TPG_CASE(stream_k_parts_are_labelled_and_not_stored), TPG_CASE(lane_peak_is_the_largest_count),
-              TPG_CASE(time_zero_is_a_string_of_every_digit))
+              TPG_CASE(time_zero_is_a_string_of_every_digit), TPG_CASE(a_second_trace_has_room_for_the_busiest_lane),
+              TPG_CASE(a_contribution_past_the_edge_is_neither_stored_nor_placed))

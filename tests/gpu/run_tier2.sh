@@ -346,11 +346,15 @@ one stream_k "m$((16 * TP))-one-hop/rs_tila_bf16_sk64_tp$TP" 0 --config "rs_tila
 # (every CTA, record and tile of the call; epilogues and partial waits inside their tiles): a ping-pong ring and a
 # cooperative all-gather at TP = $TP, all-gather copies in pieces, a 2x1 cluster whose last partner tile is past the
 # edge (17 tile rows), stream-K at TP = 1 and in the one-hop walk (contributions and finishers labelled), and a walk
-# of 528 units a CTA, past the default cap of 512 records a lane, which the CLI traces again with room for it.
+# of 528 units a CTA, past the default cap of 512 records a lane, which the CLI traces again with a cap of 704.
 trace_one() {
     local TPGEMM=tests/gpu/trace_case.sh # one() runs $TPGEMM
     one trace "$@"
 }
+if [ -z "${TIER2_GROUPS:-}" ] || [[ ",$TIER2_GROUPS," == *",trace,"* ]]; then
+    [ -x build/trace/tpgemm ] || ninja build/trace/tpgemm >/dev/null ||
+        echo "run_tier2.sh: build/trace/tpgemm does not build (the trace group's runs fail)" >&2
+fi
 TR=(--alpha 0.5 --beta 1 "${ITERS[@]}")
 TRS=(${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 1024 "${TR[@]}")
 trace_one "2048x3072x1024/rs_tila_bf16_tp$TP" 0 --config "rs_tila_bf16_tp$TP" "${TRS[@]}"

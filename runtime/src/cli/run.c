@@ -311,14 +311,14 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
  * behind other calls, as in steady state, not after an idle host-side pause), written as trace-event
  * JSON (trace_json.h). Prints where it went and the start barriers' exit offsets between devices.
  * The buffer holds --trace-cap records per CTA lane; without it TPG_TRACE_DEFAULT_CAP, and where a lane's walk
- * asked for more (its count keeps counting past the cap) the whole is traced once more with room for every record. */
+ * asked for more (its count keeps counting past the cap) the whole is traced once more with room for what it asked
+ * (tpg_trace_cap_for: at most TPG_CLI_MAX_TRACE_CAP); where that second buffer cannot be had, the first trace is
+ * written as it is, its dropped records said. */
 #define TRACE_WARM_CALLS 3
-#define TRACE_CAP_ROUND 64u
 
-/* Traces one call with `cap` records per lane and copies every rank's buffer into host[r] (the caller frees them). */
-static int traced_call(run_state *s, const tpg_cli_args *a, uint32_t cap, void *host[], tpg_trace_device dev[]) {
-    tpg_status st = tpg__trace_enable(s->op, cap);
-    if (st != TPG_OK) return step_failed("trace: enable", st, tpg_last_error(s->ctx));
+/* Traces one call into the buffers tpg__trace_enable made and copies every rank's into host[r] (the caller frees
+ * them). */
+static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[]) {
     for (int i = 0; i < TRACE_WARM_CALLS; i++)
         STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
     for (int r = 0; r < s->tp; r++)
@@ -326,7 +326,7 @@ static int traced_call(run_state *s, const tpg_cli_args *a, uint32_t cap, void *
     int rc = run_and_sync(s, 1, a);
     for (int r = 0; !rc && r < s->tp; r++) {
         size_t bytes = 0;
-        st = tpg__trace_read(s->op, r, NULL, &bytes);
+        tpg_status st = tpg__trace_read(s->op, r, NULL, &bytes);
         if (st == TPG_OK && !(host[r] = malloc(bytes))) st = TPG_ERR_OUT_OF_MEMORY;
         if (st == TPG_OK) st = tpg__trace_read(s->op, r, host[r], &bytes);
         if (st != TPG_OK) rc = step_failed("trace: read", st, tpg_last_error(s->ctx));
@@ -335,19 +335,35 @@ static int traced_call(run_state *s, const tpg_cli_args *a, uint32_t cap, void *
     return rc;
 }
 
-/* The cap that holds every rank's busiest lane with room to spare, rounded up (at most TPG_CLI_MAX_TRACE_CAP); 0 when
- * `cap` held it. The units a lane walks are the same every call, but not its flag waits: one record a run of copy
- * pieces seen together, which timing decides - hence an eighth more, and 64. */
-static uint32_t cap_needed(const tpg_trace_device dev[], int tp, uint32_t cap) {
-    uint32_t peak = 0;
-    for (int r = 0; r < tp; r++) {
-        const uint32_t p = tpg_trace_lane_peak(dev[r].buf, dev[r].bytes);
-        if (p > peak) peak = p;
+static void free_hosts(void *host[], int n) {
+    for (int r = 0; r < n; r++) free(host[r]), host[r] = NULL;
+}
+
+/* Where the first trace dropped records and no --trace-cap was given: the call traced again into buffers with room
+ * for them, which replace host / dev / *cap; 0, or the CLI's exit code of a call or read that failed. A buffer that
+ * cannot be had leaves the first trace (said on stderr). */
+static int trace_again(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[], uint32_t *cap) {
+    const uint32_t need = a->trace_cap ? 0 : tpg_trace_cap_for(dev, s->tp, *cap, TPG_CLI_MAX_TRACE_CAP);
+    if (!need) return 0;
+    fprintf(a->json ? stderr : stdout, "Trace: a lane's walk asked for more than %u records; traced again with "
+            "--trace-cap %u\n", *cap, need);
+    const tpg_status st = tpg__trace_enable(s->op, need);
+    if (st != TPG_OK) {
+        fprintf(stderr, "tpgemm: trace: no buffer of %u records a lane (%s: %s); the first trace is written\n", need,
+                tpg_status_string(st), tpg_last_error(s->ctx));
+        return 0;
     }
-    if (peak <= cap) return 0;
-    const uint64_t room = (uint64_t)peak + peak / 8 + TRACE_CAP_ROUND;
-    const uint64_t need = (room + TRACE_CAP_ROUND - 1) / TRACE_CAP_ROUND * TRACE_CAP_ROUND;
-    return need < TPG_CLI_MAX_TRACE_CAP ? (uint32_t)need : TPG_CLI_MAX_TRACE_CAP;
+    void *again[TPG_CLI_MAX_DEVICES] = {0};
+    tpg_trace_device dev2[TPG_CLI_MAX_DEVICES];
+    const int rc = traced_call(s, a, again, dev2);
+    if (rc) {
+        free_hosts(again, s->tp);
+        return rc;
+    }
+    free_hosts(host, s->tp);
+    for (int r = 0; r < s->tp; r++) host[r] = again[r], dev[r] = dev2[r];
+    *cap = need;
+    return 0;
 }
 
 static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
@@ -355,15 +371,10 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
     void *host[TPG_CLI_MAX_DEVICES] = {0};
     tpg_trace_device dev[TPG_CLI_MAX_DEVICES];
     uint32_t cap = a->trace_cap ? (uint32_t)a->trace_cap : TPG_TRACE_DEFAULT_CAP;
-    int rc = traced_call(s, a, cap, host, dev);
-    const uint32_t need = rc || a->trace_cap ? 0 : cap_needed(dev, s->tp, cap);
-    if (need) {
-        fprintf(a->json ? stderr : stdout, "Trace: a lane's walk asked for more than %u records; traced again with "
-                "--trace-cap %u\n", cap, need);
-        for (int r = 0; r < s->tp; r++) free(host[r]), host[r] = NULL;
-        cap = need;
-        rc = traced_call(s, a, cap, host, dev);
-    }
+    const tpg_status on = tpg__trace_enable(s->op, cap);
+    if (on != TPG_OK) return step_failed("trace: enable", on, tpg_last_error(s->ctx));
+    int rc = traced_call(s, a, host, dev);
+    if (!rc) rc = trace_again(s, a, host, dev, &cap);
     const tpg_status st = tpg__trace_disable(s->op);
     if (!rc && st != TPG_OK) rc = step_failed("trace: disable", st, tpg_last_error(s->ctx));
     if (!rc) {
@@ -396,8 +407,8 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                 fputc('\n', o);
                 if (sum.dropped)
                     fprintf(stderr, "tpgemm: trace: %lld records past a lane's cap of %u were not recorded: the "
-                                    "timeline lacks the last units of those lanes (a larger --trace-cap keeps them)\n",
-                            sum.dropped, cap);
+                                    "timeline lacks the last units of those lanes (%s)\n", sum.dropped, cap,
+                            cap < TPG_CLI_MAX_TRACE_CAP ? "a larger --trace-cap keeps them" : "the largest cap");
                 if (sum.silent_kernels || sum.ctas_dropped)
                     fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
                                     "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",
@@ -405,7 +416,7 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
             }
         }
     }
-    for (int r = 0; r < s->tp; r++) free(host[r]);
+    free_hosts(host, s->tp);
     return rc;
 }
 #endif

@@ -68,6 +68,18 @@ uint32_t tpg_trace_lane_peak(const void *buf, size_t bytes) {
     return peak;
 }
 
+uint32_t tpg_trace_cap_for(const tpg_trace_device *devs, int n, uint32_t cap, uint32_t max_cap) {
+    uint32_t peak = 0;
+    for (int i = 0; devs && i < n; i++) {
+        const uint32_t p = tpg_trace_lane_peak(devs[i].buf, devs[i].bytes);
+        if (p > peak) peak = p;
+    }
+    if (peak <= cap) return 0;
+    const uint64_t room = (uint64_t)peak + peak / 8 + 64, need = (room + 63) / 64 * 64;
+    const uint32_t c = need < max_cap ? (uint32_t)need : max_cap;
+    return c > cap ? c : 0; /* a cap already at the most: nothing to gain */
+}
+
 /* ---- output helpers ------------------------------------------------------------------------------ */
 
 typedef struct out {

@@ -62,6 +62,12 @@ int tpg_trace_check(const void *buf, size_t bytes, char *msg, size_t msg_bytes);
  * that would have held the whole walk. 0 for a malformed buffer or one no CTA wrote. */
 uint32_t tpg_trace_lane_peak(const void *buf, size_t bytes);
 
+/* The cap for a second trace of a call whose n buffers were written with `cap` records a lane: 0 when no lane asked
+ * for more (or cap is max_cap already); else the largest lane peak plus an eighth and 64, rounded up to 64, at most
+ * max_cap. The units a lane
+ * walks are the same every call, its flag waits are not (one record a run of copy pieces seen together: timing). */
+uint32_t tpg_trace_cap_for(const tpg_trace_device *devs, int n, uint32_t cap, uint32_t max_cap);
+
 /* Writes the JSON of n devices (1..TPG_TRACE_MAX_DEVICES) to f and fills *sum (may be NULL). Returns 0,
  * or -1 with a message (nothing useful written) when a buffer is malformed. */
 int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_device *devs, int n,
