@@ -7,7 +7,8 @@
  *   lt.c        cuBLASLt: one D = A.B^T plan with the heuristic's top algorithm
  *   nvml.c      NVML through dlopen (energy, SM clock, power), so nothing links libnvidia-ml
  *   energy.c    power fitted from the energy counter, sampled by a thread while a window runs
- *   compare.cu  max|d - ref| / max|ref| on the device (outputs are GiB; no host copy)
+ *   compare.cu  max |d - ref| / max(|ref|, rms(ref)) on the device (outputs are GiB; no host copy), and the
+ *               device-side delay that starts a short window
  *   local_gemm.c  the measurement: check, interleaved burst and sustained windows
  *   main.c      records, GPU checks (exit 3 without a Hopper GPU), budget, JSON, table
  */
@@ -100,7 +101,8 @@ typedef struct bench_variant {
     int check;           /* 1 pass, 0 fail, -1 not checked (cuBLAS itself, or an error) */
     double max_error;    /* max |d - ref| / max(|ref|, rms(ref)) against cuBLAS's output (bench_compare), after the
                             first call and again after the sustained rounds: the larger */
-    char error[256];
+    char check_note[160]; /* why the check failed ("" when it did not): non-finite outputs or the error above eps */
+    char error[256];      /* why the variant was dropped (a launch or sync failure): a runtime error, not a check's */
 } bench_variant;
 
 typedef struct bench_record {
@@ -116,6 +118,8 @@ typedef struct bench_record {
     int cublas_ref_check;
     char cublas_algo[128];
     int burst_calls;
+    int late_windows;    /* short windows whose device-side delay ended before their calls were queued: their first
+                            event then holds host launch latency (WINDOW_DELAY_US too short on this host) */
     char error[256];     /* why the run stopped, "" if it did not */
 } bench_record;
 

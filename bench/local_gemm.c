@@ -2,15 +2,18 @@
  * against cuBLASLt on the local GEMM of each problem, one GPU, one process, the same A/B buffers.
  * Method (measured-anchors.md, "The power cap"): the card holds 1980 MHz only in bursts and sits at its
  * 700 W cap under sustained load, so variants are never timed one cold and one hot:
- *   burst:     REPS x every variant { sleep cool_s; one short window } (rotated order), median per variant.
- *              Every window follows the same idle: timing the variants back to back after one cool-down
- *              made the first one the coolest, and the ratios followed the order (the 2026-11-30 runs:
- *              cuBLAS first in two of three repetitions, every tpgemm config lower the later it ran).
+ *   burst:     one unmeasured window after a longer idle, then REPS x every variant { sleep cool_s; one short
+ *              window } (rotated order), median per variant. Every window follows the same idle and another
+ *              burst: timing the variants back to back after one cool-down made the first one the coolest, and
+ *              the ratios followed the order (the 2026-11-30 runs: cuBLAS first in two of three repetitions,
+ *              every tpgemm config lower the later it ran). A short window's first event waits behind a
+ *              device-side delay while the host queues its calls (WINDOW_DELAY_US), so it holds no launch latency.
  *   sustained: one unmeasured heat window, then ROUNDS x { every variant >= sustained_s of back-to-back
  *              calls, no idle between windows }: median of the chunk rates, with joules per call from
  *              the power fitted while the window ran (energy.c says why not a before/after delta).
  * Flow per (problem, dtype): alloc + fill (tpg_fill, seeded hash, never zeros) -> plans -> check (poisoned
- * outputs; cuBLAS vs the fp32 reference, each tpgemm kernel vs cuBLAS) -> warm-up -> burst -> sustained. */
+ * outputs; cuBLAS vs the fp32 reference, each tpgemm kernel vs cuBLAS) -> warm-up -> burst -> sustained ->
+ * recheck (each tpgemm D against cuBLAS's again) -> the config published (bench_publish: the runtime's pick). */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -26,6 +29,7 @@ struct bench_env {
     tpg_ctx *tpg;
     cudaStream_t s;
     cudaEvent_t ev[BENCH_CHUNKS + 1];
+    int late_windows; /* delayed windows whose delay ended before the host had queued their calls (this record) */
 };
 typedef struct bench_env env;
 
@@ -108,6 +112,7 @@ static int timed_calls(env *E, impl *im, int calls, int chunks, int delayed, dou
         e = cudaEventRecord(E->ev[c + 1], E->s);
     }
     if (e != cudaSuccess) return cuda_err(err, cap, "cudaEventRecord", e);
+    if (delayed && cudaEventQuery(E->ev[0]) == cudaSuccess) E->late_windows++; /* the window holds host latency */
     if (clk) { /* the last chunk running (one chunk: its calls, past the delay) */
         if ((chunks > 1 || delayed) && (e = cudaEventSynchronize(E->ev[chunks > 1 ? chunks - 1 : 0])) != cudaSuccess)
             return cuda_err(err, cap, "cudaEventSynchronize", e);
@@ -191,9 +196,11 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
     return 0;
 }
 
-/* Variant v's D against cuBLAS's (bench_compare's metric, the CLI's): its check and max_error, the larger of this and
- * any earlier comparison; `when` names the comparison in the variant's error. -1 when the comparison itself failed. */
-static int compare_with_cublas(env *E, bench_record *r, impl *im, int v, const char *when) {
+/* Variant v's D against cuBLAS's (bench_compare's metric, the CLI's). The first comparison (first != 0) sets the
+ * variant's check and max_error, a later one can only fail the check and raise the error; a failed check says why in
+ * check_note, `when` naming the comparison (a check failure, not a variant error: exit 1, not 5). -1 when the
+ * comparison itself could not run (r->error). */
+static int compare_with_cublas(env *E, bench_record *r, impl *im, int v, int first, const char *when) {
     bench_variant *V = &r->var[v];
     const size_t nel = (size_t)(r->p->m * r->p->n);
     double err, rms;
@@ -203,12 +210,14 @@ static int compare_with_cublas(env *E, bench_record *r, impl *im, int v, const c
         return -1;
     const double e = bad ? INFINITY : rms > 0 ? err : NAN;
     const int ok = !bad && rms > 0 && e <= r->eps;
-    if (V->check != 0) V->check = ok; /* a failed comparison stays failed */
-    if (isnan(e) || (!isnan(V->max_error) && e > V->max_error)) V->max_error = e; /* NAN and INFINITY stick */
-    if (!ok && !V->error[0]) {
-        if (bad) snprintf(V->error, sizeof V->error, "%s: %llu non-finite outputs (unwritten, or NaN/Inf) vs cuBLAS",
-                          when, bad);
-        else snprintf(V->error, sizeof V->error, "%s: error %.3g vs cuBLAS above eps %.3g", when, e, r->eps);
+    if (first || isnan(e) || (!isnan(V->max_error) && e > V->max_error)) V->max_error = e; /* NAN, INFINITY stick */
+    if (first || V->check == 1) V->check = ok;
+    if (!ok && !V->check_note[0]) {
+        if (bad) snprintf(V->check_note, sizeof V->check_note, "%s: %llu non-finite outputs (unwritten, or NaN/Inf) "
+                          "vs cuBLAS", when, bad);
+        else if (!(rms > 0)) snprintf(V->check_note, sizeof V->check_note, "%s: cuBLAS's D holds no finite nonzero "
+                                      "value to compare with", when);
+        else snprintf(V->check_note, sizeof V->check_note, "%s: error %.3g vs cuBLAS above eps %.3g", when, e, r->eps);
     }
     return 0;
 }
@@ -243,8 +252,7 @@ static int check(env *E, bench_record *r, impl *im) {
             r->cublas_ref_check = rr.nonfinite == 0 && rr.max_error <= r->eps;
             continue;
         }
-        V->check = -1, V->max_error = 0.0; /* the first comparison sets both */
-        if (compare_with_cublas(E, r, im, v, "first call")) return -1;
+        if (compare_with_cublas(E, r, im, v, 1, "first call")) return -1;
     }
     return 0;
 }
@@ -254,7 +262,7 @@ static int check(env *E, bench_record *r, impl *im) {
 static int recheck(env *E, bench_record *r, impl *im) {
     if (!im[0].ok) return 0;
     for (int v = 1; v < r->nvar; v++)
-        if (im[v].ok && r->var[v].check == 1 && compare_with_cublas(E, r, im, v, "after the sustained rounds"))
+        if (im[v].ok && r->var[v].check == 1 && compare_with_cublas(E, r, im, v, 0, "after the sustained rounds"))
             return -1;
     return 0;
 }
@@ -399,7 +407,9 @@ void bench_run_one(env *E, bench_record *r) {
         goto out;
     }
     if (setup(E, r, im, A, B) || check(E, r, im)) goto out;
+    E->late_windows = 0;
     measure(E, r, im);
+    r->late_windows = E->late_windows;
     (void)recheck(E, r, im); /* a failed comparison is in r->error */
 out:
     bench_publish(r);

@@ -206,6 +206,7 @@ int main(int argc, char **argv) {
             const bench_variant *V = &rec[i].var[v];
             fails += V->check == 0;
             if (V->error[0]) printf("    %s: %s\n", V->config, V->error);
+            if (V->check_note[0]) printf("    %s: check failed, %s\n", V->config, V->check_note);
             _Static_assert(BENCH_ROUNDS >= 2, "the A/A line reads rounds 0 and 1");
             if (V->control) /* the same kernel last (round 0) and first (round 1): what the order alone does */
                 printf("    A/A control / cuBLAS: sustained %.3f, joules %.3f; round 0 (control last) %.3f, round 1 "

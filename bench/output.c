@@ -44,6 +44,9 @@ static void jvariant(FILE *f, const bench_variant *v) {
     }
     fputs("], \"check\": ", f), jcheck(f, v->check);
     fputs(", \"max_error\": ", f), jnum(f, v->max_error);
+    fputs(", \"check_note\": ", f);
+    if (v->check_note[0]) tpg__json_string(f, v->check_note);
+    else fputs("null", f);
     fputs(", \"error\": ", f);
     if (v->error[0]) tpg__json_string(f, v->error);
     else fputs("null", f);
@@ -81,7 +84,8 @@ static void jrecord(FILE *f, const bench_record *r, const bench_meta *m) {
     fputs(", \"cublas_ref_error\": ", f), jnum(f, r->cublas_ref_error);
     fputs(", \"cublas_ref_check\": ", f), jcheck(f, r->cublas_ref_check);
     fputs(", \"cublas_algo\": ", f), tpg__json_string(f, r->cublas_algo);
-    fprintf(f, ",\n   \"burst_calls\": %d, \"clocks\": {\"tpgemm_burst_mhz\": [", r->burst_calls);
+    fprintf(f, ",\n   \"burst_calls\": %d, \"late_windows\": %d, \"clocks\": {\"tpgemm_burst_mhz\": [", r->burst_calls,
+            r->late_windows);
     for (int i = 0; i < BENCH_BURST_REPS; i++)
         fputs(i ? ", " : "", f), jnum(f, tp && tp->burst_clock_mhz[i] ? tp->burst_clock_mhz[i] : NAN);
     fputs("], \"cublas_burst_mhz\": [", f);

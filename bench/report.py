@@ -123,6 +123,11 @@ def check_cell(r):
     return cell
 
 
+def config_cell(r):
+    """The config shown; "(best)" where the run published the best of its variants, not the runtime's pick."""
+    return (r["config"] or "–") + (" (best)" if r.get("published") == "best" else "")
+
+
 def table(records):
     head = ("| problem | op | local M×N×K | dtype | config | tpgemm burst | cuBLAS burst | ratio burst "
             "| tpgemm sust. | cuBLAS sust. | ratio sust. | tpgemm J | cuBLAS J | J ratio | check (max err) |")
@@ -131,7 +136,7 @@ def table(records):
     for r in sorted(records, key=lambda r: order.index(r["dtype"])):  # stable: one block per dtype
         rb, rs, rj = (ratio(r, num, den) for _, num, den in RATIOS)
         lines.append(
-            f"| {r['name']} | {r.get('op', '')} | {r['M']}×{r['N']}×{r['K']} | {r['dtype']} | {r['config'] or '–'} "
+            f"| {r['name']} | {r.get('op', '')} | {r['M']}×{r['N']}×{r['K']} | {r['dtype']} | {config_cell(r)} "
             f"| {fmt(r['tpgemm_tflops'], '.1f')} | {fmt(r['cublas_tflops'], '.1f')} | {fmt(rb, '.3f')} "
             f"| {fmt(r['tpgemm_sustained_tflops'], '.1f')} | {fmt(r['cublas_sustained_tflops'], '.1f')} "
             f"| {fmt(rs, '.3f')} | {fmt(r['tpgemm_joules'], '.4g')} | {fmt(r['cublas_joules'], '.4g')} "
@@ -173,7 +178,7 @@ BURST = ("burst", "unmeasured",
          "median of 3 short windows per variant, each after ≥ 1 s idle")
 PUBLISHED = ("best", "pick",
              "the one the runtime picks for the problem (tpg_config_pick at TP = 1), where a variant runs it, else "
-             "the one with the highest burst × sustained rate",
+             "the one with the highest burst × sustained rate, marked (best)",
              "the one with the highest burst × sustained rate")
 
 

@@ -426,6 +426,8 @@ def test_a_record_publishes_the_runtimes_pick(bench_bin, tmp_path):
     assert res.returncode == 0, res.stderr
     picked = {r["name"]: (r["config"], r["published"]) for r in json.loads(out.read_text())}
     assert set(picked.values()) == {("ag_rota_bf16_tp1", "best")}, picked
+    report = load_report()
+    assert "| ag_rota_bf16_tp1 (best) |" in report.table(json.loads(out.read_text()))  # the row says it
 
 
 def test_the_table_text_says_which_config_and_check_and_burst_method():
