@@ -210,6 +210,7 @@ def summarize(doc: dict) -> dict:
             "barriers": [(e["name"], e["ts"], e["dur"]) for e in d["barriers"]],
             "copies": [(e["name"], e["ts"], e["dur"]) for e in d["copies"]],
             "dropped": info.get("dropped", 0),
+            "timer_step_ns": info.get("timer_step_ns"),  # trace version 3: the %globaltimer's step on this device
         }
     return out
 
@@ -229,7 +230,8 @@ def format_summary(doc: dict, summary: dict) -> str:
         b, e = s["window_us"]
         lines.append(f"{s['name']}: kernel {b:.1f} .. {e:.1f} us ({e - b:.1f} us), {s['ctas']} CTAs, "
                      f"{s['consumer_lanes']} consumer lanes, busy {100 * s['busy_fraction']:.1f}%"
-                     + (f", {s['dropped']} records dropped (cap)" if s["dropped"] else ""))
+                     + (f", {s['dropped']} records dropped (cap)" if s["dropped"] else "")
+                     + (f", timer step {s['timer_step_ns']} ns" if s.get("timer_step_ns") else ""))
         for st, v in s["stages"].items():
             sk = (f" (of which {v['sk_contributions']} stream-K contributions, {v['sk_finishers']} finishers)"
                   if v["sk_contributions"] or v["sk_finishers"] else "")

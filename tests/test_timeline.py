@@ -272,3 +272,12 @@ def test_stream_k_parts_are_counted_and_only_the_finisher_stores():
     assert problems(doc) == []
     doc["traceEvents"] = [e for e in doc["traceEvents"] if e["args"].get("stream_k") != "finisher"]
     assert "rank 0 stage 0: 1 distinct stored tiles of 2" in problems(doc)  # the contribution alone stores nothing
+
+
+def test_the_summary_gives_each_devices_timer_step():
+    """Trace version 3 gives each device's %globaltimer step (trace_json.c): the summary says it; older files, not."""
+    doc = fake_trace()
+    doc["tpgemm"]["devices"][0]["timer_step_ns"] = 32
+    text = timeline.format_summary(doc, timeline.summarize(doc))
+    assert "busy 87.5%, 3 records dropped (cap), timer step 32 ns" in text
+    assert "timer step" not in timeline.format_summary(fake_trace(), timeline.summarize(fake_trace()))

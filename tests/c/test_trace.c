@@ -436,6 +436,13 @@ TPG_TEST(time_zero_is_a_string_of_every_digit) {
     char *j = converted_one(d0, b);
     TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"time_zero_ns\": \"1796320571869771968\"");
+    /* make_device's times (t[5], not a time the step reads, aside) are whole microseconds apart: the timer's step */
+    TPG_EXPECT_STR_CONTAINS(j, "\"timer_step_ns\": 1000}");
+    free(j);
+    cta(d0, 0)->t_start += 32; /* one time 32 ns off the microseconds: the step is their GCD, 8 */
+    j = converted_one(d0, b);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"timer_step_ns\": 8}");
     free(j);
     free(d0);
 }

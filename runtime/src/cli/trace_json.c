@@ -125,30 +125,46 @@ static void span(out *o, const char *name, const char *cat, int pid, int track, 
             "\"args\": {%s}}", cat, pid, tid_of(pid, track), b, d, args ? args : "");
 }
 
-static void consider(uint64_t *lo, uint64_t *hi, uint64_t t) {
-    if (!t) return;
-    if (!*lo || t < *lo) *lo = t;
-    if (t > *hi) *hi = t;
+/* The timestamps of one device: earliest, latest (0 if none), and the greatest common divisor of their differences,
+ * the step its %globaltimer advanced by (32 ns to 1 us by GPU and driver; 0 with fewer than two distinct times). */
+typedef struct time_span {
+    uint64_t lo, hi, step;
+} time_span;
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+    while (b) {
+        const uint64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
 }
 
-/* Earliest and latest timestamps of one device (0 if none). */
-static void device_range(const tpg_trace_header *h, uint64_t *lo, uint64_t *hi) {
+static void consider(time_span *s, uint64_t t) {
+    if (!t) return;
+    if (s->lo) s->step = gcd_u64(s->step, t > s->lo ? t - s->lo : s->lo - t);
+    if (!s->lo || t < s->lo) s->lo = t;
+    if (t > s->hi) s->hi = t;
+}
+
+static time_span device_times(const tpg_trace_header *h) {
+    time_span s = {0, 0, 0};
     for (int m = 0; m < 2; m++)
-        for (int i = 0; i < 3; i++) consider(lo, hi, h->barrier[m][i]);
+        for (int i = 0; i < 3; i++) consider(&s, h->barrier[m][i]);
     for (uint32_t c = 0; c < h->ctas; c++) {
         const tpg_trace_cta *cta = cta_of(h, c);
         if (cta->written != TPG_TRACE_MAGIC) continue;
-        consider(lo, hi, cta->t_start);
+        consider(&s, cta->t_start);
         for (int l = 0; l < TPG_TRACE_LANES; l++) {
-            consider(lo, hi, cta->lane_end[l]);
+            consider(&s, cta->lane_end[l]);
             for (uint32_t i = 0; i < lane_records(h, cta, l); i++) {
                 const tpg_trace_rec *r = rec_of(h, cta, l, i);
                 /* a load record's t[3], t[4] are cycle counts, not times (trace_format.h) */
                 const int times = r->kind == TPG_TRACE_REC_LOADS ? 3 : 5;
-                for (int j = 0; j < times; j++) consider(lo, hi, r->t[j]);
+                for (int j = 0; j < times; j++) consider(&s, r->t[j]);
             }
         }
     }
+    return s;
 }
 
 #define MAX_STAGES 8
@@ -330,15 +346,15 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
 
 static void device_info(out *o, const tpg_trace_device *d, int first) {
     const tpg_trace_header *h = header_of(d->buf);
-    uint64_t kb = 0, ke = 0, written = 0, records = 0, dropped = 0;
+    uint64_t written = 0, records = 0, dropped = 0;
+    time_span starts = {0, 0, 0}, ends = {0, 0, 0}; /* the kernel's window: first CTA start, last lane end */
     for (uint32_t c = 0; c < h->ctas; c++) {
         const tpg_trace_cta *cta = cta_of(h, c);
         if (cta->written != TPG_TRACE_MAGIC) continue;
         written++;
-        uint64_t dummy = 0;
-        consider(&kb, &dummy, cta->t_start);
+        consider(&starts, cta->t_start);
         for (int l = 0; l < TPG_TRACE_LANES; l++) {
-            consider(&dummy, &ke, cta->lane_end[l]);
+            consider(&ends, cta->lane_end[l]);
             records += lane_records(h, cta, l);
             if (cta->count[l] > h->cap) dropped += cta->count[l] - h->cap;
         }
@@ -350,8 +366,10 @@ static void device_info(out *o, const tpg_trace_device *d, int first) {
             ", \"ctas_dropped\": %u, ",
             first ? "" : ", ", d->rank, d->device, h->grid, written, h->cap, h->tiles_m, h->tiles_n, h->k_blocks,
             h->num_stages, h->bm, h->bn, h->cluster, h->pingpong, records, dropped, h->ctas_dropped);
-    fprintf(o->f, "\"kernel_begin_us\": %.3f, \"kernel_end_us\": %.3f, \"start_barrier_exit_us\": %.3f}",
-            kb ? us(o, kb) : -1.0, ke ? us(o, ke) : -1.0, h->barrier[0][2] ? us(o, h->barrier[0][2]) : -1.0);
+    const uint64_t kb = starts.lo, ke = ends.hi;
+    fprintf(o->f, "\"kernel_begin_us\": %.3f, \"kernel_end_us\": %.3f, \"start_barrier_exit_us\": %.3f, "
+            "\"timer_step_ns\": %" PRIu64 "}", kb ? us(o, kb) : -1.0, ke ? us(o, ke) : -1.0,
+            h->barrier[0][2] ? us(o, h->barrier[0][2]) : -1.0, device_times(h).step);
 }
 
 int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_device *devs, int n,
@@ -386,10 +404,9 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
         sum->start_exit_offset_us[i] = (double)offset * 1e-3; /* reported as measured, shifted or not */
         sum->ctas_dropped += h->ctas_dropped;
         sum->silent_kernels += h->kernel_written != TPG_TRACE_MAGIC;
-        uint64_t dlo = 0, dhi = 0;
-        device_range(h, &dlo, &dhi);
-        if (!dlo) continue;
-        const int64_t a = (int64_t)(dlo - exit0) - shift[i], b = (int64_t)(dhi - exit0) - shift[i];
+        const time_span t = device_times(h);
+        if (!t.lo) continue;
+        const int64_t a = (int64_t)(t.lo - exit0) - shift[i], b = (int64_t)(t.hi - exit0) - shift[i];
         if (!any || a < lo) lo = a;
         if (!any || b > hi) hi = b;
         any = 1;

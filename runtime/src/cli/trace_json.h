@@ -12,7 +12,9 @@
  *   Tile slices are named "stage S" (viewers colour by name), a stream-K contribution "stage S stream-K part" (args
  *   stream_k "contribution", stored false: its finisher, stream_k "finisher", stores the tile); ts/dur in
  *   microseconds relative to the earliest timestamp of any device on the aligned axis, whose %globaltimer value is
- *   tpgemm.time_zero_ns, a string of digits (it passes 2^53, where a JSON reader's doubles round).
+ *   tpgemm.time_zero_ns, a string of digits (it passes 2^53, where a JSON reader's doubles round). Times print
+ *   with 3 decimals (ns); each device's tpgemm.devices[].timer_step_ns is the step its %globaltimer advanced by
+ *   (the GCD of its times' differences: 32 ns to 1 us by GPU and driver), below which the decimals are noise.
  * Clocks: %globaltimer is per GPU, and the GPUs' timers disagree by up to hundreds of microseconds. The
  * start barriers of all ranks exit together by construction (each waits for every other's arrival), so
  * the writer takes each rank's times back by its start-exit minus rank 0's (tpgemm.aligned =
