@@ -92,6 +92,7 @@ static int finish(env *E, impl *im, char *err, size_t cap) {
  * (at most 20 of ~2-10 us each): otherwise the window held the first call's host launch latency, 4-8% of a window at
  * decode sizes. */
 #define WINDOW_DELAY_US 500.0
+#define BURST_MAX_CALLS 20 /* a burst window's calls: ~burst_ms of cuBLAS's, 3..this */
 
 /* `calls` back-to-back calls split into `chunks` event-timed chunks. rate[c] = TFLOP/s of chunk c. With
  * clk != NULL, reads SM clock and power while the last chunk still runs (the state under load); with one
@@ -137,8 +138,10 @@ static int window(env *E, impl *im, int calls, int chunks, double flops, double 
                   double *pw, double *watts, char *err, size_t cap) {
     const int sampling = watts && !bench_energy_start();
     const double t0 = bench_now_s();
-    /* one chunk: a short window (burst, sizing) or the heat window, which the delay does not hurt */
-    const int rc = timed_calls(E, im, calls, chunks, chunks == 1, flops, rate, secs, clk, pw, err, cap);
+    /* delayed: the short windows (burst, sizing), not the heat window (unmeasured; thousands of calls, which no delay
+     * would cover) nor the sustained ones (several chunks) */
+    const int short_window = chunks == 1 && calls <= BURST_MAX_CALLS;
+    const int rc = timed_calls(E, im, calls, chunks, short_window, flops, rate, secs, clk, pw, err, cap);
     if (watts) {
         const bench_energy_step *steps = NULL;
         const int n = sampling ? bench_energy_stop(&steps) : 0;
@@ -289,7 +292,7 @@ static void measure(env *E, bench_record *r, impl *im) {
     }
     /* One burst length for every variant, from cuBLAS's speed: ~burst_ms, 3..20 calls. */
     r->burst_calls = (int)lround(a->burst_ms * 1e-3 / (secs / 3));
-    r->burst_calls = r->burst_calls < 3 ? 3 : r->burst_calls > 20 ? 20 : r->burst_calls;
+    r->burst_calls = r->burst_calls < 3 ? 3 : r->burst_calls > BURST_MAX_CALLS ? BURST_MAX_CALLS : r->burst_calls;
     /* After the previous problem's sustained rounds a longer idle, then one unmeasured burst window: every measured
      * window then follows cool_s of idle after another burst window, the first one (cuBLAS's) included. */
     sleep_s(2 * a->cool_s);
