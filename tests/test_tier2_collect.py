@@ -121,3 +121,22 @@ def test_a_quick_tier2_run_keeps_off_the_full_runs_record_name(tmp_path):
         # exit status 1 here: the fake lists no configs and this machine has no compute-sanitizer
         assert res.returncode in (0, 1) and "wrote " + str(out / name) in res.stdout, res.stdout[-2000:]
         assert sorted(p.name for p in out.glob("tier2*.json")) == [name], list(out.iterdir())
+
+
+def test_stderr_is_kept_for_a_failed_run_or_always_when_asked(tmp_path):
+    """A passing run's stderr is dropped unless --stderr always (the trace group keeps its timeline summary)."""
+    def run(d, *extra, stdout=json.dumps(GOOD)):
+        d.mkdir()
+        out, err, recs = d / "run.out", d / "run.err", d / "recs.jsonl"
+        out.write_text(stdout)
+        err.write_text("rank 0 (cuda 0): kernel 0.0 .. 10.0 us\ncheck: the timeline is whole\n")
+        subprocess.run([sys.executable, str(COLLECT), "add", str(recs), "trace", "l", "0", "1.0", str(out), str(err),
+                        *extra, "--", "tests/gpu/trace_case.sh"], check=True, capture_output=True, text=True)
+        return json.loads(recs.read_text().splitlines()[0])
+    assert run(tmp_path / "a")["stderr_tail"] == ""
+    kept = run(tmp_path / "b", "--stderr", "always")
+    assert kept["passed"] and "check: the timeline is whole" in kept["stderr_tail"]
+    assert "check: the timeline is whole" in run(tmp_path / "c", stdout="")["stderr_tail"]  # failed: kept anyway
+    bad = subprocess.run([sys.executable, str(COLLECT), "add", str(tmp_path / "r.jsonl"), "g", "l", "0", "1", "x", "y",
+                          "--stderr", "sometimes", "--", "c"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--stderr failed|always" in bad.stderr

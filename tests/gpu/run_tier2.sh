@@ -125,7 +125,7 @@ one() {
     RUN_PID=""
     t1=$(date +%s.%N)
     $COLLECT add "$RECORDS" "$group" "$label" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" "$OUT/run.out" "$OUT/run.err" \
-        $log -- "${cmd[@]}"
+        $log ${TIER2_STDERR:+--stderr "$TIER2_STDERR"} -- "${cmd[@]}"
 }
 
 RUN_PID=""
@@ -349,6 +349,7 @@ one stream_k "m$((16 * TP))-one-hop/rs_tila_bf16_sk64_tp$TP" 0 --config "rs_tila
 # of 528 units a CTA, past the default cap of 512 records a lane, which the CLI traces again with a cap of 704.
 trace_one() {
     local TPGEMM=tests/gpu/trace_case.sh # one() runs $TPGEMM
+    local TIER2_STDERR=always            # and keeps the timeline's summary (stderr) in the record
     one trace "$@"
 }
 if [ -z "${TIER2_GROUPS:-}" ] || [[ ",$TIER2_GROUPS," == *",trace,"* ]]; then

@@ -2,12 +2,15 @@
 writes the final tier2.json (sanitizers.json) plus a summary table.
 
     python3 tests/gpu/tier2_collect.py add RECORDS GROUP LABEL RC SECONDS STDOUT STDERR [SANITIZER_LOG]
-                                           [--expect clean|reported|coverage] [--kind json|plain] -- CMD...
+                                           [--expect clean|reported|coverage] [--kind json|plain]
+                                           [--stderr failed|always] -- CMD...
     python3 tests/gpu/tier2_collect.py finish RECORDS OUT_JSON
 
 --kind json (default): build/tpgemm --json output, judged by exit status, reference check and determinism;
 plain: the exit status alone. --expect (with a sanitizer log): clean (default) - the tool must find nothing;
 reported - it must find something (a canary's broken form); coverage - recorded either way, as "coverage".
+--stderr: the record keeps the tail of stderr for a failed run (default) or always (the trace group: its timeline
+summary is on stderr).
 """
 import datetime
 import json
@@ -73,11 +76,13 @@ def run_verdict(rc, result, parse_error, err):
 def add(argv):
     sep = argv.index("--")
     head, cmd = argv[:sep], argv[sep + 1:]
-    opts = {"--expect": "clean", "--kind": "json"}
+    opts = {"--expect": "clean", "--kind": "json", "--stderr": "failed"}
     while len(head) >= 2 and head[-2] in opts:
         opts[head[-2]] = head[-1]
         head = head[:-2]
     expect, kind = opts["--expect"], opts["--kind"]
+    if opts["--stderr"] not in ("failed", "always"):
+        raise SystemExit(f"tier2_collect.py: --stderr failed|always, got {opts['--stderr']!r}")
     records, group, label, rc, seconds, out, err = head[:7]
     san_log = head[7] if len(head) > 7 else ""
     rc = int(rc)
@@ -104,7 +109,7 @@ def add(argv):
     rec = {
         "group": group, "label": label, "command": shlex.join(cmd), "exit_code": rc,
         "seconds": round(float(seconds), 2), "passed": passed, "reason": reason or None,
-        "result": result, "stderr_tail": tail(err, 1500) if not passed else "",
+        "result": result, "stderr_tail": tail(err, 1500) if not passed or opts["--stderr"] == "always" else "",
     }
     if san_log:
         rec["expect"] = expect
