@@ -173,8 +173,8 @@ def _by_method(records, describe):
 # the row shows the runtime's pick (the record's `published` says where no variant ran it), not the fastest config on
 # the windows shown.
 BURST = ("burst", "unmeasured",
-         "median of 3 short windows per variant after one unmeasured one, each after ≥ 1 s idle, its first event "
-         "behind a device-side delay while the host queues its calls",
+         "median of 3 short windows per variant, after one unmeasured window a problem, each after ≥ 1 s idle, its "
+         "first event behind a device-side delay while the host queues its calls",
          "median of 3 short windows per variant, each after ≥ 1 s idle")
 PUBLISHED = ("best", "pick",
              "the one the runtime picks for the problem (tpg_config_pick at TP = 1), where a variant runs it, else "

@@ -450,7 +450,7 @@ def test_the_table_text_says_which_config_and_check_and_burst_method():
                                  "burst": "an unmeasured window after a longer idle, then idle before every window"})]
     text = report.markdown(new)
     assert "the one the runtime picks for the problem" in text and "max(|ref|, rms(ref))" in text
-    assert "after one unmeasured one" in text and "device-side delay" in text
+    assert "after one unmeasured window a problem" in text and "device-side delay" in text
     old = report.markdown([{k: v for k, v in FAKE[0].items() if k != "method"}])
     assert "the one with the highest burst × sustained rate." in old and "max |d − ref| / max |ref|" in old
-    assert "after one unmeasured one" not in old and "runtime picks" not in old
+    assert "unmeasured window a problem" not in old and "runtime picks" not in old
