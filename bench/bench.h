@@ -10,6 +10,7 @@
  *   compare.cu  max |d - ref| / max(|ref|, rms(ref)) on the device (outputs are GiB; no host copy), and the
  *               device-side delay that starts a short window
  *   local_gemm.c  the measurement: check, interleaved burst and sustained windows
+ *   verdict.c   a variant's check from the comparison's numbers (pure C: testable without a GPU)
  *   main.c      records, GPU checks (exit 3 without a Hopper GPU), budget, JSON, table
  */
 #ifndef TPG_BENCH_H
@@ -133,6 +134,12 @@ typedef struct bench_env bench_env;
 bench_env *bench_env_new(const bench_args *a, tpg_ctx *tpg, char *err, size_t cap);
 void bench_env_free(bench_env *E);
 void bench_run_one(bench_env *E, bench_record *r); /* fills r (numbers, checks, error) */
+/* A comparison of variant V's D with cuBLAS's (bench_compare: err, rms, bad non-finite elements) against eps, merged
+ * into V: the first one (first != 0) sets V->check and V->max_error, a later one can only fail a passed check and
+ * raise the error (a NAN or INFINITY sticks); a failed check says why in V->check_note (`when` names the comparison),
+ * the first failure's note kept. */
+void bench_merge_check(bench_variant *V, double err, double rms, unsigned long long bad, double eps, int first,
+                       const char *when);
 /* Sets r->best, the config published: the runtime's pick where a variant runs it, else the best (local_gemm.c). */
 void bench_publish(bench_record *r);
 

@@ -199,10 +199,8 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
     return 0;
 }
 
-/* Variant v's D against cuBLAS's (bench_compare's metric, the CLI's). The first comparison (first != 0) sets the
- * variant's check and max_error, a later one can only fail the check and raise the error; a failed check says why in
- * check_note, `when` naming the comparison (a check failure, not a variant error: exit 1, not 5). -1 when the
- * comparison itself could not run (r->error). */
+/* Variant v's D against cuBLAS's (bench_compare's metric, the CLI's), merged into its check (bench_merge_check: a
+ * check failure, not a variant error - exit 1, not 5). -1 when the comparison itself could not run (r->error). */
 static int compare_with_cublas(env *E, bench_record *r, impl *im, int v, int first, const char *when) {
     bench_variant *V = &r->var[v];
     const size_t nel = (size_t)(r->p->m * r->p->n);
@@ -211,17 +209,7 @@ static int compare_with_cublas(env *E, bench_record *r, impl *im, int v, int fir
     if (bench_compare(tpg_output_dtype(r->dtype), im[v].d, im[0].d, nel, E->s, &err, &rms, &bad, r->error,
                       sizeof r->error))
         return -1;
-    const double e = bad ? INFINITY : rms > 0 ? err : NAN;
-    const int ok = !bad && rms > 0 && e <= r->eps;
-    if (first || isnan(e) || (!isnan(V->max_error) && e > V->max_error)) V->max_error = e; /* NAN, INFINITY stick */
-    if (first || V->check == 1) V->check = ok;
-    if (!ok && !V->check_note[0]) {
-        if (bad) snprintf(V->check_note, sizeof V->check_note, "%s: %llu non-finite outputs (unwritten, or NaN/Inf) "
-                          "vs cuBLAS", when, bad);
-        else if (!(rms > 0)) snprintf(V->check_note, sizeof V->check_note, "%s: cuBLAS's D holds no finite nonzero "
-                                      "value to compare with", when);
-        else snprintf(V->check_note, sizeof V->check_note, "%s: error %.3g vs cuBLAS above eps %.3g", when, e, r->eps);
-    }
+    bench_merge_check(V, err, rms, bad, r->eps, first, when);
     return 0;
 }
 

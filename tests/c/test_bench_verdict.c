@@ -1,0 +1,69 @@
+/* The local-GEMM benchmark's verdict on a variant from its comparisons with cuBLAS's output (bench/verdict.c): the
+ * first comparison sets the check, a later one (after the sustained rounds) can only fail it, and a failure says why
+ * in check_note - a check failure (exit 1), not a variant error (exit 5). No GPU. */
+#include <math.h>
+#include <string.h>
+
+#include "../../bench/bench.h"
+#include "tpg_test.h"
+
+#define EPS 0.02
+
+static bench_variant fresh(void) { /* as bench/main.c's init_variant leaves it */
+    bench_variant v;
+    memset(&v, 0, sizeof v);
+    v.check = -1;
+    v.max_error = NAN;
+    return v;
+}
+
+TPG_TEST(a_first_comparison_within_eps_passes_with_its_error) {
+    bench_variant v = fresh();
+    bench_merge_check(&v, 0.004, 1.0, 0, EPS, 1, "first call");
+    TPG_EXPECT_EQ_INT(v.check, 1);
+    TPG_EXPECT(v.max_error == 0.004);
+    TPG_EXPECT_EQ_STR(v.check_note, "");
+    TPG_EXPECT_EQ_STR(v.error, ""); /* never a variant error */
+}
+
+TPG_TEST(above_eps_or_non_finite_or_nothing_to_compare_fails_and_says_why) {
+    bench_variant v = fresh();
+    bench_merge_check(&v, 0.05, 1.0, 0, EPS, 1, "first call");
+    TPG_EXPECT_EQ_INT(v.check, 0);
+    TPG_EXPECT_EQ_STR(v.check_note, "first call: error 0.05 vs cuBLAS above eps 0.02");
+    TPG_EXPECT_EQ_STR(v.error, "");
+    v = fresh();
+    bench_merge_check(&v, 0.0, 1.0, 7, EPS, 1, "first call");
+    TPG_EXPECT(v.check == 0 && isinf(v.max_error));
+    TPG_EXPECT_STR_CONTAINS(v.check_note, "first call: 7 non-finite outputs");
+    v = fresh();
+    bench_merge_check(&v, 0.0, 0.0, 0, EPS, 1, "first call"); /* cuBLAS's D all zeros: no error to measure */
+    TPG_EXPECT(v.check == 0 && isnan(v.max_error));
+    TPG_EXPECT_STR_CONTAINS(v.check_note, "holds no finite nonzero value");
+}
+
+TPG_TEST(a_recheck_can_only_fail_a_passed_check_and_raise_its_error) {
+    bench_variant v = fresh();
+    bench_merge_check(&v, 0.004, 1.0, 0, EPS, 1, "first call");
+    bench_merge_check(&v, 0.001, 1.0, 0, EPS, 0, "after the sustained rounds");
+    TPG_EXPECT(v.check == 1 && v.max_error == 0.004); /* the larger error stays */
+    bench_merge_check(&v, 0.3, 1.0, 0, EPS, 0, "after the sustained rounds");
+    TPG_EXPECT(v.check == 0 && v.max_error == 0.3);
+    TPG_EXPECT_EQ_STR(v.check_note, "after the sustained rounds: error 0.3 vs cuBLAS above eps 0.02");
+    bench_merge_check(&v, 0.001, 1.0, 0, EPS, 0, "later"); /* a failed check stays failed, its first note kept */
+    TPG_EXPECT(v.check == 0 && v.max_error == 0.3);
+    TPG_EXPECT_STR_CONTAINS(v.check_note, "after the sustained rounds");
+    bench_merge_check(&v, 0.0, 1.0, 3, EPS, 0, "later"); /* non-finite: the error becomes infinite */
+    TPG_EXPECT(isinf(v.max_error));
+}
+
+TPG_TEST(an_unchecked_variant_is_not_passed_by_a_recheck) {
+    bench_variant v = fresh(); /* dropped before its first comparison */
+    bench_merge_check(&v, 0.001, 1.0, 0, EPS, 0, "after the sustained rounds");
+    TPG_EXPECT_EQ_INT(v.check, -1);
+}
+
+TPG_TEST_MAIN(TPG_CASE(a_first_comparison_within_eps_passes_with_its_error),
+              TPG_CASE(above_eps_or_non_finite_or_nothing_to_compare_fails_and_says_why),
+              TPG_CASE(a_recheck_can_only_fail_a_passed_check_and_raise_its_error),
+              TPG_CASE(an_unchecked_variant_is_not_passed_by_a_recheck))
