@@ -140,8 +140,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
     else:
         cfg, tuned = lib.tuned_or_default(sched, tp, R.lib_dtype(args.dtype), m, n, k)
     cfg1 = lib.local_config(cfg, 1)
-    errors, figures, alt_err, alt_max, alt_cfg = {}, {}, {}, {}, {}
-    err = max_err = local = async_tp = reference = None
+    errors, figures, alt_err, alt_max, alt_elem, alt_cfg = {}, {}, {}, {}, {}, {}
+    err = max_err = elem_err = local = async_tp = reference = None
     rechecks = {}
     num = tp_numerics.for_dtype(args.dtype)
     held, alt_ops, diags, keep, fns = [], {}, {}, None, {}  # held: every tpgemm op made so far, destroyed below
@@ -159,11 +159,11 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
         diags = link_copy_diag(op_kind, m, n, k, tp, rank, num.dtype if op_kind == "AG" else num.out, group_name,
                                fns, errors) if args.link_copies else {}
         progress(rank, f"{name}: check")
-        err, max_err, why = C.check_output(op, fns["tpgemm"], reference, keep)
+        err, max_err, why, elem_err = C.check_output(op, fns["tpgemm"], reference, keep)
         if why:
             errors["tpgemm"] = why
         for v, alt_op in alt_ops.items():
-            alt_err[v], alt_max[v], why = C.check_output(alt_op, fns[v], reference, keep)
+            alt_err[v], alt_max[v], why, alt_elem[v] = C.check_output(alt_op, fns[v], reference, keep)
             if why:
                 errors[v] = why
         local = C.check_local(op1, fns["local"], reference, keep)  # the fused / local point's denominator
@@ -173,7 +173,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
             async_tp = C.check_returned(fns["torch_async_tp"], reference, keep)
             if R.check_error(*async_tp):
                 errors["torch_async_tp"] = R.check_error(*async_tp)
-        progress(rank, f"{name}: rel err {err}, max err {max_err}, local {local[:2]}; timing")
+        progress(rank, f"{name}: rel err {err}, max err {max_err}, per element {elem_err}, local {local[:2]}; timing")
         live = [v for v in list(R.VARIANTS) + list(alt_ops) + list(diags) if v not in errors]
         W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op}, first=shape_index)
         progress(rank, f"{name}: re-check on new inputs")
@@ -197,13 +197,15 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
         torch.cuda.empty_cache()
     errors = errors_of_all_ranks(errors, rank, tp)
     rec = R.make_record(name, op_kind, m, n, k, tp, args.dtype, figures, err, errors, max_err=max_err,
+                        elem_err=elem_err,
                         extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
                                   for v, f in figures.items()},
                                "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                "local_config": lib.config_info(cfg1)["name"],
                                "windows": {v: f.get("windows") for v, f in figures.items()},
                                **({"shared_device": True} if args.share_device else {}),
-                               **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors)}
+                               **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors,
+                                                        alt_elem)}
                                   if alt_ops else {}),
                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
     return R.apply_checks(rec, local, rechecks, async_tp)

@@ -71,20 +71,24 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
 
 
 def relative_errors(d, ref):
-    """||d - ref|| / ||ref|| and max|d - ref| / max|ref|, each the largest over every rank (a NaN reads inf: it fails,
-    never "not run"); a rank whose own comparison raised (out of memory) reads inf too, and still joins the
-    all-reduces, so the ranks stay in step."""
+    """||d - ref|| / ||ref||, max|d - ref| / max|ref| and the per-element error max_i |d_i - ref_i| / max(|ref_i|,
+    rms(ref)) (the CLI's metric: reported, not bounded yet - tp_records.apply_checks), each the largest over every
+    rank (a NaN reads inf: it fails, never "not run"); a rank whose own comparison raised (out of memory) reads inf
+    too, and still joins the all-reduces, so the ranks stay in step."""
     def local_errors():
         torch.cuda.synchronize()
-        diff = d.float() - ref.float()
-        return ((diff.norm() / ref.float().norm().clamp_min(1e-30)).item(),
-                (diff.abs().max() / ref.float().abs().max().clamp_min(1e-30)).item())
+        ref_f = ref.float()
+        diff = d.float() - ref_f
+        rel = (diff.norm() / ref_f.norm().clamp_min(1e-30)).item()
+        mx = (diff.abs().max() / ref_f.abs().max().clamp_min(1e-30)).item()
+        rms = ref_f.square().mean().sqrt().clamp_min(1e-30)
+        return rel, mx, diff.abs_().div_(ref_f.abs().clamp_min_(rms)).max().item()  # ref_f may be ref
     try:
-        rel, mx = local_errors()
+        errs = local_errors()
     except Exception:  # noqa: BLE001 - any failure of this rank's own arithmetic fails the check, on every rank
-        rel = mx = math.inf
+        errs = (math.inf,) * 3
     finite = lambda x: x if math.isfinite(x) else math.inf  # noqa: E731
-    return W.allreduce(finite(rel), dist.ReduceOp.MAX), W.allreduce(finite(mx), dist.ReduceOp.MAX)
+    return tuple(W.allreduce(finite(x), dist.ReduceOp.MAX) for x in errs)
 
 
 def agreed(fn, what=""):
@@ -99,10 +103,10 @@ def agreed(fn, what=""):
 
 def check_output(op, run, reference, keep, before=None):
     """Runs the fused call once on a zeroed D and compares it with torch's (reference(): the NCCL collective +
-    cuBLAS). Returns (rel_err, max_err, failure): relative_errors (tp_records.MAX_REL_ERR, MAX_ELEM_ERR), or (None,
-    None, why) when the call or the reference failed on any rank. The reference's collective runs on every rank or
-    on none (agreed first), so a call that fails on one rank only does not leave the ranks in different
-    collectives. before: queued on the stream just ahead of the call, with no collective between (recheck's new
+    cuBLAS). Returns (rel_err, max_err, failure, elem_err): relative_errors' (tp_records.MAX_REL_ERR, MAX_ELEM_ERR;
+    elem_err reported only), or (None, None, why, None) when the call or the reference failed on any rank. The
+    reference's collective runs on every rank or on none (agreed first), so a call that fails on one rank only does
+    not leave the ranks in different collectives. before: queued on the stream just ahead of the call, with no collective between (recheck's new
     inputs)."""
     def fused():
         if before:
@@ -112,8 +116,9 @@ def check_output(op, run, reference, keep, before=None):
         op.sync()  # a device-side timeout surfaces here
     why = agreed(fused) or agreed(reference, "the reference")
     if why:
-        return None, None, why
-    return (*relative_errors(keep.d, keep.ref), None)
+        return None, None, why, None
+    rel, mx, elem = relative_errors(keep.d, keep.ref)
+    return rel, mx, None, elem
 
 
 def check_local(op1, run, reference, keep):
@@ -127,8 +132,9 @@ def check_local(op1, run, reference, keep):
         op1.sync()
     why = agreed(reference, "the reference") or agreed(local)
     if why:
-        return None, None, why
-    return (*relative_errors(keep.d_loc, keep.local_ref), None)
+        return None, None, why, None
+    rel, mx, elem = relative_errors(keep.d_loc, keep.local_ref)
+    return rel, mx, None, elem
 
 
 def check_returned(run, reference, keep):
@@ -142,8 +148,9 @@ def check_returned(run, reference, keep):
         torch.cuda.synchronize()
     why = agreed(reference, "the reference") or agreed(call)
     if why:
-        return None, None, why
-    return (*relative_errors(out[0], keep.ref), None)
+        return None, None, why, None
+    rel, mx, elem = relative_errors(out[0], keep.ref)
+    return rel, mx, None, elem
 
 
 def recheck(keep, reference, targets):
@@ -154,13 +161,13 @@ def recheck(keep, reference, targets):
     first fused call, with no collective between (a host agreement there would finish every rank's writes before
     any call read a peer's shard, and hide a call that does not wait for its peers); the fused targets go first.
     targets: the same list on every rank (the timing's live variants). Returns ({variant: (rel_err, max_err,
-    why)}, None)."""
+    why, elem_err)}, None)."""
     ordered = [t for t in targets if t[0] != "local"] + [t for t in targets if t[0] == "local"]
     out, before = {}, keep.new_inputs
     if ordered and ordered[0][0] == "local":  # no fused target: the inputs alone, agreed
         why = agreed(before, "new inputs for the re-check")
         if why:
-            return {v: (None, None, why) for v, _, _ in ordered}, None
+            return {v: (None, None, why, None) for v, _, _ in ordered}, None
         before = None
     for v, op, run in ordered:
         out[v] = check_local(op, run, reference, keep) if v == "local" else \

@@ -93,9 +93,9 @@ def check_status(rel_err, max_err=None, call_failed=False):
     return "passed" if rel_err <= MAX_REL_ERR else "failed"
 
 
-def check_error(rel_err, max_err, why=None):
+def check_error(rel_err, max_err, why=None, elem_err=None):
     """The error text of a check that did not pass - why (the call failed) or the figures over their bounds - else
-    None."""
+    None. elem_err (tp_check.relative_errors' per-element error) is reported, not bounded: not part of the text."""
     if check_status(rel_err, max_err, call_failed=why is not None) == "passed":
         return None
     return why or f"wrong output: rel err {rel_err}, max err {max_err} (bounds {MAX_REL_ERR}, {MAX_ELEM_ERR})"
@@ -112,18 +112,21 @@ def with_recheck(check, recheck):
 
 def apply_checks(rec, local=None, rechecks=None, async_tp=None):
     """Adds to a record (make_record's) the local GEMM's check before the timing rounds (local: (rel_err, max_err,
-    why) or None when it did not run) as local_check / local_rel_err / local_max_err, PyTorch async TP's the same
-    way (async_tp: torch_async_tp_check / _rel_err / _max_err; a failed one is not timed), and the re-checks after them
-    (rechecks: variant -> (rel_err, max_err, why), tp_check.recheck's): recheck (the fused call's),
-    local_recheck, and "recheck" in each alt entry; a failed re-check fails the check it repeats. Returns rec."""
+    why, elem_err) or None when it did not run) as local_check / local_rel_err / local_max_err / local_elem_err,
+    PyTorch async TP's the same way (async_tp: torch_async_tp_check / _rel_err / _max_err / _elem_err; a failed one
+    is not timed), and the re-checks after them (rechecks: variant -> the same tuple, tp_check.recheck's): recheck
+    and recheck_elem_err (the fused call's), local_recheck, and "recheck" in each alt entry; a failed re-check fails
+    the check it repeats. The elem_err fields are reported, not bounded. Returns rec."""
     def status(res):
         return check_status(res[0], res[1], call_failed=res[2] is not None) if res else "not run"
     rechecks = rechecks or {}
     rec["local_check"] = status(local)
-    rec["local_rel_err"], rec["local_max_err"] = local[:2] if local else (None, None)
+    rec["local_rel_err"], rec["local_max_err"], _, rec["local_elem_err"] = local or (None,) * 4
     rec["torch_async_tp_check"] = status(async_tp)
-    rec["torch_async_tp_rel_err"], rec["torch_async_tp_max_err"] = async_tp[:2] if async_tp else (None, None)
+    (rec["torch_async_tp_rel_err"], rec["torch_async_tp_max_err"], _,
+     rec["torch_async_tp_elem_err"]) = async_tp or (None,) * 4
     rec["recheck"] = status(rechecks.get("tpgemm"))
+    rec["recheck_elem_err"] = (rechecks.get("tpgemm") or (None,) * 4)[3]
     rec["check"] = with_recheck(rec["check"], rec["recheck"])
     rec["local_recheck"] = status(rechecks.get("local"))
     rec["local_check"] = with_recheck(rec["local_check"], rec["local_recheck"])
@@ -155,7 +158,8 @@ def summarize(samples):
     return median(per_call), median(joules)
 
 
-def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, extra=None, max_err=None):
+def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, extra=None, max_err=None,
+                elem_err=None):
     """figures: variant -> {'sustained_s': s/call, 'burst_s': s/call, 'joules': J/call/GPU, 'windows': [...]}
     (a missing variant or figure is None). The required fields come first; burst figures, energy of the
     other variants and seconds per call go under *_burst_tflops, *_joules, *_ms names."""
@@ -168,6 +172,7 @@ def make_record(name, op, m, n, k, tp, dtype, figures, rel_err, errors=None, ext
     rec["check"] = check_status(rel_err, max_err, call_failed=rel_err is None and "tpgemm" in (errors or {}))
     rec["rel_err"] = rel_err
     rec["max_err"] = max_err
+    rec["elem_err"] = elem_err  # per element, against max(|ref_i|, rms(ref)): reported, not bounded
     for v in VARIANTS:
         f = figures.get(v) or {}
         rec[f"{v}_burst_tflops"] = tflops(m, n, k, tp, f.get("burst_s"))
@@ -263,11 +268,11 @@ def missing_shapes(records):
     return [name for name in shapes_asked(records) or [] if name not in have]
 
 
-def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, errors=None):
+def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, errors=None, elem_errs=None):
     """The extra fused variants of an experiment (keys "alt:<family>"): family -> sustained and burst
     TFLOP/s, median SM clock, check (rel_errs / max_errs: variant -> error or None; errors: variant -> why its
-    call failed) and the config it ran (configs: variant -> name), next to the shipped figures of the same
-    record."""
+    call failed; elem_errs reported only) and the config it ran (configs: variant -> name), next to the shipped
+    figures of the same record."""
     out = {}
     for v, err in rel_errs.items():
         f = figures.get(v) or {}
@@ -276,7 +281,7 @@ def alt_summary(figures, rel_errs, m, n, k, tp, max_errs=None, configs=None, err
             "tflops": tflops(m, n, k, tp, f.get("sustained_s")), "burst_tflops": tflops(m, n, k, tp, f.get("burst_s")),
             "sm_mhz": median_or_none([w.get("sm_mhz") for w in f.get("windows", [])]), "joules": f.get("joules"),
             "check": check_status(err, mx, call_failed=err is None and v in (errors or {})),
-            "rel_err": err, "max_err": mx, "config": (configs or {}).get(v)}
+            "rel_err": err, "max_err": mx, "elem_err": (elem_errs or {}).get(v), "config": (configs or {}).get(v)}
     return out
 
 
@@ -285,7 +290,7 @@ def diag_summary(figures, m, n, k, tp):
     burst TFLOP/s of the problem, median SM clock and joules per call per GPU."""
     out = alt_summary(figures, {v: None for v in figures if v.startswith("diag:")}, m, n, k, tp)
     for d in out.values():
-        for key in ("check", "rel_err", "max_err", "config"):
+        for key in ("check", "rel_err", "max_err", "elem_err", "config"):
             d.pop(key)
     return out
 

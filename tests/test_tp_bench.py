@@ -125,8 +125,10 @@ def test_alt_summary_names_families_and_checks_each():
     assert out["x_a"]["check"] == "passed" and out["x_b"]["check"] == "failed" and out["x_b"]["tflops"] is None
     # the elementwise bound, the config each ran, and a call that failed (no error figure, an error recorded)
     out = R.alt_summary(figures, {"alt:x_a": 1e-3, "alt:x_c": None}, 1000, 1000, 1000, 2,
-                        max_errs={"alt:x_a": 0.5}, configs={"alt:x_a": "x_a_tp2"}, errors={"alt:x_c": "timeout"})
+                        max_errs={"alt:x_a": 0.5}, configs={"alt:x_a": "x_a_tp2"}, errors={"alt:x_c": "timeout"},
+                        elem_errs={"alt:x_a": 0.7})
     assert out["x_a"]["check"] == "failed" and out["x_a"]["config"] == "x_a_tp2" and out["x_a"]["max_err"] == 0.5
+    assert out["x_a"]["elem_err"] == 0.7 and out["x_c"]["elem_err"] is None
     assert out["x_c"]["check"] == "failed" and out["x_c"]["config"] is None
 
 
@@ -328,10 +330,12 @@ def test_a_failed_recheck_fails_the_check_it_repeats():
     rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3,
                         extra={"alt": R.alt_summary(figures(), {"alt:pull_partials": 1e-3}, 8192, 4096, 4096, 2)})
     assert rec["check"] == "passed" and rec["alt"]["pull_partials"]["check"] == "passed"
-    wrong, fine, failed_call = (0.9, 1.0, None), (1e-3, 1e-3, None), (None, None, "RuntimeError('timeout')")
+    wrong, fine = (0.9, 1.0, None, 3.0), (1e-3, 1e-3, None, 4e-3)
+    failed_call = (None, None, "RuntimeError('timeout')", None)
     R.apply_checks(rec, local=fine, rechecks={"tpgemm": wrong, "local": fine, "alt:pull_partials": failed_call})
-    assert (rec["check"], rec["recheck"]) == ("failed", "failed")
-    assert (rec["local_check"], rec["local_recheck"], rec["local_rel_err"]) == ("passed", "passed", 1e-3)
+    assert (rec["check"], rec["recheck"], rec["recheck_elem_err"]) == ("failed", "failed", 3.0)
+    assert (rec["local_check"], rec["local_recheck"], rec["local_rel_err"], rec["local_elem_err"]) == (
+        "passed", "passed", 1e-3, 4e-3)
     assert rec["alt"]["pull_partials"]["check"] == rec["alt"]["pull_partials"]["recheck"] == "failed"
     assert list(rec)[:len(REQUIRED)] == REQUIRED  # the record's fields keep their place; the new ones come after
     json.dumps(rec)
@@ -340,17 +344,20 @@ def test_a_failed_recheck_fails_the_check_it_repeats():
 def test_a_check_not_rerun_fails_and_a_wrong_local_gemm_says_so():
     """Without the re-check (the variant failed in a timed window, or the new inputs did) nothing shows the timed
     calls right: the check fails."""
-    rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3), (0.4, 1.0, None))
+    rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3), (0.4, 1.0, None, 2.0))
     assert (rec["check"], rec["recheck"], rec["local_check"], rec["local_recheck"]) == (
         "failed", "not run", "failed", "not run")
     rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3),
-                         (1e-3, 1e-3, None), {"tpgemm": (1e-3, 1e-3, None), "local": (1e-3, 1e-3, None)})
+                         (1e-3, 1e-3, None, 0.1),
+                         {"tpgemm": (1e-3, 1e-3, None, 0.1), "local": (1e-3, 1e-3, None, 0.1)})
     assert (rec["check"], rec["recheck"], rec["local_check"], rec["local_recheck"]) == (
         "passed", "passed", "passed", "passed")
     rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {}, None, {"setup": "x"}))
-    assert (rec["check"], rec["local_check"], rec["local_rel_err"]) == ("not run", "not run", None)
+    assert (rec["check"], rec["local_check"], rec["local_rel_err"], rec["local_elem_err"]) == (
+        "not run", "not run", None, None)
+    assert rec["torch_async_tp_elem_err"] is None and rec["recheck_elem_err"] is None
     ok_first = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figures(), 1e-3),
-                              (1e-3, 1e-3, None), {"tpgemm": (1e-3, 1e-3, None), "local": (0.5, 0.5, None)})
+                              (1e-3, 1e-3, None, 0), {"tpgemm": (1e-3, 1e-3, None, 0), "local": (0.5, 0.5, None, 0)})
     assert ok_first["local_check"] == "failed" and ok_first["check"] == "passed"
 
 
@@ -359,6 +366,7 @@ def test_check_error_says_why_a_check_did_not_pass():
     assert R.check_error(None, None, "RuntimeError('x')") == "RuntimeError('x')"
     assert R.check_error(0.5, 0.9).startswith("wrong output: rel err 0.5, max err 0.9")
     assert R.check_error(1e-3, float("nan")).startswith("wrong output")
+    assert R.check_error(1e-3, 1e-3, None, 9.0) is None  # the per-element error is reported, not bounded (yet)
 
 
 def test_a_run_cut_short_names_the_shapes_it_lacks():

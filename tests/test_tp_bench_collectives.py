@@ -154,6 +154,9 @@ def test_the_local_gemm_and_a_recheck_on_new_inputs_pass_without_a_fault():
     for res in run_ranks(""):
         assert res["local_check"] == res["recheck"] == res["local_recheck"] == res["async_check"] == "passed", res
         assert res["alt"]["pull_partials"]["recheck"] == "passed" and "local" in res["timed"], res
+        # the per-element error (reported): f32 sums in another order against the reference, on every check
+        assert all(0 <= e < 1e-4 for e in res["elem_errs"].values()), res["elem_errs"]
+        assert 0 <= res["alt"]["pull_partials"]["elem_err"] < 1e-4, res["alt"]
 
 
 @pytest.mark.parametrize("fault_rank", ["1", "9"])
@@ -165,6 +168,7 @@ def test_a_fused_call_that_reuses_the_previous_calls_data_fails_the_recheck(faul
         assert "raised" not in res and res["check"] == "failed" and res["recheck"] == "failed", res
         assert "wrong output" in res["errors"]["recheck:tpgemm"], res["errors"]
         assert res["alt"]["pull_partials"]["check"] == "passed" and res["local_recheck"] == "passed", res
+        assert res["elem_errs"]["elem_err"] < 1e-4 < 0.5 < res["elem_errs"]["recheck_elem_err"], res["elem_errs"]
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
 
 
@@ -174,6 +178,8 @@ def test_a_wrong_local_gemm_fails_its_check_and_is_not_timed():
         assert "raised" not in res and res["check"] == "passed", res
         assert res["local_check"] == "failed" and res["local_recheck"] == "not run", res
         assert "local" not in res["timed"] and "wrong output" in res["errors"]["local"], res
+        # D twice what it should be: |2x - x| / max(|x|, rms) is 1 wherever |x| >= rms
+        assert res["elem_errs"]["local_elem_err"] == pytest.approx(1.0, rel=1e-5), res["elem_errs"]
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
 
 
@@ -215,3 +221,26 @@ def test_the_async_tp_ops_return_what_tp_numerics_takes_d_from():
     assert returns["fused_all_gather_matmul"] in (["Optional[Tensor]", "List[Tensor]"], ["Tensor", "List[Tensor]"])
     assert returns["fused_all_gather_scaled_matmul"] == ["Tensor", "List[Tensor]"]
     assert returns["fused_matmul_reduce_scatter"] == returns["fused_scaled_matmul_reduce_scatter"] == ["Tensor"]
+
+
+def test_the_per_element_error_weighs_each_element_by_its_own_size(monkeypatch):
+    """tp_check.relative_errors' third figure (reported in the records as *elem_err) is the CLI's metric: an
+    element's error against max(|ref_i|, rms(ref)), so an error on a small element is not diluted by the largest
+    one as max|d - ref| / max|ref| dilutes it. One process: the all-reduce over ranks is the identity here."""
+    import torch
+    sys.path.insert(0, str(ROOT / "bench"))
+    import tp_check
+    monkeypatch.setattr(tp_check.W, "allreduce", lambda x, op: x)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    ref = torch.tensor([[4.0, 1.0], [1.0, 1.0]])
+    rms = (19.0 / 4) ** 0.5
+    d = ref.clone()
+    d[1, 1] += 0.5  # a small element off: diluted by max|ref| = 4, not by rms
+    rel, mx, elem = tp_check.relative_errors(d, ref)
+    assert mx == pytest.approx(0.5 / 4) and elem == pytest.approx(0.5 / rms) and rel == pytest.approx(0.5 / 19 ** 0.5)
+    assert torch.equal(ref, torch.tensor([[4.0, 1.0], [1.0, 1.0]]))  # ref.float() is ref itself: left as it was
+    d = ref.clone()
+    d[0, 0] -= 0.5  # the large element off: its own size
+    assert tp_check.relative_errors(d, ref)[2] == pytest.approx(0.5 / 4)
+    d[0, 1] = float("nan")
+    assert tp_check.relative_errors(d, ref) == (float("inf"),) * 3

@@ -302,7 +302,9 @@ def main():
                "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops"),
                "timed": sorted(rec.get("windows") or {}), "local_check": rec.get("local_check"),
                "recheck": rec.get("recheck"), "local_recheck": rec.get("local_recheck"),
-               "async_check": rec.get("torch_async_tp_check")}
+               "async_check": rec.get("torch_async_tp_check"),
+               "elem_errs": {f: rec.get(f) for f in ("elem_err", "recheck_elem_err", "local_elem_err",
+                                                     "torch_async_tp_elem_err")}}
     except Exception as e:
         out = {"raised": repr(e)[:300]}
     bootstrap("next_shape")  # the next shape's first collective: the ranks must still be in step

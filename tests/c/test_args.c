@@ -35,6 +35,19 @@ TPG_TEST(defaults_reproduce_the_seed) {
     TPG_EXPECT(a.config == NULL && a.schedule == NULL);
 }
 
+/* documented in --help: scripts put their defaults first and the caller's flags after them */
+TPG_TEST(a_flag_given_twice_takes_its_last_value) {
+    tpg_cli_args a;
+    TPG_ASSERT_EQ_INT(PARSE(&a, "--timeout-ms", "120000", "--m=512", "--timeout-ms=60000", "--m", "256", "--no-check",
+                            "--check", "--config", "x", "--config", "ag_rota_bf16_tp2"), 0);
+    TPG_EXPECT_EQ_INT(a.timeout_ms, 60000);
+    TPG_EXPECT_EQ_INT(a.m, 256);
+    TPG_EXPECT_EQ_INT(a.check, 1);
+    TPG_EXPECT(!strcmp(a.config, "ag_rota_bf16_tp2"));
+    TPG_ASSERT_EQ_INT(PARSE(&a, "--check", "--no-check"), 0);
+    TPG_EXPECT_EQ_INT(a.check, 0);
+}
+
 TPG_TEST(both_value_forms) {
     tpg_cli_args a;
     TPG_ASSERT_EQ_INT(PARSE(&a, "--m=512", "--n", "1024", "--k=256", "--l", "2", "--alpha=0.5", "--beta", "1"), 0);
@@ -164,7 +177,8 @@ TPG_TEST(usage_lists_every_flag) {
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) TPG_EXPECT_STR_CONTAINS(u, flags[i]);
 }
 
-TPG_TEST_MAIN(TPG_CASE(defaults_reproduce_the_seed), TPG_CASE(both_value_forms), TPG_CASE(all_options),
+TPG_TEST_MAIN(TPG_CASE(defaults_reproduce_the_seed), TPG_CASE(both_value_forms),
+              TPG_CASE(a_flag_given_twice_takes_its_last_value), TPG_CASE(all_options),
               TPG_CASE(non_numeric_value_names_flag_and_value), TPG_CASE(out_of_range), TPG_CASE(dtype_and_devices),
               TPG_CASE(unknown_and_malformed_flags), TPG_CASE(usage_lists_every_flag),
               TPG_CASE(trace_cap_needs_trace_and_a_range))

@@ -85,6 +85,9 @@ const char *tpg_args_usage(void) {
            "  --json                      one JSON object on stdout\n"
            "  --help                      this text\n"
            "\n"
+           "A value goes after a space or '=' (--m 512, --m=512). A flag given twice takes its last value, so a\n"
+           "script's defaults can come first and the caller's after them (--check / --no-check: the last one).\n"
+           "\n"
            "Exit status: 0 passed (or --no-check), 1 check failed or not bitwise reproducible, 2 usage, config\n"
            "or shape error, 3 not enough Hopper GPUs / no peer access, 4 a device-side wait timed out,\n"
            "5 another CUDA or runtime failure.\n";
