@@ -72,7 +72,7 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
 
 def relative_errors(d, ref):
     """||d - ref|| / ||ref||, max|d - ref| / max|ref| and the per-element error max_i |d_i - ref_i| / max(|ref_i|,
-    rms(ref)) (the CLI's metric: reported, not bounded yet - tp_records.apply_checks), each the largest over every
+    rms(ref)) (the CLI's metric; their bounds: tp_records.MAX_*), each the largest over every
     rank (a NaN reads inf: it fails, never "not run"); a rank whose own comparison raised (out of memory) reads inf
     too, and still joins the all-reduces, so the ranks stay in step."""
     def local_errors():
@@ -103,8 +103,8 @@ def agreed(fn, what=""):
 
 def check_output(op, run, reference, keep, before=None):
     """Runs the fused call once on a zeroed D and compares it with torch's (reference(): the NCCL collective +
-    cuBLAS). Returns (rel_err, max_err, failure, elem_err): relative_errors' (tp_records.MAX_REL_ERR, MAX_ELEM_ERR;
-    elem_err reported only), or (None, None, why, None) when the call or the reference failed on any rank. The
+    cuBLAS). Returns (rel_err, max_err, failure, elem_err): relative_errors' (tp_records.MAX_REL_ERR, MAX_ELEM_ERR,
+    MAX_PER_ELEMENT_ERR), or (None, None, why, None) when the call or the reference failed on any rank. The
     reference's collective runs on every rank or on none (agreed first), so a call that fails on one rank only does
     not leave the ranks in different collectives. before: queued on the stream just ahead of the call, with no collective between (recheck's new
     inputs)."""

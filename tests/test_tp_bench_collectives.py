@@ -154,7 +154,7 @@ def test_the_local_gemm_and_a_recheck_on_new_inputs_pass_without_a_fault():
     for res in run_ranks(""):
         assert res["local_check"] == res["recheck"] == res["local_recheck"] == res["async_check"] == "passed", res
         assert res["alt"]["pull_partials"]["recheck"] == "passed" and "local" in res["timed"], res
-        # the per-element error (reported): f32 sums in another order against the reference, on every check
+        # the per-element error: f32 sums in another order against the reference, on every check
         assert all(0 <= e < 1e-4 for e in res["elem_errs"].values()), res["elem_errs"]
         assert 0 <= res["alt"]["pull_partials"]["elem_err"] < 1e-4, res["alt"]
 
@@ -224,9 +224,9 @@ def test_the_async_tp_ops_return_what_tp_numerics_takes_d_from():
 
 
 def test_the_per_element_error_weighs_each_element_by_its_own_size(monkeypatch):
-    """tp_check.relative_errors' third figure (reported in the records as *elem_err) is the CLI's metric: an
-    element's error against max(|ref_i|, rms(ref)), so an error on a small element is not diluted by the largest
-    one as max|d - ref| / max|ref| dilutes it. One process: the all-reduce over ranks is the identity here."""
+    """tp_check.relative_errors' third figure (the records' *elem_err, tp_records.MAX_PER_ELEMENT_ERR) is the CLI's
+    metric: an element's error against max(|ref_i|, rms(ref)), so an error on a small element is not diluted by the
+    largest one as max|d - ref| / max|ref| dilutes it. One process: the all-reduce over ranks is the identity here."""
     import torch
     sys.path.insert(0, str(ROOT / "bench"))
     import tp_check
