@@ -8,7 +8,8 @@ Input: the Chrome/Perfetto trace-event JSON that build/trace/tpgemm writes (runt
 documents the lanes; the same file opens in ui.perfetto.dev or chrome://tracing). Summary per device:
 the kernel window, per stage the tiles and the busy fraction of the consumer lanes (tile time / (lanes x
 window)), the flag waits (all-gather: producers waiting for a stage's copy), the partial waits
-(reduce-scatter: epilogues waiting for a peer's tile), the barriers and the inferred copies. Picture: one
+(reduce-scatter: epilogues waiting for a peer's tile), the barriers and the copies (timed by CUDA events, with the
+flag copies and a REDUCE, or inferred from the flag waits in traces without them). Picture: one
 panel per device, x = time (us, one axis for all devices), one row per consumer warpgroup of each CTA,
 tiles coloured by stage (mainloop solid, epilogue light), waits hatched, barriers shaded.
 
@@ -128,6 +129,25 @@ def _producer_leads(tiles: list, loads: list, stages: dict) -> None:
         s["ring_full_fraction"] = s["ring_full_cycles"] / s["issue_cycles"] if s.get("issue_cycles") else None
 
 
+def _copies(spans: list) -> list:
+    """The copies' lines of a device: (name, begin, duration, how). An inferred span (the writer without node
+    events: bench/timeline.py's first form) as it is; the nodes CUDA events timed (args.measured "cuda_events":
+    copies in pieces, their flag copies, a REDUCE) one line per node kind and stage, from the first begin to the last
+    end, named with their count."""
+    out, groups = [], defaultdict(list)
+    for e in spans:
+        a = e.get("args") or {}
+        if a.get("measured") == "cuda_events":
+            groups[(a.get("node", "?"), a.get("stage", -1))].append(e)
+        else:
+            out.append((e["name"], e["ts"], e["dur"], "inferred"))
+    for (node, stage), es in groups.items():
+        b, end = min(e["ts"] for e in es), max(e["ts"] + e["dur"] for e in es)
+        name = node if node == "REDUCE" else f"{node} stage {stage}" + (f" ({len(es)} pieces)" if len(es) > 1 else "")
+        out.append((name, b, end - b, "CUDA events"))
+    return sorted(out, key=lambda c: c[1])
+
+
 def summarize(doc: dict) -> dict:
     """Per device (pid): numbers the text summary and the tests use."""
     meta = doc.get("tpgemm", {})
@@ -150,7 +170,7 @@ def summarize(doc: dict) -> dict:
             d["partial_waits"].append(e)
         elif cat == "barrier":
             d["barriers"].append(e)
-        elif cat == "copy":
+        elif cat in ("copy", "reduce"):
             d["copies"].append(e)
         elif cat == "loads":
             d["loads"].append(e)
@@ -208,7 +228,7 @@ def summarize(doc: dict) -> dict:
             "partial_wait": {"count": len(pw), "total_us": sum(e["dur"] for e in pw),
                              "max_us": max((e["dur"] for e in pw), default=0.0)},
             "barriers": [(e["name"], e["ts"], e["dur"]) for e in d["barriers"]],
-            "copies": [(e["name"], e["ts"], e["dur"]) for e in d["copies"]],
+            "copies": _copies(d["copies"]),
             "dropped": info.get("dropped", 0),
             "timer_step_ns": info.get("timer_step_ns"),  # trace version 3: the %globaltimer's step on this device
         }
@@ -254,8 +274,8 @@ def format_summary(doc: dict, summary: dict) -> str:
         lines.append(f"  partial waits: {pw['count']}, total {pw['total_us']:.1f} us, max {pw['max_us']:.1f} us")
         for name, ts, dur in s["barriers"]:
             lines.append(f"  {name}: {ts:.1f} us, {dur:.1f} us")
-        for name, ts, dur in s["copies"]:
-            lines.append(f"  {name} (inferred): {ts:.1f} .. {ts + dur:.1f} us")
+        for name, ts, dur, how in s["copies"]:
+            lines.append(f"  {name} ({how}): {ts:.1f} .. {ts + dur:.1f} us")
     return "\n".join(lines)
 
 
@@ -299,8 +319,8 @@ def plot(doc: dict, png: str) -> None:
                     bars[("fw", "")].append((e["ts"], e["dur"], y))
             elif cat == "barrier":
                 ax.axvspan(e["ts"], e["ts"] + e["dur"], color="0.6", alpha=0.35, lw=0)
-            elif cat == "copy":
-                bars[("copy", "")].append((e["ts"], e["dur"], -2))
+            elif cat in ("copy", "reduce"):
+                bars[(cat, "")].append((e["ts"], e["dur"], -2))
         for (kind, part), xs in bars.items():
             by_y = defaultdict(list)
             for x, w, y in xs:
@@ -310,9 +330,9 @@ def plot(doc: dict, png: str) -> None:
                     ax.broken_barh(spans, (y - 0.5, 0.5), facecolor="none", edgecolor="k", hatch="xxxx", lw=0.3)
                 elif kind == "pw":
                     ax.broken_barh(spans, (y - 0.4, 0.8), facecolor="white", edgecolor="crimson", hatch="////", lw=0.3)
-                elif kind == "copy":
-                    ax.broken_barh(spans, (y - 0.8, 1.6), facecolor="lightsteelblue", edgecolor="navy", hatch="..",
-                                   lw=0.5)
+                elif kind in ("copy", "reduce"):
+                    ax.broken_barh(spans, (y - 0.8, 1.6), facecolor="lightsteelblue" if kind == "copy" else "khaki",
+                                   edgecolor="navy", hatch="..", lw=0.5)
                 else:
                     c = cmap(stages.index(kind) % 10)
                     ax.broken_barh(spans, (y - 0.45, 0.9), facecolor=c, alpha=1.0 if part == "main" else 0.45, lw=0)
@@ -327,7 +347,8 @@ def plot(doc: dict, png: str) -> None:
     handles += [Patch(facecolor="0.7", label="epilogue = lighter shade"),
                 Patch(facecolor="none", edgecolor="k", hatch="xxxx", label="stage-flag wait (producer)"),
                 Patch(facecolor="white", edgecolor="crimson", hatch="////", label="partial-flag wait"),
-                Patch(facecolor="lightsteelblue", edgecolor="navy", hatch="..", label="copy+flag (inferred)"),
+                Patch(facecolor="lightsteelblue", edgecolor="navy", hatch="..", label="copies and flags"),
+                Patch(facecolor="khaki", edgecolor="navy", hatch="..", label="REDUCE"),
                 Patch(facecolor="0.6", alpha=0.35, label="barrier")]
     axes[0, 0].legend(handles=handles, loc="upper right", fontsize=7, ncol=2)
     meta = doc.get("tpgemm", {})

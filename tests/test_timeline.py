@@ -53,10 +53,29 @@ def test_summary_numbers():
     assert r0["flag_wait"] == {"count": 1, "total_us": 20.0, "max_us": 20.0}
     assert r0["partial_wait"]["count"] == 2 and r0["partial_wait"]["total_us"] == pytest.approx(8.0)
     assert [b[0] for b in r0["barriers"]] == ["start barrier", "end barrier"]
-    assert r0["copies"] == [("copy+flag stage 1", 5.0, 40.0)]
+    assert r0["copies"] == [("copy+flag stage 1", 5.0, 40.0, "inferred")]
     assert r0["dropped"] == 3
     r1 = s[1]  # no kernel window in the metadata: the tiles' extent
     assert r1["window_us"] == (10.0, 20.0) and r1["busy_fraction"] == pytest.approx(1.0)
+
+
+def test_nodes_timed_by_cuda_events_are_summarized_per_kind_and_stage():
+    """The writer's node spans (args.measured "cuda_events": trace_events.c) read as one line per node kind and stage,
+    first begin to last end, pieces counted; the REDUCE (cat "reduce") among them."""
+    doc = fake_trace()
+    ev = doc["traceEvents"]
+    ev[:] = [e for e in ev if e.get("cat") != "copy"]
+    node = lambda name, cat, ts, dur, kind, stage, piece: X(name, cat, 0, 1, ts, dur, measured="cuda_events",  # noqa
+                                                           node=kind, stage=stage, piece=piece, peer=1)
+    ev += [node("copy stage 1 piece 0 from rank 1", "copy", 5.0, 20.0, "copy", 1, 0),
+           node("copy stage 1 piece 1 from rank 1", "copy", 25.0, 18.0, "copy", 1, 1),
+           node("flag stage 1", "copy", 43.0, 2.0, "flag", 1, 0),
+           node("REDUCE", "reduce", 90.0, 6.0, "REDUCE", -1, 0)]
+    s = timeline.summarize(doc)
+    assert s[0]["copies"] == [("copy stage 1 (2 pieces)", 5.0, 38.0, "CUDA events"),
+                              ("flag stage 1", 43.0, 2.0, "CUDA events"), ("REDUCE", 90.0, 6.0, "CUDA events")]
+    text = timeline.format_summary(doc, s)
+    assert "copy stage 1 (2 pieces) (CUDA events): 5.0 .. 43.0 us" in text and "REDUCE (CUDA events): 90.0 .. 96.0" in text
 
 
 def test_cli_without_matplotlib_prints_summary_and_says_so(tmp_path, capsys, monkeypatch):
@@ -123,7 +142,7 @@ def test_the_writers_ids_are_perfettos_and_read_back_as_ranks(tmp_path):
     merged tid 0 with 1); timeline.load reads them back as rank and track, and a version-1 file as it is."""
     c_writer_output(tmp_path)
     raw = json.loads((tmp_path / "c.json").read_text())
-    assert raw["tpgemm"]["version"] == 3 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
+    assert raw["tpgemm"]["version"] == 4 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
     ids = {(e["pid"], e["tid"]) for e in raw["traceEvents"]}
     assert {p for p, _ in ids} == {1, 2} and all(t > 0 for _, t in ids)
     assert len({t for _, t in ids}) == len(ids)  # no tid under two pids

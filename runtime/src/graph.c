@@ -221,7 +221,7 @@ static tpg_status expand_one(tpg_op *op, int rank) {
     return TPG_OK;
 }
 
-static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_graph_item *it) {
+const tpg_graph_node *tpg__graph_item_node(const tpg_op *op, int rank, const tpg_graph_item *it) {
     int listed = 0;
     if (it->node == TPG_ITEM_ONE_HOP_REDUCE) return &one_hop_reduce_node;
     return it->node == TPG_ITEM_LOCAL_SHARD ? &own_shard_node : &rank_nodes(op, rank, &listed)[it->node];
@@ -231,7 +231,7 @@ static const tpg_graph_node *item_node(const tpg_op *op, int rank, const tpg_gra
 static tpg_status ce_partials_add(tpg_op *op, int rank) {
     cudaGraphNode_t by_kind[3] = {NULL, NULL, NULL}; /* start, GEMM, end */
     for (int i = 0; i < op->num_items[rank]; i++) {
-        const int kind = item_node(op, rank, &op->items[rank][i])->kind;
+        const int kind = tpg__graph_item_node(op, rank, &op->items[rank][i])->kind;
         const int at = kind == TPG_NODE_BARRIER_START ? 0
                        : kind == TPG_NODE_GEMM        ? 1
                        : kind == TPG_NODE_BARRIER_END ? 2
@@ -258,7 +258,7 @@ static tpg_status build_one(tpg_op *op, int rank) {
     cudaGraphNode_t *nodes = op->nodes[rank];
     for (int i = 0; i < op->num_items[rank]; i++) {
         const tpg_graph_item *it = &op->items[rank][i];
-        const tpg_graph_node *n = item_node(op, rank, it);
+        const tpg_graph_node *n = tpg__graph_item_node(op, rank, it);
         cudaGraphNode_t deps[2];
         size_t ndeps = 0;
         for (int j = 0; j < 2; j++)
@@ -284,6 +284,9 @@ static tpg_status build_one(tpg_op *op, int rank) {
     }
     if (tpg__op_over_nccl(op)) TPG_CHECK(tpg__nccl_transfers_add(op, rank, nodes[0], nodes[1])); /* nccl_nodes */
     if (tpg__op_ce_partials(op)) TPG_CHECK(ce_partials_add(op, rank));
+#ifdef TPG_TRACE
+    TPG_CHECK(tpg__trace_events_add(op, rank)); /* while a trace buffer is set: event nodes after the timed nodes */
+#endif
     TPG_CHECK_CUDA(ctx, cudaGraphInstantiate(&op->exec[rank], op->graph[rank], 0));
     return TPG_OK;
 }
@@ -306,6 +309,9 @@ static void destroy_one(tpg_op *op, int r) {
     (void)cudaSetDevice(op->ctx->devices[r]);
     if (op->exec[r]) (void)cudaGraphExecDestroy(op->exec[r]);
     if (op->graph[r]) (void)cudaGraphDestroy(op->graph[r]);
+#ifdef TPG_TRACE
+    tpg__trace_events_destroy(op, r); /* after the graphs that record them */
+#endif
     free(op->nodes[r]);
     free(op->items[r]);
     op->exec[r] = NULL;
@@ -331,10 +337,13 @@ static tpg_status update_all(tpg_op *op) {
         TPG_CHECK(tpg__use_device(ctx, r));
         /* the captured transfers hold the address of the shard an all-gather sends */
         int rebuild = tpg__op_over_nccl(op) && tpg__nccl_needs_rebuild(op, r);
+#ifdef TPG_TRACE
+        rebuild |= tpg__trace_events_stale(op, r); /* a trace switched on or off adds or drops event nodes */
+#endif
         for (int i = 0; i < op->num_items[r] && !rebuild; i++) {
             const tpg_graph_item *it = &op->items[r][i];
             node_args a;
-            TPG_CHECK(node_describe(op, r, item_node(op, r, it), it->piece, &a));
+            TPG_CHECK(node_describe(op, r, tpg__graph_item_node(op, r, it), it->piece, &a));
             int same = 1;
             if (!a.is_kernel) TPG_CHECK(copy_unchanged(ctx, op->nodes[r][i], &a, &same));
             rebuild = !same;
@@ -346,7 +355,7 @@ static tpg_status update_all(tpg_op *op) {
         for (int i = 0; i < op->num_items[r]; i++) {
             const tpg_graph_item *it = &op->items[r][i];
             node_args a;
-            TPG_CHECK(node_describe(op, r, item_node(op, r, it), it->piece, &a));
+            TPG_CHECK(node_describe(op, r, tpg__graph_item_node(op, r, it), it->piece, &a));
             if (!a.is_kernel) continue;
             a.kernel.kernelParams = a.kernel_args;
             TPG_CHECK_CUDA(ctx, cudaGraphExecKernelNodeSetParams(op->exec[r], op->nodes[r][i], &a.kernel));

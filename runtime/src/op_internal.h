@@ -14,6 +14,9 @@
 #include "peers.h"
 #include "shapes.h"
 #include "tables.h"
+#ifdef TPG_TRACE
+#include "trace_format.h"
+#endif
 
 struct tpg_op {
     tpg_ctx *ctx;
@@ -75,6 +78,11 @@ struct tpg_op {
 #ifdef TPG_TRACE
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes[TPG_MAX_TP];        /* trace build: each rank's buffer (its SM count sizes it) */
+    /* trace build, the graph's timed nodes (trace_events.c): built with event nodes while a trace buffer is set;
+     * event 0 follows the start barrier, event 1 + j the item trace_ev_item[r][j] */
+    int trace_ev_on[TPG_MAX_TP], trace_ev_count[TPG_MAX_TP], trace_ev_skipped[TPG_MAX_TP];
+    cudaEvent_t trace_ev[TPG_MAX_TP][1 + TPG_TRACE_MAX_NODES];
+    short trace_ev_item[TPG_MAX_TP][TPG_TRACE_MAX_NODES];
 #endif
 };
 
@@ -201,6 +209,13 @@ void tpg__graphs_destroy(tpg_op *op);
 /* trace.c (trace builds): point rank r's params at its trace buffer (NULL when off); free every buffer. */
 void tpg__trace_apply(tpg_op *op, int r);
 void tpg__trace_free(tpg_op *op);
+/* trace_events.c: event nodes after rank's timed nodes (build_one, before instantiation), their events destroyed
+ * with the graph (destroy_one), and whether the graph must be rebuilt to add or drop them (update_all). */
+tpg_status tpg__trace_events_add(tpg_op *op, int rank);
+void tpg__trace_events_destroy(tpg_op *op, int rank);
+int tpg__trace_events_stale(const tpg_op *op, int rank);
 #endif
+/* graph.c: the table node of one of rank's expanded items */
+const tpg_graph_node *tpg__graph_item_node(const tpg_op *op, int rank, const tpg_graph_item *it);
 
 #endif /* TPG_OP_INTERNAL_H */

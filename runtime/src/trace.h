@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "tpgemm.h"
+#include "trace_format.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +29,10 @@ tpg_status tpg__trace_read(tpg_op *op, int rank, void *host, size_t *bytes);
 /* Zeroes rank r's records (not the header's host fields) on `stream`, after the calls already queued there. */
 tpg_status tpg__trace_rearm(tpg_op *op, int rank, cudaStream_t stream);
 tpg_status tpg__trace_disable(tpg_op *op);
+/* Rank's timed graph nodes of the last traced call (trace_events.c: copies, flag copies, REDUCE; times by CUDA events
+ * since the start barrier's completion), after tpg_op_sync: *count of them into out (cap >= TPG_TRACE_MAX_NODES holds
+ * all), *skipped = those past TPG_TRACE_MAX_NODES, untimed. A rank whose graph has no start barrier has none. */
+tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int cap, int *count, int *skipped);
 
 #ifdef __cplusplus
 }

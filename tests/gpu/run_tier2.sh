@@ -345,7 +345,8 @@ one stream_k "m$((16 * TP))-one-hop/rs_tila_bf16_sk64_tp$TP" 0 --config "rs_tila
 # Timelines (trace build, tests/gpu/trace_case.sh): each run's --trace JSON must be whole by bench/timeline.py --check
 # (every CTA, record and tile of the call; epilogues and partial waits inside their tiles): a ping-pong ring and a
 # cooperative all-gather at TP = $TP, all-gather copies in pieces, a 2x1 cluster whose last partner tile is past the
-# edge (17 tile rows), stream-K at TP = 1 and in the one-hop walk (contributions and finishers labelled), and a walk
+# edge (17 tile rows), stream-K at TP = 1 and in the one-hop walk (contributions and finishers labelled), the copies,
+# flags and the one-hop walk's REDUCE timed by CUDA events (trace_events.c), and a walk
 # of 528 units a CTA, past the default cap of 512 records a lane, which the CLI traces again with a cap of 704.
 trace_one() {
     local TPGEMM=tests/gpu/trace_case.sh # one() runs $TPGEMM
@@ -359,13 +360,16 @@ fi
 TR=(--alpha 0.5 --beta 1 "${ITERS[@]}")
 TRS=(${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 1024 "${TR[@]}")
 trace_one "2048x3072x1024/rs_tila_bf16_tp$TP" 0 --config "rs_tila_bf16_tp$TP" "${TRS[@]}"
-trace_one "2048x3072x1024/ag_rota_bf16_wide_tp$TP" 0 --config "ag_rota_bf16_wide_tp$TP" "${TRS[@]}"
-trace_one "2048x3072x1024-chunks4/ag_rota_bf16_tp$TP" 0 --config "ag_rota_bf16_tp$TP" --copy-chunks 4 "${TRS[@]}"
+trace_one "2048x3072x1024/ag_rota_bf16_wide_tp$TP" 0 --expect-timed "copy stage 1" --expect-timed "flag stage 1" \
+    --config "ag_rota_bf16_wide_tp$TP" "${TRS[@]}"
+trace_one "2048x3072x1024-chunks4/ag_rota_bf16_tp$TP" 0 --expect-timed "copy stage 1 (4 pieces)" \
+    --config "ag_rota_bf16_tp$TP" --copy-chunks 4 "${TRS[@]}"
 trace_one "2176x2048x1024/gemm_bf16_wide_c2x1_tp1" 0 --config gemm_bf16_wide_c2x1_tp1 --devices 0 --m 2176 \
     --n 2048 --k 1024 "${TR[@]}"
 trace_one "32x1024x16384/ag_rota_bf16_sk64_tp1" 0 --expect-stream-k --config ag_rota_bf16_sk64_tp1 --devices 0 \
     --m 32 --n 1024 --k 16384 "${TR[@]}"
-trace_one "m$((16 * TP))-one-hop/rs_tila_bf16_sk64_tp$TP" 0 --expect-stream-k --config "rs_tila_bf16_sk64_tp$TP" \
+trace_one "m$((16 * TP))-one-hop/rs_tila_bf16_sk64_tp$TP" 0 --expect-stream-k --expect-timed REDUCE \
+    --config "rs_tila_bf16_sk64_tp$TP" \
     ${SHARE[@]+"${SHARE[@]}"} --m $((16 * TP)) --n 5120 --k $((8192 * TP)) "${TR[@]}"
 trace_one "8192x139264x128/ag_rota_bf16_tp1" 0 --expect-retrace --config ag_rota_bf16_tp1 --devices 0 --m 8192 \
     --n 139264 --k 128 "${TR[@]}"

@@ -1,18 +1,21 @@
 #!/bin/bash
 # One tier-2 "trace" run (run_tier2.sh): build/trace/tpgemm ARGS --trace FILE, then bench/timeline.py FILE --check
 # (every CTA, record and tile of the call in the timeline: bench/timeline_check.py), plus what the case expects:
-#   tests/gpu/trace_case.sh [--expect-stream-k] [--expect-retrace] TPGEMM-ARGS...
+#   tests/gpu/trace_case.sh [--expect-stream-k] [--expect-retrace] [--expect-timed NAME]... TPGEMM-ARGS...
 #   --expect-stream-k  the timeline labels stream-K contributions and finishers (trace version 3)
 #   --expect-retrace   a lane's walk passed the default cap, so the call was traced again with a larger one
+#   --expect-timed N   the summary has a line "N ... (CUDA events)": a node beside the GEMM timed by CUDA events
+#                      (runtime/src/trace_events.c), e.g. "copy stage 1", "flag stage 1", "REDUCE"
 # stdout is tpgemm's (its --json line for tier2_collect.py); what the checks say goes to stderr. Exit: tpgemm's
 # status if it failed, else 1 if a check failed, else 0. The trace JSON is removed afterwards (it can be ~50 MB).
 set -u
 cd "$(dirname "$0")/../.."
-SK=0 RETRACE=0
+SK=0 RETRACE=0 TIMED=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --expect-stream-k) SK=1; shift ;;
     --expect-retrace) RETRACE=1; shift ;;
+    --expect-timed) TIMED+=("$2"); shift 2 ;;
     *) break ;;
     esac
 done
@@ -36,4 +39,10 @@ if [ "$SK" = 1 ] && ! grep -qE "[1-9][0-9]* stream-K contributions, [1-9][0-9]* 
     echo "trace_case: expected stream-K contributions and finishers in the timeline" >&2
     fail=1
 fi
+for name in ${TIMED[@]+"${TIMED[@]}"}; do
+    if ! grep -qF "  $name" "$work/summary" || ! grep -F "  $name" "$work/summary" | grep -qF "(CUDA events)"; then
+        echo "trace_case: expected '$name' timed by CUDA events in the timeline's summary" >&2
+        fail=1
+    fi
+done
 exit "$fail"

@@ -325,12 +325,16 @@ static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_tr
         STEP("trace: rearm", tpg__trace_rearm(s->op, r, s->stream[r]), tpg_last_error(s->ctx));
     int rc = run_and_sync(s, 1, a);
     for (int r = 0; !rc && r < s->tp; r++) {
-        size_t bytes = 0;
+        size_t bytes = 0; /* a multiple of 64: the timed nodes follow the buffer in one allocation */
         tpg_status st = tpg__trace_read(s->op, r, NULL, &bytes);
-        if (st == TPG_OK && !(host[r] = malloc(bytes))) st = TPG_ERR_OUT_OF_MEMORY;
+        const size_t node_bytes = TPG_TRACE_MAX_NODES * sizeof(tpg_trace_node_time);
+        if (st == TPG_OK && !(host[r] = malloc(bytes + node_bytes))) st = TPG_ERR_OUT_OF_MEMORY;
         if (st == TPG_OK) st = tpg__trace_read(s->op, r, host[r], &bytes);
+        tpg_trace_node_time *nodes = st == TPG_OK ? (tpg_trace_node_time *)((char *)host[r] + bytes) : NULL;
+        int count = 0, skipped = 0;
+        if (st == TPG_OK) st = tpg__trace_nodes(s->op, r, nodes, TPG_TRACE_MAX_NODES, &count, &skipped);
         if (st != TPG_OK) rc = step_failed("trace: read", st, tpg_last_error(s->ctx));
-        dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes};
+        dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes, nodes, count, skipped};
     }
     return rc;
 }

@@ -179,6 +179,45 @@ typedef struct stage_waits {
     double total_ns, max_ns;
 } stage_waits;
 
+/* The latest end of any CTA lane: where the GEMM's walk ended (the REDUCE after it starts there). */
+static uint64_t kernel_end(const tpg_trace_header *h) {
+    uint64_t end = 0;
+    for (uint32_t c = 0; c < h->ctas; c++) {
+        const tpg_trace_cta *cta = cta_of(h, c);
+        if (cta->written != TPG_TRACE_MAGIC) continue;
+        for (int l = 0; l < TPG_TRACE_LANES; l++)
+            if (cta->lane_end[l] > end) end = cta->lane_end[l];
+    }
+    return end;
+}
+
+/* The nodes beside the GEMM that CUDA events timed (trace_format.h: ns after the start barrier's node completed),
+ * as spans on track 1 from origin (the start barrier's exit on this device's %globaltimer: the event follows it by
+ * the barrier's completion, ~1 us) - cat "copy" for the copies and flag copies, "reduce" for the REDUCE. A node whose
+ * begin is unknown starts at its dependency's end where that is the GEMM's (REDUCE), else it is a point. */
+static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64_t origin, uint64_t gemm_end) {
+    static const char *kinds[] = {"?", "copy", "flag", "own shard copy", "REDUCE"};
+    char name[160], args[320];
+    meta_name(o, "thread_name", pid, 1, "copies, flags and REDUCE (CUDA events)");
+    meta_sort(o, "thread_sort_index", pid, 1, 1);
+    for (int i = 0; i < d->num_nodes; i++) {
+        const tpg_trace_node_time *t = &d->nodes[i];
+        const uint32_t k = t->kind <= TPG_TRACE_NODE_REDUCE ? t->kind : 0;
+        if (!(t->end_ns >= 0.0 || t->end_ns < 0.0)) continue; /* NaN: nothing to place */
+        const uint64_t end = (uint64_t)((double)origin + t->end_ns);
+        uint64_t begin = t->begin_ns >= 0.0 ? (uint64_t)((double)origin + t->begin_ns) : end;
+        if (k == TPG_TRACE_NODE_REDUCE && t->begin_ns < 0.0 && gemm_end && gemm_end < end) begin = gemm_end;
+        if (k == TPG_TRACE_NODE_REDUCE) snprintf(name, sizeof name, "REDUCE");
+        else if (k == TPG_TRACE_NODE_COPY)
+            snprintf(name, sizeof name, "copy stage %d piece %d from rank %d", t->stage, t->piece, t->peer);
+        else snprintf(name, sizeof name, "%s stage %d", kinds[k], t->stage);
+        snprintf(args, sizeof args, "\"measured\": \"cuda_events\", \"node\": \"%s\", \"stage\": %d, \"piece\": %d, "
+                 "\"peer\": %d, \"begin_known\": %s, \"skipped_nodes\": %d", kinds[k], (int)t->stage, (int)t->piece,
+                 (int)t->peer, t->begin_ns >= 0.0 ? "true" : "false", d->nodes_skipped);
+        span(o, name, k == TPG_TRACE_NODE_REDUCE ? "reduce" : "copy", pid, 1, begin, end > begin ? end : begin, args);
+    }
+}
+
 static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *sum) {
     const tpg_trace_header *h = header_of(d->buf);
     const int pid = d->rank + 1; /* trace_json.h: no id is 0 */
@@ -314,9 +353,13 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
         span(o, name, "flag_wait_all", pid, 10 + s, sw[s].first_begin, sw[s].last_end, args);
     }
 
-    /* copies: not timed on the copy engine; inferred from the graph order (COPY s starts when the start
-     * barrier, or FLAG s-1, is done) and the first CTA that saw flag s - of the copy's last piece when it is
-     * cut (an upper bound on COPY + FLAG) */
+    if (d->num_nodes > 0 && h->barrier[0][2]) {
+        write_timed_nodes(o, d, pid, h->barrier[0][2], kernel_end(h));
+        return;
+    }
+    /* copies without node events: inferred from the graph order (COPY s starts when the start barrier, or FLAG
+     * s-1, is done) and the first CTA that saw flag s - of the copy's last piece when it is cut (an upper bound on
+     * COPY + FLAG) */
     uint64_t prev = h->barrier[0][2];
     int any = 0;
     for (int s = 0; s < MAX_STAGES; s++) {
@@ -424,7 +467,7 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"clock\": \"%globaltimer per GPU; each device's times taken back by its start-barrier exit offset to "
           "rank 0 (tpgemm.start_exit_offset_us, raw), so that the start barriers end together\"},\n", f);
-    fprintf(f, "\"tpgemm\": {\"version\": 3, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
+    fprintf(f, "\"tpgemm\": {\"version\": 4, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
             TPG_TRACE_TID_STRIDE);
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"schedule\": ", f);

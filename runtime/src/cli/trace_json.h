@@ -4,11 +4,13 @@
  *
  * Output: {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}, "tpgemm": {...}}
  *   pid = rank + 1 (process "rank r (cuda d)"), tid = TPG_TRACE_TID_STRIDE * pid + track, where track 0 is the
- *   barriers, 1 the copies (inferred), 10 + s the stage-s flag waits of all CTAs (one span per stage), 100 +
+ *   barriers, 1 the copies (timed by CUDA events where the device has nodes, args.measured "cuda_events", with its
+ *   flag copies and REDUCE; else inferred from the flag waits), 10 + s the stage-s flag waits of all CTAs (one span per stage), 100 +
  *   4 * cta + l one CTA lane (l 0 producer flag waits, 1 + w consumer warpgroup w's tiles with nested "epilogue"
  *   and "partial wait"). Perfetto gives pid 0 the kernel's idle task's handling and has merged tid 0 with tid 1,
  *   so no id is 0, and no tid repeats across processes; tpgemm.version 2 and later mark these ids (bench/timeline.py
- *   reads version 1's pid = rank, tid = track too); version 3 writes time_zero_ns as a string and labels stream-K.
+ *   reads version 1's pid = rank, tid = track too); version 3 writes time_zero_ns as a string and labels stream-K;
+ *   version 4 writes the nodes beside the GEMM that CUDA events timed (track 1, args.measured "cuda_events").
  *   Tile slices are named "stage S" (viewers colour by name), a stream-K contribution "stage S stream-K part" (args
  *   stream_k "contribution", stored false: its finisher, stream_k "finisher", stores the tile); ts/dur in
  *   microseconds relative to the earliest timestamp of any device on the aligned axis, whose %globaltimer value is
@@ -29,6 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trace_format.h"
+
 #define TPG_TRACE_MAX_DEVICES 8
 #define TPG_TRACE_TID_STRIDE 100000 /* above any track: 100 + 4 * 4096 CTAs */
 
@@ -36,6 +40,10 @@ typedef struct tpg_trace_device {
     int rank, device;    /* rank and CUDA ordinal */
     const void *buf;     /* host copy of the device's trace buffer */
     size_t bytes;
+    /* the graph's nodes beside the GEMM timed by CUDA events (runtime/src/trace_events.c), or NULL / 0: written as
+     * measured spans on track 1 instead of the copies inferred from the flag waits; nodes_skipped were not timed */
+    const tpg_trace_node_time *nodes;
+    int num_nodes, nodes_skipped;
 } tpg_trace_device;
 
 typedef struct tpg_trace_meta {
