@@ -43,7 +43,7 @@ def load(path: str) -> dict:
 
 def rank_ids(doc: dict) -> dict:
     """doc with the ids this module reads: pid = rank, tid = track (TILE_TID0 + LANES * cta + lane, ...). The writer's
-    versions 2 and 3 (trace_json.h, 2026-12-05) write Perfetto's ids, pid = rank + 1 and tid = tpgemm.ids.tid_stride
+    versions 2 and later (trace_json.h, 2026-12-05) write Perfetto's ids, pid = rank + 1 and tid = tpgemm.ids.tid_stride
     * pid + track; version 1 wrote these ones."""
     meta = doc.get("tpgemm", {})
     if meta.get("version", 1) < 2:
@@ -130,10 +130,11 @@ def _producer_leads(tiles: list, loads: list, stages: dict) -> None:
 
 
 def _copies(spans: list) -> list:
-    """The copies' lines of a device: (name, begin, duration, how). An inferred span (the writer without node
-    events: bench/timeline.py's first form) as it is; the nodes CUDA events timed (args.measured "cuda_events":
-    copies in pieces, their flag copies, a REDUCE) one line per node kind and stage, from the first begin to the last
-    end, named with their count."""
+    """The copies' lines of a device: (name, begin, duration, how). A span the C writer inferred (trace_json.c, without
+    node events) as it is; the nodes CUDA events timed (args.measured "cuda_events", trace version 4: copies in pieces,
+    their flag copies, a REDUCE) one line per node kind and stage, from the first begin to the last end, named with
+    their count - "(N pieces)" from one rank, "(N copies from K ranks)" - and how many the writer placed before their
+    dependency's end (args.before_dependency: the clocks' anchors, trace_json.c)."""
     out, groups = [], defaultdict(list)
     for e in spans:
         a = e.get("args") or {}
@@ -143,8 +144,12 @@ def _copies(spans: list) -> list:
             out.append((e["name"], e["ts"], e["dur"], "inferred"))
     for (node, stage), es in groups.items():
         b, end = min(e["ts"] for e in es), max(e["ts"] + e["dur"] for e in es)
-        name = node if node == "REDUCE" else f"{node} stage {stage}" + (f" ({len(es)} pieces)" if len(es) > 1 else "")
-        out.append((name, b, end - b, "CUDA events"))
+        peers = {e["args"].get("peer") for e in es}
+        count = "" if len(es) == 1 else f" ({len(es)} pieces)" if len(peers) == 1 else \
+            f" ({len(es)} copies from {len(peers)} ranks)"
+        name = node if node == "REDUCE" else f"{node} stage {stage}{count}"
+        early = sum(1 for e in es if e["args"].get("before_dependency"))
+        out.append((name, b, end - b, "CUDA events" + (f"; {early} placed before its dependency" if early else "")))
     return sorted(out, key=lambda c: c[1])
 
 

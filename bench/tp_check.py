@@ -79,9 +79,10 @@ def relative_errors(d, ref):
         torch.cuda.synchronize()
         ref_f = ref.float()
         diff = d.float() - ref_f
-        rel = (diff.norm() / ref_f.norm().clamp_min(1e-30)).item()
+        ref_norm = ref_f.norm()
+        rel = (diff.norm() / ref_norm.clamp_min(1e-30)).item()
         mx = (diff.abs().max() / ref_f.abs().max().clamp_min(1e-30)).item()
-        rms = ref_f.square().mean().sqrt().clamp_min(1e-30)
+        rms = (ref_norm / math.sqrt(max(ref_f.numel(), 1))).clamp_min(1e-30)
         return rel, mx, diff.abs_().div_(ref_f.abs().clamp_min_(rms)).max().item()  # ref_f may be ref
     try:
         errs = local_errors()

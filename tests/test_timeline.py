@@ -76,6 +76,12 @@ def test_nodes_timed_by_cuda_events_are_summarized_per_kind_and_stage():
                               ("flag stage 1", 43.0, 2.0, "CUDA events"), ("REDUCE", 90.0, 6.0, "CUDA events")]
     text = timeline.format_summary(doc, s)
     assert "copy stage 1 (2 pieces) (CUDA events): 5.0 .. 43.0 us" in text and "REDUCE (CUDA events): 90.0 .. 96.0" in text
+    # a stage whose copies come from several ranks (the gathered walk), and a node placed before its dependency
+    ev[-4]["args"]["peer"] = 2
+    ev[-1]["args"]["before_dependency"] = True
+    s = timeline.summarize(doc)
+    assert s[0]["copies"][0][0] == "copy stage 1 (2 copies from 2 ranks)"
+    assert s[0]["copies"][-1] == ("REDUCE", 90.0, 6.0, "CUDA events; 1 placed before its dependency")
 
 
 def test_cli_without_matplotlib_prints_summary_and_says_so(tmp_path, capsys, monkeypatch):

@@ -389,6 +389,11 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
                                               plain (full completion): never weaker than what s captured */
     size_t ndeps = 0;
     cudaGraphNode_t node;
+#ifdef TPG_TRACE
+    if (op->trace_ev_on[rank]) /* the copy would keep event nodes whose events a rebuild destroys */
+        TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "trace build: an op being traced (tpg__trace_enable) cannot be captured: its "
+                 "graph's event nodes would go into the caller's graph, and tpg__trace_disable destroys their events");
+#endif
 #if CUDART_VERSION >= 13000
     TPG_CHECK_CUDA(ctx, cudaStreamGetCaptureInfo(s, &status, NULL, &into, &deps, &edges, &ndeps));
 #else

@@ -79,10 +79,10 @@ struct tpg_op {
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes[TPG_MAX_TP];        /* trace build: each rank's buffer (its SM count sizes it) */
     /* trace build, the graph's timed nodes (trace_events.c): built with event nodes while a trace buffer is set;
-     * event 0 follows the start barrier, event 1 + j the item trace_ev_item[r][j] */
+     * event 0 follows the start barrier, event 1 the GEMM, event 2 + j the item trace_ev_item[r][j] */
     int trace_ev_on[TPG_MAX_TP], trace_ev_count[TPG_MAX_TP], trace_ev_skipped[TPG_MAX_TP];
-    cudaEvent_t trace_ev[TPG_MAX_TP][1 + TPG_TRACE_MAX_NODES];
-    short trace_ev_item[TPG_MAX_TP][TPG_TRACE_MAX_NODES];
+    cudaEvent_t trace_ev[TPG_MAX_TP][2 + TPG_TRACE_MAX_NODES];
+    int trace_ev_item[TPG_MAX_TP][TPG_TRACE_MAX_NODES];
 #endif
 };
 

@@ -1,10 +1,10 @@
 /* The traced call's nodes beside the GEMM, timed by CUDA events (trace builds only; trace.h, trace_format.h's
  * tpg_trace_node_time). The kernels time themselves with %globaltimer; the copies and flags run on a copy engine and
  * the REDUCE is a kernel of its own, so nothing of theirs writes a timestamp. While a trace buffer is set, a rank's
- * graph is built with an event record node after its start barrier (the origin) and one after each copy, flag copy
- * and REDUCE; the events are read after the call as times since the origin. An event node waits for its node only:
- * it holds nothing up, and it records when the node completed as the GPU's front end saw it (about a microsecond
- * late, by CUDA's event resolution of ~0.5 us). */
+ * graph is built with an event record node after its start barrier (the origin), after its GEMM, and after each
+ * copy, flag copy and REDUCE; the events are read after the call as times since the origin. An event node waits for
+ * its node only: it holds nothing up, and it records when the node completed as the GPU's front end saw it (a
+ * kernel's completion some microseconds after its last %globaltimer read; CUDA's event resolution ~0.5 us). */
 #include <string.h>
 
 #include "checks.h"
@@ -27,17 +27,17 @@ static uint32_t timed_kind(const tpg_op *op, int rank, int i) {
     }
 }
 
-static int start_item(const tpg_op *op, int rank) {
+static int item_of_kind(const tpg_op *op, int rank, int kind) {
     for (int i = 0; i < op->num_items[rank]; i++)
-        if (tpg__graph_item_node(op, rank, &op->items[rank][i])->kind == TPG_NODE_BARRIER_START) return i;
+        if (tpg__graph_item_node(op, rank, &op->items[rank][i])->kind == kind) return i;
     return -1;
 }
 
-/* One event (timing on) recorded by a node after `after`. */
+/* Event e (timing on), recorded by a node after `after`; trace_ev_count counts the events made, for destroy. */
 static tpg_status add_event(tpg_op *op, int rank, int e, cudaGraphNode_t after) {
     cudaGraphNode_t node;
     TPG_CHECK_CUDA(op->ctx, cudaEventCreate(&op->trace_ev[rank][e]));
-    op->trace_ev_count[rank] = e; /* events 1..e-1 are item events; destroy counts from here */
+    op->trace_ev_count[rank] = e + 1;
     TPG_CHECK_CUDA(op->ctx, cudaGraphAddEventRecordNode(&node, op->graph[rank], &after, 1, op->trace_ev[rank][e]));
     return TPG_OK;
 }
@@ -45,25 +45,27 @@ static tpg_status add_event(tpg_op *op, int rank, int e, cudaGraphNode_t after) 
 tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
     tpg__trace_events_destroy(op, rank);
     op->trace_ev_on[rank] = op->trace_buf[rank] != NULL;
-    const int start = start_item(op, rank);
-    if (!op->trace_ev_on[rank] || start < 0) return TPG_OK; /* one kernel, nothing beside it */
+    const int start = item_of_kind(op, rank, TPG_NODE_BARRIER_START), gemm = item_of_kind(op, rank, TPG_NODE_GEMM);
+    if (!op->trace_ev_on[rank] || start < 0 || gemm < 0) return TPG_OK; /* one kernel, nothing beside it */
+    /* two anchors, each a kernel whose last %globaltimer time the trace holds: the start barrier's exit, the GEMM's
+     * last lane end (trace_json.c places the nodes by the one whose event came soonest after it) */
     TPG_CHECK(add_event(op, rank, 0, op->nodes[rank][start]));
-    int e = 0;
+    TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm]));
+    int j = 0;
     for (int i = 0; i < op->num_items[rank]; i++) {
         if (!timed_kind(op, rank, i)) continue;
-        if (e == TPG_TRACE_MAX_NODES) {
+        if (j == TPG_TRACE_MAX_NODES) {
             op->trace_ev_skipped[rank]++;
             continue;
         }
-        op->trace_ev_item[rank][e] = (short)i;
-        TPG_CHECK(add_event(op, rank, ++e, op->nodes[rank][i]));
+        op->trace_ev_item[rank][j] = i;
+        TPG_CHECK(add_event(op, rank, 2 + j++, op->nodes[rank][i]));
     }
     return TPG_OK;
 }
 
 void tpg__trace_events_destroy(tpg_op *op, int rank) {
-    const int made = op->trace_ev[rank][0] ? 1 + op->trace_ev_count[rank] : 0;
-    for (int e = 0; e < made; e++)
+    for (int e = 0; e < op->trace_ev_count[rank]; e++)
         if (op->trace_ev[rank][e]) (void)cudaEventDestroy(op->trace_ev[rank][e]);
     memset(op->trace_ev[rank], 0, sizeof op->trace_ev[rank]);
     op->trace_ev_count[rank] = op->trace_ev_skipped[rank] = op->trace_ev_on[rank] = 0;
@@ -73,33 +75,52 @@ int tpg__trace_events_stale(const tpg_op *op, int rank) {
     return op->trace_ev_on[rank] != (op->trace_buf[rank] != NULL);
 }
 
-/* Event e's time in ns after the origin's; *ok = 0 when CUDA cannot say (never recorded, or an error). */
-static double since_origin(const tpg_op *op, int rank, int e, int *ok) {
+/* Event e's time in ns after the origin's (event 0). */
+static tpg_status since_origin(tpg_op *op, int rank, int e, double *ns) {
     float ms = 0.0f;
     const cudaError_t err = cudaEventElapsedTime(&ms, op->trace_ev[rank][0], op->trace_ev[rank][e]);
-    if (err != cudaSuccess) {
+    if (err == cudaErrorNotReady) {
         (void)cudaGetLastError();
-        *ok = 0;
-        return -1.0;
+        TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "trace: rank %d's node events are not all recorded (read them after "
+                 "tpg_op_sync of the traced call)", rank);
     }
-    return (double)ms * 1e6;
+    TPG_CHECK_CUDA(op->ctx, err);
+    *ns = (double)ms * 1e6;
+    return TPG_OK;
 }
 
-tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int cap, int *count, int *skipped) {
+/* The latest end of item i's dependencies among the timed nodes out[0..j): 0 for the start barrier (the origin), -1
+ * where one is untimed (the GEMM) or where i is a root (it may start before the barrier). */
+static double dependencies_done(const tpg_op *op, int rank, int i, const tpg_trace_node_time *out, int j) {
+    const tpg_graph_item *it = &op->items[rank][i];
+    if (it->deps[0] < 0 && it->deps[1] < 0) return -1.0;
+    double at = 0.0;
+    for (int d = 0; d < 2; d++) {
+        const int dep = it->deps[d];
+        if (dep < 0) continue;
+        if (tpg__graph_item_node(op, rank, &op->items[rank][dep])->kind == TPG_NODE_BARRIER_START) continue;
+        int found = -1;
+        for (int k = 0; k < j && found < 0; k++) found = op->trace_ev_item[rank][k] == dep ? k : -1;
+        if (found < 0) return -1.0;
+        if (out[found].end_ns > at) at = out[found].end_ns;
+    }
+    return at;
+}
+
+tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int cap, tpg_trace_nodes_info *info) {
     TPG_REQUIRE_HANDLE(op);
     tpg_ctx *ctx = op->ctx;
-    if (!out || !count || !skipped || cap < 0)
-        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: out, count and skipped must be given, cap >= 0");
+    if (!out || !info || cap < 0) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: out and info must be given, cap >= 0");
     if (rank < ctx->local_begin || rank >= ctx->local_end)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: rank %d is not local to this process", rank);
-    *count = 0;
-    *skipped = op->trace_ev_skipped[rank];
-    const int n = op->trace_ev[rank][0] ? op->trace_ev_count[rank] : 0;
+    *info = (tpg_trace_nodes_info){0, op->trace_ev_skipped[rank], -1.0};
+    const int n = op->trace_ev_count[rank] >= 2 ? op->trace_ev_count[rank] - 2 : 0;
     if (n > cap) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: %d timed nodes, room for %d", n, cap);
+    if (op->trace_ev_count[rank] < 2) return TPG_OK;
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
-    int ok = 1;
+    TPG_CHECK_GOTO(since_origin(op, rank, 1, &info->gemm_end_ns), out);
     for (int j = 0; j < n; j++) {
         const int i = op->trace_ev_item[rank][j];
         const tpg_graph_item *it = &op->items[rank][i];
@@ -107,24 +128,10 @@ tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int 
         tpg_trace_node_time *t = &out[j];
         t->kind = timed_kind(op, rank, i);
         t->stage = node->stage, t->peer = node->peer, t->piece = it->piece;
-        t->end_ns = since_origin(op, rank, 1 + j, &ok);
-        /* begin: the latest of its dependencies' ends - the start barrier's is the origin, 0 */
-        t->begin_ns = 0.0;
-        for (int d = 0; d < 2; d++) {
-            const int dep = it->deps[d];
-            if (dep < 0) continue;
-            int found = -1;
-            for (int k = 0; k < j && found < 0; k++) found = op->trace_ev_item[rank][k] == dep ? k : -1;
-            const int is_start = tpg__graph_item_node(op, rank, &op->items[rank][dep])->kind == TPG_NODE_BARRIER_START;
-            const double at = is_start ? 0.0 : found >= 0 ? out[found].end_ns : -1.0;
-            t->begin_ns = at < 0 || t->begin_ns < 0 ? -1.0 : at > t->begin_ns ? at : t->begin_ns;
-        }
-        if (it->deps[0] < 0 && it->deps[1] < 0) t->begin_ns = -1.0; /* a root: it may start before the barrier */
+        TPG_CHECK_GOTO(since_origin(op, rank, 2 + j, &t->end_ns), out);
+        t->begin_ns = dependencies_done(op, rank, i, out, j);
     }
-    if (!ok)
-        TPG_FAIL_GOTO(ctx, TPG_ERR_NOT_READY, out, "trace: rank %d's node events are not all recorded (read them after "
-                      "tpg_op_sync of the traced call)", rank);
-    *count = n;
+    info->count = n;
 out:
     tpg__restore_device(saved);
     return st;

@@ -123,7 +123,9 @@ static inline TPG_TRACE_HD uint64_t tpg_trace_bytes(uint32_t ctas, uint32_t cap)
 #define TPG_TRACE_NODE_FLAG 2u   /* the 4-byte copy that raises a stage's flag after its copy */
 #define TPG_TRACE_NODE_OWN 3u    /* the gathered walk's copy of the rank's own shard into its block */
 #define TPG_TRACE_NODE_REDUCE 4u /* the one-hop walk's REDUCE kernel, after the GEMM */
-#define TPG_TRACE_MAX_NODES 256  /* timed nodes a rank (a graph with more times its first ones) */
+/* timed nodes a rank: above the most a graph has (7 peer stages x 32 pieces x copy and flag = 448, or the gathered
+ * walk's 7 shards x 32 pieces x 2 + its own shard); a graph with more would time its first ones */
+#define TPG_TRACE_MAX_NODES 512
 typedef struct tpg_trace_node_time {
     uint32_t kind; /* TPG_TRACE_NODE_* */
     int32_t stage, peer, piece;

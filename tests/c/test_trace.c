@@ -112,7 +112,7 @@ static char *converted(const tpg_trace_device *d, int n, tpg_trace_summary *sum)
 
 /* converted() of one device: rank 0 on CUDA device 0. */
 static char *converted_one(void *buf, size_t bytes) {
-    tpg_trace_device d[1] = {{0, 0, buf, bytes, NULL, 0, 0}};
+    tpg_trace_device d[1] = {{0, 0, buf, bytes, NULL, 0, 0, -1.0}};
     tpg_trace_summary sum;
     return converted(d, 1, &sum);
 }
@@ -132,7 +132,7 @@ TPG_TEST(a_gathered_walk_names_its_copies) {
     rec(d0, 0, 0, 0)->stage = 0; /* the two flag waits, the first records of the CTAs' producer lanes */
     rec(d0, 1, 0, 0)->stage = 0;
     for (int i = 0; i < CAP; i++) rec(d0, 0, 1, i)->stage = 0; /* its tiles: all of stage 0 */
-    tpg_trace_device d[1] = {{0, 0, d0, b, NULL, 0, 0}};
+    tpg_trace_device d[1] = {{0, 0, d0, b, NULL, 0, 0, -1.0}};
     tpg_trace_summary sum;
     char msg[256] = "";
     int rc;
@@ -175,7 +175,7 @@ TPG_TEST(a_tile_not_stored_has_no_coordinates) {
 TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
     size_t b0, b1;
     void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500);
-    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0}, {1, 0, d1, b1, NULL, 0, 0}};
+    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0, -1.0}, {1, 0, d1, b1, NULL, 0, 0, -1.0}};
     tpg_trace_summary sum;
     char *j = converted(d, 2, &sum);
     TPG_ASSERT(j != NULL);
@@ -189,7 +189,7 @@ TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
         uint64_t *t = (uint64_t *)d1 + w;
         if (*t >= T0 && *t < T0 + 1000000000ull) *t -= 300000;
     }
-    d[1] = (tpg_trace_device){1, 3, d1, b1, NULL, 0, 0};
+    d[1] = (tpg_trace_device){1, 3, d1, b1, NULL, 0, 0, -1.0};
     j = converted(d, 2, &sum);
     TPG_ASSERT(j != NULL);
     TPG_EXPECT(sum.start_exit_offset_us[1] > -300.01 && sum.start_exit_offset_us[1] < -299.99);
@@ -204,7 +204,7 @@ TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
 TPG_TEST(two_devices_convert) {
     size_t b0, b1;
     void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500); /* rank 1's clock 2.5 us ahead */
-    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0}, {1, 3, d1, b1, NULL, 0, 0}};
+    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0, -1.0}, {1, 3, d1, b1, NULL, 0, 0, -1.0}};
     tpg_trace_summary sum;
     char msg[256] = "";
     int rc;
@@ -291,7 +291,7 @@ TPG_TEST(rejects_malformed_buffers) {
     hdr(d0)->magic = 0;
     TPG_EXPECT_EQ_INT(tpg_trace_check(d0, b, msg, sizeof msg), -1);
     TPG_EXPECT_STR_CONTAINS(msg, "magic");
-    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0};
+    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
     int rc;
     char *j = to_json(&d, 1, NULL, &rc, msg, sizeof msg);
     TPG_EXPECT_EQ_INT(rc, -1);
@@ -304,7 +304,7 @@ TPG_TEST(counts_beyond_cap_are_clamped) {
     size_t b;
     void *d0 = make_device(&b, 0);
     cta(d0, 0)->count[1] = 0xffffffffu; /* a wild count reads at most cap records */
-    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0};
+    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
     tpg_trace_summary sum;
     char msg[256];
     int rc;
@@ -321,7 +321,7 @@ TPG_TEST(no_barrier_times_means_no_offset) {
     void *d0 = make_device(&b, 0);
     memset(hdr(d0)->barrier, 0, sizeof hdr(d0)->barrier);
     hdr(d0)->kernel_written = 0;
-    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0};
+    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
     tpg_trace_summary sum;
     char msg[256];
     int rc;
@@ -345,7 +345,7 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
     void *d0 = make_device(&b0, 0);
     stage_wait(d0, 1, 1, 2, T0 + 80000, T0 + 90000);
     stage_wait(d0, 0, 1, 1, T0 + 81000, T0 + 86000); /* an earlier piece, later: not the end */
-    tpg_trace_device d = {0, 0, d0, b0, NULL, 0, 0};
+    tpg_trace_device d = {0, 0, d0, b0, NULL, 0, 0, -1.0};
     tpg_trace_summary sum;
     char msg[256] = "";
     int rc;
@@ -402,7 +402,7 @@ TPG_TEST(lane_peak_is_the_largest_count) {
 TPG_TEST(a_second_trace_has_room_for_the_busiest_lane) {
     size_t b0, b1;
     void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 0);
-    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0}, {1, 1, d1, b1, NULL, 0, 0}};
+    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0, -1.0}, {1, 1, d1, b1, NULL, 0, 0, -1.0}};
     TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 6, 65536), 0); /* the peak, 6, fit */
     TPG_EXPECT_EQ_INT(tpg_trace_cap_for(d, 2, 4, 65536), 128); /* 6 + 0 + 64 = 70 -> 128 */
     cta(d1, 1)->count[2] = 528;                              /* rank 1: 528 + 66 + 64 = 658 -> 704 */
@@ -455,7 +455,7 @@ TPG_TEST(timed_nodes_replace_the_inferred_copies) {
     const tpg_trace_node_time nodes[] = {{TPG_TRACE_NODE_COPY, 1, 1, 0, 0.0, 60000.0},
                                          {TPG_TRACE_NODE_FLAG, 1, 1, 0, 60000.0, 62000.0},
                                          {TPG_TRACE_NODE_REDUCE, -1, -1, 0, -1.0, 200000.0}};
-    tpg_trace_device d = {0, 0, d0, b, nodes, 3, 2};
+    tpg_trace_device d = {0, 0, d0, b, nodes, 3, 2, -1.0};
     tpg_trace_summary sum;
     char *j = converted(&d, 1, &sum);
     TPG_ASSERT(j != NULL);
@@ -463,7 +463,7 @@ TPG_TEST(timed_nodes_replace_the_inferred_copies) {
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy stage 1 piece 0 from rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
                                "\"pid\": 1, \"tid\": 100001, \"ts\": 5.000, \"dur\": 60.000, \"args\": {\"measured\": "
                                "\"cuda_events\", \"node\": \"copy\", \"stage\": 1, \"piece\": 0, \"peer\": 1, "
-                               "\"begin_known\": true, \"skipped_nodes\": 2}}");
+                               "\"begin_known\": true, \"before_dependency\": false, \"skipped_nodes\": 2}}");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
                                "\"tid\": 100001, \"ts\": 65.000, \"dur\": 2.000");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"REDUCE\", \"cat\": \"reduce\", \"ph\": \"X\", \"pid\": 1, "
@@ -479,7 +479,34 @@ TPG_TEST(timed_nodes_replace_the_inferred_copies) {
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
+/* The events' clock is placed by the anchor whose event came soonest after its kernel: here the GEMM's (its event at
+ * 180 us on the events' clock, its last lane at 190 us: zero at 10 us, not the start barrier's exit at 5 us), in
+ * integers at a real %globaltimer origin past 2^53 (a double there steps by 256 ns); a node whose event is still
+ * before its dependency's end is a point there, said so. */
+TPG_TEST(timed_nodes_by_the_later_anchor_to_the_nanosecond) {
+    size_t b;
+    void *d0 = make_device(&b, 1796320571869771968ull - T0);
+    const tpg_trace_node_time nodes[] = {{TPG_TRACE_NODE_COPY, 1, 1, 0, 0.0, 60001.0},
+                                         {TPG_TRACE_NODE_REDUCE, -1, -1, 0, -1.0, 179000.0}};
+    tpg_trace_device d = {0, 0, d0, b, nodes, 2, 0, 180000.0};
+    tpg_trace_summary sum;
+    char *j = converted(&d, 1, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy stage 1 piece 0 from rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
+                               "\"pid\": 1, \"tid\": 100001, \"ts\": 10.000, \"dur\": 60.001");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"REDUCE\", \"cat\": \"reduce\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100001, \"ts\": 189.000, \"dur\": 0.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"begin_known\": false, \"before_dependency\": true");
+    free(j);
+    d.nodes_gemm_end_ns = 186000.0; /* the GEMM anchor's zero at 4 us: before the barrier's exit, which wins */
+    j = converted(&d, 1, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"tid\": 100001, \"ts\": 5.000, \"dur\": 60.001");
+    free(j);
+    free(d0);
+}
+
+TPG_TEST_MAIN(TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),

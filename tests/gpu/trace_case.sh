@@ -15,7 +15,12 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --expect-stream-k) SK=1; shift ;;
     --expect-retrace) RETRACE=1; shift ;;
-    --expect-timed) TIMED+=("$2"); shift 2 ;;
+    --expect-timed)
+        if [ $# -lt 2 ] || [ "${2#--}" != "$2" ]; then
+            echo "trace_case: --expect-timed needs a node's summary name, e.g. \"copy stage 1\"" >&2
+            exit 2
+        fi
+        TIMED+=("$2"); shift 2 ;;
     *) break ;;
     esac
 done
@@ -39,10 +44,18 @@ if [ "$SK" = 1 ] && ! grep -qE "[1-9][0-9]* stream-K contributions, [1-9][0-9]* 
     echo "trace_case: expected stream-K contributions and finishers in the timeline" >&2
     fail=1
 fi
+# every rank's section of the summary has the line "  NAME (CUDA events): a .. b us" (the name whole: "copy stage 1"
+# is not "copy stage 10"), and no node was placed before its dependency's end
+ranks=$(grep -c "^rank [0-9]* (cuda" "$work/summary")
 for name in ${TIMED[@]+"${TIMED[@]}"}; do
-    if ! grep -qF "  $name" "$work/summary" || ! grep -F "  $name" "$work/summary" | grep -qF "(CUDA events)"; then
-        echo "trace_case: expected '$name' timed by CUDA events in the timeline's summary" >&2
+    have=$(grep -cF "  $name (CUDA events): " "$work/summary")
+    if [ "$have" != "$ranks" ]; then
+        echo "trace_case: expected '$name' timed by CUDA events on each of the $ranks rank(s), found $have" >&2
         fail=1
     fi
 done
+if [ ${#TIMED[@]} != 0 ] && grep -q "placed before its dependency" "$work/summary"; then
+    echo "trace_case: a timed node was placed before its dependency's end (the anchors' latency)" >&2
+    fail=1
+fi
 exit "$fail"

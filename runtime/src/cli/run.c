@@ -331,10 +331,11 @@ static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_tr
         if (st == TPG_OK && !(host[r] = malloc(bytes + node_bytes))) st = TPG_ERR_OUT_OF_MEMORY;
         if (st == TPG_OK) st = tpg__trace_read(s->op, r, host[r], &bytes);
         tpg_trace_node_time *nodes = st == TPG_OK ? (tpg_trace_node_time *)((char *)host[r] + bytes) : NULL;
-        int count = 0, skipped = 0;
-        if (st == TPG_OK) st = tpg__trace_nodes(s->op, r, nodes, TPG_TRACE_MAX_NODES, &count, &skipped);
+        tpg_trace_nodes_info ni = {0, 0, -1.0};
+        if (st == TPG_OK) st = tpg__trace_nodes(s->op, r, nodes, TPG_TRACE_MAX_NODES, &ni);
         if (st != TPG_OK) rc = step_failed("trace: read", st, tpg_last_error(s->ctx));
-        dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes, nodes, count, skipped};
+        dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes, nodes, ni.count, ni.skipped,
+                                    ni.gemm_end_ns};
     }
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "trace_json.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -191,30 +192,52 @@ static uint64_t kernel_end(const tpg_trace_header *h) {
     return end;
 }
 
-/* The nodes beside the GEMM that CUDA events timed (trace_format.h: ns after the start barrier's node completed),
- * as spans on track 1 from origin (the start barrier's exit on this device's %globaltimer: the event follows it by
- * the barrier's completion, ~1 us) - cat "copy" for the copies and flag copies, "reduce" for the REDUCE. A node whose
- * begin is unknown starts at its dependency's end where that is the GEMM's (REDUCE), else it is a point. */
-static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64_t origin, uint64_t gemm_end) {
+/* %globaltimer time of a node time (ns on the events' clock after the start barrier's completion) from base, in
+ * integers: base passes 2^53, where a double steps by 256 ns. */
+static uint64_t at_ns(uint64_t base, double ns) {
+    const int64_t d = (int64_t)llround(ns);
+    return d < 0 && (uint64_t)(-d) > base ? 0 : (uint64_t)((int64_t)base + d);
+}
+
+/* Where the events' clock starts on this device's %globaltimer. Each anchor is a kernel whose last timestamp the
+ * trace holds and whose completion an event recorded: the start barrier's exit (the events' zero) and the GEMM's last
+ * lane end (at nodes_gemm_end_ns). An event comes after its kernel's last timestamp by the kernel's completion latency,
+ * which places every node that much early: the anchor whose event came soonest - the later base - is the better. */
+static uint64_t events_base(const tpg_trace_device *d, uint64_t start_exit, uint64_t gemm_end) {
+    if (d->nodes_gemm_end_ns < 0.0 || !gemm_end) return start_exit;
+    const int64_t g = (int64_t)llround(d->nodes_gemm_end_ns);
+    if (g < 0 || (uint64_t)g > gemm_end) return start_exit;
+    const uint64_t by_gemm = gemm_end - (uint64_t)g;
+    return by_gemm > start_exit ? by_gemm : start_exit;
+}
+
+/* The nodes beside the GEMM that CUDA events timed (trace_format.h), as spans on track 1 from events_base: cat "copy"
+ * for the copies and flag copies, "reduce" for the REDUCE. A node whose begin is unknown starts at the GEMM's end
+ * where that is its dependency (REDUCE), else it is a point; one placed before its dependency's end (the anchors'
+ * latency) says so (args.before_dependency). */
+static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64_t start_exit, uint64_t gemm_end) {
     static const char *kinds[] = {"?", "copy", "flag", "own shard copy", "REDUCE"};
-    char name[160], args[320];
+    char name[160], args[384];
+    const uint64_t base = events_base(d, start_exit, gemm_end);
     meta_name(o, "thread_name", pid, 1, "copies, flags and REDUCE (CUDA events)");
     meta_sort(o, "thread_sort_index", pid, 1, 1);
     for (int i = 0; i < d->num_nodes; i++) {
         const tpg_trace_node_time *t = &d->nodes[i];
         const uint32_t k = t->kind <= TPG_TRACE_NODE_REDUCE ? t->kind : 0;
-        if (!(t->end_ns >= 0.0 || t->end_ns < 0.0)) continue; /* NaN: nothing to place */
-        const uint64_t end = (uint64_t)((double)origin + t->end_ns);
-        uint64_t begin = t->begin_ns >= 0.0 ? (uint64_t)((double)origin + t->begin_ns) : end;
-        if (k == TPG_TRACE_NODE_REDUCE && t->begin_ns < 0.0 && gemm_end && gemm_end < end) begin = gemm_end;
+        if (isnan(t->end_ns) || isnan(t->begin_ns)) continue; /* nothing to place */
+        const uint64_t end = at_ns(base, t->end_ns);
+        uint64_t begin = t->begin_ns >= 0.0 ? at_ns(base, t->begin_ns) : end;
+        if (k == TPG_TRACE_NODE_REDUCE && t->begin_ns < 0.0 && gemm_end) begin = gemm_end;
+        const int early = begin > end;
         if (k == TPG_TRACE_NODE_REDUCE) snprintf(name, sizeof name, "REDUCE");
         else if (k == TPG_TRACE_NODE_COPY)
             snprintf(name, sizeof name, "copy stage %d piece %d from rank %d", t->stage, t->piece, t->peer);
         else snprintf(name, sizeof name, "%s stage %d", kinds[k], t->stage);
         snprintf(args, sizeof args, "\"measured\": \"cuda_events\", \"node\": \"%s\", \"stage\": %d, \"piece\": %d, "
-                 "\"peer\": %d, \"begin_known\": %s, \"skipped_nodes\": %d", kinds[k], (int)t->stage, (int)t->piece,
-                 (int)t->peer, t->begin_ns >= 0.0 ? "true" : "false", d->nodes_skipped);
-        span(o, name, k == TPG_TRACE_NODE_REDUCE ? "reduce" : "copy", pid, 1, begin, end > begin ? end : begin, args);
+                 "\"peer\": %d, \"begin_known\": %s, \"before_dependency\": %s, \"skipped_nodes\": %d", kinds[k],
+                 (int)t->stage, (int)t->piece, (int)t->peer, t->begin_ns >= 0.0 ? "true" : "false",
+                 early ? "true" : "false", d->nodes_skipped);
+        span(o, name, k == TPG_TRACE_NODE_REDUCE ? "reduce" : "copy", pid, 1, early ? end : begin, end, args);
     }
 }
 

@@ -41,9 +41,11 @@ typedef struct tpg_trace_device {
     const void *buf;     /* host copy of the device's trace buffer */
     size_t bytes;
     /* the graph's nodes beside the GEMM timed by CUDA events (runtime/src/trace_events.c), or NULL / 0: written as
-     * measured spans on track 1 instead of the copies inferred from the flag waits; nodes_skipped were not timed */
+     * measured spans on track 1 instead of the copies inferred from the flag waits; nodes_skipped were not timed;
+     * nodes_gemm_end_ns: the GEMM's completion on the nodes' clock (-1: unknown), a second anchor */
     const tpg_trace_node_time *nodes;
     int num_nodes, nodes_skipped;
+    double nodes_gemm_end_ns;
 } tpg_trace_device;
 
 typedef struct tpg_trace_meta {
