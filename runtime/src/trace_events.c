@@ -90,18 +90,23 @@ static tpg_status since_origin(tpg_op *op, int rank, int e, double *ns) {
 }
 
 /* The latest end of item i's dependencies among the timed nodes out[0..j): 0 for the start barrier (the origin), -1
- * where one is untimed (the GEMM) or where i is a root (it may start before the barrier). */
-static double dependencies_done(const tpg_op *op, int rank, int i, const tpg_trace_node_time *out, int j) {
+ * where one is untimed (the GEMM) or where i is a root (it may start before the barrier). *from_start: every
+ * dependency is the start barrier. */
+static double dependencies_done(const tpg_op *op, int rank, int i, const tpg_trace_node_time *out, int j,
+                                uint32_t *from_start) {
     const tpg_graph_item *it = &op->items[rank][i];
+    *from_start = 0;
     if (it->deps[0] < 0 && it->deps[1] < 0) return -1.0;
     double at = 0.0;
+    *from_start = 1;
     for (int d = 0; d < 2; d++) {
         const int dep = it->deps[d];
         if (dep < 0) continue;
         if (tpg__graph_item_node(op, rank, &op->items[rank][dep])->kind == TPG_NODE_BARRIER_START) continue;
+        *from_start = 0;
         int found = -1;
         for (int k = 0; k < j && found < 0; k++) found = op->trace_ev_item[rank][k] == dep ? k : -1;
-        if (found < 0) return -1.0;
+        if (found < 0) return *from_start = 0, -1.0;
         if (out[found].end_ns > at) at = out[found].end_ns;
     }
     return at;
@@ -129,7 +134,7 @@ tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int 
         t->kind = timed_kind(op, rank, i);
         t->stage = node->stage, t->peer = node->peer, t->piece = it->piece;
         TPG_CHECK_GOTO(since_origin(op, rank, 2 + j, &t->end_ns), out);
-        t->begin_ns = dependencies_done(op, rank, i, out, j);
+        t->begin_ns = dependencies_done(op, rank, i, out, j, &t->from_start);
     }
     info->count = n;
 out:

@@ -117,8 +117,9 @@ static inline TPG_TRACE_HD uint64_t tpg_trace_bytes(uint32_t ctas, uint32_t cap)
 
 /* A node of the traced call's graph beside the GEMM - a copy, a flag's copy, the one-hop walk's REDUCE - timed on the
  * host side by CUDA event nodes (runtime/src/trace_events.c), not by the kernel: ns after the completion of the start
- * barrier's node (the event that follows it). begin_ns: when the node's dependencies were done (the start barrier,
- * 0, or another timed node's end); -1 where one of them is untimed (the GEMM: the REDUCE's begin is its end). */
+ * barrier's node (the event that follows it). begin_ns: when the node's dependencies were done - another timed node's
+ * end, or with from_start (its one dependency the start barrier) 0, which the JSON writer places at the barrier's own
+ * exit; -1 where one of them is untimed (the GEMM: the REDUCE's begin is its end). */
 #define TPG_TRACE_NODE_COPY 1u   /* a piece of a peer's shard into this rank's slot (all-gather) */
 #define TPG_TRACE_NODE_FLAG 2u   /* the 4-byte copy that raises a stage's flag after its copy */
 #define TPG_TRACE_NODE_OWN 3u    /* the gathered walk's copy of the rank's own shard into its block */
@@ -129,6 +130,7 @@ static inline TPG_TRACE_HD uint64_t tpg_trace_bytes(uint32_t ctas, uint32_t cap)
 typedef struct tpg_trace_node_time {
     uint32_t kind; /* TPG_TRACE_NODE_* */
     int32_t stage, peer, piece;
+    uint32_t from_start; /* its dependencies: the start barrier only */
     double begin_ns, end_ns;
 } tpg_trace_node_time;
 

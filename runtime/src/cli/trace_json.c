@@ -212,8 +212,8 @@ static uint64_t events_base(const tpg_trace_device *d, uint64_t start_exit, uint
 }
 
 /* The nodes beside the GEMM that CUDA events timed (trace_format.h), as spans on track 1 from events_base: cat "copy"
- * for the copies and flag copies, "reduce" for the REDUCE. A node whose begin is unknown starts at the GEMM's end
- * where that is its dependency (REDUCE), else it is a point; one placed before its dependency's end (the anchors'
+ * for the copies and flag copies, "reduce" for the REDUCE. A node after the start barrier alone starts at its exit; one
+ * whose begin is unknown starts at the GEMM's end where that is its dependency (REDUCE), else it is a point; one placed before its dependency's end (the anchors'
  * latency) says so (args.before_dependency). */
 static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64_t start_exit, uint64_t gemm_end) {
     static const char *kinds[] = {"?", "copy", "flag", "own shard copy", "REDUCE"};
@@ -226,7 +226,8 @@ static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64
         const uint32_t k = t->kind <= TPG_TRACE_NODE_REDUCE ? t->kind : 0;
         if (isnan(t->end_ns) || isnan(t->begin_ns)) continue; /* nothing to place */
         const uint64_t end = at_ns(base, t->end_ns);
-        uint64_t begin = t->begin_ns >= 0.0 ? at_ns(base, t->begin_ns) : end;
+        /* after the start barrier alone: its own exit, which the trace has on this clock */
+        uint64_t begin = t->from_start ? start_exit : t->begin_ns >= 0.0 ? at_ns(base, t->begin_ns) : end;
         if (k == TPG_TRACE_NODE_REDUCE && t->begin_ns < 0.0 && gemm_end) begin = gemm_end;
         const int early = begin > end;
         if (k == TPG_TRACE_NODE_REDUCE) snprintf(name, sizeof name, "REDUCE");
