@@ -57,7 +57,7 @@ KERNEL_INCLUDES = ["runtime/include", "runtime/src", "templates/kernels"]
 C_INCLUDES = KERNEL_INCLUDES + ["bench", "generated"]
 C_SOURCES = ["runtime/src/*.c", "runtime/src/cli/*.c", "generated/*.c", "tests/c/*.c", "tests/gpu/*.c", "bench/*.c"]
 C_SKIP = {"bench/lt.c"}  # cuBLASLt's headers come with cuBLAS, not with these wheels
-C_DEFINES = {"runtime/src/trace.c": ["-DTPG_TRACE"]}
+C_DEFINES = {"runtime/src/trace.c": ["-DTPG_TRACE"], "runtime/src/trace_events.c": ["-DTPG_TRACE"]}
 API_SOURCES = C_SOURCES + ["runtime/**/*.cu", "templates/**/*.cuh", "templates/**/*.h", "tests/gpu/*.cu",
                            "tests/gpu/*.cuh", "tests/gpu/*.h", "bench/*.cu", "bench/*.h", "runtime/**/*.h"]
 

@@ -487,20 +487,26 @@ TPG_TEST(timed_nodes_by_the_later_anchor_to_the_nanosecond) {
     size_t b;
     void *d0 = make_device(&b, 1796320571869771968ull - T0);
     const tpg_trace_node_time nodes[] = {{TPG_TRACE_NODE_COPY, 1, 1, 0, 0, 0.0, 60001.0},
-                                         {TPG_TRACE_NODE_REDUCE, -1, -1, 0, 0, -1.0, 179000.0},
-                                         {TPG_TRACE_NODE_COPY, 2, 1, 0, 1, 0.0, 61000.0}};
-    tpg_trace_device d = {0, 0, d0, b, nodes, 3, 0, 180000.0};
+                                         {TPG_TRACE_NODE_REDUCE, -1, -1, 0, 0, -1.0, 178000.0},
+                                         {TPG_TRACE_NODE_COPY, 2, 1, 0, 1, 0.0, 61000.0},
+                                         /* 0.9 us before its dependency's end: the events' resolution, not said */
+                                         {TPG_TRACE_NODE_FLAG, 2, 1, 0, 0, 61000.0, 60100.0}};
+    tpg_trace_device d = {0, 0, d0, b, nodes, 4, 0, 180000.0};
     tpg_trace_summary sum;
     char *j = converted(&d, 1, &sum);
     TPG_ASSERT(j != NULL);
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy stage 1 piece 0 from rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
                                "\"pid\": 1, \"tid\": 100001, \"ts\": 10.000, \"dur\": 60.001");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"REDUCE\", \"cat\": \"reduce\", \"ph\": \"X\", \"pid\": 1, "
-                               "\"tid\": 100001, \"ts\": 189.000, \"dur\": 0.000");
+                               "\"tid\": 100001, \"ts\": 188.000, \"dur\": 0.000");
     TPG_EXPECT_STR_CONTAINS(j, "\"begin_known\": false, \"before_dependency\": true");
     /* after the start barrier alone: from its exit (5 us), whatever the anchor */
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy stage 2 piece 0 from rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
                                "\"pid\": 1, \"tid\": 100001, \"ts\": 5.000, \"dur\": 66.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"flag stage 2\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100001, \"ts\": 70.100, \"dur\": 0.000, \"args\": {\"measured\": \"cuda_events\", "
+                               "\"node\": \"flag\", \"stage\": 2, \"piece\": 0, \"peer\": 1, \"begin_known\": true, "
+                               "\"before_dependency\": false");
     free(j);
     d.nodes_gemm_end_ns = 186000.0; /* the GEMM anchor's zero at 4 us: before the barrier's exit, which wins */
     j = converted(&d, 1, &sum);

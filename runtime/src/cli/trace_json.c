@@ -213,8 +213,9 @@ static uint64_t events_base(const tpg_trace_device *d, uint64_t start_exit, uint
 
 /* The nodes beside the GEMM that CUDA events timed (trace_format.h), as spans on track 1 from events_base: cat "copy"
  * for the copies and flag copies, "reduce" for the REDUCE. A node after the start barrier alone starts at its exit; one
- * whose begin is unknown starts at the GEMM's end where that is its dependency (REDUCE), else it is a point; one placed before its dependency's end (the anchors'
- * latency) says so (args.before_dependency). */
+ * whose begin is unknown starts at the GEMM's end where that is its dependency (REDUCE), else it is a point; one placed
+ * before its dependency's end is a point there, and past 1 us (the anchors' latency, not the events' resolution) says
+ * so (args.before_dependency). */
 static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64_t start_exit, uint64_t gemm_end) {
     static const char *kinds[] = {"?", "copy", "flag", "own shard copy", "REDUCE"};
     char name[160], args[384];
@@ -229,7 +230,8 @@ static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64
         /* after the start barrier alone: its own exit, which the trace has on this clock */
         uint64_t begin = t->from_start ? start_exit : t->begin_ns >= 0.0 ? at_ns(base, t->begin_ns) : end;
         if (k == TPG_TRACE_NODE_REDUCE && t->begin_ns < 0.0 && gemm_end) begin = gemm_end;
-        const int early = begin > end;
+        /* past two events' resolution (~0.5 us each) an inversion is the anchors', not noise: said */
+        const int early = begin > end + 1000;
         if (k == TPG_TRACE_NODE_REDUCE) snprintf(name, sizeof name, "REDUCE");
         else if (k == TPG_TRACE_NODE_COPY)
             snprintf(name, sizeof name, "copy stage %d piece %d from rank %d", t->stage, t->piece, t->peer);
@@ -238,7 +240,7 @@ static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64
                  "\"peer\": %d, \"begin_known\": %s, \"before_dependency\": %s, \"skipped_nodes\": %d", kinds[k],
                  (int)t->stage, (int)t->piece, (int)t->peer, t->begin_ns >= 0.0 ? "true" : "false",
                  early ? "true" : "false", d->nodes_skipped);
-        span(o, name, k == TPG_TRACE_NODE_REDUCE ? "reduce" : "copy", pid, 1, early ? end : begin, end, args);
+        span(o, name, k == TPG_TRACE_NODE_REDUCE ? "reduce" : "copy", pid, 1, begin > end ? end : begin, end, args);
     }
 }
 
