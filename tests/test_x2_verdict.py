@@ -217,3 +217,12 @@ def test_the_rule_decides_nothing_on_a_run_cut_short_or_on_a_failed_pick():
     answer, lines = verdict.switch_rule(bad)
     assert answer.startswith("keep the push") and "a pick or its copy-engine twin" in answer, answer
     assert any(line.startswith("70B-o") and "pick check failed" in line for line in lines), lines
+
+
+def test_the_per_element_errors_name_the_largest_of_each_check():
+    """The file's largest per-element error of each check and its shape; an older file (no such field) says so."""
+    recs = [{"name": "8B-o", "elem_err": 8e-3, "recheck_elem_err": 7e-3, "local_elem_err": 0.0},
+            {"name": "70B-o", "elem_err": 1.1e-2, "recheck_elem_err": None, "local_elem_err": 0.0}]
+    line = verdict.per_element_errors(recs)
+    assert line.startswith("per-element errors (bound 0.05): tpgemm 1.10e-02 (70B-o), its re-check 7.00e-03 (8B-o)")
+    assert "async TP (recorded only) not recorded" in line

@@ -4,7 +4,7 @@
     python3 bench/x2/verdict.py bench/results/tp2.json
 
 Prints one line per point, PASS or FAIL with its figures (the fourth point, the missing peer's timeout, is call 1's
-GPU pytest), then the rule's answer for the copy engine. On call 1's file (pushing picks, copy-engine twins):
+GPU pytest), the largest per-element error of each check, then the rule's answer for the copy engine. On call 1's file (pushing picks, copy-engine twins):
 "switch" (every copy-engine twin checked; each at least even with its pick on the M = 16384 reduce-scatter shapes
 and on the geomean of all), "switch the _wide families" (even only where the pick is a _wide family), or "keep the
 push". On call 4's (the defaults switched: copy-engine picks, push twins) the same rule on the same ratio, copy
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from report_tp import SEED_PROBLEM  # noqa: E402
-from tp_records import SHAPES, geomean, ratio  # noqa: E402
+from tp_records import MAX_PER_ELEMENT_ERR, SHAPES, geomean, ratio  # noqa: E402
 
 BIG_M = 16384  # issue 4: fused >= 0.97 x tpgemm local on the shapes with M = 16384
 CE_TWIN = "copy_engine_partials"  # call 1's alt variant (tp_bench --alt-copy-engine-partials): picks push
@@ -126,10 +126,25 @@ def switch_rule(records: list[dict]) -> tuple[str, list[str]]:
     return "keep the push", lines
 
 
+ELEM_FIELDS = {"elem_err": "tpgemm", "recheck_elem_err": "its re-check", "local_elem_err": "local GEMM",
+               "torch_async_tp_elem_err": "async TP (recorded only)"}
+
+
+def per_element_errors(records: list[dict]) -> str:
+    """The largest per-element error of each check over the file's records, with its shape (tp_check.relative_errors;
+    files before 2026-12-05 have none): what a first run across GPUs says of the 5e-2 bound, async TP's included."""
+    parts = []
+    for field, label in ELEM_FIELDS.items():
+        got = [(r[field], r["name"]) for r in records if isinstance(r.get(field), (int, float))]
+        parts.append(f"{label} {max(got)[0]:.2e} ({max(got)[1]})" if got else f"{label} not recorded")
+    return f"per-element errors (bound {MAX_PER_ELEMENT_ERR:g}): " + ", ".join(parts)
+
+
 def main(argv: list[str]) -> int:
     records = json.loads(Path(argv[0] if argv else "bench/results/tp2.json").read_text())
     for point, holds, figures in acceptance(records):
         print(f"{'PASS' if holds else 'FAIL'}  {point}: {figures}")
+    print(per_element_errors(records))
     answer, lines = switch_rule(records)
     print(f"\n{'pushed partials (call 4' if twin_of(records) == PUSH_TWIN else 'copy-engine partials (call 1'}'s "
           "twins):")
