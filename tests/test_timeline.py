@@ -306,3 +306,11 @@ def test_the_summary_gives_each_devices_timer_step():
     text = timeline.format_summary(doc, timeline.summarize(doc))
     assert "busy 87.5%, 3 records dropped (cap), timer step 32 ns" in text
     assert "timer step" not in timeline.format_summary(fake_trace(), timeline.summarize(fake_trace()))
+
+
+@pytest.mark.parametrize("args", [["--expect-timed"], ["--expect-timed", "--config", "ag_rota_bf16_tp2"]])
+def test_trace_case_wants_a_name_after_expect_timed(args):
+    """tests/gpu/trace_case.sh: --expect-timed without a node's name (at the end, or before the next flag) is a usage
+    error (exit 2, said), not a failed check nor a name taken from tpgemm's flags; the parsing needs no GPU."""
+    r = subprocess.run(["bash", str(ROOT / "tests" / "gpu" / "trace_case.sh"), *args], capture_output=True, text=True)
+    assert r.returncode == 2 and "--expect-timed needs a node's summary name" in r.stderr, (r.returncode, r.stderr)
