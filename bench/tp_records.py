@@ -124,10 +124,11 @@ def apply_checks(rec, local=None, rechecks=None, async_tp=None):
     why, elem_err) or None when it did not run) as local_check / local_rel_err / local_max_err / local_elem_err,
     PyTorch async TP's the same way (async_tp: torch_async_tp_check / _rel_err / _max_err / _elem_err; a failed one
     is not timed), and the re-checks after them (rechecks: variant -> the same tuple, tp_check.recheck's): recheck
-    and recheck_elem_err (the fused call's), local_recheck, and "recheck" in each alt entry; a failed re-check fails
-    the check it repeats. PyTorch async TP's per-element error is recorded, not bounded: its check is there to show
-    that the baseline computes the same GEMM (a layout, a missing rank's part), which the other two bounds catch, and
-    its per-element error has not been measured (no async TP with ranks sharing a GPU). Returns rec."""
+    and recheck_elem_err (the fused call's), local_recheck (and _elem_err), and "recheck" (and "recheck_elem_err") in
+    each alt entry; a failed re-check fails the check it repeats. PyTorch async TP's per-element error is recorded, not
+    bounded: its check is there to show that the baseline computes the same GEMM (a layout, a missing rank's part),
+    which the other two bounds catch, and its per-element error has not been measured (no async TP with ranks sharing
+    a GPU). Returns rec."""
     def status(res, per_element=True):
         return check_status(res[0], res[1], call_failed=res[2] is not None,
                             elem_err=res[3] if per_element else None) if res else "not run"
@@ -138,12 +139,15 @@ def apply_checks(rec, local=None, rechecks=None, async_tp=None):
     (rec["torch_async_tp_rel_err"], rec["torch_async_tp_max_err"], _,
      rec["torch_async_tp_elem_err"]) = async_tp or (None,) * 4
     rec["recheck"] = status(rechecks.get("tpgemm"))
-    rec["recheck_elem_err"] = (rechecks.get("tpgemm") or (None,) * 4)[3]
+    elem_of = lambda v: (rechecks.get(v) or (None,) * 4)[3]  # noqa: E731 - a re-check's per-element error
+    rec["recheck_elem_err"] = elem_of("tpgemm")
     rec["check"] = with_recheck(rec["check"], rec["recheck"])
     rec["local_recheck"] = status(rechecks.get("local"))
+    rec["local_recheck_elem_err"] = elem_of("local")
     rec["local_check"] = with_recheck(rec["local_check"], rec["local_recheck"])
     for name, entry in (rec.get("alt") or {}).items():
         entry["recheck"] = status(rechecks.get(f"alt:{name}"))
+        entry["recheck_elem_err"] = elem_of(f"alt:{name}")
         entry["check"] = with_recheck(entry["check"], entry["recheck"])
     return rec
 

@@ -340,6 +340,7 @@ def test_a_failed_recheck_fails_the_check_it_repeats():
     assert (rec["local_check"], rec["local_recheck"], rec["local_rel_err"], rec["local_elem_err"]) == (
         "passed", "passed", 1e-3, 4e-3)
     assert rec["alt"]["pull_partials"]["check"] == rec["alt"]["pull_partials"]["recheck"] == "failed"
+    assert rec["local_recheck_elem_err"] == 4e-3 and rec["alt"]["pull_partials"]["recheck_elem_err"] is None
     assert list(rec)[:len(REQUIRED)] == REQUIRED  # the record's fields keep their place; the new ones come after
     json.dumps(rec)
 
