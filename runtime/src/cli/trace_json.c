@@ -56,17 +56,23 @@ int tpg_trace_check(const void *buf, size_t bytes, char *msg, size_t msg_bytes) 
     return 0;
 }
 
-uint32_t tpg_trace_lane_peak(const void *buf, size_t bytes) {
-    if (tpg_trace_check(buf, bytes, NULL, 0)) return 0;
-    const tpg_trace_header *h = header_of(buf);
-    uint32_t peak = 0;
+/* The largest of every written CTA lane's record count (ends 0) or end time (ends 1). */
+static uint64_t lanes_max(const tpg_trace_header *h, int ends) {
+    uint64_t top = 0;
     for (uint32_t c = 0; c < h->ctas; c++) {
         const tpg_trace_cta *cta = cta_of(h, c);
         if (cta->written != TPG_TRACE_MAGIC) continue;
-        for (int l = 0; l < TPG_TRACE_LANES; l++)
-            if (cta->count[l] > peak) peak = cta->count[l];
+        for (int l = 0; l < TPG_TRACE_LANES; l++) {
+            const uint64_t v = ends ? cta->lane_end[l] : cta->count[l];
+            if (v > top) top = v;
+        }
     }
-    return peak;
+    return top;
+}
+
+uint32_t tpg_trace_lane_peak(const void *buf, size_t bytes) {
+    if (tpg_trace_check(buf, bytes, NULL, 0)) return 0;
+    return (uint32_t)lanes_max(header_of(buf), 0);
 }
 
 uint32_t tpg_trace_cap_for(const tpg_trace_device *devs, int n, uint32_t cap, uint32_t max_cap) {
@@ -180,18 +186,6 @@ typedef struct stage_waits {
     double total_ns, max_ns;
 } stage_waits;
 
-/* The latest end of any CTA lane: where the GEMM's walk ended (the REDUCE after it starts there). */
-static uint64_t kernel_end(const tpg_trace_header *h) {
-    uint64_t end = 0;
-    for (uint32_t c = 0; c < h->ctas; c++) {
-        const tpg_trace_cta *cta = cta_of(h, c);
-        if (cta->written != TPG_TRACE_MAGIC) continue;
-        for (int l = 0; l < TPG_TRACE_LANES; l++)
-            if (cta->lane_end[l] > end) end = cta->lane_end[l];
-    }
-    return end;
-}
-
 /* %globaltimer time of a node time (ns on the events' clock after the start barrier's completion) from base, in
  * integers: base passes 2^53, where a double steps by 256 ns. */
 static uint64_t at_ns(uint64_t base, double ns) {
@@ -200,9 +194,10 @@ static uint64_t at_ns(uint64_t base, double ns) {
 }
 
 /* Where the events' clock starts on this device's %globaltimer. Each anchor is a kernel whose last timestamp the
- * trace holds and whose completion an event recorded: the start barrier's exit (the events' zero) and the GEMM's last
- * lane end (at nodes_gemm_end_ns). An event comes after its kernel's last timestamp by the kernel's completion latency,
- * which places every node that much early: the anchor whose event came soonest - the later base - is the better. */
+ * trace holds and whose completion an event recorded: the start barrier's exit time, the events' zero, and the
+ * GEMM's last lane end (at nodes_gemm_end_ns). An event comes after its kernel's last timestamp by the kernel's
+ * completion latency, which places every node that much early: the anchor whose event came soonest - the later
+ * base - is the better. */
 static uint64_t events_base(const tpg_trace_device *d, uint64_t start_exit, uint64_t gemm_end) {
     if (d->nodes_gemm_end_ns < 0.0 || !gemm_end) return start_exit;
     const int64_t g = (int64_t)llround(d->nodes_gemm_end_ns);
@@ -380,7 +375,8 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
     }
 
     if (d->num_nodes > 0 && h->barrier[0][2]) {
-        write_timed_nodes(o, d, pid, h->barrier[0][2], kernel_end(h));
+        /* the latest lane end: where the GEMM's walk ended (the REDUCE after it starts there) */
+        write_timed_nodes(o, d, pid, h->barrier[0][2], lanes_max(h, 1));
         return;
     }
     /* copies without node events: inferred from the graph order (COPY s starts when the start barrier, or FLAG
