@@ -132,9 +132,10 @@ def _producer_leads(tiles: list, loads: list, stages: dict) -> None:
 def _copies(spans: list) -> list:
     """The copies' lines of a device: (name, begin, duration, how). A span the C writer inferred (trace_json.c, without
     node events) as it is; the nodes CUDA events timed (args.measured "cuda_events", trace version 4: copies in pieces,
-    their flag copies, a REDUCE) one line per node kind and stage, from the first begin to the last end, named with
-    their count - "(N pieces)" from one rank, "(N copies from K ranks)" - and how many the writer placed before their
-    dependency's end (args.before_dependency: the clocks' anchors, trace_json.c)."""
+    their flag copies, a REDUCE, the copy-engine partials' bands and their flags) one line per node kind and stage,
+    from the first begin to the last end, named with their count - "(N pieces)" from or to one rank ("(N bands)" for a
+    copy-engine partial's), "(N copies from K ranks)" - and how many the writer placed before their dependency's end
+    (args.before_dependency: the clocks' anchors, trace_json.c)."""
     out, groups = [], defaultdict(list)
     for e in spans:
         a = e.get("args") or {}
@@ -145,7 +146,8 @@ def _copies(spans: list) -> list:
     for (node, stage), es in groups.items():
         b, end = min(e["ts"] for e in es), max(e["ts"] + e["dur"] for e in es)
         peers = {e["args"].get("peer") for e in es}
-        count = "" if len(es) == 1 else f" ({len(es)} pieces)" if len(peers) == 1 else \
+        unit = "bands" if node.startswith("partial") else "pieces"
+        count = "" if len(es) == 1 else f" ({len(es)} {unit})" if len(peers) == 1 else \
             f" ({len(es)} copies from {len(peers)} ranks)"
         name = node if node == "REDUCE" else f"{node} stage {stage}{count}"
         early = sum(1 for e in es if e["args"].get("before_dependency"))

@@ -82,6 +82,10 @@ def test_nodes_timed_by_cuda_events_are_summarized_per_kind_and_stage():
     s = timeline.summarize(doc)
     assert s[0]["copies"][0][0] == "copy stage 1 (2 copies from 2 ranks)"
     assert s[0]["copies"][-1] == ("REDUCE", 90.0, 6.0, "CUDA events; 1 placed before its dependency")
+    # a copy-engine partial's bands (ce_partials.c) count as bands
+    ev += [node("partial copy stage 0 band 0 to rank 1", "copy", 50.0, 4.0, "partial copy", 0, 0),
+           node("partial copy stage 0 band 1 to rank 1", "copy", 56.0, 4.0, "partial copy", 0, 1)]
+    assert ("partial copy stage 0 (2 bands)", 50.0, 10.0, "CUDA events") in timeline.summarize(doc)[0]["copies"]
 
 
 def test_cli_without_matplotlib_prints_summary_and_says_so(tmp_path, capsys, monkeypatch):

@@ -100,10 +100,17 @@ static tpg_status zeros_beside(tpg_op *op, int rank, cudaStream_t s, const zeros
     return TPG_OK;
 }
 
-/* The chain of rank's stage entry e (a sending stage), band by band, on s; the last sending stage's forks the zeros
- * onto z after its last wait (z NULL for the others). */
-static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, batch_mem_op_fn batch, cudaStream_t s,
-                              const zeros_branch *z) {
+/* A traced call's event nodes after a band's wait, copy and flags (trace_events.c; nothing in a normal build): the
+ * copy begins when the wait ended, the flags when the copy did. */
+static tpg_status band_timed(tpg_op *op, int rank, cudaStream_t s, uint32_t kind, int stage, int peer, int band,
+                             int *ev) {
+    return tpg__trace_chain_event(op, rank, s, kind, stage, peer, band, *ev, ev);
+}
+
+/* The chain of rank's stage entry e (sending stage `stage`), band by band, on s; the last sending stage's forks the
+ * zeros onto z after its last wait (z NULL for the others). */
+static tpg_status stage_chain(tpg_op *op, int rank, int stage, const tpg_stage_entry *e, batch_mem_op_fn batch,
+                              cudaStream_t s, const zeros_branch *z) {
     tpg_ctx *ctx = op->ctx;
     const tpg_buffer_layout *b = &op->layout;
     void *own = op->buffer[rank], *peer = tpg_peers_get(&op->peers, e->dst_peer, TPG_PEER_BUFFER);
@@ -119,11 +126,15 @@ static tpg_status stage_chain(tpg_op *op, int rank, const tpg_stage_entry *e, ba
     const int bands = tpg_ce_band_count(&op->nccl_rows, b->slot_bytes_used);
     for (int i = 0; i < bands; i++) {
         const tpg_nccl_band band = tpg_nccl_band_of(&op->nccl_rows, i, bands);
+        int ev = -1;
         TPG_CHECK(row_waits(op, batch, s, counts + band.tile0 / tiles_n, band.tiles / tiles_n, (unsigned int)tiles_n));
+        TPG_CHECK(band_timed(op, rank, s, 0, stage, e->dst_peer, i, &ev));
         if (z && i == bands - 1) TPG_CHECK(zeros_beside(op, rank, s, z));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(to + band.offset, from + band.offset, band.bytes, cudaMemcpyDefault, s));
+        TPG_CHECK(band_timed(op, rank, s, TPG_TRACE_NODE_CE_COPY, stage, e->dst_peer, i, &ev));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(arrived + band.tile0, sent + band.tile0,
                                             (size_t)band.tiles * sizeof(unsigned int), cudaMemcpyDefault, s));
+        TPG_CHECK(band_timed(op, rank, s, TPG_TRACE_NODE_CE_FLAGS, stage, e->dst_peer, i, &ev));
     }
     return TPG_OK;
 }
@@ -141,7 +152,8 @@ static tpg_status chains(tpg_op *op, int rank, batch_mem_op_fn batch, cudaStream
                  "is nothing for copy-engine partials to carry", t->name, rank);
     for (int st = 0; st <= last; st++) {
         const tpg_stage_entry *e = &t->stages[rank * t->tp + st];
-        if (e->dst_peer >= 0 && e->dst_slot >= 0) TPG_CHECK(stage_chain(op, rank, e, batch, s, st == last ? z : NULL));
+        if (e->dst_peer >= 0 && e->dst_slot >= 0)
+            TPG_CHECK(stage_chain(op, rank, st, e, batch, s, st == last ? z : NULL));
     }
     TPG_CHECK_CUDA(op->ctx, cudaStreamWaitEvent(s, z->join, 0));
     return TPG_OK;

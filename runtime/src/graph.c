@@ -283,10 +283,10 @@ static tpg_status build_one(tpg_op *op, int rank) {
         }
     }
     if (tpg__op_over_nccl(op)) TPG_CHECK(tpg__nccl_transfers_add(op, rank, nodes[0], nodes[1])); /* nccl_nodes */
-    if (tpg__op_ce_partials(op)) TPG_CHECK(ce_partials_add(op, rank));
 #ifdef TPG_TRACE
     TPG_CHECK(tpg__trace_events_add(op, rank)); /* while a trace buffer is set: event nodes after the timed nodes */
 #endif
+    if (tpg__op_ce_partials(op)) TPG_CHECK(ce_partials_add(op, rank)); /* after: its chains' events follow those */
     TPG_CHECK_CUDA(ctx, cudaGraphInstantiate(&op->exec[rank], op->graph[rank], 0));
     return TPG_OK;
 }

@@ -14,8 +14,15 @@
 #include "peers.h"
 #include "shapes.h"
 #include "tables.h"
+#include "trace_format.h" /* TPG_TRACE_NODE_*: ce_partials.c names its timed nodes in every build */
 #ifdef TPG_TRACE
-#include "trace_format.h"
+/* trace build: what event 2 + j of a rank's timed graph times (trace_events.c) */
+typedef struct tpg_trace_ev_node {
+    int item;      /* the expanded graph item it follows, or -1: a node of a chain captured beside the graph */
+    uint32_t kind; /* TPG_TRACE_NODE_*; 0: not listed (a chain's point that a later node begins at) */
+    int stage, peer, piece;
+    int begin_ev; /* a chain node's begin: the event of that number, or -1 (unknown) */
+} tpg_trace_ev_node;
 #endif
 
 struct tpg_op {
@@ -79,10 +86,10 @@ struct tpg_op {
     void *trace_buf[TPG_MAX_TP];           /* trace builds: timeline buffer per local rank (trace.h), or NULL */
     size_t trace_bytes[TPG_MAX_TP];        /* trace build: each rank's buffer (its SM count sizes it) */
     /* trace build, the graph's timed nodes (trace_events.c): built with event nodes while a trace buffer is set;
-     * event 0 follows the start barrier, event 1 the GEMM, event 2 + j the item trace_ev_item[r][j] */
+     * event 0 follows the start barrier, event 1 the GEMM, event 2 + j the node trace_ev_node[r][j] */
     int trace_ev_on[TPG_MAX_TP], trace_ev_count[TPG_MAX_TP], trace_ev_skipped[TPG_MAX_TP];
     cudaEvent_t trace_ev[TPG_MAX_TP][2 + TPG_TRACE_MAX_NODES];
-    int trace_ev_item[TPG_MAX_TP][TPG_TRACE_MAX_NODES];
+    tpg_trace_ev_node trace_ev_node[TPG_MAX_TP][TPG_TRACE_MAX_NODES];
 #endif
 };
 
@@ -214,6 +221,21 @@ void tpg__trace_free(tpg_op *op);
 tpg_status tpg__trace_events_add(tpg_op *op, int rank);
 void tpg__trace_events_destroy(tpg_op *op, int rank);
 int tpg__trace_events_stale(const tpg_op *op, int rank);
+#endif
+/* trace_events.c: while rank's graph is timed, an event node at this point of the capture on s - a node of a chain
+ * captured beside the graph (ce_partials.c) of TPG_TRACE_NODE_* kind (0: not listed, only a later node's begin), that
+ * begins at event begin_ev (-1: unknown); *ev = its event's number, -1 where none was made (untimed graph, the node
+ * cap, or a normal build, where this does nothing). */
+#ifdef TPG_TRACE
+tpg_status tpg__trace_chain_event(tpg_op *op, int rank, cudaStream_t s, uint32_t kind, int stage, int peer, int piece,
+                                  int begin_ev, int *ev);
+#else
+static inline tpg_status tpg__trace_chain_event(tpg_op *op, int rank, cudaStream_t s, uint32_t kind, int stage,
+                                                int peer, int piece, int begin_ev, int *ev) {
+    (void)op, (void)rank, (void)s, (void)kind, (void)stage, (void)peer, (void)piece, (void)begin_ev;
+    *ev = -1;
+    return TPG_OK;
+}
 #endif
 /* graph.c: the table node of one of rank's expanded items */
 const tpg_graph_node *tpg__graph_item_node(const tpg_op *op, int rank, const tpg_graph_item *it);

@@ -2,9 +2,11 @@
  * tpg_trace_node_time). The kernels time themselves with %globaltimer; the copies and flags run on a copy engine and
  * the REDUCE is a kernel of its own, so nothing of theirs writes a timestamp. While a trace buffer is set, a rank's
  * graph is built with an event record node after its start barrier (the origin), after its GEMM, and after each
- * copy, flag copy and REDUCE; the events are read after the call as times since the origin. An event node waits for
- * its node only: it holds nothing up, and it records when the node completed as the GPU's front end saw it (a
- * kernel's completion some microseconds after its last %globaltimer read; CUDA's event resolution ~0.5 us). */
+ * copy, flag copy and REDUCE; the copy-engine partials' chains (ce_partials.c), captured after those, add theirs after
+ * each band's wait, copy and flags (tpg__trace_chain_event). The events are read after the call as times since the
+ * origin. An event node waits for its node only: it holds nothing up, and it records when the node completed as the
+ * GPU's front end saw it (a kernel's completion some microseconds after its last %globaltimer read; CUDA's event
+ * resolution ~0.5 us). */
 #include <string.h>
 
 #include "checks.h"
@@ -53,14 +55,35 @@ tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
     TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm]));
     int j = 0;
     for (int i = 0; i < op->num_items[rank]; i++) {
-        if (!timed_kind(op, rank, i)) continue;
+        const uint32_t kind = timed_kind(op, rank, i);
+        if (!kind) continue;
         if (j == TPG_TRACE_MAX_NODES) {
             op->trace_ev_skipped[rank]++;
             continue;
         }
-        op->trace_ev_item[rank][j] = i;
+        const tpg_graph_item *it = &op->items[rank][i];
+        const tpg_graph_node *node = tpg__graph_item_node(op, rank, it);
+        op->trace_ev_node[rank][j] = (tpg_trace_ev_node){i, kind, node->stage, node->peer, it->piece, -1};
         TPG_CHECK(add_event(op, rank, 2 + j++, op->nodes[rank][i]));
     }
+    return TPG_OK;
+}
+
+tpg_status tpg__trace_chain_event(tpg_op *op, int rank, cudaStream_t s, uint32_t kind, int stage, int peer, int piece,
+                                  int begin_ev, int *ev) {
+    *ev = -1;
+    const int e = op->trace_ev_count[rank];
+    if (!op->trace_ev_on[rank] || e < 2) return TPG_OK; /* untimed: no trace buffer, or no origin */
+    if (e - 2 == TPG_TRACE_MAX_NODES) {
+        op->trace_ev_skipped[rank] += kind != 0;
+        return TPG_OK;
+    }
+    TPG_CHECK_CUDA(op->ctx, cudaEventCreate(&op->trace_ev[rank][e]));
+    op->trace_ev_count[rank] = e + 1;
+    op->trace_ev_node[rank][e - 2] = (tpg_trace_ev_node){-1, kind, stage, peer, piece, begin_ev};
+    /* external: a node of the captured graph, not only an ordering between the capture's streams */
+    TPG_CHECK_CUDA(op->ctx, cudaEventRecordWithFlags(op->trace_ev[rank][e], s, cudaEventRecordExternal));
+    *ev = e;
     return TPG_OK;
 }
 
@@ -89,15 +112,14 @@ static tpg_status since_origin(tpg_op *op, int rank, int e, double *ns) {
     return TPG_OK;
 }
 
-/* The latest end of item i's dependencies among the timed nodes out[0..j): 0 for the start barrier (the origin), -1
- * where one is untimed (the GEMM) or where i is a root (it may start before the barrier). *from_start: every
- * dependency is the start barrier. */
-static double dependencies_done(const tpg_op *op, int rank, int i, const tpg_trace_node_time *out, int j,
-                                uint32_t *from_start) {
+/* The latest end of item i's dependencies among the timed nodes (at[j]: node j's end): 0 for the start barrier (the
+ * origin), -1 where one is untimed (the GEMM) or where i is a root (it may start before the barrier). *from_start:
+ * every dependency is the start barrier. */
+static double dependencies_done(const tpg_op *op, int rank, int i, const double *at, int n, uint32_t *from_start) {
     const tpg_graph_item *it = &op->items[rank][i];
     *from_start = 0;
     if (it->deps[0] < 0 && it->deps[1] < 0) return -1.0;
-    double at = 0.0;
+    double done = 0.0;
     *from_start = 1;
     for (int d = 0; d < 2; d++) {
         const int dep = it->deps[d];
@@ -105,11 +127,25 @@ static double dependencies_done(const tpg_op *op, int rank, int i, const tpg_tra
         if (tpg__graph_item_node(op, rank, &op->items[rank][dep])->kind == TPG_NODE_BARRIER_START) continue;
         *from_start = 0;
         int found = -1;
-        for (int k = 0; k < j && found < 0; k++) found = op->trace_ev_item[rank][k] == dep ? k : -1;
+        for (int k = 0; k < n && found < 0; k++) found = op->trace_ev_node[rank][k].item == dep ? k : -1;
         if (found < 0) return *from_start = 0, -1.0;
-        if (out[found].end_ns > at) at = out[found].end_ns;
+        if (at[found] > done) done = at[found];
     }
-    return at;
+    return done;
+}
+
+/* Node j's begin: its dependencies' end (an item), or the event it begins at (a chain's node). */
+static double begin_of(const tpg_op *op, int rank, int j, const double *at, int n, uint32_t *from_start) {
+    const tpg_trace_ev_node *m = &op->trace_ev_node[rank][j];
+    if (m->item >= 0) return dependencies_done(op, rank, m->item, at, n, from_start);
+    *from_start = 0;
+    return m->begin_ev >= 2 && m->begin_ev - 2 < n ? at[m->begin_ev - 2] : -1.0;
+}
+
+static int listed_nodes(const tpg_op *op, int rank, int n) {
+    int listed = 0;
+    for (int j = 0; j < n; j++) listed += op->trace_ev_node[rank][j].kind != 0;
+    return listed;
 }
 
 tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int cap, tpg_trace_nodes_info *info) {
@@ -120,23 +156,25 @@ tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int 
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: rank %d is not local to this process", rank);
     *info = (tpg_trace_nodes_info){0, op->trace_ev_skipped[rank], -1.0};
     const int n = op->trace_ev_count[rank] >= 2 ? op->trace_ev_count[rank] - 2 : 0;
-    if (n > cap) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: %d timed nodes, room for %d", n, cap);
+    const int listed = listed_nodes(op, rank, n);
+    if (listed > cap) TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "trace: %d timed nodes, room for %d", listed, cap);
     if (op->trace_ev_count[rank] < 2) return TPG_OK;
+    double at[TPG_TRACE_MAX_NODES]; /* each event's time after the origin */
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
     TPG_CHECK_GOTO(since_origin(op, rank, 1, &info->gemm_end_ns), out);
+    for (int j = 0; j < n; j++) TPG_CHECK_GOTO(since_origin(op, rank, 2 + j, &at[j]), out);
+    int o = 0;
     for (int j = 0; j < n; j++) {
-        const int i = op->trace_ev_item[rank][j];
-        const tpg_graph_item *it = &op->items[rank][i];
-        const tpg_graph_node *node = tpg__graph_item_node(op, rank, it);
-        tpg_trace_node_time *t = &out[j];
-        t->kind = timed_kind(op, rank, i);
-        t->stage = node->stage, t->peer = node->peer, t->piece = it->piece;
-        TPG_CHECK_GOTO(since_origin(op, rank, 2 + j, &t->end_ns), out);
-        t->begin_ns = dependencies_done(op, rank, i, out, j, &t->from_start);
+        const tpg_trace_ev_node *m = &op->trace_ev_node[rank][j];
+        if (!m->kind) continue;
+        tpg_trace_node_time *t = &out[o++];
+        t->kind = m->kind, t->stage = m->stage, t->peer = m->peer, t->piece = m->piece;
+        t->end_ns = at[j];
+        t->begin_ns = begin_of(op, rank, j, at, n, &t->from_start);
     }
-    info->count = n;
+    info->count = o;
 out:
     tpg__restore_device(saved);
     return st;

@@ -115,17 +115,23 @@ static inline TPG_TRACE_HD uint64_t tpg_trace_bytes(uint32_t ctas, uint32_t cap)
     return (uint64_t)TPG_TRACE_HEADER_BYTES + (uint64_t)ctas * tpg_trace_cta_bytes(cap);
 }
 
-/* A node of the traced call's graph beside the GEMM - a copy, a flag's copy, the one-hop walk's REDUCE - timed on the
- * host side by CUDA event nodes (runtime/src/trace_events.c), not by the kernel: ns after the completion of the start
- * barrier's node (the event that follows it). begin_ns: when the node's dependencies were done - another timed node's
- * end, or with from_start (its one dependency the start barrier) 0, which the JSON writer places at the barrier's own
- * exit; -1 where one of them is untimed (the GEMM: the REDUCE's begin is its end). */
+/* A node of the traced call's graph beside the GEMM - a copy, a flag's copy, the one-hop walk's REDUCE, a copy-engine
+ * partial's band and its flags - timed on the host side by CUDA event nodes (runtime/src/trace_events.c), not by the
+ * kernel: ns after the completion of the start barrier's node (the event that follows it). begin_ns: when the node's
+ * dependencies were done - another timed node's end (a band's copy: the end of its wait for the band's tile rows), or
+ * with from_start (its one dependency the start barrier) 0, which the JSON writer places at the barrier's own exit; -1
+ * where one of them is untimed (the GEMM: the REDUCE's begin is its end). */
 #define TPG_TRACE_NODE_COPY 1u   /* a piece of a peer's shard into this rank's slot (all-gather) */
 #define TPG_TRACE_NODE_FLAG 2u   /* the 4-byte copy that raises a stage's flag after its copy */
 #define TPG_TRACE_NODE_OWN 3u    /* the gathered walk's copy of the rank's own shard into its block */
 #define TPG_TRACE_NODE_REDUCE 4u /* the one-hop walk's REDUCE kernel, after the GEMM */
+/* copy-engine partials (runtime/src/ce_partials.c): a band of a sending stage's partial carried into the receiver's
+ * slot (peer: the receiver, piece: the band), begun when its tile rows were all counted; then the band's tile flags */
+#define TPG_TRACE_NODE_CE_COPY 5u
+#define TPG_TRACE_NODE_CE_FLAGS 6u
 /* timed nodes a rank: above the most a graph has (7 peer stages x 32 pieces x copy and flag = 448, or the gathered
- * walk's 7 shards x 32 pieces x 2 + its own shard); a graph with more would time its first ones */
+ * walk's 7 shards x 32 pieces x 2 + its own shard; copy-engine partials: 7 stages x 16 bands x the wait's end, copy
+ * and flags = 336); a graph with more would time its first ones */
 #define TPG_TRACE_MAX_NODES 512
 typedef struct tpg_trace_node_time {
     uint32_t kind; /* TPG_TRACE_NODE_* */

@@ -516,7 +516,29 @@ TPG_TEST(timed_nodes_by_the_later_anchor_to_the_nanosecond) {
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
+/* A copy-engine partial's band and its flags are named by stage, band and receiver; a kind past the known ones is "?",
+ * not an out-of-range read of the names. */
+TPG_TEST(copy_engine_partial_bands_are_named) {
+    size_t b;
+    void *d0 = make_device(&b, 0); /* start barrier exit 5 us */
+    const tpg_trace_node_time nodes[] = {{TPG_TRACE_NODE_CE_COPY, 0, 1, 2, 0, 40000.0, 52000.0},
+                                         {TPG_TRACE_NODE_CE_FLAGS, 0, 1, 2, 0, 52000.0, 53000.0},
+                                         {TPG_TRACE_NODE_CE_FLAGS + 1, 0, 1, 0, 0, 53000.0, 54000.0}};
+    tpg_trace_device d = {0, 0, d0, b, nodes, 3, 0, -1.0};
+    tpg_trace_summary sum;
+    char *j = converted(&d, 1, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"partial copy stage 0 band 2 to rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
+                               "\"pid\": 1, \"tid\": 100001, \"ts\": 45.000, \"dur\": 12.000, \"args\": {\"measured\": "
+                               "\"cuda_events\", \"node\": \"partial copy\", \"stage\": 0, \"piece\": 2");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"partial flags stage 0 band 2 to rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
+                               "\"pid\": 1, \"tid\": 100001, \"ts\": 57.000, \"dur\": 1.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"? stage 0\"");
+    free(j);
+    free(d0);
+}
+
+TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),

@@ -168,6 +168,11 @@ ran_by_default() {
 wide_config() { # schedule -> its cooperative 128x256 bf16 config at TP = $TP
     "$TPGEMM" --list | awk -v s="$1" -v t="$TP" '$2 == s && $3 == t && $1 ~ /_bf16_wide_tp/ {print $1; exit}'
 }
+ce_config() { # reduce-scatter schedule -> its ping-pong bf16 config whose partials a copy engine carries, at TP = $TP
+    # (the _ce twin, or the default itself once bench/x2/ce_default.py switched it: --list's notes say which)
+    "$TPGEMM" --list | awk -v s="$1" -v t="$TP" '$2 == s && $3 == t && $4 == "bf16" && $5 == "128x128x64" &&
+        /copy-engine partials/ {print $1; exit}'
+}
 pull_config() { # reduce-scatter schedule -> its ping-pong bf16 pulled-partial config at TP = $TP
     "$TPGEMM" --list | awk -v s="$1" -v t="$TP" '$2 == s && $3 == t && $1 ~ /_bf16_pull_tp/ {print $1; exit}'
 }
@@ -346,8 +351,9 @@ one stream_k "m$((16 * TP))-one-hop/rs_tila_bf16_sk64_tp$TP" 0 --config "rs_tila
 # (every CTA, record and tile of the call; epilogues and partial waits inside their tiles): a ping-pong ring and a
 # cooperative all-gather at TP = $TP, all-gather copies in pieces, a 2x1 cluster whose last partner tile is past the
 # edge (17 tile rows), stream-K at TP = 1 and in the one-hop walk (contributions and finishers labelled), the copies,
-# flags and the one-hop walk's REDUCE timed by CUDA events (trace_events.c), and a walk
-# of 528 units a CTA, past the default cap of 512 records a lane, which the CLI traces again with a cap of 704.
+# flags, the one-hop walk's REDUCE and a copy-engine ring's partial bands and their flags timed by CUDA events
+# (trace_events.c), and a walk of 528 units a CTA, past the default cap of 512 records a lane, which the CLI traces
+# again with a cap of 704.
 trace_one() {
     local TPGEMM=tests/gpu/trace_case.sh # one() runs $TPGEMM
     local TIER2_STDERR=always            # and keeps the timeline's summary (stderr) in the record
@@ -364,6 +370,9 @@ trace_one "2048x3072x1024/ag_rota_bf16_wide_tp$TP" 0 --expect-timed "copy stage 
     --config "ag_rota_bf16_wide_tp$TP" "${TRS[@]}"
 trace_one "2048x3072x1024-chunks4/ag_rota_bf16_tp$TP" 0 --expect-timed "copy stage 1 (4 pieces)" \
     --config "ag_rota_bf16_tp$TP" --copy-chunks 4 "${TRS[@]}"
+CE_TRACED=$(ce_config ReduceScatter1D_TilingA_RotatingC)
+trace_one "2048x3072x1024/${CE_TRACED:-no-copy-engine-config}" 0 --expect-timed "partial copy stage 0" \
+    --expect-timed "partial flags stage 0" --config "${CE_TRACED:-no-copy-engine-config}" "${TRS[@]}"
 trace_one "2176x2048x1024/gemm_bf16_wide_c2x1_tp1" 0 --config gemm_bf16_wide_c2x1_tp1 --devices 0 --m 2176 \
     --n 2048 --k 1024 "${TR[@]}"
 trace_one "32x1024x16384/ag_rota_bf16_sk64_tp1" 0 --expect-stream-k --config ag_rota_bf16_sk64_tp1 --devices 0 \

@@ -207,19 +207,20 @@ static uint64_t events_base(const tpg_trace_device *d, uint64_t start_exit, uint
 }
 
 /* The nodes beside the GEMM that CUDA events timed (trace_format.h), as spans on track 1 from events_base: cat "copy"
- * for the copies and flag copies, "reduce" for the REDUCE. A node after the start barrier alone starts at its exit; one
+ * for the copies and flag copies (the copy-engine partials' bands and their flags among them), "reduce" for the
+ * REDUCE. A node after the start barrier alone starts at its exit; one
  * whose begin is unknown starts at the GEMM's end where that is its dependency (REDUCE), else it is a point; one placed
  * before its dependency's end is a point there, and past 1 us (the anchors' latency, not the events' resolution) says
  * so (args.before_dependency). */
 static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64_t start_exit, uint64_t gemm_end) {
-    static const char *kinds[] = {"?", "copy", "flag", "own shard copy", "REDUCE"};
+    static const char *kinds[] = {"?", "copy", "flag", "own shard copy", "REDUCE", "partial copy", "partial flags"};
     char name[160], args[384];
     const uint64_t base = events_base(d, start_exit, gemm_end);
     meta_name(o, "thread_name", pid, 1, "copies, flags and REDUCE (CUDA events)");
     meta_sort(o, "thread_sort_index", pid, 1, 1);
     for (int i = 0; i < d->num_nodes; i++) {
         const tpg_trace_node_time *t = &d->nodes[i];
-        const uint32_t k = t->kind <= TPG_TRACE_NODE_REDUCE ? t->kind : 0;
+        const uint32_t k = t->kind <= TPG_TRACE_NODE_CE_FLAGS ? t->kind : 0;
         if (isnan(t->end_ns) || isnan(t->begin_ns)) continue; /* nothing to place */
         const uint64_t end = at_ns(base, t->end_ns);
         /* after the start barrier alone: its own exit, which the trace has on this clock */
@@ -230,6 +231,8 @@ static void write_timed_nodes(out *o, const tpg_trace_device *d, int pid, uint64
         if (k == TPG_TRACE_NODE_REDUCE) snprintf(name, sizeof name, "REDUCE");
         else if (k == TPG_TRACE_NODE_COPY)
             snprintf(name, sizeof name, "copy stage %d piece %d from rank %d", t->stage, t->piece, t->peer);
+        else if (k == TPG_TRACE_NODE_CE_COPY || k == TPG_TRACE_NODE_CE_FLAGS)
+            snprintf(name, sizeof name, "%s stage %d band %d to rank %d", kinds[k], t->stage, t->piece, t->peer);
         else snprintf(name, sizeof name, "%s stage %d", kinds[k], t->stage);
         snprintf(args, sizeof args, "\"measured\": \"cuda_events\", \"node\": \"%s\", \"stage\": %d, \"piece\": %d, "
                  "\"peer\": %d, \"begin_known\": %s, \"before_dependency\": %s, \"skipped_nodes\": %d", kinds[k],
