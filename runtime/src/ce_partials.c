@@ -101,7 +101,8 @@ static tpg_status zeros_beside(tpg_op *op, int rank, cudaStream_t s, const zeros
 }
 
 /* A traced call's event nodes after a band's wait, copy and flags (trace_events.c; nothing in a normal build): the
- * copy begins when the wait ended, the flags when the copy did. */
+ * copy begins when the wait ended, the flags when the copy did. Captured on the chain's stream, they are in the chain:
+ * its next node follows them (trace builds only). */
 static tpg_status band_timed(tpg_op *op, int rank, cudaStream_t s, uint32_t kind, int stage, int peer, int band,
                              int *ev) {
     return tpg__trace_chain_event(op, rank, s, kind, stage, peer, band, *ev, ev);

@@ -35,12 +35,15 @@ static int item_of_kind(const tpg_op *op, int rank, int kind) {
     return -1;
 }
 
-/* Event e (timing on), recorded by a node after `after`; trace_ev_count counts the events made, for destroy. */
-static tpg_status add_event(tpg_op *op, int rank, int e, cudaGraphNode_t after) {
-    cudaGraphNode_t node;
+/* Event e (timing on), recorded by a node after `after` and after the event node `prev` (NULL: none), returned in
+ * *node; trace_ev_count counts the events made, for destroy. */
+static tpg_status add_event(tpg_op *op, int rank, int e, cudaGraphNode_t after, cudaGraphNode_t prev,
+                            cudaGraphNode_t *node) {
+    const cudaGraphNode_t deps[2] = {after, prev};
     TPG_CHECK_CUDA(op->ctx, cudaEventCreate(&op->trace_ev[rank][e]));
     op->trace_ev_count[rank] = e + 1;
-    TPG_CHECK_CUDA(op->ctx, cudaGraphAddEventRecordNode(&node, op->graph[rank], &after, 1, op->trace_ev[rank][e]));
+    TPG_CHECK_CUDA(op->ctx, cudaGraphAddEventRecordNode(node, op->graph[rank], deps, prev ? 2 : 1,
+                                                        op->trace_ev[rank][e]));
     return TPG_OK;
 }
 
@@ -51,8 +54,13 @@ tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
     if (!op->trace_ev_on[rank] || start < 0 || gemm < 0) return TPG_OK; /* one kernel, nothing beside it */
     /* two anchors, each a kernel whose last %globaltimer time the trace holds: the start barrier's exit, the GEMM's
      * last lane end (trace_json.c places the nodes by the one whose event came soonest after it) */
-    TPG_CHECK(add_event(op, rank, 0, op->nodes[rank][start]));
-    TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm]));
+    cudaGraphNode_t origin, gemm_done, prev;
+    TPG_CHECK(add_event(op, rank, 0, op->nodes[rank][start], NULL, &origin));
+    TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm], NULL, &gemm_done));
+    /* the items' events in one chain, each also after the one before: as leaves of their own, 24 a rank beside 4
+     * ranks' persistent GEMMs on one GPU made branches enough that a copy queued behind another rank's waiting GEMM
+     * until the barrier timed out (2026-12-05, TP = 4, copies in 4 pieces) */
+    prev = origin;
     int j = 0;
     for (int i = 0; i < op->num_items[rank]; i++) {
         const uint32_t kind = timed_kind(op, rank, i);
@@ -64,7 +72,7 @@ tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
         const tpg_graph_item *it = &op->items[rank][i];
         const tpg_graph_node *node = tpg__graph_item_node(op, rank, it);
         op->trace_ev_node[rank][j] = (tpg_trace_ev_node){i, kind, node->stage, node->peer, it->piece, -1};
-        TPG_CHECK(add_event(op, rank, 2 + j++, op->nodes[rank][i]));
+        TPG_CHECK(add_event(op, rank, 2 + j++, op->nodes[rank][i], prev, &prev));
     }
     return TPG_OK;
 }
@@ -112,6 +120,13 @@ static tpg_status since_origin(tpg_op *op, int rank, int e, double *ns) {
     return TPG_OK;
 }
 
+/* The timed node j whose item is `item`, or -1. */
+static int timed_item(const tpg_op *op, int rank, int item, int n) {
+    for (int k = 0; k < n; k++)
+        if (op->trace_ev_node[rank][k].item == item) return k;
+    return -1;
+}
+
 /* The latest end of item i's dependencies among the timed nodes (at[j]: node j's end): 0 for the start barrier (the
  * origin), -1 where one is untimed (the GEMM) or where i is a root (it may start before the barrier). *from_start:
  * every dependency is the start barrier. */
@@ -126,8 +141,7 @@ static double dependencies_done(const tpg_op *op, int rank, int i, const double 
         if (dep < 0) continue;
         if (tpg__graph_item_node(op, rank, &op->items[rank][dep])->kind == TPG_NODE_BARRIER_START) continue;
         *from_start = 0;
-        int found = -1;
-        for (int k = 0; k < n && found < 0; k++) found = op->trace_ev_node[rank][k].item == dep ? k : -1;
+        const int found = timed_item(op, rank, dep, n);
         if (found < 0) return *from_start = 0, -1.0;
         if (at[found] > done) done = at[found];
     }
@@ -140,6 +154,23 @@ static double begin_of(const tpg_op *op, int rank, int j, const double *at, int 
     if (m->item >= 0) return dependencies_done(op, rank, m->item, at, n, from_start);
     *from_start = 0;
     return m->begin_ev >= 2 && m->begin_ev - 2 < n ? at[m->begin_ev - 2] : -1.0;
+}
+
+/* An event is recorded some time after its node completed - later where its queue was busy, or behind the event
+ * before it in the items' chain - so a node's end is at most its own event's time and at most the end of every timed
+ * node that depends on it: at[] lowered to that, from the last node back (a node's dependents come after it). */
+static void tighten_ends(const tpg_op *op, int rank, double *at, int n) {
+    for (int j = n - 1; j >= 0; j--) {
+        const tpg_trace_ev_node *m = &op->trace_ev_node[rank][j];
+        int deps[2] = {m->begin_ev >= 2 ? m->begin_ev - 2 : -1, -1};
+        if (m->item >= 0)
+            for (int d = 0; d < 2; d++) {
+                const int dep = op->items[rank][m->item].deps[d];
+                deps[d] = dep >= 0 ? timed_item(op, rank, dep, n) : -1;
+            }
+        for (int d = 0; d < 2; d++)
+            if (deps[d] >= 0 && deps[d] < n && at[j] < at[deps[d]]) at[deps[d]] = at[j];
+    }
 }
 
 static int listed_nodes(const tpg_op *op, int rank, int n) {
@@ -165,6 +196,7 @@ tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int 
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
     TPG_CHECK_GOTO(since_origin(op, rank, 1, &info->gemm_end_ns), out);
     for (int j = 0; j < n; j++) TPG_CHECK_GOTO(since_origin(op, rank, 2 + j, &at[j]), out);
+    tighten_ends(op, rank, at, n);
     int o = 0;
     for (int j = 0; j < n; j++) {
         const tpg_trace_ev_node *m = &op->trace_ev_node[rank][j];
