@@ -41,10 +41,15 @@ static tpg_status add_event(tpg_op *op, int rank, int e, cudaGraphNode_t after, 
                             cudaGraphNode_t *node) {
     const cudaGraphNode_t deps[2] = {after, prev};
     TPG_CHECK_CUDA(op->ctx, cudaEventCreate(&op->trace_ev[rank][e]));
-    op->trace_ev_count[rank] = e + 1;
+    if (op->trace_ev_count[rank] <= e) op->trace_ev_count[rank] = e + 1;
     TPG_CHECK_CUDA(op->ctx, cudaGraphAddEventRecordNode(node, op->graph[rank], deps, prev ? 2 : 1,
                                                         op->trace_ev[rank][e]));
     return TPG_OK;
+}
+
+/* Whether item i waits for item `dep` directly. */
+static int depends_on(const tpg_op *op, int rank, int i, int dep) {
+    return op->items[rank][i].deps[0] == dep || op->items[rank][i].deps[1] == dep;
 }
 
 tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
@@ -52,19 +57,23 @@ tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
     op->trace_ev_on[rank] = op->trace_buf[rank] != NULL;
     const int start = item_of_kind(op, rank, TPG_NODE_BARRIER_START), gemm = item_of_kind(op, rank, TPG_NODE_GEMM);
     if (!op->trace_ev_on[rank] || start < 0 || gemm < 0) return TPG_OK; /* one kernel, nothing beside it */
-    /* two anchors, each a kernel whose last %globaltimer time the trace holds: the start barrier's exit, the GEMM's
-     * last lane end (trace_json.c places the nodes by the one whose event came soonest after it) */
-    cudaGraphNode_t origin, gemm_done, prev;
-    TPG_CHECK(add_event(op, rank, 0, op->nodes[rank][start], NULL, &origin));
-    TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm], NULL, &gemm_done));
-    /* the items' events in one chain, each also after the one before: as leaves of their own, 24 a rank beside 4
-     * ranks' persistent GEMMs on one GPU made branches enough that a copy queued behind another rank's waiting GEMM
-     * until the barrier timed out (2026-12-05, TP = 4, copies in 4 pieces) */
-    prev = origin;
-    int j = 0;
+    /* Every event node in one chain, each also after the one before, so that timing adds one branch to the graph: as
+     * leaves, 24 a rank beside 4 ranks' persistent GEMMs on one GPU made enough branches for a copy to queue behind
+     * another rank's waiting GEMM until the barrier timed out (2026-12-05, TP = 4, copies in 4 pieces). In the chain:
+     * the origin after the start barrier, the copies and flags (each done before the GEMM can end: it waits for
+     * them), the GEMM's end, then what comes after the GEMM (the REDUCE). The origin and the GEMM's end are the two
+     * anchors, each a kernel whose last %globaltimer time the trace holds (trace_json.c places the nodes by the one
+     * whose event came soonest after it: a GEMM event held up by the chain only loses its say). */
+    cudaGraphNode_t prev;
+    TPG_CHECK(add_event(op, rank, 0, op->nodes[rank][start], NULL, &prev));
+    int j = 0, gemm_timed = 0;
     for (int i = 0; i < op->num_items[rank]; i++) {
         const uint32_t kind = timed_kind(op, rank, i);
         if (!kind) continue;
+        if (!gemm_timed && depends_on(op, rank, i, gemm)) {
+            TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm], prev, &prev));
+            gemm_timed = 1;
+        }
         if (j == TPG_TRACE_MAX_NODES) {
             op->trace_ev_skipped[rank]++;
             continue;
@@ -74,6 +83,7 @@ tpg_status tpg__trace_events_add(tpg_op *op, int rank) {
         op->trace_ev_node[rank][j] = (tpg_trace_ev_node){i, kind, node->stage, node->peer, it->piece, -1};
         TPG_CHECK(add_event(op, rank, 2 + j++, op->nodes[rank][i], prev, &prev));
     }
+    if (!gemm_timed) TPG_CHECK(add_event(op, rank, 1, op->nodes[rank][gemm], prev, &prev));
     return TPG_OK;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device call (1 GPU, ~3 min): tier 2's `trace` group with every rank on the one GPU at TP = 2, 4 (twice) and 8,
-# after the items' event nodes became one chain (trace_events.c: as leaves, TP = 4's copies in 4 pieces timed out at
+# after the event nodes became one chain (trace_events.c: as leaves, TP = 4's copies in 4 pieces timed out at
 # the barrier, and an event recorded late put a copy before its flag's dependency) and each node's end the earliest
 # of its own event and its timed dependents' (tighten_ends). Carry build/tpgemm and build/trace/tpgemm. From the root:
 #   bash bench/results/experiments/call_trace_chain.sh
