@@ -155,6 +155,11 @@ def _copies(spans: list) -> list:
     return sorted(out, key=lambda c: c[1])
 
 
+def _gave_up(spans: list) -> int:
+    """How many of the waits (or barriers) gave up without seeing their flag: a timed-out call (args.gave_up)."""
+    return sum(1 for e in spans if (e.get("args") or {}).get("gave_up"))
+
+
 def summarize(doc: dict) -> dict:
     """Per device (pid): numbers the text summary and the tests use."""
     meta = doc.get("tpgemm", {})
@@ -231,9 +236,9 @@ def summarize(doc: dict) -> dict:
             "stages": dict(sorted(stages.items())),
             "busy_fraction": sum(s["busy_us"] for s in stages.values()) / (n * window),
             "flag_wait": {"count": len(fw), "total_us": sum(e["dur"] for e in fw),
-                          "max_us": max((e["dur"] for e in fw), default=0.0)},
+                          "max_us": max((e["dur"] for e in fw), default=0.0), "gave_up": _gave_up(fw)},
             "partial_wait": {"count": len(pw), "total_us": sum(e["dur"] for e in pw),
-                             "max_us": max((e["dur"] for e in pw), default=0.0)},
+                             "max_us": max((e["dur"] for e in pw), default=0.0), "gave_up": _gave_up(pw)},
             "barriers": [(e["name"], e["ts"], e["dur"]) for e in d["barriers"]],
             "copies": _copies(d["copies"]),
             "dropped": info.get("dropped", 0),
@@ -276,9 +281,11 @@ def format_summary(doc: dict, summary: dict) -> str:
                 lines.append(f"    ring full {100 * v['ring_full_fraction']:.1f}% of the producer's issue time (its "
                              f"waits for a free slot after k-block 0: loads go out as early as the ring allows)")
         fw, pw = s["flag_wait"], s["partial_wait"]
+        gave = lambda w: f", {w['gave_up']} gave up (timed out)" if w.get("gave_up") else ""  # noqa: E731
         lines.append(f"  flag waits: {fw['count']}, total {fw['total_us']:.1f} us (summed over CTAs), "
-                     f"max {fw['max_us']:.1f} us")
-        lines.append(f"  partial waits: {pw['count']}, total {pw['total_us']:.1f} us, max {pw['max_us']:.1f} us")
+                     f"max {fw['max_us']:.1f} us{gave(fw)}")
+        lines.append(f"  partial waits: {pw['count']}, total {pw['total_us']:.1f} us, max {pw['max_us']:.1f} us"
+                     f"{gave(pw)}")
         for name, ts, dur in s["barriers"]:
             lines.append(f"  {name}: {ts:.1f} us, {dur:.1f} us")
         for name, ts, dur, how in s["copies"]:

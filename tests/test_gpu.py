@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,8 @@ def built():
         pytest.skip("ninja is not installed")
     subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
                     "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags",
-                    "build/tests/gpu_barrier_epochs", "build/tpgemm"], cwd=ROOT, check=True)
+                    "build/tests/gpu_barrier_epochs", "build/tpgemm", "build/trace/tests/gpu_timeout"], cwd=ROOT,
+                   check=True)
 
 
 def shared_env(env=None) -> dict:
@@ -66,13 +68,13 @@ def shared_env(env=None) -> dict:
     return {**(env if env is not None else os.environ), "CUDA_DEVICE_MAX_CONNECTIONS": "32"}
 
 
-def run_passing(args: list[str], timeout: int, env=None) -> str:
-    """Runs a GPU test binary under build/tests; asserts exit 0 and returns its stdout. Runs with ranks sharing a GPU
+def run_passing(args: list[str], timeout: int, env=None, where: str = "build/tests") -> str:
+    """Runs a GPU test binary under `where`; asserts exit 0 and returns its stdout. Runs with ranks sharing a GPU
     get 32 queues (shared_env): copy-engine partials need them there, and gpu_epochs and gpu_timeout run them."""
     if "--share-device" in args:
         env = shared_env(env)
     try:
-        out = subprocess.run([str(ROOT / "build/tests" / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
+        out = subprocess.run([str(ROOT / where / args[0]), *args[1:]], cwd=ROOT, capture_output=True,
                              text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:  # a hang: what it printed says where
         pytest.fail(f"{args[0]} still ran after {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}")
@@ -100,6 +102,26 @@ def test_missing_peer_times_out_on_a_shared_device(built):
     assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out
     assert "streams destroyed after the launch: sync TPG_OK" in out, out
     assert out.count("fresh context, rank") == 2, out
+
+
+@needs_gpus(1)
+@pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
+def test_a_timed_out_call_is_traced_with_the_waits_that_gave_up(built, tmp_path, schedule):
+    """The trace build's gpu_timeout traces rank 0's lone call (rank 1 never comes; both ranks on one GPU, the GEMM
+    beside the start barrier so that its own waits run): the timeline JSON is whole, and it marks the start barrier
+    and the GEMM's waits - the stage waits of all-gather, the partial waits of reduce-scatter - as given up."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import timeline
+    path = tmp_path / "t.json"
+    args = ["gpu_timeout", "200", "--share-device", "--overlap-barriers", "--trace", str(path)]
+    out = run_passing(args + ([schedule] if schedule == "--allgather" else []), timeout=120, where="build/trace/tests")
+    assert re.search(r"trace of rank 0's call: .*, [1-9][0-9]* waits and barriers gave up", out), out
+    doc = timeline.load(str(path))
+    s = timeline.summarize(doc)[1]  # pid = rank + 1
+    assert any(name == "start barrier (gave up)" for name, _, _ in s["barriers"]), s["barriers"]
+    waits = s["flag_wait"] if schedule == "--allgather" else s["partial_wait"]
+    assert waits["count"] > 0 and waits["gave_up"] == waits["count"], waits
+    assert "gave up (timed out)" in timeline.format_summary(doc, timeline.summarize(doc))
 
 
 def parse_missing_peer_wait(out: str) -> float:

@@ -50,7 +50,7 @@ def test_summary_numbers():
     assert r0["stages"][1]["busy_fraction"] == pytest.approx(80 / 160)
     assert r0["stages"][1]["mainloop_fraction"] == pytest.approx(60 / 160)
     assert r0["busy_fraction"] == pytest.approx(140 / 160)
-    assert r0["flag_wait"] == {"count": 1, "total_us": 20.0, "max_us": 20.0}
+    assert r0["flag_wait"] == {"count": 1, "total_us": 20.0, "max_us": 20.0, "gave_up": 0}
     assert r0["partial_wait"]["count"] == 2 and r0["partial_wait"]["total_us"] == pytest.approx(8.0)
     assert [b[0] for b in r0["barriers"]] == ["start barrier", "end barrier"]
     assert r0["copies"] == [("copy+flag stage 1", 5.0, 40.0, "inferred")]
@@ -86,6 +86,21 @@ def test_nodes_timed_by_cuda_events_are_summarized_per_kind_and_stage():
     ev += [node("partial copy stage 0 band 0 to rank 1", "copy", 50.0, 4.0, "partial copy", 0, 0),
            node("partial copy stage 0 band 1 to rank 1", "copy", 56.0, 4.0, "partial copy", 0, 1)]
     assert ("partial copy stage 0 (2 bands)", 50.0, 10.0, "CUDA events") in timeline.summarize(doc)[0]["copies"]
+
+
+def test_waits_that_gave_up_are_counted_and_said():
+    """A timed-out call's trace (args.gave_up, trace version 5): the summary counts the waits that gave up and says
+    so; a trace without them says nothing of it."""
+    doc = fake_trace()
+    assert "gave up" not in timeline.format_summary(doc, timeline.summarize(doc))
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "partial_wait" and e["pid"] == 0:
+            e.setdefault("args", {})["gave_up"] = True
+            break
+    s = timeline.summarize(doc)
+    assert s[0]["partial_wait"]["gave_up"] == 1 and s[0]["flag_wait"]["gave_up"] == 0
+    text = timeline.format_summary(doc, s)
+    assert "partial waits: 2, total 8.0 us, max" in text and "1 gave up (timed out)" in text
 
 
 def test_cli_without_matplotlib_prints_summary_and_says_so(tmp_path, capsys, monkeypatch):
@@ -152,7 +167,7 @@ def test_the_writers_ids_are_perfettos_and_read_back_as_ranks(tmp_path):
     merged tid 0 with 1); timeline.load reads them back as rank and track, and a version-1 file as it is."""
     c_writer_output(tmp_path)
     raw = json.loads((tmp_path / "c.json").read_text())
-    assert raw["tpgemm"]["version"] == 4 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
+    assert raw["tpgemm"]["version"] == 5 and raw["tpgemm"]["ids"] == {"pid": "rank + 1", "tid_stride": 100000}
     ids = {(e["pid"], e["tid"]) for e in raw["traceEvents"]}
     assert {p for p, _ in ids} == {1, 2} and all(t > 0 for _, t in ids)
     assert len({t for _, t in ids}) == len(ids)  # no tid under two pids

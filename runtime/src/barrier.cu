@@ -83,14 +83,19 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
     const unsigned int target = epoch * (unsigned int)(p.tp - 1);
     const unsigned long long start = global_timer_ns();
     unsigned int sleep_ns = 32;
+    TPG_BAR_TR(unsigned int tr_gave_up = 0u;)
     while ((int)(load_acquire_sys(p.counter) - target) < 0) {
-        if (gave_up_in(p, epoch)) break; /* this launch gave up */
+        if (gave_up_in(p, epoch)) { /* this launch gave up */
+            TPG_BAR_TR(tr_gave_up = 1u;)
+            break;
+        }
         if (p.timeout_ns && global_timer_ns() - start > p.timeout_ns) {
             atomicOr(p.status, TPG_DEVICE_BARRIER_TIMEOUT);
             if (p.gave_up_epoch) atomicExch(p.gave_up_epoch, epoch);
             tell_peers_gave_up(p, epoch);
             __threadfence_system();
             TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
+            TPG_BAR_TR(if (p.trace_gave_up) *p.trace_gave_up = 1u;)
             return;
         }
         __nanosleep(sleep_ns);
@@ -101,6 +106,7 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
     unsigned int *notice = p.gave_up_notice[p.rank];
     if (p.mode == TPG_BARRIER_END && notice && peer_gave_up(notice, epoch)) atomicOr(p.status, TPG_DEVICE_PEER_GAVE_UP);
     TPG_BAR_TR(if (p.trace) p.trace[2] = global_timer_ns();)
+    TPG_BAR_TR(if (p.trace_gave_up) *p.trace_gave_up = tr_gave_up;)
 }
 
 extern "C" const void *tpg_barrier_kernel_entry(void) { return (const void *)tpg_barrier_kernel; }

@@ -42,6 +42,7 @@ typedef struct tpg_barrier_params {
 #ifdef TPG_TRACE
     unsigned long long *trace;               /* trace builds: 3 words (entry, arrived, exit) of the
                                                 trace header's barrier[mode] (trace_format.h); NULL = off */
+    unsigned int *trace_gave_up;             /* the header's barrier_gave_up[mode] (NULL = off) */
 #endif
 } tpg_barrier_params;
 

@@ -24,6 +24,8 @@ void tpg__trace_apply(tpg_op *op, int r) {
     op->gemm[r].trace = h;
     op->barrier[TPG_BARRIER_START][r].trace = h ? (unsigned long long *)h->barrier[TPG_BARRIER_START] : NULL;
     op->barrier[TPG_BARRIER_END][r].trace = h ? (unsigned long long *)h->barrier[TPG_BARRIER_END] : NULL;
+    for (int m = TPG_BARRIER_START; m <= TPG_BARRIER_END; m++)
+        op->barrier[m][r].trace_gave_up = h ? &h->barrier_gave_up[m] : NULL;
 }
 
 void tpg__trace_free(tpg_op *op) {

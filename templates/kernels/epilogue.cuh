@@ -219,7 +219,7 @@ __device__ __forceinline__ void tpg_epi_begin(const tpg_gemm_params &p, const tp
         if ((ctid & 127) == 0) {
             TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
             tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
-            TPG_TR(tpg_tr_partial_wait(p, 1 + (ctid >> 7), tw0);)
+            TPG_TR(tpg_tr_partial_wait(p, 1 + (ctid >> 7), tw0, gave_up);)
         }
         tpg_named_barrier(2 + (ctid >> 7), 128);
     }

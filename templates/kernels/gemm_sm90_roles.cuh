@@ -77,7 +77,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
     if (!TPG_DIAG_NO_PULLS && p.pull_count) { /* the gathered walk's shards, pulled by the grid (pull_shards.cuh) */
         TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
         tpg_wait_pulls(p, epoch, gave_up);
-        TPG_TR(tpg_tr_stage_wait(p, 0, 0, tw0);)
+        TPG_TR(tpg_tr_stage_wait(p, 0, 0, tw0, gave_up);)
     }
     const tpg_walk walk(p, g, first, stride);
     for (int i = 0; i < walk.n; ++i) {
@@ -113,7 +113,7 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                 TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
                 while (ready < need) tpg_wait_flag(p, sp.wait_flag + ++ready, epoch, gave_up);
                 tpg_fence_proxy_async_global();
-                TPG_TR(tpg_tr_stage_wait(p, tile.stage, need, tw0);)
+                TPG_TR(tpg_tr_stage_wait(p, tile.stage, need, tw0, gave_up);)
             }
         }
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;

@@ -97,14 +97,17 @@ __device__ __forceinline__ tpg_trace_rec *tpg_tr_append_producer(const tpg_gemm_
 }
 
 /* Producer: a stage-flag wait that started at t0 has just returned, having seen the flags of the stage's
- * copy up to piece `piece` (copy_chunks.h; 0 for a whole-shard copy), kept in the record's tile field. */
-__device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int stage, int piece, uint64_t t0)
+ * copy up to piece `piece` (copy_chunks.h; 0 for a whole-shard copy), kept in the record's tile field - or, with
+ * gave_up (the thread's sync.cuh flag), not seen them. */
+__device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int stage, int piece, uint64_t t0,
+                                                  bool gave_up)
 {
     uint64_t now;
     tpg_trace_rec *r = tpg_tr_append_producer(p, TPG_TRACE_REC_STAGE_WAIT, stage, piece, &now);
     if (!r) return;
     r->t[0] = t0;
     r->t[1] = now;
+    if (gave_up) r->flags |= TPG_TRACE_F_GAVE_UP;
 }
 
 /* Producer: it starts issuing unit `tile`'s loads (t[1], t[2] follow through tpg_tr_tile_mark on lane 0). */
@@ -164,14 +167,15 @@ __device__ __forceinline__ void tpg_tr_loads_ring(const tpg_gemm_params &p, uint
     r->t[4] = (uint64_t)clock64() - r->t[4];
 }
 
-/* Epilogue (reduce-scatter): the partial-flag wait of the open tile started at t0 and has returned. */
-__device__ __forceinline__ void tpg_tr_partial_wait(const tpg_gemm_params &p, int lane, uint64_t t0)
+/* Epilogue (reduce-scatter): the partial-flag wait of the open tile started at t0 and has returned (with gave_up:
+ * without seeing the flag). */
+__device__ __forceinline__ void tpg_tr_partial_wait(const tpg_gemm_params &p, int lane, uint64_t t0, bool gave_up)
 {
     tpg_trace_rec *r = tpg_tr_open(p, lane);
     if (!r) return;
     r->t[3] = t0;
     r->t[4] = tpg_tr_now();
-    r->flags |= TPG_TRACE_F_PARTIAL;
+    r->flags |= TPG_TRACE_F_PARTIAL | (gave_up ? TPG_TRACE_F_GAVE_UP : 0u);
 }
 
 /* Stage, tile and stored flag of the open tile record, when they are known only after its mainloop (the

@@ -57,6 +57,8 @@ extern "C" {
                                        its finisher stores (the contributor's epilogue only adds to its count) */
 #define TPG_TRACE_F_SK_FINISH 8u    /* stream-K: the finisher of a split tile (its epilogue waits for and adds the
                                        contributions, then stores) */
+#define TPG_TRACE_F_GAVE_UP 16u     /* the record's flag wait (a stage wait, or a tile's partial wait) did not see its
+                                       flag: it timed out, or an earlier wait of the thread or launch had (sync.cuh) */
 
 typedef struct tpg_trace_rec {
     uint32_t kind;
@@ -86,7 +88,10 @@ typedef struct tpg_trace_header {
     uint32_t total_units, num_stages, ctas_dropped, kernel_written; /* kernel_written = TPG_TRACE_MAGIC */
     uint32_t bm, bn, cluster, pingpong;
     uint32_t pulls; /* 1: the GEMM pulled the gathered walk's shards itself (pull_shards.cuh), its stage wait theirs */
-    uint32_t reserved[35];
+    /* barrier kernels, at their exit: [TPG_BARRIER_START / END] 1 where the barrier gave up (it timed out, or a wait
+     * of the launch before it had), else 0 */
+    uint32_t barrier_gave_up[2];
+    uint32_t reserved[33];
 } tpg_trace_header; /* 256 bytes */
 
 /* every offset of the kernel's writes, the runtime's reads and trace_json.c's walk depends on these sizes */

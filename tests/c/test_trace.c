@@ -232,7 +232,7 @@ TPG_TEST(two_devices_convert) {
     /* Perfetto's ids (trace_json.h): rank r is pid r + 1, no id is 0, rank 1's tracks are not rank 0's */
     TPG_EXPECT(strstr(j, "\"pid\": 0,") == NULL && strstr(j, "\"tid\": 0,") == NULL);
     TPG_EXPECT(strstr(j, "\"pid\": 2, \"tid\": 100") == NULL && strstr(j, "\"pid\": 1, \"tid\": 200") == NULL);
-    TPG_EXPECT_STR_CONTAINS(j, "\"tpgemm\": {\"version\": 4, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": 100000}");
+    TPG_EXPECT_STR_CONTAINS(j, "\"tpgemm\": {\"version\": 5, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": 100000}");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"stage 0\", \"cat\": \"tile\", \"ph\": \"X\", \"pid\": 1, \"tid\": 100101, "
                                "\"ts\": 10.000, \"dur\": 25.000");
     /* tile 7 = (tm 2, tn 1) with tiles_n 3 */
@@ -352,7 +352,7 @@ TPG_TEST(pieces_end_the_inferred_copy_at_the_last_piece) {
     char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
     TPG_ASSERT(rc == 0);
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"flag wait stage 1\", \"cat\": \"flag_wait\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"piece\": 2}");
+    TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"piece\": 2, \"gave_up\": false}");
     TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 1, \"waits\": 4,");
     /* start barrier exit (5 us) .. CTA 1's sight of piece 2 (90 us, after waiting 10 us) */
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
@@ -516,6 +516,37 @@ TPG_TEST(timed_nodes_by_the_later_anchor_to_the_nanosecond) {
     free(d0);
 }
 
+/* A timed-out call's trace: the start barrier that gave up, a stage wait and a partial wait that did not see their
+ * flags are named "(gave up)" and counted; the wait that gave up (on piece 2, first in its lane) does not end the
+ * inferred copy, which the waits that saw piece 0 still end at 75 us. */
+TPG_TEST(waits_that_gave_up_are_marked) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    tpg_trace_rec *r = rec(d0, 1, 1, 0); /* make_device's partial wait */
+    r->flags |= TPG_TRACE_F_GAVE_UP;
+    hdr(d0)->barrier_gave_up[0] = 1;
+    stage_wait(d0, 1, 1, 2, T0 + 76000, T0 + 276000);
+    rec(d0, 1, 0, 2)->flags = TPG_TRACE_F_GAVE_UP; /* CTA 1's producer: after its stage wait and its loads */
+    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
+    tpg_trace_summary sum;
+    char *j = converted(&d, 1, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT(sum.gave_up == 3);
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier (gave up)\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100000, \"ts\": 0.000, \"dur\": 5.000, \"args\": {\"arrived_us\": 1.000, "
+                               "\"gave_up\": true}}");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"end barrier\", \"cat\": \"barrier\"");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"flag wait stage 1 (gave up)\", \"cat\": \"flag_wait\", \"ph\": \"X\", "
+                               "\"pid\": 1, \"tid\": 100104, \"ts\": 76.000, \"dur\": 200.000, \"args\": {\"stage\": 1, "
+                               "\"piece\": 2, \"gave_up\": true}}");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"partial wait (gave up)\", \"cat\": \"partial_wait\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 0, \"tile\": 5, \"gave_up\": true}}");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
+                               "\"tid\": 100001, \"ts\": 5.000, \"dur\": 70.000");
+    free(j);
+    free(d0);
+}
+
 /* A copy-engine partial's band and its flags are named by stage, band and receiver; a kind past the known ones is "?",
  * not an out-of-range read of the names. */
 TPG_TEST(copy_engine_partial_bands_are_named) {
@@ -538,7 +569,7 @@ TPG_TEST(copy_engine_partial_bands_are_named) {
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
+TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that_gave_up_are_marked), TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),

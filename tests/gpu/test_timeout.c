@@ -16,6 +16,9 @@
  * (tests/gpu/route_config.h finds either, whichever the default takes: the chains' mem-op waits have no timeout of
  * their own, so they must end because rank 0's GEMM raises its flags even after its waits gave up). Exit 0 on
  * success, 1 on a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
+ * Built also against the trace library (build/trace/tests/gpu_timeout), it takes --trace FILE: rank 0's lone call is
+ * traced and written as the CLI's timeline JSON (runtime/src/cli/trace_json.c), its waits that gave up marked, which
+ * tests/test_gpu.py reads with bench/timeline.py.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime, sigaction under -std=c11 */
 #include <cuda_runtime.h>
@@ -30,6 +33,10 @@
 #include "reference.h"
 #include "route_config.h"
 #include "tpgemm.h"
+#ifdef TPG_TRACE
+#include "cli/trace_json.h"
+#include "trace.h"
+#endif
 
 /* A call whose peer never comes must end after one timeout, not before (a TIMEOUT returned at once proves nothing)
  * and not much after: at most 1.5 bounds plus TIMEOUT_SLACK_S for the launch and the host's sync, so that a call
@@ -165,6 +172,55 @@ static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP]
     return 0;
 }
 
+#ifdef TPG_TRACE
+static const char *g_trace; /* --trace FILE */
+
+/* Rank 0's next call traced (tpg__trace_enable: every local rank's buffer). */
+static int trace_on(tpg_ctx *ctx, tpg_op *op) {
+    const tpg_status s = g_trace ? tpg__trace_enable(op, 0) : TPG_OK;
+    return s == TPG_OK ? 0 : fail("tpg__trace_enable", s, ctx);
+}
+
+/* After rank 0's lone call: its trace (the device's buffer and timed graph nodes) written to g_trace as the CLI
+ * writes its own, with the waits and barriers that gave up counted. */
+static int trace_write(tpg_ctx *ctx, tpg_op *op) {
+    if (!g_trace) return 0;
+    size_t bytes = 0;
+    tpg_status s = tpg__trace_read(op, 0, NULL, &bytes);
+    const size_t node_bytes = TPG_TRACE_MAX_NODES * sizeof(tpg_trace_node_time);
+    char *host = s == TPG_OK ? malloc(bytes + node_bytes) : NULL;
+    if (s == TPG_OK && !host) s = TPG_ERR_OUT_OF_MEMORY;
+    tpg_trace_node_time *nodes = host ? (tpg_trace_node_time *)(host + bytes) : NULL;
+    tpg_trace_nodes_info ni = {0, 0, -1.0};
+    if (s == TPG_OK) s = tpg__trace_read(op, 0, host, &bytes);
+    if (s == TPG_OK) s = tpg__trace_nodes(op, 0, nodes, TPG_TRACE_MAX_NODES, &ni); /* the late rank 1 is traced too */
+    if (s != TPG_OK) {
+        free(host);
+        return fail("reading rank 0's trace", s, ctx);
+    }
+    const tpg_trace_device dev = {0, tpg_ctx_device(ctx, 0), host, bytes, nodes, ni.count, ni.skipped,
+                                  ni.gemm_end_ns};
+    const tpg_trace_meta meta = {"gpu_timeout", g_allgather ? "AllGather1D_TilingCD_RotatingA"
+                                                            : "ReduceScatter1D_TilingA_RotatingC",
+                                 "?", TP, g_m, N, K, 1};
+    tpg_trace_summary sum;
+    char msg[256] = "";
+    FILE *f = fopen(g_trace, "w");
+    const int bad = !f || tpg_trace_write_json(f, &meta, &dev, 1, &sum, msg, sizeof msg) || fclose(f) != 0;
+    free(host);
+    if (bad) {
+        fprintf(stderr, "gpu_timeout: --trace %s: not written (%s)\n", g_trace, msg[0] ? msg : "cannot write");
+        return 1;
+    }
+    printf("trace of rank 0's call: %s, %lld records, %lld waits and barriers gave up\n", g_trace, sum.records,
+           sum.gave_up);
+    return 0;
+}
+#else
+static int trace_on(tpg_ctx *ctx, tpg_op *op) { return (void)ctx, (void)op, 0; }
+static int trace_write(tpg_ctx *ctx, tpg_op *op) { return (void)ctx, (void)op, 0; }
+#endif
+
 static void teardown(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
     for (int r = 0; r < TP; r++)
         for (int i = 0; i < 3; i++) cudaFree(bufs[r][i]);
@@ -180,6 +236,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--allgather")) g_allgather = 1;
         else if (!strcmp(argv[i], "--few-tokens")) g_m = 128;
         else if (!strcmp(argv[i], "--copy-engine-partials")) g_ce = 1;
+#ifdef TPG_TRACE
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) g_trace = argv[++i];
+#endif
         else {
             char *end = NULL;
             timeout_ms = strtod(argv[i], &end);
@@ -218,6 +277,7 @@ int main(int argc, char **argv) {
     if (g_allgather && (cudaMallocHost((void **)&d0, sizeof *d0) != cudaSuccess ||
                         cudaStreamCreateWithFlags(&probe, cudaStreamNonBlocking) != cudaSuccess))
         return fail("D probe setup", TPG_ERR_CUDA, ctx);
+    if (trace_on(ctx, op)) return 1;
     arm("rank 0's call without rank 1, and its sync", 4.0 * timeout_s + 20.0);
     const double t0 = now_s();
     tpg_status s = tpg_op_run_rank(op, 0, NULL); /* rank 1 never arrives */
@@ -241,6 +301,7 @@ int main(int argc, char **argv) {
     printf("missing peer: %s after %.3f s (bound %.3f s): %s\n", tpg_status_string(s), waited, timeout_s,
            tpg_last_error(ctx));
     if (s != TPG_ERR_TIMEOUT) return fail("expected TPG_ERR_TIMEOUT", s, ctx);
+    if (trace_write(ctx, op)) return 1;
     /* One timeout, not one per wait: the start barrier's, the GEMM's stage wait and the closing barrier's give up
      * together once the first has timed out (gemm_params.h); and not less than one (within_bound). */
     if (!within_bound(waited, timeout_s)) {

@@ -317,14 +317,15 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
 #define TRACE_WARM_CALLS 3
 
 /* Traces one call into the buffers tpg__trace_enable made and copies every rank's into host[r] (the caller frees
- * them). */
+ * them). A call that timed out (EXIT_TIMEOUT) is read too: its waits ended (every spin is bounded), and the trace
+ * marks those that gave up. */
 static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[]) {
     for (int i = 0; i < TRACE_WARM_CALLS; i++)
         STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
     for (int r = 0; r < s->tp; r++)
         STEP("trace: rearm", tpg__trace_rearm(s->op, r, s->stream[r]), tpg_last_error(s->ctx));
     int rc = run_and_sync(s, 1, a);
-    for (int r = 0; !rc && r < s->tp; r++) {
+    for (int r = 0; (!rc || rc == EXIT_TIMEOUT) && r < s->tp; r++) {
         size_t bytes = 0; /* a multiple of 64: the timed nodes follow the buffer in one allocation */
         tpg_status st = tpg__trace_read(s->op, r, NULL, &bytes);
         const size_t node_bytes = TPG_TRACE_MAX_NODES * sizeof(tpg_trace_node_time);
@@ -380,9 +381,10 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
     if (on != TPG_OK) return step_failed("trace: enable", on, tpg_last_error(s->ctx));
     int rc = traced_call(s, a, host, dev);
     if (!rc) rc = trace_again(s, a, host, dev, &cap);
+    const int timed_out = rc == EXIT_TIMEOUT; /* written all the same, its waits that gave up marked */
     const tpg_status st = tpg__trace_disable(s->op);
     if (!rc && st != TPG_OK) rc = step_failed("trace: disable", st, tpg_last_error(s->ctx));
-    if (!rc) {
+    if (!rc || timed_out) {
         tpg_trace_meta meta = {c->name, c->schedule->name, c->kernel->name, s->tp, a->m, a->n, a->k, a->l};
         tpg_trace_summary sum;
         char msg[512] = "";
@@ -418,6 +420,9 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                     fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
                                     "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",
                             sum.silent_kernels, sum.ctas_dropped);
+                if (timed_out)
+                    fprintf(stderr, "tpgemm: trace: the traced call timed out; %lld of its waits and barriers gave "
+                                    "up, marked \"gave up\" in %s\n", sum.gave_up, a->trace);
             }
         }
     }

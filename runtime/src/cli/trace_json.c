@@ -257,8 +257,12 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
     for (int m = 0; m < 2; m++) {
         const uint64_t *b = h->barrier[m];
         if (!b[0] || !b[2]) continue;
-        snprintf(args, sizeof args, "\"arrived_us\": %.3f", b[1] ? us(o, b[1]) : -1.0);
-        span(o, bname[m], "barrier", pid, 0, b[0], b[2], args);
+        const int gave_up = h->barrier_gave_up[m] != 0;
+        snprintf(args, sizeof args, "\"arrived_us\": %.3f, \"gave_up\": %s", b[1] ? us(o, b[1]) : -1.0,
+                 gave_up ? "true" : "false");
+        snprintf(name, sizeof name, "%s%s", bname[m], gave_up ? " (gave up)" : "");
+        span(o, name, "barrier", pid, 0, b[0], b[2], args);
+        sum->gave_up += gave_up;
     }
 
     /* flag waits and tiles */
@@ -284,22 +288,27 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                         continue;
                     }
                     /* the gathered walk whose GEMM pulls the shards: its one stage wait is for the grid's pulls */
-                    if (h->pulls && r->stage == 0) snprintf(name, sizeof name, "pull wait (every shard)");
-                    else snprintf(name, sizeof name, "flag wait stage %d", r->stage);
-                    snprintf(args, sizeof args, "\"stage\": %d, \"piece\": %d", r->stage, r->tile);
+                    const int gave_up = (r->flags & TPG_TRACE_F_GAVE_UP) != 0;
+                    if (h->pulls && r->stage == 0) snprintf(name, sizeof name, "pull wait (every shard)%s",
+                                                            gave_up ? " (gave up)" : "");
+                    else snprintf(name, sizeof name, "flag wait stage %d%s", r->stage, gave_up ? " (gave up)" : "");
+                    snprintf(args, sizeof args, "\"stage\": %d, \"piece\": %d, \"gave_up\": %s", r->stage, r->tile,
+                             gave_up ? "true" : "false");
                     span(o, name, "flag_wait", pid, track, r->t[0], r->t[1], args);
                     sum->records++;
+                    sum->gave_up += gave_up;
                     if (r->stage >= 0 && r->stage < MAX_STAGES) {
                         stage_waits *s = &sw[r->stage];
                         const double w = (double)(r->t[1] - r->t[0]);
-                        if (!s->waits++) s->last_piece = r->tile;
+                        if (!s->waits++) s->last_piece = gave_up ? -1 : r->tile;
                         s->total_ns += w;
                         if (w > s->max_ns) s->max_ns = w;
                         if (!s->first_begin || r->t[0] < s->first_begin) s->first_begin = r->t[0];
                         if (r->t[1] > s->last_end) s->last_end = r->t[1];
-                        /* the copy ends when its last piece landed: the earliest wait that saw that piece */
-                        if (r->tile > s->last_piece) s->last_piece = r->tile, s->first_seen = 0;
-                        if (r->tile == s->last_piece && (!s->first_seen || r->t[1] < s->first_seen)) {
+                        /* the copy ends when its last piece landed: the earliest wait that saw that piece (one
+                         * that gave up saw nothing) */
+                        if (!gave_up && r->tile > s->last_piece) s->last_piece = r->tile, s->first_seen = 0;
+                        if (!gave_up && r->tile == s->last_piece && (!s->first_seen || r->t[1] < s->first_seen)) {
                             s->first_seen = r->t[1];
                             s->seen_wait_ns = r->t[1] - r->t[0];
                             s->seen_cta = c;
@@ -356,8 +365,12 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
                     span(o, name, "tile", pid, track, r->t[0], r->t[2], args);
                     span(o, "epilogue", "epilogue", pid, track, r->t[1], r->t[2], "");
                     if (part) {
-                        snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d", r->stage, r->tile);
-                        span(o, "partial wait", "partial_wait", pid, track, r->t[3], r->t[4], args);
+                        const int gave_up = (r->flags & TPG_TRACE_F_GAVE_UP) != 0;
+                        snprintf(args, sizeof args, "\"stage\": %d, \"tile\": %d, \"gave_up\": %s", r->stage,
+                                 r->tile, gave_up ? "true" : "false");
+                        span(o, gave_up ? "partial wait (gave up)" : "partial wait", "partial_wait", pid, track,
+                             r->t[3], r->t[4], args);
+                        sum->gave_up += gave_up;
                     }
                     sum->records++;
                 }
@@ -492,7 +505,7 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"clock\": \"%globaltimer per GPU; each device's times taken back by its start-barrier exit offset to "
           "rank 0 (tpgemm.start_exit_offset_us, raw), so that the start barriers end together\"},\n", f);
-    fprintf(f, "\"tpgemm\": {\"version\": 4, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
+    fprintf(f, "\"tpgemm\": {\"version\": 5, \"ids\": {\"pid\": \"rank + 1\", \"tid_stride\": %d}, \"config\": ",
             TPG_TRACE_TID_STRIDE);
     tpg__json_string(f, meta && meta->config ? meta->config : "");
     fputs(", \"schedule\": ", f);
