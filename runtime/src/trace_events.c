@@ -166,23 +166,6 @@ static double begin_of(const tpg_op *op, int rank, int j, const double *at, int 
     return m->begin_ev >= 2 && m->begin_ev - 2 < n ? at[m->begin_ev - 2] : -1.0;
 }
 
-/* An event is recorded some time after its node completed - later where its queue was busy, or behind the event
- * before it in the items' chain - so a node's end is at most its own event's time and at most the end of every timed
- * node that depends on it: at[] lowered to that, from the last node back (a node's dependents come after it). */
-static void tighten_ends(const tpg_op *op, int rank, double *at, int n) {
-    for (int j = n - 1; j >= 0; j--) {
-        const tpg_trace_ev_node *m = &op->trace_ev_node[rank][j];
-        int deps[2] = {m->begin_ev >= 2 ? m->begin_ev - 2 : -1, -1};
-        if (m->item >= 0)
-            for (int d = 0; d < 2; d++) {
-                const int dep = op->items[rank][m->item].deps[d];
-                deps[d] = dep >= 0 ? timed_item(op, rank, dep, n) : -1;
-            }
-        for (int d = 0; d < 2; d++)
-            if (deps[d] >= 0 && deps[d] < n && at[j] < at[deps[d]]) at[deps[d]] = at[j];
-    }
-}
-
 static int listed_nodes(const tpg_op *op, int rank, int n) {
     int listed = 0;
     for (int j = 0; j < n; j++) listed += op->trace_ev_node[rank][j].kind != 0;
@@ -206,7 +189,6 @@ tpg_status tpg__trace_nodes(tpg_op *op, int rank, tpg_trace_node_time *out, int 
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
     TPG_CHECK_GOTO(since_origin(op, rank, 1, &info->gemm_end_ns), out);
     for (int j = 0; j < n; j++) TPG_CHECK_GOTO(since_origin(op, rank, 2 + j, &at[j]), out);
-    tighten_ends(op, rank, at, n);
     int o = 0;
     for (int j = 0; j < n; j++) {
         const tpg_trace_ev_node *m = &op->trace_ev_node[rank][j];

@@ -218,8 +218,9 @@ __device__ __forceinline__ void tpg_epi_begin(const tpg_gemm_params &p, const tp
     if (sp.partial && sp.partial_flags) {
         if ((ctid & 127) == 0) {
             TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
-            tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
-            TPG_TR(tpg_tr_partial_wait(p, 1 + (ctid >> 7), tw0, gave_up);)
+            const bool seen = tpg_wait_flag(p, sp.partial_flags + tile.t, epoch, gave_up);
+            TPG_TR(tpg_tr_partial_wait(p, 1 + (ctid >> 7), tw0, !seen);)
+            (void)seen;
         }
         tpg_named_barrier(2 + (ctid >> 7), 128);
     }

@@ -76,8 +76,9 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
     bool gave_up = false;
     if (!TPG_DIAG_NO_PULLS && p.pull_count) { /* the gathered walk's shards, pulled by the grid (pull_shards.cuh) */
         TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
-        tpg_wait_pulls(p, epoch, gave_up);
-        TPG_TR(tpg_tr_stage_wait(p, 0, 0, tw0, gave_up);)
+        const bool seen = tpg_wait_pulls(p, epoch, gave_up);
+        TPG_TR(tpg_tr_stage_wait(p, 0, 0, tw0, !seen);)
+        (void)seen;
     }
     const tpg_walk walk(p, g, first, stride);
     for (int i = 0; i < walk.n; ++i) {
@@ -111,9 +112,14 @@ __device__ __forceinline__ void tpg_producer(const tpg_gemm_params &p, const tpg
                                                                sp.wait_chunk_rows);
             if (need > ready) {
                 TPG_TR(const uint64_t tw0 = tpg_globaltimer();)
-                while (ready < need) tpg_wait_flag(p, sp.wait_flag + ++ready, epoch, gave_up);
+                TPG_TR(bool seen = true;) /* every flag seen (the trace marks a wait that gave up) */
+                while (ready < need) {
+                    const bool s = tpg_wait_flag(p, sp.wait_flag + ++ready, epoch, gave_up);
+                    TPG_TR(seen = seen && s;)
+                    (void)s;
+                }
                 tpg_fence_proxy_async_global();
-                TPG_TR(tpg_tr_stage_wait(p, tile.stage, need, tw0, gave_up);)
+                TPG_TR(tpg_tr_stage_wait(p, tile.stage, need, tw0, !seen);)
             }
         }
         const int ya = tile.batch * sp.a_batch_rows + sp.a_row0 + a_row;

@@ -83,10 +83,10 @@ __device__ __forceinline__ void tpg_pull_shards(const tpg_gemm_params &p, volati
 /* The producer (thread 0, which made its CTA's claims), before its first load: every slice is done, so the slots may
  * be read by TMA. Then it counts its CTA in pull_seen with acquire-release, so the last CTA's reset comes after
  * every other CTA's claims and adds (a release sequence on pull_seen), and no thread of this launch touches the
- * words after it. */
-__device__ __forceinline__ void tpg_wait_pulls(const tpg_gemm_params &p, unsigned int epoch, bool &gave_up)
+ * words after it. Returns whether the wait saw every pull (false: it gave up; the trace marks it). */
+__device__ __forceinline__ bool tpg_wait_pulls(const tpg_gemm_params &p, unsigned int epoch, bool &gave_up)
 {
-    tpg_wait_count(p, p.pull_count, gridDim.x, epoch, gave_up);
+    const bool seen = tpg_wait_count(p, p.pull_count, gridDim.x, epoch, gave_up);
     tpg_fence_proxy_async_global();
     unsigned int before;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(p.pull_seen) : "memory");
@@ -95,6 +95,7 @@ __device__ __forceinline__ void tpg_wait_pulls(const tpg_gemm_params &p, unsigne
         *(volatile unsigned int *)p.pull_count = 0u;
         *(volatile unsigned int *)p.pull_seen = 0u;
     }
+    return seen;
 }
 
 #endif /* TPG_PULL_SHARDS_CUH */

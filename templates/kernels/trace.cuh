@@ -2,7 +2,7 @@
  * otherwise this header defines nothing but TPG_TR, which then expands to nothing, so the shipped
  * kernel's code is unchanged (checked by comparing `nvcc -cubin` output with and without the hooks).
  *
- * Usage at a hook:  TPG_TR(tpg_tr_stage_wait(p, stage, piece, t0);)
+ * Usage at a hook:  TPG_TR(tpg_tr_stage_wait(p, stage, piece, t0, gave_up);)
  * Every hook is a no-op when p.trace is NULL (the normal calls of a trace build) and only the lane's one
  * writer thread calls it. Records go straight to global memory (no registers held across a mainloop
  * next to the accumulators): a tile record is opened at mainloop start and completed in place.
@@ -98,7 +98,7 @@ __device__ __forceinline__ tpg_trace_rec *tpg_tr_append_producer(const tpg_gemm_
 
 /* Producer: a stage-flag wait that started at t0 has just returned, having seen the flags of the stage's
  * copy up to piece `piece` (copy_chunks.h; 0 for a whole-shard copy), kept in the record's tile field - or, with
- * gave_up (the thread's sync.cuh flag), not seen them. */
+ * gave_up (a wait returned false: sync.cuh), not seen them all. */
 __device__ __forceinline__ void tpg_tr_stage_wait(const tpg_gemm_params &p, int stage, int piece, uint64_t t0,
                                                   bool gave_up)
 {
@@ -168,7 +168,7 @@ __device__ __forceinline__ void tpg_tr_loads_ring(const tpg_gemm_params &p, uint
 }
 
 /* Epilogue (reduce-scatter): the partial-flag wait of the open tile started at t0 and has returned (with gave_up:
- * without seeing the flag). */
+ * without seeing the flag - the wait returned false, not merely after an earlier wait of the thread gave up). */
 __device__ __forceinline__ void tpg_tr_partial_wait(const tpg_gemm_params &p, int lane, uint64_t t0, bool gave_up)
 {
     tpg_trace_rec *r = tpg_tr_open(p, lane);

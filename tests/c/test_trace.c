@@ -544,6 +544,13 @@ TPG_TEST(waits_that_gave_up_are_marked) {
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
                                "\"tid\": 100001, \"ts\": 5.000, \"dur\": 70.000");
     free(j);
+    /* every wait of stage 1 gave up: no copy was seen to land, so none is drawn */
+    rec(d0, 0, 0, 0)->flags = rec(d0, 1, 0, 0)->flags = TPG_TRACE_F_GAVE_UP;
+    j = converted(&d, 1, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT(sum.gave_up == 5);
+    TPG_EXPECT(strstr(j, "copy+flag stage 1") == NULL);
+    free(j);
     free(d0);
 }
 

@@ -206,7 +206,8 @@ static int trace_write(tpg_ctx *ctx, tpg_op *op) {
     tpg_trace_summary sum;
     char msg[256] = "";
     FILE *f = fopen(g_trace, "w");
-    const int bad = !f || tpg_trace_write_json(f, &meta, &dev, 1, &sum, msg, sizeof msg) || fclose(f) != 0;
+    int bad = !f || tpg_trace_write_json(f, &meta, &dev, 1, &sum, msg, sizeof msg);
+    if (f && fclose(f) != 0) bad = 1;
     free(host);
     if (bad) {
         fprintf(stderr, "gpu_timeout: --trace %s: not written (%s)\n", g_trace, msg[0] ? msg : "cannot write");

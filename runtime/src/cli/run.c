@@ -317,15 +317,18 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
 #define TRACE_WARM_CALLS 3
 
 /* Traces one call into the buffers tpg__trace_enable made and copies every rank's into host[r] (the caller frees
- * them). A call that timed out (EXIT_TIMEOUT) is read too: its waits ended (every spin is bounded), and the trace
- * marks those that gave up. */
-static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[]) {
+ * them); *read = 1 once every rank's is there. A call that timed out (EXIT_TIMEOUT, kept: the trace run fails) is
+ * read too - its waits ended (every spin is bounded) and the trace marks those that gave up - and where that read
+ * fails, stderr says so beside the timeout's message. */
+static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[], int *read) {
+    *read = 0;
     for (int i = 0; i < TRACE_WARM_CALLS; i++)
         STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
     for (int r = 0; r < s->tp; r++)
         STEP("trace: rearm", tpg__trace_rearm(s->op, r, s->stream[r]), tpg_last_error(s->ctx));
-    int rc = run_and_sync(s, 1, a);
-    for (int r = 0; (!rc || rc == EXIT_TIMEOUT) && r < s->tp; r++) {
+    const int rc = run_and_sync(s, 1, a);
+    if (rc && rc != EXIT_TIMEOUT) return rc;
+    for (int r = 0; r < s->tp; r++) {
         size_t bytes = 0; /* a multiple of 64: the timed nodes follow the buffer in one allocation */
         tpg_status st = tpg__trace_read(s->op, r, NULL, &bytes);
         const size_t node_bytes = TPG_TRACE_MAX_NODES * sizeof(tpg_trace_node_time);
@@ -334,10 +337,16 @@ static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_tr
         tpg_trace_node_time *nodes = st == TPG_OK ? (tpg_trace_node_time *)((char *)host[r] + bytes) : NULL;
         tpg_trace_nodes_info ni = {0, 0, -1.0};
         if (st == TPG_OK) st = tpg__trace_nodes(s->op, r, nodes, TPG_TRACE_MAX_NODES, &ni);
-        if (st != TPG_OK) rc = step_failed("trace: read", st, tpg_last_error(s->ctx));
+        if (st != TPG_OK && rc == EXIT_TIMEOUT) {
+            fprintf(stderr, "tpgemm: trace: rank %d's trace of the timed-out call not read (%s: %s); none written\n",
+                    r, tpg_status_string(st), tpg_last_error(s->ctx));
+            return rc;
+        }
+        if (st != TPG_OK) return step_failed("trace: read", st, tpg_last_error(s->ctx));
         dev[r] = (tpg_trace_device){r, tpg_ctx_device(s->ctx, r), host[r], bytes, nodes, ni.count, ni.skipped,
                                     ni.gemm_end_ns};
     }
+    *read = 1;
     return rc;
 }
 
@@ -347,8 +356,10 @@ static void free_hosts(void *host[], int n) {
 
 /* Where the first trace dropped records and no --trace-cap was given: the call traced again into buffers with room
  * for them, which replace host / dev / *cap; 0, or the CLI's exit code of a call or read that failed. A buffer that
- * cannot be had leaves the first trace (said on stderr). */
-static int trace_again(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[], uint32_t *cap) {
+ * cannot be had leaves the first trace (said on stderr). The second call's trace replaces the first where it timed
+ * out too; *read = 0 where host / dev no longer hold the trace of the call that ended the run. */
+static int trace_again(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[], uint32_t *cap,
+                       int *read) {
     const uint32_t need = a->trace_cap ? 0 : tpg_trace_cap_for(dev, s->tp, *cap, TPG_CLI_MAX_TRACE_CAP);
     if (!need) return 0;
     fprintf(a->json ? stderr : stdout, "Trace: a lane's walk asked for more than %u records; traced again with "
@@ -361,15 +372,15 @@ static int trace_again(run_state *s, const tpg_cli_args *a, void *host[], tpg_tr
     }
     void *again[TPG_CLI_MAX_DEVICES] = {0};
     tpg_trace_device dev2[TPG_CLI_MAX_DEVICES];
-    const int rc = traced_call(s, a, again, dev2);
-    if (rc) {
+    const int rc = traced_call(s, a, again, dev2, read);
+    if (!*read) {
         free_hosts(again, s->tp);
         return rc;
     }
     free_hosts(host, s->tp);
     for (int r = 0; r < s->tp; r++) host[r] = again[r], dev[r] = dev2[r];
     *cap = need;
-    return 0;
+    return rc;
 }
 
 static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
@@ -379,17 +390,20 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
     uint32_t cap = a->trace_cap ? (uint32_t)a->trace_cap : TPG_TRACE_DEFAULT_CAP;
     const tpg_status on = tpg__trace_enable(s->op, cap);
     if (on != TPG_OK) return step_failed("trace: enable", on, tpg_last_error(s->ctx));
-    int rc = traced_call(s, a, host, dev);
-    if (!rc) rc = trace_again(s, a, host, dev, &cap);
+    int read = 0;
+    int rc = traced_call(s, a, host, dev, &read);
+    if (!rc) rc = trace_again(s, a, host, dev, &cap, &read);
     const int timed_out = rc == EXIT_TIMEOUT; /* written all the same, its waits that gave up marked */
     const tpg_status st = tpg__trace_disable(s->op);
     if (!rc && st != TPG_OK) rc = step_failed("trace: disable", st, tpg_last_error(s->ctx));
-    if (!rc || timed_out) {
+    if (read && (!rc || timed_out)) {
         tpg_trace_meta meta = {c->name, c->schedule->name, c->kernel->name, s->tp, a->m, a->n, a->k, a->l};
         tpg_trace_summary sum;
         char msg[512] = "";
         FILE *f = fopen(a->trace, "w");
-        if (!f) {
+        if (!f && timed_out) { /* the timeout stays the run's message and status */
+            fprintf(stderr, "tpgemm: --trace: cannot write '%s': %s\n", a->trace, strerror(errno));
+        } else if (!f) {
             snprintf(g_msg, sizeof g_msg, "tpgemm: --trace: cannot write '%s': %s", a->trace, strerror(errno));
             rc = EXIT_RUNTIME;
         } else {
@@ -398,7 +412,9 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                 snprintf(msg, sizeof msg, "closing the file failed: %s", strerror(errno));
                 bad = 1;
             }
-            if (bad) {
+            if (bad && timed_out) {
+                fprintf(stderr, "tpgemm: --trace %s: %s\n", a->trace, msg);
+            } else if (bad) {
                 snprintf(g_msg, sizeof g_msg, "tpgemm: --trace %s: %s", a->trace, msg);
                 rc = EXIT_RUNTIME;
             } else {
@@ -420,9 +436,12 @@ static int trace_run(run_state *s, const tpg_cli_args *a, int cfg_index) {
                     fprintf(stderr, "tpgemm: trace: %d device(s) recorded no GEMM launch, %lld CTA(s) had no trace "
                                     "block; was every kernel built with -DTPG_TRACE (ninja trace)?\n",
                             sum.silent_kernels, sum.ctas_dropped);
-                if (timed_out)
+                if (timed_out && sum.gave_up)
                     fprintf(stderr, "tpgemm: trace: the traced call timed out; %lld of its waits and barriers gave "
                                     "up, marked \"gave up\" in %s\n", sum.gave_up, a->trace);
+                else if (timed_out) /* the warm calls run unsynchronized before it, and a sync reports them all */
+                    fprintf(stderr, "tpgemm: trace: a call of the trace run timed out, but no wait of the traced one "
+                                    "gave up: an earlier call's did (%s shows the traced call)\n", a->trace);
             }
         }
     }

@@ -402,6 +402,10 @@ static void write_device(out *o, const tpg_trace_device *d, tpg_trace_summary *s
     int any = 0;
     for (int s = 0; s < MAX_STAGES; s++) {
         if (!sw[s].waits) continue;
+        if (!sw[s].first_seen) { /* every wait of the stage gave up (a timed-out call): no copy was seen to land */
+            prev = 0;
+            continue;
+        }
         if (!any) {
             meta_name(o, "thread_name", pid, 1, "copies (inferred from flag waits)");
             meta_sort(o, "thread_sort_index", pid, 1, 1);
