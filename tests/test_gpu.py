@@ -106,7 +106,7 @@ def test_missing_peer_times_out_on_a_shared_device(built):
 
 @needs_gpus(1)
 @pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
-def test_a_timed_out_call_is_traced_with_the_waits_that_gave_up(built, tmp_path, schedule):
+def test_a_timed_out_call_on_a_shared_device_is_traced_with_the_waits_that_gave_up(built, tmp_path, schedule):
     """The trace build's gpu_timeout traces rank 0's lone call (rank 1 never comes; both ranks on one GPU, the GEMM
     beside the start barrier so that its own waits run): the timeline JSON is whole, and it marks the start barrier
     and the GEMM's waits - the stage waits of all-gather, the partial waits of reduce-scatter - as given up."""

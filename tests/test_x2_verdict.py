@@ -226,3 +226,33 @@ def test_the_per_element_errors_name_the_largest_of_each_check():
     line = verdict.per_element_errors(recs)
     assert line.startswith("per-element errors (bound 0.05): tpgemm 1.10e-02 (70B-o), its re-check 7.00e-03 (8B-o)")
     assert "async TP (recorded only) not recorded" in line
+
+
+def test_the_per_element_errors_name_each_twins_and_the_local_recheck():
+    """The twins' checks decide the switch: each alt variant's largest per-element error (and its re-check's) is
+    printed under the variant's name, beside the local GEMM's re-check; an inf is printed, not dropped."""
+    recs = [{"name": "70B-o", "elem_err": 1e-2, "local_recheck_elem_err": 0.0,
+             "alt": {"copy_engine_partials": {"elem_err": float("inf"), "recheck_elem_err": 9e-3}}},
+            {"name": "8B-o", "elem_err": 8e-3, "alt": {"copy_engine_partials": {"elem_err": 7e-3}}}]
+    line = verdict.per_element_errors(recs)
+    assert "local re-check 0.00e+00 (70B-o)" in line, line
+    assert "copy_engine_partials inf (70B-o), copy_engine_partials re-check 9.00e-03 (70B-o)" in line, line
+
+
+def test_a_cut_call4_file_without_push_twins_is_read_as_switched():
+    """Call 4 cut before its reduce-scatter shapes holds no push twin: with --switched (call4_switch.sh passes it) the
+    verdict still reads it as the switched tree's - keep the switch until the rule can say otherwise - not as call 1's
+    "keep the push", which would read as a reason to undo the switch."""
+    cut = [r for r in anchors() if r["op"] == "AG"]
+    assert verdict.switch_rule(cut)[0].startswith("keep the push")
+    answer = verdict.switch_rule(cut, switched=True)[0]
+    assert answer.startswith("keep the switch (no record of"), answer
+    assert verdict.twin_of(cut, switched=True) == verdict.PUSH_TWIN and verdict.twin_of(cut) == verdict.CE_TWIN
+
+
+def test_the_command_takes_switched(tmp_path):
+    path = tmp_path / "tp2.json"
+    path.write_text(json.dumps([r for r in anchors() if r["op"] == "AG"]))
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "x2" / "verdict.py"), "--switched", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    assert "pushed partials (call 4's twins):" in out and "rule: keep the switch (no record of" in out, out

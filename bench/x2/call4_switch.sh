@@ -29,5 +29,6 @@ fi
 cp "$R/t2/tier2.json" "$OUT/" 2>/dev/null
 tail -12 "$R/tier2.log" 2>/dev/null
 cat "$OUT/tp2_table.md" 2>/dev/null
-[ -f "$OUT/tp2.json" ] && python3 bench/x2/verdict.py "$OUT/tp2.json" | tee "$R/verdict.txt"
+# --switched: the tree's defaults carry the copy engine, whatever twins a cut file holds
+[ -f "$OUT/tp2.json" ] && python3 bench/x2/verdict.py --switched "$OUT/tp2.json" | tee "$R/verdict.txt"
 cat "$OUT/summary.txt"

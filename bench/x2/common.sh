@@ -32,7 +32,11 @@ limit() {
 note() { echo "$1: exit $2, at $(($(date +%s) - CALL_START)) s" | tee -a "$OUT/summary.txt"; }
 # build: what the calls run, on a fresh machine (~20-30 s on 16 cores); the rest of the call goes on without it
 build() {
-    timeout -k 10 240 ninja build/tpgemm build/libtpgemm.so tests >"$R/build.log" 2>&1
+    # at most 240 s, and 40 s short of the call's end, so that a slow build cannot outlast the device's stop
+    local lim=$(($(budget_left) - 40))
+    [ "$lim" -gt 240 ] && lim=240
+    if [ "$lim" -lt 30 ]; then note "build (no time left)" 124; return; fi
+    timeout -k 10 "$lim" ninja build/tpgemm build/libtpgemm.so tests >"$R/build.log" 2>&1
     note build $?
 }
 # tp_run TAG CAP ARGS...: bench/run_tp.sh --tp 2 ARGS, its files in $R/TAG and its log $R/TAG.log, bounded by CAP

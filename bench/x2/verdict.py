@@ -1,7 +1,10 @@
 """Issue 4's acceptance points and the copy-engine switch's rule, read from a TP benchmark record file (call 1's or call
 4's tp2.json), so that the x2 session decides from the numbers at once (bench/x2/README.md):
 
-    python3 bench/x2/verdict.py bench/results/tp2.json
+    python3 bench/x2/verdict.py [--switched] bench/results/tp2.json
+
+--switched (call 4): the tree's defaults carry the copy engine, so the twins are push twins even where a cut file
+holds none yet.
 
 Prints one line per point, PASS or FAIL with its figures (the fourth point, the missing peer's timeout, is call 1's
 GPU pytest), the largest per-element error of each check, then the rule's answer for the copy engine. On call 1's file (pushing picks, copy-engine twins):
@@ -82,14 +85,15 @@ def acceptance(records: list[dict]) -> list[tuple[str, bool, str]]:
              + (f", check {seed.get('check', 'not run')}" if seed and seed.get("check") != "passed" else ""))]
 
 
-def twin_of(records: list[dict]) -> str:
-    """The twin variant the file holds: push twins once the defaults are switched (call 4), else copy-engine ones."""
-    return PUSH_TWIN if any(PUSH_TWIN in (r.get("alt") or {}) for r in records) else CE_TWIN
+def twin_of(records: list[dict], switched: bool = False) -> str:
+    """The twin variant of the file: push twins once the defaults are switched (call 4: said, or seen in a record),
+    else copy-engine ones. A cut call 4 file may hold no twin at all: only `switched` then says which it is."""
+    return PUSH_TWIN if switched or any(PUSH_TWIN in (r.get("alt") or {}) for r in records) else CE_TWIN
 
 
-def switch_rule(records: list[dict]) -> tuple[str, list[str]]:
+def switch_rule(records: list[dict], switched: bool = False) -> tuple[str, list[str]]:
     """The copy-engine switch's answer and one line per reduce-scatter shape (twin / pick, check)."""
-    twin = twin_of(records)
+    twin = twin_of(records, switched)
     switched = twin == PUSH_TWIN
     rs = [r for r in records if r.get("op") == "RS"]
     if switched:  # a switch of the _wide families alone leaves the other picks pushing: they have no push twin
@@ -127,27 +131,37 @@ def switch_rule(records: list[dict]) -> tuple[str, list[str]]:
 
 
 ELEM_FIELDS = {"elem_err": "tpgemm", "recheck_elem_err": "its re-check", "local_elem_err": "local GEMM",
-               "torch_async_tp_elem_err": "async TP (recorded only)"}
+               "local_recheck_elem_err": "local re-check", "torch_async_tp_elem_err": "async TP (recorded only)"}
+ALT_ELEM_FIELDS = {"elem_err": "", "recheck_elem_err": " re-check"}
 
 
 def per_element_errors(records: list[dict]) -> str:
     """The largest per-element error of each check over the file's records, with its shape (tp_check.relative_errors;
-    files before 2026-12-05 have none): what a first run across GPUs says of the 5e-2 bound, async TP's included."""
+    files before 2026-12-05 have none): what a first run across GPUs says of the 5e-2 bound, async TP's included, and
+    each alt variant's (the twins, whose checks decide the switch), named by the variant."""
     parts = []
     for field, label in ELEM_FIELDS.items():
         got = [(r[field], r["name"]) for r in records if isinstance(r.get(field), (int, float))]
         parts.append(f"{label} {max(got)[0]:.2e} ({max(got)[1]})" if got else f"{label} not recorded")
+    variants = sorted({v for r in records for v in (r.get("alt") or {})})
+    for v in variants:
+        for field, suffix in ALT_ELEM_FIELDS.items():
+            got = [(a[field], r["name"]) for r in records for a in [(r.get("alt") or {}).get(v) or {}]
+                   if isinstance(a.get(field), (int, float))]
+            parts.append(f"{v}{suffix} {max(got)[0]:.2e} ({max(got)[1]})" if got else f"{v}{suffix} not recorded")
     return f"per-element errors (bound {MAX_PER_ELEMENT_ERR:g}): " + ", ".join(parts)
 
 
 def main(argv: list[str]) -> int:
-    records = json.loads(Path(argv[0] if argv else "bench/results/tp2.json").read_text())
+    switched = "--switched" in argv
+    paths = [a for a in argv if a != "--switched"]
+    records = json.loads(Path(paths[0] if paths else "bench/results/tp2.json").read_text())
     for point, holds, figures in acceptance(records):
         print(f"{'PASS' if holds else 'FAIL'}  {point}: {figures}")
     print(per_element_errors(records))
-    answer, lines = switch_rule(records)
-    print(f"\n{'pushed partials (call 4' if twin_of(records) == PUSH_TWIN else 'copy-engine partials (call 1'}'s "
-          "twins):")
+    answer, lines = switch_rule(records, switched)
+    call = "pushed partials (call 4" if twin_of(records, switched) == PUSH_TWIN else "copy-engine partials (call 1"
+    print(f"\n{call}'s twins):")
     for line in lines:
         print(f"  {line}")
     print(f"rule: {answer}")
