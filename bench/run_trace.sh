@@ -4,9 +4,11 @@
 #
 # Usage: bench/run_trace.sh [--tp N] [--suffix S] [M N K]     (default TP 2, 16384 10240 8192)
 #   --suffix S   config family: ag_rota_bf16${S}_tpN / rs_tila_bf16${S}_tpN and their _tp1 (e.g. _wide); the
-#                reduce-scatter ring pushes its partials (its `_push` twin where the family's default does not)
+#                reduce-scatter ring pushes its partials (its `_push` twin where the family's default does not),
+#                and runs again with them carried by copy engine (the `_ce` twin, or the default after the switch;
+#                its bands and flag copies timed by CUDA events) where the family has such a config
 # Output ($OUT, default build/trace-out; at most 8 files come back from the device): per run NAME.png, summary.txt
-# (bench/timeline.py's summary of every run) and traces.tar.gz (the trace JSONs and tpgemm logs): 6 files.
+# (bench/timeline.py's summary of every run) and traces.tar.gz (the trace JSONs and tpgemm logs): 7 files.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -59,6 +61,10 @@ run ag_local --config "ag_rota_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --
 RS="rs_tila_bf16${SUFFIX}"
 build/trace/tpgemm --list | grep -q "^${RS}_push_tp$TP " && RS="${RS}_push"
 run rs_fused --config "${RS}_tp$TP" --tp "$TP" --m "$M" --n "$N" --k "$K"
+# the same ring with its partials carried by copy engine, where the family has it (--list's notes say which)
+CE=$(build/trace/tpgemm --list | awk -v f="rs_tila_bf16${SUFFIX}" -v t="$TP" \
+    '($1 == f "_ce_tp" t || $1 == f "_tp" t) && /copy-engine partials/ {print $1; exit}')
+[ -n "$CE" ] && run rs_ce_fused --config "$CE" --tp "$TP" --m "$M" --n "$N" --k "$K"
 run rs_local --config "rs_tila_bf16${SUFFIX}_tp1" --tp 1 --devices 0 --m "$M" --n "$N" --k $((K / TP))
 tar -czf "$OUT/traces.tar.gz" -C "$OUT" json && rm -rf "$OUT/json"
 exit "$FAILED" # 1 where a traced run failed

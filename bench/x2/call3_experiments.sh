@@ -4,7 +4,7 @@
 # beside the GEMM, pulled partials, the call captured in a CUDA graph, the NCCL transport - of the shipped defaults,
 # pushing or, after call 4, by copy engine; then the 70B-o ring, pushing (run_trace.sh takes the `_push` twin where
 # the default moves its partials another way), traced next to its local GEMM: do the pushing tiles' mainloops grow
-# across GPUs?
+# across GPUs? - and by copy engine (its bands timed by CUDA events: do they run on a copy engine, and keep up?)
 # Back in $OUT: summary.txt, tp2_alts.json, tp2_alts_table.md, records.tgz (traces and logs).
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
