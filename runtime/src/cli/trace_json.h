@@ -10,7 +10,9 @@
  *   and "partial wait"). Perfetto gives pid 0 the kernel's idle task's handling and has merged tid 0 with tid 1,
  *   so no id is 0, and no tid repeats across processes; tpgemm.version 2 and later mark these ids (bench/timeline.py
  *   reads version 1's pid = rank, tid = track too); version 3 writes time_zero_ns as a string and labels stream-K;
- *   version 4 writes the nodes beside the GEMM that CUDA events timed (track 1, args.measured "cuda_events").
+ *   version 4 writes the nodes beside the GEMM that CUDA events timed (track 1, args.measured "cuda_events"), the
+ *   copy-engine partials' bands among them since 2026-12-05; version 5 marks the waits and barriers of a timed-out
+ *   call that gave up (names "... (gave up)", args.gave_up on every wait and barrier).
  *   Tile slices are named "stage S" (viewers colour by name), a stream-K contribution "stage S stream-K part" (args
  *   stream_k "contribution", stored false: its finisher, stream_k "finisher", stores the tile); ts/dur in
  *   microseconds relative to the earliest timestamp of any device on the aligned axis, whose %globaltimer value is
