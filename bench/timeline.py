@@ -326,13 +326,13 @@ def plot(doc: dict, png: str) -> None:
                 bars[(a["stage"], "main")].append((e["ts"], ml, row[e["tid"]]))
                 bars[(a["stage"], "epi")].append((e["ts"] + ml, e["dur"] - ml, row[e["tid"]]))
             elif cat == "partial_wait" and e["tid"] in row:
-                bars[("pw", "")].append((e["ts"], e["dur"], row[e["tid"]]))
+                bars[("pw", "gave up" if _gave_up([e]) else "")].append((e["ts"], e["dur"], row[e["tid"]]))
             elif cat == "flag_wait":
                 y = first_row.get(_lane(e["tid"])[0])
                 if y is not None:
-                    bars[("fw", "")].append((e["ts"], e["dur"], y))
-            elif cat == "barrier":
-                ax.axvspan(e["ts"], e["ts"] + e["dur"], color="0.6", alpha=0.35, lw=0)
+                    bars[("fw", "gave up" if _gave_up([e]) else "")].append((e["ts"], e["dur"], y))
+            elif cat == "barrier":  # one that gave up (a timed-out call, trace version 5) in red
+                ax.axvspan(e["ts"], e["ts"] + e["dur"], color="red" if _gave_up([e]) else "0.6", alpha=0.35, lw=0)
             elif cat in ("copy", "reduce"):
                 bars[(cat, "")].append((e["ts"], e["dur"], -2))
         for (kind, part), xs in bars.items():
@@ -340,10 +340,13 @@ def plot(doc: dict, png: str) -> None:
             for x, w, y in xs:
                 by_y[y].append((x, max(w, 1e-3)))
             for y, spans in by_y.items():
+                gave = part == "gave up"  # waits that gave up: filled red under their usual hatch
                 if kind == "fw":
-                    ax.broken_barh(spans, (y - 0.5, 0.5), facecolor="none", edgecolor="k", hatch="xxxx", lw=0.3)
+                    ax.broken_barh(spans, (y - 0.5, 0.5), facecolor="red" if gave else "none", edgecolor="k",
+                                   hatch="xxxx", lw=0.3)
                 elif kind == "pw":
-                    ax.broken_barh(spans, (y - 0.4, 0.8), facecolor="white", edgecolor="crimson", hatch="////", lw=0.3)
+                    ax.broken_barh(spans, (y - 0.4, 0.8), facecolor="red" if gave else "white", edgecolor="crimson",
+                                   hatch="////", lw=0.3)
                 elif kind in ("copy", "reduce"):
                     ax.broken_barh(spans, (y - 0.8, 1.6), facecolor="lightsteelblue" if kind == "copy" else "khaki",
                                    edgecolor="navy", hatch="..", lw=0.5)
@@ -364,6 +367,8 @@ def plot(doc: dict, png: str) -> None:
                 Patch(facecolor="lightsteelblue", edgecolor="navy", hatch="..", label="copies and flags"),
                 Patch(facecolor="khaki", edgecolor="navy", hatch="..", label="REDUCE"),
                 Patch(facecolor="0.6", alpha=0.35, label="barrier")]
+    if any(_gave_up([e]) for e in ev):
+        handles.append(Patch(facecolor="red", alpha=0.6, label="gave up (timed out)"))
     axes[0, 0].legend(handles=handles, loc="upper right", fontsize=7, ncol=2)
     meta = doc.get("tpgemm", {})
     fig.suptitle(f"{meta.get('config', '')} {meta.get('m', '')}x{meta.get('n', '')}x{meta.get('k', '')}")

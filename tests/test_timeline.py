@@ -333,3 +333,17 @@ def test_trace_case_wants_a_name_after_expect_timed(args):
     error (exit 2, said), not a failed check nor a name taken from tpgemm's flags; the parsing needs no GPU."""
     r = subprocess.run(["bash", str(ROOT / "tests" / "gpu" / "trace_case.sh"), *args], capture_output=True, text=True)
     assert r.returncode == 2 and "--expect-timed needs a node's summary name" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_the_picture_of_a_timed_out_call_is_drawn(tmp_path):
+    """Where matplotlib is installed (not on CI): the PNG of a trace with waits and a barrier that gave up is written
+    (drawn in red, with its legend entry)."""
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed (CI): the summary path is tested above")
+    doc = fake_trace()
+    for e in doc["traceEvents"]:
+        if e.get("cat") in ("partial_wait", "flag_wait", "barrier"):
+            e.setdefault("args", {})["gave_up"] = True
+    path, png = tmp_path / "t.json", tmp_path / "t.png"
+    path.write_text(json.dumps(doc))
+    assert timeline.main([str(path), "--png", str(png)]) == 0
+    assert png.stat().st_size > 10000
