@@ -397,6 +397,16 @@ def test_copy_engine_partials_on_a_shared_device_need_32_queues(built):
     assert "Disposition: not checked (the run stopped before its check ended" in said, said
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=base)
     assert out.returncode == 0, out.stdout + out.stderr
+    # 64 rows a stage take the one-hop walk, which builds no chain: run with 8 queues and checked; keeping the ring
+    # there (--rs-ring) brings the chains back, and with them the refusal
+    few = cmd[:cmd.index("--m") + 1] + ["128"] + cmd[cmd.index("--m") + 2:]
+    out = subprocess.run(few, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**base, "CUDA_DEVICE_MAX_CONNECTIONS": "8"})
+    assert out.returncode == 0 and "Disposition: Passed" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run(few + ["--rs-ring"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**base, "CUDA_DEVICE_MAX_CONNECTIONS": "8"})
+    said = out.stdout + out.stderr
+    assert out.returncode == 2 and "tpg_op_set_rs_ring" in said and "(it is 8)" in said, said
 
 
 @needs_gpus(1)

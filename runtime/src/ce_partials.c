@@ -31,7 +31,8 @@
  * stage s waits only on its GEMM's tiles, which wait only on chains of stage s - 1 - earlier in every rank's chain,
  * so none waits on itself. Only the ring's GEMM counts (the one-hop walk's params have no row_counts), and only into
  * the send bank.
- * The waits end whatever happens: the GEMM raises and counts every tile flag even after a timed-out wait (sync.cuh).
+ * The waits end whatever happens: the GEMM raises and counts every tile flag even after a timed-out wait (its waits'
+ * results are not read: epilogue.cuh's tpg_epi_begin, and tpg_epi_flush / tpg_epilogue_finish raise the flags).
  *
  * A mem-op wait holds the hardware queue it sits on. With one rank a GPU, work of the caller's queued behind it waits
  * at most until this call's GEMM raised the band; with ranks sharing a GPU, another rank's GEMM could queue there and
@@ -267,11 +268,11 @@ tpg_status tpg__ce_partials_check_queues(tpg_op *op) {
     int shared = 0;
     for (int r = ctx->local_begin; r < ctx->local_end; r++)
         for (int q = ctx->local_begin; q < r; q++) shared |= ctx->devices[q] == ctx->devices[r];
-    if (!op->config->copy_engine_partials || tpg__over_nccl(ctx) || !shared) return TPG_OK;
+    if (!tpg__op_ce_partials(op) || !shared) return TPG_OK; /* no chains: the walk, NCCL or TP = 1 */
     const char *env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     if (env && atoi(env) >= TPG_CE_SHARED_CONNECTIONS) return TPG_OK;
-    TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "config %s: copy-engine partials with ranks sharing a GPU need "
-             "CUDA_DEVICE_MAX_CONNECTIONS=%d in the environment before CUDA starts (it is %s): each rank's copy chain "
+    TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "config %s: copy-engine partials (a reduce-scatter ring) with ranks sharing a GPU "
+             "need CUDA_DEVICE_MAX_CONNECTIONS=%d in the environment before CUDA starts (it is %s): each rank's copy chain "
              "waits on a hardware queue of the GPU, and with fewer queues another rank's GEMM can be queued behind "
              "such a wait and never start", op->config->name, TPG_CE_SHARED_CONNECTIONS, env ? env : "unset");
 }

@@ -71,7 +71,6 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     st = tpg_shapes_init(op->sched, ctx->tp, desc->m, desc->n, desc->k, desc->l, tpg_dtype_size(op->kernel->dtype_ab),
                          &op->shapes, msg, sizeof msg);
     if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
-    TPG_CHECK_GOTO(tpg__ce_partials_check_queues(op), fail);
 
     /* a reduce-scatter rank's second bank of slots and flags: over NCCL it receives into it (nccl_graph.c), with
      * copy-engine partials it sends from it (ce_partials.c) */
@@ -79,6 +78,7 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     const int banks = second_bank && op->sched->comm == TPG_COMM_REDUCE_SCATTER ? 2 : 1;
     op->gathered = walk_at_creation(op) == TPG_WALK_GATHERED;
     op->one_hop = walk_at_creation(op) == TPG_WALK_ONE_HOP;
+    TPG_CHECK_GOTO(tpg__ce_partials_check_queues(op), fail); /* once the walk is known: a one-hop walk has no chains */
     tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,
                            op->gathered || op->one_hop);
     if (banks == 2 && c->copy_engine_partials && !tpg__over_nccl(ctx)) /* the copy chains' waits (ce_partials.c) */
@@ -450,6 +450,12 @@ tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable) {
     enable = enable != 0;
     if (tpg__multi_process(op->ctx)) TPG_CHECK(agree_on_ring(op, enable));
     if (enable == op->rs_ring) return TPG_OK;
+    if (enable && op->one_hop) { /* the ring may bring copy-engine chains, which ranks sharing a GPU need queues for */
+        op->rs_ring = 1;
+        const tpg_status q = tpg__ce_partials_check_queues(op);
+        op->rs_ring = 0;
+        if (q != TPG_OK) return q;
+    }
     if (!op->one_hop) { /* the ring either way: only the choice is recorded */
         op->rs_ring = enable;
         return TPG_OK;

@@ -188,8 +188,8 @@ static inline int tpg__op_ce_partials(const tpg_op *op) {
 /* ce_partials.c: rank's copy-engine chains added to its graph (under construction) after node `start` and the
  * launch completion of node `gemm`, with node `end` after them; the queue check. */
 tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cudaGraphNode_t gemm, cudaGraphNode_t end);
-/* TPG_ERR_UNSUPPORTED for an op with copy-engine partials whose local ranks share a GPU without
- * CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
+/* TPG_ERR_UNSUPPORTED for an op whose ring has copy-engine chains (tpg__op_ce_partials: not a one-hop walk) and whose
+ * local ranks share a GPU without CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
 tpg_status tpg__ce_partials_check_queues(tpg_op *op);
 /* ce_partials.c: the pinned zeros the chains copy over the send bank's row counts (none without row counts); the
  * check that rank's counts are back to 0 between calls (tpg__check_epochs). */
