@@ -271,8 +271,8 @@ tpg_status tpg__ce_partials_check_queues(tpg_op *op) {
     if (!tpg__op_ce_partials(op) || !shared) return TPG_OK; /* no chains: the walk, NCCL or TP = 1 */
     const char *env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     if (env && atoi(env) >= TPG_CE_SHARED_CONNECTIONS) return TPG_OK;
-    TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "config %s: copy-engine partials (a reduce-scatter ring) with ranks sharing a GPU "
-             "need CUDA_DEVICE_MAX_CONNECTIONS=%d in the environment before CUDA starts (it is %s): each rank's copy chain "
-             "waits on a hardware queue of the GPU, and with fewer queues another rank's GEMM can be queued behind "
-             "such a wait and never start", op->config->name, TPG_CE_SHARED_CONNECTIONS, env ? env : "unset");
+    TPG_FAIL(ctx, TPG_ERR_UNSUPPORTED, "config %s: copy-engine partials (a reduce-scatter ring) with ranks sharing a "
+             "GPU need CUDA_DEVICE_MAX_CONNECTIONS=%d in the environment before CUDA starts (it is %s): each rank's "
+             "copy chain waits on a hardware queue of the GPU, and with fewer queues another rank's GEMM can be queued "
+             "behind such a wait and never start", op->config->name, TPG_CE_SHARED_CONNECTIONS, env ? env : "unset");
 }

@@ -532,13 +532,13 @@ TPG_TEST(waits_that_gave_up_are_marked) {
     char *j = converted(&d, 1, &sum);
     TPG_ASSERT(j != NULL);
     TPG_EXPECT(sum.gave_up == 3);
-    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier (gave up)\", \"cat\": \"barrier\", \"ph\": \"X\", \"pid\": 1, "
-                               "\"tid\": 100000, \"ts\": 0.000, \"dur\": 5.000, \"args\": {\"arrived_us\": 1.000, "
-                               "\"gave_up\": true}}");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"start barrier (gave up)\", \"cat\": \"barrier\", \"ph\": \"X\", "
+                               "\"pid\": 1, \"tid\": 100000, \"ts\": 0.000, \"dur\": 5.000, "
+                               "\"args\": {\"arrived_us\": 1.000, \"gave_up\": true}}");
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"end barrier\", \"cat\": \"barrier\"");
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"flag wait stage 1 (gave up)\", \"cat\": \"flag_wait\", \"ph\": \"X\", "
-                               "\"pid\": 1, \"tid\": 100104, \"ts\": 76.000, \"dur\": 200.000, \"args\": {\"stage\": 1, "
-                               "\"piece\": 2, \"gave_up\": true}}");
+                               "\"pid\": 1, \"tid\": 100104, \"ts\": 76.000, \"dur\": 200.000, "
+                               "\"args\": {\"stage\": 1, \"piece\": 2, \"gave_up\": true}}");
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"partial wait (gave up)\", \"cat\": \"partial_wait\"");
     TPG_EXPECT_STR_CONTAINS(j, "\"args\": {\"stage\": 0, \"tile\": 5, \"gave_up\": true}}");
     TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
@@ -566,17 +566,19 @@ TPG_TEST(copy_engine_partial_bands_are_named) {
     tpg_trace_summary sum;
     char *j = converted(&d, 1, &sum);
     TPG_ASSERT(j != NULL);
-    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"partial copy stage 0 band 2 to rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
-                               "\"pid\": 1, \"tid\": 100001, \"ts\": 45.000, \"dur\": 12.000, \"args\": {\"measured\": "
-                               "\"cuda_events\", \"node\": \"partial copy\", \"stage\": 0, \"piece\": 2");
-    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"partial flags stage 0 band 2 to rank 1\", \"cat\": \"copy\", \"ph\": \"X\", "
-                               "\"pid\": 1, \"tid\": 100001, \"ts\": 57.000, \"dur\": 1.000");
+    TPG_EXPECT_STR_CONTAINS(j, "{\"name\": \"partial copy stage 0 band 2 to rank 1\", \"cat\": \"copy\", "
+                               "\"ph\": \"X\", \"pid\": 1, \"tid\": 100001, \"ts\": 45.000, \"dur\": 12.000, "
+                               "\"args\": {\"measured\": \"cuda_events\", \"node\": \"partial copy\", \"stage\": 0, "
+                               "\"piece\": 2");
+    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"partial flags stage 0 band 2 to rank 1\", \"cat\": \"copy\", "
+                               "\"ph\": \"X\", \"pid\": 1, \"tid\": 100001, \"ts\": 57.000, \"dur\": 1.000");
     TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"? stage 0\"");
     free(j);
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that_gave_up_are_marked), TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
+TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that_gave_up_are_marked),
+              TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
               TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),

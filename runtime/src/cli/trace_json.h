@@ -61,7 +61,7 @@ typedef struct tpg_trace_summary {
     long long records;      /* records converted */
     long long dropped;      /* records past a lane's cap (not recorded) */
     long long incomplete;   /* records without their end time (a wait that never returned) */
-    long long gave_up;      /* waits and barriers that gave up (TPG_TRACE_F_GAVE_UP, barrier_gave_up): a timed-out call */
+    long long gave_up;      /* waits and barriers that gave up (TPG_TRACE_F_GAVE_UP, barrier_gave_up): timed out */
     long long ctas_dropped; /* CTAs beyond the buffer's CTA blocks */
     int silent_kernels;     /* devices whose GEMM wrote no launch description (kernel built without TPG_TRACE?) */
     double span_us;         /* earliest to latest timestamp, all devices */
