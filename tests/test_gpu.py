@@ -55,10 +55,11 @@ def needs_gpus(n: int):
 def built():
     if not shutil.which("ninja"):
         pytest.skip("ninja is not installed")
+    # build/libtpgemm.so: tests/gpu/torch_capture.py loads it (bench/tpgemm_lib.py); a fresh machine has none
     subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
                     "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags",
-                    "build/tests/gpu_barrier_epochs", "build/tpgemm", "build/trace/tests/gpu_timeout"], cwd=ROOT,
-                   check=True)
+                    "build/tests/gpu_barrier_epochs", "build/tpgemm", "build/libtpgemm.so",
+                    "build/trace/tests/gpu_timeout"], cwd=ROOT, check=True)
 
 
 def shared_env(env=None) -> dict:
