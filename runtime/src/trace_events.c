@@ -4,9 +4,10 @@
  * graph is built with an event record node after its start barrier (the origin), after its GEMM, and after each
  * copy, flag copy and REDUCE; the copy-engine partials' chains (ce_partials.c), captured after those, add theirs after
  * each band's wait, copy and flags (tpg__trace_chain_event). The events are read after the call as times since the
- * origin. An event node waits for its node only: it holds nothing up, and it records when the node completed as the
- * GPU's front end saw it (a kernel's completion some microseconds after its last %globaltimer read; CUDA's event
- * resolution ~0.5 us). */
+ * origin. An event node waits for its node and for the event node before it (one chain: tpg__trace_events_add says
+ * why); nothing but the next event waits for it, so it holds no work up, and it records when the node completed as
+ * the GPU's front end saw it - or later, behind the event before it (a kernel's completion some microseconds after
+ * its last %globaltimer read; CUDA's event resolution ~0.5 us). */
 #include <string.h>
 
 #include "checks.h"
