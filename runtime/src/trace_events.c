@@ -5,10 +5,10 @@
  * copy, flag copy and REDUCE; the copy-engine partials' chains (ce_partials.c), captured after those, add theirs after
  * each band's wait, copy and flags (tpg__trace_chain_event). The events are read after the call as times since the
  * origin. An event node waits for its node and for the event node before it (one chain: tpg__trace_events_add says
- * why); only the next event waits for it (in a copy-engine chain, captured inline, the chain's next node too), so it
- * holds no work of the graph's own up, and it records when the node completed as
- * the GPU's front end saw it - or later, behind the event before it (a kernel's completion some microseconds after
- * its last %globaltimer read; CUDA's event resolution ~0.5 us). */
+ * why). Only the next event waits for it - and, in a copy-engine chain captured inline, the chain's next node, held up
+ * by one event record - and it records when the node completed as the GPU's front end saw it, or later, behind the
+ * event before it (a kernel's completion some microseconds after its last %globaltimer read; CUDA's event resolution
+ * ~0.5 us). */
 #include <string.h>
 
 #include "checks.h"
