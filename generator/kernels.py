@@ -400,9 +400,9 @@ def _fp8_promote(every: int, dtype: str, bm: int, bn: int, consumers: int, mode:
         return [("fp8_promote", f"{every} with dtype {dtype}: wgmma sums {dtype} products in f32 already",
                  "0, or dtype: e4m3 / e5m2")]
     have = acc_per_thread(bm, bn, consumers, mode) if consumers else 0
-    if have > MAX_ACC_PER_THREAD // 2:
+    if have > MAX_ACC_SPLIT_N // 2:
         return [("fp8_promote", f"{every} with {have} accumulators per consumer thread: promotion keeps a second f32 "
-                 f"set, {2 * have} in all (> {MAX_ACC_PER_THREAD})",
+                 f"set, {2 * have} in all (> {MAX_ACC_SPLIT_N})",
                  f"a tile with <= {MAX_ACC_PER_THREAD // 2} accumulators per consumer thread, e.g. cooperative "
                  "128x128 (64)")]
     return []
