@@ -31,6 +31,7 @@ RASTER_GROUPS = (1, 2, 4, 8, 16)  # m-tiles per raster group (TPG_GROUP_M, sched
 RASTERS = ("grouped", "hilbert")  # tile walk: grouped (computed in the kernel) or a Hilbert-curve table
 MAX_ACC_PER_THREAD = 128     # fp32 accumulators per consumer thread before setmaxnreg spills
 MAX_ACC_SPLIT_N = 160        # cooperative_n: 192x192 (3 slabs of m64n96: 144) or 128x320 (2 slabs of m64n160: 160)
+MAX_ACC_PROMOTED = 160       # fp8_promote: accumulators and their f32 sums together (128x160: 80 + 80)
 MIN_STAGES = 2
 CONSUMERS = (1, 2)
 CLUSTER_SIZES = (1, 2, 4)
@@ -393,18 +394,19 @@ def _acc(dtype: str, acc: str) -> list[tuple[str, str, str]]:
 
 def _fp8_promote(every: int, dtype: str, bm: int, bn: int, consumers: int, mode: str) -> list[tuple[str, str, str]]:
     """fp8_promote: fp8 operands only (16-bit products are summed in f32 anyway), and a second f32 set of the
-    accumulators must fit: at most MAX_ACC_PER_THREAD / 2 of them per consumer thread."""
+    accumulators must fit: both sets together at most MAX_ACC_PROMOTED registers per consumer thread (the promoting
+    128x160's 80 + 80 compiles without spills; its deferred stores step aside, gemm_sm90.cuh's kAccRegs)."""
     if not every:
         return []
     if DTYPE_SIZE[dtype] != 1:
         return [("fp8_promote", f"{every} with dtype {dtype}: wgmma sums {dtype} products in f32 already",
                  "0, or dtype: e4m3 / e5m2")]
     have = acc_per_thread(bm, bn, consumers, mode) if consumers else 0
-    if have > MAX_ACC_SPLIT_N // 2:
+    if 2 * have > MAX_ACC_PROMOTED:
         return [("fp8_promote", f"{every} with {have} accumulators per consumer thread: promotion keeps a second f32 "
-                 f"set, {2 * have} in all (> {MAX_ACC_SPLIT_N})",
-                 f"a tile with <= {MAX_ACC_PER_THREAD // 2} accumulators per consumer thread, e.g. cooperative "
-                 "128x128 (64)")]
+                 f"set, {2 * have} in all (> {MAX_ACC_PROMOTED})",
+                 f"a tile with <= {MAX_ACC_PROMOTED // 2} accumulators per consumer thread, e.g. cooperative "
+                 "128x160 (80) or 128x128 (64)")]
     return []
 
 

@@ -452,12 +452,15 @@ def test_fp8_kernel_rules(dtype):
 
 def test_fp8_promote_rules():
     """fp8_promote keeps a second f32 accumulator set: fp8 operands only, and only where a consumer thread holds
-    at most 64 accumulators (cooperative 128x128, not the 128x256 tiles); the spec carries it (and only then:
-    the other kernels keep their names)."""
+    at most 80 accumulators (cooperative 128x128 or 128x160, not the 128x256 tiles); the spec carries it (and only
+    then: the other kernels keep their names)."""
     assert kernels.check_kernel("e4m3", "f32", 128, 128, 128, 6, 2, 1, 1, fp8_promote=4) == []
+    assert kernels.check_kernel("e4m3", "f32", 128, 160, 128, 5, 2, 1, 1, epilogue_n=32, fp8_promote=8) == []
+    (field, problem, allowed), = kernels.check_kernel("e4m3", "f32", 128, 192, 128, 4, 2, 1, 1, fp8_promote=4)
+    assert field == "fp8_promote" and "96 accumulators per consumer thread" in problem and "<= 80" in allowed
     (field, problem, allowed), = kernels.check_kernel("e4m3", "f32", 128, 256, 128, 3, 2, 1, 1, epi_buffers=5,
                                                       fp8_promote=4)
-    assert field == "fp8_promote" and "128 accumulators per consumer thread" in problem and "<= 64" in allowed
+    assert field == "fp8_promote" and "128 accumulators per consumer thread" in problem and "<= 80" in allowed
     (field, problem, _), = kernels.check_kernel("bf16", "f32", 128, 128, 64, 6, 2, 1, 1, fp8_promote=1)
     assert field == "fp8_promote" and "wgmma sums bf16 products in f32 already" in problem
     on = kernels.make_kernel("e4m3", "f32", 128, 128, 128, 6, 2, 1, 1, fp8_promote=4)

@@ -132,16 +132,19 @@ constexpr int kEpiBuffers = TPG_EPI_BUFFERS;
 #ifndef TPG_DEFER_STORES
 #define TPG_DEFER_STORES 1
 #endif
+/* f32 registers a consumer thread holds across its mainloop: the accumulators, and fp8_promote's second set */
+constexpr int kAccRegs = kSlabs * kAccN * (kPromote > 0 ? 2 : 1);
 /* packed registers held per thread: the tail of a tile that fits next to the next tile's accumulators
  * (64 spilled at 240 registers per thread, 32 at a cluster's 232 or next to cooperative_n's 144; 48 also
  * spilled, and so did 48 or 64 issued all in a peeled k-block 0, 2026-12-01) */
 #ifndef TPG_DEFER_REGS
-#define TPG_DEFER_REGS (kCluster > 1 || kSlabs * kAccN > 128 ? 16 : 32)
+#define TPG_DEFER_REGS (kCluster > 1 || kAccRegs > 128 ? 16 : 32)
 #endif
 /* not with 3 consumers: their 160 registers per thread hold the accumulators and little else; nor next to
- * more than 144 accumulators (cooperative_n 128x320: 160, where 16 held registers spilled) */
+ * more than 144 accumulator registers (cooperative_n 128x320: 160, and the promoting 128x160's 80 + 80, where
+ * 16 held registers spilled) */
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3 &&
-                              kSlabs * kAccN <= 144;
+                              kAccRegs <= 144;
 /* `stream_k: true` (TPG_STREAM_K 1, opt-in): cooperative (split along M) 1x1 kernels split the last tiles of a
  * one-stage launch along k when the runtime asks (tpg_gemm_params.sk_tiles; stream_k.h). Off by default: it
  * measured slower (docs/PERF_NOTES.md, 2026-12-01). Not cooperative_n: next to its 144 accumulators the

@@ -13,7 +13,7 @@
 #   `tma_partials: true`), fp16 instances with f16 accumulation (fp16h: the "_wide" kernel, pp128h: the
 #   ping-pong with TMA-loaded partials; `acc: f16`), the wide kernel with TMA-loaded partials (wide3tma, fp16tma: the shipped "_rs" kernels), the shipped fp16 "_wide" kernel (fp16w), the shipped fp8 kernels (e4m3w, e4m3pp, e5m2w: BK 128, bf16 outputs) and
 #   e4m3 with TMA-loaded partials (e4m3tma, e4m3pptma: the shipped e4m3 "_rs" and "_pp_rs" kernels), e4m3 promoting its sums into f32 every 8 / 1 k-blocks (e4m3p8: the
-#   shipped `fp8_promote: 8` kernel, e4m3p8tma its "_rs" twin with TMA-loaded partials, e4m3p1), fp32 reduce-scatter partials (pp128p32, wide3p32: the shipped `partials: f32`
+#   shipped `fp8_promote: 8` 128x160, e4m3p8tma its "_rs" twin with TMA-loaded partials, e4m3p1 a 128x128), fp32 reduce-scatter partials (pp128p32, wide3p32: the shipped `partials: f32`
 #   kernels), 64-byte ring slots (`bk: 32`, 64B swizzle: k32 the
 #   wide kernel with 6 stages, c2x1k32 the 2x1 cluster with 8), the few-token tiles (w160: the shipped cooperative
 #   128x160, 32-column store units; pp64tma: the shipped ping-pong 64x128 with TMA-loaded partials); every
@@ -83,9 +83,9 @@ inst e4m3tma 2 0 128 256 3 1 1 0 128 0 5 TPG_TMA_PARTIALS=1 128 & pids+=($!) # e
 inst e4m3pptma 2 0 128 128 5 1 1 1 128 0 0 TPG_TMA_PARTIALS=1 128 & pids+=($!) # e4m3 ping-pong with TMA-loaded partials (shipped _pp_rs)
 inst pp128p32 0 0 128 128 5 1 1 1 128 0 0 TPG_PARTIAL_F32=1 & pids+=($!) # ping-pong, fp32 partials (shipped bf16_128x128x64_pp_f32p)
 inst wide3p32 0 0 128 256 3 1 1 0 128 0 5 "TPG_PARTIAL_F32=1 -DTPG_DEFER_STORES=0" & pids+=($!) # wide, fp32 partials, no deferred stores (shipped _f32p)
-inst e4m3p8 2 0 128 128 6 1 1 0 128 0 0 TPG_FP8_PROMOTE=8 128 & pids+=($!) # the shipped promoting e4m3 kernel
-inst e4m3p8tma 2 0 128 128 6 1 1 0 128 0 0 "TPG_FP8_PROMOTE=8 -DTPG_TMA_PARTIALS=1" 128 & pids+=($!) # the shipped promoting _rs kernel
-inst e4m3p1 2 0 128 128 6 1 1 0 128 0 0 TPG_FP8_PROMOTE=1 128 & pids+=($!) # promotion after every k-block
+inst e4m3p8 2 0 128 160 5 1 1 0 64 0 0 TPG_FP8_PROMOTE=8 128 & pids+=($!) # the shipped promoting e4m3 kernel (128x160)
+inst e4m3p8tma 2 0 128 160 5 1 1 0 64 0 5 "TPG_FP8_PROMOTE=8 -DTPG_TMA_PARTIALS=1" 128 & pids+=($!) # its _rs twin
+inst e4m3p1 2 0 128 128 6 1 1 0 128 0 0 TPG_FP8_PROMOTE=1 128 & pids+=($!) # 128x128, promotion after every k-block
 inst fp16h 1 1 128 256 3 1 1 0 128 0 5 TPG_ACC_F16=1 & pids+=($!) # fp16 "_wide" with f16 accumulation (acc: f16)
 inst pp128h 1 1 128 128 5 1 1 1 128 0 0 "TPG_ACC_F16=1 -DTPG_TMA_PARTIALS=1" & pids+=($!) # fp16 ping-pong, f16 acc
 inst k32 0 0 128 256 6 1 1 0 128 0 5 "" 32 & pids+=($!)  # bk 32 (64-byte slots, 64B swizzle): the wide kernel, 6 stages
