@@ -226,14 +226,14 @@ def test_kernel_dedup_and_registry(files):
     for k in p.kernels:
         assert f"extern const void *{k.name}_entry(void);" in reg
         desc = reg[reg.index(f"{k.name}_desc = {{"):]
-        assert f".fp8_promote = {k.fp8_promote}," in desc[:desc.index("};")]  # 8 for e4m3_128x128x128_p8
+        assert f".fp8_promote = {k.fp8_promote}," in desc[:desc.index("};")]  # 8 for e4m3_128x160x128_p8
         partial = "TPG_DTYPE_FP32" if k.partials == "f32" else {"fp16": "TPG_DTYPE_FP16"}.get(k.dtype, "TPG_DTYPE_BF16")
         assert f".dtype_partial = {partial}," in desc[:desc.index("};")]
         assert f".pingpong = {1 if k.consumer_mode == 'pingpong' else 0}," in desc[:desc.index("};")]
         # a producer warpgroup and the consumers (two, or one: the stream-K 64x128, a tuned pick's `consumers: 1`)
         assert f".threads = {k.threads}," in reg
         assert k.threads == 128 * (k.consumers + 1)
-    assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8, 8]  # e4m3_128x128x128_p8 and its _rs twin
+    assert sorted(k.fp8_promote for k in p.kernels if k.fp8_promote) == [8, 8]  # e4m3_128x160x128_p8 and its _rs twin
     assert [k.partials for k in p.kernels if k.partials != "out"] == ["f32", "f32"]
     assert {k.consumer_mode == "pingpong" for k in p.kernels} == {True, False}  # both values rendered
 

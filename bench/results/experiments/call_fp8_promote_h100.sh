@@ -7,7 +7,8 @@
 #   2. now: gemm_e4m3_promoted_tp1 beside two experiment tiles, x_p8_c2x1_tp1 (the same tile in CTA pairs sharing B
 #      by multicast: half the L2 reads of B) and x_p8_n160_tp1 (128x160, cuBLASLt's tile here: tile id 29);
 #   3. fast accumulation: the ping-pong 128x128 and the wide 128x256 on 405B-fc1 (is it the 128x128 tile on this chip?).
-# Carry build/bench/local_gemm and build/old/local_gemm_959644b. From the repository root:
+# The x_ configs exist at commit b0eec6e only. Carry build/bench/local_gemm and build/old/local_gemm_959644b.
+# From the repository root:
 #   bash bench/results/experiments/call_fp8_promote_h100.sh
 OUT=${OUT:-build/fp8_promote_h100}
 # shellcheck source=call_preamble.sh
