@@ -92,7 +92,8 @@ KERNEL = Field("map", fields={
                           "bytes; read with plain loads, so not with tma_partials or prefetch_sources)"),
     "fp8_promote": Field("int", default=0, range=(0, 64),
                          doc="fp8: add the tensor pipe's sums into f32 registers every this many k-blocks (0: "
-                             "never, fast accumulation); needs <= 64 accumulators per consumer thread"),
+                             "never, fast accumulation); needs <= 80 accumulators per consumer thread (both sets "
+                             "<= 160)"),
     "epilogue_subtile": Field("map", default={"m": 64, "n": 64}, fields={
         "m": Field("int", default=64, enum=K.EPI_SUBTILE_M, doc="rows of one store unit (a warpgroup's slab)"),
         "n": Field("int", default=64, enum=K.EPI_SUBTILE_N,

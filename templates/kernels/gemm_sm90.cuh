@@ -108,7 +108,7 @@ static_assert(!kAccF16 || TPG_AB_DTYPE == 1, "TPG_ACC_F16: wgmma accumulates in 
 /* `fp8_promote: N` (TPG_FP8_PROMOTE N): the tensor pipe sums fp8 products in an accumulator narrower than f32, so
  * its error grows with K; every N k-blocks its sums are added into a second, f32 set of registers and the pipe
  * starts over (tpg_tile_mainloop), as cuBLASLt does without fast accumulation. Twice the accumulator registers
- * (the generator allows it where a warpgroup holds at most 64 a thread) and a drained wgmma pipe every N k-blocks,
+ * (the generator allows 160 together: 128x128's 64 + 64, 128x160's 80 + 80) and a drained wgmma pipe every N k-blocks,
  * at different k-blocks in the two cooperative warpgroups (tpg_tile_mainloop) */
 #ifndef TPG_FP8_PROMOTE
 #define TPG_FP8_PROMOTE 0
@@ -141,8 +141,9 @@ constexpr int kAccRegs = kSlabs * kAccN * (kPromote > 0 ? 2 : 1);
 #define TPG_DEFER_REGS (kCluster > 1 || kAccRegs > 128 ? 16 : 32)
 #endif
 /* not with 3 consumers: their 160 registers per thread hold the accumulators and little else; nor next to
- * more than 144 accumulator registers (cooperative_n 128x320: 160, and the promoting 128x160's 80 + 80, where
- * 16 held registers spilled) */
+ * more than 144 accumulator registers: cooperative_n's 128x320 (160) spilled with 16 held registers; the promoting
+ * 128x160 (80 + 80) spilled with 32 and compiles clean with 16, but only its form without deferred stores has been
+ * timed (docs/perf_notes/2026-12-05-i.md) */
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3 &&
                               kAccRegs <= 144;
 /* `stream_k: true` (TPG_STREAM_K 1, opt-in): cooperative (split along M) 1x1 kernels split the last tiles of a
