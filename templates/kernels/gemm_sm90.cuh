@@ -143,9 +143,13 @@ constexpr int kAccRegs = kSlabs * kAccN * (kPromote > 0 ? 2 : 1);
 /* not with 3 consumers: their 160 registers per thread hold the accumulators and little else; nor next to
  * more than 144 accumulator registers: cooperative_n's 128x320 (160) spilled with 16 held registers; the promoting
  * 128x160 (80 + 80) spilled with 32 and compiles clean with 16, but only its form without deferred stores has been
- * timed (docs/perf_notes/2026-12-05-i.md) */
+ * timed (docs/perf_notes/2026-12-05-i.md). TPG_DIAG_DEFER_PAST_144 1 (experimental x_ kernels only,
+ * bench/results/experiments/promote_tiles.patch): defer there too, with TPG_DEFER_REGS' 16 */
+#ifndef TPG_DIAG_DEFER_PAST_144
+#define TPG_DIAG_DEFER_PAST_144 0
+#endif
 constexpr bool kDeferStores = TPG_DEFER_STORES && !kPingpong && TPG_CD_DTYPE != 4 && kConsumers < 3 &&
-                              kAccRegs <= 144;
+                              (kAccRegs <= 144 || TPG_DIAG_DEFER_PAST_144);
 /* `stream_k: true` (TPG_STREAM_K 1, opt-in): cooperative (split along M) 1x1 kernels split the last tiles of a
  * one-stage launch along k when the runtime asks (tpg_gemm_params.sk_tiles; stream_k.h). Off by default: it
  * measured slower (docs/PERF_NOTES.md, 2026-12-01). Not cooperative_n: next to its 144 accumulators the
