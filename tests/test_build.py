@@ -81,9 +81,10 @@ def test_c_unit_test_passes(build, name):
 # no registers to spare), so each must still compile with 0 spills. (name, -D macros)
 HEADER_ONLY = [
     # the promoting 128x160 with deferred stores of 16 held registers (an experiment's macro: promote_tiles.patch)
-    ("fp8_promote_160_deferred", "-DTPG_AB_DTYPE=2 -DTPG_CD_DTYPE=0 -DTPG_BK=128 -DTPG_BM=128 -DTPG_BN=160 -DTPG_STAGES=5 "
-                                 "-DTPG_CONSUMERS=2 -DTPG_EPI_CHUNK_BYTES=64 -DTPG_FP8_PROMOTE=8 "
-                                 "-DTPG_DIAG_DEFER_PAST_144=1 -DTPG_SMEM_BYTES=202752 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
+    ("fp8_promote_160_deferred", "-DTPG_AB_DTYPE=2 -DTPG_CD_DTYPE=0 -DTPG_BK=128 -DTPG_BM=128 -DTPG_BN=160 "
+                                 "-DTPG_STAGES=5 -DTPG_CONSUMERS=2 -DTPG_EPI_CHUNK_BYTES=64 -DTPG_FP8_PROMOTE=8 "
+                                 "-DTPG_DIAG_DEFER_PAST_144=1 -DTPG_SMEM_BYTES=202752 -DTPG_CLUSTER_M=1 "
+                                 "-DTPG_CLUSTER_N=1"),
     ("fp32_out_coop", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=4 -DTPG_BM=128 -DTPG_BN=128 -DTPG_STAGES=4 -DTPG_CONSUMERS=2 "
                       "-DTPG_SMEM_BYTES=200000 -DTPG_CLUSTER_M=1 -DTPG_CLUSTER_N=1"),
     ("three_consumers", "-DTPG_AB_DTYPE=0 -DTPG_CD_DTYPE=0 -DTPG_BM=192 -DTPG_BN=128 -DTPG_STAGES=3 -DTPG_CONSUMERS=3 "

@@ -476,3 +476,55 @@ def test_generator_limits_match_the_kernel_headers(name, header, macro):
     found = re.search(rf"^#define {macro} (\d+)$", text, re.M)
     assert found, f"{macro} not defined in {header}"
     assert int(found.group(1)) == getattr(config, name)
+
+
+# What check_kernel refuses, each case one field off a legal kernel: (id, positional args after dtype and acc, keyword
+# args, the field named). A bound moved by one, or a dropped rule, lets one of these through to a compile error or a
+# kernel that races (tma_partials with too few buffers) or spills.
+REFUSALS = [
+    ("one_stage", (128, 256, 64, 1, 2, 1, 1), {}, "stages"),
+    ("one_stage_fits", (256, 128, 64, None, 2, 1, 1), {"consumer_mode": "cooperative_n", "epi_buffers": 10}, "tile"),
+    ("one_store_buffer", (128, 256, 64, 3, 2, 1, 1), {"epi_buffers": 1}, "epilogue_buffers"),
+    ("tma_partials_a_buffer_short", (128, 256, 64, 3, 2, 1, 1), {"epi_buffers": 3, "tma_partials": True},
+     "epilogue_buffers"),
+    ("deferred_flags_cooperative_n", (128, 256, 64, 3, 2, 1, 1), {"consumer_mode": "cooperative_n",
+                                                                  "deferred_flags": True}, "deferred_flags"),
+    ("prefetch_sources_cooperative_n", (128, 256, 64, 3, 2, 1, 1), {"consumer_mode": "cooperative_n",
+                                                                    "prefetch_sources": True}, "prefetch_sources"),
+    ("pingpong_1x2_cluster", (128, 128, 64, 5, 2, 1, 2), {"consumer_mode": "pingpong"}, "consumer_mode"),
+    ("f32_partials_prefetch_sources", (128, 128, 64, 5, 2, 1, 1), {"consumer_mode": "pingpong",
+                                                                   "prefetch_sources": True, "partials": "f32"},
+     "partials"),
+    ("stream_k_cooperative_n", (128, 256, 64, 3, 2, 1, 1), {"consumer_mode": "cooperative_n", "stream_k": True},
+     "stream_k"),
+    ("bm64_two_consumers", (64, 128, 64, 4, 2, 1, 1), {}, "tile.bm"),
+    ("pingpong_over_128_accumulators", (128, 160, 64, None, 2, 1, 1), {"consumer_mode": "pingpong",
+                                                                       "epilogue_n": 32}, "tile"),
+    ("promotion_on_pingpong", (128, 128, 128, 4, 2, 1, 1), {"consumer_mode": "pingpong", "fp8_promote": 4},
+     "fp8_promote"),
+]
+
+
+@pytest.mark.parametrize("args,kwargs,field", [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
+def test_check_kernel_refuses_one_field_off(args, kwargs, field):
+    dtype = "e4m3" if kwargs.get("fp8_promote") else "bf16"
+    problems = kernels.check_kernel(dtype, "f32", *args, **kwargs)
+    assert field in [f for f, _, _ in problems], problems
+
+
+def test_check_kernel_accepts_the_bounds_themselves():
+    """The legal side of the refusals above: 2 stages, 2 store buffers, tma_partials with a buffer a store unit,
+    a ping-pong 128x128 (128 accumulators), promotion at 80 + 80."""
+    assert kernels.check_kernel("bf16", "f32", 128, 256, 64, 2, 2, 1, 1) == []
+    assert kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, epi_buffers=2) == []
+    assert kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, epi_buffers=4, tma_partials=True) == []
+    assert kernels.check_kernel("bf16", "f32", 128, 128, 64, 5, 2, 1, 1, "pingpong") == []
+    assert kernels.check_kernel("e4m3", "f32", 128, 160, 128, 5, 2, 1, 1, epilogue_n=32, fp8_promote=8) == []
+
+
+def test_defines_are_32_bit():
+    wide = ("bf16", "f32", 128, 256, 64, 3, 2, 1, 1)
+    assert kernels.check_kernel(*wide, defines=("TPG_SPREAD_UNITS=2147483647",)) == []
+    (field, problem, _), = kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1,
+                                                defines=("TPG_SPREAD_UNITS=2147483648",))
+    assert field == "defines" and "outside 32 bits" in problem

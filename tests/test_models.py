@@ -490,3 +490,64 @@ def test_walk_row_bounds_match_the_runtime():
     assert models.walk_tiles(rs, 8, 1024, 8192, tile) == 8 * 64  # 128 rows a stage: the ring
     assert models.walk_tiles(ag, 8, 512, 8192 * 8, tile) == 4 * 64  # gathered too
     assert not models.walk_one_gemm(rs, 1, 16)
+
+
+SCHEDULES = ("AllGather1D_TilingCD_RotatingA", "AllGather1D_TilingCD_RotatingB", "ReduceScatter1D_TilingA_RotatingC",
+             "ReduceScatter1D_TilingB_RotatingC")
+
+
+def test_no_default_pick_trades_speed_for_precision_or_back():
+    """The shipped configs that run by name only - fp8_promote (the *_e4m3_promoted families are not marked by_name:
+    their kernels keep them out), acc: f16, partials: f32 - are never a default, at any schedule, TP, dtype and shape
+    (few tokens and decode included, where the wave, row and split rules step in)."""
+    doc = models.load(str(DEFAULT))
+    kernels = {k["name"]: k for k in doc["kernels"]}
+    by_name_only = {f"{c['name']}_tp{tp}" for c in doc["configs"] for tp in c["tp"]
+                    if (lambda k: k.get("fp8_promote") or k.get("acc") == "f16" or k.get("partials") == "f32")(
+                        kernels[(c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]])}
+    assert any("promoted" in n for n in by_name_only) and any("f32p" in n for n in by_name_only)
+    picks = set()
+    for sched in SCHEDULES:
+        for tp in (1, 2, 4, 8):
+            for dtype in ("bf16", "fp16", "e4m3", "e5m2"):
+                for m, n, k in ((16384, 10240, 8192), (2048, 8192, 28672), (128, 57344, 8192), (16, 8192, 4096)):
+                    pick = models.default_config(doc, sched, tp, dtype, k, m, n)
+                    if pick:
+                        picks.add(pick)
+                        assert pick not in by_name_only, (sched, tp, dtype, m, n, k, pick)
+    assert any("e4m3" in p for p in picks) and any("fp16" in p for p in picks)
+
+
+def test_a_tp1_pick_is_judged_by_its_tp1_kernel():
+    """kernel_tp1: at TP = 1 the config runs that kernel, so its pickability (and tile) decides there; at TP = 2 the
+    main kernel's does."""
+    text = """\
+version: 1
+kernels:
+  - {name: kf32p, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5, consumers: 2, consumer_mode: pingpong,
+     partials: f32}
+  - {name: kplain, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5, consumers: 2, consumer_mode: pingpong}
+configs:
+  - {name: c, schedule: ReduceScatter1D_TilingA_RotatingC, tp: [1, 2], kernel: kf32p, kernel_tp1: kplain}
+"""
+    doc = config.validate(config.compose(text, "x.yaml"), "x.yaml")
+    assert models.default_config(doc, "ReduceScatter1D_TilingA_RotatingC", 1, "bf16") == "c_tp1"
+    assert models.default_config(doc, "ReduceScatter1D_TilingA_RotatingC", 2, "bf16") is None
+
+
+def test_the_row_rule_takes_a_tile_that_holds_every_row_exactly():
+    """Decode: the 64-row tile replaces the 128-row pick when the launch's rows fit in one row of its tiles - at
+    M = 64 exactly (rows == bm), not at 65 (where the 64x128 walk has twice the tile rows)."""
+    text = """\
+version: 1
+kernels:
+  - {name: wide, dtype: bf16, tile: {bm: 128, bn: 256, bk: 64}, stages: 3, consumers: 2, epilogue_buffers: 5}
+  - {name: small, dtype: bf16, tile: {bm: 64, bn: 128, bk: 64}, stages: 8, consumers: 1}
+configs:
+  - {name: a_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: wide, prefer_from_local_k: 1}
+  - {name: b_small, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: small, wave_weight: 50}
+"""
+    doc = config.validate(config.compose(text, "x.yaml"), "x.yaml")
+    pick = lambda m: models.default_config(doc, "AllGather1D_TilingCD_RotatingA", 1, "bf16", 8192, m, 57344)  # noqa
+    assert pick(64) == "b_small_tp1"
+    assert pick(65) == "a_wide_tp1"

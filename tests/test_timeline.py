@@ -347,3 +347,44 @@ def test_the_picture_of_a_timed_out_call_is_drawn(tmp_path):
     path.write_text(json.dumps(doc))
     assert timeline.main([str(path), "--png", str(png)]) == 0
     assert png.stat().st_size > 10000
+
+
+def test_the_check_fails_a_call_without_matplotlib_too(tmp_path, capsys, monkeypatch):
+    """bench/run_trace.sh runs --check --png: where matplotlib is missing the picture is skipped, not the verdict."""
+    doc = whole_trace()
+    doc["tpgemm"]["devices"][0]["dropped"] = 1
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert timeline.main([str(path), "--check", "--png", str(tmp_path / "t.png")]) == 1
+    assert "matplotlib is not installed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("aligned", [None, "none (ranks share a GPU)"])
+def test_no_align_leaves_a_raw_or_unaligned_file_as_it_is(aligned):
+    """--no-align: a file without the writer's `aligned` (raw clocks) or with "none ..." (nothing was shifted) keeps
+    its times; only a file the writer aligned is shifted back."""
+    doc = fake_trace()
+    if aligned is not None:
+        doc["tpgemm"]["aligned"] = aligned
+    before = [e["ts"] for e in doc["traceEvents"] if e.get("ph") == "X"]
+    after = [e["ts"] for e in timeline.align_clocks(doc, align=False)["traceEvents"] if e.get("ph") == "X"]
+    assert after == before
+
+
+def test_a_batched_trace_is_checked_against_every_batchs_tiles():
+    """l = 2: each stage holds tiles_m x tiles_n tiles of each of two batches, so the one batch written is half."""
+    from timeline_check import problems
+    doc = whole_trace()
+    doc["tpgemm"]["l"] = 2
+    assert "rank 0 stage 0: 2 distinct stored tiles of 4" in problems(doc)
+
+
+def test_a_tile_index_past_the_stage_is_named():
+    from timeline_check import problems
+    doc = whole_trace()
+    for e in doc["traceEvents"]:
+        if e["cat"] == "tile" and e["args"]["stage"] == 1 and e["args"]["tile"] == 1:
+            e["args"]["tile"] = 2  # tiles_m x tiles_n = 2: index 2 is outside, and tile 1 of stage 1 is missing
+    found = problems(doc)
+    assert any("outside" in p for p in found), found

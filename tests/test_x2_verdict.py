@@ -256,3 +256,18 @@ def test_the_command_takes_switched(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "x2" / "verdict.py"), "--switched", str(path)],
                          capture_output=True, text=True, check=True).stdout
     assert "pushed partials (call 4's twins):" in out and "rule: keep the switch (no record of" in out, out
+
+
+def test_a_switched_file_with_every_shape_but_no_push_twin_keeps_the_switch():
+    """All eight shapes, none with a push twin (tp_bench ran without --alt-push-partials): nothing to compare, so the
+    switch stays - an "undo" there would come from no measurement at all."""
+    recs = anchors()
+    for r in recs:
+        r.pop("alt", None)
+    answer = verdict.switch_rule(recs, switched=True)[0]
+    assert answer.startswith("keep the switch (a pick or its push twin"), answer
+
+
+def test_a_seed_ratio_of_exactly_one_holds_the_seed_point():
+    points = {p: holds for p, holds, _ in verdict.acceptance(anchors(seed_cublas=690.0))}  # fused 690 / cuBLAS 690
+    assert points["seed problem >= 1.00 x cuBLAS local"] is True, points
