@@ -551,3 +551,46 @@ configs:
     pick = lambda m: models.default_config(doc, "AllGather1D_TilingCD_RotatingA", 1, "bf16", 8192, m, 57344)  # noqa
     assert pick(64) == "b_small_tp1"
     assert pick(65) == "a_wide_tp1"
+
+
+def _two_tiles_doc(weight: str = "") -> dict:
+    text = f"""\
+version: 1
+kernels:
+  - {{name: wide, dtype: bf16, tile: {{bm: 128, bn: 256, bk: 64}}, stages: 3, consumers: 2, epilogue_buffers: 5}}
+  - {{name: small, dtype: bf16, tile: {{bm: 64, bn: 128, bk: 64}}, stages: 8, consumers: 1}}
+configs:
+  - {{name: a_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: wide, prefer_from_local_k: 1}}
+  - {{name: b_small, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: small{weight}}}
+"""
+    return config.validate(config.compose(text, "x.yaml"), "x.yaml")
+
+
+def test_the_wave_check_switches_by_ratio_where_the_margin_does_not():
+    """M = 65, N = 2048: the wide pick fills 3.1% of a wave, the 64x128 12.3% - 0.09 apart (under the 0.10 margin)
+    but 4x (over PICK_WAVE_RATIO): the ratio decides. The row rule stays out (65 rows > 64)."""
+    doc = _two_tiles_doc()
+    sched = "AllGather1D_TilingCD_RotatingA"
+    tiles = ({"bm": 128, "bn": 256}, {"bm": 64, "bn": 128})
+    wide, small = (models.walk_fill(sched, 1, 65, 2048, t, 132) for t in tiles)
+    assert small - wide < models.PICK_WAVE_MARGIN < small and small > models.PICK_WAVE_RATIO * wide
+    assert models.default_config(doc, sched, 1, "bf16", 8192, 65, 2048) == "b_small_tp1"
+
+
+def test_extents_past_the_limit_take_the_k_rule_alone():
+    """A K of 2^31 or more (no GEMM a GPU holds) skips the wave, row and split rules: the K rule's pick stands."""
+    doc = _two_tiles_doc(", wave_weight: 50")
+    sched = "AllGather1D_TilingCD_RotatingA"
+    assert models.default_config(doc, sched, 1, "bf16", 8192, 64, 57344) == "b_small_tp1"  # the row rule
+    assert models.default_config(doc, sched, 1, "bf16", models.PICK_EXTENT_LIMIT, 64, 57344) == "a_wide_tp1"
+    assert models.default_config(doc, sched, 1, "bf16", 8192, 64, models.PICK_EXTENT_LIMIT) == "a_wide_tp1"
+
+
+def test_the_stream_k_region_at_its_bounds():
+    """tpg_sk_tiles' region: the partial last round plus one full round (200 tiles on 132 CTAs: all 200), split only
+    where each CTA gets at least SK_MIN_KBLOCKS and the split plus its fixup fits the rounds it replaces."""
+    assert models.sk_tiles(200, 132, 64) == 200
+    assert models.sk_tiles(300, 132, 64) == 132 + 300 % 132
+    assert models.sk_tiles(133, 132, 3) == 133  # 4 k-blocks a CTA + 2 of fixup = the 2 rounds' 6: still a split
+    assert models.sk_tiles(133, 132, 2) == 0  # 3 k-blocks a CTA: under SK_MIN_KBLOCKS
+    assert models.sk_tiles(264, 132, 64) == 0  # whole rounds: nothing to split
