@@ -204,3 +204,16 @@ def test_cooperative_n_tiles_split_along_n():
     assert "tile.bn" in [f for f, _, _ in check("bf16", "f32", 192, 64, 64, 2, 2, 1, 1, "cooperative_n")]
     assert any("needs 2 consumer" in p for _, p, _ in check("bf16", "f32", 128, 128, 64, 2, 1, 1, 1, "cooperative_n"))
     assert not check("bf16", "f32", 192, 192, 64, 3, 2, 2, 1, "cooperative_n", 32)  # clusters are fine
+
+
+def test_splits_k_is_the_kernels_own_condition():
+    """splits_k (the registry's .stream_k) mirrors gemm_sm90.cuh's kStreamK: stream_k on a cooperative 1x1 kernel
+    only - a cluster or another consumer mode carries the field and still walks no stream-K tail."""
+    def wide(cluster_m=1, cluster_n=1):
+        return kernels.make_kernel("bf16", "f32", 128, 256, 64, 3, 2, cluster_m, cluster_n, epi_buffers=5,
+                                   stream_k=True)
+    assert wide().splits_k
+    assert not wide(cluster_m=2).splits_k and not wide(cluster_n=2).splits_k
+    assert not kernels.make_kernel("bf16", "f32", 128, 128, 64, 5, 2, 1, 1, consumer_mode="pingpong",
+                                   stream_k=True).splits_k
+    assert not kernels.make_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, epi_buffers=5).splits_k
