@@ -181,15 +181,21 @@ HEADER_ONLY = [
 ]
 
 
-@pytest.mark.parametrize("name,defines", HEADER_ONLY, ids=[h[0] for h in HEADER_ONLY])
-def test_header_only_instances_compile_clean(build, tmp_path, name, defines):
+def compile_instance(tmp_path, name, flags, src=ROOT / "tests/gpu/selftest_instance.cu"):
+    """nvcc on a self-test instance (or a file that includes one) for sm_90a with the headers' include paths and the
+    instance's kernel / entry names, plus flags (-D set, -O3, -Xptxas -v, ...)."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-Xptxas", "-v",
+    cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-std=c++17",
            "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
            "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
-           *([] if "TPG_BK=" in defines else ["-DTPG_BK=64"]), *defines.split(),
-           "-c", str(ROOT / "tests/gpu/selftest_instance.cu"), "-o", str(tmp_path / f"{name}.o")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+           *flags, "-c", str(src), "-o", str(tmp_path / f"{name}.o")]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name,defines", HEADER_ONLY, ids=[h[0] for h in HEADER_ONLY])
+def test_header_only_instances_compile_clean(build, tmp_path, name, defines):
+    r = compile_instance(tmp_path, name, ["-O3", "-Xptxas", "-v", *([] if "TPG_BK=" in defines else ["-DTPG_BK=64"]),
+                                          *defines.split()])
     assert r.returncode == 0, f"{name} does not compile:\n{r.stderr[-4000:]}"
     assert SPILL.search(r.stderr) and not ptxas_problems(r.stderr), r.stderr[-4000:]
 
@@ -206,14 +212,9 @@ REFUSED = [
 
 @pytest.mark.parametrize("name,defines,message", REFUSED, ids=[r[0] for r in REFUSED])
 def test_header_only_instances_refused(build, tmp_path, name, defines, message):
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-O3", "-std=c++17",
-           "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
-           "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
-           "-DTPG_BK=64", "-DTPG_AB_DTYPE=0", "-DTPG_CD_DTYPE=0", "-DTPG_CONSUMERS=2", "-DTPG_SMEM_BYTES=231424",
-           "-DTPG_CLUSTER_M=1", "-DTPG_CLUSTER_N=1", *defines.split(),
-           "-c", str(ROOT / "tests/gpu/selftest_instance.cu"), "-o", str(tmp_path / f"{name}.o")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    r = compile_instance(tmp_path, name, ["-O3", "-DTPG_BK=64", "-DTPG_AB_DTYPE=0", "-DTPG_CD_DTYPE=0",
+                                          "-DTPG_CONSUMERS=2", "-DTPG_SMEM_BYTES=231424", "-DTPG_CLUSTER_M=1",
+                                          "-DTPG_CLUSTER_N=1", *defines.split()])
     assert r.returncode != 0 and message in r.stderr, f"{name} compiled or failed otherwise:\n{r.stderr[-4000:]}"
 
 
@@ -239,14 +240,9 @@ DEFER_RULE = [
 def test_deferred_stores_count_the_promoted_sums(build, tmp_path, name, defines, defers, held):
     """The front end alone (-fdevice-syntax-only) evaluates the rule: a file that includes the self-test instance
     asserts kDeferStores and TPG_DEFER_REGS."""
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     src = tmp_path / f"{name}.cu"
     src.write_text(f'#include "{ROOT / "tests/gpu/selftest_instance.cu"}"\n'
                    f'static_assert(kDeferStores == {"true" if defers else "false"}, "kDeferStores");\n'
                    + (f'static_assert(TPG_DEFER_REGS == {held}, "TPG_DEFER_REGS");\n' if defers else ""))
-    cmd = [nvcc, "-gencode", "arch=compute_90a,code=sm_90a", "-std=c++17", "-fdevice-syntax-only",
-           "-I", str(ROOT / "templates/kernels"), "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"),
-           "-I", str(ROOT / "tests/gpu"), f"-DTPG_KERNEL_NAME=k_{name}", f"-DTPG_ENTRY_NAME=k_{name}_entry",
-           "-DTPG_SMEM_BYTES=231424", *defines.split(), "-c", str(src), "-o", str(tmp_path / f"{name}.o")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    r = compile_instance(tmp_path, name, ["-fdevice-syntax-only", "-DTPG_SMEM_BYTES=231424", *defines.split()], src)
     assert r.returncode == 0, f"{name}: the rule disagrees or the file does not compile:\n{r.stderr[-3000:]}"

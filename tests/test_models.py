@@ -538,16 +538,7 @@ configs:
 def test_the_row_rule_takes_a_tile_that_holds_every_row_exactly():
     """Decode: the 64-row tile replaces the 128-row pick when the launch's rows fit in one row of its tiles - at
     M = 64 exactly (rows == bm), not at 65 (where the 64x128 walk has twice the tile rows)."""
-    text = """\
-version: 1
-kernels:
-  - {name: wide, dtype: bf16, tile: {bm: 128, bn: 256, bk: 64}, stages: 3, consumers: 2, epilogue_buffers: 5}
-  - {name: small, dtype: bf16, tile: {bm: 64, bn: 128, bk: 64}, stages: 8, consumers: 1}
-configs:
-  - {name: a_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: wide, prefer_from_local_k: 1}
-  - {name: b_small, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: small, wave_weight: 50}
-"""
-    doc = config.validate(config.compose(text, "x.yaml"), "x.yaml")
+    doc = _two_tiles_doc(", wave_weight: 50")
     pick = lambda m: models.default_config(doc, "AllGather1D_TilingCD_RotatingA", 1, "bf16", 8192, m, 57344)  # noqa
     assert pick(64) == "b_small_tp1"
     assert pick(65) == "a_wide_tp1"
