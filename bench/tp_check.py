@@ -32,10 +32,10 @@ def agree(why):
 
 def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
     """This rank's tensors and its local op (op1, added to held), after checking the fused op's shard layout `sh`
-    against torch's (the check compares against it: the schedule must shard the same way; d_col0 / d_row0 differ by
-    rank). No collective call. Returns the tensors: a, b, d, d_loc, ref, local_ref (what op1 computes: AG the
-    gathered GEMM ref, RS the m x n partial part), a_full (AG) / part (RS), num, op1 and new_inputs() (new operands
-    in the same buffers, for tp_check.recheck)."""
+    against torch's, every extent and offset (the check compares against it: the schedule must shard the same way, a
+    gathered A in another rank order included). No collective call. Returns the tensors: a, b, d, d_loc, ref,
+    local_ref (what op1 computes: AG the gathered GEMM ref, RS the m x n partial part), a_full (AG) / part (RS), num,
+    op1 and new_inputs() (new operands in the same buffers, for tp_check.recheck)."""
     seed = 1234 + 7919 * rank + m + n + k
     rnd = lambda g, *s: num.operand(g, *s)  # noqa: E731
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -45,13 +45,15 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
         t.a, t.b = rnd(g, m // tp, k), rnd(g, n // tp, k)
         t.a_full, t.d, t.d_loc, t.ref = num.operand_empty(m, k), emp(m, n // tp), emp(m, n // tp), emp(m, n // tp)
         t.local_ref = t.ref
-        want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp, d_col0=rank * n // tp)
+        want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp,
+                    a_row0=rank * m // tp, a_col0=0, b_row0=rank * n // tp, b_col0=0, d_row0=0, d_col0=rank * n // tp)
         local_mnk, local_a = (m, n // tp, k), t.a_full
     else:
         t.a, t.b = rnd(g, m, k // tp), rnd(g, n, k // tp)
         t.part, t.d, t.d_loc, t.ref = emp(m, n), emp(m // tp, n), emp(m, n), emp(m // tp, n)
         t.local_ref = t.part
-        want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n, d_row0=rank * m // tp)
+        want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n,
+                    a_row0=0, a_col0=rank * k // tp, b_row0=0, b_col0=rank * k // tp, d_row0=rank * m // tp, d_col0=0)
         local_mnk, local_a = (m, n, k // tp), t.a
     bad = {key: (sh[key], v) for key, v in want.items() if sh[key] != v}
     if bad:
@@ -107,8 +109,8 @@ def check_output(op, run, reference, keep, before=None):
     cuBLAS). Returns (rel_err, max_err, failure, elem_err): relative_errors' (tp_records.MAX_REL_ERR, MAX_ELEM_ERR,
     MAX_PER_ELEMENT_ERR), or (None, None, why, None) when the call or the reference failed on any rank. The
     reference's collective runs on every rank or on none (agreed first), so a call that fails on one rank only does
-    not leave the ranks in different collectives. before: queued on the stream just ahead of the call, with no collective between (recheck's new
-    inputs)."""
+    not leave the ranks in different collectives. before: queued on the stream just ahead of the call, with no
+    collective between (recheck's new inputs)."""
     def fused():
         if before:
             before()
@@ -161,17 +163,34 @@ def recheck(keep, reference, targets):
     call's shards or partials looks correct; here it does not. The new inputs go on the stream right ahead of the
     first fused call, with no collective between (a host agreement there would finish every rank's writes before
     any call read a peer's shard, and hide a call that does not wait for its peers); the fused targets go first.
-    targets: the same list on every rank (the timing's live variants). Returns ({variant: (rel_err, max_err,
+    New inputs that fail on any rank fail every target with that cause (agreed after the first call, which failed
+    with them): none would be re-checked on new inputs. targets: the same list on every rank (the timing's live
+    variants). Returns ({variant: (rel_err, max_err,
     why, elem_err)}, None)."""
     ordered = [t for t in targets if t[0] != "local"] + [t for t in targets if t[0] == "local"]
-    out, before = {}, keep.new_inputs
-    if ordered and ordered[0][0] == "local":  # no fused target: the inputs alone, agreed
-        why = agreed(before, "new inputs for the re-check")
+    own = []  # this rank's failure to write the new inputs
+
+    def new_inputs():
+        try:
+            keep.new_inputs()
+        except Exception as e:
+            own.append(repr(e)[:300])
+            raise
+
+    def inputs_failure():  # agreed: None, or why no target can be re-checked on new inputs (the same on every rank)
+        if W.all_ok(not own):
+            return None
+        return f"new inputs for the re-check: {own[0]}" if own else "failed on another rank"
+    fused_first = bool(ordered) and ordered[0][0] != "local"
+    why = None if fused_first or not ordered else (W.guarded(new_inputs), inputs_failure())[1]  # local GEMM alone
+    out = {}
+    for i, (v, op, run) in enumerate(ordered):
         if why:
-            return {v: (None, None, why, None) for v, _, _ in ordered}, None
-        before = None
-    for v, op, run in ordered:
+            out[v] = (None, None, why, None)
+            continue
         out[v] = check_local(op, run, reference, keep) if v == "local" else \
-            check_output(op, run, reference, keep, before)
-        before = None
+            check_output(op, run, reference, keep, new_inputs if i == 0 else None)
+        if i == 0 and fused_first:  # the first call failed where the inputs did: say so, and re-check nothing more
+            why = inputs_failure()
+            out[v] = (None, None, why, None) if why else out[v]
     return out, None
