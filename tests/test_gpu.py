@@ -105,6 +105,18 @@ def test_missing_peer_times_out_on_a_shared_device(built):
     assert out.count("fresh context, rank") == 2, out
 
 
+@pytest.mark.parametrize("devices", [pytest.param([], marks=needs_gpus(2), id="across-gpus"),
+                                     pytest.param(["--share-device"], marks=needs_gpus(1), id="shared-device")])
+def test_a_call_after_a_late_one_waits_for_its_own_copies(built, devices):
+    """All-gather: rank 0 gave up on a call and started its next before rank 1 ran the late one, whose flag copies
+    then read rank 0's next epoch; rank 1's next call (rank 0's A changed in between) must still wait for its own
+    copies and match the reference on both ranks (runtime/src/barrier.h: the closing barrier sets the flags back)."""
+    out = run_passing(["gpu_timeout", "200", "--allgather", "--peer-ahead", *devices], timeout=120)
+    assert "late peer: TPG_ERR_TIMEOUT" in out and "gave up" in out, out  # the late call itself fails
+    assert out.count("the call after the late one, rank 0's A changed, rank") == 2, out
+    assert out.count("fresh context, rank") == 2, out
+
+
 @needs_gpus(1)
 @pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
 def test_a_timed_out_call_on_a_shared_device_is_traced_with_the_waits_that_gave_up(built, tmp_path, schedule):

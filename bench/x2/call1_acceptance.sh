@@ -20,7 +20,8 @@ else
     note "ce_chain_cost (not carried)" 127
 fi
 ACROSS="not shared_device and not shared-device"
-TIMEOUT_CASES="missing_peer_times_out_then_fresh_context_works or (missing_peer_costs_one_timeout and not shared)"
+TIMEOUT_CASES="missing_peer_times_out_then_fresh_context_works or (missing_peer_costs_one_timeout and not shared) or
+    call_after_a_late_one"
 lim=$(limit 90)
 if [ "$lim" = 0 ]; then note "gpu pytest: the missing peer's timeout (no time left)" 124; else
     TPG_REQUIRE_GPUS=2 timeout -k 10 "$lim" python3 -m pytest -q -rA tests/test_gpu.py \

@@ -73,6 +73,7 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
         if (p.gave_up_epoch) age_give_up(p.gave_up_epoch, epoch);
     } else {
         epoch = *p.epoch;
+        for (int i = 0; i < p.stage_flag_words; i++) ((volatile unsigned int *)p.stage_flags)[i] = epoch; /* barrier.h */
         /* a wait of this launch before us timed out: the peers hear of it before they can pass on our arrival */
         if (gave_up_in(p, epoch)) tell_peers_gave_up(p, epoch);
     }

@@ -3,7 +3,13 @@
  * start: epoch += 1 (own word; this kernel is its only writer), then a system-scope release add of 1 on
  *        every peer's start counter, then wait (acquire, bounded by timeout_ns) until own start counter
  *        >= epoch * (tp - 1). Counters only grow, so an early arrival for the next launch is harmless.
- * end:   the same on the end counters, with the epoch read, not advanced.
+ * end:   the same on the end counters, with the epoch read, not advanced; first it sets every word of its own
+ *        all-gather stage flags (stage_flags, stage_flag_words; NULL / 0 for the other ops) to the epoch. A FLAG
+ *        node copies a peer's epoch word (graph.c says why), which is one ahead where that peer gave up on this
+ *        call and has started its next (its start barrier bumps the word before it waits): this device's next call
+ *        would pass its stage waits on that flag before its own copy landed, and read the old shard. Every FLAG
+ *        node of the call precedes this barrier and those of the next follow it, and a flag at the epoch keeps
+ *        any wait of this call that still polls (its GEMM beside the barriers) passing.
  * On timeout the kernel sets *status |= TPG_DEVICE_BARRIER_TIMEOUT, sets *gave_up_epoch to its epoch, tells
  * the peers (below) and returns; it returns at once (after its arrivals) when *gave_up_epoch already holds its
  * epoch (another wait of this launch timed out: gemm_params.h says why).
@@ -39,6 +45,8 @@ typedef struct tpg_barrier_params {
     unsigned int *gave_up_epoch;             /* own word: see tpg_gemm_params.gave_up_epoch (NULL: not kept) */
     unsigned int *gave_up_notice[TPG_MAX_TP]; /* every rank's notice word ([rank]: own; NULL: not kept) */
     unsigned long long timeout_ns;           /* 0 = wait forever */
+    unsigned int *stage_flags;               /* end, all-gather over the peer transport: own stage flags (else NULL) */
+    int stage_flag_words;                    /* how many */
 #ifdef TPG_TRACE
     unsigned long long *trace;               /* trace builds: 3 words (entry, arrived, exit) of the
                                                 trace header's barrier[mode] (trace_format.h); NULL = off */

@@ -5,7 +5,7 @@
  * never comes; the call must end within the bound plus TIMEOUT_SLACK_S, whichever of its waits times out first.
  * Then rank 1 comes late to that call: it passes its waits on rank 0's arrivals, but rank 0 gave up, so rank 1's
  * call must fail too (TPG_ERR_TIMEOUT, "a peer gave up"; barrier.h), not return its output as valid. Run: build/tests/gpu_timeout [timeout_ms] [--share-device] [--overlap-barriers] [--allgather] [--few-tokens]
- * [--copy-engine-partials].
+ * [--copy-engine-partials] [--peer-ahead].
  * With --share-device both ranks live on device 0 (tpg_ctx_config.share_devices), so one GPU is enough;
  * --overlap-barriers runs the op with its GEMM beside the start barrier (then rank 0's GEMM starts at once and
  * its own waits, on partials or on the copies the start barrier admits, must time out too); --allgather uses
@@ -16,6 +16,8 @@
  * (tests/gpu/route_config.h finds either, whichever the default takes: the chains' mem-op waits have no timeout of
  * their own, so they must end because rank 0's GEMM raises its flags even after its waits gave up). Exit 0 on
  * success, 1 on a failed expectation, 3 when too few CUDA devices are visible (the caller reports a skip).
+ * --peer-ahead (with --allgather, not --overlap-barriers): rank 0 starts its next call before rank 1's late one, and
+ * rank 1's next call, after rank 0's A changed, must match the reference (peer_ahead says why).
  * Built also against the trace library (build/trace/tests/gpu_timeout), it takes --trace FILE: rank 0's lone call is
  * traced and written as the CLI's timeline JSON (runtime/src/cli/trace_json.c), its waits that gave up marked, which
  * tests/test_gpu.py reads with bench/timeline.py.
@@ -81,8 +83,8 @@ static void arm(const char *step, double seconds) {
 }
 
 /* Creates a ctx + a reduce-scatter (or all-gather) op with (non-zero, uninitialised-free) shards on every rank. */
-static int g_share, g_overlap, g_allgather, g_ce; /* --share-device, --overlap-barriers, --allgather,
-                                                  --copy-engine-partials */
+static int g_share, g_overlap, g_allgather, g_ce, g_ahead; /* --share-device, --overlap-barriers, --allgather,
+                                                           --copy-engine-partials, --peer-ahead */
 
 static int setup(uint64_t timeout_ns, tpg_ctx **ctx, tpg_op **op, void *bufs[TP][3]) {
     tpg_ctx_config cc = TPG_CTX_CONFIG_INIT;
@@ -137,15 +139,14 @@ static int wrong_device_stream(tpg_ctx *ctx, tpg_op *op) {
     return 0;
 }
 
-/* A fresh context's call checked: every rank's A and B shards filled from FRESH_SEED, D poisoned, one call, then
- * each rank's D against the reference (a status of TPG_OK alone would pass a call that wrote nothing). */
-static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
-    tpg_shard_shape sh[TP];
+/* Fills every rank's A and B shards from FRESH_SEED (rank 0's A into a0_new instead: the caller copies it in later)
+ * and poisons every D; synchronized. */
+static int fill_fresh(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], void *a0_new, tpg_shard_shape sh[TP]) {
     for (int r = 0; r < TP; r++) {
         tpg_op_shard_shape(op, r, &sh[r]);
         cudaSetDevice(tpg_ctx_device(ctx, r));
-        tpg_status s = tpg_fill(TPG_DTYPE_BF16, bufs[r][0], sh[r].a_rows, sh[r].a_cols, sh[r].a_cols, 1, 0,
-                                sh[r].a_row0, sh[r].a_col0, FRESH_SEED, NULL);
+        tpg_status s = tpg_fill(TPG_DTYPE_BF16, r == 0 && a0_new ? a0_new : bufs[r][0], sh[r].a_rows, sh[r].a_cols,
+                                sh[r].a_cols, 1, 0, sh[r].a_row0, sh[r].a_col0, FRESH_SEED, NULL);
         if (s == TPG_OK)
             s = tpg_fill(TPG_DTYPE_BF16, bufs[r][1], sh[r].b_rows, sh[r].b_cols, sh[r].b_cols, 1, 0, sh[r].b_row0,
                          sh[r].b_col0, FRESH_SEED + 1, NULL);
@@ -153,23 +154,73 @@ static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP]
         if (s != TPG_OK || cudaDeviceSynchronize() != cudaSuccess)
             return fail(tpg_reference_last_error(), s == TPG_OK ? TPG_ERR_CUDA : s, ctx);
     }
-    tpg_status s = tpg_op_run(op, NULL);
-    if (s == TPG_OK) s = tpg_op_sync(op);
-    if (s != TPG_OK) return fail("the checked call on a fresh context", s, ctx);
+    return 0;
+}
+
+/* Every rank's D against the reference of FRESH_SEED's operands (what: the call's name for the report). */
+static int d_matches_reference(tpg_ctx *ctx, void *bufs[TP][3], const tpg_shard_shape sh[TP], const char *what) {
     for (int r = 0; r < TP; r++) {
         cudaSetDevice(tpg_ctx_device(ctx, r));
         tpg_ref_problem p = {TPG_DTYPE_BF16, TPG_DTYPE_BF16, g_m, N, K, 1, 1.0f, 0.0f, FRESH_SEED};
         tpg_ref_shard d = {bufs[r][2], sh[r].d_rows, sh[r].d_cols, sh[r].d_cols, 0, sh[r].d_row0, sh[r].d_col0};
         tpg_ref_result res;
-        if ((s = tpg_reference_check(&p, &d, FRESH_SEED, NULL, &res)) != TPG_OK)
-            return fail(tpg_reference_last_error(), s, ctx);
+        tpg_status s = tpg_reference_check(&p, &d, FRESH_SEED, NULL, &res);
+        if (s != TPG_OK) return fail(tpg_reference_last_error(), s, ctx);
         const double eps = tpg_reference_default_eps(TPG_DTYPE_BF16);
-        printf("fresh context, rank %d: max error %.3e (bound %.1e), %lld checked\n", r, res.max_error, eps,
+        printf("%s, rank %d: max error %.3e (bound %.1e), %lld checked\n", what, r, res.max_error, eps,
                (long long)res.checked);
         if (!(res.max_error <= eps && res.nonfinite == 0 && res.checked > 0))
-            return fail("the fresh context's D does not match the reference", TPG_ERR_CUDA, ctx);
+            return fail("D does not match the reference", TPG_ERR_CUDA, ctx);
     }
     return 0;
+}
+
+/* A fresh context's call checked: every rank's A and B shards filled from FRESH_SEED, D poisoned, one call, then
+ * each rank's D against the reference (a status of TPG_OK alone would pass a call that wrote nothing). */
+static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
+    tpg_shard_shape sh[TP];
+    if (fill_fresh(ctx, op, bufs, NULL, sh)) return 1;
+    tpg_status s = tpg_op_run(op, NULL);
+    if (s == TPG_OK) s = tpg_op_sync(op);
+    if (s != TPG_OK) return fail("the checked call on a fresh context", s, ctx);
+    return d_matches_reference(ctx, bufs, sh, "fresh context");
+}
+
+/* --peer-ahead (all-gather): after rank 0 gave up on call e, it starts call e + 1 at once (its start barrier bumps
+ * its epoch word, then waits for rank 1) before rank 1 runs the call e it is late for, then rank 1's call e + 1,
+ * rank 0's A shard changed between the two on rank 1's stream. Rank 1's call e copies a stage flag from rank 0's
+ * epoch word, e + 1 by then: unless its closing barrier sets its flags back to e (barrier.h), its call e + 1 passes
+ * its stage wait on that flag and reads the slot before its copy of the new shard lands - a wrong D reported as
+ * valid. Returns 0 when both ranks' call e + 1 matches the reference; *late_s: rank 1's two calls and the sync. */
+static int peer_ahead(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], double *late_s) {
+    tpg_shard_shape sh[TP];
+    void *a0_new = NULL;
+    cudaStream_t st[TP] = {NULL};
+    cudaSetDevice(tpg_ctx_device(ctx, 0));
+    if (cudaMalloc(&a0_new, (size_t)(g_m / TP) * K * 2) != cudaSuccess) return fail("cudaMalloc", TPG_ERR_CUDA, ctx);
+    if (fill_fresh(ctx, op, bufs, a0_new, sh)) return 1; /* rank 0's A keeps the old values for now */
+    for (int r = 0; r < TP; r++) /* non-blocking: on one GPU the legacy stream would queue rank 1 behind rank 0 */
+        if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
+            cudaStreamCreateWithFlags(&st[r], cudaStreamNonBlocking) != cudaSuccess)
+            return fail("stream setup", TPG_ERR_CUDA, ctx);
+    tpg_status s = tpg_op_run_rank(op, 0, st[0]); /* call e + 1: its start barrier waits for rank 1 */
+    if (s != TPG_OK) return fail("tpg_op_run_rank (rank 0's next call)", s, ctx);
+    struct timespec pause = {0, 20 * 1000 * 1000}; /* its start barrier has bumped the epoch word by then */
+    nanosleep(&pause, NULL);
+    const double t1 = now_s();
+    if ((s = tpg_op_run_rank(op, 1, st[1])) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
+    cudaSetDevice(tpg_ctx_device(ctx, 1));
+    if (cudaMemcpyAsync(bufs[0][0], a0_new, (size_t)(g_m / TP) * K * 2, cudaMemcpyDefault, st[1]) != cudaSuccess)
+        return fail("rank 0's new A", TPG_ERR_CUDA, ctx);
+    if ((s = tpg_op_run_rank(op, 1, st[1])) != TPG_OK) return fail("tpg_op_run_rank (rank 1's next call)", s, ctx);
+    s = tpg_op_sync(op); /* rank 1's late call e fails ("a peer gave up"); the status words hold no call's own */
+    *late_s = now_s() - t1;
+    printf("late peer: %s after %.3f s: %s\n", tpg_status_string(s), *late_s, tpg_last_error(ctx));
+    if (s != TPG_ERR_TIMEOUT || !strstr(tpg_last_error(ctx), "gave up"))
+        return fail("expected TPG_ERR_TIMEOUT (a peer gave up) for the late rank", s, ctx);
+    for (int r = 0; r < TP; r++) cudaStreamDestroy(st[r]);
+    cudaFree(a0_new);
+    return d_matches_reference(ctx, bufs, sh, "the call after the late one, rank 0's A changed");
 }
 
 #ifdef TPG_TRACE
@@ -237,6 +288,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--allgather")) g_allgather = 1;
         else if (!strcmp(argv[i], "--few-tokens")) g_m = 128;
         else if (!strcmp(argv[i], "--copy-engine-partials")) g_ce = 1;
+        else if (!strcmp(argv[i], "--peer-ahead")) g_ahead = 1;
 #ifdef TPG_TRACE
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc) g_trace = argv[++i];
 #endif
@@ -256,6 +308,10 @@ int main(int argc, char **argv) {
     sigaction(SIGALRM, &sa, NULL);
     if (g_ce && g_allgather) {
         fprintf(stderr, "gpu_timeout: --copy-engine-partials is a reduce-scatter config: not with --allgather\n");
+        return 2;
+    }
+    if (g_ahead && (!g_allgather || g_overlap)) { /* beside the barrier rank 0's GEMM would read its old A at once */
+        fprintf(stderr, "gpu_timeout: --peer-ahead needs --allgather, and not --overlap-barriers\n");
         return 2;
     }
     const double timeout_s = timeout_ms * 1e-3;
@@ -312,15 +368,20 @@ int main(int argc, char **argv) {
     }
     /* The late peer: rank 1 runs the call rank 0 gave up on; its waits pass on rank 0's arrivals, or time out. */
     arm("the late rank 1's call and its sync", 4.0 * timeout_s + 20.0);
-    if ((s = tpg_op_run_rank(op, 1, NULL)) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
-    const double t1 = now_s();
-    s = tpg_op_sync(op);
-    const double late = now_s() - t1;
-    printf("late peer: %s after %.3f s: %s\n", tpg_status_string(s), late, tpg_last_error(ctx));
+    double late = 0.0;
+    if (g_ahead) {
+        if (peer_ahead(ctx, op, bufs, &late)) return 1;
+    } else {
+        if ((s = tpg_op_run_rank(op, 1, NULL)) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
+        const double t1 = now_s();
+        s = tpg_op_sync(op);
+        late = now_s() - t1;
+        printf("late peer: %s after %.3f s: %s\n", tpg_status_string(s), late, tpg_last_error(ctx));
+        if (s != TPG_ERR_TIMEOUT || !strstr(tpg_last_error(ctx), "gave up"))
+            return fail("expected TPG_ERR_TIMEOUT (a peer gave up) for the late rank", s, ctx);
+    }
     if (late > 1.5 * timeout_s + TIMEOUT_SLACK_S)
-        return fail("the late rank's call took longer than 1.5 bounds", s, ctx);
-    if (s != TPG_ERR_TIMEOUT || !strstr(tpg_last_error(ctx), "gave up"))
-        return fail("expected TPG_ERR_TIMEOUT (a peer gave up) for the late rank", s, ctx);
+        return fail("the late rank's call took longer than 1.5 bounds", TPG_ERR_TIMEOUT, ctx);
     teardown(ctx, op, bufs);
 
     /* A fresh context: both ranks run, twice (the epochs of the second call must line up too), the second call on
