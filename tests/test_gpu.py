@@ -193,11 +193,22 @@ def test_missing_peer_costs_one_timeout_with_copy_engine_partials(built, devices
     check_one_timeout_per_call(devices + ["--copy-engine-partials"], "--reduce-scatter")
 
 
-@needs_gpus(1)
-def test_missing_peer_costs_one_timeout_in_the_one_hop_walk(built):
-    """M = 128 at TP = 2 (64 rows a stage): the reduce-scatter walk is one-hop, so the wait inside a kernel is the
-    REDUCE's, on the peer's tile flags, after the GEMM: it gives up with the rest (runtime/src/one_hop.h)."""
-    check_one_timeout_per_call(["--share-device", "--few-tokens"], "--reduce-scatter")
+@pytest.mark.parametrize("devices", [pytest.param([], marks=needs_gpus(2), id="across-gpus"),
+                                     pytest.param(["--share-device"], marks=needs_gpus(1), id="shared-device")])
+@pytest.mark.parametrize("schedule", ["--allgather", "--reduce-scatter"])
+def test_missing_peer_costs_one_timeout_in_the_few_token_walks(built, devices, schedule):
+    """M = 128 at TP = 2 (64 rows a stage). Reduce-scatter walks one hop, so the wait inside a kernel is the REDUCE's,
+    on the peer's tile flags, after the GEMM: it gives up with the rest (runtime/src/one_hop.h). All-gather walks
+    gathered, its GEMM pulling the peers' shards after the start barrier (copy_plan.h): it gives up with it. Not the
+    D probe of check_one_timeout_per_call: the pulling GEMM never starts ahead of the start barrier. Across GPUs the
+    pulls refuse a shard in pool memory, which the peer's GPU may not read (tests/gpu/test_timeout.c)."""
+    base = ["gpu_timeout", "300", "--few-tokens", *devices] + ([schedule] if schedule == "--allgather" else [])
+    for overlap in (False, True):
+        out = run_passing(base + (["--overlap-barriers"] if overlap else []), timeout=120)
+        assert 0.3 <= parse_missing_peer_wait(out) < 0.5, (overlap, out)
+        assert "late peer: TPG_ERR_TIMEOUT" in out, out
+        if schedule == "--allgather" and not devices:  # pulls across GPUs: a pooled shard refused, not a fault
+            assert "rank 0's A in pool memory -> TPG_ERR_INVALID_ARGUMENT" in out, out
 
 
 # TP degrees across GPUs: each case needs that many (the 4- and 8-GPU machines run theirs, issues 6 and 7)

@@ -17,6 +17,7 @@ static struct {
     PFN_cuCtxPushCurrent_v4000 push;
     PFN_cuCtxPopCurrent_v4000 pop;
     PFN_cuCtxGetDevice_v2000 ctx_device;
+    PFN_cuPointerGetAttribute_v4000 pointer_attribute;
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
@@ -26,6 +27,7 @@ static void load_driver_fns(void) {
     drv.push = (PFN_cuCtxPushCurrent_v4000)tpg__driver_symbol("cuCtxPushCurrent");
     drv.pop = (PFN_cuCtxPopCurrent_v4000)tpg__driver_symbol("cuCtxPopCurrent");
     drv.ctx_device = (PFN_cuCtxGetDevice_v2000)tpg__driver_symbol("cuCtxGetDevice");
+    drv.pointer_attribute = (PFN_cuPointerGetAttribute_v4000)tpg__driver_symbol("cuPointerGetAttribute");
 }
 
 /* A thread that never chose a device reads 0 from cudaGetDevice without any context there; "restoring" 0 would
@@ -62,6 +64,26 @@ void tpg__free_rank_buffers(const tpg_ctx *ctx, void **bufs) {
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
     TPG_CHECK_CUDA(ctx, cudaSetDevice(ctx->devices[rank]));
     return TPG_OK;
+}
+
+/* Whether rank's device may load from p with its SMs (1 where the driver cannot say: the kernel's own fault then
+ * stands). cudaMalloc memory (suitable for legacy CUDA IPC) is covered by the peer access the context enabled; memory
+ * of a pool (cudaMallocAsync) or of cuMemCreate (PyTorch's expandable segments) is readable from another GPU only where
+ * its owner granted that GPU access (cudaMemPoolSetAccess, cuMemSetAccess), which the driver reports for the current
+ * context's device. */
+int tpg__device_reads(tpg_ctx *ctx, int rank, const void *p) {
+    (void)pthread_once(&drv_once, load_driver_fns);
+    unsigned long long legacy = 0, access = 0; /* wider than the driver's bool / enum, zeroed: either reads right */
+    if (!drv.pointer_attribute) return 1;
+    const CUdeviceptr at = (CUdeviceptr)p;
+    if (drv.pointer_attribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, at) == CUDA_SUCCESS && legacy)
+        return 1;
+    const int saved = tpg__save_device();
+    const int known = cudaSetDevice(ctx->devices[rank]) == cudaSuccess &&
+                      drv.pointer_attribute(&access, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, at) == CUDA_SUCCESS;
+    (void)cudaGetLastError(); /* a failed query leaves no error behind: the answer is "unknown" */
+    tpg__restore_device(saved);
+    return !known || access != CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
 }
 
 /* The device stream s belongs to, or -1 where the driver cannot say (the launch's own error then stands). The

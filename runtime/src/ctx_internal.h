@@ -48,6 +48,8 @@ void tpg__ctx_release(tpg_ctx *ctx);
 
 /* Makes rank's device current; the caller's device is restored by tpg__restore_device. */
 tpg_status tpg__use_device(tpg_ctx *ctx, int rank);
+/* Whether rank's device may load from p (ctx.c says which memory another GPU may not read); 1 where unknown. */
+int tpg__device_reads(tpg_ctx *ctx, int rank, const void *p);
 /* TPG_ERR_INVALID_ARGUMENT, naming both devices, when s (not 0, legacy or per-thread) belongs to another device than
  * rank's: a launch there fails with a bare CUDA error (or, captured, joins the wrong device's graph). */
 tpg_status tpg__check_stream_device(tpg_ctx *ctx, int rank, cudaStream_t s);

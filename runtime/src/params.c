@@ -230,6 +230,14 @@ static tpg_status gathered_pulls(tpg_op *op, int rank, tpg_gemm_params *g) {
         if (!src || e->block < 0 || e->block >= t->tp)
             TPG_FAIL(op->ctx, TPG_ERR_NOT_READY, "rank %d pulls block %d from rank %d, whose tensors are not set", rank,
                      (int)e->block, (int)e->peer);
+        if (e->peer != rank && tpg__is_local(op->ctx, e->peer) &&
+            op->ctx->devices[e->peer] != op->ctx->devices[rank] && !tpg__device_reads(op->ctx, rank, src))
+            TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d's GEMM pulls rank %d's A shard (%p; the gathered "
+                     "walk, few rows a stage) and device %d may not read it: pool (cudaMallocAsync) and cuMemCreate "
+                     "memory, PyTorch's expandable segments among them, is readable from another GPU only where its "
+                     "owner granted access (cudaMemPoolSetAccess, cuMemSetAccess); grant device %d read access or "
+                     "allocate the shard with cudaMalloc", rank, (int)e->peer, src, op->ctx->devices[rank],
+                     op->ctx->devices[rank]);
         g->pull_src[e->block] = src;
     }
     g->pull_dst = tpg_buf_slot(op->buffer[rank], &op->layout, 0);

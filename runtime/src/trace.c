@@ -100,6 +100,7 @@ tpg_status tpg__trace_rearm(tpg_op *op, int rank, cudaStream_t stream) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     TPG_CHECK_GOTO(tpg__use_device(ctx, rank), out);
+    TPG_CHECK_GOTO(tpg__check_stream_device(ctx, rank, stream), out); /* unordered with the call on another GPU */
     TPG_CHECK_CUDA_GOTO(ctx, cudaMemsetAsync((char *)op->trace_buf[rank] + keep, 0, op->trace_bytes[rank] - keep,
                                              stream), out);
 out:

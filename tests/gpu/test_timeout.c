@@ -175,6 +175,28 @@ static int d_matches_reference(tpg_ctx *ctx, void *bufs[TP][3], const tpg_shard_
     return 0;
 }
 
+/* Across GPUs, the gathered walk (--allgather --few-tokens): each GEMM pulls its peers' A shards with its SMs, and
+ * memory of a pool (cudaMallocAsync's default pool grants no other GPU access) is refused by name, not left to fault;
+ * then the cudaMalloc shard again. */
+static int pool_shard_refused(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
+    tpg_shard_shape sh;
+    void *pooled = NULL;
+    tpg_op_shard_shape(op, 0, &sh);
+    cudaSetDevice(tpg_ctx_device(ctx, 0));
+    if (cudaMallocAsync(&pooled, (size_t)(sh.a_rows * sh.a_cols * 2), 0) != cudaSuccess ||
+        cudaStreamSynchronize(0) != cudaSuccess)
+        return fail("cudaMallocAsync", TPG_ERR_CUDA, ctx);
+    tpg_tensors t = {pooled, bufs[0][1], NULL, bufs[0][2], NULL, NULL};
+    tpg_status s = tpg_op_set_tensors(op, 0, &t); /* all ranks set: the pulls' parameters are built here */
+    printf("rank 0's A in pool memory -> %s: %s\n", tpg_status_string(s), tpg_last_error(ctx));
+    if (s != TPG_ERR_INVALID_ARGUMENT || !strstr(tpg_last_error(ctx), "may not read"))
+        return fail("expected TPG_ERR_INVALID_ARGUMENT (device 1 may not read the pooled shard)", s, ctx);
+    tpg_tensors back = {bufs[0][0], bufs[0][1], NULL, bufs[0][2], NULL, NULL};
+    if ((s = tpg_op_set_tensors(op, 0, &back)) != TPG_OK) return fail("tpg_op_set_tensors (cudaMalloc again)", s, ctx);
+    cudaFreeAsync(pooled, 0);
+    return cudaStreamSynchronize(0) == cudaSuccess ? 0 : fail("cudaFreeAsync", TPG_ERR_CUDA, ctx);
+}
+
 /* A fresh context's call checked: every rank's A and B shards filled from FRESH_SEED, D poisoned, one call, then
  * each rank's D against the reference (a status of TPG_OK alone would pass a call that wrote nothing). */
 static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
@@ -327,6 +349,7 @@ int main(int argc, char **argv) {
     if (setup((uint64_t)(timeout_s * 1e9), &ctx, &op, bufs)) return 1;
 
     if (!g_share && wrong_device_stream(ctx, op)) return 1;
+    if (!g_share && g_allgather && g_m == 128 && pool_shard_refused(ctx, op, bufs)) return 1;
 
     unsigned short *d0 = NULL; /* pinned before the launch: pageable copies and allocations may synchronize */
     cudaStream_t probe = NULL;
