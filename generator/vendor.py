@@ -165,6 +165,19 @@ def owned_files(out: Path) -> set[str] | None:
     return None
 
 
+def remove_file(out: Path, rel: str) -> None:
+    """Removes out/rel if it is a file, then each folder above it inside out that it left empty (src/cli/ once the
+    CLI is no longer vendored); a folder that still holds anything - a user's file included - stays."""
+    path = out / rel
+    if not path.is_file():
+        return
+    path.unlink()
+    for folder in path.parents:
+        if folder == out or out not in folder.parents or any(folder.iterdir()):
+            return
+        folder.rmdir()
+
+
 def conflicts(out: Path, files: dict[str, str]) -> list[str]:
     """The files of out that vendoring would replace although no vendoring wrote them (a user's own Makefile, say)."""
     owned = owned_files(out) or set()
@@ -211,10 +224,9 @@ def main(argv: list[str]) -> int:
     stale = write.diff(out / "generated", {r[len("generated/"):]: t for r, t in files.items()
                                            if r.startswith("generated/")}).delete
     for rel in stale:  # kernels of an earlier vendoring that this config no longer has
-        (out / "generated" / rel).unlink()
+        remove_file(out, "generated/" + rel)
     for rel in sorted(before - set(files) - {MANIFEST}):  # what an earlier vendoring wrote, this one not (src/cli/)
-        if (out / rel).is_file():
-            (out / rel).unlink()
+        remove_file(out, rel)
     (out / MANIFEST).write_text("".join(f"{rel}\n" for rel in sorted(files)), encoding="utf-8")
     print(f"{out}: {len(files)} files ({len(p.kernels)} kernels, {len(p.configs)} configs); run "
           f"`make -C {shlex.quote(str(out))} -j`")

@@ -66,7 +66,7 @@ const char *tpg_last_error(const tpg_ctx *ctx);
 
 /* Size in bytes of one element of t (1, 2 or 4). */
 size_t tpg_dtype_size(tpg_dtype t);
-/* "bf16", "fp16", "e4m3", "e5m2", "fp32". */
+/* "bf16", "fp16", "e4m3", "e5m2", "fp32"; "unknown" for any other value. */
 const char *tpg_dtype_name(tpg_dtype t);
 /* The type of D and C, and of partials unless the config has partials: f32, for operands of type t: t itself for
  * 16-bit operands, bf16 for fp8. An unknown t comes back unchanged (tpg_dtype_size of it is 0: check that). */
@@ -100,10 +100,11 @@ typedef struct tpg_config_info {
 
 /* Number of generated configs. */
 int tpg_config_count(void);
-/* Info of config i (0 <= i < tpg_config_count()); TPG_ERR_INVALID_ARGUMENT if out of range. */
+/* Info of config i (0 <= i < tpg_config_count()); TPG_ERR_INVALID_ARGUMENT if out of range or out is NULL. */
 tpg_status tpg_config_get(int i, tpg_config_info *out);
 /* Index of the config named `name`, or, when name is NULL, the default config of schedule/tp/dtype for
- * a GEMM of unknown shape (tpg_config_pick with k = 0). TPG_ERR_UNKNOWN_CONFIG if none. */
+ * a GEMM of unknown shape (tpg_config_pick with k = 0). TPG_ERR_UNKNOWN_CONFIG if none; TPG_ERR_INVALID_ARGUMENT for a
+ * NULL index. */
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
 /* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
  * the first config by name whose schedules.yaml `prefer_from_local_k` (`prefer_from_local_k_tp1` at TP = 1, where
@@ -129,7 +130,8 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * (only ever a candidate here; at TP >= 2 by name only) replaces the pick where its tiles fill at most 25% of the SMs
  * with at least 128 k-blocks each, or one row of tiles, at most a wave but more than 3/4 of one, with at least 192:
  * decode GEMMs of few, long tiles (`*_sk64`, 1.22x the spread ping-pong 64x128 there in geometric mean on one H200).
- * Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. */
+ * Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. TPG_ERR_INVALID_ARGUMENT for a dtype
+ * that is not a tpg_dtype or a NULL index, TPG_ERR_UNKNOWN_CONFIG where no config is a default pick. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */

@@ -1,5 +1,5 @@
 /* The GPU run of one config on one problem (see run.h): context, op, shards filled from the hash ->
- * warm-up -> check (poisoned output, reference, 3-run determinism) -> timing. Moved out of main.c so
+ * check (poisoned output, reference, 3-run determinism) -> warm-up -> timing. Moved out of main.c so
  * that model.c runs each layer of a preset through exactly the same path. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include "run.h"
