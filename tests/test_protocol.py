@@ -25,7 +25,9 @@ the kernels' waits in templates/kernels/):
           sending stage in order: waits until its send slot's count is full, copies the send slot into the
           receiver's slot, then copies the flag into the receiver's flag; after the last stage's wait it copies
           zeros over every send slot's count; END follows it (the plan lists no such node: added here);
-  END     one arrival on every peer's end counter, then wait for epoch x (tp - 1) arrivals.
+  END     (all-gather) every stage flag set to its epoch (barrier.h: a FLAG node may have copied a peer's next
+          epoch, which only a give-up makes possible: tests/protocol_give_ups.py), then one arrival on every peer's
+          end counter, then wait for epoch x (tp - 1) arrivals.
 A rank's next call starts when its graph has completed, after the user wrote that call's input; with both graphs
 given, each rank picks one per call (the API lets the ranks switch modes between calls, each on its own). Any order the
 model allows is a legal order of the real machine. Checked in every order tried: a copy reads the peer's input
@@ -77,8 +79,10 @@ class Machine:
 
     def __init__(self, plans, epoch_offset=0, reader_pulls=None, beside_reads_start=False, table_keeps=True,
                  gathered_waits_first=False, chain_skips_start=False, chain_keeps_counts=False, end_skips_chain=False,
-                 chain_skips_wait=False, chain_zeros_first=False, epochs=None):
+                 chain_skips_wait=False, chain_zeros_first=False, epochs=None, end_resets_flags=True):
         self.ep = epochs or Epochs()
+        self.end_resets_flags = end_resets_flags  # the closing barrier's reset of the stage flags (barrier.h)
+        self.calls = CALLS  # each rank's calls in an order
         self.ce = bool(plans[0].get("copy_engine_partials"))
         if self.ce:  # the chains the runtime adds to each graph; the controls: no START before one, no END after
             plans = [with_chains(q, not chain_skips_start, not end_skips_chain) for q in plans]
@@ -135,6 +139,20 @@ class Machine:
         self.chain_steps = [[(None, "zeros")] + c if chain_zeros_first else c + [(None, "zeros")]
                             for c in self.chain_steps]
 
+    def bad(self, r, c, why):
+        """Rank r's call c read data of another call (why says what): a violation (protocol_give_ups.py overrides:
+        there only a call that reports success must not)."""
+        raise Violation(why)
+
+    def clobbered(self, r, c, why):
+        """What rank r's call c has still to read was overwritten (why says by what)."""
+        raise Violation(why)
+
+    def reread(self, r, c, why):
+        """Rank r's call c read a partial of its own call that a call had read before: here a partial lost
+        somewhere (with give-ups, an earlier call that failed may have taken it: the data is still right)."""
+        raise Violation(why)
+
     def _deps_done(self, r, node):
         return all(self.state[r].get(d) == "done" for d in node["deps"])
 
@@ -143,7 +161,7 @@ class Machine:
         for r in range(self.tp):
             nodes = self.nodes[r]
             if self.call[r] < 0 or all(self.state[r].get(n["index"]) == "done" for n in nodes):
-                if self.call[r] + 1 < CALLS:
+                if self.call[r] + 1 < self.calls:
                     out += [(r, "begin", i) for i in range(len(self.plans))]
                 continue
             for n in nodes:
@@ -159,11 +177,14 @@ class Machine:
                 elif st == "arrived" and self._barrier_passes(r, n):
                     out.append((r, "pass", n))
                 elif isinstance(st, tuple) and st[0] == "reduce":
-                    if all(self.ep.reached(f, self.reduce_epoch[r]) for f in self.hop_flag):
+                    if self._reduce_ready(r):
                         out.append((r, "stage", n))
                 elif isinstance(st, tuple) and self._stage_ready(r, st[1], st[2]):
                     out.append((r, "stage", n))
         return out
+
+    def _reduce_ready(self, r):  # one-hop: every rank's tile flags at REDUCE's epoch
+        return all(self.ep.reached(f, self.reduce_epoch[r]) for f in self.hop_flag)
 
     def _barrier_passes(self, r, n):
         cnt = self.start_cnt if n["kind"] == "BARRIER_START" else self.end_cnt
@@ -204,6 +225,8 @@ class Machine:
         if what == "start" and kind in ("BARRIER_START", "BARRIER_END"):
             if kind == "BARRIER_START":
                 self.epoch[r] = self.ep.next(self.epoch[r])
+            elif self.ag and self.end_resets_flags:  # every stage flag to the epoch, before the arrivals
+                self.flags[r] = {key: self.epoch[r] for key in self.flags[r]}
             cnt = self.start_cnt if kind == "BARRIER_START" else self.end_cnt
             for q in range(self.tp):
                 if q != r:
@@ -213,9 +236,9 @@ class Machine:
             self.state[r][i] = "done"
         elif kind == "COPY":
             if self.input[n["peer"]] != c:
-                raise Violation(f"rank {r} call {c}: copy read rank {n['peer']}'s input of call {self.input[n['peer']]}")
+                self.bad(r, c, f"rank {r} call {c}: copy read rank {n['peer']}'s input of call {self.input[n['peer']]}")
             for j in range(max(self.pieces[r].values())) if n["own_shard"] else [n["piece"]]:  # the own: whole
-                self.slot[r][(n["slot"], j)] = (n["peer"], c)
+                self.slot[r][(n["slot"], j)] = (n["peer"], self.input[n["peer"]])
             self.state[r][i] = "done"
         elif kind == "FLAG":
             self.flags[r][(n["stage"], n["piece"])] = self.epoch[n["peer"]]
@@ -242,14 +265,16 @@ class Machine:
             for q in range(self.tp):
                 got = self.slot[q].get(r)
                 if not got or got[:2] != [q, c] or got[2]:
-                    raise Violation(f"rank {r} call {c} (one-hop): rank {q}'s slot {r} holds {got}")
-                got[2] = True
+                    (self.reread if got and got[:2] == [q, c] else self.bad)(
+                        r, c, f"rank {r} call {c} (one-hop): rank {q}'s slot {r} holds {got}")
+                if got:
+                    got[2] = True
             self.state[r][i] = "done"
         elif self.one_hop:  # the one GEMM: every block into the own slots, then the tile flags
             for b in range(self.tp):
                 old = self.slot[r].get(b)
                 if old and not old[2]:
-                    raise Violation(f"rank {r} call {c} (one-hop): partial over rank {b}'s unread block {old}")
+                    self.clobbered(b, old[1], f"rank {r} call {c} (one-hop): partial over rank {b}'s unread block {old}")
                 self.slot[r][b] = [r, c, False]
             self.hop_flag[r] = self.gemm_epoch[r]
             self.state[r][i] = "done"
@@ -263,7 +288,7 @@ class Machine:
                 for b in range(self.tp):
                     for q in range(max(self.pieces[r].values())):
                         if self.slot[r].get((b, q)) != (b, c):
-                            raise Violation(f"rank {r} call {c} (gathered): slot {b} piece {q} holds "
+                            self.bad(r, c, f"rank {r} call {c} (gathered): slot {b} piece {q} holds "
                                             f"{self.slot[r].get((b, q))}")
                 self.state[r][i] = "done"
                 return
@@ -278,7 +303,7 @@ class Machine:
         for s in range(self.tp):
             peer = self.stages[(r, s)]["peer"]
             if self.input[peer] != c:
-                raise Violation(f"rank {r} call {c} (gathered, pulled): rank {peer}'s input is of call "
+                self.bad(r, c, f"rank {r} call {c} (gathered, pulled): rank {peer}'s input is of call "
                                 f"{self.input[peer]}")
 
     def _stage(self, r, c, s, j):
@@ -286,13 +311,15 @@ class Machine:
         if self.ag:
             got = self.slot[r].get((e["src_slot"], j)) if e["src_slot"] >= 0 else (e["peer"], c)
             if e["src_slot"] >= 0 and got != (e["peer"], c):
-                raise Violation(f"rank {r} call {c} stage {s}: slot {e['src_slot']} piece {j} holds {got}")
+                self.bad(r, c, f"rank {r} call {c} stage {s}: slot {e['src_slot']} piece {j} holds {got}")
             return
         if e["src_slot"] >= 0:
             got = self.slot[self._reads_from(r, e)].get(e["src_slot"])
             if not got or got[:2] != [e["peer"], c] or got[2]:
-                raise Violation(f"rank {r} call {c} stage {s}: partial slot holds {got}")
-            got[2] = True
+                (self.reread if got and got[:2] == [e["peer"], c] else self.bad)(
+                    r, c, f"rank {r} call {c} stage {s}: partial slot holds {got}")
+            if got:
+                got[2] = True
         if e["dst_peer"] >= 0 and self.ce:  # into the own send slot, its chain carries it
             old = self.sslot[r].get(e["dst_slot"])
             if old and not old[2]:
@@ -304,7 +331,8 @@ class Machine:
             holder = r if self.writer_pulls else e["dst_peer"]
             old = self.slot[holder].get(e["dst_slot"])
             if old and not old[2]:
-                raise Violation(f"rank {r} call {c} stage {s}: partial over rank {holder}'s unread partial {old}")
+                self.clobbered(e["dst_peer"], old[1],
+                               f"rank {r} call {c} stage {s}: partial over rank {holder}'s unread partial {old}")
             self.slot[holder][e["dst_slot"]] = [r, c, False]
             self.pflag[holder][e["dst_slot"]] = self.gemm_epoch[r]
 
@@ -504,7 +532,7 @@ def test_controls_are_caught(family, tp, route):
         for n in g["nodes"]:
             if n["kind"] == "BARRIER_END":
                 n["deps"] = [d for d in n["deps"] if g["nodes"][d]["kind"] == "BARRIER_START"]
-    with pytest.raises(Violation, match="input of call|unread partial"):
+    with pytest.raises(Violation, match="input of call|unread partial|holds"):  # (its flag reset lets a read in)
         run_orders(detached, orders=200)
 
 
