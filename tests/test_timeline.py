@@ -153,7 +153,8 @@ def test_reads_the_c_writers_output(tmp_path):
     raw = timeline.summarize(timeline.align_clocks(doc, align=False))  # --no-align: each GPU's own clock again
     assert raw[1]["window_us"][0] == pytest.approx(raw[0]["window_us"][0] + 2.5)
     # a clock 300 us behind: raw times below zero are still times (the writer marks a missing one with -1 exactly)
-    late = {**doc, "tpgemm": {**doc["tpgemm"], "start_exit_offset_us": [0.0, -300.0]}}
+    assert doc["tpgemm"]["shift_us"] == pytest.approx([0.0, 2.5])  # what the writer took back
+    late = {**doc, "tpgemm": {**doc["tpgemm"], "start_exit_offset_us": [0.0, -300.0], "shift_us": [0.0, -300.0]}}
     raw = timeline.summarize(timeline.align_clocks(late, align=False))
     assert raw[1]["window_us"] == pytest.approx((s[1]["window_us"][0] - 300.0, s[1]["window_us"][1] - 300.0))
     back = timeline.align_clocks(timeline.align_clocks(late, align=False))
@@ -192,6 +193,19 @@ def test_alignment_shifts_each_device_by_its_start_barrier_offset():
     assert al["tpgemm"]["devices"][1]["kernel_begin_us"] == -1  # "no window" stays as it is
     s = timeline.summarize(al)
     assert s[1]["window_us"] == pytest.approx((10.0 - 0.75, 20.0 - 0.75))
+
+
+def test_no_align_takes_back_what_the_writer_shifted_not_each_ranks_own_offset():
+    """Ranks 0 and 1 on one GPU, 2 on another: the writer shifted rank 2 by its offset and rank 1 not at all (one
+    timer with rank 0; its offset is polling latency), so --no-align moves rank 2 alone (tpgemm.shift_us)."""
+    doc = fake_trace()
+    doc["tpgemm"].update(aligned="start_barrier", start_exit_offset_us=[0.0, 0.75], shift_us=[0.0, 0.0])
+    before = [(e["pid"], e["ts"]) for e in doc["traceEvents"] if e.get("ph") == "X"]
+    after = [(e["pid"], e["ts"]) for e in timeline.align_clocks(doc, align=False)["traceEvents"] if e.get("ph") == "X"]
+    assert after == before  # rank 1 was not shifted: nothing to take back
+    doc["tpgemm"]["shift_us"] = [0.0, 0.5]
+    after = [e["ts"] for e in timeline.align_clocks(doc, align=False)["traceEvents"] if e.get("ph") == "X"]
+    assert after == pytest.approx([ts + (0.5 if pid == 1 else 0.0) for pid, ts in before])
 
 
 def test_per_record_means():

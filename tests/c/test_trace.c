@@ -201,6 +201,36 @@ TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
     free(d1);
 }
 
+/* Ranks 0 and 1 on GPU 0, rank 2 on GPU 5 with its clock 300 us ahead: rank 1 keeps GPU 0's timer (its own offset,
+ * 1 us, is polling latency: not shifted), rank 2 is taken back by 300 us. Then rank 2's start barrier gave up: it
+ * left at its timeout, so nothing is shifted and the file says why. */
+TPG_TEST(ranks_of_a_gpu_share_its_shift_and_a_start_barrier_that_gave_up_shifts_none) {
+    size_t b[3];
+    void *d0 = make_device(&b[0], 0), *d1 = make_device(&b[1], 1000), *d2 = make_device(&b[2], 300000);
+    tpg_trace_device d[3] = {{0, 0, d0, b[0], NULL, 0, 0, -1.0}, {1, 0, d1, b[1], NULL, 0, 0, -1.0},
+                             {2, 5, d2, b[2], NULL, 0, 0, -1.0}};
+    tpg_trace_summary sum;
+    char *j = converted(d, 3, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"start_barrier\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 1.000, 300.000], "
+                               "\"shift_us\": [0.000, 0.000, 300.000]");
+    /* tile 7 of each rank at 10 us on its own clock: rank 1 1 us later on the axis, rank 2 at the same time */
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 2, \"tid\": 200101, \"ts\": 11.000, \"dur\": 25.000");
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 3, \"tid\": 300101, \"ts\": 10.000, \"dur\": 25.000");
+    free(j);
+    hdr(d2)->barrier_gave_up[0] = 1;
+    j = converted(d, 3, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"none (a start barrier gave up: its exit is no shared moment)\"");
+    TPG_EXPECT_STR_CONTAINS(j, "\"shift_us\": [0.000, 0.000, 0.000]");
+    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 3, \"tid\": 300101, \"ts\": 310.000, \"dur\": 25.000");
+    free(j);
+    free(d0);
+    free(d1);
+    free(d2);
+}
+
 TPG_TEST(two_devices_convert) {
     size_t b0, b1;
     void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500); /* rank 1's clock 2.5 us ahead */
@@ -583,6 +613,7 @@ TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that
               TPG_CASE(counts_beyond_cap_are_clamped),
               TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),
               TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward),
+              TPG_CASE(ranks_of_a_gpu_share_its_shift_and_a_start_barrier_that_gave_up_shifts_none),
               TPG_CASE(stream_k_parts_are_labelled_and_not_stored), TPG_CASE(lane_peak_is_the_largest_count),
               TPG_CASE(time_zero_is_a_string_of_every_digit), TPG_CASE(a_second_trace_has_room_for_the_busiest_lane),
               TPG_CASE(a_contribution_past_the_edge_is_neither_stored_nor_placed))

@@ -470,13 +470,16 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
             return fail(msg, msg_bytes, "rank %d: %s", devs[i].rank, m);
     }
     /* One axis for every device: the start barrier ends on every device at the same moment (each leaves when the
-     * last one arrived), so each device's times are taken back by its exit's offset to rank 0's; the GPUs' timers
+     * last one arrived), so each GPU's times are taken back by its exit's offset to rank 0's; the GPUs' timers
      * disagree by up to hundreds of us (bench/results/timeline_ag.txt), far more than the barrier's polling.
-     * Ranks that share one GPU (--share-device) share its timer: nothing to take back but polling latency. */
+     * Ranks that share a GPU share its timer: they take the shift of its first rank (rank 0's GPU none), not their
+     * own polling latency. A start barrier that gave up left at its timeout, not when the last rank arrived: then
+     * nothing is shifted. */
     int64_t shift[TPG_TRACE_MAX_DEVICES] = {0};
     const uint64_t exit0 = header_of(devs[0].buf)->barrier[0][2];
-    int one_gpu = 1, aligned = 0;
+    int one_gpu = 1, aligned = 0, gave_up = 0;
     for (int i = 1; i < n; i++) one_gpu &= devs[i].device == devs[0].device;
+    for (int i = 0; i < n; i++) gave_up |= header_of(devs[i].buf)->barrier_gave_up[0] != 0;
     int64_t lo = 0, hi = 0;
     int any = 0;
     for (int i = 0; i < n; i++) {
@@ -484,8 +487,15 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
         const uint64_t e = h->barrier[0][2];
         sum->has_offset[i] = e && exit0;
         const int64_t offset = sum->has_offset[i] ? (int64_t)(e - exit0) : 0;
-        shift[i] = one_gpu ? 0 : offset;
-        aligned |= i > 0 && sum->has_offset[i] && !one_gpu;
+        int first = i; /* the first rank on this rank's GPU */
+        for (int j = 0; j < i; j++)
+            if (devs[j].device == devs[i].device) {
+                first = j;
+                break;
+            }
+        shift[i] = gave_up || devs[i].device == devs[0].device ? 0 : first < i ? shift[first] : offset;
+        sum->shift_us[i] = (double)shift[i] * 1e-3;
+        aligned |= !gave_up && devs[i].device != devs[0].device && sum->has_offset[first];
         sum->start_exit_offset_us[i] = (double)offset * 1e-3; /* reported as measured, shifted or not */
         sum->ctas_dropped += h->ctas_dropped;
         sum->silent_kernels += h->kernel_written != TPG_TRACE_MAGIC;
@@ -520,11 +530,15 @@ int tpg_trace_write_json(FILE *f, const tpg_trace_meta *meta, const tpg_trace_de
             meta ? meta->tp : n, meta ? meta->m : 0, meta ? meta->n : 0, meta ? meta->k : 0, meta ? meta->l : 0);
     fprintf(f, ", \"time_zero_ns\": \"%" PRIu64 "\", \"aligned\": \"%s\", \"span_us\": %.3f, "
             "\"start_exit_offset_us\": [",
-            o.t0, aligned ? "start_barrier" : one_gpu && n > 1 ? "none (one GPU, one timer)" : "none", sum->span_us);
+            o.t0, aligned ? "start_barrier"
+                  : gave_up ? "none (a start barrier gave up: its exit is no shared moment)"
+                  : one_gpu && n > 1 ? "none (one GPU, one timer)" : "none", sum->span_us);
     for (int i = 0; i < n; i++) {
         if (sum->has_offset[i]) fprintf(f, "%s%.3f", i ? ", " : "", sum->start_exit_offset_us[i]);
         else fprintf(f, "%snull", i ? ", " : "");
     }
+    fputs("], \"shift_us\": [", f); /* what was taken back from each rank's times */
+    for (int i = 0; i < n; i++) fprintf(f, "%s%.3f", i ? ", " : "", sum->shift_us[i]);
     fputs("], \"devices\": [", f);
     for (int i = 0; i < n; i++) {
         o.shift = shift[i];

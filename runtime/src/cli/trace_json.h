@@ -21,10 +21,13 @@
  *   (the GCD of its times' differences: 32 ns to 1 us by GPU and driver), below which the decimals are noise.
  * Clocks: %globaltimer is per GPU, and the GPUs' timers disagree by up to hundreds of microseconds. The
  * start barriers of all ranks exit together by construction (each waits for every other's arrival), so
- * the writer takes each rank's times back by its start-exit minus rank 0's (tpgemm.aligned =
+ * the writer takes each GPU's times back by its first rank's start-exit minus rank 0's (tpgemm.aligned =
  * "start_barrier"; the raw offsets in tpgemm.start_exit_offset_us, which also hold the barrier's polling
- * latency, <= ~1 us back-off). A rank without barrier times is left on its own clock, and ranks that share
- * one GPU (one timer) are not shifted at all ("aligned": "none (one GPU, one timer)").
+ * latency, <= ~1 us back-off; what each rank's times were taken back by in tpgemm.shift_us). Ranks that share a GPU
+ * share its timer and its shift (rank 0's GPU: none). A rank without barrier times is left on its own clock, and
+ * ranks all on one GPU are not shifted at all ("aligned": "none (one GPU, one timer)"), nor is any rank of a call
+ * whose start barrier gave up somewhere: it left at its timeout, not with the others ("aligned": "none (a start
+ * barrier gave up: ...)").
  */
 #ifndef TPG_CLI_TRACE_JSON_H
 #define TPG_CLI_TRACE_JSON_H
@@ -68,6 +71,9 @@ typedef struct tpg_trace_summary {
     /* start barrier exit of rank r minus rank 0's, in us; has_offset[r] = 0 when a barrier time is missing */
     double start_exit_offset_us[TPG_TRACE_MAX_DEVICES];
     int has_offset[TPG_TRACE_MAX_DEVICES];
+    /* what was taken back from rank r's times, in us: its GPU's first rank's offset (0 on rank 0's GPU, and for
+     * every rank where a start barrier gave up) */
+    double shift_us[TPG_TRACE_MAX_DEVICES];
 } tpg_trace_summary;
 
 /* 0 if buf holds a well-formed trace buffer of `bytes` bytes; else -1 and a message. */
