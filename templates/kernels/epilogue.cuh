@@ -112,6 +112,15 @@ struct tpg_epi_state {
 #define TPG_DIAG_DEFER_FLAGS_ALWAYS 0
 #endif
 
+/* Experiment builds only (not timed, not checked across GPUs yet): 1 leaves out tpg_epi_flush's system-scope full
+ * fence. A review (2026-12-05) read it as redundant in the PTX model - the stores' full completion, the proxy fence
+ * and the flag's release at system scope (cumulative over the warpgroups' stores through the named barrier) order
+ * the tile's stores before the flag for a peer or a copy engine - and as the heaviest fence, once a tile, which an
+ * NVLink peer may make dearer than one GPU does. To time and check on two GPUs before any shipped kernel drops it. */
+#ifndef TPG_DIAG_EPI_NO_SYSTEM_FENCE
+#define TPG_DIAG_EPI_NO_SYSTEM_FENCE 0
+#endif
+
 /* May a tile's signal flag wait for the warpgroup's next epilogue? DEFER_FLAGS: the kernel allows it
  * (gemm_sm90.cuh: kDeferFlags); never in a launch with stage wait flags (the header comment); and only where a
  * stage spans at least two rounds of the grid (stage_units: the walk's units per stage, tpg_tiling). The tile that
@@ -156,7 +165,7 @@ __device__ __forceinline__ void tpg_epi_flush(const tpg_gemm_params &p, tpg_epi_
     if ((ctid & 127) == 0) {
         tpg_bulk_wait_all();            /* this warpgroup's stores are written, not just read */
         tpg_fence_proxy_async_global(); /* async-proxy writes before the generic release below */
-        __threadfence_system();
+        if (!TPG_DIAG_EPI_NO_SYSTEM_FENCE) __threadfence_system();
         if (PINGPONG) { /* the tile is this warpgroup's alone */
             tpg_st_release_sys(st.pending, epoch);
             tpg_epi_count_row(p, st.pending);
