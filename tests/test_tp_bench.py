@@ -1,6 +1,7 @@
 """Pure parts of the TP benchmark (bench/tp_records.py, bench/report_tp.py): no torch, no GPU."""
 import importlib.util
 import json
+import subprocess
 import sys
 
 import pytest
@@ -87,6 +88,23 @@ def test_bench_script_imports():
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed here; bench/tp_bench.py runs on the GPU machine (bench/run_tp.sh)")
     import tp_bench  # noqa: F401
+
+
+def test_bench_turns_expandable_segments_off_under_both_names(tmp_path):
+    """tpgemm exports its tensors' allocations by CUDA IPC, which cuMemCreate (expandable) segments cannot: the script
+    turns them off before torch loads, under either name of the allocator's settings, keeping the other options.
+    Run in a subprocess with a stand-in torch (nothing of it is used at import)."""
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "distributed.py").write_text("")
+    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import tp_bench; "
+            "print(os.environ['PYTORCH_CUDA_ALLOC_CONF']); print(os.environ['PYTORCH_ALLOC_CONF'])")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT / 'bench'}",
+           "PYTORCH_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:64"}
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "bench")], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["expandable_segments:False", "max_split_size_mb:64,expandable_segments:False"]
 
 
 def test_acceptance_lines_name_the_seed_problem_and_the_local_ratios():
