@@ -148,6 +148,10 @@ class Machine:
         """What rank r's call c has still to read was overwritten (why says by what)."""
         raise Violation(why)
 
+    def sent_wrong(self, r, c, why):
+        """Rank r's call c sent (its copy chain) a partial not of its own call (its receiver reads what was sent)."""
+        raise Violation(why)
+
     def reread(self, r, c, why):
         """Rank r's call c read a partial of its own call that a call had read before: here a partial lost
         somewhere (with give-ups, an earlier call that failed may have taken it: the data is still right)."""
@@ -323,7 +327,8 @@ class Machine:
         if e["dst_peer"] >= 0 and self.ce:  # into the own send slot, its chain carries it
             old = self.sslot[r].get(e["dst_slot"])
             if old and not old[2]:
-                raise Violation(f"rank {r} call {c} stage {s}: partial over its own uncopied send slot {old}")
+                self.clobbered(e["dst_peer"], old[1],
+                               f"rank {r} call {c} stage {s}: partial over its own uncopied send slot {old}")
             self.sslot[r][e["dst_slot"]] = [r, c, False]
             self.sflag[r][e["dst_slot"]] = self.gemm_epoch[r]
             self.scount[r][e["dst_slot"]] = 1
@@ -352,13 +357,14 @@ class Machine:
         if step == "copy":
             sent = self.sslot[r].get(slot)
             if not sent or sent[:2] != [r, c] or sent[2]:
-                raise Violation(f"rank {r} call {c} stage {s}: the chain copies a send slot that holds {sent}")
+                self.sent_wrong(r, c, f"rank {r} call {c} stage {s}: the chain copies a send slot that holds {sent}")
             old = self.slot[peer].get(slot)
             if old and not old[2]:
-                raise Violation(f"rank {r} call {c} stage {s}: the chain's copy over rank {peer}'s unread partial "
-                                f"{old}")
-            self.slot[peer][slot] = [r, c, False]
-            sent[2] = True
+                self.clobbered(peer, old[1], f"rank {r} call {c} stage {s}: the chain's copy over rank {peer}'s unread "
+                                             f"partial {old}")
+            self.slot[peer][slot] = [sent[0], sent[1], False] if sent else [r, None, False]  # what it holds
+            if sent:
+                sent[2] = True
         else:
             self.pflag[peer][slot] = self.sflag[r][slot]
         self.state[r][i] = ("chain", k + 1) if k + 1 < len(self.chain_steps[r]) else "done"

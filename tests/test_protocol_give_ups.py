@@ -1,7 +1,8 @@
 """The cross-device protocol with waits that time out (tests/protocol_give_ups.py): over random orders in which
-ranks are late and give up, every call that reports success read only its own call's data - on the graphs the
-runtime builds (`tpgemm --dry-run --json`), ranks switching graphs between calls too - and the controls, each one
-rule of the timeout protocol taken out, are caught."""
+ranks are late and give up, every call that reports success read only its own call's data, none of it written by a
+failing call - on the graphs the runtime builds (`tpgemm --dry-run --json`), ranks switching graphs between calls
+too - calls succeed again once the timeouts stop, and the controls, each one rule of the timeout protocol taken out,
+are caught."""
 import pytest
 
 from tests.protocol_give_ups import run_give_up_orders
@@ -55,6 +56,42 @@ def test_without_the_closing_barriers_flag_reset_a_late_ranks_next_call_reads_th
     for overlap in (False, True):
         with pytest.raises(Violation, match="reported success, yet: .* slot .* holds"):
             run_give_up_orders(plan("ag_rota_bf16_tp2", 2, overlap, 1), orders=300, end_resets_flags=False)
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_copy_engine_partials_hold_under_give_ups(tp):
+    """The chains' waits have no timeout: they end because a GEMM that gave up still counts its tiles; no call that
+    reports success takes a partial its chain copied from another call, or one a failing call wrote."""
+    config = on_route(f"rs_tila_bf16_tp{tp}", "ce")
+    both = [plan(config, tp, False, 1), plan(config, tp, True, 1)]
+    assert both[0]["copy_engine_partials"] == 1
+    judged, failed = run_give_up_orders(both, orders=60, give_up_share=0.02)
+    assert judged == 60 * 6 * tp and failed > 0
+
+
+RECOVERY = [("ag_rota_bf16_tp2", 2, True, None), ("rs_tila_bf16_tp4", 4, True, None),
+            ("rs_tila_bf16_tp4", 4, False, 128)]
+
+
+@pytest.mark.parametrize("config,tp,overlap,m", RECOVERY, ids=["ag-ring", "rs-ring", "rs-one-hop"])
+def test_once_the_timeouts_stop_every_later_call_succeeds(config, tp, overlap, m):
+    """A protocol that failed every call after its first give-up would pass the rule above; this one recovers: with no
+    timeout after the ranks reach call 3, every call after it succeeds (a new context is not needed)."""
+    judged, failed = run_give_up_orders(give_up_plan(config, tp, overlap, 1, m, False), orders=60,
+                                        give_up_share=0.05, quiet_from=3)
+    assert failed > 0
+
+
+@pytest.mark.parametrize("control", ["internal_marks_launch", "end_tells_earlier"])
+@pytest.mark.parametrize("config,tp,overlap,m", RECOVERY[1:], ids=["rs-ring", "rs-one-hop"])
+def test_a_failing_calls_partials_read_as_valid_are_caught(control, config, tp, overlap, m):
+    """A GEMM that timed out (a wait of its own CTAs, such as stream-K's fix-up, included: sync.cuh) or gave up still
+    writes its partials or one-hop blocks and raises their flags; only the closing barrier's notice makes the readers'
+    calls fail. Without it - the internal timeout failing its own call only, as before 2026-12-05, or the closing
+    barrier not telling the peers of an earlier give-up of its launch - a reader reports success over them."""
+    with pytest.raises(Violation, match="reported success, yet: .*(garbage|failing call)"):
+        run_give_up_orders(give_up_plan(config, tp, overlap, 1, m, False), orders=300, give_up_share=0.01,
+                           **{control: False})
 
 
 @pytest.mark.parametrize("control", ["tells_peers", "reads_notice"])

@@ -86,7 +86,9 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
     unsigned int sleep_ns = 32;
     TPG_BAR_TR(unsigned int tr_gave_up = 0u;)
     while ((int)(load_acquire_sys(p.counter) - target) < 0) {
-        if (gave_up_in(p, epoch)) { /* this launch gave up */
+        if (gave_up_in(p, epoch)) { /* this launch gave up: a GEMM wait beside this barrier may have, after the check
+                                       above - the peers hear of it before this barrier stops waiting for them */
+            tell_peers_gave_up(p, epoch);
             TPG_BAR_TR(tr_gave_up = 1u;)
             break;
         }

@@ -93,8 +93,12 @@ __device__ __forceinline__ bool tpg_launch_gave_up(const tpg_gemm_params &p, uns
 
 /* The one bounded spin (one thread): until seen() holds. Returns true when it did; false after a timeout (recorded
  * in *p.status) or when this thread already gave up once. launch_wait: the wait is a cross-device one of the launch
- * `epoch`, so it gives up with its launch and its timeout ends the launch's other waits; false for a wait on this
- * launch's own CTAs (stream-K, the GEMM's own shard pulls), whose protocol must see every wait through. Exponential
+ * `epoch`, so it gives up with its launch; false for a wait on this launch's own CTAs (stream-K, the GEMM's own shard
+ * pulls), whose protocol must see every wait through, so it does not listen. Every timeout, of either kind, marks the
+ * launch given up (its gave_up word): the launch's cross-device waits end, and its closing barrier tells the peers,
+ * whose calls read what this launch wrote after it - a stream-K finisher that timed out still stores its incomplete
+ * tile and raises its flag, which a one-hop REDUCE of a peer reads (a review, 2026-12-05: without the word, the peers'
+ * calls reported success over it). Exponential
  * back-off capped at ~MAX_SLEEP_NS (1 us by default) keeps NVLink/L2 polling traffic low; a wait whose end a kernel
  * should see at once passes a lower cap. Force-inlined on purpose: consumers call it with 128+ live accumulator
  * registers, and a real call would have to preserve them across the ABI boundary (ptxas then fails register
@@ -117,7 +121,7 @@ __device__ __forceinline__ bool tpg_spin_until(const tpg_gemm_params &p, Seen se
         }
         if (p.timeout_ns != 0ull && tpg_globaltimer() - start > p.timeout_ns) {
             tpg_record_status(p, TPG_DEVICE_TIMEOUT);
-            if (launch_wait && p.gave_up_epoch) atomicExch(p.gave_up_epoch, epoch); /* exact: epoch.h */
+            if (p.gave_up_epoch) atomicExch(p.gave_up_epoch, epoch); /* exact: epoch.h */
             gave_up = true;
             return false;
         }
