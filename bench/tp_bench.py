@@ -447,6 +447,9 @@ def main():
                    "collectives, tpg_rank_config.share_devices), so the benchmark's multi-process path runs on one GPU; "
                    "the processes take turns on it, so times mean nothing; PyTorch async TP does not run; results go "
                    "to tp<N>[_<dtype>]_shared.json and BENCHMARKS.md is left alone")
+    p.add_argument("--check-args", action="store_true", help="check the options (and the library configs they name) "
+                   "and exit: 0 accepted, 2 a usage error; no GPU, process group or torch call (the 2-GPU calls' "
+                   "rehearsal on the CPU, tests/test_x2_calls.py)")
     args = p.parse_args()
     if args.share_device and args.link_copies:
         p.error("--link-copies needs PyTorch's symmetric memory, which needs a GPU per rank: not with --share-device")
@@ -471,6 +474,9 @@ def main():
     problems = tp_options.option_errors(args, world, has_config)
     if problems:
         p.error("; ".join(problems))
+    if args.check_args:
+        print(f"tp_bench: options accepted at tp = {world}: {' '.join(sys.argv[1:])}")
+        return
     W.FIT_ENERGY = args.energy_fit
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks
