@@ -69,13 +69,12 @@ def align_clocks(doc: dict, align: bool = True) -> dict:
     each device is shifted by its start-barrier exit offset to rank 0 (pid = rank). The writer aligns its output
     (tpgemm.aligned == "start_barrier", trace_json.c since 2026-12-05) unless the ranks share one GPU, hence one timer
     ("none ..."), which stays as it is either way; an older file (no "aligned") holds raw clocks. Devices without an
-    offset are left as they are. Undoing the writer's shift takes back what it applied (tpgemm.shift_us: ranks that
-    share a GPU take its first rank's), where the file says."""
+    offset are left as they are. The shift is what the writer applied where the file says (tpgemm.shift_us: ranks
+    that share a GPU take its first rank's), so undoing and redoing it are a round trip."""
     out = copy.deepcopy(doc)
     meta = out.get("tpgemm", {})
     state = meta.get("aligned")  # the writer's: "start_barrier", or "none..." where it shifted nothing; absent: raw
-    offs = meta.get("shift_us") if state == "start_barrier" and meta.get("shift_us") else \
-        meta.get("start_exit_offset_us") or []
+    offs = meta.get("shift_us") or meta.get("start_exit_offset_us") or []  # the writer's shifts where it says
     shift = {r: o for r, o in enumerate(offs) if isinstance(o, (int, float))}
     if state is None:
         sign = 1 if align else 0

@@ -26,11 +26,12 @@ from pathlib import Path
 
 # Environment guard, before torch / NCCL load: no NVLink multicast anywhere (the lent machines forbid it).
 os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"})
-# tpgemm exchanges CUDA IPC handles of the tensors' allocations; cuMemCreate (expandable) segments have none. Both
-# names of the allocator's settings (newer torch reads PYTORCH_ALLOC_CONF first).
-for _var in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):
-    _alloc = [o for o in os.environ.get(_var, "").split(",") if o and "expandable_segments" not in o]
-    os.environ[_var] = ",".join(_alloc + ["expandable_segments:False"])
+# tpgemm exchanges CUDA IPC handles of the tensors' allocations; cuMemCreate (expandable) segments have none. The
+# user's other options of either name of the allocator's settings, merged into both (newer torch reads
+# PYTORCH_ALLOC_CONF first, and would drop the older name's then).
+_ALLOC_VARS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+_alloc = [o for v in _ALLOC_VARS for o in os.environ.get(v, "").split(",") if o and "expandable_segments" not in o]
+os.environ.update({v: ",".join(list(dict.fromkeys(_alloc)) + ["expandable_segments:False"]) for v in _ALLOC_VARS})
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402

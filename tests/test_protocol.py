@@ -278,7 +278,8 @@ class Machine:
             for b in range(self.tp):
                 old = self.slot[r].get(b)
                 if old and not old[2]:
-                    self.clobbered(b, old[1], f"rank {r} call {c} (one-hop): partial over rank {b}'s unread block {old}")
+                    self.clobbered(b, old[1],
+                                   f"rank {r} call {c} (one-hop): partial over rank {b}'s unread block {old}")
                 self.slot[r][b] = [r, c, False]
             self.hop_flag[r] = self.gemm_epoch[r]
             self.state[r][i] = "done"
@@ -360,8 +361,8 @@ class Machine:
                 self.sent_wrong(r, c, f"rank {r} call {c} stage {s}: the chain copies a send slot that holds {sent}")
             old = self.slot[peer].get(slot)
             if old and not old[2]:
-                self.clobbered(peer, old[1], f"rank {r} call {c} stage {s}: the chain's copy over rank {peer}'s unread "
-                                             f"partial {old}")
+                self.clobbered(peer, old[1],
+                               f"rank {r} call {c} stage {s}: the chain's copy over rank {peer}'s unread partial {old}")
             self.slot[peer][slot] = [sent[0], sent[1], False] if sent else [r, None, False]  # what it holds
             if sent:
                 sent[2] = True

@@ -204,8 +204,11 @@ def test_no_align_takes_back_what_the_writer_shifted_not_each_ranks_own_offset()
     after = [(e["pid"], e["ts"]) for e in timeline.align_clocks(doc, align=False)["traceEvents"] if e.get("ph") == "X"]
     assert after == before  # rank 1 was not shifted: nothing to take back
     doc["tpgemm"]["shift_us"] = [0.0, 0.5]
-    after = [e["ts"] for e in timeline.align_clocks(doc, align=False)["traceEvents"] if e.get("ph") == "X"]
+    raw = timeline.align_clocks(doc, align=False)
+    after = [e["ts"] for e in raw["traceEvents"] if e.get("ph") == "X"]
     assert after == pytest.approx([ts + (0.5 if pid == 1 else 0.0) for pid, ts in before])
+    again = [e["ts"] for e in timeline.align_clocks(raw)["traceEvents"] if e.get("ph") == "X"]  # and back
+    assert again == pytest.approx([ts for _, ts in before])
 
 
 def test_per_record_means():

@@ -4,8 +4,8 @@
 #      copy-engine partials' chains are made of, device to device - read them first (docs/perf_notes/2026-12-04-f.md)
 #   2. bench/run_tp.sh --tp 2 --alt-copy-engine-partials: issue 4's table (bench/results/tp2.json), each
 #      reduce-scatter pick's copy-engine twin beside it on the same tensors ("alt:copy_engine_partials")
-#   3. the GPU pytest's cases across GPUs (bench/x2/pytest_cases.sh): issue 4's missing-peer timeout first (~20 s,
-#      before the benchmark, so that a cut call still has it), the rest after; -rA, so that the log names every case
+#   3. the GPU pytest's cases across GPUs (bench/x2/pytest_cases.sh): issue 4's missing-peer timeout first (12
+#      gpu_timeout runs, ~40-60 s, bounded at 150: before the benchmark, so that a cut call still has it), the rest after; -rA, so that the log names every case
 #      that passed (a step cut by its bound gets SIGINT, on which pytest still prints that summary)
 # Back in $OUT: summary.txt, tp2.json, tp2_table.md, tp2.png, records.tgz (every log). Then, by bench/x2/README.md:
 # the copy engine the default (bench/x2/ce_default.py) and call 4, or not.
@@ -22,7 +22,7 @@ else
 fi
 # shellcheck source=pytest_cases.sh
 source "$(dirname "$0")/pytest_cases.sh"  # ACROSS, TIMEOUT_CASES
-lim=$(limit 90)
+lim=$(limit 150)
 if [ "$lim" = 0 ]; then note "gpu pytest: the missing peer's timeout (no time left)" 124; else
     TPG_REQUIRE_GPUS=2 timeout -s INT -k 10 "$lim" python3 -m pytest -q -rA tests/test_gpu.py \
         -k "($ACROSS) and ($TIMEOUT_CASES)" >"$R/gpu_pytest_timeout.log" 2>&1

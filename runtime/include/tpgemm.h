@@ -356,10 +356,11 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
  * memory of rank r's own device (memory of another GPU is refused, TPG_ERR_INVALID_ARGUMENT, and so is pageable
  * host memory where the device cannot address it; pinned host and managed memory pass). Sizes are not checked: each
  * allocation must hold its tpg_op_shard_shape. With ranks of one process on several GPUs, the gathered all-gather
- * walk (few rows a stage) has each GEMM load its peers' A shards itself: a shard in pool (cudaMallocAsync) or
- * cuMemCreate memory (PyTorch's expandable segments) that the peers' GPUs were not granted access to is refused
- * (TPG_ERR_INVALID_ARGUMENT, when the graphs are built); cudaMalloc memory is always readable. The first time after
- * all ranks are set,
+ * walk (few rows a stage), where its GEMM pulls the shards (its default: not with copies in pieces, the barriers
+ * beside the GEMM or tpg_op_set_gather_copy_engine), has each GEMM load its peers' A shards itself: a shard in pool
+ * (cudaMallocAsync) or cuMemCreate memory (PyTorch's expandable segments) that the peers' GPUs were not granted
+ * access to is refused (TPG_ERR_INVALID_ARGUMENT, when the graphs are built); cudaMalloc memory is always readable.
+ * The first time after all ranks are set,
  * builds and instantiates each device's CUDA graph; later calls update the executable graphs in place (a device
  * whose peer-copy source changed gets its graph rebuilt, after the op's last launch there has finished). A call
  * whose arguments are rejected changes nothing; one that fails later (building or updating the graphs) drops

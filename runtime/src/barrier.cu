@@ -1,5 +1,6 @@
 // The cross-device start / end barrier kernel; protocol in barrier.h.
 #include "barrier.h"
+#include "copy_chunks.h"
 #include "spin.cuh"
 
 namespace {
@@ -73,7 +74,9 @@ __global__ void tpg_barrier_kernel(tpg_barrier_params p) {
         if (p.gave_up_epoch) age_give_up(p.gave_up_epoch, epoch);
     } else {
         epoch = *p.epoch;
-        for (int i = 0; i < p.stage_flag_words; i++) ((volatile unsigned int *)p.stage_flags)[i] = epoch; /* barrier.h */
+        for (int row = 0; row < p.flag_rows; row++) /* barrier.h: the flags a peer's epoch raised, at this epoch */
+            for (int c = 0; c < p.flag_pieces; c++)
+                ((volatile unsigned int *)p.stage_flags)[row * TPG_MAX_COPY_CHUNKS + c] = epoch;
         /* a wait of this launch before us timed out: the peers hear of it before they can pass on our arrival */
         if (gave_up_in(p, epoch)) tell_peers_gave_up(p, epoch);
     }

@@ -3,8 +3,9 @@
  * start: epoch += 1 (own word; this kernel is its only writer), then a system-scope release add of 1 on
  *        every peer's start counter, then wait (acquire, bounded by timeout_ns) until own start counter
  *        >= epoch * (tp - 1). Counters only grow, so an early arrival for the next launch is harmless.
- * end:   the same on the end counters, with the epoch read, not advanced; first it sets every word of its own
- *        all-gather stage flags (stage_flags, stage_flag_words; NULL / 0 for the other ops) to the epoch. A FLAG
+ * end:   the same on the end counters, with the epoch read, not advanced; first it sets its own all-gather stage
+ *        flags in use (stage_flags: flag_rows x flag_pieces words at the layout's stride; 0 rows for the other ops
+ *        and where the GEMM pulls the shards, which raises no flag) to the epoch. A FLAG
  *        node copies a peer's epoch word (graph.c says why), which is one ahead where that peer gave up on this
  *        call and has started its next (its start barrier bumps the word before it waits): this device's next call
  *        would pass its stage waits on that flag before its own copy landed, and read the old shard. Every FLAG
@@ -46,7 +47,7 @@ typedef struct tpg_barrier_params {
     unsigned int *gave_up_notice[TPG_MAX_TP]; /* every rank's notice word ([rank]: own; NULL: not kept) */
     unsigned long long timeout_ns;           /* 0 = wait forever */
     unsigned int *stage_flags;               /* end, all-gather over the peer transport: own stage flags (else NULL) */
-    int stage_flag_words;                    /* how many */
+    int flag_rows, flag_pieces;              /* the rows (stride TPG_MAX_COPY_CHUNKS) and pieces a FLAG node writes */
 #ifdef TPG_TRACE
     unsigned long long *trace;               /* trace builds: 3 words (entry, arrived, exit) of the
                                                 trace header's barrier[mode] (trace_format.h); NULL = off */

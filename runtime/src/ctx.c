@@ -18,6 +18,7 @@ static struct {
     PFN_cuCtxPopCurrent_v4000 pop;
     PFN_cuCtxGetDevice_v2000 ctx_device;
     PFN_cuPointerGetAttribute_v4000 pointer_attribute;
+    PFN_cuMemGetAccess_v10020 mem_get_access;
 } drv;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
@@ -28,6 +29,7 @@ static void load_driver_fns(void) {
     drv.pop = (PFN_cuCtxPopCurrent_v4000)tpg__driver_symbol("cuCtxPopCurrent");
     drv.ctx_device = (PFN_cuCtxGetDevice_v2000)tpg__driver_symbol("cuCtxGetDevice");
     drv.pointer_attribute = (PFN_cuPointerGetAttribute_v4000)tpg__driver_symbol("cuPointerGetAttribute");
+    drv.mem_get_access = (PFN_cuMemGetAccess_v10020)tpg__driver_symbol("cuMemGetAccess");
 }
 
 /* A thread that never chose a device reads 0 from cudaGetDevice without any context there; "restoring" 0 would
@@ -67,23 +69,43 @@ tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
 }
 
 /* Whether rank's device may load from p with its SMs (1 where the driver cannot say: the kernel's own fault then
- * stands). cudaMalloc memory (suitable for legacy CUDA IPC) is covered by the peer access the context enabled; memory
- * of a pool (cudaMallocAsync) or of cuMemCreate (PyTorch's expandable segments) is readable from another GPU only where
- * its owner granted that GPU access (cudaMemPoolSetAccess, cuMemSetAccess), which the driver reports for the current
- * context's device. */
+ * stands). Device memory only (host and managed memory are readable from every device that may map them): cudaMalloc
+ * memory (suitable for legacy CUDA IPC) is covered by the peer access the context enabled; memory of a pool
+ * (cudaMallocAsync) or of cuMemCreate (PyTorch's expandable segments) is readable from another GPU only where its owner
+ * granted that GPU access, which the pool (cudaMemPoolGetAccess) or the mapping (cuMemGetAccess) reports. */
 int tpg__device_reads(tpg_ctx *ctx, int rank, const void *p) {
     (void)pthread_once(&drv_once, load_driver_fns);
-    unsigned long long legacy = 0, access = 0; /* wider than the driver's bool / enum, zeroed: either reads right */
-    if (!drv.pointer_attribute) return 1;
-    const CUdeviceptr at = (CUdeviceptr)p;
-    if (drv.pointer_attribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, at) == CUDA_SUCCESS && legacy)
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        (void)cudaGetLastError();
         return 1;
-    const int saved = tpg__save_device();
-    const int known = cudaSetDevice(ctx->devices[rank]) == cudaSuccess &&
-                      drv.pointer_attribute(&access, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, at) == CUDA_SUCCESS;
-    (void)cudaGetLastError(); /* a failed query leaves no error behind: the answer is "unknown" */
-    tpg__restore_device(saved);
-    return !known || access != CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+    }
+    const CUdeviceptr ptr = (CUdeviceptr)p;
+    unsigned long long legacy = 0; /* wider than the driver's bool, zeroed: either size reads right */
+    CUmemoryPool pool = NULL;
+    if (at.type != cudaMemoryTypeDevice || !drv.pointer_attribute) return 1;
+    if (drv.pointer_attribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, ptr) == CUDA_SUCCESS && legacy)
+        return 1;
+    if (drv.pointer_attribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, ptr) == CUDA_SUCCESS && pool) {
+        enum cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+        struct cudaMemLocation where;
+        memset(&where, 0, sizeof where);
+        where.type = cudaMemLocationTypeDevice;
+        where.id = ctx->devices[rank];
+        if (cudaMemPoolGetAccess(&flags, (cudaMemPool_t)pool, &where) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 1;
+        }
+        return flags != cudaMemAccessFlagsProtNone;
+    }
+    unsigned long long flags = 0;
+    CUmemLocation where;
+    memset(&where, 0, sizeof where);
+    where.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    where.id = ctx->devices[rank];
+    if (drv.mem_get_access && drv.mem_get_access(&flags, &where, ptr) == CUDA_SUCCESS)
+        return flags != CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    return 1;
 }
 
 /* The device stream s belongs to, or -1 where the driver cannot say (the launch's own error then stands). The

@@ -140,18 +140,40 @@ static int nccl_env(const char *name, long long *v) {
     return errno == 0;
 }
 
+/* What the environment may not set: more channels (a CTA each) than the SMs the GEMM leaves free, or clusters. */
+static tpg_status check_channels_and_clusters(tpg_ctx *ctx, const tpg_nccl *n) {
+    static const char *const min_channels[] = {"NCCL_MIN_P2P_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS"};
+    long long v = 0;
+    for (size_t i = 0; i < sizeof min_channels / sizeof min_channels[0]; i++)
+        if (nccl_env(min_channels[i], &v) && v > TPG_NCCL_FREE_SMS)
+            TPG_FAIL(ctx, TPG_ERR_NCCL, "%s=%s in the environment would run NCCL's sends and receives on more CTAs than "
+                     "the %d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at most %d",
+                     min_channels[i], getenv(min_channels[i]), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+    if (nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v > 1)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_CGA_CLUSTER_SIZE=%s in the environment would launch NCCL's kernels in "
+                 "clusters, which need that many free SMs of one GPC at once beside the persistent GEMM; unset it or "
+                 "set 0", getenv("NCCL_CGA_CLUSTER_SIZE"));
+    if (n->comm_init_rank_config) return TPG_OK;
+    /* before 2.17 no config caps NCCL's channels (nor, in 2.16, its clusters): the environment must */
+    const int capped = nccl_env("NCCL_MAX_NCHANNELS", &v) && v >= 1 && v <= TPG_NCCL_FREE_SMS;
+    const int unclustered = n->version < 21600 || (nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v <= 1);
+    if (!capped || !unclustered)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL %d (%s) has no communicator config (2.17 added it) to keep its kernels "
+                 "within the %d SMs the persistent GEMM leaves free: set NCCL_MAX_NCHANNELS=%d%s in the environment, "
+                 "or use NCCL 2.17 or newer", n->version, n->name, TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS,
+                 n->version >= 21600 ? " and NCCL_CGA_CLUSTER_SIZE=0" : "");
+    return TPG_OK;
+}
+
 tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
-    long long max_ctas = 0, min_ctas = 0, p2p_channels = 0, blocking = 1;
+    long long max_ctas = 0, min_ctas = 0, blocking = 1;
     const int has_max = nccl_env("NCCL_MAX_CTAS", &max_ctas);
     /* more CTAs than the SMs the persistent GEMM leaves free would queue GEMM CTAs behind NCCL's kernels */
     if (has_max && max_ctas > TPG_NCCL_FREE_SMS)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in the environment is above the %d SMs the persistent GEMM "
                  "leaves free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", getenv("NCCL_MAX_CTAS"),
                  TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
-    if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &p2p_channels) && p2p_channels > TPG_NCCL_FREE_SMS)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_P2P_NCHANNELS=%s in the environment would run NCCL's sends and receives "
-                 "on more CTAs than the %d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at "
-                 "most %d", getenv("NCCL_MIN_P2P_NCHANNELS"), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+    TPG_CHECK(check_channels_and_clusters(ctx, n));
     if (nccl_env("NCCL_COMM_BLOCKING", &blocking) && blocking == 0)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_COMM_BLOCKING=%s in the environment makes the communicator non-blocking, "
                  "which the transport does not drive (its NCCL calls must complete before they return); unset it",
@@ -179,8 +201,11 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
         return TPG_OK;
     }
     /* NCCL's kernels get at most the SMs the persistent GEMM leaves free (NCCL_MAX_CTAS in the environment
-     * still overrides, as NCCL documents) */
-    nccl_config_v21700 cfg = {sizeof cfg, NCCL_CONFIG_MAGIC, NCCL_CONFIG_VERSION, INT_MIN, INT_MIN, INT_MIN,
+     * still overrides, as NCCL documents), and no clusters: left undefined, NCCL launches a kernel of 4 or 8 CTAs (a
+     * peer over NVLink gets 4-8 channels) in clusters of 4 on sm_90, which need 4 free SMs of one GPC at once - the
+     * persistent GEMM's CTAs leave 8 SMs free wherever the hardware placed them, and the GEMM waits for NCCL (a
+     * review, 2026-12-05; a peer over loopback or a network gets 2 channels: no cluster, as in every run so far) */
+    nccl_config_v21700 cfg = {sizeof cfg, NCCL_CONFIG_MAGIC, NCCL_CONFIG_VERSION, INT_MIN, 0, INT_MIN,
                               TPG_NCCL_FREE_SMS, NULL};
     const int r = n->comm_init_rank_config(&n->comm, tp, u, rank, &cfg);
     if (r == NCCL_INVALID_ARGUMENT) { /* the one config value an environment can contradict */

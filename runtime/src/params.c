@@ -160,9 +160,10 @@ static void barrier_params(tpg_op *op, int rank, tpg_barrier_mode mode, tpg_barr
     for (int r = 0; r < b->tp; r++)
         b->gave_up_notice[r] = tpg_buf_word(tpg_peers_get(&op->peers, r, TPG_PEER_BUFFER), op->layout.gave_up_notice);
     b->timeout_ns = op->ctx->timeout_ns;
-    if (mode == TPG_BARRIER_END && op->sched->comm == TPG_COMM_ALLGATHER) { /* barrier.h: flags a peer's epoch raised */
-        b->stage_flags = tpg_buf_stage_flags(op->buffer[rank], &op->layout, 0);
-        b->stage_flag_words = b->tp * TPG_MAX_COPY_CHUNKS;
+    if (mode == TPG_BARRIER_END && op->sched->comm == TPG_COMM_ALLGATHER && !tpg__op_pulls(op)) {
+        b->stage_flags = tpg_buf_stage_flags(op->buffer[rank], &op->layout, 0); /* barrier.h: flags a peer's epoch */
+        b->flag_rows = b->tp;                                                    /* raised; the slots' rows */
+        b->flag_pieces = op->copy.chunks > 1 ? op->copy.chunks : 1;
     }
 }
 

@@ -66,8 +66,8 @@ TPG_TEST(calls_in_order_and_abort_returns_at_once) {
     TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 4, 2, id) == TPG_OK);
     /* from NCCL 2.17 on through a config that caps NCCL's CTAs at the SMs the GEMM leaves free */
     char want[160];
-    snprintf(want, sizeof want, "init_config n=4 rank=2 id0=90 size=40 magic=cafebeef version=21700 max_ctas=%d "
-             "min_ctas_undef=1 rest_undef=1\n", TPG_NCCL_FREE_SMS);
+    snprintf(want, sizeof want, "init_config n=4 rank=2 id0=90 size=40 magic=cafebeef version=21700 max_ctas=%d cga=0 "
+             "min_ctas_undef=1 rest_undef=1\n", TPG_NCCL_FREE_SMS); /* no clusters (nccl.c says why) */
     TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), want);
 
     char buf[64];
@@ -121,6 +121,17 @@ TPG_TEST(before_2_17_the_communicator_has_no_config) {
     TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 2, 1, id) == TPG_OK);
     TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub_216.so"), "init n=2 rank=1 id0=0\n");
     TPG_EXPECT(strstr(stub_log("libnccl_stub_216.so"), "init_config") == NULL);
+    /* so the environment must cap its channels (and, from 2.16, its clusters) */
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "NCCL_MAX_NCHANNELS=8 and NCCL_CGA_CLUSTER_SIZE=0");
+    setenv("NCCL_MAX_NCHANNELS", "8", 1);
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL); /* 2.16.3: clusters still unset */
+    setenv("NCCL_CGA_CLUSTER_SIZE", "0", 1);
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    setenv("NCCL_MAX_NCHANNELS", "16", 1);
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);
+    unsetenv("NCCL_MAX_NCHANNELS");
+    unsetenv("NCCL_CGA_CLUSTER_SIZE");
     tpg_nccl_release(n);
 }
 
@@ -142,7 +153,9 @@ TPG_TEST(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking) {
     /* values read as NCCL reads them (strtoll, base 0): "0x10" is 16, "false" is 0, "0x1" is 1 */
     static const char *const refused[][3] = {{"NCCL_MAX_CTAS", "16", "8"},        {"NCCL_MAX_CTAS", "0x10", ""},
                                              {"NCCL_MIN_P2P_NCHANNELS", "9", "4"}, {"NCCL_COMM_BLOCKING", "0", "1"},
-                                             {"NCCL_COMM_BLOCKING", "false", "0x1"}, {"NCCL_MIN_CTAS", "9", "2"}};
+                                             {"NCCL_COMM_BLOCKING", "false", "0x1"}, {"NCCL_MIN_CTAS", "9", "2"},
+                                             {"NCCL_MIN_NCHANNELS", "16", "8"},    {"NCCL_MIN_NRINGS", "12", "2"},
+                                             {"NCCL_CGA_CLUSTER_SIZE", "4", "0"},  {"NCCL_CGA_CLUSTER_SIZE", "2", "1"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         setenv(refused[i][0], refused[i][1], 1);
         TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buffers.h"
+#include "op_internal.h" /* --peer-ahead reads the late rank's stage flags (tpg__op_read) */
 #include "reference.h"
 #include "route_config.h"
 #include "tpgemm.h"
@@ -186,6 +188,17 @@ static int pool_shard_refused(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
     if (cudaMallocAsync(&pooled, (size_t)(sh.a_rows * sh.a_cols * 2), 0) != cudaSuccess ||
         cudaStreamSynchronize(0) != cudaSuccess)
         return fail("cudaMallocAsync", TPG_ERR_CUDA, ctx);
+    /* the driver's own answer, printed so that a run where nothing is refused says why */
+    cudaMemPool_t pool = NULL;
+    enum cudaMemAccessFlags access = cudaMemAccessFlagsProtNone;
+    struct cudaMemLocation peer;
+    memset(&peer, 0, sizeof peer);
+    peer.type = cudaMemLocationTypeDevice;
+    peer.id = tpg_ctx_device(ctx, 1);
+    const cudaError_t q = cudaDeviceGetDefaultMemPool(&pool, tpg_ctx_device(ctx, 0)) == cudaSuccess
+                              ? cudaMemPoolGetAccess(&access, pool, &peer) : cudaErrorInvalidValue;
+    printf("device %d's access to device %d's default pool: %d (%s)\n", peer.id, tpg_ctx_device(ctx, 0), (int)access,
+           cudaGetErrorString(q));
     tpg_tensors t = {pooled, bufs[0][1], NULL, bufs[0][2], NULL, NULL};
     tpg_status s = tpg_op_set_tensors(op, 0, &t); /* all ranks set: the pulls' parameters are built here */
     printf("rank 0's A in pool memory -> %s: %s\n", tpg_status_string(s), tpg_last_error(ctx));
@@ -208,6 +221,23 @@ static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP]
     return d_matches_reference(ctx, bufs, sh, "fresh context");
 }
 
+/* Rank 1's stage flags after its late call, against its epoch: at it (the closing barrier's reset), not past it. Read
+ * on the op's own stream once rank 1's stream is idle; the copies here are whole (one piece a slot). */
+static int late_flags_at_epoch(tpg_ctx *ctx, tpg_op *op, cudaStream_t late) {
+    unsigned int epoch = 0, flag[TP] = {0};
+    tpg_status s = cudaStreamSynchronize(late) == cudaSuccess ? TPG_OK : TPG_ERR_CUDA;
+    if (s == TPG_OK) s = tpg__op_read(op, 1, tpg_buf_word(op->buffer[1], op->layout.epoch), &epoch, sizeof epoch);
+    for (int row = 0; row < TP && s == TPG_OK; row++)
+        s = tpg__op_read(op, 1, tpg_buf_stage_flags(op->buffer[1], &op->layout, row), &flag[row], sizeof flag[row]);
+    if (s != TPG_OK) return fail("reading rank 1's stage flags", s, ctx);
+    printf("late rank 1 after its call: epoch %u, stage flags %u %u\n", epoch, flag[0], flag[1]);
+    for (int row = 0; row < TP; row++)
+        if ((int)(flag[row] - epoch) > 0)
+            return fail("a stage flag of the late rank is past its epoch: its next call would pass its wait on it",
+                        TPG_ERR_INVALID_ARGUMENT, ctx);
+    return 0;
+}
+
 /* --peer-ahead (all-gather): after rank 0 gave up on call e, it starts call e + 1 at once (its start barrier bumps
  * its epoch word, then waits for rank 1) before rank 1 runs the call e it is late for, then rank 1's call e + 1,
  * rank 0's A shard changed between the two on rank 1's stream. Rank 1's call e copies a stage flag from rank 0's
@@ -219,7 +249,9 @@ static int peer_ahead(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], double *late_
     void *a0_new = NULL;
     cudaStream_t st[TP] = {NULL};
     cudaSetDevice(tpg_ctx_device(ctx, 0));
-    if (cudaMalloc(&a0_new, (size_t)(g_m / TP) * K * 2) != cudaSuccess) return fail("cudaMalloc", TPG_ERR_CUDA, ctx);
+    tpg_op_shard_shape(op, 0, &sh[0]);
+    const size_t a0_bytes = (size_t)(sh[0].a_rows * sh[0].a_cols * 2);
+    if (cudaMalloc(&a0_new, a0_bytes) != cudaSuccess) return fail("cudaMalloc", TPG_ERR_CUDA, ctx);
     if (fill_fresh(ctx, op, bufs, a0_new, sh)) return 1; /* rank 0's A keeps the old values for now */
     for (int r = 0; r < TP; r++) /* non-blocking: on one GPU the legacy stream would queue rank 1 behind rank 0 */
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
@@ -231,8 +263,9 @@ static int peer_ahead(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], double *late_
     nanosleep(&pause, NULL);
     const double t1 = now_s();
     if ((s = tpg_op_run_rank(op, 1, st[1])) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
+    if (late_flags_at_epoch(ctx, op, st[1])) return 1; /* deterministic, where the wrong D below is a race */
     cudaSetDevice(tpg_ctx_device(ctx, 1));
-    if (cudaMemcpyAsync(bufs[0][0], a0_new, (size_t)(g_m / TP) * K * 2, cudaMemcpyDefault, st[1]) != cudaSuccess)
+    if (cudaMemcpyAsync(bufs[0][0], a0_new, a0_bytes, cudaMemcpyDefault, st[1]) != cudaSuccess)
         return fail("rank 0's new A", TPG_ERR_CUDA, ctx);
     if ((s = tpg_op_run_rank(op, 1, st[1])) != TPG_OK) return fail("tpg_op_run_rank (rank 1's next call)", s, ctx);
     s = tpg_op_sync(op); /* rank 1's late call e fails ("a peer gave up"); the status words hold no call's own */
@@ -349,7 +382,8 @@ int main(int argc, char **argv) {
     if (setup((uint64_t)(timeout_s * 1e9), &ctx, &op, bufs)) return 1;
 
     if (!g_share && wrong_device_stream(ctx, op)) return 1;
-    if (!g_share && g_allgather && g_m == 128 && pool_shard_refused(ctx, op, bufs)) return 1;
+    /* the gathered walk's GEMM pulls the shards only with the barriers in the table's graph (copy_plan.h) */
+    if (!g_share && g_allgather && g_m == 128 && !g_overlap && pool_shard_refused(ctx, op, bufs)) return 1;
 
     unsigned short *d0 = NULL; /* pinned before the launch: pageable copies and allocations may synchronize */
     cudaStream_t probe = NULL;

@@ -47,8 +47,8 @@ typedef struct stub_config { /* NCCL 2.17's fields; a later NCCL reads more only
 int ncclCommInitRankConfig(void **comm, int n, stub_id id, int rank, stub_config *c) {
     note("init_config n=%ld rank=%ld id0=%ld", n, rank, (unsigned char)id.internal[0]);
     note(" size=%ld magic=%lx version=%ld", (long)c->size, (long)c->magic, (long)c->version);
-    note(" max_ctas=%ld min_ctas_undef=%ld rest_undef=%ld\n", c->max_ctas, c->min_ctas == (-2147483647 - 1),
-         c->blocking == c->min_ctas && c->cga_cluster_size == c->min_ctas && c->net_name == NULL);
+    note(" max_ctas=%ld cga=%ld min_ctas_undef=%ld", c->max_ctas, c->cga_cluster_size, c->min_ctas == (-2147483647 - 1));
+    note(" rest_undef=%ld\n", c->blocking == c->min_ctas && c->net_name == NULL, 0, 0);
     *comm = &g_comm_token;
     return c->magic == 0xcafebeefu && n != 3 ? 0 : 4; /* n = 3: an NCCL that refuses the config */
 }
