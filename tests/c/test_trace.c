@@ -1,127 +1,7 @@
 /* Unit tests of the trace-to-JSON writer (runtime/src/cli/trace_json.c) on synthetic trace buffers laid
  * out as the kernels write them (templates/kernels/trace_format.h). No GPU. */
 #define _GNU_SOURCE
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "../../runtime/src/cli/trace_json.h"
-#include "trace_format.h"
-#include "tpg_test.h"
-
-#define CAP 4
-#define CTAS 3
-#define T0 1000000000000ull /* an arbitrary %globaltimer origin, ns */
-
-static tpg_trace_header *hdr(void *buf) { return (tpg_trace_header *)buf; }
-static tpg_trace_cta *cta(void *buf, uint32_t c) {
-    return (tpg_trace_cta *)((char *)buf + TPG_TRACE_HEADER_BYTES + c * tpg_trace_cta_bytes(hdr(buf)->cap));
-}
-static tpg_trace_rec *rec(void *buf, uint32_t c, int lane, uint32_t i) {
-    return (tpg_trace_rec *)((char *)cta(buf, c) + TPG_TRACE_CTA_BYTES) + lane * hdr(buf)->cap + i;
-}
-
-/* Appends a record as the kernel does: count always grows, the record lands only below the cap. */
-static tpg_trace_rec *append(void *buf, uint32_t c, int lane) {
-    tpg_trace_cta *x = cta(buf, c);
-    uint32_t n = x->count[lane]++;
-    return n < hdr(buf)->cap ? rec(buf, c, lane, n) : NULL;
-}
-
-static void tile(void *buf, uint32_t c, int lane, int stage, int t, uint64_t b, uint64_t e, uint64_t end) {
-    tpg_trace_rec *r = append(buf, c, lane);
-    if (!r) return;
-    r->kind = TPG_TRACE_REC_TILE;
-    r->stage = stage;
-    r->tile = t;
-    r->t[0] = b, r->t[1] = e, r->t[2] = end;
-}
-
-static void stage_wait(void *buf, uint32_t c, int stage, int piece, uint64_t b, uint64_t e) {
-    tpg_trace_rec *r = append(buf, c, 0);
-    if (!r) return;
-    r->kind = TPG_TRACE_REC_STAGE_WAIT;
-    r->stage = stage;
-    r->tile = piece; /* the last piece of the stage's copy the wait saw */
-    r->t[0] = b, r->t[1] = e;
-}
-
-static void loads(void *buf, uint32_t c, int stage, int t, uint64_t b, uint64_t first, uint64_t last) {
-    tpg_trace_rec *r = append(buf, c, 0);
-    if (!r) return;
-    r->kind = TPG_TRACE_REC_LOADS;
-    r->stage = stage;
-    r->tile = t;
-    r->t[0] = b, r->t[1] = first, r->t[2] = last;
-    r->t[3] = 1200, r->t[4] = 4800; /* ring-full and issue cycles */
-}
-
-/* One device of an all-gather tp = 2 launch: CTAs 0 and 1 written, CTA 2 never started. All times in us
- * after T0 + skew_ns. CTA 0's wg0 appends 6 tiles into a cap of 4: 2 dropped. */
-static void *make_device(size_t *bytes, uint64_t skew_ns) {
-    *bytes = (size_t)tpg_trace_bytes(CTAS, CAP);
-    void *buf = calloc(1, *bytes);
-    tpg_trace_header *h = hdr(buf);
-    const uint64_t o = T0 + skew_ns;
-#define US(x) (o + (uint64_t)((x) * 1000.0))
-    h->magic = TPG_TRACE_MAGIC, h->version = TPG_TRACE_VERSION, h->ctas = CTAS, h->cap = CAP;
-    h->barrier[0][0] = US(0), h->barrier[0][1] = US(1), h->barrier[0][2] = US(5);
-    h->barrier[1][0] = US(200), h->barrier[1][1] = US(201), h->barrier[1][2] = US(210);
-    h->grid = 2, h->tiles_m = 4, h->tiles_n = 3, h->k_blocks = 8, h->num_stages = 2, h->bm = 128, h->bn = 256;
-    h->cluster = 1, h->kernel_written = TPG_TRACE_MAGIC;
-    for (uint32_t c = 0; c < 2; c++) {
-        tpg_trace_cta *x = cta(buf, c);
-        x->written = TPG_TRACE_MAGIC, x->smid = 10 + c, x->t_start = US(6);
-        x->lane_end[0] = US(100), x->lane_end[1] = x->lane_end[2] = US(190);
-    }
-    stage_wait(buf, 0, 1, 0, US(60), US(80)); /* CTA 0 waits 20 us for flag 1 */
-    stage_wait(buf, 1, 1, 0, US(70), US(75)); /* CTA 1 sees it first, at 75 us */
-    for (int i = 0; i < 6; i++) tile(buf, 0, 1, i < 3 ? 0 : 1, 7 - i, US(10 + 30 * i), US(30 + 30 * i), US(35 + 30 * i));
-    tile(buf, 0, 2, 0, 7, US(10), US(30), US(36));
-    loads(buf, 1, 0, 5, US(7), US(9), US(29)); /* CTA 1's producer: k-block 0 of tile 5 out at 9 us */
-    tile(buf, 1, 1, 0, 5, US(10), US(30), US(35));
-    tpg_trace_rec *r = rec(buf, 1, 1, 0); /* a reduce-scatter style partial wait inside the epilogue */
-    r->flags = TPG_TRACE_F_PARTIAL, r->t[3] = US(31), r->t[4] = US(33);
-    r->t[5] = US(34.5); /* last store issued 1.5 us after the wait (33 us), then 0.5 us of flag flush */
-    tile(buf, 1, 2, 1, 11, US(40), 0, 0); /* never finished: incomplete */
-#undef US
-    return buf;
-}
-
-static char *to_json(const tpg_trace_device *d, int n, tpg_trace_summary *sum, int *rc, char *msg, size_t cap) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    tpg_trace_meta meta = {"ag_rota_bf16_tp2", "AllGather1D_TilingCD_RotatingA", "k\"q", 2, 512, 768, 256, 1};
-    *rc = tpg_trace_write_json(f, &meta, d, n, sum, msg, cap);
-    fclose(f);
-    return text;
-}
-
-/* to_json for a conversion that must succeed: the JSON, or NULL (with the writer's message printed). */
-static char *converted(const tpg_trace_device *d, int n, tpg_trace_summary *sum) {
-    char msg[256] = "";
-    int rc;
-    char *j = to_json(d, n, sum, &rc, msg, sizeof msg);
-    if (rc == 0) return j;
-    fprintf(stderr, "conversion failed: %s\n", msg);
-    free(j);
-    return NULL;
-}
-
-/* converted() of one device: rank 0 on CUDA device 0. */
-static char *converted_one(void *buf, size_t bytes) {
-    tpg_trace_device d[1] = {{0, 0, buf, bytes, NULL, 0, 0, -1.0}};
-    tpg_trace_summary sum;
-    return converted(d, 1, &sum);
-}
-
-static int count(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
-    return n;
-}
+#include "trace_fixture.h"
 
 /* The gathered all-gather walk (one stage, behind the last copy's flag): its wait is every shard's copies, not a
  * stage's. */
@@ -168,67 +48,6 @@ TPG_TEST(a_tile_not_stored_has_no_coordinates) {
     TPG_EXPECT_STR_CONTAINS(j, "\"tile\": 5, \"tm\": -1, \"tn\": -1, \"batch\": -1, \"stored\": false");
     free(j);
     free(d0);
-}
-
-/* Ranks on one GPU (--share-device) share its timer: no shift, said so; the offset is still reported. A rank whose
- * clock is behind rank 0's (negative offset) is taken forward. */
-TPG_TEST(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward) {
-    size_t b0, b1;
-    void *d0 = make_device(&b0, 0), *d1 = make_device(&b1, 2500);
-    tpg_trace_device d[2] = {{0, 0, d0, b0, NULL, 0, 0, -1.0}, {1, 0, d1, b1, NULL, 0, 0, -1.0}};
-    tpg_trace_summary sum;
-    char *j = converted(d, 2, &sum);
-    TPG_ASSERT(j != NULL);
-    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"none (one GPU, one timer)\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 2.500]");
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 2, \"tid\": 200101, \"ts\": 12.500, \"dur\": 25.000");
-    free(j);
-    free(d1);
-    d1 = make_device(&b1, 0);
-    for (size_t w = 0; w < b1 / 8; w++) { /* every time of rank 1 300 us earlier: its clock is behind */
-        uint64_t *t = (uint64_t *)d1 + w;
-        if (*t >= T0 && *t < T0 + 1000000000ull) *t -= 300000;
-    }
-    d[1] = (tpg_trace_device){1, 3, d1, b1, NULL, 0, 0, -1.0};
-    j = converted(d, 2, &sum);
-    TPG_ASSERT(j != NULL);
-    TPG_EXPECT(sum.start_exit_offset_us[1] > -300.01 && sum.start_exit_offset_us[1] < -299.99);
-    TPG_EXPECT(sum.span_us > 209.9 && sum.span_us < 210.1);
-    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"start_barrier\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 2, \"tid\": 200101, \"ts\": 10.000, \"dur\": 25.000");
-    free(j);
-    free(d0);
-    free(d1);
-}
-
-/* Ranks 0 and 1 on GPU 0, rank 2 on GPU 5 with its clock 300 us ahead: rank 1 keeps GPU 0's timer (its own offset,
- * 1 us, is polling latency: not shifted), rank 2 is taken back by 300 us. Then rank 2's start barrier gave up: it
- * left at its timeout, so nothing is shifted and the file says why. */
-TPG_TEST(ranks_of_a_gpu_share_its_shift_and_a_start_barrier_that_gave_up_shifts_none) {
-    size_t b[3];
-    void *d0 = make_device(&b[0], 0), *d1 = make_device(&b[1], 1000), *d2 = make_device(&b[2], 300000);
-    tpg_trace_device d[3] = {{0, 0, d0, b[0], NULL, 0, 0, -1.0}, {1, 0, d1, b[1], NULL, 0, 0, -1.0},
-                             {2, 5, d2, b[2], NULL, 0, 0, -1.0}};
-    tpg_trace_summary sum;
-    char *j = converted(d, 3, &sum);
-    TPG_ASSERT(j != NULL);
-    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"start_barrier\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 1.000, 300.000], "
-                               "\"shift_us\": [0.000, 0.000, 300.000]");
-    /* tile 7 of each rank at 10 us on its own clock: rank 1 1 us later on the axis, rank 2 at the same time */
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 2, \"tid\": 200101, \"ts\": 11.000, \"dur\": 25.000");
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 3, \"tid\": 300101, \"ts\": 10.000, \"dur\": 25.000");
-    free(j);
-    hdr(d2)->barrier_gave_up[0] = 1;
-    j = converted(d, 3, &sum);
-    TPG_ASSERT(j != NULL);
-    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"none (a start barrier gave up: its exit is no shared moment)\"");
-    TPG_EXPECT_STR_CONTAINS(j, "\"shift_us\": [0.000, 0.000, 0.000]");
-    TPG_EXPECT_STR_CONTAINS(j, "\"pid\": 3, \"tid\": 300101, \"ts\": 310.000, \"dur\": 25.000");
-    free(j);
-    free(d0);
-    free(d1);
-    free(d2);
 }
 
 TPG_TEST(two_devices_convert) {
@@ -342,28 +161,6 @@ TPG_TEST(counts_beyond_cap_are_clamped) {
     TPG_EXPECT_EQ_INT(rc, 0);
     TPG_EXPECT_EQ_INT(sum.dropped, 0xffffffffll - CAP);
     TPG_EXPECT_EQ_INT(sum.records, 9);
-    free(j);
-    free(d0);
-}
-
-TPG_TEST(no_barrier_times_means_no_offset) {
-    size_t b;
-    void *d0 = make_device(&b, 0);
-    memset(hdr(d0)->barrier, 0, sizeof hdr(d0)->barrier);
-    hdr(d0)->kernel_written = 0;
-    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
-    tpg_trace_summary sum;
-    char msg[256];
-    int rc;
-    char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
-    TPG_EXPECT_EQ_INT(rc, 0);
-    TPG_EXPECT_EQ_INT(sum.has_offset[0], 0);
-    TPG_EXPECT_EQ_INT(sum.silent_kernels, 1);
-    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [null]");
-    TPG_EXPECT(strstr(j, "\"start barrier\"") == NULL);
-    /* the inferred copy then starts at the first wait */
-    TPG_EXPECT_STR_CONTAINS(j, "\"name\": \"copy+flag stage 1\", \"cat\": \"copy\", \"ph\": \"X\", \"pid\": 1, "
-                               "\"tid\": 100001, \"ts\": 54.000, \"dur\": 15.000");
     free(j);
     free(d0);
 }
@@ -608,12 +405,11 @@ TPG_TEST(copy_engine_partial_bands_are_named) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that_gave_up_are_marked),
-              TPG_CASE(timed_nodes_replace_the_inferred_copies), TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond), TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
+              TPG_CASE(timed_nodes_replace_the_inferred_copies),
+              TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond),
+              TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
               TPG_CASE(pieces_end_the_inferred_copy_at_the_last_piece), TPG_CASE(rejects_malformed_buffers),
-              TPG_CASE(counts_beyond_cap_are_clamped),
-              TPG_CASE(no_barrier_times_means_no_offset), TPG_CASE(a_tile_not_stored_has_no_coordinates),
-              TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward),
-              TPG_CASE(ranks_of_a_gpu_share_its_shift_and_a_start_barrier_that_gave_up_shifts_none),
+              TPG_CASE(counts_beyond_cap_are_clamped), TPG_CASE(a_tile_not_stored_has_no_coordinates),
               TPG_CASE(stream_k_parts_are_labelled_and_not_stored), TPG_CASE(lane_peak_is_the_largest_count),
               TPG_CASE(time_zero_is_a_string_of_every_digit), TPG_CASE(a_second_trace_has_room_for_the_busiest_lane),
               TPG_CASE(a_contribution_past_the_edge_is_neither_stored_nor_placed))
