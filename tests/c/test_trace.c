@@ -153,12 +153,9 @@ TPG_TEST(counts_beyond_cap_are_clamped) {
     size_t b;
     void *d0 = make_device(&b, 0);
     cta(d0, 0)->count[1] = 0xffffffffu; /* a wild count reads at most cap records */
-    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
     tpg_trace_summary sum;
-    char msg[256];
-    int rc;
-    char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
-    TPG_EXPECT_EQ_INT(rc, 0);
+    char *j = converted_one_into(d0, b, &sum);
+    TPG_ASSERT(j != NULL);
     TPG_EXPECT_EQ_INT(sum.dropped, 0xffffffffll - CAP);
     TPG_EXPECT_EQ_INT(sum.records, 9);
     free(j);

@@ -70,12 +70,9 @@ TPG_TEST(no_barrier_times_means_no_offset) {
     void *d0 = make_device(&b, 0);
     memset(hdr(d0)->barrier, 0, sizeof hdr(d0)->barrier);
     hdr(d0)->kernel_written = 0;
-    tpg_trace_device d = {0, 0, d0, b, NULL, 0, 0, -1.0};
     tpg_trace_summary sum;
-    char msg[256];
-    int rc;
-    char *j = to_json(&d, 1, &sum, &rc, msg, sizeof msg);
-    TPG_EXPECT_EQ_INT(rc, 0);
+    char *j = converted_one_into(d0, b, &sum);
+    TPG_ASSERT(j != NULL);
     TPG_EXPECT_EQ_INT(sum.has_offset[0], 0);
     TPG_EXPECT_EQ_INT(sum.silent_kernels, 1);
     TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [null]");

@@ -111,12 +111,14 @@ static inline char *converted(const tpg_trace_device *d, int n, tpg_trace_summar
     return NULL;
 }
 
-/* converted() of one device: rank 0 on CUDA device 0. */
-static inline char *converted_one(void *buf, size_t bytes) {
+/* converted() of one device: rank 0 on CUDA device 0; its summary in *sum (NULL: not wanted). */
+static inline char *converted_one_into(void *buf, size_t bytes, tpg_trace_summary *sum) {
     tpg_trace_device d[1] = {{0, 0, buf, bytes, NULL, 0, 0, -1.0}};
-    tpg_trace_summary sum;
-    return converted(d, 1, &sum);
+    tpg_trace_summary local;
+    return converted(d, 1, sum ? sum : &local);
 }
+
+static inline char *converted_one(void *buf, size_t bytes) { return converted_one_into(buf, bytes, NULL); }
 
 static inline int count(const char *hay, const char *needle) {
     int n = 0;
