@@ -26,12 +26,14 @@ from pathlib import Path
 
 # Environment guard, before torch / NCCL load: no NVLink multicast anywhere (the lent machines forbid it).
 os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"})
-# tpgemm exchanges CUDA IPC handles of the tensors' allocations; cuMemCreate (expandable) segments have none. The
-# user's other options of either name of the allocator's settings, merged into both (newer torch reads
-# PYTORCH_ALLOC_CONF first, and would drop the older name's then).
+# tpgemm exchanges legacy CUDA IPC handles of the tensors' allocations, which neither cuMemCreate (expandable) segments
+# nor the cudaMallocAsync backend's pools have. The user's other options of either name of the allocator's settings,
+# merged into both by key (the newer name's last; newer torch reads PYTORCH_ALLOC_CONF first and would drop the older).
 _ALLOC_VARS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
-_alloc = [o for v in _ALLOC_VARS for o in os.environ.get(v, "").split(",") if o and "expandable_segments" not in o]
-os.environ.update({v: ",".join(list(dict.fromkeys(_alloc)) + ["expandable_segments:False"]) for v in _ALLOC_VARS})
+_alloc = {o.split(":")[0].strip(): o.strip() for v in _ALLOC_VARS
+          for o in os.environ.get(v, "").split(",") if o.strip()}
+_alloc = [o for k, o in _alloc.items() if k not in ("expandable_segments", "backend")] + ["expandable_segments:False"]
+os.environ.update({v: ",".join(_alloc) for v in _ALLOC_VARS})
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402

@@ -91,8 +91,9 @@ def test_bench_script_imports():
 
 
 def test_bench_turns_expandable_segments_off_under_both_names(tmp_path):
-    """tpgemm exports its tensors' allocations by CUDA IPC, which cuMemCreate (expandable) segments cannot: the script
-    turns them off before torch loads, under either name of the allocator's settings, keeping both names' options.
+    """tpgemm exports its tensors' allocations by legacy CUDA IPC, which cuMemCreate (expandable) segments and the
+    cudaMallocAsync backend cannot: the script turns them off before torch loads, under either name of the allocator's
+    settings, keeping both names' other options (by key, the newer name's last).
     Run in a subprocess with a stand-in torch (nothing of it is used at import)."""
     fake = tmp_path / "torch"
     fake.mkdir()
@@ -101,12 +102,12 @@ def test_bench_turns_expandable_segments_off_under_both_names(tmp_path):
     code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import tp_bench; "
             "print(os.environ['PYTORCH_CUDA_ALLOC_CONF']); print(os.environ['PYTORCH_ALLOC_CONF'])")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT / 'bench'}",
-           "PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.8",
+           "PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.8, max_split_size_mb:32,backend:cudaMallocAsync",
            "PYTORCH_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:64"}
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "bench")], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    merged = "garbage_collection_threshold:0.8,max_split_size_mb:64,expandable_segments:False"
-    assert out.stdout.split() == [merged, merged]  # whichever name torch reads, the user's options are kept
+    merged = "garbage_collection_threshold:0.8,max_split_size_mb:64,expandable_segments:False"  # newer name's last
+    assert out.stdout.split() == [merged, merged]  # whichever name torch reads; no pool backend (no legacy IPC)
 
 
 def test_acceptance_lines_name_the_seed_problem_and_the_local_ratios():

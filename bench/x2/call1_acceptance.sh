@@ -5,7 +5,8 @@
 #   2. bench/run_tp.sh --tp 2 --alt-copy-engine-partials: issue 4's table (bench/results/tp2.json), each
 #      reduce-scatter pick's copy-engine twin beside it on the same tensors ("alt:copy_engine_partials")
 #   3. the GPU pytest's cases across GPUs (bench/x2/pytest_cases.sh): issue 4's missing-peer timeout first (12
-#      gpu_timeout runs, ~40-60 s, bounded at 150: before the benchmark, so that a cut call still has it), the rest after; -rA, so that the log names every case
+#      gpu_timeout runs, ~40-60 s, bounded at 150 s: before the benchmark, so that a cut call still has it), the rest
+#      after with what is left (the NCCL transport's cases also lead call 3); -rA, so that the log names every case
 #      that passed (a step cut by its bound gets SIGINT, on which pytest still prints that summary)
 # Back in $OUT: summary.txt, tp2.json, tp2_table.md, tp2.png, records.tgz (every log). Then, by bench/x2/README.md:
 # the copy engine the default (bench/x2/ce_default.py) and call 4, or not.

@@ -69,10 +69,10 @@ tpg_status tpg__use_device(tpg_ctx *ctx, int rank) {
 }
 
 /* Whether rank's device may load from p with its SMs (1 where the driver cannot say: the kernel's own fault then
- * stands). Device memory only (host and managed memory are readable from every device that may map them): cudaMalloc
- * memory (suitable for legacy CUDA IPC) is covered by the peer access the context enabled; memory of a pool
- * (cudaMallocAsync) or of cuMemCreate (PyTorch's expandable segments) is readable from another GPU only where its owner
- * granted that GPU access, which the pool (cudaMemPoolGetAccess) or the mapping (cuMemGetAccess) reports. */
+ * stands). cudaMalloc memory (suitable for legacy CUDA IPC) is covered by the peer access the context enabled; memory
+ * of a pool (cudaMallocAsync) or of cuMemCreate (PyTorch's expandable segments), on a device or the host, is readable
+ * from another GPU only where its owner granted that GPU access, which the pool (cudaMemPoolGetAccess) or the mapping
+ * (cuMemGetAccess) reports; managed memory passes, and so does other host memory (neither query answers for it). */
 int tpg__device_reads(tpg_ctx *ctx, int rank, const void *p) {
     (void)pthread_once(&drv_once, load_driver_fns);
     struct cudaPointerAttributes at;
@@ -83,7 +83,7 @@ int tpg__device_reads(tpg_ctx *ctx, int rank, const void *p) {
     const CUdeviceptr ptr = (CUdeviceptr)p;
     unsigned long long legacy = 0; /* wider than the driver's bool, zeroed: either size reads right */
     CUmemoryPool pool = NULL;
-    if (at.type != cudaMemoryTypeDevice || !drv.pointer_attribute) return 1;
+    if (at.type == cudaMemoryTypeManaged || at.type == cudaMemoryTypeUnregistered || !drv.pointer_attribute) return 1;
     if (drv.pointer_attribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, ptr) == CUDA_SUCCESS && legacy)
         return 1;
     if (drv.pointer_attribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, ptr) == CUDA_SUCCESS && pool) {

@@ -141,21 +141,31 @@ static int nccl_env(const char *name, long long *v) {
 }
 
 /* What the environment may not set: more channels (a CTA each) than the SMs the GEMM leaves free, or clusters. */
+/* The variable NCCL reads of a name and its older alias (NCCL_MIN_NCHANNELS before NCCL_MIN_NRINGS): its name, or
+ * NULL where neither is set; *v its value. */
+static const char *nccl_env_of(const char *name, const char *alias, long long *v) {
+    return nccl_env(name, v) ? name : nccl_env(alias, v) ? alias : NULL;
+}
+
+static tpg_status too_many_channels(tpg_ctx *ctx, const char *name) {
+    TPG_FAIL(ctx, TPG_ERR_NCCL, "%s=%s in the environment would run NCCL's sends and receives on more CTAs than the "
+             "%d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at most %d", name,
+             getenv(name), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+}
+
 static tpg_status check_channels_and_clusters(tpg_ctx *ctx, const tpg_nccl *n) {
-    static const char *const min_channels[] = {"NCCL_MIN_P2P_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS"};
     long long v = 0;
-    for (size_t i = 0; i < sizeof min_channels / sizeof min_channels[0]; i++)
-        if (nccl_env(min_channels[i], &v) && v > TPG_NCCL_FREE_SMS)
-            TPG_FAIL(ctx, TPG_ERR_NCCL, "%s=%s in the environment would run NCCL's sends and receives on more CTAs than "
-                     "the %d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at most %d",
-                     min_channels[i], getenv(min_channels[i]), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
-    if (nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v > 1)
+    if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &v) && v > TPG_NCCL_FREE_SMS)
+        return too_many_channels(ctx, "NCCL_MIN_P2P_NCHANNELS");
+    const char *min = nccl_env_of("NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS", &v);
+    if (min && v > TPG_NCCL_FREE_SMS) return too_many_channels(ctx, min);
+    if (n->version >= 21600 && nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v > 1) /* the variable came with 2.16 */
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_CGA_CLUSTER_SIZE=%s in the environment would launch NCCL's kernels in "
                  "clusters, which need that many free SMs of one GPC at once beside the persistent GEMM; unset it or "
                  "set 0", getenv("NCCL_CGA_CLUSTER_SIZE"));
     if (n->comm_init_rank_config) return TPG_OK;
     /* before 2.17 no config caps NCCL's channels (nor, in 2.16, its clusters): the environment must */
-    const int capped = nccl_env("NCCL_MAX_NCHANNELS", &v) && v >= 1 && v <= TPG_NCCL_FREE_SMS;
+    const int capped = nccl_env_of("NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", &v) && v <= TPG_NCCL_FREE_SMS;
     const int unclustered = n->version < 21600 || (nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v <= 1);
     if (!capped || !unclustered)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL %d (%s) has no communicator config (2.17 added it) to keep its kernels "

@@ -131,6 +131,9 @@ TPG_TEST(before_2_17_the_communicator_has_no_config) {
     setenv("NCCL_MAX_NCHANNELS", "16", 1);
     TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);
     unsetenv("NCCL_MAX_NCHANNELS");
+    setenv("NCCL_MAX_NRINGS", "8", 1); /* the older name of the cap */
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    unsetenv("NCCL_MAX_NRINGS");
     unsetenv("NCCL_CGA_CLUSTER_SIZE");
     tpg_nccl_release(n);
 }
@@ -165,6 +168,12 @@ TPG_TEST(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking) {
         unsetenv(refused[i][0]);
     }
     TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    /* NCCL reads NCCL_MIN_NCHANNELS before its older alias NCCL_MIN_NRINGS: the alias then counts for nothing */
+    setenv("NCCL_MIN_NCHANNELS", "4", 1);
+    setenv("NCCL_MIN_NRINGS", "16", 1);
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    unsetenv("NCCL_MIN_NCHANNELS");
+    unsetenv("NCCL_MIN_NRINGS");
     tpg_nccl_release(n);
 }
 

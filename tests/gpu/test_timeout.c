@@ -197,6 +197,7 @@ static int pool_shard_refused(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3]) {
     peer.id = tpg_ctx_device(ctx, 1);
     const cudaError_t q = cudaDeviceGetDefaultMemPool(&pool, tpg_ctx_device(ctx, 0)) == cudaSuccess
                               ? cudaMemPoolGetAccess(&access, pool, &peer) : cudaErrorInvalidValue;
+    (void)cudaGetLastError(); /* a failed query is printed, not left for the next call */
     printf("device %d's access to device %d's default pool: %d (%s)\n", peer.id, tpg_ctx_device(ctx, 0), (int)access,
            cudaGetErrorString(q));
     tpg_tensors t = {pooled, bufs[0][1], NULL, bufs[0][2], NULL, NULL};
@@ -222,19 +223,19 @@ static int fresh_call_matches_reference(tpg_ctx *ctx, tpg_op *op, void *bufs[TP]
 }
 
 /* Rank 1's stage flags after its late call, against its epoch: at it (the closing barrier's reset), not past it. Read
- * on the op's own stream once rank 1's stream is idle; the copies here are whole (one piece a slot). */
-static int late_flags_at_epoch(tpg_ctx *ctx, tpg_op *op, cudaStream_t late) {
-    unsigned int epoch = 0, flag[TP] = {0};
+ * on the op's own non-blocking stream once rank 1's stream is idle, into `words` (pinned before rank 0's launch:
+ * pageable copies may synchronize) - epoch, then one flag a row (the copies here are whole: one piece a slot). */
+static int late_flags_at_epoch(tpg_ctx *ctx, tpg_op *op, cudaStream_t late, unsigned int *words) {
     tpg_status s = cudaStreamSynchronize(late) == cudaSuccess ? TPG_OK : TPG_ERR_CUDA;
-    if (s == TPG_OK) s = tpg__op_read(op, 1, tpg_buf_word(op->buffer[1], op->layout.epoch), &epoch, sizeof epoch);
+    if (s == TPG_OK) s = tpg__op_read(op, 1, tpg_buf_word(op->buffer[1], op->layout.epoch), &words[0], sizeof *words);
     for (int row = 0; row < TP && s == TPG_OK; row++)
-        s = tpg__op_read(op, 1, tpg_buf_stage_flags(op->buffer[1], &op->layout, row), &flag[row], sizeof flag[row]);
+        s = tpg__op_read(op, 1, tpg_buf_stage_flags(op->buffer[1], &op->layout, row), &words[1 + row], sizeof *words);
     if (s != TPG_OK) return fail("reading rank 1's stage flags", s, ctx);
-    printf("late rank 1 after its call: epoch %u, stage flags %u %u\n", epoch, flag[0], flag[1]);
+    printf("late rank 1 after its call: epoch %u, stage flags %u %u\n", words[0], words[1], words[2]);
     for (int row = 0; row < TP; row++)
-        if ((int)(flag[row] - epoch) > 0)
-            return fail("a stage flag of the late rank is past its epoch: its next call would pass its wait on it",
-                        TPG_ERR_INVALID_ARGUMENT, ctx);
+        if (words[1 + row] != words[0])
+            return fail("a stage flag of the late rank is not at its epoch: past it, its next call would pass its "
+                        "wait on it", TPG_ERR_INVALID_ARGUMENT, ctx);
     return 0;
 }
 
@@ -247,11 +248,14 @@ static int late_flags_at_epoch(tpg_ctx *ctx, tpg_op *op, cudaStream_t late) {
 static int peer_ahead(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], double *late_s) {
     tpg_shard_shape sh[TP];
     void *a0_new = NULL;
+    unsigned int *words = NULL; /* late_flags_at_epoch's */
     cudaStream_t st[TP] = {NULL};
     cudaSetDevice(tpg_ctx_device(ctx, 0));
     tpg_op_shard_shape(op, 0, &sh[0]);
     const size_t a0_bytes = (size_t)(sh[0].a_rows * sh[0].a_cols * 2);
-    if (cudaMalloc(&a0_new, a0_bytes) != cudaSuccess) return fail("cudaMalloc", TPG_ERR_CUDA, ctx);
+    if (cudaMalloc(&a0_new, a0_bytes) != cudaSuccess || cudaMallocHost((void **)&words, (1 + TP) * sizeof *words) !=
+        cudaSuccess)
+        return fail("cudaMalloc", TPG_ERR_CUDA, ctx);
     if (fill_fresh(ctx, op, bufs, a0_new, sh)) return 1; /* rank 0's A keeps the old values for now */
     for (int r = 0; r < TP; r++) /* non-blocking: on one GPU the legacy stream would queue rank 1 behind rank 0 */
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
@@ -263,7 +267,7 @@ static int peer_ahead(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], double *late_
     nanosleep(&pause, NULL);
     const double t1 = now_s();
     if ((s = tpg_op_run_rank(op, 1, st[1])) != TPG_OK) return fail("tpg_op_run_rank (late rank 1)", s, ctx);
-    if (late_flags_at_epoch(ctx, op, st[1])) return 1; /* deterministic, where the wrong D below is a race */
+    if (late_flags_at_epoch(ctx, op, st[1], words)) return 1; /* deterministic, where the wrong D below is a race */
     cudaSetDevice(tpg_ctx_device(ctx, 1));
     if (cudaMemcpyAsync(bufs[0][0], a0_new, a0_bytes, cudaMemcpyDefault, st[1]) != cudaSuccess)
         return fail("rank 0's new A", TPG_ERR_CUDA, ctx);
@@ -275,6 +279,7 @@ static int peer_ahead(tpg_ctx *ctx, tpg_op *op, void *bufs[TP][3], double *late_
         return fail("expected TPG_ERR_TIMEOUT (a peer gave up) for the late rank", s, ctx);
     for (int r = 0; r < TP; r++) cudaStreamDestroy(st[r]);
     cudaFree(a0_new);
+    cudaFreeHost(words);
     return d_matches_reference(ctx, bufs, sh, "the call after the late one, rank 0's A changed");
 }
 
@@ -382,8 +387,7 @@ int main(int argc, char **argv) {
     if (setup((uint64_t)(timeout_s * 1e9), &ctx, &op, bufs)) return 1;
 
     if (!g_share && wrong_device_stream(ctx, op)) return 1;
-    /* the gathered walk's GEMM pulls the shards only with the barriers in the table's graph (copy_plan.h) */
-    if (!g_share && g_allgather && g_m == 128 && !g_overlap && pool_shard_refused(ctx, op, bufs)) return 1;
+    if (!g_share && g_allgather && tpg__op_pulls(op) && pool_shard_refused(ctx, op, bufs)) return 1; /* (copy_plan.h) */
 
     unsigned short *d0 = NULL; /* pinned before the launch: pageable copies and allocations may synchronize */
     cudaStream_t probe = NULL;
