@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # x2 call 3 (nvidia-h200-x2, ~540 s): the NCCL transport's GPU pytest cases across GPUs first (its kernels beside the
 # persistent GEMM over NVLink: 4-8 channels a peer, unclustered since 2026-12-05-j), then the other experiments on the
-# anchors, each an extra variant on the same tensors (bench/run_tp.sh --tag alts: tp2_alts.json): the links' cost beside the local GEMM (diag:local_link), the barriers
+# anchors, each an extra variant on the same tensors (bench/run_tp.sh --tag alts: tp2_alts.json): the links' cost
+# beside the local GEMM (diag:local_link), the barriers
 # beside the GEMM, pulled partials, the call captured in a CUDA graph, the NCCL transport - of the shipped defaults,
 # pushing or, after call 4, by copy engine; then the 70B-o ring, pushing (run_trace.sh takes the `_push` twin where
 # the default moves its partials another way), traced next to its local GEMM: do the pushing tiles' mainloops grow
