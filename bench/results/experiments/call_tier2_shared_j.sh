@@ -3,6 +3,8 @@
 # on the GPU at TP = 2, every group (the closing barrier's flag reset and tells, every timeout marking its launch:
 # 2026-12-05-j). From the repository root:
 #   bash bench/results/experiments/call_tier2_shared_j.sh
+# On an H100 the 380 s budget covered the groups through copy_chunks (22:49Z); the rest then ran in a second call:
+#   TIER2_GROUPS=overlap_barriers,gathered,one_hop,pull_partials,few_rows,stream_k,trace bash <this script>
 OUT=${OUT:-build/tier2_shared_j}
 # shellcheck source=call_preamble.sh
 source "$(dirname "$0")/call_preamble.sh"
