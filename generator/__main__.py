@@ -56,7 +56,7 @@ def _inputs(config_path: str, doc: dict) -> list[str]:
     every ninja, whose own files change that folder)."""
     tdir = render.TEMPLATE_DIR
     inc = [f for pat in _include_patterns(config_path, doc) for f in
-           [Path(pat).parent] + sorted(Path(g) for g in glob.glob(pat)) if f.exists()]
+           [_fixed_folder(pat)] + sorted(Path(g) for g in glob.glob(pat)) if f.exists()]
     files = [Path(config_path)] + inc + sorted(PACKAGE_DIR.glob("*.py")) + sorted(tdir.glob("*.j2"))
     files += sorted(p for p in (tdir / "kernels").glob("*") if p.is_file())
     return [_rel(f) for f in files]
@@ -69,10 +69,49 @@ def _include_patterns(config_path: str, doc: dict) -> list[str]:
     return [os.path.join(base, pat) for pat in doc.get("include") or []]
 
 
+def _fixed_folder(pattern: str) -> Path:
+    """The deepest folder of an include: glob without wildcards ("tuned/*/k.yaml": tuned): the one whose mtime
+    changes when a matching file or folder is added."""
+    parts = Path(pattern).parent.parts
+    fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    return Path(*parts[:fixed]) if fixed else Path(".")
+
+
 def _missing_folders(config_path: str, doc: dict) -> list[str]:
     """The folders of include: globs that do not exist (ninja's depfile cannot name them)."""
-    folders = dict.fromkeys(Path(pat).parent for pat in _include_patterns(config_path, doc))
+    folders = dict.fromkeys(_fixed_folder(pat) for pat in _include_patterns(config_path, doc))
     return [_rel(f) for f in folders if not f.exists()]
+
+
+def _check(out: Path, files: dict[str, str]) -> int:
+    """--check: 1 naming each stale file (and each that the generator would refuse to replace), else 0."""
+    changes = write.diff(out, files)
+    for rel in changes.conflict:
+        print(f"conflict: {out / rel} has no DO-NOT-EDIT marker, so the generator would refuse to replace it; move it "
+              "away first", file=sys.stderr)
+    stale = [rel for rel in changes.stale if rel not in changes.conflict]
+    for rel in stale:
+        print(f"stale: {out / rel}", file=sys.stderr)
+    if stale or changes.conflict:
+        print(f"{out}: {len(stale)} stale file(s), {len(changes.conflict)} conflict(s)"
+              + ("; run `python3 -m generator`" if not changes.conflict else ""), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _depfile_error(depfile: str | None) -> str:
+    """Why --depfile cannot be written ("" when it can, as far as can be told before writing the tree)."""
+    if not depfile:
+        return ""
+    path = Path(depfile)
+    if path.is_dir():
+        return "--depfile names a folder"
+    folder = next((p for p in path.parents if p.exists()), Path("."))
+    if not folder.is_dir():
+        return f"--depfile's folder {folder} is a file"
+    if not os.access(folder, os.W_OK):
+        return f"--depfile's folder {folder} is not writable"
+    return ""
 
 
 def _load(path: str) -> tuple[plan.Plan, dict]:
@@ -95,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         print(f"{args.config}: {len(e.errors)} error(s); nothing written", file=sys.stderr)
         return 2
-    for name in p.unused_kernels:  # each instance costs minutes of nvcc: say why a declared one is missing
+    for name in () if getattr(args, "quiet", False) else p.unused_kernels:  # each costs minutes of nvcc: say why
         print(f"note: kernel {name!r} is run by no config (configs[].kernel / kernel_tp1 at a TP it lists, or a tuned "
               "choice), so it is not built", file=sys.stderr)
     if args.command == "list":
@@ -106,23 +145,16 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # `list | head`: the reader has what it wanted
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    files = render.render(p)
     out = Path(args.out)
+    files = render.render(p, gen_dir=_rel(out))  # build.ninja names the sources where they are written
     if args.check:
-        stale = write.diff(out, files).stale
-        for rel in stale:
-            print(f"stale: {out / rel}", file=sys.stderr)
-        if stale:
-            print(f"{out}: {len(stale)} stale file(s); run `python3 -m generator`", file=sys.stderr)
-            return 1
-        return 0
-    if args.depfile and Path(args.depfile).is_dir():
-        print(f"{args.depfile}: --depfile names a folder; nothing written", file=sys.stderr)
+        return _check(out, files)
+    depfile_error = _depfile_error(args.depfile)
+    if depfile_error:
+        print(f"{args.depfile}: {depfile_error}; nothing written", file=sys.stderr)
         return 2
     try:
         changes = write.write_tree(out, files)
-        if args.depfile:
-            write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
     except OSError as e:
         print(f"{out}: {e}", file=sys.stderr)
         return 2
@@ -133,6 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{out}: nothing written; choose an output directory that only the generator owns", file=sys.stderr)
         return 2
     if args.depfile:
+        try:
+            write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
+        except OSError as e:
+            print(f"{args.depfile}: {e} (the depfile; {out} was written)", file=sys.stderr)
+            return 2
         for folder in _missing_folders(args.config, doc):
             print(f"note: {folder} (of include:) does not exist, so ninja cannot see a file added there; create it "
                   "before the first one (mkdir), or run `python3 -m generator` after", file=sys.stderr)

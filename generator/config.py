@@ -101,7 +101,8 @@ KERNEL = Field("map", fields={
     }),
 })
 CONFIG = Field("map", fields={
-    "name": Field("ident", required=True, doc="an identifier, unique among configs"),
+    "name": Field("ident", required=True,
+                  doc="an identifier; each <name>_tp<tp> it expands to is unique among configs"),
     "schedule": Field("str", required=True, enum=tuple(sorted(SCHEDULES))),
     "tp": Field("int_list", required=True, range=(1, MAX_TP)),
     "kernel": Field("ident", required=True, doc="the name of an entry of kernels"),

@@ -282,7 +282,7 @@ KNOB_MACROS = ("TPG_KERNEL_NAME", "TPG_ENTRY_NAME", "TPG_AB_DTYPE", "TPG_CD_DTYP
                "TPG_RASTER", "TPG_EPI_CHUNK_BYTES", "TPG_EPI_BUFFERS", "TPG_DEFER_STORES", "TPG_PP_DEFER_FLAGS",
                "TPG_PREFETCH_SOURCES", "TPG_TMA_PARTIALS", "TPG_CONSUMER_MODE", "TPG_ACC_F16", "TPG_TRACE", "TPG_STREAM_K",
                "TPG_PARTIAL_F32", "TPG_FP8_PROMOTE")
-DEFINE = re.compile(r"(TPG_[A-Z0-9_]+)=(-?[0-9]+)\Z")
+DEFINE = re.compile(r"(TPG_[A-Z0-9_]+)=(-?(?:0|[1-9][0-9]*))\Z")  # decimal: C reads a leading 0 as octal
 HEADERS = Path(__file__).resolve().parent.parent / "templates" / "kernels"
 
 
@@ -304,7 +304,8 @@ def _defines(defines: tuple) -> list[tuple[str, str, str]]:
     for d in defines:
         m = DEFINE.match(d or "")
         if not m:
-            out.append(("defines", f"{d!r} is not NAME=INTEGER with NAME = TPG_...", "e.g. TPG_SPREAD_UNITS=0"))
+            out.append(("defines", f"{d!r} is not NAME=INTEGER with NAME = TPG_... and a decimal integer without "
+                        "leading zeros (C would read 010 as octal 8)", "e.g. TPG_SPREAD_UNITS=0"))
         elif m.group(1) in KNOB_MACROS:
             out.append(("defines", f"{m.group(1)} is written from the entry's own fields", "a macro without a knob"))
         elif m.group(1) not in header_macros():

@@ -72,10 +72,6 @@ SCHEDULES: dict[str, dict] = {
 
 STAGE_FIELDS = ("block", "peer", "src_slot", "dst_slot", "dst_peer")
 
-# Graph node kinds, in the order of tpg_node_kind (runtime/src/tables.h).
-NODE_KINDS = ("BARRIER_START", "COPY", "FLAG", "GEMM", "BARRIER_END")
-
-
 @dataclass(frozen=True)
 class StageEntry:
     """What device d does at stage s (tpg_stage_entry). -1 = none."""

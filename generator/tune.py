@@ -244,9 +244,17 @@ def retry(rec: dict | None) -> bool:
     return rec is None or (rec.get("exit_code") == RETRIED_EXIT and rec.get("attempts", 1) < RETRIES)
 
 
+def state_key(sources: str, gpu: str, settings: str) -> str:
+    """The key of the state's records (their `sources` field): the sources' fingerprint (sources_fingerprint), the
+    GPU the runs take (name and SM count: another GPU's timings and winners differ) and the run's settings
+    (--iterations / --warmup); a record of another key is stale."""
+    return hashlib.sha256("\0".join((sources, gpu, settings)).encode()).hexdigest()[:16]
+
+
 def sources_fingerprint(root: Path, compiler: str = "") -> str:
-    """A hash of FINGERPRINTED's files under root and the compiler's version text (compiler_version): state records
-    carry it, and a record of other sources or another compiler is stale."""
+    """A hash of FINGERPRINTED's files under root and the compiler's version text (compiler_version): part of the
+    state records' key (state_key), so that a record of other sources or another compiler is stale, and named in the
+    tuned file's header."""
     h = hashlib.sha256(compiler.encode() + b"\0")
     for top in FINGERPRINTED:
         path = root / top
@@ -300,13 +308,40 @@ WIN_MARGIN = 0.02
 
 def by_merit(shape: Shape, cands: list[Candidate], state: dict, default: Candidate | None = None) -> list[Candidate]:
     """The order in which candidates that ran for shape may win: those at least WIN_MARGIN faster than the default,
-    fastest first, then the default, then the rest by time (ties: candidate order). Without a default run, by time."""
+    fastest first, then the default, and none behind it: a slower candidate is no fix for a default that fails its
+    check (default_failed_check). None at all where the default has no timing (default_untimed): nothing to weigh a
+    candidate against. Only for a layer that no default config runs (default None), by time."""
     runs = ranked(shape, cands, state)
+    if default is None:
+        return [c for _, c in runs]
     base = next((ms for ms, c in runs if c == default), None)
     if base is None:
-        return [c for _, c in runs]
-    ahead = [c for ms, c in runs if c != default and ms <= base * (1 - WIN_MARGIN)]
-    return ahead + [default] + [c for _, c in runs if c != default and c not in ahead]
+        return []
+    return [c for ms, c in runs if c != default and ms <= base * (1 - WIN_MARGIN)] + [default]
+
+
+def default_untimed(shape: Shape, default: Candidate | None, state: dict) -> str | None:
+    """Why shape's default has no timing to weigh its candidates against (by_merit then ranks none), or None where it
+    has one or there is no default: its timing run is to come, runs again after a runtime failure, or failed."""
+    prof = state.get((job_key(shape, default), "profile")) if default else None
+    if default is None or (prof and prof.get("exit_code") == 0 and isinstance(prof.get("avg_ms"), (int, float))):
+        return None
+    if prof is None:
+        return f"its default {default.name} has not been timed yet"
+    if retry(prof):
+        return f"its default {default.name}'s timing run failed ({said(prof)}); it runs again in the next tuner run"
+    return f"its default {default.name}'s timing run failed ({said(prof)}), so nothing can be weighed against it"
+
+
+def default_failed_check(shape: Shape, default: Candidate | None, state: dict) -> dict | None:
+    """The default's checked run where it failed for good (the layer may compute wrong numbers untuned), else None."""
+    rec = state.get((job_key(shape, default), "verify")) if default else None
+    return rec if rec and not retry(rec) and not _passed(rec) else None
+
+
+def said(rec: dict) -> str:
+    """A failed run in a few words: its exit status and the start of its message."""
+    return f"exit {rec.get('exit_code')}" + (f": {str(rec['error'])[:160]}" if rec.get("error") else "")
 
 
 def _passed(rec: dict | None) -> bool:
@@ -339,9 +374,19 @@ def checked_winner(shape: Shape, cands: list[Candidate], state: dict, default: C
     return None
 
 
-def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) -> str:
-    """The tuned file (include:d by schedules.yaml): the winners' kernels, renamed with prefix so files
-    of other models or tp degrees never clash, and one tuned choice per shape."""
+def tuned_choice(s: Shape) -> dict:
+    """What a tuned choice for s decides for: the model layer at its M, or the shape."""
+    return {"model": s.model, "layer": s.layer, "tokens": s.m} if s.model else {"shape": {"m": s.m, "n": s.n, "k": s.k}}
+
+
+def choice_key(s: Shape) -> tuple:
+    """models.tuned_key of s's tuned choice: what an earlier file's choice for the same layer or shape has too."""
+    return models.tuned_key(dict(tuned_choice(s), dtype=s.dtype, schedule=s.schedule, tp=s.tp))
+
+
+def tuned_doc(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) -> dict:
+    """The tuned file's document: the winners' kernels, renamed with prefix so files of other models or tp degrees
+    never clash, and one tuned choice per shape that has a winner."""
     kernels, tuned = {}, []
     for s in shapes:
         c = winners.get(s.key)
@@ -349,11 +394,48 @@ def tuned_yaml(shapes: list[Shape], winners: dict[str, Candidate], prefix: str) 
             continue
         name = f"{prefix}_{c.entry['name']}"
         kernels[name] = dict(c.entry, name=name)
-        choice = ({"model": s.model, "layer": s.layer, "tokens": s.m} if s.model else
-                  {"shape": {"m": s.m, "n": s.n, "k": s.k}})
-        tuned.append(dict(choice, dtype=s.dtype, schedule=s.schedule, tp=s.tp, kernel=name,
-                          **c.fields()))
+        tuned.append(dict(tuned_choice(s), dtype=s.dtype, schedule=s.schedule, tp=s.tp, kernel=name, **c.fields()))
+    return {"version": 1, "kernels": list(kernels.values()), "tuned": tuned}
+
+
+def keep_earlier(doc: dict, earlier: dict, decided: set[tuple]) -> tuple[dict, list[dict], list[dict]]:
+    """(doc with earlier's choices for what this run decided nothing about added - keys not in decided, as
+    models.tuned_key spells them - with their kernels; those kept; those not kept because their kernel's name is one
+    of doc's with another entry, which would change what they run). A partial run (every `down` run timed out, say)
+    so keeps the layers it has no new result for."""
+    mine = {k["name"]: k for k in doc["kernels"]}
+    theirs = {k["name"]: k for k in earlier.get("kernels") or [] if isinstance(k, dict) and "name" in k}
+    kept, clashing, kernels = [], [], dict(mine)
+    for t in earlier.get("tuned") or []:
+        if models.tuned_key(t) in decided:
+            continue
+        entry = theirs.get(t.get("kernel"))
+        if entry is not None and mine.get(t["kernel"], entry) != entry:
+            clashing.append(t)
+            continue
+        kept.append(t)
+        if entry is not None:
+            kernels[t["kernel"]] = entry
+    return dict(doc, kernels=list(kernels.values()), tuned=doc["tuned"] + kept), kept, clashing
+
+
+def tuned_text(doc: dict, provenance: list[str] = ()) -> str:
+    """The tuned file (include:d by schedules.yaml): doc under a comment that says what wrote it and, one "key: value"
+    line each, where its timings come from (header_fields reads them back): a comment, since the schema of an
+    included file (config.INCLUDED) has no field for them."""
     head = ("# Written by `python3 -m generator tune`; schedules.yaml includes it (include: tuned/*.yaml).\n"
-            "# Rerun the tuner rather than editing; delete this file to go back to the default configs.\n")
-    body = {"version": 1, "kernels": list(kernels.values()), "tuned": tuned}
-    return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=110)
+            "# Rerun the tuner rather than editing; delete this file to go back to the default configs.\n"
+            + "".join(f"# {line}\n" for line in provenance))
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=110)
+
+
+def header_fields(text: str) -> dict[str, str]:
+    """The "# key: value" lines of a tuned file's leading comment (tuned_text's provenance)."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].strip().partition(": ")
+        if sep and re.fullmatch(r"[a-z][a-z ]*", key):
+            out.setdefault(key, value)
+    return out

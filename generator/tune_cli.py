@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
                         "cluster (1x1, 2x1, 1x2), a schema enum (raster_group=4,8; consumer_mode) or "
                         "pull_partials=false,true / copy_engine_partials=false,true (reduce-scatter layers also with "
                         "pulled partials / partials carried by the copy engine); repeatable")
-    p.add_argument("-j", "--jobs", type=int, default=0, help="ninja parallelism (default: ninja's)")
+    p.add_argument("-j", "--jobs", type=int, help="ninja parallelism (>= 1; default: ninja's)")
     return p
 
 
@@ -132,9 +132,14 @@ def _with_default_routes(routes: dict[tune.Shape, str], base: dict, stream) -> d
     return out
 
 
-def build_tree(work: Path, shapes, cands, runner, jobs: int) -> Path:
+def build_tree(work: Path, shapes, cands, runner, jobs: int | None) -> Path:
     """Candidate schedules file -> work/generated + work/build.ninja -> ninja. Returns the CLI path."""
-    doc = tune.candidates_doc(shapes, cands)
+    return build_doc(work, tune.candidates_doc(shapes, cands), runner, jobs)
+
+
+def build_doc(work: Path, doc: dict, runner, jobs: int | None) -> Path:
+    """A schedules document -> work/generated + work/build.ninja -> ninja: work/tpgemm, the repository's CLI and
+    runtime built with the document's configs alone. Returns the CLI path."""
     (work / "schedules.yaml").parent.mkdir(parents=True, exist_ok=True)
     (work / "schedules.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     p = plan.build(models.load(str(work / "schedules.yaml")), "schedules.yaml")
@@ -282,6 +287,83 @@ def _write_tuned(out: Path, text: str, config: str, stream) -> bool:
     return True
 
 
+def _update_tuned(out: Path, doc: dict, decided: set, provenance: list[str], gpu: str, config: str,
+                  stream) -> bool | None:
+    """Brings the tuned file up to date with this run: its choices (doc, for the layers decided) and the earlier
+    file's for the layers this run has no new result for (_keep_earlier), written by _write_tuned (False: refused).
+    Where nothing is decided, the earlier file stays as it is; where no choice is left (every layer keeps its
+    default), it is removed. None: no file written."""
+    if not decided:
+        if out.exists():
+            print(f"tune: no winner, so {out} (an earlier run's) still holds; delete it to go back to the default "
+                  "configs", file=stream)
+        return None
+    doc, header = _keep_earlier(out, doc, decided, gpu, stream)
+    if doc["tuned"]:  # an empty file would still be included by schedules.yaml and regenerate nothing useful
+        return _write_tuned(out, tune.tuned_text(doc, provenance + header), config, stream)
+    if out.exists():
+        out.unlink()
+        print(f"tune: no tuned choice is left (the defaults hold), so {out} (an earlier run's) is removed",
+              file=stream)
+    return None
+
+
+def _keep_earlier(out: Path, doc: dict, decided: set, gpu: str, stream) -> tuple[dict, list[str]]:
+    """(doc plus the earlier file's choices that this run has no new result for, tune.keep_earlier; the header line
+    that says so), each kept or dropped choice named on stream. None is kept from a file of another GPU than this
+    run's, or of one it does not name (written before the tuner named it): its timings say nothing about this one."""
+    text = out.read_text() if out.is_file() else ""
+    try:
+        earlier = yaml.safe_load(text) or {}
+        undecided = [t for t in earlier.get("tuned") or [] if models.tuned_key(t) not in decided]
+    except (yaml.YAMLError, AttributeError, KeyError, TypeError):  # not a file the tuner wrote: replaced whole
+        return doc, []
+    was = tune.header_fields(text)
+    if undecided and was.get("gpu") != gpu:
+        print(f"tune: {out} had choices for {_labels(undecided)}, with no new result in this run: dropped, since "
+              f"they were measured on {was.get('gpu') or 'a GPU the file does not name'}, not on {gpu}", file=stream)
+        return doc, []
+    merged, kept, clashing = tune.keep_earlier(doc, earlier, decided)
+    if kept:
+        print(f"tune: no new result for {_labels(kept)} in this run: the earlier {out}'s choices for them are kept",
+              file=stream)
+    if clashing:
+        print(f"tune: the earlier choices for {_labels(clashing)} are dropped: another kernel has their kernel's name "
+              "now", file=stream)
+    sources = (was.get("sources") or "unnamed").split()[0]
+    header = [f"kept: {_labels(kept)}, from an earlier run (sources {sources}) with no result in this one"]
+    return merged, header if kept else []
+
+
+def _labels(choices: list[dict]) -> str:
+    """Tuned choices as the messages name them: model layer at its M, or M x N x K."""
+    return ", ".join(f"{t['model']} {t['layer']} at M = {t.get('tokens')}" if t.get("model") else
+                     "x".join(str(t["shape"][f]) for f in "mnk") for t in choices)
+
+
+def _no_choice(s: tune.Shape, dflt: tune.Candidate | None, state: dict, exe: Path, stream) -> str:
+    """Says why layer s gets no tuned choice where its default is why, and returns the report's note: the default has
+    no timing to weigh the candidates against, or - loudly - it failed its own check."""
+    untimed = tune.default_untimed(s, dflt, state)
+    if untimed:
+        print(f"tune: {s.label}: no tuned choice: {untimed}", file=stream)
+        return "default not timed"
+    failed = tune.default_failed_check(s, dflt, state)
+    if failed:
+        print(f"tune: {s.label}: WARNING: THE DEFAULT {dflt.name} FAILED ITS CHECK ({tune.said(failed)}): the layer "
+              "may compute wrong numbers untuned; no tuned choice is written for it (a slower candidate is no fix). "
+              f"Again: {exe} --config {tune.config_name(s, dflt)}_tp{s.tp} --m {s.m} --n {s.n} --k {s.k} --check",
+              file=stream)
+        return "DEFAULT FAILED ITS CHECK"
+    return ""
+
+
+def _release(version: str) -> str:
+    """The line of nvcc's --version text that names its release (the first line where none does)."""
+    lines = version.splitlines() or [""]
+    return next((line for line in lines if "release" in line), lines[0]).strip()
+
+
 def compiler_version(root: Path) -> str:
     """build.ninja's nvcc's `--version` text, or why there is none: a new compiler builds other code from the same
     sources, so it takes part in the fingerprint too. Asked with subprocess.run even when a test passes a fake
@@ -297,17 +379,63 @@ def compiler_version(root: Path) -> str:
     return r.stdout.strip() if r.returncode == 0 else f"{m.group(1)}: exit {r.returncode}"
 
 
-def _gpus_visible(runner) -> tuple[int | None, str]:
-    """(how many GPUs, who said so), checked before the candidates are built: nvidia-smi's list (MIG lines aside), or
-    where it cannot say (not installed, as in containers without the driver's utilities, or failing) the CUDA
-    driver's count; (None, ...) when neither can: build/tpgemm says then."""
+def _smi_gpus(runner) -> list[str] | None:
+    """The GPUs' names as `nvidia-smi -L` lists them (MIG lines aside), or None where it cannot say (not installed, as
+    in containers without the driver's utilities, or failing)."""
     try:
         r = runner(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-        if r.returncode == 0:
-            return sum(line.startswith("GPU ") for line in r.stdout.splitlines()), "nvidia-smi lists"
     except (OSError, subprocess.TimeoutExpired):
-        pass
+        return None
+    if r.returncode != 0:
+        return None
+    return [re.sub(r"^GPU \d+: | \(UUID: [^)]*\)$", "", line).strip() for line in r.stdout.splitlines()
+            if line.startswith("GPU ")]
+
+
+def _gpus_visible(smi: list[str] | None) -> tuple[int | None, str]:
+    """(how many GPUs, who said so), checked before the candidates are built: nvidia-smi's list (_smi_gpus), or where
+    it cannot say the CUDA driver's count; (None, ...) when neither can: build/tpgemm says then."""
+    if smi is not None:
+        return len(smi), "nvidia-smi lists"
     return _driver_gpus(), "the CUDA driver counts"
+
+
+def gpu_identity(devices: list[tuple[str, int]], smi: list[str] | None, tp: int) -> str:
+    """What the runs are timed on, for the state's key and the tuned file's header: the name and SM count of the first
+    tp devices (those build/tpgemm takes without --devices) as the CUDA driver shows them (CUDA_VISIBLE_DEVICES
+    applies, as in the runs), else nvidia-smi's names (no SM count), else "unknown GPU"."""
+    named = [f"{name} ({sms} SMs)" for name, sms in devices[:tp]] or (smi or [])[:tp]
+    if not named:
+        return "unknown GPU"
+    return f"{len(named)}x {named[0]}" if len(set(named)) == 1 else ", ".join(named)
+
+
+# Each CUDA device's SM count and name through libcuda, one "SMS NAME" line each, in a child process as _DRIVER_COUNT:
+# nothing without the driver library, a device or a driver that answers
+_DRIVER_DEVICES = """
+import ctypes
+try:
+    cuda = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    raise SystemExit
+count, dev, sms, name = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0), ctypes.create_string_buffer(256)
+if cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0:
+    for i in range(count.value):
+        if (cuda.cuDeviceGet(ctypes.byref(dev), i) or cuda.cuDeviceGetName(name, 256, dev)
+                or cuda.cuDeviceGetAttribute(ctypes.byref(sms), 16, dev)):  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+            break
+        print(sms.value, name.value.decode(errors="replace"))
+"""
+
+
+def _driver_devices() -> list[tuple[str, int]]:
+    """(name, SM count) of each device the CUDA driver shows, in its order; [] where it cannot say (at most 60 s)."""
+    try:
+        r = subprocess.run([sys.executable, "-c", _DRIVER_DEVICES], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    pairs = [line.partition(" ")[::2] for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    return [(name.strip(), int(sms)) for sms, name in pairs if sms.isdigit() and name.strip()]
 
 
 # cuDeviceGetCount through libcuda, in a child process so that a driver that hangs in cuInit is bounded: prints the
@@ -358,6 +486,8 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     args = _parser().parse_args(argv)
     if args.tokens is not None and args.tokens < 1:
         _parser().error(f"--tokens {args.tokens}: give a positive M")
+    if args.jobs is not None and args.jobs < 1:  # ninja takes -j 0 as "no limit" and fails on a negative one
+        _parser().error(f"-j {args.jobs}: give a positive number of parallel jobs, or leave -j out for ninja's")
     if args.iterations < 1 or args.warmup < 0 or not args.run_timeout_s > 0:
         _parser().error(f"--iterations {args.iterations} (>= 1), --warmup {args.warmup} (>= 0), --run-timeout-s "
                         f"{args.run_timeout_s:g} (> 0): one of them is out of range")
@@ -384,19 +514,27 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     work, out = _work_dir(args, tag), _tuned_path(args, tag)
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
-    # the run settings too: results timed over other --iterations / --warmup are not reused
-    sources = tune.sources_fingerprint(ROOT, f"{compiler_version(ROOT)}\niterations {args.iterations} warmup "
-                                             f"{args.warmup}")
+    # the key of the state's records: results of other sources, another compiler, another GPU or timed over other
+    # --iterations / --warmup are not reused (tune.state_key)
+    smi = _smi_gpus(runner)
+    need = max(s.tp for s in shapes)
+    gpu, compiler = gpu_identity(_driver_devices(), smi, need), compiler_version(ROOT)
+    code = tune.sources_fingerprint(ROOT, compiler)
+    sources = tune.state_key(code, gpu, f"iterations {args.iterations} warmup {args.warmup}")
+    provenance = [f"gpu: {gpu}", f"sources: {code} (kernels, runtime, generator and nvcc: tune.sources_fingerprint)",
+                  f"nvcc: {_release(compiler)}", f"timed: --iterations {args.iterations} --warmup {args.warmup}"]
     lines = state_path.read_text().splitlines() if state_path.exists() else []
-    state = tune.load_state(lines, sources)
-    if len(state) < len(tune.load_state(lines)):
-        print(f"tune: {state_path} holds results of other kernel or runtime sources, another "
-              "compiler or other --iterations / --warmup: profiling anew", file=stream)
+    state, every = tune.load_state(lines, sources), tune.load_state(lines)
+    if len(state) < len(every):
+        others = sorted({r.get("gpu") for r in every.values() if r.get("sources") != sources} - {None, gpu})
+        print(f"tune: {state_path} holds results of other kernel or runtime sources, another compiler, another GPU"
+              + (f" ({'; '.join(others)}; this run: {gpu})" if others else "")
+              + " or other --iterations / --warmup: profiling anew", file=stream)
     todo = tune.pending(shapes, cands, state)
     jobs = sum(tune.applies(s, c) for s in shapes for c in cands)
     print(f"tune: {len(shapes)} GEMMs x {len(cands)} candidates; {len(todo)} to profile "
-          f"({jobs - len(todo)} done in {state_path})", file=stream)
-    need, (gpus, who) = max(s.tp for s in shapes), _gpus_visible(runner) if todo else (None, "")
+          f"({jobs - len(todo)} done in {state_path}) on {gpu}", file=stream)
+    gpus, who = _gpus_visible(smi) if todo else (None, "")
     if gpus is not None and gpus < need:
         print(f"tune: the candidates run on {need} GPU(s) and {who} {gpus}: nothing built (run the tuner on the GPU "
               "machine)", file=stream)
@@ -407,7 +545,7 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     exe = build_tree(work, shapes, cands, runner, args.jobs)
 
     def record(rec: dict) -> None:
-        rec = dict(rec, sources=sources)
+        rec = dict(rec, sources=sources, gpu=gpu)
         prev = state.get((rec["key"], rec["phase"]))
         if rec["exit_code"] == tune.RETRIED_EXIT:  # counted: a fault of the candidate's own stops retrying
             again = prev and prev.get("exit_code") == tune.RETRIED_EXIT
@@ -436,7 +574,7 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
             return ENVIRONMENT_EXIT
         record(rec)
         bar.step(f"{s.label} {c.name}")
-    winners, rows = {}, []
+    winners, kept_default, rows = {}, set(), []
     for s in shapes:
         by_kernel = {c.kernel: c for c in cands if c.route == routes[s]}  # the default's kernel on its route
         dflt = by_kernel.get(defaults.get(s.key))
@@ -456,19 +594,19 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                       "run checks it again; for now " + (f"{win.name}, checked before" if win else "no winner"),
                       file=stream)
                 break
-        if win:
+        if win is not None and win == dflt:  # no choice: pinning the default would change other Ms' picks
+            kept_default.add(s.key)
+        elif win:
             winners[s.key] = win
+        note = "default kept" if s.key in kept_default else "" if win else _no_choice(s, dflt, state, exe, stream)
         ms = lambda c: (state.get((tune.job_key(s, c), "profile")) or {}).get("avg_ms") if c else None
         tf = (state.get((tune.job_key(s, win), "profile")) or {}).get("tflops_per_gpu") if win else None
         rows.append(tune_report.Row(s.label, f"{s.m} x {s.n} x {s.k}", s.schedule, dflt.name if dflt else "",
-                                    ms(dflt), win.name if win else "", ms(win), tf, len(tune.ranked(s, cands, state))))
-    if winners:  # an empty file would still be included by schedules.yaml and regenerate nothing useful
-        if not _write_tuned(out, tune.tuned_yaml(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)), args.config,
-                            stream):
-            winners = {}
-    elif out.exists():
-        print(f"tune: no winner, so {out} (an earlier run's) still holds; delete it to go back to the default "
-              "configs", file=stream)
+                                    ms(dflt), win.name if s.key in winners else "", ms(win), tf,
+                                    len(tune.ranked(s, cands, state)), note))
+    decided = {tune.choice_key(s) for s in shapes if s.key in winners or s.key in kept_default}
+    written = _update_tuned(out, tune.tuned_doc(shapes, winners, re.sub(r"[^A-Za-z0-9_]", "_", tag)), decided,
+                            provenance, gpu, args.config, stream)
     failures = _failures(shapes, cands, state)
     for line in failures:
         print(f"tune: {line}", file=stream)
@@ -479,7 +617,9 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     title = f"tune {tag} ({shapes[0].dtype})"
     (work / "report.md").write_text(tune_report.markdown(title, rows, failures))
     png = tune_report.plot(title, rows, work / "report.png")
-    print(f"tune: {len(winners)}/{len(shapes)} winners -> {out if winners else '(no tuned file written)'}; "
+    kept = f", {len(kept_default)} kept the default" if kept_default else ""
+    print(f"tune: {len(winners)}/{len(shapes)} winners{kept} -> {out if written else '(no tuned file written)'}; "
           f"report {work / 'report.md'}"
           + (" and report.png" if png else " (no PNG: matplotlib is not installed)"), file=stream)
-    return 0 if len(winners) == len(shapes) else 1
+    settled = written is not False and len(winners) + len(kept_default) == len(shapes)
+    return 0 if settled else 1

@@ -13,10 +13,11 @@ class Row:
     schedule: str
     default: str       # default kernel (candidate name), "" if it did not run
     default_ms: float | None
-    winner: str        # winning candidate name, "" if none passed
-    winner_ms: float | None
+    winner: str        # the candidate its tuned choice runs, "" if none (the default kept, or no choice)
+    winner_ms: float | None  # the default's where it was kept
     tflops: float | None
     candidates: int    # candidates that ran
+    note: str = ""     # why no tuned choice: "default kept", "default not timed", "DEFAULT FAILED ITS CHECK"
 
     @property
     def speedup(self) -> float | None:
@@ -32,9 +33,10 @@ def markdown(title: str, rows: list[Row], failures: list[str] = ()) -> str:
              "| GEMM | M x N x K | schedule | default | default ms | winner | winner ms | TFLOP/s per GPU "
              "| speedup | candidates |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        winner = r.winner or f"({r.note or 'none passed'})"
         lines.append(f"| {r.label} | {r.shape} | {r.schedule} | {r.default or '-'} | {_f(r.default_ms, '.4f')} "
-                     f"| {r.winner or '(none passed)'} | {_f(r.winner_ms, '.4f')} | {_f(r.tflops, '.1f')} "
-                     f"| {_f(r.speedup, '.3f')}x | {r.candidates} |")
+                     f"| {winner} | {_f(r.winner_ms, '.4f')} "
+                     f"| {_f(r.tflops, '.1f')} | {_f(r.speedup, '.3f')}{'x' if r.speedup else ''} | {r.candidates} |")
     if failures:
         lines += ["", "Failed runs (none of them can win):", ""] + [f"- {line}" for line in failures]
     return "\n".join(lines) + "\n"

@@ -394,6 +394,8 @@ def test_fp8_configs_plan_and_scales(tpgemm):
         assert r.returncode == 0 and f"Plan: {picked}\n" in r.stdout, (sched, k, r.stdout[:80], r.stderr)
     r = run(tpgemm, "--dtype", "e5m2", "--tp", "2", "--dry-run")
     assert r.returncode == 2 and "tp 2, dtype e5m2" in r.stderr
+    r = run(tpgemm, "--dtype", "e5m2", "--dry-run")  # no --tp: the largest generated that fits, TP 1 for e5m2
+    assert r.returncode == 0 and "Plan: gemm_e5m2_wide_tp1\n" in r.stdout, r.stderr
 
 
 def test_fp32_partial_configs_run_by_name_only(tpgemm):
@@ -456,6 +458,8 @@ def test_trace_build_accepts_trace_then_needs_gpus(tmp_path):
     assert not out.exists()  # a run that stops early leaves no older file in its place
     r = run(exe, *shape, "--trace", str(tmp_path))  # not a regular file: left alone
     assert r.returncode == 3 and tmp_path.is_dir()
+    r = run(exe, *shape, "--trace", str(tmp_path / "none" / "t.json"))  # refused before the run, not after it
+    assert r.returncode == 2 and "its folder does not exist or is not writable" in r.stderr, r.stderr
     assert "--trace" in run(exe, "--help").stdout
     r = run(exe, *shape, "--trace", str(out), "--trace-cap", "2048")  # a cap parses, and the run needs its GPUs
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr

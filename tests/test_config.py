@@ -127,6 +127,8 @@ CASES = [
      ["expected true or false, got int '1'"]),
     ("defines_not_a_pair", "consumers: 2", "consumers: 2\n    defines: [TPG_X]", "defines", "kernels[0].defines",
      ["'TPG_X' is not NAME=INTEGER"]),
+    ("defines_octal", "consumers: 2", "consumers: 2\n    defines: [TPG_SPREAD_UNITS=010]", "defines",
+     "kernels[0].defines", ["'TPG_SPREAD_UNITS=010' is not NAME=INTEGER", "octal"]),
     ("defines_knob_macro", "consumers: 2", "consumers: 2\n    defines: [TPG_STAGES=2]", "defines",
      "kernels[0].defines", ["TPG_STAGES is written from the entry's own fields"]),
     ("defines_twice", "consumers: 2", "consumers: 2\n    defines: [TPG_SPREAD_UNITS=1, TPG_SPREAD_UNITS=0]", "defines",

@@ -41,7 +41,9 @@ def test_deterministic(files):
 def test_committed_generated_is_fresh(tmp_path):
     r = cli("--config", "schedules.yaml", "--out", str(tmp_path / "g"), "-q")
     assert r.returncode == 0, r.stderr
-    fresh = {p.relative_to(tmp_path / "g").as_posix(): p.read_bytes()
+    # a tree written elsewhere names its sources there (--out): as generated/ it names them there
+    here = str(tmp_path / "g").encode()
+    fresh = {p.relative_to(tmp_path / "g").as_posix(): p.read_bytes().replace(here, b"generated")
              for p in (tmp_path / "g").rglob("*") if p.is_file()}
     committed = {p.relative_to(ROOT / "generated").as_posix(): p.read_bytes()
                  for p in (ROOT / "generated").rglob("*") if p.is_file()}
@@ -136,6 +138,42 @@ def test_write_if_different(tmp_path, files):
     again = write.write_tree(tmp_path, files)
     assert not again.write and not again.delete and len(again.same) == len(files)
     assert mtimes == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+
+
+def test_a_tree_written_elsewhere_builds_its_own_sources(tmp_path):
+    out = tmp_path / "g"
+    assert cli("--out", str(out), "-q").returncode == 0
+    ninja = (out / "build.ninja").read_text()
+    sources = re.findall(r"nvcc_kernel (\S+\.cu)", ninja)
+    assert sources and all(Path(src).is_file() and src.startswith(f"{out}/kernels/") for src in sources)
+    assert " generated/" not in ninja
+
+
+def test_check_names_a_file_it_would_refuse_to_replace(tmp_path):
+    """--check once called such a file stale and sent the user to `python3 -m generator`, which then refused."""
+    out = tmp_path / "g"
+    assert cli("--out", str(out), "-q").returncode == 0
+    (out / "registry.c").write_text("/* hand-written */\n")
+    r = cli("--out", str(out), "--check")
+    assert r.returncode == 1 and f"conflict: {out / 'registry.c'} has no DO-NOT-EDIT marker" in r.stderr, r.stderr
+    assert "stale: " not in r.stderr and "run `python3 -m generator`" not in r.stderr
+
+
+def test_a_depfile_that_cannot_be_written_writes_nothing(tmp_path):
+    (tmp_path / "afile").write_text("")
+    out = tmp_path / "g"
+    r = cli("--out", str(out), "--depfile", str(tmp_path / "afile" / "regen.d"))
+    assert r.returncode == 2 and f"{tmp_path / 'afile' / 'regen.d'}: --depfile's folder" in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_an_include_glob_is_watched_at_its_folder_without_wildcards():
+    from generator.__main__ import _fixed_folder
+    assert _fixed_folder("tuned/*.yaml") == Path("tuned")
+    assert _fixed_folder("tuned/*/k.yaml") == Path("tuned")
+    assert _fixed_folder("a/b[12]/c/*.yaml") == Path("a")
+    assert _fixed_folder("*.yaml") == Path(".")
+    assert _fixed_folder("/abs/tuned/x.yaml") == Path("/abs/tuned")
 
 
 def test_check_exit_codes(tmp_path):
@@ -327,3 +365,4 @@ def test_a_kernel_no_config_runs_is_noted_and_not_built(tmp_path):
     reg = (tmp_path / "gen" / "registry.c").read_text()
     assert "e5m2_128x64x128" not in reg and not list((tmp_path / "gen" / "kernels").glob("*e5m2_128x64x128*"))
     assert "note:" not in cli("list").stderr  # the shipped file declares no such kernel
+    assert cli("--config", str(cfg), "--out", str(tmp_path / "gen"), "-q").stderr == ""  # -q: nothing on success

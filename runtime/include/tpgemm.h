@@ -104,7 +104,7 @@ int tpg_config_count(void);
 tpg_status tpg_config_get(int i, tpg_config_info *out);
 /* Index of the config named `name`, or, when name is NULL, the default config of schedule/tp/dtype for
  * a GEMM of unknown shape (tpg_config_pick with k = 0). TPG_ERR_UNKNOWN_CONFIG if none; TPG_ERR_INVALID_ARGUMENT for a
- * NULL index. */
+ * NULL index, or (name NULL) a dtype that is not a tpg_dtype. */
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
 /* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
  * the first config by name whose schedules.yaml `prefer_from_local_k` (`prefer_from_local_k_tp1` at TP = 1, where
@@ -198,9 +198,10 @@ typedef struct tpg_ctx_config {
 #define TPG_SHARED_DEVICE_FREE_SMS 4
 /* SMs of each device that the persistent GEMM leaves to NCCL's kernels (TPG_TRANSPORT_NCCL): a transfer the
  * GEMM waits for must find an SM while the GEMM's CTAs occupy theirs. NCCL's point-to-point kernels take one
- * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this
- * (ncclConfig_t), before 2.17 keep NCCL_MAX_NCHANNELS at or below it. NCCL_MAX_CTAS in the environment overrides
- * the config, as NCCL documents: above this, or NCCL_MIN_P2P_NCHANNELS above this, is refused (TPG_ERR_NCCL). */
+ * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this and no
+ * clusters (ncclConfig_t); before 2.17 the environment must cap it (NCCL_MAX_NCHANNELS at or below this, and from
+ * 2.16 NCCL_CGA_CLUSTER_SIZE=0), else TPG_ERR_NCCL. An NCCL variable in the environment that would give NCCL more
+ * CTAs than this, clusters, or a non-blocking communicator is refused (TPG_ERR_NCCL; the list: docs/C_API.md). */
 #define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 
@@ -266,7 +267,8 @@ typedef struct tpg_rank_config {
  * memory: in PyTorch leave expandable_segments off).
  * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring, tpg_op_destroy and, over
  * the NCCL transport, tpg_op_set_copy_chunks of an all-gather op are collective, called by every rank in the same
- * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns). A rank whose own
+ * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns; after a mismatch or a
+ * failed allgather every later collective call on the context fails at once: destroy it). A rank whose own
  * arguments are wrong (a NULL desc or out, bad tensors, a copy cut out of range) still takes part and fails every
  * rank; only a NULL op or ctx returns at once (there is nothing to exchange
  * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
@@ -279,14 +281,12 @@ typedef struct tpg_rank_config {
  * PCIe boxes with or without P2P). NCCL is loaded at run time (TPG_NCCL_LIBRARY, a path or soname, else libnccl.so.2;
  * TPG_ERR_NCCL when it cannot be) and the context makes its own communicator (rank 0's id goes through
  * allgather); every rank enters ncclCommInitRank, and makes its first transfers, only after all agreed that they
- * would, so a rank that fails before (a device error; an environment that sets NCCL_MAX_CTAS or
- * NCCL_MIN_P2P_NCHANNELS above TPG_NCCL_FREE_SMS, NCCL_COMM_BLOCKING=0, or with NCCL >= 2.17 an NCCL_MIN_CTAS above
- * the CTA cap, NCCL_MAX_CTAS if set, else TPG_NCCL_FREE_SMS) fails every rank's call instead of leaving them
- * waiting in NCCL. A rank that fails or dies inside ncclCommInitRank leaves its peers waiting there (NCCL has no
- * bound on it: the framework's watchdog has to end such a job); the first transfers after it are bounded by the
- * context's timeout, at least 60 s (TPG_ERR_TIMEOUT, the communicator aborted). Each call's graph
- * sends and receives whole stages with ncclSend / ncclRecv beside the persistent
- * GEMM, which leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels: all-gather receives stage s's shard while the GEMM
+ * would, so a rank that fails before (a device error; an NCCL environment refused, TPG_NCCL_FREE_SMS says which)
+ * fails every rank's call instead of leaving them waiting in NCCL. A rank that fails or dies inside
+ * ncclCommInitRank leaves its peers waiting there (NCCL has no bound on it: the framework's watchdog has to end such
+ * a job); the first transfers after it are bounded by the context's timeout, at least 60 s (TPG_ERR_TIMEOUT, the
+ * communicator aborted). Each call's graph sends and receives whole stages with ncclSend / ncclRecv beside the
+ * persistent GEMM, which leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels: all-gather receives stage s's shard while the GEMM
  * computes earlier stages (each stage's tiles wait for its shard); reduce-scatter sends stage s's partial block
  * once all its tiles are written, and stage s + 1's tiles wait for the partial received. No IPC, no barriers
  * (every buffer a transfer writes is the receiving rank's own, ordered by its stream). An all-gather shard moves
@@ -342,7 +342,9 @@ typedef struct tpg_shard_shape {
 /* Validates the problem against the config's schedule and kernel (divisibility, alignment, tp
  * matching the context), allocates the receive slots and flags on every local device.
  * TPG_ERR_SHAPE names the dimension and the divisor it needs. A config with copy-engine partials whose local ranks
- * share a GPU needs CUDA_DEVICE_MAX_CONNECTIONS >= 32 in the environment (TPG_ERR_UNSUPPORTED otherwise).
+ * share a GPU needs CUDA_DEVICE_MAX_CONNECTIONS >= 32 in the environment (TPG_ERR_UNSUPPORTED otherwise; for a
+ * one-hop walk, which has no copy chains, only when tpg_op_set_rs_ring turns the ring on). The variable is read
+ * when the op is created: it must have been set before CUDA started, which is when CUDA read it.
  * Multi-process: collective; every rank passes the same config, m, n, k, l (else TPG_ERR_BOOTSTRAP). */
 tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
 /* Waits for the op's last run on the local devices and frees it. Multi-process: collective (no rank
@@ -398,7 +400,8 @@ tpg_status tpg_op_set_gather_copy_engine(tpg_op *op, int enable);
  * reads what the others' GEMMs wrote). Rebuilds the local ranks' graphs after their last launches when the walk
  * changes. Other ops run their ring either way: for them the call only records the choice. Multi-process: collective
  * (every rank calls it, with the same choice: else TPG_ERR_INVALID_ARGUMENT on every rank, and nothing changes);
- * when a rank's rebuild fails, every rank goes back to the walk it had and reports the failure. */
+ * when a rank's rebuild fails, every rank goes back to the walk it had and reports the failure. The ring of a config
+ * with copy-engine partials on local ranks that share a GPU needs CUDA_DEVICE_MAX_CONNECTIONS (tpg_op_create). */
 tpg_status tpg_op_set_rs_ring(tpg_op *op, int enable);
 /* Opt-in programmatic dependent launch (PDL) for TP = 1 ops (one GEMM kernel, no communication):
  * enable != 0 makes tpg_op_run launch that kernel directly with programmatic stream serialization, so
@@ -422,8 +425,9 @@ tpg_status tpg_op_set_pdl(tpg_op *op, int enable);
  * not fit one SM together (the message gives the numbers); a failed call leaves the op in its previous mode. Ranks
  * may differ, and may switch between calls. */
 tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
-/* Launches every local device's graph on its stream (streams[r] for rank r, or the op's own streams
- * when streams is NULL; multi-process: only streams[local rank] is read). Asynchronous.
+/* Launches every local device's graph on its stream (streams[r] for rank r, or, when streams is NULL, the
+ * context's stream of each rank, which every op of the context shares: their calls then run one after another;
+ * multi-process: only streams[local rank] is read). Asynchronous.
  * CUDA graph capture (a framework's graphs): on a stream that is being captured nothing runs; the device's
  * graph is added to the capture as a child graph node, a copy of the op as it is then (tensors, scalars,
  * modes). Each launch of the caller's graph is one call of the op. Every epoch comes from the device, so

@@ -34,7 +34,7 @@ void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_stat
     w->status = (int32_t)status;
 }
 
-tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv) {
+tpg_status tpg_wire_check_step(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv) {
     const int me = ctx->local_begin;
     const char *name = tpg_wire_call_name((tpg_wire_call)send->call); /* the call this rank makes, not what came back */
     for (int q = 0; q < ctx->tp; q++) {
@@ -60,6 +60,12 @@ tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *re
             TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: rank %d reports status %d, which no tpgemm returns; every "
                      "rank needs the same tpgemm build", me, name, q, (int)w->status);
     }
+    return TPG_OK;
+}
+
+tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv) {
+    TPG_CHECK(tpg_wire_check_step(ctx, send, recv));
+    const char *name = tpg_wire_call_name((tpg_wire_call)send->call);
     if (send->status != TPG_OK) return (tpg_status)send->status; /* the message was set where it failed */
     for (int q = 0; q < ctx->tp; q++)
         if (recv[q].status != TPG_OK)
@@ -87,13 +93,29 @@ tpg_status tpg_wire_check_settings(tpg_ctx *ctx, const tpg_wire *recv) {
 
 tpg_status tpg__exchange(tpg_ctx *ctx, const tpg_wire *send, tpg_wire *recv) {
     memset(recv, 0, (size_t)ctx->tp * sizeof *recv);
+    const char *name = tpg_wire_call_name((tpg_wire_call)send->call);
+    if (ctx->exchange_broken) {
+        /* the peers may be in any call now: an exchange would pair with one of theirs, or wait for ever */
+        if (send->status != TPG_OK) return (tpg_status)send->status; /* keep the first failure's message */
+        TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: an earlier collective call of this context failed out of step "
+                 "with its peers (the error it returned says how), so the ranks' collective calls no longer pair up; "
+                 "destroy the ops and the context, and create new ones on every rank", ctx->local_begin, name);
+    }
     ctx->collective_serial++;
     const int rc = ctx->allgather(send, recv, sizeof *send, ctx->allgather_user);
     if (rc != 0) {
+        ctx->exchange_broken = 1; /* whether each peer's call completed, failed or still waits is unknown */
         /* keep a local failure's message: it says more than "the exchange failed too" */
         if (send->status != TPG_OK) return (tpg_status)send->status;
         TPG_FAIL(ctx, TPG_ERR_BOOTSTRAP, "rank %d, %s: the bootstrap allgather callback returned %d", ctx->local_begin,
-                 tpg_wire_call_name((tpg_wire_call)send->call), rc);
+                 name, rc);
+    }
+    const tpg_status st = tpg_wire_check_step(ctx, send, recv);
+    if (st != TPG_OK) {
+        /* the peers saw the same records and stop too, but each after its own number of exchanges: no later exchange
+         * of this context can be trusted to pair up */
+        ctx->exchange_broken = 1;
+        return st;
     }
     return tpg_wire_check(ctx, send, recv);
 }

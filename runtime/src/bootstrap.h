@@ -64,15 +64,20 @@ _Static_assert(sizeof(tpg_wire) == TPG_WIRE_BYTES, "the wire's fields outgrew TP
 const char *tpg_wire_call_name(tpg_wire_call call);
 /* Zeroes w and fills magic, call, serial (the next one), tp, rank and status from ctx. */
 void tpg_wire_init(tpg_wire *w, const tpg_ctx *ctx, tpg_wire_call call, tpg_status status);
-/* Checks the tp records of one exchange against the one this rank sent: magic, tp, rank order, call and serial, a
- * status this build knows (TPG_ERR_BOOTSTRAP naming the rank), then statuses: the local status if it failed (its
- * message is already set), else the first failed peer's. Pure: no CUDA, no callback. */
+/* Whether the tp records of one exchange pair up with the one this rank sent: magic, tp, rank order, call and
+ * serial, a status this build knows (TPG_ERR_BOOTSTRAP naming the rank). Pure: no CUDA, no callback. */
+tpg_status tpg_wire_check_step(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv);
+/* tpg_wire_check_step, then statuses: the local status if it failed (its message is already set), else the first
+ * failed peer's. Pure. */
 tpg_status tpg_wire_check(tpg_ctx *ctx, const tpg_wire *send, const tpg_wire *recv);
 /* CTX_CREATE: the settings every rank must share (timeout_ns, share_devices, transport) agree with the local rank's;
  * TPG_ERR_BOOTSTRAP names the first rank that differs. Pure. */
 tpg_status tpg_wire_check_settings(tpg_ctx *ctx, const tpg_wire *recv);
 /* Sends *send (from tpg_wire_init), receives tp records into recv[TPG_MAX_TP], advances the serial,
- * checks them (tpg_wire_check). */
+ * checks them (tpg_wire_check). Where the callback fails or the records do not pair up (ranks in different calls),
+ * the context's exchanges are broken for good: every later one fails at once, without the callback (a rank that
+ * went on would pair its next call with a peer's leftover one, or wait for a peer that never comes), keeping the
+ * local failure's message where the caller passes one. */
 tpg_status tpg__exchange(tpg_ctx *ctx, const tpg_wire *send, tpg_wire *recv);
 /* An exchange of statuses only: TPG_OK when every rank reports TPG_OK. */
 tpg_status tpg__agree(tpg_ctx *ctx, tpg_wire_call call, tpg_status local);

@@ -5,6 +5,9 @@
  *                                    "file:line: expr: cudaErrorName: message", clears the sticky
  *                                    error and returns TPG_ERR_CUDA (TPG_ERR_OUT_OF_MEMORY for
  *                                    cudaErrorMemoryAllocation).
+ *   TPG_CHECK_NCCL(ctx, n, expr)     NCCL call through the loaded library n (nccl.h); on a result other
+ *                                    than ncclSuccess records "expr (library) returned r: NCCL's
+ *                                    message" and returns TPG_ERR_NCCL.
  *   TPG_CHECK(expr)                  propagates a non-OK tpg_status.
  *   TPG_FAIL(ctx, status, fmt, ...)  records a formatted message naming the offending value, returns.
  *   TPG_REQUIRE_HANDLE(handle)       TPG_ERR_INVALID_ARGUMENT, "function: handle is NULL", if handle is NULL.
@@ -16,6 +19,10 @@
 #include <cuda_runtime_api.h>
 
 #include "tpgemm.h"
+
+#ifdef __cplusplus /* reference.cu */
+extern "C" {
+#endif
 
 /* Formats into ctx's error buffer (ctx NULL: this thread's create-error buffer). Defined in status.c. */
 #if defined(__GNUC__)
@@ -35,6 +42,14 @@ int tpg__status_known(int s);
 
 /* Records a failed CUDA call and maps it to a status (clears the sticky error). Defined in status.c. */
 tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int line, const char *expr);
+/* Records a failed NCCL call (result r of `call`, through the loaded library n) and returns TPG_ERR_NCCL. Defined in
+ * nccl.c. */
+struct tpg_nccl;
+tpg_status tpg__nccl_error(tpg_ctx *ctx, const struct tpg_nccl *n, int r, const char *call);
+
+#ifdef __cplusplus
+}
+#endif
 
 #define TPG_CHECK_CUDA(ctx, expr)                                                                    \
     do {                                                                                             \
@@ -49,6 +64,12 @@ tpg_status tpg__cuda_error(tpg_ctx *ctx, cudaError_t err, const char *file, int 
             st = tpg__cuda_error((ctx), tpg_err_, __FILE__, __LINE__, #expr);                        \
             goto label;                                                                              \
         }                                                                                            \
+    } while (0)
+
+#define TPG_CHECK_NCCL(ctx, n, expr)                                                                 \
+    do {                                                                                             \
+        const int tpg_nccl_r_ = (expr);                                                              \
+        if (tpg_nccl_r_ != 0) return tpg__nccl_error((ctx), (n), tpg_nccl_r_, #expr);               \
     } while (0)
 
 #define TPG_CHECK(expr)                                                                              \

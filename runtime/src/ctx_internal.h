@@ -24,6 +24,7 @@ struct tpg_ctx {
     tpg_allgather_fn allgather;    /* multi-process bootstrap; NULL in single-process mode */
     void *allgather_user;
     uint64_t collective_serial;    /* collective calls so far; all ranks must agree (bootstrap.c) */
+    int exchange_broken;           /* an exchange failed out of step: no later one is made (bootstrap.c) */
     tpg_ipc_cache ipc;             /* peer allocations opened through CUDA IPC (multi-process) */
     int transport;                 /* tpg_transport (multi-process; single-process contexts use peer access) */
     struct tpg_nccl *nccl;         /* TPG_TRANSPORT_NCCL: the loaded library and this context's communicator */

@@ -402,14 +402,20 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
     (void)status; /* Active: the caller (op_run.c, stream_capturing) refused any other state before this call */
     TPG_CHECK_CUDA(ctx, cudaGraphAddChildGraphNode(&node, into, deps, ndeps, op->graph[rank]));
     /* then the op's event, so that its waits (tpg__op_wait) also wait for the caller's launches of this copy */
-    cudaGraphNode_t done;
-    TPG_CHECK_CUDA(ctx, cudaGraphAddEventRecordNode(&done, into, &node, 1, op->capture_done[rank]));
+    cudaGraphNode_t done = NULL;
+    tpg_status st = TPG_OK;
+    TPG_CHECK_CUDA_GOTO(ctx, cudaGraphAddEventRecordNode(&done, into, &node, 1, op->capture_done[rank]), fail);
 #if CUDART_VERSION >= 13000
-    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &done, NULL, 1, cudaStreamSetCaptureDependencies));
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamUpdateCaptureDependencies(s, &done, NULL, 1, cudaStreamSetCaptureDependencies),
+                        fail);
 #else
-    TPG_CHECK_CUDA(ctx, cudaStreamUpdateCaptureDependencies(s, &done, 1, cudaStreamSetCaptureDependencies));
+    TPG_CHECK_CUDA_GOTO(ctx, cudaStreamUpdateCaptureDependencies(s, &done, 1, cudaStreamSetCaptureDependencies), fail);
 #endif
     return TPG_OK;
+fail: /* the caller's graph must not keep a node of this call that its stream does not lead to */
+    if (done) (void)cudaGraphDestroyNode(done);
+    (void)cudaGraphDestroyNode(node);
+    return st;
 }
 
 /* Kernel nodes take new parameters in place. A changed copy node makes the rank's graph be rebuilt

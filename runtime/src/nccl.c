@@ -59,16 +59,10 @@ struct tpg_nccl {
     const char *(*error_string)(int);
 };
 
-static tpg_status nccl_fail(tpg_ctx *ctx, const tpg_nccl *n, int r, const char *call) {
+tpg_status tpg__nccl_error(tpg_ctx *ctx, const tpg_nccl *n, int r, const char *call) {
     tpg__set_error(ctx, "%s (%s) returned %d: %s", call, n->name, r, n->error_string ? n->error_string(r) : "?");
     return TPG_ERR_NCCL;
 }
-
-#define NCCL_CALL(ctx, n, expr)                                                                      \
-    do {                                                                                             \
-        const int nccl_r_ = (expr);                                                                  \
-        if (nccl_r_ != NCCL_SUCCESS) return nccl_fail((ctx), (n), nccl_r_, #expr);                   \
-    } while (0)
 
 /* dlsym of `name` into *slot; the message names the symbol and the library. */
 static tpg_status bind(tpg_ctx *ctx, tpg_nccl *n, const char *name, void **slot) {
@@ -89,7 +83,7 @@ static tpg_status bind_all(tpg_ctx *ctx, tpg_nccl *n) {
     TPG_CHECK(bind(ctx, n, "ncclGroupStart", (void **)&n->group_start));
     TPG_CHECK(bind(ctx, n, "ncclGroupEnd", (void **)&n->group_end));
     TPG_CHECK(bind(ctx, n, "ncclGetErrorString", (void **)&n->error_string));
-    NCCL_CALL(ctx, n, n->get_version(&n->version));
+    TPG_CHECK_NCCL(ctx, n, n->get_version(&n->version));
     if (n->version < 20906) /* graph capture of send / recv: before 2.9.6 a captured graph may hang when replayed */
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9.6 or newer (its "
                  "sends and receives are captured into graphs)", n->name, n->version);
@@ -125,7 +119,7 @@ tpg_status tpg_nccl_load(tpg_ctx *ctx, tpg_nccl **out) {
 tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NCCL_ID_BYTES]) {
     nccl_id u;
     n->started = 1;
-    NCCL_CALL(ctx, n, n->get_unique_id(&u));
+    TPG_CHECK_NCCL(ctx, n, n->get_unique_id(&u));
     memcpy(id, u.internal, TPG_NCCL_ID_BYTES);
     return TPG_OK;
 }
@@ -140,7 +134,6 @@ static int nccl_env(const char *name, long long *v) {
     return errno == 0;
 }
 
-/* What the environment may not set: more channels (a CTA each) than the SMs the GEMM leaves free, or clusters. */
 /* The variable NCCL reads of a name and its older alias (NCCL_MIN_NCHANNELS before NCCL_MIN_NRINGS): its name, or
  * NULL where neither is set; *v its value. */
 static const char *nccl_env_of(const char *name, const char *alias, long long *v) {
@@ -153,6 +146,7 @@ static tpg_status too_many_channels(tpg_ctx *ctx, const char *name) {
              getenv(name), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
 }
 
+/* What the environment may not set: more channels (a CTA each) than the SMs the GEMM leaves free, or clusters. */
 static tpg_status check_channels_and_clusters(tpg_ctx *ctx, const tpg_nccl *n) {
     long long v = 0;
     if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &v) && v > TPG_NCCL_FREE_SMS)
@@ -207,7 +201,7 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
         n->device = -1;
     }
     if (!n->comm_init_rank_config) {
-        NCCL_CALL(ctx, n, n->comm_init_rank(&n->comm, tp, u, rank));
+        TPG_CHECK_NCCL(ctx, n, n->comm_init_rank(&n->comm, tp, u, rank));
         return TPG_OK;
     }
     /* NCCL's kernels get at most the SMs the persistent GEMM leaves free (NCCL_MAX_CTAS in the environment
@@ -224,7 +218,7 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
                        n->name, r, n->error_string ? n->error_string(r) : "?", TPG_NCCL_FREE_SMS);
         return TPG_ERR_NCCL;
     }
-    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, "ncclCommInitRankConfig");
+    if (r != NCCL_SUCCESS) return tpg__nccl_error(ctx, n, r, "ncclCommInitRankConfig");
     return TPG_OK;
 }
 
@@ -269,7 +263,7 @@ static int drained(cudaStream_t s) {
 
 static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, unsigned char *buf, cudaStream_t s,
                                 uint64_t timeout_ns) {
-    NCCL_CALL(ctx, n, n->group_start());
+    TPG_CHECK_NCCL(ctx, n, n->group_start());
     int r = NCCL_SUCCESS;
     for (int q = 0; q < tp && r == NCCL_SUCCESS; q++) {
         if (q == rank) continue;
@@ -277,8 +271,8 @@ static tpg_status connect_group(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uns
         if (r == NCCL_SUCCESS) r = n->recv(buf + tp + q, 1, NCCL_UINT8, q, n->comm, s);
     }
     const int end = n->group_end();
-    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, "ncclSend / ncclRecv (connecting the peers)");
-    if (end != NCCL_SUCCESS) return nccl_fail(ctx, n, end, "ncclGroupEnd (connecting the peers)");
+    if (r != NCCL_SUCCESS) return tpg__nccl_error(ctx, n, r, "ncclSend / ncclRecv (connecting the peers)");
+    if (end != NCCL_SUCCESS) return tpg__nccl_error(ctx, n, end, "ncclGroupEnd (connecting the peers)");
     return connect_wait(ctx, n, rank, s, timeout_ns);
 }
 
@@ -306,7 +300,7 @@ tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const tpg_nccl_msg *msgs
     if (n->aborted)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "the context's NCCL communicator was aborted after a timeout; destroy the context "
                  "and create a new one");
-    NCCL_CALL(ctx, n, n->group_start());
+    TPG_CHECK_NCCL(ctx, n, n->group_start());
     int r = NCCL_SUCCESS, i = 0;
     for (; i < count && r == NCCL_SUCCESS; i++) {
         const tpg_nccl_msg *m = &msgs[i];
@@ -315,8 +309,8 @@ tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const tpg_nccl_msg *msgs
                     : n->recv(m->buf, m->bytes, NCCL_UINT8, m->peer, n->comm, s);
     }
     const int end = n->group_end(); /* always closes the group, also after a failed call inside it */
-    if (r != NCCL_SUCCESS) return nccl_fail(ctx, n, r, msgs[i - 1].send ? "ncclSend" : "ncclRecv");
-    if (end != NCCL_SUCCESS) return nccl_fail(ctx, n, end, "ncclGroupEnd");
+    if (r != NCCL_SUCCESS) return tpg__nccl_error(ctx, n, r, msgs[i - 1].send ? "ncclSend" : "ncclRecv");
+    if (end != NCCL_SUCCESS) return tpg__nccl_error(ctx, n, end, "ncclGroupEnd");
     return TPG_OK;
 }
 

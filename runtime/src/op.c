@@ -347,6 +347,10 @@ tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t) {
     const int saved = tpg__save_device();
     st = tpg__op_refresh(op);
     tpg__restore_device(saved);
+    if (st != TPG_OK) { /* dropped, as tpgemm.h says: no later call may rebuild the graphs on tensors refused here */
+        op->has_tensors[rank] = 0;
+        memset(&op->tensors[rank], 0, sizeof op->tensors[rank]);
+    }
     return st;
 }
 

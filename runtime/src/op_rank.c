@@ -90,7 +90,7 @@ tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_
          * buffer freed while a peer still maps it is undefined, CUDA IPC says). Every rank failed the agreement, so
          * every rank makes this exchange too, with an op or without (its own creation failed) */
         if (*op) tpg__op_quiesce(*op);
-        (void)tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK);
+        if (!ctx->exchange_broken) (void)tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK); /* else no peer makes it */
         if (*op) tpg__op_free(*op);
         *op = NULL;
     }

@@ -46,9 +46,13 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing, 
     if (op->pdl && tpg__single_kernel(op)) TPG_CHECK(tpg__launch_single(op, r, s));
     else TPG_CHECK_CUDA(ctx, cudaGraphLaunch(op->exec[r], s));
     *launched = 1;
-    /* what the op's waits wait for: this launch, not the caller's later work on s, nor s itself (it may be gone) */
-    TPG_CHECK_CUDA(ctx, cudaEventRecord(op->launched[r], s));
     op->has_run = 1;
+    /* what the op's waits wait for: this launch, not the caller's later work on s, nor s itself (it may be gone) */
+    const cudaError_t recorded = cudaEventRecord(op->launched[r], s);
+    if (recorded != cudaSuccess) { /* no event covers this launch: wait for it here, so that no later wait (a */
+        (void)cudaStreamSynchronize(s); /* destroy's above all) passes while it runs; its waits are bounded */
+        return tpg__cuda_error(ctx, recorded, __FILE__, __LINE__, "cudaEventRecord(op->launched[r], s)");
+    }
     return TPG_OK;
 }
 

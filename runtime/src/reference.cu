@@ -2,6 +2,8 @@
 // regenerates A, B and C from the hash (no gather), output poisoning and a device checksum.
 #include "reference.h"
 
+#include "checks.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -14,30 +16,6 @@
 #include <stdlib.h>
 
 namespace {
-
-thread_local char g_error[512];
-
-tpg_status cuda_fail(cudaError_t err, const char *expr, int line) {
-    snprintf(g_error, sizeof g_error, "reference.cu:%d: %s: %s: %s", line, expr, cudaGetErrorName(err),
-             cudaGetErrorString(err));
-    (void)cudaGetLastError(); // clear a non-sticky error
-    return err == cudaErrorMemoryAllocation ? TPG_ERR_OUT_OF_MEMORY : TPG_ERR_CUDA;
-}
-
-#define REF_CHECK(expr)                                                                              \
-    do {                                                                                             \
-        cudaError_t e_ = (expr);                                                                     \
-        if (e_ != cudaSuccess) return cuda_fail(e_, #expr, __LINE__);                                \
-    } while (0)
-
-#define REF_CHECK_GOTO(expr)                                                                         \
-    do {                                                                                             \
-        cudaError_t e_ = (expr);                                                                     \
-        if (e_ != cudaSuccess) {                                                                     \
-            st = cuda_fail(e_, #expr, __LINE__);                                                     \
-            goto done;                                                                               \
-        }                                                                                            \
-    } while (0)
 
 // ---- the hash ----------------------------------------------------------------------------------------
 
@@ -322,7 +300,7 @@ __global__ void checksum_kernel(const uint64_t *w, size_t words, const unsigned 
 
 extern "C" {
 
-const char *tpg_reference_last_error(void) { return g_error; }
+const char *tpg_reference_last_error(void) { return tpg_last_error(NULL); }
 
 float tpg_ref_value(uint64_t seed, int64_t batch, int64_t row, int64_t col) {
     return col_value(row_key(batch_key(seed, batch), row), col);
@@ -375,7 +353,7 @@ tpg_status tpg_fill(tpg_dtype dtype, void *ptr, int64_t rows, int64_t cols, int6
                     int64_t batch_stride, int64_t row0, int64_t col0, uint64_t seed, void *stream) {
     if (!ptr || rows < 0 || cols < 0 || ld < cols || batch < 1 || row0 < 0 || col0 < 0 ||
         (batch > 1 && batch_stride < rows * ld)) {
-        snprintf(g_error, sizeof g_error, "tpg_fill: invalid argument (rows %lld, cols %lld, ld %lld, batch %lld)",
+        tpg__set_error(NULL, "tpg_fill: invalid argument (rows %lld, cols %lld, ld %lld, batch %lld)",
                  (long long)rows, (long long)cols, (long long)ld, (long long)batch);
         return TPG_ERR_INVALID_ARGUMENT;
     }
@@ -388,9 +366,9 @@ tpg_status tpg_fill(tpg_dtype dtype, void *ptr, int64_t rows, int64_t cols, int6
     case TPG_DTYPE_E4M3: e = launch_fill<TPG_DTYPE_E4M3>(ptr, rows, cols, ld, batch, batch_stride, row0, col0, seed, s); break;
     case TPG_DTYPE_E5M2: e = launch_fill<TPG_DTYPE_E5M2>(ptr, rows, cols, ld, batch, batch_stride, row0, col0, seed, s); break;
     case TPG_DTYPE_FP32: e = launch_fill<TPG_DTYPE_FP32>(ptr, rows, cols, ld, batch, batch_stride, row0, col0, seed, s); break;
-    default: snprintf(g_error, sizeof g_error, "tpg_fill: unknown dtype %d", (int)dtype); return TPG_ERR_INVALID_ARGUMENT;
+    default: tpg__set_error(NULL, "tpg_fill: unknown dtype %d", (int)dtype); return TPG_ERR_INVALID_ARGUMENT;
     }
-    REF_CHECK(e);
+    TPG_CHECK_CUDA(NULL, e);
     return TPG_OK;
 }
 
@@ -398,7 +376,7 @@ tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *sh
                                void *stream, tpg_ref_result *out) {
     if (!p || !sh || !out || !sh->d || sh->rows < 1 || sh->cols < 1 || sh->ld < sh->cols || p->k < 1 ||
         p->l < 1 || sh->rows > 0x7fffffff || sh->cols > 0x7fffffff) {
-        snprintf(g_error, sizeof g_error, "tpg_reference_check: invalid argument");
+        tpg__set_error(NULL, "tpg_reference_check: invalid argument");
         return TPG_ERR_INVALID_ARGUMENT;
     }
     memset(out, 0, sizeof *out);
@@ -414,7 +392,7 @@ tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *sh
     const size_t nidx = (size_t)(rows + cols + max_rs + max_cs);
     int *idx = (int *)malloc(nidx * sizeof(int));
     if (!idx) {
-        snprintf(g_error, sizeof g_error, "tpg_reference_check: out of host memory for %zu indices", nidx);
+        tpg__set_error(NULL, "tpg_reference_check: out of host memory for %zu indices", nidx);
         return TPG_ERR_OUT_OF_MEMORY;
     }
     for (int64_t i = 0; i < rows; i++) idx[i] = (int)i;
@@ -433,10 +411,10 @@ tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *sh
     int nlaunch = 0;
     double count = 0.0;
 
-    REF_CHECK_GOTO(cudaMalloc((void **)&didx, nidx * sizeof(int)));
-    REF_CHECK_GOTO(cudaMalloc((void **)&dacc, sizeof(accum)));
-    REF_CHECK_GOTO(cudaMemcpyAsync(didx, idx, nidx * sizeof(int), cudaMemcpyHostToDevice, s));
-    REF_CHECK_GOTO(cudaMemsetAsync(dacc, 0, sizeof(accum), s));
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMalloc((void **)&didx, nidx * sizeof(int)), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMalloc((void **)&dacc, sizeof(accum)), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMemcpyAsync(didx, idx, nidx * sizeof(int), cudaMemcpyHostToDevice, s), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMemsetAsync(dacc, 0, sizeof(accum), s), done);
 
     {
         ref_args base;
@@ -472,9 +450,10 @@ tpg_status tpg_reference_check(const tpg_ref_problem *p, const tpg_ref_shard *sh
         for (int i = 0; i < nlaunch; i++) a[i].count = count;
     }
     for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < nlaunch; i++) REF_CHECK_GOTO(dispatch_ref(p->dtype_ab, p->dtype_cd, a[i], p->l, dacc, pass, s));
-    REF_CHECK_GOTO(cudaMemcpyAsync(&hacc, dacc, sizeof hacc, cudaMemcpyDeviceToHost, s));
-    REF_CHECK_GOTO(cudaStreamSynchronize(s));
+        for (int i = 0; i < nlaunch; i++)
+            TPG_CHECK_CUDA_GOTO(NULL, dispatch_ref(p->dtype_ab, p->dtype_cd, a[i], p->l, dacc, pass, s), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMemcpyAsync(&hacc, dacc, sizeof hacc, cudaMemcpyDeviceToHost, s), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaStreamSynchronize(s), done);
 
     {
         float maxm;
@@ -493,33 +472,33 @@ done:
 
 tpg_status tpg_poison(void *ptr, size_t bytes, void *stream) {
     if (!ptr) {
-        snprintf(g_error, sizeof g_error, "tpg_poison: NULL pointer");
+        tpg__set_error(NULL, "tpg_poison: NULL pointer");
         return TPG_ERR_INVALID_ARGUMENT;
     }
-    REF_CHECK(cudaMemsetAsync(ptr, 0xFF, bytes, (cudaStream_t)stream));
+    TPG_CHECK_CUDA(NULL, cudaMemsetAsync(ptr, 0xFF, bytes, (cudaStream_t)stream));
     return TPG_OK;
 }
 
 tpg_status tpg_checksum(const void *ptr, size_t bytes, void *stream, uint64_t *out) {
     if (!ptr || !out) {
-        snprintf(g_error, sizeof g_error, "tpg_checksum: NULL pointer");
+        tpg__set_error(NULL, "tpg_checksum: NULL pointer");
         return TPG_ERR_INVALID_ARGUMENT;
     }
     cudaStream_t s = (cudaStream_t)stream;
     unsigned long long *dsum = nullptr, h = 0;
     tpg_status st = TPG_OK;
     size_t words = bytes / 8;
-    REF_CHECK_GOTO(cudaMalloc((void **)&dsum, sizeof *dsum));
-    REF_CHECK_GOTO(cudaMemsetAsync(dsum, 0, sizeof *dsum, s));
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMalloc((void **)&dsum, sizeof *dsum), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMemsetAsync(dsum, 0, sizeof *dsum, s), done);
     {
         size_t blocks = (words + 255) / 256;
         unsigned grid = (unsigned)(blocks < 1 ? 1 : (blocks > 4096 ? 4096 : blocks));
         checksum_kernel<<<grid, 256, 0, s>>>((const uint64_t *)ptr, words, (const unsigned char *)ptr + words * 8,
                                               bytes - words * 8, dsum);
     }
-    REF_CHECK_GOTO(cudaGetLastError());
-    REF_CHECK_GOTO(cudaMemcpyAsync(&h, dsum, sizeof h, cudaMemcpyDeviceToHost, s));
-    REF_CHECK_GOTO(cudaStreamSynchronize(s));
+    TPG_CHECK_CUDA_GOTO(NULL, cudaGetLastError(), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaMemcpyAsync(&h, dsum, sizeof h, cudaMemcpyDeviceToHost, s), done);
+    TPG_CHECK_CUDA_GOTO(NULL, cudaStreamSynchronize(s), done);
     *out = (uint64_t)h;
 done:
     if (dsum) cudaFree(dsum);

@@ -82,7 +82,8 @@ tpg_status tpg_checksum(const void *ptr, size_t bytes, void *stream, uint64_t *o
 /* The hash behind tpg_fill (host version, for tests): uniform value in [-1, 1) before rounding. */
 float tpg_ref_value(uint64_t seed, int64_t batch, int64_t row, int64_t col);
 
-/* The message of the last failing CUDA call in this module on this thread ("" if none). */
+/* The message of this module's last failure on this thread: tpg_last_error(NULL), the buffer of the calls without a
+ * context (checks.h). */
 const char *tpg_reference_last_error(void);
 
 #ifdef __cplusplus

@@ -136,6 +136,35 @@ static int never_called(const void *s, void *r, size_t b, void *u) {
     abort();
 }
 
+/* Ranks in different calls (or a failed callback) stop every later exchange of the context: the peers made their
+ * own number of exchanges since, so a next one would pair with a leftover call or wait for ever. A peer's failed
+ * status is a failure in step: the next exchange is made. */
+TPG_TEST(an_exchange_out_of_step_breaks_the_context) {
+    static const struct { int scenario; int broken; } cases[] = {{1, 1}, {2, 1}, {5, 1}, {4, 1}, {3, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tpg_ctx *c = two_rank_ctx();
+        TPG_ASSERT(c);
+        scenario = cases[i].scenario;
+        TPG_EXPECT(tpg__agree(c, TPG_CALL_OP_CREATE, TPG_OK) != TPG_OK);
+        TPG_EXPECT_EQ_INT(c->exchange_broken, cases[i].broken);
+        scenario = 0;
+        if (!cases[i].broken) {
+            TPG_EXPECT_EQ_INT(tpg__agree(c, TPG_CALL_OP_READY, TPG_OK), TPG_OK);
+            free(c);
+            continue;
+        }
+        c->allgather = never_called;
+        const uint64_t serial = c->collective_serial;
+        TPG_EXPECT_EQ_INT(tpg__agree(c, TPG_CALL_OP_READY, TPG_OK), TPG_ERR_BOOTSTRAP);
+        TPG_EXPECT_STR_CONTAINS(tpg_last_error(c), "rank 0, tpg_op_create: an earlier collective call");
+        strcpy(c->error, "own message"); /* a local failure keeps its message */
+        TPG_EXPECT_EQ_INT(tpg__agree(c, TPG_CALL_OP_DESTROY, TPG_ERR_SHAPE), TPG_ERR_SHAPE);
+        TPG_EXPECT_EQ_STR(tpg_last_error(c), "own message");
+        TPG_EXPECT(c->collective_serial == serial);
+        free(c);
+    }
+}
+
 TPG_TEST(create_rank_argument_errors_return_without_exchange) {
     tpg_ctx *ctx = (tpg_ctx *)1;
     TPG_EXPECT_EQ_INT(tpg_ctx_create_rank(NULL, &ctx), TPG_ERR_INVALID_ARGUMENT);
@@ -156,5 +185,5 @@ TPG_TEST(create_rank_argument_errors_return_without_exchange) {
 TPG_TEST_MAIN(TPG_CASE(ref_packs_handle_and_offset), TPG_CASE(cache_finds_open_entries_by_rank_and_handle),
               TPG_CASE(local_ranks), TPG_CASE(wire_exchange_agrees_and_counts_calls),
               TPG_CASE(wire_mismatches_name_the_rank), TPG_CASE(local_failure_wins_over_peers),
-              TPG_CASE(ctx_settings_must_match_on_every_rank),
+              TPG_CASE(ctx_settings_must_match_on_every_rank), TPG_CASE(an_exchange_out_of_step_breaks_the_context),
               TPG_CASE(create_rank_argument_errors_return_without_exchange))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../copy_plan.h"
 #include "../plan.h"
@@ -16,10 +17,11 @@
 
 static char g_msg[1536];
 
-/* Default TP: --devices count, else the visible GPUs (the largest generated TP that fits), else 2. */
+/* Default TP: --devices count, else the largest generated TP that fits the visible GPUs (with none visible, as
+ * for --dry-run here, 2 GPUs: the largest of TP 1 and 2 generated for the dtype; e5m2 has TP 1 only). */
 static int default_tp(const tpg_cli_args *a, int visible) {
     if (a->num_devices) return a->num_devices;
-    if (visible < 1) return 2;
+    if (visible < 1) visible = 2;
     const char *sched = a->schedule ? a->schedule : TPG_CLI_DEFAULT_SCHEDULE;
     int best = 0;
     for (int i = 0; i < tpg_num_configs; i++) {
@@ -29,6 +31,19 @@ static int default_tp(const tpg_cli_args *a, int visible) {
             best = c->schedule->tp;
     }
     return best ? best : visible;
+}
+
+/* Whether the folder of path (the working directory for a bare name) exists and can take a new file. */
+static int trace_folder_writable(const char *path) {
+    char folder[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) return access(".", W_OK) == 0;
+    const size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x" is in "/" */
+    if (n >= sizeof folder) return 1; /* not judged here: opening the file says what is wrong */
+    memcpy(folder, path, n);
+    folder[n] = '\0';
+    struct stat st;
+    return stat(folder, &st) == 0 && S_ISDIR(st.st_mode) && access(folder, W_OK) == 0;
 }
 
 /* One of the four schedules the generator knows (schedules.yaml may generate no config of it). */
@@ -63,6 +78,13 @@ static int select_config(const tpg_cli_args *a, int visible, int *index) {
         snprintf(g_msg, sizeof g_msg, "tpgemm: %s '%s'; run `tpgemm --list` to see the generated configs",
                  known_schedule(sched) ? "no generated config runs schedule" : "unknown schedule", sched);
         return EXIT_USAGE;
+    }
+    /* a plain shape tuned for this N, K, schedule, tp and dtype (`python3 -m generator tune --shape`: the dispatch
+     * rows of model "") within TPG_TUNED_M_REACH of this M first; tpg_config_pick never reads tuned choices */
+    tpg_dispatch_entry row;
+    if (tpg_dispatch_find("", "", a->m, a->n, a->k, a->dtype, sched, tp, &row) == TPG_OK && row.tuned) {
+        *index = row.config;
+        return 0;
     }
     /* the schedule's default for this problem (schedules.yaml prefer_from_local_k) */
     if (tpg_config_pick(sched, tp, a->dtype, a->m, a->n, a->k, index) != TPG_OK) {
@@ -143,6 +165,10 @@ int main(int argc, char **argv) {
     if (a.trace && !a.dry_run && lstat(a.trace, &trace_st) == 0 && S_ISREG(trace_st.st_mode) && remove(a.trace) != 0) {
         fprintf(stderr, "tpgemm: --trace: cannot replace '%s': %s\n", a.trace, strerror(errno));
         return EXIT_RUNTIME;
+    }
+    if (a.trace && !a.dry_run && !trace_folder_writable(a.trace)) { /* before the run, not after its minutes */
+        fprintf(stderr, "tpgemm: --trace: cannot write '%s': its folder does not exist or is not writable\n", a.trace);
+        return EXIT_USAGE;
     }
     if (a.dry_run) {
         if (a.trace) fprintf(stderr, "tpgemm: --trace: no call runs with --dry-run, so no trace is written\n");

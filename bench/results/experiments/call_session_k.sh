@@ -1,0 +1,25 @@
+#!/bin/bash
+# One device call (1 GPU, ~8 min; an H200: the fp8 table is the H200's): (1) the runtime changes of 2026-12-05-k on
+# the GPU - the collectives that break a context after an exchange out of step (bootstrap.c), the launch wait when
+# its event cannot be recorded (op_run.c), the capture's node removed on failure (graph.c), the reference check's
+# errors through checks.h (reference.cu) - by the GPU pytest's shared-device cases that make collective calls
+# (processes, captures, NCCL, torch's graphs); (2) the fp8 (e4m3, fast accumulation) local-GEMM table under the
+# benchmark's 2026-12-05 method (carry build/bench/local_gemm, built here by `ninja bench`). From the repository root:
+#   bash bench/results/experiments/call_session_k.sh
+OUT=${OUT:-build/session_k}
+# shellcheck source=call_preamble.sh
+source "$(dirname "$0")/call_preamble.sh"
+timeout 150 ninja build/tpgemm build/libtpgemm.so tests > "$R/build.log" 2>&1
+at build $?
+TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 150 python3 -m pytest -q -rA tests/test_gpu.py \
+    -k "shared and (process or captured or nccl or torch or new_operands)" > "$R/gpu_pytest_collectives.log" 2>&1
+at "gpu pytest, shared-device collectives" $?
+grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
+tail -2 "$R/gpu_pytest_collectives.log"
+j=$OUT/local_gemm_e4m3.json
+timeout 330 build/bench/local_gemm --dtype e4m3 --budget-s 300 --out "$j" > "$R/local_gemm_e4m3.log" 2>&1
+at "local_gemm --dtype e4m3" $?
+python3 bench/report.py "$j" --markdown "${j%.json}.md" --png "${j%.json}.png" > "$R/report_e4m3.log" 2>&1
+at "report e4m3" $?
+tail -14 "$R/local_gemm_e4m3.log"
+cat "$OUT/summary.txt"
