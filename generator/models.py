@@ -160,14 +160,10 @@ def default_config(doc: dict, schedule: str, tp: int, dtype: str, k: int = 0, m:
     stream_k config is a candidate of that last step only."""
     dt = _kernel_dtypes(doc["kernels"])
     by_name = {k.get("name"): k for k in doc["kernels"] or [] if k}
-
-    def kernel(c: dict) -> str:  # the kernel the config runs at this tp (kernel_tp1 at TP = 1)
-        return (c.get("kernel_tp1") or c["kernel"]) if tp == 1 else c["kernel"]
-
-    cands = sorted((f"{c['name']}_tp{tp}", C.prefer_at(c, tp), kernel(c), c.get("wave_weight") or 0)
+    cands = sorted((f"{c['name']}_tp{tp}", C.prefer_at(c, tp), C.config_kernel(c, tp), c.get("wave_weight") or 0)
                    for c in doc["configs"]
-                   if not c.get("tuned") and not c.get("by_name") and c["schedule"] == schedule and
-                   tp in c["tp"] and dt.get(kernel(c)) == dtype and _pickable(by_name.get(kernel(c))))
+                   if not c.get("tuned") and not c.get("by_name") and c["schedule"] == schedule and tp in c["tp"]
+                   and dt.get(C.config_kernel(c, tp)) == dtype and _pickable(by_name.get(C.config_kernel(c, tp))))
     lk = local_k(schedule, tp, k) if k > 0 else 1
     is_preferred = [least is not None and (least <= 1 or (k > 0 and lk >= least)) for _, least, _, _ in cands]
     preferred = [c for c, p in zip(cands, is_preferred) if p]
@@ -213,7 +209,7 @@ def _split_k(configs: list, by_name: dict, schedule: str, tp: int, dtype: str, m
     if tp != 1:
         return pick
     for c in sorted(configs, key=lambda c: f"{c['name']}_tp1"):  # the table's order: names with their _tp
-        kern = by_name.get(c.get("kernel_tp1") or c["kernel"]) or {}
+        kern = by_name.get(C.config_kernel(c, 1)) or {}
         if (c.get("tuned") or c.get("by_name") or c["schedule"] != schedule or 1 not in c["tp"]
                 or kern.get("dtype") != dtype or not _pickable(kern, split=True)):
             continue
