@@ -163,6 +163,9 @@ TUNED = Field("map", fields={
     "layer": Field("str", doc="qkv, attn_out, gate_up, down"),
     "shape": Field("map", fields={f: Field("int", required=True, **_EXTENT) for f in "mnk"}),
     "tokens": Field("int", doc="the M it was tuned at (a model layer; default: the preset's)", **_EXTENT),
+    "n": Field("int", doc="a model layer's N when it was tuned (the tuner writes it): a preset edited since is "
+                          "refused", **_EXTENT),
+    "k": Field("int", doc="a model layer's K when it was tuned (as n)", **_EXTENT),
     "dtype": Field("str", required=True, enum=tuple(K.DTYPE_SIZE)),
     "schedule": Field("str", required=True, enum=_SCHEDULE.enum),
     "tp": Field("int", required=True, range=(1, MAX_TP)),

@@ -379,8 +379,10 @@ def _check_tuned(t: dict, path: str, w, presets: dict, kernels: dict, seen: dict
             _err(w, f"{path}.layer", f"unknown layer {t['layer']!r}", ", ".join(LAYERS))
         if t["model"] in complete:
             t["tokens"] = t.get("tokens") or presets[t["model"]]["tokens"]  # one key for "the preset's M"
-    elif t.get("tokens") is not None:
-        _err(w, f"{path}.tokens", "tokens in a tuned shape, whose M is shape.m", "no tokens (or a model layer)")
+    else:
+        for field in ("tokens", "n", "k"):
+            if t.get(field) is not None:
+                _err(w, f"{path}.{field}", f"{field} in a tuned shape, whose sizes are shape's", "no " + field)
     _check_tuned_problem(t, path, w, {n: presets[n] for n in complete})
     where = f"{w.filename}:{w.lines[path]}"
     if seen.setdefault(tuned_key(t), where) != where:
@@ -413,6 +415,11 @@ def _check_tuned_problem(t: dict, path: str, w, presets: dict) -> None:
             _err(w, f"{path}.schedule", f"{t['schedule']} for layer {t['layer']}, whose GEMM is {comm}", ok)
             return
         m, n, k = g.m, g.n, g.k
+        for field, now in (("n", n), ("k", k)):
+            if t.get(field) is not None and t[field] != now:
+                _err(w, f"{path}.{field}", f"layer {t['layer']} of model {t['model']} was tuned at {field} = "
+                     f"{t[field]}, and the preset now gives {now}: its timings say nothing about this GEMM",
+                     f"{field}: {now} after tuning again (python3 -m generator tune), or no tuned choice")
     else:
         m, n, k = (t["shape"][f] for f in "mnk")
     for problem in shape_problems(t["schedule"], t["tp"], m, n, k, t["dtype"]):

@@ -376,7 +376,9 @@ def checked_winner(shape: Shape, cands: list[Candidate], state: dict, default: C
 
 def tuned_choice(s: Shape) -> dict:
     """What a tuned choice for s decides for: the model layer at its M, or the shape."""
-    return {"model": s.model, "layer": s.layer, "tokens": s.m} if s.model else {"shape": {"m": s.m, "n": s.n, "k": s.k}}
+    if s.model:  # with the layer's N and K, so that a preset edited since is refused, not silently re-used
+        return {"model": s.model, "layer": s.layer, "tokens": s.m, "n": s.n, "k": s.k}
+    return {"shape": {"m": s.m, "n": s.n, "k": s.k}}
 
 
 def choice_key(s: Shape) -> tuple:

@@ -36,6 +36,11 @@ def test_a_choice_at_the_preset_m_replaces_its_default_row(tmp_path, tokens):
     assert rows == [(2048, "tuned_tiny_qkv_bf16_m2048_tp2", True)], rows
 
 
+def test_a_choice_with_the_layers_n_and_k_is_taken(tmp_path):
+    rows = qkv_rows(tiny_with(TUNED_QKV.format(tokens=", n: 1536, k: 1024")), tmp_path)
+    assert rows == [(2048, "tuned_tiny_qkv_bf16_m2048_tp2", True)], rows
+
+
 def test_choices_at_two_m_coexist_and_the_preset_m_twice_is_refused(tmp_path):
     both = TUNED_QKV.format(tokens=", tokens: 128") + TUNED_QKV.format(tokens="")
     assert len(qkv_rows(tiny_with(both), tmp_path)) == 2
@@ -52,6 +57,13 @@ def test_choices_at_two_m_coexist_and_the_preset_m_twice_is_refused(tmp_path):
      "kernel: k128}", "tuned[0]: 1000 x 1001 x 1003 at tp 7: local M = 1000 is not divisible by tp = 7"),
     ("{shape: {m: 256, n: 256, k: 256}, tokens: 64, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
      "kernel: k128}", "tuned[0].tokens: tokens in a tuned shape"),
+    ("{shape: {m: 256, n: 256, k: 256}, n: 256, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
+     "kernel: k128}", "tuned[0].n: n in a tuned shape"),
+    # the preset edited after tuning (qkv's N is (8 + 2 x 2) x 128 = 1536 now): the choice's timings are of another GEMM
+    ("{model: tiny, layer: qkv, n: 2048, k: 1024, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
+     "kernel: k128}", "tuned[0].n: layer qkv of model tiny was tuned at n = 2048, and the preset now gives 1536"),
+    ("{model: tiny, layer: qkv, n: 1536, k: 512, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
+     "kernel: k128}", "tuned[0].k: layer qkv of model tiny was tuned at k = 512, and the preset now gives 1024"),
 ])
 def test_a_tuned_choice_is_checked_like_a_preset_layer(tmp_path, entry, message):
     errs = errors(write(tmp_path, tiny_with(f"  - {entry}\n")))
@@ -119,6 +131,8 @@ def test_tuning_at_another_m_writes_a_file_of_its_own(tmp_path, monkeypatch):
     assert tune(tmp_path, "--model", "llama3-8b", "--tp", "2", *knobs)[0] == 0
     assert tune(tmp_path, "--model", "llama3-8b", "--tp", "2", "--tokens", "1024", *knobs)[0] == 0
     assert sorted(p.name for p in (tmp_path / "tuned").iterdir()) == ["llama3-8b_tp2.yaml", "llama3-8b_tp2_m1024.yaml"]
+    choices = yaml.safe_load((tmp_path / "tuned" / "llama3-8b_tp2.yaml").read_text())["tuned"]
+    assert {(t["layer"], t["n"], t["k"]) for t in choices} >= {("qkv", 6144, 4096), ("down", 4096, 14336)}, choices
     p = plan.build(models.load(str(tmp_path / "schedules.yaml")), "schedules.yaml")
     qkv = sorted((r.m, r.tuned) for r in p.dispatch if r.model == "llama3-8b" and r.layer == "qkv" and r.tp == 2)
     assert qkv == [(1024, True), (8192, True)], qkv
