@@ -385,22 +385,10 @@ def _semantic(doc: dict, w: _Walker) -> None:
         path = f"kernels[{i}]"
         if k.get("name") is not None:
             _unique(w, kernel_names, k["name"], f"{path}.name", "kernel")
-        fields = (k.get("dtype"), k.get("acc"), (k.get("tile") or {}).get("bm"),
-                  (k.get("tile") or {}).get("bn"), (k.get("tile") or {}).get("bk"), k.get("stages"),
-                  k.get("consumers"), (k.get("cluster") or {}).get("m"),
-                  (k.get("cluster") or {}).get("n"))
-        if any(v is None for i_, v in enumerate(fields) if i_ != 5):
+        args = K.entry_args(k)
+        if K.required_missing(args):
             continue  # already reported by the schema walk
-        subtile_n = (k.get("epilogue_subtile") or {}).get("n") or 64
-        for sub, problem, allowed in K.check_kernel(*fields, consumer_mode=k.get("consumer_mode") or "cooperative",
-                                                    epilogue_n=subtile_n, epi_buffers=k.get("epilogue_buffers"),
-                                                    deferred_flags=bool(k.get("deferred_flags")),
-                                                    prefetch_sources=bool(k.get("prefetch_sources")),
-                                                    tma_partials=bool(k.get("tma_partials")),
-                                                    defines=tuple(k.get("defines") or ()),
-                                                    stream_k=k.get("stream_k"),
-                                                    fp8_promote=k.get("fp8_promote") or 0,
-                                                    partials=k.get("partials") or "out"):
+        for sub, problem, allowed in K.check_kernel(**K.checked_args(args)):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

@@ -8,6 +8,7 @@ raising, so that config.py can report all of them with their YAML lines.
 from __future__ import annotations
 
 import functools
+import inspect
 import hashlib
 import json
 import re
@@ -491,6 +492,32 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
     return out
 
 
+def entry_args(k: dict) -> dict:
+    """make_kernel's keyword arguments from a kernels[] entry as the schema walk filled it (a field it could not read
+    is None: `required_missing`): the one place that says which field feeds which argument. check_kernel takes those
+    of them it names (checked_args)."""
+    tile, cluster = k.get("tile") or {}, k.get("cluster") or {}
+    return dict(dtype=k.get("dtype"), acc=k.get("acc"), bm=tile.get("bm"), bn=tile.get("bn"), bk=tile.get("bk"),
+                stages=k.get("stages"), consumers=k.get("consumers"), cluster_m=cluster.get("m"),
+                cluster_n=cluster.get("n"), raster_group=k.get("raster_group", 8),
+                consumer_mode=k.get("consumer_mode") or "cooperative",
+                epilogue_n=(k.get("epilogue_subtile") or {}).get("n") or 64, raster=k.get("raster") or "grouped",
+                epi_buffers=k.get("epilogue_buffers"), deferred_stores=k.get("deferred_stores", True),
+                deferred_flags=bool(k.get("deferred_flags")), prefetch_sources=bool(k.get("prefetch_sources")),
+                tma_partials=bool(k.get("tma_partials")), defines=tuple(k.get("defines") or ()),
+                stream_k=k.get("stream_k"), fp8_promote=k.get("fp8_promote") or 0, partials=k.get("partials") or "out")
+
+
+def required_missing(args: dict) -> bool:
+    """Whether entry_args lack a field every kernel needs (the schema walk reported it; stages may be left out)."""
+    return any(args[f] is None for f in ("dtype", "acc", "bm", "bn", "bk", "consumers", "cluster_m", "cluster_n"))
+
+
+def checked_args(args: dict) -> dict:
+    """The entry_args that check_kernel takes."""
+    return {name: v for name, v in args.items() if name in _CHECKED}
+
+
 def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | None,
                 consumers: int, cluster_m: int, cluster_n: int, raster_group: int = 8,
                 consumer_mode: str = "cooperative", epilogue_n: int = 64, raster: str = "grouped",
@@ -507,3 +534,6 @@ def make_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | N
     return KernelSpec(dtype, acc, bm, bn, bk, stages, consumers, cluster_m, cluster_n, raster_group, consumer_mode,
                       epilogue_n, raster, epi_buffers or 0, deferred_stores, deferred_flags, prefetch_sources,
                       tma_partials, tuple(defines), bool(stream_k), fp8_promote, partials)
+
+
+_CHECKED = frozenset(inspect.signature(check_kernel).parameters)

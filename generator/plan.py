@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from . import GENERATOR_VERSION, dispatch
 from .config import ce_partials_at, config_kernel, prefer_at
-from .kernels import KernelSpec, make_kernel
+from .kernels import KernelSpec, entry_args, make_kernel
 from .schedules import ScheduleTable, build_table
 
 
@@ -43,13 +43,7 @@ def build(doc: dict, source: str) -> Plan:
     doc = dispatch.with_tuned_configs(doc)
     by_name: dict[str, KernelSpec] = {}
     for k in doc["kernels"]:
-        by_name[k["name"]] = make_kernel(
-            k["dtype"], k["acc"], k["tile"]["bm"], k["tile"]["bn"], k["tile"]["bk"], k["stages"],
-            k["consumers"], k["cluster"]["m"], k["cluster"]["n"], k.get("raster_group", 8),
-            k.get("consumer_mode") or "cooperative", (k.get("epilogue_subtile") or {}).get("n", 64),
-            k.get("raster") or "grouped", k.get("epilogue_buffers"), k.get("deferred_stores", True),
-            bool(k.get("deferred_flags")), bool(k.get("prefetch_sources")), bool(k.get("tma_partials")),
-            tuple(k.get("defines") or ()), k.get("stream_k"), k.get("fp8_promote") or 0, k.get("partials") or "out")
+        by_name[k["name"]] = make_kernel(**entry_args(k))
     tables: dict[tuple[str, int], ScheduleTable] = {}
     configs = []
     used: set[str] = set()
