@@ -76,7 +76,11 @@ def shape_problems(schedule: str, tp: int, m: int, n: int, k: int, dtype: str = 
     stage = dict(local, **{s["stage_dim"]: local[s["stage_dim"]] // tp})
     for d in "MNK" if not out else ():  # the kernel's tile counts are 32-bit (shapes.c TPG_EXTENT_LIMIT)
         if stage[d] > EXTENT_LIMIT:
-            out.append(f"per-stage {d} = {stage[d]} must be <= 2^31 - 256 (the kernel's tile counts are 32-bit)")
+            out.append(f"per-stage {d} = {stage[d]} must be <= 2^31 - 512 (the kernel's tile counts are 32-bit)")
+    widest = max(m // tp if s["shard_a"] == "M" else m, n // tp if s["shard_b"] == "N" else n, local["M"], local["N"])
+    if not out and widest >= 1 << 31:  # shapes.c: the rows of each tensor map (L = 1 here)
+        out.append(f"rows {widest} must be < 2^31 for the TMA maps (the longest of A's and B's shard rows and the "
+                   "local M and N)")
     if not out and stage["N"] % 8:
         out.append(f"per-stage N = {stage['N']} is not a multiple of 8")
     if not out and stage["K"] * DTYPE_SIZE[dtype] % 16:
@@ -92,7 +96,7 @@ def local_k(schedule: str, tp: int, k: int) -> int:
 PICK_WAVE_MARGIN = 0.10  # TPG_PICK_WAVE_MARGIN (runtime/src/tables.h)
 PICK_WAVE_RATIO = 2.0  # TPG_PICK_WAVE_RATIO: or more than this times the pick's score (a pick filling little of a wave)
 PICK_SMS = 132  # TPG_PICK_SMS (tpgemm.h): H100 / H200 SXM
-EXTENT_LIMIT = (1 << 31) - 256  # TPG_EXTENT_LIMIT (runtime/src/shapes.c): a per-stage extent, whole tiles in int
+EXTENT_LIMIT = (1 << 31) - 512  # TPG_EXTENT_LIMIT (runtime/src/shapes.c): a per-stage extent, whole tiles in int
 PICK_EXTENT_LIMIT = 1 << 31  # TPG_PICK_EXTENT_LIMIT: an M, N or K past it (no GEMM a GPU holds) takes the K rule alone
 PICK_SPLIT_SHARE = 25  # TPG_PICK_SPLIT_SHARE: the split rule's few tiles, percent of the SMs
 PICK_SPLIT_KBLOCKS = 128  # TPG_PICK_SPLIT_KBLOCKS: ... of at least this many k-blocks each

@@ -585,3 +585,15 @@ def test_the_stream_k_region_at_its_bounds():
     assert models.sk_tiles(133, 132, 3) == 133  # 4 k-blocks a CTA + 2 of fixup = the 2 rounds' 6: still a split
     assert models.sk_tiles(133, 132, 2) == 0  # 3 k-blocks a CTA: under SK_MIN_KBLOCKS
     assert models.sk_tiles(264, 132, 64) == 0  # whole rounds: nothing to split
+
+
+def test_shape_problems_refuse_what_the_runtime_refuses_at_the_tensor_maps():
+    """shapes.c refuses a tensor map of 2^31 rows or more; the generator's check once passed such a shape (a local M of
+    an all-gather that rotates A is the whole M), so `tune --shape` and presets learned of it only at run time."""
+    ag = "AllGather1D_TilingCD_RotatingA"
+    said = models.shape_problems(ag, 4, 4865889056, 64, 128, "e4m3")
+    assert said == ["rows 4865889056 must be < 2^31 for the TMA maps (the longest of A's and B's shard rows and the "
+                    "local M and N)"], said
+    assert models.shape_problems(ag, 4, (1 << 31) - 4, 64, 128, "e4m3") == []  # the last one that fits
+    assert models.shape_problems(ag, 1, 1, (1 << 31) - 256, 64) == [
+        "per-stage N = 2147483392 must be <= 2^31 - 512 (the kernel's tile counts are 32-bit)"]  # a 320-wide tile

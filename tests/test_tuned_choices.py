@@ -87,7 +87,7 @@ def tune(tmp_path, *args):
     (["--shape", "64,64,x", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2"], "give M,N,K"),
     (["--shape", "\u00b2,64,64", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2"], "give M,N,K"),
     (["--shape", "2147483584,8,16", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "1"],
-     "per-stage M = 2147483584 must be <= 2^31 - 256"),
+     "per-stage M = 2147483584 must be <= 2^31 - 512"),
     (["--model", "llama3-70b", "--tp", "3"], "N = 10240 is not divisible by tp = 3"),
 ])
 def test_tune_refuses_bad_shapes_before_building(tmp_path, monkeypatch, args, said):

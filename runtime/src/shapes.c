@@ -6,8 +6,9 @@
 
 #define TPG_INT32_LIMIT ((int64_t)1 << 31)
 /* The kernel rounds an extent up to whole tiles in int ((m + BM - 1) / BM, templates/kernels/scheduler.cuh; tiles
- * are at most 256 long on any side, bk included): an extent within a tile of 2^31 would wrap there. */
-#define TPG_EXTENT_LIMIT (TPG_INT32_LIMIT - 256)
+ * are at most 320 long on any side, bk included - the 128x320 cooperative_n, generator/kernels.py WIDE_BN): an extent
+ * within a tile of 2^31 would wrap there. */
+#define TPG_EXTENT_LIMIT (TPG_INT32_LIMIT - 512)
 
 const char *tpg_dim_name(tpg_dim d) {
     switch (d) {
@@ -116,7 +117,7 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
     for (int i = 0; i < 3; i++) {
         if (stage[i] > TPG_EXTENT_LIMIT) {
             if (msg)
-                snprintf(msg, msg_size, "per-stage %s = %lld must be <= 2^31 - 256 (the kernel's tile counts are "
+                snprintf(msg, msg_size, "per-stage %s = %lld must be <= 2^31 - 512 (the kernel's tile counts are "
                          "32-bit; %s, tp = %d)", names[i], (long long)stage[i], t->name, tp);
             return TPG_ERR_SHAPE;
         }
@@ -128,8 +129,9 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
     const int64_t widest = rows_max > out_max ? rows_max : out_max;
     if (widest > (TPG_INT32_LIMIT - 1) / l) { /* widest * L >= 2^31 */
         if (msg)
-            snprintf(msg, msg_size, "rows %lld x L %lld must be < 2^31 for the TMA maps", (long long)widest,
-                     (long long)l);
+            snprintf(msg, msg_size, "rows %lld x L %lld must be < 2^31 for the TMA maps (the longest of A's and B's "
+                     "shard rows and the local M and N: M = %lld, N = %lld, tp = %d)", (long long)widest, (long long)l,
+                     (long long)m, (long long)n, tp);
         return TPG_ERR_SHAPE;
     }
 

@@ -170,16 +170,18 @@ TPG_TEST(huge_batches_and_rows_are_rejected) {
 }
 
 /* The kernel rounds extents up to whole tiles in int: within a tile of 2^31 that wrapped (tiles_m -16777215 at M =
- * 2^31 - 64, k_blocks -33554431 at K = 2^31 - 8) while the shape passed. The bound is 2^31 - 256 (a tile's longest
- * side). */
+ * 2^31 - 64, k_blocks -33554431 at K = 2^31 - 8) while the shape passed. The bound is 2^31 - 512 (past a tile's
+ * longest side, 320). */
 TPG_TEST(extents_within_a_tile_of_2_31_are_rejected) {
     tpg_schedule_table ag = AG_A;
     tpg_shapes s;
     char msg[256];
-    const int64_t limit = ((int64_t)1 << 31) - 256;
-    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, limit + 192, 8, 16, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
-    TPG_EXPECT_STR_CONTAINS(msg, "per-stage M = 2147483584 must be <= 2^31 - 256");
-    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, 8, limit + 248, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    const int64_t limit = ((int64_t)1 << 31) - 512;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, limit + 448, 8, 16, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "per-stage M = 2147483584 must be <= 2^31 - 512");
+    /* the widest tile, 320: N = 2^31 - 256 would round up past 2^31 (the shape passed at the old bound) */
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, ((int64_t)1 << 31) - 256, 8, 1, 2, &s, NULL, 0), TPG_ERR_SHAPE);
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, 8, limit + 504, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
     TPG_EXPECT_STR_CONTAINS(msg, "per-stage K = 2147483640");
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, limit, 8, 16, 1, 2, &s, NULL, 0), TPG_OK);
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, 8, limit, 1, 2, &s, NULL, 0), TPG_OK);

@@ -3,8 +3,10 @@
 # the GPU - the collectives that break a context after an exchange out of step (bootstrap.c), the launch wait when
 # its event cannot be recorded (op_run.c), the capture's node removed on failure (graph.c), the reference check's
 # errors through checks.h (reference.cu) - by the GPU pytest's shared-device cases that make collective calls
-# (processes, captures, NCCL, torch's graphs); (2) the fp8 (e4m3, fast accumulation) local-GEMM table under the
-# benchmark's 2026-12-05 method (carry build/bench/local_gemm, built here by `ninja bench`). From the repository root:
+# (processes, captures, NCCL, torch's graphs); (2) on an H200 the fp8 (e4m3, fast accumulation) local-GEMM table under
+# the benchmark's 2026-12-05 method (carry build/bench/local_gemm, built here by `ninja bench`); on an H100 instead the
+# promoting tiles side by side (call_promote_tiles.sh's run; carry build/promote/local_gemm, built from
+# promote_tiles.patch as that script says, then copied there). From the repository root:
 #   bash bench/results/experiments/call_session_k.sh
 OUT=${OUT:-build/session_k}
 # shellcheck source=call_preamble.sh
@@ -16,6 +18,19 @@ TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 150 pytho
 at "gpu pytest, shared-device collectives" $?
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
 tail -2 "$R/gpu_pytest_collectives.log"
+if nvidia-smi -L | grep -q H100; then
+    j=$OUT/local_gemm_e4m3p_tiles.json
+    timeout 360 build/promote/local_gemm --dtype e4m3 --precise-fp8 --budget-s 300 --out "$j" > "$R/local_gemm.log" 2>&1
+    at "local_gemm --dtype e4m3 --precise-fp8 (three promoting tiles)" $?
+    tail -13 "$R/local_gemm.log"
+    python3 -c "import json, sys
+for r in json.load(open(sys.argv[1])):
+    v = {x['config']: x for x in r['variants']}
+    print(r['name'], r['check'], ' '.join('%s %s/%s J %s' % (c, x['burst_tflops'], x['sustained_tflops'], x['joules'])
+                                         for c, x in v.items()))" "$j" | cut -c1-250
+    cat "$OUT/summary.txt"
+    exit 0
+fi
 j=$OUT/local_gemm_e4m3.json
 timeout 330 build/bench/local_gemm --dtype e4m3 --budget-s 300 --out "$j" > "$R/local_gemm_e4m3.log" 2>&1
 at "local_gemm --dtype e4m3" $?
