@@ -21,7 +21,8 @@ grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
 tail -2 "$R/gpu_pytest_collectives.log"
 if nvidia-smi -L | grep -q H100; then
     j=$OUT/local_gemm_e4m3p_tiles.json
-    timeout 360 build/promote/local_gemm --dtype e4m3 --precise-fp8 --budget-s "${LOCAL_BUDGET_S:-300}" --out "$j" > "$R/local_gemm.log" 2>&1
+    timeout 360 build/promote/local_gemm --dtype e4m3 --precise-fp8 --budget-s "${LOCAL_BUDGET_S:-300}" --out "$j" \
+        > "$R/local_gemm.log" 2>&1
     at "local_gemm --dtype e4m3 --precise-fp8 (three promoting tiles)" $?
     tail -13 "$R/local_gemm.log"
     python3 -c "import json, sys
@@ -33,7 +34,8 @@ for r in json.load(open(sys.argv[1])):
     exit 0
 fi
 j=$OUT/local_gemm_e4m3.json
-timeout 330 build/bench/local_gemm --dtype e4m3 --budget-s "${LOCAL_BUDGET_S:-300}" --out "$j" > "$R/local_gemm_e4m3.log" 2>&1
+timeout 330 build/bench/local_gemm --dtype e4m3 --budget-s "${LOCAL_BUDGET_S:-300}" --out "$j" \
+    > "$R/local_gemm_e4m3.log" 2>&1
 at "local_gemm --dtype e4m3" $?
 python3 bench/report.py "$j" --markdown "${j%.json}.md" --png "${j%.json}.png" > "$R/report_e4m3.log" 2>&1
 at "report e4m3" $?
