@@ -51,10 +51,18 @@ def needs_gpus(n: int):
                                                "(GPU tiers run on the device machine: tests/gpu/)")
 
 
+def skip_unless_required(reason: str):
+    """Skips for a missing tool, except on the device machine (TPG_REQUIRE_GPUS set), which has every tool these
+    cases need (ninja, torch, NCCL through torch's wheel): there a skip would read as a pass, so the case fails."""
+    if os.environ.get("TPG_REQUIRE_GPUS"):
+        pytest.fail(f"{reason}, and TPG_REQUIRE_GPUS says this is the device machine, which must run this case")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def built():
     if not shutil.which("ninja"):
-        pytest.skip("ninja is not installed")
+        skip_unless_required("ninja is not installed")
     # build/libtpgemm.so: tests/gpu/torch_capture.py loads it (bench/tpgemm_lib.py); a fresh machine has none
     subprocess.run(["ninja", "build/tests/gpu_timeout", "build/tests/gpu_multiprocess", "build/tests/gpu_pdl_chain",
                     "build/tests/gpu_epochs", "build/tests/gpu_transfer_flags",
@@ -251,7 +259,7 @@ def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
     both modes, replays and direct calls in turn on fresh operands, each checked against torch's product."""
     import importlib.util
     if importlib.util.find_spec("torch") is None:
-        pytest.skip("torch is not installed (the GPU machine has it)")
+        skip_unless_required("torch is not installed (the GPU machine has it)")
     out = subprocess.run(["python3", str(ROOT / "tests/gpu/torch_capture.py")], cwd=ROOT, capture_output=True,
                          text=True, timeout=240, env=shared_env())
     print(out.stdout, out.stderr)
@@ -349,6 +357,24 @@ def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
     rec = json.loads(out.stdout)
     assert rec["check"] == "passed" and rec["shared_device"] is True and rec["devices"] == [0] * tp
     assert rec["host_launch_ms"] > 0 and rec["avg_ms"] > 0  # the host's cost of a call's launches is reported
+
+
+@needs_gpus(1)
+def test_the_reference_check_fails_a_wrong_d(built):
+    """The check's negative control (every tier-2 and GPU pytest verdict rests on it): TPG_CLI_DIAG_CORRUPT_D=1
+    overwrites 8 elements of rank 1's D after the checked call, on a problem small enough to be checked whole; the
+    same run without it passes, with a negative alpha and beta (whose signs the op and the reference share)."""
+    args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", "--m", "256", "--n", "512", "--k", "256",
+            "--alpha", "-0.75", "--beta", "-0.5", "--iterations", "1", "--warmup-iterations", "1", "--json"]
+    good = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120, env=shared_env())
+    assert good.returncode == 0, good.stdout + good.stderr
+    rec = json.loads(good.stdout)
+    assert rec["check"] == "passed" and rec["full_check"] is True and rec["checked_elements"] > 0, rec
+    bad = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=shared_env({**os.environ, "TPG_CLI_DIAG_CORRUPT_D": "1"}))
+    assert bad.returncode == 1 and "rank 1's D is overwritten" in bad.stderr, bad.stdout + bad.stderr
+    rec = json.loads(bad.stdout)
+    assert rec["check"] == "failed" and rec["max_error"] > rec["eps"], rec
 
 
 SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; extra args; largest error expected)
@@ -470,7 +496,7 @@ def nccl_library():
 def nccl_env():
     lib = nccl_library()
     if lib is None:
-        pytest.skip("NCCL is not installed: no TPG_NCCL_LIBRARY, no nvidia-nccl package, no libnccl.so.2")
+        skip_unless_required("NCCL is not installed: no TPG_NCCL_LIBRARY, no nvidia-nccl package, no libnccl.so.2")
     return {**os.environ, "TPG_NCCL_LIBRARY": lib}
 
 

@@ -56,6 +56,8 @@ TPG_TEST(both_value_forms) {
     TPG_EXPECT_EQ_INT(a.k, 256);
     TPG_EXPECT_EQ_INT(a.l, 2);
     TPG_EXPECT(a.alpha == 0.5f && a.beta == 1.0f);
+    TPG_ASSERT_EQ_INT(PARSE(&a, "--alpha", "-0.75", "--beta=-2"), 0); /* signs kept (the op and reference share them) */
+    TPG_EXPECT(a.alpha == -0.75f && a.beta == -2.0f);
     TPG_ASSERT_EQ_INT(PARSE(&a, "--scale-b=4"), 0);
     TPG_EXPECT(a.scale_a == 1.0f && a.scale_b == 4.0f && a.scale_set == 1);
     TPG_ASSERT_EQ_INT(PARSE(&a, "--scale-a", "0.5"), 0);

@@ -349,6 +349,29 @@ static void test_pieces(const kern &K, const ctl &c, int along_b)
     cudaFree(own); cudaFree(truth); cudaFree(S); cudaFree(F); cudaFree(D); cudaFree(W); cudaFree(ref);
 }
 
+/* Whether every name of --only is a kernel of this build (a name of a kernel since renamed matched none, and a run of
+ * no case printed "ALL PASSED"); says which is not. */
+static bool only_names_known(const char *only)
+{
+#define NAME(nm, b) #nm,
+    static const char *const names[] = {KERNELS(NAME)};
+#undef NAME
+    for (const char *p = only; p && *p;) {
+        const char *end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        bool known = false;
+        for (const char *name : names) known |= strlen(name) == n && strncmp(name, p, n) == 0;
+        if (!known) {
+            fprintf(stderr, "--only: no kernel named '%.*s' in this self-test; its kernels:", (int)n, p);
+            for (const char *name : names) fprintf(stderr, " %s", name);
+            fputc('\n', stderr);
+            return false;
+        }
+        p += n + (end != NULL);
+    }
+    return true;
+}
+
 /* --only takes one name or a comma-separated list ("bf16,pp128"); NULL keeps every kernel. */
 /* name is one of the comma-separated names of `only` (every name where only is NULL) */
 bool selftest_listed(const char *only, const char *name)
@@ -405,6 +428,7 @@ int main(int argc, char **argv)
                         "--ag-few: give one of them\n");
         return 2;
     }
+    if (!only_names_known(only)) return 2;
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int setup = selftest_device_init(); /* selftest_util.cu: names the GPU, checks it, finds the TMA encoder */
     if (setup != 0) return setup;

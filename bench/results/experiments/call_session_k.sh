@@ -15,7 +15,7 @@ source "$(dirname "$0")/call_preamble.sh"
 timeout 150 ninja build/tpgemm build/libtpgemm.so tests > "$R/build.log" 2>&1
 at build $?
 TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 150 python3 -m pytest -q -rA tests/test_gpu.py \
-    -k "shared and (process or captured or nccl or torch or new_operands)" > "$R/gpu_pytest_collectives.log" 2>&1
+    -k "(shared and (process or captured or nccl or torch or new_operands)) or wrong_d" > "$R/gpu_pytest_collectives.log" 2>&1
 at "gpu pytest, shared-device collectives" $?
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
 tail -2 "$R/gpu_pytest_collectives.log"

@@ -214,6 +214,17 @@ static int checksum_all(run_state *s, uint64_t *sums) {
     return 0;
 }
 
+/* The reference check's negative control (tests/test_gpu.py): TPG_CLI_DIAG_CORRUPT_D=<rank> overwrites the first 16
+ * bytes of that rank's D after the checked call, before its check, which must then fail. */
+static int corrupt_for_a_test(run_state *s, int r) {
+    const char *env = getenv("TPG_CLI_DIAG_CORRUPT_D");
+    if (!env || !*env || atoi(env) != r) return 0;
+    fprintf(stderr, "tpgemm: TPG_CLI_DIAG_CORRUPT_D=%s: rank %d's D is overwritten before its check (a test)\n", env, r);
+    CUDA_STEP("cudaMemsetAsync(corrupt D)", cudaMemsetAsync(s->d[r], 0x7b, 16, s->stream[r]));
+    CUDA_STEP("cudaStreamSynchronize(corrupt D)", cudaStreamSynchronize(s->stream[r]));
+    return 0;
+}
+
 /* Poisoned run + reference check on every rank, then two more poisoned runs compared bitwise. */
 static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd, tpg_cli_result *res) {
     int rc;
@@ -231,6 +242,7 @@ static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd,
                                sh->d_col0};
         tpg_ref_result rr;
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
+        if ((rc = corrupt_for_a_test(s, r))) return rc;
         STEP("tpg_reference_check", tpg_reference_check(&p, &shard, a->seed * 31u + (uint64_t)r, s->stream[r], &rr),
              tpg_reference_last_error());
         if (!(rr.max_error <= res->max_error)) res->max_error = rr.max_error;
@@ -246,7 +258,8 @@ static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd,
         for (int r = 0; r < s->tp; r++)
             if (again[r] != first[r]) res->deterministic = 0;
     }
-    int ok = res->nonfinite == 0 && res->max_error <= res->eps && res->deterministic == 1;
+    /* a check that compared nothing passes nothing */
+    int ok = res->checked_elements > 0 && res->nonfinite == 0 && res->max_error <= res->eps && res->deterministic == 1;
     res->check = ok ? TPG_CHECK_PASSED : TPG_CHECK_FAILED;
     return 0;
 }
