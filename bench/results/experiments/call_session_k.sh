@@ -8,7 +8,8 @@
 # promoting tiles side by side (call_promote_tiles.sh's run; carry build/promote/local_gemm, built from
 # promote_tiles.patch as that script says, then copied there). From the repository root:
 #   bash bench/results/experiments/call_session_k.sh
-# With less device time left, LOCAL_BUDGET_S=<s> shortens the local-GEMM run (its --budget-s; default 300).
+# With less device time left, LOCAL_BUDGET_S=<s> shortens the local-GEMM run (its --budget-s; default 300), and
+# ONLY_CHECKS=1 leaves it out.
 OUT=${OUT:-build/session_k}
 # shellcheck source=call_preamble.sh
 source "$(dirname "$0")/call_preamble.sh"
@@ -19,6 +20,7 @@ TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 150 pytho
 at "gpu pytest, shared-device collectives" $?
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
 tail -2 "$R/gpu_pytest_collectives.log"
+[ -n "${ONLY_CHECKS:-}" ] && { cat "$OUT/summary.txt"; exit 0; }  # ONLY_CHECKS=1: step (1) alone (little time left)
 if nvidia-smi -L | grep -q H100; then
     j=$OUT/local_gemm_e4m3p_tiles.json
     timeout 360 build/promote/local_gemm --dtype e4m3 --precise-fp8 --budget-s "${LOCAL_BUDGET_S:-300}" --out "$j" \
