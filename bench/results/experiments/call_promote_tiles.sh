@@ -8,14 +8,18 @@
 #   git apply bench/results/experiments/promote_tiles.patch && python3 -m generator && ninja bench
 #   (device call) bash bench/results/experiments/call_promote_tiles.sh
 #   git checkout schedules.yaml generated/ && python3 -m generator && ninja bench
+#   LOCAL_GEMM=<binary> (default build/bench/local_gemm) and LOCAL_BUDGET_S=<s> (default 330) for a call that runs it
+#   beside other steps (call_session_k.sh).
 OUT=${OUT:-build/promote_tiles}
+LOCAL_GEMM=${LOCAL_GEMM:-build/bench/local_gemm}
 # shellcheck source=call_preamble.sh
 source "$(dirname "$0")/call_preamble.sh"
-if ! build/bench/local_gemm --dtype e4m3 --precise-fp8 --dry-run 2>&1 | grep -q "x_p8_160d_tp1"; then
-    echo "build/bench/local_gemm has no x_p8_160d_tp1: build it with promote_tiles.patch applied" >&2; exit 2
+if ! "$LOCAL_GEMM" --dtype e4m3 --precise-fp8 --dry-run 2>&1 | grep -q "x_p8_160d_tp1"; then
+    echo "$LOCAL_GEMM has no x_p8_160d_tp1: build it with promote_tiles.patch applied" >&2; exit 2
 fi
 j=$OUT/local_gemm_e4m3p_tiles.json
-timeout 360 build/bench/local_gemm --dtype e4m3 --precise-fp8 --budget-s 330 --out "$j" > "$R/local_gemm.log" 2>&1
+timeout 360 "$LOCAL_GEMM" --dtype e4m3 --precise-fp8 --budget-s "${LOCAL_BUDGET_S:-330}" --out "$j" \
+    > "$R/local_gemm.log" 2>&1
 at "local_gemm --dtype e4m3 --precise-fp8 (three promoting tiles)" $?
 tail -13 "$R/local_gemm.log"
 python3 -c "import json, sys

@@ -22,16 +22,8 @@ grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
 tail -2 "$R/gpu_pytest_collectives.log"
 [ -n "${ONLY_CHECKS:-}" ] && { cat "$OUT/summary.txt"; exit 0; }  # ONLY_CHECKS=1: step (1) alone (little time left)
 if nvidia-smi -L | grep -q H100; then
-    j=$OUT/local_gemm_e4m3p_tiles.json
-    timeout 360 build/promote/local_gemm --dtype e4m3 --precise-fp8 --budget-s "${LOCAL_BUDGET_S:-300}" --out "$j" \
-        > "$R/local_gemm.log" 2>&1
-    at "local_gemm --dtype e4m3 --precise-fp8 (three promoting tiles)" $?
-    tail -13 "$R/local_gemm.log"
-    python3 -c "import json, sys
-for r in json.load(open(sys.argv[1])):
-    v = {x['config']: x for x in r['variants']}
-    print(r['name'], r['check'], ' '.join('%s %s/%s J %s' % (c, x['burst_tflops'], x['sustained_tflops'], x['joules'])
-                                         for c, x in v.items()))" "$j" | cut -c1-250
+    OUT=$OUT/promote LOCAL_GEMM=build/promote/local_gemm bash "$(dirname "$0")/call_promote_tiles.sh"
+    at "call_promote_tiles.sh (its summary in promote/)" $?
     cat "$OUT/summary.txt"
     exit 0
 fi
