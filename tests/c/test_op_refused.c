@@ -1,0 +1,56 @@
+/* tpg_op_set_tensors (one process) whose graph build fails drops the tensors it was given, as tpgemm.h says: a later
+ * call that rebuilds the graphs (tpg_op_set_scalars) once rebuilt them on buffers the caller was told were not taken.
+ * The op is put together by hand (no GPU): its ranks on device ordinals that no machine has, so that the first
+ * CUDA call of the build fails on a machine with GPUs or without. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+#include "op_internal.h"
+#include "tpg_test.h"
+
+enum { TP = 2, SIDE = 1024 };
+
+static tpg_op *two_rank_op(tpg_ctx *ctx) {
+    int idx = -1;
+    if (tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", TP, TPG_DTYPE_BF16, &idx) != TPG_OK) return NULL;
+    ctx->tp = TP, ctx->local_end = TP, ctx->devices[0] = 998, ctx->devices[1] = 999;
+    ctx->sm_count[0] = ctx->sm_count[1] = 132;
+    tpg_op *op = calloc(1, sizeof *op);
+    if (!op) return NULL;
+    op->ctx = ctx, op->config = &tpg_configs[idx], op->sched = op->config->schedule, op->kernel = op->config->kernel;
+    op->desc = (tpg_op_desc){idx, SIDE, SIDE, SIDE, 1, 1.0f, 0.0f};
+    if (tpg_shapes_init(op->sched, TP, SIDE, SIDE, SIDE, 1, 2, &op->shapes, NULL, 0) != TPG_OK) return NULL;
+    op->copy = tpg_copy_plan_for(op->sched, op->kernel, &op->shapes, 1);
+    tpg_peers_init(&op->peers, TP);
+    static char buf[TP][4096] __attribute__((aligned(256)));
+    for (int r = 0; r < TP; r++) {
+        op->buffer[r] = buf[r];
+        tpg_peers_publish(&op->peers, r, TPG_PEER_BUFFER, buf[r]);
+    }
+    ctx->num_ops = 1;
+    return op;
+}
+
+TPG_TEST(a_failed_build_drops_the_tensors_it_was_given) {
+    tpg_ctx *ctx = calloc(1, sizeof *ctx);
+    TPG_ASSERT(ctx);
+    tpg_op *op = two_rank_op(ctx);
+    TPG_ASSERT(op);
+    const tpg_tensors t0 = {(void *)0x10000, (void *)0x20000, NULL, (void *)0x30000, NULL, NULL};
+    const tpg_tensors t1 = {(void *)0x40000, (void *)0x50000, NULL, (void *)0x60000, NULL, NULL};
+    TPG_EXPECT_EQ_INT(tpg_op_set_tensors(op, 0, &t0), TPG_OK); /* rank 1 not set yet: nothing is built */
+    TPG_EXPECT(op->has_tensors[0]);
+    TPG_EXPECT(tpg_op_set_tensors(op, 1, &t1) != TPG_OK); /* every rank set: the build fails at its first CUDA call */
+    TPG_EXPECT(!op->has_tensors[1] && op->tensors[1].a == NULL && !op->built);
+    TPG_EXPECT(op->has_tensors[0]); /* a rank not named in the failed call keeps its tensors */
+    TPG_EXPECT_EQ_INT(tpg_op_run(op, NULL), TPG_ERR_NOT_READY);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "rank 1 has no tensors");
+    TPG_EXPECT_EQ_INT(tpg_op_set_scalars(op, 2.0f, 0.0f), TPG_OK); /* builds nothing on the dropped tensors */
+    TPG_EXPECT(!op->built);
+    tpg_peers_clear(&op->peers);
+    free(op);
+    free(ctx);
+}
+
+TPG_TEST_MAIN(TPG_CASE(a_failed_build_drops_the_tensors_it_was_given))
