@@ -231,7 +231,7 @@ def job_key(shape: Shape, cand: Candidate) -> str:
 # The sources whose change makes every earlier measurement stale: the kernels, the runtime, the generator.
 FINGERPRINTED = ("templates", "runtime/src", "runtime/include", "generator", "build.ninja")
 # generator modules that change neither a kernel nor its build: editing them keeps earlier results
-UNFINGERPRINTED = ("tune.py", "tune_cli.py", "tune_report.py", "vendor.py", "__main__.py")
+UNFINGERPRINTED = ("tune.py", "tune_cli.py", "tune_env.py", "tune_report.py", "vendor.py", "__main__.py")
 # The exit status of a run that may have failed for a reason of the moment (build/tpgemm's "another CUDA or runtime
 # failure": out of memory beside another process, say - or a fault of the candidate's own): such a run goes again in
 # the next tuner runs, RETRIES times at most (the record's `attempts`), then it is final.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import config, kernels, models, plan, tune, tune_cli, tune_report
+from generator import config, kernels, models, plan, tune, tune_cli, tune_env, tune_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -216,10 +216,10 @@ def test_without_nvidia_smi_the_driver_counts_or_the_runs_tell(tmp_path, monkeyp
         if cmd[0] == "nvidia-smi":
             raise FileNotFoundError(cmd[0])
         return ok(cmd, **kw)
-    monkeypatch.setattr(tune_cli, "_driver_gpus", lambda: 0)
+    monkeypatch.setattr(tune_env, "driver_gpus", lambda: 0)
     rc, err, _ = run_tune(tmp_path, no_smi)
     assert rc == 3 and not built and "the CUDA driver counts 0: nothing built" in err, err
-    monkeypatch.setattr(tune_cli, "_driver_gpus", lambda: None)
+    monkeypatch.setattr(tune_env, "driver_gpus", lambda: None)
     rc, err, _ = run_tune(tmp_path, no_smi)
     assert rc == 0 and built and "neither nvidia-smi nor the CUDA driver can say" in err, err
 
@@ -227,14 +227,14 @@ def test_without_nvidia_smi_the_driver_counts_or_the_runs_tell(tmp_path, monkeyp
 def test_the_driver_count_on_this_machine_is_a_count(monkeypatch):
     """The real path (ctypes in a child process): an int (0 on a machine without the driver or a GPU) or None, never
     an exception; a child that prints no count, or cannot start, is None (the runs tell then)."""
-    n = tune_cli._driver_gpus()
+    n = tune_env.driver_gpus()
     assert n is None or (isinstance(n, int) and n >= 0)
-    monkeypatch.setattr(tune_cli, "_DRIVER_COUNT", "print('?')")
-    assert tune_cli._driver_gpus() is None
-    monkeypatch.setattr(tune_cli, "_DRIVER_COUNT", "print(3)")
-    assert tune_cli._driver_gpus() == 3
+    monkeypatch.setattr(tune_env, "DRIVER_COUNT", "print('?')")
+    assert tune_env.driver_gpus() is None
+    monkeypatch.setattr(tune_env, "DRIVER_COUNT", "print(3)")
+    assert tune_env.driver_gpus() == 3
     monkeypatch.setattr(tune_cli.sys, "executable", "/nonexistent/python3")
-    assert tune_cli._driver_gpus() is None
+    assert tune_env.driver_gpus() is None
 
 
 def test_verify_on_a_machine_without_gpus_keeps_the_candidate(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from test_tune import SHAPES, FakeRunner, run_tune
 
-from generator import tune, tune_cli
+from generator import tune, tune_cli, tune_env
 
 
 def fake_build(monkeypatch, reports=None):
@@ -115,13 +115,13 @@ def test_the_compiler_named_is_build_ninjas_nvcc(tmp_path):
     nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n")
     nvcc.chmod(0o755)
     (tmp_path / "build.ninja").write_text(f"ninja_required_version = 1.10\nnvcc = {nvcc}\n")
-    assert tune_cli.compiler_version(tmp_path) == "Cuda compilation tools, release 12.4, V12.4.131"
+    assert tune_env.compiler_version(tmp_path) == "Cuda compilation tools, release 12.4, V12.4.131"
     nvcc.write_text("#!/bin/sh\nexit 7\n")
-    assert tune_cli.compiler_version(tmp_path) == f"{nvcc}: exit 7"
+    assert tune_env.compiler_version(tmp_path) == f"{nvcc}: exit 7"
     nvcc.unlink()
-    assert tune_cli.compiler_version(tmp_path).startswith(f"{nvcc}: ")
+    assert tune_env.compiler_version(tmp_path).startswith(f"{nvcc}: ")
     (tmp_path / "build.ninja").write_text("cc = gcc\n")
-    assert tune_cli.compiler_version(tmp_path) == "no nvcc line in build.ninja"
+    assert tune_env.compiler_version(tmp_path) == "no nvcc line in build.ninja"
 
 
 def test_a_hung_run_is_stopped_and_recorded_as_final(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import yaml
 from test_tune import FakeRunner, run_tune
 from test_tune_runs import fake_build
 
-from generator import models, plan, tune, tune_cli
+from generator import models, plan, tune, tune_cli, tune_env
 
 H100 = [("NVIDIA H100 80GB HBM3", 132)] * 8
 H200 = [("NVIDIA H200", 132)] * 8
@@ -111,12 +111,12 @@ def test_where_every_default_wins_no_file_is_written(tmp_path, monkeypatch):
 
 def test_the_tuned_file_names_the_gpu_sources_and_compiler(tmp_path, monkeypatch):
     fake_build(monkeypatch)
-    monkeypatch.setattr(tune_cli, "_driver_devices", lambda: H100)
+    monkeypatch.setattr(tune_env, "driver_devices", lambda: H100)
     code, err, _ = run_tune(tmp_path, FakeRunner())
     text = (tmp_path / "tuned" / "llama3-70b_tp2.yaml").read_text()
     fields = tune.header_fields(text)
     assert code == 0 and fields["gpu"] == "2x NVIDIA H100 80GB HBM3 (132 SMs)", text
-    assert fields["sources"].split()[0] == tune.sources_fingerprint(tune_cli.ROOT, tune_cli.compiler_version(
+    assert fields["sources"].split()[0] == tune.sources_fingerprint(tune_cli.ROOT, tune_env.compiler_version(
         tune_cli.ROOT))
     assert fields["nvcc"] and fields["timed"] == "--iterations 50 --warmup 10"
     assert yaml.safe_load(text)["tuned"]  # the header is a comment: the schema of a tuned file is unchanged
@@ -126,9 +126,9 @@ def test_results_of_another_gpu_are_stale(tmp_path, monkeypatch):
     """The same sources, compiler and settings on another GPU: every pair runs again (they were all reused before),
     and the tuned file names the new GPU."""
     fake_build(monkeypatch)
-    monkeypatch.setattr(tune_cli, "_driver_devices", lambda: H100)
+    monkeypatch.setattr(tune_env, "driver_devices", lambda: H100)
     assert run_tune(tmp_path, FakeRunner())[0] == 0
-    monkeypatch.setattr(tune_cli, "_driver_devices", lambda: H200)
+    monkeypatch.setattr(tune_env, "driver_devices", lambda: H200)
     runner = FakeRunner()
     code, err, _ = run_tune(tmp_path, runner)
     assert code == 0 and "another GPU (2x NVIDIA H100 80GB HBM3 (132 SMs); this run: 2x NVIDIA H200 (132 SMs))" in err
@@ -141,22 +141,22 @@ def test_results_of_another_gpu_are_stale(tmp_path, monkeypatch):
 
 def test_the_gpu_is_named_by_the_driver_else_by_nvidia_smi(monkeypatch):
     smi = FakeRunner()
-    assert tune_cli._smi_gpus(smi) == ["NVIDIA H200"] * 8
+    assert tune_env.smi_gpus(smi) == ["NVIDIA H200"] * 8
     uuid = subprocess.CompletedProcess([], 0, "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1f)\n  MIG 1g.10gb Device 0: "
                                               "(UUID: MIG-2)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-3a)\n", "")
-    assert tune_cli._smi_gpus(lambda cmd, **kw: uuid) == ["NVIDIA H100 80GB HBM3"] * 2
-    assert tune_cli.gpu_identity(H100, ["other"], 2) == "2x NVIDIA H100 80GB HBM3 (132 SMs)"
-    assert tune_cli.gpu_identity([("A", 132), ("B", 114)], None, 2) == "A (132 SMs), B (114 SMs)"
-    assert tune_cli.gpu_identity([], ["NVIDIA H200"] * 8, 4) == "4x NVIDIA H200"
-    assert tune_cli.gpu_identity([], None, 2) == "unknown GPU"
-    monkeypatch.setattr(tune_cli, "_DRIVER_DEVICES", "print('132 NVIDIA H200'); print('114 NVIDIA H100 PCIe')")
-    assert tune_cli._driver_devices() == [("NVIDIA H200", 132), ("NVIDIA H100 PCIe", 114)]
-    monkeypatch.setattr(tune_cli, "_DRIVER_DEVICES", "raise SystemExit(3)")
-    assert tune_cli._driver_devices() == []
+    assert tune_env.smi_gpus(lambda cmd, **kw: uuid) == ["NVIDIA H100 80GB HBM3"] * 2
+    assert tune_env.gpu_identity(H100, ["other"], 2) == "2x NVIDIA H100 80GB HBM3 (132 SMs)"
+    assert tune_env.gpu_identity([("A", 132), ("B", 114)], None, 2) == "A (132 SMs), B (114 SMs)"
+    assert tune_env.gpu_identity([], ["NVIDIA H200"] * 8, 4) == "4x NVIDIA H200"
+    assert tune_env.gpu_identity([], None, 2) == "unknown GPU"
+    monkeypatch.setattr(tune_env, "DRIVER_DEVICES", "print('132 NVIDIA H200'); print('114 NVIDIA H100 PCIe')")
+    assert tune_env.driver_devices() == [("NVIDIA H200", 132), ("NVIDIA H100 PCIe", 114)]
+    monkeypatch.setattr(tune_env, "DRIVER_DEVICES", "raise SystemExit(3)")
+    assert tune_env.driver_devices() == []
 
 
 def test_the_driver_query_on_this_machine_is_a_list():
-    assert all(isinstance(name, str) and sms > 0 for name, sms in tune_cli._driver_devices())
+    assert all(isinstance(name, str) and sms > 0 for name, sms in tune_env.driver_devices())
 
 
 def times_out_on_down(cmd, **kw):
@@ -184,9 +184,9 @@ def test_a_partial_sweep_keeps_the_earlier_choices_of_layers_without_a_result(tm
 
 def test_a_partial_sweep_on_another_gpu_keeps_nothing_of_the_earlier_file(tmp_path, monkeypatch):
     fake_build(monkeypatch)
-    monkeypatch.setattr(tune_cli, "_driver_devices", lambda: H100)
+    monkeypatch.setattr(tune_env, "driver_devices", lambda: H100)
     assert run_tune(tmp_path, FakeRunner())[0] == 0
-    monkeypatch.setattr(tune_cli, "_driver_devices", lambda: H200)
+    monkeypatch.setattr(tune_env, "driver_devices", lambda: H200)
     code, err, _ = run_tune(tmp_path, times_out_on_down)
     assert code == 1 and "had choices for llama3-70b down at M = 16384, with no new result in this run: dropped, " \
                          "since they were measured on 2x NVIDIA H100 80GB HBM3 (132 SMs)" in err, err
