@@ -7,7 +7,8 @@
  * X[1..STEPS] with NaN. A kernel that touched A before griddepcontrol.wait would read a half-written
  * X[i] (or the NaN poison): its CTAs start on the SMs the previous call leaves idle (M x N is ~2 waves
  * of tiles, so some SMs are idle from the start of each call's last wave). The kernel is deterministic,
- * so the two chains must match bit for bit.
+ * so the two chains must match bit for bit. Both chains could agree on a wrong product, so the last call's D is also
+ * checked on SAMPLES elements against a host product of the X[STEPS-1] and B it read.
  *
  * Run: build/tests/gpu_pdl_chain. Exit 0 pass, 1 a failed expectation, 3 no CUDA device. */
 #include <cuda_runtime.h>
@@ -19,7 +20,8 @@
 
 #include "tpgemm.h"
 
-enum { M = 4096, N = 2048, K = 2048, STEPS = 8 };
+enum { M = 4096, N = 2048, K = 2048, STEPS = 8, SAMPLES = 512 };
+_Static_assert(N == K, "X[i] is both an M x K operand and an M x N result");
 
 static int fail(const char *what, tpg_status s, const tpg_ctx *ctx) {
     fprintf(stderr, "gpu_pdl_chain: %s: %s (%s)\n", what, tpg_status_string(s), ctx ? tpg_last_error(ctx) : "");
@@ -35,13 +37,38 @@ static uint16_t next_bf16(uint64_t *s) {
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-static int upload_random(void *dst, size_t n, uint64_t seed) {
-    uint16_t *h = malloc(n * sizeof *h);
-    if (!h) return 1;
-    for (size_t i = 0; i < n; i++) h[i] = next_bf16(&seed);
-    cudaError_t e = cudaMemcpy(dst, h, n * sizeof *h, cudaMemcpyHostToDevice);
-    free(h);
+/* h[0..n) random bf16 uploaded to dst; h is the caller's (NULL: a temporary). */
+static int upload_random(void *dst, size_t n, uint64_t seed, uint16_t *h) {
+    uint16_t *buf = h ? h : malloc(n * sizeof *buf);
+    if (!buf) return 1;
+    for (size_t i = 0; i < n; i++) buf[i] = next_bf16(&seed);
+    cudaError_t e = cudaMemcpy(dst, buf, n * sizeof *buf, cudaMemcpyHostToDevice);
+    if (!h) free(buf);
     return e != cudaSuccess;
+}
+
+static float bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* got = alpha * a * b^T on SAMPLES pseudo-random elements (a: M x K, b: N x K, got: M x N, bf16 on the host), in
+ * double: the largest error over the largest |reference|, which a bf16 result holds well under 1e-2. */
+static double sampled_error(const uint16_t *a, const uint16_t *b, const uint16_t *got, float alpha) {
+    uint64_t s = 7;
+    double err = 0.0, scale = 0.0;
+    for (int i = 0; i < SAMPLES; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const size_t row = (size_t)(s >> 33) % M, col = (size_t)(s >> 13) % N;
+        double ref = 0.0;
+        for (size_t k = 0; k < K; k++) ref += (double)bf16_value(a[row * K + k]) * bf16_value(b[col * K + k]);
+        ref *= alpha;
+        err = fmax(err, fabs(bf16_value(got[row * N + col]) - ref));
+        scale = fmax(scale, fabs(ref));
+    }
+    return scale > 0.0 ? err / scale : INFINITY;
 }
 
 /* One chain over ops[0..STEPS-1]: synced = a stream synchronize after every call. */
@@ -59,7 +86,7 @@ static tpg_status run_chain(tpg_op **ops, void **x, cudaStream_t s, int synced) 
 
 /* Both chains for one config; returns 0 when they match bit for bit and the result is finite. */
 static int check_config(tpg_ctx *ctx, int cfg, const char *name, void **x, void *b, uint16_t *ref, uint16_t *got,
-                        cudaStream_t s) {
+                        const uint16_t *host_b, cudaStream_t s) {
     tpg_op *ops[STEPS] = {0};
     int rc = 1;
     tpg_status st = TPG_OK;
@@ -91,9 +118,13 @@ static int check_config(tpg_ctx *ctx, int cfg, const char *name, void **x, void 
         diff += ref[i] != got[i];
         nonfinite += (ref[i] & 0x7f80u) == 0x7f80u;
     }
+    /* ref now takes the last call's A (X[STEPS-1], M x K = M x N here) for the host product */
+    cudaMemcpy(ref, x[STEPS - 1], (size_t)M * K * 2, cudaMemcpyDeviceToHost);
+    const double err = sampled_error(ref, host_b, got, alpha);
     printf("%-28s %d calls back to back with PDL: %zu of %d elements differ from the synchronized chain, "
-           "%zu non-finite\n", name, STEPS, diff, M * N, nonfinite);
-    rc = diff != 0 || nonfinite != 0;
+           "%zu non-finite; last call vs host product on %d elements: error %.2e (bound 1e-2)\n", name, STEPS, diff,
+           M * N, nonfinite, SAMPLES, err);
+    rc = diff != 0 || nonfinite != 0 || !(err <= 1e-2);
 done:
     for (int i = 0; i < STEPS; i++) tpg_op_destroy(ops[i]);
     return rc;
@@ -111,12 +142,12 @@ int main(void) {
     tpg_status st = tpg_ctx_create(&cc, &ctx);
     if (st != TPG_OK) return fail("tpg_ctx_create", st, NULL);
     void *x[STEPS + 1] = {0}, *b = NULL;
-    uint16_t *ref = malloc((size_t)M * N * 2), *got = malloc((size_t)M * N * 2);
+    uint16_t *ref = malloc((size_t)M * N * 2), *got = malloc((size_t)M * N * 2), *host_b = malloc((size_t)N * K * 2);
     cudaStream_t s;
-    int failed = !ref || !got || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess;
+    int failed = !ref || !got || !host_b || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess;
     for (int i = 0; i <= STEPS && !failed; i++) failed = cudaMalloc(&x[i], (size_t)M * N * 2) != cudaSuccess;
     failed = failed || cudaMalloc(&b, (size_t)N * K * 2) != cudaSuccess;
-    failed = failed || upload_random(x[0], (size_t)M * K, 1) || upload_random(b, (size_t)N * K, 2);
+    failed = failed || upload_random(x[0], (size_t)M * K, 1, NULL) || upload_random(b, (size_t)N * K, 2, host_b);
     if (failed) return fail("allocation / upload", TPG_ERR_CUDA, ctx);
     int checked = 0;
     for (int i = 0; i < tpg_config_count(); i++) {
@@ -128,13 +159,14 @@ int main(void) {
             seen = tpg_config_get(j, &cj) == TPG_OK && cj.tp == 1 && !strcmp(cj.kernel, ci.kernel);
         }
         if (seen) continue;
-        failed |= check_config(ctx, i, ci.name, x, b, ref, got, s);
+        failed |= check_config(ctx, i, ci.name, x, b, ref, got, host_b, s);
         checked++;
     }
     for (int i = 0; i <= STEPS; i++) cudaFree(x[i]);
     cudaFree(b);
     free(ref);
     free(got);
+    free(host_b);
     tpg_ctx_destroy(ctx);
     printf("%s: %d kernels checked\n", failed || !checked ? "FAILED" : "PASSED", checked);
     return failed || !checked;
