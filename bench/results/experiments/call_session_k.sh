@@ -20,6 +20,9 @@ TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 150 pytho
 at "gpu pytest, shared-device collectives" $?
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_collectives.log" | cut -c1-160
 tail -2 "$R/gpu_pytest_collectives.log"
+timeout 120 build/tests/gpu_pdl_chain > "$R/gpu_pdl_chain.log" 2>&1  # since e47ec37 with a host product's check
+at "gpu_pdl_chain" $?
+tail -4 "$R/gpu_pdl_chain.log" | cut -c1-220
 [ -n "${ONLY_CHECKS:-}" ] && { cat "$OUT/summary.txt"; exit 0; }  # ONLY_CHECKS=1: step (1) alone (little time left)
 if nvidia-smi -L | grep -q H100; then
     OUT=$OUT/promote LOCAL_GEMM=build/promote/local_gemm bash "$(dirname "$0")/call_promote_tiles.sh"
