@@ -17,6 +17,7 @@ from . import GENERATOR_VERSION, config, models, plan, render, write
 
 COMMANDS = ("generate", "list", "tune", "vendor")
 PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = render.TEMPLATE_DIR.parent  # where ninja runs: build.ninja and the depfile name paths from here
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,9 +43,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _rel(p: Path) -> str:
-    """p relative to the working directory when below it (ninja runs from the repo root)."""
+    """p as ninja, run from the repository's top, names it: relative to that top when below it, else absolute (not
+    relative to the working directory: a run from tests/ wrote ../generated/... into build.ninja)."""
     try:
-        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return p.resolve().relative_to(REPO_ROOT).as_posix()
     except ValueError:
         return p.resolve().as_posix()
 

@@ -1,5 +1,6 @@
 """Rendering and writing: determinism, committed generated/ is fresh, stale files, markers, --check,
 depfile, C tables equal to the Python tables, kernel dedup."""
+import os
 import re
 import subprocess
 import sys
@@ -147,6 +148,15 @@ def test_a_tree_written_elsewhere_builds_its_own_sources(tmp_path):
     sources = re.findall(r"nvcc_kernel (\S+\.cu)", ninja)
     assert sources and all(Path(src).is_file() and src.startswith(f"{out}/kernels/") for src in sources)
     assert " generated/" not in ninja
+
+
+def test_paths_are_named_from_the_repository_top_wherever_it_runs():
+    """ninja runs from the repository's top: a run from tests/ named its sources ../generated/... (which ninja cannot
+    find) and its --check called the committed tree stale."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "generator", "--check", "--config", "../schedules.yaml", "--out",
+                        "../generated"], cwd=ROOT / "tests", env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_check_names_a_file_it_would_refuse_to_replace(tmp_path):
