@@ -321,7 +321,7 @@ def test_build_ninja(files):
                 f".ptxas.txt: nvcc_kernel generated/kernels/{k.name}.cu") in text
     assert "build build/generated/registry.o: cc generated/registry.c" in text
     assert "build build/generated/schedules.o: cc generated/schedules.c" in text
-    assert re.search(r"build build/libtpgemm\.a: ar \$\n(    \S+ \$\n)+    \S+ \| runtime_objs\n",
+    assert re.search(r"build build/libtpgemm\.a: ar \$\n(    \S+ \$\n)+    \S+ \| build/runtime_objs\.stamp\n",
                      text)
 
 

@@ -1,6 +1,7 @@
 """`python3 -m generator vendor`: the vendored tree builds outside the repository with make, nvcc and cc
 alone, and a C program links it (by hand and through pkg-config) and calls the public API."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,8 @@ def test_tree_lists_what_build_ninja_compiles():
     files = vendor.tree(p, ROOT, cli=False)
     srcs = vendor.runtime_sources(ROOT)
     assert "config.c" in srcs and "dispatch.c" in srcs and "barrier.cu" in srcs
+    built = re.findall(r"^build build/runtime/\S+.*? runtime/src/(\S+)$", (ROOT / "build.ninja").read_text(), re.M)
+    assert sorted(built) == srcs  # every runtime edge, also one that declares more outputs (ptxas's report)
     for s in srcs:
         assert f"src/{s}" in files and f"src/{s}" in files["Makefile"]
     assert "generated/build.ninja" not in files and "generated/dispatch.c" in files["Makefile"]
