@@ -23,6 +23,17 @@ tail -2 "$R/gpu_pytest_collectives.log"
 timeout 120 build/tests/gpu_pdl_chain > "$R/gpu_pdl_chain.log" 2>&1  # since e47ec37 with a host product's check
 at "gpu_pdl_chain" $?
 tail -4 "$R/gpu_pdl_chain.log" | cut -c1-220
+# since a268afd a system memory barrier (batch mem-op node) between each copy-engine copy and its flag: the graphs
+# with it built and checked - an all-gather's COPY/FLAG, the copy-engine partials' bands - and fresh operands a call
+T="timeout 150 build/tpgemm --share-device --iterations 3 --warmup-iterations 1"
+CUDA_DEVICE_MAX_CONNECTIONS=32 $T --tp 2 --m 8192 --n 8192 --k 4096 > "$R/barrier_ag.log" 2>&1
+at "tpgemm all-gather TP 2 (COPY, barrier, FLAG)" $?
+CUDA_DEVICE_MAX_CONNECTIONS=32 $T --config rs_tila_bf16_ce_tp2 --m 2048 --n 2776 --k 4096 --l 2 --alpha 0.5 --beta 1 \
+    > "$R/barrier_ce.log" 2>&1
+at "tpgemm rs_tila_bf16_ce_tp2 (bands, barrier, flags)" $?
+CUDA_DEVICE_MAX_CONNECTIONS=32 timeout 240 build/tests/gpu_epochs 2 --share-device > "$R/barrier_epochs.log" 2>&1
+at "gpu_epochs 2 --share-device" $?
+grep -h -E "Disposition|passed|FAIL" "$R"/barrier_*.log | cut -c1-160 | tail -8
 [ -n "${ONLY_CHECKS:-}" ] && { cat "$OUT/summary.txt"; exit 0; }  # ONLY_CHECKS=1: step (1) alone (little time left)
 if nvidia-smi -L | grep -q H100; then
     OUT=$OUT/promote LOCAL_GEMM=build/promote/local_gemm bash "$(dirname "$0")/call_promote_tiles.sh"
