@@ -87,7 +87,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     C.agree(W.guarded(lambda: own.append(C.own_setup(op_kind, m, n, k, tp, rank, num, op.shard_shape(rank), ctx1,
                                                      cfg1, held))))
     t = own[0]
-    op.set_tensors(rank, t.a.data_ptr(), t.b.data_ptr(), t.d.data_ptr(), **num.scales)
+    op.set_torch_tensors(rank, t.a, t.b, t.d, **num.scales)
     progress(rank, "tensors set (graph built)")
     if op_kind == "AG":
         num.gather(COLL, t.a_full, t.a)  # the local variants read a_full, also when the fused check fails
@@ -357,7 +357,7 @@ def alt_variants(args, op_kind, m, n, k, tp, rank, ctx, lib, fns, keep, cfg, hel
                 alt_op.set_gather_copy_engine(True)
             if ring:
                 alt_op.set_rs_ring(True)
-            alt_op.set_tensors(rank, keep.a.data_ptr(), keep.b.data_ptr(), keep.d.data_ptr(), **keep.num.scales)
+            alt_op.set_torch_tensors(rank, keep.a, keep.b, keep.d, **keep.num.scales)
             ops[v] = alt_op
         configs[v] = lib.config_info(alt_cfg)["name"]
         why = W.guarded(make)
@@ -521,59 +521,62 @@ def main():
 
     progress(rank, "tpg_ctx_create_rank")
     ctx = lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device)
-    ctx_nccl, nccl_error = None, None
-    if args.alt_nccl and tp > 1:
-        if args.share_device:  # NCCL refuses two ranks on one GPU of one host: one NCCL "host" per rank, loopback
-            os.environ.setdefault("NCCL_HOSTID", f"tp-bench-rank-{rank}")
-            os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
-            os.environ.setdefault("NCCL_IB_DISABLE", "1")
-        made = []
-        why = W.guarded(lambda: made.append(lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device,
-                                                         transport="nccl")))
-        if W.all_ok(why is None):
-            ctx_nccl = made[0]
-        else:  # every shape records alt:nccl's error; the run goes on without it
-            nccl_error = f"the NCCL context: {why or 'failed on another rank'}"
-            if made:
-                W.guarded(made[0].destroy)
-    ctx1 = lib.ctx_local([dev])
-    progress(rank, "contexts ready")
-    energy = W.Energy(dev)
-    records = []
-    # Every variant runs on one dedicated stream: torch's default stream is handle 0, which tpgemm reads
-    # as "the op's own stream", and events on one stream would not time work queued on another.
-    torch.cuda.set_stream(torch.cuda.Stream())
-    for index, shape in enumerate(shapes):
-        t0 = time.time()
-        try:
-            rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl, nccl_error,
-                              shape_index=index)
-        except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
-            rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
-                                extra={"shared_device": True} if args.share_device else None)
-        if args.tokens:
-            rec["tokens"] = args.tokens
-        if args.tag:
-            rec["tag"] = args.tag
-        rec["nccl_env"] = R.nccl_environment(os.environ)
-        rec["shapes_asked"] = [s[0] for s in shapes]  # a run cut short shows what it lacks (R.missing_shapes)
-        records.append(rec)
-        if rank == 0:
-            save(records, stem)  # after every shape: a run stopped by a timeout keeps what it measured
-            print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
-                  + f", check {rec['check']} (rel err {rec['rel_err']}, max err {rec['max_err']}), "
-                  f"{time.time() - t0:.1f} s", flush=True)
-            for fam, a in rec.get("alt", {}).items():
-                print(f"  alt {fam}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
-                      f"{R.fmt_or_dash(a['sm_mhz'])} MHz, check {a['check']})", flush=True)
-            for v, a in rec.get("diag", {}).items():
-                print(f"  diag {v}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
-                      f"{R.fmt_or_dash(a['sm_mhz'])} MHz, {a['joules'] or 0:.3f} J/call)", flush=True)
-    for c in (ctx1, ctx) + ((ctx_nccl,) if ctx_nccl is not None else ()):
-        try:
-            c.destroy()
-        except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
-            print(f"rank {rank}: {e}", flush=True)
+    ctx_nccl, nccl_error, ctx1 = None, None, None
+    try:  # every context is destroyed once, in the finally, also when a step raises (its error is the one reported)
+        if args.alt_nccl and tp > 1:
+            if args.share_device:  # NCCL refuses two ranks on one GPU of one host: one NCCL "host" per rank, loopback
+                os.environ.setdefault("NCCL_HOSTID", f"tp-bench-rank-{rank}")
+                os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+                os.environ.setdefault("NCCL_IB_DISABLE", "1")
+            made = []
+            why = W.guarded(lambda: made.append(lib.ctx_rank(tp, rank, dev, allgather, share_devices=args.share_device,
+                                                             transport="nccl")))
+            if W.all_ok(why is None):
+                ctx_nccl = made[0]
+            else:  # every shape records alt:nccl's error; the run goes on without it
+                nccl_error = f"the NCCL context: {why or 'failed on another rank'}"
+                if made:
+                    W.guarded(made[0].destroy)
+        ctx1 = lib.ctx_local([dev])
+        progress(rank, "contexts ready")
+        energy = W.Energy(dev)
+        records = []
+        # Every variant runs on one dedicated stream, the current stream that torch's calls and tpgemm's (stream())
+        # queue on, so the events that time a window see all of its work. (torch's default stream, handle 0, would be
+        # used as given too: CUDA's legacy default stream, tpgemm.h tpg_op_run_rank.)
+        torch.cuda.set_stream(torch.cuda.Stream())
+        for index, shape in enumerate(shapes):
+            t0 = time.time()
+            try:
+                rec = bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_nccl, nccl_error,
+                                  shape_index=index)
+            except Exception as e:  # setup failed (tpgemm collective calls fail on every rank alike)
+                rec = R.make_record(shape[0], shape[1], *shape[2:], tp, args.dtype, {}, None, {"setup": repr(e)[:500]},
+                                    extra={"shared_device": True} if args.share_device else None)
+            if args.tokens:
+                rec["tokens"] = args.tokens
+            if args.tag:
+                rec["tag"] = args.tag
+            rec["nccl_env"] = R.nccl_environment(os.environ)
+            rec["shapes_asked"] = [s[0] for s in shapes]  # a run cut short shows what it lacks (R.missing_shapes)
+            records.append(rec)
+            if rank == 0:
+                save(records, stem)  # after every shape: a run stopped by a timeout keeps what it measured
+                print(f"{rec['name']}: " + ", ".join(f"{v} {R.fmt_or_dash(rec.get(v + '_tflops'))}" for v in R.VARIANTS)
+                      + f", check {rec['check']} (rel err {rec['rel_err']}, max err {rec['max_err']}), "
+                      f"{time.time() - t0:.1f} s", flush=True)
+                for fam, a in rec.get("alt", {}).items():
+                    print(f"  alt {fam}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
+                          f"{R.fmt_or_dash(a['sm_mhz'])} MHz, check {a['check']})", flush=True)
+                for v, a in rec.get("diag", {}).items():
+                    print(f"  diag {v}: {R.fmt_or_dash(a['tflops'])} (burst {R.fmt_or_dash(a['burst_tflops'])}, "
+                          f"{R.fmt_or_dash(a['sm_mhz'])} MHz, {a['joules'] or 0:.3f} J/call)", flush=True)
+    finally:
+        for c in filter(None, (ctx1, ctx, ctx_nccl)):
+            try:
+                c.destroy()
+            except tpgemm_lib.TpgError as e:  # an op leaked by a failed setup; the results still count
+                print(f"rank {rank}: {e}", flush=True)
     if rank == 0:
         paths = save(records, stem)
         report_tp.main([str(paths[-1])] + (["--benchmarks", str(Path(os.environ["OUT"]) / "BENCHMARKS.md")]

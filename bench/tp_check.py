@@ -60,7 +60,7 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
         raise RuntimeError(f"tpgemm shard layout differs from torch's (field: (tpgemm, torch)): {bad}")
     t.op1 = ctx1.op(cfg1, *local_mnk)
     held.append(t.op1)
-    t.op1.set_tensors(0, local_a.data_ptr(), t.b.data_ptr(), t.d_loc.data_ptr(), **num.scales)
+    t.op1.set_torch_tensors(0, local_a, t.b, t.d_loc, **num.scales)
 
     def new_inputs():  # another seed; a_full and the references follow from reference()
         g2 = torch.Generator(device="cuda").manual_seed(seed + 104729)

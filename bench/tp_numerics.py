@@ -13,7 +13,7 @@ class Numerics16:
 
     def __init__(self, dtype):
         self.dtype = self.out = dtype
-        self.scales = {}  # tpgemm_lib Op.set_tensors' scale_a / scale_b: none
+        self.scales = {}  # tpgemm_lib Op.set_torch_tensors' scale_a / scale_b: none
 
     def operand(self, g, *shape):
         return torch.randn(*shape, device="cuda", dtype=self.dtype, generator=g)
@@ -47,7 +47,7 @@ class NumericsE4m3(Numerics16):
         self.dtype, self.out = torch.float8_e4m3fn, torch.bfloat16
         self.scale_a = torch.full((), 0.5, device="cuda", dtype=torch.float32)
         self.scale_b = torch.full((), 2.0, device="cuda", dtype=torch.float32)
-        self.scales = {"scale_a": self.scale_a.data_ptr(), "scale_b": self.scale_b.data_ptr()}
+        self.scales = {"scale_a": self.scale_a, "scale_b": self.scale_b}
 
     def operand(self, g, *shape):
         return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=g).to(self.dtype)

@@ -2,8 +2,9 @@
 
 Only what the benchmarks use: configs, single-process and multi-process contexts, ops. Every failing
 call raises TpgError with tpg_status_string and tpg_last_error, so a failure on the GPU machine says
-what went wrong without a debugger.
+what went wrong without a debugger. Op.set_torch_tensors checks torch tensors against the op and holds them.
 """
+import contextlib
 import ctypes
 import os
 import re
@@ -15,7 +16,12 @@ LIB_PATH = Path(os.environ.get("TPGEMM_LIB", ROOT / "build" / "libtpgemm.so"))
 
 TPG_OK, TPG_ERR_INVALID_ARGUMENT, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP, TPG_ERR_NCCL = 0, 1, 5, 13, 14
 TRANSPORTS = {"peer": 0, "nccl": 1}  # tpg_transport
-DTYPES = {"bf16": 0, "fp16": 1, "e4m3": 2, "e5m2": 3}  # tpg_dtype
+DTYPES = {"bf16": 0, "fp16": 1, "e4m3": 2, "e5m2": 3, "fp32": 4}  # tpg_dtype
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+# str(dtype) of the torch tensors of each type (Op.set_torch_tensors)
+TORCH_DTYPES = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "e4m3": "torch.float8_e4m3fn",
+                "e5m2": "torch.float8_e5m2", "fp32": "torch.float32"}
+INTERRUPTS = (KeyboardInterrupt, SystemExit)  # raised by a bootstrap callback: re-raised as themselves
 
 # int (*)(const void *send, void *recv, size_t bytes, void *user)
 ALLGATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
@@ -82,12 +88,13 @@ def load(path=LIB_PATH):
         "tpg_dispatch_find": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, i,
                                ctypes.c_char_p, i, p(DispatchEntry)], i),
         "tpg_ctx_create": ([p(CtxConfig), p(vp)], i), "tpg_ctx_create_rank": ([p(RankConfig), p(vp)], i),
-        "tpg_ctx_destroy": ([vp], i), "tpg_ctx_rank": ([vp], i),
+        "tpg_ctx_destroy": ([vp], i), "tpg_ctx_rank": ([vp], i), "tpg_ctx_device": ([vp, i], i),
+        "tpg_output_dtype": ([i], i),
         "tpg_op_create": ([vp, p(OpDesc), p(vp)], i), "tpg_op_destroy": ([vp], i),
         "tpg_op_shard_shape": ([vp, i, p(ShardShape)], i), "tpg_op_set_tensors": ([vp, i, p(Tensors)], i),
         "tpg_op_run_rank": ([vp, i, vp], i), "tpg_op_sync": ([vp], i), "tpg_op_set_copy_chunks": ([vp, i], i),
         "tpg_op_set_overlap_barriers": ([vp, i], i), "tpg_op_set_gather_copy_engine": ([vp, i], i),
-        "tpg_op_set_rs_ring": ([vp, i], i),
+        "tpg_op_set_rs_ring": ([vp, i], i), "tpg_op_set_pdl": ([vp, i], i),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(lib, name)
@@ -139,10 +146,16 @@ class Lib:
     def __init__(self, path=LIB_PATH):
         self.lib = load(path)
 
-    def check(self, status, what, ctx=None):
+    def check(self, status, what, ctx=None, cause=None):
+        """TpgError on a non-OK status: tpg_last_error (of ctx, a handle or None) and tpg_status_string; `cause`
+        becomes its __cause__."""
         if status != TPG_OK:
-            detail = (self.lib.tpg_last_error(ctx) or b"").decode() or self.lib.tpg_status_string(status).decode()
-            raise TpgError(status, what, detail)
+            text = self.lib.tpg_status_string(status).decode()
+            last = (self.lib.tpg_last_error(ctx) or b"").decode()
+            error = TpgError(status, what, f"{last} ({text})" if last else text)
+            if cause is None:
+                raise error
+            raise error from cause
 
     def config(self, name=None, schedule=None, tp=1, dtype="bf16"):
         idx = ctypes.c_int(-1)
@@ -159,9 +172,10 @@ class Lib:
                 "copy_engine_partials": bool(info.copy_engine_partials), "by_name": bool(info.by_name)}
 
     def tuned_or_default(self, schedule, tp, dtype, m, n, k):
-        """(config index, tuned): the config `python3 -m generator tune` chose for exactly this GEMM when
-        the dispatch table has such a row, else the default config of the schedule (what a user gets
-        from tpg_dispatch_find after tuning their shapes, and from tpg_config_pick before)."""
+        """(config index, tuned): the config `python3 -m generator tune` chose when the dispatch table's tuned
+        row for this GEMM has exactly its m, n and k, else tpg_config_pick's default for the schedule. Stricter
+        than tpg_dispatch_find, which also returns a tuned row whose m is within TPG_TUNED_M_REACH of m
+        (tpgemm.h): at another M (tp_bench --tokens) this times the default where a user would get the tuned one."""
         e = DispatchEntry()
         st = self.lib.tpg_dispatch_find(None, None, m, n, k, DTYPES[dtype], schedule.encode(), tp, ctypes.byref(e))
         if st == TPG_OK and e.tuned and (e.m, e.n, e.k) == (m, n, k):
@@ -193,7 +207,7 @@ class Lib:
                 same_kernel = i
         if same_kernel is not None:
             return same_kernel
-        return self.config(schedule=want["schedule"], tp=tp, dtype={v: k for k, v in DTYPES.items()}[want["dtype"]])
+        return self.config(schedule=want["schedule"], tp=tp, dtype=DTYPE_NAMES[want["dtype"]])
 
     def twin(self, index, route):
         """The config that runs fused config `index`'s kernel and schedule at its TP with its partials moved by
@@ -206,24 +220,32 @@ class Lib:
         return self.twin(index, "pull")
 
     def ctx_rank(self, tp, rank, device, allgather, timeout_ns=0, share_devices=False, transport="peer"):
-        """allgather: a Python callable (send: bytes) -> bytes of tp * len(send), rank order.
+        """allgather: a Python callable (send: bytes) -> a bytes-like object of tp * len(send) bytes, rank order.
+        What it raises fails the C call and is raised again when that returns (Ctx.check).
         transport: "peer" (CUDA peer access, NVLink) or "nccl" (tpgemm.h: TPG_TRANSPORT_NCCL)."""
+        ctx = Ctx(self, None, keep=None)
+
         def trampoline(send, recv, nbytes, user):
             try:
-                out = allgather(ctypes.string_at(send, nbytes))
+                out = bytes(memoryview(allgather(ctypes.string_at(send, nbytes))))  # any bytes-like; not an int
                 if len(out) != tp * nbytes:
+                    print(f"tpgemm bootstrap allgather on rank {rank}: the callback returned {len(out)} bytes, "
+                          f"expected {tp * nbytes} (tp {tp} x {nbytes})", file=sys.stderr, flush=True)
                     return 2
                 ctypes.memmove(recv, out, len(out))
                 return 0
-            except BaseException as e:  # an exception must not unwind through C
+            except BaseException as e:  # an exception must not unwind through C: kept for Ctx.check
+                if ctx.failed is None or isinstance(e, INTERRUPTS):  # the first failure, or an interrupt
+                    ctx.failed = sys.exc_info()
                 print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", file=sys.stderr, flush=True)
                 return 1
-        fn = ALLGATHER_FN(trampoline)
-        cfg = RankConfig(tp, rank, device, timeout_ns, fn, None, int(share_devices), TRANSPORTS[transport])
-        ctx = ctypes.c_void_p()
-        st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(ctx))
-        self.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")
-        return Ctx(self, ctx, keep=fn)
+        ctx.keep = ALLGATHER_FN(trampoline)
+        cfg = RankConfig(tp, rank, device, timeout_ns, ctx.keep, None, int(share_devices), TRANSPORTS[transport])
+        handle = ctypes.c_void_p()
+        st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(handle))
+        ctx.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")  # tpg_last_error(NULL)
+        ctx.handle = handle
+        return ctx
 
     def ctx_local(self, devices, timeout_ns=0, share_devices=False):
         arr = (ctypes.c_int * len(devices))(*devices)
@@ -237,66 +259,126 @@ class Lib:
 class Ctx:
     def __init__(self, lib, handle, keep):
         self.lib, self.handle, self.keep = lib, handle, keep  # keep: the callback must outlive the context
+        self.failed = None  # sys.exc_info() of what the bootstrap callback raised during the current C call
+
+    def check(self, status, what):
+        """Lib.check on this context, after what its bootstrap callback raised during the call, if anything:
+        KeyboardInterrupt and SystemExit are raised again as themselves, anything else is the TpgError's
+        __cause__."""
+        failed, self.failed = self.failed, None
+        if failed and isinstance(failed[1], INTERRUPTS):
+            raise failed[1].with_traceback(failed[2])
+        self.lib.check(status, what, self.handle, cause=failed[1] if failed else None)
 
     def op(self, config, m, n, k, l=1, alpha=1.0, beta=0.0):
         op = ctypes.c_void_p()
         desc = OpDesc(config, m, n, k, l, alpha, beta)
         st = self.lib.lib.tpg_op_create(self.handle, ctypes.byref(desc), ctypes.byref(op))
-        self.lib.check(st, f"tpg_op_create(config={config}, m={m}, n={n}, k={k})", self.handle)
-        return Op(self, op)
+        self.check(st, f"tpg_op_create(config={config}, m={m}, n={n}, k={k})")
+        return Op(self, op, desc)
 
     def destroy(self):
         if self.handle:
             st = self.lib.lib.tpg_ctx_destroy(self.handle)
-            self.lib.check(st, "tpg_ctx_destroy", self.handle)
+            self.check(st, "tpg_ctx_destroy")
             self.handle = None
 
 
-class Op:
-    def __init__(self, ctx, handle):
-        self.ctx, self.handle = ctx, handle
+def tensor_pointers(rank, shape, l, operand, output, device, a, b, d, c=None, scale_a=None, scale_b=None):
+    """Op.set_tensors' arguments from torch tensors (anything with is_contiguous(), dtype, device.index, numel() and
+    data_ptr()), None = not passed. ValueError naming the first tensor that is not contiguous, not of its type (A, B:
+    `operand`, C, D: `output`, the scales: fp32; names of DTYPES), not on the rank's `device`, or with fewer
+    elements than its shard (`shape`: Op.shard_shape's dict; `l`: the op's batch count)."""
+    ptrs = {}
+    for name, t, dtype, shard in (("a", a, operand, "a"), ("b", b, operand, "b"), ("d", d, output, "d"),
+                                  ("c", c, output, "d"), ("scale_a", scale_a, "fp32", None),
+                                  ("scale_b", scale_b, "fp32", None)):
+        if t is None:
+            ptrs[name] = 0
+            continue
+        elems = shape[f"{shard}_rows"] * shape[f"{shard}_cols"] * l if shard else 1
+        why = ("is not contiguous" if not t.is_contiguous() else
+               f"has dtype {t.dtype}, not {TORCH_DTYPES[dtype]} ({dtype})" if str(t.dtype) != TORCH_DTYPES[dtype] else
+               f"is on device {t.device.index}, not on rank {rank}'s device {device}"
+               if device >= 0 and t.device.index != device else  # < 0: a rank not of this process (C says so)
+               f"has {t.numel()} elements, fewer than its shard's {elems}" if t.numel() < elems else None)
+        if why:
+            raise ValueError(f"set_torch_tensors(rank={rank}): tensor {name} {why}")
+        ptrs[name] = t.data_ptr()
+    return ptrs
 
-    def _check(self, st, what):
-        self.ctx.lib.check(st, what, self.ctx.handle)
+
+class Op:
+    def __init__(self, ctx, handle, desc):
+        self.ctx, self.handle, self.desc = ctx, handle, desc
+        self.held = {}  # rank -> the tensors of its last set_torch_tensors: alive while the op may read them
+
+    def _call(self, fn, shown, *args):
+        """tpg_op_<fn>(handle, *args), checked (the error names it with `shown` in parentheses, None: bare); after
+        destroy() no call but TpgError "op destroyed"."""
+        what = f"tpg_op_{fn}" if shown is None else f"tpg_op_{fn}({shown})"
+        if self.handle is None:
+            raise TpgError(TPG_ERR_INVALID_ARGUMENT, what, "op destroyed (Op.destroy was called)")
+        self.ctx.check(getattr(self.ctx.lib.lib, "tpg_op_" + fn)(self.handle, *args), what)
 
     def shard_shape(self, rank):
         s = ShardShape()
-        self._check(self.ctx.lib.lib.tpg_op_shard_shape(self.handle, rank, ctypes.byref(s)), "tpg_op_shard_shape")
+        self._call("shard_shape", None, rank, ctypes.byref(s))
         return {name: getattr(s, name) for name, _ in ShardShape._fields_}
 
     def set_tensors(self, rank, a, b, d, c=0, scale_a=0, scale_b=0):
-        """Device pointers (ints); scale_a / scale_b: fp8 configs' per-tensor scales (device floats), 0 = none."""
+        """Device pointers (ints); scale_a / scale_b: fp8 configs' per-tensor scales (device floats), 0 = none.
+        Nothing is checked or held: torch tensors go through set_torch_tensors."""
         t = Tensors(a, b, c or None, d, scale_a or None, scale_b or None)
-        self._check(self.ctx.lib.lib.tpg_op_set_tensors(self.handle, rank, ctypes.byref(t)),
-                    f"tpg_op_set_tensors(rank={rank})")
+        self._call("set_tensors", f"rank={rank}", rank, ctypes.byref(t))
+        self.held.pop(rank, None)
+
+    def set_torch_tensors(self, rank, a, b, d, c=None, scale_a=None, scale_b=None):
+        """set_tensors with torch tensors (None = not passed), first checked against the op (tensor_pointers: each
+        contiguous, of the config's type, on the rank's device, at least its shard's size; else ValueError) and then
+        held by the op until this rank's next set or destroy(), so that a temporary is not freed under its graphs.
+        Multi-process: a rank whose tensors fail the checks still joins the collective call, with none: the
+        library refuses them, every rank's call fails, and no rank is left waiting."""
+        lib, shape = self.ctx.lib, self.shard_shape(rank)  # TpgError "op destroyed" after destroy()
+        operand = lib.config_info(self.desc.config)["dtype"]
+        try:
+            ptrs = tensor_pointers(rank, shape, self.desc.l, DTYPE_NAMES[operand],
+                                   DTYPE_NAMES[lib.lib.tpg_output_dtype(operand)],
+                                   lib.lib.tpg_ctx_device(self.ctx.handle, rank), a, b, d, c, scale_a, scale_b)
+        except ValueError:
+            if lib.lib.tpg_ctx_rank(self.ctx.handle) >= 0:  # multi-process: join the collective call, with none
+                with contextlib.suppress(TpgError):  # refused on every rank, as wanted
+                    self._call("set_tensors", f"rank={rank}, no tensors", rank, ctypes.byref(Tensors()))
+            raise
+        self.set_tensors(rank, **ptrs)
+        self.held[rank] = (a, b, d, c, scale_a, scale_b)
 
     def set_copy_chunks(self, chunks):
         """All-gather: each shard's copy in `chunks` pieces (tpg_op_set_copy_chunks)."""
-        self._check(self.ctx.lib.lib.tpg_op_set_copy_chunks(self.handle, chunks), f"tpg_op_set_copy_chunks({chunks})")
+        self._call("set_copy_chunks", chunks, chunks)
 
     def set_overlap_barriers(self, enable):
         """TP >= 2: the GEMM beside the start barrier (tpg_op_set_overlap_barriers)."""
-        self._check(self.ctx.lib.lib.tpg_op_set_overlap_barriers(self.handle, int(bool(enable))),
-                    f"tpg_op_set_overlap_barriers({int(bool(enable))})")
+        self._call("set_overlap_barriers", int(bool(enable)), int(bool(enable)))
 
     def set_gather_copy_engine(self, enable):
-        """A gathered all-gather walk's shards by copy-engine nodes, not the GEMM's pulls (tpg_op_set_gather_copy_engine)."""
-        self._check(self.ctx.lib.lib.tpg_op_set_gather_copy_engine(self.handle, int(bool(enable))),
-                    f"tpg_op_set_gather_copy_engine({int(bool(enable))})")
+        """A gathered all-gather walk's shards by copy-engine nodes, not the GEMM's pulls
+        (tpg_op_set_gather_copy_engine)."""
+        self._call("set_gather_copy_engine", int(bool(enable)), int(bool(enable)))
 
     def set_rs_ring(self, enable):
         """A one-hop reduce-scatter walk kept a ring (tpg_op_set_rs_ring)."""
-        self._check(self.ctx.lib.lib.tpg_op_set_rs_ring(self.handle, int(bool(enable))),
-                    f"tpg_op_set_rs_ring({int(bool(enable))})")
+        self._call("set_rs_ring", int(bool(enable)), int(bool(enable)))
 
     def run_rank(self, rank, stream):
-        self._check(self.ctx.lib.lib.tpg_op_run_rank(self.handle, rank, stream), f"tpg_op_run_rank(rank={rank})")
+        self._call("run_rank", f"rank={rank}", rank, stream)
 
     def sync(self):
-        self._check(self.ctx.lib.lib.tpg_op_sync(self.handle), "tpg_op_sync")
+        self._call("sync", None)
 
     def destroy(self):
         if self.handle:
             st = self.ctx.lib.lib.tpg_op_destroy(self.handle)
             self.handle = None
-            self._check(st, "tpg_op_destroy")
+            self.held.clear()
+            self.ctx.check(st, "tpg_op_destroy")

@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 import tpgemm_lib  # noqa: E402
 
-TPG_DTYPE_FP32 = 4  # tpgemm.h
+TPG_DTYPE_FP32 = tpgemm_lib.DTYPES["fp32"]
 
 
 def has_gpu():
@@ -106,6 +106,28 @@ def test_overlap_barriers_binding_refuses_a_null_op(lib):
 def test_gather_copy_engine_binding_refuses_a_null_op(lib):
     """tpg_op_set_gather_copy_engine is exported and bound (bench/tp_bench.py --alt-gather-copy-engine calls it)."""
     assert lib.lib.tpg_op_set_gather_copy_engine(None, 1) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
+
+
+def test_every_function_the_python_calls_is_declared(lib):
+    """A tpg_ function called through ctypes without its argtypes / restype gets ctypes' guesses (an int result, each
+    argument as Python passes it): launch_paths.py called tpg_op_set_pdl so, working only because it passed a
+    c_void_p handle."""
+    used = set()
+    for path in list((ROOT / "bench").rglob("*.py")) + list((ROOT / "tests").rglob("*.py")):
+        used |= set(re.findall(r"\blib\.(tpg_\w+)\(", path.read_text()))
+    assert {"tpg_op_set_pdl", "tpg_ctx_device", "tpg_output_dtype"} <= used
+    assert sorted(name for name in used if getattr(lib.lib, name).argtypes is None) == []
+    assert lib.lib.tpg_op_set_pdl.argtypes == [ctypes.c_void_p, ctypes.c_int]
+
+
+def test_dtypes_are_the_headers_tpg_dtype():
+    """DTYPES (and local_config's reverse lookup, set_torch_tensors' types) covers every tpg_dtype, fp32 included."""
+    enum = re.search(r"typedef enum tpg_dtype \{(.*?)\}", (ROOT / "runtime/include/tpgemm.h").read_text(), re.S)[1]
+    enum = re.sub(r"/\*.*?\*/", "", enum, flags=re.S)
+    assert re.findall(r"=\s*(\w+)", enum) == ["0"]  # the others count on from 0
+    names = re.findall(r"TPG_DTYPE_(\w+)", enum)
+    assert tpgemm_lib.DTYPES == {name.lower(): i for i, name in enumerate(names)}
+    assert tpgemm_lib.TORCH_DTYPES.keys() == tpgemm_lib.DTYPES.keys()
 
 
 def test_rs_ring_binding_refuses_a_null_op(lib):

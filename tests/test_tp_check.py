@@ -97,7 +97,7 @@ class Op:  # a tpgemm op: what it was created for and given; sync() is where a d
     def __init__(self, *mnk):
         self.mnk, self.tensors = mnk, None
 
-    def set_tensors(self, rank, a, b, d, **scales):
+    def set_torch_tensors(self, rank, a, b, d, **scales):
         self.tensors = (rank, a, b, d)
 
     def sync(self):
@@ -187,7 +187,7 @@ def test_torchs_tensors_have_the_checked_layout_and_the_local_op_reads_them(env,
     local_a, mnk, local_ref = ((t.a_full, (M, N // TP, K), t.ref) if op_kind == "AG" else
                                (t.a, (M, N, K // TP), t.part))
     assert t.op1.mnk == mnk and t.local_ref is local_ref and t.d_loc.shape == local_ref.shape
-    assert t.op1.tensors == (0, local_a.data_ptr(), t.b.data_ptr(), t.d_loc.data_ptr())
+    assert t.op1.tensors == (0, local_a, t.b, t.d_loc)
 
 
 @pytest.mark.parametrize("rank, late", [(0, False), (1, True), (2, False), (3, True)])

@@ -120,6 +120,8 @@ class FakeOp:
     def set_tensors(self, *a, **k):
         bootstrap("set_tensors")
 
+    set_torch_tensors = set_tensors
+
     def set_copy_chunks(self, c):
         pass
 

@@ -45,7 +45,7 @@ class Shards:
         self.b = [new(s["b_rows"], s["b_cols"]) for s in self.shapes]
         self.d = [new(s["d_rows"], s["d_cols"]) for s in self.shapes]
         for r in range(TP):
-            op.set_tensors(r, self.a[r].data_ptr(), self.b[r].data_ptr(), self.d[r].data_ptr())
+            op.set_torch_tensors(r, self.a[r], self.b[r], self.d[r])
 
     def fill(self, a_full, b_full):
         for r, s in enumerate(self.shapes):
@@ -97,9 +97,11 @@ def run_schedule(ctx, lib, schedule, gen):
             what = f"captured, {'barriers beside the GEMM' if mode else 'table'}" if how == "graph" else "direct"
             print(f"{schedule} call {i} ({what}): max error {err:.2e} {'ok' if ok else 'FAILED'}", flush=True)
         op.sync()
-    finally:
-        torch.cuda.synchronize()
-        op.destroy()
+    finally:  # the op is destroyed even when the synchronize raises (a sticky CUDA error): else ctx.destroy's
+        try:  # "op(s) still alive" would be the error reported
+            torch.cuda.synchronize()
+        finally:
+            op.destroy()
     return passed, failed
 
 
@@ -108,8 +110,8 @@ def main():
         print("skip: no CUDA device visible to torch")
         return 3
     lib = Lib()
-    ctx = lib.ctx_local([0] * TP, timeout_ns=5_000_000_000, share_devices=True)
     gen = torch.Generator(device="cuda").manual_seed(7)
+    ctx = lib.ctx_local([0] * TP, timeout_ns=5_000_000_000, share_devices=True)
     passed = failed = 0
     try:
         for schedule in SCHEDULES:

@@ -77,7 +77,7 @@ def bench_problem(lib, ctx, m, n, k, names):
             op = ctx.op(idx, m, n, k)
             ops.append(op)
             d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            op.set_tensors(0, a[i].data_ptr(), b[i].data_ptr(), d.data_ptr())
+            op.set_torch_tensors(0, a[i], b[i], d)
             mine.append((op, d))
         for op, d in mine:  # check every copy once
             op.run_rank(0, stream)

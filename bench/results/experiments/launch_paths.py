@@ -31,8 +31,8 @@ def bench(lib, ctx, cfgs, m, n, k, modes):
             mine = []
             for i in range(c):
                 op = ctx.op(lib.config(name=name), m, n, k)
-                op.set_tensors(0, a[i].data_ptr(), b[i].data_ptr(), d.data_ptr())
-                lib.check(lib.lib.tpg_op_set_pdl(op.handle, pdl), "tpg_op_set_pdl")
+                op.set_torch_tensors(0, a[i], b[i], d)
+                lib.check(lib.lib.tpg_op_set_pdl(op.handle, pdl), "tpg_op_set_pdl", op.ctx.handle)
                 mine.append(op)
                 ops.append(op)
             mine[0].run_rank(0, stream)

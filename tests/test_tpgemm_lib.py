@@ -1,0 +1,291 @@
+"""bench/tpgemm_lib.py's own Python over a stand-in library (no GPU, no torch, no build): what the bootstrap callback
+raises or returns, an op used after destroy(), the text of an error, and Op.set_torch_tensors' checks on fake tensors
+(tests/test_multiprocess.py drives the real build/libtpgemm.so)."""
+import ctypes
+import gc
+import sys
+import types
+import weakref
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import tpgemm_lib  # noqa: E402
+
+OK, BF16, E4M3 = tpgemm_lib.TPG_OK, tpgemm_lib.DTYPES["bf16"], tpgemm_lib.DTYPES["e4m3"]
+TP, NBYTES = 2, 8  # the contexts' ranks, the bytes each rank sends in one bootstrap round
+SHAPE = dict(a_rows=64, a_cols=32, b_rows=48, b_cols=32, d_rows=64, d_cols=48)  # every shard's (the offsets: 0)
+DEVICES = (3, 5)  # rank r's CUDA ordinal
+
+
+class FakeLib:
+    """The C calls tpgemm_lib makes, each logged in `calls` as (name, its arguments). A multi-process context
+    (ctx_rank) makes one bootstrap round through the ctypes callback in tpg_ctx_create_rank, tpg_op_create and
+    tpg_op_set_tensors, as the library's collective calls do: a callback that fails fails the call
+    (TPG_ERR_BOOTSTRAP). tpg_op_set_tensors refuses a NULL a, as tpg_op_set_tensors does."""
+
+    def __init__(self, dtype=BF16):
+        self.dtype, self.calls, self.rounds, self.callback, self.rank = dtype, [], [], None, -1
+        self.last_error = b"an earlier, unrelated failure"
+
+    def collective(self):
+        if self.callback is None:
+            return OK
+        send = ctypes.create_string_buffer(bytes(range(NBYTES)), NBYTES)
+        recv = ctypes.create_string_buffer(TP * NBYTES)
+        rc = self.callback(ctypes.addressof(send), ctypes.addressof(recv), NBYTES, None)
+        self.rounds.append((rc, recv.raw))
+        return OK if rc == 0 else tpgemm_lib.TPG_ERR_BOOTSTRAP
+
+    def tpg_ctx_create_rank(self, cfg, out):
+        self.callback, self.rank = cfg._obj.allgather, cfg._obj.rank
+        st = self.collective()
+        out._obj.value = 0x1000 if st == OK else None
+        return st
+
+    def tpg_ctx_create(self, cfg, out):
+        out._obj.value = 0x1000
+        return OK
+
+    def tpg_op_create(self, ctx, desc, out):
+        self.calls.append(("tpg_op_create", desc._obj.config, desc._obj.l))
+        st = self.collective()
+        out._obj.value = 0x2000 if st == OK else None
+        return st
+
+    def tpg_op_set_tensors(self, op, rank, t):
+        t = t._obj
+        self.calls.append(("tpg_op_set_tensors", rank, t.a, t.b, t.c, t.d, t.scale_a, t.scale_b))
+        st = self.collective()
+        return tpgemm_lib.TPG_ERR_INVALID_ARGUMENT if t.a is None else st
+
+    def tpg_op_shard_shape(self, op, rank, out):
+        for name, value in SHAPE.items():
+            setattr(out._obj, name, value)
+        return OK
+
+    def tpg_op_run_rank(self, op, rank, stream):
+        self.calls.append(("tpg_op_run_rank", op, rank))
+        return tpgemm_lib.TPG_ERR_INVALID_ARGUMENT if op is None else OK
+
+    def tpg_op_destroy(self, op):
+        self.calls.append(("tpg_op_destroy", op))
+        return OK
+
+    def tpg_config_get(self, index, out):
+        info = out._obj
+        info.name, info.schedule, info.kernel, info.dtype = b"cfg_tp2", b"S", b"k", self.dtype
+        return OK
+
+    def tpg_output_dtype(self, t):
+        return BF16 if t in (tpgemm_lib.DTYPES["e4m3"], tpgemm_lib.DTYPES["e5m2"]) else t
+
+    def tpg_ctx_device(self, ctx, rank):
+        return DEVICES[rank] if self.rank < 0 or rank == self.rank else -1
+
+    def tpg_ctx_rank(self, ctx):
+        return self.rank
+
+    def tpg_status_string(self, status):
+        return f"what status {status} means".encode()
+
+    def tpg_last_error(self, ctx):
+        return self.last_error
+
+
+def make_lib(dtype=BF16):
+    lib = object.__new__(tpgemm_lib.Lib)
+    lib.lib = FakeLib(dtype)
+    return lib
+
+
+def identity_gather(send):  # the other rank sends the same bytes
+    return send * TP
+
+
+class FakeTensor:
+    """What set_torch_tensors reads of a torch.Tensor: is_contiguous(), dtype (its str), device.index, numel() and
+    data_ptr()."""
+
+    def __init__(self, numel, dtype="torch.bfloat16", device=DEVICES[0], contiguous=True, ptr=0x7000):
+        self.dtype, self.device = dtype, types.SimpleNamespace(index=device)
+        self._numel, self._contiguous, self._ptr = numel, contiguous, ptr
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def numel(self):
+        return self._numel
+
+    def data_ptr(self):
+        return self._ptr
+
+
+def operands(dtype="torch.bfloat16", out="torch.bfloat16", device=DEVICES[0], batches=1):
+    """A, B and D of exactly their shards' sizes, at 0x10000, 0x20000 and 0x30000."""
+    return tuple(FakeTensor(SHAPE[f"{s}_rows"] * SHAPE[f"{s}_cols"] * batches, t, device, ptr=0x10000 * (i + 1))
+                 for i, (s, t) in enumerate((("a", dtype), ("b", dtype), ("d", out))))
+
+
+# --- the bootstrap callback ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt(), SystemExit(3)])
+def test_an_interrupt_in_the_callback_is_raised_again_as_itself(interrupt):
+    """Ctrl-C inside a collective call must stop the run, not become a TpgError that the benchmark records."""
+    def allgather(send):
+        raise interrupt
+
+    with pytest.raises(type(interrupt)) as e:
+        make_lib().ctx_rank(TP, 1, 0, allgather)
+    assert e.value is interrupt and e.value.__traceback__ is not None
+
+
+def test_an_error_in_the_callback_is_the_cause_of_the_tpg_error(capfd):
+    def allgather(send):
+        raise RuntimeError("process group is gone")
+
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        make_lib().ctx_rank(TP, 1, 0, allgather)
+    assert e.value.status == tpgemm_lib.TPG_ERR_BOOTSTRAP
+    assert isinstance(e.value.__cause__, RuntimeError) and str(e.value.__cause__) == "process group is gone"
+    assert e.value.__cause__.__traceback__ is not None  # where the callback failed
+    assert "bootstrap allgather failed on rank 1: RuntimeError('process group is gone')" in capfd.readouterr().err
+
+
+def test_an_interrupt_in_a_later_collective_call_is_raised_from_that_call():
+    """The callback runs in every collective call of the context (op create here), not only in its create."""
+    seen = []
+
+    def allgather(send):
+        seen.append(send)
+        if len(seen) > 1:
+            raise KeyboardInterrupt
+        return send * TP
+
+    lib = make_lib()
+    ctx = lib.ctx_rank(TP, 0, 0, allgather)
+    with pytest.raises(KeyboardInterrupt):
+        ctx.op(0, 128, 96, 64)
+    assert ctx.failed is None  # consumed: the next call starts clean
+    assert lib.lib.rounds[0] == (0, bytes(range(NBYTES)) * TP) and lib.lib.rounds[1][0] == 1
+
+
+@pytest.mark.parametrize("reply", [bytearray, memoryview, lambda b: __import__("array").array("B", b)])
+def test_the_callback_may_return_any_bytes_like_object(reply):
+    lib = make_lib()
+    lib.ctx_rank(TP, 0, 0, lambda send: reply(send * TP))
+    assert lib.lib.rounds == [(0, bytes(range(NBYTES)) * TP)]
+
+
+def test_a_reply_of_the_wrong_length_says_how_long_it_was_and_should_be(capfd):
+    lib = make_lib()
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(TP, 1, 0, lambda send: send)
+    assert e.value.status == tpgemm_lib.TPG_ERR_BOOTSTRAP and lib.lib.rounds[0][0] == 2
+    assert (f"allgather on rank 1: the callback returned {NBYTES} bytes, expected {TP * NBYTES} (tp {TP} x {NBYTES})"
+            in capfd.readouterr().err)
+
+
+# --- errors --------------------------------------------------------------------------------------------------------
+
+def test_an_error_carries_the_status_text_and_the_last_error():
+    lib = make_lib()
+    lib.lib.last_error = b"rank = 2 must be in 0..1"
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.check(1, "tpg_x(rank=2)")
+    assert str(e.value) == "tpg_x(rank=2): status 1: rank = 2 must be in 0..1 (what status 1 means)"
+    lib.lib.last_error = b""
+    with pytest.raises(tpgemm_lib.TpgError, match=r"^tpg_x\(rank=2\): status 1: what status 1 means$"):
+        lib.check(1, "tpg_x(rank=2)")
+
+
+def test_an_op_used_after_destroy_says_so_without_calling_the_library():
+    lib = make_lib()
+    op = lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64)
+    op.destroy()
+    op.destroy()  # a no-op
+    for call, what in ((lambda: op.run_rank(0, 0), "tpg_op_run_rank(rank=0)"),
+                       (lambda: op.shard_shape(0), "tpg_op_shard_shape"),
+                       (lambda: op.set_tensors(0, 16, 32, 48), "tpg_op_set_tensors(rank=0)"),
+                       (lambda: op.set_torch_tensors(0, *operands()), "tpg_op_shard_shape")):
+        with pytest.raises(tpgemm_lib.TpgError) as e:
+            call()
+        assert str(e.value) == f"{what}: status 1: op destroyed (Op.destroy was called)"
+    assert [c[0] for c in lib.lib.calls] == ["tpg_op_create", "tpg_op_destroy"]
+
+
+# --- set_torch_tensors -------------------------------------------------------------------------------------------
+
+def set_calls(lib):
+    return [c[1:] for c in lib.lib.calls if c[0] == "tpg_op_set_tensors"]
+
+
+def test_set_torch_tensors_passes_the_pointers_and_holds_the_tensors_until_the_next_set():
+    lib = make_lib()
+    op = lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64)
+    a, b, d = operands(device=DEVICES[1])
+    held = weakref.ref(a)
+    op.set_torch_tensors(1, a, b, d)
+    assert set_calls(lib) == [(1, 0x10000, 0x20000, None, 0x30000, None, None)]
+    del a, b, d
+    gc.collect()
+    assert held() is not None  # the op holds what its graphs read
+    op.set_tensors(1, 16, 32, 48)  # bare pointers: the caller holds them
+    gc.collect()
+    assert held() is None and op.held == {}
+    op.set_torch_tensors(0, *operands())
+    assert list(op.held) == [0]
+    op.destroy()
+    assert op.held == {}
+
+
+def test_set_torch_tensors_checks_fp8_types_scales_and_batches():
+    lib = make_lib(E4M3)
+    op = lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64, l=2)
+    scale = FakeTensor(1, "torch.float32", ptr=0x40)
+    a, b, d = operands("torch.float8_e4m3fn", "torch.bfloat16", batches=2)  # D: bf16, tpg_output_dtype's
+    c = FakeTensor(64 * 48 * 2, "torch.bfloat16", ptr=0x50000)
+    op.set_torch_tensors(0, a, b, d, c=c, scale_a=scale, scale_b=scale)
+    assert set_calls(lib) == [(0, 0x10000, 0x20000, 0x50000, 0x30000, 0x40, 0x40)]
+    with pytest.raises(ValueError, match=r"tensor d has dtype torch.float8_e4m3fn, not torch.bfloat16 \(bf16\)"):
+        op.set_torch_tensors(0, a, b, FakeTensor(64 * 48 * 2, "torch.float8_e4m3fn"))
+    with pytest.raises(ValueError, match=r"tensor scale_b has dtype torch.bfloat16, not torch.float32"):
+        op.set_torch_tensors(0, a, b, d, scale_a=scale, scale_b=FakeTensor(1))
+    with pytest.raises(ValueError, match=f"tensor a has {64 * 32} elements, fewer than its shard's {64 * 32 * 2}"):
+        op.set_torch_tensors(0, *operands("torch.float8_e4m3fn"))  # one batch's worth
+    assert len(set_calls(lib)) == 1
+
+
+@pytest.mark.parametrize("tensor, change, why", [
+    (0, dict(contiguous=False), "tensor a is not contiguous"),  # a.t() or a slice: another layout
+    (1, dict(dtype="torch.float32"), r"tensor b has dtype torch.float32, not torch.bfloat16 \(bf16\)"),
+    (2, dict(device=DEVICES[1]), f"tensor d is on device {DEVICES[1]}, not on rank 0's device {DEVICES[0]}"),
+    (2, dict(device=None), f"tensor d is on device None, not on rank 0's device {DEVICES[0]}"),  # a CPU tensor
+    (2, dict(numel=64 * 48 - 1), f"tensor d has {64 * 48 - 1} elements, fewer than its shard's {64 * 48}"),
+])
+def test_set_torch_tensors_refuses_a_tensor_the_op_cannot_use(tensor, change, why):
+    lib = make_lib()
+    op = lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64)
+    good = operands()
+    op.set_torch_tensors(0, *good)
+    ts = list(operands())
+    t = ts[tensor]
+    ts[tensor] = FakeTensor(change.get("numel", t.numel()), change.get("dtype", t.dtype),
+                            change.get("device", t.device.index), change.get("contiguous", True))
+    with pytest.raises(ValueError, match=r"^set_torch_tensors\(rank=0\): " + why):
+        op.set_torch_tensors(0, *ts)
+    assert len(set_calls(lib)) == 1 and op.held[0] == good + (None, None, None)  # the op still reads the old ones
+
+
+def test_set_torch_tensors_refused_on_one_process_still_joins_the_collective_call():
+    """Multi-process: tpg_op_set_tensors is collective. A rank whose tensors fail the checks joins it with none, so
+    its peers' calls fail too instead of waiting for it."""
+    lib = make_lib()
+    op = lib.ctx_rank(TP, 1, DEVICES[1], identity_gather).op(0, 128, 96, 64)
+    with pytest.raises(ValueError, match="tensor a is on device"):
+        op.set_torch_tensors(1, *operands(device=DEVICES[0]))
+    assert set_calls(lib) == [(1, None, None, None, None, None, None)] and len(lib.lib.rounds) == 3
+    op.set_torch_tensors(1, *operands(device=DEVICES[1]))
+    assert set_calls(lib)[1] == (1, 0x10000, 0x20000, None, 0x30000, None, None)
