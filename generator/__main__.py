@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _rel(p: Path) -> str:
     """p as ninja, run from the repository's top, names it: relative to that top when below it, else absolute (not
-    relative to the working directory: a run from tests/ wrote ../generated/... into build.ninja)."""
+    relative to the working directory: run from tests/, it named the tree by its absolute path, so --check called
+    the committed tree stale)."""
     try:
         return p.resolve().relative_to(REPO_ROOT).as_posix()
     except ValueError:
@@ -168,13 +169,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.depfile:
         try:
-            write.write_depfile(Path(args.depfile), (out / "build.ninja").as_posix(), _inputs(args.config, doc))
+            write.write_depfile(Path(args.depfile), _rel(out / "build.ninja"), _inputs(args.config, doc))
         except OSError as e:
             print(f"{args.depfile}: {e} (the depfile; {out} was written)", file=sys.stderr)
             return 2
         for folder in _missing_folders(args.config, doc):
-            print(f"note: {folder} (of include:) does not exist, so ninja cannot see a file added there; create it "
-                  "before the first one (mkdir), or run `python3 -m generator` after", file=sys.stderr)
+            print(f"note: {folder} (of include:, from the repository's top) does not exist, so ninja cannot see a file "
+                  "added there; create it before the first one (mkdir), or run `python3 -m generator` after",
+                  file=sys.stderr)
     if not args.quiet:
         print(f"{out}: {len(changes.write)} written, {len(changes.delete)} deleted, "
               f"{len(changes.same)} unchanged ({len(p.configs)} configs, {len(p.kernels)} kernels)")

@@ -151,8 +151,8 @@ def test_a_tree_written_elsewhere_builds_its_own_sources(tmp_path):
 
 
 def test_paths_are_named_from_the_repository_top_wherever_it_runs():
-    """ninja runs from the repository's top: a run from tests/ named its sources ../generated/... (which ninja cannot
-    find) and its --check called the committed tree stale."""
+    """ninja runs from the repository's top: a run from tests/ named its sources by absolute paths, so its --check
+    called the committed tree stale."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-m", "generator", "--check", "--config", "../schedules.yaml", "--out",
                         "../generated"], cwd=ROOT / "tests", env=env, capture_output=True, text=True)

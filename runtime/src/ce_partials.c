@@ -82,11 +82,13 @@ static tpg_status row_waits(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, u
 }
 
 /* A system-scope memory barrier between a copy's data and the copy of the flags that announce it. A graph edge
- * orders the two copies, but CUDA documents no order in which a kernel running on the receiver sees the writes of
- * two copy-engine copies over a link (its stream memory operations say a device may reorder remote writes); the
- * barrier, a stream memory operation, does document it (PyTorch's copy-engine all-gather signals by a write-value
- * with its default fence for the same reason). Within one GPU a copy runs as a kernel, ordered anyway. One
- * front-end operation a band (~0.2-0.7 us, ce_chain_cost.cu), beside the GEMM. */
+ * orders the two copies, but CUDA documents no order in which a running kernel sees the writes of two copy-engine
+ * copies: here the receiver's GEMM, whose slot and flags this chain writes over the link (its stream memory
+ * operations say a device may reorder remote writes); in an all-gather (graph.c) this device's own GEMM, whose slot
+ * and flag its COPY and FLAG write after reading a peer. The barrier, a stream memory operation, documents the order
+ * (PyTorch's copy-engine all-gather signals by a write-value with its default fence for the same reason). Within
+ * one GPU a copy runs as a kernel, ordered anyway. One front-end operation a band, beside the GEMM: not timed on its
+ * own (ce_chain_cost.cu timed waits and writes, ~0.2-0.7 us each), nor across GPUs yet. */
 static void sys_barrier_op(CUstreamBatchMemOpParams *b) {
     memset(b, 0, sizeof *b);
     b->memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
@@ -118,10 +120,12 @@ tpg_status tpg__sys_barrier_node(tpg_ctx *ctx, cudaGraph_t g, const cudaGraphNod
     CUDA_BATCH_MEM_OP_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
     CUresult r = ((ctx_current_fn)current)(&p.ctx); /* the device's primary context: the caller made it current */
+    if (r != CUDA_SUCCESS || !p.ctx)
+        TPG_FAIL(ctx, TPG_ERR_CUDA, "cuCtxGetCurrent (the context of a system memory barrier node) failed with "
+                 "CUresult %d%s", (int)r, r == CUDA_SUCCESS ? " (no context is current)" : "");
     p.count = 1;
     p.paramArray = &b;
-    if (r == CUDA_SUCCESS)
-        r = ((add_batch_node_fn)add)((CUgraphNode *)node, (CUgraph)g, (const CUgraphNode *)deps, ndeps, &p);
+    r = ((add_batch_node_fn)add)((CUgraphNode *)node, (CUgraph)g, (const CUgraphNode *)deps, ndeps, &p);
     if (r != CUDA_SUCCESS)
         TPG_FAIL(ctx, TPG_ERR_CUDA, "cuGraphAddBatchMemOpNode (a system memory barrier between an all-gather copy and "
                  "its flag) failed with CUresult %d", (int)r);
