@@ -174,9 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.depfile}: {e} (the depfile; {out} was written)", file=sys.stderr)
             return 2
         for folder in _missing_folders(args.config, doc):
-            print(f"note: {folder} (of include:, from the repository's top) does not exist, so ninja cannot see a file "
-                  "added there; create it before the first one (mkdir), or run `python3 -m generator` after",
-                  file=sys.stderr)
+            print(f"note: {folder} (of include:) does not exist, so ninja cannot see a file added there; create it "
+                  "before the first one (mkdir), or run `python3 -m generator` after", file=sys.stderr)
     if not args.quiet:
         print(f"{out}: {len(changes.write)} written, {len(changes.delete)} deleted, "
               f"{len(changes.same)} unchanged ({len(p.configs)} configs, {len(p.kernels)} kernels)")
