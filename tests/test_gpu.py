@@ -377,19 +377,34 @@ def test_the_reference_check_fails_a_wrong_d(built):
     assert rec["check"] == "failed" and rec["max_error"] > rec["eps"], rec
 
 
+@needs_gpus(1)
+def test_the_sampled_reference_check_fails_a_wrong_band_of_d(built):
+    """The negative control of the sampled check (one row of every 32-row band: the anchors' size): the hook also
+    overwrites rows 32..63 of rank 1's D whole, which a row of the band's sample must read."""
+    args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", "--m", "16384", "--n", "8192", "--k", "1024",
+            "--iterations", "1", "--warmup-iterations", "1", "--json"]
+    bad = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=shared_env({**os.environ, "TPG_CLI_DIAG_CORRUPT_D": "1"}))
+    assert bad.returncode == 1 and "rank 1's D is overwritten" in bad.stderr, bad.stdout + bad.stderr
+    rec = json.loads(bad.stdout)
+    assert rec["check"] == "failed" and rec["full_check"] is False and rec["max_error"] > rec["eps"], rec
+
+
 SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; extra args; largest error expected)
     # fp32 partials: one rounding whatever the TP; batches, alpha, beta with C, and a last chunk of 24 columns
     # (its second fp32 half is skipped: N % 64 = 24 for TilingA, stage N % 64 = 24 for TilingB at TP = 8)
-    ("rs_tila_bf16_f32p_tp4", ["--m", "2048", "--n", "2776", "--k", "1024", "--l", "2", "--alpha", "0.5", "--beta", "1"],
-     6e-3),
+    ("rs_tila_bf16_f32p_tp4", ["--m", "2048", "--n", "2776", "--k", "1024", "--l", "2", "--alpha", "0.5", "--beta",
+                               "-0.75"], 6e-3),
     ("rs_tilb_bf16_f32p_tp8", ["--m", "2048", "--n", "2752", "--k", "2048", "--l", "2", "--alpha", "0.5", "--beta", "1"],
      6e-3),
     ("rs_tila_bf16_wide_f32p_tp2", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta",
                                     "1"], 6e-3),
     ("rs_tilb_bf16_wide_f32p_tp4", ["--m", "4096", "--n", "8192", "--k", "8192"], 6e-3),
-    # fused e4m3: reduce-scatter with per-tensor scales at TP = 8, all-gather with batches and C at TP = 4
-    ("rs_tila_e4m3_tp8", ["--m", "2048", "--n", "3072", "--k", "2048", "--scale-a", "0.5", "--scale-b", "2"], None),
-    ("ag_rotb_e4m3_wide_tp4", ["--m", "2048", "--n", "3072", "--k", "8192", "--l", "2", "--beta", "1"], None),
+    # fused e4m3 with per-tensor scales whose product is not 1 (0.5 x 2 would pass a route that drops them):
+    # reduce-scatter at TP = 8, all-gather with batches and C at TP = 4
+    ("rs_tila_e4m3_tp8", ["--m", "2048", "--n", "3072", "--k", "2048", "--scale-a", "0.75", "--scale-b", "3"], None),
+    ("ag_rotb_e4m3_wide_tp4", ["--m", "2048", "--n", "3072", "--k", "8192", "--l", "2", "--beta", "-0.75", "--scale-a",
+                               "1.5", "--scale-b", "0.25"], None),
     # all-gather copies in pieces (--copy-chunks; equal whole-tile pieces, so possibly fewer than asked): shards
     # of 1000 rows (not whole tiles) in two batches, 4 and 6 pieces; 32 pieces of 128 rows (flag word 31) at TP = 8
     ("ag_rota_bf16_wide_tp4", ["--m", "4000", "--n", "4000", "--k", "1024", "--l", "2", "--beta", "1",
@@ -401,12 +416,13 @@ SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; ext
     ("ag_rota_bf16_wide_tp4", ["--m", "4096", "--n", "6144", "--k", "2048", "--copy-chunks", "3", "--overlap-barriers"],
      None),
     ("ag_rotb_bf16_tp2", ["--m", "2048", "--n", "4096", "--k", "1024", "--l", "2", "--overlap-barriers"], None),
-    ("rs_tila_bf16_tp8:push", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
+    ("rs_tila_bf16_tp8:push", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "-0.75", "--overlap-barriers"],
+     None),
     ("rs_tilb_bf16_wide_tp2:push", ["--m", "2048", "--n", "4096", "--k", "8192", "--overlap-barriers"], None),
     # copy-engine partials (copy_engine_partials): the chains' bands across two batches with a ragged last chunk,
     # both kernels, TP = 2 / 4 / 8, the barriers beside the GEMM (the chain then waits for the start barrier itself)
-    ("rs_tila_bf16_tp2:ce", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta", "1"],
-     None),
+    ("rs_tila_bf16_tp2:ce", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta",
+                             "-0.75"], None),
     ("rs_tilb_bf16_wide_tp4:ce", ["--m", "4096", "--n", "8192", "--k", "8192"], None),
     ("rs_tila_bf16_wide_tp2:ce", ["--m", "3072", "--n", "4096", "--k", "8192", "--l", "2", "--overlap-barriers"], None),
     ("rs_tilb_bf16_tp8:ce", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),

@@ -98,7 +98,8 @@ static void test_plain(const kern &K, const ctl &c, int m, int n, int k)
     cudaFree(A); cudaFree(B); cudaFree(D); cudaFree(ref);
 }
 
-/* (2) alpha = 0.5, beta = 1, C, L = 2 batches, padded d_ld */
+/* (2) alpha = 0.5, beta = -0.75 (a beta of 1 would pass an epilogue that adds C unscaled), C, L = 2 batches,
+ * padded d_ld */
 static void test_alpha_beta(const kern &K, const ctl &c)
 {
     const int m = 1000, n = 776, k = legal_k(K, 328), l = 2, dld = n + 16;
@@ -112,7 +113,7 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     tpg_gemm_params p;
     base_params(&p, c, m, n, k, l, 1);
     p.alpha = 0.5f;
-    p.beta = 1.0f;
+    p.beta = -0.75f;
     set_epoch(c, 9);
     map_a(&p.stage[0].a_map, K, A, (unsigned long long)l * m, k);
     map_b(&p.stage[0].b_map, K, B, (unsigned long long)l * n, k);
@@ -124,7 +125,7 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     p.stage[0].c_batch = (long long)m * n;
     run_and_time_ms(K, &p);
     ref_dot_h(K, A, m, B, n, m, n, k, l, 0.5f, ref, 0);
-    ref_axpy_h(K, C, n, (long long)m * n, 1.0f, ref, m, n, l);
+    ref_axpy_h(K, C, n, (long long)m * n, -0.75f, ref, m, n, l);
     double metric = compare_h(K, D, dld, (long long)m * dld, ref, m, n, l);
     unsigned int *cnt = (unsigned int *)dalloc(4), hc = 0;
     CK(cudaMemset(cnt, 0, 4));
@@ -133,7 +134,7 @@ static void test_alpha_beta(const kern &K, const ctl &c)
     cudaFree(cnt);
     if (hc) printf("    %u elements written outside n (padding columns)\n", hc);
     char name[64];
-    snprintf(name, 64, "alpha.5 beta1 C L2 %dx%dx%d", m, n, k); /* k: 336 for fp8 (legal_k) */
+    snprintf(name, 64, "alpha.5 beta-.75 C L2 %dx%dx%d", m, n, k); /* k: 336 for fp8 (legal_k) */
     record_metric(name, K, hc ? INFINITY : metric, get_status(c), TPG_DEVICE_OK);
     cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(D); cudaFree(ref);
 }
@@ -141,7 +142,7 @@ static void test_alpha_beta(const kern &K, const ctl &c)
 /* (3) local reduce-scatter ring of S stages (ring_params): stage s < S-1 writes X_s and raises its flags;
  * stage s > 0 waits on them, adds X_{s-1}. S = 3 has a middle stage that receives and sends a partial
  * (the non-deferred epilogue with a partial and signal flags, as at TP >= 3). l > 1: batches; with_c:
- * alpha 0.5, and beta 1 with C on the last stage (the partial and C together take the register path of a
+ * alpha 0.5, and beta -0.75 with C on the last stage (the partial and C together take the register path of a
  * tma_partials kernel). Flags start at epoch-1 (stale). */
 static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 1, bool with_c = false,
                       bool minor = false)
@@ -168,7 +169,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     const float alpha = with_c ? 0.5f : 1.0f;
     if (with_c) {
         p.alpha = alpha;
-        p.beta = 1.0f;
+        p.beta = -0.75f;
         p.stage[S - 1].c = C;
         p.stage[S - 1].c_ld = n;
         p.stage[S - 1].c_batch = (long long)mn;
@@ -179,7 +180,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
         ref_dot_h(K, (const char *)A + (size_t)s * m * k * ab_bytes(K), (long long)S * m,
                   (const char *)B + (size_t)s * n * k * ab_bytes(K),
                   (long long)S * n, m, n, k, l, alpha, ref, s > 0);
-    if (with_c) ref_axpy_h(K, C, n, (long long)mn, 1.0f, ref, m, n, l);
+    if (with_c) ref_axpy_h(K, C, n, (long long)mn, -0.75f, ref, m, n, l);
     double metric = compare_h(K, D, n, (long long)mn, ref, m, n, l);
     CK(cudaMemcpy(hf, F, nf * 4, cudaMemcpyDeviceToHost));
     int flags_ok = 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tier-2 GPU correctness (device machine, 2 x H200): every schedule x {bf16, fp16} at TP = 2 on the eight
 # shapes of measured-anchors.md plus four small ones; every other shipped config on four shapes (the few-token
-# tiles, configs with a wave_weight, on two of their own); TP = 1 on one GPU; alpha = 0.5, beta = 1, L = 2;
+# tiles, configs with a wave_weight, on two of their own); TP = 1 on one GPU; alpha = 0.5, beta = -0.75, L = 2;
 # compute-sanitizer memcheck on a small TP = 2 run of each schedule. Each run is build/tpgemm --json with
 # the reference check (poisoned output, fp32 reference, bitwise determinism over 3 runs) on.
 #
@@ -211,11 +211,11 @@ while read -r cfg sched tp dt _; do
     done
 done < <("$TPGEMM" --list | tail -n +2)
 
-# alpha = 0.5, beta = 1 (C read), L = 2 batches.
+# alpha = 0.5, beta = -0.75 (C read), L = 2 batches.
 for sched in "${SCHEDULES[@]}"; do
     for dt in "${DTYPES[@]}"; do
-        one scalars "alpha0.5-beta1-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
-            --m 2048 --n 3072 --k 1024 --l 2 --alpha 0.5 --beta 1 "${ITERS[@]}"
+        one scalars "alpha0.5-beta-0.75-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
+            ${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 1024 --l 2 --alpha 0.5 --beta -0.75 "${ITERS[@]}"
     done
 done
 
@@ -228,7 +228,7 @@ for sched in "${SCHEDULES[@]}"; do
         one copy_chunks "8B-qkv-c32/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
             --m 8192 --n 6144 --k 4096 --copy-chunks 32 "${ITERS[@]}"
         one copy_chunks "ragged-L2-c5/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" ${SHARE[@]+"${SHARE[@]}"} \
-            --m $((1000 * TP)) --n $((1000 * TP)) --k 1024 --l 2 --beta 1 --copy-chunks 5 "${ITERS[@]}"
+            --m $((1000 * TP)) --n $((1000 * TP)) --k 1024 --l 2 --beta -0.75 --copy-chunks 5 "${ITERS[@]}"
     done
 done
 
@@ -239,7 +239,7 @@ done
 for sched in "${SCHEDULES[@]}"; do
     for dt in "${DTYPES[@]}"; do
         one overlap_barriers "2048x3072x2048-L2/$sched/$dt" 0 --schedule "$sched" --tp "$TP" --dtype "$dt" \
-            ${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 2048 --l 2 --beta 1 --overlap-barriers "${ITERS[@]}"
+            ${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 2048 --l 2 --beta -0.75 --overlap-barriers "${ITERS[@]}"
     done
     case "$sched" in AllGather*) ;; *) continue ;; esac
     one overlap_barriers "8B-qkv-c4/$sched/bf16" 0 --schedule "$sched" --tp "$TP" --dtype bf16 ${SHARE[@]+"${SHARE[@]}"} \
@@ -252,17 +252,17 @@ done
 # beta / C, pulled, by copy nodes, and with the barriers beside the GEMM, and on the cooperative wide kernel by name;
 # 128 rows a stage of the 64x128 with the copies in pieces (3 asked: 2 of 64 rows); shards of 40 rows of K = 1032
 # (82560 B: the slots end to end are not 256-byte multiples).
-G=(--n $((1536 * TP)) --k 1024 --alpha 0.5 --beta 1 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
+G=(--n $((1536 * TP)) --k 1024 --alpha 0.5 --beta -0.75 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
 for dt in "${DTYPES[@]}"; do
     S=(--schedule AllGather1D_TilingCD_RotatingA --tp "$TP" --dtype "$dt" --m $((64 * TP)))
-    one gathered "m$((64 * TP))-beta1/$dt" 0 "${S[@]}" "${G[@]}"
-    one gathered "m$((64 * TP))-beta1-copy-engine/$dt" 0 "${S[@]}" --gather-copy-engine "${G[@]}"
-    one gathered "m$((64 * TP))-beta1-overlap/$dt" 0 "${S[@]}" --overlap-barriers "${G[@]}"
-    one gathered "m$((128 * TP))-beta1-c3/$dt" 0 --config "ag_rota_${dt}_pp64_tp$TP" --m $((128 * TP)) --copy-chunks 3 \
-        "${G[@]}"
+    one gathered "m$((64 * TP))-beta-0.75/$dt" 0 "${S[@]}" "${G[@]}"
+    one gathered "m$((64 * TP))-beta-0.75-copy-engine/$dt" 0 "${S[@]}" --gather-copy-engine "${G[@]}"
+    one gathered "m$((64 * TP))-beta-0.75-overlap/$dt" 0 "${S[@]}" --overlap-barriers "${G[@]}"
+    one gathered "m$((128 * TP))-beta-0.75-c3/$dt" 0 --config "ag_rota_${dt}_pp64_tp$TP" --m $((128 * TP)) \
+        --copy-chunks 3 "${G[@]}"
 done
-one gathered "m$((64 * TP))-beta1/wide" 0 --config "$(wide_config AllGather1D_TilingCD_RotatingA)" --m $((64 * TP)) \
-    "${G[@]}"
+one gathered "m$((64 * TP))-beta-0.75/wide" 0 --config "$(wide_config AllGather1D_TilingCD_RotatingA)" \
+    --m $((64 * TP)) "${G[@]}"
 one gathered "m$((40 * TP))-k1032/bf16" 0 --schedule AllGather1D_TilingCD_RotatingA --tp "$TP" --m $((40 * TP)) \
     --n $((1536 * TP)) --k 1032 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}"
 
@@ -271,19 +271,19 @@ one gathered "m$((40 * TP))-k1032/bf16" 0 --schedule AllGather1D_TilingCD_Rotati
 # stage with alpha / beta / C, kept a ring (--rs-ring), with the barriers beside the GEMM, on the wide kernel, with
 # fp32 partials and in e4m3 by name; 16 rows a stage with ragged tiles (N = 1000: 7.8 tiles of 128), on the default
 # pick (the ping-pong 64x128) and on the 128x128.
-H=(--k 2048 --alpha 0.5 --beta 1 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
+H=(--k 2048 --alpha 0.5 --beta -0.75 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
 for dt in "${DTYPES[@]}"; do
     S=(--schedule ReduceScatter1D_TilingA_RotatingC --tp "$TP" --dtype "$dt" --m $((64 * TP)) --n 3072)
-    one one_hop "m$((64 * TP))-beta1/$dt" 0 "${S[@]}" "${H[@]}"
-    one one_hop "m$((64 * TP))-beta1-ring/$dt" 0 "${S[@]}" --rs-ring "${H[@]}"
-    one one_hop "m$((64 * TP))-beta1-overlap/$dt" 0 "${S[@]}" --overlap-barriers "${H[@]}"
+    one one_hop "m$((64 * TP))-beta-0.75/$dt" 0 "${S[@]}" "${H[@]}"
+    one one_hop "m$((64 * TP))-beta-0.75-ring/$dt" 0 "${S[@]}" --rs-ring "${H[@]}"
+    one one_hop "m$((64 * TP))-beta-0.75-overlap/$dt" 0 "${S[@]}" --overlap-barriers "${H[@]}"
     one one_hop "m$((16 * TP))-n1000/$dt" 0 --schedule ReduceScatter1D_TilingA_RotatingC --tp "$TP" --dtype "$dt" \
         --m $((16 * TP)) --n 1000 "${H[@]}"
     # the default above is the ping-pong 64x128 there (the row rule); the 128x128 keeps its ragged one-hop case
     one one_hop "m$((16 * TP))-n1000-128x128/$dt" 0 --config "rs_tila_${dt}_tp$TP" --m $((16 * TP)) --n 1000 "${H[@]}"
 done
 for cfg in "$(wide_config ReduceScatter1D_TilingA_RotatingC)" "rs_tila_bf16_f32p_tp$TP" "rs_tila_e4m3_tp$TP"; do
-    one one_hop "m$((64 * TP))-beta1/$cfg" 0 --config "$cfg" --m $((64 * TP)) --n 3072 "${H[@]}"
+    one one_hop "m$((64 * TP))-beta-0.75/$cfg" 0 --config "$cfg" --m $((64 * TP)) --n 3072 "${H[@]}"
 done
 
 # Pulled partials (configs with pull_partials, runtime/src/params.c: each stage's partial stays in the sender's slot
@@ -294,7 +294,7 @@ while read -r cfg sched tp dt _; do
     case "$cfg" in *_pull_tp*) ;; *) continue ;; esac
     for overlap in "" --overlap-barriers; do
         one pull_partials "2048x3072x2048-L2${overlap:+-overlap}/$cfg" 0 --config "$cfg" ${SHARE[@]+"${SHARE[@]}"} \
-            --m 2048 --n 3072 --k 2048 --l 2 --alpha 0.5 --beta 1 $overlap "${ITERS[@]}"
+            --m 2048 --n 3072 --k 2048 --l 2 --alpha 0.5 --beta -0.75 $overlap "${ITERS[@]}"
     done
 done < <("$TPGEMM" --list | tail -n +2)
 
@@ -306,14 +306,14 @@ declare -A FEW_KERNELS=()
 while read -r cfg sched tp dt tile stages kernel _; do
     [ "$tp" = 1 ] && [ -z "${FEW_KERNELS[$kernel]:-}" ] || continue
     FEW_KERNELS[$kernel]=1
-    one few_rows "m12-L2/$cfg" 0 --config "$cfg" --devices 0 --m 12 --n 1000 --k 1024 --l 2 --alpha 0.5 --beta 1 \
+    one few_rows "m12-L2/$cfg" 0 --config "$cfg" --devices 0 --m 12 --n 1000 --k 1024 --l 2 --alpha 0.5 --beta -0.75 \
         "${ITERS[@]}"
 done < <("$TPGEMM" --list | tail -n +2)
 for sched in "${SCHEDULES[@]}"; do
     one few_rows "m$((24 * TP))/$sched/bf16" 0 --schedule "$sched" --tp "$TP" --dtype bf16 ${SHARE[@]+"${SHARE[@]}"} \
-        --m $((24 * TP)) --n 3072 --k 1024 --alpha 0.5 --beta 1 "${ITERS[@]}"
+        --m $((24 * TP)) --n 3072 --k 1024 --alpha 0.5 --beta -0.75 "${ITERS[@]}"
 done
-FEW=(--m $((24 * TP)) --n 3072 --k 1024 --alpha 0.5 --beta 1 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
+FEW=(--m $((24 * TP)) --n 3072 --k 1024 --alpha 0.5 --beta -0.75 ${SHARE[@]+"${SHARE[@]}"} "${ITERS[@]}")
 one few_rows "m$((24 * TP))-ring/rs_tila_bf16" 0 --config "rs_tila_bf16_tp$TP" --rs-ring "${FEW[@]}"
 one few_rows "m$((24 * TP))-ring/rs_tila_e4m3" 0 --config "rs_tila_e4m3_tp$TP" --rs-ring "${FEW[@]}"
 one few_rows "m$((24 * TP))-L2/ag_rota_bf16" 0 --config "ag_rota_bf16_tp$TP" --l 2 "${FEW[@]}"
@@ -325,7 +325,7 @@ one few_rows "m$((24 * TP))-L2/ag_rota_bf16" 0 --config "ag_rota_bf16_tp$TP" --l
 # 65536: ~66 of one, 22 slots) and loaded from L2 at 64 rows (64 x 2048 x 16384: ~8 contributors of 4 units), fp16; at
 # TP = $TP by name in the one GEMM of the gathered all-gather walk and the one-hop reduce-scatter walk (each rank's
 # tiles split on its own CTAs; a finisher raises the one-hop tile flag).
-SK=(--alpha 0.5 --beta 1 "${ITERS[@]}")
+SK=(--alpha 0.5 --beta -0.75 "${ITERS[@]}")
 one stream_k "16x4096x8192/pick-tp1" 0 --schedule AllGather1D_TilingCD_RotatingA --tp 1 --devices 0 \
     --m 16 --n 4096 --k 8192 "${SK[@]}"
 one stream_k "m12-L2x1000x8192/rs_tila_bf16_sk64_tp1" 0 --config rs_tila_bf16_sk64_tp1 --devices 0 --m 12 --n 1000 \
@@ -363,7 +363,7 @@ if [ -z "${TIER2_GROUPS:-}" ] || [[ ",$TIER2_GROUPS," == *",trace,"* ]]; then
     [ -x build/trace/tpgemm ] || ninja build/trace/tpgemm >/dev/null ||
         echo "run_tier2.sh: build/trace/tpgemm does not build (the trace group's runs fail)" >&2
 fi
-TR=(--alpha 0.5 --beta 1 "${ITERS[@]}")
+TR=(--alpha 0.5 --beta -0.75 "${ITERS[@]}")
 TRS=(${SHARE[@]+"${SHARE[@]}"} --m 2048 --n 3072 --k 1024 "${TR[@]}")
 trace_one "2048x3072x1024/rs_tila_bf16_tp$TP" 0 --config "rs_tila_bf16_tp$TP" "${TRS[@]}"
 trace_one "2048x3072x1024/ag_rota_bf16_wide_tp$TP" 0 --expect-timed "copy stage 1" --expect-timed "flag stage 1" \
@@ -399,7 +399,7 @@ if [ ${#SHARE[@]} != 0 ]; then
 elif command -v compute-sanitizer >/dev/null 2>&1; then
     # A run here ends in ~1-1.5 s across GPUs (2026-12-01); a 15 s bound keeps a run that hangs (a barrier
     # that memcheck's instrumentation no longer fits beside the GEMM, say) from eating the group's budget.
-    MC=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --timeout-ms 15000)
+    MC=(--m 512 --n 1024 --k 256 --beta -0.75 --iterations 1 --warmup-iterations 1 --timeout-ms 15000)
     for sched in "${SCHEDULES[@]}"; do
         one memcheck "memcheck/$sched/bf16" 1 --schedule "$sched" --tp "$TP" --dtype bf16 "${MC[@]}"
         case "$sched" in AllGather*) ;; *)
@@ -412,7 +412,7 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
         # the wide kernel, the default at scale, by name
         one memcheck "memcheck/$sched/bf16/wide" 1 --config "$(wide_config "$sched")" "${MC[@]}"
         one memcheck "memcheck/$sched/bf16/copy-chunks-3" 1 --schedule "$sched" --tp "$TP" --dtype bf16 \
-            --m $((1000 * TP)) --n $((1000 * TP)) --k 256 --l 2 --beta 1 --copy-chunks 3 --iterations 1 \
+            --m $((1000 * TP)) --n $((1000 * TP)) --k 256 --l 2 --beta -0.75 --copy-chunks 3 --iterations 1 \
             --warmup-iterations 1 --timeout-ms 15000
     done
     # last: all-gather with its barriers beside the GEMM, whose start barrier must run next to a GEMM on

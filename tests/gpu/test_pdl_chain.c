@@ -101,25 +101,34 @@ static int check_config(tpg_ctx *ctx, int cfg, const char *name, void **x, void 
         rc = fail("op setup", st, ctx);
         goto done;
     }
-    for (int i = 0; i < STEPS; i++) tpg_op_set_pdl(ops[i], 0);
-    if ((st = run_chain(ops, x, s, 1)) != TPG_OK) {
+    for (int i = 0; i < STEPS && st == TPG_OK; i++) st = tpg_op_set_pdl(ops[i], 0);
+    if (st != TPG_OK || (st = run_chain(ops, x, s, 1)) != TPG_OK) {
         rc = fail("synchronized chain", st, ctx);
         goto done;
     }
-    cudaMemcpy(ref, x[STEPS], (size_t)M * N * 2, cudaMemcpyDeviceToHost);
-    for (int i = 0; i < STEPS; i++) tpg_op_set_pdl(ops[i], 1);
-    if ((st = run_chain(ops, x, s, 0)) != TPG_OK) {
+    if (cudaMemcpy(ref, x[STEPS], (size_t)M * N * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        rc = fail("copying the synchronized chain's result", TPG_ERR_CUDA, ctx);
+        goto done;
+    }
+    for (int i = 0; i < STEPS && st == TPG_OK; i++) st = tpg_op_set_pdl(ops[i], 1);
+    if (st != TPG_OK || (st = run_chain(ops, x, s, 0)) != TPG_OK) {
         rc = fail("back-to-back chain", st, ctx);
         goto done;
     }
-    cudaMemcpy(got, x[STEPS], (size_t)M * N * 2, cudaMemcpyDeviceToHost);
+    if (cudaMemcpy(got, x[STEPS], (size_t)M * N * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        rc = fail("copying the back-to-back chain's result", TPG_ERR_CUDA, ctx);
+        goto done;
+    }
     size_t diff = 0, nonfinite = 0;
     for (size_t i = 0; i < (size_t)M * N; i++) {
         diff += ref[i] != got[i];
         nonfinite += (ref[i] & 0x7f80u) == 0x7f80u;
     }
     /* ref now takes the last call's A (X[STEPS-1], M x K = M x N here) for the host product */
-    cudaMemcpy(ref, x[STEPS - 1], (size_t)M * K * 2, cudaMemcpyDeviceToHost);
+    if (cudaMemcpy(ref, x[STEPS - 1], (size_t)M * K * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        rc = fail("copying the last call's A", TPG_ERR_CUDA, ctx);
+        goto done;
+    }
     const double err = sampled_error(ref, host_b, got, alpha);
     printf("%-28s %d calls back to back with PDL: %zu of %d elements differ from the synchronized chain, "
            "%zu non-finite; last call vs host product on %d elements: error %.2e (bound 1e-2)\n", name, STEPS, diff,

@@ -47,6 +47,10 @@ fi
 # every rank's section of the summary has the line "  NAME (CUDA events): a .. b us" (the name whole: "copy stage 1"
 # is not "copy stage 10"), and no node was placed before its dependency's end
 ranks=$(grep -c "^rank [0-9]* (cuda" "$work/summary")
+if [ ${#TIMED[@]} != 0 ] && [ "$ranks" = 0 ]; then  # else every count below compares 0 with 0
+    echo "trace_case: expected CUDA-event sections in the summary, found no rank's" >&2
+    fail=1
+fi
 for name in ${TIMED[@]+"${TIMED[@]}"}; do
     have=$(grep -cF "  $name (CUDA events): " "$work/summary")
     if [ "$have" != "$ranks" ]; then

@@ -215,12 +215,19 @@ static int checksum_all(run_state *s, uint64_t *sums) {
 }
 
 /* The reference check's negative control (tests/test_gpu.py): TPG_CLI_DIAG_CORRUPT_D=<rank> overwrites the first 16
- * bytes of that rank's D after the checked call, before its check, which must then fail. */
-static int corrupt_for_a_test(run_state *s, int r) {
+ * bytes of that rank's D after the checked call, before its check, which must then fail - and, where the shard has 64
+ * rows or more, its rows 32..63 whole: a sampled check (one row of every 32-row band) reads one of them, where it may
+ * never read row 0. */
+static int corrupt_for_a_test(run_state *s, int r, int64_t rows, int64_t l) {
     const char *env = getenv("TPG_CLI_DIAG_CORRUPT_D");
     if (!env || !*env || atoi(env) != r) return 0;
     fprintf(stderr, "tpgemm: TPG_CLI_DIAG_CORRUPT_D=%s: rank %d's D is overwritten before its check (a test)\n", env, r);
     CUDA_STEP("cudaMemsetAsync(corrupt D)", cudaMemsetAsync(s->d[r], 0x7b, 16, s->stream[r]));
+    if (rows >= 64) {
+        const size_t row_bytes = s->d_bytes[r] / (size_t)(rows * l);
+        CUDA_STEP("cudaMemsetAsync(corrupt D rows)",
+                  cudaMemsetAsync((char *)s->d[r] + 32 * row_bytes, 0x7b, 32 * row_bytes, s->stream[r]));
+    }
     CUDA_STEP("cudaStreamSynchronize(corrupt D)", cudaStreamSynchronize(s->stream[r]));
     return 0;
 }
@@ -242,7 +249,7 @@ static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd,
                                sh->d_col0};
         tpg_ref_result rr;
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
-        if ((rc = corrupt_for_a_test(s, r))) return rc;
+        if ((rc = corrupt_for_a_test(s, r, sh->d_rows, a->l))) return rc;
         STEP("tpg_reference_check", tpg_reference_check(&p, &shard, a->seed * 31u + (uint64_t)r, s->stream[r], &rr),
              tpg_reference_last_error());
         if (!(rr.max_error <= res->max_error)) res->max_error = rr.max_error;

@@ -1,0 +1,26 @@
+#!/bin/bash
+# One device call (1 GPU, ~8 min): the GPU tests strengthened after a review of them (2026-12-06, not yet run on a
+# GPU): the fp8 scales with a product other than 1 (0.75 x 3; 1.5 x 0.25 on an all-gather), beta -0.75 where C is read
+# (the shared-device config cases, every tier-2 group, the self-test's alpha/beta and ring-with-C cases), the sampled
+# reference check's negative control (rows 32..63 of a rank's D overwritten), the PDL chain's checked copies and the
+# trace case's guard. Carry build/selftest/kernel_selftest (built here: `bash tests/gpu/kernel_selftest.sh`, or its
+# host objects relinked). From the repository root:
+#   bash bench/results/experiments/call_session_m.sh
+OUT=${OUT:-build/session_m}
+# shellcheck source=call_preamble.sh
+source "$(dirname "$0")/call_preamble.sh"
+timeout 150 ninja build/tpgemm build/libtpgemm.so tests > "$R/build.log" 2>&1
+at build $?
+timeout 150 build/selftest/kernel_selftest --no-perf > "$R/selftest.log" 2>&1
+at "kernel_selftest --no-perf" $?
+grep -E "beta-.75|FAIL|PASSED" "$R/selftest.log" | tail -4 | cut -c1-160
+TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 240 python3 -m pytest -q -rA tests/test_gpu.py \
+    -k "passes_check or wrong_d or wrong_band" > "$R/gpu_pytest_cases.log" 2>&1
+at "gpu pytest (config cases, negative controls)" $?
+grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_cases.log" | cut -c1-160
+timeout 120 build/tests/gpu_pdl_chain > "$R/gpu_pdl_chain.log" 2>&1
+at "gpu_pdl_chain" $?
+OUT=$R/t2 TIER2_BUDGET_S=150 timeout 240 bash tests/gpu/run_tier2.sh --share-device --quick > "$R/tier2_quick.log" 2>&1
+at "tier 2 --share-device --quick (beta -0.75)" $?
+tail -22 "$R/tier2_quick.log" | cut -c1-160
+cat "$OUT/summary.txt"
