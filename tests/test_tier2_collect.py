@@ -123,6 +123,27 @@ def test_a_quick_tier2_run_keeps_off_the_full_runs_record_name(tmp_path):
         assert sorted(p.name for p in out.glob("tier2*.json")) == [name], list(out.iterdir())
 
 
+def test_a_list_without_its_columns_is_a_failed_record(tmp_path):
+    """Several groups read `--list` by column: a CLI whose --list fails or moved a column would leave them running
+    nothing, which reads as no failure - run_tier2.sh records it as a failure. Fake CLIs stand in: one whose --list
+    prints the real header, one whose --list prints something else."""
+    header = "config                     schedule                             tp  dtype tile         stages kernel   x"
+    script = ROOT / "tests" / "gpu" / "run_tier2.sh"
+    groups = {}
+    for name, listing in (("good", header), ("moved", "config tp schedule dtype tile stages kernel")):
+        fake = tmp_path / f"fake_{name}"
+        fake.write_text(f"#!/bin/sh\nif [ \"$1\" = --list ]; then echo '{listing}'; exit 0; fi\n"
+                        f"echo '{json.dumps(GOOD)}'\n")
+        fake.chmod(0o755)
+        out = tmp_path / name
+        env = {"PATH": "/usr/bin:/bin", "OUT": str(out), "TPGEMM": str(fake), "TIER2_GROUPS": "gathered"}
+        subprocess.run(["bash", str(script), "--quick"], env=env, capture_output=True, text=True, timeout=120)
+        recs = [json.loads(line) for line in (out / "tier2.records.jsonl").read_text().splitlines() if line.strip()]
+        groups[name] = {r["group"]: r["passed"] for r in recs}
+    assert "list" not in groups["good"] and groups["good"].get("gathered") is True, groups
+    assert groups["moved"]["list"] is False, groups
+
+
 def test_stderr_is_kept_for_a_failed_run_or_always_when_asked(tmp_path):
     """A passing run's stderr is dropped unless --stderr always (the trace group keeps its timeline summary)."""
     def run(d, *extra, stdout=json.dumps(GOOD)):

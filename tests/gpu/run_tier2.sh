@@ -67,6 +67,16 @@ fi
 RECORDS="$OUT/tier2.records.jsonl"
 : >"$RECORDS"
 COLLECT="python3 tests/gpu/tier2_collect.py"
+# The groups below read --list's columns by position: a failing --list or a moved column would leave them running
+# nothing, which reads as no failure - so either is a failed record
+list_head=$("$TPGEMM" --list 2>/dev/null | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $7}')
+if [ "$list_head" != "config schedule tp dtype tile stages kernel" ]; then
+    echo "run_tier2.sh: $TPGEMM --list's header is '$list_head', not its columns config .. kernel" >&2
+    python3 -c 'import json, sys; print(json.dumps({"group": "list", "label": "--list columns",
+        "command": sys.argv[1] + " --list", "exit_code": 1, "seconds": 0, "passed": False, "result": None,
+        "reason": "--list failed or its columns moved: the groups that read them would run nothing",
+        "stderr_tail": ""}))' "$TPGEMM" >>"$RECORDS"
+fi
 RUN_TIMEOUT="${RUN_TIMEOUT:-180}"
 # A device wait longer than 3 s on these shapes is a hang: fail fast instead of the runtime's 10 s default.
 ITERS=(--iterations 5 --warmup-iterations 2 --timeout-ms 3000)
