@@ -137,6 +137,7 @@ void pulls_selftest(const kern *ks, int nk, const ctl &c)
                    st == TPG_DEVICE_OK && same);
         }
         CK(cudaMemset(D, 0xFF, out));
+        CK(cudaMemset(slots, 0xFF, kTp * shard)); /* else a stolen slice copied nowhere reads the last run's rows */
         const bool ended = ends_beside_blocker(K, &pulled, release, started);
         const unsigned int st = get_status(c);
         const bool same = same_output(D, ref, out, host);

@@ -3,7 +3,7 @@
 # GPU): the fp8 scales with a product other than 1 (0.75 x 3; 1.5 x 0.25 on an all-gather), beta -0.75 where C is read
 # (the shared-device config cases, every tier-2 group, the self-test's alpha/beta and ring-with-C cases), the sampled
 # reference check's negative control (rows 32..63 of a rank's D overwritten), the PDL chain's checked copies and the
-# trace case's guard. Carry build/selftest/kernel_selftest (built here: `bash tests/gpu/kernel_selftest.sh`, or its
+# trace case's guard, the pulls self-test's slots poisoned before its held-SMs run. Carry build/selftest/kernel_selftest (built here: `bash tests/gpu/kernel_selftest.sh`, or its
 # host objects relinked). From the repository root:
 #   bash bench/results/experiments/call_session_m.sh
 OUT=${OUT:-build/session_m}
@@ -14,6 +14,9 @@ at build $?
 timeout 150 build/selftest/kernel_selftest --no-perf > "$R/selftest.log" 2>&1
 at "kernel_selftest --no-perf" $?
 grep -E "beta-.75|FAIL|PASSED" "$R/selftest.log" | tail -4 | cut -c1-160
+timeout 200 build/selftest/kernel_selftest --no-perf --no-cases --pulls > "$R/selftest_pulls.log" 2>&1
+at "kernel_selftest --pulls (slots poisoned before the held-SMs run)" $?
+grep -E "FAIL|PASSED" "$R/selftest_pulls.log" | tail -3 | cut -c1-160
 TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 240 python3 -m pytest -q -rA tests/test_gpu.py \
     -k "passes_check or wrong_d or wrong_band" > "$R/gpu_pytest_cases.log" 2>&1
 at "gpu pytest (config cases, negative controls)" $?
