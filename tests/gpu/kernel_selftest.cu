@@ -316,6 +316,7 @@ static void test_pieces(const kern &K, const ctl &c, int along_b)
     set_epoch(c, epoch);
     cudaStream_t cs;
     CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize()); /* the memsets above (legacy stream) before the pieces' copies on cs */
     launch(K, &p, 0);
     for (int i = 0; i < pieces; ++i) {
         const size_t off = (size_t)i * cut * row_bytes, end = (size_t)(i + 1) * cut * row_bytes;
