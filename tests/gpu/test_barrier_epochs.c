@@ -107,9 +107,19 @@ static int gave_up_words(const rank_words *h, unsigned int w0, unsigned int w1) 
     return h[0].gave_up == w0 && h[1].gave_up == w1;
 }
 
+/* Each rank's counter at its target: the peer arrived (one add) - a barrier that neither arrives nor waits would
+ * pass every other expectation of a clean case. Arrivals come before any wait or give-up, so in every case. */
+static int arrived(const rank_words *h) {
+    for (int r = 0; r < TP; r++)
+        if (h[r].counter != h[r].epoch * (TP - 1)) return 0;
+    return 1;
+}
+
 static int expect(int ok, const char *name, const rank_words *h) {
-    printf("%-52s %s (status 0x%x / 0x%x, notice 0x%x / 0x%x, gave_up 0x%x / 0x%x)\n", name, ok ? "ok" : "FAILED",
-           h[0].status, h[1].status, h[0].notice, h[1].notice, h[0].gave_up, h[1].gave_up);
+    ok = ok && arrived(h);
+    printf("%-52s %s (status 0x%x / 0x%x, notice 0x%x / 0x%x, gave_up 0x%x / 0x%x, counter 0x%x / 0x%x)\n", name,
+           ok ? "ok" : "FAILED", h[0].status, h[1].status, h[0].notice, h[1].notice, h[0].gave_up, h[1].gave_up,
+           h[0].counter, h[1].counter);
     return !ok;
 }
 

@@ -3,7 +3,7 @@
 # GPU): the fp8 scales with a product other than 1 (0.75 x 3; 1.5 x 0.25 on an all-gather), beta -0.75 where C is read
 # (the shared-device config cases, every tier-2 group, the self-test's alpha/beta and ring-with-C cases), the sampled
 # reference check's negative control (rows 32..63 of a rank's D overwritten), the PDL chain's checked copies and the
-# trace case's guard, the pulls self-test's slots poisoned before its held-SMs run. Carry build/selftest/kernel_selftest
+# trace case's guard, the pulls self-test's slots poisoned, the barrier epochs' counters. Carry build/selftest/kernel_selftest
 # (built here: `bash tests/gpu/kernel_selftest.sh`, or its host objects relinked). From the repository root:
 #   bash bench/results/experiments/call_session_m.sh
 OUT=${OUT:-build/session_m}
@@ -23,6 +23,8 @@ at "gpu pytest (config cases, negative controls)" $?
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_cases.log" | cut -c1-160
 timeout 120 build/tests/gpu_pdl_chain > "$R/gpu_pdl_chain.log" 2>&1
 at "gpu_pdl_chain" $?
+timeout 60 build/tests/gpu_barrier_epochs > "$R/gpu_barrier_epochs.log" 2>&1
+at "gpu_barrier_epochs (the counters checked too)" $?
 OUT=$R/t2 TIER2_BUDGET_S=150 timeout 240 bash tests/gpu/run_tier2.sh --share-device --quick > "$R/tier2_quick.log" 2>&1
 at "tier 2 --share-device --quick (beta -0.75)" $?
 tail -22 "$R/tier2_quick.log" | cut -c1-160
