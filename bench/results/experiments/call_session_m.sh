@@ -3,8 +3,9 @@
 # GPU): the fp8 scales with a product other than 1 (0.75 x 3; 1.5 x 0.25 on an all-gather), beta -0.75 where C is read
 # (the shared-device config cases, every tier-2 group, the self-test's alpha/beta and ring-with-C cases), the sampled
 # reference check's negative control (rows 32..63 of a rank's D overwritten), the PDL chain's checked copies and the
-# trace case's guard, the pulls self-test's slots poisoned, the barrier epochs' counters. Carry build/selftest/kernel_selftest
-# (built here: `bash tests/gpu/kernel_selftest.sh`, or its host objects relinked). From the repository root:
+# trace case's guard, the pulls self-test's slots poisoned, the barrier epochs' counters. Carry
+# build/selftest/kernel_selftest (built here: `bash tests/gpu/kernel_selftest.sh`, or its host objects relinked). From
+# the repository root:
 #   bash bench/results/experiments/call_session_m.sh
 OUT=${OUT:-build/session_m}
 # shellcheck source=call_preamble.sh
