@@ -7,3 +7,6 @@ export PATH="$PATH:/usr/local/cuda/bin"
 R=$OUT/r; mkdir -p "$R"; trap 'tar -C "$OUT" -czf "$OUT/records.tgz" r' EXIT
 t0=$(date +%s); at() { echo "$1: exit $2 at $(($(date +%s) - t0)) s" | tee -a "$OUT/summary.txt"; }
 { date -u; bash bench/x2/tree_hash.sh; nvidia-smi -L; } > "$R/provenance.txt" 2>&1
+# logged NAME LOG SECONDS CMD...: CMD under a timeout (SIGINT first, so that pytest still prints its summary), its
+# output in $R/LOG, then `at NAME` with its exit status (environment settings through `env`)
+logged() { local name=$1 log=$2 secs=$3; shift 3; timeout -s INT -k 10 "$secs" "$@" >"$R/$log" 2>&1; at "$name" $?; }

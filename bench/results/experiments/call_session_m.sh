@@ -10,23 +10,19 @@
 OUT=${OUT:-build/session_m}
 # shellcheck source=call_preamble.sh
 source "$(dirname "$0")/call_preamble.sh"
-timeout 150 ninja build/tpgemm build/libtpgemm.so tests > "$R/build.log" 2>&1
-at build $?
-timeout 150 build/selftest/kernel_selftest --no-perf > "$R/selftest.log" 2>&1
-at "kernel_selftest --no-perf" $?
+GPU_ENV=(env TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32)
+logged build build.log 150 ninja build/tpgemm build/libtpgemm.so tests
+logged "kernel_selftest --no-perf" selftest.log 150 build/selftest/kernel_selftest --no-perf
 grep -E "beta-.75|FAIL|PASSED" "$R/selftest.log" | tail -4 | cut -c1-160
-timeout 200 build/selftest/kernel_selftest --no-perf --no-cases --pulls > "$R/selftest_pulls.log" 2>&1
-at "kernel_selftest --pulls (slots poisoned before the held-SMs run)" $?
+logged "kernel_selftest --pulls (slots poisoned before the held-SMs run)" selftest_pulls.log 200 \
+    build/selftest/kernel_selftest --no-perf --no-cases --pulls
 grep -E "FAIL|PASSED" "$R/selftest_pulls.log" | tail -3 | cut -c1-160
-TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -s INT -k 10 240 python3 -m pytest -q -rA tests/test_gpu.py \
-    -k "passes_check or wrong_d or wrong_band" > "$R/gpu_pytest_cases.log" 2>&1
-at "gpu pytest (config cases, negative controls)" $?
+logged "gpu pytest (config cases, negative controls)" gpu_pytest_cases.log 240 "${GPU_ENV[@]}" python3 -m pytest -q \
+    -rA tests/test_gpu.py -k "passes_check or wrong_d or wrong_band"
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_cases.log" | cut -c1-160
-timeout 120 build/tests/gpu_pdl_chain > "$R/gpu_pdl_chain.log" 2>&1
-at "gpu_pdl_chain" $?
-timeout 60 build/tests/gpu_barrier_epochs > "$R/gpu_barrier_epochs.log" 2>&1
-at "gpu_barrier_epochs (the counters checked too)" $?
-OUT=$R/t2 TIER2_BUDGET_S=150 timeout 240 bash tests/gpu/run_tier2.sh --share-device --quick > "$R/tier2_quick.log" 2>&1
-at "tier 2 --share-device --quick (beta -0.75)" $?
+logged gpu_pdl_chain gpu_pdl_chain.log 120 build/tests/gpu_pdl_chain
+logged "gpu_barrier_epochs (the counters checked too)" gpu_barrier_epochs.log 60 build/tests/gpu_barrier_epochs
+logged "tier 2 --share-device --quick (beta -0.75)" tier2_quick.log 240 env OUT="$R/t2" TIER2_BUDGET_S=150 \
+    bash tests/gpu/run_tier2.sh --share-device --quick
 tail -22 "$R/tier2_quick.log" | cut -c1-160
 cat "$OUT/summary.txt"
