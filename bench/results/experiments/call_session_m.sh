@@ -22,7 +22,9 @@ logged "gpu pytest (config cases, negative controls)" gpu_pytest_cases.log 240 "
 grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_cases.log" | cut -c1-160
 logged gpu_pdl_chain gpu_pdl_chain.log 120 build/tests/gpu_pdl_chain
 logged "gpu_barrier_epochs (the counters checked too)" gpu_barrier_epochs.log 60 build/tests/gpu_barrier_epochs
-logged "tier 2 --share-device --quick (beta -0.75)" tier2_quick.log 240 env OUT="$R/t2" TIER2_BUDGET_S=150 \
+# the groups that read C (~100 runs, ~90 s on one GPU; variants and tp1 run beta 0)
+logged "tier 2 --share-device --quick (beta -0.75)" tier2_quick.log 240 env OUT="$R/t2" TIER2_BUDGET_S=180 \
+    TIER2_GROUPS=scalars,copy_chunks,overlap_barriers,gathered,one_hop,pull_partials,few_rows,stream_k,trace \
     bash tests/gpu/run_tier2.sh --share-device --quick
 tail -22 "$R/tier2_quick.log" | cut -c1-160
 cat "$OUT/summary.txt"
