@@ -362,7 +362,7 @@ def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
 @needs_gpus(1)
 def test_the_reference_check_fails_a_wrong_d(built):
     """The check's negative control (every tier-2 and GPU pytest verdict rests on it): TPG_CLI_DIAG_CORRUPT_D=1
-    overwrites 8 elements of rank 1's D after the checked call, on a problem small enough to be checked whole; the
+    overwrites 8 elements (and rows 32..63) of rank 1's D after the checked call, on a problem small enough to be checked whole; the
     same run without it passes, with a negative alpha and beta (whose signs the op and the reference share)."""
     args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", "--m", "256", "--n", "512", "--k", "256",
             "--alpha", "-0.75", "--beta", "-0.5", "--iterations", "1", "--warmup-iterations", "1", "--json"]
@@ -380,9 +380,14 @@ def test_the_reference_check_fails_a_wrong_d(built):
 @needs_gpus(1)
 def test_the_sampled_reference_check_fails_a_wrong_band_of_d(built):
     """The negative control of the sampled check (one row of every 32-row band: the anchors' size): the hook also
-    overwrites rows 32..63 of rank 1's D whole, which a row of the band's sample must read."""
+    overwrites rows 32..63 of rank 1's D whole, which a row of the band's sample must read; the same run without it
+    passes a sampled check."""
     args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", "--m", "16384", "--n", "8192", "--k", "1024",
             "--iterations", "1", "--warmup-iterations", "1", "--json"]
+    good = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, env=shared_env())
+    assert good.returncode == 0, good.stdout + good.stderr
+    rec = json.loads(good.stdout)
+    assert rec["check"] == "passed" and rec["full_check"] is False and rec["checked_elements"] > 0, rec
     bad = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env=shared_env({**os.environ, "TPG_CLI_DIAG_CORRUPT_D": "1"}))
     assert bad.returncode == 1 and "rank 1's D is overwritten" in bad.stderr, bad.stdout + bad.stderr
@@ -395,10 +400,10 @@ SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; ext
     # (its second fp32 half is skipped: N % 64 = 24 for TilingA, stage N % 64 = 24 for TilingB at TP = 8)
     ("rs_tila_bf16_f32p_tp4", ["--m", "2048", "--n", "2776", "--k", "1024", "--l", "2", "--alpha", "0.5", "--beta",
                                "-0.75"], 6e-3),
-    ("rs_tilb_bf16_f32p_tp8", ["--m", "2048", "--n", "2752", "--k", "2048", "--l", "2", "--alpha", "0.5", "--beta", "1"],
-     6e-3),
+    ("rs_tilb_bf16_f32p_tp8", ["--m", "2048", "--n", "2752", "--k", "2048", "--l", "2", "--alpha", "0.5", "--beta",
+                               "-0.75"], 6e-3),
     ("rs_tila_bf16_wide_f32p_tp2", ["--m", "2048", "--n", "2776", "--k", "4096", "--l", "2", "--alpha", "0.5", "--beta",
-                                    "1"], 6e-3),
+                                    "-0.75"], 6e-3),
     ("rs_tilb_bf16_wide_f32p_tp4", ["--m", "4096", "--n", "8192", "--k", "8192"], 6e-3),
     # fused e4m3 with per-tensor scales whose product is not 1 (0.5 x 2 would pass a route that drops them):
     # reduce-scatter at TP = 8, all-gather with batches and C at TP = 4
@@ -407,7 +412,7 @@ SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; ext
                                "1.5", "--scale-b", "0.25"], None),
     # all-gather copies in pieces (--copy-chunks; equal whole-tile pieces, so possibly fewer than asked): shards
     # of 1000 rows (not whole tiles) in two batches, 4 and 6 pieces; 32 pieces of 128 rows (flag word 31) at TP = 8
-    ("ag_rota_bf16_wide_tp4", ["--m", "4000", "--n", "4000", "--k", "1024", "--l", "2", "--beta", "1",
+    ("ag_rota_bf16_wide_tp4", ["--m", "4000", "--n", "4000", "--k", "1024", "--l", "2", "--beta", "-0.75",
                                "--copy-chunks", "5"], None),
     ("ag_rotb_bf16_tp2", ["--m", "2000", "--n", "2000", "--k", "1024", "--l", "2", "--copy-chunks", "7"], None),
     ("ag_rota_bf16_tp8", ["--m", "32768", "--n", "6144", "--k", "2048", "--copy-chunks", "32"], None),
@@ -425,7 +430,8 @@ SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; ext
                              "-0.75"], None),
     ("rs_tilb_bf16_wide_tp4:ce", ["--m", "4096", "--n", "8192", "--k", "8192"], None),
     ("rs_tila_bf16_wide_tp2:ce", ["--m", "3072", "--n", "4096", "--k", "8192", "--l", "2", "--overlap-barriers"], None),
-    ("rs_tilb_bf16_tp8:ce", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "1", "--overlap-barriers"], None),
+    ("rs_tilb_bf16_tp8:ce", ["--m", "4096", "--n", "2048", "--k", "4096", "--beta", "-0.75", "--overlap-barriers"],
+     None),
 ]
 
 

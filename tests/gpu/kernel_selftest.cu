@@ -191,7 +191,7 @@ static void test_ring(const kern &K, const ctl &c, int m, int n, int S, int l = 
     if (K.grid < g_num_sms / (K.s.cluster_m * K.s.cluster_n) * (K.s.cluster_m * K.s.cluster_n))
         snprintf(ctas, sizeof ctas, " %d CTAs", K.grid);
     snprintf(name, 64, "%d-stage ring partial+flags %dx%d%s%s%s%s", S, m, n, l > 1 ? " L2" : "",
-             with_c ? " a.5 b1 C" : "", minor ? " stage-minor" : "", ctas);
+             with_c ? " a.5 b-.75 C" : "", minor ? " stage-minor" : "", ctas);
     record_metric(name, K, flags_ok ? metric : INFINITY, get_status(c), TPG_DEVICE_OK);
     free(hf);
     cudaFree(A); cudaFree(B); cudaFree(X); cudaFree(D); cudaFree(C); cudaFree(F); cudaFree(ref);

@@ -133,7 +133,7 @@ SMALL=(--m 512 --n 1024 --k 256 --beta 1 --iterations 1 --warmup-iterations 1 --
         done
     else
         why="a failure: SAN_SKIP_RINGS=1 leaves it out"
-        [ -n "${SAN_SKIP_RINGS:-}" ] && why="SAN_SKIP_RINGS set"
+        [ "${SAN_SKIP_RINGS:-0}" != 0 ] && why="SAN_SKIP_RINGS set"
         echo "run_sanitizers.sh: $SELFTEST not built (tests/gpu/kernel_selftest.sh): no rings group ($why)" >&2
     fi
 } >"$OUT/jobs.txt"
@@ -159,7 +159,7 @@ planned=$(wc -l <"$OUT/jobs.txt")
 recorded=$(cat "$OUT"/runs/*.jsonl 2>/dev/null | wc -l)
 [ "$recorded" -lt "$planned" ] && lost "$((planned - recorded)) of $planned planned runs left no record"
 grep -q '^tp1 ' "$OUT/jobs.txt" || lost "no tp1 run planned (build/tpgemm --list?)"
-[ -n "${SAN_SKIP_RINGS:-}" ] || grep -q '^rings ' "$OUT/jobs.txt" ||
+[ "${SAN_SKIP_RINGS:-0}" != 0 ] || grep -q '^rings ' "$OUT/jobs.txt" ||
     lost "no rings run planned ($SELFTEST not built: tests/gpu/kernel_selftest.sh; SAN_SKIP_RINGS=1 leaves it out)"
 [ "$SHARE" = 1 ] || grep -q "^tp$TP " "$OUT/jobs.txt" || lost "no tp$TP run planned (build/tpgemm --list?)"
 cat "$OUT"/runs/*.jsonl >"$OUT/sanitizers.records.jsonl"

@@ -138,6 +138,7 @@ void pulls_selftest(const kern *ks, int nk, const ctl &c)
         }
         CK(cudaMemset(D, 0xFF, out));
         CK(cudaMemset(slots, 0xFF, kTp * shard)); /* else a stolen slice copied nowhere reads the last run's rows */
+        CK(cudaDeviceSynchronize()); /* both memsets (legacy stream) before the GEMM on the blocker's other stream */
         const bool ended = ends_beside_blocker(K, &pulled, release, started);
         const unsigned int st = get_status(c);
         const bool same = same_output(D, ref, out, host);

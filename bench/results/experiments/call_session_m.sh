@@ -12,6 +12,8 @@ OUT=${OUT:-build/session_m}
 source "$(dirname "$0")/call_preamble.sh"
 GPU_ENV=(env TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32)
 logged build build.log 150 ninja build/tpgemm build/libtpgemm.so tests
+# a self-test binary from before these changes would run the old cases and pass
+strings build/selftest/kernel_selftest | grep -q "beta-.75" || at "build/selftest/kernel_selftest is stale (no beta -0.75)" 1
 logged "kernel_selftest --no-perf" selftest.log 150 build/selftest/kernel_selftest --no-perf
 grep -E "beta-.75|FAIL|PASSED" "$R/selftest.log" | tail -4 | cut -c1-160
 logged "kernel_selftest --pulls (slots poisoned before the held-SMs run)" selftest_pulls.log 200 \
@@ -23,7 +25,7 @@ grep -E "^(PASSED|FAILED|ERROR)" "$R/gpu_pytest_cases.log" | cut -c1-160
 logged gpu_pdl_chain gpu_pdl_chain.log 120 build/tests/gpu_pdl_chain
 logged "gpu_barrier_epochs (the counters checked too)" gpu_barrier_epochs.log 60 build/tests/gpu_barrier_epochs
 # the groups that read C (~100 runs, ~90 s on one GPU; variants and tp1 run beta 0)
-logged "tier 2 --share-device --quick (beta -0.75)" tier2_quick.log 240 env OUT="$R/t2" TIER2_BUDGET_S=180 \
+logged "tier 2 --share-device --quick (beta -0.75)" tier2_quick.log 260 env OUT="$R/t2" TIER2_BUDGET_S=180 \
     TIER2_GROUPS=scalars,copy_chunks,overlap_barriers,gathered,one_hop,pull_partials,few_rows,stream_k,trace \
     bash tests/gpu/run_tier2.sh --share-device --quick
 tail -22 "$R/tier2_quick.log" | cut -c1-160
