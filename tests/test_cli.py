@@ -3,6 +3,7 @@ argument errors (exit 2), unknown configs (exit 2), shape errors (exit 2), the "
 message after the plan (exit 3) and --list."""
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -546,3 +547,13 @@ def test_a_model_plan_names_the_copy_engine_and_the_ring_where_they_change_a_lay
     many = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--tokens", "16384", "--gather-copy-engine", "--rs-ring",
                "--dry-run")
     assert many.returncode == 0 and all(line.endswith(" -") for line in many.stdout.splitlines()[2:]), many.stdout
+
+
+def test_every_environment_variable_the_runtime_reads_is_documented():
+    """A getenv of the runtime or the CLI that no page names is a switch a user cannot find (TPG_CLI_DIAG_CORRUPT_D was
+    one until 2026-12-06): each name read must appear in README.md or docs/*.md."""
+    read = {name for src in (ROOT / "runtime" / "src").rglob("*.c")
+            for name in re.findall(r'getenv\("([A-Z_0-9]+)"\)', src.read_text())}
+    assert "TPG_NCCL_LIBRARY" in read  # the scan reads what it should
+    docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(name for name in read if name not in docs) == []
