@@ -359,22 +359,31 @@ def test_fused_schedule_on_a_shared_device_passes_check(built, schedule, tp):
     assert rec["host_launch_ms"] > 0 and rec["avg_ms"] > 0  # the host's cost of a call's launches is reported
 
 
-@needs_gpus(1)
-def test_the_reference_check_fails_a_wrong_d(built):
-    """The check's negative control (every tier-2 and GPU pytest verdict rests on it): TPG_CLI_DIAG_CORRUPT_D=1
-    overwrites 8 elements (and rows 32..63) of rank 1's D after the checked call, on a problem small enough to be checked whole; the
-    same run without it passes, with a negative alpha and beta (whose signs the op and the reference share)."""
-    args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", "--m", "256", "--n", "512", "--k", "256",
-            "--alpha", "-0.75", "--beta", "-0.5", "--iterations", "1", "--warmup-iterations", "1", "--json"]
-    good = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120, env=shared_env())
+def check_fails_only_when_d_is_corrupted(problem, full_check, timeout):
+    """build/tpgemm on `problem` at TP = 2 on one GPU, twice: as it is, the check passes (checking the whole output
+    or a sample, as `full_check` says); with TPG_CLI_DIAG_CORRUPT_D=1 (run.c: rank 1's D partly overwritten after the
+    checked call) it fails with exit 1."""
+    args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", *problem, "--iterations", "1",
+            "--warmup-iterations", "1", "--json"]
+    good = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=shared_env())
     assert good.returncode == 0, good.stdout + good.stderr
     rec = json.loads(good.stdout)
-    assert rec["check"] == "passed" and rec["full_check"] is True and rec["checked_elements"] > 0, rec
-    bad = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120,
+    assert rec["check"] == "passed" and rec["full_check"] is full_check and rec["checked_elements"] > 0, rec
+    bad = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                          env=shared_env({**os.environ, "TPG_CLI_DIAG_CORRUPT_D": "1"}))
     assert bad.returncode == 1 and "rank 1's D is overwritten" in bad.stderr, bad.stdout + bad.stderr
     rec = json.loads(bad.stdout)
-    assert rec["check"] == "failed" and rec["max_error"] > rec["eps"], rec
+    assert rec["check"] == "failed" and rec["full_check"] is full_check and rec["max_error"] > rec["eps"], rec
+
+
+@needs_gpus(1)
+def test_the_reference_check_fails_a_wrong_d(built):
+    """The check's negative control (every tier-2 and GPU pytest verdict rests on it): TPG_CLI_DIAG_CORRUPT_D=1
+    overwrites 8 elements (and rows 32..63) of rank 1's D after the checked call, on a problem small enough to be
+    checked whole; the same run without it passes, with a negative alpha and beta (whose signs the op and the
+    reference share)."""
+    check_fails_only_when_d_is_corrupted(["--m", "256", "--n", "512", "--k", "256", "--alpha", "-0.75", "--beta",
+                                          "-0.5"], full_check=True, timeout=120)
 
 
 @needs_gpus(1)
@@ -382,17 +391,7 @@ def test_the_sampled_reference_check_fails_a_wrong_band_of_d(built):
     """The negative control of the sampled check (one row of every 32-row band: the anchors' size): the hook also
     overwrites rows 32..63 of rank 1's D whole, which a row of the band's sample must read; the same run without it
     passes a sampled check."""
-    args = [str(ROOT / "build/tpgemm"), "--share-device", "--tp", "2", "--m", "16384", "--n", "8192", "--k", "1024",
-            "--iterations", "1", "--warmup-iterations", "1", "--json"]
-    good = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, env=shared_env())
-    assert good.returncode == 0, good.stdout + good.stderr
-    rec = json.loads(good.stdout)
-    assert rec["check"] == "passed" and rec["full_check"] is False and rec["checked_elements"] > 0, rec
-    bad = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env=shared_env({**os.environ, "TPG_CLI_DIAG_CORRUPT_D": "1"}))
-    assert bad.returncode == 1 and "rank 1's D is overwritten" in bad.stderr, bad.stdout + bad.stderr
-    rec = json.loads(bad.stdout)
-    assert rec["check"] == "failed" and rec["full_check"] is False and rec["max_error"] > rec["eps"], rec
+    check_fails_only_when_d_is_corrupted(["--m", "16384", "--n", "8192", "--k", "1024"], full_check=False, timeout=300)
 
 
 SHARED_CONFIG_CASES = [  # (config, or family_tp<N>:route - tests/routes.py; extra args; largest error expected)
