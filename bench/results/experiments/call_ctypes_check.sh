@@ -2,8 +2,9 @@
 # One device call (1 GPU, ~6 min): the Python side after the ctypes review (5791b6d: Op.set_torch_tensors checks and
 # holds torch tensors; callback errors raised again; cleanup on error paths), where torch is: the CPU tests that need
 # torch (tp_bench's collectives under gloo, tpgemm_lib's), the GPU pytest's torch-graph case
-# (tests/gpu/torch_capture.py) and a smoke run of the TP benchmark's multi-process path with every rank on the GPU (bench/run_tp.sh --share-device:
-# set_torch_tensors on every variant, captured and copy-engine twins included). From the repository root:
+# (tests/gpu/torch_capture.py) and a smoke run of the TP benchmark's multi-process path with every rank on the GPU
+# (bench/run_tp.sh --share-device: set_torch_tensors on every variant, captured and copy-engine twins included). From
+# the repository root:
 #   bash bench/results/experiments/call_ctypes_check.sh
 OUT=${OUT:-build/ctypes_check}
 # shellcheck source=call_preamble.sh
