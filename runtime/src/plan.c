@@ -404,9 +404,8 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                                     (size_t)ps->stage_n * tpg_dtype_size(cfg->kernel->dtype_partial)};
         const int bands = tpg_ce_band_count(&rows, (size_t)ps->slot_bytes);
         fprintf(f, "  (copy_engine_partials: after the GEMM's launch and the start barrier, per sending stage %d "
-                   "band%s of [wait for the band's tile-row counts | copy into the receiver's slot | system memory barrier | "
-                   "its flags], then "
-                   "zeros over the %" PRId64 " B of send-bank counts; the closing barrier after them)\n",
+                   "band%s of [wait for the band's tile-row counts | copy into the receiver's slot | system memory "
+                   "barrier | its flags], then zeros over the %" PRId64 " B of send-bank counts; the closing barrier after them)\n",
                 bands, bands == 1 ? "" : "s", ps->num_slots * ps->tiles_per_stage / tiles_n * 4);
     }
     if (ps->overlap && p > 1)
