@@ -33,12 +33,15 @@ def render(records, tp):
     shortest = shortest_window(records)
     span = f"windows of ≥ {shortest:.2f} s" if shortest is not None else "sustained windows"
     lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over {span}, median of rounds; "
-             "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`).", "",
+             "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`). tpgemm local: "
+             "the faster of the fused config's family at TP = 1 and the TP = 1 default pick (where another; marked "
+             "\"default\"); async TP: the faster of eager calls and CUDA-graph replays (marked \"graph\"); each "
+             "mode's figure in the JSON (`*_modes`).", "",
              *incomplete_lines(missing, asked),
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in records:
         row = [r["name"], r["op"], str(r["M"]), str(r["N"]), str(r["K"])]
-        row += [fmt(r.get(f"{v}_tflops")) for v in VARIANTS]
+        row += [fmt(r.get(f"{v}_tflops")) + mode_note(r, v) for v in VARIANTS]
         row += [fmt(ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")), 3),
                 fmt(ratio(r.get("tpgemm_tflops"), r.get("nccl_cublas_tflops")), 3),
                 fmt(r.get("tpgemm_joules"), 3), fmt(r.get("torch_async_tp_joules"), 3), r.get("check", "–"),
@@ -56,6 +59,12 @@ def render(records, tp):
     if errors:
         lines += ["", "Errors:", *errors]
     return "\n".join(lines) + "\n"
+
+
+def mode_note(r, variant):
+    """" (<mode>)" after a figure measured in another mode than the variant's first (tp_records.MODES), else ""."""
+    mode = r.get(f"{variant}_mode") if variant in R.MODES else None
+    return f" ({mode})" if mode and mode != R.MODES[variant][0] else ""
 
 
 def incomplete_lines(missing, asked):
@@ -106,7 +115,8 @@ def acceptance_lines(records, tp):
     and the seed's default problem against the cuBLAS local GEMM (next to the seed's own figure)."""
     out = []
     checked = lambda r: r.get("check") == "passed"  # noqa: E731 - the speed of a wrong output is no figure
-    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) if checked(r) else None)
+    local_checked = lambda r: checked(r) and r.get("local_check", "passed") == "passed"  # noqa: E731 - its denominator
+    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) if local_checked(r) else None)
            for r in records if r["M"] == 16384]
     if big:
         out += ["", "tpgemm fused / tpgemm local on the M = 16384 shapes: "
@@ -150,7 +160,9 @@ def plot(records, tp, path, dtype="bf16", tokens=0, tag=""):
         label = R.cublas_label(dtype) if v == "cublas_local" else label
         ys = [r.get(f"{v}_tflops") or 0 for r in records]
         ax.bar([x + i * width for x in range(len(records))], ys, width, label=label)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(records))], [r["name"] for r in records])
+    names = [r["name"] + ("" if r.get("check") == "passed" else "\n(check " + (r.get("check") or "not run") + ")")
+             for r in records]  # a shape whose output was wrong: its bars say nothing
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(records))], names)
     ax.set_ylabel("per-GPU TFLOP/s (sustained)")
     ax.set_title(f"TP={tp}, {dtype}" + (f", {tokens} tokens" if tokens else "") + (f", {tag}" if tag else ""))
     ax.legend(fontsize=8)

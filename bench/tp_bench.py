@@ -1,12 +1,14 @@
 """TP benchmark (issue 4): tpgemm fused vs its local GEMM, cuBLAS, NCCL + cuBLAS and PyTorch async TP,
 one process per GPU, all variants in one run on the same random data, interleaved round-robin.
 
-    torchrun --nproc_per_node=2 bench/tp_bench.py [--rounds 2] [--window 1.0] [--only 8B-qkv,8B-o]
+    torchrun --nproc_per_node=2 bench/tp_bench.py [--rounds 3] [--window 1.0] [--only 8B-qkv,8B-o]
 
 TP = the world size. tpgemm runs the tuned config of the exact GEMM when tuned/*.yaml has one (the
 dispatch table), else the schedule's default; "tpgemm local" runs the same config family at TP = 1 (for
 the reduce-scatter *_wide configs the local kernel their TP = 1 config names, kernel_tp1), else the same
-kernel at TP = 1. Each record names both (config, local_config, tuned). Checks (bench/tp_check.py): the fused call,
+kernel at TP = 1, and, where it is another config, the TP = 1 default pick for the rank's GEMM: the faster counts
+(tp_records.MODES; PyTorch async TP likewise eager and from a CUDA graph). Each record names the configs (config,
+local_config: the faster local mode's, local_configs, tuned). Checks (bench/tp_check.py): the fused call,
 each alt variant, the local GEMM and PyTorch async TP's returned D once against torch before the timing (check,
 local_check, torch_async_tp_check: a variant that fails is not timed), and all but async TP once more on new inputs
 after it (recheck, local_recheck: the timed calls reuse flags and epochs over unchanged data). Rank 0 writes
@@ -73,10 +75,11 @@ class SumCollectives:
 COLL = dist
 
 
-def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
+def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held, cfg1_default=None):
     """Tensors and one callable per variant, plus the reference for the checks. num: the operand type's torch side
-    (tp_numerics.py). Each tpgemm op is appended to `held` as soon as it exists (the caller destroys them, also when
-    a later step fails). Returns (op, op1, fns, reference, keep); keep: tp_check.own_setup's tensors."""
+    (tp_numerics.py). cfg1_default: the local GEMM's "default" mode's config (variant local_default), or None. Each
+    tpgemm op is appended to `held` as soon as it exists (the caller destroys them, also when a later step fails).
+    Returns (op, op1, fns, reference, keep); keep: tp_check.own_setup's tensors."""
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     op = ctx.op(cfg, m, n, k)  # collective: fails on every rank alike
     held.append(op)
@@ -85,7 +88,7 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     # this rank's own steps (its tensors, its rank-dependent layout, its local op) are agreed before the next
     # collective call: a failure on one rank raises on every rank (tp_check.agree)
     C.agree(W.guarded(lambda: own.append(C.own_setup(op_kind, m, n, k, tp, rank, num, op.shard_shape(rank), ctx1,
-                                                     cfg1, held))))
+                                                     cfg1, held, cfg1_default))))
     t = own[0]
     op.set_torch_tensors(rank, t.a, t.b, t.d, **num.scales)
     progress(rank, "tensors set (graph built)")
@@ -105,6 +108,8 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
                "torch_async_tp": lambda: num.async_rs(t.a, t.b, m, n, group_name)}
     fns["tpgemm"] = lambda: op.run_rank(rank, stream())
     fns["local"] = lambda: t.op1.run_rank(0, stream())
+    if t.op1_default is not None:
+        fns["local_default"] = lambda: t.op1_default.run_rank(0, stream())
     return op, t.op1, fns, reference, t
 
 
@@ -145,14 +150,16 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
     else:
         cfg, tuned = lib.tuned_or_default(sched, tp, R.lib_dtype(args.dtype), m, n, k)
     cfg1 = lib.local_config(cfg, 1)
+    cfg1_default = local_default_config(lib, forced, cfg1, sched, op_kind, m, n, k, tp, args.dtype)
     errors, figures, alt_err, alt_max, alt_elem, alt_cfg = {}, {}, {}, {}, {}, {}
-    err = max_err = elem_err = local = async_tp = reference = None
+    err = max_err = elem_err = reference = None
+    local, async_tp = {}, {}  # mode -> check (tp_records.MODES)
     rechecks = {}
     num = tp_numerics.for_dtype(args.dtype)
     held, alt_ops, diags, keep, fns = [], {}, {}, None, {}  # held: every tpgemm op made so far, destroyed below
     try:  # setup failures happen on every rank alike (config lookups, tpgemm's collective calls) or are agreed
         op, op1, fns, reference, keep = setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1,
-                                                    group_name, held)
+                                                    group_name, held, cfg1_default)
         if args.share_device:  # symmetric memory needs a GPU per rank
             fns.pop("torch_async_tp")
             errors["torch_async_tp"] = ("not run with --share-device (PyTorch's symmetric memory refuses ranks on one "
@@ -171,18 +178,24 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
             alt_err[v], alt_max[v], why, alt_elem[v] = C.check_output(alt_op, fns[v], reference, keep)
             if why:
                 errors[v] = why
-        local = C.check_local(op1, fns["local"], reference, keep)  # the fused / local point's denominator
-        if R.check_error(*local):  # a wrong local GEMM is not timed, as a failed fused call is not
-            errors["local"] = R.check_error(*local)
+        for md, local_op in (("family", op1), ("default", keep.op1_default)):  # the fused / local denominator
+            v = R.mode_variant("local", md)
+            if local_op is not None:
+                local[md] = C.check_local(local_op, fns[v], reference, keep)
+                if R.check_error(*local[md]):  # a wrong local GEMM is not timed, as a failed fused call is not
+                    errors[v] = R.check_error(*local[md])
         if "torch_async_tp" in fns:  # the baseline must compute the same GEMM: a wrong one is not timed either
-            async_tp = C.check_returned(fns["torch_async_tp"], reference, keep)
-            if R.check_error(*async_tp[:3]):  # its per-element error is recorded only (tp_records.apply_checks)
-                errors["torch_async_tp"] = R.check_error(*async_tp[:3])
+            async_tp["eager"] = C.check_returned(fns["torch_async_tp"], reference, keep)
+            if R.check_error(*async_tp["eager"][:3]):  # its per-element error is recorded only (apply_checks)
+                errors["torch_async_tp"] = R.check_error(*async_tp["eager"][:3])
+            else:
+                async_tp["graph"] = async_tp_graph(fns, reference, keep, errors)
         progress(rank, f"{name}: rel err {err}, max err {max_err}, per element {elem_err}, local {local[:2]}; timing")
-        live = [v for v in list(R.VARIANTS) + list(alt_ops) + list(diags) if v not in errors]
+        live = [v for v in list(R.VARIANTS) + [v for v in R.MODE_VARIANTS if v in fns] + list(alt_ops) + list(diags)
+                if v not in errors]
         W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op}, first=shape_index)
         progress(rank, f"{name}: re-check on new inputs")
-        ops = {"tpgemm": op, "local": op1, **alt_ops}
+        ops = {"tpgemm": op, "local": op1, "local_default": keep.op1_default, **alt_ops}
         rechecks, why = C.recheck(keep, reference, [(v, ops[v], fns[v]) for v in live if v in ops])
         if why:
             errors["recheck"] = why
@@ -206,14 +219,17 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                         extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
                                   for v, f in figures.items()},
                                "config": lib.config_info(cfg)["name"], "tuned": tuned,
-                               "local_config": lib.config_info(cfg1)["name"],
+                               "local_configs": {md: lib.config_info(c)["name"] for md, c in
+                                                 (("family", cfg1), ("default", cfg1_default)) if c is not None},
                                "windows": {v: f.get("windows") for v, f in figures.items()},
                                **({"shared_device": True} if args.share_device else {}),
                                **({"alt": R.alt_summary(figures, alt_err, m, n, k, tp, alt_max, alt_cfg, errors,
                                                         alt_elem)}
                                   if alt_ops else {}),
                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
-    return R.apply_checks(rec, local, rechecks, async_tp)
+    rec = R.apply_checks(rec, local, rechecks, async_tp)
+    rec["local_config"] = rec["local_configs"].get(rec["local_mode"] or "family")  # the mode local_tflops is
+    return rec
 
 
 def errors_of_all_ranks(errors, rank, tp):
@@ -284,6 +300,40 @@ def link_copy_diag(op_kind, m, n, k, tp, rank, dtype, group_name, fns, errors):
             fns.pop("diag:local_link", None)
             return {}
     return got[1]
+
+
+def local_default_config(lib, forced, cfg1, sched, op_kind, m, n, k, tp, dtype):
+    """The local GEMM's "default" mode (tp_records.MODES): the TP = 1 default pick for this rank's GEMM, where it is
+    another config than the family's cfg1 and no family was named (an explicit family, e4m3_promoted's too, sets the
+    numerics the local GEMM must share); else None."""
+    if forced:
+        return None
+    pick = lib.config_pick(sched, 1, R.lib_dtype(dtype), *R.local_problem(op_kind, m, n, k, tp))
+    return None if pick == cfg1 else pick
+
+
+def async_tp_graph(fns, reference, keep, errors):
+    """PyTorch async TP's "graph" mode (tp_records.MODES): its eager call (checked already) captured once into a torch
+    CUDA graph, each replay one call, as variant torch_async_tp_graph in fns, checked against the reference like the
+    eager one. Collective: a capture that failed on any rank drops the mode on every rank (errors says why). Returns
+    the check's tuple (tp_check.check_returned's), or None where it was not captured."""
+    v, got = R.mode_variant("torch_async_tp", "graph"), []
+
+    def capture():
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = fns["torch_async_tp"]()
+        got.append((graph, out))
+    why = C.agreed(capture, "capture")
+    if why:
+        errors[v] = why
+        return None
+    graph, out = got[0]
+    fns[v] = lambda: (graph.replay(), out)[1]
+    res = C.check_returned(fns[v], reference, keep)
+    if R.check_error(*res[:3]):
+        errors[v] = R.check_error(*res[:3])
+    return res
 
 
 def capture_call(run):
@@ -388,7 +438,8 @@ def extra_variants(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3, help="sustained windows of each variant, interleaved; the "
+                   "record holds their median (3: a median that one odd window does not move)")
     p.add_argument("--window", type=float, default=1.0, help="seconds of continuous work per sustained window")
     p.add_argument("--burst-idle", type=float, default=0.3, help="idle seconds before each burst run")
     p.add_argument("--only", default="", help="comma-separated shape names")
@@ -508,7 +559,7 @@ def main():
         (Path(os.environ["OUT"]) / ".tp_stem").write_text(stem + "\n")
     shapes = R.shapes_at_tokens([s for s in R.SHAPES if not args.only or s[0] in args.only.split(",")], args.tokens)
     if rank == 0:
-        n_var = len(R.VARIANTS) + extra_variants(args)
+        n_var = len(R.VARIANTS) + len(R.MODE_VARIANTS) + extra_variants(args)
         est = R.estimate_seconds(len(shapes), n_var, args.rounds, args.window, args.burst_idle, 6.0)
         print(f"tp_bench: TP={tp}, {len(shapes)} shapes x up to {n_var} variants x {args.rounds} rounds x "
               f"{args.window:.1f} s windows; estimated {est:.0f} s", flush=True)

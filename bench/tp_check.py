@@ -9,6 +9,7 @@ import types
 import torch
 import torch.distributed as dist
 
+import tp_records as R
 import tp_windows as W
 
 
@@ -30,12 +31,13 @@ def agree(why):
         raise SetupFailure(why or "failed on another rank")
 
 
-def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
+def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held, cfg1_default=None):
     """This rank's tensors and its local op (op1, added to held), after checking the fused op's shard layout `sh`
     against torch's, every extent and offset (the check compares against it: the schedule must shard the same way, a
     gathered A in another rank order included). No collective call. Returns the tensors: a, b, d, d_loc, ref,
     local_ref (what op1 computes: AG the gathered GEMM ref, RS the m x n partial part), a_full (AG) / part (RS), num,
-    op1 and new_inputs() (new operands in the same buffers, for tp_check.recheck)."""
+    op1, op1_default (config cfg1_default on the same tensors, the local GEMM's "default" mode: tp_records.MODES;
+    None without one) and new_inputs() (new operands in the same buffers, for tp_check.recheck)."""
     seed = 1234 + 7919 * rank + m + n + k
     rnd = lambda g, *s: num.operand(g, *s)  # noqa: E731
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -47,20 +49,23 @@ def own_setup(op_kind, m, n, k, tp, rank, num, sh, ctx1, cfg1, held):
         t.local_ref = t.ref
         want = dict(a_rows=m // tp, a_cols=k, b_rows=n // tp, b_cols=k, d_rows=m, d_cols=n // tp,
                     a_row0=rank * m // tp, a_col0=0, b_row0=rank * n // tp, b_col0=0, d_row0=0, d_col0=rank * n // tp)
-        local_mnk, local_a = (m, n // tp, k), t.a_full
+        local_a = t.a_full
     else:
         t.a, t.b = rnd(g, m, k // tp), rnd(g, n, k // tp)
         t.part, t.d, t.d_loc, t.ref = emp(m, n), emp(m // tp, n), emp(m, n), emp(m // tp, n)
         t.local_ref = t.part
         want = dict(a_rows=m, a_cols=k // tp, b_rows=n, b_cols=k // tp, d_rows=m // tp, d_cols=n,
                     a_row0=0, a_col0=rank * k // tp, b_row0=0, b_col0=rank * k // tp, d_row0=rank * m // tp, d_col0=0)
-        local_mnk, local_a = (m, n, k // tp), t.a
+        local_a = t.a
     bad = {key: (sh[key], v) for key, v in want.items() if sh[key] != v}
     if bad:
         raise RuntimeError(f"tpgemm shard layout differs from torch's (field: (tpgemm, torch)): {bad}")
-    t.op1 = ctx1.op(cfg1, *local_mnk)
-    held.append(t.op1)
-    t.op1.set_torch_tensors(0, local_a, t.b, t.d_loc, **num.scales)
+    t.op1 = t.op1_default = None
+    for name, cfg in (("op1", cfg1), ("op1_default", cfg1_default)):
+        if cfg is not None:
+            setattr(t, name, ctx1.op(cfg, *R.local_problem(op_kind, m, n, k, tp)))
+            held.append(getattr(t, name))
+            getattr(t, name).set_torch_tensors(0, local_a, t.b, t.d_loc, **num.scales)
 
     def new_inputs():  # another seed; a_full and the references follow from reference()
         g2 = torch.Generator(device="cuda").manual_seed(seed + 104729)
@@ -156,9 +161,13 @@ def check_returned(run, reference, keep):
     return rel, mx, None, elem
 
 
+# The local GEMM's modes' variants (tp_records.MODES): each writes d_loc, checked by check_local.
+LOCAL_MODES = [R.mode_variant("local", md) for md in R.MODES["local"]]
+
+
 def recheck(keep, reference, targets):
     """After the timing rounds: new operands in the same buffers (keep.new_inputs), then one call of each target
-    (variant, op, run) against a fresh reference - check_local for "local", else check_output. The timed calls
+    (variant, op, run) against a fresh reference - check_local for the local modes, else check_output. The timed calls
     reused flags and epochs over calls on unchanged inputs, where a call that skipped a wait or read the previous
     call's shards or partials looks correct; here it does not. The new inputs go on the stream right ahead of the
     first fused call, with no collective between (a host agreement there would finish every rank's writes before
@@ -167,7 +176,8 @@ def recheck(keep, reference, targets):
     with them): none would be re-checked on new inputs. targets: the same list on every rank (the timing's live
     variants). Returns ({variant: (rel_err, max_err,
     why, elem_err)}, None)."""
-    ordered = [t for t in targets if t[0] != "local"] + [t for t in targets if t[0] == "local"]
+    is_local = lambda v: v in LOCAL_MODES  # noqa: E731
+    ordered = [t for t in targets if not is_local(t[0])] + [t for t in targets if is_local(t[0])]
     own = []  # this rank's failure to write the new inputs
 
     def new_inputs():
@@ -181,14 +191,14 @@ def recheck(keep, reference, targets):
         if W.all_ok(not own):
             return None
         return f"new inputs for the re-check: {own[0]}" if own else "failed on another rank"
-    fused_first = bool(ordered) and ordered[0][0] != "local"
+    fused_first = bool(ordered) and not is_local(ordered[0][0])
     why = None if fused_first or not ordered else (W.guarded(new_inputs), inputs_failure())[1]  # local GEMM alone
     out = {}
     for i, (v, op, run) in enumerate(ordered):
         if why:
             out[v] = (None, None, why, None)
             continue
-        out[v] = check_local(op, run, reference, keep) if v == "local" else \
+        out[v] = check_local(op, run, reference, keep) if is_local(v) else \
             check_output(op, run, reference, keep, new_inputs if i == 0 else None)
         if i == 0 and fused_first:  # the first call failed where the inputs did: say so, and re-check nothing more
             why = inputs_failure()

@@ -5,7 +5,19 @@ outputs, torch._scaled_mm with fast accumulation (what tpgemm's e4m3 kernels com
 over the whole K) and the scaled async-TP ops, whose schemas are those of torch 2.11 (docs/PERF_NOTES.md).
 e4m3_promoted: the same without fast accumulation (torch promotes the sums to f32, as tpgemm's fp8_promote
 configs do)."""
+import functools
+
 import torch
+
+
+@functools.lru_cache(maxsize=None)
+def no_gathered_a():
+    """{"return_A": False} where this torch's fused_all_gather_matmul takes return_A (newer ones: it copies the
+    gathered A into a returned tensor on every call unless told not to, work tpgemm's fused call does not do), else
+    {}. Asked at the first call: the op is defined when torch.distributed._symmetric_memory is imported."""
+    import torch.distributed._symmetric_memory  # noqa: F401 - defines the symm_mem ops
+    schema = str(torch.ops.symm_mem.fused_all_gather_matmul.default._schema)
+    return {"return_A": False} if "return_A" in schema else {}
 
 
 class Numerics16:
@@ -31,8 +43,9 @@ class Numerics16:
     def gather(self, dist, out, shard):
         dist.all_gather_into_tensor(out, shard)
 
-    def async_ag(self, a, b, group_name):  # D: the op returns (gathered A, [D])
-        return torch.ops.symm_mem.fused_all_gather_matmul(a, [b.t()], gather_dim=0, group_name=group_name)[1][0]
+    def async_ag(self, a, b, group_name):  # D: the op returns (gathered A or None, [D])
+        return torch.ops.symm_mem.fused_all_gather_matmul(a, [b.t()], gather_dim=0, group_name=group_name,
+                                                           **no_gathered_a())[1][0]
 
     def async_rs(self, a, b, m, n, group_name):
         return torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b.t(), "sum", scatter_dim=0, group_name=group_name)

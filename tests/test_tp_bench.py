@@ -390,6 +390,48 @@ def test_a_check_not_rerun_fails_and_a_wrong_local_gemm_says_so():
     assert ok_first["local_check"] == "failed" and ok_first["check"] == "passed"
 
 
+def test_the_record_takes_each_variants_fastest_timed_mode():
+    """tp_records.MODES: async TP eager or from a CUDA graph, the local GEMM's family or the TP = 1 pick; the record's
+    figures (and joules) are the fastest timed mode's, named; a mode without a sustained figure is never taken."""
+    figs = figures()
+    figs["torch_async_tp_graph"] = {"sustained_s": figs["torch_async_tp"]["sustained_s"] / 2, "burst_s": 1e-3,
+                                    "joules": 1.5}
+    figs["local_default"] = {"sustained_s": None, "burst_s": 1e-4, "joules": 0.1}  # not timed (failed a window)
+    rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figs, 1e-3)
+    assert list(rec)[:len(REQUIRED)] == REQUIRED
+    assert rec["torch_async_tp_mode"] == "graph" and rec["torch_async_tp_joules"] == 1.5
+    assert rec["torch_async_tp_tflops"] == pytest.approx(R.tflops(8192, 4096, 4096, 2, figs["torch_async_tp"][
+        "sustained_s"] / 2))
+    assert rec["torch_async_tp_modes"]["eager"]["tflops"] == pytest.approx(rec["torch_async_tp_tflops"] / 2)
+    assert rec["local_mode"] == "family" and rec["local_modes"]["default"]["tflops"] is None
+    assert rec["local_tflops"] == rec["local_modes"]["family"]["tflops"] is not None
+    # equal times keep the first mode; nothing timed: no mode, no figure
+    figs["torch_async_tp_graph"]["sustained_s"] = figs["torch_async_tp"]["sustained_s"]
+    assert R.fastest_modes(figs)[1]["torch_async_tp"] == "eager"
+    assert R.fastest_modes({})[1] == {"torch_async_tp": None, "local": None}
+    assert R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", {}, None)["local_tflops"] is None
+
+
+def test_the_checks_of_a_record_are_its_chosen_modes():
+    """apply_checks with a check per mode: the record's local_check / local_recheck and torch_async_tp_check are the
+    chosen mode's; each mode's check (re-check included for the local GEMM) stands in its *_modes entry."""
+    figs = figures()
+    figs["local_default"] = {"sustained_s": figs["local"]["sustained_s"] / 2, "burst_s": 1e-3, "joules": 1.0}
+    rec = R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figs, 1e-3)
+    ok, wrong = (1e-3, 1e-3, None, 1e-3), (0.5, 0.5, None, 0.5)
+    rec = R.apply_checks(rec, {"family": ok, "default": ok},
+                         {"tpgemm": ok, "local": wrong, "local_default": ok},
+                         {"eager": ok, "graph": (None, None, "RuntimeError('capture')", None)})
+    assert rec["local_mode"] == "default" and rec["local_check"] == rec["local_recheck"] == "passed"
+    assert rec["local_modes"]["family"]["check"] == "failed" and rec["local_modes"]["default"]["check"] == "passed"
+    assert rec["torch_async_tp_mode"] == "eager" and rec["torch_async_tp_check"] == "passed"
+    assert rec["torch_async_tp_modes"]["graph"] == {"tflops": None, "check": "failed"}  # its call failed: not timed
+    # the chosen mode's re-check failing fails the record's local check
+    rec = R.apply_checks(R.make_record("8B-o", "RS", 8192, 4096, 4096, 2, "bf16", figs, 1e-3),
+                         {"family": ok, "default": ok}, {"tpgemm": ok, "local": ok, "local_default": wrong})
+    assert rec["local_check"] == "failed" and rec["local_modes"]["family"]["check"] == "passed"
+
+
 def test_check_error_says_why_a_check_did_not_pass():
     assert R.check_error(1e-3, 1e-3) is None and R.check_error(1e-3, None, None) is None
     assert R.check_error(None, None, "RuntimeError('x')") == "RuntimeError('x')"

@@ -143,8 +143,9 @@ def test_e4m3_promoted_asks_for_the_promoted_family_as_e4m3():
         assert "raised" not in res and res["check"] == "passed", res
         assert res["lookups"] == [["config", "rs_tila_e4m3_promoted_tp2", 2, "e4m3"]], res["lookups"]
         assert res["numerics"] == ["e4m3_promoted"], res["numerics"]
-    for res in run_ranks(""):
-        assert res["lookups"] == [["pick", "ReduceScatter1D_TilingA_RotatingC", 2, "bf16"]], res["lookups"]
+    for res in run_ranks(""):  # and the TP = 1 pick for the rank's GEMM (256 x 128 x 128 / 2): the local "default"
+        assert res["lookups"] == [["pick", "ReduceScatter1D_TilingA_RotatingC", 2, "bf16"],
+                                  ["local_pick", 1, 256, 128, 64]], res["lookups"]
         assert res["numerics"] == ["bf16"], res["numerics"]
 
 
@@ -196,6 +197,56 @@ def test_a_wrong_or_failing_async_tp_call_fails_its_check_and_is_not_timed(fault
         why = res["errors"]["torch_async_tp"]
         assert ("wrong output" in why if fault == "wrong" else "injected async TP failure" in why), why
         assert "local" in res["timed"], res
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+def test_async_tp_runs_eager_and_from_a_graph_and_the_record_takes_the_faster():
+    """PyTorch async TP's two modes (tp_records.MODES): each checked and timed; the record's figure is one of them,
+    named, with both modes' figures and checks beside it."""
+    results = run_ranks("")
+    for res in results:
+        assert "raised" not in res and res["errors"] == {}, res
+        assert {"torch_async_tp", "torch_async_tp_graph"} <= set(res["timed"]), res["timed"]
+        assert res["async_mode"] in ("eager", "graph") and res["async_tp"] is not None, res
+        modes = res["async_modes"]
+        assert set(modes) == {"eager", "graph"} and all(m["check"] == "passed" for m in modes.values()), modes
+        assert res["async_tp"] == max(m["tflops"] for m in modes.values()), res
+        assert res["local_mode"] == "family" and set(res["local_modes"]) == {"family"}, res  # the pick is the family
+    assert results[0]["async_mode"] == results[1]["async_mode"]
+
+
+@pytest.mark.parametrize("fault_rank", ["1", "9"])
+def test_an_async_tp_capture_failing_keeps_the_eager_figure_on_every_rank(fault_rank):
+    results = run_ranks(f"capture:async:{fault_rank}")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed" and res["async_check"] == "passed", res
+        assert "injected async TP capture failure" in res["errors"]["torch_async_tp_graph"], res["errors"]
+        assert "torch_async_tp_graph" not in res["timed"] and res["async_mode"] == "eager", res
+        assert res["async_tp"] == res["async_modes"]["eager"]["tflops"] is not None, res
+    assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
+
+
+def test_the_local_gemm_counts_its_faster_mode_and_names_its_config():
+    """Where the TP = 1 pick differs from the family's local config, both run on the same tensors, each checked and
+    re-checked; the record's local figure and local_config are the faster's (here the default's: the family's calls
+    sleep)."""
+    for res in run_ranks("", LOCAL_DEFAULT="1", LOCAL_DEFAULT_FASTER="1"):
+        assert "raised" not in res and res["errors"] == {}, res
+        assert {"local", "local_default"} <= set(res["timed"]), res["timed"]
+        assert res["local_mode"] == "default" and res["local_config"] == "rs_tila_bf16_wide_tp1", res
+        modes = res["local_modes"]
+        assert all(m["check"] == "passed" for m in modes.values()), modes
+        assert modes["default"]["tflops"] > modes["family"]["tflops"], modes
+        assert res["local_check"] == res["local_recheck"] == "passed", res
+
+
+def test_a_wrong_local_default_mode_is_not_timed_and_the_family_counts():
+    results = run_ranks("wrong:local_default:1", LOCAL_DEFAULT="1", LOCAL_DEFAULT_FASTER="1")
+    for res in results:
+        assert "raised" not in res and res["check"] == "passed" and res["local_check"] == "passed", res
+        assert "wrong output" in res["errors"]["local_default"] and "local_default" not in res["timed"], res
+        assert res["local_mode"] == "family" and res["local_config"] == "rs_tila_bf16_tp1", res
+        assert res["local_modes"]["default"]["check"] == "failed", res["local_modes"]
     assert results[0]["trace"] == results[1]["trace"] and results[0]["trace"][-1] == "tpg:next_shape"
 
 

@@ -271,3 +271,16 @@ def test_a_switched_file_with_every_shape_but_no_push_twin_keeps_the_switch():
 def test_a_seed_ratio_of_exactly_one_holds_the_seed_point():
     points = {p: holds for p, holds, _ in verdict.acceptance(anchors(seed_cublas=690.0))}  # fused 690 / cuBLAS 690
     assert points["seed problem >= 1.00 x cuBLAS local"] is True, points
+
+
+def test_a_ratio_just_under_its_bound_does_not_print_as_the_bound():
+    """The figures beside a FAIL are cut to three decimals, not rounded: 0.99993 x cuBLAS printed "1.000" beside
+    "seed problem >= 1.00 x cuBLAS local: FAIL" before."""
+    recs = anchors(seed_cublas=690.0 / 0.99993)
+    points = {p: (holds, figs) for p, holds, figs in verdict.acceptance(recs)}
+    assert points["seed problem >= 1.00 x cuBLAS local"] == (False, "0.999"), points
+    recs = anchors()
+    recs[3]["torch_async_tp_tflops"] = 600.0 / 0.99996  # 8B-qkv just under 1.00 x async TP
+    low = dict((p, (holds, figs)) for p, holds, figs in verdict.acceptance(recs))["every shape >= 1.00 x async TP"]
+    assert low[0] is False and "8B-qkv 0.999" in low[1], low
+    assert verdict.down3(1.0) == "1.000" and verdict.down3(1.10499) == "1.104"

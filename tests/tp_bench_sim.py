@@ -6,11 +6,14 @@ tpg_ctx_create_rank's do. FAULT=<where>:<variant>:<rank> makes one rank (rank 9:
   synclate  a later sync, after a sustained window
   run       the first call (run_rank raises; "async": PyTorch async TP's call raises)
   runlate   a later call, inside a timed window
-  capture   the --alt-captured op's capture (with CAPTURED=1)
+  capture   the --alt-captured op's capture (with CAPTURED=1; "async": PyTorch async TP's capture, its graph mode)
   setup     a rank's own setup step (its tensors, layout or local op), between two collective tpgemm calls
   stale     every fused call after the first returns the first call's output (flags reused over calls: the
             re-check on new inputs must catch it)
-  wrong     the local GEMM's output ("local") or PyTorch async TP's ("async"): its check before the timing must fail
+  wrong     the local GEMM's output ("local", "local_default") or PyTorch async TP's ("async"): its check before the
+            timing must fail
+LOCAL_DEFAULT=1 has the library's TP = 1 pick differ from the family's local config (the local GEMM's "default" mode:
+tp_records.MODES); LOCAL_DEFAULT_FASTER=1 makes that mode's calls the faster.
 NCCL=1 passes a second context as --alt-nccl does (its ops are named "nccl").
 DTYPE=<name> sets --dtype (default bf16). SHARE_DEVICE=1 runs it as `--share-device` does; CAPTURED=1 adds `--alt-captured` (a fake torch.cuda.graph: calls
 made while it captures are recorded, not run, and each replay runs them). The rank prints one line "RESULT <json>": the record's check,
@@ -139,8 +142,10 @@ class FakeOp:
             raise RuntimeError(f"injected run failure of {self.name}")
         if self.name in ("tpgemm", "pull", "nccl"):
             FUSED_D[0](stale=faulty("stale", self.name, self.runs))
-        if self.name == "local":
+        if self.name in ("local", "local_default"):
             LOCAL_D[0](wrong=faulty("wrong", self.name, self.runs))
+            if self.name == "local" and os.environ.get("LOCAL_DEFAULT_FASTER"):
+                time.sleep(0.002)  # the family's calls the slower: the record's local figure must be the default's
 
     def sync(self):
         self.syncs += 1
@@ -170,7 +175,7 @@ class FakeNcclCtx:
 
 
 class FakeLib:
-    CONFIGS = ["rs_tila_bf16_tp2", "rs_tila_bf16_tp1", "rs_tila_bf16_pull_tp2"]
+    CONFIGS = ["rs_tila_bf16_tp2", "rs_tila_bf16_tp1", "rs_tila_bf16_pull_tp2", "rs_tila_bf16_wide_tp1"]
 
     def config(self, name, tp, dtype):  # a config by name: bench_shape's choice for --dtype e4m3_promoted
         LOOKUPS.append(["config", name, tp, dtype])
@@ -183,6 +188,10 @@ class FakeLib:
     def local_config(self, cfg, tp):
         return 1
 
+    def config_pick(self, schedule, tp, dtype, m, n, k):  # the TP = 1 default for the rank's GEMM
+        LOOKUPS.append(["local_pick", tp, m, n, k])
+        return 3 if os.environ.get("LOCAL_DEFAULT") else 1
+
     def config_info(self, i):
         return {"name": self.CONFIGS[i]}
 
@@ -191,7 +200,7 @@ class FakeLib:
         return 2
 
 
-def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held):
+def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held, cfg1_default=None):
     """The reduce-scatter of tp_bench.setup_shape on CPU tensors: the fused calls compute D without collectives
     (every rank knows every rank's operands), the reference with the real ones (NCCL's part: gloo). As there, the
     rank's own steps between the op's create and its set_tensors are agreed (tp_check.agree)."""
@@ -202,8 +211,11 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
         if faulty("setup", "tpgemm", 0):
             raise RuntimeError("injected setup failure (layout)")
         held.append(FakeOp("local", collective=False))
+        if cfg1_default is not None:
+            held.append(FakeOp("local_default", collective=False))
     tp_bench.C.agree(tp_windows.guarded(own_step))
-    op1 = held[-1]
+    op1 = next(o for o in held if o.name == "local")
+    op1_default = next((o for o in held if o.name == "local_default"), None)
     gens = [torch.Generator().manual_seed(100 + r) for r in range(tp)]
     ab = [(torch.randn(m, k // tp, generator=g), torch.randn(n, k // tp, generator=g)) for g in gens]
     a, b = ab[rank]
@@ -232,14 +244,18 @@ def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_nam
     LOCAL_D[:] = [lambda wrong=False: torch.mm(a, b.t() * (2.0 if wrong else 1.0), out=d_loc)]
     op.set_tensors(rank, 0, 0, 0)
     mm = lambda: torch.mm(a, b.t(), out=d_loc)  # noqa: E731
-    def async_tp():  # returns its D, as torch's fused op does
+    def async_tp():  # returns its D, as torch's fused op does; captured (its graph mode), it runs now, as a fake
+        if CAPTURING and faulty("capture", "async", 0):
+            raise RuntimeError("injected async TP capture failure")
         if faulty("run", "async", 0):
             raise RuntimeError("injected async TP failure")
         return sum(torch.mm(x, y.t()) for x, y in ab)[rows] * (2.0 if faulty("wrong", "async", 0) else 1.0)
     fns = {"cublas_local": mm, "nccl_cublas": reference, "torch_async_tp": async_tp,
            "tpgemm": lambda: op.run_rank(rank, 0), "local": lambda: op1.run_rank(0, 0)}
+    if op1_default is not None:
+        fns["local_default"] = lambda: op1_default.run_rank(0, 0)
     keep = types.SimpleNamespace(a=a, b=b, d=d, d_loc=d_loc, ref=ref, local_ref=part, new_inputs=new_inputs,
-                                 num=types.SimpleNamespace(scales={}))
+                                 num=types.SimpleNamespace(scales={}), op1_default=op1_default)
     return op, op1, fns, reference, keep
 
 
@@ -304,7 +320,9 @@ def main():
                "shared_device": rec.get("shared_device", False), "async_tp": rec.get("torch_async_tp_tflops"),
                "timed": sorted(rec.get("windows") or {}), "local_check": rec.get("local_check"),
                "recheck": rec.get("recheck"), "local_recheck": rec.get("local_recheck"),
-               "async_check": rec.get("torch_async_tp_check"),
+               "async_check": rec.get("torch_async_tp_check"), "async_mode": rec.get("torch_async_tp_mode"),
+               "async_modes": rec.get("torch_async_tp_modes"), "local_mode": rec.get("local_mode"),
+               "local_modes": rec.get("local_modes"), "local_config": rec.get("local_config"),
                "elem_errs": {f: rec.get(f) for f in ("elem_err", "recheck_elem_err", "local_elem_err",
                                                      "torch_async_tp_elem_err")}}
     except Exception as e:

@@ -16,6 +16,7 @@ else "undo the switch". Exit 0.
 """
 import functools
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -48,6 +49,12 @@ def covered(ratios: dict) -> str:
     return f" (over {sum(v is not None for v in ratios.values())} of {len(ratios)})"
 
 
+def down3(x: float) -> str:
+    """x with three decimals, cut rather than rounded: a ratio just under a bound (0.99993 against 1.00) must not
+    print as the bound beside its FAIL."""
+    return f"{math.floor(x * 1000) / 1000:.3f}"
+
+
 def acceptance(records: list[dict]) -> list[tuple[str, bool, str]]:
     """(point, holds, figures) for each acceptance point of issue 4 that a record file can show. Each point over
     shapes holds only with a figure of every one of its shapes (all eight, or the six with M = 16384): a shape that
@@ -68,20 +75,20 @@ def acceptance(records: list[dict]) -> list[tuple[str, bool, str]]:
     seed_ok = seed is not None and seed.get("check") == "passed" and seed_ratio is not None and seed_ratio >= 1.0
     # the local GEMM's check too (a record from before it existed has none): a wrong denominator is a failed check
     failed = [r["name"] for r in records if r.get("check") != "passed" or r.get("local_check", "passed") != "passed"]
-    fmt = lambda d: ", ".join(f"{n} {v:.3f}" if v else f"{n} -" for n, v in d.items()) or "none"  # noqa: E731
+    fmt = lambda d: ", ".join(f"{n} {down3(v)}" if v else f"{n} -" for n, v in d.items()) or "none"  # noqa: E731
     gap = f"; missing: {', '.join(missing)}" if missing else ""
     # a baseline whose own output check did not pass has no figure (tp_bench): say so where its ratio is missing
     unchecked = [r["name"] for r in records if r.get("torch_async_tp_check", "passed") != "passed"]
     gap_async = gap + (f"; async TP's check not passed: {', '.join(unchecked)}" if unchecked else "")
     full = not missing  # a file without a record of each anchor (cut short, another dtype or TP) passes no shape point
     return [("geomean >= 1.10 x PyTorch async TP", full and whole(vs_async) and g >= 1.10,
-             (f"{g:.3f}" if g else "-") + ("" if whole(vs_async) else covered(vs_async)) + gap_async),
+             (down3(g) if g else "-") + ("" if whole(vs_async) else covered(vs_async)) + gap_async),
             ("every shape >= 1.00 x async TP", full and not low, f"below: {fmt(low)}{covered(vs_async)}{gap_async}"),
             ("reference check on every shape", full and not failed, f"failed: {', '.join(failed) or 'none'}{gap}"),
             ("fused >= 0.97 x tpgemm local, M = 16384", full and not under,
              f"below: {fmt(under)}{covered(local)}{gap}"),
             ("seed problem >= 1.00 x cuBLAS local", seed_ok,
-             (f"{seed_ratio:.3f}" if seed_ratio else "no figure" if seed else "no record")
+             (down3(seed_ratio) if seed_ratio else "no figure" if seed else "no record")
              + (f", check {seed.get('check', 'not run')}" if seed and seed.get("check") != "passed" else ""))]
 
 
