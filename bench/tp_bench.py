@@ -190,7 +190,8 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                 errors["torch_async_tp"] = R.check_error(*async_tp["eager"][:3])
             else:
                 async_tp["graph"] = async_tp_graph(fns, reference, keep, errors)
-        progress(rank, f"{name}: rel err {err}, max err {max_err}, per element {elem_err}, local {local[:2]}; timing")
+        progress(rank, f"{name}: rel err {err}, max err {max_err}, per element {elem_err}, local "
+                       f"{ {md: c[:2] for md, c in local.items()} }; timing")
         live = [v for v in list(R.VARIANTS) + [v for v in R.MODE_VARIANTS if v in fns] + list(alt_ops) + list(diags)
                 if v not in errors]
         W.time_variants(args, live, fns, figures, errors, energy, tp, {**alt_ops, "tpgemm": op}, first=shape_index)
