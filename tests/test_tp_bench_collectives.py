@@ -233,7 +233,8 @@ def test_the_local_gemm_counts_its_faster_mode_and_names_its_config():
     for res in run_ranks("", LOCAL_DEFAULT="1", LOCAL_DEFAULT_FASTER="1"):
         assert "raised" not in res and res["errors"] == {}, res
         assert {"local", "local_default"} <= set(res["timed"]), res["timed"]
-        assert res["local_mode"] == "default" and res["local_config"] == "rs_tila_bf16_wide_tp1", res
+        assert res["local_mode"] == "default" and res["local_config"] == "rs_tila_bf16_wide_tp1", (
+            res["local_mode"], res["local_config"], res["local_modes"], res["timed"])
         modes = res["local_modes"]
         assert all(m["check"] == "passed" for m in modes.values()), modes
         assert modes["default"]["tflops"] > modes["family"]["tflops"], modes
