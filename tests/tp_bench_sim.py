@@ -145,7 +145,7 @@ class FakeOp:
         if self.name in ("local", "local_default"):
             LOCAL_D[0](wrong=faulty("wrong", self.name, self.runs))
             if self.name == "local" and os.environ.get("LOCAL_DEFAULT_FASTER"):
-                time.sleep(0.002)  # the family's calls the slower: the record's local figure must be the default's
+                time.sleep(0.02)  # the family's calls far the slower (a stall of a loaded CPU must not turn it)
 
     def sync(self):
         self.syncs += 1

@@ -12,8 +12,7 @@
  *   wait   batch mem-op node: every tile row of the band counted all its tiles (no SM polls)
  *   copy   the band's bytes of the send-bank slot -> the receiver's slot, the one a push would have written
  *   flags  the band's own tile flags (each the epoch) -> the receiver's flags of that slot, which its stage waits on
- *          as on pushed ones; after the copy in graph order and a system memory barrier (sys_barrier says why), so a
- *          flag lands after its data
+ *          as on pushed ones; after the copy in graph order, so a flag lands after its data
  * and, once the last stage's last wait has passed, one copy of pinned zeros over the send bank's row counts (beside
  * that band's copies), so that the next call's
  * waits again wait for its tiles. A graph bakes a node's values in and the epoch moves every call: the counts give
@@ -81,57 +80,6 @@ static tpg_status row_waits(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s, u
     return TPG_OK;
 }
 
-/* A system-scope memory barrier between a copy's data and the copy of the flags that announce it. A graph edge
- * orders the two copies, but CUDA documents no order in which a running kernel sees the writes of two copy-engine
- * copies: here the receiver's GEMM, whose slot and flags this chain writes over the link (its stream memory
- * operations say a device may reorder remote writes); in an all-gather (graph.c) this device's own GEMM, whose slot
- * and flag its COPY and FLAG write after reading a peer. The barrier, a stream memory operation, documents the order
- * (PyTorch's copy-engine all-gather signals by a write-value with its default fence for the same reason). Within
- * one GPU a copy runs as a kernel, ordered anyway. One front-end operation a band, beside the GEMM: not timed on its
- * own (ce_chain_cost.cu timed waits and writes, ~0.2-0.7 us each), nor across GPUs yet. */
-static void sys_barrier_op(CUstreamBatchMemOpParams *b) {
-    memset(b, 0, sizeof *b);
-    b->memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
-    b->memoryBarrier.flags = CU_STREAM_MEMORY_BARRIER_TYPE_SYS;
-}
-
-static tpg_status sys_barrier(tpg_op *op, batch_mem_op_fn batch, cudaStream_t s) {
-    CUstreamBatchMemOpParams b;
-    sys_barrier_op(&b);
-    const CUresult r = batch((CUstream)s, 1, &b, 0);
-    if (r != CUDA_SUCCESS)
-        TPG_FAIL(op->ctx, TPG_ERR_CUDA, "cuStreamBatchMemOp (a system memory barrier between a band of copy-engine "
-                 "partials and its flags) failed with CUresult %d", (int)r);
-    return TPG_OK;
-}
-
-typedef CUresult (*add_batch_node_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
-                                      const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
-typedef CUresult (*ctx_current_fn)(CUcontext *);
-
-tpg_status tpg__sys_barrier_node(tpg_ctx *ctx, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
-                                 cudaGraphNode_t *node) {
-    static void *add_cache, *current_cache; /* tpg__driver_entry_cached */
-    void *add = NULL, *current = NULL;
-    TPG_CHECK(tpg__driver_entry_cached(ctx, "cuGraphAddBatchMemOpNode", &add_cache, &add));
-    TPG_CHECK(tpg__driver_entry_cached(ctx, "cuCtxGetCurrent", &current_cache, &current));
-    CUstreamBatchMemOpParams b;
-    sys_barrier_op(&b);
-    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
-    memset(&p, 0, sizeof p);
-    CUresult r = ((ctx_current_fn)current)(&p.ctx); /* the device's primary context: the caller made it current */
-    if (r != CUDA_SUCCESS || !p.ctx)
-        TPG_FAIL(ctx, TPG_ERR_CUDA, "cuCtxGetCurrent (the context of a system memory barrier node) failed with "
-                 "CUresult %d%s", (int)r, r == CUDA_SUCCESS ? " (no context is current)" : "");
-    p.count = 1;
-    p.paramArray = &b;
-    r = ((add_batch_node_fn)add)((CUgraphNode *)node, (CUgraph)g, (const CUgraphNode *)deps, ndeps, &p);
-    if (r != CUDA_SUCCESS)
-        TPG_FAIL(ctx, TPG_ERR_CUDA, "cuGraphAddBatchMemOpNode (a system memory barrier between an all-gather copy and "
-                 "its flag) failed with CUresult %d", (int)r);
-    return TPG_OK;
-}
-
 /* The capture's second stream: the zeros over the send bank's counts branch off after the last wait has passed and
  * run beside the last band's copies, whose receiver waits on them (ahead of those copies they would delay the last
  * band by a copy-engine operation, ~3 us; after them, the closing barrier). */
@@ -186,7 +134,6 @@ static tpg_status stage_chain(tpg_op *op, int rank, int stage, const tpg_stage_e
         if (z && i == bands - 1) TPG_CHECK(zeros_beside(op, rank, s, z));
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(to + band.offset, from + band.offset, band.bytes, cudaMemcpyDefault, s));
         TPG_CHECK(band_timed(op, rank, s, TPG_TRACE_NODE_CE_COPY, stage, e->dst_peer, i, &ev));
-        TPG_CHECK(sys_barrier(op, batch, s)); /* the band's bytes before its flags, as the receiver sees them */
         TPG_CHECK_CUDA(ctx, cudaMemcpyAsync(arrived + band.tile0, sent + band.tile0,
                                             (size_t)band.tiles * sizeof(unsigned int), cudaMemcpyDefault, s));
         TPG_CHECK(band_timed(op, rank, s, TPG_TRACE_NODE_CE_FLAGS, stage, e->dst_peer, i, &ev));

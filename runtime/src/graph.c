@@ -265,12 +265,6 @@ static tpg_status build_one(tpg_op *op, int rank) {
             if (it->deps[j] >= 0) deps[ndeps++] = nodes[it->deps[j]];
         node_args a;
         TPG_CHECK(node_describe(op, rank, n, it->piece, &a));
-        if (n->kind == TPG_NODE_FLAG) { /* a system memory barrier between the copy and its flag (ce_partials.c) */
-            cudaGraphNode_t barrier;
-            TPG_CHECK(tpg__sys_barrier_node(ctx, op->graph[rank], deps, ndeps, &barrier));
-            deps[0] = barrier;
-            ndeps = 1;
-        }
         if (a.is_kernel) {
             a.kernel.kernelParams = a.kernel_args;
             TPG_CHECK_CUDA(ctx, cudaGraphAddKernelNode(&nodes[i], op->graph[rank], deps, ndeps, &a.kernel));

@@ -191,10 +191,6 @@ tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cud
 /* TPG_ERR_UNSUPPORTED for an op whose ring has copy-engine chains (tpg__op_ce_partials: not a one-hop walk) and whose
  * local ranks share a GPU without CUDA_DEVICE_MAX_CONNECTIONS=32 (ce_partials.c says why); TPG_OK otherwise. */
 tpg_status tpg__ce_partials_check_queues(tpg_op *op);
-/* A batch mem-op node in g after deps[0 .. ndeps): a system-scope memory barrier, between an all-gather copy and the
- * copy of its flag (ce_partials.c says why). The current device's context is the graph's. */
-tpg_status tpg__sys_barrier_node(tpg_ctx *ctx, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
-                                 cudaGraphNode_t *node);
 /* ce_partials.c: the pinned zeros the chains copy over the send bank's row counts (none without row counts); the
  * check that rank's counts are back to 0 between calls (tpg__check_epochs). */
 tpg_status tpg__ce_partials_check_idle(tpg_op *op, int rank);

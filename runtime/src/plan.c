@@ -404,8 +404,8 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                                     (size_t)ps->stage_n * tpg_dtype_size(cfg->kernel->dtype_partial)};
         const int bands = tpg_ce_band_count(&rows, (size_t)ps->slot_bytes);
         fprintf(f, "  (copy_engine_partials: after the GEMM's launch and the start barrier, per sending stage %d "
-                   "band%s of [wait for the band's tile-row counts | copy into the receiver's slot | system memory "
-                   "barrier | its flags], then zeros over the %" PRId64 " B of send-bank counts; the closing barrier after them)\n",
+                   "band%s of [wait for the band's tile-row counts | copy into the receiver's slot | its flags], then "
+                   "zeros over the %" PRId64 " B of send-bank counts; the closing barrier after them)\n",
                 bands, bands == 1 ? "" : "s", ps->num_slots * ps->tiles_per_stage / tiles_n * 4);
     }
     if (ps->overlap && p > 1)
@@ -415,7 +415,6 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
         fprintf(f, "  (no graph nodes in the generated table)\n");
         return;
     }
-    int flags = 0;
     for (int d = 0; d < p; d++) {
         tpg_graph_item items[TPG_PLAN_MAX_ITEMS];
         const int count = expand_device(s, d, ps, items);
@@ -423,7 +422,6 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
         for (int i = 0; i < count; i++) {
             const tpg_graph_node node = item_node(s, d, &items[i]), *nd = &node;
             fprintf(f, "%s %d %s", i ? " |" : "", i, tpg_plan_node_kind_name(nd->kind));
-            flags |= nd->kind == TPG_NODE_FLAG;
             if (nd->kind == TPG_NODE_COPY)
                 fprintf(f, "[s=%d peer=%d slot=%d", nd->stage, nd->peer, ps->gathered ? entry(s, d, nd->stage)->block
                                                                                       : nd->slot);
@@ -443,8 +441,6 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
         if (count < 0) fprintf(f, " (the node list cannot be expanded)");
         fputc('\n', f);
     }
-    if (flags) /* graph.c adds it; not a node of the table */
-        fprintf(f, "  (each FLAG after a system memory barrier node on its COPY: the copy's bytes before its flag)\n");
 }
 
 static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
