@@ -17,6 +17,8 @@ struct tpg_ctx {
     cudaStream_t streams[TPG_MAX_TP]; /* one non-blocking stream per rank */
     uint64_t timeout_ns;           /* bound on every device-side wait */
     int num_ops;                   /* live ops; tpg_ctx_destroy refuses while > 0 */
+    struct tpg_op *ops;            /* the live ops, newest first (tpg_op.next_in_ctx): the NCCL wait looks for a
+                                      timed-out launch of another op queued ahead of the one it waits for */
     /* Ranks this process drives: [0, tp) in single-process mode, [rank, rank + 1) in multi-process
      * mode. Per-device work (streams, buffers, params, graphs, launches) walks only these; the peer
      * table still holds every rank. */

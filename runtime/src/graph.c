@@ -411,6 +411,7 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
 #else
     TPG_CHECK_CUDA_GOTO(ctx, cudaStreamUpdateCaptureDependencies(s, &done, 1, cudaStreamSetCaptureDependencies), fail);
 #endif
+    op->was_captured = 1;
     return TPG_OK;
 fail: /* the caller's graph must not keep a node of this call that its stream does not lead to */
     if (done) (void)cudaGraphDestroyNode(done);

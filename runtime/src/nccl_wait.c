@@ -7,6 +7,9 @@
  * launch, so the caller's later work on the stream does not count) and, while the launch runs, those words: once
  * the launch now running (its epoch = the give-up word) has timed out and is still busy TPG_NCCL_ABORT_GRACE_S later,
  * the context's communicator is aborted (nccl.h: NCCL's kernels return), and the call fails with TPG_ERR_TIMEOUT.
+ * Another op's launch counts too: on a stream both use (the context's own, streams NULL), the launch waited for may
+ * be queued behind one of another op that lost its peer, whose stuck receive holds it back for good, and which no
+ * wait of that op may ever come to abort (a caller that syncs its last op only).
  * After an abort every later wait of any op of the context fails with TPG_ERR_NCCL: a call in flight then may have
  * added a receive that NCCL cut short. */
 #define _POSIX_C_SOURCE 199309L /* nanosleep, clock_gettime under -std=c11 */
@@ -33,11 +36,27 @@ static tpg_status running_launch_timed_out(tpg_op *op, int r, int *timed_out) {
     return TPG_OK;
 }
 
+/* Whether a launch on rank r of op or of another op of the context over NCCL runs and has timed out (*other: it is
+ * another op's). Such a launch never ends without an abort, and a launch queued behind it never starts. */
+static tpg_status some_launch_timed_out(tpg_op *op, int r, int *timed_out, int *other) {
+    TPG_CHECK(running_launch_timed_out(op, r, timed_out));
+    *other = 0;
+    for (tpg_op *o = op->ctx->ops; o && !*timed_out; o = o->next_in_ctx) {
+        int busy = 0;
+        if (o == op || !tpg__op_over_nccl(o) || !(o->has_run || o->was_captured)) continue;
+        TPG_CHECK(tpg__op_still_busy(o, r, &busy));
+        if (busy) TPG_CHECK(running_launch_timed_out(o, r, timed_out));
+        *other = *timed_out;
+    }
+    return TPG_OK;
+}
+
 tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
     tpg_ctx *ctx = op->ctx;
     TPG_CHECK(tpg__use_device(ctx, r));
     const struct timespec pause = {0, 1000000}; /* 1 ms */
     double timed_out_at = -1.0, aborted_at = -1.0;
+    int by_other = 0; /* the launch that timed out is another op's */
     for (;;) {
         int busy = 0, timed_out = 0;
         TPG_CHECK(tpg__op_still_busy(op, r, &busy));
@@ -45,7 +64,7 @@ tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
         if (aborted_at >= 0.0 && tpg_nccl_now_s() - aborted_at > TPG_NCCL_ABORT_DRAIN_S)
             TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d: the launch still runs %.0f s after its NCCL communicator was aborted",
                      r, TPG_NCCL_ABORT_DRAIN_S);
-        if (aborted_at < 0.0) TPG_CHECK(running_launch_timed_out(op, r, &timed_out));
+        if (aborted_at < 0.0) TPG_CHECK(some_launch_timed_out(op, r, &timed_out, &by_other));
         if (timed_out && timed_out_at < 0.0) timed_out_at = tpg_nccl_now_s();
         if (timed_out && tpg_nccl_now_s() - timed_out_at > TPG_NCCL_ABORT_GRACE_S) {
             TPG_CHECK(tpg_nccl_abort(ctx, ctx->nccl));
@@ -54,10 +73,12 @@ tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
         nanosleep(&pause, NULL);
     }
     if (aborted_at >= 0.0)
-        TPG_FAIL(ctx, TPG_ERR_TIMEOUT, "rank %d (device %d): a stage wait timed out after %.3f s and NCCL's transfer "
-                 "never completed (a peer did not make this call); the context's NCCL communicator was aborted to end "
-                 "it: destroy the context and create a new one", r, ctx->devices[r], (double)ctx->timeout_ns * 1e-9);
-    if (tpg_nccl_aborted(ctx->nccl) && (op->has_run || op->capture_done[r]))
+        TPG_FAIL(ctx, TPG_ERR_TIMEOUT, "rank %d (device %d): a stage wait %stimed out after %.3f s and NCCL's transfer "
+                 "never completed (a peer did not make %s call); the context's NCCL communicator was aborted to end "
+                 "it: destroy the context and create a new one", r, ctx->devices[r],
+                 by_other ? "of another op's launch ahead of this one's " : "", (double)ctx->timeout_ns * 1e-9,
+                 by_other ? "that" : "this");
+    if (tpg_nccl_aborted(ctx->nccl) && (op->has_run || op->was_captured))
         TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d (device %d): the context's NCCL communicator was aborted after a timeout "
                  "(of this op or another one), so a call of this op then in flight may have used a receive NCCL cut "
                  "short: destroy the context and create a new one", r, ctx->devices[r]);

@@ -132,6 +132,8 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
     }
     if (st != TPG_OK) return st;
     ctx->num_ops++;
+    op->next_in_ctx = ctx->ops;
+    ctx->ops = op;
     *out = op;
     return TPG_OK;
 }
@@ -223,6 +225,11 @@ tpg_status tpg_op_destroy(tpg_op *op) {
     const int ended = tpg__op_quiesce(op);
     /* multi-process: no rank frees its buffer before every peer has stopped using and unmapped it */
     tpg_status st = tpg__multi_process(ctx) ? tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK) : TPG_OK;
+    for (tpg_op **at = &ctx->ops; *at; at = &(*at)->next_in_ctx) /* gone from the context's list either way */
+        if (*at == op) {
+            *at = op->next_in_ctx;
+            break;
+        }
     if (ended) {
         tpg__op_free(op);
     } else { /* a launch outlived the bounded wait: freeing would wait for it, or free what it still writes */

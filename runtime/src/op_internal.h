@@ -68,6 +68,8 @@ struct tpg_op {
     /* Recorded by every graph a call of the op was captured into, after the rank's child node (its launches run
      * on streams the op does not know): tpg__op_wait waits for it. Created with the rank's graph. */
     cudaEvent_t capture_done[TPG_MAX_TP];
+    int was_captured;                      /* a call of the op was captured into a caller's graph (graph.c) */
+    struct tpg_op *next_in_ctx;            /* the context's live ops (ctx->ops; op.c): the NCCL wait reads theirs */
     int built;                             /* graphs built and instantiated */
     cudaGraph_t graph[TPG_MAX_TP];
     cudaGraphExec_t exec[TPG_MAX_TP];

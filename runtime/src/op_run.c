@@ -50,7 +50,8 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing, 
     /* what the op's waits wait for: this launch, not the caller's later work on s, nor s itself (it may be gone) */
     const cudaError_t recorded = cudaEventRecord(op->launched[r], s);
     if (recorded != cudaSuccess) { /* no event covers this launch: wait for it here, so that no later wait (a */
-        (void)cudaStreamSynchronize(s); /* destroy's above all) passes while it runs; its waits are bounded */
+        (void)cudaStreamSynchronize(s); /* destroy's above all) passes while it runs (unbounded over NCCL, where a */
+        /* missing peer's receive holds it: an event record that fails leaves a context CUDA has broken anyway) */
         return tpg__cuda_error(ctx, recorded, __FILE__, __LINE__, "cudaEventRecord(op->launched[r], s)");
     }
     return TPG_OK;

@@ -14,6 +14,10 @@
  *      call that the other ranks do not join; rank 0 gets TPG_ERR_TIMEOUT within the bound. Then they run that
  *      call late and must get TPG_ERR_TIMEOUT ("a peer gave up"), not an output built on rank 0's stale
  *      partials. All destroy the op and context (collective calls still agree after a timeout).
+ *   4b. Two ops behind one another on the context's stream, rank 0 alone: it syncs the second op only, whose launch
+ *      waits behind the first one's; the sync must end in TPG_ERR_TIMEOUT within two bounds (over NCCL plus the
+ *      abort's grace: the first op's receive from the missing peer holds its launch, and so the second's, until the
+ *      second op's wait aborts the communicator for the first one's timeout - its error says so).
  *   5. A fresh context runs an all-gather op that matches the reference.
  * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank;
  * with --nccl, step 0 is a context that one rank's environment (NCCL_MIN_CTAS) refuses: it fails on every rank.
@@ -48,6 +52,7 @@ enum { M = 2048, N = 2048, K = 1024, HANG_S = 60 };
 #define MISSING_TIMEOUT_S 0.3 /* step 4's context: the bound on every device-side wait */
 #define TIMEOUT_SLACK_S 0.05  /* launches and the host's sync on top of 1.5 bounds (as tests/gpu/test_timeout.c) */
 #define GAVE_UP signal[0]     /* step 4: rank 0's call has returned its timeout */
+#define QUEUED_DONE signal[1] /* step 4b: rank 0's sync of the second op has returned */
 #define NCCL_ABORT_GRACE_S 1.0 /* --nccl: runtime/src/nccl_graph.c, TPG_NCCL_ABORT_GRACE_S */
 /* --nccl: the grace, then NCCL's kernels seeing the abort and the polls (1.31-1.46 s in all measured at 0.3 s) */
 #define NCCL_ABORT_WAIT_S (NCCL_ABORT_GRACE_S + 0.25)
@@ -232,6 +237,40 @@ static int missing_then_late_peer(int rank, mp_shared *sh, tpg_ctx *ctx) {
     return 0;
 }
 
+/* Step 4b: rank 0 runs two ops alone on the context's stream and syncs the second only; the other ranks make the
+ * collective calls (create, set tensors, destroy) and no run. */
+static int queued_behind_a_timed_out_op(int rank, mp_shared *sh, tpg_ctx *ctx) {
+    tpg_op *first = NULL, *second = NULL;
+    tpg_shard_shape shape1, shape2;
+    shard_bufs b1, b2;
+    if (op_with_shards(rank, ctx, "ReduceScatter1D_TilingA_RotatingC", 5151, &first, &shape1, &b1) ||
+        op_with_shards(rank, ctx, "ReduceScatter1D_TilingA_RotatingC", 5252, &second, &shape2, &b2))
+        return 1;
+    tpg_status s = TPG_OK;
+    if (rank == 0) {
+        const double t0 = now_s();
+        if ((s = tpg_op_run_rank(first, 0, NULL)) != TPG_OK || (s = tpg_op_run_rank(second, 0, NULL)) != TPG_OK)
+            return fail(rank, "tpg_op_run_rank", s, ctx);
+        s = tpg_op_sync(second);
+        const double waited = now_s() - t0;
+        printf("rank 0: second op queued behind a timed-out one -> %s after %.3f s (bound %.3f s): %s\n",
+               tpg_status_string(s), waited, MISSING_TIMEOUT_S, tpg_last_error(ctx));
+        atomic_store(&sh->QUEUED_DONE, 1);
+        if (s != TPG_ERR_TIMEOUT) return fail(rank, "expected TPG_ERR_TIMEOUT from the second op's sync", s, ctx);
+        if (waited > 2 * (1.5 * MISSING_TIMEOUT_S + TIMEOUT_SLACK_S) + (g_nccl ? NCCL_ABORT_WAIT_S : 0.0))
+            return fail(rank, "the second op's sync took more than two bounds plus the slack", s, ctx);
+        if (g_nccl && !strstr(tpg_last_error(ctx), "another op"))
+            return fail(rank, "expected the error to name the other op's timed-out launch", s, ctx);
+    } else if (mp_wait_at_least(&sh->QUEUED_DONE, 1)) {
+        return fail(rank, "rank 0's sync of the second op never returned", s, ctx);
+    }
+    /* collective; over NCCL the context is aborted: the ops go without an error of their own (destroy is quiet) */
+    if ((s = tpg_op_destroy(second)) != TPG_OK || (s = tpg_op_destroy(first)) != TPG_OK)
+        return fail(rank, "tpg_op_destroy after the queued timeout", s, ctx);
+    free_shards(&b1), free_shards(&b2);
+    return 0;
+}
+
 /* Step 0 (--nccl): NCCL_MIN_CTAS above the transport's CTA cap on rank 1 alone, which NCCL would refuse at once
  * while the other ranks wait in ncclCommInitRank for rank 1 without a bound: rank 1 refuses before the agreement to
  * join, and every rank's tpg_ctx_create_rank fails instead of hanging (runtime/src/ctx_rank.c, join_nccl). */
@@ -284,6 +323,11 @@ static int rank_main(mp_rank *g, void *arg) {
     if (create_ctx(rank, g, (uint64_t)(MISSING_TIMEOUT_S * 1e9), &ctx) || missing_then_late_peer(rank, g->sh, ctx))
         return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy after a timeout", s, NULL);
+
+    if (create_ctx(rank, g, (uint64_t)(MISSING_TIMEOUT_S * 1e9), &ctx) ||
+        queued_behind_a_timed_out_op(rank, g->sh, ctx))
+        return 1;
+    if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy after the queued timeout", s, NULL);
 
     if (create_ctx(rank, g, 0, &ctx) || fresh_context_runs(rank, ctx)) return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy", s, NULL);
