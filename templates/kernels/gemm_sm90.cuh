@@ -225,6 +225,8 @@ constexpr int kEmptyArrivals = 4 * (kPingpong ? 1 : kConsumers) * kCluster;
 /* Named barriers: 0 __syncthreads, 1 all consumers (cooperative flag flush), 2 + w warpgroup w's
  * epilogue, kOrderBar + w ping-pong "warpgroup w may start its mainloop". */
 constexpr uint32_t kOrderBar = 4;
+static_assert(!kPingpong || 2 + kConsumers <= (int)kOrderBar,
+              "the epilogue barriers 2 + w would reach the ping-pong order barriers kOrderBar + w");
 
 /* Register split (multiples of 8). setmaxnreg moves registers inside the CTA's allocation, which is
  * fixed at launch: __launch_bounds__(kThreads, 1) gives each thread floor(64K / kThreads) rounded down
