@@ -230,6 +230,9 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
     rec = R.apply_checks(rec, local, rechecks, async_tp)
     rec["local_config"] = rec["local_configs"].get(rec["local_mode"] or "family")  # the mode local_tflops is
+    for v in R.MODES:  # the SM clock of the mode whose figures the record holds
+        if rec.get(f"{v}_mode"):
+            rec[f"{v}_sm_mhz"] = rec.get(f"{R.mode_variant(v, rec[f'{v}_mode'])}_sm_mhz")
     return rec
 
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# x2 call 1 (nvidia-h200-x2, ~540 s; carry build/exp/ce_chain_cost): issue 4's table and the copy-engine question.
+# x2 call 1 (nvidia-h200-x2, ~560 s; carry build/exp/ce_chain_cost): issue 4's table and the copy-engine question.
 #   1. bench/run_tp.sh --tp 2 --alt-copy-engine-partials: issue 4's table (bench/results/tp2.json), each
 #      reduce-scatter pick's copy-engine twin beside it on the same tensors ("alt:copy_engine_partials"); 3 rounds,
 #      async TP eager and from a CUDA graph, the local GEMM's two modes (~310-340 s: first, so that nothing before it
 #      can cut its reduce-scatter shapes)
-#   2. the GPU pytest's cases across GPUs (bench/x2/pytest_cases.sh): issue 4's missing-peer timeout first (12
-#      gpu_timeout runs, ~40-60 s, bounded at 150 s), the rest after with what is left (the NCCL transport's cases also
-#      lead call 3); -rA, so that the log names every case that passed (a step cut by its bound gets SIGINT, on which
-#      pytest still prints that summary)
+#   2. the GPU pytest's missing-peer timeout across GPUs (bench/x2/pytest_cases.sh; 12 gpu_timeout runs, ~40-60 s,
+#      bounded at 150 s); -rA, so that the log names every case that passed (a step cut by its bound gets SIGINT, on
+#      which pytest still prints that summary)
 #   3. build/exp/ce_chain_cost (bench/results/experiments/ce_chain_cost.cu): its "peer" rows time the copy nodes the
 #      copy-engine partials' chains are made of, device to device - read them first (docs/perf_notes/2026-12-04-f.md)
+#   4. the GPU pytest's other cases across GPUs with what is left (the NCCL transport's cases also lead call 3)
 # Back in $OUT: summary.txt, tp2.json, tp2_table.md, tp2.png, records.tgz (every log). Then, by bench/x2/README.md:
 # the copy engine the default (bench/x2/ce_default.py) and call 4, or not.
 # shellcheck source=common.sh

@@ -65,7 +65,8 @@ tpg_status tpg__nccl_op_wait(tpg_op *op, int r) {
             TPG_FAIL(ctx, TPG_ERR_NCCL, "rank %d: the launch still runs %.0f s after its NCCL communicator was aborted",
                      r, TPG_NCCL_ABORT_DRAIN_S);
         if (aborted_at < 0.0) TPG_CHECK(some_launch_timed_out(op, r, &timed_out, &by_other));
-        if (timed_out && timed_out_at < 0.0) timed_out_at = tpg_nccl_now_s();
+        if (aborted_at < 0.0 && !timed_out) timed_out_at = -1.0; /* that launch ended in time: a later one's grace */
+        if (timed_out && timed_out_at < 0.0) timed_out_at = tpg_nccl_now_s(); /* is its own */
         if (timed_out && tpg_nccl_now_s() - timed_out_at > TPG_NCCL_ABORT_GRACE_S) {
             TPG_CHECK(tpg_nccl_abort(ctx, ctx->nccl));
             aborted_at = tpg_nccl_now_s();
