@@ -44,7 +44,8 @@ def render(records, tp):
         row += [fmt(r.get(f"{v}_tflops")) + mode_note(r, v) for v in VARIANTS]
         row += [fmt(ratio(r.get("tpgemm_tflops"), r.get("torch_async_tp_tflops")), 3),
                 fmt(ratio(r.get("tpgemm_tflops"), r.get("nccl_cublas_tflops")), 3),
-                fmt(r.get("tpgemm_joules"), 3), fmt(r.get("torch_async_tp_joules"), 3), r.get("check", "–"),
+                fmt(r.get("tpgemm_joules"), 3) + energy_note(r, "tpgemm"),
+                fmt(r.get("torch_async_tp_joules"), 3) + energy_note(r, "torch_async_tp"), r.get("check", "–"),
                 r.get("config", "–") + (" (tuned)" if r.get("tuned") else "")]
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "Geomean " + "; ".join(geomean_over_passed(records, base, label, asked)
@@ -65,6 +66,13 @@ def mode_note(r, variant):
     """" (<mode>)" after a figure measured in another mode than the variant's first (tp_records.MODES), else ""."""
     mode = r.get(f"{variant}_mode") if variant in R.MODES else None
     return f" ({mode})" if mode and mode != R.MODES[variant][0] else ""
+
+
+def energy_note(r, variant):
+    """" (delta)" / " (mixed)" after joules not measured by the power fit in every window (tp_records.energy_method):
+    the fit is the benchmark's method, the counter's delta carries up to a step at each end."""
+    method = r.get(f"{variant}_energy_method")
+    return f" ({method})" if method in ("delta", "mixed") else ""
 
 
 def incomplete_lines(missing, asked):

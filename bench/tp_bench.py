@@ -219,6 +219,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                         elem_err=elem_err,
                         extra={**{f"{v}_sm_mhz": R.median_or_none([w.get("sm_mhz") for w in f["windows"]])
                                   for v, f in figures.items()},
+                               **{f"{v}_energy_method": R.energy_method(f["windows"]) for v, f in figures.items()},
                                "config": lib.config_info(cfg)["name"], "tuned": tuned,
                                "local_configs": {md: lib.config_info(c)["name"] for md, c in
                                                  (("family", cfg1), ("default", cfg1_default)) if c is not None},
@@ -230,9 +231,10 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
     rec = R.apply_checks(rec, local, rechecks, async_tp)
     rec["local_config"] = rec["local_configs"].get(rec["local_mode"] or "family")  # the mode local_tflops is
-    for v in R.MODES:  # the SM clock of the mode whose figures the record holds
-        if rec.get(f"{v}_mode"):
-            rec[f"{v}_sm_mhz"] = rec.get(f"{R.mode_variant(v, rec[f'{v}_mode'])}_sm_mhz")
+    for v in R.MODES:  # the SM clock and energy method of the mode whose figures the record holds
+        for field in ("sm_mhz", "energy_method"):
+            if rec.get(f"{v}_mode"):
+                rec[f"{v}_{field}"] = rec.get(f"{R.mode_variant(v, rec[f'{v}_mode'])}_{field}")
     return rec
 
 

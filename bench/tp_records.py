@@ -221,6 +221,15 @@ def median_or_none(values):
     return median(got) if got else None
 
 
+def energy_method(windows):
+    """How a variant's joules were measured over its sustained windows (tp_windows.window): "fit" (the power fitted
+    over the energy counter's steps, on every rank, in every window), "delta" (the counter's difference in every
+    window), "mixed", or None (no joules). Two variants' joules compare best under one method."""
+    methods = {"fit" if w.get("joules_fit") is not None else "delta" for w in windows or []
+               if w.get("joules") is not None}
+    return None if not methods else methods.pop() if len(methods) == 1 else "mixed"
+
+
 def summarize(samples):
     """samples: list of {'seconds': s, 'calls': c, 'joules': j} sustained windows (one per round).
     Returns (median seconds per call, median joules per call)."""

@@ -36,6 +36,13 @@ def test_summarize_takes_medians_per_call():
     assert per_call == pytest.approx(0.12) and joules == pytest.approx(11.0)
 
 
+def test_energy_method_names_how_every_window_measured_its_joules():
+    fit, delta = {"joules": 1.0, "joules_fit": 1.0}, {"joules": 1.0, "joules_fit": None}
+    assert R.energy_method([fit, fit]) == "fit" and R.energy_method([delta]) == "delta"
+    assert R.energy_method([fit, delta]) == "mixed"
+    assert R.energy_method([{"joules": None}]) is None and R.energy_method([]) is None and R.energy_method(None) is None
+
+
 def test_record_has_the_required_fields_in_order():
     rec = R.make_record("8B-qkv", "AG", 8192, 6144, 4096, 2, "bf16", figures(), 3e-3)
     assert list(rec)[:len(REQUIRED)] == REQUIRED
