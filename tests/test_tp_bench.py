@@ -487,3 +487,14 @@ def test_the_report_of_a_file_written_to_benchmarks_names_the_missing_shapes(tmp
     text = report_beside_the_bf16_table(tmp_path, "tp2", recs)
     section = text.split("<!-- tp2:begin -->")[1]
     assert "have no record** (the run stopped before them, e.g. at its time bound): 70B-o, 8B-o." in section
+
+
+def test_the_table_marks_a_mode_other_than_the_first_and_joules_not_fitted():
+    figs = figures()
+    figs["torch_async_tp_graph"] = {"sustained_s": figs["torch_async_tp"]["sustained_s"] / 2, "burst_s": 1e-3,
+                                    "joules": 1.5}
+    rec = R.make_record("8B-qkv", "AG", 8192, 6144, 4096, 2, "bf16", figs, 1e-3,
+                        extra={"tpgemm_energy_method": "delta", "torch_async_tp_energy_method": "fit"})
+    row = next(line for line in report_tp.render([rec], 2).splitlines() if line.startswith("| 8B-qkv"))
+    assert " (graph) |" in row and " (delta) |" in row and "(fit)" not in row, row
+    assert " (default)" not in row  # the local GEMM's first mode: no mark
