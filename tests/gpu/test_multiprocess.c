@@ -257,7 +257,8 @@ static int queued_behind_a_timed_out_op(int rank, mp_shared *sh, tpg_ctx *ctx) {
                tpg_status_string(s), waited, MISSING_TIMEOUT_S, tpg_last_error(ctx));
         atomic_store(&sh->QUEUED_DONE, 1);
         if (s != TPG_ERR_TIMEOUT) return fail(rank, "expected TPG_ERR_TIMEOUT from the second op's sync", s, ctx);
-        if (waited > 2 * (1.5 * MISSING_TIMEOUT_S + TIMEOUT_SLACK_S) + (g_nccl ? NCCL_ABORT_WAIT_S : 0.0))
+        /* bounded is the point (it spun for good): two device timeouts, over NCCL the abort's grace and its drain */
+        if (waited > 2 * (1.5 * MISSING_TIMEOUT_S + TIMEOUT_SLACK_S) + (g_nccl ? 2 * NCCL_ABORT_WAIT_S : 0.0))
             return fail(rank, "the second op's sync took more than two bounds plus the slack", s, ctx);
         if (g_nccl && !strstr(tpg_last_error(ctx), "another op"))
             return fail(rank, "expected the error to name the other op's timed-out launch", s, ctx);
