@@ -230,7 +230,12 @@ tpg_status tpg_op_destroy(tpg_op *op) {
             *at = op->next_in_ctx;
             break;
         }
-    if (ended) {
+    if (ended && st != TPG_OK && tpg__multi_process(ctx)) {
+        /* the agreement failed (an exchange out of step or a failed allgather): a peer may still map this rank's
+         * buffer and write its closing notices into it, and CUDA IPC leaves a buffer freed while mapped undefined */
+        tpg__append_error(ctx, "; the op's memory was left allocated: a peer may still map it (destroy the context, "
+                          "and end the process to get it back)");
+    } else if (ended) {
         tpg__op_free(op);
     } else { /* a launch outlived the bounded wait: freeing would wait for it, or free what it still writes */
         if (st == TPG_OK) {
