@@ -19,7 +19,7 @@ if [ "$lim" = 0 ]; then note "gpu pytest: the NCCL transport (no time left)" 124
         -k "($ACROSS) and ($NCCL_CASES)" >"$R/gpu_pytest_nccl.log" 2>&1
     note "gpu pytest: the NCCL transport" $?
 fi
-tp_run alts 360 --tag alts --link-copies --alt-overlap-barriers --alt-pull-partials --alt-captured --alt-nccl
+tp_run alts 360 --rounds 2 --tag alts --link-copies --alt-overlap-barriers --alt-pull-partials --alt-captured --alt-nccl
 cp "$R"/alts/tp2_alts.json "$OUT"/ 2>/dev/null
 left=$(limit 150)
 if [ "$left" = 0 ]; then note "run_trace (no time left)" 124; else

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# x2 call 4 (nvidia-h200-x2, ~500 s), only where call 1 says the copy engine carries the reduce-scatter partials
+# x2 call 4 (nvidia-h200-x2, ~560 s), only where call 1 says the copy engine carries the reduce-scatter partials
 # faster (bench/x2/README.md): the defaults switched (bench/x2/ce_default.py; a no-op where the tree came switched
 # already, as the README has it before call 2), issue 4's table again with each pick's push twin beside it (first:
 # it is what the call is for), then tier 2's groups that run the defaults (TP = 2, C / beta / L, barriers beside the
@@ -18,7 +18,7 @@ if ! python3 bench/x2/ce_default.py --check >>"$R/switch.log" 2>&1; then
     exit 1
 fi
 build
-tp_run tp 280 --alt-push-partials
+tp_run tp 380 --alt-push-partials
 cp "$R"/tp/tp2.json "$R"/tp/tp2.png "$OUT"/ 2>/dev/null
 lim=$(limit 240)
 if [ "$lim" = 0 ]; then note "tier2 (no time left)" 124; else
