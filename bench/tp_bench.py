@@ -18,7 +18,6 @@ PNG (bench/report_tp.py).
 Environment: TP_BENCH_VERBOSE=1 prints a line per step (where a stuck run stopped); TP_BENCH_TRACE_AFTER=s has every
 rank print its Python stacks every s seconds (a hang's diagnosis); TPGEMM_LIB the library (bench/tpgemm_lib.py).
 """
-import argparse
 import datetime
 import os
 import re
@@ -443,73 +442,7 @@ def extra_variants(args):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=3, help="sustained windows of each variant, interleaved; the "
-                   "record holds their median (3: a median that one odd window does not move)")
-    p.add_argument("--window", type=float, default=1.0, help="seconds of continuous work per sustained window")
-    p.add_argument("--burst-idle", type=float, default=0.3, help="idle seconds before each burst run")
-    p.add_argument("--only", default="", help="comma-separated shape names")
-    p.add_argument("--tokens", type=int, default=0, help="every shape with this global M instead of its own (few "
-                   "tokens: the regime where the last wave of tiles decides), named <shape>-m<M>; results in "
-                   "tp<N>_m<M>.json and their own BENCHMARKS.md section")
-    p.add_argument("--dtype", default="bf16", choices=tp_numerics.DTYPES,
-                   help="operand type; e4m3 against torch's fp8 GEMMs with fast accumulation, e4m3_promoted: tpgemm's "
-                   "fp8_promote configs (<schedule family>_e4m3_promoted) against torch's without it")
-    # torch's baselines and the check shard D as these two schedules do (columns for all-gather, rows for
-    # reduce-scatter): the RotatingB / TilingB layouts would fail setup_shape's layout check on every shape
-    p.add_argument("--ag-schedule", default=R.SCHEDULES["AG"], choices=[R.SCHEDULES["AG"]])
-    p.add_argument("--rs-schedule", default=R.SCHEDULES["RS"], choices=[R.SCHEDULES["RS"]])
-    p.add_argument("--ag-config", default="", help="config family for the all-gather shapes, e.g. ag_rota_bf16_wide "
-                   "(runs <family>_tp<N>); default: the tuned config of the shape, else the schedule's default")
-    p.add_argument("--rs-config", default="", help="the same for the reduce-scatter shapes")
-    p.add_argument("--alt-config", default="", help="experiments: comma-separated config families run as extra "
-                   "fused variants on the shapes of their schedule (record field 'alt')")
-    p.add_argument("--alt-copy-chunks", default="", help="experiments: comma-separated piece counts; on the all-gather "
-                   "shapes each runs the shape's config with its copies in that many pieces (tpg_op_set_copy_chunks) "
-                   "as an extra variant 'alt:copy_chunksN'")
-    p.add_argument("--alt-overlap-barriers", action="store_true", help="experiments: on every shape, the shape's config "
-                   "with its barriers beside the GEMM (tpg_op_set_overlap_barriers) as an extra variant "
-                   "'alt:overlap_barriers'")
-    p.add_argument("--alt-gather-copy-engine", action="store_true", help="experiments: on the all-gather shapes, the "
-                   "shape's config with a gathered walk's shards brought by copy-engine nodes instead of its GEMM's pulls "
-                   "(tpg_op_set_gather_copy_engine) as an extra variant 'alt:gather_copy_engine'")
-    p.add_argument("--alt-rs-ring", action="store_true", help="experiments: on the reduce-scatter shapes, the "
-                   "shape's config with a one-hop walk (few rows a stage) kept a ring (tpg_op_set_rs_ring) as an extra "
-                   "variant 'alt:rs_ring'")
-    p.add_argument("--alt-push-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
-                   "shape's config with its partials pushed by the sender's GEMM (the config's push twin, _push where "
-                   "the config moves them another way) as an extra variant 'alt:push_partials'")
-    p.add_argument("--alt-pull-partials", action="store_true", help="experiments: on the reduce-scatter shapes, the "
-                   "shape's config with its partials pulled by the receiver's GEMM (the config's _pull twin) as an "
-                   "extra variant 'alt:pull_partials'")
-    p.add_argument("--alt-copy-engine-partials", action="store_true", help="experiments: on the reduce-scatter "
-                   "shapes, the shape's config with its partials carried by copy-engine nodes of the op's graph (the "
-                   "config's _ce twin) as an extra variant 'alt:copy_engine_partials'")
-    p.add_argument("--alt-captured", action="store_true", help="experiments: on every shape, the shape's config with "
-                   "its call captured once into a torch CUDA graph (torch.cuda.graph) and timed by replays, as an extra "
-                   "variant 'alt:captured'")
-    p.add_argument("--alt-nccl", action="store_true", help="experiments: on every shape, the shape's config on a second "
-                   "context over the NCCL transport (tpg_rank_config.transport; stage-granular, no peer access needed) "
-                   "as an extra variant 'alt:nccl'. NCCL_P2P_DISABLE=1 in the environment makes it (and the NCCL + "
-                   "cuBLAS baseline) go through host memory, as between GPUs without peer access")
-    p.add_argument("--energy-fit", action=argparse.BooleanOptionalAction, default=True,
-                   help="each window's joules from the power fitted over NVML's energy counter steps (a sampler "
-                   "thread) times the window's time (default; the delta where a fit does not hold on every rank), or "
-                   "with --no-energy-fit the counter's delta over the window, which carries up to a step (tens of ms "
-                   "of power) at each end: over 8 windows the fit spread 0.7-2.4%, the delta 1.0-10.6% "
-                   "(experiments/bench_review_0435Z)")
-    p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
-                   "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")
-    p.add_argument("--tag", default="", help="an experiment's name (lower case, digits, _): results in "
-                   "tp<N>[_<dtype>][_m<M>]_<tag>.json and their own BENCHMARKS.md section, so the run does not replace "
-                   "the standard table; default p2p_off when NCCL_P2P_DISABLE is set")
-    p.add_argument("--share-device", action="store_true", help="smoke run: every rank on GPU 0 (gloo for torch's "
-                   "collectives, tpg_rank_config.share_devices), so the benchmark's multi-process path runs on one GPU; "
-                   "the processes take turns on it, so times mean nothing; PyTorch async TP does not run; results go "
-                   "to tp<N>[_<dtype>]_shared.json and BENCHMARKS.md is left alone")
-    p.add_argument("--check-args", action="store_true", help="check the options (and the library configs they name) "
-                   "and exit: 0 accepted, 2 a usage error; no GPU, process group or torch call (the 2-GPU calls' "
-                   "rehearsal on the CPU, tests/test_x2_calls.py)")
+    p = tp_options.parser(__doc__.splitlines()[0], tp_numerics.DTYPES)
     args = p.parse_args()
     if args.share_device and args.link_copies:
         p.error("--link-copies needs PyTorch's symmetric memory, which needs a GPU per rank: not with --share-device")

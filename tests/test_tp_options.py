@@ -45,3 +45,13 @@ def test_rounds_windows_and_idle_must_make_sense():
     assert "--window nan" in errors(window=float("nan"))[0]
     assert "--burst-idle -1" in errors(burst_idle=-1.0)[0]
     assert len(errors(rounds=0, window=0.0, burst_idle=float("inf"))) == 3
+
+
+def test_the_parsers_defaults_pass_the_checks_and_name_the_baselines_schedules():
+    import tp_records as R
+    args = tp_options.parser("tp_bench", ("bf16", "fp16")).parse_args([])
+    assert tp_options.option_errors(args, 2, KNOWN.__contains__) == []
+    assert (args.rounds, args.dtype, args.energy_fit) == (3, "bf16", True)
+    assert (args.ag_schedule, args.rs_schedule) == (R.SCHEDULES["AG"], R.SCHEDULES["RS"])
+    parsed = tp_options.parser("tp_bench", ("bf16", "fp16")).parse_args(["--dtype", "fp16", "--no-energy-fit"])
+    assert (parsed.dtype, parsed.energy_fit) == ("fp16", False)
