@@ -229,7 +229,7 @@ def bench_shape(args, shape, tp, rank, ctx, ctx1, lib, energy, group_name, ctx_n
                                   if alt_ops else {}),
                                **({"diag": R.diag_summary(figures, m, n, k, tp)} if diags else {})})
     rec = R.apply_checks(rec, local, rechecks, async_tp)
-    rec["local_config"] = rec["local_configs"].get(rec["local_mode"] or "family")  # the mode local_tflops is
+    rec["local_config"] = rec["local_configs"].get(rec["local_mode"] or "family")  # the config local_tflops ran
     for v in R.MODES:  # the SM clock and energy method of the mode whose figures the record holds
         for field in ("sm_mhz", "energy_method"):
             if rec.get(f"{v}_mode"):
