@@ -2,6 +2,7 @@
 depfile, C tables equal to the Python tables, kernel dedup."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -207,6 +208,11 @@ def test_depfile(tmp_path):
     target, deps = text.split(":", 1)
     assert target == f"{out}/build.ninja"
     deps = deps.replace("\\\n", " ").split()
+    # last the files written beside build.ninja (a deleted one reruns the generator: the test below)
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    outputs = [d for d in deps if d.startswith(f"{out}/")]
+    assert outputs == [f"{out}/{rel}" for rel in written if rel != "build.ninja"] and "dispatch.c" in written
+    deps = deps[:len(deps) - len(outputs)]
     assert deps[0] == "schedules.yaml"
     for want in ("generator/__main__.py", "generator/config.py", "templates/gemm_sm90.cu.j2",
                  "templates/build.ninja.j2", "templates/kernels/gemm_params.h"):
@@ -218,6 +224,44 @@ def test_depfile(tmp_path):
     assert included == sorted(included) and deps[2:2 + len(included)] == included
     rest = deps[2 + len(included):]
     assert rest == sorted(rest, key=lambda d: (not d.startswith("generator/"), not d.endswith(".j2"), d))
+
+
+def regen_manifest(tmp: Path) -> Path:
+    """A manifest shaped as the top-level build.ninja's regeneration (the generated manifest its own input through a
+    phony edge, a generated source read by an edge with no rule that makes it), with the tree under tmp."""
+    ninja = tmp / "top.ninja"
+    ninja.write_text(f"""builddir = {tmp}
+rule regen
+  command = {sys.executable} -m generator generate --out {tmp}/g --depfile {tmp}/regen.d -q
+  generator = 1
+  depfile = {tmp}/regen.d
+  restat = 1
+build {tmp}/g/build.ninja: regen schedules.yaml
+build {ninja}: phony {tmp}/g/build.ninja
+rule copy
+  command = cp $in $out
+build {tmp}/dispatch_copy.c: copy {tmp}/g/dispatch.c
+""")
+    return ninja
+
+
+@pytest.mark.skipif(shutil.which("ninja") is None, reason="ninja is not installed")
+def test_ninja_regenerates_a_deleted_or_edited_generated_file_then_has_no_work(tmp_path):
+    ninja = regen_manifest(tmp_path)
+    run = lambda: subprocess.run(["ninja", "-f", str(ninja)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    first = run()
+    assert first.returncode == 0, first.stdout + first.stderr
+    dispatch = tmp_path / "g" / "dispatch.c"
+    want = dispatch.read_text()
+    assert "no work to do" in run().stdout  # a file written after build.ninja must not leave it out of date
+    dispatch.unlink()
+    again = run()  # without the depfile naming it: "missing and no known rule to make it"
+    assert again.returncode == 0 and "generator generate" in again.stdout, again.stdout + again.stderr
+    assert dispatch.read_text() == want == (tmp_path / "dispatch_copy.c").read_text()
+    assert (tmp_path / "g" / "build.ninja").stat().st_mtime_ns >= dispatch.stat().st_mtime_ns  # not rerun for it
+    dispatch.write_text(want + "// edited\n")
+    assert run().returncode == 0 and dispatch.read_text() == want
+    assert "no work to do" in run().stdout
 
 
 def test_c_tables_equal_python_tables(files):
