@@ -313,6 +313,7 @@ def check_multiprocess_run(stdout, tp):
         assert f"rank {r}: late peer -> TPG_ERR_TIMEOUT" in stdout, stdout
     assert stdout.count("gave up") >= tp - 1
     assert "rank 0: second op queued behind a timed-out one -> TPG_ERR_TIMEOUT" in stdout, stdout
+    assert stdout.count("bootstrap all-gather failed in tpg_op_create -> TPG_ERR_BOOTSTRAP") == tp, stdout
     assert stdout.count("seed 2002: max error") == tp  # the fresh context after the timeout
 
 
@@ -564,6 +565,7 @@ def check_nccl_multiprocess_run(stdout, tp):
             f"rank {r}: late peer -> TPG_ERR_TIMEOUT" in stdout, stdout
     # the second of two ops on one stream, synced alone behind the first's missing peer: bounded, the cause named
     assert "rank 0: second op queued behind a timed-out one -> TPG_ERR_TIMEOUT" in stdout, stdout
+    assert stdout.count("bootstrap all-gather failed in tpg_op_create -> TPG_ERR_BOOTSTRAP") == tp, stdout
     assert stdout.count("seed 2002: max error") == tp  # a fresh context after the abort
 
 

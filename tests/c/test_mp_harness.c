@@ -1,6 +1,7 @@
 /* The forked-rank harness of the multi-process GPU tests (tests/gpu/mp_harness.c), without a GPU: its
  * shared-memory all-gather delivers every rank's record in rank order round after round, a failing rank gets
- * its waiting peers killed at once (not after their 30 s waits), and a rank's skip (3) is the run's. */
+ * its waiting peers killed at once (not after their 30 s waits), a gather told to fail counts no round, and a rank's
+ * skip (3) is the run's. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <time.h>
 
@@ -28,6 +29,18 @@ static int rank1_fails_the_rest_wait(mp_rank *me, void *arg) {
     return 0;
 }
 
+/* Every rank's gather fails once, as when a framework's store is gone: nothing is counted, the next round pairs up */
+static int a_failed_gather_leaves_the_ranks_in_step(mp_rank *me, void *arg) {
+    (void)arg;
+    int send = me->rank, recv[RANKS] = {0};
+    me->fail_next = 1;
+    if (mp_allgather(&send, recv, sizeof send, me) != 1 || me->fail_next || me->round != 0) return 1;
+    if (mp_allgather(&send, recv, sizeof send, me)) return 1;
+    for (int q = 0; q < RANKS; q++)
+        if (recv[q] != q) return 1;
+    return me->round == 1 ? 0 : 1;
+}
+
 static int rank2_skips(mp_rank *me, void *arg) {
     (void)arg;
     return me->rank == 2 ? 3 : 0;
@@ -49,6 +62,10 @@ TPG_TEST(a_failing_rank_gets_its_waiting_peers_stopped) {
     TPG_EXPECT(now_s() - t0 < MP_GATHER_WAIT_S / 3.0);
 }
 
+TPG_TEST(a_gather_told_to_fail_fails_once_and_counts_no_round) {
+    TPG_EXPECT_EQ_INT(mp_run(RANKS, 30, a_failed_gather_leaves_the_ranks_in_step, NULL), 0);
+}
+
 TPG_TEST(a_skipping_rank_skips_the_run) { TPG_EXPECT_EQ_INT(mp_run(RANKS, 30, rank2_skips, NULL), 3); }
 
 TPG_TEST(rank_counts_outside_the_harness_are_refused) {
@@ -57,5 +74,6 @@ TPG_TEST(rank_counts_outside_the_harness_are_refused) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(all_gather_delivers_every_round_in_rank_order),
-              TPG_CASE(a_failing_rank_gets_its_waiting_peers_stopped), TPG_CASE(a_skipping_rank_skips_the_run),
+              TPG_CASE(a_failing_rank_gets_its_waiting_peers_stopped),
+              TPG_CASE(a_gather_told_to_fail_fails_once_and_counts_no_round), TPG_CASE(a_skipping_rank_skips_the_run),
               TPG_CASE(rank_counts_outside_the_harness_are_refused))

@@ -23,6 +23,10 @@ int mp_allgather(const void *send, void *recv, size_t bytes, void *user) {
     mp_rank *g = user;
     mp_shared *sh = g->sh;
     if (bytes > MP_MAX_BYTES) return 1;
+    if (g->fail_next) {
+        g->fail_next = 0;
+        return 1;
+    }
     const unsigned r = g->round++, half = r % 2;
     for (int q = 0; q < sh->tp; q++) /* half r % 2 was last read in round r - 2: wait until all are done */
         if (r >= 2 && mp_wait_at_least(&sh->left[q], r - 1)) return 1;
@@ -64,7 +68,7 @@ int mp_run(int tp, unsigned hang_s, int (*rank_main)(mp_rank *rank, void *arg), 
         if (pid[r] == 0) {
             setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines into the shared pipe: the ranks' lines never interleave */
             alarm(hang_s); /* a hang ends as SIGALRM, reported below */
-            mp_rank me = {sh, r, 0};
+            mp_rank me = {sh, r, 0, 0};
             const int rc = rank_main(&me, arg);
             fflush(stdout);
             _exit(rc);

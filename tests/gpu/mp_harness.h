@@ -29,9 +29,11 @@ typedef struct mp_rank {
     mp_shared *sh;
     int rank;
     unsigned round;
+    int fail_next; /* 1: the next mp_allgather fails at once, touching nothing (a framework's store gone); reset */
 } mp_rank;
 
-/* tpg_allgather_fn over mp_shared; user is the rank's mp_rank. 1 when bytes is too large or a peer stopped. */
+/* tpg_allgather_fn over mp_shared; user is the rank's mp_rank. 1 when bytes is too large, a peer stopped or
+ * fail_next was set (then the round is not counted: ranks that all fail it stay in step). */
 int mp_allgather(const void *send, void *recv, size_t bytes, void *user);
 /* Waits until *word >= want: 0, or 1 after MP_GATHER_WAIT_S. */
 int mp_wait_at_least(_Atomic unsigned *word, unsigned want);

@@ -18,6 +18,9 @@
  *      waits behind the first one's; the sync must end in TPG_ERR_TIMEOUT within two bounds (over NCCL plus the
  *      abort's grace: the first op's receive from the missing peer holds its launch, and so the second's, until the
  *      second op's wait aborts the communicator for the first one's timeout - its error says so).
+ *   4c. The bootstrap all-gather fails on every rank in tpg_op_create (a framework's store gone): every create fails
+ *      with TPG_ERR_BOOTSTRAP naming the callback and saying that the op's memory was left allocated (a peer may
+ *      still map it: nothing agreed that none does), and the context is still destroyed.
  *   5. A fresh context runs an all-gather op that matches the reference.
  * With --share-device, step 0 first: a context whose ranks name one GPU without share_devices fails on every rank;
  * with --nccl, step 0 is a context that one rank's environment (NCCL_MIN_CTAS) refuses: it fails on every rank.
@@ -272,6 +275,23 @@ static int queued_behind_a_timed_out_op(int rank, mp_shared *sh, tpg_ctx *ctx) {
     return 0;
 }
 
+/* Step 4c: every rank's bootstrap all-gather fails in tpg_op_create; the op's memory is left allocated, and said so. */
+static int broken_exchange_in_create(int rank, mp_rank *g, tpg_ctx *ctx) {
+    int cfg;
+    tpg_status s = tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", g_tp, TPG_DTYPE_BF16, &cfg);
+    if (s != TPG_OK) return fail(rank, "tpg_config_find", s, ctx);
+    tpg_op_desc desc = {cfg, M, N, K, 1, 1.0f, 0.0f};
+    tpg_op *op = NULL;
+    g->fail_next = 1;
+    s = tpg_op_create(ctx, &desc, &op);
+    printf("rank %d: bootstrap all-gather failed in tpg_op_create -> %s: %s\n", rank, tpg_status_string(s),
+           tpg_last_error(ctx));
+    if (s != TPG_ERR_BOOTSTRAP || op) return fail(rank, "expected TPG_ERR_BOOTSTRAP and no op", s, ctx);
+    if (!strstr(tpg_last_error(ctx), "callback returned") || !strstr(tpg_last_error(ctx), "left allocated"))
+        return fail(rank, "expected the error to name the callback and the op's memory left allocated", s, ctx);
+    return 0;
+}
+
 /* Step 0 (--nccl): NCCL_MIN_CTAS above the transport's CTA cap on rank 1 alone, which NCCL would refuse at once
  * while the other ranks wait in ncclCommInitRank for rank 1 without a bound: rank 1 refuses before the agreement to
  * join, and every rank's tpg_ctx_create_rank fails instead of hanging (runtime/src/ctx_rank.c, join_nccl). */
@@ -329,6 +349,9 @@ static int rank_main(mp_rank *g, void *arg) {
         queued_behind_a_timed_out_op(rank, g->sh, ctx))
         return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy after the queued timeout", s, NULL);
+
+    if (create_ctx(rank, g, 0, &ctx) || broken_exchange_in_create(rank, g, ctx)) return 1;
+    if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy after a broken exchange", s, NULL);
 
     if (create_ctx(rank, g, 0, &ctx) || fresh_context_runs(rank, ctx)) return 1;
     if ((s = tpg_ctx_destroy(ctx)) != TPG_OK) return fail(rank, "tpg_ctx_destroy", s, NULL);
