@@ -65,13 +65,6 @@ def _inputs(config_path: str, doc: dict) -> list[str]:
     return [_rel(f) for f in files]
 
 
-def _outputs(out: Path, files: dict[str, str]) -> list[str]:
-    """The files written beside <out>/build.ninja, as depfile inputs of it: ninja reads a missing depfile input as out
-    of date, so a deleted generated source reruns the generator (it had no rule that makes it: "missing and no known
-    rule"), and an edited one is written back (generated files are not for editing: their first line says so)."""
-    return [_rel(out / rel) for rel in sorted(files) if rel != "build.ninja"]
-
-
 def _include_patterns(config_path: str, doc: dict) -> list[str]:
     """The include: globs as paths from here: os.path.join keeps an absolute pattern as it is (as models.load reads
     it), and glob.glob takes either kind."""
@@ -156,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     out = Path(args.out)
-    files = render.render(p, gen_dir=_rel(out))  # build.ninja names the sources where they are written
+    # build.ninja names the sources where they are written, and the config they are written from
+    files = render.render(p, gen_dir=_rel(out), config=_rel(Path(args.config)))
     if args.check:
         return _check(out, files)
     depfile_error = _depfile_error(args.depfile)
@@ -176,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.depfile:
         try:
-            write.mark_manifest_newest(out, changes)
-            write.write_depfile(Path(args.depfile), _rel(out / "build.ninja"),
-                                _inputs(args.config, doc) + _outputs(out, files))
+            write.write_depfile(Path(args.depfile), _rel(out / "build.ninja"), _inputs(args.config, doc))
         except OSError as e:
             print(f"{args.depfile}: {e} (the depfile; {out} was written)", file=sys.stderr)
             return 2

@@ -110,15 +110,6 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> Changes:
     return changes
 
 
-def mark_manifest_newest(out_dir: Path, changes: Changes) -> None:
-    """After a write, give <out_dir>/build.ninja the newest mtime of the tree: the depfile names the other files as
-    its inputs (__main__._outputs), and one written after it (build.ninja sorts first, or was not rewritten) would
-    have the next `ninja` run the generator once more for nothing."""
-    manifest = out_dir / "build.ninja"
-    if (changes.write or changes.delete) and manifest.is_file():
-        os.utime(manifest)
-
-
 def write_depfile(path: Path, target: str, deps: list[str]) -> None:
     """gcc-style depfile 'target: dep dep ...' for ninja's regenerate rule (write-if-different)."""
     esc = lambda s: s.replace("\\", "\\\\").replace(" ", "\\ ").replace("$", "$$").replace("#", "\\#")
