@@ -51,12 +51,13 @@ def environment(template_dir: Path = TEMPLATE_DIR) -> jinja2.Environment:
 
 
 def render(plan: Plan, env: jinja2.Environment | None = None, gen_dir: str = GEN_DIR,
-           obj_dir: str = OBJ_DIR, lib: str = LIB, config: str = CONFIG) -> dict[str, str]:
+           obj_dir: str = OBJ_DIR, lib: str = LIB, config: str | None = CONFIG) -> dict[str, str]:
     """Every generated file of the plan, keyed by its path relative to the output directory.
     gen_dir / obj_dir / lib: where build.ninja finds the sources and puts objects and the archive
     (`generator tune` builds candidate trees beside the main one); config: the file the tree is generated from, as
     build.ninja's edge that writes a deleted source again names it (all paths as ninja, run from the repository's
-    top, names them)."""
+    top, names them), or None for no such edge: the generate command writes only obj_dir and lib's defaults, so the
+    tuner's trees, which it writes before every build, have none."""
     env = env or environment()
     common = dict(marker=MARKER.format(source=plan.source), source=plan.source,
                   version=plan.version, config_hash=plan.config_hash, gen_dir=gen_dir,

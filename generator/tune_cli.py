@@ -145,7 +145,7 @@ def build_doc(work: Path, doc: dict, runner, jobs: int | None) -> Path:
     p = plan.build(models.load(str(work / "schedules.yaml")), "schedules.yaml")
     rel = work.resolve().relative_to(ROOT).as_posix() if work.resolve().is_relative_to(ROOT) else str(work)
     write.write_tree(work / "generated", render.render(p, gen_dir=f"{rel}/generated", obj_dir=f"{rel}/obj",
-                                                       lib=f"{rel}/libtpgemm.a", config=f"{rel}/schedules.yaml"))
+                                                       lib=f"{rel}/libtpgemm.a", config=None))
     top = (ROOT / "build.ninja").read_text().replace("$\n", "")
     link = re.search(r"^build build/tpgemm: link (.*)$", top, re.M).group(1).split()
     link = [f"{rel}/libtpgemm.a" if x == "build/libtpgemm.a" else x for x in link]

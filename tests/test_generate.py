@@ -231,6 +231,25 @@ def restore_manifest(tmp: Path, out: Path) -> Path:
     return ninja
 
 
+def restore_edge(ninja_text: str):
+    """(outputs, config, out_dir) of a generated build.ninja's restore_generated edge, or None without one."""
+    m = re.search(r"^build ((?:\S+ \$\n    )*\S+): restore_generated\n  config = (\S+)\n  out_dir = (\S+)$",
+                  ninja_text, re.M)
+    return (m.group(1).replace("$\n", "").split(), m.group(2), m.group(3)) if m else None
+
+
+def test_the_main_tree_names_its_sources_as_generator_outputs_and_a_tuner_tree_does_not(files):
+    outputs, config, out_dir = restore_edge(files["build.ninja"])
+    assert outputs == [f"generated/{rel}" for rel in files if rel != "build.ninja"] and len(outputs) == len(files) - 1
+    assert (config, out_dir) == ("schedules.yaml", "generated")
+    assert restore_edge((ROOT / "generated/build.ninja").read_text())[1:] == ("schedules.yaml", "generated")
+    # the generate command writes only the default object folder and library: a tuner tree (its own obj/ and
+    # libtpgemm.a, rewritten before every build) restored by it would name the main tree's objects
+    tuner = render.render(default_plan(), gen_dir="build/tune/x/generated", obj_dir="build/tune/x/obj",
+                          lib="build/tune/x/libtpgemm.a", config=None)["build.ninja"]
+    assert restore_edge(tuner) is None and ": restore_generated" not in tuner
+
+
 @pytest.mark.skipif(shutil.which("ninja") is None, reason="ninja is not installed")
 def test_ninja_writes_a_deleted_generated_source_again_and_only_then(tmp_path):
     out = tmp_path / "g"

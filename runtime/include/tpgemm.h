@@ -351,7 +351,8 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out);
  * frees its buffer while a peer may still map it). NULL is a no-op. The op is gone whatever the status; over NCCL,
  * where a launch still runs when the bounded wait ends (10 s after the communicator's abort), its memory is left
  * allocated, never freed under a running kernel, and TPG_ERR_NCCL says so: destroy the context then. So is it where
- * the collective agreement fails (a failed allgather, calls out of step): a peer may still map it. */
+ * the collective agreement fails (a failed allgather, calls out of step) over the peer transport: a peer may still map
+ * it (over NCCL none does: freed). A tpg_op_create that fails that way leaves the same and says so. */
 tpg_status tpg_op_destroy(tpg_op *op);
 /* Shard shapes of rank r (pure arithmetic; valid after tpg_op_create). */
 tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);

@@ -230,9 +230,10 @@ tpg_status tpg_op_destroy(tpg_op *op) {
             *at = op->next_in_ctx;
             break;
         }
-    if (ended && st != TPG_OK && tpg__multi_process(ctx)) {
+    if (ended && st != TPG_OK && tpg__multi_process(ctx) && !tpg__over_nccl(ctx)) {
         /* the agreement failed (an exchange out of step or a failed allgather): a peer may still map this rank's
-         * buffer and write its closing notices into it, and CUDA IPC leaves a buffer freed while mapped undefined */
+         * buffer and write its closing notices into it, and CUDA IPC leaves a buffer freed while mapped undefined
+         * (over NCCL no peer maps it: each rank's NCCL calls touch only its own buffers) */
         tpg__append_error(ctx, "; the op's memory was left allocated: a peer may still map it (destroy the context, "
                           "and end the process to get it back)");
     } else if (ended) {

@@ -90,10 +90,11 @@ tpg_status tpg__op_create_collective(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_
          * buffer freed while a peer still maps it is undefined, CUDA IPC says). Every rank failed the agreement, so
          * every rank makes this exchange too, with an op or without (its own creation failed) */
         if (*op) tpg__op_quiesce(*op);
-        /* a broken exchange: no peer makes this one, and a peer may still map the buffer - left allocated then */
+        /* a broken exchange: no peer makes this one, and a peer may still map the buffer - left allocated then;
+         * over NCCL no peer maps it (each rank's NCCL calls touch only its own buffers) */
         const tpg_status closed = ctx->exchange_broken ? TPG_ERR_BOOTSTRAP
                                                        : tpg__agree(ctx, TPG_CALL_OP_DESTROY, TPG_OK);
-        if (*op && closed == TPG_OK) tpg__op_free(*op);
+        if (*op && (closed == TPG_OK || !ipc)) tpg__op_free(*op);
         else if (*op) tpg__append_error(ctx, "; the op's memory was left allocated: a peer may still map it");
         *op = NULL;
     }
