@@ -12,7 +12,8 @@ OUT=${OUT:-build/sanitizers_current}
 # shellcheck source=call_preamble.sh
 source "$(dirname "$0")/call_preamble.sh"
 OUT_SAN=$OUT/san
-OUT=$OUT_SAN STEP_BUDGET_S=360 timeout 380 bash tests/gpu/run_sanitizers.sh --tp 2 --share-device > "$R/sanitizers.log" 2>&1
+OUT=$OUT_SAN STEP_BUDGET_S=360 timeout 380 bash tests/gpu/run_sanitizers.sh --tp 2 --share-device \
+    > "$R/sanitizers.log" 2>&1
 at "run_sanitizers.sh --share-device" $?
 cp "$OUT_SAN/sanitizers.json" "$OUT/" 2>/dev/null
 tail -25 "$R/sanitizers.log"
@@ -22,7 +23,8 @@ for shape in "--m 32 --n 8192 --k 8192" "--m 16 --n 4096 --k 14336"; do
         # shellcheck disable=SC2086
         logged "$tool sk64 $shape" "sk64_${tool}_${shape//[^0-9]/_}.log" 150 compute-sanitizer --tool "$tool" \
             --print-limit 8 build/tpgemm --config ag_rota_bf16_sk64_tp1 $shape --iterations 1 --warmup-iterations 0
-        grep -m6 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|check|split|FAIL" "$R/sk64_${tool}_${shape//[^0-9]/_}.log"
+        grep -m6 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|check|split|FAIL" \
+            "$R/sk64_${tool}_${shape//[^0-9]/_}.log"
     done
 done
 rm -rf "$OUT_SAN"
