@@ -20,11 +20,11 @@ tail -25 "$R/sanitizers.log"
 # decode sizes: 32 rows of 8192 x 8192 and 16 of 4096 x 14336 split their few long tiles over the grid (split rule)
 for shape in "--m 32 --n 8192 --k 8192" "--m 16 --n 4096 --k 14336"; do
     for tool in memcheck racecheck; do
+        log="sk64_${tool}_${shape//[^0-9]/_}.log"
         # shellcheck disable=SC2086
-        logged "$tool sk64 $shape" "sk64_${tool}_${shape//[^0-9]/_}.log" 150 compute-sanitizer --tool "$tool" \
+        logged "$tool sk64 $shape" "$log" 150 compute-sanitizer --tool "$tool" \
             --print-limit 8 build/tpgemm --config ag_rota_bf16_sk64_tp1 $shape --iterations 1 --warmup-iterations 0
-        grep -m6 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|check|split|FAIL" \
-            "$R/sk64_${tool}_${shape//[^0-9]/_}.log"
+        grep -m6 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|check|split|FAIL" "$R/$log"
     done
 done
 rm -rf "$OUT_SAN"
