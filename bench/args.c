@@ -58,7 +58,7 @@ const char *bench_usage(void) {
     return "usage: local_gemm [--quick | --decode | --problems NAME,...] [--configs NAME,...]\n"
            "                  [--dtype bf16|fp16|all|e4m3] [--out PATH]\n"
            "                  [--cool-s S] [--burst-ms MS] [--sustained-s S] [--budget-s S] [--seed N]\n"
-           "                  [--device N] [--pdl-ab] [--aa] [--precise-fp8] [--dry-run] [--help]\n"
+           "                  [--device N] [--pdl-ab] [--aa] [--lt-algos N] [--precise-fp8] [--dry-run] [--help]\n"
            "Local GEMM of each problem (TP = 2 shard of measured-anchors.md, plus 8192^3 and 4096^3) on one GPU:\n"
            "every shipped TP = 1 tpgemm kernel through the public API against cuBLASLt, same data, interleaved (a\n"
            "tile for few tokens, a config with a wave_weight, only where it is the problem's default pick).\n"
@@ -72,7 +72,9 @@ const char *bench_usage(void) {
            "--pdl-ab adds each config launched with programmatic dependent launch (tpg_op_set_pdl(op, 1)) as an\n"
            "extra variant, never picked as the best; nor is a config whose name starts with x_ (an experiment\n"
            "added to schedules.yaml for a run). --aa adds cuBLASLt a second time, last in the order\n"
-           "(cublasLt_control, never best): an A/A control of the method's order bias. --precise-fp8: cuBLASLt e4m3\n"
+           "(cublasLt_control, never best): an A/A control of the method's order bias. --lt-algos N (2..16) adds\n"
+           "cublasLt_best_of_N (never best): the fastest of cuBLASLt's first N heuristic algorithms in a short timed\n"
+           "trial, timed like the rest; the tables stay against the top algorithm. --precise-fp8: cuBLASLt e4m3\n"
            "without fast accumulation (f32 promotion), the baseline of fp8_promote kernels (default: fast accumulation).\n"
            "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
 }
@@ -145,6 +147,11 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
             else if (!strcmp(f, "--sustained-s")) { if (num(v, 1.0, 30.0, &a->sustained_s)) return bad(msg, cap, f, v, "seconds in [1, 30]"); }
             else if (!strcmp(f, "--budget-s")) { if (num(v, 1.0, 36000.0, &a->budget_s)) return bad(msg, cap, f, v, "seconds in [1, 36000]"); }
             else if (!strcmp(f, "--seed")) { if (whole(v, UINT64_MAX, &a->seed)) return bad(msg, cap, f, v, "a non-negative integer (decimal digits)"); }
+            else if (!strcmp(f, "--lt-algos")) {
+                uint64_t n;
+                if (whole(v, LT_MAX_ALGOS, &n) || n < 2) return bad(msg, cap, f, v, "a count of algorithms in [2, 16]");
+                a->lt_algos = (int)n;
+            }
             else if (!strcmp(f, "--device")) { uint64_t d; if (whole(v, 63, &d)) return bad(msg, cap, f, v, "a CUDA device ordinal 0..63"); a->device = (int)d; }
             else return bad(msg, cap, f, v, "unknown flag");
         }

@@ -54,6 +54,7 @@ typedef struct bench_args {
     int quick, decode, dry_run, help;
     int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
     int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
+    int lt_algos;             /* --lt-algos N (2..LT_MAX_ALGOS): a cuBLASLt_best_of_N variant beside the top one; 0 off */
     int precise_fp8;          /* --precise-fp8: cuBLASLt e4m3 without fast accumulation (against fp8_promote kernels) */
     int dtypes;               /* bit tpg_dtype: 1 bf16, 2 fp16, 4 e4m3 ("all" = the 16-bit two) */
     const char *problems;     /* --problems a,b or NULL */
@@ -88,9 +89,10 @@ double bench_estimate_s(const bench_args *a, const bench_problem *p, int variant
 
 /* One timed variant: a tpgemm config or cuBLASLt. NAN = not measured (null in JSON). */
 typedef struct bench_variant {
-    char config[96], kernel[128];
+    char config[96], kernel[192];
     int pdl;             /* --pdl-ab twin: launched with programmatic dependent launch; never "best" */
     int control;         /* --aa: cuBLASLt again, last in the order; its ratio to var[0] shows the order's bias */
+    int lt_best_of;      /* --lt-algos N: cuBLASLt's fastest of N heuristic algorithms (a trial); 0 = not this */
     double burst_tflops, sustained_tflops, joules; /* burst: median of reps; sustained: later rounds */
     unsigned burst_clock_mhz[BENCH_BURST_REPS];   /* read while each burst window runs; 0 = unknown */
     double round_tflops[BENCH_ROUNDS], round_joules[BENCH_ROUNDS], round_seconds[BENCH_ROUNDS];
@@ -153,6 +155,11 @@ typedef struct lt_gemm lt_gemm;
 int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d, int precise_fp8,
               lt_gemm **out, char *msg, size_t cap);
 int lt_run(lt_gemm *g, void *stream); /* 0 or the cublasStatus_t */
+/* --lt-algos N: the fastest of the heuristic's first N algorithms (at most LT_MAX_ALGOS) in a short timed trial on
+ * `stream` (lt.c says how), not its top one alone; its description names the winner and both trial times. */
+#define LT_MAX_ALGOS 16
+int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
+                      int precise_fp8, int algos, void *stream, lt_gemm **out, char *msg, size_t cap);
 const char *lt_describe(const lt_gemm *g); /* the chosen algorithm, for the record */
 void lt_destroy(lt_gemm *g);
 void lt_shutdown(void);

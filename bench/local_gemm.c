@@ -172,6 +172,14 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
             im[v].ok = 1;
             continue;
         }
+        if (V->lt_best_of) { /* --lt-algos: cuBLASLt's fastest of N, into its own D (checked against the top one's) */
+            if (lt_create_best_of(r->dtype, p->m, p->n, p->k, A, B, im[v].d, E->a->precise_fp8, V->lt_best_of, E->s,
+                                  &im[v].lt, V->error, sizeof V->error))
+                continue;
+            snprintf(V->kernel, sizeof V->kernel, "%s", lt_describe(im[v].lt));
+            im[v].ok = 1;
+            continue;
+        }
         int cfg;
         tpg_shard_shape sh;
         tpg_status st = tpg_config_find(V->config, NULL, 1, r->dtype, &cfg);
@@ -353,7 +361,7 @@ static void measure(env *E, bench_record *r, impl *im) {
 }
 
 /* The config published: the one the runtime picks for the problem (r->pick_kernel; not a --pdl-ab twin, the --aa
- * control or an x_ experiment), as a user gets it - choosing the fastest on the very windows shown would favour tpgemm
+ * control, the --lt-algos variant or an x_ experiment), as a user gets it - choosing the fastest on the very windows shown would favour tpgemm
  * by its noise. Where no variant runs the pick (--configs), the best one, sound ones (passed, no failed window)
  * first: the highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
  * card at its power cap), so that neither figure alone picks a config that loses the other. */
@@ -361,7 +369,8 @@ static double score(const bench_variant *V) { return V->burst_tflops * V->sustai
 /* checked, passed, and no window failed: a variant dropped after its first windows keeps figures of those only */
 static int sound(const bench_variant *V) { return V->check == 1 && !V->error[0]; }
 
-static int eligible(const bench_variant *V) { return !V->pdl && !V->control && strncmp(V->config, "x_", 2); }
+static int is_cublas(const bench_variant *V) { return V->control || V->lt_best_of; } /* beside var[0] */
+static int eligible(const bench_variant *V) { return !V->pdl && !is_cublas(V) && strncmp(V->config, "x_", 2); }
 
 void bench_publish(bench_record *r) {
     r->best = -1;
@@ -376,7 +385,7 @@ void bench_publish(bench_record *r) {
         if (!B || (sound(V) && !sound(B)) || (sound(V) == sound(B) && score(V) > score(B))) r->best = v;
     }
     for (int v = 1; v < r->nvar && r->best < 0; v++) /* still name a tpgemm config, with null numbers */
-        if (!r->var[v].control) r->best = v;
+        if (!is_cublas(&r->var[v])) r->best = v;
 }
 
 void bench_run_one(env *E, bench_record *r) {

@@ -55,7 +55,7 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
             init_variant(&r->var[0], "cublasLt", "cublasLt heuristic top algorithm, 32 MiB workspace");
             const int twins = a->pdl_ab ? 2 : 1;
             const int nc = bench_tp1_configs(r->dtype, a->configs, a->precise_fp8, cfg,
-                                             (BENCH_MAX_VARIANTS - 1 - a->aa) / twins);
+                                             (BENCH_MAX_VARIANTS - 1 - a->aa - (a->lt_algos > 1)) / twins);
             r->nvar = 1;
             for (int c = 0; c < nc; c++) {
                 tpg_config_info ci;
@@ -65,6 +65,12 @@ static int make_records(const bench_args *a, const bench_problem **ps, int np, b
                     init_variant(&r->var[r->nvar], ci.name, ci.kernel);
                     r->var[r->nvar++].pdl = t;
                 }
+            }
+            if (a->lt_algos > 1) { /* cuBLASLt's best of N beside its top one (bench.h) */
+                char name[32];
+                snprintf(name, sizeof name, "cublasLt_best_of_%d", a->lt_algos);
+                init_variant(&r->var[r->nvar], name, "cublasLt: the fastest of its first N heuristic algorithms");
+                r->var[r->nvar++].lt_best_of = a->lt_algos;
             }
             if (a->aa) { /* last in the order: the A/A control (bench.h) */
                 init_variant(&r->var[r->nvar], "cublasLt_control", "cublasLt again, last in the order (--aa)");
@@ -213,6 +219,12 @@ int main(int argc, char **argv) {
                        "(control first) %.3f\n",
                        V->sustained_tflops / cb->sustained_tflops, V->joules / cb->joules,
                        V->round_tflops[0] / cb->round_tflops[0], V->round_tflops[1] / cb->round_tflops[1]);
+            if (V->lt_best_of) /* how much a user who tunes cuBLASLt gains, and where tpgemm stands against that */
+                printf("    %s / cuBLAS: burst %.3f, sustained %.3f, joules %.3f; tpgemm / it: burst %.3f, sustained "
+                       "%.3f (%s)\n", V->config, V->burst_tflops / cb->burst_tflops,
+                       V->sustained_tflops / cb->sustained_tflops, V->joules / cb->joules,
+                       tp ? tp->burst_tflops / V->burst_tflops : NAN, tp ? tp->sustained_tflops / V->sustained_tflops : NAN,
+                       V->kernel);
         }
         if (rec[i].cublas_ref_check == 0)
             printf("    cuBLAS vs the fp32 reference: error %.3g > %.3g\n", rec[i].cublas_ref_error, rec[i].eps);

@@ -22,6 +22,7 @@ static void jvariant(FILE *f, const bench_variant *v) {
     fputs(", \"kernel\": ", f), tpg__json_string(f, v->kernel);
     if (v->pdl) fputs(", \"pdl\": true", f);
     if (v->control) fputs(", \"control\": true", f);
+    if (v->lt_best_of) fprintf(f, ", \"lt_best_of\": %d", v->lt_best_of);
     fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
     fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
     fputs(", \"joules\": ", f), jnum(f, v->joules);

@@ -67,11 +67,15 @@ def load(path):
     return records
 
 
-def ratio(r, num, den):
-    a, b = r.get(num), r.get(den)
+def quotient(a, b):
+    """a / b where both are positive numbers, else None (not measured)."""
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0 and b > 0:
         return a / b
     return None
+
+
+def ratio(r, num, den):
+    return quotient(r.get(num), r.get(den))
 
 
 def geomean(values):
@@ -146,6 +150,33 @@ def table(records):
         lines.append(f"| **geomean {dt}** | | | {dt} | | | | **{fmt(gb, '.3f')}** ({nb}) | | | **{fmt(gs, '.3f')}** "
                      f"({ns}) | | | **{fmt(gj, '.3f')}** ({nj}) | |")
     return "\n".join(lines) + "\n"
+
+
+def tuned_cublas(r):
+    """The record's --lt-algos variant (cuBLASLt's fastest of its first N heuristic algorithms), or None."""
+    return next((v for v in r.get("variants") or [] if v.get("lt_best_of")), None)
+
+
+def tuned_cublas_text(records):
+    """Where the run timed cuBLASLt's best of N beside its top algorithm (`local_gemm --lt-algos N`): per dtype, the
+    geomeans of tpgemm over it and of it over the top one, on the records that count whose variant passed its check
+    against the top algorithm's D; "" for runs without it. The table's ratios stay against the top algorithm."""
+    lines = []
+    for dt in dict.fromkeys(r["dtype"] for r in records):
+        rows = [(r, tuned_cublas(r)) for r in records if r["dtype"] == dt and counts(r)]
+        rows = [(r, v) for r, v in rows if v and v.get("check") == "pass" and not v.get("error")]
+        if not rows:
+            continue
+        over_it = lambda regime, key: geomean([quotient(r[key], v.get(regime)) for r, v in rows])  # noqa: E731
+        of_it = lambda regime, key: geomean([quotient(v.get(regime), r[key]) for r, v in rows])  # noqa: E731
+        g = {"tb": over_it("burst_tflops", "tpgemm_tflops"), "ts": over_it("sustained_tflops", "tpgemm_sustained_tflops"),
+             "cb": of_it("burst_tflops", "cublas_tflops"), "cs": of_it("sustained_tflops", "cublas_sustained_tflops")}
+        n = rows[0][1]["lt_best_of"]
+        lines.append(f"cuBLASLt's fastest of its first {n} heuristic algorithms ({dt}, {len(rows)} problems; a short "
+                     f"timed trial picks it, then it is timed as a variant of the same run): tpgemm / it "
+                     f"{fmt(g['tb'], '.3f')} burst, {fmt(g['ts'], '.3f')} sustained; it / the top algorithm "
+                     f"{fmt(g['cb'], '.3f')} burst, {fmt(g['cs'], '.3f')} sustained (geomeans).\n")
+    return "\n" + "\n".join(lines) if lines else ""
 
 
 def sustained_method(records):
@@ -245,7 +276,7 @@ def markdown(records, png_rel=None):
             + fp8_note(records)
             + "\n\n"
             + "".join(f"Run {d} on {g}, driver {v}: `{c}`\n\n" for d, g, v, c in runs))
-    text += table(records)
+    text += table(records) + tuned_cublas_text(records)
     if png_rel:
         text += f"\n![local GEMM ratios]({png_rel})\n"
     return text

@@ -253,10 +253,10 @@ def test_dry_run_without_out_writes_no_json(bench_bin, tmp_path):
     assert list((tmp_path / "bench" / "results").iterdir()) == []
 
 
-def dry_run_8b_o(bench_bin, tmp_path, flag):
-    """The dry-run plan of 8B-o bf16 with one extra flag: (stdout, the one record)."""
+def dry_run_8b_o(bench_bin, tmp_path, *flags):
+    """The dry-run plan of 8B-o bf16 with extra flags: (stdout, the one record)."""
     out = tmp_path / "dry.json"
-    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", flag, "--dry-run", "--out", str(out)],
+    res = subprocess.run([bench_bin, "--problems", "8B-o", "--dtype", "bf16", *flags, "--dry-run", "--out", str(out)],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     return res.stdout, json.loads(out.read_text())[0]
@@ -282,6 +282,19 @@ def test_aa_adds_a_cublas_control_last_and_the_order_is_counterbalanced(bench_bi
     assert record["method"]["rounds"] == 2 and "reversed" in record["method"]["sustained_order"]
     assert all(len(v["rounds"]) == 2 and {"temp_c_start", "temp_c_end"} <= set(v["rounds"][0]) for v in variants)
     assert record["method"]["heat_windows"] > 1  # the first measured window must not start cooler than the rest
+
+
+def test_lt_algos_adds_cublas_best_of_n_that_is_never_published(bench_bin, tmp_path):
+    """--lt-algos N: one cublasLt_best_of_N variant beside cuBLASLt's top algorithm (var[0] stays the baseline of the
+    tables), before the --aa control; neither is the config a record publishes."""
+    stdout, record = dry_run_8b_o(bench_bin, tmp_path, "--lt-algos", "8", "--aa")
+    variants = record["variants"]
+    assert variants[0]["config"] == "cublasLt" and "lt_best_of" not in variants[0]
+    assert [v["config"] for v in variants if "lt_best_of" in v] == ["cublasLt_best_of_8"]
+    assert variants[-2]["lt_best_of"] == 8 and variants[-1]["config"] == "cublasLt_control"
+    assert record["config"].endswith("_tp1") and "cublasLt_best_of_8" in stdout
+    _, plain = dry_run_8b_o(bench_bin, tmp_path)
+    assert [v["config"] for v in plain["variants"]] == [v["config"] for v in variants[:-2]]
 
 
 def test_configs_keeps_only_the_named_configs(bench_bin, tmp_path):
@@ -321,6 +334,23 @@ def test_a_default_run_times_a_few_token_tile_only_where_it_is_the_pick(bench_bi
                      "16x4096x8192": {"ag_rota_bf16_sk64_tp1"}, "8B-o": set(), "70B-qkv": set()}
 
 
+def test_the_table_text_gives_tpgemm_over_cublas_best_of_n_where_the_run_timed_it():
+    """--lt-algos runs: a line per dtype with tpgemm over cuBLASLt's best of N and it over the top algorithm, over the
+    records that count and whose best-of-N variant passed its check; runs without the variant get no line."""
+    report = load_report()
+    tuned = lambda burst, sust, check="pass": {"config": "cublasLt_best_of_8", "lt_best_of": 8,  # noqa: E731
+                                                 "burst_tflops": burst, "sustained_tflops": sust, "check": check}
+    records = [dict(FAKE[0], variants=[tuned(500.0, 600.0)]), dict(FAKE[1], variants=[tuned(625.0, 400.0)]),
+               dict(FAKE[1], name="delta", variants=[tuned(10.0, 10.0, check="fail")])]
+    line = [t for t in report.markdown(records).splitlines() if "fastest of its first 8" in t]
+    assert len(line) == 1 and "(bf16, 2 problems;" in line[0]
+    # tpgemm / it: burst 400/500, 625/625; sustained 300/600, 800/400; it / top: burst 500/500, 625/500, sustained
+    # 600/600, 400/400
+    assert f"tpgemm / it {math.sqrt(0.8):.3f} burst, 1.000 sustained" in line[0]
+    assert f"it / the top algorithm {math.sqrt(1.25):.3f} burst, 1.000 sustained" in line[0]
+    assert "fastest of its first" not in report.markdown(FAKE)
+
+
 def test_the_table_text_says_how_the_sustained_windows_ran():
     report = load_report()
     new = [dict(FAKE[0], method={"rounds": 2, "heat_windows": 2.5, "sustained_order": "forward in even rounds"})]
@@ -355,7 +385,10 @@ def test_the_table_text_says_how_the_sustained_windows_ran():
                                           (["--seed", "-1"], "--seed '-1'"),
                                           (["--seed", "18446744073709551616"], "--seed '18446744073709551616'"),
                                           (["--device", "0x3"], "--device '0x3'"),
-                                          (["--device", "64"], "--device '64'")])
+                                          (["--device", "64"], "--device '64'"),
+                                          (["--lt-algos", "1"], "--lt-algos '1': a count of algorithms in [2, 16]"),
+                                          (["--lt-algos", "17"], "--lt-algos '17'"),
+                                          (["--lt-algos", "8x"], "--lt-algos '8x'")])
 def test_usage_errors_exit_2(bench_bin, args, needle):
     res = subprocess.run([bench_bin, *args, "--dry-run"], capture_output=True, text=True)
     assert res.returncode == 2 and needle in res.stderr
