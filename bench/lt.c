@@ -141,11 +141,14 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
     return 0;
 }
 
-/* --lt-algos N's trial: every candidate LT_TRIAL_WINDOWS times, in rotated order, a window of `calls` back-to-back
- * calls between two events; us[i] = candidate i's median microseconds a call, INFINITY where it failed to run. Short
- * windows, so this picks by speed on a card below its power cap - as a tuner run before a job picks (PyTorch's
- * TunableOp times its candidates so too); the benchmark's own windows then time the winner under both regimes. */
-#define LT_TRIAL_WINDOWS 5
+/* --lt-algos N's trial: every candidate once a round, a window of `calls` back-to-back calls between two events, in
+ * an order rotated by one each round, over max(N, LT_TRIAL_MIN_ROUNDS) rounds (so each candidate runs at each place of
+ * the order once: the first run, 2026-12-06 08:58Z, gave 5 rounds of 8 and picked #3-#7 on every problem, none of
+ * which then beat #0 in the benchmark's windows); us[i] = candidate i's median microseconds a call, INFINITY where it
+ * failed to run. Short windows, so this picks by speed on a card below its power cap - as a tuner run before a job
+ * picks (PyTorch's TunableOp times its candidates so too); the benchmark's own windows then time the winner under both
+ * regimes. */
+#define LT_TRIAL_MIN_ROUNDS 5
 #define LT_TRIAL_WINDOW_S 5e-3
 
 static int cmp_f(const void *x, const void *y) {
@@ -166,7 +169,8 @@ static int time_calls(lt_gemm *g, cudaStream_t s, cudaEvent_t *e, int calls, flo
 
 static int trial(lt_gemm *g, const cublasLtMatmulHeuristicResult_t *h, int nh, cudaStream_t s, double *us, char *msg,
                  size_t cap) {
-    float ms[LT_MAX_ALGOS][LT_TRIAL_WINDOWS], one = 0;
+    float ms[LT_MAX_ALGOS][LT_MAX_ALGOS > LT_TRIAL_MIN_ROUNDS ? LT_MAX_ALGOS : LT_TRIAL_MIN_ROUNDS], one = 0;
+    const int rounds = nh > LT_TRIAL_MIN_ROUNDS ? nh : LT_TRIAL_MIN_ROUNDS;
     cudaEvent_t e[2] = {NULL, NULL};
     cudaError_t ce = cudaEventCreate(&e[0]);
     if (ce == cudaSuccess) ce = cudaEventCreate(&e[1]);
@@ -183,7 +187,7 @@ static int trial(lt_gemm *g, const cublasLtMatmulHeuristicResult_t *h, int nh, c
         calls = (int)ceil(LT_TRIAL_WINDOW_S * 1e3 / (one > 1e-3f ? one : 1e-3f));
         calls = calls < 3 ? 3 : calls > 200 ? 200 : calls;
     }
-    for (int w = 0; w < LT_TRIAL_WINDOWS && rc >= 0; w++)
+    for (int w = 0; w < rounds && rc >= 0; w++)
         for (int j = 0; j < nh && rc >= 0; j++) {
             const int i = (j + w) % nh; /* rotated: no candidate always right after another */
             if (!isfinite(us[i])) continue;
@@ -192,8 +196,8 @@ static int trial(lt_gemm *g, const cublasLtMatmulHeuristicResult_t *h, int nh, c
         }
     for (int i = 0; i < nh && rc >= 0; i++)
         if (isfinite(us[i])) {
-            qsort(ms[i], LT_TRIAL_WINDOWS, sizeof ms[i][0], cmp_f);
-            us[i] = 1e3 * ms[i][LT_TRIAL_WINDOWS / 2] / calls;
+            qsort(ms[i], (size_t)rounds, sizeof ms[i][0], cmp_f);
+            us[i] = 1e3 * (rounds % 2 ? ms[i][rounds / 2] : 0.5f * (ms[i][rounds / 2 - 1] + ms[i][rounds / 2])) / calls;
         }
     for (int i = 0; i < 2; i++)
         if (e[i]) cudaEventDestroy(e[i]);

@@ -134,15 +134,17 @@ def env(monkeypatch):
     W = FakeWindows()
     torch = types.ModuleType("torch")
     torch.cuda = types.SimpleNamespace(synchronize=lambda: None, _sleep=lambda cycles: EVENTS.append(f"sleep {cycles}"))
+    seeds = []  # every Generator's seed, in order
     torch.Generator = lambda device: types.SimpleNamespace(  # .manual_seed(seed): a seeded numpy generator
-        manual_seed=lambda seed: types.SimpleNamespace(rng=np.random.default_rng(seed)))
+        manual_seed=lambda seed: seeds.append(seed) or types.SimpleNamespace(rng=np.random.default_rng(seed)))
     torch.distributed = types.SimpleNamespace(ReduceOp=types.SimpleNamespace(MAX="MAX", MIN="MIN"))
     for name, module in (("torch", torch), ("torch.distributed", torch.distributed), ("tp_windows", W)):
         monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))  # tp_check imports tp_records (the real one) from there
     spec = importlib.util.spec_from_file_location("tp_check_under_test", ROOT / "bench" / "tp_check.py")
     C = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(C)
-    return types.SimpleNamespace(C=C, W=W)
+    return types.SimpleNamespace(C=C, W=W, seeds=seeds)
 
 
 def torch_layout(op_kind, rank):
@@ -201,6 +203,25 @@ def test_odd_ranks_write_their_new_inputs_late(env, rank, late):
     # the old one; the even ranks write at once, so both orders of writer and reader occur
     assert EVENTS == [f"sleep {env.C.LATE_INPUT_CYCLES}"] * late + ["write a", "write b"]
     assert t.a is a and not np.array_equal(t.a.v, old)  # other values, in the buffers the ops were given
+
+
+@pytest.mark.parametrize("op_kind", ["AG", "RS"])
+def test_new_inputs_come_from_the_setup_seed_plus_104729_and_differ_between_ranks(env, op_kind):
+    """The re-check's operands have their own seed (the setup's + 104729): other values than the timed calls' (which
+    a call that skipped a wait would still read), different on each rank as the setup's are (a call that reads
+    another rank's shard gets other numbers), and reproducible from the seed when a re-check fails."""
+    new_a = []
+    for rank in (0, 1):
+        env.seeds.clear()
+        t = own_setup(env.C, op_kind, rank)
+        t.new_inputs()
+        setup_seed, seed = env.seeds  # one generator each: not the setup's continued
+        assert seed == setup_seed + 104729
+        g = types.SimpleNamespace(rng=np.random.default_rng(seed))
+        for x in (t.a, t.b):  # drawn from it in this order
+            np.testing.assert_array_equal(x.v, Numerics().operand(g, *x.shape).v)
+        new_a.append(t.a.v)
+    assert not np.array_equal(*new_a)
 
 
 @pytest.mark.parametrize("raises, peers_ok, what, expected", [
