@@ -89,7 +89,7 @@ double bench_estimate_s(const bench_args *a, const bench_problem *p, int variant
 
 /* One timed variant: a tpgemm config or cuBLASLt. NAN = not measured (null in JSON). */
 typedef struct bench_variant {
-    char config[96], kernel[192];
+    char config[96], kernel[256];
     int pdl;             /* --pdl-ab twin: launched with programmatic dependent launch; never "best" */
     int control;         /* --aa: cuBLASLt again, last in the order; its ratio to var[0] shows the order's bias */
     int lt_best_of;      /* --lt-algos N: cuBLASLt's fastest of N heuristic algorithms (a trial); 0 = not this */
@@ -119,7 +119,7 @@ typedef struct bench_record {
     double eps;
     double cublas_ref_error; /* cuBLAS vs the fp32 reference of runtime/src/reference.h (sampled) */
     int cublas_ref_check;
-    char cublas_algo[128];
+    char cublas_algo[192];
     int burst_calls;
     int late_windows;    /* short windows whose device-side delay ended before their calls were queued: their first
                             event then holds host launch latency (WINDOW_DELAY_US too short on this host) */
