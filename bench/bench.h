@@ -41,6 +41,7 @@ enum { BENCH_OK = 0, BENCH_CHECK_FAILED = 1, BENCH_USAGE = 2, BENCH_NO_GPU = 3, 
 #define BENCH_HEAT_WINDOWS 2.5
 #define BENCH_CHUNKS 10          /* events per sustained window; the median is over chunks */
 #define BENCH_MAX_PROBLEMS 24
+#define LT_MAX_ALGOS 16          /* --lt-algos: the most cuBLASLt heuristic algorithms a trial times */
 
 /* One local problem: the per-GPU GEMM of a global TP = 2 layer (op "AG": M x N/2 x K, "RS": M x N x K/2)
  * or a plain square GEMM (op "GEMM"). */
@@ -93,6 +94,8 @@ typedef struct bench_variant {
     int pdl;             /* --pdl-ab twin: launched with programmatic dependent launch; never "best" */
     int control;         /* --aa: cuBLASLt again, last in the order; its ratio to var[0] shows the order's bias */
     int lt_best_of;      /* --lt-algos N: cuBLASLt's fastest of N heuristic algorithms (a trial); 0 = not this */
+    int lt_trial_n;      /* its trial's candidates (the heuristic may return fewer than N) and their us a call */
+    double lt_trial_us[LT_MAX_ALGOS];
     double burst_tflops, sustained_tflops, joules; /* burst: median of reps; sustained: later rounds */
     unsigned burst_clock_mhz[BENCH_BURST_REPS];   /* read while each burst window runs; 0 = unknown */
     double round_tflops[BENCH_ROUNDS], round_joules[BENCH_ROUNDS], round_seconds[BENCH_ROUNDS];
@@ -157,10 +160,11 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
 int lt_run(lt_gemm *g, void *stream); /* 0 or the cublasStatus_t */
 /* --lt-algos N: the fastest of the heuristic's first N algorithms (at most LT_MAX_ALGOS) in a short timed trial on
  * `stream` (lt.c says how), not its top one alone; its description names the winner and both trial times. */
-#define LT_MAX_ALGOS 16
 int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
                       int precise_fp8, int algos, void *stream, lt_gemm **out, char *msg, size_t cap);
 const char *lt_describe(const lt_gemm *g); /* the chosen algorithm, for the record */
+/* lt_create_best_of's trial: each candidate's microseconds a call into us[0..n), n returned (0 for lt_create). */
+int lt_trial_times(const lt_gemm *g, double *us, int cap);
 void lt_destroy(lt_gemm *g);
 void lt_shutdown(void);
 

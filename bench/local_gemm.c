@@ -177,6 +177,7 @@ static int setup(env *E, bench_record *r, impl *im, void *A, void *B) {
                                   &im[v].lt, V->error, sizeof V->error))
                 continue;
             snprintf(V->kernel, sizeof V->kernel, "%s", lt_describe(im[v].lt));
+            V->lt_trial_n = lt_trial_times(im[v].lt, V->lt_trial_us, LT_MAX_ALGOS);
             im[v].ok = 1;
             continue;
         }

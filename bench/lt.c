@@ -42,6 +42,8 @@ struct lt_gemm {
     const void *a, *b;
     void *d;
     const char *fp8_note; /* "", ", fast accum" or ", f32 promotion (no fast accum)" */
+    int trial_n;          /* --lt-algos: the candidates' trial times, in the heuristic's order (INFINITY: did not run) */
+    double trial_us[LT_MAX_ALGOS];
     char desc[256];
 };
 
@@ -220,6 +222,8 @@ int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void 
     if (trial(g, h, found, (cudaStream_t)stream, us, msg, cap)) return lt_destroy(g), *out = NULL, -1;
     for (int i = 1; i < found; i++)
         if (us[i] < us[best]) best = i;
+    for (int i = 0; i < found; i++) g->trial_us[i] = us[i];
+    g->trial_n = found;
     char text[128];
     algo_text(&h[best], text, sizeof text);
     g->algo = h[best].algo;
@@ -236,6 +240,12 @@ int lt_run(lt_gemm *g, void *stream) {
 }
 
 const char *lt_describe(const lt_gemm *g) { return g ? g->desc : ""; }
+
+int lt_trial_times(const lt_gemm *g, double *us, int cap) {
+    const int n = g ? (g->trial_n < cap ? g->trial_n : cap) : 0;
+    for (int i = 0; i < n; i++) us[i] = g->trial_us[i];
+    return n;
+}
 
 void lt_destroy(lt_gemm *g) {
     if (!g) return;
