@@ -201,7 +201,9 @@ typedef struct tpg_ctx_config {
  * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this and no
  * clusters (ncclConfig_t); before 2.17 the environment must cap it (NCCL_MAX_NCHANNELS at or below this, and from
  * 2.16 NCCL_CGA_CLUSTER_SIZE=0), else TPG_ERR_NCCL. An NCCL variable in the environment that would give NCCL more
- * CTAs than this, clusters, or a non-blocking communicator is refused (TPG_ERR_NCCL; the list: docs/C_API.md). */
+ * CTAs than this, clusters, or a non-blocking communicator is refused (TPG_ERR_NCCL; the list: docs/C_API.md). At
+ * TP = 1 nothing is left (nothing is transferred); at TP >= 2 a device of at most twice this many SMs (a small MIG
+ * slice) is refused (TPG_ERR_INVALID_ARGUMENT). */
 #define TPG_NCCL_FREE_SMS 8
 #define TPG_CTX_CONFIG_INIT {0, NULL, 0, 0}
 

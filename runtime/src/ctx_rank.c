@@ -18,6 +18,7 @@
 #include "checks.h"
 #include "ctx_internal.h"
 #include "nccl.h"
+#include "nccl_plan.h"
 
 /* What this rank can check alone: NCCL loads (TPG_TRANSPORT_NCCL; first, as it needs no device), its device
  * exists and is Hopper. Fills the wire's device fields, and on rank 0 over NCCL the communicator's id. */
@@ -42,9 +43,9 @@ static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     TPG_CHECK_CUDA(ctx, cudaDeviceGetPCIBusId(w->pci_bus_id, (int)sizeof w->pci_bus_id, dev));
     w->device = dev;
     if (!tpg__over_nccl(ctx)) return TPG_OK;
-    if (prop.multiProcessorCount <= 2 * TPG_NCCL_FREE_SMS)
-        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: device %d has %d SMs, too few to leave %d to NCCL", me, dev,
-                 prop.multiProcessorCount, TPG_NCCL_FREE_SMS);
+    if (!tpg_nccl_gemm_sms(prop.multiProcessorCount, ctx->tp))
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: device %d has %d SMs, too few to leave %d to NCCL at TP = %d "
+                 "and keep as many for the GEMM", me, dev, prop.multiProcessorCount, TPG_NCCL_FREE_SMS, ctx->tp);
     if (me == 0) {
         TPG_CHECK(tpg__use_device(ctx, me));
         TPG_CHECK(tpg_nccl_unique_id(ctx, ctx->nccl, w->nccl_id));
@@ -70,7 +71,7 @@ static tpg_status join_nccl(tpg_ctx *ctx, const tpg_wire *recv) {
     if (st == TPG_OK) st = tpg_nccl_comm_init(ctx, ctx->nccl, ctx->tp, me, recv[0].nccl_id);
     if (st == TPG_OK) st = tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me, ctx->timeout_ns, agree_to_connect);
     else if (ctx->tp > 1) (void)agree_to_connect(ctx, st); /* the exchange the peers make in connect_all */
-    if (st == TPG_OK && ctx->tp > 1) ctx->sm_count[me] -= TPG_NCCL_FREE_SMS; /* a TP = 1 op transfers nothing */
+    if (st == TPG_OK) ctx->sm_count[me] = tpg_nccl_gemm_sms(ctx->sm_count[me], ctx->tp); /* a TP = 1 op transfers nothing */
     return st;
 }
 

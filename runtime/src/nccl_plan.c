@@ -3,6 +3,7 @@
 
 #include "gemm_params.h" /* TPG_MAX_TP */
 #include "nccl_plan.h"
+#include "tpgemm.h" /* TPG_NCCL_FREE_SMS */
 
 static const tpg_stage_entry *entry(const tpg_schedule_table *t, int rank, int s) { return &t->stages[rank * t->tp + s]; }
 
@@ -120,4 +121,9 @@ tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands) {
     const int64_t row0 = row_of(r, j0), row1 = row_of(r, j1);
     return (tpg_nccl_band){(size_t)row0 * r->row_bytes, (size_t)(row1 - row0) * r->row_bytes, j0 * r->tiles_n,
                            (j1 - j0) * r->tiles_n};
+}
+
+int tpg_nccl_gemm_sms(int sm_count, int tp) {
+    if (tp < 2) return sm_count;
+    return sm_count > 2 * TPG_NCCL_FREE_SMS ? sm_count - TPG_NCCL_FREE_SMS : 0;
 }

@@ -73,4 +73,9 @@ tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands);
  * 0, or -1 with a reason in why. */
 int tpg_nccl_plan_pairs(const tpg_schedule_table *t, char *why, size_t why_size);
 
+/* The SMs a rank's persistent GEMM gets over NCCL on a device of `sm_count`: TPG_NCCL_FREE_SMS fewer at TP >= 2, where
+ * NCCL's kernels run beside it; all of them at TP = 1, which transfers nothing. 0 where a TP >= 2 rank's device has
+ * too few to leave NCCL its share and keep as many (a small MIG slice): the context is refused there. */
+int tpg_nccl_gemm_sms(int sm_count, int tp);
+
 #endif /* TPG_NCCL_PLAN_H */

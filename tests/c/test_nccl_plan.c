@@ -6,6 +6,7 @@
 #include "gemm_params.h"
 #include "nccl_plan.h"
 #include "tpg_test.h"
+#include "tpgemm.h"
 
 static const tpg_stage_entry *entry(const tpg_schedule_table *t, int r, int s) { return &t->stages[r * t->tp + s]; }
 
@@ -131,5 +132,15 @@ TPG_TEST(bands_cover_the_partial_and_its_flags_once) {
     TPG_EXPECT(b.offset == 1000 * 8 && b.tile0 == 8 * 3);
 }
 
+/* Over NCCL a TP >= 2 GEMM leaves TPG_NCCL_FREE_SMS SMs to NCCL's kernels and needs as many left for itself; a TP = 1
+ * context transfers nothing, so a small device (a MIG slice of 16 SMs) is not refused there. */
+TPG_TEST(nccl_leaves_its_sms_only_at_tp_2_and_more) {
+    const int f = TPG_NCCL_FREE_SMS;
+    TPG_EXPECT(tpg_nccl_gemm_sms(132, 2) == 132 - f && tpg_nccl_gemm_sms(132, 8) == 132 - f);
+    TPG_EXPECT(tpg_nccl_gemm_sms(2 * f + 1, 2) == f + 1);
+    TPG_EXPECT(tpg_nccl_gemm_sms(2 * f, 2) == 0 && tpg_nccl_gemm_sms(f, 4) == 0);
+    TPG_EXPECT(tpg_nccl_gemm_sms(132, 1) == 132 && tpg_nccl_gemm_sms(2 * f, 1) == 2 * f && tpg_nccl_gemm_sms(1, 1) == 1);
+}
+
 TPG_TEST_MAIN(TPG_CASE(every_generated_schedule_pairs_up), TPG_CASE(broken_tables_are_refused),
-              TPG_CASE(bands_cover_the_partial_and_its_flags_once))
+              TPG_CASE(bands_cover_the_partial_and_its_flags_once), TPG_CASE(nccl_leaves_its_sms_only_at_tp_2_and_more))
