@@ -74,7 +74,8 @@ const char *bench_usage(void) {
            "added to schedules.yaml for a run). --aa adds cuBLASLt a second time, last in the order\n"
            "(cublasLt_control, never best): an A/A control of the method's order bias. --lt-algos N (2..16) adds\n"
            "cublasLt_best_of_N (never best): the fastest of cuBLASLt's first N heuristic algorithms in a short timed\n"
-           "trial, timed like the rest; the tables stay against the top algorithm. --precise-fp8: cuBLASLt e4m3\n"
+           "trial, timed like the rest; the tables stay against the top algorithm (its D checked against the top\n"
+           "one's: a mismatch is printed, not exit 1). --precise-fp8: cuBLASLt e4m3\n"
            "without fast accumulation (f32 promotion), the baseline of fp8_promote kernels (default: fast accumulation).\n"
            "Exit: 0 ok, 1 a check failed, 2 usage, 3 no Hopper GPU, 5 a CUDA / cuBLAS error.\n";
 }
@@ -149,6 +150,7 @@ int bench_args_parse(int argc, char **argv, bench_args *a, char *msg, size_t cap
             else if (!strcmp(f, "--seed")) { if (whole(v, UINT64_MAX, &a->seed)) return bad(msg, cap, f, v, "a non-negative integer (decimal digits)"); }
             else if (!strcmp(f, "--lt-algos")) {
                 uint64_t n;
+                _Static_assert(LT_MAX_ALGOS == 16, "the usage and this message say 2..16");
                 if (whole(v, LT_MAX_ALGOS, &n) || n < 2) return bad(msg, cap, f, v, "a count of algorithms in [2, 16]");
                 a->lt_algos = (int)n;
             }

@@ -4,7 +4,8 @@
  * Pieces (each file says why it is separate):
  *   args.c      problem table, command line, run-time estimate (pure C, no CUDA: testable without a GPU)
  *   output.c    JSON records and the closing table (pure C)
- *   lt.c        cuBLASLt: one D = A.B^T plan with the heuristic's top algorithm
+ *   lt.c        cuBLASLt: one D = A.B^T plan with the heuristic's top algorithm, or (--lt-algos) the fastest of
+ *               its first N in a timed trial
  *   nvml.c      NVML through dlopen (energy, SM clock, power), so nothing links libnvidia-ml
  *   energy.c    power fitted from the energy counter, sampled by a thread while a window runs
  *   compare.cu  max |d - ref| / max(|ref|, rms(ref)) on the device (outputs are GiB; no host copy), and the
@@ -163,6 +164,12 @@ int lt_run(lt_gemm *g, void *stream); /* 0 or the cublasStatus_t */
 int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
                       int precise_fp8, int algos, void *stream, lt_gemm **out, char *msg, size_t cap);
 const char *lt_describe(const lt_gemm *g); /* the chosen algorithm, for the record */
+/* The trial's pure parts (bench/lt_trial.c). lt_shuffled: order[0..n) a permutation of 0..n-1 drawn from *seed (each
+ * round's order). lt_trial_winner: of n candidates with median us[i] and fastest window fastest[i] (INFINITY: out),
+ * the fastest median - but #0, the heuristic's top algorithm, unless that median beats #0's fastest window: the
+ * lowest of n noisy medians is another than #0 even where #0 is as fast. */
+void lt_shuffled(int *order, int n, uint32_t *seed);
+int lt_trial_winner(const double *us, const double *fastest, int n);
 /* lt_create_best_of's trial: each candidate's microseconds a call into us[0..n), n returned (0 for lt_create). */
 int lt_trial_times(const lt_gemm *g, double *us, int cap);
 void lt_destroy(lt_gemm *g);

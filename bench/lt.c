@@ -28,6 +28,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -113,6 +114,10 @@ static int lt_heuristics(lt_gemm *g, cublasLtMatmulHeuristicResult_t *h, int wan
         s = cublasLtMatmulAlgoGetHeuristic(g_handle, g->op, g->la, g->lb, g->ld, g->ld, pref, want, h, found);
     cublasLtMatmulPreferenceDestroy(pref);
     LT_TRY("cublasLtMatmulAlgoGetHeuristic", s);
+    int kept = 0; /* the results' other fields hold only where their state is success (cublasLt.h) */
+    for (int i = 0; i < *found; i++)
+        if (h[i].state == CUBLAS_STATUS_SUCCESS && h[i].workspaceSize <= LT_WORKSPACE) h[kept++] = h[i];
+    *found = kept;
     if (*found < 1) LT_TRY("cublasLtMatmulAlgoGetHeuristic found no algorithm", CUBLAS_STATUS_NOT_SUPPORTED);
     return 0;
 }
@@ -121,14 +126,18 @@ static int lt_heuristics(lt_gemm *g, cublasLtMatmulHeuristicResult_t *h, int wan
  * cublasLtMatmulTile_t, cublasLtMatmulStages_t and cublasLtClusterShape_t: whether cuBLAS's pick runs CTA pairs). */
 static void algo_text(const cublasLtMatmulHeuristicResult_t *h, char *out, size_t cap) {
     int32_t id = -1;
-    uint32_t tile = 0, stages = 0, cluster = 0;
+    uint32_t tile = 0, stages = 0;
+    uint16_t cluster = 0; /* 16 bits in cublasLt.h: a 32-bit read is refused (CUBLAS_STATUS_INVALID_VALUE) */
     size_t w;
     cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w);
-    snprintf(out, cap, "algo %d, tile id %u, stages id %u, cluster id %u, waves %.2f, workspace %zu B", (int)id,
-             (unsigned)tile, (unsigned)stages, (unsigned)cluster, (double)h->wavesCount, h->workspaceSize);
+    const int has_cluster = cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                                                  &cluster, sizeof cluster, &w) == CUBLAS_STATUS_SUCCESS;
+    char cl[16] = "?";
+    if (has_cluster) snprintf(cl, sizeof cl, "%u", (unsigned)cluster);
+    snprintf(out, cap, "algo %d, tile id %u, stages id %u, cluster id %s, waves %.2f, workspace %zu B", (int)id,
+             (unsigned)tile, (unsigned)stages, cl, (double)h->wavesCount, h->workspaceSize);
 }
 
 int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d, int precise_fp8,
@@ -145,15 +154,17 @@ int lt_create(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, cons
     return 0;
 }
 
-/* --lt-algos N's trial: every candidate once a round, a window of `calls` back-to-back calls between two events, in
- * an order rotated by one each round, over max(N, LT_TRIAL_MIN_ROUNDS) rounds (so each candidate runs at each place of
- * the order once: the first run, 2026-12-06 08:58Z, gave 5 rounds of 8 and picked #3-#7 on every problem, none of
- * which then beat #0 in the benchmark's windows); us[i] = candidate i's median microseconds a call, INFINITY where it
- * failed to run. Short windows, so this picks by speed on a card below its power cap - as a tuner run before a job
- * picks (PyTorch's TunableOp times its candidates so too); the benchmark's own windows then time the winner under both
- * regimes. */
-#define LT_TRIAL_MIN_ROUNDS 5
+/* --lt-algos N's trial. Every candidate once a round, a window of `calls` back-to-back calls between two events, the
+ * first behind a device-side delay (the host queues the calls meanwhile, so no window holds its launch latency), over
+ * LT_TRIAL_ROUNDS rounds, each in its own shuffled order (a fixed seed): neither a candidate's place nor the one run
+ * before it is the same every round, where the rotated orders of the first runs (2026-12-06 08:58Z and 09:11Z) always
+ * put #0 right after #N-1 and picked another than #0 on every problem that had a choice. us[i] = candidate i's median
+ * microseconds a call, fastest[i] its fastest window's; INFINITY where it failed to run. Short windows, so this picks
+ * by speed on a card below its power cap - as a tuner run before a job picks (PyTorch's TunableOp times its candidates
+ * so too); the benchmark's own windows then time the winner under both regimes. */
+#define LT_TRIAL_ROUNDS 9
 #define LT_TRIAL_WINDOW_S 5e-3
+#define LT_TRIAL_DELAY_US 2000.0
 
 static int cmp_f(const void *x, const void *y) {
     const float a = *(const float *)x, b = *(const float *)y;
@@ -164,6 +175,7 @@ static int cmp_f(const void *x, const void *y) {
  * launch (the algorithm is out), -1 on a CUDA error (the trial stops). */
 static int time_calls(lt_gemm *g, cudaStream_t s, cudaEvent_t *e, int calls, float *ms, cudaError_t *ce) {
     int bad = 0;
+    if ((*ce = (cudaError_t)bench_device_delay(s, LT_TRIAL_DELAY_US)) != cudaSuccess) return -1;
     if ((*ce = cudaEventRecord(e[0], s)) != cudaSuccess) return -1;
     for (int c = 0; c < calls && !bad; c++) bad = lt_run(g, s) != 0;
     if ((*ce = cudaEventRecord(e[1], s)) != cudaSuccess || (*ce = cudaEventSynchronize(e[1])) != cudaSuccess) return -1;
@@ -171,10 +183,11 @@ static int time_calls(lt_gemm *g, cudaStream_t s, cudaEvent_t *e, int calls, flo
     return (*ce = cudaEventElapsedTime(ms, e[0], e[1])) != cudaSuccess ? -1 : 0;
 }
 
-static int trial(lt_gemm *g, const cublasLtMatmulHeuristicResult_t *h, int nh, cudaStream_t s, double *us, char *msg,
-                 size_t cap) {
-    float ms[LT_MAX_ALGOS][LT_MAX_ALGOS > LT_TRIAL_MIN_ROUNDS ? LT_MAX_ALGOS : LT_TRIAL_MIN_ROUNDS], one = 0;
-    const int rounds = nh > LT_TRIAL_MIN_ROUNDS ? nh : LT_TRIAL_MIN_ROUNDS;
+static int trial(lt_gemm *g, const cublasLtMatmulHeuristicResult_t *h, int nh, cudaStream_t s, double *us,
+                 double *fastest, char *msg, size_t cap) {
+    float ms[LT_MAX_ALGOS][LT_TRIAL_ROUNDS], one = 0;
+    int order[LT_MAX_ALGOS];
+    uint32_t seed = 0x9e3779b9u;
     cudaEvent_t e[2] = {NULL, NULL};
     cudaError_t ce = cudaEventCreate(&e[0]);
     if (ce == cudaSuccess) ce = cudaEventCreate(&e[1]);
@@ -184,44 +197,46 @@ static int trial(lt_gemm *g, const cublasLtMatmulHeuristicResult_t *h, int nh, c
         rc = time_calls(g, s, e, 2, &one, &ce);
         us[i] = rc ? INFINITY : 0.0;
     }
-    const int top_out = rc >= 0 && !isfinite(us[0]); /* the heuristic's own top one: the benchmark's baseline */
-    if (top_out) rc = -1;
     g->algo = h[0].algo; /* a window's length, from one call of the top algorithm */
-    if (rc >= 0 && (rc = time_calls(g, s, e, 1, &one, &ce)) == 0) {
+    if (rc >= 0 && isfinite(us[0]) && (rc = time_calls(g, s, e, 1, &one, &ce)) == 0) {
         calls = (int)ceil(LT_TRIAL_WINDOW_S * 1e3 / (one > 1e-3f ? one : 1e-3f));
         calls = calls < 3 ? 3 : calls > 200 ? 200 : calls;
     }
-    for (int w = 0; w < rounds && rc >= 0; w++)
+    if (rc > 0) us[0] = INFINITY;
+    for (int w = 0; w < LT_TRIAL_ROUNDS && rc >= 0 && isfinite(us[0]); w++) {
+        lt_shuffled(order, nh, &seed);
         for (int j = 0; j < nh && rc >= 0; j++) {
-            const int i = (j + w) % nh; /* rotated: no candidate always right after another */
+            const int i = order[j];
             if (!isfinite(us[i])) continue;
             g->algo = h[i].algo;
             if ((rc = time_calls(g, s, e, calls, &ms[i][w], &ce)) > 0) us[i] = INFINITY, rc = 0;
         }
-    for (int i = 0; i < nh && rc >= 0; i++)
-        if (isfinite(us[i])) {
-            qsort(ms[i], (size_t)rounds, sizeof ms[i][0], cmp_f);
-            us[i] = 1e3 * (rounds % 2 ? ms[i][rounds / 2] : 0.5f * (ms[i][rounds / 2 - 1] + ms[i][rounds / 2])) / calls;
-        }
+    }
+    const int top_out = rc >= 0 && !isfinite(us[0]); /* the heuristic's own top one: the benchmark's baseline */
+    for (int i = 0; i < nh && rc >= 0 && !top_out; i++) { /* every round ran: each candidate still in has them all */
+        fastest[i] = us[i];
+        if (!isfinite(us[i])) continue;
+        qsort(ms[i], LT_TRIAL_ROUNDS, sizeof ms[i][0], cmp_f);
+        us[i] = 1e3 * ms[i][LT_TRIAL_ROUNDS / 2] / calls, fastest[i] = 1e3 * ms[i][0] / calls;
+    }
     for (int i = 0; i < 2; i++)
         if (e[i]) cudaEventDestroy(e[i]);
     if (top_out) snprintf(msg, cap, "cuBLASLt trial: the heuristic's top algorithm did not launch");
     else if (rc < 0) snprintf(msg, cap, "cuBLASLt trial: %s: %s", cudaGetErrorName(ce), cudaGetErrorString(ce));
-    return rc < 0 ? -1 : 0;
+    return rc < 0 || top_out ? -1 : 0;
 }
 
 int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *d,
                       int precise_fp8, int algos, void *stream, lt_gemm **out, char *msg, size_t cap) {
     cublasLtMatmulHeuristicResult_t h[LT_MAX_ALGOS];
-    double us[LT_MAX_ALGOS];
-    int found, best = 0, rc = lt_new(dt, m, n, k, a, b, d, precise_fp8, out, msg, cap);
+    double us[LT_MAX_ALGOS], fastest[LT_MAX_ALGOS];
+    int found, rc = lt_new(dt, m, n, k, a, b, d, precise_fp8, out, msg, cap);
     if (rc) return rc;
     lt_gemm *g = *out;
     algos = algos < 1 ? 1 : algos > LT_MAX_ALGOS ? LT_MAX_ALGOS : algos;
     if ((rc = lt_heuristics(g, h, algos, &found, msg, cap))) return *out = NULL, rc; /* g destroyed by LT_TRY */
-    if (trial(g, h, found, (cudaStream_t)stream, us, msg, cap)) return lt_destroy(g), *out = NULL, -1;
-    for (int i = 1; i < found; i++)
-        if (us[i] < us[best]) best = i;
+    if (trial(g, h, found, (cudaStream_t)stream, us, fastest, msg, cap)) return lt_destroy(g), *out = NULL, -1;
+    const int best = lt_trial_winner(us, fastest, found);
     for (int i = 0; i < found; i++) g->trial_us[i] = us[i];
     g->trial_n = found;
     char text[128];

@@ -171,8 +171,9 @@ def tuned_cublas_text(records):
         of_it = lambda regime, key: geomean([quotient(v.get(regime), r[key]) for r, v in rows])  # noqa: E731
         g = {"tb": over_it("burst_tflops", "tpgemm_tflops"), "ts": over_it("sustained_tflops", "tpgemm_sustained_tflops"),
              "cb": of_it("burst_tflops", "cublas_tflops"), "cs": of_it("sustained_tflops", "cublas_sustained_tflops")}
-        n = rows[0][1]["lt_best_of"]
-        lines.append(f"cuBLASLt's fastest of its first {n} heuristic algorithms ({dt}, {len(rows)} problems; a short "
+        n = "/".join(str(x) for x in sorted({v["lt_best_of"] for _, v in rows}))  # a joined JSON may mix runs
+        count = sum(1 for r, v in rows if quotient(r["tpgemm_sustained_tflops"], v.get("sustained_tflops")))
+        lines.append(f"cuBLASLt's fastest of its first {n} heuristic algorithms ({dt}, {count} problems; a short "
                      f"timed trial picks it, then it is timed as a variant of the same run): tpgemm / it "
                      f"{fmt(g['tb'], '.3f')} burst, {fmt(g['ts'], '.3f')} sustained; it / the top algorithm "
                      f"{fmt(g['cb'], '.3f')} burst, {fmt(g['cs'], '.3f')} sustained (geomeans).\n")
