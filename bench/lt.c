@@ -43,7 +43,7 @@ struct lt_gemm {
     const void *a, *b;
     void *d;
     const char *fp8_note; /* "", ", fast accum" or ", f32 promotion (no fast accum)" */
-    int trial_n;          /* --lt-algos: the candidates' trial times, in the heuristic's order (INFINITY: did not run) */
+    int trial_n;          /* --lt-algos: the candidates' trial times, the heuristic's order (INFINITY: did not run) */
     double trial_us[LT_MAX_ALGOS];
     char desc[256];
 };
@@ -132,10 +132,10 @@ static void algo_text(const cublasLtMatmulHeuristicResult_t *h, char *out, size_
     cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
-    const int has_cluster = cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
-                                                                  &cluster, sizeof cluster, &w) == CUBLAS_STATUS_SUCCESS;
+    const cublasStatus_t cs = cublasLtMatmulAlgoConfigGetAttribute(&h->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                                                   &cluster, sizeof cluster, &w);
     char cl[16] = "?";
-    if (has_cluster) snprintf(cl, sizeof cl, "%u", (unsigned)cluster);
+    if (cs == CUBLAS_STATUS_SUCCESS) snprintf(cl, sizeof cl, "%u", (unsigned)cluster);
     snprintf(out, cap, "algo %d, tile id %u, stages id %u, cluster id %s, waves %.2f, workspace %zu B", (int)id,
              (unsigned)tile, (unsigned)stages, cl, (double)h->wavesCount, h->workspaceSize);
 }
@@ -242,8 +242,8 @@ int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void 
     char text[128];
     algo_text(&h[best], text, sizeof text);
     g->algo = h[best].algo;
-    snprintf(g->desc, sizeof g->desc, "best of %d by a timed trial: #%d (%s), %.1f us vs %.1f us for #0, cuBLASLt %zu%s",
-             found, best, text, us[best], us[0], (size_t)cublasLtGetVersion(), g->fp8_note);
+    snprintf(g->desc, sizeof g->desc,
+             "best of %d by a timed trial: #%d (%s), %.1f us vs %.1f us for #0, cuBLASLt %zu%s", found, best, text, us[best], us[0], (size_t)cublasLtGetVersion(), g->fp8_note);
     return 0;
 }
 
