@@ -243,7 +243,8 @@ int lt_create_best_of(tpg_dtype dt, int64_t m, int64_t n, int64_t k, const void 
     algo_text(&h[best], text, sizeof text);
     g->algo = h[best].algo;
     snprintf(g->desc, sizeof g->desc,
-             "best of %d by a timed trial: #%d (%s), %.1f us vs %.1f us for #0, cuBLASLt %zu%s", found, best, text, us[best], us[0], (size_t)cublasLtGetVersion(), g->fp8_note);
+             "best of %d by a timed trial: #%d (%s), %.1f us vs %.1f us for #0, cuBLASLt %zu%s", found, best, text,
+             us[best], us[0], (size_t)cublasLtGetVersion(), g->fp8_note);
     return 0;
 }
 
