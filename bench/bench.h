@@ -56,7 +56,7 @@ typedef struct bench_args {
     int quick, decode, dry_run, help;
     int pdl_ab;               /* --pdl-ab: every tpgemm config also with programmatic dependent launch */
     int aa;                   /* --aa: cuBLASLt a second time, last in the order (an A/A control) */
-    int lt_algos;             /* --lt-algos N (2..LT_MAX_ALGOS): a cuBLASLt_best_of_N variant beside the top one; 0 off */
+    int lt_algos;             /* --lt-algos N (2..LT_MAX_ALGOS): cuBLASLt_best_of_N beside the top one; 0 off */
     int precise_fp8;          /* --precise-fp8: cuBLASLt e4m3 without fast accumulation (against fp8_promote kernels) */
     int dtypes;               /* bit tpg_dtype: 1 bf16, 2 fp16, 4 e4m3 ("all" = the 16-bit two) */
     const char *problems;     /* --problems a,b or NULL */

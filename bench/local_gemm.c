@@ -362,7 +362,8 @@ static void measure(env *E, bench_record *r, impl *im) {
 }
 
 /* The config published: the one the runtime picks for the problem (r->pick_kernel; not a --pdl-ab twin, the --aa
- * control, the --lt-algos variant or an x_ experiment), as a user gets it - choosing the fastest on the very windows shown would favour tpgemm
+ * control, the --lt-algos variant or an x_ experiment), as a user gets it - choosing the fastest on the very windows
+ * shown would favour tpgemm
  * by its noise. Where no variant runs the pick (--configs), the best one, sound ones (passed, no failed window)
  * first: the highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
  * card at its power cap), so that neither figure alone picks a config that loses the other. */

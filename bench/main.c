@@ -223,8 +223,8 @@ int main(int argc, char **argv) {
                 printf("    %s / cuBLAS: burst %.3f, sustained %.3f, joules %.3f; tpgemm / it: burst %.3f, sustained "
                        "%.3f (%s)\n", V->config, V->burst_tflops / cb->burst_tflops,
                        V->sustained_tflops / cb->sustained_tflops, V->joules / cb->joules,
-                       tp ? tp->burst_tflops / V->burst_tflops : NAN, tp ? tp->sustained_tflops / V->sustained_tflops : NAN,
-                       V->kernel);
+                       tp ? tp->burst_tflops / V->burst_tflops : NAN,
+                       tp ? tp->sustained_tflops / V->sustained_tflops : NAN, V->kernel);
         }
         if (rec[i].cublas_ref_check == 0)
             printf("    cuBLAS vs the fp32 reference: error %.3g > %.3g\n", rec[i].cublas_ref_error, rec[i].eps);

@@ -23,8 +23,11 @@ static void jvariant(FILE *f, const bench_variant *v) {
     if (v->pdl) fputs(", \"pdl\": true", f);
     if (v->control) fputs(", \"control\": true", f);
     if (v->lt_best_of) fprintf(f, ", \"lt_best_of\": %d", v->lt_best_of);
-    for (int i = 0; i < v->lt_trial_n; i++) /* the trial's times, the heuristic's order; null: did not run */
-        fputs(i ? ", " : ", \"lt_trial_us\": [", f), jnum(f, v->lt_trial_us[i]), fputs(i + 1 < v->lt_trial_n ? "" : "]", f);
+    if (v->lt_trial_n > 0) { /* the trial's times, the heuristic's order; null: did not run */
+        fputs(", \"lt_trial_us\": [", f);
+        for (int i = 0; i < v->lt_trial_n; i++) fputs(i ? ", " : "", f), jnum(f, v->lt_trial_us[i]);
+        fputs("]", f);
+    }
     fputs(", \"burst_tflops\": ", f), jnum(f, v->burst_tflops);
     fputs(", \"sustained_tflops\": ", f), jnum(f, v->sustained_tflops);
     fputs(", \"joules\": ", f), jnum(f, v->joules);

@@ -167,16 +167,16 @@ def tuned_cublas_text(records):
         rows = [(r, v) for r, v in rows if v and v.get("check") == "pass" and not v.get("error")]
         if not rows:
             continue
-        over_it = lambda regime, key: geomean([quotient(r[key], v.get(regime)) for r, v in rows])  # noqa: E731
-        of_it = lambda regime, key: geomean([quotient(v.get(regime), r[key]) for r, v in rows])  # noqa: E731
-        g = {"tb": over_it("burst_tflops", "tpgemm_tflops"), "ts": over_it("sustained_tflops", "tpgemm_sustained_tflops"),
-             "cb": of_it("burst_tflops", "cublas_tflops"), "cs": of_it("sustained_tflops", "cublas_sustained_tflops")}
+        tp_burst = geomean([quotient(r["tpgemm_tflops"], v.get("burst_tflops")) for r, v in rows])
+        tp_sust = geomean([quotient(r["tpgemm_sustained_tflops"], v.get("sustained_tflops")) for r, v in rows])
+        it_burst = geomean([quotient(v.get("burst_tflops"), r["cublas_tflops"]) for r, v in rows])
+        it_sust = geomean([quotient(v.get("sustained_tflops"), r["cublas_sustained_tflops"]) for r, v in rows])
         n = "/".join(str(x) for x in sorted({v["lt_best_of"] for _, v in rows}))  # a joined JSON may mix runs
         count = sum(1 for r, v in rows if quotient(r["tpgemm_sustained_tflops"], v.get("sustained_tflops")))
         lines.append(f"cuBLASLt's fastest of its first {n} heuristic algorithms ({dt}, {count} problems; a short "
                      f"timed trial picks it, then it is timed as a variant of the same run): tpgemm / it "
-                     f"{fmt(g['tb'], '.3f')} burst, {fmt(g['ts'], '.3f')} sustained; it / the top algorithm "
-                     f"{fmt(g['cb'], '.3f')} burst, {fmt(g['cs'], '.3f')} sustained (geomeans).\n")
+                     f"{fmt(tp_burst, '.3f')} burst, {fmt(tp_sust, '.3f')} sustained; it / the top algorithm "
+                     f"{fmt(it_burst, '.3f')} burst, {fmt(it_sust, '.3f')} sustained (geomeans).\n")
     return "\n" + "\n".join(lines) if lines else ""
 
 

@@ -71,7 +71,8 @@ static tpg_status join_nccl(tpg_ctx *ctx, const tpg_wire *recv) {
     if (st == TPG_OK) st = tpg_nccl_comm_init(ctx, ctx->nccl, ctx->tp, me, recv[0].nccl_id);
     if (st == TPG_OK) st = tpg_nccl_connect_all(ctx, ctx->nccl, ctx->tp, me, ctx->timeout_ns, agree_to_connect);
     else if (ctx->tp > 1) (void)agree_to_connect(ctx, st); /* the exchange the peers make in connect_all */
-    if (st == TPG_OK) ctx->sm_count[me] = tpg_nccl_gemm_sms(ctx->sm_count[me], ctx->tp); /* a TP = 1 op transfers nothing */
+    if (st == TPG_OK) /* a TP = 1 op transfers nothing: it keeps every SM */
+        ctx->sm_count[me] = tpg_nccl_gemm_sms(ctx->sm_count[me], ctx->tp);
     return st;
 }
 
