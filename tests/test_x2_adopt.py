@@ -16,9 +16,10 @@ def tree_hash(repo):
                           check=True).stdout.split()[1]
 
 
-def reply(at, repo, script="bench/x2/call1_acceptance.sh", tree=None, tp2_speed=None):
-    """A reply's folder: records.tgz (records/provenance.txt, a log), summary.txt, tp2.json (the committed one, every
-    tpgemm figure set to tp2_speed where given) and tp2.png."""
+def reply(at, repo, script="bench/x2/call1_acceptance.sh", tree=None, tp2_speed=None, tp2_text=None, tier2=False):
+    """A reply's folder: records.tgz (records/provenance.txt, a log), summary.txt, tp2.json (the committed one without
+    its copy-engine twins, so that the rule reads "missing", every tpgemm figure set to tp2_speed where given; or
+    tp2_text as it is), tp2.png, and a tier2.json where asked."""
     records = at / "stage" / "records"
     records.mkdir(parents=True)
     (records / "provenance.txt").write_text(f"{script}\n{DATE}\ntree {tree or tree_hash(repo)} (294 files)\n"
@@ -30,12 +31,22 @@ def reply(at, repo, script="bench/x2/call1_acceptance.sh", tree=None, tp2_speed=
     shutil.rmtree(at / "stage")
     (at / "summary.txt").write_text("build: exit 0, at 25 s\n")
     records_json = json.loads((ROOT / "bench/results/tp2.json").read_text())
-    if tp2_speed is not None:
-        for r in records_json:
+    for r in records_json:
+        r.pop("alt", None)
+        if tp2_speed is not None:
             r["tpgemm_tflops"] = tp2_speed
-    (at / "tp2.json").write_text(json.dumps(records_json))
+    (at / "tp2.json").write_text(tp2_text if tp2_text is not None else json.dumps(records_json))
     shutil.copy2(ROOT / "bench/results/tp2.png", at / "tp2.png")
+    if tier2:
+        (at / "tier2.json").write_text('{"stand-in": "' + script + '"}')
     return at
+
+
+def state(repo):
+    """What adopting may change: the published files and the experiments' folders."""
+    return ([(repo / f).read_bytes() for f in ("bench/results/tp2.json", "bench/results/tp2.png",
+                                               "bench/results/tier2.json", "BENCHMARKS.md")],
+            sorted(p.name for p in (repo / "bench/results/experiments").iterdir()))
 
 
 def adopt(repo, *args):
@@ -77,12 +88,40 @@ def test_call_4_is_read_as_switched(tmp_path):
 
 def test_records_of_another_tree_are_refused_and_nothing_is_written(tmp_path):
     repo = tree_copy(tmp_path / "repo")
-    before = (repo / "bench/results/tp2.json").read_bytes()
+    before = state(repo)
     run = adopt(repo, reply(tmp_path / "reply", repo, tree="0123456789abcdef", tp2_speed=777.0), "--publish")
     assert run.returncode == 1
     assert "adopt from the commit that ran" in run.stderr
-    assert not list((repo / "bench/results/experiments").glob("x2_1307Z_*"))
-    assert (repo / "bench/results/tp2.json").read_bytes() == before
+    assert state(repo) == before
+
+
+def test_a_tp2_file_the_tools_cannot_read_is_refused_and_nothing_is_written(tmp_path):
+    repo = tree_copy(tmp_path / "repo")
+    before = state(repo)
+    cut = (ROOT / "bench/results/tp2.json").read_text()[:300]  # a file cut short
+    for text, why in ((cut, "verdict.py could not read"), ("[]", "report_tp.py could not render")):
+        src = reply(tmp_path / f"reply{len(text)}", repo, tp2_text=text)
+        run = adopt(repo, src, "--publish")
+        assert run.returncode == 1 and why in run.stderr, run.stderr
+        assert state(repo) == before
+
+
+def test_tier2_is_published_from_call_2_only_and_a_relative_folder_works(tmp_path):
+    repo = tree_copy(tmp_path / "repo")
+    call4 = reply(tmp_path / "reply4", repo, script="bench/x2/call4_switch.sh", tier2=True)
+    run = adopt(repo, call4, "--publish")
+    assert run.returncode == 0, run.stderr
+    assert "stand-in" not in (repo / "bench/results/tier2.json").read_text()
+    assert "not published: call4_switch's tier2.json" in run.stdout
+    call2 = reply(tmp_path / "reply2", repo, script="bench/x2/call2_tier2.sh", tier2=True)
+    (call2 / "tp2.json").unlink()
+    (call2 / "tp2.png").unlink()
+    run = subprocess.run(["bash", str(repo / "bench/x2/adopt.sh"), "reply2", "--publish"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "call2_tier2.sh" in (repo / "bench/results/tier2.json").read_text()
+    dest = repo / "bench/results/experiments/x2_1307Z_call2_tier2"
+    assert sorted(p.name for p in dest.iterdir()) == ["records.tgz", "summary.txt", "tier2.json"]
 
 
 def test_a_second_adoption_of_the_same_call_is_refused(tmp_path):
