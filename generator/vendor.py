@@ -166,6 +166,13 @@ def owned_files(out: Path) -> set[str] | None:
     return None
 
 
+def inside_repository(out: Path) -> bool:
+    """Whether out is the repository itself or inside it (its build/ aside): vendoring there would write a Makefile,
+    src/ and kernels/ into the checkout and take its generated/ for a vendored tree's."""
+    where = out.resolve()
+    return (where == ROOT or where.is_relative_to(ROOT)) and not where.is_relative_to(ROOT / "build")
+
+
 def remove_file(out: Path, rel: str) -> None:
     """Removes out/rel if it is a file, then each folder above it inside out that it left empty (src/cli/ once the
     CLI is no longer vendored); a folder that still holds anything - a user's file included - stays."""
@@ -191,7 +198,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", required=True, help="output directory (created; the files an earlier vendoring wrote "
                     "are replaced, others only with --force)")
     ap.add_argument("--force", action="store_true", help="replace files of --out that no vendoring wrote")
-    ap.add_argument("--config", default=str(ROOT / "schedules.yaml"), help="input (default: schedules.yaml)")
+    ap.add_argument("--config", default=str(ROOT / "schedules.yaml"),
+                    help="input (default: the repository's schedules.yaml, wherever vendor runs)")
     ap.add_argument("--cli", action="store_true", help="also vendor the CLI sources (`make cli`)")
     args = ap.parse_args(argv)
     try:
@@ -204,6 +212,11 @@ def main(argv: list[str]) -> int:
     if blocked:
         print(f"vendor: --out {out}: {blocked} is a file, not a directory", file=sys.stderr)
         return 2
+    if inside_repository(out):
+        print(f"vendor: --out {out} is inside the tpgemm repository ({ROOT}), whose own generated/ and sources a "
+              "vendored tree would mix with: vendor into your project's tree (or under the repository's build/)",
+              file=sys.stderr)
+        return 2
     files = tree(p, ROOT, args.cli)
     clash = conflicts(out, files)
     if clash and not args.force:
@@ -213,8 +226,9 @@ def main(argv: list[str]) -> int:
         return 2
     # removed when this vendoring no longer writes them: only what a manifest lists (a tree vendored before the
     # manifest existed may hold a project's own files under src/ or include/: those are named and left alone)
-    before = owned_files(out) if (out / MANIFEST).is_file() else set()
-    left = sorted((owned_files(out) or set()) - before - set(files))
+    owned = owned_files(out) or set()
+    before = owned if (out / MANIFEST).is_file() else set()
+    left = sorted(owned - before - set(files))
     if left:
         print(f"vendor: {out} was vendored before {MANIFEST} existed; left in place, not written by this vendoring "
               f"({len(left)} files): " + ", ".join(left[:8]) + (" ..." if len(left) > 8 else ""), file=sys.stderr)
@@ -224,7 +238,9 @@ def main(argv: list[str]) -> int:
             (out / rel).write_text(text, encoding="utf-8")
     stale = write.diff(out / "generated", {r[len("generated/"):]: t for r, t in files.items()
                                            if r.startswith("generated/")}).delete
-    for rel in stale:  # kernels of an earlier vendoring that this config no longer has
+    # kernels of an earlier vendoring that this config no longer has - only where a vendoring wrote them: a marked
+    # file of `python3 -m generator --out <out>/generated` (its build.ninja, say) is the project's
+    for rel in (r for r in stale if "generated/" + r in owned):
         remove_file(out, "generated/" + rel)
     for rel in sorted(before - set(files) - {MANIFEST}):  # what an earlier vendoring wrote, this one not (src/cli/)
         remove_file(out, rel)

@@ -187,6 +187,34 @@ def test_a_tree_vendored_before_the_manifest_counts_as_vendored_but_loses_no_fil
     assert (out / vendor.MANIFEST).is_file() and vendor.main(["--out", str(out), "--cli"]) == 0
 
 
+def test_a_projects_own_generated_files_are_not_taken_for_a_vendorings(tmp_path, capsys):
+    """A project that ran `python3 -m generator --out <dir>/generated` (marked files, build.ninja among them) and then
+    vendors into <dir>: nothing there was vendored, so nothing the generator marked is removed (it was: review)."""
+    out = tmp_path / "proj"
+    r = subprocess.run([sys.executable, "-m", "generator", "--out", str(out / "generated"), "-q"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and (out / "generated" / "build.ninja").is_file(), r.stderr
+    assert vendor.main(["--out", str(out)]) == 0, capsys.readouterr().err
+    assert (out / "generated" / "build.ninja").is_file() and (out / vendor.MANIFEST).is_file()
+    # a second vendoring owns what the first wrote, not the project's build.ninja
+    assert vendor.main(["--out", str(out)]) == 0 and (out / "generated" / "build.ninja").is_file()
+
+
+def test_vendoring_into_the_repository_is_refused(tmp_path):
+    """In a copy of the tree, so that a broken guard cannot litter this checkout."""
+    from tests.test_x2_calls import tree_copy
+    repo = tree_copy(tmp_path / "repo")
+    for out in (".", "generated", "vendor/tpgemm"):
+        r = subprocess.run([sys.executable, "-m", "generator", "vendor", "--out", out], cwd=repo, capture_output=True,
+                           text=True)
+        assert r.returncode == 2 and "inside the tpgemm repository" in r.stderr, r.stderr
+    assert not (repo / "Makefile").exists() and not (repo / "vendor").exists()
+    assert (repo / "generated" / "build.ninja").is_file()
+    # the rule itself: the repository and what is in it, but its build/ (outputs) and whatever lies outside it
+    assert vendor.inside_repository(ROOT) and vendor.inside_repository(ROOT / "runtime" / "v")
+    assert not vendor.inside_repository(ROOT / "build" / "v") and not vendor.inside_repository(ROOT.parent / "v")
+
+
 def test_vendoring_into_a_file_is_refused(tmp_path, capsys):
     (tmp_path / "f").write_text("")
     assert vendor.main(["--out", str(tmp_path / "f")]) == 2
