@@ -457,8 +457,11 @@ def test_trace_build_accepts_trace_then_needs_gpus(tmp_path):
     r = run(exe, *shape, "--trace", str(out))
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr
     assert not out.exists()  # a run that stops early leaves no older file in its place
-    r = run(exe, *shape, "--trace", str(tmp_path))  # not a regular file: left alone
-    assert r.returncode == 3 and tmp_path.is_dir()
+    r = run(exe, *shape, "--trace", str(tmp_path))  # a directory: refused before the run (fopen would fail at its end)
+    assert r.returncode == 2 and "is a directory" in r.stderr and tmp_path.is_dir(), r.stderr
+    if Path("/dev/null").exists():  # a device is not a regular file: left alone, written at the end
+        r = run(exe, *shape, "--trace", "/dev/null")
+        assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr
     r = run(exe, *shape, "--trace", str(tmp_path / "none" / "t.json"))  # refused before the run, not after it
     assert r.returncode == 2 and "its folder does not exist or is not writable" in r.stderr, r.stderr
     assert "--trace" in run(exe, "--help").stdout

@@ -166,6 +166,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tpgemm: --trace: cannot replace '%s': %s\n", a.trace, strerror(errno));
         return EXIT_RUNTIME;
     }
+    if (a.trace && !a.dry_run && stat(a.trace, &trace_st) == 0 && S_ISDIR(trace_st.st_mode)) {
+        fprintf(stderr, "tpgemm: --trace: '%s' is a directory: name the file to write (e.g. '%s/trace.json')\n",
+                a.trace, a.trace);
+        return EXIT_USAGE;
+    }
     if (a.trace && !a.dry_run && !trace_folder_writable(a.trace)) { /* before the run, not after its minutes */
         fprintf(stderr, "tpgemm: --trace: cannot write '%s': its folder does not exist or is not writable\n", a.trace);
         return EXIT_USAGE;
