@@ -404,7 +404,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines[f"{path}.kernel"], f"{path}.kernel", f"unknown kernel {c['kernel']!r}",
                     ", ".join(kernel_names) or "(no kernels defined)")
         if doc.get("kernels") is not None:
-            _check_kernel_tp1(w, c, path, {k["name"]: k for k in doc["kernels"] if k and k.get("name")})
+            _check_kernel_tp1(w, c, path, kernels_by_name(doc.get("kernels")))
         if (c.get("copy_chunks") or 1) > 1 and SCHEDULES.get(c.get("schedule"), {}).get("comm") != "allgather":
             w.error(w.lines.get(f"{path}.copy_chunks", w.lines[path]), f"{path}.copy_chunks",
                     f"copy_chunks {c['copy_chunks']} in a config of {c.get('schedule')}, which copies nothing (its "
@@ -418,7 +418,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
                     "pull_partials in a config with tp 1, where nothing moves between GPUs",
                     "tp values >= 2 (a separate config for TP = 1)")
         _check_copy_engine_partials(w, c, path)
-        _check_no_pulls(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
+        _check_no_pulls(w, c, path, kernels_by_name(doc.get("kernels")))
         prefs = [f for f in ("prefer_from_local_k", "prefer_from_local_k_tp1") if c.get(f) is not None]
         if c.get("wave_weight") is not None and prefs:
             w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
@@ -428,7 +428,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.prefer_from_local_k_tp1", w.lines[path]), f"{path}.prefer_from_local_k_tp1",
                     "prefer_from_local_k_tp1 in a config without tp 1, which has no TP = 1 instance",
                     "a tp list with 1, or no prefer_from_local_k_tp1")
-        _check_split_only(w, c, path, {k["name"]: k for k in doc.get("kernels") or [] if k and k.get("name")})
+        _check_split_only(w, c, path, kernels_by_name(doc.get("kernels")))
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:
@@ -531,6 +531,16 @@ def ce_partials_at(c: dict, tp: int) -> bool:
     """Whether config c's instance at this TP degree moves its partials by copy engine: copy_engine_partials applies
     to the TP >= 2 instances only (a TP = 1 one moves nothing)."""
     return bool(c.get("copy_engine_partials")) and tp > 1
+
+
+def kernels_by_name(kernels: list | None) -> dict:
+    """name -> kernel entry; of a duplicated name the first (the later one is reported as the duplicate, and checking
+    configs against it as well would only add errors that follow from that one)."""
+    out: dict = {}
+    for k in kernels or []:
+        if k and k.get("name"):
+            out.setdefault(k["name"], k)
+    return out
 
 
 def _unique(w: _Walker, seen: dict[str, int], name: str, path: str, what: str) -> None:

@@ -242,17 +242,20 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  defines: tuple = (), stream_k: bool | None = None,
                  fp8_promote: int = 0, partials: str = "out") -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
-    Assumes the schema checks passed (types and enums)."""
+    Assumes the schema checks passed (types and enums). The store unit's fit is judged only on a tile shape that is
+    itself valid: against a BN no kernel instantiates it would only repeat that error under another field."""
+    tile = _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
+    shape_ok = not any(field == "tile" or field.startswith("tile.") for field, _, _ in tile)
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _acc(dtype, acc)
             + _fp8_promote(fp8_promote, dtype, bm, bn, consumers, consumer_mode)
-            + _mode(consumer_mode, consumers, cluster_m, cluster_n)
-            + _subtile(dtype, wg_cols(bn, consumers, consumer_mode) if consumers else bn, epilogue_n)
+            + _mode(consumer_mode, consumers, cluster_m, cluster_n) + tile
+            + (_subtile(dtype, wg_cols(bn, consumers, consumer_mode) if consumers else bn, epilogue_n) if shape_ok
+               else [])
             + _buffers(epi_buffers) + _pingpong_only("deferred_flags", deferred_flags, consumer_mode,
                                                      "cooperative 1x1 kernels always defer, clusters never")
             + _pingpong_only("prefetch_sources", prefetch_sources, consumer_mode,
                              "next to the cooperative kernels' held deferred-store registers it spilled")
             + _tma_partials(tma_partials, prefetch_sources, bm, bn, consumers, consumer_mode, epilogue_n, epi_buffers)
-            + _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
             + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n)
             + _partials(partials, tma_partials, prefetch_sources))
 

@@ -27,6 +27,14 @@ LAYERS = {
     "gate_up": ("column", lambda p: 2 * p["ffn"], lambda p: p["hidden"]),
     "down": ("row", lambda p: p["hidden"], lambda p: p["ffn"]),
 }
+# The preset fields each layer's N and K come from (as LAYERS computes them; M is `tokens`): where a layer's GEMM
+# cannot run, the error names the field its failing extent comes from, first of them for its line.
+LAYER_FIELDS = {
+    "qkv": {"N": ("heads", "kv_heads", "head_dim"), "K": ("hidden",)},
+    "attn_out": {"N": ("hidden",), "K": ("heads", "head_dim")},
+    "gate_up": {"N": ("ffn",), "K": ("hidden",)},
+    "down": {"N": ("hidden",), "K": ("ffn",)},
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,8 @@ def shape_problems(schedule: str, tp: int, m: int, n: int, k: int, dtype: str = 
     if not out and stage["N"] % 8:
         out.append(f"per-stage N = {stage['N']} is not a multiple of 8")
     if not out and stage["K"] * DTYPE_SIZE[dtype] % 16:
-        out.append(f"per-device K = {stage['K']} is not a multiple of 16 bytes")
+        out.append(f"per-device K = {stage['K']} ({stage['K'] * DTYPE_SIZE[dtype]} bytes of {dtype} a row) is not a "
+                   "multiple of 16 bytes")
     return out
 
 
@@ -261,8 +270,9 @@ def _pickable(kernel: dict | None, split: bool = False) -> bool:
 
 
 def _kernel_dtypes(kernels: list | None) -> dict:
-    """name -> dtype of the kernel entries that have both (the schema walk reports the others)."""
-    return {k["name"]: k["dtype"] for k in kernels or [] if k and k.get("name") and k.get("dtype")}
+    """name -> dtype of the kernel entries that have both (the schema walk reports the others); of a duplicated name
+    the first's (config.kernels_by_name)."""
+    return {name: k["dtype"] for name, k in C.kernels_by_name(kernels).items() if k.get("dtype")}
 
 
 def tuned_config_name(t: dict) -> str:
@@ -357,8 +367,23 @@ def _check_model(p: dict, path: str, w, main: dict, names: dict, configs_broken:
                 _err(w, f"{path}.tp", f"layer {g.layer}: no config runs {g.schedule} at tp {tp} with "
                      f"dtype {p['dtype']}", "a tp for which configs has one (or add the config)")
             for problem in shape_problems(g.schedule, tp, g.m, g.n, g.k, p["dtype"]):
-                _err(w, f"{path}.tokens", f"layer {g.layer} ({g.m} x {g.n} x {g.k}) at tp {tp}: {problem}",
-                     "sizes that every tp of the preset divides")
+                field, allowed = layer_blame(g.layer, problem)
+                _err(w, f"{path}.{field}", f"layer {g.layer} ({g.m} x {g.n} x {g.k}) at tp {tp}: {problem}", allowed)
+
+
+def layer_blame(layer: str, problem: str) -> tuple[str, str]:
+    """The preset field a shape_problems() line of one layer comes from, and what would be allowed: M is tokens, N and
+    K the fields of LAYER_FIELDS (the TMA maps' rows, which are M or N, count as tokens)."""
+    dim = re.search(r"\b([MNK]) = ", problem)
+    fields = LAYER_FIELDS[layer].get(dim.group(1), ("tokens",)) if dim else ("tokens",)
+    extent = f"the {layer} layer's {dim.group(1)}" if dim else "the extents"
+    if "multiple of 16 bytes" in problem:
+        need = f"{' and '.join(fields)} giving K rows of a multiple of 16 bytes (the TMA maps' row pitch)"
+    elif "multiple of 8" in problem:
+        need = f"{' and '.join(fields)} giving a per-stage N that is a multiple of 8"
+    else:
+        need = f"{' and '.join(fields)} such that {extent} meets every tp of the preset"
+    return fields[0], need
 
 
 def tuned_key(t: dict) -> tuple:

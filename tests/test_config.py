@@ -207,6 +207,16 @@ def test_validation_error(tmp_path, case):
     assert not out.exists()
 
 
+def test_a_tile_no_kernel_instantiates_is_one_error_on_the_tile(tmp_path):
+    """BN 200 is no wgmma N: that is the error, on tile.bn's line, and the store unit's fit (64 columns do not divide
+    200) is not judged on it - a review found that follow-on listed first, on a field the entry did not have."""
+    text = BASE.replace("bn: 256", "bn: 200", 1)
+    r, cfg, _ = run_cli(tmp_path, text)
+    errors = [l for l in r.stderr.splitlines() if l.startswith(f"{cfg}:") and ": kernels[" in l]
+    assert r.returncode == 2 and len(errors) == 1, r.stderr
+    assert errors[0].startswith(f"{cfg}:{line_of(text, 'bn: 200')}: kernels[0].tile.bn: 200: BN must be a wgmma N")
+
+
 SECOND_KERNEL = """\
   - name: k2
     dtype: DT

@@ -3,6 +3,7 @@ with file and line, include: files, generated/dispatch.c rows, and `tpgemm --mod
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -74,6 +75,35 @@ def test_preset_errors_name_file_line_and_field(tmp_path):
     assert any(e.startswith(f"{f}:13: models[4].column_parallel: column_parallel needs a schedule with comm "
                             "allgather, ReduceScatter1D_TilingB_RotatingC has reduce_scatter; allowed: AllGather1D_TilingCD_RotatingA") for e in errs)
     assert any(e.startswith(f"{f}:13: models[4].flavour: unknown field") for e in errs)
+
+
+
+def test_a_layer_that_cannot_run_names_the_field_its_extent_comes_from(tmp_path):
+    """hidden 1028: qkv's and gate_up's K (1028 bf16 = 2056 bytes a row) and the row-parallel layers' N (not a
+    multiple of 8) fail; ffn 4100: gate_up's N (8200, 4100 a rank: not a multiple of 8) and down's K (2050 a rank)
+    fail. Each error names the field, not tokens (a review found every one blamed tokens)."""
+    text = BASE + "models:\n" + TINY + (
+        "  - {name: wide, hidden: 1028, ffn: 4096, heads: 8, kv_heads: 2, head_dim: 128, tokens: 2048, tp: [2]}\n"
+        "  - {name: deep, hidden: 1024, ffn: 4100, heads: 8, kv_heads: 2, head_dim: 128, tokens: 2048, tp: [2]}\n")
+    errs = errors(write(tmp_path, text))
+    said = lambda model, layer: [e.split(": ")[1] for e in errs if f"models[{model}]." in e and f"layer {layer} " in e]
+    assert said(1, "qkv") == ["models[1].hidden"] and said(1, "gate_up") == ["models[1].hidden"], errs
+    assert said(1, "attn_out") == ["models[1].hidden"] and said(1, "down") == ["models[1].hidden"], errs
+    assert said(2, "down") == ["models[2].ffn"] and said(2, "gate_up") == ["models[2].ffn"] and said(2, "qkv") == []
+    assert any("per-device K = 1028 (2056 bytes of bf16 a row) is not a multiple of 16 bytes" in e for e in errs)
+    assert not any(".tokens:" in e for e in errs), errs
+
+
+
+def test_a_duplicated_kernel_name_is_one_error_not_a_trail_of_its_twin(tmp_path):
+    """The shipped file with the fp16 wide kernel renamed to the bf16 one's name: the duplicate is reported, and the
+    configs that name the bf16 kernel (kernel_tp1 of the bf16 reduce-scatter families) are checked against the first
+    entry, not the fp16 twin (a review found "kernel 'bf16_128x256x64' has dtype fp16" after each)."""
+    text = (ROOT / "schedules.yaml").read_text().replace("  - name: fp16_128x256x64\n", "  - name: bf16_128x256x64\n", 1)
+    shutil.copytree(ROOT / "tuned", tmp_path / "tuned")  # the include's folder (a glob may match nothing)
+    errs = errors(write(tmp_path, text))
+    assert any("duplicate kernel name 'bf16_128x256x64'" in e for e in errs), errs
+    assert not any("has dtype" in e for e in errs), errs
 
 
 AG, RS = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
