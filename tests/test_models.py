@@ -99,7 +99,8 @@ def test_a_duplicated_kernel_name_is_one_error_not_a_trail_of_its_twin(tmp_path)
     """The shipped file with the fp16 wide kernel renamed to the bf16 one's name: the duplicate is reported, and the
     configs that name the bf16 kernel (kernel_tp1 of the bf16 reduce-scatter families) are checked against the first
     entry, not the fp16 twin (a review found "kernel 'bf16_128x256x64' has dtype fp16" after each)."""
-    text = (ROOT / "schedules.yaml").read_text().replace("  - name: fp16_128x256x64\n", "  - name: bf16_128x256x64\n", 1)
+    text = (ROOT / "schedules.yaml").read_text().replace("  - name: fp16_128x256x64\n",
+                                                         "  - name: bf16_128x256x64\n", 1)
     shutil.copytree(ROOT / "tuned", tmp_path / "tuned")  # the include's folder (a glob may match nothing)
     errs = errors(write(tmp_path, text))
     assert any("duplicate kernel name 'bf16_128x256x64'" in e for e in errs), errs
