@@ -67,6 +67,11 @@ def load(path):
     return records
 
 
+def measured(r) -> bool:
+    """Whether a record holds a timed figure of either side (a --dry-run's records hold none)."""
+    return any(isinstance(r.get(k), (int, float)) and r[k] > 0 for k in ("tpgemm_tflops", "cublas_tflops"))
+
+
 def quotient(a, b):
     """a / b where both are positive numbers, else None (not measured)."""
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0 and b > 0:
@@ -326,12 +331,21 @@ def main(argv=None):
         stem = RESULT_STEMS[section_of(records)[0]]  # an fp8 run never overwrites the 16-bit report
         md_path = args.markdown or os.path.join(base, stem + ".md")
         png_path = args.png or os.path.join(base, stem + ".png")
+        for out in (md_path, png_path, args.benchmarks):  # before anything is written, not at the plot's save
+            if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+                raise ReportError(f"report.py: {out}: its folder does not exist")
         have_png = plot(records, png_path) if records else False
         if not have_png and records and os.path.exists(png_path):  # e.g. made on the device, reported here
             print(f"report.py: linking the existing {png_path} (not redrawn)", file=sys.stderr)
             have_png = True
-        with open(md_path, "w") as f:
-            f.write(markdown(records, os.path.basename(png_path) if have_png else None))
+        try:
+            with open(md_path, "w") as f:
+                f.write(markdown(records, os.path.basename(png_path) if have_png else None))
+        except OSError as e:
+            raise ReportError(f"report.py: cannot write the table: {e}")
+        if args.benchmarks and not any(measured(r) for r in records):
+            raise ReportError(f"report.py: {args.json} holds no measured figure (a --dry-run's JSON, or no record): "
+                              f"{args.benchmarks} left alone")
         if args.benchmarks:
             rel = os.path.relpath(png_path, os.path.dirname(os.path.abspath(args.benchmarks))) if have_png else None
             benchmarks_md.update(args.benchmarks, *section_of(records), markdown(records, rel))

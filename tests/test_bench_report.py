@@ -198,6 +198,20 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     assert (records[0]["M"], records[0]["N"], records[0]["K"]) == (8192, 3072, 4096)  # AG: N / 2
     assert (records[1]["M"], records[1]["N"], records[1]["K"]) == (8192, 4096, 2048)  # RS: K / 2
     assert run_report(tmp_path, records).returncode == 0
+    # but never over BENCHMARKS.md's measured section (the script's header names that command next): refused, kept
+    bm = tmp_path / "BENCHMARKS.md"
+    assert run_report(tmp_path, FAKE, "--benchmarks", str(bm)).returncode == 0
+    kept = bm.read_text()
+    for nothing in (records, []):
+        r = run_report(tmp_path, nothing, "--benchmarks", str(bm))
+        assert r.returncode == 2 and "holds no measured figure" in r.stderr and bm.read_text() == kept, r.stderr
+
+
+def test_an_output_folder_that_does_not_exist_is_refused_before_anything_is_written(tmp_path):
+    for flag in ("--markdown", "--png", "--benchmarks"):
+        r = run_report(tmp_path, FAKE, flag, str(tmp_path / "none" / "out"))
+        assert r.returncode == 2 and "its folder does not exist" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
 
 
 def test_problems_take_a_shape_as_well_as_a_name(bench_bin, tmp_path):
