@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sys
 from collections import defaultdict
 
@@ -34,9 +35,12 @@ LANES = 4
 
 def load(path: str) -> dict:
     """A trace file, its events read with pid = rank and tid = track (rank_ids)."""
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    if "traceEvents" not in doc:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"timeline.py: cannot read {path}: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise SystemExit(f"{path}: not a trace-event file (no traceEvents)")
     return rank_ids(doc)
 
@@ -395,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"check: {p}")
     if args.check:
         print(f"check: {'FAILED, ' + str(len(found)) + ' problem(s)' if found else 'the timeline is whole'}")
+    if args.png and not os.path.isdir(os.path.dirname(os.path.abspath(args.png))):
+        print(f"timeline.py: --png {args.png}: its folder does not exist", file=sys.stderr)
+        return 2
     if args.png:
         try:
             import matplotlib  # noqa: F401

@@ -6,7 +6,10 @@ records, CTAs or tiles would show a call faster or emptier than it was, so each 
 - per device and stage, the stored tiles other than every tile of the stage once: tiles_m x tiles_n x l of the
   kernel's own tiling (trace_format.h), counted as distinct tile indices (a cooperative tile has one record per
   warpgroup; a stream-K tile is stored by its finisher alone: its contributions' records say stored: false)
-- an epilogue or partial wait outside every tile of its lane (the nesting tile > epilogue > partial wait)."""
+- an epilogue or partial wait outside every tile of its lane (the nesting tile > epilogue > partial wait)
+- per device, span events other than one per record the writer counted (`records`: a flag wait, a producer's
+  loads or a tile each) or other than one epilogue per tile
+- no `tpgemm` block, or a device in it without its tiling: nothing to check against is a problem, not a pass."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -38,6 +41,7 @@ def _tile_problems(doc: dict) -> list[str]:
     out = []
     for rank, d in sorted(devices.items(), key=lambda kv: kv[0]):
         if not (d.get("tiles_m") and d.get("tiles_n") and d.get("stages")):
+            out.append(f"rank {rank}: the tpgemm block gives no tiling (tiles_m, tiles_n, stages): tiles not checked")
             continue
         want = d["tiles_m"] * d["tiles_n"] * l
         for s in range(d["stages"]):
@@ -68,7 +72,29 @@ def _nesting_problems(doc: dict) -> list[str]:
     return out
 
 
+RECORD_CATS = ("flag_wait", "loads", "tile")  # trace_json.c: the span each kept record writes (a tile adds its epilogue)
+
+
+def _count_problems(doc: dict) -> list[str]:
+    spans = defaultdict(lambda: defaultdict(int))  # pid -> cat -> spans
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X":
+            spans[e.get("pid")][e.get("cat")] += 1
+    out = []
+    for d in doc.get("tpgemm", {}).get("devices", []):
+        r, got = d.get("rank"), spans.get(d.get("rank"), {})
+        kept = sum(got.get(c, 0) for c in RECORD_CATS)
+        if d.get("records") is not None and kept != d["records"]:
+            out.append(f"rank {r}: {kept} flag-wait, loads and tile spans for the {d['records']} records written")
+        if got.get("epilogue", 0) != got.get("tile", 0):
+            out.append(f"rank {r}: {got.get('epilogue', 0)} epilogue spans for {got.get('tile', 0)} tiles")
+    return out
+
+
 def problems(doc: dict) -> list[str]:
     """Every problem found (empty: the timeline is whole)."""
     devices = doc.get("tpgemm", {}).get("devices", [])
-    return [p for d in devices for p in _device_problems(d)] + _tile_problems(doc) + _nesting_problems(doc)
+    if not devices:
+        return ["no tpgemm block with devices: not a whole build/trace/tpgemm --trace file (nothing to check against)"]
+    return ([p for d in devices for p in _device_problems(d)] + _tile_problems(doc) + _nesting_problems(doc)
+            + _count_problems(doc))

@@ -275,7 +275,7 @@ def whole_trace():
                    X("partial wait", "partial_wait", 0, 101, b + 10.0, 1.0, stage=s, tile=t)]
     return {"traceEvents": ev, "tpgemm": {"l": 1, "devices": [
         {"rank": 0, "grid": 1, "ctas_written": 1, "dropped": 0, "ctas_dropped": 0, "tiles_m": 1, "tiles_n": 2,
-         "stages": 2, "kernel_begin_us": 10.0, "kernel_end_us": 90.0}]}}
+         "stages": 2, "records": 4, "kernel_begin_us": 10.0, "kernel_end_us": 90.0}]}}
 
 
 def test_the_check_passes_a_whole_timeline_and_names_what_is_missing():
@@ -290,7 +290,27 @@ def test_the_check_passes_a_whole_timeline_and_names_what_is_missing():
     assert "rank 0: 0 of 1 CTAs wrote a trace block" in found
     assert any("wrote no window" in p for p in found)
     assert "rank 0 stage 1: 1 distinct stored tiles of 2" in found
+    assert "rank 0: 3 flag-wait, loads and tile spans for the 4 records written" in found
+    assert "rank 0: 4 epilogue spans for 3 tiles" in found
     assert sum("is in no tile of its lane" in p for p in found) == 2  # that tile's epilogue and partial wait
+
+
+def test_the_check_fails_what_it_cannot_check_against_or_spans_lost_from_a_whole_file():
+    """A review cut a real trace and --check still passed: without the tpgemm block, without a device's tiling, with
+    one epilogue or every producer's loads removed."""
+    from timeline_check import problems
+    doc = whole_trace()
+    del doc["tpgemm"]
+    assert problems(doc) and "no tpgemm block" in problems(doc)[0]
+    doc = whole_trace()
+    del doc["tpgemm"]["devices"][0]["tiles_n"]
+    assert any("gives no tiling" in p for p in problems(doc))
+    doc = whole_trace()
+    doc["traceEvents"].remove(next(e for e in doc["traceEvents"] if e["cat"] == "epilogue"))
+    assert problems(doc) == ["rank 0: 3 epilogue spans for 4 tiles"]
+    doc = whole_trace()
+    doc["tpgemm"]["devices"][0]["records"] = 6  # two producer records whose loads spans are gone
+    assert problems(doc) == ["rank 0: 4 flag-wait, loads and tile spans for the 6 records written"]
 
 
 def test_check_sets_the_exit_status(tmp_path, capsys):
@@ -319,8 +339,9 @@ def test_stream_k_parts_are_counted_and_only_the_finisher_stores():
     per stage, and the check counts a tile stored by its finisher, not by a contribution."""
     from timeline_check import problems
     doc = whole_trace()
-    doc["traceEvents"].append(X("stage 0 stream-K part", "tile", 0, 102, 10.0, 9.0, stage=0, tile=1, stored=False,
-                                stream_k="contribution"))
+    doc["traceEvents"] += [X("stage 0 stream-K part", "tile", 0, 102, 10.0, 9.0, stage=0, tile=1, stored=False,
+                             stream_k="contribution"), X("epilogue", "epilogue", 0, 102, 17.0, 2.0)]
+    doc["tpgemm"]["devices"][0]["records"] += 1
     for e in doc["traceEvents"]:
         if e["cat"] == "tile" and e["args"]["stage"] == 0 and e["args"]["tile"] == 1 and e["tid"] == 101:
             e["args"]["stream_k"] = "finisher"
