@@ -448,7 +448,8 @@ def _check_tuned_problem(t: dict, path: str, w, presets: dict) -> None:
             if t.get(field) is not None and t[field] != now:
                 _err(w, f"{path}.{field}", f"layer {t['layer']} of model {t['model']} was tuned at {field} = "
                      f"{t[field]}, and the preset now gives {now}: its timings say nothing about this GEMM",
-                     f"{field}: {now} after tuning again (python3 -m generator tune), or no tuned choice")
+                     f"no such choice: delete it (or its file, {w.filename}), then tune again (python3 -m "
+                     "generator tune reads the schedules file first, so it stops here too)")
     else:
         m, n, k = (t["shape"][f] for f in "mnk")
     for problem in shape_problems(t["schedule"], t["tp"], m, n, k, t["dtype"]):

@@ -150,19 +150,26 @@ def knob_space(opt_in: bool = False) -> dict[str, tuple]:
 
 def restrict(space: dict[str, tuple], knobs: list[str]) -> dict[str, tuple]:
     """space with each FIELD=V1,V2 of knobs keeping only the listed values (spelled as _spell does); a
-    value the default search leaves out (UNVERIFIED) may be named. Raises ValueError naming the field or
-    value that is not a knob's, and what is."""
+    value the default search leaves out (UNVERIFIED) may be named; a field given twice keeps the values of both
+    (`--knob tile=A --knob tile=B` is `--knob tile=A,B`). Raises ValueError naming the field or value that is not a
+    knob's, and what is."""
     out, every = dict(space), knob_space(opt_in=True)
+    asked: dict[str, list[str]] = {}
     for knob in knobs:
         field, _, vals = knob.partition("=")
         if field not in space:
             raise ValueError(f"--knob {field}: not a tuner knob; knobs: {', '.join(space)}")
+        asked.setdefault(field, []).extend(v for v in vals.split(",") if v)
+    for field, vals in asked.items():
         allowed = {_spell(field, v): v for v in dict.fromkeys(space[field] + every.get(field, ()))}
-        wanted = list(dict.fromkeys(v for v in vals.split(",") if v))  # a value named twice is one candidate set
+        wanted = list(dict.fromkeys(vals))  # a value named twice is one candidate set
+        knob = f"{field}={','.join(wanted)}"
+        if not wanted:
+            raise ValueError(f"--knob {field}: no value given; {field} takes one or more of: {', '.join(allowed)}")
         unknown = [v for v in wanted if v not in allowed]
-        if unknown or not wanted:
-            raise ValueError(f"--knob {knob}: {', '.join(unknown) or 'no value'} not among the values of "
-                             f"{field}: {', '.join(allowed)}")
+        if unknown:
+            raise ValueError(f"--knob {knob}: {', '.join(unknown)} not among the values of {field}: "
+                             f"{', '.join(allowed)}")
         if field in ROUTE_KNOBS and "false" not in wanted:
             raise ValueError(f"--knob {knob}: pushed partials (false) must stay: they are the baseline every layer "
                              "runs, the all-gather ones included; ask for false,true")

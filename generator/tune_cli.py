@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="keep only these values of a knob: tile (128x256x64), stages (3, 4, auto), consumers, "
                         "cluster (1x1, 2x1, 1x2), a schema enum (raster_group=4,8; consumer_mode) or "
                         "pull_partials=false,true / copy_engine_partials=false,true (reduce-scatter layers also with "
-                        "pulled partials / partials carried by the copy engine); repeatable")
+                        "pulled partials / partials carried by the copy engine); repeatable (a knob given twice keeps both lists)")
     p.add_argument("-j", "--jobs", type=int, help="ninja parallelism (>= 1; default: ninja's)")
     return p
 

@@ -296,6 +296,16 @@ def test_knobs_restrict_base_and_schema_fields_and_reject_unknown_values():
             raise AssertionError(f"{bad} accepted")
 
 
+def test_a_knob_given_twice_keeps_the_values_of_both_and_one_without_values_says_so():
+    """A review: `--knob tile=A --knob tile=B` kept B alone, silently; `--knob tile` said "no value not among..."."""
+    twice = tune.restrict(tune.knob_space(), ["tile=128x128x64", "stages=4", "tile=128x256x64,128x128x64"])
+    assert twice["tile"] == ((128, 128, 64), (128, 256, 64)) and twice["stages"] == (4,)
+    assert twice == tune.restrict(tune.knob_space(), ["tile=128x128x64,128x256x64", "stages=4"])
+    for bare in ("tile", "tile="):
+        with pytest.raises(ValueError, match=r"--knob tile: no value given; tile takes one or more of: .*128x256x64"):
+            tune.restrict(tune.knob_space(), [bare])
+
+
 def test_default_entry_follows_kernel_tp1():
     """The tuner compares against the kernel a shape's default config runs at its K and TP (the rule of
     tpg_config_pick): the shipped reduce-scatter *_wide configs, preferred from per-stage K 10240, run the _rs

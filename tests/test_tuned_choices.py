@@ -64,6 +64,9 @@ def test_choices_at_two_m_coexist_and_the_preset_m_twice_is_refused(tmp_path):
      "kernel: k128}", "tuned[0].n: layer qkv of model tiny was tuned at n = 2048, and the preset now gives 1536"),
     ("{model: tiny, layer: qkv, n: 1536, k: 512, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
      "kernel: k128}", "tuned[0].k: layer qkv of model tiny was tuned at k = 512, and the preset now gives 1024"),
+    # and what to do: the tuner reads the file first, so "tune again" alone cannot work (a user walkthrough)
+    ("{model: tiny, layer: qkv, n: 1536, k: 512, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2, "
+     "kernel: k128}", "allowed: no such choice: delete it (or its file, "),
 ])
 def test_a_tuned_choice_is_checked_like_a_preset_layer(tmp_path, entry, message):
     errs = errors(write(tmp_path, tiny_with(f"  - {entry}\n")))
