@@ -5,6 +5,7 @@
 """
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -124,11 +125,12 @@ def acceptance_lines(records, tp):
     out = []
     checked = lambda r: r.get("check") == "passed"  # noqa: E731 - the speed of a wrong output is no figure
     local_checked = lambda r: checked(r) and r.get("local_check", "passed") == "passed"  # noqa: E731 - its denominator
-    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) if local_checked(r) else None)
-           for r in records if r["M"] == 16384]
+    big = [(r["name"], ratio(r.get("tpgemm_tflops"), r.get("local_tflops")) if local_checked(r) else None,
+            local_checked(r)) for r in records if r["M"] == 16384]
     if big:
+        shown = lambda v, ok: fmt(v, 3) if v is not None else "- (not timed)" if ok else "- (check not passed)"  # noqa
         out += ["", "tpgemm fused / tpgemm local on the M = 16384 shapes: "
-                + ", ".join(f"{n} {fmt(v, 3) if v is not None else '- (check not passed)'}" for n, v in big) + "."]
+                + ", ".join(f"{n} {shown(v, ok)}" for n, v, ok in big) + "."]
     seed = next((r for r in records if (r["M"], r["N"], r["K"]) == SEED_PROBLEM), None)
     if seed and not checked(seed):
         out += ["", f"Seed default problem {' x '.join(map(str, SEED_PROBLEM))}: no figure (its check: "
@@ -180,6 +182,23 @@ def plot(records, tp, path, dtype="bf16", tokens=0, tag=""):
     return True
 
 
+TP_FIELDS = ("name", "op", "M", "N", "K", "tp", "dtype")  # what every record of tp_bench.py has and render reads
+
+
+def record_problems(records) -> list[str]:
+    """What makes records unfit to render: a missing identifying field, or a figure that is neither a number nor null
+    (a local-GEMM file, a hand-edited one)."""
+    out = []
+    for i, r in enumerate(records):
+        missing = [f for f in TP_FIELDS if f not in r]
+        if missing:
+            out.append(f"record {i} ({r.get('name', '?')}) lacks {', '.join(missing)}")
+        out += [f"record {i} ({r.get('name', '?')}): {k} = {v!r} is not a number" for k, v in r.items()
+                if k.endswith(("_tflops", "_joules")) and v is not None and
+                (isinstance(v, bool) or not isinstance(v, (int, float)))]
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("json")
@@ -194,6 +213,12 @@ def main(argv=None):
         p.exit(2, f"report_tp.py: cannot read {a.json}: {e}\n")
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         p.exit(2, f"report_tp.py: {a.json} is not a list of TP benchmark records\n")
+    wrong = record_problems(records)
+    if wrong:
+        p.exit(2, f"report_tp.py: {a.json}: {wrong[0]}" + (f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else "")
+               + " - not a TP benchmark file (bench/tp_bench.py writes them)?\n")
+    if a.benchmarks and not os.path.isdir(os.path.dirname(os.path.abspath(a.benchmarks))):
+        p.exit(2, f"report_tp.py: --benchmarks {a.benchmarks}: its folder does not exist\n")
     if not records:
         sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
     tp, dtype = records[0]["tp"], records[0]["dtype"]

@@ -91,6 +91,28 @@ def test_render_and_section_replacement(tmp_path):
     assert "<!-- tp2:end -->" in bench.read_text()
 
 
+@pytest.mark.parametrize("change, said", [
+    (lambda r: r.pop("tp"), "record 0 (405B-fc1) lacks tp"),  # a local-GEMM file, say: it was a KeyError
+    (lambda r: r.update(tpgemm_tflops="681"), "tpgemm_tflops = '681' is not a number"),  # it was a ValueError
+])
+def test_records_report_tp_cannot_render_are_refused_by_name(tmp_path, capsys, change, said):
+    recs = json.loads((ROOT / "bench" / "results" / "tp2.json").read_text())
+    change(recs[0])
+    src = tmp_path / "tp2.json"
+    src.write_text(json.dumps(recs))
+    with pytest.raises(SystemExit) as e:
+        report_tp.main([str(src), "--benchmarks", str(tmp_path / "BENCHMARKS.md")])
+    assert e.value.code == 2 and said in capsys.readouterr().err
+    assert not (tmp_path / "BENCHMARKS.md").exists()
+
+
+def test_a_checked_record_without_a_figure_is_not_called_unchecked():
+    recs = json.loads((ROOT / "bench" / "results" / "tp2.json").read_text())
+    recs[0]["tpgemm_tflops"] = None
+    text = "\n".join(report_tp.acceptance_lines(recs, 2))
+    assert "405B-fc1 - (not timed)" in text and "(check not passed)" not in text
+
+
 def test_bench_script_imports():
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed here; bench/tp_bench.py runs on the GPU machine (bench/run_tp.sh)")
