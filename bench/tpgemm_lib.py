@@ -17,6 +17,19 @@ LIB_PATH = Path(os.environ.get("TPGEMM_LIB", ROOT / "build" / "libtpgemm.so"))
 TPG_OK, TPG_ERR_INVALID_ARGUMENT, TPG_ERR_NO_DEVICE, TPG_ERR_BOOTSTRAP, TPG_ERR_NCCL = 0, 1, 5, 13, 14
 TRANSPORTS = {"peer": 0, "nccl": 1}  # tpg_transport
 DTYPES = {"bf16": 0, "fp16": 1, "e4m3": 2, "e5m2": 3, "fp32": 4}  # tpg_dtype
+
+
+def enum_value(table: dict, key, what: str) -> int:
+    """table[key], or a ValueError that names the allowed keys (a bare KeyError said only the key)."""
+    if key not in table:
+        raise ValueError(f"unknown {what} {key!r}: one of {', '.join(table)}")
+    return table[key]
+
+
+def c_name(text):
+    """A str for a const char * argument, None for NULL: "" stays "" (tpg_config_find refuses an empty name; mapping
+    it to NULL picked the schedule's default instead)."""
+    return None if text is None else text.encode()
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 # str(dtype) of the torch tensors of each type (Op.set_torch_tensors)
 TORCH_DTYPES = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "e4m3": "torch.float8_e4m3fn",
@@ -159,8 +172,8 @@ class Lib:
 
     def config(self, name=None, schedule=None, tp=1, dtype="bf16"):
         idx = ctypes.c_int(-1)
-        st = self.lib.tpg_config_find(name.encode() if name else None, schedule.encode() if schedule else None,
-                                      tp, DTYPES[dtype], ctypes.byref(idx))
+        st = self.lib.tpg_config_find(c_name(name), c_name(schedule), tp, enum_value(DTYPES, dtype, "dtype"),
+                                      ctypes.byref(idx))
         self.check(st, f"tpg_config_find(schedule={schedule}, tp={tp}, dtype={dtype})")
         return idx.value
 
@@ -177,7 +190,8 @@ class Lib:
         than tpg_dispatch_find, which also returns a tuned row whose m is within TPG_TUNED_M_REACH of m
         (tpgemm.h): at another M (tp_bench --tokens) this times the default where a user would get the tuned one."""
         e = DispatchEntry()
-        st = self.lib.tpg_dispatch_find(None, None, m, n, k, DTYPES[dtype], schedule.encode(), tp, ctypes.byref(e))
+        st = self.lib.tpg_dispatch_find(None, None, m, n, k, enum_value(DTYPES, dtype, "dtype"), c_name(schedule), tp,
+                                        ctypes.byref(e))
         if st == TPG_OK and e.tuned and (e.m, e.n, e.k) == (m, n, k):
             return e.config, True
         return self.config_pick(schedule, tp, dtype, m, n, k), False
@@ -185,7 +199,8 @@ class Lib:
     def config_pick(self, schedule, tp, dtype, m, n, k):
         """The schedule's default config for this GEMM (schedules.yaml prefer_from_local_k)."""
         idx = ctypes.c_int(-1)
-        st = self.lib.tpg_config_pick(schedule.encode(), tp, DTYPES[dtype], m, n, k, ctypes.byref(idx))
+        st = self.lib.tpg_config_pick(c_name(schedule), tp, enum_value(DTYPES, dtype, "dtype"), m, n, k,
+                                      ctypes.byref(idx))
         self.check(st, f"tpg_config_pick(schedule={schedule}, tp={tp}, dtype={dtype}, {m}x{n}x{k})")
         return idx.value
 
@@ -240,7 +255,8 @@ class Lib:
                 print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", file=sys.stderr, flush=True)
                 return 1
         ctx.keep = ALLGATHER_FN(trampoline)
-        cfg = RankConfig(tp, rank, device, timeout_ns, ctx.keep, None, int(share_devices), TRANSPORTS[transport])
+        cfg = RankConfig(tp, rank, device, timeout_ns, ctx.keep, None, int(share_devices),
+                         enum_value(TRANSPORTS, transport, "transport"))
         handle = ctypes.c_void_p()
         st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(handle))
         ctx.check(st, f"tpg_ctx_create_rank(tp={tp}, rank={rank}, device={device})")  # tpg_last_error(NULL)

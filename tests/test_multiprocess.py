@@ -305,3 +305,17 @@ def test_config_struct_bindings_match_the_c_layout(tmp_path):
     got = [int(v) for v in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
     assert got == [ctypes.sizeof(tpgemm_lib.RankConfig), tpgemm_lib.RankConfig.transport.offset,
                    ctypes.sizeof(tpgemm_lib.CtxConfig), tpgemm_lib.CtxConfig.share_devices.offset]
+
+
+def test_lookups_pass_names_as_the_c_api_takes_them_and_name_a_wrong_enum(lib):
+    """A user walkthrough: config("") returned the default pick (the binding turned "" into NULL), config_pick(None)
+    raised AttributeError where C takes NULL as any schedule, and an unknown dtype or transport was a bare KeyError."""
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.config("")
+    assert "TPG_ERR_UNKNOWN_CONFIG" in str(e.value)
+    ag = "AllGather1D_TilingCD_RotatingA"
+    assert lib.config_info(lib.config_pick(None, 2, "bf16", 16384, 10240, 8192))["tp"] == 2  # NULL: any schedule
+    with pytest.raises(ValueError, match="unknown dtype 'bf17': one of bf16, fp16"):
+        lib.config_pick(ag, 2, "bf17", 16384, 10240, 8192)
+    with pytest.raises(ValueError, match="unknown transport 'tcp': one of peer, nccl"):
+        lib.ctx_rank(2, 0, 0, lambda send: send * 2, transport="tcp")

@@ -269,8 +269,9 @@ typedef struct tpg_rank_config {
  * memory: in PyTorch leave expandable_segments off).
  * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring, tpg_op_destroy and, over
  * the NCCL transport, tpg_op_set_copy_chunks of an all-gather op are collective, called by every rank in the same
- * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns; after a mismatch or a
- * failed allgather every later collective call on the context fails at once: destroy it). A rank whose own
+ * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns; after calls that do
+ * not match or a failed allgather every later collective call on the context fails at once: destroy it; the same
+ * call with different arguments fails that call on every rank and leaves the context usable). A rank whose own
  * arguments are wrong (a NULL desc or out, bad tensors, a copy cut out of range) still takes part and fails every
  * rank; only a NULL op or ctx returns at once (there is nothing to exchange
  * through), which leaves its peers waiting in allgather. New tensors (tpg_op_set_tensors again) replace
