@@ -8,8 +8,10 @@ written).
 from __future__ import annotations
 
 import argparse
+import difflib
 import glob
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -86,8 +88,9 @@ def _missing_folders(config_path: str, doc: dict) -> list[str]:
     return [_rel(f) for f in folders if not f.exists()]
 
 
-def _check(out: Path, files: dict[str, str]) -> int:
-    """--check: 1 naming each stale file (and each that the generator would refuse to replace), else 0."""
+def _check(out: Path, files: dict[str, str], regenerate: str = "python3 -m generator") -> int:
+    """--check: 1 naming each stale file (and each that the generator would refuse to replace), else 0; `regenerate`
+    is the command that writes this tree (its --config and --out where not the defaults)."""
     changes = write.diff(out, files)
     for rel in changes.conflict:
         print(f"conflict: {out / rel} has no DO-NOT-EDIT marker, so the generator would refuse to replace it; move it "
@@ -97,7 +100,7 @@ def _check(out: Path, files: dict[str, str]) -> int:
         print(f"stale: {out / rel}", file=sys.stderr)
     if stale or changes.conflict:
         print(f"{out}: {len(stale)} stale file(s), {len(changes.conflict)} conflict(s)"
-              + ("; run `python3 -m generator`" if not changes.conflict else ""), file=sys.stderr)
+              + (f"; run `{regenerate}`" if not changes.conflict else ""), file=sys.stderr)
         return 1
     return 0
 
@@ -124,6 +127,11 @@ def _load(path: str) -> tuple[plan.Plan, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:  # `lst`: not an argument of generate
+        near = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        print(f"python3 -m generator: unknown command {argv[0]!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+              + f"; commands: {', '.join(COMMANDS)} (none: generate)", file=sys.stderr)
+        return 2
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "generate")
     if argv[0] in ("tune", "vendor"):
@@ -152,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     # build.ninja names the sources where they are written, and the config they are written from
     files = render.render(p, gen_dir=_rel(out), config=_rel(Path(args.config)))
     if args.check:
-        return _check(out, files)
+        given = [f"--{k} {shlex.quote(v)}" for k, v, default in (("config", args.config, "schedules.yaml"),
+                                                                   ("out", args.out, "generated")) if v != default]
+        return _check(out, files, " ".join(["python3 -m generator", *given]))
     depfile_error = _depfile_error(args.depfile)
     if depfile_error:
         print(f"{args.depfile}: {depfile_error}; nothing written", file=sys.stderr)

@@ -198,6 +198,12 @@ def test_check_exit_codes(tmp_path):
     r = cli("--out", str(out), "--check")
     assert r.returncode == 1 and f"stale: {out / 'registry.c'}" in r.stderr
     assert r.stderr.count("stale: ") == 1
+    assert f"run `python3 -m generator --out {out}`" in r.stderr  # the command that writes this tree, not generated/
+
+
+def test_an_unknown_command_is_named_with_the_near_one():
+    r = cli("lst")
+    assert r.returncode == 2 and "unknown command 'lst' (did you mean 'list'?)" in r.stderr, r.stderr
 
 
 def test_depfile(tmp_path):
