@@ -536,6 +536,11 @@ def test_a_model_plan_says_per_layer_what_overlap_and_copy_pieces_changed(tpgemm
     assert rows["qkv"].endswith("barriers beside, copies in 2 pieces") and rows["down"].endswith("barriers beside")
     plain = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--dry-run").stdout.splitlines()
     assert plain[1].endswith("modes") and all(line.endswith(" -") for line in plain[2:]), plain
+    # the pieces the plan cuts, not the count asked (an audit: "4 pieces" where the GEMM pulled the shards, no copy)
+    for tokens, qkv in ((128, " -"), (512, "copies in 2 pieces"), (16384, "copies in 4 pieces")):
+        r = run(tpgemm, "--model", "llama3-70b", "--tp", "2", "--tokens", str(tokens), "--copy-chunks", "4", "--dry-run")
+        rows = {line.split()[0]: line for line in r.stdout.splitlines()[2:]}
+        assert r.returncode == 0 and rows["qkv"].endswith(qkv), (tokens, rows["qkv"])
 
 
 def test_a_model_plan_names_the_copy_engine_and_the_ring_where_they_change_a_layer(tpgemm):

@@ -159,13 +159,7 @@ int main(int argc, char **argv) {
                                     : "runs its kernel in clusters, beside which a barrier kernel gets no SM");
         return EXIT_USAGE;
     }
-    /* a run that fails at any step must not leave an older run's trace file as this one's: a regular file is removed
-     * before anything runs (not a device, a link's target or a directory) */
     struct stat trace_st;
-    if (a.trace && !a.dry_run && lstat(a.trace, &trace_st) == 0 && S_ISREG(trace_st.st_mode) && remove(a.trace) != 0) {
-        fprintf(stderr, "tpgemm: --trace: cannot replace '%s': %s\n", a.trace, strerror(errno));
-        return EXIT_RUNTIME;
-    }
     if (a.trace && !a.dry_run && stat(a.trace, &trace_st) == 0 && S_ISDIR(trace_st.st_mode)) {
         fprintf(stderr, "tpgemm: --trace: '%s' is a directory: name the file to write (e.g. '%s/trace.json')\n",
                 a.trace, a.trace);
@@ -174,6 +168,12 @@ int main(int argc, char **argv) {
     if (a.trace && !a.dry_run && !trace_folder_writable(a.trace)) { /* before the run, not after its minutes */
         fprintf(stderr, "tpgemm: --trace: cannot write '%s': its folder does not exist or is not writable\n", a.trace);
         return EXIT_USAGE;
+    }
+    /* a run that fails at any step must not leave an older run's trace file as this one's: a regular file is removed
+     * before anything runs (not a device, a link's target or a directory), once the folder is known to be writable */
+    if (a.trace && !a.dry_run && lstat(a.trace, &trace_st) == 0 && S_ISREG(trace_st.st_mode) && remove(a.trace) != 0) {
+        fprintf(stderr, "tpgemm: --trace: cannot replace '%s': %s\n", a.trace, strerror(errno));
+        return EXIT_RUNTIME;
     }
     if (a.dry_run) {
         if (a.trace) fprintf(stderr, "tpgemm: --trace: no call runs with --dry-run, so no trace is written\n");

@@ -108,9 +108,13 @@ static int config_width(const layer_job *jobs, int n) {
 static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, int64_t m,
                                const tpg_dispatch_entry *row, char *buf, size_t cap) {
     const int overlap = (tpg_cli_plan_modes(a, c) & TPG_PLAN_OVERLAP) != 0;
-    const int pieces = a->copy_chunks > 1 && tpg_schedule_copies(c->schedule) ? a->copy_chunks : 0;
     tpg_plan_shape ps;
     const int planned = tpg_plan_compute(c, m, row->n, row->k, 1, a->copy_chunks, &ps) == TPG_OK;
+    /* the pieces the plan cuts (whole tiles of rows: maybe fewer than asked, one where the GEMM then pulls the shards
+     * and no copy is made), not the count asked for */
+    const int pulls = planned && tpg_gather_pulls(ps.gathered, ps.copy_chunks, overlap, a->gather_copy_engine);
+    const int pieces = a->copy_chunks > 1 && planned && tpg_schedule_copies(c->schedule) && !pulls &&
+                               ps.copy_chunks > 1 ? ps.copy_chunks : 0;
     const int copy_engine = a->gather_copy_engine && planned && tpg_gather_pulls(ps.gathered, ps.copy_chunks,
                                                                                 overlap, 0);
     const int ring = a->rs_ring && planned && ps.one_hop;
