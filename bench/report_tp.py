@@ -26,6 +26,20 @@ def shortest_window(records):
     return min(spans) if spans else None
 
 
+def modes_sentence(records) -> str:
+    """What the local and async-TP columns are: the faster of two modes each since the benchmark timed both (records
+    with `local_modes` / `torch_async_tp_modes`); a file from before says its one mode (an audit: re-rendered, an
+    older file would have claimed modes it never ran)."""
+    local = ("the faster of the fused config's family at TP = 1 and the TP = 1 default pick (where another; marked "
+             "\"default\")" if any("local_modes" in r for r in records) else "the fused config's family at TP = 1")
+    async_tp = ("the faster of eager calls and CUDA-graph replays (marked \"graph\")"
+                if any("torch_async_tp_modes" in r for r in records) else "eager calls")
+    modes = any("local_modes" in r or "torch_async_tp_modes" in r for r in records)
+    return (f"tpgemm local: {local}; async TP: {async_tp}"
+            + ("; each mode's figure in the JSON (`*_modes`)." if modes else " (a file from before the benchmark "
+               "timed both modes of each)."))
+
+
 def render(records, tp):
     missing = R.missing_shapes(records)
     asked = len(records) + len(missing)
@@ -34,10 +48,8 @@ def render(records, tp):
     shortest = shortest_window(records)
     span = f"windows of ≥ {shortest:.2f} s" if shortest is not None else "sustained windows"
     lines = [f"TP={tp}, per-GPU sustained TFLOP/s (2·M·N·K/tp over {span}, median of rounds; "
-             "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`). tpgemm local: "
-             "the faster of the fused config's family at TP = 1 and the TP = 1 default pick (where another; marked "
-             "\"default\"); async TP: the faster of eager calls and CUDA-graph replays (marked \"graph\"); each "
-             "mode's figure in the JSON (`*_modes`).", "",
+             "variants interleaved round-robin). Burst figures are in the JSON (`*_burst_tflops`). "
+             + modes_sentence(records), "",
              *incomplete_lines(missing, asked),
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in records:

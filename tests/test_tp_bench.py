@@ -520,3 +520,14 @@ def test_the_table_marks_a_mode_other_than_the_first_and_joules_not_fitted():
     row = next(line for line in report_tp.render([rec], 2).splitlines() if line.startswith("| 8B-qkv"))
     assert " (graph) |" in row and " (delta) |" in row and "(fit)" not in row, row
     assert " (default)" not in row  # the local GEMM's first mode: no mark
+
+
+def test_the_header_says_which_modes_the_file_timed():
+    """A file from before the benchmark timed both modes of each baseline says its one mode; a newer one the faster of
+    two (an audit: re-rendered, tp2.json of 2026-12-01 would have claimed CUDA-graph replays it never ran)."""
+    recs = json.loads((ROOT / "bench" / "results" / "tp2.json").read_text())
+    old = report_tp.render(recs, 2).splitlines()[0]
+    assert "async TP: eager calls" in old and "CUDA-graph" not in old
+    recs[0]["torch_async_tp_modes"] = {"eager": 600.0, "graph": 610.0}
+    new = report_tp.render(recs, 2).splitlines()[0]
+    assert "the faster of eager calls and CUDA-graph replays" in new and "`*_modes`" in new
