@@ -56,6 +56,24 @@ class OpDesc(ctypes.Structure):
                 ("l", ctypes.c_int64), ("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
 
 
+INT_TYPES = (ctypes.c_int, ctypes.c_int64, ctypes.c_uint64)
+
+
+def in_range(value, ctype, what: str):
+    """value where the C type holds it, else a ValueError (ctypes would wrap it silently: m = 2**70 became 64)."""
+    if ctype in INT_TYPES and isinstance(value, int) and not isinstance(value, bool):
+        bits, signed = 8 * ctypes.sizeof(ctype), ctype(-1).value == -1
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+        if not lo <= value <= hi:
+            raise ValueError(f"{what} = {value} is outside the range of its C type ({lo}..{hi})")
+    return value
+
+
+def fitted(struct, *values):
+    """struct(*values), each integer checked against its field's C type first (in_range)."""
+    return struct(*(in_range(v, t, f"{struct.__name__}.{name}") for (name, t), v in zip(struct._fields_, values)))
+
+
 class Tensors(ctypes.Structure):
     _fields_ = [("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("c", ctypes.c_void_p), ("d", ctypes.c_void_p),
                 ("scale_a", ctypes.c_void_p), ("scale_b", ctypes.c_void_p)]
@@ -199,8 +217,9 @@ class Lib:
     def config_pick(self, schedule, tp, dtype, m, n, k):
         """The schedule's default config for this GEMM (schedules.yaml prefer_from_local_k)."""
         idx = ctypes.c_int(-1)
-        st = self.lib.tpg_config_pick(c_name(schedule), tp, enum_value(DTYPES, dtype, "dtype"), m, n, k,
-                                      ctypes.byref(idx))
+        m, n, k = (in_range(v, ctypes.c_int64, name) for v, name in ((m, "m"), (n, "n"), (k, "k")))
+        st = self.lib.tpg_config_pick(c_name(schedule), in_range(tp, ctypes.c_int, "tp"),
+                                      enum_value(DTYPES, dtype, "dtype"), m, n, k, ctypes.byref(idx))
         self.check(st, f"tpg_config_pick(schedule={schedule}, tp={tp}, dtype={dtype}, {m}x{n}x{k})")
         return idx.value
 
@@ -255,7 +274,7 @@ class Lib:
                 print(f"tpgemm bootstrap allgather failed on rank {rank}: {e!r}", file=sys.stderr, flush=True)
                 return 1
         ctx.keep = ALLGATHER_FN(trampoline)
-        cfg = RankConfig(tp, rank, device, timeout_ns, ctx.keep, None, int(share_devices),
+        cfg = fitted(RankConfig, tp, rank, device, timeout_ns, ctx.keep, None, int(share_devices),
                          enum_value(TRANSPORTS, transport, "transport"))
         handle = ctypes.c_void_p()
         st = self.lib.tpg_ctx_create_rank(ctypes.byref(cfg), ctypes.byref(handle))
@@ -265,7 +284,7 @@ class Lib:
 
     def ctx_local(self, devices, timeout_ns=0, share_devices=False):
         arr = (ctypes.c_int * len(devices))(*devices)
-        cfg = CtxConfig(len(devices), arr, timeout_ns, int(share_devices))
+        cfg = fitted(CtxConfig, len(devices), arr, timeout_ns, int(share_devices))
         ctx = ctypes.c_void_p()
         st = self.lib.tpg_ctx_create(ctypes.byref(cfg), ctypes.byref(ctx))
         self.check(st, f"tpg_ctx_create(devices={devices})")
@@ -288,7 +307,7 @@ class Ctx:
 
     def op(self, config, m, n, k, l=1, alpha=1.0, beta=0.0):
         op = ctypes.c_void_p()
-        desc = OpDesc(config, m, n, k, l, alpha, beta)
+        desc = fitted(OpDesc, config, m, n, k, l, alpha, beta)
         st = self.lib.lib.tpg_op_create(self.handle, ctypes.byref(desc), ctypes.byref(op))
         self.check(st, f"tpg_op_create(config={config}, m={m}, n={n}, k={k})")
         return Op(self, op, desc)

@@ -319,3 +319,15 @@ def test_lookups_pass_names_as_the_c_api_takes_them_and_name_a_wrong_enum(lib):
         lib.config_pick(ag, 2, "bf17", 16384, 10240, 8192)
     with pytest.raises(ValueError, match="unknown transport 'tcp': one of peer, nccl"):
         lib.ctx_rank(2, 0, 0, lambda send: send * 2, transport="tcp")
+
+
+def test_an_integer_its_c_type_cannot_hold_is_refused_not_wrapped(lib):
+    """ctypes wraps silently: m = 2**70 reached tpg_config_pick as 64, timeout_ns = -1 as 2**64 - 1 (a walkthrough)."""
+    ag = "AllGather1D_TilingCD_RotatingA"
+    with pytest.raises(ValueError, match=r"m = 1180591620717411303424 is outside the range of its C type"):
+        lib.config_pick(ag, 2, "bf16", 2**70, 4096, 4096)
+    with pytest.raises(ValueError, match=r"RankConfig.timeout_ns = -1 is outside"):
+        lib.ctx_rank(2, 0, 0, lambda send: send * 2, timeout_ns=-1)
+    with pytest.raises(ValueError, match=r"OpDesc.k = 9223372036854775808 is outside"):
+        tpgemm_lib.fitted(tpgemm_lib.OpDesc, 0, 64, 64, 2**63, 1, 1.0, 0.0)
+    assert tpgemm_lib.fitted(tpgemm_lib.OpDesc, 0, 64, 64, 2**63 - 1, 1, 1.0, 0.0).k == 2**63 - 1
