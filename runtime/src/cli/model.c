@@ -113,8 +113,8 @@ static const char *layer_modes(const tpg_cli_args *a, const tpg_config_desc *c, 
     /* the pieces the plan cuts (whole tiles of rows: maybe fewer than asked, one where the GEMM then pulls the shards
      * and no copy is made), not the count asked for */
     const int pulls = planned && tpg_gather_pulls(ps.gathered, ps.copy_chunks, overlap, a->gather_copy_engine);
-    const int pieces = a->copy_chunks > 1 && planned && tpg_schedule_copies(c->schedule) && !pulls &&
-                               ps.copy_chunks > 1 ? ps.copy_chunks : 0;
+    const int copies = planned && tpg_schedule_copies(c->schedule) && !pulls;
+    const int pieces = a->copy_chunks > 1 && copies && ps.copy_chunks > 1 ? ps.copy_chunks : 0;
     const int copy_engine = a->gather_copy_engine && planned && tpg_gather_pulls(ps.gathered, ps.copy_chunks,
                                                                                 overlap, 0);
     const int ring = a->rs_ring && planned && ps.one_hop;
