@@ -334,6 +334,9 @@ def main(argv=None):
         for out in (md_path, png_path, args.benchmarks):  # before anything is written, not at the plot's save
             if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
                 raise ReportError(f"report.py: {out}: its folder does not exist")
+        if args.benchmarks and not any(measured(r) for r in records):  # refused before the table beside is written
+            raise ReportError(f"report.py: {args.json} holds no measured figure (a --dry-run's JSON, or no record): "
+                              f"{args.benchmarks} left alone, nothing written")
         have_png = plot(records, png_path) if records else False
         if not have_png and records and os.path.exists(png_path):  # e.g. made on the device, reported here
             print(f"report.py: linking the existing {png_path} (not redrawn)", file=sys.stderr)
@@ -343,9 +346,6 @@ def main(argv=None):
                 f.write(markdown(records, os.path.basename(png_path) if have_png else None))
         except OSError as e:
             raise ReportError(f"report.py: cannot write the table: {e}")
-        if args.benchmarks and not any(measured(r) for r in records):
-            raise ReportError(f"report.py: {args.json} holds no measured figure (a --dry-run's JSON, or no record): "
-                              f"{args.benchmarks} left alone")
         if args.benchmarks:
             rel = os.path.relpath(png_path, os.path.dirname(os.path.abspath(args.benchmarks))) if have_png else None
             benchmarks_md.update(args.benchmarks, *section_of(records), markdown(records, rel))

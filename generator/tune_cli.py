@@ -331,7 +331,10 @@ def _keep_earlier(out: Path, doc: dict, decided: set, gpu: str, stream) -> tuple
         print(f"tune: the earlier choices for {_labels(clashing)} are dropped: another kernel has their kernel's name "
               "now", file=stream)
     sources = (was.get("sources") or "unnamed").split()[0]
-    header = [f"kept: {_labels(kept)}, from an earlier run (sources {sources}) with no result in this one"]
+    # the timed: line above these is this run's; a kept choice was timed as its own run said (unsaid before 12-06)
+    timed = was.get("timed") or "its settings unsaid"
+    header = [f"kept: {_labels(kept)}, from an earlier run (sources {sources}; timed {timed}) with no result in this "
+              "one"]
     return merged, header if kept else []
 
 

@@ -202,9 +202,11 @@ def test_dry_run_json_feeds_report(bench_bin, tmp_path):
     bm = tmp_path / "BENCHMARKS.md"
     assert run_report(tmp_path, FAKE, "--benchmarks", str(bm)).returncode == 0
     kept = bm.read_text()
+    table_before = (tmp_path / "t.md").read_text()
     for nothing in (records, []):
         r = run_report(tmp_path, nothing, "--benchmarks", str(bm))
         assert r.returncode == 2 and "holds no measured figure" in r.stderr and bm.read_text() == kept, r.stderr
+        assert (tmp_path / "t.md").read_text() == table_before  # nor the table beside it: the refused run writes none
 
 
 def test_an_output_folder_that_does_not_exist_is_refused_before_anything_is_written(tmp_path):

@@ -178,6 +178,8 @@ def test_a_partial_sweep_keeps_the_earlier_choices_of_layers_without_a_result(tm
     text = (tmp_path / "tuned" / "llama3-70b_tp2.yaml").read_text()
     assert tune.header_fields(text)["kept"].startswith("llama3-70b down at M = 16384, from an earlier run")
     assert tune.header_fields(text)["timed"] == "--iterations 7 --warmup 10"
+    first_timed = "--iterations 50 --warmup 10"  # run_tune's default, which the kept choice was timed with
+    assert f"; timed {first_timed}) with no result in this one" in tune.header_fields(text)["kept"], text
     p = plan.build(models.load(str(cfg)), "schedules.yaml")
     assert all(r.tuned for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2)
 
