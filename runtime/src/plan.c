@@ -399,8 +399,8 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
     fprintf(f, "\nGraph nodes per device (index kind [stage, peer, slot, piece] <- deps):\n");
     if (ps->ce_partials) {
         const int64_t tiles_n = ceil_div(ps->stage_n, cfg->kernel->bn);
-        const int64_t l = ps->tiles_per_stage / (ceil_div(ps->stage_m, cfg->kernel->bm) * tiles_n);
-        const tpg_nccl_rows rows = {l, ps->stage_m, cfg->kernel->bm, tiles_n,
+        const int64_t batches = ps->tiles_per_stage / (ceil_div(ps->stage_m, cfg->kernel->bm) * tiles_n);
+        const tpg_nccl_rows rows = {batches, ps->stage_m, cfg->kernel->bm, tiles_n,
                                     (size_t)ps->stage_n * tpg_dtype_size(cfg->kernel->dtype_partial)};
         const int bands = tpg_ce_band_count(&rows, (size_t)ps->slot_bytes);
         fprintf(f, "  (copy_engine_partials: after the GEMM's launch and the start barrier, per sending stage %d "
