@@ -324,18 +324,19 @@ def _merged(node: yaml.MappingNode) -> list:
     return inherited[::-1] + own
 
 
-def compose(text: str, filename: str) -> yaml.Node:
-    """The YAML node tree of text; ConfigError on syntax errors or an empty document."""
+def compose(text: str, filename: str, schema: Field = TOP) -> yaml.Node:
+    """The YAML node tree of text; ConfigError on syntax errors or an empty document (its message lists schema's
+    keys: INCLUDED for an included file)."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except RecursionError:
-        raise ConfigError([f"{filename}:1: (document): nested too deeply to read; allowed: {_allowed(TOP)}"])
+        raise ConfigError([f"{filename}:1: (document): nested too deeply to read; allowed: {_allowed(schema)}"])
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         raise ConfigError([f"{filename}:{line}: YAML syntax error: {getattr(e, 'problem', e)}"])
     if node is None:
-        raise ConfigError([f"{filename}:1: (document): empty; allowed: {_allowed(TOP)}"])
+        raise ConfigError([f"{filename}:1: (document): empty; allowed: {_allowed(schema)}"])
     return node
 
 

@@ -456,8 +456,9 @@ def _check_tuned_problem(t: dict, path: str, w, presets: dict) -> None:
         _err(w, path, f"{m} x {n} x {k} at tp {t['tp']}: {problem}", "a GEMM that the schedule can run at this tp")
 
 
-def _read(p: str):
-    """The YAML node tree of file p; ConfigError (with a line) if it cannot be read, is not UTF-8 or not YAML."""
+def _read(p: str, schema=None):
+    """The YAML node tree of file p; ConfigError (with a line) if it cannot be read, is not UTF-8 or not YAML (an empty
+    one's message lists schema's keys: config.TOP unless given)."""
     try:
         raw = Path(p).read_bytes()
     except OSError as e:
@@ -467,7 +468,7 @@ def _read(p: str):
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
         raise C.ConfigError([f"{p}:{line}: (file): byte 0x{raw[e.start]:02x} is not UTF-8; allowed: a UTF-8 file"])
-    return C.compose(text, p)
+    return C.compose(text, p, schema or C.TOP)
 
 
 def _included_files(doc: dict, w, path: str) -> list[str]:
@@ -501,7 +502,7 @@ def load(path: str) -> dict:
         included = []  # (document, walker) of each included file the schema walk could read
         for f in _included_files(doc, w, path):
             try:
-                node = _read(f)
+                node = _read(f, C.INCLUDED)
             except C.ConfigError as e:  # reported with the rest: one unreadable file hides no other error
                 walkers.append(C.error_walker(f, e.errors))
                 continue

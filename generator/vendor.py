@@ -245,6 +245,8 @@ def main(argv: list[str]) -> int:
     for rel in sorted(before - set(files) - {MANIFEST}):  # what an earlier vendoring wrote, this one not (src/cli/)
         remove_file(out, rel)
     (out / MANIFEST).write_text("".join(f"{rel}\n" for rel in sorted(files)), encoding="utf-8")
+    with_cli = any(r.startswith("src/cli/") for r in files)
+    then_cli = " (lib/libtpgemm.a), then `make cli` for bin/tpgemm" if with_cli else ""
     print(f"{out}: {len(files)} files ({len(p.kernels)} kernels, {len(p.configs)} configs); run "
-          f"`make -C {shlex.quote(str(out))} -j`")
+          f"`make -C {shlex.quote(str(out))} -j`{then_cli}")
     return 0

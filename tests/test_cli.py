@@ -161,6 +161,21 @@ def test_copy_chunks_cut_the_copies_in_the_plan(tpgemm, schedule):
     assert f"Copies cut into 3 pieces of {cut['chunk_rows']} rows" in text.stdout
 
 
+def test_the_plan_says_where_fewer_copy_pieces_are_cut_than_asked(tpgemm):
+    """A piece holds whole rows of tiles, and the gathered walk's GEMM pulls its shards: --copy-chunks then asks for
+    pieces the plan does not cut, and the text says so (it printed the plan as if the flag were absent)."""
+    few = run(tpgemm, "--dry-run", "--tp", "2", "--copy-chunks", "16", "--m", "512", "--n", "10240", "--k", "8192")
+    assert few.returncode == 0 and "Copies cut into 2 pieces of 128 rows" in few.stdout, few.stderr
+    assert "Copy pieces: 16 asked, 2 cut: a piece holds whole rows of tiles (128 rows here)" in few.stdout
+    pulled = run(tpgemm, "--dry-run", "--tp", "2", "--copy-chunks", "4", "--m", "128", "--n", "10240", "--k", "8192")
+    assert "Copy pieces: 4 asked, none cut: nothing is copied (the GEMM's CTAs pull the shards)" in pulled.stdout
+    js = json.loads(run(tpgemm, "--dry-run", "--json", "--tp", "2", "--copy-chunks", "16", "--m", "512", "--n",
+                        "10240", "--k", "8192").stdout)
+    assert (js["copy"]["chunks"], js["copy"]["chunks_asked"]) == (2, 16)
+    whole = run(tpgemm, "--dry-run", "--tp", "2", "--copy-chunks", "4", "--m", "16384", "--n", "10240", "--k", "8192")
+    assert "Copies cut into 4 pieces" in whole.stdout and "Copy pieces:" not in whole.stdout
+
+
 @pytest.mark.parametrize("config", ["ag_rota_bf16_tp4", "ag_rotb_bf16_wide_tp2", "rs_tila_bf16_tp2", "rs_tilb_bf16_tp8"])
 def test_overlap_barriers_in_the_plan(tpgemm, config):
     """--overlap-barriers: the GEMM waits for no node; all-gather's closing barrier waits for the last flag (not
@@ -427,6 +442,9 @@ def test_list_shows_every_config(tpgemm):
     listed = json.loads(run(tpgemm, "--list", "--json").stdout)["configs"]
     assert {c["name"] for c in listed} >= set(names)
     assert all(c["schedule"] in SCHEDULES for c in listed)
+    assert all(c["tuned"] == int(c["name"].startswith("tuned_")) for c in listed)
+    rows = r.stdout.splitlines()[:-1]  # the columns line up: every schedule starts where the header's does
+    assert {line.index(" " + line.split()[1] + " ") for line in rows[1:]} == {rows[0].index(" schedule ")}, rows[0]
 
 
 def test_help_exits_0(tpgemm):

@@ -176,6 +176,16 @@ def test_an_unreadable_include_hides_no_other_error(tmp_path):
     assert "a.yaml:2: YAML syntax error" in r.stderr and "models[1].tokens" in r.stderr, r.stderr
 
 
+def test_an_empty_include_lists_the_keys_an_included_file_may_hold(tmp_path):
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "empty.yaml").write_text("")
+    r = generate(tmp_path, SHIPPED)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "empty.yaml:1: (document): empty; allowed: a mapping with version, kernels, tuned" in r.stderr, r.stderr
+    r = generate(tmp_path, "")  # schedules.yaml itself: every top-level key
+    assert "(document): empty; allowed: a mapping with version, kernels, configs, models, include, tuned" in r.stderr
+
+
 def test_output_paths_that_cannot_be_written_are_refused_before_writing(tmp_path):
     (tmp_path / "blocked").mkdir()
     (tmp_path / "blocked" / "kernels").write_text("a file where a folder goes\n")

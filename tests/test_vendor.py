@@ -222,14 +222,16 @@ def test_vendoring_into_a_file_is_refused(tmp_path, capsys):
     assert "is a file, not a directory" in capsys.readouterr().err
 
 
-def test_make_cli_in_a_tree_vendored_without_the_cli_says_so(tmp_path):
+def test_make_cli_in_a_tree_vendored_without_the_cli_says_so(tmp_path, capsys):
     """Without --cli there are no CLI sources: `make cli` says to vendor with --cli (exit 2), not a link error about
-    main; with --cli the target builds bin/tpgemm (its rule is checked by name, the build by the make test above)."""
+    main; with --cli the target builds bin/tpgemm (its rule is checked by name, the build by the make test above), and
+    the vendoring's last line names it."""
     if shutil.which("make") is None:
         pytest.skip("make not found")
     out = tmp_path / "v"
-    assert vendor.main(["--out", str(out)]) == 0
+    assert vendor.main(["--out", str(out)]) == 0 and "make cli" not in capsys.readouterr().out
     r = subprocess.run(["make", "cli"], cwd=out, capture_output=True, text=True)
     assert r.returncode == 2 and "vendored without --cli" in r.stderr and "undefined reference" not in r.stderr, r
     assert vendor.main(["--out", str(out), "--cli"]) == 0
+    assert "then `make cli` for bin/tpgemm" in capsys.readouterr().out
     assert "cli: bin/tpgemm\nbin/tpgemm: $(CLI_SRCS:%.c=obj/%.o) lib/libtpgemm.a" in (out / "Makefile").read_text()

@@ -87,7 +87,8 @@ tpg_status tpg__plan_compute_ring(const tpg_config_desc *cfg, int64_t m, int64_t
     out->flags_bytes *= banks;
     out->slots_bytes = out->num_slots * out->slot_bytes * banks;
     out->moved_bytes = (p - 1) * out->slot_bytes;
-    const tpg_copy_plan cp = tpg_copy_plan_for(s, kd, &sh, copy_chunks > 0 ? copy_chunks : cfg->copy_chunks);
+    out->copy_chunks_asked = copy_chunks > 0 ? copy_chunks : cfg->copy_chunks;
+    const tpg_copy_plan cp = tpg_copy_plan_for(s, kd, &sh, out->copy_chunks_asked);
     out->copy_chunks = cp.chunks;
     out->copy_chunk_rows = cp.chunks ? cp.chunk_rows : 0;
     out->copy_chunk_bytes = cp.chunks ? cp.chunk_rows * cp.row_bytes : 0;
@@ -287,6 +288,18 @@ static tpg_graph_node item_node(const tpg_schedule_table *s, int d, const tpg_gr
     return s->nodes[d * s->nodes_per_device + it->node];
 }
 
+/* Where the copies were asked in more pieces than the plan cuts (copy_chunks, --copy-chunks), says why: a piece
+ * holds whole rows of tiles (copy_plan.h), and the gathered walk's GEMM pulls the shards without any copy. */
+static void write_pieces_note(FILE *f, const tpg_plan_shape *ps) {
+    const int asked = ps->copy_chunks_asked, cut = ps->pulls ? 0 : ps->copy_chunks;
+    if (asked <= 1 || cut >= asked || (!ps->pulls && !ps->copy_chunks)) return; /* TP = 1: nothing moves at all */
+    if (ps->pulls)
+        fprintf(f, "Copy pieces: %d asked, none cut: nothing is copied (the GEMM's CTAs pull the shards)\n", asked);
+    else
+        fprintf(f, "Copy pieces: %d asked, %d cut: a piece holds whole rows of tiles (%" PRId64 " rows here)\n", asked,
+                cut, ps->copy_chunk_rows);
+}
+
 static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n, int64_t k, int64_t l,
                        const tpg_plan_shape *ps) {
     const tpg_schedule_table *s = cfg->schedule;
@@ -385,6 +398,7 @@ static void write_text(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
             fprintf(f, "Copies cut into %d piece%s of %" PRId64 " rows (%s), each with its own flag (copy_chunks)\n",
                     ps->copy_chunks, ps->copy_chunks == 1 ? "" : "s", ps->copy_chunk_rows, b3);
         }
+        write_pieces_note(f, ps);
     } else if (ps->one_hop)
         fprintf(f, "Bytes moved per device per call: %" PRId64 " B (%s) = (tp-1) x partial block, pulled over NVLink by "
                    "the REDUCE kernel of the block's owner from this rank's slots\n", ps->moved_bytes, b3);
@@ -509,8 +523,9 @@ static void write_json(FILE *f, const tpg_config_desc *cfg, int64_t m, int64_t n
                 ps->ce_partials);
 
     if (ag)
-        fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64 "}",
-                ps->copy_chunks, ps->copy_chunk_rows, ps->copy_chunk_bytes);
+        fprintf(f, ", \"copy\": {\"chunks\": %d, \"chunk_rows\": %" PRId64 ", \"chunk_bytes\": %" PRId64
+                   ", \"chunks_asked\": %d}",
+                ps->copy_chunks, ps->copy_chunk_rows, ps->copy_chunk_bytes, ps->copy_chunks_asked);
     fprintf(f, ", \"overlap_barriers\": %d, \"graph\": [", ps->overlap && p > 1);
     for (int d = 0; d < p && s->nodes && s->nodes_per_device > 0; d++) {
         tpg_graph_item items[TPG_PLAN_MAX_ITEMS];

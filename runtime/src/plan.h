@@ -43,6 +43,8 @@ typedef struct tpg_plan_shape {
     int ce_partials;                    /* the ring's partials move by copy engine (copy_engine_partials, the peer
                                            transport): its slots come twice, a send bank and a receive bank */
     int copy_chunks;                    /* all-gather: pieces per copy (copy_plan.h); 0 = nothing copied */
+    int copy_chunks_asked;              /* the pieces asked for (the argument, else the config's): more than
+                                           copy_chunks where a piece would hold less than a row of tiles */
     int64_t copy_chunk_rows;            /* flat rows of a piece (the last may have fewer) */
     int64_t copy_chunk_bytes;           /* bytes of a piece (the last may have fewer) */
     int overlap;                        /* the barriers beside the GEMM (tpg_op_set_overlap_barriers); tpg_plan_write's */

@@ -54,6 +54,7 @@ static const char *numerics(int i, char *buf, size_t cap) {
     if (c->copy_engine_partials) append_item(buf, cap, &n, "copy-engine partials");
     if (k->stream_k && c->schedule->tp > 1) append_item(buf, cap, &n, "stream-K at TP >= 2");
     if (c->by_name) append_item(buf, cap, &n, "by name");
+    if (c->tuned) append_item(buf, cap, &n, "a tuned choice's");
     if (!n) snprintf(buf, cap, "-");
     return buf;
 }
@@ -75,23 +76,26 @@ void tpg_report_list(FILE *f, int json) {
                     tpg_dtype_name(c.dtype), c.bm, c.bn, c.bk, c.stages);
             fprintf(f, ", \"acc\": \"%s\", \"fp8_promote\": %d, \"partials\": \"%s\", \"pull_partials\": %d, "
                        "\"copy_engine_partials\": %d, \"wave_weight\": %d, \"stream_k\": %d, \"by_name\": %d, "
-                       "\"default_pick\": %s}",
+                       "\"tuned\": %d, \"default_pick\": %s}",
                     tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
-                    c.copy_engine_partials, c.wave_weight, c.stream_k, c.by_name,
-                    tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
+                    c.copy_engine_partials, c.wave_weight, c.stream_k, c.by_name, tpg_configs[i].tuned,
+                    tpg__config_pickable(&tpg_configs[i]) && !tpg_configs[i].tuned ? "true" : "false");
         }
         fputs("]}\n", f);
         return;
     }
-    fprintf(f, "%-26s %-36s %-3s %-5s %-12s %-6s %-48s %s\n", "config", "schedule", "tp", "dtype", "tile", "stages",
-            "kernel", "differs (by name or tuned choice only)");
+    int width = 26; /* the config column: as wide as the longest name (a tuned shape's runs past 26) */
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(tpg_configs[i].name) > width) width = (int)strlen(tpg_configs[i].name);
+    fprintf(f, "%-*s %-36s %-3s %-5s %-12s %-6s %-48s %s\n", width, "config", "schedule", "tp", "dtype", "tile",
+            "stages", "kernel", "differs (by name or tuned choice only)");
     for (int i = 0; i < n; i++) {
         tpg_config_info c;
-        char tile[32], num[48];
+        char tile[32], num[64];
         if (tpg_config_get(i, &c) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c.bm, c.bn, c.bk);
-        fprintf(f, "%-26s %-36s %-3d %-5s %-12s %-6d %-48s %s\n", c.name, c.schedule, c.tp, tpg_dtype_name(c.dtype),
-                tile, c.stages, c.kernel, numerics(i, num, sizeof num));
+        fprintf(f, "%-*s %-36s %-3d %-5s %-12s %-6d %-48s %s\n", width, c.name, c.schedule, c.tp,
+                tpg_dtype_name(c.dtype), tile, c.stages, c.kernel, numerics(i, num, sizeof num));
     }
     fprintf(f, "%d configs. Run one with --config NAME, or pick with --schedule NAME --tp N --dtype bf16|fp16|e4m3|e5m2.\n", n);
 }
