@@ -330,12 +330,27 @@ def _keep_earlier(out: Path, doc: dict, decided: set, gpu: str, stream) -> tuple
     if clashing:
         print(f"tune: the earlier choices for {_labels(clashing)} are dropped: another kernel has their kernel's name "
               "now", file=stream)
-    sources = (was.get("sources") or "unnamed").split()[0]
-    # the timed: line above these is this run's; a kept choice was timed as its own run said (unsaid before 12-06)
-    timed = was.get("timed") or "its settings unsaid"
-    header = [f"kept: {_labels(kept)}, from an earlier run (sources {sources}; timed {timed}) with no result in this "
-              "one"]
-    return merged, header if kept else []
+    # the timed: line above these is this run's; a kept choice was timed as the run that decided it said: the earlier
+    # file's own lines, or its kept: line where that file had kept it in turn (unsaid before 2026-12-06)
+    decided_by = f"sources {(was.get('sources') or 'unnamed').split()[0]}; timed {was.get('timed') or 'unsaid'}"
+    kept_before = kept_provenance(text)
+    header = [f"kept: {_labels([t])}, from an earlier run ({kept_before.get(_labels([t]), decided_by)}) with no "
+              "result in this one" for t in kept]
+    return merged, header
+
+
+KEPT_LINE = re.compile(r"# kept: (.+), from an earlier run \((.+)\) with no result in this one$")
+
+
+def kept_provenance(text: str) -> dict[str, str]:
+    """label -> "sources ...; timed ..." of each choice a tuned file's kept: lines name (one a line since 2026-12-06;
+    several labels to a line before): the run that decided a choice, not the one that kept it."""
+    out = {}
+    for line in text.splitlines():
+        m = KEPT_LINE.match(line)
+        for label in (m.group(1).split(", ") if m else ()):
+            out[label] = m.group(2)
+    return out
 
 
 def _labels(choices: list[dict]) -> str:

@@ -64,7 +64,7 @@ def makefile(p: plan.Plan, lib_srcs: list[str], cli_srcs: list[str]) -> str:
     c = [s for s in lib_srcs if s.endswith(".c")]
     cu = [s for s in lib_srcs if s.endswith(".cu")]
     return f"""# {MARK}
-# generator {GENERATOR_VERSION}; config {p.config_hash}. `make -j` builds lib/libtpgemm.a (and `make cli`
+# generator {GENERATOR_VERSION}; config {p.config_hash}. `make -j` (`all`) builds lib/libtpgemm.a (and `make cli`
 # bin/tpgemm when vendored with --cli). Override CUDA_HOME, NVCC, CC, CFLAGS, NVCCFLAGS as usual; -fPIC stays
 # (the archive may go into a framework's shared object).
 CUDA_HOME ?= /usr/local/cuda
@@ -79,6 +79,8 @@ C_SRCS := {join(c)}
 CU_SRCS := {join(cu)}
 CLI_SRCS := {join(cli_srcs)}
 OBJS := $(C_SRCS:%.c=obj/%.o) $(CU_SRCS:%.cu=obj/%.o)
+
+all: lib/libtpgemm.a
 
 lib/libtpgemm.a: $(OBJS)
 \t@mkdir -p $(@D)
@@ -96,7 +98,7 @@ obj/%.o: %.cu
 clean:
 \trm -rf obj lib bin
 
-.PHONY: cli clean
+.PHONY: all cli clean
 -include $(OBJS:.o=.d)
 """
 
@@ -246,7 +248,8 @@ def main(argv: list[str]) -> int:
         remove_file(out, rel)
     (out / MANIFEST).write_text("".join(f"{rel}\n" for rel in sorted(files)), encoding="utf-8")
     with_cli = any(r.startswith("src/cli/") for r in files)
-    then_cli = " (lib/libtpgemm.a), then `make cli` for bin/tpgemm" if with_cli else ""
+    where = shlex.quote(str(out))
+    then_cli = f" (lib/libtpgemm.a), then `make -C {where} cli` for bin/tpgemm" if with_cli else ""
     print(f"{out}: {len(files)} files ({len(p.kernels)} kernels, {len(p.configs)} configs); run "
-          f"`make -C {shlex.quote(str(out))} -j`{then_cli}")
+          f"`make -C {where} -j`{then_cli}")
     return 0

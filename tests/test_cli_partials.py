@@ -87,7 +87,7 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
     by_name = {n for n, c in listed.items() if not c["default_pick"]}
     assert by_name == {n for n, c in listed.items()
                        if c["acc"] == "fp16" or c["fp8_promote"] or c["partials"] == "fp32" or c["by_name"]
-                       or (c["stream_k"] and c["tp"] > 1)}
+                       or (c["stream_k"] and c["tp"] > 1) or c["tuned"]}
     assert {"gemm_e4m3_promoted_tp1", "ag_rota_fp16acc_tp8", "rs_tila_bf16_f32p_tp8",
             "rs_tilb_bf16_pull_tp2"} <= by_name
     # the route twins (<family>_push / _pull / _ce, schedules.yaml) run by name only, each on its suffix's route

@@ -184,6 +184,23 @@ def test_a_partial_sweep_keeps_the_earlier_choices_of_layers_without_a_result(tm
     assert all(r.tuned for r in p.dispatch if r.model == "llama3-70b" and r.tp == 2)
 
 
+def test_a_choice_kept_twice_still_names_the_run_that_decided_it(tmp_path, monkeypatch):
+    """Two partial sweeps in a row (each with other --iterations, every down run timing out): down's choice, decided
+    by the first run, keeps that run's timing in the header - the second partial run's file said the first's, the
+    third took the second's own timed: line (a review: a choice kept twice lost its provenance)."""
+    fake_build(monkeypatch)
+    assert run_tune(tmp_path, FakeRunner())[0] == 0
+    for iterations in ("7", "9"):
+        assert run_tune(tmp_path, times_out_on_down, "--iterations", iterations)[0] == 1
+    text = (tmp_path / "tuned" / "llama3-70b_tp2.yaml").read_text()
+    kept = [line for line in text.splitlines() if line.startswith("# kept: ")]
+    assert len(kept) == 1 and kept[0].startswith("# kept: llama3-70b down at M = 16384, from an earlier run"), text
+    assert "; timed --iterations 50 --warmup 10) with no result in this one" in kept[0], text
+    assert tune.header_fields(text)["timed"] == "--iterations 9 --warmup 10"
+    assert tune_cli.kept_provenance("# kept: a, b, from an earlier run (sources s; timed t) with no result in this "
+                                    "one\n") == {"a": "sources s; timed t", "b": "sources s; timed t"}
+
+
 def test_a_partial_sweep_on_another_gpu_keeps_nothing_of_the_earlier_file(tmp_path, monkeypatch):
     fake_build(monkeypatch)
     monkeypatch.setattr(tune_env, "driver_devices", lambda: H100)

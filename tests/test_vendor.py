@@ -1,5 +1,6 @@
 """`python3 -m generator vendor`: the vendored tree builds outside the repository with make, nvcc and cc
 alone, and a C program links it (by hand and through pkg-config) and calls the public API."""
+import json
 import os
 import re
 import shutil
@@ -71,16 +72,47 @@ def vendored(tmp_path_factory):
         pytest.skip("make not found")
     out = tmp_path_factory.mktemp("vendored") / "tpgemm"  # outside the repository
     assert ROOT not in out.parents
-    r = subprocess.run([sys.executable, "-m", "generator", "vendor", "--out", str(out)], cwd=ROOT,
-                       capture_output=True, text=True)
+    # the shipped schedules.yaml plus one tuned shape (on a shipped kernel: nothing more to compile), with the CLI
+    cfg = tmp_path_factory.mktemp("config")
+    shutil.copy(ROOT / "schedules.yaml", cfg / "schedules.yaml")
+    (cfg / "tuned").mkdir()
+    (cfg / "tuned" / "shape.yaml").write_text(TUNED_SHAPE)
+    r = subprocess.run([sys.executable, "-m", "generator", "vendor", "--out", str(out), "--config",
+                        str(cfg / "schedules.yaml"), "--cli"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     cuda_home = str(Path(NVCC).resolve().parent.parent)
     env = dict(os.environ, PATH="/usr/bin:/bin")  # no Python tools needed: only make, nvcc (by path), cc
-    r = subprocess.run(["make", "-j2", f"NVCC={NVCC}", f"CUDA_HOME={cuda_home}"], cwd=out, capture_output=True,
-                       text=True, env=env, timeout=1200)
-    assert r.returncode == 0, f"make failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
-    assert (out / "lib" / "libtpgemm.a").is_file()
+    for target in ("all", "cli"):
+        r = subprocess.run(["make", "-j2", f"NVCC={NVCC}", f"CUDA_HOME={cuda_home}", target], cwd=out,
+                           capture_output=True, text=True, env=env, timeout=1200)
+        assert r.returncode == 0, f"make {target} failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
+    assert (out / "lib" / "libtpgemm.a").is_file() and (out / "bin" / "tpgemm").is_file()
     return out, cuda_home
+
+
+TUNED_SHAPE = """version: 1
+tuned:
+  - {shape: {m: 4096, n: 4096, k: 4096}, dtype: bf16, schedule: AllGather1D_TilingCD_RotatingA, tp: 2,
+     kernel: bf16_128x128x64_pp}
+"""
+
+
+def test_list_names_a_tuned_choices_config_and_never_picks_it(vendored):
+    """--list of a tree with a tuned shape: its config (a name longer than the shipped ones) lines up with the rest,
+    says it is a tuned choice's, and --list --json says tuned, not a default pick (tpg_config_pick never takes it)."""
+    out, _ = vendored
+    exe, env = out / "bin" / "tpgemm", dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    text = subprocess.run([str(exe), "--list"], capture_output=True, text=True, env=env, timeout=60).stdout
+    rows = text.splitlines()[:-1]
+    tuned = [line for line in rows if line.startswith("tuned_")]
+    assert len(tuned) == 1 and tuned[0].split()[0] == "tuned_4096x4096x4096_ag_rota_bf16_tp2", text
+    assert tuned[0].rstrip().endswith("a tuned choice's")
+    assert {line.index(" " + line.split()[1] + " ") for line in rows[1:]} == {rows[0].index(" schedule ")}
+    listed = json.loads(subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, env=env,
+                                       timeout=60).stdout)["configs"]
+    row = next(c for c in listed if c["name"].startswith("tuned_"))
+    assert row["tuned"] == 1 and row["default_pick"] is False
+    assert all(c["tuned"] == 0 for c in listed if c is not row)
 
 
 def run_program(exe):
@@ -233,5 +265,5 @@ def test_make_cli_in_a_tree_vendored_without_the_cli_says_so(tmp_path, capsys):
     r = subprocess.run(["make", "cli"], cwd=out, capture_output=True, text=True)
     assert r.returncode == 2 and "vendored without --cli" in r.stderr and "undefined reference" not in r.stderr, r
     assert vendor.main(["--out", str(out), "--cli"]) == 0
-    assert "then `make cli` for bin/tpgemm" in capsys.readouterr().out
+    assert f"then `make -C {out} cli` for bin/tpgemm" in capsys.readouterr().out
     assert "cli: bin/tpgemm\nbin/tpgemm: $(CLI_SRCS:%.c=obj/%.o) lib/libtpgemm.a" in (out / "Makefile").read_text()

@@ -294,7 +294,7 @@ static void write_pieces_note(FILE *f, const tpg_plan_shape *ps) {
     const int asked = ps->copy_chunks_asked, cut = ps->pulls ? 0 : ps->copy_chunks;
     if (asked <= 1 || cut >= asked || (!ps->pulls && !ps->copy_chunks)) return; /* TP = 1: nothing moves at all */
     if (ps->pulls)
-        fprintf(f, "Copy pieces: %d asked, none cut: nothing is copied (the GEMM's CTAs pull the shards)\n", asked);
+        fprintf(f, "Copy pieces: %d asked: nothing is copied (the GEMM's CTAs pull the shards)\n", asked);
     else
         fprintf(f, "Copy pieces: %d asked, %d cut: a piece holds whole rows of tiles (%" PRId64 " rows here)\n", asked,
                 cut, ps->copy_chunk_rows);

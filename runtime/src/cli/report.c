@@ -47,6 +47,7 @@ static const char *numerics(int i, char *buf, size_t cap) {
     const tpg_kernel_desc *k = c->kernel;
     size_t n = 0;
     buf[0] = '\0';
+    if (c->tuned) append_item(buf, cap, &n, "a tuned choice's"); /* first: a long list is cut at its end */
     if (k->dtype_acc != TPG_DTYPE_FP32) append_item(buf, cap, &n, "%s sums", tpg_dtype_name(k->dtype_acc));
     if (k->fp8_promote) append_item(buf, cap, &n, "fp8 promoted every %d", k->fp8_promote);
     if (k->dtype_partial != k->dtype_cd) append_item(buf, cap, &n, "%s partials", tpg_dtype_name(k->dtype_partial));
@@ -54,7 +55,6 @@ static const char *numerics(int i, char *buf, size_t cap) {
     if (c->copy_engine_partials) append_item(buf, cap, &n, "copy-engine partials");
     if (k->stream_k && c->schedule->tp > 1) append_item(buf, cap, &n, "stream-K at TP >= 2");
     if (c->by_name) append_item(buf, cap, &n, "by name");
-    if (c->tuned) append_item(buf, cap, &n, "a tuned choice's");
     if (!n) snprintf(buf, cap, "-");
     return buf;
 }
@@ -91,7 +91,7 @@ void tpg_report_list(FILE *f, int json) {
             "stages", "kernel", "differs (by name or tuned choice only)");
     for (int i = 0; i < n; i++) {
         tpg_config_info c;
-        char tile[32], num[64];
+        char tile[32], num[160]; /* every item of numerics() at once: ~130 */
         if (tpg_config_get(i, &c) != TPG_OK) continue;
         snprintf(tile, sizeof tile, "%dx%dx%d", c.bm, c.bn, c.bk);
         fprintf(f, "%-*s %-36s %-3d %-5s %-12s %-6d %-48s %s\n", width, c.name, c.schedule, c.tp,
