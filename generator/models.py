@@ -456,9 +456,9 @@ def _check_tuned_problem(t: dict, path: str, w, presets: dict) -> None:
         _err(w, path, f"{m} x {n} x {k} at tp {t['tp']}: {problem}", "a GEMM that the schedule can run at this tp")
 
 
-def _read(p: str, schema=None):
+def _read(p: str, schema: C.Field = C.TOP):
     """The YAML node tree of file p; ConfigError (with a line) if it cannot be read, is not UTF-8 or not YAML (an empty
-    one's message lists schema's keys: config.TOP unless given)."""
+    one's message lists schema's keys: C.INCLUDED for an included file)."""
     try:
         raw = Path(p).read_bytes()
     except OSError as e:
@@ -468,7 +468,7 @@ def _read(p: str, schema=None):
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
         raise C.ConfigError([f"{p}:{line}: (file): byte 0x{raw[e.start]:02x} is not UTF-8; allowed: a UTF-8 file"])
-    return C.compose(text, p, schema or C.TOP)
+    return C.compose(text, p, schema)
 
 
 def _included_files(doc: dict, w, path: str) -> list[str]:

@@ -39,17 +39,18 @@ tpg_status tpg_config_get(int i, tpg_config_info *out) {
  * numerics, fp8 configs with `fp8_promote` and configs with fp32 partials speed for precision: those three are only
  * ever run by name, and so are the configs schedules.yaml marks `by_name` (experiments, and the twins that move
  * partials another way - pulled, by copy engine - against the defaults). How a config moves its partials is not a
- * reason by itself: a family of pulled or copy-engine partials without `by_name` is a candidate like any other. */
+ * reason by itself: a family of pulled or copy-engine partials without `by_name` is a candidate like any other. A tuned
+ * choice's config runs through its dispatch row (tpg_dispatch_find) or by name, never as a default. */
 int tpg__config_pickable(const tpg_config_desc *c) {
     return c->kernel->dtype_acc == TPG_DTYPE_FP32 && c->kernel->fp8_promote == 0 &&
-           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->by_name &&
+           c->kernel->dtype_partial == c->kernel->dtype_cd && !c->by_name && !c->tuned &&
            (!c->kernel->stream_k || c->schedule->tp == 1);
 }
 
 /* A candidate of the schedule / tp / dtype: a stream-K one (split_k's) or one of every other step. */
 static int candidate(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype, int stream_k) {
     return (!schedule || strcmp(c->schedule->name, schedule) == 0) && (tp <= 0 || c->schedule->tp == tp) &&
-           c->kernel->dtype_ab == dtype && tpg__config_pickable(c) && !c->tuned && !c->kernel->stream_k == !stream_k;
+           c->kernel->dtype_ab == dtype && tpg__config_pickable(c) && !c->kernel->stream_k == !stream_k;
 }
 
 static int config_matches(const tpg_config_desc *c, const char *schedule, int tp, tpg_dtype dtype) {

@@ -120,7 +120,8 @@ extern const tpg_config_desc tpg_configs[];
 /* May a default pick (tpg_config_pick) take c? Not when its kernel trades speed for precision or the reverse:
  * `acc: f16`, `fp8_promote` and `partials: f32` configs run by name only (runtime/src/config.c), and neither do
  * `by_name` ones (experiments, and the pulled- and copy-engine-partial twins of the defaults);
- * nor a `stream_k` config at TP >= 2 (untimed across GPUs); at TP = 1 one is a default only through the split rule. */
+ * nor a `stream_k` config at TP >= 2 (untimed across GPUs); at TP = 1 one is a default only through the split rule;
+ * nor a tuned choice's config (its dispatch row runs it). */
 int tpg__config_pickable(const tpg_config_desc *c);
 /* Whether a tuned dispatch row made at tuned_m holds for a GEMM of m rows (within TPG_TUNED_M_REACH; m <= 0: any),
  * and the row tpg_dispatch_find returns for m: *row where m is its M (or <= 0) or it is tuned and within that reach,

@@ -79,7 +79,7 @@ void tpg_report_list(FILE *f, int json) {
                        "\"tuned\": %d, \"default_pick\": %s}",
                     tpg_dtype_name(c.acc), c.fp8_promote, tpg_dtype_name(c.partials), c.pull_partials,
                     c.copy_engine_partials, c.wave_weight, c.stream_k, c.by_name, tpg_configs[i].tuned,
-                    tpg__config_pickable(&tpg_configs[i]) && !tpg_configs[i].tuned ? "true" : "false");
+                    tpg__config_pickable(&tpg_configs[i]) ? "true" : "false");
         }
         fputs("]}\n", f);
         return;
