@@ -548,6 +548,8 @@ def test_nccl_transport_every_call_matches_the_reference_on_a_shared_device(buil
     out = run_passing(["gpu_epochs", str(tp), "--share-device", "--processes", "--nccl", *extra], timeout=300,
                       env=nccl_env())
     check_every_rank_passed(out, tp, runs=EPOCH_RUNS_NCCL)
+    # captured: one graph outlived the context, whose destroy returned all the same (NCCL's own waits for the graph)
+    assert out.count("tpg_ctx_destroy returned in") == (tp if "--capture" in extra else 0), out
 
 
 def check_nccl_multiprocess_run(stdout, tp):
@@ -586,6 +588,7 @@ def test_nccl_transport_every_call_matches_the_reference(built, extra, env):
     NCCL_P2P_DISABLE=1 NCCL goes through host memory, as between GPUs without peer access."""
     out = run_passing(["gpu_epochs", "2", "--processes", "--nccl", *extra], timeout=300, env={**nccl_env(), **env})
     check_every_rank_passed(out, 2, runs=EPOCH_RUNS_NCCL)
+    assert out.count("tpg_ctx_destroy returned in") == (2 if "--capture" in extra else 0), out
 
 
 @pytest.mark.parametrize("tp", ACROSS_GPUS)

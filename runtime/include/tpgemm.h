@@ -200,8 +200,9 @@ typedef struct tpg_ctx_config {
  * GEMM waits for must find an SM while the GEMM's CTAs occupy theirs. NCCL's point-to-point kernels take one
  * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this and no
  * clusters (ncclConfig_t); before 2.17 the environment must cap it (NCCL_MAX_NCHANNELS at or below this, and from
- * 2.16 NCCL_CGA_CLUSTER_SIZE=0), else TPG_ERR_NCCL. An NCCL variable in the environment that would give NCCL more
- * CTAs than this, clusters, or a non-blocking communicator is refused (TPG_ERR_NCCL; the list: docs/C_API.md). At
+ * 2.16 NCCL_CGA_CLUSTER_SIZE=0), else TPG_ERR_NCCL. An NCCL variable in the environment or in NCCL's config files
+ * (NCCL_CONF_FILE, else ~/.nccl.conf; /etc/nccl.conf) that would give NCCL more CTAs than this, clusters, or a
+ * non-blocking communicator is refused (TPG_ERR_NCCL; the list: docs/C_API.md). At
  * TP = 1 nothing is left (nothing is transferred); at TP >= 2 a device of at most twice this many SMs (a small MIG
  * slice) is refused (TPG_ERR_INVALID_ARGUMENT). */
 #define TPG_NCCL_FREE_SMS 8
@@ -301,9 +302,13 @@ typedef struct tpg_rank_config {
  * of one context must be ordered (one stream, or events): their transfers share the context's communicator.
  * A peer that never arrives: the device's waits time out as on the peer transport, and since NCCL's own
  * receive never does, the op's waits then abort the communicator (a second after the timeout) and return
- * TPG_ERR_TIMEOUT; the context is unusable afterwards (TPG_ERR_NCCL): destroy it. Destroy the graphs that
- * captured calls of its ops before the context (NCCL frees the communicator once its captured plans are
- * released). tpg_rank_config gained `transport` after share_devices: callers built against an older header
+ * TPG_ERR_TIMEOUT; the context is unusable afterwards (TPG_ERR_NCCL): destroy it. So does a rank that received an
+ * incomplete partial (its sender gave up) and then waits for good for a transfer of that stopped sender. Graphs that
+ * captured calls of its ops may outlive the context: NCCL frees the communicator once they are destroyed (its destroy
+ * waits for them, on a thread of the library's after a capture, so tpg_ctx_destroy returns). Do not run a
+ * framework's collectives beside a call on another stream: they compete for the SMs the GEMM leaves NCCL, and ranks
+ * can then wait on each other until the timeout.
+ * tpg_rank_config gained `transport` after share_devices: callers built against an older header
  * must be rebuilt (TPG_RANK_CONFIG_INIT zeroes it). */
 tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
 /* The local rank of a multi-process context, or -1 for a single-process context (all ranks local). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "checks.h"
+#include "nccl.h"
 #include "op_internal.h"
 
 /* Everything a node needs, for both building and updating. */
@@ -412,6 +413,7 @@ tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s) {
     TPG_CHECK_CUDA_GOTO(ctx, cudaStreamUpdateCaptureDependencies(s, &done, 1, cudaStreamSetCaptureDependencies), fail);
 #endif
     op->was_captured = 1;
+    tpg_nccl_note_capture(ctx->nccl); /* the caller's graph now holds NCCL's plans (NULL: no NCCL transport) */
     return TPG_OK;
 fail: /* the caller's graph must not keep a node of this call that its stream does not lead to */
     if (done) (void)cudaGraphDestroyNode(done);

@@ -45,6 +45,7 @@ struct tpg_nccl {
     int aborted;
     int started; /* ncclGetUniqueId or an init ran: NCCL's threads (the id's root, a communicator's) may outlive us */
     int failed;  /* the first transfers failed: tpg_nccl_release aborts the communicator instead of destroying it */
+    int captured; /* a call went into a caller's graph (tpg_nccl_note_capture): the destroy runs on a thread */
     int device; /* the communicator's (current at tpg_nccl_comm_init): the abort thread runs on it */
     int (*get_version)(int *);
     int (*get_unique_id)(nccl_id *);
@@ -124,43 +125,48 @@ tpg_status tpg_nccl_unique_id(tpg_ctx *ctx, tpg_nccl *n, unsigned char id[TPG_NC
     return TPG_OK;
 }
 
-/* An NCCL integer variable as NCCL reads it (strtoll, base 0: "0x10" is 16, "false" is 0): 1 and *v where it is set
- * (non-empty) and reads without a range error, else 0 (NCCL keeps its default then). */
-static int nccl_env(const char *name, long long *v) {
-    const char *s = getenv(name);
-    if (!s || !*s) return 0;
+/* An NCCL integer setting as NCCL reads it (tpg_nccl_setting: the environment, else NCCL's config files; strtoll,
+ * base 0: "0x10" is 16, "false" is 0): 1 and its value, text and source in *s where it is set (non-empty) and reads
+ * without a range error, else 0 (NCCL keeps its default then). */
+typedef struct nccl_var {
+    long long v;
+    char text[256];
+    char where[1100];
+} nccl_var;
+static int nccl_env(const char *name, nccl_var *s) {
+    if (!tpg_nccl_setting(name, s->text, sizeof s->text, s->where, sizeof s->where) || !s->text[0]) return 0;
     errno = 0;
-    *v = strtoll(s, NULL, 0);
+    s->v = strtoll(s->text, NULL, 0);
     return errno == 0;
 }
 
-/* The variable NCCL reads of a name and its older alias (NCCL_MIN_NCHANNELS before NCCL_MIN_NRINGS): its name, or
- * NULL where neither is set; *v its value. */
-static const char *nccl_env_of(const char *name, const char *alias, long long *v) {
-    return nccl_env(name, v) ? name : nccl_env(alias, v) ? alias : NULL;
+/* The setting NCCL reads of a name and its older alias (NCCL_MIN_NCHANNELS before NCCL_MIN_NRINGS): its name, or
+ * NULL where neither is set; *s its value. */
+static const char *nccl_env_of(const char *name, const char *alias, nccl_var *s) {
+    return nccl_env(name, s) ? name : nccl_env(alias, s) ? alias : NULL;
 }
 
-static tpg_status too_many_channels(tpg_ctx *ctx, const char *name) {
-    TPG_FAIL(ctx, TPG_ERR_NCCL, "%s=%s in the environment would run NCCL's sends and receives on more CTAs than the "
-             "%d SMs the persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at most %d", name,
-             getenv(name), TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
+static tpg_status too_many_channels(tpg_ctx *ctx, const char *name, const nccl_var *s) {
+    TPG_FAIL(ctx, TPG_ERR_NCCL, "%s=%s in %s would run NCCL's sends and receives on more CTAs than the %d SMs the "
+             "persistent GEMM leaves free (TPG_NCCL_FREE_SMS); unset it or set at most %d", name, s->text, s->where,
+             TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
 }
 
-/* What the environment may not set: more channels (a CTA each) than the SMs the GEMM leaves free, or clusters. */
+/* What the settings may not ask for: more channels (a CTA each) than the SMs the GEMM leaves free, or clusters. */
 static tpg_status check_channels_and_clusters(tpg_ctx *ctx, const tpg_nccl *n) {
-    long long v = 0;
-    if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &v) && v > TPG_NCCL_FREE_SMS)
-        return too_many_channels(ctx, "NCCL_MIN_P2P_NCHANNELS");
-    const char *min = nccl_env_of("NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS", &v);
-    if (min && v > TPG_NCCL_FREE_SMS) return too_many_channels(ctx, min);
-    if (n->version >= 21600 && nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v > 1) /* the variable came with 2.16 */
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_CGA_CLUSTER_SIZE=%s in the environment would launch NCCL's kernels in "
-                 "clusters, which need that many free SMs of one GPC at once beside the persistent GEMM; unset it or "
-                 "set 0", getenv("NCCL_CGA_CLUSTER_SIZE"));
+    nccl_var s;
+    if (nccl_env("NCCL_MIN_P2P_NCHANNELS", &s) && s.v > TPG_NCCL_FREE_SMS)
+        return too_many_channels(ctx, "NCCL_MIN_P2P_NCHANNELS", &s);
+    const char *min = nccl_env_of("NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS", &s);
+    if (min && s.v > TPG_NCCL_FREE_SMS) return too_many_channels(ctx, min, &s);
+    if (n->version >= 21600 && nccl_env("NCCL_CGA_CLUSTER_SIZE", &s) && s.v > 1) /* the variable came with 2.16 */
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_CGA_CLUSTER_SIZE=%s in %s would launch NCCL's kernels in clusters, which "
+                 "need that many free SMs of one GPC at once beside the persistent GEMM; unset it or set 0", s.text,
+                 s.where);
     if (n->comm_init_rank_config) return TPG_OK;
-    /* before 2.17 no config caps NCCL's channels (nor, in 2.16, its clusters): the environment must */
-    const int capped = nccl_env_of("NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", &v) && v <= TPG_NCCL_FREE_SMS;
-    const int unclustered = n->version < 21600 || (nccl_env("NCCL_CGA_CLUSTER_SIZE", &v) && v <= 1);
+    /* before 2.17 no config caps NCCL's channels (nor, in 2.16, its clusters): the settings must */
+    const int capped = nccl_env_of("NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", &s) && s.v <= TPG_NCCL_FREE_SMS;
+    const int unclustered = n->version < 21600 || (nccl_env("NCCL_CGA_CLUSTER_SIZE", &s) && s.v <= 1);
     if (!capped || !unclustered)
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL %d (%s) has no communicator config (2.17 added it) to keep its kernels "
                  "within the %d SMs the persistent GEMM leaves free: set NCCL_MAX_NCHANNELS=%d%s in the environment, "
@@ -170,24 +176,24 @@ static tpg_status check_channels_and_clusters(tpg_ctx *ctx, const tpg_nccl *n) {
 }
 
 tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n) {
-    long long max_ctas = 0, min_ctas = 0, blocking = 1;
+    nccl_var max_ctas, s;
     const int has_max = nccl_env("NCCL_MAX_CTAS", &max_ctas);
     /* more CTAs than the SMs the persistent GEMM leaves free would queue GEMM CTAs behind NCCL's kernels */
-    if (has_max && max_ctas > TPG_NCCL_FREE_SMS)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in the environment is above the %d SMs the persistent GEMM "
-                 "leaves free for NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", getenv("NCCL_MAX_CTAS"),
+    if (has_max && max_ctas.v > TPG_NCCL_FREE_SMS)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MAX_CTAS=%s in %s is above the %d SMs the persistent GEMM leaves free for "
+                 "NCCL (TPG_NCCL_FREE_SMS); unset it or set at most %d", max_ctas.text, max_ctas.where,
                  TPG_NCCL_FREE_SMS, TPG_NCCL_FREE_SMS);
     TPG_CHECK(check_channels_and_clusters(ctx, n));
-    if (nccl_env("NCCL_COMM_BLOCKING", &blocking) && blocking == 0)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_COMM_BLOCKING=%s in the environment makes the communicator non-blocking, "
-                 "which the transport does not drive (its NCCL calls must complete before they return); unset it",
-                 getenv("NCCL_COMM_BLOCKING"));
-    /* the cap: the config's maxCTAs, which NCCL_MAX_CTAS in the environment overrides (as NCCL documents) */
-    const int by_env = has_max && max_ctas > 0;
-    const long long cap = by_env ? max_ctas : TPG_NCCL_FREE_SMS;
-    if (n->comm_init_rank_config && nccl_env("NCCL_MIN_CTAS", &min_ctas) && min_ctas > cap)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_CTAS=%s in the environment is above NCCL's CTA cap, %lld (%s), which "
-                 "NCCL refuses; unset it or set at most %lld", getenv("NCCL_MIN_CTAS"), cap, by_env ?
+    if (nccl_env("NCCL_COMM_BLOCKING", &s) && s.v == 0)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_COMM_BLOCKING=%s in %s makes the communicator non-blocking, which the "
+                 "transport does not drive (its NCCL calls must complete before they return); unset it", s.text,
+                 s.where);
+    /* the cap: the config's maxCTAs, which an NCCL_MAX_CTAS setting overrides (as NCCL documents) */
+    const int by_env = has_max && max_ctas.v > 0;
+    const long long cap = by_env ? max_ctas.v : TPG_NCCL_FREE_SMS;
+    if (n->comm_init_rank_config && nccl_env("NCCL_MIN_CTAS", &s) && s.v > cap)
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL_MIN_CTAS=%s in %s is above NCCL's CTA cap, %lld (%s), which NCCL refuses; "
+                 "unset it or set at most %lld", s.text, s.where, cap, by_env ?
                  "NCCL_MAX_CTAS" : "the SMs the persistent GEMM leaves free, TPG_NCCL_FREE_SMS", cap);
     return TPG_OK;
 }
@@ -314,42 +320,51 @@ tpg_status tpg_nccl_exchange(tpg_ctx *ctx, tpg_nccl *n, const tpg_nccl_msg *msgs
     return TPG_OK;
 }
 
-typedef struct abort_job {
-    int (*comm_abort)(void *);
+typedef struct comm_job {
+    int (*end)(void *); /* ncclCommAbort or ncclCommDestroy */
     void *comm;
     int device; /* the communicator's: a new thread's current device is 0, another rank's GPU maybe */
-} abort_job;
+} comm_job;
 
-static void *abort_thread(void *arg) {
-    abort_job *j = arg;
-    if (j->device >= 0 && cudaSetDevice(j->device) != cudaSuccess) (void)cudaGetLastError(); /* abort anyway */
-    (void)j->comm_abort(j->comm);
+static void *comm_job_thread(void *arg) {
+    comm_job *j = arg;
+    if (j->device >= 0 && cudaSetDevice(j->device) != cudaSuccess) (void)cudaGetLastError(); /* end it anyway */
+    (void)j->end(j->comm);
     free(j);
     return NULL;
 }
 
-/* ncclCommAbort raises the abort flags that NCCL's kernels poll first, then reclaims the communicator, and the
- * reclaim waits until every CUDA graph holding a captured NCCL plan of it is destroyed - the op's own graphs
- * included, which the caller still holds. So it runs on a detached thread: the flags are up at once, the
- * thread ends when the ops are destroyed. The library then stays loaded for good (tpg_nccl_release): that
- * thread may still run inside it. */
-tpg_status tpg_nccl_abort(tpg_ctx *ctx, tpg_nccl *n) {
-    if (n->aborted || !n->comm) return TPG_OK;
-    abort_job *j = malloc(sizeof *j);
-    if (!j) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "aborting the NCCL communicator: host allocation failed");
-    j->comm_abort = n->comm_abort;
-    j->comm = n->comm;
-    j->device = n->device;
+/* end(n->comm) on a detached thread: ncclCommAbort's and ncclCommDestroy's reclaim waits until every CUDA graph
+ * holding a captured NCCL plan of the communicator is destroyed (NCCL 2.26 on) - the op's own graphs, or a caller's
+ * that captured a call and may outlive the context. The thread ends when they are gone; the library then stays
+ * loaded for good (tpg_nccl_release: n->started), since that thread may still run inside it. Returns a status for
+ * messages (TPG_OK, or why no thread could start). */
+static tpg_status end_detached(tpg_ctx *ctx, tpg_nccl *n, int (*end)(void *), const char *what) {
+    comm_job *j = malloc(sizeof *j);
+    if (!j) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "%s the NCCL communicator: host allocation failed", what);
+    *j = (comm_job){end, n->comm, n->device};
     pthread_t t;
-    const int e = pthread_create(&t, NULL, abort_thread, j);
+    const int e = pthread_create(&t, NULL, comm_job_thread, j);
     if (e != 0) {
         free(j);
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "aborting the NCCL communicator: pthread_create failed (%d)", e);
+        TPG_FAIL(ctx, TPG_ERR_NCCL, "%s the NCCL communicator: pthread_create failed (%d)", what, e);
     }
     pthread_detach(t);
+    return TPG_OK;
+}
+
+/* ncclCommAbort raises the abort flags that NCCL's kernels poll first, then reclaims the communicator: on a
+ * detached thread (end_detached), so the flags are up at once and the caller does not wait for its graphs. */
+tpg_status tpg_nccl_abort(tpg_ctx *ctx, tpg_nccl *n) {
+    if (n->aborted || !n->comm) return TPG_OK;
+    TPG_CHECK(end_detached(ctx, n, n->comm_abort, "aborting"));
     n->aborted = 1;
     n->comm = NULL; /* the abort releases it */
     return TPG_OK;
+}
+
+void tpg_nccl_note_capture(tpg_nccl *n) {
+    if (n) n->captured = 1;
 }
 
 int tpg_nccl_aborted(const tpg_nccl *n) { return n && n->aborted; }
@@ -364,6 +379,9 @@ void tpg_nccl_release(tpg_nccl *n) {
     /* after a failed connect NCCL's advice is the abort: a destroy may wait for transfers no peer will match (no
      * graph holds a plan of the communicator yet, so the abort's reclaim does not wait either) */
     if (n->comm && n->failed && n->comm_abort) (void)n->comm_abort(n->comm);
+    /* a caller's graph that captured a call may outlive the context, and NCCL's destroy waits for it: on a thread.
+     * If none starts, the communicator is left alive (a leak) rather than the caller blocked for good. */
+    else if (n->comm && n->comm_destroy && n->captured) (void)end_detached(NULL, n, n->comm_destroy, "destroying");
     else if (n->comm && n->comm_destroy) (void)n->comm_destroy(n->comm);
     /* not once NCCL may have threads of its own: an abort's, the unique id's root (it waits for ranks that a failed
      * creation never sent to NCCL), a communicator's proxies; the library stays loaded then */

@@ -40,9 +40,14 @@ tpg_status tpg_nccl_comm_init(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, const
  * past it the communicator is aborted and the call fails with TPG_ERR_TIMEOUT. */
 tpg_status tpg_nccl_connect_all(tpg_ctx *ctx, tpg_nccl *n, int tp, int rank, uint64_t timeout_ns,
                                 tpg_status (*ready)(tpg_ctx *ctx, tpg_status local));
-/* What this rank's environment would make ncclCommInitRank refuse at once while its peers wait in it for this rank:
- * NCCL_MIN_CTAS above the transport's CTA cap (checked before the agreement to join). */
+/* What this rank's settings would make ncclCommInitRank refuse at once while its peers wait in it for this rank
+ * (NCCL_MIN_CTAS above the transport's CTA cap), or make NCCL's kernels take the GEMM's SMs: checked before the
+ * agreement to join, on each setting as tpg_nccl_setting finds it. */
 tpg_status tpg_nccl_env_check(tpg_ctx *ctx, const tpg_nccl *n);
+/* An NCCL setting as NCCL will read it (nccl_env.c): the environment (where set, even empty), else the user's config
+ * file (NCCL_CONF_FILE, else ~/.nccl.conf), else /etc/nccl.conf. Its text into value and where it came from into
+ * where ("the environment", "NCCL's config file PATH"); NULL where none sets it. */
+const char *tpg_nccl_setting(const char *name, char *value, size_t size, char *where, size_t where_size);
 /* One point-to-point message: `bytes` at buf sent to (send != 0) or received from `peer`. */
 typedef struct tpg_nccl_msg {
     void *buf;
@@ -61,7 +66,11 @@ tpg_status tpg_nccl_abort(tpg_ctx *ctx, tpg_nccl *n);
 int tpg_nccl_aborted(const tpg_nccl *n);
 /* "NCCL 2.21.5" into buf, for messages and the plan. */
 void tpg_nccl_version(const tpg_nccl *n, char *buf, size_t size);
-/* Destroys the communicator (if any) and unloads the library; NULL is a no-op. */
+/* A call of an op over this communicator went into a caller's CUDA graph (tpg__graph_capture): that graph holds
+ * NCCL's captured plans, and may outlive the context. */
+void tpg_nccl_note_capture(tpg_nccl *n);
+/* Destroys the communicator (if any) and unloads the library; NULL is a no-op. After a capture the destroy runs on a
+ * detached thread: NCCL's waits until every graph holding one of its plans is destroyed, the caller's included. */
 void tpg_nccl_release(tpg_nccl *n);
 
 #endif /* TPG_NCCL_H */

@@ -1,7 +1,8 @@
 /* The NCCL transport's steps from a schedule table (nccl_plan.h). */
 #include <stdio.h>
 
-#include "gemm_params.h" /* TPG_MAX_TP */
+#include "epoch.h"
+#include "gemm_params.h" /* TPG_MAX_TP, TPG_DEVICE_* */
 #include "nccl_plan.h"
 #include "tpgemm.h" /* TPG_NCCL_FREE_SMS */
 
@@ -126,4 +127,11 @@ tpg_nccl_band tpg_nccl_band_of(const tpg_nccl_rows *r, int i, int bands) {
 int tpg_nccl_gemm_sms(int sm_count, int tp) {
     if (tp < 2) return sm_count;
     return sm_count > 2 * TPG_NCCL_FREE_SMS ? sm_count - TPG_NCCL_FREE_SMS : 0;
+}
+
+unsigned int tpg_nccl_launch_gave_up(unsigned int status, unsigned int gave_up, unsigned int epoch) {
+    if (!tpg_epoch_gave_up(gave_up, epoch)) return 0;
+    /* the give-up word at the epoch: a wait of the launch timed out (the bit set with it), or the flag kernel found a
+     * received partial incomplete (TPG_DEVICE_PEER_GAVE_UP alone) */
+    return status & TPG_DEVICE_TIMEOUT ? TPG_DEVICE_TIMEOUT : TPG_DEVICE_PEER_GAVE_UP;
 }

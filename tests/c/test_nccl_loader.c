@@ -2,8 +2,8 @@
  * built next to this binary): binding and the version floor, the id and the communicator's init (from NCCL 2.17 with
  * a config capping NCCL's CTAs, before 2.17 without), a group's messages in order with skipped peers left out, a
  * failed call inside a group (the group still closed, the error naming the call and NCCL's message), the abort
- * returning at once while NCCL's reclaim blocks (and every later exchange refused), and release destroying the
- * communicator. No GPU, no NCCL. */
+ * returning at once while NCCL's reclaim blocks (and every later exchange refused), release destroying the
+ * communicator (on a thread after a capture), and NCCL's config files read as NCCL reads them. No GPU, no NCCL. */
 #define _GNU_SOURCE /* dlopen flags, readlink */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -104,6 +104,64 @@ TPG_TEST(release_destroys_the_communicator) {
     TPG_EXPECT_STR_CONTAINS(stub_log("libnccl_stub.so"), "destroy ok=1\n");
 }
 
+static int count_of(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+/* After a call went into a caller's graph, that graph may outlive the context and NCCL's destroy waits for it (the
+ * stub's destroy blocks 1.5 s here): release returns at once and the destroy still happens, on a thread. */
+TPG_TEST(after_a_capture_release_does_not_wait_for_the_callers_graphs) {
+    tpg_nccl *n = load_ok("libnccl_stub.so");
+    if (!n) return;
+    unsigned char id[TPG_NCCL_ID_BYTES] = {0};
+    TPG_EXPECT(tpg_nccl_comm_init(NULL, n, 2, 0, id) == TPG_OK);
+    void *lib = dlopen(stub_path("libnccl_stub.so"), RTLD_NOW | RTLD_NOLOAD);
+    void (*hold)(int) = lib ? (void (*)(int))dlsym(lib, "stub_hold_destroy") : NULL;
+    TPG_EXPECT(hold != NULL);
+    if (!hold) return;
+    hold(1500);
+    const int before = count_of(stub_log("libnccl_stub.so"), "destroy ok=1\n");
+    tpg_nccl_note_capture(n);
+    const double t0 = now_s();
+    tpg_nccl_release(n);
+    TPG_EXPECT(now_s() - t0 < 0.5);
+    for (int i = 0; i < 40 && count_of(stub_log("libnccl_stub.so"), "destroy ok=1\n") == before; i++) usleep(100000);
+    TPG_EXPECT(count_of(stub_log("libnccl_stub.so"), "destroy ok=1\n") == before + 1); /* on that thread */
+    hold(0);
+}
+
+/* NCCL reads its config files (NCCL_CONF_FILE, else ~/.nccl.conf; then /etc/nccl.conf) into the environment at its
+ * first init, never over a variable already set: a rank whose file asks for what the transport refuses is refused
+ * before the ranks join, the file named; the environment still wins; '#' lines are skipped, the first line counts. */
+TPG_TEST(nccl_config_files_count_as_nccl_reads_them) {
+    tpg_nccl *n = load_ok("libnccl_stub.so");
+    if (!n) return;
+    char path[] = "/tmp/tpg_nccl_conf_XXXXXX";
+    const int fd = mkstemp(path);
+    TPG_EXPECT(fd >= 0);
+    if (fd < 0) return;
+    const char text[] = "# NCCL_MAX_CTAS=4\nNCCL_DEBUG=WARN\nNCCL_MAX_CTAS=16\nNCCL_MAX_CTAS=2\nNCCL_COMM_BLOCKING\n";
+    TPG_EXPECT(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+    close(fd);
+    setenv("NCCL_CONF_FILE", path, 1);
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_ERR_NCCL);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "NCCL_MAX_CTAS=16 in NCCL's config file /tmp/tpg_nccl_conf_");
+    setenv("NCCL_MAX_CTAS", "4", 1); /* the environment's value: NCCL's file does not overwrite it */
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    setenv("NCCL_MAX_CTAS", "", 1); /* set but empty: still not overwritten, and NCCL's default then */
+    TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
+    unsetenv("NCCL_MAX_CTAS");
+    char value[64], where[1100];
+    TPG_EXPECT(tpg_nccl_setting("NCCL_DEBUG", value, sizeof value, where, sizeof where) != NULL &&
+               strcmp(value, "WARN") == 0);
+    TPG_EXPECT(tpg_nccl_setting("NCCL_COMM_BLOCKING", value, sizeof value, where, sizeof where) == NULL);
+    unsetenv("NCCL_CONF_FILE");
+    unlink(path);
+    tpg_nccl_release(n);
+}
+
 TPG_TEST(a_refused_config_names_the_cap) {
     tpg_nccl *n = load_ok("libnccl_stub.so");
     if (!n) return;
@@ -178,6 +236,8 @@ TPG_TEST(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(calls_in_order_and_abort_returns_at_once), TPG_CASE(release_destroys_the_communicator),
+              TPG_CASE(after_a_capture_release_does_not_wait_for_the_callers_graphs),
+              TPG_CASE(nccl_config_files_count_as_nccl_reads_them),
               TPG_CASE(a_refused_config_names_the_cap), TPG_CASE(before_2_17_the_communicator_has_no_config),
               TPG_CASE(an_old_foreign_or_missing_library_is_refused),
               TPG_CASE(the_environment_may_not_take_the_gemms_sms_or_make_nccl_non_blocking))

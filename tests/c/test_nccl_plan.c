@@ -143,5 +143,18 @@ TPG_TEST(nccl_leaves_its_sms_only_at_tp_2_and_more) {
     TPG_EXPECT(tpg_nccl_gemm_sms(1, 1) == 1);
 }
 
+/* nccl_wait.c aborts a launch still busy a second after it gave up: by its own timeout, and also by a partial it
+ * received incomplete, which sets no timeout bit (a launch whose peer stopped after giving up would hang otherwise);
+ * never by an earlier launch's give-up. */
+TPG_TEST(a_launch_gave_up_by_timeout_or_by_an_incomplete_partial) {
+    TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_TIMEOUT, 7, 7) == TPG_DEVICE_TIMEOUT);
+    TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_TIMEOUT | TPG_DEVICE_PEER_GAVE_UP, 7, 7) == TPG_DEVICE_TIMEOUT);
+    TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_PEER_GAVE_UP, 7, 7) == TPG_DEVICE_PEER_GAVE_UP);
+    TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_TIMEOUT, 6, 7) == 0);      /* the previous launch's, unsynced */
+    TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_PEER_GAVE_UP, 6, 7) == 0);
+    TPG_EXPECT(tpg_nccl_launch_gave_up(0, 0, 1) == 0); /* no give-up yet: the word starts at 0 */
+}
+
 TPG_TEST_MAIN(TPG_CASE(every_generated_schedule_pairs_up), TPG_CASE(broken_tables_are_refused),
-              TPG_CASE(bands_cover_the_partial_and_its_flags_once), TPG_CASE(nccl_leaves_its_sms_only_at_tp_2_and_more))
+              TPG_CASE(bands_cover_the_partial_and_its_flags_once), TPG_CASE(nccl_leaves_its_sms_only_at_tp_2_and_more),
+              TPG_CASE(a_launch_gave_up_by_timeout_or_by_an_incomplete_partial))

@@ -33,7 +33,8 @@
  * capture, as a framework's graph capture would, and launches that graph instead; after the checks every
  * captured graph is launched once more, in order, on new operands (the host rewrites the pinned buffers the
  * graphs copy from), and checked again: the graphs of the table's mode and of the barriers beside the GEMM then
- * run after the op itself has changed mode, so every epoch must come from the device, not from the launch.
+ * run after the op itself has changed mode, so every epoch must come from the device, not from the launch. With
+ * --nccl one captured graph outlives the context, whose destroy must return within DESTROY_BOUND_S all the same.
  */
 #define _POSIX_C_SOURCE 200112L /* setenv under -std=c11 */
 #include <cuda_runtime.h>
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mp_harness.h"
 #include "route_config.h"
@@ -253,6 +255,11 @@ static int check_pass(const rank_set *rs, int tp, const char *label, int pass, i
 /* Runs that passed, counted as they end: the summary line reports these, not the planned count less the failures,
  * so a run_all_schedules that ran nothing reads "0 passed" (and main checks the sum against schedules_run). */
 static int runs_passed;
+/* --capture --nccl: one captured call's graph outlives its op and the context, as a framework's graph object left to
+ * its garbage collector does: NCCL's destroy waits for every graph holding one of its plans, tpg_ctx_destroy must not
+ * (rank_main times it, then destroys this graph). */
+static cudaGraphExec_t outliving_graph;
+enum { DESTROY_BOUND_S = 5 };
 
 /* config: a name, or NULL for the schedule's default */
 static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture,
@@ -321,7 +328,8 @@ done:
     if (op) tpg_op_destroy(op);
     for (int c = 0; c < CALLS; c++)
         for (int r = rs.r0; r < rs.r1; r++)
-            if (exec[c][r]) cudaGraphExecDestroy(exec[c][r]);
+            if (exec[c][r] && capture && nccl && !outliving_graph) outliving_graph = exec[c][r];
+            else if (exec[c][r]) cudaGraphExecDestroy(exec[c][r]);
     for (int r = rs.r0; r < rs.r1; r++) {
         for (int i = 0; i < 3; i++) cudaFree(rs.dev[r][i]);
         for (int c = 0; c < CALLS; c++) cudaFreeHost(calls[c].a[r]), cudaFreeHost(calls[c].b[r]), cudaFreeHost(calls[c].d[r]);
@@ -446,8 +454,22 @@ static int rank_main(mp_rank *g, void *arg) {
     tpg_status st = tpg_ctx_create_rank(&rc, &ctx);
     if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
     const int failed = run_all_schedules(ctx, o->tp, o->capture, o->nccl, 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     tpg_ctx_destroy(ctx);
-    return report(o, rank, failed);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    int late = 0;
+    if (outliving_graph) {
+        late = took > DESTROY_BOUND_S;
+        if (late)
+            fprintf(stderr, "gpu_epochs: rank %d: tpg_ctx_destroy took %.1f s with a captured call's graph alive (it "
+                    "must not wait for the caller's graphs)\n", rank, took);
+        else
+            printf("rank %d: tpg_ctx_destroy returned in %.3f s with a captured call's graph alive\n", rank, took);
+        cudaGraphExecDestroy(outliving_graph);
+    }
+    return report(o, rank, failed) || late;
 }
 
 int main(int argc, char **argv) {

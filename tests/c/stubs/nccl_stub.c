@@ -1,7 +1,8 @@
 /* A stand-in libnccl.so.2 for tests/c/test_nccl_loader.c (no GPU, no NCCL): the NCCL 2.x entry points the runtime
  * binds (runtime/src/nccl.c), with the same C signatures, recording what they were called with in a text log that
  * the test reads through stub_log(). ncclCommAbort blocks STUB_ABORT_MS (a reclaim waiting for graphs, as NCCL's
- * does) so that the test sees whether the runtime waits for it. Built in variants: -DSTUB_VERSION=<code> sets what
+ * does) so that the test sees whether the runtime waits for it, ncclCommDestroy as long as stub_hold_destroy
+ * says. Built in variants: -DSTUB_VERSION=<code> sets what
  * ncclGetVersion reports, -DSTUB_NO_SEND leaves ncclSend out (a library that is not NCCL 2.x). ncclCommInitRankConfig
  * reads its config as NCCL 2.17 laid it out (NCCL itself checks magic and version and copies `size` bytes). */
 #define _POSIX_C_SOURCE 199309L
@@ -52,7 +53,15 @@ int ncclCommInitRankConfig(void **comm, int n, stub_id id, int rank, stub_config
     *comm = &g_comm_token;
     return c->magic == 0xcafebeefu && n != 3 ? 0 : 4; /* n = 3: an NCCL that refuses the config */
 }
-int ncclCommDestroy(void *comm) { note("destroy ok=%ld\n", comm == &g_comm_token, 0, 0); return 0; }
+/* The test sets how long ncclCommDestroy blocks: NCCL's (2.26 on) waits for every graph holding one of its plans. */
+static int g_destroy_ms;
+void stub_hold_destroy(int ms) { g_destroy_ms = ms; }
+int ncclCommDestroy(void *comm) {
+    const struct timespec t = {g_destroy_ms / 1000, (g_destroy_ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+    note("destroy ok=%ld\n", comm == &g_comm_token, 0, 0);
+    return 0;
+}
 int ncclCommAbort(void *comm) {
     const struct timespec t = {STUB_ABORT_MS / 1000, (STUB_ABORT_MS % 1000) * 1000000L};
     nanosleep(&t, NULL);
