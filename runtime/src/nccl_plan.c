@@ -130,8 +130,10 @@ int tpg_nccl_gemm_sms(int sm_count, int tp) {
 }
 
 unsigned int tpg_nccl_launch_gave_up(unsigned int status, unsigned int gave_up, unsigned int epoch) {
-    if (!tpg_epoch_gave_up(gave_up, epoch)) return 0;
-    /* the give-up word at the epoch: a wait of the launch timed out (the bit set with it), or the flag kernel found a
-     * received partial incomplete (TPG_DEVICE_PEER_GAVE_UP alone) */
+    /* the give-up word at the epoch and a give-up's bit: a wait of the launch timed out (TPG_DEVICE_TIMEOUT), or the
+     * flag kernel found a received partial incomplete (TPG_DEVICE_PEER_GAVE_UP alone). The word alone is not enough:
+     * before an op's first launch starts both words are 0, and after a sync cleared the status bits of a launch that
+     * gave up its words stay until the next launch starts. */
+    if (!(status & (TPG_DEVICE_TIMEOUT | TPG_DEVICE_PEER_GAVE_UP)) || !tpg_epoch_gave_up(gave_up, epoch)) return 0;
     return status & TPG_DEVICE_TIMEOUT ? TPG_DEVICE_TIMEOUT : TPG_DEVICE_PEER_GAVE_UP;
 }

@@ -79,7 +79,8 @@ int tpg_nccl_plan_pairs(const tpg_schedule_table *t, char *why, size_t why_size)
 int tpg_nccl_gemm_sms(int sm_count, int tp);
 
 /* How rank's launch `epoch` gave up, by its status and give-up words read while it runs (nccl_wait.c): 0 where it did
- * not (the give-up word holds no launch's epoch but an earlier one's), TPG_DEVICE_TIMEOUT where a wait of its own
+ * not (no give-up bit in the status, or the give-up word at an earlier launch's epoch), TPG_DEVICE_TIMEOUT where a
+ * wait of its own
  * timed out, TPG_DEVICE_PEER_GAVE_UP where a partial it received was incomplete (its sender gave up; a rank that NCCL
  * then owes a later transfer waits for it for good). Either way every later wait of the launch returns at once, so a
  * launch still busy a while after it is stuck in NCCL and only an abort ends it. */

@@ -153,6 +153,8 @@ TPG_TEST(a_launch_gave_up_by_timeout_or_by_an_incomplete_partial) {
     TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_TIMEOUT, 6, 7) == 0);      /* the previous launch's, unsynced */
     TPG_EXPECT(tpg_nccl_launch_gave_up(TPG_DEVICE_PEER_GAVE_UP, 6, 7) == 0);
     TPG_EXPECT(tpg_nccl_launch_gave_up(0, 0, 1) == 0); /* no give-up yet: the word starts at 0 */
+    TPG_EXPECT(tpg_nccl_launch_gave_up(0, 0, 0) == 0); /* a new op before its first launch: both words 0 */
+    TPG_EXPECT(tpg_nccl_launch_gave_up(0, 7, 7) == 0); /* a sync cleared the bits; the next launch not started */
 }
 
 TPG_TEST_MAIN(TPG_CASE(every_generated_schedule_pairs_up), TPG_CASE(broken_tables_are_refused),
