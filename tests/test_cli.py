@@ -323,6 +323,17 @@ def test_non_numeric_value_exits_2_naming_flag_and_value(tpgemm):
     assert r.returncode == 2 and "--dtype expects bf16 or fp16 (or e4m3, e5m2), got 'fp32'" in r.stderr
 
 
+def test_a_tile_walk_past_32_bits_is_refused(tpgemm):
+    # rows x L < 2^31 holds, but the kernel's walk over 8 stages of these tiles would pass its int count (and its
+    # per-CTA share would go negative: those CTAs would compute nothing); one batch fewer per 2^16 fits
+    tiny = ("--dry-run", "--config", "ag_rota_bf16_tp8", "--m", "8", "--n", "64", "--k", "8")
+    r = run(tpgemm, *tiny, "--l", "268435455")
+    assert r.returncode == 2
+    assert "8 stages x 268435455 tiles (128x128, batches included) = 2147483640 must be <= 2147418112" in r.stderr
+    r = run(tpgemm, *tiny, "--l", "268427264")
+    assert r.returncode == 0, r.stderr  # 8 x 268427264 = 2147418112, the limit itself
+
+
 def test_unknown_flag_exits_2(tpgemm):
     r = run(tpgemm, "--frobnicate")
     assert r.returncode == 2 and "--frobnicate" in r.stderr

@@ -336,7 +336,7 @@ typedef struct tpg_tensors {
     const void *a, *b, *c;
     void *d;
     const float *scale_a, *scale_b; /* fp8 only (else TPG_ERR_INVALID_ARGUMENT): device floats multiplying alpha;
-                                       NULL = 1 */
+                                       NULL = 1; the same values on every rank (tpg_op_set_scalars says why) */
 } tpg_tensors;
 
 typedef struct tpg_shard_shape {
@@ -382,7 +382,10 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
  * after a failed call every rank must set its tensors again. */
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. beta != 0 needs every local rank's C (tensors set with c =
- * NULL: TPG_ERR_INVALID_ARGUMENT, nothing changed). A call that fails later keeps the op's previous alpha / beta. */
+ * NULL: TPG_ERR_INVALID_ARGUMENT, nothing changed). A call that fails later keeps the op's previous alpha / beta.
+ * Multi-process: this rank's only, and nothing compares ranks: alpha (and fp8's scale_a / scale_b) must be the same on
+ * every rank for a call, or D is not alpha·A·Bᵀ (a reduce-scatter adds every rank's alpha-scaled partial; an
+ * all-gather scales the peers' shards by this rank's scale_a). */
 tpg_status tpg_op_set_scalars(tpg_op *op, float alpha, float beta);
 /* All-gather ops: cut each shard's copy into `chunks` pieces (1..32; equal pieces rounded up to whole tiles
  * of the rotating operand's rows, so possibly fewer than asked), each announced by its own flag: a tile waits only
@@ -445,6 +448,10 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * or events) and every rank makes every call; every local rank's stream of a call is captured or none is
  * (tpg_op_run: TPG_ERR_INVALID_ARGUMENT for a mix; with tpg_op_run_rank, which sees one rank, the caller's
  * duty). A stream of another device than its rank's: TPG_ERR_INVALID_ARGUMENT naming both, before any launch.
+ * Ranks on one device (share_devices) must run a call at once, each rank's start barrier waiting for the others: one
+ * stream for two of them, or the legacy default stream (0) beside a stream it holds back (the per-thread default
+ * stream, a blocking stream), would run their graphs one after the other until the timeout, so tpg_op_run refuses
+ * it (TPG_ERR_INVALID_ARGUMENT, before any launch); with tpg_op_run_rank the caller gives each rank its own stream.
  * The op keeps no stream: it records an event of its own after each launch and its waits wait for that, so a stream
  * may be destroyed once the call is enqueued.
  * Launch a captured call only while the op and the tensors it was captured with exist; after

@@ -134,6 +134,18 @@ tpg_status tpg__check_stream_device(tpg_ctx *ctx, int rank, cudaStream_t s) {
     return TPG_OK;
 }
 
+const char *tpg__streams_ordered(const tpg_rank_stream *a, const tpg_rank_stream *b) {
+    if (a->device != b->device) return NULL; /* 0 and the per-thread handle name each device's own stream */
+    if (a->handle == b->handle && a->kind == b->kind) return "the same stream";
+    const int legacy = (a->kind == TPG_STREAM_LEGACY) + (b->kind == TPG_STREAM_LEGACY);
+    if (legacy == 2) return "the same stream (the legacy default stream)"; /* 0 and cudaStreamLegacy */
+    const tpg_stream_kind other = a->kind == TPG_STREAM_LEGACY ? b->kind : a->kind;
+    if (legacy == 1 && other != TPG_STREAM_NON_BLOCKING)
+        return "the legacy default stream beside a stream it holds back (the per-thread default stream or a blocking "
+               "stream)";
+    return NULL;
+}
+
 tpg_status tpg__device_count(tpg_ctx *ctx, int *count, const char **why_none) {
     cudaError_t err = cudaGetDeviceCount(count);
     *why_none = "";

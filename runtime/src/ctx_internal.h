@@ -56,6 +56,19 @@ int tpg__device_reads(tpg_ctx *ctx, int rank, const void *p);
 /* TPG_ERR_INVALID_ARGUMENT, naming both devices, when s (not 0, legacy or per-thread) belongs to another device than
  * rank's: a launch there fails with a bare CUDA error (or, captured, joins the wrong device's graph). */
 tpg_status tpg__check_stream_device(tpg_ctx *ctx, int rank, cudaStream_t s);
+/* How a stream is ordered against the other streams of its device (the CUDA programming guide's default-stream
+ * rules): the legacy default stream (0, cudaStreamLegacy) waits for and holds back every blocking stream of the
+ * device, the per-thread default stream among them; a non-blocking stream is ordered with none. */
+typedef enum { TPG_STREAM_LEGACY, TPG_STREAM_PER_THREAD, TPG_STREAM_BLOCKING, TPG_STREAM_NON_BLOCKING } tpg_stream_kind;
+typedef struct tpg_rank_stream {
+    int device;
+    const void *handle;
+    tpg_stream_kind kind;
+} tpg_rank_stream;
+/* Why two ranks' launches on these streams would run one after the other (a static string), or NULL where they need
+ * not: the same device and the same stream, or the legacy default stream beside one it holds back. A call's ranks
+ * must run at once: each rank's start barrier waits for the others. Pure (tests/c/test_op_refused.c). */
+const char *tpg__streams_ordered(const tpg_rank_stream *a, const tpg_rank_stream *b);
 /* What device a has of device b's memory: nothing, access without native atomics (PCIe P2P, where the
  * barriers' red.release.sys adds to a peer's counter would not be atomic: barrier.cu), or both (NVLink). */
 typedef enum tpg_peer_link { TPG_PEER_NONE, TPG_PEER_NO_ATOMICS, TPG_PEER_OK } tpg_peer_link;

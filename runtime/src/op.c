@@ -68,8 +68,7 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     tpg_status st = TPG_OK;
     const int saved = tpg__save_device();
     char msg[TPG_ERROR_BYTES];
-    st = tpg_shapes_init(op->sched, ctx->tp, desc->m, desc->n, desc->k, desc->l, tpg_dtype_size(op->kernel->dtype_ab),
-                         &op->shapes, msg, sizeof msg);
+    st = tpg_shapes_init_for(c, desc->m, desc->n, desc->k, desc->l, &op->shapes, msg, sizeof msg);
     if (st != TPG_OK) TPG_FAIL_GOTO(ctx, st, fail, "config %s: %s", c->name, msg);
 
     /* a reduce-scatter rank's second bank of slots and flags: over NCCL it receives into it (nccl_graph.c), with

@@ -22,9 +22,24 @@ static tpg_status check_ready(tpg_op *op) {
     return TPG_OK;
 }
 
-/* *capturing = whether s (a stream of rank r's device, checked) is being captured; a capture already invalidated is
- * refused here, before any rank of the call is launched or captured. The caller restores the device. */
-static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *capturing) {
+/* How s orders against the device's other streams (*rs, for tpg__streams_ordered). A stream being captured is
+ * compared by its handle only: its work goes into the caller's graph, ordered by the capture's dependencies. */
+static tpg_status stream_kind(tpg_op *op, int r, cudaStream_t s, int capturing, tpg_rank_stream *rs) {
+    *rs = (tpg_rank_stream){op->ctx->devices[r], s, TPG_STREAM_NON_BLOCKING};
+    if (s == 0 || s == cudaStreamLegacy) rs->kind = TPG_STREAM_LEGACY;
+    else if (s == cudaStreamPerThread) rs->kind = TPG_STREAM_PER_THREAD;
+    else if (!capturing) {
+        unsigned int flags = 0;
+        TPG_CHECK_CUDA(op->ctx, cudaStreamGetFlags(s, &flags));
+        rs->kind = flags & cudaStreamNonBlocking ? TPG_STREAM_NON_BLOCKING : TPG_STREAM_BLOCKING;
+    }
+    return TPG_OK;
+}
+
+/* *capturing = whether s (a stream of rank r's device, checked) is being captured, and *rs how it is ordered; a
+ * capture already invalidated is refused here, before any rank of the call is launched or captured. The caller
+ * restores the device. */
+static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *capturing, tpg_rank_stream *rs) {
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     TPG_CHECK(tpg__use_device(op->ctx, r));
     TPG_CHECK(tpg__check_stream_device(op->ctx, r, s));
@@ -33,7 +48,7 @@ static tpg_status stream_capturing(tpg_op *op, int r, cudaStream_t s, int *captu
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: the stream's capture was invalidated before this call (an "
                  "earlier operation on it failed to be captured)", r);
     *capturing = capture == cudaStreamCaptureStatusActive;
-    return TPG_OK;
+    return stream_kind(op, r, s, *capturing, rs);
 }
 
 /* Launches rank r's graph on s, used as given (0 is the legacy default stream, as everywhere in CUDA), or adds
@@ -64,9 +79,17 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     const int saved = tpg__save_device();
     tpg_status st = TPG_OK;
     int capturing[TPG_MAX_TP] = {0};
+    tpg_rank_stream rs[TPG_MAX_TP];
     /* all local ranks captured or none: a call half captured, half run now would put the ranks' epochs out of step */
     for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++) {
-        st = stream_capturing(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], &capturing[r]);
+        st = stream_capturing(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], &capturing[r], &rs[r]);
+        for (int q = ctx->local_begin; q < r && st == TPG_OK; q++) /* ranks sharing a device (share_devices) */
+            if (tpg__streams_ordered(&rs[q], &rs[r]))
+                TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "ranks %d and %d run on device %d and were given %s: "
+                              "the call's graphs would run one after the other, and rank %d's start barrier would wait "
+                              "for rank %d until the timeout; give each rank its own non-blocking stream (or streams "
+                              "NULL: the context's own)", q, r, ctx->devices[r], tpg__streams_ordered(&rs[q], &rs[r]),
+                              q, r);
         if (st == TPG_OK && capturing[r] != capturing[ctx->local_begin])
             TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "rank %d's stream is %s but rank %d's is %s: capture every "
                           "local rank's stream of a call, or none", r, capturing[r] ? "being captured" : "not being captured",
@@ -104,7 +127,8 @@ tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
     TPG_CHECK(check_ready(op));
     const int saved = tpg__save_device();
     int capturing = 0;
-    tpg_status st = stream_capturing(op, rank, (cudaStream_t)stream, &capturing);
+    tpg_rank_stream unused; /* another rank's stream is not known here (tpgemm.h: each rank its own) */
+    tpg_status st = stream_capturing(op, rank, (cudaStream_t)stream, &capturing, &unused);
     int launched = 0; /* one rank: nothing to fall out of step with in this process */
     if (st == TPG_OK) st = launch_rank(op, rank, (cudaStream_t)stream, capturing, &launched);
     tpg__restore_device(saved);

@@ -9,6 +9,9 @@
  * are at most 320 long on any side, bk included - the 128x320 cooperative_n, generator/kernels.py WIDE_BN): an extent
  * within a tile of 2^31 would wrap there. */
 #define TPG_EXTENT_LIMIT (TPG_INT32_LIMIT - 512)
+/* The kernel's walk over every stage's tiles (templates/kernels/scheduler.cuh `total`) is an int, and a CTA's share
+ * of it adds the grid's stride before dividing (gemm_sm90_walk.cuh): total + stride must not pass 2^31 - 1. */
+#define TPG_WALK_LIMIT (TPG_INT32_LIMIT - ((int64_t)1 << 16))
 
 const char *tpg_dim_name(tpg_dim d) {
     switch (d) {
@@ -149,6 +152,25 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
             snprintf(msg, msg_size, "per-stage n = %lld (N = %lld) must be a multiple of 8 (%s, tp = %d)",
                      (long long)s->stage_n, (long long)n, t->name, tp);
         return TPG_ERR_ALIGNMENT;
+    }
+    return TPG_OK;
+}
+
+tpg_status tpg_shapes_init_for(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, tpg_shapes *s,
+                               char *msg, size_t msg_size) {
+    const int tp = c->schedule->tp;
+    const tpg_status st = tpg_shapes_init(c->schedule, tp, m, n, k, l, tpg_dtype_size(c->kernel->dtype_ab), s, msg,
+                                          msg_size);
+    if (st != TPG_OK) return st;
+    /* tile rows x L and tile columns each < 2^31 (rows x L above), so their product fits, and tp of them */
+    const int64_t bm = c->kernel->bm, bn = c->kernel->bn;
+    const int64_t tiles = s->l * ((s->stage_m + bm - 1) / bm) * ((s->stage_n + bn - 1) / bn);
+    if (tiles * tp > TPG_WALK_LIMIT) {
+        if (msg)
+            snprintf(msg, msg_size, "%d stages x %lld tiles (%lldx%lld, batches included) = %lld must be <= %lld "
+                     "(2^31 - 2^16: the kernel's tile walk counts in 32-bit ints; %s)", tp, (long long)tiles,
+                     (long long)bm, (long long)bn, (long long)(tiles * tp), (long long)TPG_WALK_LIMIT, c->name);
+        return TPG_ERR_SHAPE;
     }
     return TPG_OK;
 }

@@ -53,4 +53,25 @@ TPG_TEST(a_failed_build_drops_the_tensors_it_was_given) {
     free(ctx);
 }
 
-TPG_TEST_MAIN(TPG_CASE(a_failed_build_drops_the_tensors_it_was_given))
+/* tpg_op_run refuses streams that would run one local rank's launch behind another's on a shared device. */
+TPG_TEST(streams_that_order_ranks_on_one_device_are_found) {
+    void *const s1 = (void *)0x1000, *const s2 = (void *)0x2000;
+    const tpg_rank_stream legacy0 = {0, NULL, TPG_STREAM_LEGACY}, legacy0_handle = {0, (void *)0x1, TPG_STREAM_LEGACY},
+                          legacy1 = {1, NULL, TPG_STREAM_LEGACY}, per_thread0 = {0, (void *)0x2, TPG_STREAM_PER_THREAD},
+                          nb0 = {0, s1, TPG_STREAM_NON_BLOCKING}, nb0b = {0, s2, TPG_STREAM_NON_BLOCKING},
+                          nb1 = {1, s1, TPG_STREAM_NON_BLOCKING}, bl0 = {0, s2, TPG_STREAM_BLOCKING};
+    TPG_EXPECT(tpg__streams_ordered(&legacy0, &legacy1) == NULL); /* 0 on two devices: two streams */
+    TPG_EXPECT(tpg__streams_ordered(&nb0, &nb1) == NULL);
+    TPG_EXPECT(tpg__streams_ordered(&nb0, &nb0b) == NULL);
+    TPG_EXPECT(tpg__streams_ordered(&nb0, &bl0) == NULL); /* a blocking stream waits for the legacy one only */
+    TPG_EXPECT(tpg__streams_ordered(&per_thread0, &bl0) == NULL);
+    TPG_EXPECT(tpg__streams_ordered(&legacy0, &nb0) == NULL);
+    TPG_EXPECT_STR_CONTAINS(tpg__streams_ordered(&nb0, &nb0), "the same stream");
+    TPG_EXPECT_STR_CONTAINS(tpg__streams_ordered(&legacy0, &legacy0_handle), "legacy default stream");
+    TPG_EXPECT_STR_CONTAINS(tpg__streams_ordered(&legacy0, &bl0), "holds back");
+    TPG_EXPECT_STR_CONTAINS(tpg__streams_ordered(&per_thread0, &legacy0), "holds back");
+    TPG_EXPECT_STR_CONTAINS(tpg__streams_ordered(&per_thread0, &per_thread0), "the same stream");
+}
+
+TPG_TEST_MAIN(TPG_CASE(a_failed_build_drops_the_tensors_it_was_given),
+              TPG_CASE(streams_that_order_ranks_on_one_device_are_found))

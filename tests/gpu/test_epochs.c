@@ -195,6 +195,25 @@ static int mixed_capture_refused(tpg_op *op, tpg_ctx *ctx, const rank_set *rs) {
     return st != TPG_ERR_INVALID_ARGUMENT || !ended;
 }
 
+/* Ranks on one device (share_devices) given one stream, or the legacy default stream beside a blocking one, would run
+ * a call's graphs one after the other, the first rank's start barrier waiting for the second until the timeout:
+ * refused before anything is launched (the op stays in step: the calls after it run). */
+static int ordered_streams_refused(tpg_op *op, tpg_ctx *ctx, const rank_set *rs) {
+    if (rs->r1 - rs->r0 < 2 || tpg_ctx_device(ctx, rs->r0) != tpg_ctx_device(ctx, rs->r0 + 1)) return 0;
+    void *same[MAX_TP] = {0}, *legacy[MAX_TP] = {0};
+    for (int r = rs->r0; r < rs->r1; r++) same[r] = rs->s[rs->r0];
+    cudaStream_t blocking = NULL;
+    if (cudaSetDevice(tpg_ctx_device(ctx, rs->r0)) != cudaSuccess || cudaStreamCreate(&blocking) != cudaSuccess)
+        return 1;
+    legacy[rs->r0 + 1] = blocking; /* rank r0 on the legacy stream (0), the next on a blocking one */
+    const tpg_status st1 = tpg_op_run(op, same);
+    printf("one stream for ranks on one device: %s (%s)\n", tpg_status_string(st1), tpg_last_error(ctx));
+    const tpg_status st2 = tpg_op_run(op, legacy);
+    printf("the legacy stream beside a blocking one: %s (%s)\n", tpg_status_string(st2), tpg_last_error(ctx));
+    cudaStreamDestroy(blocking);
+    return st1 != TPG_ERR_INVALID_ARGUMENT || st2 != TPG_ERR_INVALID_ARGUMENT;
+}
+
 static tpg_status launch_captured(tpg_ctx *ctx, const rank_set *rs, cudaGraphExec_t *exec) {
     for (int r = rs->r0; r < rs->r1; r++)
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess || cudaGraphLaunch(exec[r], rs->s[r]) != cudaSuccess)
@@ -287,6 +306,11 @@ static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *
         if (setup_rank(op, ctx, &rs, r, calls)) goto cuda;
     if (capture && rs.r1 - rs.r0 > 1 && mixed_capture_refused(op, ctx, &rs)) {
         fprintf(stderr, "gpu_epochs: %s: a call with one rank's stream captured was not refused\n", schedule);
+        goto done;
+    }
+    if (ordered_streams_refused(op, ctx, &rs)) {
+        fprintf(stderr, "gpu_epochs: %s: streams that order one rank's launch behind another's were not refused\n",
+                schedule);
         goto done;
     }
     rc = 0;

@@ -139,8 +139,7 @@ int main(int argc, char **argv) {
     }
     const tpg_config_desc *c = &tpg_configs[cfg];
     tpg_shapes shapes;
-    if (tpg_shapes_init(c->schedule, c->schedule->tp, a.m, a.n, a.k, a.l, tpg_dtype_size(c->kernel->dtype_ab),
-                        &shapes, msg, sizeof msg) != TPG_OK) {
+    if (tpg_shapes_init_for(c, a.m, a.n, a.k, a.l, &shapes, msg, sizeof msg) != TPG_OK) {
         fprintf(stderr, "tpgemm: shape: %s\n", msg);
         return EXIT_USAGE;
     }

@@ -225,8 +225,7 @@ int tpg_cli_model(const tpg_cli_args *a) {
         const tpg_config_desc *c = &tpg_configs[jobs[i].row.config];
         char msg[512];
         tpg_shapes sh;
-        if (tpg_shapes_init(c->schedule, tp, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1,
-                            tpg_dtype_size(c->kernel->dtype_ab), &sh, msg, sizeof msg) != TPG_OK) {
+        if (tpg_shapes_init_for(c, jobs[i].m, jobs[i].row.n, jobs[i].row.k, 1, &sh, msg, sizeof msg) != TPG_OK) {
             fprintf(stderr, "tpgemm: %s layer %s: shape: %s\n", a->model, jobs[i].row.layer, msg);
             return EXIT_USAGE;
         }
