@@ -385,7 +385,11 @@ class Op:
                 with contextlib.suppress(TpgError):  # refused on every rank, as wanted
                     self._call("set_tensors", f"rank={rank}, no tensors", rank, ctypes.byref(Tensors()))
             raise
-        self.set_tensors(rank, **ptrs)
+        try:
+            self.set_tensors(rank, **ptrs)
+        except TpgError:  # peers may map either set until a call succeeds (tpgemm.h, tpg_op_set_tensors): keep both
+            self.held[rank] = (self.held.get(rank), (a, b, d, c, scale_a, scale_b))
+            raise
         self.held[rank] = (a, b, d, c, scale_a, scale_b)
 
     def set_copy_chunks(self, chunks):

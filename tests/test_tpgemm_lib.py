@@ -289,3 +289,26 @@ def test_set_torch_tensors_refused_on_one_process_still_joins_the_collective_cal
     assert set_calls(lib) == [(1, None, None, None, None, None, None)] and len(lib.lib.rounds) == 3
     op.set_torch_tensors(1, *operands(device=DEVICES[1]))
     assert set_calls(lib)[1] == (1, 0x10000, 0x20000, None, 0x30000, None, None)
+
+
+def test_set_torch_tensors_that_the_library_rejects_keeps_the_old_and_the_new_tensors():
+    """After a failed collective set some peers may map the rank's new shard, others its old one, until a call
+    succeeds (tpgemm.h): the op holds both, so that neither is freed under a peer's mapping."""
+    lib, gather_fails = make_lib(), []
+
+    def allgather(send):
+        if gather_fails:
+            raise RuntimeError("a peer failed")
+        return send * TP
+
+    op = lib.ctx_rank(TP, 1, DEVICES[1], allgather).op(0, 128, 96, 64)
+    old, new = operands(device=DEVICES[1]), operands(device=DEVICES[1])
+    op.set_torch_tensors(1, *old)
+    gather_fails.append(1)
+    with pytest.raises(tpgemm_lib.TpgError):
+        op.set_torch_tensors(1, *new)
+    assert op.held[1] == (old + (None, None, None), new + (None, None, None))
+    gather_fails.clear()
+    op.set_torch_tensors(1, *new)
+    assert op.held[1] == new + (None, None, None)  # a call succeeded: the old ones go
+

@@ -267,7 +267,7 @@ typedef struct tpg_rank_config {
  * failing rank returns its own status, the others return that rank's status with a message naming it.
  * Argument errors (NULL cfg / out / allgather, tp or rank out of range, an unknown transport) return at once,
  * without calling allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
- * memory: in PyTorch leave expandable_segments off).
+ * or cudaMallocAsync memory: in PyTorch leave expandable_segments off and the allocator backend native).
  * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring, tpg_op_destroy and, over
  * the NCCL transport, tpg_op_set_copy_chunks of an all-gather op are collective, called by every rank in the same
  * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns; after calls that do
@@ -379,7 +379,8 @@ tpg_status tpg_op_shard_shape(const tpg_op *op, int rank, tpg_shard_shape *out);
  * them: tpg_op_run returns TPG_ERR_NOT_READY until a call succeeds.
  * Multi-process: collective, r = the local rank; the A or B shard that peers copy from (all-gather
  * schedules) is exported as (IPC handle of its cudaMalloc allocation, offset) and opened by the peers;
- * after a failed call every rank must set its tensors again. */
+ * after a failed call every rank must set its tensors again, and keep both its previous and its rejected A and B
+ * allocated until a call succeeds or the op is destroyed: some peers may still map the one, some the other. */
 tpg_status tpg_op_set_tensors(tpg_op *op, int rank, const tpg_tensors *t);
 /* Changes alpha / beta; updates the executable graphs. beta != 0 needs every local rank's C (tensors set with c =
  * NULL: TPG_ERR_INVALID_ARGUMENT, nothing changed). A call that fails later keeps the op's previous alpha / beta.

@@ -51,7 +51,8 @@ tpg_status tpg_ipc_export(tpg_ctx *ctx, int rank, const void *ptr, const char *w
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         TPG_FAIL(ctx, TPG_ERR_CUDA, "rank %d: cudaIpcGetMemHandle(%s = %p, allocation base %p): %s: %s; multi-process "
-                 "mode needs cudaMalloc memory (PyTorch: do not set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)",
+                 "mode needs cudaMalloc memory (PyTorch: no PYTORCH_CUDA_ALLOC_CONF expandable_segments:True or "
+                 "backend:cudaMallocAsync)",
                  rank, what, ptr, (void *)base, cudaGetErrorName(err), cudaGetErrorString(err));
     }
     tpg_ipc_ref_make(out, &h, base, (uintptr_t)ptr);
@@ -105,8 +106,8 @@ tpg_status tpg_ipc_import(tpg_ctx *ctx, int rank, const tpg_ipc_ref *ref, tpg_ip
         if (err != cudaSuccess) {
             (void)cudaGetLastError();
             TPG_FAIL(ctx, err == cudaErrorMemoryAllocation ? TPG_ERR_OUT_OF_MEMORY : TPG_ERR_CUDA,
-                     "rank %d: cudaIpcOpenMemHandle(allocation of rank %d) on device %d: %s: %s (is the allocation "
-                     "already opened elsewhere in this process, or freed by rank %d?)", ctx->local_begin, rank,
+                     "rank %d: cudaIpcOpenMemHandle(allocation of rank %d) on device %d: %s: %s (was the allocation "
+                     "freed by rank %d?)", ctx->local_begin, rank,
                      ctx->devices[ctx->local_begin], cudaGetErrorName(err), cudaGetErrorString(err), rank);
         }
         tpg_status st = new_entry(ctx, &i);

@@ -1,9 +1,9 @@
 /* CUDA IPC for multi-process mode: export a device pointer as (handle of the cudaMalloc allocation that
  * contains it, offset), and open peers' handles through a per-context cache.
  *
- * Why a cache keyed by (rank, handle) and shared by every op of the context: cudaIpcOpenMemHandle maps
- * a given allocation only once per process and device, and several tensors (or several ops' tensors)
- * often sit in one allocation (PyTorch's caching allocator). Each op holds a reference to the entries
+ * Why a cache keyed by (rank, handle) and shared by every op of the context: several tensors (or several ops'
+ * tensors) often sit in one allocation (PyTorch's caching allocator), and one mapping of it serves them all
+ * instead of a driver call (and a reference the driver counts) per tensor. Each op holds a reference to the entries
  * it uses (tpg_ipc_held, one list per peer kind) and releases them at tpg_op_destroy, or a kind's list
  * when tpg_op_set_tensors brings new shards; an entry is closed when its last reference goes. Entries keep their index for life (the held lists store indices); a closed entry's
  * index is reused.

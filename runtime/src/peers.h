@@ -11,7 +11,7 @@
  * Multi-process mode (tpg_ctx_create_rank, op_rank.c): the local rank publishes its own pointers as
  * above; the other ranks' entries are addresses in THIS process of their allocations, opened with
  * cudaIpcOpenMemHandle from (handle, offset) pairs exchanged over the bootstrap (ipc.h: the per-context
- * cache, closed when the last op using an allocation is destroyed). Only what peers really touch is
+ * cache, closed when the last op using an allocation is destroyed or replaces it). Only what peers really touch is
  * exchanged: every op's symmetric buffer at tpg_op_create, and at tpg_op_set_tensors the shard that
  * all-gather COPY nodes read (A or B, the rotating operand). get is the same in both modes.
  */
