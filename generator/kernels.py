@@ -240,11 +240,14 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                  epi_buffers: int | None = None, deferred_flags: bool = False,
                  prefetch_sources: bool = False, tma_partials: bool = False,
                  defines: tuple = (), stream_k: bool | None = None,
-                 fp8_promote: int = 0, partials: str = "out") -> list[tuple[str, str, str]]:
+                 fp8_promote: int = 0, partials: str = "out",
+                 deferred_stores: bool = True) -> list[tuple[str, str, str]]:
     """Problems of one kernel entry as (field path relative to the entry, problem, allowed).
     Assumes the schema checks passed (types and enums). The store unit's fit is judged only on a tile shape that is
-    itself valid: against a BN no kernel instantiates it would only repeat that error under another field."""
-    tile = _tile(dtype, bm, bn, bk, stages, consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
+    itself valid: against a BN no kernel instantiates it would only repeat that error under another field. A mode that
+    needs 2 consumer warpgroups has its tile judged with 2 (the consumers error says the rest)."""
+    tile_consumers = consumers if consumer_mode == "cooperative" else 2
+    tile = _tile(dtype, bm, bn, bk, stages, tile_consumers, consumer_mode, epilogue_n, epi_buffers, cluster_m)
     shape_ok = not any(field == "tile" or field.startswith("tile.") for field, _, _ in tile)
     return (_not_yet(dtype, acc, cluster_m, cluster_n) + _acc(dtype, acc)
             + _fp8_promote(fp8_promote, dtype, bm, bn, consumers, consumer_mode)
@@ -257,7 +260,9 @@ def check_kernel(dtype: str, acc: str, bm: int, bn: int, bk: int, stages: int | 
                              "next to the cooperative kernels' held deferred-store registers it spilled")
             + _tma_partials(tma_partials, prefetch_sources, bm, bn, consumers, consumer_mode, epilogue_n, epi_buffers)
             + _defines(defines) + _stream_k(stream_k, consumer_mode, cluster_m, cluster_n)
-            + _partials(partials, tma_partials, prefetch_sources))
+            + _partials(partials, tma_partials, prefetch_sources)
+            + (_deferred_spills(deferred_stores, consumer_mode, bm, bn, consumers, cluster_m * cluster_n,
+                                fp8_promote, partials, tma_partials) if shape_ok else []))
 
 
 def _partials(kind: str, tma_partials: bool, prefetch_sources: bool) -> list[tuple[str, str, str]]:
@@ -268,6 +273,25 @@ def _partials(kind: str, tma_partials: bool, prefetch_sources: bool) -> list[tup
         return [("partials", f"f32 together with {knob}, which loads partials of the output type",
                  f"out, or {knob}: false")]
     return []
+
+
+def _deferred_spills(deferred: bool, mode: str, bm: int, bn: int, consumers: int, cluster: int, promote: int,
+                     partials: str, tma_partials: bool) -> list[tuple[str, str, str]]:
+    """gemm_sm90.cuh kDeferStores: a cooperative kernel (1 or 2 consumers, <= 144 accumulator registers) holds its
+    tile's last store units across the next mainloop. Beside 128 accumulators two epilogues spilled (ptxas, 2026-12-06
+    review; tests/test_build.py refuses a spilling kernel): fp32 partials' plain loads in a 1x1 kernel (128x256,
+    256x128, a one-consumer 128x128), and TMA-loaded partials with one consumer warpgroup (1x1 and 1x2)."""
+    acc_regs = acc_per_thread(bm, bn, consumers, mode) * (2 if promote else 1)
+    if not deferred or mode != "cooperative" or consumers > 2 or acc_regs > 144 or acc_regs < 128:
+        return []
+    if partials == "f32" and cluster == 1:
+        why = "fp32 partials (partials: f32) in a 1x1 kernel"
+    elif tma_partials and consumers == 1:
+        why = "tma_partials with one consumer warpgroup"
+    else:
+        return []
+    return [("deferred_stores", f"true (the default) with {why} and {acc_regs} accumulators per consumer thread: "
+             "the held store units spill registers (ptxas)", "deferred_stores: false")]
 
 
 def _stream_k(on: bool | None, mode: str, cluster_m: int, cluster_n: int) -> list[tuple[str, str, str]]:

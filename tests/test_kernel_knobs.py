@@ -217,3 +217,28 @@ def test_splits_k_is_the_kernels_own_condition():
     assert not kernels.make_kernel("bf16", "f32", 128, 128, 64, 5, 2, 1, 1, consumer_mode="pingpong",
                                    stream_k=True).splits_k
     assert not kernels.make_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, epi_buffers=5).splits_k
+
+
+def test_deferred_stores_beside_epilogues_that_spilled_are_refused():
+    """Kernels the validator took and ptxas then spilled (a review, 2026-12-06; tests/test_build.py would fail
+    later): cooperative deferred stores beside 128 accumulators with fp32 partials in a 1x1 kernel, or with
+    TMA-loaded partials and one consumer warpgroup. deferred_stores: false builds clean, so does a 2x1 cluster's f32."""
+    check = kernels.check_kernel
+    for args in (dict(bm=128, bn=256, consumers=2, cluster_m=1, partials="f32", epi_buffers=5),
+                 dict(bm=256, bn=128, consumers=2, cluster_m=1, partials="f32"),
+                 dict(bm=128, bn=128, consumers=1, cluster_m=1, partials="f32"),
+                 dict(bm=128, bn=128, consumers=1, cluster_m=1, tma_partials=True)):
+        base = dict(dtype="bf16", acc="f32", bk=64, stages=3, cluster_n=1, **args)
+        (field, problem, allowed), = check(**base)
+        assert field == "deferred_stores" and "128 accumulators per consumer thread" in problem, problem
+        assert allowed == "deferred_stores: false"
+        assert check(**base, deferred_stores=False) == []
+    assert check("bf16", "f32", 128, 256, 64, 3, 2, 2, 1, partials="f32", epi_buffers=5) == []  # 2x1: clean
+    assert check("bf16", "f32", 128, 192, 64, 3, 2, 1, 1, partials="f32") == []  # 96 accumulators: clean
+    assert check("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, tma_partials=True, epi_buffers=4) == []  # 2 consumers
+
+
+def test_a_mode_that_needs_two_consumers_judges_its_tile_with_two():
+    """cooperative_n with consumers 1: the consumers error alone, not a second one calling 128x256 too big."""
+    (field, problem, _), = kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 1, 1, 1, consumer_mode="cooperative_n")
+    assert field == "consumer_mode" and "needs 2 consumer warpgroups" in problem
