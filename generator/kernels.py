@@ -483,7 +483,8 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
             out.append(("tile.bm", f"{bm}: BM must be 64·consumers·{{1,2}} (consumers = {consumers})",
                         ", ".join(map(str, bms))))
     if bn not in WGMMA_N and not (mode == "cooperative_n" and bn == WIDE_BN):
-        out.append(("tile.bn", f"{bn}: BN must be a wgmma N the kernel instantiates (wgmma.cuh)",
+        wide = f" ({bn} only with consumer_mode: cooperative_n, each warpgroup {bn // 2})" if bn == WIDE_BN else ""
+        out.append(("tile.bn", f"{bn}: BN must be a wgmma N the kernel instantiates (wgmma.cuh){wide}",
                     ", ".join(map(str, WGMMA_N))))
     if out:
         return out

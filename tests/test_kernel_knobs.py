@@ -242,3 +242,5 @@ def test_a_mode_that_needs_two_consumers_judges_its_tile_with_two():
     """cooperative_n with consumers 1: the consumers error alone, not a second one calling 128x256 too big."""
     (field, problem, _), = kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 1, 1, 1, consumer_mode="cooperative_n")
     assert field == "consumer_mode" and "needs 2 consumer warpgroups" in problem
+    (field, problem, _), = kernels.check_kernel("bf16", "f32", 128, 320, 64, 3, 2, 2, 1)  # cooperative 128x320
+    assert field == "tile.bn" and "320 only with consumer_mode: cooperative_n" in problem
