@@ -131,7 +131,12 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * with at least 128 k-blocks each, or one row of tiles, at most a wave but more than 3/4 of one, with at least 192:
  * decode GEMMs of few, long tiles (`*_sk64`, 1.22x the spread ping-pong 64x128 there in geometric mean on one H200).
  * Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. TPG_ERR_INVALID_ARGUMENT for a dtype
- * that is not a tpg_dtype or a NULL index, TPG_ERR_UNKNOWN_CONFIG where no config is a default pick. */
+ * that is not a tpg_dtype or a NULL index, TPG_ERR_UNKNOWN_CONFIG where no config is a default pick. The pick does
+ * not validate the shape: tpg_op_create does (TPG_ERR_SHAPE / TPG_ERR_ALIGNMENT, the rule named), and those rules
+ * hold for every config of a schedule alike - M, N or K divisible by tp where the schedule shards it (a decode
+ * token count too: M = 17 runs at TP = 1 only), K x element size (K / tp for reduce-scatter) a multiple of 16
+ * bytes, each stage's N a multiple of 8, extents below 2^31 - 512 - save the tile walk's 32-bit count, which a shape
+ * near 2^45 output elements can pass with one tile size and not another. tpgemm --dry-run prints the verdict. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */
