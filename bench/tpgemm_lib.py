@@ -346,7 +346,8 @@ def tensor_pointers(rank, shape, l, operand, output, device, a, b, d, c=None, sc
 class Op:
     def __init__(self, ctx, handle, desc):
         self.ctx, self.handle, self.desc = ctx, handle, desc
-        self.held = {}  # rank -> the tensors of its last set_torch_tensors: alive while the op may read them
+        self.held = {}  # rank -> the tensors of its last set_torch_tensors (after a failed set, the old and the
+        # rejected ones: peers may map either): alive while the op or a peer may read them
 
     def _call(self, fn, shown, *args):
         """tpg_op_<fn>(handle, *args), checked (the error names it with `shown` in parentheses, None: bare); after

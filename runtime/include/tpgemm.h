@@ -135,8 +135,9 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * not validate the shape: tpg_op_create does (TPG_ERR_SHAPE / TPG_ERR_ALIGNMENT, the rule named), and those rules
  * hold for every config of a schedule alike - M, N or K divisible by tp where the schedule shards it (a decode
  * token count too: M = 17 runs at TP = 1 only), K x element size (K / tp for reduce-scatter) a multiple of 16
- * bytes, each stage's N a multiple of 8, extents below 2^31 - 512 - save the tile walk's 32-bit count, which a shape
- * near 2^45 output elements can pass with one tile size and not another. tpgemm --dry-run prints the verdict. */
+ * bytes, each stage's N a multiple of 8, extents below 2^31 - 512 - save the tile walk's 32-bit count (about 2^31
+ * tiles over all stages: ~2^45 output elements of whole tiles, sooner for tiny batched stages), which one tile size
+ * can pass and another not. tpgemm --dry-run prints the verdict. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
                            int *index);
 /* The SMs tpg_config_pick assumes a GEMM's grid has: an H100 or H200 SXM's. */

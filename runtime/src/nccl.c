@@ -335,10 +335,11 @@ static void *comm_job_thread(void *arg) {
 }
 
 /* end(n->comm) on a detached thread: ncclCommAbort's and ncclCommDestroy's reclaim waits until every CUDA graph
- * holding a captured NCCL plan of the communicator is destroyed (NCCL 2.26 on) - the op's own graphs, or a caller's
- * that captured a call and may outlive the context. The thread ends when they are gone; the library then stays
- * loaded for good (tpg_nccl_release: n->started), since that thread may still run inside it. Returns a status for
- * messages (TPG_OK, or why no thread could start). */
+ * holding a captured NCCL plan of the communicator is destroyed (its persistent-plan references) - the op's own
+ * graphs, or a caller's that captured a call and may outlive the context. The thread ends when they are gone; the
+ * library then stays loaded for good (tpg_nccl_release: n->started), since that thread may still run inside it. A
+ * process that exits right after destroying the last such graph may end while that thread still tears NCCL down.
+ * Returns a status for messages (TPG_OK, or why no thread could start). */
 static tpg_status end_detached(tpg_ctx *ctx, tpg_nccl *n, int (*end)(void *), const char *what) {
     comm_job *j = malloc(sizeof *j);
     if (!j) TPG_FAIL(ctx, TPG_ERR_OUT_OF_MEMORY, "%s the NCCL communicator: host allocation failed", what);

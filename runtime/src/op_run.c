@@ -22,13 +22,21 @@ static tpg_status check_ready(tpg_op *op) {
     return TPG_OK;
 }
 
+/* Does another local rank of the context run on rank r's device (share_devices)? */
+static int device_shared(const tpg_ctx *ctx, int r) {
+    for (int q = ctx->local_begin; q < ctx->local_end; q++)
+        if (q != r && ctx->devices[q] == ctx->devices[r]) return 1;
+    return 0;
+}
+
 /* How s orders against the device's other streams (*rs, for tpg__streams_ordered). A stream being captured is
- * compared by its handle only: its work goes into the caller's graph, ordered by the capture's dependencies. */
+ * compared by its handle only: its work goes into the caller's graph, ordered by the capture's dependencies. Flags
+ * are read only where another local rank shares the device (the only pairs compared): no query a launch otherwise. */
 static tpg_status stream_kind(tpg_op *op, int r, cudaStream_t s, int capturing, tpg_rank_stream *rs) {
     *rs = (tpg_rank_stream){op->ctx->devices[r], s, TPG_STREAM_NON_BLOCKING};
     if (s == 0 || s == cudaStreamLegacy) rs->kind = TPG_STREAM_LEGACY;
     else if (s == cudaStreamPerThread) rs->kind = TPG_STREAM_PER_THREAD;
-    else if (!capturing) {
+    else if (!capturing && device_shared(op->ctx, r)) {
         unsigned int flags = 0;
         TPG_CHECK_CUDA(op->ctx, cudaStreamGetFlags(s, &flags));
         rs->kind = flags & cudaStreamNonBlocking ? TPG_STREAM_NON_BLOCKING : TPG_STREAM_BLOCKING;

@@ -45,8 +45,10 @@ static tpg_nccl *load(const char *name, tpg_status *st) {
     return n;
 }
 
-/* A stub that must load. */
+/* A stub that must load. NCCL's user config file is read by the settings check (nccl_env.c): the tests point it at
+ * an empty one, so that a ~/.nccl.conf of the machine running them counts for nothing (/etc/nccl.conf still does). */
 static tpg_nccl *load_ok(const char *name) {
+    setenv("NCCL_CONF_FILE", "/dev/null", 1);
     tpg_status st;
     tpg_nccl *n = load(name, &st);
     TPG_EXPECT(st == TPG_OK && n != NULL);
@@ -142,7 +144,8 @@ TPG_TEST(nccl_config_files_count_as_nccl_reads_them) {
     const int fd = mkstemp(path);
     TPG_EXPECT(fd >= 0);
     if (fd < 0) return;
-    const char text[] = "# NCCL_MAX_CTAS=4\nNCCL_DEBUG=WARN\nNCCL_MAX_CTAS=16\nNCCL_MAX_CTAS=2\nNCCL_COMM_BLOCKING\n";
+    const char text[] = "# NCCL_MAX_CTAS=4\nNCCL_TPG_TEST_ONLY=WARN\nNCCL_MAX_CTAS=16\nNCCL_MAX_CTAS=2\n"
+                        "NCCL_TPG_TEST_NO_VALUE\n"; /* names no environment sets, but the one the test sets */
     TPG_EXPECT(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
     close(fd);
     setenv("NCCL_CONF_FILE", path, 1);
@@ -154,10 +157,10 @@ TPG_TEST(nccl_config_files_count_as_nccl_reads_them) {
     TPG_EXPECT(tpg_nccl_env_check(NULL, n) == TPG_OK);
     unsetenv("NCCL_MAX_CTAS");
     char value[64], where[1100];
-    TPG_EXPECT(tpg_nccl_setting("NCCL_DEBUG", value, sizeof value, where, sizeof where) != NULL &&
+    TPG_EXPECT(tpg_nccl_setting("NCCL_TPG_TEST_ONLY", value, sizeof value, where, sizeof where) != NULL &&
                strcmp(value, "WARN") == 0);
-    TPG_EXPECT(tpg_nccl_setting("NCCL_COMM_BLOCKING", value, sizeof value, where, sizeof where) == NULL);
-    unsetenv("NCCL_CONF_FILE");
+    TPG_EXPECT(tpg_nccl_setting("NCCL_TPG_TEST_NO_VALUE", value, sizeof value, where, sizeof where) == NULL);
+    setenv("NCCL_CONF_FILE", "/dev/null", 1);
     unlink(path);
     tpg_nccl_release(n);
 }

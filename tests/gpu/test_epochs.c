@@ -43,7 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mp_harness.h"
 #include "route_config.h"
@@ -280,6 +282,15 @@ static int runs_passed;
 static cudaGraphExec_t outliving_graph;
 enum { DESTROY_BOUND_S = 5 };
 
+/* A destroy that waits for the graph (destroyed only after it) would never return: say so, and fail the rank. */
+static void destroy_hung(int sig) {
+    (void)sig;
+    static const char msg[] = "gpu_epochs: tpg_ctx_destroy did not return with a captured call's graph alive (it must "
+                              "not wait for the caller's graphs)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+    _exit(1);
+}
+
 /* config: a name, or NULL for the schedule's default */
 static int run_schedule(tpg_ctx *ctx, int tp, const char *schedule, const char *config, int allgather, int capture,
                         int nccl) {
@@ -479,9 +490,14 @@ static int rank_main(mp_rank *g, void *arg) {
     if (st != TPG_OK) return fail("tpg_ctx_create_rank", st, NULL);
     const int failed = run_all_schedules(ctx, o->tp, o->capture, o->nccl, 0);
     struct timespec t0, t1;
+    if (outliving_graph) {
+        signal(SIGALRM, destroy_hung);
+        alarm(2 * DESTROY_BOUND_S);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     tpg_ctx_destroy(ctx);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    alarm(0);
     const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     int late = 0;
     if (outliving_graph) {
@@ -492,6 +508,9 @@ static int rank_main(mp_rank *g, void *arg) {
         else
             printf("rank %d: tpg_ctx_destroy returned in %.3f s with a captured call's graph alive\n", rank, took);
         cudaGraphExecDestroy(outliving_graph);
+        /* the library's thread now tears NCCL's communicator down: let it end before the process does */
+        const struct timespec settle = {1, 0};
+        nanosleep(&settle, NULL);
     }
     return report(o, rank, failed) || late;
 }
