@@ -11,11 +11,6 @@
 #include "plan.h"
 #include "transfer_flags.h"
 
-/* Per-tile flags per stage: t = (batch * tiles_m + tile_m) * tiles_n + tile_n (ARCHITECTURE.md). */
-static int64_t tiles_per_stage(const tpg_shapes *s, const tpg_kernel_desc *k) {
-    return s->l * ((s->stage_m + k->bm - 1) / k->bm) * ((s->stage_n + k->bn - 1) / k->bn);
-}
-
 /* Bytes of one slot: the rotating operand's whole shard (all-gather) or one stage's output block (over NCCL with
  * the verdict word after it: transfer_flags.h). */
 static size_t slot_bytes(const tpg_op *op) {
@@ -78,7 +73,7 @@ static tpg_status create_local(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **o
     op->gathered = walk_at_creation(op) == TPG_WALK_GATHERED;
     op->one_hop = walk_at_creation(op) == TPG_WALK_ONE_HOP;
     TPG_CHECK_GOTO(tpg__ce_partials_check_queues(op), fail); /* once the walk is known: a one-hop walk has no chains */
-    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tiles_per_stage(&op->shapes, op->kernel), banks,
+    tpg_buffer_layout_init(&op->layout, ctx->tp, slot_bytes(op), tpg_shapes_stage_tiles(&op->shapes, op->kernel), banks,
                            op->gathered || op->one_hop);
     if (banks == 2 && c->copy_engine_partials && !tpg__over_nccl(ctx)) /* the copy chains' waits (ce_partials.c) */
         tpg_buffer_layout_add_row_counts(&op->layout, (op->shapes.stage_n + op->kernel->bn - 1) / op->kernel->bn);

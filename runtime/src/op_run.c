@@ -91,13 +91,14 @@ tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
     /* all local ranks captured or none: a call half captured, half run now would put the ranks' epochs out of step */
     for (int r = ctx->local_begin; r < ctx->local_end && st == TPG_OK; r++) {
         st = stream_capturing(op, r, streams ? (cudaStream_t)streams[r] : ctx->streams[r], &capturing[r], &rs[r]);
-        for (int q = ctx->local_begin; q < r && st == TPG_OK; q++) /* ranks sharing a device (share_devices) */
-            if (tpg__streams_ordered(&rs[q], &rs[r]))
+        for (int q = ctx->local_begin; q < r && st == TPG_OK; q++) { /* ranks sharing a device (share_devices) */
+            const char *why = tpg__streams_ordered(&rs[q], &rs[r]);
+            if (why)
                 TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "ranks %d and %d run on device %d and were given %s: "
                               "the call's graphs would run one after the other, and rank %d's start barrier would wait "
                               "for rank %d until the timeout; give each rank its own non-blocking stream (or streams "
-                              "NULL: the context's own)", q, r, ctx->devices[r], tpg__streams_ordered(&rs[q], &rs[r]),
-                              q, r);
+                              "NULL: the context's own)", q, r, ctx->devices[r], why, q, r);
+        }
         if (st == TPG_OK && capturing[r] != capturing[ctx->local_begin])
             TPG_FAIL_GOTO(ctx, TPG_ERR_INVALID_ARGUMENT, out, "rank %d's stream is %s but rank %d's is %s: capture every "
                           "local rank's stream of a call, or none", r, capturing[r] ? "being captured" : "not being captured",

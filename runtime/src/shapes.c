@@ -156,6 +156,10 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
     return TPG_OK;
 }
 
+int64_t tpg_shapes_stage_tiles(const tpg_shapes *s, const tpg_kernel_desc *k) {
+    return s->l * ((s->stage_m + k->bm - 1) / k->bm) * ((s->stage_n + k->bn - 1) / k->bn);
+}
+
 tpg_status tpg_shapes_init_for(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, tpg_shapes *s,
                                char *msg, size_t msg_size) {
     const int tp = c->schedule->tp;
@@ -163,8 +167,7 @@ tpg_status tpg_shapes_init_for(const tpg_config_desc *c, int64_t m, int64_t n, i
                                           msg_size);
     if (st != TPG_OK) return st;
     /* tile rows x L and tile columns each < 2^31 (rows x L above), so their product fits, and tp of them */
-    const int64_t bm = c->kernel->bm, bn = c->kernel->bn;
-    const int64_t tiles = s->l * ((s->stage_m + bm - 1) / bm) * ((s->stage_n + bn - 1) / bn);
+    const int64_t bm = c->kernel->bm, bn = c->kernel->bn, tiles = tpg_shapes_stage_tiles(s, c->kernel);
     if (tiles * tp > TPG_WALK_LIMIT) {
         if (msg)
             snprintf(msg, msg_size, "%d stages x %lld tiles (%lldx%lld, batches included) = %lld must be <= %lld "

@@ -30,6 +30,10 @@ typedef struct tpg_shapes {
 tpg_status tpg_shapes_init(const tpg_schedule_table *sched, int tp, int64_t m, int64_t n, int64_t k, int64_t l,
                            size_t ab_size, tpg_shapes *out, char *msg, size_t msg_size);
 
+/* Output tiles of one stage, batches included, in kernel k's tiles: t = (batch * tiles_m + tile_m) * tiles_n + tile_n
+ * indexes them (a stage's tile flags, ARCHITECTURE.md). */
+int64_t tpg_shapes_stage_tiles(const tpg_shapes *s, const tpg_kernel_desc *k);
+
 /* tpg_shapes_init for config c (its schedule's tp, its kernel's operand size), and the kernel's tile walk over every
  * stage within its 32-bit count (TPG_ERR_SHAPE): what an op of c must pass (tpg_op_create, the CLI). */
 tpg_status tpg_shapes_init_for(const tpg_config_desc *c, int64_t m, int64_t n, int64_t k, int64_t l, tpg_shapes *s,
