@@ -131,7 +131,9 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * with at least 128 k-blocks each, or one row of tiles, at most a wave but more than 3/4 of one, with at least 192:
  * decode GEMMs of few, long tiles (`*_sk64`, 1.22x the spread ping-pong 64x128 there in geometric mean on one H200).
  * Pure: no CUDA call. Tuned choices are not consulted: see tpg_dispatch_find. TPG_ERR_INVALID_ARGUMENT for a dtype
- * that is not a tpg_dtype or a NULL index, TPG_ERR_UNKNOWN_CONFIG where no config is a default pick. The pick does
+ * that is not a tpg_dtype or a NULL index, TPG_ERR_UNKNOWN_CONFIG where no config is a default pick (tpg_last_error
+ * (NULL) says why: none of the schedule and dtype at that tp - the TPs that have some named - or each runs by name
+ * only, one named with its reason). The pick does
  * not validate the shape: tpg_op_create does (TPG_ERR_SHAPE / TPG_ERR_ALIGNMENT, the rule named), and those rules
  * hold for every config of a schedule alike - M, N or K divisible by tp where the schedule shards it (a decode
  * token count too: M = 17 runs at TP = 1 only), K x element size (K / tp for reduce-scatter) a multiple of 16

@@ -1,4 +1,6 @@
 /* Lookup over the generated config table (generated/registry.c, types in tables.h). */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "checks.h"
@@ -185,6 +187,46 @@ static int split_k(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int
     return pick;
 }
 
+/* Why c is never a default pick (tpg__config_pickable), as schedules.yaml spells it. */
+static const char *unpickable_reason(const tpg_config_desc *c) {
+    if (c->kernel->dtype_acc != TPG_DTYPE_FP32) return "acc: f16";
+    if (c->kernel->fp8_promote) return "fp8_promote";
+    if (c->kernel->dtype_partial != c->kernel->dtype_cd) return "partials: f32";
+    if (c->by_name) return "by_name";
+    if (c->tuned) return "a tuned choice's";
+    return "stream_k: it only replaces a pick (the split rule)";
+}
+
+/* The failure of a pick that found no candidate, saying why: no config of the schedule / tp / dtype is generated
+ * (the TPs that are, where the schedule and dtype have some), or each that is runs by name only (one named). */
+static tpg_status fail_no_pick(const char *schedule, int tp, tpg_dtype dtype) {
+    const char *sched = schedule ? schedule : "(any)";
+    uint64_t other_tps = 0; /* bit t: a config of tp t (the generator's tp are 1..8) */
+    int named = -1;
+    for (int i = 0; i < tpg_num_configs; i++) {
+        const tpg_config_desc *c = &tpg_configs[i];
+        if ((schedule && strcmp(c->schedule->name, schedule) != 0) || c->kernel->dtype_ab != dtype) continue;
+        if (tp <= 0 || c->schedule->tp == tp) {
+            if (named < 0) named = i;
+        } else if (c->schedule->tp < 64) {
+            other_tps |= 1ull << c->schedule->tp;
+        }
+    }
+    char tps[128] = "";
+    for (int t = 1, len = 0; t < 64 && len < (int)sizeof tps - 8; t++) /* room for ", 63" and its NUL */
+        if (other_tps >> t & 1) len += snprintf(tps + len, sizeof tps - (size_t)len, len ? ", %d" : "%d", t);
+    if (named >= 0)
+        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
+                 "no config of schedule %s, tp %d, dtype %s is a default pick: each runs by name only (e.g. '%s': %s)",
+                 sched, tp, tpg_dtype_name(dtype), tpg_configs[named].name, unpickable_reason(&tpg_configs[named]));
+    if (other_tps)
+        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
+                 "no config of schedule %s, dtype %s is generated at tp %d (schedules.yaml generates tp %s)", sched,
+                 tpg_dtype_name(dtype), tp, tps);
+    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config of schedule %s, dtype %s is generated (schedules.yaml)", sched,
+             tpg_dtype_name(dtype));
+}
+
 /* What a pick's arguments must be before any arithmetic on them (the wave check's products stay in 64 bits below
  * these extents and SM counts). */
 static tpg_status check_pick_args(tpg_dtype dtype, int sms, const int *index) {
@@ -210,9 +252,7 @@ tpg_status tpg_config_pick_sms(const char *schedule, int tp, tpg_dtype dtype, in
             fallback = i; /* the first by name without a wave_weight, if there is one */
         }
     }
-    if (preferred < 0 && fallback < 0)
-        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config is a default pick for schedule %s, tp %d, dtype %s",
-                 schedule ? schedule : "(any)", tp, tpg_dtype_name(dtype));
+    if (preferred < 0 && fallback < 0) return fail_no_pick(schedule, tp, dtype);
     *index = preferred >= 0 ? preferred : fallback;
     /* The pick's last wave may be nearly empty where another config's tiles fill theirs (few tokens: 70B-qkv at
      * M = 2048 walks 2.42 waves of 128x256 tiles, 4.85 of 128x128; at M = 512 0.61 waves of 128x256 or 128x128,

@@ -94,7 +94,7 @@ TPG_TEST(lookups_say_why_they_failed) {
     TPG_EXPECT_EQ_INT(tpg_config_pick(NULL, 2, (tpg_dtype)-1, 128, 128, 128, &index), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 128, 128, 128, &index),
                       TPG_ERR_UNKNOWN_CONFIG);
-    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "schedule NoSuchSchedule, tp 2, dtype bf16");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "no config of schedule NoSuchSchedule, dtype bf16 is generated");
     tpg_dispatch_entry e;
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(tpg_dispatch_count(), &e), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_dispatch_get: index");

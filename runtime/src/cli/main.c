@@ -55,6 +55,15 @@ static int known_schedule(const char *name) {
     return 0;
 }
 
+/* The CLI's way to run a config that is never a default pick, where one of schedule / tp / dtype is generated. */
+static const char *by_name_hint(const char *schedule, int tp, tpg_dtype dtype) {
+    for (int i = 0; i < tpg_num_configs; i++)
+        if (strcmp(tpg_configs[i].schedule->name, schedule) == 0 && tpg_configs[i].schedule->tp == tp &&
+            tpg_configs[i].kernel->dtype_ab == dtype)
+            return " (one marked \"by name\" there runs with --config NAME)";
+    return "";
+}
+
 static int select_config(const tpg_cli_args *a, int visible, int *index) {
     if (a->config) {
         if (tpg_config_find(a->config, NULL, 0, a->dtype, index) != TPG_OK) {
@@ -88,10 +97,8 @@ static int select_config(const tpg_cli_args *a, int visible, int *index) {
     }
     /* the schedule's default for this problem (schedules.yaml prefer_from_local_k) */
     if (tpg_config_pick(sched, tp, a->dtype, a->m, a->n, a->k, index) != TPG_OK) {
-        snprintf(g_msg, sizeof g_msg,
-                 "tpgemm: no generated config for schedule %s, tp %d, dtype %s is picked by default; run `tpgemm "
-                 "--list` to see the generated configs (one marked \"by name\" there runs only with --config NAME)",
-                 sched, tp, tpg_dtype_name(a->dtype));
+        snprintf(g_msg, sizeof g_msg, "tpgemm: %s; run `tpgemm --list` to see the generated configs%s",
+                 tpg_last_error(NULL), by_name_hint(sched, tp, a->dtype));
         return EXIT_USAGE;
     }
     return 0;
