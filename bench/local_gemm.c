@@ -72,7 +72,7 @@ static int launch(env *E, impl *im, int calls, char *err, size_t cap) {
             int s = lt_run(im->lt, E->s);
             if (s) return snprintf(err, cap, "cublasLtMatmul: status %d", s), -1;
         } else {
-            tpg_status st = tpg_op_run(im->op, (void *const *)&E->s);
+            tpg_status st = tpg_op_run(im->op, &E->s);
             if (st) return snprintf(err, cap, "tpg_op_run: %s: %s", tpg_status_string(st), tpg_last_error(E->tpg)), -1;
         }
     }

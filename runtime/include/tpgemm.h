@@ -21,6 +21,10 @@
 extern "C" {
 #endif
 
+/* A CUDA stream: cudaStream_t and the driver's CUstream are pointers to this struct, so a caller passes its own
+ * without a cast, and this header needs no CUDA header. */
+struct CUstream_st;
+
 /* X(name, value, what to do next). One table drives the enum and tpg_status_string. */
 #define TPG_STATUS_TABLE(X)                                                                          \
     X(TPG_OK, 0, "success")                                                                          \
@@ -473,13 +477,13 @@ tpg_status tpg_op_set_overlap_barriers(tpg_op *op, int enable);
  * message says so, and every later tpg_op_run / tpg_op_run_rank of the op returns TPG_ERR_NOT_READY (destroy it). A
  * capture that fails part-way leaves the op in step, but the caller's graph holds the earlier ranks' nodes only: the
  * message says so; do not launch that graph. */
-tpg_status tpg_op_run(tpg_op *op, void *const *streams /* cudaStream_t[tp] or NULL */);
+tpg_status tpg_op_run(tpg_op *op, struct CUstream_st *const *streams /* cudaStream_t[tp] or NULL */);
 /* Launches rank r's graph only, on stream (a cudaStream_t of rank r's device, used as given: 0 is the
  * legacy default stream, as in every CUDA API, so a framework's default stream just works),
  * for hosts that launch each device's work separately (from one thread at a time: see Thread-safety).
  * Every rank must be launched once per call:
  * a rank that is not makes the others fail with TPG_ERR_TIMEOUT after the context's timeout. */
-tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream);
+tpg_status tpg_op_run_rank(tpg_op *op, int rank, struct CUstream_st *stream /* a cudaStream_t */);
 /* Waits for the op's last launch on every local device (and the last launch of any graph a call of it was
  * captured into) and reports TPG_ERR_TIMEOUT if any device-side wait timed out. A call whose peer
  * never comes ends about one timeout after its first wait began: once one wait of a rank's launch times out, that

@@ -80,7 +80,7 @@ static tpg_status launch_rank(tpg_op *op, int r, cudaStream_t s, int capturing, 
     return TPG_OK;
 }
 
-tpg_status tpg_op_run(tpg_op *op, void *const *streams) {
+tpg_status tpg_op_run(tpg_op *op, struct CUstream_st *const *streams) {
     TPG_REQUIRE_HANDLE(op);
     TPG_CHECK(check_ready(op));
     tpg_ctx *ctx = op->ctx;
@@ -126,7 +126,7 @@ out:
     return st;
 }
 
-tpg_status tpg_op_run_rank(tpg_op *op, int rank, void *stream) {
+tpg_status tpg_op_run_rank(tpg_op *op, int rank, struct CUstream_st *stream) {
     TPG_REQUIRE_HANDLE(op);
     if (rank < 0 || rank >= op->ctx->tp)
         TPG_FAIL(op->ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d is out of range 0..%d", rank, op->ctx->tp - 1);

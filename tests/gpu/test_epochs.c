@@ -155,7 +155,7 @@ static tpg_status enqueue_call(tpg_op *op, tpg_ctx *ctx, const rank_set *rs, con
             cudaMemcpyAsync(rs->dev[r][0], cb->a[r], bytes_of(rs, r, 0), cudaMemcpyHostToDevice, rs->s[r]) != cudaSuccess ||
             cudaMemcpyAsync(rs->dev[r][1], cb->b[r], bytes_of(rs, r, 1), cudaMemcpyHostToDevice, rs->s[r]) != cudaSuccess)
             return TPG_ERR_CUDA;
-    tpg_status st = tpg_op_run(op, (void *const *)rs->s);
+    tpg_status st = tpg_op_run(op, rs->s);
     if (st != TPG_OK) return fail("tpg_op_run", st, ctx), st;
     for (int r = rs->r0; r < rs->r1; r++)
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
@@ -190,7 +190,7 @@ static int mixed_capture_refused(tpg_op *op, tpg_ctx *ctx, const rank_set *rs) {
     if (cudaSetDevice(tpg_ctx_device(ctx, rs->r0)) != cudaSuccess ||
         cudaStreamBeginCapture(rs->s[rs->r0], cudaStreamCaptureModeRelaxed) != cudaSuccess)
         return 1;
-    const tpg_status st = tpg_op_run(op, (void *const *)rs->s);
+    const tpg_status st = tpg_op_run(op, rs->s);
     const int ended = cudaStreamEndCapture(rs->s[rs->r0], &g) == cudaSuccess;
     if (g) cudaGraphDestroy(g);
     printf("half-captured call: %s (%s)\n", tpg_status_string(st), tpg_last_error(ctx));
@@ -202,7 +202,7 @@ static int mixed_capture_refused(tpg_op *op, tpg_ctx *ctx, const rank_set *rs) {
  * refused before anything is launched (the op stays in step: the calls after it run). */
 static int ordered_streams_refused(tpg_op *op, tpg_ctx *ctx, const rank_set *rs) {
     if (rs->r1 - rs->r0 < 2 || tpg_ctx_device(ctx, rs->r0) != tpg_ctx_device(ctx, rs->r0 + 1)) return 0;
-    void *same[MAX_TP] = {0}, *legacy[MAX_TP] = {0};
+    cudaStream_t same[MAX_TP] = {0}, legacy[MAX_TP] = {0};
     for (int r = rs->r0; r < rs->r1; r++) same[r] = rs->s[rs->r0];
     cudaStream_t blocking = NULL;
     if (cudaSetDevice(tpg_ctx_device(ctx, rs->r0)) != cudaSuccess || cudaStreamCreate(&blocking) != cudaSuccess)

@@ -76,7 +76,7 @@ static tpg_status run_chain(tpg_op **ops, void **x, cudaStream_t s, int synced) 
     for (int i = 1; i <= STEPS; i++)
         if (cudaMemsetAsync(x[i], 0xff, (size_t)M * N * 2, s) != cudaSuccess) return TPG_ERR_CUDA; /* NaN */
     for (int i = 0; i < STEPS; i++) {
-        void *streams[1] = {s};
+        cudaStream_t streams[1] = {s};
         tpg_status st = tpg_op_run(ops[i], streams);
         if (st != TPG_OK) return st;
         if (synced && cudaStreamSynchronize(s) != cudaSuccess) return TPG_ERR_CUDA;

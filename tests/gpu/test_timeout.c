@@ -460,7 +460,7 @@ int main(int argc, char **argv) {
         if (cudaSetDevice(tpg_ctx_device(ctx, r)) != cudaSuccess ||
             cudaStreamCreateWithFlags(&mine[r], cudaStreamNonBlocking) != cudaSuccess)
             return fail("stream setup", TPG_ERR_CUDA, ctx);
-    if ((s = tpg_op_run(op, (void *const *)mine)) != TPG_OK) return fail("tpg_op_run on the caller's streams", s, ctx);
+    if ((s = tpg_op_run(op, mine)) != TPG_OK) return fail("tpg_op_run on the caller's streams", s, ctx);
     for (int r = 0; r < TP; r++) cudaStreamDestroy(mine[r]);
     if ((s = tpg_op_sync(op)) != TPG_OK || cudaGetLastError() != cudaSuccess)
         return fail("tpg_op_sync after the caller destroyed its streams", s, ctx);

@@ -180,7 +180,7 @@ static int setup(run_state *s, const tpg_cli_args *a, int cfg_index) {
 /* Runs the op `times` times and waits for every device (TPG_ERR_TIMEOUT -> exit 4). */
 static int run_and_sync(run_state *s, int times, const tpg_cli_args *a) {
     for (int i = 0; i < times; i++)
-        STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
+        STEP("tpg_op_run", tpg_op_run(s->op, s->stream), tpg_last_error(s->ctx));
     for (int r = 0; r < s->tp; r++) {
         CUDA_STEP("cudaSetDevice", cudaSetDevice(tpg_ctx_device(s->ctx, r)));
         CUDA_STEP("cudaStreamSynchronize", cudaStreamSynchronize(s->stream[r]));
@@ -301,7 +301,7 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
     tpg_status st = TPG_OK;
     for (int i = 0; i < a->iterations && st == TPG_OK; i++) {
         const double h0 = host_ms();
-        st = tpg_op_run(s->op, (void *const *)s->stream);
+        st = tpg_op_run(s->op, s->stream);
         if (host) host[i] = host_ms() - h0;
     }
     res->host_launch_ms = host && st == TPG_OK ? low_decile(host, a->iterations) : NAN;
@@ -343,7 +343,7 @@ static int time_runs(run_state *s, const tpg_cli_args *a, tpg_cli_result *res) {
 static int traced_call(run_state *s, const tpg_cli_args *a, void *host[], tpg_trace_device dev[], int *read) {
     *read = 0;
     for (int i = 0; i < TRACE_WARM_CALLS; i++)
-        STEP("tpg_op_run", tpg_op_run(s->op, (void *const *)s->stream), tpg_last_error(s->ctx));
+        STEP("tpg_op_run", tpg_op_run(s->op, s->stream), tpg_last_error(s->ctx));
     for (int r = 0; r < s->tp; r++)
         STEP("trace: rearm", tpg__trace_rearm(s->op, r, s->stream[r]), tpg_last_error(s->ctx));
     const int rc = run_and_sync(s, 1, a);
