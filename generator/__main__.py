@@ -120,6 +120,19 @@ def _depfile_error(depfile: str | None) -> str:
     return ""
 
 
+def _foreign_config_error(config_path: str, out: Path) -> str:
+    """Why this config may not write the repository build's own tree ("" where it may): the top-level build.ninja
+    regenerates generated/ from schedules.yaml whenever the generator, its templates or schedules.yaml change, so
+    another config's tree there would be replaced at a later `ninja` without a word."""
+    if out.resolve() != REPO_ROOT / "generated" or Path(config_path).resolve() == REPO_ROOT / "schedules.yaml":
+        return ""
+    return (f"{_rel(out)} is the tree the repository's build regenerates from schedules.yaml (at the next `ninja` "
+            f"after a change to the generator, its templates or schedules.yaml): {config_path}'s kernels would be "
+            "replaced there unasked. Build them in their own tree: `python3 -m generator vendor --config "
+            f"{config_path} --out DIR` (its own Makefile), or bring them into this build through schedules.yaml "
+            "(`include:`, docs/CONFIG.md)")
+
+
 def _load(path: str) -> tuple[plan.Plan, dict]:
     doc = models.load(path)
     return plan.build(doc, os.path.basename(path)), doc
@@ -166,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     depfile_error = _depfile_error(args.depfile)
     if depfile_error:
         print(f"{args.depfile}: {depfile_error}; nothing written", file=sys.stderr)
+        return 2
+    foreign = _foreign_config_error(args.config, out)
+    if foreign:
+        print(f"{foreign}; nothing written", file=sys.stderr)
         return 2
     try:
         changes = write.write_tree(out, files)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from generator import GENERATOR_VERSION, config, plan, render, write
+from generator import __main__ as gen_main
 from generator.schedules import STAGE_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,6 +158,22 @@ def test_paths_are_named_from_the_repository_top_wherever_it_runs():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-m", "generator", "--check", "--config", "../schedules.yaml", "--out",
                         "../generated"], cwd=ROOT / "tests", env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_another_config_may_not_write_the_repositorys_own_tree(tmp_path):
+    """ninja regenerates generated/ from schedules.yaml: another config's tree there would be replaced unasked."""
+    custom = tmp_path / "custom.yaml"
+    custom.write_text((ROOT / "schedules.yaml").read_text())
+    before = {p: p.stat().st_mtime_ns for p in (ROOT / "generated").rglob("*") if p.is_file()}
+    for out in ("generated", "generated/", str(ROOT / "generated")):
+        r = cli("--config", str(custom), "--out", out)
+        assert r.returncode == 2
+        assert "is the tree the repository's build regenerates from schedules.yaml" in r.stderr
+        assert f"python3 -m generator vendor --config {custom} --out DIR" in r.stderr and "nothing written" in r.stderr
+    assert {p: p.stat().st_mtime_ns for p in (ROOT / "generated").rglob("*") if p.is_file()} == before
+    assert gen_main._foreign_config_error(str(ROOT / "tests/../schedules.yaml"), ROOT / "tests/../generated") == ""
+    r = cli("--config", str(custom), "--out", str(tmp_path / "g"), "-q")
     assert r.returncode == 0, r.stderr
 
 
