@@ -13,6 +13,7 @@ from dataclasses import dataclass, field as dc_field
 
 import yaml
 
+from . import config_inert
 from . import kernels as K
 from .schedules import SCHEDULES
 
@@ -389,7 +390,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
         args = K.entry_args(k)
         if K.required_missing(args):
             continue  # already reported by the schema walk
-        for sub, problem, allowed in K.check_kernel(**K.checked_args(args)):
+        for sub, problem, allowed in K.check_kernel(**K.checked_args(args)) + config_inert.kernel_errors(k, KERNEL.fields["raster_group"].default):
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:
@@ -430,6 +431,11 @@ def _semantic(doc: dict, w: _Walker) -> None:
                     "prefer_from_local_k_tp1 in a config without tp 1, which has no TP = 1 instance",
                     "a tp list with 1, or no prefer_from_local_k_tp1")
         _check_split_only(w, c, path, kernels_by_name(doc.get("kernels")))
+        known = kernels_by_name(doc.get("kernels"))
+        kernel_at = {tp: known.get(config_kernel(c, tp)) for tp in c.get("tp") or []
+                     if isinstance(tp, int) and c.get("kernel") is not None}
+        for sub, problem, allowed in config_inert.config_errors(c, kernel_at):
+            w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
         if c.get("name") is not None and c.get("tp") is not None:
             for tp in c["tp"]:
                 if tp is not None:

@@ -188,6 +188,17 @@ CASES = [
      ["missing required field", "allowed: bf16, fp16, e4m3, e5m2"]),
     ("unknown_top_level", "version: 1", "version: 1\nkernel: []", "kernel: []", "kernel",
      ["did you mean 'kernels'?", "allowed: version, kernels, configs"]),
+    # fields that would do nothing where they are set (generator/config_inert.py)
+    ("by_name_with_preference", "kernel: k}", "kernel: k, by_name: true, prefer_from_local_k: 1}", "by_name",
+     "configs[0].prefer_from_local_k", ["prefer_from_local_k in a by_name config, which is never a default pick",
+                                        "allowed: no prefer_from_local_k, or by_name: false"]),
+    ("by_name_with_wave_weight", "kernel: k}", "kernel: k, by_name: true, wave_weight: 50}", "by_name",
+     "configs[0].wave_weight", ["wave_weight in a by_name config"]),
+    ("raster_group_on_hilbert", "stages: 4", "stages: 4\n    raster: hilbert\n    raster_group: 4", "raster_group",
+     "kernels[0].raster_group", ["raster_group 4 with raster: hilbert", "allowed: no raster_group (or 8), or raster: grouped"]),
+    ("f32_partials_in_allgather", "stages: 4", "stages: 4\n    partials: f32", "kernel: k}", "configs[0].kernel",
+     ["kernel 'k' has partials: f32, and AllGather1D_TilingCD_RotatingA moves no partials",
+      "allowed: a kernel without partials: f32"]),
 ]
 
 
@@ -205,6 +216,21 @@ def test_validation_error(tmp_path, case):
         assert p in msg, (p, msg)
     assert "; allowed: " in msg
     assert not out.exists()
+
+
+def test_f32_partials_at_tp1_name_kernel_tp1_and_pass_with_it(tmp_path):
+    """A reduce-scatter config's TP = 1 instance moves nothing: fp32 partials there only made it unpickable."""
+    f32 = "stages: 4\n    partials: f32\n    deferred_stores: false"
+    text = BASE.replace("stages: 4", f32).replace("AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC")
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2 and not out.exists()
+    assert (f"{cfg}:{line_of(text, 'kernel: k}')}: configs[0].kernel: kernel 'k' has partials: f32 at tp 1, where "
+            "nothing moves between GPUs; allowed: kernel_tp1: a kernel without partials: f32") in r.stderr
+    local = "  - name: local\n    dtype: bf16\n    tile: {bm: 128, bn: 256, bk: 64}\n    stages: 4\nconfigs:"
+    r, _, out = run_cli(tmp_path, text.replace("configs:", local).replace("kernel: k}", "kernel: k, kernel_tp1: local}"))
+    assert r.returncode == 0, r.stderr
+    r, _, out = run_cli(tmp_path, text.replace("tp: [1, 2]", "tp: [2, 4]"))
+    assert r.returncode == 0, r.stderr
 
 
 def test_a_tile_no_kernel_instantiates_is_one_error_on_the_tile(tmp_path):
