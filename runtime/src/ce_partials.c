@@ -202,7 +202,7 @@ tpg_status tpg__ce_partials_add(tpg_op *op, int rank, cudaGraphNode_t start, cud
     static void *batch_cache; /* tpg__driver_entry_cached */
     void *fn = NULL;
     TPG_CHECK(tpg__driver_entry_cached(ctx, "cuStreamBatchMemOp", &batch_cache, &fn));
-    const batch_mem_op_fn batch = (batch_mem_op_fn)fn;
+    const batch_mem_op_fn batch = (batch_mem_op_fn)tpg__fn(fn);
     cudaStream_t s = NULL;
     zeros_branch z = {NULL, NULL, NULL};
     cudaGraphNode_t tails[2];

@@ -33,7 +33,7 @@ static tpg_status allocation_base(tpg_ctx *ctx, int rank, const void *ptr, const
     TPG_CHECK(tpg__driver_entry_cached(ctx, "cuMemGetAddressRange", &range_fn, &fn));
     CUdeviceptr b = 0;
     size_t size = 0;
-    CUresult r = ((PFN_cuMemGetAddressRange_v3020)fn)(&b, &size, (CUdeviceptr)(uintptr_t)ptr);
+    CUresult r = ((PFN_cuMemGetAddressRange_v3020)tpg__fn(fn))(&b, &size, (CUdeviceptr)(uintptr_t)ptr);
     if (r != CUDA_SUCCESS)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: %s = %p is not device memory of this process "
                  "(cuMemGetAddressRange: CUresult %d)", rank, what, ptr, (int)r);

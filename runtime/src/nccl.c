@@ -11,6 +11,7 @@
 
 #include "buffers.h"
 #include "checks.h"
+#include "fn_ptr.h"
 #include "nccl.h"
 
 /* NCCL 2.x ABI: ncclResult_t is an int enum (0 = ncclSuccess), ncclComm_t a pointer, ncclUniqueId 128 bytes
@@ -89,8 +90,8 @@ static tpg_status bind_all(tpg_ctx *ctx, tpg_nccl *n) {
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9.6 or newer (its "
                  "sends and receives are captured into graphs)", n->name, n->version);
     if (n->version >= NCCL_CONFIG_VERSION) /* optional: without it NCCL's CTA count is not capped (nccl.h) */
-        n->comm_init_rank_config = (int (*)(void **, int, nccl_id, int, nccl_config_v21700 *))dlsym(
-            n->lib, "ncclCommInitRankConfig");
+        n->comm_init_rank_config = (int (*)(void **, int, nccl_id, int, nccl_config_v21700 *))tpg__fn(
+            dlsym(n->lib, "ncclCommInitRankConfig"));
     return TPG_OK;
 }
 

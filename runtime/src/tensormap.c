@@ -18,11 +18,11 @@ static cudaError_t lookup(const char *name, void **fn, enum cudaDriverEntryPoint
 #endif
 }
 
-void *tpg__driver_symbol(const char *name) {
+tpg_fn tpg__driver_symbol(const char *name) {
     enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
     void *fn = NULL;
     if (lookup(name, &fn, &q) != cudaSuccess) (void)cudaGetLastError();
-    return q == cudaDriverEntryPointSuccess ? fn : NULL;
+    return q == cudaDriverEntryPointSuccess && fn ? tpg__fn(fn) : NULL;
 }
 
 tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn) {
@@ -45,7 +45,7 @@ tpg_status tpg__driver_entry_cached(tpg_ctx *ctx, const char *name, void **cache
 static tpg_status get_encode(tpg_ctx *ctx, PFN_cuTensorMapEncodeTiled_v12000 *out) {
     void *fn = NULL;
     TPG_CHECK(tpg__driver_entry_cached(ctx, "cuTensorMapEncodeTiled", &encode_fn, &fn));
-    *out = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    *out = (PFN_cuTensorMapEncodeTiled_v12000)tpg__fn(fn);
     return TPG_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include "fn_ptr.h"
 #include "tpgemm.h"
 
 /* Encodes a 2-D map over `rows_total` rows of `k` elements of dtype at ptr (row pitch k * size bytes),
@@ -30,6 +31,6 @@ tpg_status tpg__driver_entry(tpg_ctx *ctx, const char *name, void **fn);
  * is read and written atomically, since contexts on several threads may look the same symbol up at once. */
 tpg_status tpg__driver_entry_cached(tpg_ctx *ctx, const char *name, void **cache, void **fn);
 /* The same without a report: the entry point, or NULL (no driver, no such symbol). */
-void *tpg__driver_symbol(const char *name);
+tpg_fn tpg__driver_symbol(const char *name);
 
 #endif /* TPG_TENSORMAP_H */

@@ -177,6 +177,11 @@ TPG_TEST(usage_lists_every_flag) {
                            "--check", "--no-check", "--dry-run", "--seed", "--timeout-ms", "--help", "--scale-a",
                            "--scale-b", "--trace", "--trace-cap"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) TPG_EXPECT_STR_CONTAINS(u, flags[i]);
+    /* both of its literals, whole (a literal past ISO C's 4095 characters broke pedantic builds) */
+    TPG_EXPECT(strncmp(u, "Usage: tpgemm [options]\n", 24) == 0);
+    TPG_EXPECT_STR_CONTAINS(u, "(1..65536; default: 512,");
+    const char *tail = "timed out, 5 another CUDA or runtime failure.\n";
+    TPG_EXPECT(strlen(u) > strlen(tail) && strcmp(u + strlen(u) - strlen(tail), tail) == 0);
 }
 
 TPG_TEST_MAIN(TPG_CASE(defaults_reproduce_the_seed), TPG_CASE(both_value_forms),

@@ -28,8 +28,10 @@ void tpg_args_defaults(tpg_cli_args *a) {
     a->seed = TPG_CLI_DEFAULT_SEED;
 }
 
-const char *tpg_args_usage(void) {
-    return "Usage: tpgemm [options]\n"
+/* The help text in two literals: ISO C promises literals of 4095 characters only (-Woverlength-strings, which a
+ * vendoring project's pedantic CFLAGS turn on). */
+static const char usage_options[] =
+           "Usage: tpgemm [options]\n"
            "\n"
            "Runs one communication-fused tensor-parallel GEMM  D = alpha*A*B^T + beta*C  (A: MxK, B: NxK,\n"
            "C/D: MxN, L batches) over tp Hopper GPUs, checks it against a reference and times it.\n"
@@ -43,7 +45,7 @@ const char *tpg_args_usage(void) {
            "  --config NAME               a generated config, e.g. ag_rota_bf16_tp2\n"
            "  --schedule NAME             or pick by schedule (default AllGather1D_TilingCD_RotatingA),\n"
            "  --tp N                      TP degree (default: the largest generated TP that fits the visible\n"
-           "                              GPUs, or the --devices count; 2 if none),\n"
+           "                              GPUs, or the --devices count; with none visible, as if 2 were),\n"
            "  --dtype bf16|fp16|e4m3|e5m2 and operand type (default bf16; fp8 writes bf16)\n"
            "  --devices 0,1               CUDA ordinals of the ranks (default 0..tp-1)\n"
            "  --copy-chunks N             all-gather: cut each shard's copy into N pieces (1..32, whole tiles),\n"
@@ -79,7 +81,8 @@ const char *tpg_args_usage(void) {
            "                              written as a Chrome/Perfetto timeline (trace build: ninja trace)\n"
            "  --trace-cap N               records per CTA lane in the trace buffer (1..65536; default: 512,\n"
            "                              and where a lane's walk asked for more, 4 more traced calls with\n"
-           "                              room for what it asked, at most 65536; a given cap is kept)\n"
+           "                              room for what it asked, at most 65536; a given cap is kept)\n";
+static const char usage_output[] =
            "Output:\n"
            "  --dry-run                   print the plan only (needs no GPU)\n"
            "  --list                      list the generated configs\n"
@@ -89,9 +92,14 @@ const char *tpg_args_usage(void) {
            "A value goes after a space or '=' (--m 512, --m=512). A flag given twice takes its last value, so a\n"
            "script's defaults can come first and the caller's after them (--check / --no-check: the last one).\n"
            "\n"
-           "Exit status: 0 passed (or --no-check), 1 check failed or not bitwise reproducible, 2 usage, config\n"
-           "or shape error, 3 not enough Hopper GPUs / no peer access, 4 a device-side wait timed out,\n"
-           "5 another CUDA or runtime failure.\n";
+           "Exit status: 0 passed (or --no-check), 1 check failed or not bitwise reproducible, 2 usage, config,\n"
+           "shape, alignment or argument error, 3 not enough Hopper GPUs / no peer access, 4 a device-side wait\n"
+           "timed out, 5 another CUDA or runtime failure.\n";
+
+const char *tpg_args_usage(void) {
+    static char text[sizeof usage_options + sizeof usage_output - 1];
+    if (!text[0]) snprintf(text, sizeof text, "%s%s", usage_options, usage_output);
+    return text;
 }
 
 int tpg_args_parse_dtype(const char *s, tpg_dtype *out) {

@@ -1,5 +1,7 @@
-"""The public header as callers include it: C99 / C11 and C++11 / C++17 under strict warnings, beside CUDA's own
-headers, a caller's cudaStream_t array and stream passed to tpg_op_run / tpg_op_run_rank without a cast."""
+"""C under the strict warnings a vendoring project may build with. The public header as callers include it: C99 / C11
+and C++11 / C++17, beside CUDA's own headers, a caller's cudaStream_t array and stream passed to tpg_op_run /
+tpg_op_run_rank without a cast. The runtime's and the CLI's sources under -Wpedantic (the vendored Makefile passes a
+project's CFLAGS on: dlsym's void * cast to a function pointer and a 4681-character literal failed there)."""
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,3 +51,28 @@ def test_a_callers_streams_pass_without_a_cast(tmp_path, compiler, std, suffix):
 def test_the_header_needs_no_cuda_header(tmp_path, compiler, std, suffix):
     r = compile_source(tmp_path, compiler, std, ALONE, suffix, cuda=False)
     assert r.returncode == 0, r.stderr
+
+
+def runtime_sources() -> list[tuple[Path, list[str]]]:
+    """Each C source of the library (the generated tables too) and the CLI, with the defines its build gives it (the
+    trace build's own)."""
+    out = []
+    dirs = ("runtime/src", "runtime/src/cli", "generated")
+    for src in sorted(f for d in dirs for f in (ROOT / d).glob("*.c")):
+        out.append((src, ["-DTPG_TRACE"] if src.name in ("trace.c", "trace_events.c") else []))
+    return out
+
+
+def test_the_runtime_compiles_under_pedantic_warnings():
+    if CUDA_INCLUDE is None or not (CUDA_INCLUDE / "cuda_runtime_api.h").exists():
+        pytest.skip("no CUDA toolkit headers (nvcc not found): the runtime includes them")
+    if not shutil.which("cc"):
+        pytest.skip("no cc on PATH")
+    includes = [f"-I{ROOT / d}" for d in ("runtime/src", "runtime/src/cli", "templates/kernels", "generated")]
+    failed = []
+    for src, defines in runtime_sources():
+        r = subprocess.run(["cc", "-std=c11", *STRICT, *includes, "-isystem", str(CUDA_INCLUDE), *defines, str(src)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append(f"{src.relative_to(ROOT)}:\n{r.stderr[:2000]}")
+    assert len(runtime_sources()) > 30 and not failed, "\n".join(failed)
