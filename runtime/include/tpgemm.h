@@ -141,7 +141,7 @@ tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_d
  * not validate the shape: tpg_op_create does (TPG_ERR_SHAPE / TPG_ERR_ALIGNMENT, the rule named), and those rules
  * hold for every config of a schedule alike - M, N or K divisible by tp where the schedule shards it (a decode
  * token count too: M = 17 runs at TP = 1 only), K x element size (K / tp for reduce-scatter) a multiple of 16
- * bytes, each stage's N a multiple of 8, extents below 2^31 - 512 - save the tile walk's 32-bit count (about 2^31
+ * bytes, each stage's N a multiple of 8, extents at most 2^31 - 512 - save the tile walk's 32-bit count (about 2^31
  * tiles over all stages: ~2^45 output elements of whole tiles, sooner for tiny batched stages), which one tile size
  * can pass and another not. tpgemm --dry-run prints the verdict. */
 tpg_status tpg_config_pick(const char *schedule, int tp, tpg_dtype dtype, int64_t m, int64_t n, int64_t k,
@@ -212,7 +212,7 @@ typedef struct tpg_ctx_config {
  * GEMM waits for must find an SM while the GEMM's CTAs occupy theirs. NCCL's point-to-point kernels take one
  * block per channel; with NCCL 2.17 or newer the context's communicator is created with maxCTAs = this and no
  * clusters (ncclConfig_t); before 2.17 the environment must cap it (NCCL_MAX_NCHANNELS at or below this, and from
- * 2.16 NCCL_CGA_CLUSTER_SIZE=0), else TPG_ERR_NCCL. An NCCL variable in the environment or in NCCL's config files
+ * 2.16 NCCL_CGA_CLUSTER_SIZE 0 or 1), else TPG_ERR_NCCL. An NCCL variable in the environment or in NCCL's config files
  * (NCCL_CONF_FILE, else ~/.nccl.conf; /etc/nccl.conf) that would give NCCL more CTAs than this, clusters, or a
  * non-blocking communicator is refused (TPG_ERR_NCCL; the list: docs/C_API.md). At
  * TP = 1 nothing is left (nothing is transferred); at TP >= 2 a device of at most twice this many SMs (a small MIG

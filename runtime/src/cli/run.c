@@ -220,7 +220,9 @@ static int checksum_all(run_state *s, uint64_t *sums) {
  * never read row 0. */
 static int corrupt_for_a_test(run_state *s, int r, int64_t rows, int64_t l) {
     const char *env = getenv("TPG_CLI_DIAG_CORRUPT_D");
-    if (!env || !*env || atoi(env) != r) return 0;
+    char *end = NULL;
+    const long rank = env ? strtol(env, &end, 10) : -1; /* a rank number, whole: "x" is no rank 0 */
+    if (!env || end == env || *end || rank != r) return 0;
     fprintf(stderr, "tpgemm: TPG_CLI_DIAG_CORRUPT_D=%s: rank %d's D is overwritten before its check (a test)\n", env, r);
     CUDA_STEP("cudaMemsetAsync(corrupt D)", cudaMemsetAsync(s->d[r], 0x7b, 16, s->stream[r]));
     if (rows >= 64) {
