@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                         "pull_partials=false,true / copy_engine_partials=false,true (reduce-scatter layers also with "
                         "pulled partials / partials carried by the copy engine); repeatable (a knob given twice keeps both lists)")
     p.add_argument("-j", "--jobs", type=int, help="ninja parallelism (>= 1; default: ninja's)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write the candidate schedules file (<work>/schedules.yaml), check it as the build reads it "
+                        "and list each GEMM's candidates; build and run nothing (needs no GPU)")
     return p
 
 
@@ -137,12 +140,33 @@ def build_tree(work: Path, shapes, cands, runner, jobs: int | None) -> Path:
     return build_doc(work, tune.candidates_doc(shapes, cands), runner, jobs)
 
 
+def write_doc(work: Path, doc: dict) -> plan.Plan:
+    """A schedules document -> work/schedules.yaml, read back and planned as the build reads it (a ConfigError says
+    what the generator would refuse)."""
+    (work / "schedules.yaml").parent.mkdir(parents=True, exist_ok=True)
+    (work / "schedules.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return plan.build(models.load(str(work / "schedules.yaml")), "schedules.yaml")
+
+
+def dry_run(work: Path, shapes, cands, out=None) -> int:
+    """--dry-run: the candidate schedules file written and checked, each GEMM's candidates listed (on out, default
+    stdout); nothing built."""
+    out = out or sys.stdout
+    p = write_doc(work, tune.candidates_doc(shapes, cands))
+    for s in shapes:
+        names = [c.name for c in cands if tune.applies(s, c)]
+        print(f"{s.label}: {s.m} x {s.n} x {s.k}, {s.schedule}, tp {s.tp}, {s.dtype}: {len(names)} candidates",
+              file=out)
+        out.writelines(f"  {name}\n" for name in names)
+    print(f"tune: --dry-run: {work / 'schedules.yaml'} ({len(p.configs)} configs, {len(p.kernels)} kernels); nothing "
+          "built or run", file=out)
+    return 0
+
+
 def build_doc(work: Path, doc: dict, runner, jobs: int | None) -> Path:
     """A schedules document -> work/generated + work/build.ninja -> ninja: work/tpgemm, the repository's CLI and
     runtime built with the document's configs alone. Returns the CLI path."""
-    (work / "schedules.yaml").parent.mkdir(parents=True, exist_ok=True)
-    (work / "schedules.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    p = plan.build(models.load(str(work / "schedules.yaml")), "schedules.yaml")
+    p = write_doc(work, doc)
     rel = work.resolve().relative_to(ROOT).as_posix() if work.resolve().is_relative_to(ROOT) else str(work)
     write.write_tree(work / "generated", render.render(p, gen_dir=f"{rel}/generated", obj_dir=f"{rel}/obj",
                                                        lib=f"{rel}/libtpgemm.a", config=None))
@@ -426,6 +450,8 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                                       pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
     work, out = _work_dir(args, tag), _tuned_path(args, tag)
+    if args.dry_run:
+        return dry_run(work, shapes, cands)
     state_path = work / "state.jsonl"
     state_path.parent.mkdir(parents=True, exist_ok=True)
     # the key of the state's records: results of other sources, another compiler, another GPU or timed over other

@@ -197,6 +197,24 @@ def test_no_gpu_stops_without_recording_or_writing_a_tuned_file(tmp_path, monkey
     assert not (tmp_path / "tuned").exists()
 
 
+def test_a_dry_run_writes_and_checks_the_candidates_and_runs_nothing(tmp_path, monkeypatch, capsys):
+    def never(cmd, **kw):
+        raise AssertionError(f"a dry run ran {cmd}")
+
+    rc, err, _ = run_tune(tmp_path, never, "--dry-run")
+    assert rc == 0, err
+    text = capsys.readouterr().out
+    doc = yaml.safe_load((tmp_path / "work" / "schedules.yaml").read_text())
+    listed = re.findall(r"^(qkv|attn_out|gate_up|down): 16384 x \d+ x \d+, \w+, tp 2, bf16: (\d+) candidates$", text,
+                        re.M)
+    assert [layer for layer, _ in listed] == ["qkv", "attn_out", "gate_up", "down"]
+    names = {line.strip() for line in text.splitlines() if line.startswith("  ")}
+    assert names and names <= {k["name"] for k in doc["kernels"]}
+    assert all(int(n) > 0 for _, n in listed)
+    assert f"tune: --dry-run: {tmp_path / 'work' / 'schedules.yaml'} (" in text and "nothing built or run" in text
+    assert not (tmp_path / "work" / "state.jsonl").exists() and not (tmp_path / "tuned").exists()
+
+
 def test_too_few_gpus_stop_the_run_before_anything_is_built(tmp_path, monkeypatch):
     built = []
     monkeypatch.setattr(tune_cli, "build_tree", lambda *a: built.append(a) or a[0] / "tpgemm")
