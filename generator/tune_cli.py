@@ -152,7 +152,12 @@ def dry_run(work: Path, shapes, cands, out=None) -> int:
     """--dry-run: the candidate schedules file written and checked, each GEMM's candidates listed (on out, default
     stdout); nothing built."""
     out = out or sys.stdout
-    p = write_doc(work, tune.candidates_doc(shapes, cands))
+    try:
+        p = write_doc(work, tune.candidates_doc(shapes, cands))
+    except ConfigError as e:  # the candidates' knobs together break a rule of the generator's
+        print("\n".join(e.errors) + f"\ntune: --dry-run: {work / 'schedules.yaml'}: {len(e.errors)} error(s)",
+              file=sys.stderr)
+        return 2
     for s in shapes:
         names = [c.name for c in cands if tune.applies(s, c)]
         print(f"{s.label}: {s.m} x {s.n} x {s.k}, {s.schedule}, tp {s.tp}, {s.dtype}: {len(names)} candidates",

@@ -213,6 +213,11 @@ def test_a_dry_run_writes_and_checks_the_candidates_and_runs_nothing(tmp_path, m
     assert all(int(n) > 0 for _, n in listed)
     assert f"tune: --dry-run: {tmp_path / 'work' / 'schedules.yaml'} (" in text and "nothing built or run" in text
     assert not (tmp_path / "work" / "state.jsonl").exists() and not (tmp_path / "tuned").exists()
+    # candidates that together break a generator rule: its errors, exit 2
+    monkeypatch.setattr(tune_cli, "write_doc", lambda work, doc: (_ for _ in ()).throw(
+        config.ConfigError(["schedules.yaml:3: kernels[0].stages: too many"])))
+    rc, err, _ = run_tune(tmp_path, never, "--dry-run")
+    assert rc == 2 and "kernels[0].stages: too many" in capsys.readouterr().err
 
 
 def test_too_few_gpus_stop_the_run_before_anything_is_built(tmp_path, monkeypatch):
