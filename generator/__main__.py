@@ -120,13 +120,21 @@ def _depfile_error(depfile: str | None) -> str:
     return ""
 
 
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: not the same
+        return False
+
+
 def _foreign_config_error(config_path: str, out: Path) -> str:
     """Why this config may not write the repository build's own tree ("" where it may): the top-level build.ninja
     regenerates generated/ from schedules.yaml whenever the generator, its templates or schedules.yaml change, so
-    another config's tree there would be replaced at a later `ninja` without a word."""
-    if out.resolve() != REPO_ROOT / "generated" or Path(config_path).resolve() == REPO_ROOT / "schedules.yaml":
+    another config's tree there would be replaced at a later `ninja` without a word. Files compared as files (either
+    may be a symlink: a schedules.yaml linked from elsewhere is still the repository's)."""
+    if out.resolve() != (REPO_ROOT / "generated").resolve() or _same_file(config_path, REPO_ROOT / "schedules.yaml"):
         return ""
-    return (f"{_rel(out)} is the tree the repository's build regenerates from schedules.yaml (at the next `ninja` "
+    return (f"{out} is the tree the repository's build regenerates from schedules.yaml (at the next `ninja` "
             f"after a change to the generator, its templates or schedules.yaml): {config_path}'s kernels would be "
             "replaced there unasked. Build them in their own tree: `python3 -m generator vendor --config "
             f"{config_path} --out DIR` (its own Makefile), or bring them into this build through schedules.yaml "

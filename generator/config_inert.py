@@ -32,7 +32,8 @@ def config_errors(c: dict, kernel_at: dict) -> list[tuple[str, str, str]]:
                         "(its GEMM reads copied shards)", "a kernel without partials: f32"))
         elif tp == 1:
             out.append((field, f"kernel {k.get('name')!r} has partials: f32 at tp 1, where nothing moves between GPUs",
-                        "kernel_tp1: a kernel without partials: f32, or tp values >= 2"))
+                        "kernel_tp1: a kernel without partials: f32 (with by_name: true to keep the config out of the "
+                        "default picks), or tp values >= 2"))
         else:
             continue
         break

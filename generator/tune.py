@@ -80,9 +80,17 @@ class Candidate:
         return {field: True} if field else {}
 
 
+def moves_partials(entry: dict) -> bool:
+    """Is the kernel entry one only for where partials move (partials: f32, which the generator refuses elsewhere:
+    generator/config_inert.py)?"""
+    return entry.get("partials") == "f32"
+
+
 def applies(shape: Shape, cand: Candidate) -> bool:
-    """Can cand run shape? A pulling or copy-engine candidate only where partials move: reduce-scatter at TP >= 2."""
-    return cand.route == "push" or (SCHEDULES[shape.schedule]["comm"] == "reduce_scatter" and shape.tp > 1)
+    """Can cand run shape? A pulling, copy-engine or fp32-partial candidate only where partials move: reduce-scatter
+    at TP >= 2."""
+    partials_move = SCHEDULES[shape.schedule]["comm"] == "reduce_scatter" and shape.tp > 1
+    return partials_move or (cand.route == "push" and not moves_partials(cand.entry))
 
 
 def model_shapes(doc: dict, model: str, tp: int, tokens: int | None = None) -> list[Shape]:
@@ -119,9 +127,12 @@ def _entry(dtype, tile, stages, consumers, cluster, extra) -> dict:
     return e
 
 
-def resolve(entry: dict, schedule: str = "AllGather1D_TilingCD_RotatingA") -> tuple[str | None, list[str]]:
-    """(canonical kernel name, []) for a legal entry, else (None, the validation errors)."""
-    doc = {"kernels": [entry], "configs": [{"name": "c", "schedule": schedule, "tp": 1, "kernel": entry["name"]}]}
+def resolve(entry: dict) -> tuple[str | None, list[str]]:
+    """(canonical kernel name, []) for a legal entry, else (None, the validation errors): checked in a config that
+    can run it (an all-gather at TP = 1, or a reduce-scatter at TP = 2 for a kernel only for moving partials)."""
+    schedule, tp = ("ReduceScatter1D_TilingA_RotatingC", 2) if moves_partials(entry) else \
+        ("AllGather1D_TilingCD_RotatingA", 1)
+    doc = {"kernels": [entry], "configs": [{"name": "c", "schedule": schedule, "tp": tp, "kernel": entry["name"]}]}
     d, w = C.check(C.compose(yaml.safe_dump(doc, sort_keys=False), "candidate"), "candidate")
     if w.errors:
         return None, w.errors

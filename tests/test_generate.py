@@ -161,6 +161,20 @@ def test_paths_are_named_from_the_repository_top_wherever_it_runs():
     assert r.returncode == 0, r.stderr
 
 
+def test_a_symlinked_schedules_yaml_and_generated_are_the_repositorys(tmp_path, monkeypatch):
+    """The repository's schedules.yaml may be a link (ninja's regen then names the link), and so may generated/."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "schedules.yaml").write_text("version: 1\n")
+    (tmp_path / "schedules.yaml").symlink_to(tmp_path / "conf" / "schedules.yaml")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "generated").symlink_to(tmp_path / "real")
+    (tmp_path / "other.yaml").write_text("version: 1\n")
+    monkeypatch.setattr(gen_main, "REPO_ROOT", tmp_path)
+    assert gen_main._foreign_config_error(str(tmp_path / "schedules.yaml"),
+                                          tmp_path / "generated") == ""
+    assert gen_main._foreign_config_error(str(tmp_path / "other.yaml"), tmp_path / "real") != ""
+
+
 def test_another_config_may_not_write_the_repositorys_own_tree(tmp_path):
     """ninja regenerates generated/ from schedules.yaml: another config's tree there would be replaced unasked."""
     custom = tmp_path / "custom.yaml"
@@ -173,6 +187,10 @@ def test_another_config_may_not_write_the_repositorys_own_tree(tmp_path):
         assert f"python3 -m generator vendor --config {custom} --out DIR" in r.stderr and "nothing written" in r.stderr
     assert {p: p.stat().st_mtime_ns for p in (ROOT / "generated").rglob("*") if p.is_file()} == before
     assert gen_main._foreign_config_error(str(ROOT / "tests/../schedules.yaml"), ROOT / "tests/../generated") == ""
+    link = tmp_path / "linked.yaml"  # the repository's schedules.yaml by another path: still the repository's
+    link.symlink_to(ROOT / "schedules.yaml")
+    assert gen_main._foreign_config_error(str(link), ROOT / "generated") == ""
+    assert gen_main._foreign_config_error(str(custom), tmp_path / "g") == ""
     r = cli("--config", str(custom), "--out", str(tmp_path / "g"), "-q")
     assert r.returncode == 0, r.stderr
 

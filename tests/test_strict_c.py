@@ -54,12 +54,15 @@ def test_the_header_needs_no_cuda_header(tmp_path, compiler, std, suffix):
 
 
 def runtime_sources() -> list[tuple[Path, list[str]]]:
-    """Each C source of the library (the generated tables too) and the CLI, with the defines its build gives it (the
-    trace build's own)."""
+    """Each C source of the library (the generated tables too) and the CLI, with the defines of each build that
+    compiles it: the plain one, and the trace build's -DTPG_TRACE (every source; trace.c and trace_events.c only
+    there)."""
     out = []
     dirs = ("runtime/src", "runtime/src/cli", "generated")
     for src in sorted(f for d in dirs for f in (ROOT / d).glob("*.c")):
-        out.append((src, ["-DTPG_TRACE"] if src.name in ("trace.c", "trace_events.c") else []))
+        if src.name not in ("trace.c", "trace_events.c"):
+            out.append((src, []))
+        out.append((src, ["-DTPG_TRACE"]))
     return out
 
 
@@ -74,5 +77,5 @@ def test_the_runtime_compiles_under_pedantic_warnings():
         r = subprocess.run(["cc", "-std=c11", *STRICT, *includes, "-isystem", str(CUDA_INCLUDE), *defines, str(src)],
                            capture_output=True, text=True)
         if r.returncode != 0:
-            failed.append(f"{src.relative_to(ROOT)}:\n{r.stderr[:2000]}")
+            failed.append(f"{src.relative_to(ROOT)} {' '.join(defines)}:\n{r.stderr[:2000]}")
     assert len(runtime_sources()) > 30 and not failed, "\n".join(failed)

@@ -213,6 +213,14 @@ def test_a_dry_run_writes_and_checks_the_candidates_and_runs_nothing(tmp_path, m
     assert all(int(n) > 0 for _, n in listed)
     assert f"tune: --dry-run: {tmp_path / 'work' / 'schedules.yaml'} (" in text and "nothing built or run" in text
     assert not (tmp_path / "work" / "state.jsonl").exists() and not (tmp_path / "tuned").exists()
+    # fp32 partials, searched when named: only where partials move (the reduce-scatter layers at TP 2), and the
+    # candidate file with them generates (the generator refuses them in an all-gather or at TP = 1)
+    rc, err, _ = run_tune(tmp_path, never, "--dry-run", "--knob", "partials=out,f32")
+    assert rc == 0, err
+    sections = re.split(r"^(\w+): 16384", capsys.readouterr().out, flags=re.M)[1:]
+    f32 = {layer: sum("partialsf32" in line for line in body.splitlines()) for layer, body in zip(sections[::2],
+                                                                                                 sections[1::2])}
+    assert f32["qkv"] == f32["gate_up"] == 0 and f32["attn_out"] > 0 and f32["down"] > 0, f32
     # candidates that together break a generator rule: its errors, exit 2
     monkeypatch.setattr(tune_cli, "write_doc", lambda work, doc: (_ for _ in ()).throw(
         config.ConfigError(["schedules.yaml:3: kernels[0].stages: too many"])))

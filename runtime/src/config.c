@@ -193,14 +193,17 @@ static const char *unpickable_reason(const tpg_config_desc *c) {
     if (c->kernel->fp8_promote) return "fp8_promote";
     if (c->kernel->dtype_partial != c->kernel->dtype_cd) return "partials: f32";
     if (c->by_name) return "by_name";
-    if (c->tuned) return "a tuned choice's";
-    return "stream_k: it only replaces a pick (the split rule)";
+    if (c->tuned) return "a tuned choice's config, run through its dispatch row";
+    if (c->schedule->tp == 1) return "stream_k: at tp 1 it only replaces a pick (the split rule)";
+    return "stream_k: at tp >= 2 run by name only";
 }
 
 /* The failure of a pick that found no candidate, saying why: no config of the schedule / tp / dtype is generated
  * (the TPs that are, where the schedule and dtype have some), or each that is runs by name only (one named). */
 static tpg_status fail_no_pick(const char *schedule, int tp, tpg_dtype dtype) {
     const char *sched = schedule ? schedule : "(any)";
+    char at[32] = "any tp";
+    if (tp > 0) snprintf(at, sizeof at, "tp %d", tp);
     uint64_t other_tps = 0; /* bit t: a config of tp t (the generator's tp are 1..8) */
     int named = -1;
     for (int i = 0; i < tpg_num_configs; i++) {
@@ -217,13 +220,13 @@ static tpg_status fail_no_pick(const char *schedule, int tp, tpg_dtype dtype) {
         if (other_tps >> t & 1) len += snprintf(tps + len, sizeof tps - (size_t)len, len ? ", %d" : "%d", t);
     if (named >= 0)
         TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
-                 "no config of schedule %s, tp %d, dtype %s is a default pick: each runs by name only (e.g. '%s': %s)",
-                 sched, tp, tpg_dtype_name(dtype), tpg_configs[named].name, unpickable_reason(&tpg_configs[named]));
+                 "no config of schedule %s, %s, dtype %s is a default pick: each runs by name only (e.g. '%s': %s)",
+                 sched, at, tpg_dtype_name(dtype), tpg_configs[named].name, unpickable_reason(&tpg_configs[named]));
     if (other_tps)
         TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
-                 "no config of schedule %s, dtype %s is generated at tp %d (schedules.yaml generates tp %s)", sched,
-                 tpg_dtype_name(dtype), tp, tps);
-    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config of schedule %s, dtype %s is generated (schedules.yaml)", sched,
+                 "no config of schedule %s, dtype %s is generated at %s (the generated ones have tp %s)", sched,
+                 tpg_dtype_name(dtype), at, tps);
+    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config of schedule %s, dtype %s is generated", sched,
              tpg_dtype_name(dtype));
 }
 

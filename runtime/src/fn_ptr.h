@@ -5,7 +5,7 @@
 #include <string.h>
 
 typedef void (*tpg_fn)(void);
-#ifdef __cplusplus /* nvcc's sources include it too */
+#ifdef __cplusplus /* a C++ caller of the runtime's headers (none includes it yet) */
 static_assert(sizeof(tpg_fn) == sizeof(void *), "function and object pointers have one size (POSIX)");
 #else
 _Static_assert(sizeof(tpg_fn) == sizeof(void *), "function and object pointers have one size (POSIX)");

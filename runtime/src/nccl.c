@@ -66,32 +66,41 @@ tpg_status tpg__nccl_error(tpg_ctx *ctx, const tpg_nccl *n, int r, const char *c
     return TPG_ERR_NCCL;
 }
 
-/* dlsym of `name` into *slot; the message names the symbol and the library. */
-static tpg_status bind(tpg_ctx *ctx, tpg_nccl *n, const char *name, void **slot) {
-    *slot = dlsym(n->lib, name);
-    if (!*slot)
-        TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s has no symbol %s (is it NCCL 2.x?)", n->name, name);
+/* dlsym of `name` as a function (fn_ptr.h: never stored through a void * lvalue); the message names the symbol and
+ * the library. */
+static tpg_status bind(tpg_ctx *ctx, const tpg_nccl *n, const char *name, tpg_fn *fn) {
+    void *p = dlsym(n->lib, name);
+    if (!p) TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s has no symbol %s (is it NCCL 2.x?)", n->name, name);
+    *fn = tpg__fn(p);
     return TPG_OK;
 }
 
+/* bind into n->FIELD, converted to the field's own function type */
+#define BIND(field, name)                                                                                        \
+    do {                                                                                                         \
+        tpg_fn fn_ = NULL;                                                                                       \
+        TPG_CHECK(bind(ctx, n, name, &fn_));                                                                     \
+        n->field = (__typeof__(n->field))fn_;                                                                    \
+    } while (0)
+
 static tpg_status bind_all(tpg_ctx *ctx, tpg_nccl *n) {
-    TPG_CHECK(bind(ctx, n, "ncclGetVersion", (void **)&n->get_version));
-    TPG_CHECK(bind(ctx, n, "ncclGetUniqueId", (void **)&n->get_unique_id));
-    TPG_CHECK(bind(ctx, n, "ncclCommInitRank", (void **)&n->comm_init_rank));
-    TPG_CHECK(bind(ctx, n, "ncclCommDestroy", (void **)&n->comm_destroy));
-    TPG_CHECK(bind(ctx, n, "ncclCommAbort", (void **)&n->comm_abort));
-    TPG_CHECK(bind(ctx, n, "ncclSend", (void **)&n->send));
-    TPG_CHECK(bind(ctx, n, "ncclRecv", (void **)&n->recv));
-    TPG_CHECK(bind(ctx, n, "ncclGroupStart", (void **)&n->group_start));
-    TPG_CHECK(bind(ctx, n, "ncclGroupEnd", (void **)&n->group_end));
-    TPG_CHECK(bind(ctx, n, "ncclGetErrorString", (void **)&n->error_string));
+    BIND(get_version, "ncclGetVersion");
+    BIND(get_unique_id, "ncclGetUniqueId");
+    BIND(comm_init_rank, "ncclCommInitRank");
+    BIND(comm_destroy, "ncclCommDestroy");
+    BIND(comm_abort, "ncclCommAbort");
+    BIND(send, "ncclSend");
+    BIND(recv, "ncclRecv");
+    BIND(group_start, "ncclGroupStart");
+    BIND(group_end, "ncclGroupEnd");
+    BIND(error_string, "ncclGetErrorString");
     TPG_CHECK_NCCL(ctx, n, n->get_version(&n->version));
     if (n->version < 20906) /* graph capture of send / recv: before 2.9.6 a captured graph may hang when replayed */
         TPG_FAIL(ctx, TPG_ERR_NCCL, "NCCL library %s is version %d; the NCCL transport needs 2.9.6 or newer (its "
                  "sends and receives are captured into graphs)", n->name, n->version);
-    if (n->version >= NCCL_CONFIG_VERSION) /* optional: without it NCCL's CTA count is not capped (nccl.h) */
-        n->comm_init_rank_config = (int (*)(void **, int, nccl_id, int, nccl_config_v21700 *))tpg__fn(
-            dlsym(n->lib, "ncclCommInitRankConfig"));
+    void *config = n->version >= NCCL_CONFIG_VERSION ? dlsym(n->lib, "ncclCommInitRankConfig") : NULL;
+    if (config) /* optional: without it NCCL's CTA count is not capped (nccl.h) */
+        n->comm_init_rank_config = (__typeof__(n->comm_init_rank_config))tpg__fn(config);
     return TPG_OK;
 }
 

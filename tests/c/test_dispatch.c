@@ -200,7 +200,7 @@ TPG_TEST(config_pick_failures) {
     TPG_EXPECT_EQ_INT(tpg_config_pick("ReduceScatter1D_TilingA_RotatingC", 3, TPG_DTYPE_BF16, 4096, 4096, 4096,
                                       &index),
                       TPG_ERR_UNKNOWN_CONFIG); /* no TP = 3 */
-    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "dtype bf16 is generated at tp 3 (schedules.yaml generates tp ");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "dtype bf16 is generated at tp 3 (the generated ones have tp ");
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), ", 2, 4, 8)");
     TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 4096, 4096, 4096, &index),
                       TPG_ERR_UNKNOWN_CONFIG);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,10 +97,13 @@ static const char usage_output[] =
            "shape, alignment or argument error, 3 not enough Hopper GPUs / no peer access, 4 a device-side wait\n"
            "timed out, 5 another CUDA or runtime failure.\n";
 
+static char usage_text[sizeof usage_options + sizeof usage_output - 1];
+static void join_usage(void) { snprintf(usage_text, sizeof usage_text, "%s%s", usage_options, usage_output); }
+
 const char *tpg_args_usage(void) {
-    static char text[sizeof usage_options + sizeof usage_output - 1];
-    if (!text[0]) snprintf(text, sizeof text, "%s%s", usage_options, usage_output);
-    return text;
+    static pthread_once_t joined = PTHREAD_ONCE_INIT; /* a caller on another thread never sees it half written */
+    pthread_once(&joined, join_usage);
+    return usage_text;
 }
 
 int tpg_args_parse_dtype(const char *s, tpg_dtype *out) {

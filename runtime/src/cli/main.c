@@ -55,12 +55,13 @@ static int known_schedule(const char *name) {
     return 0;
 }
 
-/* The CLI's way to run a config that is never a default pick, where one of schedule / tp / dtype is generated. */
+/* The CLI's way to run a config that is never a default pick (by_name, fp16 sums, fp32 partials, ...), where one of
+ * schedule / tp / dtype is generated. */
 static const char *by_name_hint(const char *schedule, int tp, tpg_dtype dtype) {
     for (int i = 0; i < tpg_num_configs; i++)
         if (strcmp(tpg_configs[i].schedule->name, schedule) == 0 && tpg_configs[i].schedule->tp == tp &&
             tpg_configs[i].kernel->dtype_ab == dtype)
-            return " (one marked \"by name\" there runs with --config NAME)";
+            return " (one that is never a default pick runs with --config NAME)";
     return "";
 }
 
