@@ -9,7 +9,13 @@
  * Conventions: every fallible call returns tpg_status and writes results through out-parameters;
  * handles are opaque; create/destroy come in pairs; the library never prints and never exits.
  * Thread-safety: a context and its ops may be used by one host thread at a time (calls on one context,
- * tpg_op_run_rank included, must not overlap; a host with a thread per device serializes them).
+ * tpg_op_run_rank included, must not overlap; a host with a thread per device serializes them, and launches every
+ * local rank of a call before any thread makes a waiting call - tpg_op_sync, tpg_op_set_tensors' rebuild, a destroy:
+ * holding the lock in a wait while another rank is still to be launched stalls until the timeout, as the first
+ * rank's start barrier waits on the GPU for that rank). tpg_last_error(ctx) counts as a call on ctx (its text is
+ * rewritten in place by the next failure); copy it before letting another thread in. The lookups (config, dispatch,
+ * status strings) and tpg_last_error(NULL) may be called from any thread; the latter's text lives in the calling
+ * thread's storage until its next failure there or its exit.
  */
 #ifndef TPGEMM_H
 #define TPGEMM_H

@@ -36,11 +36,14 @@ static int from_file(const char *path, const char *name, char *value, size_t siz
     return found;
 }
 
-/* The user's file: NCCL_CONF_FILE where set (not empty), else ~/.nccl.conf of the user's passwd entry. */
+/* The user's file: NCCL_CONF_FILE where set (not empty), else ~/.nccl.conf of the user's passwd entry (getpwuid_r:
+ * contexts on several threads - ranks as threads - read it at once, and getpwuid's record is one static). */
 static int user_file(char *path, size_t size) {
     const char *conf = getenv("NCCL_CONF_FILE");
     if (conf && *conf) return snprintf(path, size, "%s", conf) > 0;
-    const struct passwd *pw = getpwuid(getuid());
+    struct passwd entry, *pw = NULL;
+    char buf[4096];
+    if (getpwuid_r(getuid(), &entry, buf, sizeof buf, &pw) != 0) pw = NULL;
     return pw && pw->pw_dir && snprintf(path, size, "%s/.nccl.conf", pw->pw_dir) > 0;
 }
 
