@@ -390,7 +390,8 @@ def _semantic(doc: dict, w: _Walker) -> None:
         args = K.entry_args(k)
         if K.required_missing(args):
             continue  # already reported by the schema walk
-        for sub, problem, allowed in K.check_kernel(**K.checked_args(args)) + config_inert.kernel_errors(k, KERNEL.fields["raster_group"].default):
+        inert = config_inert.kernel_errors(k, KERNEL.fields["raster_group"].default)
+        for sub, problem, allowed in K.check_kernel(**K.checked_args(args)) + inert:
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)
     configs = doc.get("configs")
     if configs == []:

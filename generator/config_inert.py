@@ -11,7 +11,8 @@ def kernel_errors(k: dict, raster_group_default: int) -> list[tuple[str, str, st
     Hilbert candidates spell out, is the kernel without one)."""
     if k.get("raster") == "hilbert" and k.get("raster_group") not in (None, raster_group_default):
         return [("raster_group", f"raster_group {k['raster_group']} with raster: hilbert, whose walk is a table the "
-                 "runtime builds: raster_group sizes the grouped walk only", f"no raster_group (or {raster_group_default}), or raster: grouped")]
+                 "runtime builds: raster_group sizes the grouped walk only",
+                 f"no raster_group (or {raster_group_default}), or raster: grouped")]
     return []
 
 
