@@ -69,6 +69,22 @@ def in_range(value, ctype, what: str):
     return value
 
 
+def checked(ctype, what: str):
+    """An argtypes entry for ctype: an integer argument passes in_range first (ctypes wraps it silently: tp = 2**32 + 2
+    reached C as 2; ctypes raises ArgumentError naming the argument); any other type as ctype itself."""
+    if ctype not in INT_TYPES:
+        return ctype
+
+    class Checked:
+        @staticmethod
+        def from_param(value):
+            return ctype.from_param(in_range(value, ctype, what))
+
+    Checked.__name__ = f"checked_{ctype.__name__}"
+    Checked.ctype = ctype  # what the C prototype says (tests compare it with the header)
+    return Checked
+
+
 def fitted(struct, *values):
     """struct(*values), each integer checked against its field's C type first (in_range)."""
     return struct(*(in_range(v, t, f"{struct.__name__}.{name}") for (name, t), v in zip(struct._fields_, values)))
@@ -126,10 +142,14 @@ def load(path=LIB_PATH):
         "tpg_op_run_rank": ([vp, i, vp], i), "tpg_op_sync": ([vp], i), "tpg_op_set_copy_chunks": ([vp, i], i),
         "tpg_op_set_overlap_barriers": ([vp, i], i), "tpg_op_set_gather_copy_engine": ([vp, i], i),
         "tpg_op_set_rs_ring": ([vp, i], i), "tpg_op_set_pdl": ([vp, i], i),
+        "tpg_dtype_size": ([i], ctypes.c_size_t), "tpg_dtype_name": ([i], ctypes.c_char_p),
+        "tpg_dispatch_count": ([], i), "tpg_dispatch_get": ([i, p(DispatchEntry)], i), "tpg_ctx_tp": ([vp], i),
+        "tpg_op_set_scalars": ([vp, ctypes.c_float, ctypes.c_float], i), "tpg_op_run": ([vp, p(vp)], i),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(lib, name)
-        fn.argtypes, fn.restype = args, res
+        fn.argtypes = [checked(t, f"{name}'s argument {j + 1}") for j, t in enumerate(args)]
+        fn.restype = res
     return lib
 
 

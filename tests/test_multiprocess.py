@@ -108,16 +108,61 @@ def test_gather_copy_engine_binding_refuses_a_null_op(lib):
     assert lib.lib.tpg_op_set_gather_copy_engine(None, 1) == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
 
 
-def test_every_function_the_python_calls_is_declared(lib):
-    """A tpg_ function called through ctypes without its argtypes / restype gets ctypes' guesses (an int result, each
-    argument as Python passes it): launch_paths.py called tpg_op_set_pdl so, working only because it passed a
-    c_void_p handle."""
-    used = set()
-    for path in list((ROOT / "bench").rglob("*.py")) + list((ROOT / "tests").rglob("*.py")):
-        used |= set(re.findall(r"\blib\.(tpg_\w+)\(", path.read_text()))
-    assert {"tpg_op_set_pdl", "tpg_ctx_device", "tpg_output_dtype"} <= used
-    assert sorted(name for name in used if getattr(lib.lib, name).argtypes is None) == []
-    assert lib.lib.tpg_op_set_pdl.argtypes == [ctypes.c_void_p, ctypes.c_int]
+# How the header's C types reach ctypes: a value type by its width (enums are ints), any pointer as a pointer.
+C_VALUE_TYPES = {"int": ctypes.c_int, "tpg_status": ctypes.c_int, "tpg_dtype": ctypes.c_int,
+                 "tpg_transport": ctypes.c_int, "int64_t": ctypes.c_int64, "size_t": ctypes.c_size_t,
+                 "float": ctypes.c_float}
+
+
+def header_prototypes() -> dict[str, tuple[str, list[str]]]:
+    """name -> (return type, parameter types) of every function tpgemm.h declares."""
+    text = re.sub(r"/\*.*?\*/", "", (ROOT / "runtime/include/tpgemm.h").read_text(), flags=re.S)
+    out = {}
+    for ret, name, params in re.findall(r"^([A-Za-z_][\w ]*?\**)\s*(tpg_\w+)\(([^;{]*?)\);", text, re.M | re.S):
+        types = [re.sub(r"\s*\b\w+$", "", p.strip()) if not p.strip().endswith("*") else p.strip()
+                 for p in params.split(",") if p.strip() not in ("", "void")]
+        out[name] = (ret.strip(), [" ".join(t.split()) for t in types])
+    return out
+
+
+def ctypes_kind(c_type: str):
+    """The ctypes class a C type must be bound as, or "pointer" for any pointer (char * as c_char_p)."""
+    if "*" in c_type:
+        return ctypes.c_char_p if c_type.replace("const", "").split() == ["char", "*"] else "pointer"
+    return C_VALUE_TYPES[c_type.replace("const", "").strip()]
+
+
+def bound_kind(t):
+    t = getattr(t, "ctype", t)  # tpgemm_lib.checked's range-checking entry: its C type
+    if t in (ctypes.c_void_p,) or (isinstance(t, type) and issubclass(t, ctypes._Pointer)):
+        return "pointer"
+    return t
+
+
+def test_every_exported_function_is_declared_as_the_header_says(lib):
+    """A tpg_ function called through ctypes without its argtypes / restype gets ctypes' guesses (an int result: a
+    const char * cut to 32 bits; each argument as Python passes it): every function of the header is bound, its
+    arguments and result as the prototype says."""
+    protos = header_prototypes()
+    assert len(protos) >= 32 and "tpg_op_run" in protos
+    for name, (ret, params) in protos.items():
+        fn = getattr(lib.lib, name)
+        assert fn.argtypes is not None, f"{name} has no argtypes"
+        assert [bound_kind(t) for t in fn.argtypes] == [ctypes_kind(p) for p in params], (name, params)
+        want = ctypes_kind(ret)
+        assert (fn.restype is ctypes.c_void_p if want == "pointer" else fn.restype is want), (name, ret)
+
+
+def test_an_integer_argument_its_c_type_cannot_hold_is_refused(lib):
+    """ctypes wraps an integer silently (config 2**32 read as 0): the binding's argtypes check the range first (a
+    ctypes.ArgumentError naming the function and argument)."""
+    info = tpgemm_lib.ConfigInfo()
+    with pytest.raises(ctypes.ArgumentError, match=r"tpg_config_get's argument 1 = 4294967296 is outside"):
+        lib.lib.tpg_config_get(2**32, ctypes.byref(info))
+    with pytest.raises(ctypes.ArgumentError, match="tpg_op_set_pdl's argument 2"):
+        lib.lib.tpg_op_set_pdl(None, -(2**31) - 1)
+    assert lib.lib.tpg_config_get(0, ctypes.byref(info)) == 0 and info.name
+    assert lib.lib.tpg_dtype_name(0) == b"bf16" and lib.lib.tpg_dtype_size(0) == 2
 
 
 def test_dtypes_are_the_headers_tpg_dtype():
@@ -290,21 +335,34 @@ def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):
         lib.config_pick("NoSuchSchedule", 2, "bf16", 8192, 4096, 8192)
 
 
-def test_config_struct_bindings_match_the_c_layout(tmp_path):
-    """tpg_rank_config and tpg_ctx_config are read by C from the ctypes structs: their sizes and the offset
-    of their last field must agree (a field added in C and not in the binding is read as garbage)."""
+# The C struct each ctypes mirror of the binding stands for.
+MIRRORS = {"RankConfig": "tpg_rank_config", "CtxConfig": "tpg_ctx_config", "OpDesc": "tpg_op_desc",
+           "Tensors": "tpg_tensors", "ShardShape": "tpg_shard_shape", "ConfigInfo": "tpg_config_info",
+           "DispatchEntry": "tpg_dispatch_entry"}
+
+
+def test_struct_bindings_match_the_c_layout(tmp_path):
+    """C reads or writes every ctypes mirror: each one's size and each field's offset and size must agree with the
+    header's struct (a field added, moved or widened in C and not in the binding is read as garbage)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler to read the C layout with")
+    lines, want = [], []
+    for py, c in MIRRORS.items():
+        struct = getattr(tpgemm_lib, py)
+        lines.append(f'  printf("{c} %zu\\n", sizeof({c}));')
+        want.append(f"{c} {ctypes.sizeof(struct)}")
+        for name, ctype in struct._fields_:
+            lines.append(f'  printf("{c}.{name} %zu %zu\\n", offsetof({c}, {name}), sizeof((({c} *)0)->{name}));')
+            want.append(f"{c}.{name} {getattr(struct, name).offset} {ctypes.sizeof(ctype)}")
     src = tmp_path / "layout.c"
     src.write_text('#include <stddef.h>\n#include <stdio.h>\n#include "tpgemm.h"\nint main(void) {\n'
-                   '  printf("%zu %zu %zu %zu\\n", sizeof(tpg_rank_config), offsetof(tpg_rank_config, transport),\n'
-                   '         sizeof(tpg_ctx_config), offsetof(tpg_ctx_config, share_devices));\n  return 0;\n}\n')
+                   + "\n".join(lines) + "\n  return 0;\n}\n")
     exe = tmp_path / "layout"
     subprocess.run([cc, "-std=c11", "-I", str(ROOT / "runtime/include"), str(src), "-o", str(exe)], check=True)
-    got = [int(v) for v in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
-    assert got == [ctypes.sizeof(tpgemm_lib.RankConfig), tpgemm_lib.RankConfig.transport.offset,
-                   ctypes.sizeof(tpgemm_lib.CtxConfig), tpgemm_lib.CtxConfig.share_devices.offset]
+    got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")[:-1]
+    assert got == want
+    assert len(want) > 70
 
 
 def test_lookups_pass_names_as_the_c_api_takes_them_and_name_a_wrong_enum(lib):
