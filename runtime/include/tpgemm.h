@@ -333,7 +333,10 @@ tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
 int tpg_ctx_rank(const tpg_ctx *ctx);
 
 /* Destroys the context. Ops created on it must be destroyed first: while any is alive this returns
- * TPG_ERR_INVALID_ARGUMENT and frees nothing. NULL is a no-op. */
+ * TPG_ERR_INVALID_ARGUMENT and frees nothing. NULL is a no-op. Over NCCL after a captured call, where no thread can
+ * start to destroy the communicator (pthread_create failed), it is left alive - a leak, not a wait for the caller's
+ * graphs - and the calling thread's tpg_last_error(NULL) says so; the context is freed and TPG_OK returned all the
+ * same. */
 tpg_status tpg_ctx_destroy(tpg_ctx *ctx);
 /* Number of ranks and the CUDA ordinal of rank r (in this process's numbering). */
 int tpg_ctx_tp(const tpg_ctx *ctx);
