@@ -323,19 +323,6 @@ def test_non_numeric_value_exits_2_naming_flag_and_value(tpgemm):
     assert r.returncode == 2 and "--dtype expects bf16 or fp16 (or e4m3, e5m2), got 'fp32'" in r.stderr
 
 
-def test_no_default_pick_says_why(tpgemm):
-    """A TP or dtype no config is generated for is named as such, with the TPs that are (not a hint to run a config
-    by name that does not exist)."""
-    r = run(tpgemm, "--dry-run", "--tp", "3", "--m", "4096", "--n", "4096", "--k", "4096")
-    assert r.returncode == 2
-    assert ("no config of schedule AllGather1D_TilingCD_RotatingA, dtype bf16 is generated at tp 3 (the generated "
-            "ones have tp 1, 2, 4, 8)") in r.stderr and "--config NAME" not in r.stderr
-    r = run(tpgemm, "--dry-run", "--schedule", "ReduceScatter1D_TilingA_RotatingC", "--dtype", "e5m2", "--m", "4096",
-            "--n", "4096", "--k", "4096")
-    assert r.returncode == 2
-    assert "no config of schedule ReduceScatter1D_TilingA_RotatingC, dtype e5m2 is generated" in r.stderr
-
-
 def test_a_tile_walk_past_32_bits_is_refused(tpgemm):
     # rows x L < 2^31 holds, but the kernel's walk over 8 stages of these tiles would pass its int count (and its
     # per-CTA share would go negative: those CTAs would compute nothing); one batch fewer per 2^16 fits

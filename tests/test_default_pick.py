@@ -5,6 +5,7 @@ import json
 import re
 
 from generator import config, models, plan
+from tests.test_cli import run, tpgemm  # noqa: F401  (tpgemm: the module fixture that builds build/tpgemm)
 from tests.test_models import AG, BASE, DEFAULT, RS, ROOT, write
 
 
@@ -324,3 +325,16 @@ def test_the_stream_k_region_at_its_bounds():
     assert models.sk_tiles(133, 132, 3) == 133  # 4 k-blocks a CTA + 2 of fixup = the 2 rounds' 6: still a split
     assert models.sk_tiles(133, 132, 2) == 0  # 3 k-blocks a CTA: under SK_MIN_KBLOCKS
     assert models.sk_tiles(264, 132, 64) == 0  # whole rounds: nothing to split
+
+
+def test_no_default_pick_says_why(tpgemm):
+    """A TP or dtype no config is generated for is named as such, with the TPs that are (not a hint to run a config
+    by name that does not exist)."""
+    r = run(tpgemm, "--dry-run", "--tp", "3", "--m", "4096", "--n", "4096", "--k", "4096")
+    assert r.returncode == 2
+    assert ("no config of schedule AllGather1D_TilingCD_RotatingA, dtype bf16 is generated at tp 3 (the generated "
+            "ones have tp 1, 2, 4, 8)") in r.stderr and "--config NAME" not in r.stderr
+    r = run(tpgemm, "--dry-run", "--schedule", "ReduceScatter1D_TilingA_RotatingC", "--dtype", "e5m2", "--m", "4096",
+            "--n", "4096", "--k", "4096")
+    assert r.returncode == 2
+    assert "no config of schedule ReduceScatter1D_TilingA_RotatingC, dtype e5m2 is generated" in r.stderr
