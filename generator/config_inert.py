@@ -25,17 +25,15 @@ def config_errors(c: dict, kernel_at: dict) -> list[tuple[str, str, str]]:
                  f"no {f}, or by_name: false") for f in PICK_FIELDS if c.get(f) is not None]
     comm = SCHEDULES.get(c.get("schedule"), {}).get("comm")
     for tp, k in sorted(kernel_at.items()):
-        if not k or k.get("partials") != "f32":
+        if not k or k.get("partials") != "f32" or (comm != "allgather" and tp != 1):
             continue
         field = "kernel_tp1" if tp == 1 and c.get("kernel_tp1") else "kernel"
         if comm == "allgather":
             out.append((field, f"kernel {k.get('name')!r} has partials: f32, and {c.get('schedule')} moves no partials "
                         "(its GEMM reads copied shards)", "a kernel without partials: f32"))
-        elif tp == 1:
+        else:
             out.append((field, f"kernel {k.get('name')!r} has partials: f32 at tp 1, where nothing moves between GPUs",
                         "kernel_tp1: a kernel without partials: f32 (with by_name: true to keep the config out of the "
                         "default picks), or tp values >= 2"))
-        else:
-            continue
-        break
+        break  # one error a config: each of its other TPs would only repeat it
     return out
