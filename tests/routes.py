@@ -8,12 +8,11 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TPGEMM
 
 sys.path.insert(0, str(ROOT / "bench"))
 from tpgemm_lib import ROUTES, partial_route, twin_index  # noqa: E402,F401  (pure Python: no library is loaded)
 
-TPGEMM = ROOT / "build" / "tpgemm"
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import TPGEMM
+
 ROOT = Path(__file__).resolve().parents[1]
-TPGEMM = ROOT / "build" / "tpgemm"
 
 SCHEDULES = {
     "AllGather1D_TilingCD_RotatingA": "ag_rota",

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from generator import config, models, plan, render
+from tests.conftest import TPGEMM
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "schedules.yaml"
-TPGEMM = ROOT / "build" / "tpgemm"
 
 BASE = """\
 version: 1

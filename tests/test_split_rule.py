@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator import models
+from tests.conftest import TPGEMM
 
 ROOT = Path(__file__).resolve().parents[1]
 AG, RS = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
@@ -171,7 +172,7 @@ def test_a_stream_k_config_may_not_claim_another_rule(tmp_path):
 
 
 def test_the_c_pick_agrees_on_the_rule_bounds(shipped):
-    tpgemm = ROOT / "build" / "tpgemm"
+    tpgemm = TPGEMM
     if not tpgemm.exists():
         pytest.skip("build/tpgemm not built (run ninja)")
     for schedule in (AG, RS):
