@@ -57,6 +57,9 @@ CASES = [
      ["wgmma N", "allowed: 64, 128, 160, 192, 256"]),
     ("register_budget", "bm: 128", "bm: 256", "bm: 256", "kernels[0].tile",
      ["256 fp32 accumulators", "allowed: bn <= 128"]),
+    ("tp_empty", "tp: [1, 2]", "tp: []", "tp: []", "configs[0].tp", ["empty list"]),
+    ("no_configs", "configs:\n  - {name: c, schedule: AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
+     "configs: []", "configs: []", "configs", ["no configs: nothing would be built"]),
     ("tp_zero", "tp: [1, 2]", "tp: [0, 2]", "tp: [0, 2]", "configs[0].tp[0]",
      ["0 is out of range", "allowed: 1..8"]),
     ("tp_too_big", "tp: [1, 2]", "tp: 16", "tp: 16", "configs[0].tp", ["16 is out of range"]),
@@ -272,6 +275,14 @@ def test_kernel_tp1_must_match_dtype(tmp_path):
     assert r.returncode == 2 and not out.exists()
     assert (f"{cfg}:{line_of(text, 'kernel_tp1')}: configs[0].kernel_tp1: kernel 'k' has dtype bf16, kernel 'k2' has "
             "dtype fp16; allowed: a kernel with dtype fp16") in r.stderr, r.stderr
+    # and of another accumulator: the TP = 1 GEMM would sum in other precision than the fused ones
+    f16_sums = BASE.replace("bf16", "fp16").replace("acc: f32", "acc: f16")
+    text = f16_sums.replace("configs:", SECOND_KERNEL.replace("DT", "fp16")).replace("kernel: k}",
+                                                                                    "kernel: k, kernel_tp1: k2}")
+    r, cfg, out = run_cli(tmp_path, text)
+    assert r.returncode == 2 and not out.exists()
+    assert (f"{cfg}:{line_of(text, 'kernel_tp1')}: configs[0].kernel_tp1: kernel 'k2' has acc f32, kernel 'k' has "
+            "acc f16; allowed: a kernel with acc f16") in r.stderr, r.stderr
 
 
 def test_prefer_from_local_k_is_accepted_and_reaches_the_registry():
@@ -535,6 +546,9 @@ REFUSALS = [
      "partials"),
     ("stream_k_cooperative_n", (128, 256, 64, 3, 2, 1, 1), {"consumer_mode": "cooperative_n", "stream_k": True},
      "stream_k"),
+    ("stream_k_in_a_cluster", (128, 256, 64, 3, 2, 2, 1), {"stream_k": True}, "stream_k"),
+    ("stages_a_kib_over", (64, 160, 64, 15, 2, 1, 1), {"consumer_mode": "pingpong", "epilogue_n": 32,
+                                                        "epi_buffers": 2, "dtype": "e4m3"}, "stages"),
     ("bm64_two_consumers", (64, 128, 64, 4, 2, 1, 1), {}, "tile.bm"),
     ("pingpong_over_128_accumulators", (128, 160, 64, None, 2, 1, 1), {"consumer_mode": "pingpong",
                                                                        "epilogue_n": 32}, "tile"),
@@ -545,16 +559,19 @@ REFUSALS = [
 
 @pytest.mark.parametrize("args,kwargs,field", [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
 def test_check_kernel_refuses_one_field_off(args, kwargs, field):
-    dtype = "e4m3" if kwargs.get("fp8_promote") else "bf16"
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", "e4m3" if kwargs.get("fp8_promote") else "bf16")
     problems = kernels.check_kernel(dtype, "f32", *args, **kwargs)
     assert field in [f for f, _, _ in problems], problems
 
 
 def test_check_kernel_accepts_the_bounds_themselves():
-    """The legal side of the refusals above: 2 stages, 2 store buffers, tma_partials with a buffer a store unit,
-    a ping-pong 128x128 (128 accumulators), promotion at 80 + 80."""
+    """The legal side of the refusals above: 2 stages, 2 and 16 store buffers, tma_partials with a buffer a store
+    unit, a ping-pong 128x128 (128 accumulators), promotion at 80 + 80, the stages that fill shared memory."""
     assert kernels.check_kernel("bf16", "f32", 128, 256, 64, 2, 2, 1, 1) == []
     assert kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, epi_buffers=2) == []
+    assert kernels.check_kernel("bf16", "f32", 64, 128, 64, 2, 1, 1, 1, epi_buffers=16) == []
+    assert kernels.check_kernel("e4m3", "f32", 64, 160, 64, 14, 2, 1, 1, "pingpong", 32, 2) == []
     assert kernels.check_kernel("bf16", "f32", 128, 256, 64, 3, 2, 1, 1, epi_buffers=4, tma_partials=True) == []
     assert kernels.check_kernel("bf16", "f32", 128, 128, 64, 5, 2, 1, 1, "pingpong") == []
     assert kernels.check_kernel("e4m3", "f32", 128, 160, 128, 5, 2, 1, 1, epilogue_n=32, fp8_promote=8) == []
