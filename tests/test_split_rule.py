@@ -131,6 +131,8 @@ def test_the_c_pick_agrees_on_a_seeded_decode_sweep(shipped):
         for tiles in (share, share + 1, sms * 3 // 4, sms * 3 // 4 + 1, sms - 1, sms, sms + 1):
             for kb in (127, 128, 191, 192, 256):
                 cases += [(1, AG, "bf16", sms, m, 128 * tiles, 64 * kb) for m in (16, 64, 65, 128)]
+    # equal wave scores: the first by name (a reduce-scatter GEMM of 3 wide tiles' columns, 128 rows at TP = 2)
+    cases += [(2, RS, "bf16", sms, 128, 384, k) for sms in (132, 66, 114) for k in (128, 8192)]
     for tp, schedule in ((1, AG), (8, RS)):  # past the extent limit the K rule alone, in C and here alike
         cases += [(tp, schedule, "bf16", 132, m, n, k) for m, n in ((16 * tp, 4096), (128 * tp, 8192))
                   for k in (2**31 - 64 * tp, 2**31, 2**32)]

@@ -104,6 +104,8 @@ TPG_TEST(non_numeric_value_names_flag_and_value) {
     TPG_EXPECT_EQ_INT(PARSE(&a, "--beta", "nan"), 2);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--eps", "-1"), 2);
     TPG_EXPECT_STR_CONTAINS(g_msg, "--eps");
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--eps", "0"), 0); /* non-negative: 0 asks for an exact match */
+    TPG_EXPECT(a.eps_set && a.eps == 0.0);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--iterations", "0"), 2);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--warmup-iterations", "-1"), 2);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--seed", "-1"), 2);
@@ -152,6 +154,8 @@ TPG_TEST(unknown_and_malformed_flags) {
     TPG_EXPECT_STR_CONTAINS(g_msg, "--json takes no value");
     TPG_EXPECT_EQ_INT(PARSE(&a, "--config", "x", "--schedule", "y"), 2);
     TPG_EXPECT_STR_CONTAINS(g_msg, "--config");
+    TPG_EXPECT_EQ_INT(PARSE(&a, "--config", "ag_rota_bf16_tp2", "--dtype", "fp16"), 2); /* else --dtype did nothing */
+    TPG_EXPECT_STR_CONTAINS(g_msg, "drop --schedule/--dtype");
 }
 
 /* --trace-cap sizes the trace buffer: 1..TPG_CLI_MAX_TRACE_CAP records a lane, only beside --trace. */

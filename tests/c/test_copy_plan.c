@@ -342,6 +342,21 @@ TPG_TEST(one_hop_graphs_put_the_reduce_before_end) {
     TPG_EXPECT_EQ_INT(tpg_graph_items_one_hop(list, items, 2), -1); /* no closing barrier */
 }
 
+/* A table node depends only on earlier nodes: one on itself or a later one is refused (the items of a node not yet
+ * expanded are not known). */
+TPG_TEST(dependencies_on_no_earlier_node_are_refused) {
+    tpg_graph_node list[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}},
+                             {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                             {TPG_NODE_BARRIER_END, -1, -1, -1, {1, -1}}};
+    tpg_graph_item items[4];
+    TPG_EXPECT_EQ_INT(tpg_graph_items_expand(list, 3, 1, items), 0);
+    list[1].deps[0] = 1; /* on itself */
+    TPG_EXPECT_EQ_INT(tpg_graph_items_expand(list, 3, 1, items), -1);
+    list[1].deps[0] = 0;
+    list[1].deps[1] = 2; /* on a later node */
+    TPG_EXPECT_EQ_INT(tpg_graph_items_expand(list, 3, 1, items), -1);
+}
+
 /* The REDUCE's items (one_hop.h): the GEMM's tile rows that cross the rank's block, times the tile columns. */
 TPG_TEST(one_hop_items_cover_the_blocks_tile_rows) {
     tpg_one_hop_params p;
@@ -371,6 +386,6 @@ TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chun
               TPG_CASE(a_tile_waits_for_the_piece_of_its_last_row), TPG_CASE(expanded_graphs_keep_the_orderings),
               TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
               TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(pulled_graphs_keep_start_gemm_end),
-              TPG_CASE(one_hop_graphs_put_the_reduce_before_end),
+              TPG_CASE(one_hop_graphs_put_the_reduce_before_end), TPG_CASE(dependencies_on_no_earlier_node_are_refused),
               TPG_CASE(one_hop_items_cover_the_blocks_tile_rows),
               TPG_CASE(unknown_lists_are_refused))

@@ -38,6 +38,20 @@ TPG_TEST(shape_lookup_without_model_matches_n_and_k) {
     TPG_EXPECT_EQ_INT(e.tp, 4);
 }
 
+/* llama3-8b's attn_out (N 4096, K 4096) and down (N 4096, K 14336) share N: K tells them apart, and without K the
+ * first of the equals wins (attn_out: the preset's layers in order qkv, attn_out, gate_up, down). */
+TPG_TEST(shape_lookup_filters_by_k_and_takes_the_first_of_equals) {
+    tpg_dispatch_entry e;
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find(NULL, NULL, 8192, 4096, 14336, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    TPG_EXPECT_EQ_STR(e.layer, "down");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find(NULL, NULL, 8192, 4096, 4096, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    TPG_EXPECT_EQ_STR(e.layer, "attn_out");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-8b", NULL, 0, 4096, 0, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    TPG_EXPECT_EQ_STR(e.layer, "attn_out");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-8b", NULL, 1, 4096, 0, TPG_DTYPE_BF16, NULL, 2, &e), TPG_OK);
+    TPG_EXPECT_EQ_STR(e.layer, "attn_out");
+}
+
 TPG_TEST(every_row_finds_itself) {
     const int rows = tpg_dispatch_count();
     TPG_ASSERT(rows > 0);
@@ -63,6 +77,10 @@ TPG_TEST(misses_and_bad_arguments) {
                       TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(-1, &e), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(tpg_dispatch_count(), &e), TPG_ERR_INVALID_ARGUMENT);
+    tpg_config_info info;
+    TPG_EXPECT_EQ_INT(tpg_config_get(-1, &info), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_config_get(tpg_config_count(), &info), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_EQ_INT(tpg_config_get(tpg_config_count() - 1, &info), TPG_OK);
 }
 
 /* The name of the config tpg_config_pick chooses, or "?" when it fails. */
@@ -221,6 +239,13 @@ TPG_TEST(config_pick_past_the_extent_limit_is_the_k_rule) {
         int index = -1;
         TPG_EXPECT_EQ_INT(tpg_config_pick(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, huge[i], &index), TPG_OK);
         TPG_EXPECT_EQ_INT(index, rule);
+        /* M or N from 2^31 on too: the K rule for K = 16 */
+        int small_k = -1;
+        TPG_ASSERT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 128, 128, 16, 0, &small_k), TPG_OK);
+        TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, huge[i], 128, 16, 132, &index), TPG_OK);
+        TPG_EXPECT_EQ_INT(index, small_k);
+        TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 128, huge[i], 16, 132, &index), TPG_OK);
+        TPG_EXPECT_EQ_INT(index, small_k);
         TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 128, 2147483391, huge[i], TPG_PICK_SMS_LIMIT,
                                               &index),
                           TPG_OK);
@@ -263,6 +288,7 @@ TPG_TEST(a_tuned_row_holds_near_its_m_only) {
 }
 
 TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_lookup_without_model_matches_n_and_k),
+              TPG_CASE(shape_lookup_filters_by_k_and_takes_the_first_of_equals),
               TPG_CASE(every_row_finds_itself), TPG_CASE(misses_and_bad_arguments),
               TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
               TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),

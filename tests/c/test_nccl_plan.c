@@ -87,6 +87,16 @@ TPG_TEST(broken_tables_are_refused) {
     st[0 * 2 + 1].src_slot = -1;
     TPG_EXPECT(tpg_nccl_plan(&t, 0, steps, why, sizeof why) < 0);
     TPG_EXPECT_STR_CONTAINS(why, "reads no peer's shard");
+    /* ... or one that reads the rank's own shard as a peer's */
+    TPG_EXPECT(copy_table(TPG_COMM_ALLGATHER, 2, &t, st));
+    st[0 * 2 + 1].peer = 0;
+    TPG_EXPECT(tpg_nccl_plan(&t, 0, steps, why, sizeof why) < 0);
+    TPG_EXPECT_STR_CONTAINS(why, "rank 0 stage 1 reads no peer's shard");
+    /* reduce-scatter: rank 1 sends its stage 0 partial into another slot than its receiver adds */
+    TPG_EXPECT(copy_table(TPG_COMM_REDUCE_SCATTER, 4, &t, st));
+    st[1 * 4 + 0].dst_slot = 5;
+    TPG_EXPECT(tpg_nccl_plan_pairs(&t, why, sizeof why) != 0);
+    TPG_EXPECT_STR_CONTAINS(why, "from rank 1, whose stage 0 sends slot 5");
     /* reduce-scatter: one slot sent by two stages of a rank (and received twice by its neighbour) */
     TPG_EXPECT(copy_table(TPG_COMM_REDUCE_SCATTER, 4, &t, st));
     for (int r = 0; r < 4; r++) st[r * 4 + 1].dst_slot = st[r * 4 + 0].dst_slot;

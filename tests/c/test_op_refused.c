@@ -73,5 +73,33 @@ TPG_TEST(streams_that_order_ranks_on_one_device_are_found) {
     TPG_EXPECT_STR_CONTAINS(tpg__streams_ordered(&per_thread0, &per_thread0), "the same stream");
 }
 
+/* tpg_op_set_overlap_barriers refuses, before any CUDA call, what has no barrier to overlap (TP = 1) and a kernel in
+ * clusters (a barrier kernel gets no SM beside a cluster launch); the op keeps its mode. */
+TPG_TEST(overlap_barriers_refused_at_tp1_and_in_clusters) {
+    tpg_ctx *ctx = calloc(1, sizeof *ctx);
+    TPG_ASSERT(ctx);
+    tpg_op *op = two_rank_op(ctx);
+    TPG_ASSERT(op);
+    const tpg_schedule_table *two = op->sched;
+    int one = -1;
+    TPG_ASSERT_EQ_INT(tpg_config_find(NULL, "AllGather1D_TilingCD_RotatingA", 1, TPG_DTYPE_BF16, &one), TPG_OK);
+    op->sched = tpg_configs[one].schedule;
+    TPG_EXPECT_EQ_INT(tpg_op_set_overlap_barriers(op, 1), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "a TP = 1 op has no barriers to overlap");
+    op->sched = two;
+    const tpg_kernel_desc *clustered = NULL;
+    for (int i = 0; i < tpg_num_configs && !clustered; i++)
+        if (tpg_configs[i].kernel->cluster_m * tpg_configs[i].kernel->cluster_n > 1) clustered = tpg_configs[i].kernel;
+    TPG_ASSERT(clustered != NULL);
+    op->kernel = clustered;
+    TPG_EXPECT_EQ_INT(tpg_op_set_overlap_barriers(op, 1), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "runs in clusters of");
+    TPG_EXPECT(!op->overlap);
+    tpg_peers_clear(&op->peers);
+    free(op);
+    free(ctx);
+}
+
 TPG_TEST_MAIN(TPG_CASE(a_failed_build_drops_the_tensors_it_was_given),
-              TPG_CASE(streams_that_order_ranks_on_one_device_are_found))
+              TPG_CASE(streams_that_order_ranks_on_one_device_are_found),
+              TPG_CASE(overlap_barriers_refused_at_tp1_and_in_clusters))

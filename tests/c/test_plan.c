@@ -113,6 +113,11 @@ TPG_TEST(allgather_copies_cut_into_pieces) {
     TPG_ASSERT(json != NULL);
     TPG_EXPECT_STR_CONTAINS(json, "\"copy\": {\"chunks\": 3, \"chunk_rows\": 768");
     free(json);
+    /* rotating B cuts its B shard (512 rows) in whole tiles of BN = 256 rows, not BM = 128: 2 pieces, not 4 */
+    TPG_ASSERT(find("ag_rotb_bf16_wide_tp2") != NULL);
+    TPG_ASSERT_EQ_INT(tpg_plan_compute(find("ag_rotb_bf16_wide_tp2"), 4096, 1024, 1024, 1, 4, &ps), TPG_OK);
+    TPG_EXPECT_EQ_INT(ps.copy_chunks, 2);
+    TPG_EXPECT_EQ_INT(ps.copy_chunk_rows, 256);
     /* reduce-scatter copies nothing */
     TPG_ASSERT_EQ_INT(tpg_plan_compute(find("rs_tila_bf16_tp4"), 16384, 8192, 28672, 1, 4, &ps), TPG_OK);
     TPG_EXPECT_EQ_INT(ps.copy_chunks, 0);
@@ -425,13 +430,17 @@ TPG_TEST(stage_minor_plan) {
 }
 
 TPG_TEST(tp1_moves_nothing) {
-    const tpg_config_desc *c = find("rs_tilb_fp16_tp1");
-    TPG_ASSERT(c != NULL);
-    tpg_plan_shape ps;
-    TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 512, 1024, 256, 1, 0, &ps), TPG_OK);
-    TPG_EXPECT_EQ_INT(ps.num_slots, 0);
-    TPG_EXPECT_EQ_INT(ps.moved_bytes, 0);
-    TPG_EXPECT_EQ_INT(ps.flags_bytes, 0);
+    const char *names[] = {"rs_tilb_fp16_tp1", "ag_rota_bf16_tp1"};
+    for (int i = 0; i < 2; i++) {
+        const tpg_config_desc *c = find(names[i]);
+        TPG_ASSERT(c != NULL);
+        tpg_plan_shape ps;
+        TPG_ASSERT_EQ_INT(tpg_plan_compute(c, 512, 1024, 256, 1, 0, &ps), TPG_OK);
+        TPG_EXPECT_EQ_INT(ps.num_slots, 0);
+        TPG_EXPECT_EQ_INT(ps.moved_bytes, 0);
+        TPG_EXPECT_EQ_INT(ps.flags_bytes, 0);
+        TPG_EXPECT_EQ_INT(ps.copy_chunks, 0);
+    }
 }
 
 TPG_TEST(invalid_arguments) {

@@ -69,5 +69,20 @@ TPG_TEST(starts_at_the_origin_and_stays_local) {
     free(out);
 }
 
+/* Units are packed as y << 16 | x in 32 bits: up to 0x7fff a side, and nothing written past it. */
+TPG_TEST(sides_past_0x7fff_are_refused) {
+    int32_t out[1] = {-7};
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(0x8000, 1, out), -1);
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(1, 0x8000, out), -1);
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(0, 1, out), -1);
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(1, 1, NULL), -1);
+    TPG_EXPECT_EQ_INT(out[0], -7);
+    int32_t *row = malloc(0x7fff * sizeof *row);
+    TPG_ASSERT(row != NULL);
+    TPG_EXPECT_EQ_INT(tpg_raster_hilbert(0x7fff, 1, row), 0x7fff);
+    TPG_EXPECT_EQ_INT(row[0x7ffe], (0x7ffe << 16) | 0); /* the last unit of the one column: y = 0x7ffe */
+    free(row);
+}
+
 TPG_TEST_MAIN(TPG_CASE(every_grid_up_to_40_is_a_walk_over_neighbours), TPG_CASE(anchor_grids),
-              TPG_CASE(starts_at_the_origin_and_stays_local))
+              TPG_CASE(starts_at_the_origin_and_stays_local), TPG_CASE(sides_past_0x7fff_are_refused))

@@ -167,6 +167,10 @@ TPG_TEST(huge_batches_and_rows_are_rejected) {
     tpg_schedule_table ag = AG_A;
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, ((int64_t)1 << 30) - 1, 1024, 64, 2, 2, &s, NULL, 0), TPG_OK);
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, (int64_t)1 << 30, 1024, 64, 2, 2, &s, NULL, 0), TPG_ERR_SHAPE);
+    /* the output's columns count too: rotating B's D map spans N (2^30) rows of the local output, x L = 2 */
+    tpg_schedule_table agb = AG_B;
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&agb, 2, 16, (int64_t)1 << 30, 64, 2, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "rows 1073741824 x L 2 must be < 2^31");
 }
 
 /* The kernel rounds extents up to whole tiles in int: within a tile of 2^31 that wrapped (tiles_m -16777215 at M =
@@ -183,6 +187,7 @@ TPG_TEST(extents_within_a_tile_of_2_31_are_rejected) {
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, ((int64_t)1 << 31) - 256, 8, 1, 2, &s, NULL, 0), TPG_ERR_SHAPE);
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, 8, limit + 504, 1, 2, &s, msg, sizeof msg), TPG_ERR_SHAPE);
     TPG_EXPECT_STR_CONTAINS(msg, "per-stage K = 2147483640");
+    TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, limit + 1, 8, 16, 1, 2, &s, NULL, 0), TPG_ERR_SHAPE);
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, limit, 8, 16, 1, 2, &s, NULL, 0), TPG_OK);
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, 8, limit, 1, 2, &s, NULL, 0), TPG_OK);
 }

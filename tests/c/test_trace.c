@@ -3,6 +3,20 @@
 #define _GNU_SOURCE
 #include "trace_fixture.h"
 
+#include "json.h"
+
+/* The one string writer every JSON output goes through: what it escapes, and what it leaves (bytes >= 0x80). */
+TPG_TEST(json_strings_escape_quotes_backslashes_and_control_characters) {
+    char buf[128] = {0};
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    TPG_ASSERT(f != NULL);
+    tpg__json_string(f, "a\\b\"c\n\x01\x1f \xc3\xa9");
+    fputc(' ', f);
+    tpg__json_string(f, NULL);
+    fclose(f);
+    TPG_EXPECT_EQ_STR(buf, "\"a\\\\b\\\"c\\n\\u0001\\u001f \xc3\xa9\" null");
+}
+
 /* The gathered all-gather walk (one stage, behind the last copy's flag): its wait is every shard's copies, not a
  * stage's. */
 TPG_TEST(a_gathered_walk_names_its_copies) {
@@ -401,7 +415,8 @@ TPG_TEST(copy_engine_partial_bands_are_named) {
     free(d0);
 }
 
-TPG_TEST_MAIN(TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that_gave_up_are_marked),
+TPG_TEST_MAIN(TPG_CASE(json_strings_escape_quotes_backslashes_and_control_characters),
+              TPG_CASE(copy_engine_partial_bands_are_named), TPG_CASE(waits_that_gave_up_are_marked),
               TPG_CASE(timed_nodes_replace_the_inferred_copies),
               TPG_CASE(timed_nodes_by_the_later_anchor_to_the_nanosecond),
               TPG_CASE(a_gathered_walk_names_its_copies), TPG_CASE(two_devices_convert),
