@@ -31,8 +31,6 @@
 #include "plan.h"
 #include "tensormap.h"
 
-static tpg_dim rows_dim(tpg_operand x) { return x == TPG_OPERAND_A ? TPG_DIM_M : TPG_DIM_N; }
-
 /* Fills one operand's map and row offsets for stage entry e of rank. */
 static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tpg_operand x, int a_box,
                               CUtensorMap *map, int *row0, int *batch_rows) {
@@ -42,12 +40,8 @@ static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tp
     const int64_t rows = is_a ? sh->a_rows : sh->b_rows;
     const int64_t cols = is_a ? sh->a_cols : sh->b_cols;
     const void *src = is_a ? op->tensors[rank].a : op->tensors[rank].b;
-    *row0 = 0;
-    if (t->rotating == x) {
-        if (e->src_slot >= 0) src = tpg_buf_slot(op->buffer[rank], &op->layout, e->src_slot);
-    } else if (t->stage_dim == rows_dim(x)) {
-        *row0 = (int)(e->block * tpg_shapes_stage(sh, t->stage_dim));
-    }
+    *row0 = (int)tpg_shapes_operand_row0(t, sh, x, e->block); /* < 2^31: tpg_shapes_init */
+    if (t->rotating == x && e->src_slot >= 0) src = tpg_buf_slot(op->buffer[rank], &op->layout, e->src_slot);
     *batch_rows = (int)rows;
     /* In a 2-CTA cluster the operand the pair shares (B for 2x1, A for 1x2) is loaded in halves, each
      * CTA multicasting its half to both (templates/kernels/gemm_sm90_roles.cuh): box = tile / 2 rows. */
@@ -55,16 +49,6 @@ static tpg_status operand_map(tpg_op *op, int rank, const tpg_stage_entry *e, tp
     const int box_rows = is_a ? a_box : k->bn / k->cluster_m;
     return tpg_tensormap_encode(op->ctx, map, src, k->dtype_ab, cols, rows * sh->l, k->bk, box_rows,
                                 is_a ? "A" : "B");
-}
-
-/* Offset in elements of block `block` inside the user's D (row-major, ld d_cols). */
-static int64_t final_offset(const tpg_op *op, int block) {
-    const tpg_schedule_table *t = op->sched;
-    const tpg_shapes *sh = &op->shapes;
-    if (t->shard_d == t->stage_dim) return 0; /* the D shard is exactly this device's last block */
-    if (t->stage_dim == TPG_DIM_M) return (int64_t)block * sh->stage_m * sh->d_cols;
-    if (t->stage_dim == TPG_DIM_N) return (int64_t)block * sh->stage_n;
-    return 0;
 }
 
 static tpg_status stage_params(tpg_op *op, int rank, int s, int a_box, tpg_stage_params *p) {
@@ -112,7 +96,7 @@ static tpg_status stage_params(tpg_op *op, int rank, int s, int a_box, tpg_stage
         p->d_batch = sh->stage_m * sh->stage_n;
         p->signal_flags = tpg_buf_tile_flags(dest, &op->layout, slot);
     } else {
-        const int64_t off = final_offset(op, e->block) * (int64_t)out_size;
+        const int64_t off = tpg_shapes_final_offset(t, sh, e->block) * (int64_t)out_size;
         p->d = (char *)u->d + off;
         p->d_ld = sh->d_cols;
         p->d_batch = sh->d_rows * sh->d_cols;

@@ -156,6 +156,18 @@ tpg_status tpg_shapes_init(const tpg_schedule_table *t, int tp, int64_t m, int64
     return TPG_OK;
 }
 
+int64_t tpg_shapes_operand_row0(const tpg_schedule_table *t, const tpg_shapes *s, tpg_operand x, int block) {
+    const tpg_dim rows = x == TPG_OPERAND_A ? TPG_DIM_M : TPG_DIM_N;
+    return t->rotating != x && t->stage_dim == rows ? (int64_t)block * tpg_shapes_stage(s, rows) : 0;
+}
+
+int64_t tpg_shapes_final_offset(const tpg_schedule_table *t, const tpg_shapes *s, int block) {
+    if (t->shard_d == t->stage_dim) return 0;
+    if (t->stage_dim == TPG_DIM_M) return (int64_t)block * s->stage_m * s->d_cols;
+    if (t->stage_dim == TPG_DIM_N) return (int64_t)block * s->stage_n;
+    return 0;
+}
+
 int64_t tpg_shapes_stage_tiles(const tpg_shapes *s, const tpg_kernel_desc *k) {
     return s->l * ((s->stage_m + k->bm - 1) / k->bm) * ((s->stage_n + k->bn - 1) / k->bn);
 }

@@ -52,6 +52,15 @@ int64_t tpg_shapes_global(const tpg_shapes *s, tpg_dim d);
 int64_t tpg_shapes_local(const tpg_shapes *s, tpg_dim d);
 int64_t tpg_shapes_stage(const tpg_shapes *s, tpg_dim d);
 
+/* Where a stage of stage block `block` reads and writes inside the device's own tensors (params.c sets the kernel's
+ * maps and pointers from these; tests/c/test_stage_offsets.c checks that a device's stages cover its tensors once):
+ * operand x's (A or B) first row - block x the stage extent where x is fixed and the stages split its rows, else 0
+ * (a rotating operand reads its slot, or its own shard at stage 0, from row 0); and the offset in elements of a final
+ * stage's output inside the user's D (row-major, ld d_cols) - 0 where the D shard is exactly the block (shard_d ==
+ * stage_dim), else the block's first row (stages split M) or column (N). */
+int64_t tpg_shapes_operand_row0(const tpg_schedule_table *sched, const tpg_shapes *s, tpg_operand x, int block);
+int64_t tpg_shapes_final_offset(const tpg_schedule_table *sched, const tpg_shapes *s, int block);
+
 /* "M", "N", "K" or "-". */
 const char *tpg_dim_name(tpg_dim d);
 
