@@ -71,6 +71,9 @@ def test_geomean_and_ratio_helpers():
     assert s["fp16"]["burst"] == (None, 0)  # its one kernel failed the check: no speed of a GEMM
     passing = [dict(FAKE[3], check="pass")]
     assert m.summary(passing)["fp16"]["burst"] == (pytest.approx(0.9), 1)
+    # never compared (check null): not in the geomeans (as output.c's table counts), and not shown as passed
+    assert m.summary([dict(FAKE[3], check=None)])["fp16"]["burst"] == (None, 0)
+    assert m.check_cell({"check": None}).startswith("–")
 
 
 def test_table_rows_and_geomeans(tmp_path):

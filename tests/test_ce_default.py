@@ -5,6 +5,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from generator import config, models
 from tests.conftest import ROOT
 
@@ -60,3 +62,13 @@ def test_switch_there_and_back(tmp_path):
     assert again.returncode == 1 and cfg.read_text() == switched_text
     r, _ = switched(tmp_path, *back)
     assert r.returncode == 0 and cfg.read_text() == shipped, r.stderr
+
+
+def test_a_twin_in_the_wrong_state_is_refused():
+    """A family whose twin lost `by_name: true` (hand-edited) is refused, not rewritten into two defaults."""
+    text = (ROOT / "schedules.yaml").read_text()
+    carried = ce_default.FIELD in ce_default.line_of(text, ce_default.FAMILIES[0])
+    twin = ce_default.line_of(text, ce_default.FAMILIES[0] + ("_push" if carried else "_ce"))
+    assert ", by_name: true" in twin
+    with pytest.raises(ValueError):
+        ce_default.switch(text.replace(twin, twin.replace(", by_name: true", "")), undo=carried)

@@ -531,3 +531,42 @@ def test_the_header_says_which_modes_the_file_timed():
     recs[0]["torch_async_tp_modes"] = {"eager": 600.0, "graph": 610.0}
     new = report_tp.render(recs, 2).splitlines()[0]
     assert "the faster of eager calls and CUDA-graph replays" in new and "`*_modes`" in new
+
+
+def row_record(name, m, check="passed", **kw):
+    r = {"name": name, "op": "AG", "M": m, "N": 1, "K": 1, "tp": 2, "dtype": "bf16", "tpgemm_tflops": 500.0,
+         "torch_async_tp_tflops": 400.0, "nccl_cublas_tflops": 250.0, "local_tflops": 500.0,
+         "cublas_local_tflops": 500.0, "check": check, "config": "c"}
+    r.update(kw)
+    return r
+
+
+def table_row(text, name):
+    return next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+
+
+def test_the_table_shows_ratios_the_right_way_up_and_only_passed_checks():
+    """tpgemm over async TP 1.25 and over NCCL + cuBLAS 2.0; a check not run is not counted passed nor shown so; a
+    fused / local ratio over a local GEMM whose check failed is not given."""
+    out = report_tp.render([row_record("a", 8192), row_record("b", 8192, check="not run")], 2)
+    assert "| 1.250 | 2.000 |" in table_row(out, "a")
+    assert "Checks passed: 1/2" in out
+    unchecked = row_record("c", 8192)
+    del unchecked["check"]
+    assert "passed" not in table_row(report_tp.render([unchecked], 2), "c")
+    assert "a - (check not passed)" in report_tp.render([row_record("a", 16384, local_check="failed")], 2)
+
+
+def test_a_shared_device_run_leaves_benchmarks_md_alone(tmp_path):
+    """Every rank on one GPU times nothing a TP run does: its file (whatever its name) is not published."""
+    j = tmp_path / "tp2.json"
+    j.write_text(json.dumps([row_record("a", 8192, shared_device=True)]))
+    bm = tmp_path / "B.md"
+    bm.write_text("# B\n")
+    report_tp.main([str(j), "--benchmarks", str(bm), "--png", str(tmp_path / "x.png")])
+    assert bm.read_text() == "# B\n"
+
+
+def test_a_failed_async_tp_check_is_recorded():
+    rec = R.make_record("a", "AG", 8, 8, 8, 2, "bf16", {}, 1e-3)
+    assert R.apply_checks(rec, async_tp=(0.5, 0.5, None, None))["torch_async_tp_check"] == "failed"

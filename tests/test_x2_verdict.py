@@ -284,3 +284,46 @@ def test_a_ratio_just_under_its_bound_does_not_print_as_the_bound():
     low = dict((p, (holds, figs)) for p, holds, figs in verdict.acceptance(recs))["every shape >= 1.00 x async TP"]
     assert low[0] is False and "8B-qkv 0.999" in low[1], low
     assert verdict.down3(1.0) == "1.000" and verdict.down3(1.10499) == "1.104"
+
+
+def failing(recs):
+    return [p for p, holds, _ in verdict.acceptance(recs) if not holds]
+
+
+def test_the_bounds_themselves_hold():
+    """1.10 x async TP in geomean and 0.97 of the local GEMM are met at the bound, not only above it."""
+    even = [{**r, "tpgemm_tflops": 660.0, "local_tflops": 660.0, "cublas_local_tflops": 600.0,
+             "torch_async_tp_tflops": 600.0} for r in anchors()]
+    assert failing(even) == []
+    recs = anchors()
+    for r in recs:
+        if r["M"] == 16384:
+            r.update(tpgemm_tflops=97.0, local_tflops=100.0, torch_async_tp_tflops=80.0, cublas_local_tflops=97.0)
+    assert failing(recs) == []
+
+
+def test_a_shape_not_checked_counts_nowhere():
+    """A check "not run" (or none recorded) is not a passed one: its shape is missing from the async-TP points."""
+    points = ["geomean >= 1.10 x PyTorch async TP", "every shape >= 1.00 x async TP"]
+    recs = anchors()
+    recs[3]["check"] = "not run"
+    assert failing(recs)[:2] == points
+    del recs[3]["check"]
+    assert failing(recs)[:2] == points
+
+
+def test_another_dtype_meets_no_shape_point():
+    """Issue 4's points are over bf16: an fp16 file of the same figures meets none of the first four."""
+    names = [p for p, _, _ in verdict.acceptance(anchors())]
+    assert failing([{**r, "dtype": "fp16"} for r in anchors()])[:4] == names[:4]
+
+
+def test_the_mean_is_geometric():
+    """Ratios 1.5 and 0.8 alternating: the geometric mean, 1.095, fails 1.10, where the arithmetic one (1.15) would
+    pass."""
+    recs = anchors()
+    for i, r in enumerate(recs):
+        r["torch_async_tp_tflops"] = r["tpgemm_tflops"] / (1.5 if i % 2 else 0.8)
+    points = verdict.acceptance(recs)
+    assert "geomean >= 1.10 x PyTorch async TP" in failing(recs)
+    assert points[0][2].startswith("1.095"), points[0]  # sqrt(1.5 * 0.8)
