@@ -26,23 +26,23 @@ GPU_ENV=(env TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32)
 NCCL_LIB=$(python3 -c "import sys; sys.path.insert(0, 'tests'); from test_gpu import nccl_library
 print(nccl_library())" 2>/dev/null)
 echo "NCCL library: $NCCL_LIB" | tee -a "$R/provenance.txt"
-for c in ag_rota_bf16_tp2 ag_rota_bf16_wide_tp2 rs_tila_bf16_tp2 rs_tila_bf16_wide_tp2 rs_tila_bf16_ce_tp2 \
-         ag_rota_e4m3_tp2 rs_tila_bf16_sk64_tp2; do
-    logged "tpgemm --config $c --share-device" "cli_$c.log" 90 "${GPU_ENV[@]}" $S/tpgemm --share-device \
-        --config "$c" --m 4096 --n 4096 --k 4096 --iterations 5 --warmup-iterations 2
-done
-logged "tpgemm --model llama3-8b --tp 2 --share-device" cli_model.log 120 "${GPU_ENV[@]}" $S/tpgemm \
-    --share-device --model llama3-8b --tp 2 --tokens 2048 --iterations 3 --warmup-iterations 1
-logged "tpgemm --copy-chunks 3 --overlap-barriers" cli_pieces.log 90 "${GPU_ENV[@]}" $S/tpgemm --share-device \
-    --config ag_rota_bf16_tp2 --m 4096 --n 4096 --k 4096 --copy-chunks 3 --overlap-barriers --iterations 3
-logged "tpgemm 128 tokens (gathered walk)" cli_few.log 90 "${GPU_ENV[@]}" $S/tpgemm --share-device --tp 2 \
-    --m 128 --n 10240 --k 8192 --iterations 3
-logged "gpu_epochs 2 --share-device" epochs_shared.log 150 "${GPU_ENV[@]}" $S/tests/gpu_epochs 2 --share-device
+# the paths only a GPU runs first (contexts across processes, the timeout's abort, the NCCL transport), then the CLI
 logged "gpu_timeout 200 --share-device" timeout_shared.log 150 "${GPU_ENV[@]}" $S/tests/gpu_timeout 200 \
     --share-device
-logged "gpu_multiprocess --share-device" mp_shared.log 150 "${GPU_ENV[@]}" $S/tests/gpu_multiprocess --share-device
-logged "gpu_multiprocess --share-device --nccl" mp_nccl.log 150 "${GPU_ENV[@]}" TPG_NCCL_LIBRARY="$NCCL_LIB" \
+logged "gpu_multiprocess --share-device" mp_shared.log 120 "${GPU_ENV[@]}" $S/tests/gpu_multiprocess --share-device
+logged "gpu_epochs 2 --share-device" epochs_shared.log 120 "${GPU_ENV[@]}" $S/tests/gpu_epochs 2 --share-device
+logged "gpu_multiprocess --share-device --nccl" mp_nccl.log 120 "${GPU_ENV[@]}" TPG_NCCL_LIBRARY="$NCCL_LIB" \
     $S/tests/gpu_multiprocess --share-device --nccl
+for c in ag_rota_bf16_wide_tp2 rs_tila_bf16_tp2 rs_tila_bf16_ce_tp2 ag_rota_e4m3_tp2 rs_tila_bf16_sk64_tp2; do
+    logged "tpgemm --config $c --share-device" "cli_$c.log" 60 "${GPU_ENV[@]}" $S/tpgemm --share-device \
+        --config "$c" --m 4096 --n 4096 --k 4096 --iterations 5 --warmup-iterations 2
+done
+logged "tpgemm --copy-chunks 3 --overlap-barriers" cli_pieces.log 60 "${GPU_ENV[@]}" $S/tpgemm --share-device \
+    --config ag_rota_bf16_tp2 --m 4096 --n 4096 --k 4096 --copy-chunks 3 --overlap-barriers --iterations 3
+logged "tpgemm 128 tokens (gathered walk)" cli_few.log 60 "${GPU_ENV[@]}" $S/tpgemm --share-device --tp 2 \
+    --m 128 --n 10240 --k 8192 --iterations 3
+logged "tpgemm --model llama3-8b --tp 2 --share-device" cli_model.log 90 "${GPU_ENV[@]}" $S/tpgemm \
+    --share-device --model llama3-8b --tp 2 --tokens 2048 --iterations 3 --warmup-iterations 1
 grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$R"/*.log | sed 's/^/sanitizer report in /'
 grep -hE "^SUMMARY: " "$R"/*.log | sort | uniq -c
 cat "$OUT/summary.txt"
