@@ -119,3 +119,10 @@ def test_list_marks_the_configs_only_run_by_name(tpgemm):
             r = run(tpgemm, "--schedule", c["schedule"], "--tp", str(c["tp"]), "--dtype", c["dtype"], "--m", "4096",
                     "--n", "4096", "--k", str(k), "--dry-run")
             assert r.returncode == 0 and r.stdout.startswith("Plan: ") and f"Plan: {c['name']}\n" not in r.stdout
+
+
+def test_a_pulling_config_on_the_one_hop_walk_pulls_nothing(tpgemm):
+    """At 64 rows a stage the one-hop walk runs (one GEMM, then a REDUCE of every rank's partial): nothing is pulled
+    there, whatever the config's route."""
+    d = dry_plan(tpgemm, on_route(tpgemm, "rs_tila_bf16", 2, "pull"), 2, m=128, n=4096, k=8192)
+    assert d["one_hop"] is True and d["pull_partials"] == 0 and "REDUCE" in d["transport"], d

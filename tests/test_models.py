@@ -278,6 +278,7 @@ def test_cli_model_json_and_errors(tpgemm):
         ("gate_up", "ag_rota_bf16_wide_tp4", 4096), ("down", "rs_tila_bf16_tp4", 4096)]
     doc = models.load(str(DEFAULT))
     assert d["layers"][0]["plan"]["config"] == models.default_config(doc, AG, 4, "bf16", 4096, 4096, 6144)
+    assert [x["tuned"] for x in d["layers"]] == [False] * 4  # the shipped dispatch table has no tuned row
     r = run("--model", "llama3-70b", "--tp", "2")
     assert r.returncode == 3 and "needs 2 Hopper (sm_90) GPUs" in r.stderr and "qkv" in r.stdout
     r = run("--model", "gpt5", "--dry-run")

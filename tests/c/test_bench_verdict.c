@@ -63,7 +63,23 @@ TPG_TEST(an_unchecked_variant_is_not_passed_by_a_recheck) {
     TPG_EXPECT_EQ_INT(v.check, -1);
 }
 
+TPG_TEST(an_error_equal_to_eps_passes) { /* the bound is inclusive, as run.c's max_error <= eps */
+    bench_variant v = fresh();
+    bench_merge_check(&v, 0.02, 1.0, 0, 0.02, 1, "first call");
+    TPG_EXPECT_EQ_INT(v.check, 1);
+}
+
+TPG_TEST(the_first_failures_note_survives_a_later_different_failure) {
+    bench_variant v = fresh();
+    bench_merge_check(&v, 0.004, 1.0, 0, 0.02, 1, "first call");
+    bench_merge_check(&v, 0.3, 1.0, 0, 0.02, 0, "after the sustained rounds");
+    bench_merge_check(&v, 0.0, 1.0, 3, 0.02, 0, "later"); /* a second, different failure */
+    TPG_EXPECT_STR_CONTAINS(v.check_note, "after the sustained rounds: error 0.3");
+}
+
 TPG_TEST_MAIN(TPG_CASE(a_first_comparison_within_eps_passes_with_its_error),
               TPG_CASE(above_eps_or_non_finite_or_nothing_to_compare_fails_and_says_why),
               TPG_CASE(a_recheck_can_only_fail_a_passed_check_and_raise_its_error),
-              TPG_CASE(an_unchecked_variant_is_not_passed_by_a_recheck))
+              TPG_CASE(an_unchecked_variant_is_not_passed_by_a_recheck),
+              TPG_CASE(an_error_equal_to_eps_passes),
+              TPG_CASE(the_first_failures_note_survives_a_later_different_failure))

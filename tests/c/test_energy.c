@@ -59,6 +59,18 @@ TPG_TEST(sampler_without_nvml_stops_cleanly) {
     TPG_EXPECT(steps == NULL);
 }
 
+TPG_TEST(steps_after_the_window_do_not_count) {
+    bench_energy_step s[64];
+    int n = 0;
+    unsigned long long mj = 0;
+    for (double t = 0.0; t < 2.0; t += 0.05) { /* busy (700 W) until 1.0 s, idle (80 W) after */
+        s[n++] = (bench_energy_step){t, mj};
+        mj += (unsigned long long)llround((t < 1.0 ? 700.0 : 80.0) * 0.05 * 1e3);
+    }
+    TPG_EXPECT(fabs(bench_fit_power(s, n, 0.0, 1.0) - 700.0) < 1.0);
+}
+
 TPG_TEST_MAIN(TPG_CASE(fits_the_power_of_a_stepping_counter), TPG_CASE(poll_lag_moves_the_fit_by_little),
               TPG_CASE(only_steps_inside_the_window_count), TPG_CASE(too_few_steps_give_no_power),
-              TPG_CASE(sampler_without_nvml_stops_cleanly))
+              TPG_CASE(sampler_without_nvml_stops_cleanly),
+              TPG_CASE(steps_after_the_window_do_not_count))

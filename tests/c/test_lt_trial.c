@@ -37,5 +37,18 @@ TPG_TEST(the_top_algorithm_stays_unless_clearly_beaten) {
     TPG_EXPECT(lt_trial_winner((double[]){100}, (double[]){99}, 1) == 0);
 }
 
+TPG_TEST(a_tie_with_the_tops_fastest_window_keeps_the_top) {
+    TPG_EXPECT(lt_trial_winner((double[]){100, 97}, (double[]){97, 96}, 2) == 0);
+}
+
+TPG_TEST(two_candidates_are_shuffled_too) { /* --lt-algos 2 is allowed */
+    uint32_t seed = 0x9e3779b9u;
+    int order[2], swapped = 0;
+    for (int w = 0; w < 16; w++) lt_shuffled(order, 2, &seed), swapped += order[0] == 1;
+    TPG_EXPECT(swapped > 0 && swapped < 16);
+}
+
 TPG_TEST_MAIN(TPG_CASE(each_round_is_a_permutation_and_the_orders_vary),
-              TPG_CASE(the_top_algorithm_stays_unless_clearly_beaten))
+              TPG_CASE(the_top_algorithm_stays_unless_clearly_beaten),
+              TPG_CASE(a_tie_with_the_tops_fastest_window_keeps_the_top),
+              TPG_CASE(two_candidates_are_shuffled_too))

@@ -84,6 +84,31 @@ TPG_TEST(no_barrier_times_means_no_offset) {
     free(d0);
 }
 
+/* Ranks 1 and 2 share GPU 5 (not rank 0's): rank 2 takes rank 1's shift (300 us), not its own offset (301 us). */
+TPG_TEST(ranks_of_a_gpu_other_than_rank_0s_share_its_first_ranks_shift) {
+    size_t b[3];
+    void *d0 = make_device(&b[0], 0), *d1 = make_device(&b[1], 300000), *d2 = make_device(&b[2], 301000);
+    tpg_trace_device d[3] = {{0, 0, d0, b[0], NULL, 0, 0, -1.0}, {1, 5, d1, b[1], NULL, 0, 0, -1.0},
+                             {2, 5, d2, b[2], NULL, 0, 0, -1.0}};
+    tpg_trace_summary sum;
+    char *j = converted(d, 3, &sum);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"start_exit_offset_us\": [0.000, 300.000, 301.000], "
+                               "\"shift_us\": [0.000, 300.000, 300.000]");
+    free(j), free(d0), free(d1), free(d2);
+}
+
+TPG_TEST(one_rank_is_aligned_to_nothing_and_says_only_none) {
+    size_t b;
+    void *d0 = make_device(&b, 0);
+    char *j = converted_one_into(d0, b, NULL);
+    TPG_ASSERT(j != NULL);
+    TPG_EXPECT_STR_CONTAINS(j, "\"aligned\": \"none\",");
+    free(j), free(d0);
+}
+
 TPG_TEST_MAIN(TPG_CASE(one_gpu_is_not_shifted_and_a_late_clock_is_taken_forward),
               TPG_CASE(ranks_of_a_gpu_share_its_shift_and_a_start_barrier_that_gave_up_shifts_none),
-              TPG_CASE(no_barrier_times_means_no_offset))
+              TPG_CASE(no_barrier_times_means_no_offset),
+              TPG_CASE(ranks_of_a_gpu_other_than_rank_0s_share_its_first_ranks_shift),
+              TPG_CASE(one_rank_is_aligned_to_nothing_and_says_only_none))
