@@ -361,35 +361,6 @@ static void measure(env *E, bench_record *r, impl *im) {
 #undef FAILED
 }
 
-/* The config published: the one the runtime picks for the problem (r->pick_kernel; not a --pdl-ab twin, the --aa
- * control, the --lt-algos variant or an x_ experiment), as a user gets it - choosing the fastest on the very windows
- * shown would favour tpgemm
- * by its noise. Where no variant runs the pick (--configs), the best one, sound ones (passed, no failed window)
- * first: the highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
- * card at its power cap), so that neither figure alone picks a config that loses the other. */
-static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
-/* checked, passed, and no window failed: a variant dropped after its first windows keeps figures of those only */
-static int sound(const bench_variant *V) { return V->check == 1 && !V->error[0]; }
-
-static int is_cublas(const bench_variant *V) { return V->control || V->lt_best_of; } /* beside var[0] */
-static int eligible(const bench_variant *V) { return !V->pdl && !is_cublas(V) && strncmp(V->config, "x_", 2); }
-
-void bench_publish(bench_record *r) {
-    r->best = -1;
-    for (int v = 1; v < r->nvar && r->pick_kernel[0]; v++)
-        if (eligible(&r->var[v]) && !strcmp(r->var[v].kernel, r->pick_kernel)) {
-            r->best = v;
-            return;
-        }
-    for (int v = 1; v < r->nvar; v++) {
-        const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
-        if (!isfinite(score(V)) || !eligible(V)) continue; /* never best */
-        if (!B || (sound(V) && !sound(B)) || (sound(V) == sound(B) && score(V) > score(B))) r->best = v;
-    }
-    for (int v = 1; v < r->nvar && r->best < 0; v++) /* still name a tpgemm config, with null numbers */
-        if (!is_cublas(&r->var[v])) r->best = v;
-}
-
 void bench_run_one(env *E, bench_record *r) {
     const bench_problem *p = r->p;
     const size_t es = tpg_dtype_size(r->dtype);

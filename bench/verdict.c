@@ -1,7 +1,9 @@
-/* A tpgemm variant's check against cuBLAS's output as a verdict on the variant (bench.h, bench_merge_check). Pure C,
- * apart from local_gemm.c's CUDA, so that tests/c/test_bench_verdict.c can run it without a GPU. */
+/* The local-GEMM benchmark's verdicts: a tpgemm variant's check against cuBLAS's output (bench_merge_check), and which
+ * variant a record publishes (bench_publish). Pure C, apart from local_gemm.c's CUDA, so that
+ * tests/c/test_bench_verdict.c can run them without a GPU. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bench.h"
 
@@ -20,4 +22,33 @@ void bench_merge_check(bench_variant *V, double err, double rms, unsigned long l
                  when);
     else
         snprintf(V->check_note, sizeof V->check_note, "%s: error %.3g vs cuBLAS above eps %.3g", when, e, eps);
+}
+
+/* The config published: the one the runtime picks for the problem (r->pick_kernel; not a --pdl-ab twin, the --aa
+ * control, the --lt-algos variant or an x_ experiment), as a user gets it - choosing the fastest on the very windows
+ * shown would favour tpgemm
+ * by its noise. Where no variant runs the pick (--configs), the best one, sound ones (passed, no failed window)
+ * first: the highest burst x sustained rate (the geometric mean of the two regimes a GEMM runs in: a cool card, and a
+ * card at its power cap), so that neither figure alone picks a config that loses the other. */
+static double score(const bench_variant *V) { return V->burst_tflops * V->sustained_tflops; }
+/* checked, passed, and no window failed: a variant dropped after its first windows keeps figures of those only */
+static int sound(const bench_variant *V) { return V->check == 1 && !V->error[0]; }
+
+static int is_cublas(const bench_variant *V) { return V->control || V->lt_best_of; } /* beside var[0] */
+static int eligible(const bench_variant *V) { return !V->pdl && !is_cublas(V) && strncmp(V->config, "x_", 2); }
+
+void bench_publish(bench_record *r) {
+    r->best = -1;
+    for (int v = 1; v < r->nvar && r->pick_kernel[0]; v++)
+        if (eligible(&r->var[v]) && !strcmp(r->var[v].kernel, r->pick_kernel)) {
+            r->best = v;
+            return;
+        }
+    for (int v = 1; v < r->nvar; v++) {
+        const bench_variant *V = &r->var[v], *B = r->best >= 0 ? &r->var[r->best] : NULL;
+        if (!isfinite(score(V)) || !eligible(V)) continue; /* never best */
+        if (!B || (sound(V) && !sound(B)) || (sound(V) == sound(B) && score(V) > score(B))) r->best = v;
+    }
+    for (int v = 1; v < r->nvar && r->best < 0; v++) /* still name a tpgemm config, with null numbers */
+        if (!is_cublas(&r->var[v])) r->best = v;
 }

@@ -1,6 +1,7 @@
 /* The local-GEMM benchmark's verdict on a variant from its comparisons with cuBLAS's output (bench/verdict.c): the
  * first comparison sets the check, a later one (after the sustained rounds) can only fail it, and a failure says why
- * in check_note - a check failure (exit 1), not a variant error (exit 5). No GPU. */
+ * in check_note - a check failure (exit 1), not a variant error (exit 5); and which variant a record publishes
+ * (bench_publish). No GPU. */
 #include <math.h>
 #include <string.h>
 
@@ -77,9 +78,61 @@ TPG_TEST(the_first_failures_note_survives_a_later_different_failure) {
     TPG_EXPECT_STR_CONTAINS(v.check_note, "after the sustained rounds: error 0.3");
 }
 
+/* var[0] cuBLASLt, then tpgemm variants: (config, kernel, burst, sustained, check) */
+static void variant(bench_record *r, const char *config, const char *kernel, double burst, double sust, int check) {
+    bench_variant *V = &r->var[r->nvar++];
+    *V = fresh();
+    snprintf(V->config, sizeof V->config, "%s", config);
+    snprintf(V->kernel, sizeof V->kernel, "%s", kernel);
+    V->burst_tflops = burst, V->sustained_tflops = sust, V->check = check;
+}
+
+static bench_record *record_of(const char *pick) {
+    static bench_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.pick_kernel, sizeof r.pick_kernel, "%s", pick);
+    variant(&r, "cublasLt", "", 800, 700, -1);
+    return &r;
+}
+
+/* The runtime's pick is published even where another variant ran faster on these windows (a user runs the pick);
+ * a --pdl-ab twin, the --aa control, a best-of-N cuBLASLt and an x_ experiment never are. */
+TPG_TEST(the_pick_is_published_whatever_ran_faster) {
+    bench_record *r = record_of("k_pick");
+    variant(r, "fast", "k_fast", 900, 800, 1);
+    variant(r, "x_pick", "k_pick", 950, 850, 1);
+    variant(r, "pick_pdl", "k_pick", 950, 850, 1);
+    r->var[r->nvar - 1].pdl = 1;
+    variant(r, "pick", "k_pick", 700, 600, 1);
+    bench_publish(r);
+    TPG_EXPECT_EQ_STR(r->var[r->best].config, "pick");
+}
+
+/* Without the pick among the variants (--configs): sound ones first (passed, no failed window), then the highest
+ * burst x sustained; a variant without figures never wins; with none timed, still a tpgemm config (not cuBLAS). */
+TPG_TEST(without_the_pick_the_sound_fastest_by_burst_times_sustained) {
+    bench_record *r = record_of("k_absent");
+    variant(r, "untimed", "k5", NAN, NAN, 1); /* first: no figure may hold the place either */
+    variant(r, "failed", "k1", 990, 990, 0);
+    variant(r, "bursty", "k2", 900, 500, 1); /* 450000 */
+    variant(r, "even", "k3", 700, 680, 1);   /* 476000 */
+    variant(r, "dropped", "k4", 950, 950, 1);
+    snprintf(r->var[r->nvar - 1].error, sizeof r->var[0].error, "a window failed");
+    bench_publish(r);
+    TPG_EXPECT_EQ_STR(r->var[r->best].config, "even");
+    r = record_of("k_absent");
+    variant(r, "lt", "", 900, 900, 1);
+    r->var[r->nvar - 1].lt_best_of = 8;
+    variant(r, "a", "k1", NAN, NAN, -1);
+    bench_publish(r);
+    TPG_EXPECT_EQ_STR(r->var[r->best].config, "a");
+}
+
 TPG_TEST_MAIN(TPG_CASE(a_first_comparison_within_eps_passes_with_its_error),
               TPG_CASE(above_eps_or_non_finite_or_nothing_to_compare_fails_and_says_why),
               TPG_CASE(a_recheck_can_only_fail_a_passed_check_and_raise_its_error),
               TPG_CASE(an_unchecked_variant_is_not_passed_by_a_recheck),
               TPG_CASE(an_error_equal_to_eps_passes),
-              TPG_CASE(the_first_failures_note_survives_a_later_different_failure))
+              TPG_CASE(the_first_failures_note_survives_a_later_different_failure),
+              TPG_CASE(the_pick_is_published_whatever_ran_faster),
+              TPG_CASE(without_the_pick_the_sound_fastest_by_burst_times_sustained))
