@@ -73,8 +73,7 @@ def run_checked(args: list[str]) -> None:
 def archive_command(objects: dict) -> list[str]:
     """build/libtpgemm.a's `ar rcs` (ninja's `rm -f $out && ar ...`), retargeted."""
     args = last_command("build/libtpgemm.a")
-    args = args[args.index("&&") + 1:]
-    return [sanitized(a) if a in objects or a == "build/libtpgemm.a" else a for a in args]
+    return retarget(args[args.index("&&") + 1:], objects)
 
 
 def needed_objects(links: list[list[str]], archive: list[str], objects: dict) -> set[str]:
