@@ -11,7 +11,8 @@
  *   compare.cu  max |d - ref| / max(|ref|, rms(ref)) on the device (outputs are GiB; no host copy), and the
  *               device-side delay that starts a short window
  *   local_gemm.c  the measurement: check, interleaved burst and sustained windows
- *   verdict.c   a variant's check from the comparison's numbers (pure C: testable without a GPU)
+ *   verdict.c   a variant's check from the comparison's numbers, the variant published, the exit status (pure C:
+ *               testable without a GPU)
  *   main.c      records, GPU checks (exit 3 without a Hopper GPU), budget, JSON, table
  */
 #ifndef TPG_BENCH_H
@@ -148,6 +149,12 @@ void bench_merge_check(bench_variant *V, double err, double rms, unsigned long l
                        const char *when);
 /* Sets r->best, the config published: the runtime's pick where a variant runs it, else the best (local_gemm.c). */
 void bench_publish(bench_record *r);
+/* What a record that ran adds to the exit status: *fails the failed checks (a tpgemm variant's against cuBLAS - the
+ * cuBLASLt trial against itself is printed, not counted - and cuBLAS's against the fp32 reference), *errors one where
+ * the run stopped or the published variant was dropped. */
+void bench_tally(const bench_record *r, int *fails, int *errors);
+/* local_gemm's exit status: a runtime error (5) outranks a failed check (1). */
+int bench_exit_status(int errors, int fails);
 
 int bench_write_json(const char *path, const bench_record *r, int n, const bench_meta *m, char *msg, size_t cap);
 void bench_print_table(FILE *f, const bench_record *r, int n);

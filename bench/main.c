@@ -210,7 +210,6 @@ int main(int argc, char **argv) {
                rec[i].error[0] ? ": " : "", rec[i].error);
         for (int v = 1; v < rec[i].nvar; v++) {
             const bench_variant *V = &rec[i].var[v];
-            fails += V->check == 0 && !V->lt_best_of; /* cuBLASLt against itself: printed, not tpgemm's failure */
             if (V->error[0]) printf("    %s: %s\n", V->config, V->error);
             if (V->check_note[0]) printf("    %s: check failed, %s\n", V->config, V->check_note);
             _Static_assert(BENCH_ROUNDS >= 2, "the A/A line reads rounds 0 and 1");
@@ -228,8 +227,7 @@ int main(int argc, char **argv) {
         }
         if (rec[i].cublas_ref_check == 0)
             printf("    cuBLAS vs the fp32 reference: error %.3g > %.3g\n", rec[i].cublas_ref_error, rec[i].eps);
-        fails += rec[i].cublas_ref_check == 0;
-        errors += rec[i].error[0] != '\0' || (rec[i].best >= 0 && rec[i].var[rec[i].best].error[0] != '\0');
+        bench_tally(&rec[i], &fails, &errors);
         fflush(stdout);
         /* The records so far, after every run: a run killed at its time limit still leaves its numbers. */
         if (a.out && bench_write_json(a.out, rec, i + 1, &meta, msg, sizeof msg)) fprintf(stderr, "%s\n", msg);
@@ -238,7 +236,7 @@ int main(int argc, char **argv) {
     lt_shutdown();
     tpg_ctx_destroy(ctx);
     nvml_close();
-    rc = errors ? BENCH_RUNTIME : fails ? BENCH_CHECK_FAILED : BENCH_OK;
+    rc = bench_exit_status(errors, fails);
     if (a.out && bench_write_json(a.out, rec, n, &meta, msg, sizeof msg)) fprintf(stderr, "%s\n", msg), rc = BENCH_RUNTIME;
     else if (a.out) printf("local_gemm: wrote %s\n", a.out);
     bench_print_table(stdout, rec, n);

@@ -1,6 +1,6 @@
-/* The local-GEMM benchmark's verdicts: a tpgemm variant's check against cuBLAS's output (bench_merge_check), and which
- * variant a record publishes (bench_publish). Pure C, apart from local_gemm.c's CUDA, so that
- * tests/c/test_bench_verdict.c can run them without a GPU. */
+/* The local-GEMM benchmark's verdicts: a tpgemm variant's check against cuBLAS's output (bench_merge_check), which
+ * variant a record publishes (bench_publish), and the exit status (bench_tally, bench_exit_status). Pure C, apart
+ * from local_gemm.c's CUDA, so that tests/c/test_bench_verdict.c can run them without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,3 +52,12 @@ void bench_publish(bench_record *r) {
     for (int v = 1; v < r->nvar && r->best < 0; v++) /* still name a tpgemm config, with null numbers */
         if (!is_cublas(&r->var[v])) r->best = v;
 }
+
+void bench_tally(const bench_record *r, int *fails, int *errors) {
+    for (int v = 1; v < r->nvar; v++)
+        *fails += r->var[v].check == 0 && !r->var[v].lt_best_of;
+    *fails += r->cublas_ref_check == 0;
+    *errors += r->error[0] != '\0' || (r->best >= 0 && r->var[r->best].error[0] != '\0');
+}
+
+int bench_exit_status(int errors, int fails) { return errors ? BENCH_RUNTIME : fails ? BENCH_CHECK_FAILED : BENCH_OK; }

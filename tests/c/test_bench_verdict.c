@@ -128,6 +128,54 @@ TPG_TEST(without_the_pick_the_sound_fastest_by_burst_times_sustained) {
     TPG_EXPECT_EQ_STR(r->var[r->best].config, "a");
 }
 
+/* A record's failed checks and errors, and the exit status they give: a failed tpgemm check and cuBLAS off the fp32
+ * reference fail (1); the cuBLASLt trial failing against the top algorithm does not; a stopped run or a dropped
+ * published variant is an error (5), which outranks failures. */
+TPG_TEST(the_exit_status_counts_tpgemm_failures_and_errors_not_the_cublaslt_trial) {
+    int fails = 0, errors = 0;
+    bench_record *r = record_of("k");
+    variant(r, "a", "k", 900, 800, 1);
+    r->best = 1, r->cublas_ref_check = 1;
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(fails, 0);
+    TPG_EXPECT_EQ_INT(errors, 0);
+    TPG_EXPECT_EQ_INT(bench_exit_status(errors, fails), 0);
+    variant(r, "lt", "", 900, 900, 0);
+    r->var[r->nvar - 1].lt_best_of = 8;
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(fails, 0);
+    variant(r, "unchecked", "k3", NAN, NAN, -1); /* dropped before its check: an error if published, not a fail */
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(fails, 0);
+    r->var[0].check = 0; /* cuBLAS itself (var[0]) is checked against the reference, not against itself */
+    variant(r, "b", "k2", 900, 800, 0);
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(fails, 1);
+    r->cublas_ref_check = 0;
+    bench_tally(r, &fails, &errors); /* adds to the counts of earlier records */
+    TPG_EXPECT_EQ_INT(fails, 3);
+    TPG_EXPECT_EQ_INT(errors, 0);
+    TPG_EXPECT_EQ_INT(bench_exit_status(errors, fails), 1);
+    r->cublas_ref_check = -1; /* not compared: not a failure */
+    fails = 0;
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(fails, 1);
+    snprintf(r->var[4].error, sizeof r->var[4].error, "a window failed"); /* not the published one */
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(errors, 0);
+    snprintf(r->var[1].error, sizeof r->var[1].error, "a window failed"); /* the published one */
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(errors, 1);
+    TPG_EXPECT_EQ_INT(bench_exit_status(errors, fails), 5);
+    r = record_of("k");
+    r->best = -1, r->cublas_ref_check = 1;
+    snprintf(r->error, sizeof r->error, "tpg_poison: out of memory"); /* the run stopped */
+    errors = fails = 0;
+    bench_tally(r, &fails, &errors);
+    TPG_EXPECT_EQ_INT(errors, 1);
+    TPG_EXPECT_EQ_INT(bench_exit_status(0, 2), 1);
+}
+
 TPG_TEST_MAIN(TPG_CASE(a_first_comparison_within_eps_passes_with_its_error),
               TPG_CASE(above_eps_or_non_finite_or_nothing_to_compare_fails_and_says_why),
               TPG_CASE(a_recheck_can_only_fail_a_passed_check_and_raise_its_error),
@@ -135,4 +183,5 @@ TPG_TEST_MAIN(TPG_CASE(a_first_comparison_within_eps_passes_with_its_error),
               TPG_CASE(an_error_equal_to_eps_passes),
               TPG_CASE(the_first_failures_note_survives_a_later_different_failure),
               TPG_CASE(the_pick_is_published_whatever_ran_faster),
-              TPG_CASE(without_the_pick_the_sound_fastest_by_burst_times_sustained))
+              TPG_CASE(without_the_pick_the_sound_fastest_by_burst_times_sustained),
+              TPG_CASE(the_exit_status_counts_tpgemm_failures_and_errors_not_the_cublaslt_trial))

@@ -240,7 +240,7 @@ int tpg_cli_model(const tpg_cli_args *a) {
         return EXIT_NO_GPU;
     }
     int rc = 0;
-    for (int i = 0; i < n && rc < EXIT_USAGE; i++) {
+    for (int i = 0; i < n; i++) {
         tpg_cli_args la = *a;
         la.m = jobs[i].m, la.n = jobs[i].row.n, la.k = jobs[i].row.k, la.l = 1;
         int r = tpg_cli_run(&la, jobs[i].row.config, &jobs[i].res);
@@ -249,8 +249,9 @@ int tpg_cli_model(const tpg_cli_args *a) {
             snprintf(jobs[i].error, sizeof jobs[i].error, "%s", jobs[i].res.error);
             jobs[i].res.error = jobs[i].error;
         }
-        if (r > rc) rc = r; /* the worst outcome wins: a later timeout (4) outranks an earlier failed check (1) */
-        if (r >= EXIT_USAGE) n = i + 1;
+        int stop;
+        rc = tpg_cli_model_exit(rc, r, &stop);
+        if (stop) n = i + 1; /* the table ends at the layer that stopped the run */
     }
     write_results(stdout, a, tp, jobs, n);
     return rc;

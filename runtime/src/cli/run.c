@@ -38,27 +38,11 @@ typedef struct run_state {
 
 static char g_msg[1536]; /* the failed step's message, "" if none */
 
-static int exit_code_of(tpg_status st) {
-    switch (st) {
-    case TPG_OK: return EXIT_PASSED;
-    case TPG_ERR_INVALID_ARGUMENT:
-    case TPG_ERR_UNKNOWN_CONFIG:
-    case TPG_ERR_SHAPE:
-    case TPG_ERR_ALIGNMENT:
-    case TPG_ERR_UNSUPPORTED: return EXIT_USAGE;
-    case TPG_ERR_NO_DEVICE:
-    case TPG_ERR_NOT_HOPPER:
-    case TPG_ERR_NO_P2P: return EXIT_NO_GPU;
-    case TPG_ERR_TIMEOUT: return EXIT_TIMEOUT;
-    default: return EXIT_RUNTIME;
-    }
-}
-
 /* Records a failed step in g_msg and returns its exit code. */
 static int step_failed(const char *what, tpg_status st, const char *detail) {
     snprintf(g_msg, sizeof g_msg, "tpgemm: %s: %s%s%s", what, tpg_status_string(st), detail && *detail ? ": " : "",
              detail ? detail : "");
-    return exit_code_of(st);
+    return tpg_cli_exit_code(st);
 }
 
 static int cuda_failed(const char *what, cudaError_t e) {
@@ -267,9 +251,7 @@ static int check(run_state *s, const tpg_cli_args *a, const tpg_kernel_desc *kd,
         for (int r = 0; r < s->tp; r++)
             if (again[r] != first[r]) res->deterministic = 0;
     }
-    /* a check that compared nothing passes nothing */
-    int ok = res->checked_elements > 0 && res->nonfinite == 0 && res->max_error <= res->eps && res->deterministic == 1;
-    res->check = ok ? TPG_CHECK_PASSED : TPG_CHECK_FAILED;
+    res->check = tpg_cli_check_verdict(res);
     return 0;
 }
 
@@ -510,8 +492,7 @@ static int run_gpu(const tpg_cli_args *a, int cfg_index, tpg_cli_result *res) {
         res->num_devices = s.tp;
     }
     teardown(&s);
-    if (!rc && res->check == TPG_CHECK_FAILED) rc = EXIT_CHECK_FAILED;
-    return rc;
+    return tpg_cli_run_exit(rc, res->check);
 }
 
 /* ---- entry ------------------------------------------------------------------------------------------- */

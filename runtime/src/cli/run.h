@@ -4,10 +4,9 @@
 
 #include "../tables.h"
 #include "args.h"
+#include "outcome.h"
 #include "report.h"
 
-/* build/tpgemm's exit statuses (see --help). */
-enum { EXIT_PASSED = 0, EXIT_CHECK_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_GPU = 3, EXIT_TIMEOUT = 4, EXIT_RUNTIME = 5 };
 
 /* Number of visible CUDA devices (0 when the driver or runtime reports none). */
 int tpg_cli_visible_devices(void);
