@@ -151,6 +151,16 @@ tpg_status tpg__capture_end(tpg_ctx *ctx, cudaStream_t s, tpg_status steps, cons
 /* graph.c: rank's graph added to what stream s is capturing (a child graph node after s's capture dependencies),
  * instead of a launch. */
 tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
+/* overlap.c: what one CTA of a GEMM kernel (gemm_regs a thread, gemm_threads, gemm_smem static + dynamic bytes) and
+ * one barrier CTA (one thread) take of an SM together - registers in whole warps of 256-register units, shared memory
+ * with the driver's reserve (reserved bytes) per CTA, threads in whole warps - for the check that the barrier fits
+ * beside the GEMM (tpg_op_set_overlap_barriers). Pure. */
+typedef struct tpg_sm_share {
+    int regs, threads;
+    long smem;
+} tpg_sm_share;
+tpg_sm_share tpg__barrier_beside(int gemm_regs, int gemm_threads, long gemm_smem, int barrier_regs, long barrier_smem,
+                                 int reserved);
 /* overlap.c (rank's device idle, TP >= 2): the start barrier's epoch word must equal the GEMM's last_epoch,
  * else the GEMM's epochs are out of step with the barrier's, and the shard pulls' words must be 0
  * (TPG_ERR_NOT_READY, with the numbers). */

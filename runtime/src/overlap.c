@@ -19,6 +19,15 @@ static int cta_registers(int regs, int threads) {
     return per_warp * ((threads + 31) / 32);
 }
 
+tpg_sm_share tpg__barrier_beside(int gemm_regs, int gemm_threads, long gemm_smem, int barrier_regs, long barrier_smem,
+                                 int reserved) {
+    tpg_sm_share need;
+    need.regs = cta_registers(gemm_regs, gemm_threads) + cta_registers(barrier_regs, 1);
+    need.smem = gemm_smem + barrier_smem + 2L * reserved;
+    need.threads = (gemm_threads + 31) / 32 * 32 + 32;
+    return need;
+}
+
 /* Whether one barrier CTA (1 thread) fits on an SM beside one CTA of the op's GEMM kernel on rank's device. */
 static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
     tpg_ctx *ctx = op->ctx;
@@ -33,13 +42,12 @@ static tpg_status barrier_fits_beside(tpg_op *op, int rank) {
     TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
     TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
     TPG_CHECK_CUDA(ctx, cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-    const int regs = cta_registers(g.numRegs, k->threads) + cta_registers(b.numRegs, 1);
-    const long smem = (long)g.sharedSizeBytes + k->smem_bytes + (long)b.sharedSizeBytes + 2L * reserved;
-    const int threads = k->threads + 32;
-    if (regs > regs_sm || smem > smem_sm || threads > threads_sm)
+    const tpg_sm_share n = tpg__barrier_beside(g.numRegs, k->threads, (long)g.sharedSizeBytes + k->smem_bytes,
+                                               b.numRegs, (long)b.sharedSizeBytes, reserved);
+    if (n.regs > regs_sm || n.smem > smem_sm || n.threads > threads_sm)
         TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "kernel %s: the start barrier does not fit on an SM beside one of its "
                  "CTAs on rank %d (registers %d of %d, shared memory %ld of %d B, threads %d of %d), so the GEMM must "
-                 "wait for it", k->name, rank, regs, regs_sm, smem, smem_sm, threads, threads_sm);
+                 "wait for it", k->name, rank, n.regs, regs_sm, n.smem, smem_sm, n.threads, threads_sm);
     return TPG_OK;
 }
 

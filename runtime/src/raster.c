@@ -44,3 +44,10 @@ int64_t tpg_raster_hilbert(int units_m, int units_n, int32_t *out) {
     else gen(&w, 0, 0, 0, units_m, units_n, 0);
     return w.n;
 }
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void tpg_raster_grid(int64_t walk_m, int64_t n, int bm, int bn, int cm, int cn, int64_t *units_m, int64_t *units_n) {
+    *units_m = ceil_div(ceil_div(walk_m, bm), cm);
+    *units_n = ceil_div(ceil_div(n, bn), cn);
+}

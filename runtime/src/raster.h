@@ -18,6 +18,11 @@ extern "C" {
  * or -1 if a size is out of range. */
 int64_t tpg_raster_hilbert(int units_m, int units_n, int32_t *out);
 
+/* The units_m x units_n grid that a walk of walk_m x n outputs in bm x bn tiles and cm x cn clusters has, as the
+ * kernels' tpg_make_tiling (scheduler.cuh) computes it: ceil(ceil(walk_m / bm) / cm) x ceil(ceil(n / bn) / cn). The
+ * host's table must hold one entry per unit the kernel walks. */
+void tpg_raster_grid(int64_t walk_m, int64_t n, int bm, int bn, int cm, int cn, int64_t *units_m, int64_t *units_n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,9 +12,8 @@
 static tpg_status alloc_table(tpg_op *op, int64_t walk_m, void **tables) {
     const tpg_kernel_desc *k = op->kernel;
     tpg_ctx *ctx = op->ctx;
-    const int64_t tiles_m = (walk_m + k->bm - 1) / k->bm, tiles_n = (op->shapes.stage_n + k->bn - 1) / k->bn;
-    const int64_t units_m = (tiles_m + k->cluster_m - 1) / k->cluster_m;
-    const int64_t units_n = (tiles_n + k->cluster_n - 1) / k->cluster_n;
+    int64_t units_m, units_n;
+    tpg_raster_grid(walk_m, op->shapes.stage_n, k->bm, k->bn, k->cluster_m, k->cluster_n, &units_m, &units_n);
     if (units_m > 0x7fff || units_n > 0x7fff)
         TPG_FAIL(ctx, TPG_ERR_SHAPE, "kernel %s (raster: hilbert): %lld x %lld tile units per stage, at "
                  "most 32767 each; use raster: grouped for this shape", k->name, (long long)units_m, (long long)units_n);

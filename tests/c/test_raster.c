@@ -84,5 +84,22 @@ TPG_TEST(sides_past_0x7fff_are_refused) {
     free(row);
 }
 
+/* The table's grid is the kernel's (scheduler.cuh: ceil(tiles / cluster) of ceil(outputs / tile)): a ragged edge
+ * and an odd tile count under a cluster of 2 each still get their unit, and exact sizes get no extra one. */
+TPG_TEST(the_grid_is_the_kernels_units_ragged_edges_rounded_up) {
+    int64_t um = 0, un = 0;
+    tpg_raster_grid(8192, 4096, 128, 256, 1, 1, &um, &un);
+    TPG_EXPECT_EQ_INT(um, 64); TPG_EXPECT_EQ_INT(un, 16);
+    tpg_raster_grid(2900, 5000, 128, 256, 2, 1, &um, &un); /* 23 x 20 tiles */
+    TPG_EXPECT_EQ_INT(um, 12); TPG_EXPECT_EQ_INT(un, 20);
+    tpg_raster_grid(2900, 5000, 128, 256, 1, 2, &um, &un);
+    TPG_EXPECT_EQ_INT(um, 23); TPG_EXPECT_EQ_INT(un, 10);
+    tpg_raster_grid(3072, 4864, 128, 256, 2, 2, &um, &un); /* 24 x 19 tiles */
+    TPG_EXPECT_EQ_INT(um, 12); TPG_EXPECT_EQ_INT(un, 10);
+    tpg_raster_grid(1, 1, 128, 160, 1, 1, &um, &un);
+    TPG_EXPECT_EQ_INT(um, 1); TPG_EXPECT_EQ_INT(un, 1);
+}
+
 TPG_TEST_MAIN(TPG_CASE(every_grid_up_to_40_is_a_walk_over_neighbours), TPG_CASE(anchor_grids),
-              TPG_CASE(starts_at_the_origin_and_stays_local), TPG_CASE(sides_past_0x7fff_are_refused))
+              TPG_CASE(starts_at_the_origin_and_stays_local), TPG_CASE(sides_past_0x7fff_are_refused),
+              TPG_CASE(the_grid_is_the_kernels_units_ragged_edges_rounded_up))
