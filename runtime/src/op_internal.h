@@ -129,6 +129,10 @@ void tpg__tile_order_free(tpg_op *op);
 /* Ops of stream-K kernels with a one-stage launch (TP = 1, a gathered or one-hop walk): the workspace of the
  * stream-K tail (stream_k.c) on every local device whose shape has a region; its part of the launch parameters; release (NULL entries are skipped). */
 tpg_status tpg__stream_k_alloc(tpg_op *op);
+/* The rows of the op's one-stage launch, which tpg__stream_k_alloc sizes the workspace for; 0 if it has none: TP = 1,
+ * or a walk of one GEMM of all M rows (op.c decides it at creation; a one-hop op that keeps its ring then launches its
+ * stages, and tpg__stream_k_params finds no region). */
+int64_t tpg__stream_k_rows(const tpg_op *op);
 void tpg__stream_k_params(const tpg_op *op, int rank, tpg_gemm_params *g);
 void tpg__stream_k_free(tpg_op *op);
 tpg_status tpg__graphs_update(tpg_op *op);

@@ -33,9 +33,7 @@ static int region_tiles(const tpg_op *op, int rank, int64_t m, int stages) {
     return tpg_sk_launch_tiles(launch_tiles(op, m), op->ctx->sm_count[rank], kb, stages);
 }
 
-/* The rows of the op's one-stage launch, 0 if it has none: TP = 1, or a walk of one GEMM of all M rows (op.c decides
- * it at creation; a one-hop op that keeps its ring then launches its stages, and tpg__stream_k_params finds none). */
-static int64_t one_stage_rows(const tpg_op *op) {
+int64_t tpg__stream_k_rows(const tpg_op *op) {
     if (op->sched->tp == 1) return op->shapes.stage_m;
     return op->gathered || op->one_hop ? (int64_t)op->sched->tp * op->shapes.stage_m : 0;
 }
@@ -45,7 +43,7 @@ tpg_status tpg__stream_k_alloc(tpg_op *op) {
     tpg_status st = TPG_OK;
     const int saved = tpg__save_device();
     for (int r = ctx->local_begin; r < ctx->local_end; r++) {
-        const int64_t rows = one_stage_rows(op);
+        const int64_t rows = tpg__stream_k_rows(op);
         const int tiles = rows ? region_tiles(op, r, rows, 1) : 0;
         if (!tiles) continue;
         const size_t bytes = partial_bytes(op, r) + 2 * (size_t)ctx->sm_count[r] * sizeof(unsigned int);
