@@ -75,4 +75,5 @@ TPG_TEST(a_launch_reads_the_region_of_its_own_shape) {
     TPG_EXPECT(g.sk_partials == NULL && g.sk_counts == NULL);
 }
 
-TPG_TEST_MAIN(TPG_CASE(the_workspace_is_for_one_stage_launches_only), TPG_CASE(a_launch_reads_the_region_of_its_own_shape))
+TPG_TEST_MAIN(TPG_CASE(the_workspace_is_for_one_stage_launches_only),
+              TPG_CASE(a_launch_reads_the_region_of_its_own_shape))
