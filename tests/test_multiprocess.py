@@ -256,6 +256,23 @@ def test_tuned_or_default_and_local_config(lib):
     assert local["kernel"] == lib.config_info(lib.config(name="ag_rota_bf16_wide_tp1", tp=1, dtype="bf16"))["kernel"]
 
 
+def test_every_configs_local_gemm_is_a_tp_1_config_of_its_schedule_and_dtype(lib):
+    """Whatever the family (one without a _tp1 config falls back to a same-kernel config, then the default): the local
+    GEMM the benchmark times is a TP = 1 config of the fused config's schedule and dtype."""
+    fallbacks = 0
+    for i in range(lib.lib.tpg_config_count()):
+        want = lib.config_info(i)
+        if want["tp"] == 1:
+            continue
+        try:
+            got = lib.config_info(lib.local_config(i, 1))
+        except tpgemm_lib.TpgError:  # no TP = 1 config of the schedule and dtype at all
+            continue
+        fallbacks += got["name"] != want["name"].rsplit("_tp", 1)[0] + "_tp1"
+        assert (got["tp"], got["schedule"], got["dtype"]) == (1, want["schedule"], want["dtype"]), (want, got)
+    assert fallbacks > 0  # some families have no _tp1 config: the fallbacks ran
+
+
 class FakeTables:
     """The two C calls tuned_or_default makes, over a dispatch table of one row (m, n, k, config, tuned): no tuned
     file is committed, so the library's own table has no tuned row to find."""

@@ -71,6 +71,8 @@ def test_nodes_timed_by_cuda_events_are_summarized_per_kind_and_stage():
            node("copy stage 1 piece 1 from rank 1", "copy", 25.0, 18.0, "copy", 1, 1),
            node("flag stage 1", "copy", 43.0, 2.0, "flag", 1, 0),
            node("REDUCE", "reduce", 90.0, 6.0, "REDUCE", -1, 0)]
+    for e in ev[-4:]:
+        e["args"]["before_dependency"] = False  # as trace_events.c writes it on every node: false is not "placed"
     s = timeline.summarize(doc)
     assert s[0]["copies"] == [("copy stage 1 (2 pieces)", 5.0, 38.0, "CUDA events"),
                               ("flag stage 1", 43.0, 2.0, "CUDA events"), ("REDUCE", 90.0, 6.0, "CUDA events")]
@@ -250,6 +252,22 @@ def test_producer_lead_of_k_block_0():
     assert "ring full" not in text  # records without ring-full figures (older traces): no line
 
 
+def test_producer_lead_counts_the_earlier_warpgroup_and_means_divide_by_records():
+    """The lead is taken from the unit's first mainloop start over both warpgroups (not the later one); the per-record
+    means divide by the records, whatever the lanes."""
+    doc = fake_trace()
+    for e in doc["traceEvents"]:  # warpgroup 1 (tid 102) starts its stage-0 record later
+        if e.get("cat") == "tile" and e["pid"] == 0 and e["tid"] == 102 and e["args"]["stage"] == 0:
+            e["ts"] = 12.0
+    doc["traceEvents"] += [X("loads stage 0", "loads", 0, 100, 2.0, 20.0, stage=0, tile=0, slot_wait_us=1.0),
+                           X("stage 0", "tile", 0, 101, 60.0, 1.0, stage=0, tile=5, mainloop_us=1.0,
+                             epilogue_us=2.0)]  # a third stage-0 record, on a lane already counted
+    s = timeline.summarize(doc)[0]["stages"]
+    assert s[0]["mean_lead_us"] == pytest.approx(10.0 - 3.0)
+    assert s[0]["mean_mainloop_us"] == pytest.approx((25.0 + 25.0 + 1.0) / 3)
+    assert s[0]["mean_epilogue_us"] == pytest.approx((5.0 + 5.0 + 2.0) / 3)
+
+
 def test_ring_full_fraction_is_cycle_weighted():
     """The share of the producer's issue time spent waiting for a free slot after k-block 0, summed in cycles
     over a stage's load records (a short unit weighs less than a long one)."""
@@ -311,6 +329,24 @@ def test_the_check_fails_what_it_cannot_check_against_or_spans_lost_from_a_whole
     doc = whole_trace()
     doc["tpgemm"]["devices"][0]["records"] = 6  # two producer records whose loads spans are gone
     assert problems(doc) == ["rank 0: 4 flag-wait, loads and tile spans for the 6 records written"]
+
+
+def test_the_check_holds_its_counts_and_nesting_to_the_writers_precision():
+    """More CTAs than the grid is as wrong as fewer; a producer's loads spans count as records; a span outside its
+    tile by more than the JSON's rounding (3 decimals) is named, within it not."""
+    from timeline_check import problems
+    doc = whole_trace()
+    doc["tpgemm"]["devices"][0]["ctas_written"] = 2
+    assert problems(doc) == ["rank 0: 2 of 1 CTAs wrote a trace block"]
+    doc = whole_trace()
+    doc["traceEvents"].append(X("loads stage 0", "loads", 0, 100, 9.0, 20.0, stage=0, tile=0, slot_wait_us=0.0))
+    doc["tpgemm"]["devices"][0]["records"] = 5
+    assert problems(doc) == []
+    for past, named in ((0.001, False), (0.01, True)):
+        doc = whole_trace()
+        ep = next(e for e in doc["traceEvents"] if e["cat"] == "epilogue")
+        ep["dur"] += past  # its tile ends at b + 15.0, where the epilogue ended
+        assert any("is in no tile of its lane" in p for p in problems(doc)) == named, past
 
 
 def test_check_sets_the_exit_status(tmp_path, capsys):

@@ -356,6 +356,17 @@ def test_recheck_runs_fused_targets_first_with_the_new_inputs_right_before_the_f
     assert EVENTS.count("new inputs") == 1 and EVENTS[:3] == ["new inputs", "zero d", "run tpgemm"]
 
 
+def test_recheck_checks_every_local_mode_as_the_local_gemm_it_is(env):
+    """local_default (the default config's local GEMM) writes d_loc like local: checked against local_ref after a
+    zeroed d_loc, not against the fused output's ref."""
+    keep = make_keep()
+    targets = [("tpgemm", Op(), call("tpgemm", keep.d, keep.ref)),
+               ("local_default", Op(), call("local_default", keep.d_loc, keep.local_ref))]
+    out, why = env.C.recheck(keep, reference, targets)
+    assert why is None and out == {"tpgemm": (0, 0, None, 0), "local_default": (0, 0, None, 0)}
+    assert EVENTS.index("run tpgemm") < EVENTS.index("zero d_loc") < EVENTS.index("run local_default")
+
+
 @pytest.mark.parametrize("inputs_fail", [False, True])
 def test_recheck_of_the_local_gemm_alone_agrees_on_the_new_inputs(env, inputs_fail):
     def no_memory():

@@ -43,6 +43,7 @@ def test_rounds_windows_and_idle_must_make_sense():
     assert "--rounds 0" in errors(rounds=0)[0]
     assert "--window -5" in errors(window=-5.0)[0]
     assert "--window nan" in errors(window=float("nan"))[0]
+    assert "--window inf" in errors(window=float("inf"))[0]  # windows sized from it would never end
     assert "--burst-idle -1" in errors(burst_idle=-1.0)[0]
     assert len(errors(rounds=0, window=0.0, burst_idle=float("inf"))) == 3
 

@@ -179,13 +179,15 @@ def test_the_callback_may_return_any_bytes_like_object(reply):
     assert lib.lib.rounds == [(0, bytes(range(NBYTES)) * TP)]
 
 
-def test_a_reply_of_the_wrong_length_says_how_long_it_was_and_should_be(capfd):
+@pytest.mark.parametrize("copies", [1, TP + 1])
+def test_a_reply_of_the_wrong_length_says_how_long_it_was_and_should_be(capfd, copies):
+    """Too short or too long (which would be copied past the library's buffer): refused, nothing copied."""
     lib = make_lib()
     with pytest.raises(tpgemm_lib.TpgError) as e:
-        lib.ctx_rank(TP, 1, 0, lambda send: send)
+        lib.ctx_rank(TP, 1, 0, lambda send: send * copies)
     assert e.value.status == tpgemm_lib.TPG_ERR_BOOTSTRAP and lib.lib.rounds[0][0] == 2
-    assert (f"allgather on rank 1: the callback returned {NBYTES} bytes, expected {TP * NBYTES} (tp {TP} x {NBYTES})"
-            in capfd.readouterr().err)
+    assert (f"allgather on rank 1: the callback returned {copies * NBYTES} bytes, expected {TP * NBYTES} "
+            f"(tp {TP} x {NBYTES})" in capfd.readouterr().err)
 
 
 # --- errors --------------------------------------------------------------------------------------------------------
@@ -279,16 +281,17 @@ def test_set_torch_tensors_refuses_a_tensor_the_op_cannot_use(tensor, change, wh
     assert len(set_calls(lib)) == 1 and op.held[0] == good + (None, None, None)  # the op still reads the old ones
 
 
-def test_set_torch_tensors_refused_on_one_process_still_joins_the_collective_call():
+@pytest.mark.parametrize("rank", [0, 1])
+def test_set_torch_tensors_refused_on_one_process_still_joins_the_collective_call(rank):
     """Multi-process: tpg_op_set_tensors is collective. A rank whose tensors fail the checks joins it with none, so
-    its peers' calls fail too instead of waiting for it."""
+    its peers' calls fail too instead of waiting for it - rank 0 as any other."""
     lib = make_lib()
-    op = lib.ctx_rank(TP, 1, DEVICES[1], identity_gather).op(0, 128, 96, 64)
+    op = lib.ctx_rank(TP, rank, DEVICES[rank], identity_gather).op(0, 128, 96, 64)
     with pytest.raises(ValueError, match="tensor a is on device"):
-        op.set_torch_tensors(1, *operands(device=DEVICES[0]))
-    assert set_calls(lib) == [(1, None, None, None, None, None, None)] and len(lib.lib.rounds) == 3
-    op.set_torch_tensors(1, *operands(device=DEVICES[1]))
-    assert set_calls(lib)[1] == (1, 0x10000, 0x20000, None, 0x30000, None, None)
+        op.set_torch_tensors(rank, *operands(device=DEVICES[1 - rank]))
+    assert set_calls(lib) == [(rank, None, None, None, None, None, None)] and len(lib.lib.rounds) == 3
+    op.set_torch_tensors(rank, *operands(device=DEVICES[rank]))
+    assert set_calls(lib)[1] == (rank, 0x10000, 0x20000, None, 0x30000, None, None)
 
 
 def test_set_torch_tensors_that_the_library_rejects_keeps_the_old_and_the_new_tensors():
