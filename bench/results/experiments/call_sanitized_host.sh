@@ -13,6 +13,22 @@ if [ "${1:-}" = --stage ]; then
     # the carry's 64 MiB hold the tree and these four (each binary holds every kernel: ~8 MB)
     cp build/sanitize/tpgemm "$S/" && cp build/sanitize/tests/gpu_{epochs,timeout,multiprocess} "$S/tests/"
     for f in "$S/tpgemm" "$S"/tests/*; do objcopy --compress-debug-sections=zlib "$f"; done
+    # the negative controls of tests/test_sanitizers.py (~1.4 MB each), built as the binaries are: each must report
+    # on the GPU machine too, or a clean run there means nothing
+    python3 - "$S/probes" <<'PY' || exit 1
+import os, re, subprocess, sys
+sys.path.insert(0, ".")
+from tests.test_sanitizers import PROBES
+from tests.sanitized_build import SANITIZE
+os.makedirs(sys.argv[1])
+for report, text in PROBES.items():
+    stem = os.path.join(sys.argv[1], re.sub(r"\W+", "_", report))
+    open(stem + ".c", "w").write(text)
+    open(stem + ".expect", "w").write(report)
+    subprocess.run(["gcc", "-O0", *SANITIZE, "-static-libasan", "-static-libubsan", stem + ".c", "-o", stem + ".bin"],
+                   check=True)
+    subprocess.run(["strip", "--strip-debug", stem + ".bin"], check=True)
+PY
     du -sh "$S"; exit 0
 fi
 OUT=${OUT:-build/sanitized_host}
@@ -26,6 +42,15 @@ GPU_ENV=(env TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32)
 NCCL_LIB=$(python3 -c "import sys; sys.path.insert(0, 'tests'); from test_gpu import nccl_library
 print(nccl_library())" 2>/dev/null)
 echo "NCCL library: $NCCL_LIB" | tee -a "$R/provenance.txt"
+# the negative controls first: each sanitizer reports its probe here (a leak, a heap overflow, a signed overflow)
+for exe in "$S"/probes/*.bin; do
+    probe=$(basename "$exe" .bin)
+    "$exe" > "$R/probe_$probe.log" 2>&1
+    rc=$?
+    verdict="NOT REPORTED"
+    [ $rc -ne 0 ] && grep -qF "$(cat "$S/probes/$probe.expect")" "$R/probe_$probe.log" && verdict=reported
+    echo "negative control $probe: exit $rc, $verdict" | tee -a "$OUT/summary.txt"
+done
 # the paths only a GPU runs first (contexts across processes, the timeout's abort, the NCCL transport), then the CLI
 logged "gpu_timeout 200 --share-device" timeout_shared.log 150 "${GPU_ENV[@]}" $S/tests/gpu_timeout 200 \
     --share-device
@@ -43,6 +68,6 @@ logged "tpgemm 128 tokens (gathered walk)" cli_few.log 60 "${GPU_ENV[@]}" $S/tpg
     --m 128 --n 10240 --k 8192 --iterations 3
 logged "tpgemm --model llama3-8b --tp 2 --share-device" cli_model.log 90 "${GPU_ENV[@]}" $S/tpgemm \
     --share-device --model llama3-8b --tp 2 --tokens 2048 --iterations 3 --warmup-iterations 1
-grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$R"/*.log | sed 's/^/sanitizer report in /'
-grep -hE "^SUMMARY: " "$R"/*.log | sort | uniq -c
+grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$R"/*.log | grep -v /probe_ | sed 's/^/sanitizer report in /'
+for f in "$R"/*.log; do case $f in */probe_*) ;; *) grep -hE "^SUMMARY: " "$f" ;; esac; done | sort | uniq -c
 cat "$OUT/summary.txt"
