@@ -331,6 +331,14 @@ def test_the_check_fails_what_it_cannot_check_against_or_spans_lost_from_a_whole
     assert problems(doc) == ["rank 0: 4 flag-wait, loads and tile spans for the 6 records written"]
 
 
+def test_a_device_with_one_kernel_time_missing_takes_its_window_from_the_tiles():
+    doc = fake_trace()
+    doc["tpgemm"]["devices"][0]["kernel_end_us"] = -1  # the writer's mark of a missing time; the begin is there
+    assert timeline.summarize(doc)[0]["window_us"] == (10.0, 90.0)  # the tiles' extent, not (10.0, -1)
+    doc["tpgemm"]["devices"][0].update(kernel_begin_us=-1, kernel_end_us=85.0)
+    assert timeline.summarize(doc)[0]["window_us"] == (10.0, 90.0)
+
+
 def test_the_check_holds_its_counts_and_nesting_to_the_writers_precision():
     """More CTAs than the grid is as wrong as fewer; a producer's loads spans count as records; a span outside its
     tile by more than the JSON's rounding (3 decimals) is named, within it not."""
@@ -342,6 +350,8 @@ def test_the_check_holds_its_counts_and_nesting_to_the_writers_precision():
     doc["traceEvents"].append(X("loads stage 0", "loads", 0, 100, 9.0, 20.0, stage=0, tile=0, slot_wait_us=0.0))
     doc["tpgemm"]["devices"][0]["records"] = 5
     assert problems(doc) == []
+    doc["tpgemm"]["devices"][0]["records"] = 0  # a writer that counted none, with spans in the file
+    assert problems(doc) == ["rank 0: 5 flag-wait, loads and tile spans for the 0 records written"]
     for past, named in ((0.001, False), (0.01, True)):
         doc = whole_trace()
         ep = next(e for e in doc["traceEvents"] if e["cat"] == "epilogue")

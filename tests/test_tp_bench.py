@@ -557,6 +557,7 @@ def test_the_shapes_asked_come_from_the_records_else_the_anchor_shapes():
     tokens = [dict(R.make_record("8B-o-m512", "RS", 512, 4096, 4096, 2, "bf16", figures(), 1e-3), tokens=512)]
     assert len(R.missing_shapes(tokens)) == 7 and R.missing_shapes(tokens)[0] == "405B-fc1-m512"
     assert R.missing_shapes([dict(old[0], name="probe")]) == [] and R.missing_shapes([]) == []
+    assert R.missing_shapes([old[0], dict(old[0], name="probe")]) == []  # one record not an anchor: not compared
 
 
 def test_the_report_of_a_file_written_to_benchmarks_names_the_missing_shapes(tmp_path):
