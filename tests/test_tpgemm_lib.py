@@ -154,6 +154,38 @@ def test_an_error_in_the_callback_is_the_cause_of_the_tpg_error(capfd):
     assert "bootstrap allgather failed on rank 1: RuntimeError('process group is gone')" in capfd.readouterr().err
 
 
+class TwoRoundLib(FakeLib):
+    """A collective call of two bootstrap rounds, the second run even after the first failed (as a C call that
+    gathers twice before it checks)."""
+
+    def collective(self):
+        first, second = FakeLib.collective(self), FakeLib.collective(self)
+        return first if first != OK else second
+
+
+def two_round_ctx(errors):
+    def allgather(send):
+        raise errors.pop(0)
+
+    lib = object.__new__(tpgemm_lib.Lib)
+    lib.lib = TwoRoundLib()
+    return lib.ctx_rank(TP, 1, 0, allgather)
+
+
+def test_the_first_callback_error_is_the_cause_not_the_one_it_caused():
+    first = RuntimeError("first")
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        two_round_ctx([first, RuntimeError("second")])
+    assert e.value.__cause__ is first
+
+
+def test_an_interrupt_after_a_callback_error_is_raised_as_itself():
+    interrupt = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt) as e:
+        two_round_ctx([RuntimeError("first"), interrupt])
+    assert e.value is interrupt
+
+
 def test_an_interrupt_in_a_later_collective_call_is_raised_from_that_call():
     """The callback runs in every collective call of the context (op create here), not only in its create."""
     seen = []
