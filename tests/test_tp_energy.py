@@ -75,3 +75,21 @@ def test_a_counter_read_past_the_bound_keeps_no_step():
         time.sleep(0.3)
     st = s.stats()
     assert s.usable() and st["changes"] >= 3 and st["steps"] == 0, st
+
+
+def test_a_step_is_kept_only_when_its_bracket_from_the_read_before_is_within_the_bound():
+    """Reads of 7 ms each: a read's own time is within STEP_PRECISION_S (10 ms), but the bracket from the start of the
+    read before to the end of the one that saw the step is >= 14 ms - the step's time is not known that well."""
+    with E.EnergySampler(Counter(500.0, 0.02, read_s=0.007)) as s:
+        time.sleep(0.3)
+    st = s.stats()
+    assert s.usable() and st["changes"] >= 3 and st["steps"] == 0, st
+
+
+def test_a_sampler_whose_read_never_returned_is_not_usable():
+    """A read stuck past the join's second (an NVML call that hangs): its thread is still running, so its steps are
+    not the window's."""
+    with E.EnergySampler(Counter(500.0, 0.02, read_s=3.0)) as s:
+        time.sleep(0.05)
+    assert not s.failed and not s.usable()
+
