@@ -24,8 +24,8 @@ def replace_section(text: str, name: str, title: str, body: str) -> str:
     if has_begin and has_end and text.index(begin) < text.index(end):
         return text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     if has_begin or has_end:
-        raise SectionError(f"BENCHMARKS.md has {'only one of' if has_begin != has_end else 'out of order'} the "
-                           f"markers {begin} / {end}; fix it by hand")
+        how = "only one of the markers" if has_begin != has_end else "the markers out of order:"
+        raise SectionError(f"BENCHMARKS.md has {how} {begin} / {end}; fix it by hand")
     return text.rstrip("\n") + "\n\n" + block + "\n"
 
 

@@ -119,15 +119,17 @@ static int gpu_checks(const bench_args *a, bench_meta *m) {
         return BENCH_NO_GPU;
     }
     char pci[32] = "";
-    if ((e = cudaSetDevice(a->device)) != cudaSuccess || (e = cudaDeviceGetPCIBusId(pci, sizeof pci, a->device))) {
+    if ((e = cudaSetDevice(a->device)) != cudaSuccess ||
+        (e = cudaDeviceGetPCIBusId(pci, sizeof pci, a->device)) != cudaSuccess) {
         fprintf(stderr, "local_gemm: device %d: %s\n", a->device, cudaGetErrorString(e));
         return BENCH_NO_GPU;
     }
     nvml_open(pci, a->device);
     snprintf(m->energy_note, sizeof m->energy_note, "%s", nvml_note());
     snprintf(m->gpu, sizeof m->gpu, "%.80s (%d SMs, %.20s)", p.name, p.multiProcessorCount, pci);
-    if (cudaRuntimeGetVersion(&rt) != cudaSuccess || cudaDriverGetVersion(&drv) != cudaSuccess)
-        rt = drv = 0; /* the record says 0.0: unknown, not made up */
+    /* a version the call could not read stays 0 (the record says 0.0: unknown, not made up) */
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
     snprintf(m->cuda, sizeof m->cuda, "runtime %d.%d, driver API %d.%d", rt / 1000, rt % 1000 / 10, drv / 1000,
              drv % 1000 / 10);
     if (nvml_driver(m->driver, sizeof m->driver)) snprintf(m->driver, sizeof m->driver, "CUDA driver API %d", drv);

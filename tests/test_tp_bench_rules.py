@@ -66,4 +66,4 @@ def test_usage_errors_are_refused_before_the_library_loads(tmp_path, args, said)
     if said:
         assert out.returncode == 2 and said in out.stderr, out.stderr
     else:
-        assert "--tokens" not in out.stderr and "--tag" not in out.stderr, out.stderr
+        assert "no_library.so" in out.stderr and "--tokens" not in out.stderr and "--tag" not in out.stderr, out.stderr

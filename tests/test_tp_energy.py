@@ -1,6 +1,7 @@
 """bench/tp_energy.py, the TP benchmark's power fit (tp_bench.py --energy-fit), without torch or a GPU: the fit over
 whole counter steps, the busy span it reads, and the sampler thread against a fake counter."""
 import sys
+import threading
 import time
 
 import pytest
@@ -31,9 +32,10 @@ class Counter:
 
     def __init__(self, watts, step_s, fail_after=None, read_s=0.0):
         self.watts, self.step_s, self.t0, self.reads, self.fail_after = watts, step_s, None, 0, fail_after
-        self.read_s = read_s
+        self.read_s, self.reading = read_s, threading.Event()
 
     def __call__(self):
+        self.reading.set()  # a read has started (the sampler's thread is in it)
         self.reads += 1
         if self.fail_after is not None and self.reads > self.fail_after:
             raise RuntimeError("NVML gone")
@@ -89,7 +91,8 @@ def test_a_step_is_kept_only_when_its_bracket_from_the_read_before_is_within_the
 def test_a_sampler_whose_read_never_returned_is_not_usable():
     """A read stuck past the join's second (an NVML call that hangs): its thread is still running, so its steps are
     not the window's."""
-    with E.EnergySampler(Counter(500.0, 0.02, read_s=3.0)) as s:
-        time.sleep(0.05)
+    counter = Counter(500.0, 0.02, read_s=3.0)
+    with E.EnergySampler(counter) as s:
+        assert counter.reading.wait(2.0)  # the thread is inside its read before the window closes
     assert not s.failed and not s.usable()
 

@@ -157,7 +157,8 @@ tpg_status tpg__capture_end(tpg_ctx *ctx, cudaStream_t s, tpg_status steps, cons
 tpg_status tpg__graph_capture(tpg_op *op, int rank, cudaStream_t s);
 /* overlap.c: what one CTA of a GEMM kernel (gemm_regs a thread, gemm_threads, gemm_smem static + dynamic bytes) and
  * one barrier CTA (one thread) take of an SM together - registers in whole warps of 256-register units, shared memory
- * with the driver's reserve (reserved bytes) per CTA, threads in whole warps - for the check that the barrier fits
+ * in 128-byte units with the driver's reserve (reserved bytes) per CTA, threads in whole warps - for the check that the
+ * barrier fits
  * beside the GEMM (tpg_op_set_overlap_barriers). Pure. */
 typedef struct tpg_sm_share {
     int regs, threads;

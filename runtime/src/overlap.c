@@ -19,11 +19,15 @@ static int cta_registers(int regs, int threads) {
     return per_warp * ((threads + 31) / 32);
 }
 
+/* Shared memory a CTA takes: what it asks for in the SM's 128-byte allocation units (sm_90), and the driver's
+ * per-CTA reservation. */
+static long cta_shared(long bytes, int reserved) { return (bytes + 127) / 128 * 128 + reserved; }
+
 tpg_sm_share tpg__barrier_beside(int gemm_regs, int gemm_threads, long gemm_smem, int barrier_regs, long barrier_smem,
                                  int reserved) {
     tpg_sm_share need;
     need.regs = cta_registers(gemm_regs, gemm_threads) + cta_registers(barrier_regs, 1);
-    need.smem = gemm_smem + barrier_smem + 2L * reserved;
+    need.smem = cta_shared(gemm_smem, reserved) + cta_shared(barrier_smem, reserved);
     need.threads = (gemm_threads + 31) / 32 * 32 + 32;
     return need;
 }

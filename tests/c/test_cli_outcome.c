@@ -2,10 +2,12 @@
  * here on made-up results. No GPU. */
 #include <math.h>
 
+#include "cli/args.h"
 #include "cli/outcome.h"
 #include "tpg_test.h"
 
-/* Every status of the table has the exit status --help gives its kind (args.c's usage text). */
+/* Every status of the table has the exit status --help gives its kind (args.c's usage text; the test below checks
+ * that the text gives these numbers to these kinds). */
 static int expected_exit(tpg_status st) {
     switch (st) {
     case TPG_OK: return 0;
@@ -28,6 +30,22 @@ TPG_TEST(every_status_has_the_exit_status_help_gives_it) {
     TPG_EXPECT_EQ_INT(tpg_cli_exit_code((tpg_status)99), EXIT_RUNTIME); /* a status this build does not know */
     TPG_EXPECT_EQ_INT(tpg_cli_exit_code(TPG_ERR_OUT_OF_MEMORY), 5);    /* the table's spelled-out literals */
     TPG_EXPECT_EQ_INT(tpg_cli_exit_code(TPG_ERR_TIMEOUT), 4);
+}
+
+TPG_TEST(help_gives_each_exit_status_the_kind_the_mapping_gives_it) {
+    const char *u = tpg_args_usage();
+    TPG_EXPECT_STR_CONTAINS(u, "Exit status: 0 passed");
+    TPG_EXPECT_STR_CONTAINS(u, "1 check failed");
+    TPG_EXPECT_STR_CONTAINS(u, "2 usage, config,\nshape, alignment or argument error");
+    TPG_EXPECT_STR_CONTAINS(u, "3 not enough Hopper GPUs / no peer access");
+    TPG_EXPECT_STR_CONTAINS(u, "4 a device-side wait\ntimed out");
+    TPG_EXPECT_STR_CONTAINS(u, "5 another CUDA or runtime failure");
+    TPG_EXPECT_EQ_INT(EXIT_PASSED, 0);
+    TPG_EXPECT_EQ_INT(EXIT_CHECK_FAILED, 1);
+    TPG_EXPECT_EQ_INT(EXIT_USAGE, 2);
+    TPG_EXPECT_EQ_INT(EXIT_NO_GPU, 3);
+    TPG_EXPECT_EQ_INT(EXIT_TIMEOUT, 4);
+    TPG_EXPECT_EQ_INT(EXIT_RUNTIME, 5);
 }
 
 static tpg_cli_result compared(void) {
@@ -82,6 +100,7 @@ TPG_TEST(the_model_keeps_the_worst_layer_and_stops_at_an_error_not_at_a_failed_c
 }
 
 TPG_TEST_MAIN(TPG_CASE(every_status_has_the_exit_status_help_gives_it),
+              TPG_CASE(help_gives_each_exit_status_the_kind_the_mapping_gives_it),
               TPG_CASE(the_check_passes_only_what_it_compared_finite_within_eps_and_repeatable),
               TPG_CASE(a_failed_step_outranks_the_check_and_a_failed_check_exits_1),
               TPG_CASE(the_model_keeps_the_worst_layer_and_stops_at_an_error_not_at_a_failed_check))

@@ -10,11 +10,12 @@
 S=build/sanitize_gpu
 if [ "${1:-}" = --stage ]; then
     rm -rf "$S" && mkdir -p "$S/tests"
-    # the carry's 64 MiB hold the tree and these four (each binary holds every kernel: ~8 MB)
+    # the carry's 64 MiB hold the tree and these four (each binary holds every kernel: ~8 MiB)
     cp build/sanitize/tpgemm "$S/" && cp build/sanitize/tests/gpu_{epochs,timeout,multiprocess} "$S/tests/"
     for f in "$S/tpgemm" "$S"/tests/*; do objcopy --compress-debug-sections=zlib "$f"; done
-    # the negative controls of tests/test_sanitizers.py as one program (the carry's 64 MB hold ~1.5 MB more), built as
-    # the binaries are: each sanitizer must report on the GPU machine too, or a clean run there means nothing
+    # the three negative controls of tests/test_sanitizers.py (PROBES) as one program (the carry holds ~1.5 MiB more,
+    # not three times that), built with the binaries' flags (tests/sanitized_build.py: SANITIZE): each sanitizer must
+    # report on the GPU machine too, or a clean run there means nothing
     mkdir "$S/probes" && cat > "$S/probes/probe.c" <<'C'
 #include <limits.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@ int main(int c, char **v) { /* heap: a read past a block; signed: an overflow; e
     return 0;
 }
 C
-    gcc -O0 -fsanitize=address,undefined -fno-sanitize-recover=undefined -static-libasan -static-libubsan \
-        "$S/probes/probe.c" -o "$S/probes/probe" && strip --strip-debug "$S/probes/probe" || exit 1
+    gcc -O0 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -static-libasan \
+        -static-libubsan "$S/probes/probe.c" -o "$S/probes/probe" && strip --strip-debug "$S/probes/probe" || exit 1
     du -sh "$S"; exit 0
 fi
 OUT=${OUT:-build/sanitized_host}
@@ -43,13 +44,16 @@ GPU_ENV=(env TPG_REQUIRE_GPUS=1 CUDA_DEVICE_MAX_CONNECTIONS=32)
 NCCL_LIB=$(python3 -c "import sys; sys.path.insert(0, 'tests'); from test_gpu import nccl_library
 print(nccl_library())" 2>/dev/null)
 echo "NCCL library: $NCCL_LIB" | tee -a "$R/provenance.txt"
-# the negative controls first: each sanitizer reports its probe here (a leak, a heap overflow, a signed overflow)
+# the negative controls first: each sanitizer reports its probe here (a heap overflow, a signed overflow, a leak); one
+# that does not makes the call fail, whatever follows
+unreported=0
 for probe in heap:heap-buffer-overflow signed:"signed integer overflow" leak:"detected memory leaks"; do
     "$S/probes/probe" "${probe%%:*}" > "$R/probe_${probe%%:*}.log" 2>&1
     rc=$?
     verdict="NOT REPORTED"
     [ $rc -ne 0 ] && grep -qF "${probe#*:}" "$R/probe_${probe%%:*}.log" && verdict=reported
     echo "negative control ${probe%%:*}: exit $rc, $verdict" | tee -a "$OUT/summary.txt"
+    [ "$verdict" = reported ] || unreported=$((unreported + 1))
 done
 # the paths only a GPU runs first (contexts across processes, the timeout's abort, the NCCL transport), then the CLI
 logged "gpu_timeout 200 --share-device" timeout_shared.log 150 "${GPU_ENV[@]}" $S/tests/gpu_timeout 200 \
@@ -71,3 +75,7 @@ logged "tpgemm --model llama3-8b --tp 2 --share-device" cli_model.log 90 "${GPU_
 grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$R"/*.log | grep -v /probe_ | sed 's/^/sanitizer report in /'
 for f in "$R"/*.log; do case $f in */probe_*) ;; *) grep -hE "^SUMMARY: " "$f" ;; esac; done | sort | uniq -c
 cat "$OUT/summary.txt"
+if [ $unreported -gt 0 ]; then
+    echo "NEGATIVE CONTROL FAILED: $unreported sanitizer(s) reported nothing here; the clean result above means nothing"
+    exit 1
+fi

@@ -5,7 +5,7 @@
 
 #include "report.h"
 
-/* build/tpgemm's exit statuses (see --help), worst last but one: a larger one outranks a smaller one. */
+/* build/tpgemm's exit statuses (see --help), ordered best to worst: a larger one outranks a smaller one. */
 enum { EXIT_PASSED = 0, EXIT_CHECK_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_GPU = 3, EXIT_TIMEOUT = 4, EXIT_RUNTIME = 5 };
 
 /* The exit status of a run that stopped on status st: a bad argument or shape is the user's (2), a missing or

@@ -7,7 +7,6 @@
 #include "outcome.h"
 #include "report.h"
 
-
 /* Number of visible CUDA devices (0 when the driver or runtime reports none). */
 int tpg_cli_visible_devices(void);
 /* GPUs a --share-device run needs visible: one past the highest ordinal of --devices (1 without it). */
