@@ -335,6 +335,9 @@ def test_twin_lookup_prefers_the_family_and_refuses_a_tie():
         tpgemm_lib.twin_index(infos, 0, "ce")
     with pytest.raises(ValueError, match="rs_tila_bf16_tp2 has its partials pushed already"):
         tpgemm_lib.twin_index(infos, 0, "push")
+    # from a twin to another route: its family is the name without the route (rs_tila_bf16), not rs_tila_bf16_pull
+    infos = [row("rs_tila_bf16_pull_tp2", "pull"), row("w_tp2", "ce"), row("rs_tila_bf16_ce_tp2", "ce")]
+    assert tpgemm_lib.twin_index(infos, 0, "ce") == 2
 
 
 def test_untuned_reduce_scatter_default_follows_the_per_stage_k(lib):

@@ -305,6 +305,10 @@ def test_rank_errors_are_named_and_a_shared_text_is_said_once():
     assert merged == {"torch_async_tp": f"every rank: {same}", "tpgemm": "rank 1: RuntimeError('timeout')"}
     assert R.merge_rank_errors([{"x": "a"}, {"x": "b"}]) == {"x": "rank 0: a; rank 1: b"}
     assert R.merge_rank_errors([{"x": "failed on another rank"}, None]) == {"x": "failed on another rank"}
+    # a RankFailure's text (tp_windows: the ranks whose own calls ran) is an echo too, not that rank's own failure
+    echo = "RankFailure('failed on another rank')"
+    merged = R.merge_rank_errors([{"x": echo}, {"x": "RuntimeError('timeout')"}])
+    assert merged == {"x": "rank 1: RuntimeError('timeout')"}
 
 
 def test_a_shared_run_of_failed_setups_keeps_out_of_the_results_by_its_name(tmp_path):
