@@ -146,3 +146,104 @@ def test_a_tiles_partner_of_the_previous_stage_comes_first(walks):
         if stage > 0 and first_uid[(cm, cn, m, n, l, s, minor, stage - 1, t)] >= uid:
             late.append(f"cluster {cm}x{cn} {m}x{n} l={l} stages={s} minor={minor} stage {stage} tile {t}")
     assert not late, f"{len(late)} tiles walked before their previous-stage partner, first: {late[:5]}"
+
+
+# The `raster: hilbert` decode (TPG_RASTER 1): the host's table (runtime/src/raster.c, as tile_order.c builds it)
+# gives each unit of a batch; the program prints the table ("O" lines), each decode ("D" lines) and, for ragged K,
+# the k-blocks the mainloop walks ("K" lines).
+HILBERT_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "raster.h"
+#include "scheduler.cuh"
+
+template <int CM, int CN> static void walk(int m, int n, int l, int stages, int minor)
+{
+    int64_t um = 0, un = 0;
+    tpg_raster_grid(m, n, %(bm)d, %(bn)d, CM, CN, &um, &un);
+    std::vector<int> order((size_t)(um * un));
+    tpg_raster_hilbert((int)um, (int)un, order.data());
+    tpg_gemm_params p = {};
+    p.m = m; p.n = n; p.k = 64; p.l = l; p.num_stages = stages; p.stage_minor = minor; p.tile_order = order.data();
+    const tpg_tiling g = tpg_make_tiling<%(bm)d, %(bn)d, 64, CM, CN>(p);
+    for (size_t i = 0; i < order.size(); ++i)
+        std::printf("O %%d %%d %%d %%d %%d %%d %%d %%zu %%d\n", CM, CN, m, n, l, stages, minor, i, order[i]);
+    for (int uid = 0; uid < g.total; ++uid)
+        for (int rank = 0; rank < CM * CN; ++rank) {
+            const tpg_tile t = tpg_decode_tile<CM, CN>(g, uid, rank);
+            std::printf("D %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d %%d\n", CM, CN, m, n, l, stages, minor,
+                        uid, rank, t.stage, t.batch, t.tm, t.tn, (int)t.valid);
+        }
+}
+
+int main()
+{
+%(calls)s
+    for (int k : {64, 100, 4104, 8}) {
+        tpg_gemm_params p = {};
+        p.m = 128; p.n = 128; p.k = k; p.l = 1; p.num_stages = 1;
+        std::printf("K %%d %%d\n", k, tpg_make_tiling<%(bm)d, %(bn)d, 64, 1, 1>(p).k_blocks);
+    }
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hilbert(tmp_path_factory):
+    """The table walk's lines, split by kind: {"O": [...], "D": [...], "K": [...]}, each a list of int rows."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.skip("nvcc not found: the walk is checked where the CUDA toolkit is installed")
+    workdir = tmp_path_factory.mktemp("hilbert")
+    calls = "\n".join(f"    walk<{cm}, {cn}>({m}, {n}, {l}, {s}, {minor});"
+                      for (cm, cn), (m, n, l, s), minor in itertools.product(CLUSTERS, SHAPES, (0, 1)))
+    src, exe = workdir / "hilbert.cu", workdir / "hilbert"
+    src.write_text(HILBERT_PROGRAM % {"bm": BM, "bn": BN, "calls": calls})
+    build = subprocess.run([nvcc, "-std=c++17", "-O2", "-I", str(ROOT / "templates/kernels"),
+                            "-I", str(ROOT / "runtime/include"), "-I", str(ROOT / "runtime/src"), "-DTPG_RASTER=1",
+                            str(src), str(ROOT / "runtime/src/raster.c"), "-o", str(exe)],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, f"the table walk program does not compile:\n{build.stderr[-3000:]}"
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = {"O": [], "D": [], "K": []}
+    for line in out.stdout.splitlines():
+        kind, *values = line.split()
+        lines[kind].append([int(x) for x in values])
+    return lines
+
+
+def test_the_table_walk_decodes_its_entries_and_covers_every_tile_once(hilbert):
+    """Each unit id takes the table's entry for its place in the batch (stage and batch decomposed as documented):
+    rows (entry >> 16) * cm + rank % cm, columns (entry & 0xffff) * cn + rank // cm; every tile of every stage and
+    batch is walked once. Non-square grids and 2x1 / 1x2 clusters: a swapped axis or rank split shows."""
+    tables = {}
+    for cm, cn, m, n, l, s, minor, i, entry in hilbert["O"]:
+        tables.setdefault((cm, cn, m, n, l, s, minor), {})[i] = entry
+    seen, wrong = {}, []
+    for cm, cn, m, n, l, s, minor, uid, rank, stage, batch, tm, tn, valid in hilbert["D"]:
+        key = (cm, cn, m, n, l, s, minor)
+        tiles_m, tiles_n = ceil_div(m, BM), ceil_div(n, BN)
+        per_batch = ceil_div(tiles_m, cm) * ceil_div(tiles_n, cn)
+        if minor and s > 1:
+            r, want_stage = divmod(uid, s)
+        else:
+            want_stage, r = divmod(uid, l * per_batch)
+        want_batch, r = divmod(r, per_batch)
+        entry = tables[key][r]
+        want = (want_stage, want_batch, (entry >> 16) * cm + rank % cm, (entry & 0xFFFF) * cn + rank // cm)
+        if (stage, batch, tm, tn) != want:
+            wrong.append(f"{key} uid {uid} rank {rank}: got {(stage, batch, tm, tn)}, want {want}")
+        if valid:
+            seen.setdefault(key, []).append((stage, batch, tm, tn))
+    assert not wrong, f"{len(wrong)} decodes differ, first:\n" + "\n".join(wrong[:5])
+    assert len(seen) == len(CLUSTERS) * len(SHAPES) * 2
+    for (cm, cn, m, n, l, s, minor), tiles in seen.items():
+        want = sorted(itertools.product(range(s), range(l), range(ceil_div(m, BM)), range(ceil_div(n, BN))))
+        assert sorted(tiles) == want, f"cluster {cm}x{cn} {m}x{n} l={l} stages={s}: tiles missed or repeated"
+
+
+def test_a_ragged_k_walks_its_last_partial_k_block(hilbert):
+    """k-blocks = ceil(K / BK): the last partial block is walked (TMA fills its tail with zeros), and K < BK is one."""
+    assert {k: kb for k, kb in hilbert["K"]} == {64: 1, 100: 2, 4104: 65, 8: 1}

@@ -43,6 +43,9 @@ TPG_TEST(chunk_counts) {
     /* 300 rows hold three 128-row tiles: never more pieces than tiles */
     TPG_EXPECT_EQ_INT(tpg_copy_plan_make(300, 2, 128, 8).chunks, 3);
     TPG_EXPECT_EQ_INT(tpg_copy_plan_make(0, 2, 128, 8).chunks, 0); /* nothing copied */
+    /* 100 rows in 2 pieces of whole 128-row tiles: one piece of the 100 rows, never a piece larger than the slot */
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(100, 2, 128, 2).chunks, 1);
+    TPG_EXPECT_EQ_INT(tpg_copy_plan_make(100, 2, 128, 2).chunk_rows, 100);
 }
 
 /* The piece whose byte range holds flat row `row` (row_bytes 2), from the plan's own ranges; -1 if none. */
@@ -59,7 +62,8 @@ static int piece_of_row(const tpg_copy_plan *p, int64_t row) {
  * box needs lies in a piece at or before the one it waits for, and its last needed row in exactly that
  * one (no wait for a later piece than needed). */
 TPG_TEST(a_tile_waits_for_the_piece_of_its_last_row) {
-    const int batch_rows[] = {1000, 1024, 300};
+    /* 1025: a later batch's box ends one row into a piece (its last row alone decides which piece it waits for) */
+    const int batch_rows[] = {1000, 1024, 300, 1025};
     for (size_t i = 0; i < sizeof batch_rows / sizeof batch_rows[0]; i++)
         for (int l = 1; l <= 3; l++)
             for (int req = 1; req <= 8; req++)

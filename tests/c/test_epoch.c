@@ -13,6 +13,8 @@ TPG_TEST(a_flag_at_or_just_past_the_epoch_has_reached_it) {
         TPG_EXPECT(tpg_epoch_reached(e + 1000u, e));
         TPG_EXPECT(!tpg_epoch_reached(e - 1u, e));     /* last call's flag: not yet */
         TPG_EXPECT(!tpg_epoch_reached(e - 1000u, e));
+        TPG_EXPECT(tpg_epoch_reached(e + TPG_EPOCH_WINDOW - 1u, e)); /* the window's last word ahead */
+        TPG_EXPECT(!tpg_epoch_reached(e + TPG_EPOCH_WINDOW, e));     /* and past it: a stale word, not ahead */
     }
 }
 
