@@ -26,7 +26,8 @@ for step in "$@"; do
     # through env: an assignment before `logged` would move its summary line into the step's folder too
     logged "tier 2 shared TP = $tp${groups:+ ($groups)}" "tier2_tp$tp${groups:+_part}.log" "$((left - after))" \
         env TIER2_GROUPS="$groups" TIER2_SKIP_GROUPS="$skip" TIER2_BUDGET_S=$((left - after - 30)) \
-        TIER2_HARD_S=$((left - after - 5)) OUT="$R/tp$tp${groups:+_part}" bash tests/gpu/run_tier2.sh --share-device --tp "$tp"
+        TIER2_HARD_S=$((left - after - 5)) OUT="$R/tp$tp${groups:+_part}" \
+        bash tests/gpu/run_tier2.sh --share-device --tp "$tp"
     tail -20 "$R/tier2_tp$tp${groups:+_part}.log"
     cp "$R/tp$tp${groups:+_part}/tier2_shared_tp$tp.json" "$OUT/tier2_shared_tp$tp${groups:+_part}.json" 2>/dev/null
     skip=tp1
