@@ -194,8 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         changes = write.write_tree(out, files)
-    except OSError as e:
+    except write.PartialWrite as e:
         print(f"{out}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{out}: {e}; nothing written", file=sys.stderr)
         return 2
     except write.WriteConflict as e:
         for rel in e.paths:

@@ -502,22 +502,36 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
                     f"bn <= {bn_max} with bm {bm} and {consumers} consumers"
                     + (" (pingpong)" if mode == "pingpong" else ", or more consumers")))
     top = max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
+    smaller = _smaller_hint(bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
     if stages is None:
         if top < MIN_STAGES:
             need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
-            out.append(("tile", f"{MIN_STAGES} stages need {need} bytes of shared memory, "
-                        f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", "a smaller tile"))
+            field = "tile" if smaller == "a smaller tile" else "epilogue_buffers"
+            out.append((field, f"{MIN_STAGES} stages need {need} bytes of shared memory, "
+                        f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", smaller))
     elif stages < MIN_STAGES:
         out.append(("stages", f"{stages}: the ring needs at least {MIN_STAGES} stages",
-                    f"{MIN_STAGES}..{top}" if top >= MIN_STAGES else "a smaller tile"))
+                    f"{MIN_STAGES}..{top}" if top >= MIN_STAGES else smaller))
     else:
         need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
         if need > SMEM_LIMIT:
             out.append(("stages", f"{stages} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}",
-                        f"{MIN_STAGES}..{top} for this tile" if top >= MIN_STAGES
-                        else "a smaller tile"))
+                        f"{MIN_STAGES}..{top} for this tile" if top >= MIN_STAGES else smaller))
     return out
+
+
+def _smaller_hint(bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers) -> str:
+    """What to shrink where even the shallowest ring does not fit: the tile, or the store buffers a kernel asked for
+    where the default count would fit (a 128x128 tile with 16 buffers once read as a tile too large)."""
+    if buffers is None or max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n) < MIN_STAGES:
+        return "a smaller tile"
+    epi = epilogue_bytes(bm, consumers, mode, epi_chunk_bytes(dtype, epilogue_n), buffers)
+    default = default_epi_buffers(bm, consumers, mode)
+    fit = max(b for b in range(1, buffers + 1)
+              if max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n, b) >= MIN_STAGES)
+    return (f"fewer epilogue_buffers: {buffers} take {epi} bytes; at most {fit} fit beside {MIN_STAGES} stages "
+            f"(the default for this tile: {default})")
 
 
 def entry_args(k: dict) -> dict:

@@ -453,6 +453,11 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
                                       must=must[:1] + [e for e in must[1:] if e != must[0]],
                                       consumers=base["consumers"], clusters=base["cluster"],
                                       pulls=base["pull_partials"], copy_engine=base["copy_engine_partials"])
+    if args.knob and not tune.enumerate_candidates(shapes[0].dtype, tiles=base["tile"], stages=base["stages"],
+                                                   extra=space, consumers=base["consumers"], clusters=base["cluster"]):
+        # the shipped picks (must) would still run, timed against nothing the knobs asked for
+        _parser().error(f"--knob {' --knob '.join(args.knob)}: no legal {shapes[0].dtype} kernel has these values "
+                        "together (`python3 -m generator` names the rule a kernel of them breaks)")
     defaults = {s.key: tune.resolve(e)[0] for s, e in zip(shapes, [_default_entry(doc, s) for s in shapes]) if e}
     work, out = _work_dir(args, tag), _tuned_path(args, tag)
     if args.dry_run:

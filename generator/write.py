@@ -84,22 +84,55 @@ def _blocked_folders(out_dir: Path, rels) -> list[str]:
     return sorted(str(d) for d in need if d.exists() and not d.is_dir())
 
 
+class PartialWrite(OSError):
+    """Renaming the staged files into place failed part-way: the output mixes this run's files and the last run's."""
+
+
+def _stage(out_dir: Path, files: dict[str, str], rels) -> list[tuple[Path, Path]]:
+    """Every changed file written beside its target as .NAME.tmp: where the disk is full or a path is blocked, this
+    is where it fails, so that the targets are renamed only once all of them are on disk. On failure the temporary
+    files and the folders made for them are removed and the error raised: nothing changed."""
+    staged, made = [], []
+    try:
+        for rel in rels:
+            p = out_dir / rel
+            missing = [d for d in (p.parent, *p.parent.parents) if not d.exists()]
+            p.parent.mkdir(parents=True, exist_ok=True)
+            made += reversed(missing)
+            tmp = p.with_name(f".{p.name}.tmp")
+            tmp.write_bytes(files[rel].encode())
+            staged.append((tmp, p))
+    except OSError:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        for d in reversed(made):
+            if d.is_dir() and not any(d.iterdir()):
+                d.rmdir()
+        raise
+    return staged
+
+
 def write_tree(out_dir: Path, files: dict[str, str]) -> Changes:
-    """Write changed files (atomically), delete stale marked ones, never touch unmarked files: if any
-    file to write exists without the marker, raise WriteConflict before writing anything; NotADirectoryError, before
-    writing anything too, where a folder the files need is a file."""
+    """Write changed files (all staged first, then renamed into place), delete stale marked ones, never touch
+    unmarked files: if any file to write exists without the marker, raise WriteConflict before writing anything;
+    NotADirectoryError, before writing anything too, where a folder the files need is a file; an OSError while
+    staging leaves the output as it was, and PartialWrite says where a rename failed after others had landed."""
     changes = diff(out_dir, files)
     if changes.conflict:
         raise WriteConflict(changes.conflict)
     blocked = _blocked_folders(out_dir, changes.write)
     if blocked:
         raise NotADirectoryError(f"{blocked[0]} is not a folder; the generated files need it to be one")
-    for rel in changes.write:
-        p = out_dir / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.tmp")
-        tmp.write_bytes(files[rel].encode())
-        os.replace(tmp, p)
+    staged = _stage(out_dir, files, changes.write)
+    for i, (tmp, p) in enumerate(staged):
+        try:
+            os.replace(tmp, p)
+        except OSError as e:
+            for t, _ in staged[i:]:
+                t.unlink(missing_ok=True)
+            raise PartialWrite(e.errno, f"{e.strerror}: renaming {tmp} to {p}; {i} of {len(staged)} files were "
+                               "replaced already, so the output now mixes this run's files and the last run's: "
+                               "run the generator again once the cause is gone") from e
     for rel in changes.delete:
         p = out_dir / rel
         p.unlink()

@@ -202,24 +202,6 @@ def test_overlap_barriers_in_the_plan(tpgemm, config):
     assert "barriers beside the GEMM" in text
 
 
-def test_overlap_barriers_refused_without_barriers(tpgemm):
-    r = run(tpgemm, "--dry-run", "--config", "ag_rota_bf16_tp1", "--overlap-barriers")
-    assert r.returncode == 2 and "--overlap-barriers: config ag_rota_bf16_tp1 has no barriers (TP = 1)" in r.stderr
-
-
-def test_copy_chunks_refused_where_nothing_is_copied(tpgemm):
-    r = run(tpgemm, "--dry-run", "--config", "rs_tila_bf16_tp2", "--copy-chunks", "2")
-    assert r.returncode == 2
-    assert "--copy-chunks 2: config rs_tila_bf16_tp2 copies nothing" in r.stderr
-    r = run(tpgemm, "--dry-run", "--config", "ag_rota_bf16_tp1", "--copy-chunks", "2")
-    assert r.returncode == 2 and "copies nothing (TP = 1)" in r.stderr
-    for bad in ("0", "33", "x"):
-        r = run(tpgemm, "--dry-run", "--config", "ag_rota_bf16_tp2", "--copy-chunks", bad)
-        assert r.returncode == 2 and f"--copy-chunks expects an integer in 1..32, got '{bad}'" in r.stderr
-    # one piece is the table's own graph, allowed everywhere
-    assert run(tpgemm, "--dry-run", "--config", "rs_tila_bf16_tp2", "--copy-chunks", "1").returncode == 0
-
-
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
 @pytest.mark.parametrize("tp,k", [(2, 28672), (2, 20480), (2, 8192), (4, 28672), (1, 4096)])
 def test_schedule_default_depends_on_the_problem_k(tpgemm, schedule, tp, k):
@@ -408,7 +390,7 @@ def test_fp8_configs_plan_and_scales(tpgemm):
     assert r.returncode == 2 and r.stdout == ""
     assert "--scale-a / --scale-b apply to fp8 configs only; ag_rota_bf16_tp1 has bf16 operands" in r.stderr
     r = run(tpgemm, "--scale-b", "x")
-    assert r.returncode == 2 and "--scale-b expects a finite number, got 'x'" in r.stderr
+    assert r.returncode == 2 and f"--scale-b {FINITE}, got 'x'" in r.stderr
     r = run(tpgemm, "--config", "gemm_e4m3_tp1", "--scale-a", "1e30", "--scale-b", "1e30", "--dry-run")
     assert r.returncode == 2 and "overflows a float" in r.stderr
     r = run(tpgemm, "--model", "llama3-8b", "--scale-a", "2", "--dry-run")
@@ -538,11 +520,14 @@ def test_cli_ab_without_a_gpu_reports_the_failed_runs(tpgemm, tmp_path):
     assert (tmp_path / "cli_ab.log").read_text().split() == ["1", "64x64x64", "ag_rota_bf16_wide_tp1", "nan"]
 
 
-@pytest.mark.parametrize("args, needle", [(["--alpha=0x10"], "--alpha expects a finite number, got '0x10'"),
-                                          (["--alpha", " 1"], "--alpha expects a finite number, got ' 1'"),
-                                          (["--alpha", "\n1"], "--alpha expects a finite number"),
+FINITE = "expects a finite number (decimal, |x| <= 3.40282e+38: a float)"  # args.c: F_F32's message
+
+
+@pytest.mark.parametrize("args, needle", [(["--alpha=0x10"], f"--alpha {FINITE}, got '0x10'"),
+                                          (["--alpha", " 1"], f"--alpha {FINITE}, got ' 1'"),
+                                          (["--alpha", "\n1"], f"--alpha {FINITE}"),
                                           (["--alpha", "1e-60"], "below a float's smallest normal value"),
-                                          (["--alpha", "4e38"], "--alpha expects a finite number, got '4e38'"),
+                                          (["--alpha", "4e38"], f"--alpha {FINITE}, got '4e38'"),
                                           (["--config", "--json"], "--config expects a value, got the option '--json'"),
                                           (["--iterations", "2000000000"], "of at most 1000000000")])
 def test_values_the_cli_refuses(tpgemm, args, needle):

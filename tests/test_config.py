@@ -95,6 +95,10 @@ CASES = [
      "kernels[0].epilogue_buffers", ["1 is out of range", "allowed: 2..16"]),
     ("epilogue_buffers_smem", "consumers: 2", "consumers: 2\n    epilogue_buffers: 5", "stages: 4",
      "kernels[0].stages", ["4 stages need 280576 bytes of shared memory", "allowed: 2..3 for this tile"]),
+    # 16 buffers of the 128x256 tile leave no room for a ring the default's 2 would: the buffers are named, not the tile
+    ("epilogue_buffers_no_ring", "    stages: 4\n", "    epilogue_buffers: 16\n", "epilogue_buffers",
+     "kernels[0].epilogue_buffers", ["2 stages need", "allowed: fewer epilogue_buffers: 16 take 262144 bytes",
+                                     "at most 8 fit beside 2 stages (the default for this tile: 2)"]),
     ("deferred_stores_type", "consumers: 2", "consumers: 2\n    deferred_stores: 0", "deferred_stores",
      "kernels[0].deferred_stores", ["expected true or false, got int '0'"]),
     ("deferred_flags_type", "consumers: 2", "consumers: 2\n    deferred_flags: yes please", "deferred_flags",
@@ -532,7 +536,8 @@ def test_generator_limits_match_the_kernel_headers(name, header, macro):
 # kernel that races (tma_partials with too few buffers) or spills.
 REFUSALS = [
     ("one_stage", (128, 256, 64, 1, 2, 1, 1), {}, "stages"),
-    ("one_stage_fits", (256, 128, 64, None, 2, 1, 1), {"consumer_mode": "cooperative_n", "epi_buffers": 10}, "tile"),
+    ("one_stage_fits", (256, 128, 64, None, 2, 1, 1), {"consumer_mode": "cooperative_n", "epi_buffers": 10},
+     "epilogue_buffers"),  # the default 8 buffers fit 2 stages: the 10 asked for are the field to change
     ("one_store_buffer", (128, 256, 64, 3, 2, 1, 1), {"epi_buffers": 1}, "epilogue_buffers"),
     ("tma_partials_a_buffer_short", (128, 256, 64, 3, 2, 1, 1), {"epi_buffers": 3, "tma_partials": True},
      "epilogue_buffers"),

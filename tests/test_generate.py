@@ -143,6 +143,42 @@ def test_write_if_different(tmp_path, files):
     assert mtimes == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
 
 
+def _snapshot(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_write_that_fails_while_staging_changes_nothing(tmp_path, files):
+    """Every changed file is staged before any is renamed into place: a blocked temporary path (here a folder where
+    the last file's .NAME.tmp goes; a full disk fails at the same step) used to leave the earlier files replaced."""
+    write.write_tree(tmp_path, files)
+    before = _snapshot(tmp_path)
+    changed = {rel: text + "// changed\n" for rel, text in files.items()}
+    last = sorted(changed)[-1]
+    (tmp_path / last).with_name(f".{Path(last).name}.tmp").mkdir()
+    with pytest.raises(OSError):
+        write.write_tree(tmp_path, {**changed, "new/sub/extra.h": "// x\n"})
+    assert _snapshot(tmp_path) == before
+    assert not (tmp_path / "new").exists()  # the folders made for the staged files are gone too
+    assert [p.name for p in tmp_path.rglob("*.tmp")] == [f".{Path(last).name}.tmp"]  # only the blocking folder
+
+
+def test_a_rename_that_fails_after_others_says_the_output_is_mixed(tmp_path, files, monkeypatch):
+    write.write_tree(tmp_path, files)
+    changed = {rel: text + "// changed\n" for rel, text in files.items()}
+    real_replace, calls = os.replace, []
+
+    def replace_once(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(write.os, "replace", replace_once)
+    with pytest.raises(write.PartialWrite, match=r"1 of \d+ files were replaced already.*mixes"):
+        write.write_tree(tmp_path, changed)
+    assert not list(tmp_path.rglob(".*.tmp"))  # the files not renamed are not left behind as temporaries
+
+
 def test_a_tree_written_elsewhere_builds_its_own_sources(tmp_path):
     out = tmp_path / "g"
     assert cli("--out", str(out), "-q").returncode == 0

@@ -228,6 +228,19 @@ def test_a_dry_run_writes_and_checks_the_candidates_and_runs_nothing(tmp_path, m
     assert rc == 2 and "kernels[0].stages: too many" in capsys.readouterr().err
 
 
+def test_knobs_no_legal_kernel_has_together_are_refused(tmp_path, capsys):
+    """Each value legal alone, none together (one consumer warpgroup holds 64 or 128 rows, not 256): the run once went
+    on with the shipped picks alone, timing them against nothing the knobs asked for."""
+    def never(cmd, **kw):
+        raise AssertionError(f"nothing runs: {cmd}")
+
+    with pytest.raises(SystemExit) as e:
+        run_tune(tmp_path, never, "--dry-run", "--knob", "tile=256x128x64", "--knob", "consumers=1")
+    assert e.value.code == 2
+    assert "--knob tile=256x128x64 --knob consumers=1: no legal bf16 kernel has these values" in capsys.readouterr().err
+    assert not (tmp_path / "work").exists()
+
+
 def test_too_few_gpus_stop_the_run_before_anything_is_built(tmp_path, monkeypatch):
     built = []
     monkeypatch.setattr(tune_cli, "build_tree", lambda *a: built.append(a) or a[0] / "tpgemm")

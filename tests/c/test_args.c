@@ -100,7 +100,7 @@ TPG_TEST(non_numeric_value_names_flag_and_value) {
     TPG_EXPECT_EQ_INT(PARSE(&a, "--m", " 5"), 2);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--m", ""), 2);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--alpha", "x"), 2);
-    TPG_EXPECT_EQ_STR(g_msg, "tpgemm: --alpha expects a finite number, got 'x'");
+    TPG_EXPECT_EQ_STR(g_msg, "tpgemm: --alpha expects a finite number (decimal, |x| <= 3.40282e+38: a float), got 'x'");
     TPG_EXPECT_EQ_INT(PARSE(&a, "--beta", "nan"), 2);
     TPG_EXPECT_EQ_INT(PARSE(&a, "--eps", "-1"), 2);
     TPG_EXPECT_STR_CONTAINS(g_msg, "--eps");

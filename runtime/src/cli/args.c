@@ -264,7 +264,8 @@ static int apply_value(const flag_t *f, const char *v, tpg_cli_args *a, char *ms
         return 0;
     case F_F32:
         if (parse_f64(v, &d) || fabs(d) > FLT_MAX)
-            return fail(msg, cap, "tpgemm: %s expects a finite number, got '%s'", name, v);
+            return fail(msg, cap, "tpgemm: %s expects a finite number (decimal, |x| <= %g: a float), got '%s'", name,
+                        (double)FLT_MAX, v);
         if (d != 0.0 && fabs(d) < FLT_MIN)
             return fail(msg, cap, "tpgemm: %s = %s is below a float's smallest normal value (%g): it would run as a "
                         "denormal or 0", name, v, (double)FLT_MIN);

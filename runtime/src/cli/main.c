@@ -160,6 +160,18 @@ int main(int argc, char **argv) {
                 c->name, c->schedule->tp < 2 ? "TP = 1" : "reduce-scatter moves partials from the GEMM's epilogue");
         return EXIT_USAGE;
     }
+    /* each changes one walk of one route only: named with a config of the other route (or TP = 1) it would change
+     * nothing, which a run's result would not show (--model's layers mix routes, so there it stays a no-op) */
+    if (a.gather_copy_engine && !tpg_schedule_copies(c->schedule)) {
+        fprintf(stderr, "tpgemm: --gather-copy-engine: config %s %s; drop --gather-copy-engine\n", c->name,
+                c->schedule->tp < 2 ? "gathers nothing (TP = 1)" : "is a reduce-scatter: it gathers no shards");
+        return EXIT_USAGE;
+    }
+    if (a.rs_ring && (c->schedule->tp < 2 || c->schedule->comm != TPG_COMM_REDUCE_SCATTER)) {
+        fprintf(stderr, "tpgemm: --rs-ring: config %s %s; drop --rs-ring\n", c->name,
+                c->schedule->tp < 2 ? "has no ring (TP = 1)" : "is an all-gather: it has no reduce-scatter walk");
+        return EXIT_USAGE;
+    }
     if (a.overlap_barriers && (c->schedule->tp < 2 || c->kernel->cluster_m * c->kernel->cluster_n > 1)) {
         fprintf(stderr, "tpgemm: --overlap-barriers: config %s %s; drop --overlap-barriers\n", c->name,
                 c->schedule->tp < 2 ? "has no barriers (TP = 1)"
