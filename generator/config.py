@@ -378,6 +378,12 @@ def raise_errors(walkers: list) -> None:
         raise ConfigError(errors)
 
 
+def _rejected_field(w: _Walker, path: str) -> bool:
+    """Whether the schema walk refused the value of one of the kernel's fields (an unknown key refuses none: the
+    kernel's own fields keep their values, so the checks across them still hold)."""
+    return any(e.startswith(f"{path}.") and e[len(path) + 1:].split(".")[0] in KERNEL.fields for e in w.error_paths)
+
+
 def _semantic(doc: dict, w: _Walker) -> None:
     """Checks across fields: kernel legality, names, references."""
     kernel_names: dict[str, int] = {}
@@ -388,8 +394,10 @@ def _semantic(doc: dict, w: _Walker) -> None:
         if k.get("name") is not None:
             _unique(w, kernel_names, k["name"], f"{path}.name", "kernel")
         args = K.entry_args(k)
-        if K.required_missing(args):
-            continue  # already reported by the schema walk
+        if K.required_missing(args) or _rejected_field(w, path):
+            # reported by the schema walk: a rejected field reads as its default here, and checks across fields
+            # would then report rules about a value the file does not hold (consumer_mode: pinpong as cooperative)
+            continue
         inert = config_inert.kernel_errors(k, KERNEL.fields["raster_group"].default)
         for sub, problem, allowed in K.check_kernel(**K.checked_args(args)) + inert:
             w.error(w.lines.get(f"{path}.{sub}", w.lines[path]), f"{path}.{sub}", problem, allowed)

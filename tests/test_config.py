@@ -442,6 +442,22 @@ def test_all_errors_reported_at_once(tmp_path):
     assert "3 error(s); nothing written" in r.stderr
 
 
+@pytest.mark.parametrize("old, new, field", [
+    ("consumers: 2", "consumers: 2\n    consumer_mode: pinpong", "kernels[0].consumer_mode"),
+    ("bn: 256, bk: 64}", "bn: 160, bk: 64}\n    epilogue_subtile: {m: 64, n: 48}", "kernels[0].epilogue_subtile.n"),
+])
+def test_a_refused_value_is_the_only_error_it_makes(tmp_path, old, new, field):
+    """A refused field reads as its default in the checks across fields, which then reported rules about a value
+    the file does not hold (pinpong's 64-row tile as cooperative's; the default 64 columns of a subtile as not
+    dividing 160)."""
+    text = BASE.replace(old, new, 1)
+    if "pinpong" in new:
+        text = text.replace("bm: 128", "bm: 64")
+    r, cfg, _ = run_cli(tmp_path, text)
+    errors = [line for line in r.stderr.splitlines() if line.startswith(f"{cfg}:") and "error(s)" not in line]
+    assert r.returncode == 2 and len(errors) == 1 and f": {field}: " in errors[0], r.stderr
+
+
 def test_yaml_syntax_error(tmp_path):
     r, cfg, out = run_cli(tmp_path, BASE.replace("bk: 64}", "bk: 64"))
     assert r.returncode == 2 and f"{cfg}:" in r.stderr and "YAML syntax error" in r.stderr
