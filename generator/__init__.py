@@ -9,3 +9,12 @@ vendor.py write their own outputs. Nothing runs at import.
 # Bump when generated output changes for the same input: it is part of every kernel hash and of the
 # config hash, so a new version renames instances instead of silently reusing stale objects.
 GENERATOR_VERSION = "0.1.0"
+
+
+def path_option(text: str) -> str:
+    """argparse's type of the path options: an empty value would read or write the working directory itself ('' is
+    '.' to Path), where the user most likely lost a variable's expansion."""
+    if not text.strip():
+        import argparse  # the stdlib's, here only: nothing runs at import
+        raise argparse.ArgumentTypeError("expects a path, got an empty string")
+    return text

@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import GENERATOR_VERSION, config, models, plan, render, write
+from . import GENERATOR_VERSION, config, models, path_option, plan, render, write
 
 COMMANDS = ("generate", "list", "tune", "vendor")
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -34,8 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="render and write generated/ (the default command)")
     lst = sub.add_parser("list", help="print one line per config that would be generated, with its kernel")
     for s in (gen, lst):
-        s.add_argument("--config", default="schedules.yaml", help="input (default: schedules.yaml)")
-    gen.add_argument("--out", default="generated", help="output directory (default: generated)")
+        s.add_argument("--config", default="schedules.yaml", type=path_option, help="input (default: schedules.yaml)")
+    gen.add_argument("--out", default="generated", type=path_option, help="output directory (default: generated)")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 listing the files that are stale")
     gen.add_argument("--depfile", metavar="PATH",

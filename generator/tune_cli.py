@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from . import models, plan, ptxas, render, tune, tune_env, tune_report, write
+from . import models, path_option, plan, ptxas, render, tune, tune_env, tune_report, write
 from .config import MAX_TP, ConfigError, ce_partials_at, config_kernel
 from .kernels import DTYPE_SIZE
 from .schedules import SCHEDULES
@@ -34,9 +34,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="operand type of --shape (default bf16); with --model only the preset's own")
     p.add_argument("--tp", type=int, required=True, choices=range(1, MAX_TP + 1), metavar=f"1..{MAX_TP}",
                    help="TP degree")
-    p.add_argument("--config", default=str(ROOT / "schedules.yaml"), help="schedules.yaml with the presets")
-    p.add_argument("--out", help="tuned YAML (default tuned/<tag>.yaml beside --config)")
-    p.add_argument("--work", help="build tree and state (default build/tune/<tag>)")
+    p.add_argument("--config", default=str(ROOT / "schedules.yaml"), type=path_option,
+                   help="schedules.yaml with the presets")
+    p.add_argument("--out", type=path_option, help="tuned YAML (default tuned/<tag>.yaml beside --config)")
+    p.add_argument("--work", type=path_option, help="build tree and state (default build/tune/<tag>)")
     p.add_argument("--iterations", type=int, default=50, help="timed calls per candidate run (>= 1)")
     p.add_argument("--warmup", type=int, default=10, help="untimed calls before them (>= 0)")
     p.add_argument("--run-timeout-s", type=float, default=300.0,
@@ -463,7 +464,6 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     if args.dry_run:
         return dry_run(work, shapes, cands)
     state_path = work / "state.jsonl"
-    state_path.parent.mkdir(parents=True, exist_ok=True)
     # the key of the state's records: results of other sources, another compiler, another GPU or timed over other
     # --iterations / --warmup are not reused (tune.state_key)
     smi = tune_env.smi_gpus(runner)
@@ -493,6 +493,7 @@ def main(argv: list[str], runner=subprocess.run, stream=sys.stderr, clock=time.m
     if todo and gpus is None:
         print("tune: neither nvidia-smi nor the CUDA driver can say how many GPUs there are: building anyway (the "
               "first run will tell)", file=stream)
+    state_path.parent.mkdir(parents=True, exist_ok=True)  # not before: a run refused for want of GPUs makes nothing
     exe = build_tree(work, shapes, cands, runner, args.jobs)
 
     def record(rec: dict) -> None:

@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import GENERATOR_VERSION, config, models, plan, render, write
+from . import GENERATOR_VERSION, config, models, path_option, plan, render, write
 
 ROOT = Path(__file__).resolve().parent.parent
 # an edge may declare implicit outputs (`| build/runtime/x.o.ptxas.txt`, ptxas's report) before its colon
@@ -197,10 +197,10 @@ def conflicts(out: Path, files: dict[str, str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m generator vendor", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, help="output directory (created; the files an earlier vendoring wrote "
+    ap.add_argument("--out", required=True, type=path_option, help="output directory (created; the files an earlier vendoring wrote "
                     "are replaced, others only with --force)")
     ap.add_argument("--force", action="store_true", help="replace files of --out that no vendoring wrote")
-    ap.add_argument("--config", default=str(ROOT / "schedules.yaml"),
+    ap.add_argument("--config", default=str(ROOT / "schedules.yaml"), type=path_option,
                     help="input (default: the repository's schedules.yaml, wherever vendor runs)")
     ap.add_argument("--cli", action="store_true", help="also vendor the CLI sources (`make cli`)")
     args = ap.parse_args(argv)

@@ -79,9 +79,11 @@ def diff(out_dir: Path, files: dict[str, str]) -> Changes:
 
 
 def _blocked_folders(out_dir: Path, rels) -> list[str]:
-    """Folders the files need that exist as something else (a file named kernels, --out naming a file)."""
+    """Folders the files need, or the nearest existing folder above one, that exist as something else (a file named
+    kernels, --out naming a file or a folder under one)."""
     need = {out_dir} | {(out_dir / rel).parent for rel in rels}
-    return sorted(str(d) for d in need if d.exists() and not d.is_dir())
+    nearest = {next((a for a in (d, *d.parents) if a.exists() or a.is_symlink()), d) for d in need}
+    return sorted(str(d) for d in nearest if d.exists() and not d.is_dir())
 
 
 class PartialWrite(OSError):

@@ -32,8 +32,8 @@ def files():
 
 
 def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd,
-                          capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def test_deterministic(files):
@@ -177,6 +177,24 @@ def test_a_rename_that_fails_after_others_says_the_output_is_mixed(tmp_path, fil
     with pytest.raises(write.PartialWrite, match=r"1 of \d+ files were replaced already.*mixes"):
         write.write_tree(tmp_path, changed)
     assert not list(tmp_path.rglob(".*.tmp"))  # the files not renamed are not left behind as temporaries
+
+
+@pytest.mark.parametrize("args", [("--config", ""), ("--out", " "), ("tune", "--tp", "2", "--work", ""),
+                                  ("vendor", "--out", ""), ("list", "--config", "")])
+def test_an_empty_path_is_refused(tmp_path, args):
+    """'' is '.' to Path: an empty --out once tried the working directory (refused there only for its unmarked
+    build.ninja), an empty --config read a folder."""
+    r = cli(*args, cwd=tmp_path)
+    assert r.returncode == 2 and f"argument {next(a for a in args if a.startswith('--') and a != '--tp')}: expects a " \
+        "path, got an empty string" in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_below_a_file_names_the_file(tmp_path):
+    (tmp_path / "notes").write_text("x\n")
+    r = cli("--out", str(tmp_path / "notes" / "sub"))
+    assert r.returncode == 2 and f"{tmp_path / 'notes'} is not a folder" in r.stderr and "nothing written" in r.stderr
+    assert (tmp_path / "notes").read_text() == "x\n"
 
 
 def test_a_tree_written_elsewhere_builds_its_own_sources(tmp_path):

@@ -247,6 +247,7 @@ def test_too_few_gpus_stop_the_run_before_anything_is_built(tmp_path, monkeypatc
     one = subprocess.CompletedProcess(["nvidia-smi"], 0, "GPU 0: x\n  MIG 1g.18gb Device 0: (UUID: y)\n", "")
     rc, err, _ = run_tune(tmp_path, lambda cmd, **kw: one)  # one GPU (its MIG line is no GPU) for a TP = 2 tune
     assert rc == 3 and "nvidia-smi lists 1: nothing built" in err and not built, err
+    assert not (tmp_path / "work").exists()  # nor an empty work folder left behind
 
 
 def test_without_nvidia_smi_the_driver_counts_or_the_runs_tell(tmp_path, monkeypatch):
