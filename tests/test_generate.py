@@ -290,9 +290,10 @@ def test_check_exit_codes(tmp_path):
     assert f"run `python3 -m generator --out {out}`" in r.stderr  # the command that writes this tree, not generated/
 
 
-def test_an_unknown_command_is_named_with_the_near_one():
-    r = cli("lst")
-    assert r.returncode == 2 and "unknown command 'lst' (did you mean 'list'?)" in r.stderr, r.stderr
+@pytest.mark.parametrize("given, meant", [("lst", "list"), ("gen", "generate"), ("v", "vendor")])
+def test_an_unknown_command_is_named_with_the_near_one(given, meant):
+    r = cli(given)
+    assert r.returncode == 2 and f"unknown command '{given}' (did you mean '{meant}'?)" in r.stderr, r.stderr
 
 
 def test_depfile(tmp_path):
