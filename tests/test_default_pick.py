@@ -332,9 +332,9 @@ def test_no_default_pick_says_why(tpgemm):
     by name that does not exist)."""
     r = run(tpgemm, "--dry-run", "--tp", "3", "--m", "4096", "--n", "4096", "--k", "4096")
     assert r.returncode == 2
-    assert ("no config of schedule AllGather1D_TilingCD_RotatingA, dtype bf16 is generated at tp 3 (the generated "
+    assert ("no config of schedule 'AllGather1D_TilingCD_RotatingA', dtype bf16 is generated at tp 3 (the generated "
             "ones have tp 1, 2, 4, 8)") in r.stderr and "--config NAME" not in r.stderr
     r = run(tpgemm, "--dry-run", "--schedule", "ReduceScatter1D_TilingA_RotatingC", "--dtype", "e5m2", "--m", "4096",
             "--n", "4096", "--k", "4096")
     assert r.returncode == 2
-    assert "no config of schedule ReduceScatter1D_TilingA_RotatingC, dtype e5m2 is generated" in r.stderr
+    assert "no config of schedule 'ReduceScatter1D_TilingA_RotatingC', dtype e5m2 is generated" in r.stderr

@@ -114,7 +114,9 @@ int tpg_config_count(void);
 tpg_status tpg_config_get(int i, tpg_config_info *out);
 /* Index of the config named `name`, or, when name is NULL, the default config of schedule/tp/dtype for
  * a GEMM of unknown shape (tpg_config_pick with k = 0). TPG_ERR_UNKNOWN_CONFIG if none; TPG_ERR_INVALID_ARGUMENT for a
- * NULL index, or (name NULL) a dtype that is not a tpg_dtype. */
+ * NULL index, or (name NULL) a dtype that is not a tpg_dtype. With a name, schedule, tp and dtype are not read: the
+ * name says them all (tpg_config_get's info), and the tensors a caller passes must be of its dtype (tpg_op_create
+ * refuses its tp on another context's; a tensor's type it cannot see). */
 tpg_status tpg_config_find(const char *name, const char *schedule, int tp, tpg_dtype dtype, int *index);
 /* The default config of schedule (NULL = any) / tp (<= 0 = any) / dtype for one GEMM (global extents):
  * the first config by name whose schedules.yaml `prefer_from_local_k` (`prefer_from_local_k_tp1` at TP = 1, where
@@ -329,7 +331,8 @@ typedef struct tpg_rank_config {
  * tpg_rank_config gained `transport` after share_devices: callers built against an older header
  * must be rebuilt (TPG_RANK_CONFIG_INIT zeroes it). */
 tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out);
-/* The local rank of a multi-process context, or -1 for a single-process context (all ranks local). */
+/* The local rank of a multi-process context, or -1 for a single-process context (all ranks local) and for NULL
+ * (these three queries set no error: a NULL handle is told apart by tpg_ctx_tp's 0). */
 int tpg_ctx_rank(const tpg_ctx *ctx);
 
 /* Destroys the context. Ops created on it must be destroyed first: while any is alive this returns
@@ -338,7 +341,8 @@ int tpg_ctx_rank(const tpg_ctx *ctx);
  * graphs - and the calling thread's tpg_last_error(NULL) says so; the context is freed and TPG_OK returned all the
  * same. */
 tpg_status tpg_ctx_destroy(tpg_ctx *ctx);
-/* Number of ranks and the CUDA ordinal of rank r (in this process's numbering). */
+/* Number of ranks (0 for NULL) and the CUDA ordinal of rank r (in this process's numbering; -1 for NULL or a rank
+ * out of range). */
 int tpg_ctx_tp(const tpg_ctx *ctx);
 int tpg_ctx_device(const tpg_ctx *ctx, int rank);
 

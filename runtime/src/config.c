@@ -201,7 +201,7 @@ static const char *unpickable_reason(const tpg_config_desc *c) {
 /* The failure of a pick that found no candidate, saying why: no config of the schedule / tp / dtype is generated
  * (the TPs that are, where the schedule and dtype have some), or each that is runs by name only (one named). */
 static tpg_status fail_no_pick(const char *schedule, int tp, tpg_dtype dtype) {
-    const char *sched = schedule ? schedule : "(any)";
+    const char *sched = schedule ? schedule : "(any)"; /* printed '%.128s': a caller's string of any length */
     char at[32] = "any tp";
     if (tp > 0) snprintf(at, sizeof at, "tp %d", tp);
     uint64_t other_tps = 0; /* bit t: a config of tp t (the generator's tp are 1..8) */
@@ -220,13 +220,14 @@ static tpg_status fail_no_pick(const char *schedule, int tp, tpg_dtype dtype) {
         if (other_tps >> t & 1) len += snprintf(tps + len, sizeof tps - (size_t)len, len ? ", %d" : "%d", t);
     if (named >= 0)
         TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
-                 "no config of schedule %s, %s, dtype %s is a default pick: each runs by name only (e.g. '%s': %s)",
+                 "no config of schedule '%.128s', %s, dtype %s is a default pick: each runs by name only "
+                 "(e.g. '%s': %s)",
                  sched, at, tpg_dtype_name(dtype), tpg_configs[named].name, unpickable_reason(&tpg_configs[named]));
     if (other_tps)
         TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
-                 "no config of schedule %s, dtype %s is generated at %s (the generated ones have tp %s)", sched,
+                 "no config of schedule '%.128s', dtype %s is generated at %s (the generated ones have tp %s)", sched,
                  tpg_dtype_name(dtype), at, tps);
-    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config of schedule %s, dtype %s is generated", sched,
+    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no config of schedule '%.128s', dtype %s is generated", sched,
              tpg_dtype_name(dtype));
 }
 
@@ -235,7 +236,8 @@ static tpg_status fail_no_pick(const char *schedule, int tp, tpg_dtype dtype) {
 static tpg_status check_pick_args(tpg_dtype dtype, int sms, const int *index) {
     if (!index) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: index is NULL");
     if (!tpg__dtype_known(dtype))
-        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: dtype %d is not a tpg_dtype", (int)dtype);
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: dtype %d is not a tpg_dtype (%d..%d)", (int)dtype,
+                 (int)TPG_DTYPE_BF16, (int)TPG_DTYPE_FP32);
     if (sms < 0 || sms > TPG_PICK_SMS_LIMIT)
         TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "the default pick: sms %d is outside 0..%d (0: the K rule alone)",
                  sms, TPG_PICK_SMS_LIMIT);

@@ -189,24 +189,30 @@ tpg_status tpg__set_sm_count(tpg_ctx *ctx, int r, int sms) {
 }
 
 static tpg_status check_devices(tpg_ctx *ctx, int share_devices) {
-    int count = 0;
-    const char *why_none;
-    TPG_CHECK(tpg__device_count(ctx, &count, &why_none));
-    if (count < (share_devices ? 1 : ctx->tp))
-        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA devices; %d %s visible%s%s%s", ctx->tp,
-                 share_devices ? 1 : ctx->tp, count, count == 1 ? "is" : "are",
-                 *why_none ? " (cudaGetDeviceCount: " : "", why_none, *why_none ? ")" : "");
+    /* the list's own faults first: a bad ordinal is the caller's argument whatever the machine holds */
     for (int r = 0; r < ctx->tp; r++) {
         int dev = ctx->devices[r];
-        if (dev < 0 || dev >= count)
-            TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "devices[%d] = %d is not a visible CUDA device (%d visible: 0..%d)", r,
-                     dev, count, count - 1);
+        if (dev < 0)
+            TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create: devices[%d] = %d is not a device ordinal (>= 0)",
+                     r, dev);
         for (int q = 0; q < r && !share_devices; q++)
             if (ctx->devices[q] == dev)
                 TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "devices[%d] = devices[%d] = %d; each rank needs its own device "
                          "(tpg_ctx_config.share_devices = 1 lets ranks share one, for correctness runs only)",
                          q, r, dev);
     }
+    int count = 0;
+    const char *why_none;
+    TPG_CHECK(tpg__device_count(ctx, &count, &why_none));
+    const int need = share_devices ? 1 : ctx->tp;
+    if (count < need)
+        TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "TP = %d needs %d CUDA device%s; %d %s visible%s%s%s", ctx->tp, need,
+                 need == 1 ? "" : "s", count, count == 1 ? "is" : "are", *why_none ? " (cudaGetDeviceCount: " : "",
+                 why_none, *why_none ? ")" : "");
+    for (int r = 0; r < ctx->tp; r++)
+        if (ctx->devices[r] >= count)
+            TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "devices[%d] = %d is not a visible CUDA device (%d visible: 0..%d)", r,
+                     ctx->devices[r], count, count - 1);
     for (int r = 0; r < ctx->tp; r++) {
         struct cudaDeviceProp prop;
         TPG_CHECK_CUDA(ctx, cudaGetDeviceProperties(&prop, ctx->devices[r]));
@@ -282,9 +288,9 @@ void tpg__ctx_release(tpg_ctx *ctx) {
 
 tpg_status tpg_ctx_create(const tpg_ctx_config *cfg, tpg_ctx **out) {
     if (out) *out = NULL;
-    if (!cfg || !out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create: cfg and out must not be NULL");
+    if (!cfg || !out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create: %s is NULL", !cfg ? "cfg" : "out");
     if (cfg->tp < 1 || cfg->tp > TPG_MAX_TP)
-        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create: tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
     tpg_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) TPG_FAIL(NULL, TPG_ERR_OUT_OF_MEMORY, "tpg_ctx_create: host allocation failed");
     ctx->tp = cfg->tp;

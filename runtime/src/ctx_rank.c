@@ -24,6 +24,10 @@
  * exists and is Hopper. Fills the wire's device fields, and on rank 0 over NCCL the communicator's id. */
 static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     const int me = ctx->local_begin, dev = ctx->devices[me];
+    /* the caller's argument, whatever the machine holds; here, not before the exchange, so the peers hear of it */
+    if (dev < 0)
+        TPG_FAIL(ctx, TPG_ERR_INVALID_ARGUMENT, "rank %d: tpg_rank_config.device = %d is not a device ordinal (>= 0)",
+                 me, dev);
     if (tpg__over_nccl(ctx)) TPG_CHECK(tpg_nccl_load(ctx, &ctx->nccl));
     int count = 0;
     const char *why_none;
@@ -31,7 +35,7 @@ static tpg_status local_checks(tpg_ctx *ctx, tpg_wire *w) {
     if (count == 0)
         TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: no CUDA device is visible in this process%s%s%s", me,
                  *why_none ? " (cudaGetDeviceCount: " : "", why_none, *why_none ? ")" : "");
-    if (dev < 0 || dev >= count)
+    if (dev >= count)
         TPG_FAIL(ctx, TPG_ERR_NO_DEVICE, "rank %d: device = %d is not a visible CUDA device (%d visible: 0..%d)", me,
                  dev, count, count - 1);
     struct cudaDeviceProp prop;
@@ -120,9 +124,10 @@ static tpg_status map_peers(tpg_ctx *ctx, const tpg_wire *recv) {
 tpg_status tpg_ctx_create_rank(const tpg_rank_config *cfg, tpg_ctx **out) {
     if (out) *out = NULL;
     if (!cfg || !out || !cfg->allgather)
-        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create_rank: cfg, out and cfg->allgather must not be NULL");
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create_rank: %s is NULL",
+                 !cfg ? "cfg" : !out ? "out" : "cfg->allgather (the bootstrap all-gather)");
     if (cfg->tp < 1 || cfg->tp > TPG_MAX_TP)
-        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_ctx_create_rank: tp = %d must be in 1..%d", cfg->tp, TPG_MAX_TP);
     if (cfg->rank < 0 || cfg->rank >= cfg->tp)
         TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "rank = %d must be in 0..%d", cfg->rank, cfg->tp - 1);
     if (cfg->transport != TPG_TRANSPORT_PEER && cfg->transport != TPG_TRANSPORT_NCCL)

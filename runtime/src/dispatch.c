@@ -25,6 +25,9 @@ double tpg__m_ratio(int64_t row_m, int64_t m) {
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out) {
     if (!out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_dispatch_find: out is NULL");
+    if (!tpg__dtype_known(dtype)) /* as the config lookups answer it: no row could match a value that is no dtype */
+        TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_dispatch_find: dtype %d is not a tpg_dtype (%d..%d)", (int)dtype,
+                 (int)TPG_DTYPE_BF16, (int)TPG_DTYPE_FP32);
     int best = -1;
     double best_dist = 0;
     for (int i = 0; i < tpg_num_dispatch; i++) {

@@ -113,7 +113,7 @@ tpg_status tpg_op_create(tpg_ctx *ctx, const tpg_op_desc *desc, tpg_op **out) {
     tpg_op *op = NULL;
     tpg_status st;
     if (!desc || !out) {
-        tpg__set_error(ctx, "tpg_op_create: desc and out must not be NULL");
+        tpg__set_error(ctx, "tpg_op_create: %s is NULL", !desc ? "desc" : "out");
         st = TPG_ERR_INVALID_ARGUMENT;
     } else {
         st = create_local(ctx, desc, &op);

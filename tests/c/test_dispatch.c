@@ -222,7 +222,7 @@ TPG_TEST(config_pick_failures) {
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), ", 2, 4, 8)");
     TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 4096, 4096, 4096, &index),
                       TPG_ERR_UNKNOWN_CONFIG);
-    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "no config of schedule NoSuchSchedule, dtype bf16 is generated");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "no config of schedule 'NoSuchSchedule', dtype bf16 is generated");
     TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, 4096, -5, &index),
                       TPG_ERR_INVALID_ARGUMENT); /* 0 is the K rule alone; below is no grid */
     TPG_EXPECT_EQ_INT(tpg_config_pick_sms(NULL, 1, TPG_DTYPE_BF16, 4096, 4096, 4096, TPG_PICK_SMS_LIMIT + 1, &index),

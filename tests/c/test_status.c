@@ -64,6 +64,30 @@ TPG_TEST(ctx_create_rejects_bad_arguments_with_a_message) {
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tp = 9");
 }
 
+/* A device list's own faults are the caller's arguments, named before (and whatever) the machine's devices: they
+ * once read "TP = 2 needs 2 CUDA devices" wherever fewer were visible. */
+TPG_TEST(ctx_create_names_a_bad_device_list_before_counting_devices) {
+    tpg_ctx *ctx = NULL;
+    int negative[2] = {0, -5}, twice[2] = {1, 1};
+    tpg_ctx_config cfg = TPG_CTX_CONFIG_INIT;
+    cfg.tp = 2;
+    cfg.devices = negative;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "devices[1] = -5 is not a device ordinal");
+    cfg.devices = twice;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "devices[0] = devices[1] = 1");
+    TPG_EXPECT(ctx == NULL);
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, NULL), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_ctx_create: out is NULL");
+}
+
+TPG_TEST(dispatch_find_refuses_a_dtype_as_the_config_lookups_do) {
+    tpg_dispatch_entry e;
+    TPG_EXPECT_EQ_INT(tpg_dispatch_find(NULL, NULL, 16384, 0, 0, (tpg_dtype)99, NULL, 2, &e), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "dtype 99 is not a tpg_dtype");
+}
+
 TPG_TEST(op_setters_reject_a_null_op) {
     TPG_EXPECT_EQ_INT(tpg_op_set_pdl(NULL, 1), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_op_set_pdl: op is NULL");
@@ -94,7 +118,7 @@ TPG_TEST(lookups_say_why_they_failed) {
     TPG_EXPECT_EQ_INT(tpg_config_pick(NULL, 2, (tpg_dtype)-1, 128, 128, 128, &index), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 128, 128, 128, &index),
                       TPG_ERR_UNKNOWN_CONFIG);
-    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "no config of schedule NoSuchSchedule, dtype bf16 is generated");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "no config of schedule 'NoSuchSchedule', dtype bf16 is generated");
     tpg_dispatch_entry e;
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(tpg_dispatch_count(), &e), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_dispatch_get: index");
@@ -116,5 +140,7 @@ TPG_TEST(an_appended_message_follows_the_cause_and_stops_at_the_buffer) {
 TPG_TEST_MAIN(TPG_CASE(every_status_has_a_distinct_string), TPG_CASE(strings_name_the_status),
               TPG_CASE(unknown_status_is_handled), TPG_CASE(last_error_without_context_is_a_string),
               TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message),
+              TPG_CASE(ctx_create_names_a_bad_device_list_before_counting_devices),
+              TPG_CASE(dispatch_find_refuses_a_dtype_as_the_config_lookups_do),
               TPG_CASE(op_setters_reject_a_null_op), TPG_CASE(lookups_say_why_they_failed),
               TPG_CASE(an_appended_message_follows_the_cause_and_stops_at_the_buffer))
