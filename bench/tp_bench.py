@@ -459,12 +459,13 @@ def main():
                 "or 0 for the shapes' own M")
     lib = tpgemm_lib.Lib()
 
-    def has_config(name):
+    def config_of(name):  # by name the library ignores tp and dtype (tpg_config_find): option_errors compares them
         try:
-            return lib.config(name=name, tp=world, dtype=R.lib_dtype(args.dtype)) >= 0
+            info = lib.config_info(lib.config(name=name))
         except tpgemm_lib.TpgError:
-            return False
-    problems = tp_options.option_errors(args, world, has_config)
+            return None
+        return {**info, "dtype": tpgemm_lib.DTYPE_NAMES[info["dtype"]]}
+    problems = tp_options.option_errors(args, world, config_of)
     if problems:
         p.error("; ".join(problems))
     if args.check_args:

@@ -6,7 +6,9 @@ Pure: the library's config lookup comes in as a function, so the tests run witho
 themselves (parser) are defined here too, beside their checks."""
 import argparse
 import math
-from typing import Callable
+from typing import Callable, Optional
+
+import tp_records as R
 
 MAX_COPY_CHUNKS = 32  # TPG_MAX_COPY_CHUNKS (templates/kernels/copy_chunks.h)
 # The schedules torch's baselines and the check shard D as (tp_records.SCHEDULES: columns for all-gather, rows for
@@ -35,7 +37,8 @@ def parser(description: str, dtypes) -> argparse.ArgumentParser:
                    "(runs <family>_tp<N>); default: the tuned config of the shape, else the schedule's default")
     p.add_argument("--rs-config", default="", help="the same for the reduce-scatter shapes")
     p.add_argument("--alt-config", default="", help="experiments: comma-separated config families run as extra "
-                   "fused variants on the shapes of their schedule (record field 'alt')")
+                   "fused variants on the shapes of their schedule, --ag-schedule's or --rs-schedule's (record field "
+                   "'alt')")
     p.add_argument("--alt-copy-chunks", default="", help="experiments: comma-separated piece counts; on the all-gather "
                    "shapes each runs the shape's config with its copies in that many pieces (tpg_op_set_copy_chunks) "
                    "as an extra variant 'alt:copy_chunksN'")
@@ -89,9 +92,31 @@ def _families(text: str) -> list[str]:
     return [f for f in text.split(",") if f]
 
 
-def option_errors(args, tp: int, has_config: Callable[[str], bool]) -> list[str]:
-    """The problems with tp_bench's options at TP = tp (the world size); has_config(name) says whether the library
-    has a config of that name for the run's dtype and TP. Empty when the options are usable."""
+def _route(schedule: str) -> str:
+    return "all-gather" if schedule.startswith("AllGather") else "reduce-scatter"
+
+
+def config_errors(flag: str, fam: str, tp: int, dtype: str, schedules, info: Optional[dict]) -> list[str]:
+    """The problem with config family `fam` given to `flag` at TP = tp: the config <fam>_tp<tp> must exist (info: the
+    library's, or None) and be of the run's operand type and of one of `schedules` - the ones whose shapes the flag's
+    configs run on. By name the library finds a config whatever its dtype, TP or schedule (tpg_config_find), so a
+    config of another type or schedule passed here, then failed on every shape or ran on none once the GPUs had
+    started."""
+    name, want = f"{fam}_tp{tp}", R.lib_dtype(dtype)
+    if info is None:
+        return [f"{flag} {fam}: the library has no config {name} (build/tpgemm --list lists them)"]
+    if info["dtype"] == want and info["tp"] == tp and info["schedule"] in schedules:
+        return []
+    need = " or ".join(f"{s} ({_route(s)})" for s in schedules)
+    return [f"{flag} {fam}: config {name} is of schedule {info['schedule']} ({_route(info['schedule'])}), dtype "
+            f"{info['dtype']}, TP = {info['tp']}; {flag} needs schedule {need}, dtype {want} (--dtype {dtype}), "
+            f"TP = {tp}"]
+
+
+def option_errors(args, tp: int, config_of: Callable[[str], Optional[dict]]) -> list[str]:
+    """The problems with tp_bench's options at TP = tp (the world size); config_of(name) is the library's config of
+    that name as {"schedule", "tp", "dtype": its tpgemm_lib.DTYPES name}, or None where it has none. Empty when the
+    options are usable."""
     errors = []
     if args.rounds < 1:
         errors.append(f"--rounds {args.rounds}: at least 1 (each round times every variant once)")
@@ -102,10 +127,11 @@ def option_errors(args, tp: int, has_config: Callable[[str], bool]) -> list[str]
     for c in _families(args.alt_copy_chunks):
         if not c.isdigit() or not 1 <= int(c) <= MAX_COPY_CHUNKS:
             errors.append(f"--alt-copy-chunks: {c!r} is not a whole number in 1..{MAX_COPY_CHUNKS}")
-    flags = [("--ag-config", args.ag_config), ("--rs-config", args.rs_config)]
-    flags += [("--alt-config", fam) for fam in _families(args.alt_config)]
-    for flag, fam in flags:
-        if fam and not has_config(f"{fam}_tp{tp}"):
-            errors.append(f"{flag} {fam}: the library has no config {fam}_tp{tp} of dtype {args.dtype} "
-                          "(build/tpgemm --list lists them)")
+    # each flag's configs run on the shapes of its schedule(s): an --alt-config family of another schedule would run
+    # on no shape (tp_bench.alt_variants skips it), one given to --ag-config / --rs-config on every shape of the kind
+    flags = [("--ag-config", args.ag_config, (args.ag_schedule,)), ("--rs-config", args.rs_config, (args.rs_schedule,))]
+    flags += [("--alt-config", fam, (args.ag_schedule, args.rs_schedule)) for fam in _families(args.alt_config)]
+    for flag, fam, schedules in flags:
+        if fam:
+            errors += config_errors(flag, fam, tp, args.dtype, schedules, config_of(f"{fam}_tp{tp}"))
     return errors

@@ -67,3 +67,40 @@ def test_usage_errors_are_refused_before_the_library_loads(tmp_path, args, said)
         assert out.returncode == 2 and said in out.stderr, out.stderr
     else:
         assert "no_library.so" in out.stderr and "--tokens" not in out.stderr and "--tag" not in out.stderr, out.stderr
+
+
+def check_args(tmp_path, args, world="2"):
+    """tp_bench.py --check-args at WORLD_SIZE = world with the built library and a stand-in torch (nothing of it is
+    used before the options are accepted)."""
+    fake = tmp_path / "torch"
+    fake.mkdir(exist_ok=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "distributed.py").write_text("")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "WORLD_SIZE": world}
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "tp_bench.py"), "--check-args", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--ag-config", "ag_rota_fp16"], "config ag_rota_fp16_tp2 is of schedule AllGather1D_TilingCD_RotatingA "
+     "(all-gather), dtype fp16"),
+    (["--ag-config", "rs_tila_bf16"], "--ag-config needs schedule AllGather1D_TilingCD_RotatingA (all-gather)"),
+    (["--ag-config", "ag_rotb_bf16"], "config ag_rotb_bf16_tp2 is of schedule AllGather1D_TilingCD_RotatingB"),
+    (["--rs-config", "ag_rota_bf16"], "--rs-config needs schedule ReduceScatter1D_TilingA_RotatingC"),
+    (["--rs-config", "rs_tilb_bf16"], "config rs_tilb_bf16_tp2 is of schedule ReduceScatter1D_TilingB_RotatingC"),
+    (["--dtype", "fp16", "--rs-config", "rs_tila_bf16"], "dtype fp16 (--dtype fp16)"),
+    (["--alt-config", "ag_rota_bf16_wide,ag_rotb_bf16"], "--alt-config ag_rotb_bf16: config ag_rotb_bf16_tp2"),
+    (["--ag-config", "ag_rota_bf16_wide", "--rs-config", "rs_tila_bf16", "--alt-config", "ag_rota_bf16,rs_tila_bf16"],
+     None),
+    (["--dtype", "e4m3_promoted", "--ag-config", "ag_rota_e4m3_promoted"], None),
+])
+def test_a_named_config_must_be_of_the_runs_dtype_and_the_flags_schedule(tmp_path, args, said):
+    """By name the library finds a config whatever its dtype or schedule (tpg_config_find): --check-args refused
+    none of these, and the GPUs then ran a config of another dtype or route on every shape (or on none)."""
+    if not (ROOT / "build" / "libtpgemm.so").exists():
+        pytest.skip("build/libtpgemm.so is missing (tests/test_build.py says why): tp_bench checks configs with it")
+    out = check_args(tmp_path, args)
+    if said:
+        assert out.returncode == 2 and said in out.stderr, out.stderr
+    else:
+        assert out.returncode == 0 and "options accepted at tp = 2" in out.stdout, out.stderr

@@ -7,17 +7,23 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 import tp_options  # noqa: E402
 
-KNOWN = {"ag_rota_bf16_tp2", "rs_tila_bf16_wide_tp2", "rs_tila_bf16_tp2"}
+AG, RS = tp_options.AG_SCHEDULE, tp_options.RS_SCHEDULE
+# the library's configs as tp_bench's config_of gives them (name -> schedule, TP, dtype name)
+KNOWN = {f"{fam}_tp2": {"schedule": sched, "tp": 2, "dtype": dtype} for fam, sched, dtype in (
+    ("ag_rota_bf16", AG, "bf16"), ("rs_tila_bf16_wide", RS, "bf16"), ("rs_tila_bf16", RS, "bf16"),
+    ("ag_rota_fp16", AG, "fp16"), ("ag_rotb_bf16", "AllGather1D_TilingCD_RotatingB", "bf16"),
+    ("rs_tilb_bf16", "ReduceScatter1D_TilingB_RotatingC", "bf16"), ("ag_rota_e4m3_promoted", AG, "e4m3"))}
+KNOWN["odd_tp2"] = {"schedule": AG, "tp": 4, "dtype": "bf16"}  # a name whose _tp suffix does not say its TP
 
 
 def opts(**changes):
     base = dict(rounds=2, window=1.0, burst_idle=0.3, alt_copy_chunks="", ag_config="", rs_config="", alt_config="",
-                dtype="bf16")
+                dtype="bf16", ag_schedule=tp_options.AG_SCHEDULE, rs_schedule=tp_options.RS_SCHEDULE)
     return SimpleNamespace(**{**base, **changes})
 
 
 def errors(**changes):
-    return tp_options.option_errors(opts(**changes), 2, KNOWN.__contains__)
+    return tp_options.option_errors(opts(**changes), 2, KNOWN.get)
 
 
 def test_the_defaults_and_known_families_pass():
@@ -29,8 +35,35 @@ def test_the_defaults_and_known_families_pass():
 def test_a_misspelt_family_is_refused_before_any_gpu_work():
     out = errors(alt_config="rs_tila_bf16,rs_tila_bf16_widee")
     assert len(out) == 1 and "--alt-config rs_tila_bf16_widee" in out[0] and "rs_tila_bf16_widee_tp2" in out[0], out
-    assert "--ag-config ag_rota_fp16" in errors(ag_config="ag_rota_fp16")[0]
+    assert "--ag-config ag_ro" in errors(ag_config="ag_ro")[0]
     assert "--rs-config x" in errors(rs_config="x")[0]
+
+
+def test_a_config_of_another_dtype_route_schedule_or_tp_is_refused_naming_both():
+    """The library finds a config by name whatever its dtype, TP or schedule (tpg_config_find): each flag's family
+    must be of the run's dtype, at its TP, of the schedule whose shapes the flag feeds (the all-gather shapes'
+    for --ag-config, the reduce-scatter shapes' for --rs-config, either for --alt-config)."""
+    out = errors(ag_config="ag_rota_fp16")
+    assert len(out) == 1 and "config ag_rota_fp16_tp2 is of schedule" in out[0] and "dtype fp16" in out[0], out
+    assert "needs schedule" in out[0] and "dtype bf16 (--dtype bf16)" in out[0], out
+    out = errors(ag_config="rs_tila_bf16")
+    assert len(out) == 1 and f"is of schedule {RS} (reduce-scatter)" in out[0], out
+    assert f"--ag-config needs schedule {AG} (all-gather)" in out[0], out
+    out = errors(ag_config="ag_rotb_bf16")  # --ag-schedule accepts RotatingA only (tp_options.AG_SCHEDULE)
+    assert len(out) == 1 and "RotatingB (all-gather)" in out[0] and f"needs schedule {AG}" in out[0], out
+    out = errors(rs_config="ag_rota_bf16")
+    assert len(out) == 1 and f"--rs-config needs schedule {RS} (reduce-scatter)" in out[0], out
+    out = errors(rs_config="rs_tilb_bf16")
+    assert len(out) == 1 and "--rs-config rs_tilb_bf16" in out[0], out
+    out = errors(alt_config="ag_rota_bf16,rs_tila_bf16,ag_rotb_bf16,rs_tilb_bf16,ag_rota_fp16")
+    assert [o.split(":")[0] for o in out] == ["--alt-config ag_rotb_bf16", "--alt-config rs_tilb_bf16",
+                                              "--alt-config ag_rota_fp16"], out
+    assert f"needs schedule {AG} (all-gather) or {RS} (reduce-scatter)" in out[0], out
+    assert "TP = 4; --ag-config needs" in errors(ag_config="odd")[0]
+    # e4m3_promoted runs e4m3 configs (the library's operand type)
+    assert errors(dtype="e4m3_promoted", ag_config="ag_rota_e4m3_promoted") == []
+    out = errors(dtype="fp16", ag_config="ag_rota_e4m3_promoted")
+    assert "dtype e4m3, TP = 2;" in out[0] and "dtype fp16 (--dtype fp16)" in out[0], out
 
 
 def test_copy_chunks_must_be_whole_numbers_in_range():
@@ -51,7 +84,7 @@ def test_rounds_windows_and_idle_must_make_sense():
 def test_the_parsers_defaults_pass_the_checks_and_name_the_baselines_schedules():
     import tp_records as R
     args = tp_options.parser("tp_bench", ("bf16", "fp16")).parse_args([])
-    assert tp_options.option_errors(args, 2, KNOWN.__contains__) == []
+    assert tp_options.option_errors(args, 2, KNOWN.get) == []
     assert (args.rounds, args.dtype, args.energy_fit) == (3, "bf16", True)
     assert (args.ag_schedule, args.rs_schedule) == (R.SCHEDULES["AG"], R.SCHEDULES["RS"])
     parsed = tp_options.parser("tp_bench", ("bf16", "fp16")).parse_args(["--dtype", "fp16", "--no-energy-fit"])
