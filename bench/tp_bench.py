@@ -453,7 +453,9 @@ def main():
     if args.tag and not re.fullmatch(R.TAG_PATTERN, args.tag):
         p.error(f"--tag {args.tag!r}: lower-case letters, digits and _, at most 32, starting with a letter or digit")
     args.tag = R.run_tag(args.tag, os.environ)
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world, why = tp_options.tp_degree(os.environ.get("WORLD_SIZE", "1"))
+    if why:
+        p.error(why)
     if args.tokens < 0 or args.tokens % world:
         p.error(f"--tokens {args.tokens}: a positive multiple of tp = {world} (every rank owns M / tp rows of A or D), "
                 "or 0 for the shapes' own M")

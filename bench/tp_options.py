@@ -14,6 +14,11 @@ MAX_COPY_CHUNKS = 32  # TPG_MAX_COPY_CHUNKS (templates/kernels/copy_chunks.h)
 # The schedules torch's baselines and the check shard D as (tp_records.SCHEDULES: columns for all-gather, rows for
 # reduce-scatter): the RotatingB / TilingB layouts would fail tp_check.own_setup's layout check on every shape.
 AG_SCHEDULE, RS_SCHEDULE = "AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC"
+# The TP degrees (WORLD_SIZE: torchrun's --nproc_per_node) the benchmark runs at: those schedules.yaml builds the two
+# schedules' configs for (configs[].tp; tests/test_tp_options.py holds them equal). 2 is the target, 4 and 8 run on
+# the larger machines, 1 is the smoke run. Another degree has no config to run, and a stray value (0, -2, "abc")
+# failed as a Python traceback, not a usage error.
+TP_DEGREES = (1, 2, 4, 8)
 
 
 def parser(description: str, dtypes) -> argparse.ArgumentParser:
@@ -90,6 +95,18 @@ def parser(description: str, dtypes) -> argparse.ArgumentParser:
 
 def _families(text: str) -> list[str]:
     return [f for f in text.split(",") if f]
+
+
+def tp_degree(world_size: str) -> tuple[Optional[int], Optional[str]]:
+    """(TP, None) for a WORLD_SIZE the benchmark runs at (TP_DEGREES), else (None, the usage error)."""
+    try:
+        tp = int(world_size)
+    except ValueError:
+        tp = None
+    if tp in TP_DEGREES:
+        return tp, None
+    return None, (f"WORLD_SIZE={world_size!r}: tp_bench runs at TP = {', '.join(map(str, TP_DEGREES))} (the degrees "
+                  "schedules.yaml has configs for; torchrun --nproc_per_node, bench/run_tp.sh --tp)")
 
 
 def _route(schedule: str) -> str:

@@ -104,3 +104,19 @@ def test_a_named_config_must_be_of_the_runs_dtype_and_the_flags_schedule(tmp_pat
         assert out.returncode == 2 and said in out.stderr, out.stderr
     else:
         assert out.returncode == 0 and "options accepted at tp = 2" in out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("world", ["3", "16", "-2", "0", "abc"])
+def test_a_world_size_the_benchmark_does_not_run_at_is_refused_with_a_usage_error(tmp_path, world):
+    """3, 16 and -2 were "accepted at tp = ...", 0 and abc ended in a traceback (ZeroDivisionError, ValueError)."""
+    out = check_args(tmp_path, [], world)
+    assert out.returncode == 2 and f"WORLD_SIZE={world!r}: tp_bench runs at TP = 1, 2, 4, 8" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("world", ["1", "2", "4", "8"])
+def test_the_tp_degrees_the_benchmark_runs_at_are_accepted(tmp_path, world):
+    if not (ROOT / "build" / "libtpgemm.so").exists():
+        pytest.skip("build/libtpgemm.so is missing (tests/test_build.py says why): tp_bench checks configs with it")
+    out = check_args(tmp_path, ["--ag-config", "ag_rota_bf16_wide"], world)
+    assert out.returncode == 0 and f"options accepted at tp = {world}:" in out.stdout, out.stderr

@@ -2,6 +2,9 @@
 import sys
 from types import SimpleNamespace
 
+import pytest
+import yaml
+
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -89,3 +92,19 @@ def test_the_parsers_defaults_pass_the_checks_and_name_the_baselines_schedules()
     assert (args.ag_schedule, args.rs_schedule) == (R.SCHEDULES["AG"], R.SCHEDULES["RS"])
     parsed = tp_options.parser("tp_bench", ("bf16", "fp16")).parse_args(["--dtype", "fp16", "--no-energy-fit"])
     assert (parsed.dtype, parsed.energy_fit) == ("fp16", False)
+
+
+@pytest.mark.parametrize("world", ["3", "16", "-2", "0", "abc", "", "2.0"])
+def test_a_world_size_the_benchmark_does_not_run_at_is_a_usage_error(world):
+    """WORLD_SIZE 3, 16 and -2 were "accepted at tp = ...", 0 raised ZeroDivisionError and abc ValueError."""
+    tp, why = tp_options.tp_degree(world)
+    assert tp is None and why.startswith(f"WORLD_SIZE={world!r}: tp_bench runs at TP = 1, 2, 4, 8"), why
+
+
+def test_the_tp_degrees_are_those_schedules_yaml_builds_the_benchmarks_schedules_for():
+    assert [tp_options.tp_degree(str(t)) for t in (1, 2, 4, 8)] == [(t, None) for t in (1, 2, 4, 8)]
+    configs = yaml.safe_load((ROOT / "schedules.yaml").read_text())["configs"]
+    tps = {c["name"]: c["tp"] if isinstance(c["tp"], list) else [c["tp"]] for c in configs
+           if c["schedule"] in (AG, RS)}
+    assert set().union(*tps.values()) == set(tp_options.TP_DEGREES)
+    assert tps["ag_rota_bf16"] == tps["rs_tila_bf16"] == list(tp_options.TP_DEGREES)  # every degree has a default
