@@ -36,18 +36,32 @@ _alloc = {o.split(":")[0].strip(): o.strip() for v in _ALLOC_VARS
 _alloc = [o for k, o in _alloc.items() if k not in ("expandable_segments", "backend")] + ["expandable_segments:False"]
 os.environ.update({v: ",".join(_alloc) for v in _ALLOC_VARS})
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import report_tp  # noqa: E402
-import tp_check as C  # noqa: E402
 import tp_records as R  # noqa: E402
-import tp_numerics  # noqa: E402
 import tp_options  # noqa: E402
-import tp_windows as W  # noqa: E402
 import tpgemm_lib  # noqa: E402
+
+# torch and the modules that import it, bound by load_torch once the options are accepted: --help and --check-args
+# parse and check them where torch is not installed (docs/TESTING.md: no torch call)
+torch = dist = C = W = tp_numerics = None
+# torch's data collectives (the reference, the bootstrap): torch.distributed, or SumCollectives with --share-device
+# (set once by main before any shape runs).
+COLL = None
+
+
+def load_torch():
+    """Imports torch and the benchmark's torch-using modules into this module's globals (after the environment guard
+    above), and COLL as torch.distributed. main calls it once the options are accepted; so must a caller of the shape
+    functions that does not go through main (tests/tp_bench_sim.py)."""
+    global torch, dist, C, W, tp_numerics, COLL
+    import torch
+    import torch.distributed as dist
+    import tp_check as C
+    import tp_numerics
+    import tp_windows as W
+    COLL = dist
 
 
 class SumCollectives:
@@ -68,10 +82,6 @@ class SumCollectives:
         dist.all_reduce(total)
         out.copy_(total.view(dist.get_world_size(), -1)[dist.get_rank()].view_as(out))
 
-
-# torch's data collectives (the reference, the bootstrap): torch.distributed, or SumCollectives with --share-device
-# (set once by main before any shape runs).
-COLL = dist
 
 
 def setup_shape(op_kind, m, n, k, tp, rank, num, ctx, ctx1, cfg, cfg1, group_name, held, cfg1_default=None):
@@ -442,7 +452,7 @@ def extra_variants(args):
 
 
 def main():
-    p = tp_options.parser(__doc__.splitlines()[0], tp_numerics.DTYPES)
+    p = tp_options.parser(__doc__.splitlines()[0], R.DTYPES)
     args = p.parse_args()
     if args.share_device and args.link_copies:
         p.error("--link-copies needs PyTorch's symmetric memory, which needs a GPU per rank: not with --share-device")
@@ -473,6 +483,7 @@ def main():
     if args.check_args:
         print(f"tp_bench: options accepted at tp = {world}: {' '.join(sys.argv[1:])}")
         return
+    load_torch()
     W.FIT_ENERGY = args.energy_fit
 
     if os.environ.get("TP_BENCH_TRACE_AFTER"):  # diagnosing a hang: every rank prints its Python stacks

@@ -8,6 +8,7 @@ configs do)."""
 import functools
 
 import torch
+from tp_records import DTYPES  # noqa: F401 - the names for_dtype takes (defined torch-free for tp_bench's parser)
 
 
 @functools.lru_cache(maxsize=None)
@@ -88,6 +89,3 @@ def for_dtype(name):
     if name in ("e4m3", "e4m3_promoted"):
         return NumericsE4m3(fast_accum=name == "e4m3")
     return Numerics16({"bf16": torch.bfloat16, "fp16": torch.float16}[name])
-
-
-DTYPES = ("bf16", "fp16", "e4m3", "e4m3_promoted")

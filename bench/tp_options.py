@@ -76,7 +76,7 @@ def parser(description: str, dtypes) -> argparse.ArgumentParser:
                    help="each window's joules from the power fitted over NVML's energy counter steps (a sampler "
                    "thread) times the window's time (default; the delta where a fit does not hold on every rank), or "
                    "with --no-energy-fit the counter's delta over the window, which carries up to a step (tens of ms "
-                   "of power) at each end: over 8 windows the fit spread 0.7-2.4%, the delta 1.0-10.6% "
+                   "of power) at each end: over 8 windows the fit spread 0.7-2.4%%, the delta 1.0-10.6%% "
                    "(experiments/bench_review_0435Z)")
     p.add_argument("--link-copies", action="store_true", help="diagnostic: one more variant 'diag:local_link', the "
                    "local GEMM with the fused call's NVLink bytes copied beside it (link_copy_variant)")

@@ -75,6 +75,8 @@ PROMOTED_FAMILIES = {"AllGather1D_TilingCD_RotatingA": "ag_rota_e4m3_promoted",
                      "AllGather1D_TilingCD_RotatingB": "ag_rotb_e4m3_promoted",
                      "ReduceScatter1D_TilingA_RotatingC": "rs_tila_e4m3_promoted",
                      "ReduceScatter1D_TilingB_RotatingC": "rs_tilb_e4m3_promoted"}
+# --dtype's names (tp_numerics.for_dtype takes each): here, torch-free, so tp_bench parses its options without torch
+DTYPES = ("bf16", "fp16", "e4m3", "e4m3_promoted")
 
 
 def lib_dtype(dtype):

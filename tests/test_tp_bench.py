@@ -116,7 +116,8 @@ def test_a_checked_record_without_a_figure_is_not_called_unchecked():
 def test_bench_script_imports():
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed here; bench/tp_bench.py runs on the GPU machine (bench/run_tp.sh)")
-    import tp_bench  # noqa: F401
+    import tp_bench
+    tp_bench.load_torch()  # torch and the modules that use it load only once the options are accepted
 
 
 def test_bench_turns_expandable_segments_off_under_both_names(tmp_path):

@@ -1,7 +1,6 @@
 """The rules the TP benchmark applies before and after it measures (bench/tp_records.py, bench/benchmarks_md.py,
 bench/tp_bench.py's option checks): the check's bounds, which runs take the issues' files, BENCHMARKS.md's section
 markers, usage errors refused before the library loads. No torch, no GPU."""
-import ast
 import subprocess
 import sys
 
@@ -27,12 +26,8 @@ def test_check_bounds_sit_where_the_measured_errors_leave_room():
 def test_only_bf16_runs_take_the_issues_files_and_section():
     """tp2.json and BENCHMARKS.md's tp2 section are the bf16 runs': every other dtype the benchmark runs keeps its
     own."""
-    # tp_numerics.DTYPES, read without importing the module (it needs torch)
-    tree = ast.parse((ROOT / "bench" / "tp_numerics.py").read_text())
-    dtypes = next(ast.literal_eval(n.value) for n in tree.body
-                  if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "DTYPES")
-    assert "bf16" in dtypes and len(dtypes) > 1
-    for dtype in dtypes:
+    assert "bf16" in R.DTYPES and len(R.DTYPES) > 1  # --dtype's names (tp_numerics re-exports them)
+    for dtype in R.DTYPES:
         assert (R.result_stem(2, dtype) == "tp2") == (dtype == "bf16"), dtype
     assert R.result_stem(2, "fp16") == "tp2_fp16"
 
@@ -47,18 +42,23 @@ def test_a_section_with_a_missing_or_misplaced_marker_is_refused_not_rewritten(t
         report_tp.benchmarks_md.replace_section(text, "tp2", "t", "b\n")
 
 
+def no_torch(tmp_path):
+    """A PYTHONPATH entry whose `torch` raises ImportError (also where torch is installed): a run that imports it
+    fails."""
+    fake = tmp_path / "no_torch" / "torch"
+    fake.mkdir(parents=True, exist_ok=True)
+    (fake / "__init__.py").write_text("raise ImportError('torch is not importable in this test')\n")
+    return str(fake.parent)
+
+
 @pytest.mark.parametrize("args, said", [(["--tokens", "3"], "--tokens 3: a positive multiple of tp = 2"),
                                         (["--tokens", "-2"], "--tokens -2"),
                                         (["--tag", "Bad-Tag"], "--tag 'Bad-Tag'"),
                                         (["--tokens", "4", "--tag", "ok_1"], None)])
 def test_usage_errors_are_refused_before_the_library_loads(tmp_path, args, said):
     """At WORLD_SIZE = 2 a token count that does not split over the ranks, or a tag that would name odd files, exits 2
-    with the flag named, before the library or the process group (a stand-in torch; nothing of it is used)."""
-    fake = tmp_path / "torch"
-    fake.mkdir()
-    (fake / "__init__.py").write_text("")
-    (fake / "distributed.py").write_text("")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "WORLD_SIZE": "2",
+    with the flag named, before the library or the process group (torch not importable: none of it is used)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": no_torch(tmp_path), "WORLD_SIZE": "2",
            "TPGEMM_LIB": str(tmp_path / "no_library.so")}  # an accepted run stops at the library, not at its flags
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "tp_bench.py"), "--check-args", *args], env=env,
                          capture_output=True, text=True, timeout=60)
@@ -69,16 +69,23 @@ def test_usage_errors_are_refused_before_the_library_loads(tmp_path, args, said)
         assert "no_library.so" in out.stderr and "--tokens" not in out.stderr and "--tag" not in out.stderr, out.stderr
 
 
-def check_args(tmp_path, args, world="2"):
-    """tp_bench.py --check-args at WORLD_SIZE = world with the built library and a stand-in torch (nothing of it is
-    used before the options are accepted)."""
-    fake = tmp_path / "torch"
-    fake.mkdir(exist_ok=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "distributed.py").write_text("")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "WORLD_SIZE": world}
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "tp_bench.py"), "--check-args", *args], env=env,
+def check_args(tmp_path, args, world="2", flag="--check-args"):
+    """tp_bench.py --check-args (or `flag`) at WORLD_SIZE = world with the built library, torch not importable."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": no_torch(tmp_path), "WORLD_SIZE": world}
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "tp_bench.py"), flag, *args], env=env,
                           capture_output=True, text=True, timeout=60)
+
+
+def test_help_and_check_args_run_where_torch_cannot_be_imported(tmp_path):
+    """The options are parsed and checked before torch loads (tp_bench.load_torch): --help and --check-args died with
+    ModuleNotFoundError on a machine without torch, where the 2-GPU calls are rehearsed (docs/TESTING.md)."""
+    out = check_args(tmp_path, [], flag="--help")
+    assert out.returncode == 0 and "--check-args" in out.stdout and "--energy-fit" in out.stdout, out.stderr
+    if not (ROOT / "build" / "libtpgemm.so").exists():
+        pytest.skip("build/libtpgemm.so is missing (tests/test_build.py says why): tp_bench checks configs with it")
+    out = check_args(tmp_path, ["--rounds", "1", "--ag-config", "ag_rota_bf16_wide", "--alt-config", "rs_tila_bf16",
+                                "--alt-captured", "--alt-nccl", "--link-copies", "--tokens", "512"])
+    assert out.returncode == 0 and "options accepted at tp = 2" in out.stdout, out.stderr
 
 
 @pytest.mark.parametrize("args, said", [

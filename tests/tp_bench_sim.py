@@ -36,6 +36,8 @@ import torch.distributed as dist  # noqa: E402
 
 import tp_bench  # noqa: E402
 import tp_windows  # noqa: E402
+
+tp_bench.load_torch()  # main's step once the options are accepted (the module imports no torch by itself)
 import tp_records as R  # noqa: E402
 
 WHERE, VARIANT, FAULT_RANK = (os.environ.get("FAULT") or "::-1").split(":")

@@ -7,7 +7,9 @@ dist.init_process_group("gloo")
 rank, tp = dist.get_rank(), dist.get_world_size()
 torch.cuda.set_device(0)
 import tp_numerics
-from tp_bench import SumCollectives as C
+import tp_bench
+tp_bench.load_torch()  # tp_bench loads torch only once asked (its options are parsed without)
+C = tp_bench.SumCollectives
 gn = dist.group.WORLD.group_name
 try:
     import torch.distributed._symmetric_memory as symm
