@@ -141,6 +141,10 @@ def option_errors(args, tp: int, config_of: Callable[[str], Optional[dict]]) -> 
         errors.append(f"--window {args.window}: a positive number of seconds")
     if not (math.isfinite(args.burst_idle) and args.burst_idle >= 0):
         errors.append(f"--burst-idle {args.burst_idle}: zero or a positive number of seconds")
+    for flag, text in (("--only", args.only), ("--alt-config", args.alt_config),
+                       ("--alt-copy-chunks", args.alt_copy_chunks)):
+        if text and not _families(text):  # `--only ,` selected no shape and ran nothing, its exit 0
+            errors.append(f"{flag} {text!r}: no value between its commas (leave the option out for none)")
     for c in _families(args.alt_copy_chunks):
         if not c.isdigit() or not 1 <= int(c) <= MAX_COPY_CHUNKS:
             errors.append(f"--alt-copy-chunks: {c!r} is not a whole number in 1..{MAX_COPY_CHUNKS}")

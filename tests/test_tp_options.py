@@ -21,6 +21,7 @@ KNOWN["odd_tp2"] = {"schedule": AG, "tp": 4, "dtype": "bf16"}  # a name whose _t
 
 def opts(**changes):
     base = dict(rounds=2, window=1.0, burst_idle=0.3, alt_copy_chunks="", ag_config="", rs_config="", alt_config="",
+                only="",
                 dtype="bf16", ag_schedule=tp_options.AG_SCHEDULE, rs_schedule=tp_options.RS_SCHEDULE)
     return SimpleNamespace(**{**base, **changes})
 
@@ -33,6 +34,13 @@ def test_the_defaults_and_known_families_pass():
     assert errors() == []
     assert errors(ag_config="ag_rota_bf16", rs_config="rs_tila_bf16_wide", alt_config="rs_tila_bf16,",
                   alt_copy_chunks="1,4,32", burst_idle=0.0) == []
+
+
+@pytest.mark.parametrize("flag", ["only", "alt_config", "alt_copy_chunks"])
+def test_a_list_of_commas_alone_is_refused(flag):
+    """`--only ,` named no shape, so the run timed nothing and exited 0; a stray comma beside a value stays harmless."""
+    out = errors(**{flag: ",,"})
+    assert len(out) == 1 and f"--{flag.replace('_', '-')} ',,': no value between its commas" in out[0], out
 
 
 def test_a_misspelt_family_is_refused_before_any_gpu_work():
