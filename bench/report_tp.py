@@ -4,7 +4,6 @@
     python3 bench/report_tp.py bench/results/tp2.json [--benchmarks BENCHMARKS.md] [--png out.png]
 """
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -194,23 +193,6 @@ def plot(records, tp, path, dtype="bf16", tokens=0, tag=""):
     return True
 
 
-TP_FIELDS = ("name", "op", "M", "N", "K", "tp", "dtype")  # what every record of tp_bench.py has and render reads
-
-
-def record_problems(records) -> list[str]:
-    """What makes records unfit to render: a missing identifying field, or a figure that is neither a number nor null
-    (a local-GEMM file, a hand-edited one)."""
-    out = []
-    for i, r in enumerate(records):
-        missing = [f for f in TP_FIELDS if f not in r]
-        if missing:
-            out.append(f"record {i} ({r.get('name', '?')}) lacks {', '.join(missing)}")
-        out += [f"record {i} ({r.get('name', '?')}): {k} = {v!r} is not a number" for k, v in r.items()
-                if k.endswith(("_tflops", "_joules")) and v is not None and
-                (isinstance(v, bool) or not isinstance(v, (int, float)))]
-    return out
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("json")
@@ -220,17 +202,15 @@ def main(argv=None):
     p.add_argument("--png", default=None, help="default: next to the JSON, tp<N>.png")
     a = p.parse_args(argv)
     try:
-        records = json.loads(Path(a.json).read_text())
-    except (OSError, ValueError) as e:
-        p.exit(2, f"report_tp.py: cannot read {a.json}: {e}\n")
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        p.exit(2, f"report_tp.py: {a.json} is not a list of TP benchmark records\n")
-    wrong = record_problems(records)
-    if wrong:
-        p.exit(2, f"report_tp.py: {a.json}: {wrong[0]}" + (f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else "")
-               + " - not a TP benchmark file (bench/tp_bench.py writes them)?\n")
-    if a.benchmarks and not os.path.isdir(os.path.dirname(os.path.abspath(a.benchmarks))):
-        p.exit(2, f"report_tp.py: --benchmarks {a.benchmarks}: its folder does not exist\n")
+        records = R.read_records(a.json)
+    except R.RecordError as e:
+        p.exit(2, f"report_tp.py: {e}\n")
+    # both paths before either file is written: a section rewritten beside a plot that cannot be is half a report
+    for flag, path in (("--benchmarks", a.benchmarks), ("--png", a.png)):
+        if path is not None and (not path or os.path.isdir(path)):
+            p.exit(2, f"report_tp.py: {flag} {path!r}: not a file's path (empty, or a folder)\n")
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            p.exit(2, f"report_tp.py: {flag} {path}: its folder does not exist\n")
     if not records:
         sys.exit(f"report_tp.py: {a.json} holds no records (a run whose --only named no shape?): nothing to render")
     tp, dtype = records[0]["tp"], records[0]["dtype"]
@@ -242,11 +222,13 @@ def main(argv=None):
               "BENCHMARKS.md and the plot are left alone.\n\n" + body, end="")
         return
     bench = Path(a.benchmarks)
-    text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
     try:
+        text = bench.read_text() if bench.exists() else benchmarks_md.HEADER
         bench.write_text(replace_section(text, tp, body, dtype, tokens, tag))
     except benchmarks_md.SectionError as e:
         p.exit(2, f"report_tp.py: {e}\n")
+    except (OSError, UnicodeDecodeError) as e:
+        p.exit(2, f"report_tp.py: --benchmarks {bench}: {e}\n")
     print(f"{bench}: section {R.result_stem(tp, dtype, tokens=tokens, tag=tag)} rewritten", file=sys.stderr)
     png = Path(a.png) if a.png else Path(a.json).with_suffix(".png")
     if plot(records, tp, png, dtype, tokens, tag):

@@ -461,7 +461,7 @@ def main():
     if unknown:
         p.error(f"--only names unknown shapes {unknown}; the shapes are {[s[0] for s in R.SHAPES]}")
     if args.tag and not re.fullmatch(R.TAG_PATTERN, args.tag):
-        p.error(f"--tag {args.tag!r}: lower-case letters, digits and _, at most 32, starting with a letter or digit")
+        p.error(f"--tag {args.tag!r}: {R.TAG_RULE}")
     args.tag = R.run_tag(args.tag, os.environ)
     world, why = tp_options.tp_degree(os.environ.get("WORLD_SIZE", "1"))
     if why:

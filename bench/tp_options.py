@@ -22,7 +22,7 @@ TP_DEGREES = (1, 2, 4, 8)
 
 
 def parser(description: str, dtypes) -> argparse.ArgumentParser:
-    """tp_bench.py's options (dtypes: tp_numerics.DTYPES, passed in so that this module needs no torch)."""
+    """tp_bench.py's options (dtypes: tp_records.DTYPES, for_dtype of tp_numerics.py gives each its numerics)."""
 
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--rounds", type=int, default=3, help="sustained windows of each variant, interleaved; the "

@@ -1,6 +1,9 @@
 """Pure parts of the TP benchmark (no torch, no GPU): shapes, variants, the run plan and its time
-estimate, per-variant figures and the JSON record. Unit-tested by tests/test_tp_bench.py."""
+estimate, per-variant figures and the JSON record, and what a file of records must hold to be read back. Unit-tested
+by tests/test_tp_bench.py and tests/test_report_tp_input.py."""
+import json
 import math
+import re
 
 # The eight shapes of /work/shared/reference/measured-anchors.md: name, op, global M, N, K.
 # AG: A sharded along M and all-gathered, B sharded along N (column-parallel linear).
@@ -318,7 +321,8 @@ def window_calls(seconds, per_call):
     return min(MAX_WINDOW_CALLS, max(1, math.ceil(seconds / max(per_call, 1e-9))))
 
 
-TAG_PATTERN = r"[a-z0-9][a-z0-9_]{0,31}"
+TAG_PATTERN = r"[a-z0-9][a-z0-9_]{0,31}"  # a tag names files and a BENCHMARKS.md section: nothing that could break out
+TAG_RULE = "lower-case letters, digits and _, at most 32, starting with a letter or digit"
 
 
 def run_tag(tag, environ):
@@ -392,3 +396,143 @@ def ratio(a, b):
 
 def fmt_or_dash(x):
     return "–" if x is None else f"{x:.0f}"
+
+
+# What a record file (tp_bench.py's) must hold for report_tp.py and bench/x2/verdict.py to read it. A hand-edited or
+# mixed file once rendered a TP = 2 table into the TP = 4 section (the first record names the section), wrote section
+# markers through its tag, and printed "nan" figures: each such file is refused, by record and field.
+MAX_TP = 8  # TPG_MAX_TP (templates/kernels/gemm_params.h, generator/config.py): the TP degrees are 1..MAX_TP
+IDENTITY = ("name", "op", "M", "N", "K", "tp", "dtype")  # every record of tp_bench.py has them
+RUN_FIELDS = ("tp", "dtype", "tag", "tokens")  # one run's, the same in each record: they name its section (result_stem)
+FIGURE_SUFFIXES = ("tflops", "joules", "_ms", "mhz")  # a finite number or null (none measured)
+ERROR_SUFFIX = "_err"  # a check's error: a number or null; NaN and inf stand (a NaN output's error is one)
+
+
+class RecordError(ValueError):
+    """A file of records that report_tp.py / verdict.py must not read: the message names the file and what is wrong."""
+
+
+def _whole(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _one_line(v):
+    return isinstance(v, str) and v != "" and "\n" not in v
+
+
+def _strings(v, path):
+    """(path, text) of every string in v, keys included."""
+    if isinstance(v, str):
+        yield path, v
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield from _strings(k, f"a key of {path or 'the record'}")
+            yield from _strings(x, f"{path}.{k}" if path else str(k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _strings(x, f"{path}[{i}]")
+
+
+def _figure_problems(entry, prefix=""):
+    for k, v in entry.items():
+        if not isinstance(k, str) or v is None:
+            continue
+        if k.endswith(FIGURE_SUFFIXES) and not (_number(v) and math.isfinite(v)):
+            yield f"{prefix}{k} = {v!r} is not {'finite' if _number(v) else 'a number'} (a figure or null)"
+        elif k.endswith(ERROR_SUFFIX) and not _number(v):
+            yield f"{prefix}{k} = {v!r} is not a number (an error or null)"
+
+
+def _field_problems(r):
+    """What is wrong with one record's fields, each naming the field, its value and what would do."""
+    missing = [f for f in IDENTITY if f not in r]
+    if missing:
+        yield f"lacks {', '.join(missing)}"
+        return
+    if not _one_line(r["name"]):
+        yield f"name = {r['name']!r} is not a one-line text"
+    if not (isinstance(r["op"], str) and r["op"] in SCHEDULES):
+        yield f"op = {r['op']!r} is not one of {', '.join(SCHEDULES)}"
+    yield from (f"{f} = {r[f]!r} is not a positive whole number" for f in ("M", "N", "K")
+                if not (_whole(r[f]) and r[f] > 0))
+    if not (_whole(r["tp"]) and 1 <= r["tp"] <= MAX_TP):
+        yield f"tp = {r['tp']!r} is not a TP degree (a whole number 1..{MAX_TP})"
+    if r["dtype"] not in DTYPES:
+        yield f"dtype = {r['dtype']!r} is not one of {', '.join(DTYPES)}"
+    if r.get("tag", "") != "" and not (isinstance(r["tag"], str) and re.fullmatch(TAG_PATTERN, r["tag"])):
+        yield f"tag = {r['tag']!r}: a tag is {TAG_RULE}"
+    if "tokens" in r and not (_whole(r["tokens"]) and r["tokens"] > 0):
+        yield f"tokens = {r['tokens']!r} is not a positive whole number (no field: the shapes' own M)"
+    yield from (f"{k} = {r[k]!r} is not a one-line text" for k in ("check", "config") if k in r and not _one_line(r[k]))
+    yield from _figure_problems(r)
+    for group in ("alt", "diag", *(f"{v}_modes" for v in MODES)):
+        entries = r.get(group)
+        if entries is not None and not (isinstance(entries, dict)
+                                        and all(isinstance(e, dict) for e in entries.values())):
+            yield f"{group} = {entries!r:.60} is not an object of variants' objects"
+            continue
+        for name, e in (entries or {}).items():
+            yield from (f"{group}.{name}.{k} = {e[k]!r} is not a one-line text" for k in ("check", "config")
+                        if k in e and not _one_line(e[k]) and not (k == "config" and e[k] is None))  # none named
+            yield from _figure_problems(e, f"{group}.{name}.")
+    windows = r.get("windows")
+    if windows is not None and not (isinstance(windows, dict) and all(
+            isinstance(ws, list) and all(isinstance(w, dict) for w in ws) for ws in windows.values())):
+        yield f"windows = {windows!r:.60} is not an object of variants' lists of windows"
+    else:
+        yield from (f"windows.{v}[{i}].seconds = {w['seconds']!r} is not a finite number or null"
+                    for v, ws in (windows or {}).items() for i, w in enumerate(ws) if w.get("seconds") is not None
+                    and not (_number(w["seconds"]) and math.isfinite(w["seconds"])))
+    if r.get("errors") is not None and not isinstance(r["errors"], dict):
+        yield f"errors = {r['errors']!r:.60} is not an object of variants' texts"
+    asked = r.get("shapes_asked")
+    if asked is not None and not (isinstance(asked, list) and all(isinstance(n, str) for n in asked)):
+        yield f"shapes_asked = {asked!r:.60} is not a list of shape names"
+    # a marker anywhere in the rendered text would open or end a section of BENCHMARKS.md (benchmarks_md)
+    yield from (f"{path} = {text!r:.60} holds '<!--'" for path, text in _strings(r, "") if "<!--" in text)
+
+
+def run_of(r):
+    """A record's RUN_FIELDS, absent ones as tp_bench.py leaves them out: no tag, the shapes' own M."""
+    return {"tp": r["tp"], "dtype": r["dtype"], "tag": r.get("tag") or "", "tokens": r.get("tokens") or 0}
+
+
+def record_problems(records):
+    """What makes records unfit to read, one line each naming the record and the field (empty: none): not a list of
+    records, a field missing, of the wrong type or out of range, a figure that is not a finite number or null, a text
+    that would write a section marker, or records of more than one run (the first record's RUN_FIELDS would name
+    the section of them all)."""
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        return ["not a list of TP benchmark records"]
+    out = []
+    for i, r in enumerate(records):
+        name = r.get("name") if _one_line(r.get("name")) else "?"
+        out += [f"record {i} ({name:.40}){' ' if p.startswith('lacks') else ': '}{p}" for p in _field_problems(r)]
+    if out or not records:
+        return out
+    first = run_of(records[0])
+    for i, r in enumerate(records[1:], 1):
+        diff = next((f for f in RUN_FIELDS if run_of(r)[f] != first[f]), None)
+        if diff:
+            return [f"record {i} ({r['name']}) has {diff} {run_of(r)[diff]!r} where record 0 has {first[diff]!r}: "
+                    f"a file holds one run (one {', '.join(RUN_FIELDS)})"]
+    return []
+
+
+def read_records(path):
+    """The records of the file at path; RecordError naming the file and its first problem (record_problems) where it
+    cannot be read or is unfit. An empty list is returned: what it means is the reader's to say."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            records = json.load(f)
+    except (OSError, ValueError, RecursionError) as e:  # a folder, no file, not UTF-8, not JSON, nested past Python
+        raise RecordError(f"cannot read {path}: {e}") from None
+    wrong = record_problems(records)
+    if wrong:
+        raise RecordError(f"{path}: {wrong[0]}" + (f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else "")
+                          + " - not a TP benchmark file (bench/tp_bench.py writes them)?")
+    return records

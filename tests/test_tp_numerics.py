@@ -9,6 +9,9 @@ import pytest
 
 from tests.conftest import ROOT
 
+sys.path.insert(0, str(ROOT / "bench"))
+import tp_records as R  # noqa: E402
+
 
 class _Tensor:
     def __init__(self, **kw):
@@ -30,7 +33,8 @@ def tp_numerics(monkeypatch):
 
 
 def test_each_dtype_name_gets_its_own_numerics(tp_numerics):
-    assert tp_numerics.DTYPES == ("bf16", "fp16", "e4m3", "e4m3_promoted")
+    assert R.DTYPES == ("bf16", "fp16", "e4m3", "e4m3_promoted")  # tp_bench's --dtype choices, each with numerics
+    assert all(tp_numerics.for_dtype(name) for name in R.DTYPES)
     bf16, fp16 = tp_numerics.for_dtype("bf16"), tp_numerics.for_dtype("fp16")
     assert (bf16.dtype, bf16.out, fp16.dtype, fp16.out) == ("bf16", "bf16", "fp16", "fp16")
     assert bf16.scales == {} and fp16.scales == {}
