@@ -99,11 +99,18 @@ def test_a_tp2_file_the_tools_cannot_read_is_refused_and_nothing_is_written(tmp_
     repo = tree_copy(tmp_path / "repo")
     before = state(repo)
     cut = (ROOT / "bench/results/tp2.json").read_text()[:300]  # a file cut short
-    for text, why in ((cut, "verdict.py could not read"), ("[]", "report_tp.py could not render")):
+    for text, why in ((cut, "verdict.py could not read"), ("[]", "verdict.py could not read")):
         src = reply(tmp_path / f"reply{len(text)}", repo, tp2_text=text)
         run = adopt(repo, src, "--publish")
         assert run.returncode == 1 and why in run.stderr, run.stderr
         assert state(repo) == before
+    # a file both read, into a BENCHMARKS.md whose tp2 section lost its end marker (hand-edited)
+    bench = repo / "BENCHMARKS.md"
+    bench.write_text(bench.read_text().replace("<!-- tp2:end -->", ""))
+    before = state(repo)
+    run = adopt(repo, reply(tmp_path / "reply_markers", repo), "--publish")
+    assert run.returncode == 1 and "report_tp.py could not render" in run.stderr, run.stderr
+    assert state(repo) == before
 
 
 def test_tier2_is_published_from_call_2_only_and_a_relative_folder_works(tmp_path):

@@ -2,8 +2,11 @@
 records made up to sit on each side of every bound."""
 import importlib.util
 import json
+import math
 import subprocess
 import sys
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -13,7 +16,8 @@ _spec.loader.exec_module(verdict)
 
 
 def record(name, op, m, n, k, fused, local=None, asy=None, cublas=None, config="x_tp2", twin=None, twin_check="passed"):
-    r = {"name": name, "op": op, "M": m, "N": n, "K": k, "tpgemm_tflops": fused, "local_tflops": local or fused,
+    r = {"name": name, "op": op, "M": m, "N": n, "K": k, "tp": 2, "dtype": "bf16", "tpgemm_tflops": fused,
+         "local_tflops": local or fused,
          "torch_async_tp_tflops": asy or fused / 1.2, "cublas_local_tflops": cublas or fused, "check": "passed",
          "config": config}
     if twin is not None:
@@ -327,3 +331,56 @@ def test_the_mean_is_geometric():
     points = verdict.acceptance(recs)
     assert "geomean >= 1.10 x PyTorch async TP" in failing(recs)
     assert points[0][2].startswith("1.095"), points[0]  # sqrt(1.5 * 0.8)
+
+
+def verdict_command(*args):
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "x2" / "verdict.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_command_says_its_usage():
+    run = verdict_command("--help")
+    assert run.returncode == 0 and run.stdout.startswith("usage: verdict.py [-h] [--switched] [json]"), run.stdout
+    assert "--switched" in run.stdout and "push twins" in run.stdout and "rule's answer" in run.stdout
+
+
+def bad_file(tmp_path, text):
+    path = tmp_path / "tp2.json"
+    path.write_text(text)
+    return path
+
+
+def figure(value):
+    recs = anchors()
+    recs[1]["tpgemm_tflops"] = value
+    return json.dumps(recs)
+
+
+@pytest.mark.parametrize("args, said", [
+    (lambda d: ["--switch", bad_file(d, json.dumps(anchors()))], "unrecognized arguments: --switch"),
+    (lambda d: [bad_file(d, json.dumps(anchors())), d / "tp2.json"], "unrecognized arguments: "),
+    (lambda d: [d / "none.json"], "cannot read"),
+    (lambda d: [d], "cannot read"),
+    (lambda d: [bad_file(d, "")], "cannot read"),
+    (lambda d: [bad_file(d, "{not json")], "cannot read"),
+    (lambda d: [bad_file(d, "null")], "not a list of TP benchmark records"),
+    (lambda d: [bad_file(d, "[1, 2]")], "not a list of TP benchmark records"),
+    (lambda d: [bad_file(d, "{}")], "not a list of TP benchmark records"),
+    (lambda d: [bad_file(d, "[{}]")], "record 0 (?) lacks name, op, M, N, K, tp, dtype"),
+    (lambda d: [bad_file(d, "[]")], "holds no records"),
+    (lambda d: [bad_file(d, figure("690"))], "record 1 (70B-fc1): tpgemm_tflops = '690' is not a number"),
+    (lambda d: [bad_file(d, figure(math.nan))], "record 1 (70B-fc1): tpgemm_tflops = nan is not finite"),
+    (lambda d: [bad_file(d, figure(math.inf))], "record 1 (70B-fc1): tpgemm_tflops = inf is not finite"),
+    (lambda d: [bad_file(d, json.dumps([{**r, "tp": 4} for r in anchors()]))],
+     "holds TP = 4 records, the verdict is for TP = 2"),
+    (lambda d: [bad_file(d, json.dumps([{**r, "dtype": "e4m3"} for r in anchors()]))],
+     "holds e4m3 records, the verdict is for bf16"),
+    (lambda d: [bad_file(d, json.dumps([{**r, "tp": 4} if r["op"] == "RS" else r for r in anchors()]))],
+     "record 4 (405B-fc2) has tp 4 where record 0 has 2"),
+])
+def test_the_command_refuses_what_it_cannot_judge_in_one_line(tmp_path, args, said):
+    """Exit 2 with the reason on its last line of stderr (an argparse error: its usage above it), never a traceback
+    or a verdict: `{}` gave one ("8 shapes missing"), a TP = 4 file too."""
+    run = verdict_command(*args(tmp_path))
+    assert run.returncode == 2 and said in run.stderr.splitlines()[-1], run.stderr
+    assert "Traceback" not in run.stderr and run.stdout == "" and len(run.stderr.splitlines()) <= 2, run.stderr
