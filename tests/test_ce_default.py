@@ -72,3 +72,18 @@ def test_a_twin_in_the_wrong_state_is_refused():
     assert ", by_name: true" in twin
     with pytest.raises(ValueError):
         ce_default.switch(text.replace(twin, twin.replace(", by_name: true", "")), undo=carried)
+
+
+def test_usage_and_bad_command_lines_exit_2_without_a_traceback(tmp_path):
+    """--help says the usage (it was read as a file's name: a traceback); two directions at once, a second file, a
+    file that cannot be read: exit 2 (--check's 1 means "not switched"), nothing written."""
+    r = subprocess.run([sys.executable, str(SWITCH), "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("usage: ce_default.py [-h] [--undo | --check] [schedules]")
+    assert "--check" in r.stdout and "--undo" in r.stdout, r.stdout
+    cfg = tmp_path / "schedules.yaml"
+    shutil.copy(ROOT / "schedules.yaml", cfg)
+    for args, said in ((["--undo", "--check"], "not allowed with"), ([str(cfg), str(cfg)], "unrecognized arguments"),
+                       ([str(tmp_path / "none.yaml")], "cannot read"), (["--check", str(tmp_path)], "cannot read")):
+        r = subprocess.run([sys.executable, str(SWITCH), *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and said in r.stderr.splitlines()[-1], (args, r.stderr)
+        assert "Traceback" not in r.stderr and cfg.read_text() == (ROOT / "schedules.yaml").read_text(), args

@@ -10,6 +10,7 @@ a route's config through the routes, not by name (tests/routes.py, tests/gpu/rou
 them; `ninja` then regenerates (commit schedules.yaml with generated/). Exits 1, changing nothing, if the file is not
 in the state the direction starts from. --check changes nothing: exit 0 if the file is in the switched state.
 """
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -43,24 +44,35 @@ def switch(text: str, undo: bool = False) -> str:
 
 
 def main(argv: list[str]) -> int:
-    undo = "--undo" in argv
-    path = Path(next((a for a in argv if a not in ("--undo", "--check")), "schedules.yaml"))
-    if "--check" in argv:  # switched: the switch back applies
+    what, _usage, rest = __doc__.split("\n\n", 2)
+    p = argparse.ArgumentParser(prog="ce_default.py", description=f"{what.rstrip(':')}.\n\n{rest}",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--undo", action="store_true", help="back to pushed partials")
+    how.add_argument("--check", action="store_true", help="change nothing: exit 0 if the file is switched, else 1")
+    p.add_argument("schedules", nargs="?", default="schedules.yaml", help="default: schedules.yaml")
+    a = p.parse_args(argv)
+    path = Path(a.schedules)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:  # 2, not --check's 1: that one says "not switched"
+        p.exit(2, f"ce_default.py: cannot read {path}: {e}\n")
+    if a.check:  # switched: the switch back applies
         try:
-            switch(path.read_text(), undo=True)
+            switch(text, undo=True)
         except ValueError as e:
             print(f"ce_default.py: {path}: not switched ({e})")
             return 1
         print(f"ce_default.py: {path}: switched (the copy engine carries the defaults' partials at TP >= 2)")
         return 0
     try:
-        out = switch(path.read_text(), undo)
+        out = switch(text, a.undo)
     except ValueError as e:
         print(f"ce_default.py: {path}: {e}", file=sys.stderr)
         return 1
     path.write_text(out)
     print(f"ce_default.py: {path}: the bf16 reduce-scatter defaults now "
-          f"{'push their partials' if undo else 'have the copy engine carry their partials'} at TP >= 2")
+          f"{'push their partials' if a.undo else 'have the copy engine carry their partials'} at TP >= 2")
     return 0
 
 
