@@ -3,22 +3,37 @@
 # per GPU (torchrun), keeps the logs in $OUT and prints the table last.
 #   bench/run_tp.sh [--tp N] [tp_bench.py args...]     (N defaults to every visible GPU; --tp may come anywhere)
 #   bench/run_tp.sh --tp 2 --share-device ...            (smoke run of the multi-process path on one GPU)
+# N is a TP degree 1..8 (TPG_MAX_TP, tp_records.MAX_TP); tp_bench.py's own options: python3 bench/tp_bench.py --help
 set -euo pipefail
+# before anything runs: on a GPU machine the rest builds the library and starts a benchmark on every GPU
+for arg in "$@"; do
+    case "$arg" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
+done
 cd "$(dirname "$0")/.."
-OUT=${OUT:-bench/results}
-mkdir -p "$OUT"
 # --tp N (or --tp=N) anywhere among the arguments; the rest go to tp_bench.py as given
 TP=""
+TP_GIVEN=0
 ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
-    --tp) [ $# -ge 2 ] || { echo "run_tp.sh: --tp needs a value" >&2; exit 2; }; TP=$2; shift 2 ;;
-    --tp=*) TP=${1#--tp=}; shift ;;
+    --tp) [ $# -ge 2 ] || { echo "run_tp.sh: --tp needs a value" >&2; exit 2; }; TP=$2; TP_GIVEN=1; shift 2 ;;
+    --tp=*) TP=${1#--tp=}; TP_GIVEN=1; shift ;;
     *) ARGS+=("$1"); shift ;;
     esac
 done
-if [ -n "$TP" ] && ! [[ "$TP" =~ ^[1-9][0-9]*$ ]]; then echo "run_tp.sh: --tp $TP: a whole number >= 1" >&2; exit 2; fi
-[ -n "$TP" ] || TP=$(nvidia-smi -L | wc -l)
+if [ "$TP_GIVEN" = 1 ] && ! [[ "$TP" =~ ^[1-8]$ ]]; then
+    echo "run_tp.sh: --tp '$TP': a TP degree 1..8 (TPG_MAX_TP), or no --tp for every visible GPU" >&2
+    exit 2
+fi
+if [ "$TP_GIVEN" = 0 ]; then
+    TP=$(nvidia-smi -L 2>/dev/null | wc -l) || TP=0
+    if ! [[ "$TP" =~ ^[1-8]$ ]]; then
+        echo "run_tp.sh: $TP GPUs visible (nvidia-smi -L): name a TP degree 1..8 with --tp" >&2
+        exit 2
+    fi
+fi
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
 set -- ${ARGS[@]+"${ARGS[@]}"}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # No worker may outlive this script: when an outer `timeout` stopped it once, the inner timeout's own

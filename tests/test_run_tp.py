@@ -33,8 +33,10 @@ exec "$REAL_PYTHON" "$@"
 def stub_bin(tmp_path):
     b = tmp_path / "bin"
     b.mkdir(exist_ok=True)
-    for name, text in {"python3": FAKE_PYTHON, "nvidia-smi": "#!/bin/sh\necho GPU 0\necho GPU 1\n",
-                       "ninja": "#!/bin/sh\nexit 0\n"}.items():
+    gpus = ('#!/bin/sh\necho nvidia-smi >> "${FAKE_CALLS:-/dev/null}"\n'
+            'seq 0 $((${FAKE_GPUS:-2} - 1)) | sed "s/^/GPU /"\n')  # FAKE_GPUS of them, 2 unless said
+    for name, text in {"python3": FAKE_PYTHON, "nvidia-smi": gpus,
+                       "ninja": '#!/bin/sh\necho ninja >> "${FAKE_CALLS:-/dev/null}"\nexit 0\n'}.items():
         (b / name).write_text(text)
         (b / name).chmod((b / name).stat().st_mode | stat.S_IEXEC)
     return b
@@ -95,6 +97,35 @@ def test_tp_anywhere_in_the_arguments_and_never_passed_on(tmp_path, record):
     for bad in (("--tp", "x"), ("--tp", "0"), ("--tokens", "512", "--tp")):
         r = run_tp(tmp_path, tmp_path / "bad", args=bad)
         assert r.returncode == 2 and "run_tp.sh: --tp" in r.stderr, (bad, r.stderr)
+
+
+def test_help_says_the_usage_before_anything_runs(tmp_path):
+    """--help / -h (anywhere) prints the usage and exits 0: before, it ran nvidia-smi, and on a GPU machine would
+    have built the library and started torchrun with --help for tp_bench.py."""
+    calls = tmp_path / "calls"
+    for args in (("--help",), ("-h",), ("--tp", "2", "--tokens", "512", "--help")):
+        r = run_tp(tmp_path, tmp_path / "out", args=args, FAKE_CALLS=str(calls))
+        assert r.returncode == 0 and "bench/run_tp.sh [--tp N] [tp_bench.py args...]" in r.stdout, (args, r.stderr)
+        assert "set -euo" not in r.stdout and "#" not in r.stdout, r.stdout
+        assert not calls.exists() and not (tmp_path / "out").exists(), args
+
+
+def test_tp_is_a_tp_degree_of_the_library(tmp_path, record):
+    """--tp takes the TP degrees 1..TPG_MAX_TP (tp_records.MAX_TP): --tp= (empty) fell back to every visible GPU,
+    --tp 16 went to torchrun; without --tp the visible GPUs' count must be one too."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import tp_records as R
+    for bad in (("--tp=",), ("--tp", ""), ("--tp", str(R.MAX_TP + 1)), ("--tp", "16"), ("--tp=08",)):
+        r = run_tp(tmp_path, tmp_path / "bad", args=bad)
+        assert r.returncode == 2 and f"a TP degree 1..{R.MAX_TP}" in r.stderr, (bad, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "bad").exists(), (bad, r.stderr)
+    for gpus in ("0", str(R.MAX_TP + 1)):
+        r = run_tp(tmp_path, tmp_path / "bad", args=(), FAKE_GPUS=gpus)
+        assert r.returncode == 2 and f"{gpus} GPUs visible" in r.stderr, (gpus, r.stderr)
+    r = run_tp(tmp_path, tmp_path / "out8", args=("--tp", str(R.MAX_TP)), FAKE_STEM=f"tp{R.MAX_TP}_m512",
+               FAKE_WRITE=str(record))
+    log = (tmp_path / "out8" / f"tp{R.MAX_TP}_m512_run.log").read_text()
+    assert r.returncode == 0 and f"--nproc_per_node={R.MAX_TP} " in log, r.stderr
 
 
 def alive(pid):
