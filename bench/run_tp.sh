@@ -3,7 +3,8 @@
 # per GPU (torchrun), keeps the logs in $OUT and prints the table last.
 #   bench/run_tp.sh [--tp N] [tp_bench.py args...]     (N defaults to every visible GPU; --tp may come anywhere)
 #   bench/run_tp.sh --tp 2 --share-device ...            (smoke run of the multi-process path on one GPU)
-# N is a TP degree 1..8 (TPG_MAX_TP, tp_records.MAX_TP); tp_bench.py's own options: python3 bench/tp_bench.py --help
+# N is a TP degree the benchmark runs at, 1, 2, 4 or 8 (tp_options.TP_DEGREES: the degrees of its schedules' configs);
+# tp_bench.py's own options: python3 bench/tp_bench.py --help
 set -euo pipefail
 # before anything runs: on a GPU machine the rest builds the library and starts a benchmark on every GPU
 for arg in "$@"; do
@@ -21,14 +22,18 @@ while [ $# -gt 0 ]; do
     *) ARGS+=("$1"); shift ;;
     esac
 done
-if [ "$TP_GIVEN" = 1 ] && ! [[ "$TP" =~ ^[1-8]$ ]]; then
-    echo "run_tp.sh: --tp '$TP': a TP degree 1..8 (TPG_MAX_TP), or no --tp for every visible GPU" >&2
+# tp_options.TP_DEGREES (tests/test_run_tp.py holds them equal): another degree would build and start torchrun, whose
+# every rank then refuses its WORLD_SIZE
+TP_DEGREES="1 2 4 8"
+is_tp_degree() { [[ " $TP_DEGREES " == *" $1 "* ]]; }
+if [ "$TP_GIVEN" = 1 ] && ! is_tp_degree "$TP"; then
+    echo "run_tp.sh: --tp '$TP': a TP degree of ${TP_DEGREES// /, }, or no --tp for every visible GPU" >&2
     exit 2
 fi
 if [ "$TP_GIVEN" = 0 ]; then
     TP=$(nvidia-smi -L 2>/dev/null | wc -l) || TP=0
-    if ! [[ "$TP" =~ ^[1-8]$ ]]; then
-        echo "run_tp.sh: $TP GPUs visible (nvidia-smi -L): name a TP degree 1..8 with --tp" >&2
+    if ! is_tp_degree "$TP"; then
+        echo "run_tp.sh: $TP GPUs visible (nvidia-smi -L): name a TP degree of ${TP_DEGREES// /, } with --tp" >&2
         exit 2
     fi
 fi

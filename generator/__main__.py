@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:  # `lst`: not an argument of generate
         # a command's first letters ('gen') are too short a part of it for difflib's ratio
-        near = [c for c in COMMANDS if c.startswith(argv[0])] or difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        near = [c for c in COMMANDS if argv[0] and c.startswith(argv[0])] or difflib.get_close_matches(argv[0],
+                                                                                                      COMMANDS, n=1)
         print(f"python3 -m generator: unknown command {argv[0]!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
               + f"; commands: {', '.join(COMMANDS)} (none: generate)", file=sys.stderr)
         return 2

@@ -212,6 +212,7 @@ class _Walker:
         self.errors: list[str] = []
         self.lines: dict[str, int] = {}   # path -> line of its value
         self.error_paths: list[str] = []  # the path of each error, for checks that one error makes moot
+        self.unknown_paths: set[str] = set()  # those of unknown keys: no value of the schema's was refused
 
     def error(self, line: int, path: str, problem: str, allowed: str) -> None:
         self.error_paths.append(path)
@@ -263,6 +264,7 @@ class _Walker:
                 near = difflib.get_close_matches(str(key), list(f.fields), n=1, cutoff=0.6)
                 hint = f", did you mean {near[0]!r}?" if near else ""
                 self.error(kline, kpath, f"unknown field{hint}", ", ".join(f.fields))
+                self.unknown_paths.add(kpath)
                 continue
             out[key] = self.walk(vnode, f.fields[key], kpath)
         for key, sub in f.fields.items():
@@ -381,7 +383,8 @@ def raise_errors(walkers: list) -> None:
 def _rejected_field(w: _Walker, path: str) -> bool:
     """Whether the schema walk refused the value of one of the kernel's fields (an unknown key refuses none: the
     kernel's own fields keep their values, so the checks across them still hold)."""
-    return any(e.startswith(f"{path}.") and e[len(path) + 1:].split(".")[0] in KERNEL.fields for e in w.error_paths)
+    return any(e.startswith(f"{path}.") and e not in w.unknown_paths
+               and re.split(r"[.\[]", e[len(path) + 1:])[0] in KERNEL.fields for e in w.error_paths)
 
 
 def _semantic(doc: dict, w: _Walker) -> None:

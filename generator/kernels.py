@@ -503,11 +503,12 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
                     + (" (pingpong)" if mode == "pingpong" else ", or more consumers")))
     top = max_stages(bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
     smaller = _smaller_hint(bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
+    # where no ring fits, the field to change is the one the hint names, not the stages asked for
+    no_ring = "tile" if smaller == "a smaller tile" else "epilogue_buffers"
     if stages is None:
         if top < MIN_STAGES:
             need = smem_bytes(MIN_STAGES, bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
-            field = "tile" if smaller == "a smaller tile" else "epilogue_buffers"
-            out.append((field, f"{MIN_STAGES} stages need {need} bytes of shared memory, "
+            out.append((no_ring, f"{MIN_STAGES} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}", smaller))
     elif stages < MIN_STAGES:
         out.append(("stages", f"{stages}: the ring needs at least {MIN_STAGES} stages",
@@ -515,7 +516,8 @@ def _tile(dtype: str, bm: int, bn: int, bk: int, stages: int | None, consumers: 
     else:
         need = smem_bytes(stages, bm, bn, bk, dtype, consumers, mode, epilogue_n, buffers)
         if need > SMEM_LIMIT:
-            out.append(("stages", f"{stages} stages need {need} bytes of shared memory, "
+            field = "stages" if top >= MIN_STAGES else no_ring
+            out.append((field, f"{stages} stages need {need} bytes of shared memory, "
                         f"{need - SMEM_LIMIT} over the limit of {SMEM_LIMIT}",
                         f"{MIN_STAGES}..{top} for this tile" if top >= MIN_STAGES else smaller))
     return out

@@ -132,12 +132,19 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> Changes:
         except OSError as e:
             for t, _ in staged[i:]:
                 t.unlink(missing_ok=True)
+            if i == 0:
+                raise  # nothing was replaced: the output is as it was
             raise PartialWrite(e.errno, f"{e.strerror}: renaming {tmp} to {p}; {i} of {len(staged)} files were "
                                "replaced already, so the output now mixes this run's files and the last run's: "
                                "run the generator again once the cause is gone") from e
     for rel in changes.delete:
         p = out_dir / rel
-        p.unlink()
+        try:
+            p.unlink()
+        except OSError as e:  # after the renames: the new files are in place beside a stale one
+            raise PartialWrite(e.errno, f"{e.strerror}: deleting the stale {p}; the {len(staged)} changed files were "
+                               "written, so the output holds this run's files and that one of the last run's: run the "
+                               "generator again once the cause is gone") from e
         parent = p.parent
         while parent != out_dir and parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()

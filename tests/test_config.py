@@ -445,6 +445,7 @@ def test_all_errors_reported_at_once(tmp_path):
 @pytest.mark.parametrize("old, new, field", [
     ("consumers: 2", "consumers: 2\n    consumer_mode: pinpong", "kernels[0].consumer_mode"),
     ("bn: 256, bk: 64}", "bn: 160, bk: 64}\n    epilogue_subtile: {m: 64, n: 48}", "kernels[0].epilogue_subtile.n"),
+    ("consumers: 2", "consumers: 2\n    defines: [5]", "kernels[0].defines[0]"),  # a list item: its path has [i]
 ])
 def test_a_refused_value_is_the_only_error_it_makes(tmp_path, old, new, field):
     """A refused field reads as its default in the checks across fields, which then reported rules about a value
@@ -456,6 +457,15 @@ def test_a_refused_value_is_the_only_error_it_makes(tmp_path, old, new, field):
     r, cfg, _ = run_cli(tmp_path, text)
     errors = [line for line in r.stderr.splitlines() if line.startswith(f"{cfg}:") and "error(s)" not in line]
     assert r.returncode == 2 and len(errors) == 1 and f": {field}: " in errors[0], r.stderr
+
+
+def test_an_unknown_nested_key_leaves_the_checks_across_fields(tmp_path):
+    """An unknown key refuses no value of the kernel's: its other fields' rules still hold and are still said."""
+    text = BASE.replace("bk: 64}", "bk: 64, zz: 1}").replace("{m: 1, n: 1}", "{m: 4, n: 1}")
+    r, cfg, _ = run_cli(tmp_path, text)
+    fields = [line.split(": ")[1] for line in r.stderr.splitlines() if line.startswith(f"{cfg}:")]
+    assert r.returncode == 2 and "kernels[0].tile.zz" in fields and any(f.startswith("kernels[0].cluster")
+                                                                        for f in fields), r.stderr
 
 
 def test_yaml_syntax_error(tmp_path):
@@ -554,6 +564,8 @@ REFUSALS = [
     ("one_stage", (128, 256, 64, 1, 2, 1, 1), {}, "stages"),
     ("one_stage_fits", (256, 128, 64, None, 2, 1, 1), {"consumer_mode": "cooperative_n", "epi_buffers": 10},
      "epilogue_buffers"),  # the default 8 buffers fit 2 stages: the 10 asked for are the field to change
+    ("no_ring_stages_given", (128, 256, 64, 4, 2, 1, 1), {"epi_buffers": 16},
+     "epilogue_buffers"),  # 4 stages asked, none fits beside 16 buffers: the buffers are what to change, as above
     ("one_store_buffer", (128, 256, 64, 3, 2, 1, 1), {"epi_buffers": 1}, "epilogue_buffers"),
     ("tma_partials_a_buffer_short", (128, 256, 64, 3, 2, 1, 1), {"epi_buffers": 3, "tma_partials": True},
      "epilogue_buffers"),

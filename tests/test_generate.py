@@ -179,6 +179,35 @@ def test_a_rename_that_fails_after_others_says_the_output_is_mixed(tmp_path, fil
     assert not list(tmp_path.rglob(".*.tmp"))  # the files not renamed are not left behind as temporaries
 
 
+def test_a_first_rename_that_fails_changes_nothing(tmp_path, files, monkeypatch):
+    write.write_tree(tmp_path, files)
+    before = _snapshot(tmp_path)
+
+    def refuse(src, dst):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(write.os, "replace", refuse)
+    with pytest.raises(OSError) as e:
+        write.write_tree(tmp_path, {rel: text + "// changed\n" for rel, text in files.items()})
+    assert not isinstance(e.value, write.PartialWrite)  # main says "nothing written": true here
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_stale_file_that_cannot_be_deleted_says_the_output_is_mixed(tmp_path, files, monkeypatch):
+    stale = "kernels/stale.cu"
+    write.write_tree(tmp_path, {**files, stale: files[sorted(files)[0]]})
+    real_unlink = Path.unlink
+
+    def unlink(self, *a, **kw):
+        if self.name == "stale.cu":
+            raise PermissionError(13, "Permission denied")
+        return real_unlink(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with pytest.raises(write.PartialWrite, match="deleting the stale .*stale.cu"):
+        write.write_tree(tmp_path, files)
+
+
 @pytest.mark.parametrize("args", [("--config", ""), ("--out", " "), ("tune", "--tp", "2", "--work", ""),
                                   ("vendor", "--out", ""), ("list", "--config", "")])
 def test_an_empty_path_is_refused(tmp_path, args):
@@ -294,6 +323,11 @@ def test_check_exit_codes(tmp_path):
 def test_an_unknown_command_is_named_with_the_near_one(given, meant):
     r = cli(given)
     assert r.returncode == 2 and f"unknown command '{given}' (did you mean '{meant}'?)" in r.stderr, r.stderr
+
+
+def test_an_empty_command_is_named_without_a_guess():
+    r = cli("")
+    assert r.returncode == 2 and "unknown command ''; commands:" in r.stderr, r.stderr
 
 
 def test_depfile(tmp_path):

@@ -110,22 +110,25 @@ def test_help_says_the_usage_before_anything_runs(tmp_path):
         assert not calls.exists() and not (tmp_path / "out").exists(), args
 
 
-def test_tp_is_a_tp_degree_of_the_library(tmp_path, record):
-    """--tp takes the TP degrees 1..TPG_MAX_TP (tp_records.MAX_TP): --tp= (empty) fell back to every visible GPU,
-    --tp 16 went to torchrun; without --tp the visible GPUs' count must be one too."""
+def test_tp_is_a_tp_degree_of_the_benchmark(tmp_path, record):
+    """--tp takes the degrees tp_bench runs at (tp_options.TP_DEGREES): --tp= (empty) fell back to every visible GPU,
+    --tp 16 went to torchrun, and --tp 3 built the library and started torchrun, whose every rank then refused its
+    WORLD_SIZE; without --tp the visible GPUs' count must be one too."""
     sys.path.insert(0, str(ROOT / "bench"))
-    import tp_records as R
-    for bad in (("--tp=",), ("--tp", ""), ("--tp", str(R.MAX_TP + 1)), ("--tp", "16"), ("--tp=08",)):
+    import tp_options
+    degrees = ", ".join(map(str, tp_options.TP_DEGREES))
+    others = [str(n) for n in range(9) if n not in tp_options.TP_DEGREES]
+    for bad in [("--tp=",), ("--tp", ""), ("--tp", "16"), ("--tp=08",)] + [("--tp", n) for n in others]:
         r = run_tp(tmp_path, tmp_path / "bad", args=bad)
-        assert r.returncode == 2 and f"a TP degree 1..{R.MAX_TP}" in r.stderr, (bad, r.stderr)
+        assert r.returncode == 2 and f"a TP degree of {degrees}," in r.stderr, (bad, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "bad").exists(), (bad, r.stderr)
-    for gpus in ("0", str(R.MAX_TP + 1)):
+    for gpus in ("0", "3", "9"):
         r = run_tp(tmp_path, tmp_path / "bad", args=(), FAKE_GPUS=gpus)
         assert r.returncode == 2 and f"{gpus} GPUs visible" in r.stderr, (gpus, r.stderr)
-    r = run_tp(tmp_path, tmp_path / "out8", args=("--tp", str(R.MAX_TP)), FAKE_STEM=f"tp{R.MAX_TP}_m512",
-               FAKE_WRITE=str(record))
-    log = (tmp_path / "out8" / f"tp{R.MAX_TP}_m512_run.log").read_text()
-    assert r.returncode == 0 and f"--nproc_per_node={R.MAX_TP} " in log, r.stderr
+    top = max(tp_options.TP_DEGREES)
+    r = run_tp(tmp_path, tmp_path / "out8", args=("--tp", str(top)), FAKE_STEM=f"tp{top}_m512", FAKE_WRITE=str(record))
+    log = (tmp_path / "out8" / f"tp{top}_m512_run.log").read_text()
+    assert r.returncode == 0 and f"--nproc_per_node={top} " in log, r.stderr
 
 
 def alive(pid):
