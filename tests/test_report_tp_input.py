@@ -129,13 +129,18 @@ def test_every_committed_record_file_is_fit_and_its_sections_render_unchanged(tm
     assert bench.read_text() == committed
 
 
-def test_the_file_checks_take_the_benchmarks_own_rules():
+def test_the_file_checks_take_the_benchmarks_own_rules(tmp_path):
     """One definition each: the tag rule is tp_bench.py's --tag check, the dtypes its --dtype choices, the TP degrees
-    the library's (TPG_MAX_TP)."""
+    the library's (TPG_MAX_TP) - asked of tp_bench.py itself (its --help and a refused tag; torch not needed)."""
     from generator import config
+    from tests.test_tp_bench_rules import no_torch
     assert R.MAX_TP == config.MAX_TP
-    assert "R.TAG_PATTERN" in (ROOT / "bench" / "tp_bench.py").read_text()
-    assert "parser(__doc__.splitlines()[0], R.DTYPES)" in (ROOT / "bench" / "tp_bench.py").read_text()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": no_torch(tmp_path), "WORLD_SIZE": "2"}
+    bench = [sys.executable, str(ROOT / "bench" / "tp_bench.py")]
+    usage = subprocess.run(bench + ["--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 0 and "--dtype {" + ",".join(R.DTYPES) + "}" in usage.stdout, usage.stdout
+    tag = subprocess.run(bench + ["--check-args", "--tag", "P2P"], env=env, capture_output=True, text=True, timeout=60)
+    assert tag.returncode == 2 and f"--tag 'P2P': {R.TAG_RULE}" in tag.stderr, tag.stderr
     ok = dict(COMMITTED[0], tag="p2p_off", tokens=512)
     assert R.record_problems([ok]) == [] and R.record_problems([dict(ok, tag="P2P")]) != []
     assert R.record_problems([]) == [] and R.record_problems({}) == ["not a list of TP benchmark records"]
