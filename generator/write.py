@@ -87,7 +87,8 @@ def _blocked_folders(out_dir: Path, rels) -> list[str]:
 
 
 class PartialWrite(OSError):
-    """Renaming the staged files into place failed part-way: the output mixes this run's files and the last run's."""
+    """The output failed after part of it had landed (a rename after others, a stale file's delete after the renames):
+    it mixes this run's files and the last run's."""
 
 
 def _stage(out_dir: Path, files: dict[str, str], rels) -> list[tuple[Path, Path]]:
