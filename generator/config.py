@@ -394,10 +394,11 @@ def _semantic(doc: dict, w: _Walker) -> None:
         if not k:
             continue
         path = f"kernels[{i}]"
+        rejected = _rejected_field(w, path)  # before _unique's error: a duplicate name refuses no value of the kernel's
         if k.get("name") is not None:
             _unique(w, kernel_names, k["name"], f"{path}.name", "kernel")
         args = K.entry_args(k)
-        if K.required_missing(args) or _rejected_field(w, path):
+        if K.required_missing(args) or rejected:
             # reported by the schema walk: a rejected field reads as its default here, and checks across fields
             # would then report rules about a value the file does not hold (consumer_mode: pinpong as cooperative)
             continue

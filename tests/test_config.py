@@ -306,6 +306,15 @@ def test_duplicate_kernel_name(tmp_path):
     assert not out.exists()
 
 
+def test_a_duplicate_kernel_name_leaves_the_checks_across_its_fields(tmp_path):
+    """The name's error is no refused value: the kernel's fields hold the file's values, and their rules were once
+    left unsaid until the name was fixed."""
+    kernel = BASE[BASE.index("  - name: k"):BASE.index("configs:")]
+    r, cfg, _ = run_cli(tmp_path, BASE.replace("configs:", kernel.replace("{m: 1, n: 1}", "{m: 4, n: 1}") + "configs:"))
+    assert r.returncode == 2 and "kernels[1].name: duplicate kernel name 'k'" in r.stderr, r.stderr
+    assert f"{cfg}:16: kernels[1].cluster: {{m: 4, n: 1}}: cluster multicast is implemented for CTA pairs" in r.stderr
+
+
 def test_all_errors_reported_at_once(tmp_path):
     text = BASE.replace("stages: 4", "stagse: 4").replace("tp: [1, 2]", "tp: 0")
     text = text.replace("{m: 1, n: 1}", "{m: 4, n: 1}")
@@ -469,6 +478,15 @@ def test_check_kernel_refuses_one_field_off(args, kwargs, field):
     dtype = kwargs.pop("dtype", "e4m3" if kwargs.get("fp8_promote") else "bf16")
     problems = kernels.check_kernel(dtype, "f32", *args, **kwargs)
     assert field in [f for f, _, _ in problems], problems
+
+
+def test_where_no_ring_fits_the_hint_names_what_to_shrink():
+    """The store buffers where the default count would fit (also for a stage count below the ring's least), the tile
+    where even the default count does not: fewer buffers than the default are no fix there."""
+    (_, _, hint), = kernels.check_kernel("bf16", "f32", 128, 256, 64, 1, 2, 1, 1, epi_buffers=16)
+    assert hint.startswith("fewer epilogue_buffers: 16 take 262144 bytes; at most 8 fit"), hint
+    over = kernels.check_kernel("bf16", "f32", 256, 256, 64, None, 2, 1, 1, "cooperative_n", epi_buffers=8)
+    assert ("tile", "a smaller tile") in [(f, a) for f, _, a in over] and "epilogue_buffers" not in str(over), over
 
 
 def test_check_kernel_accepts_the_bounds_themselves():
