@@ -197,8 +197,8 @@ def conflicts(out: Path, files: dict[str, str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m generator vendor", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, type=path_option, help="output directory (created; the files an earlier vendoring wrote "
-                    "are replaced, others only with --force)")
+    ap.add_argument("--out", required=True, type=path_option, help="output directory (created; the files an earlier "
+                    "vendoring wrote are replaced, others only with --force)")
     ap.add_argument("--force", action="store_true", help="replace files of --out that no vendoring wrote")
     ap.add_argument("--config", default=str(ROOT / "schedules.yaml"), type=path_option,
                     help="input (default: the repository's schedules.yaml, wherever vendor runs)")

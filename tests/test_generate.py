@@ -162,9 +162,7 @@ def test_a_write_that_fails_while_staging_changes_nothing(tmp_path, files):
     assert [p.name for p in tmp_path.rglob("*.tmp")] == [f".{Path(last).name}.tmp"]  # only the blocking folder
 
 
-def test_a_rename_that_fails_after_others_says_the_output_is_mixed(tmp_path, files, monkeypatch):
-    write.write_tree(tmp_path, files)
-    changed = {rel: text + "// changed\n" for rel, text in files.items()}
+def _fail_the_second_rename(monkeypatch):
     real_replace, calls = os.replace, []
 
     def replace_once(src, dst):
@@ -174,9 +172,27 @@ def test_a_rename_that_fails_after_others_says_the_output_is_mixed(tmp_path, fil
         real_replace(src, dst)
 
     monkeypatch.setattr(write.os, "replace", replace_once)
+
+
+def test_a_rename_that_fails_after_others_says_the_output_is_mixed(tmp_path, files, monkeypatch):
+    write.write_tree(tmp_path, files)
+    changed = {rel: text + "// changed\n" for rel, text in files.items()}
+    _fail_the_second_rename(monkeypatch)
     with pytest.raises(write.PartialWrite, match=r"1 of \d+ files were replaced already.*mixes"):
         write.write_tree(tmp_path, changed)
     assert not list(tmp_path.rglob(".*.tmp"))  # the files not renamed are not left behind as temporaries
+
+
+def test_the_cli_says_a_mixed_output_is_not_nothing_written(tmp_path, monkeypatch, capsys):
+    """Its OSError branch appends "nothing written", true only where no rename landed."""
+    out = tmp_path / "g"
+    assert gen_main.main(["--config", str(DEFAULT), "--out", str(out), "-q"]) == 0
+    (out / "registry.c").write_text((out / "registry.c").read_text() + "// hand edit\n")
+    (out / "build.ninja").write_text((out / "build.ninja").read_text() + "# hand edit\n")
+    _fail_the_second_rename(monkeypatch)
+    assert gen_main.main(["--config", str(DEFAULT), "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "1 of 2 files were replaced already" in err and "nothing written" not in err, err
 
 
 def test_a_first_rename_that_fails_changes_nothing(tmp_path, files, monkeypatch):
