@@ -375,6 +375,8 @@ def figure(value):
      "holds TP = 4 records, the verdict is for TP = 2"),
     (lambda d: [bad_file(d, json.dumps([{**r, "dtype": "e4m3"} for r in anchors()]))],
      "holds e4m3 records, the verdict is for bf16"),
+    (lambda d: [bad_file(d, json.dumps([{**r, "tokens": 512} for r in anchors()]))],
+     "holds a --tokens 512 run, the verdict is for the shapes' own M"),
     (lambda d: [bad_file(d, json.dumps([{**r, "tp": 4} if r["op"] == "RS" else r for r in anchors()]))],
      "record 4 (405B-fc2) has tp 4 where record 0 has 2"),
 ])
