@@ -238,6 +238,14 @@ def test_create_rank_argument_errors(lib):
     assert e.value.status == 1 and "rank = 2" in str(e.value)
 
 
+def test_create_rank_names_a_negative_device_as_the_callers_argument(lib):
+    """Whatever the machine holds (it once read as NO_DEVICE), before NCCL is loaded, and through the exchange."""
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(tp=1, rank=0, device=-1, allgather=lambda s: s, transport="nccl")
+    assert e.value.status == tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
+    assert "rank 0: tpg_rank_config.device = -1 is not a device ordinal" in str(e.value)
+
+
 def test_tuned_or_default_and_local_config(lib):
     """tp_bench's config choice: the tuned row of exactly this GEMM, else the default; local = the same config
     family at TP = 1 - for the reduce-scatter *_wide configs the local kernel (kernel_tp1), not the _rs

@@ -80,6 +80,27 @@ TPG_TEST(ctx_create_names_a_bad_device_list_before_counting_devices) {
     TPG_EXPECT(ctx == NULL);
     TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, NULL), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_ctx_create: out is NULL");
+    int unset[2] = {-1, 0}; /* the usual "no device" sentinel is no ordinal either */
+    cfg.devices = unset;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "devices[0] = -1 is not a device ordinal");
+}
+
+/* share_devices lets the ranks repeat an ordinal and needs one device, not tp: an ordinal no machine here has fails
+ * as NO_DEVICE, by the count (none visible) or by the ordinal (some visible). */
+TPG_TEST(ctx_create_with_shared_devices_needs_one_device) {
+    tpg_ctx *ctx = NULL;
+    int same[2] = {63, 63};
+    tpg_ctx_config cfg = TPG_CTX_CONFIG_INIT;
+    cfg.tp = 2;
+    cfg.devices = same;
+    cfg.share_devices = 1;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_NO_DEVICE);
+    const char *err = tpg_last_error(NULL);
+    if (strstr(err, "needs"))
+        TPG_EXPECT_STR_CONTAINS(err, "TP = 2 needs 1 CUDA device;");
+    else
+        TPG_EXPECT_STR_CONTAINS(err, "devices[0] = 63 is not a visible CUDA device");
 }
 
 TPG_TEST(dispatch_find_refuses_a_dtype_as_the_config_lookups_do) {
@@ -119,6 +140,11 @@ TPG_TEST(lookups_say_why_they_failed) {
     TPG_EXPECT_EQ_INT(tpg_config_pick("NoSuchSchedule", 2, TPG_DTYPE_BF16, 128, 128, 128, &index),
                       TPG_ERR_UNKNOWN_CONFIG);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "no config of schedule 'NoSuchSchedule', dtype bf16 is generated");
+    char lost[2048]; /* a caller's string of any length: the message keeps its own words after it */
+    memset(lost, 'x', sizeof lost - 1);
+    lost[sizeof lost - 1] = 0;
+    TPG_EXPECT_EQ_INT(tpg_config_pick(lost, 2, TPG_DTYPE_BF16, 128, 128, 128, &index), TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "', dtype bf16 is generated");
     tpg_dispatch_entry e;
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(tpg_dispatch_count(), &e), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "tpg_dispatch_get: index");
@@ -141,6 +167,7 @@ TPG_TEST_MAIN(TPG_CASE(every_status_has_a_distinct_string), TPG_CASE(strings_nam
               TPG_CASE(unknown_status_is_handled), TPG_CASE(last_error_without_context_is_a_string),
               TPG_CASE(dtype_sizes_and_names), TPG_CASE(ctx_create_rejects_bad_arguments_with_a_message),
               TPG_CASE(ctx_create_names_a_bad_device_list_before_counting_devices),
+              TPG_CASE(ctx_create_with_shared_devices_needs_one_device),
               TPG_CASE(dispatch_find_refuses_a_dtype_as_the_config_lookups_do),
               TPG_CASE(op_setters_reject_a_null_op), TPG_CASE(lookups_say_why_they_failed),
               TPG_CASE(an_appended_message_follows_the_cause_and_stops_at_the_buffer))
