@@ -82,8 +82,10 @@ def test_usage_and_bad_command_lines_exit_2_without_a_traceback(tmp_path):
     assert "--check" in r.stdout and "--undo" in r.stdout, r.stdout
     cfg = tmp_path / "schedules.yaml"
     shutil.copy(ROOT / "schedules.yaml", cfg)
+    (tmp_path / "latin1.yaml").write_bytes(b"# caf\xe9\n")  # not UTF-8
     for args, said in ((["--undo", "--check"], "not allowed with"), ([str(cfg), str(cfg)], "unrecognized arguments"),
-                       ([str(tmp_path / "none.yaml")], "cannot read"), (["--check", str(tmp_path)], "cannot read")):
+                       ([str(tmp_path / "none.yaml")], "cannot read"), (["--check", str(tmp_path)], "cannot read"),
+                       ([str(tmp_path / "latin1.yaml")], "cannot read")):
         r = subprocess.run([sys.executable, str(SWITCH), *args], capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and said in r.stderr.splitlines()[-1], (args, r.stderr)
         assert "Traceback" not in r.stderr and cfg.read_text() == (ROOT / "schedules.yaml").read_text(), args

@@ -34,7 +34,7 @@ def stub_bin(tmp_path):
     b = tmp_path / "bin"
     b.mkdir(exist_ok=True)
     gpus = ('#!/bin/sh\necho nvidia-smi >> "${FAKE_CALLS:-/dev/null}"\n'
-            'seq 0 $((${FAKE_GPUS:-2} - 1)) | sed "s/^/GPU /"\n')  # FAKE_GPUS of them, 2 unless said
+            'seq 0 $((${FAKE_GPUS:-2} - 1)) | sed "s/^/GPU /"\nexit "${FAKE_SMI_RC:-0}"\n')  # FAKE_GPUS, 2 unless said
     for name, text in {"python3": FAKE_PYTHON, "nvidia-smi": gpus,
                        "ninja": '#!/bin/sh\necho ninja >> "${FAKE_CALLS:-/dev/null}"\nexit 0\n'}.items():
         (b / name).write_text(text)
@@ -125,6 +125,8 @@ def test_tp_is_a_tp_degree_of_the_benchmark(tmp_path, record):
     for gpus in ("0", "3", "9"):
         r = run_tp(tmp_path, tmp_path / "bad", args=(), FAKE_GPUS=gpus)
         assert r.returncode == 2 and f"{gpus} GPUs visible" in r.stderr, (gpus, r.stderr)
+    r = run_tp(tmp_path, tmp_path / "bad", args=(), FAKE_GPUS="0", FAKE_SMI_RC="9")  # no driver: nvidia-smi fails
+    assert r.returncode == 2 and r.stderr.startswith("run_tp.sh: 0 GPUs visible"), r.stderr
     top = max(tp_options.TP_DEGREES)
     r = run_tp(tmp_path, tmp_path / "out8", args=("--tp", str(top)), FAKE_STEM=f"tp{top}_m512", FAKE_WRITE=str(record))
     log = (tmp_path / "out8" / f"tp{top}_m512_run.log").read_text()
