@@ -1,4 +1,5 @@
 /* Lookup over the generated dispatch table (generated/dispatch.c; contract in tpgemm.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "checks.h"
@@ -22,6 +23,45 @@ double tpg__m_ratio(int64_t row_m, int64_t m) {
     return row_m > m ? (double)row_m / (double)m : (double)m / (double)row_m;
 }
 
+/* The failure of a lookup that matched no row: what was asked (every filter given, n, k and schedule included) and
+ * the nearest row, with the fields it differs in - the key that did not match, not only the model and layer, which a
+ * row may well have (a preset whose extents are not the n or k asked). Nearest: the fewest differing fields, model
+ * and layer weighing most; the first of equals. */
+static tpg_status fail_no_row(const char *model, const char *layer, int64_t n, int64_t k, tpg_dtype dtype,
+                              const char *schedule, int tp) {
+    char asked[512];
+    int len = snprintf(asked, sizeof asked, "model %.64s, layer %.64s, dtype %s, tp %d", model ? model : "(any)",
+                       layer ? layer : "(any)", tpg_dtype_name(dtype), tp);
+    if (schedule) len += snprintf(asked + len, sizeof asked - (size_t)len, ", schedule %.128s", schedule);
+    if (n > 0) len += snprintf(asked + len, sizeof asked - (size_t)len, ", n %lld", (long long)n);
+    if (k > 0) snprintf(asked + len, sizeof asked - (size_t)len, ", k %lld", (long long)k);
+    int near = -1, near_score = 0;
+    for (int i = 0; i < tpg_num_dispatch; i++) {
+        const tpg_dispatch_entry *e = &tpg_dispatch[i];
+        const int score = 4 * !str_matches(model, e->model) + 2 * !str_matches(layer, e->layer) +
+                          (e->dtype != dtype) + (e->tp != tp) + !str_matches(schedule, e->schedule) +
+                          (n > 0 && e->n != n) + (k > 0 && e->k != k);
+        if (near < 0 || score < near_score) near = i, near_score = score;
+    }
+    if (near < 0)
+        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no dispatch row for %s: the table is empty (schedules.yaml has no "
+                 "models: or tuned: entries)", asked);
+    const tpg_dispatch_entry *e = &tpg_dispatch[near];
+    char differs[96] = "";
+    const struct { int differs; const char *name; } fields[] = {
+        {!str_matches(model, e->model), "model"}, {!str_matches(layer, e->layer), "layer"},
+        {e->dtype != dtype, "dtype"}, {e->tp != tp, "tp"}, {!str_matches(schedule, e->schedule), "schedule"},
+        {n > 0 && e->n != n, "n"}, {k > 0 && e->k != k, "k"}};
+    for (size_t f = 0, at = 0; f < sizeof fields / sizeof fields[0]; f++)
+        if (fields[f].differs)
+            at += (size_t)snprintf(differs + at, sizeof differs - at, at ? ", %s" : "%s", fields[f].name);
+    TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
+             "no dispatch row for %s; the nearest row differs in %s: model %s, layer %s, dtype %s, tp %d, "
+             "schedule %s, n %lld, k %lld (tpg_dispatch_count / tpg_dispatch_get list every row)", asked, differs,
+             e->model[0] ? e->model : "(a tuned shape)", e->layer[0] ? e->layer : "-", tpg_dtype_name(e->dtype),
+             e->tp, e->schedule, (long long)e->n, (long long)e->k);
+}
+
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out) {
     if (!out) TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_dispatch_find: out is NULL");
@@ -38,9 +78,7 @@ tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, in
         const double dist = tpg__m_ratio(e->m, m);
         if (best < 0 || dist < best_dist) best = i, best_dist = dist;
     }
-    if (best < 0)
-        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no dispatch row for model %.64s, layer %.64s, dtype %s, tp %d",
-                 model ? model : "(any)", layer ? layer : "(any)", tpg_dtype_name(dtype), tp);
+    if (best < 0) return fail_no_row(model, layer, n, k, dtype, schedule, tp);
     return tpg__dispatch_resolve(&tpg_dispatch[best], m, out);
 }
 

@@ -83,6 +83,27 @@ TPG_TEST(misses_and_bad_arguments) {
     TPG_EXPECT_EQ_INT(tpg_config_get(tpg_config_count() - 1, &info), TPG_OK);
 }
 
+/* A miss names every filter it was given and the nearest row, with the fields that differ: a row of the model and layer
+ * asked may exist with other extents, and a message naming only those would read as if it did not. */
+TPG_TEST(a_miss_names_the_nearest_row_and_what_differs) {
+    tpg_dispatch_entry e;
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "down", 16384, 8192, 29568, TPG_DTYPE_BF16, NULL, 2, &e),
+                      TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "layer down, dtype bf16, tp 2, n 8192, k 29568;");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "differs in k: model llama3-70b, layer down, dtype bf16, tp 2");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "n 8192, k 28672");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e),
+                      TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "differs in model: model llama3-");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "o_proj", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e),
+                      TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "differs in layer: model llama3-70b, layer qkv");
+    TPG_ASSERT_EQ_INT(tpg_dispatch_find("llama3-70b", "down", 16384, 0, 0, TPG_DTYPE_BF16,
+                                        "AllGather1D_TilingCD_RotatingA", 2, &e), TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "schedule AllGather1D_TilingCD_RotatingA;");
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "differs in schedule: ");
+}
+
 /* The name of the config tpg_config_pick chooses, or "?" when it fails. */
 static const char *picked(const char *schedule, int tp, int64_t k) {
     static tpg_config_info info;
@@ -290,6 +311,7 @@ TPG_TEST(a_tuned_row_holds_near_its_m_only) {
 TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_lookup_without_model_matches_n_and_k),
               TPG_CASE(shape_lookup_filters_by_k_and_takes_the_first_of_equals),
               TPG_CASE(every_row_finds_itself), TPG_CASE(misses_and_bad_arguments),
+              TPG_CASE(a_miss_names_the_nearest_row_and_what_differs),
               TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
               TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),
               TPG_CASE(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty),
