@@ -9,11 +9,14 @@ library and the ninja-built one never drift apart.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import re
 import shlex
 import sys
 from pathlib import Path
+
+import yaml
 
 from . import GENERATOR_VERSION, config, models, path_option, plan, render, write
 
@@ -195,6 +198,29 @@ def conflicts(out: Path, files: dict[str, str]) -> list[str]:
                   and (out / rel).read_text(encoding="utf-8", errors="replace") != text)
 
 
+def unvendored_tuned(config_path: str, doc: dict, root: Path = ROOT) -> list[tuple[str, list[str]]]:
+    """The repository's tuned files (root/tuned/*.yaml, where `tune` writes them) with choices for a preset of doc
+    that config_path does not include, with those presets: a copy of schedules.yaml kept elsewhere resolves its
+    `include: ["tuned/*.yaml"]` beside itself, which may match nothing, so the model's tuned choices would be left
+    out of the tree without a word."""
+    base = os.path.dirname(os.path.abspath(config_path))
+    included = {os.path.realpath(f) for pattern in doc.get("include") or [] if pattern
+                for f in glob.glob(os.path.join(base, pattern))}
+    presets = {m["name"] for m in doc.get("models") or [] if m}
+    found = []
+    for f in sorted((root / "tuned").glob("*.yaml")):
+        if os.path.realpath(f) in included:
+            continue
+        try:
+            tuned = (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("tuned") or []
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+            continue  # the repository's own generate reports a broken file
+        names = sorted({t.get("model") for t in tuned if isinstance(t, dict)} & presets)
+        if names:
+            found.append((str(f), names))
+    return found
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m generator vendor", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=path_option, help="output directory (created; the files an earlier "
@@ -205,7 +231,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cli", action="store_true", help="also vendor the CLI sources (`make cli`)")
     args = ap.parse_args(argv)
     try:
-        p = plan.build(models.load(args.config), os.path.basename(args.config))
+        doc = models.load(args.config)
+        p = plan.build(doc, os.path.basename(args.config))
     except config.ConfigError as e:
         print("\n".join(e.errors), file=sys.stderr)
         return 2
@@ -219,6 +246,10 @@ def main(argv: list[str]) -> int:
               "vendored tree would mix with: vendor into your project's tree (or under the repository's build/)",
               file=sys.stderr)
         return 2
+    for f, names in unvendored_tuned(args.config, doc):
+        print(f"vendor: note: {f} has tuned choices for {', '.join(names)}, which {args.config} does not include "
+              "(its include: globs are relative to it), so this tree runs those layers' default picks; add the file "
+              "to its include: (an absolute path or a glob) to vendor them", file=sys.stderr)
     files = tree(p, ROOT, args.cli)
     clash = conflicts(out, files)
     if clash and not args.force:

@@ -267,3 +267,36 @@ def test_make_cli_in_a_tree_vendored_without_the_cli_says_so(tmp_path, capsys):
     assert vendor.main(["--out", str(out), "--cli"]) == 0
     assert f"then `make -C {out} cli` for bin/tpgemm" in capsys.readouterr().out
     assert "cli: bin/tpgemm\nbin/tpgemm: $(CLI_SRCS:%.c=obj/%.o) lib/libtpgemm.a" in (out / "Makefile").read_text()
+
+
+TUNED_70B_ATTN_OUT = """version: 1
+tuned:
+  - {model: llama3-70b, layer: attn_out, dtype: bf16, schedule: ReduceScatter1D_TilingA_RotatingC, tp: 2,
+     kernel: bf16_128x256x64_rs}
+"""
+
+
+def test_a_config_elsewhere_that_leaves_out_the_repositorys_tuned_choices_says_so(tmp_path):
+    """docs/TUNING.md's kernel set for one model: a copy of schedules.yaml kept outside the repository resolves its
+    `include: ["tuned/*.yaml"]` beside itself, so the choices `tune` wrote into the repository's tuned/ were left out
+    of the tree without a word (in a copy of the repository, whose tuned/ the test may write)."""
+    from tests.test_x2_calls import tree_copy
+    repo, mine = tree_copy(tmp_path / "repo"), tmp_path / "mine"
+    (repo / "tuned" / "llama3-70b_tp2.yaml").write_text(TUNED_70B_ATTN_OUT)
+    mine.mkdir()
+    shutil.copy(repo / "schedules.yaml", mine / "schedules.yaml")
+    vendor_it = lambda: subprocess.run([sys.executable, "-m", "generator", "vendor", "--config",
+                                        str(mine / "schedules.yaml"), "--out", str(mine / "v")], cwd=repo,
+                                       capture_output=True, text=True)
+    r = vendor_it()
+    assert r.returncode == 0, r.stderr
+    assert f"{repo / 'tuned' / 'llama3-70b_tp2.yaml'} has tuned choices for llama3-70b" in r.stderr, r.stderr
+    assert "tuned_llama3_70b_attn_out" not in (mine / "v" / "generated" / "registry.c").read_text()
+    # included by path, the choice is vendored and nothing is said
+    text = (mine / "schedules.yaml").read_text()
+    (mine / "schedules.yaml").write_text(text.replace('include: ["tuned/*.yaml"]',
+                                                      f'include: ["{repo}/tuned/llama3-70b_tp*.yaml"]'))
+    r = vendor_it()
+    assert r.returncode == 0 and "tuned choices" not in r.stderr, r.stderr
+    assert "tuned_llama3_70b_attn_out" in (mine / "v" / "generated" / "registry.c").read_text()
+    assert vendor.unvendored_tuned(str(ROOT / "schedules.yaml"), models.load(str(ROOT / "schedules.yaml"))) == []
