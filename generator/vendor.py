@@ -69,7 +69,10 @@ def makefile(p: plan.Plan, lib_srcs: list[str], cli_srcs: list[str]) -> str:
     return f"""# {MARK}
 # generator {GENERATOR_VERSION}; config {p.config_hash}. `make -j` (`all`) builds lib/libtpgemm.a (and `make cli`
 # bin/tpgemm when vendored with --cli). Override CUDA_HOME, NVCC, CC, CFLAGS, NVCCFLAGS as usual; -fPIC stays
-# (the archive may go into a framework's shared object).
+# (the archive may go into a framework's shared object). A program links it so (<dir>: this folder, <cuda>: CUDA_HOME):
+#   cc app.c -I<dir>/include <dir>/lib/libtpgemm.a -L<cuda>/lib64 {CUDA_LIBS}
+# or with `PKG_CONFIG_PATH=<dir> pkg-config --cflags --libs tpgemm` (add --define-variable=cuda_libdir=<cuda>/lib64
+# where CUDA is not in /usr/local/cuda), or in CMake include(<dir>/tpgemm.cmake) and link tpgemm::tpgemm.
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 CFLAGS ?= -O2

@@ -59,6 +59,8 @@ def test_tree_lists_what_build_ninja_compiles():
     assert not any(f.startswith("src/cli/") for f in files)
     assert "-gencode arch=compute_90a,code=sm_90a" in files["Makefile"]
     assert "prefix=${pcfiledir}" in files["tpgemm.pc"]
+    assert "PKG_CONFIG_PATH=<dir> pkg-config --cflags --libs tpgemm" in files["Makefile"]
+    assert "include(<dir>/tpgemm.cmake)" in files["Makefile"]
     assert "add_library(tpgemm::tpgemm STATIC IMPORTED)" in files["tpgemm.cmake"]
     for k in p.kernels:
         assert f"generated/kernels/{k.name}.cu" in files
@@ -126,12 +128,15 @@ def run_program(exe):
 
 
 def test_c_program_links_the_vendored_library(vendored, tmp_path):
+    """By the link line the tree's Makefile gives (its header: the tree has no other instructions)."""
     out, cuda_home = vendored
     src = tmp_path / "app.c"
     src.write_text(PROGRAM)
     exe = tmp_path / "app"
-    cmd = ["cc", "-std=c11", "-Wall", "-Werror", f"-I{out}/include", str(src), str(out / "lib/libtpgemm.a"),
-           f"-L{cuda_home}/lib64", *vendor.CUDA_LIBS.split(), "-o", str(exe)]
+    said = re.search(r"^#   (cc .*)$", (out / "Makefile").read_text(), re.M)
+    assert said, "the vendored Makefile does not say how to link a program"
+    line = said.group(1).replace("<dir>", str(out)).replace("<cuda>", cuda_home).replace("app.c", str(src))
+    cmd = [*line.split(), "-std=c11", "-Wall", "-Werror", "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     run_program(exe)
