@@ -1,4 +1,10 @@
-"""`python3 -m generator tune`: the process edge. Writes the candidate schedules file and its build
+"""`python3 -m generator tune`: finds the fastest kernel for each GEMM of a preset (--model) or for one GEMM (--shape),
+timed on the GPUs it runs on (as many as --tp; --dry-run needs none, lists the candidates and builds nothing). A
+winner must beat the layer's default config by 2% with its check passed; the winners go to tuned/<tag>.yaml beside
+--config, a report to build/tune/<tag>/. Exit status: 0 every layer has a verdict, 1 some has none or an argument,
+path or build was refused, 2 usage or config errors, 3 too few GPUs (nothing built). docs/TUNING.md has the rest.
+
+The process edge. Writes the candidate schedules file and its build
 tree under build/tune/<tag>/, builds it with ninja (one subprocess, parallel), profiles every pending
 (shape, candidate) pair through <tree>/tpgemm --json --no-check, verifies the fastest with the check on,
 and writes tuned/<tag>.yaml plus a report. Every result goes to a JSON-lines state file first, so an
@@ -35,11 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tp", type=int, required=True, choices=range(1, MAX_TP + 1), metavar=f"1..{MAX_TP}",
                    help="TP degree")
     p.add_argument("--config", default=str(ROOT / "schedules.yaml"), type=path_option,
-                   help="schedules.yaml with the presets")
+                   help="schedules.yaml with the presets (default: the repository's, wherever tune runs)")
     p.add_argument("--out", type=path_option, help="tuned YAML (default tuned/<tag>.yaml beside --config)")
     p.add_argument("--work", type=path_option, help="build tree and state (default build/tune/<tag>)")
-    p.add_argument("--iterations", type=int, default=50, help="timed calls per candidate run (>= 1)")
-    p.add_argument("--warmup", type=int, default=10, help="untimed calls before them (>= 0)")
+    p.add_argument("--iterations", type=int, default=50, help="timed calls per candidate run (>= 1; default 50)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed calls before them (>= 0; default 10)")
     p.add_argument("--run-timeout-s", type=float, default=300.0,
                    help="wall-clock bound on one candidate run (default 300): past it the run counts as failed")
     p.add_argument("--knob", action="append", default=[], metavar="FIELD=V1,V2",

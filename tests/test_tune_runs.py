@@ -287,3 +287,13 @@ def test_a_tuned_file_whose_check_is_interrupted_is_taken_back(tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         tune_cli._write_tuned(out, "version: 1\nkernels: []\ntuned: []\n", str(tmp_path / "s.yaml"), io.StringIO())
     assert out.read_text() == "earlier\n" and sorted(p.name for p in out.parent.iterdir()) == ["x.yaml"]
+
+
+def test_the_help_speaks_to_a_user_not_to_the_tests():
+    """`tune --help` showed the module's first paragraph: "the process edge", "tests pass a fake" and no word of the
+    GPUs, the exit statuses or the defaults of --config, --iterations and --warmup (docs/TUNING.md has them)."""
+    text = " ".join(tune_cli._parser().format_help().split())
+    assert "process edge" not in text and "fake" not in text, text
+    assert "as many as --tp; --dry-run needs none" in text and "3 too few GPUs" in text
+    assert f"by {tune.WIN_MARGIN:.0%}" in text  # tune.WIN_MARGIN
+    assert "the repository's, wherever tune runs" in text and "default 50" in text and "default 10" in text
