@@ -364,8 +364,11 @@ def _check_model(p: dict, path: str, w, main: dict, names: dict, configs_broken:
     for tp in p["tp"]:
         for g in gemms(p):
             if not configs_broken and default_config(main, g.schedule, tp, p["dtype"]) is None:
+                tps = [t for t in range(1, C.MAX_TP + 1) if default_config(main, g.schedule, t, p["dtype"])]
                 _err(w, f"{path}.tp", f"layer {g.layer}: no config runs {g.schedule} at tp {tp} with "
-                     f"dtype {p['dtype']}", "a tp for which configs has one (or add the config)")
+                     f"dtype {p['dtype']}", (f"tp {', '.join(map(str, tps))}, where configs has one" if tps else
+                                             "no tp: configs has none of that schedule and dtype") +
+                     f" (or add a config of {g.schedule} with a {p['dtype']} kernel at tp {tp})")
             for problem in shape_problems(g.schedule, tp, g.m, g.n, g.k, p["dtype"]):
                 field, allowed = layer_blame(g.layer, problem)
                 _err(w, f"{path}.{field}", f"layer {g.layer} ({g.m} x {g.n} x {g.k}) at tp {tp}: {problem}", allowed)

@@ -70,12 +70,25 @@ def test_preset_errors_name_file_line_and_field(tmp_path):
     assert any(e.startswith(f"{f}:10: models[2].tokens: layer qkv (2047 x ") and "not divisible by tp = 2" in e
                for e in errs)
     assert any(e.startswith(f"{f}:11: models[3].tp: layer qkv: no config runs AllGather1D_TilingCD_RotatingA "
-                            "at tp 4 with dtype bf16") for e in errs)
+                            "at tp 4 with dtype bf16; allowed: tp 1, 2, where configs has one (or add a config of "
+                            "AllGather1D_TilingCD_RotatingA with a bf16 kernel at tp 4)") for e in errs)
     assert any(e.startswith(f"{f}:12: models[4].name: 'bad name' is not a model name") for e in errs)
     assert any(e.startswith(f"{f}:13: models[4].column_parallel: column_parallel needs a schedule with comm "
                             "allgather, ReduceScatter1D_TilingB_RotatingC has reduce_scatter; allowed: AllGather1D_TilingCD_RotatingA") for e in errs)
     assert any(e.startswith(f"{f}:13: models[4].flavour: unknown field") for e in errs)
 
+
+
+def test_a_preset_at_a_tp_without_a_config_is_told_the_tps_there_are(tmp_path):
+    """The fix a user needs is a tp that has a config (or the config): the message names those tps, or says none."""
+    errs = errors(write(tmp_path, BASE + "models:\n" + TINY.replace("tp: [2]", "tp: [2, 8]") +
+                        TINY.replace("tiny", "half").replace("tp: [2]", "tp: [2], dtype: fp16")))
+    assert any(e.endswith("models[0].tp: layer down: no config runs ReduceScatter1D_TilingA_RotatingC at tp 8 with "
+                          "dtype bf16; allowed: tp 1, 2, where configs has one (or add a config of "
+                          "ReduceScatter1D_TilingA_RotatingC with a bf16 kernel at tp 8)") for e in errs), errs
+    assert any(e.endswith("models[1].tp: layer qkv: no config runs AllGather1D_TilingCD_RotatingA at tp 2 with dtype "
+                          "fp16; allowed: no tp: configs has none of that schedule and dtype (or add a config of "
+                          "AllGather1D_TilingCD_RotatingA with a fp16 kernel at tp 2)") for e in errs), errs
 
 
 def test_a_layer_that_cannot_run_names_the_field_its_extent_comes_from(tmp_path):
