@@ -194,6 +194,13 @@ INCLUDED = Field("map", fields={
 _TAGS = {"int": "tag:yaml.org,2002:int", "str": "tag:yaml.org,2002:str", "bool": "tag:yaml.org,2002:bool"}
 
 
+def _near(given: str, choices: list[str]) -> list[str]:
+    """The "did you mean" of an unknown key or value: the choice it spells in other case (BF16, pingPong: difflib
+    rates 'BF16' against 'bf16' at 0.5, below its cutoff), else the closest by difflib."""
+    return [c for c in choices if c.lower() == given.lower()][:1] or \
+        difflib.get_close_matches(given, choices, n=1, cutoff=0.6)
+
+
 def _allowed(f: Field) -> str:
     if f.enum:
         return ", ".join(map(str, f.enum))
@@ -261,7 +268,7 @@ class _Walker:
                 continue
             seen[key] = kline
             if key not in f.fields:
-                near = difflib.get_close_matches(str(key), list(f.fields), n=1, cutoff=0.6)
+                near = _near(str(key), list(f.fields))
                 hint = f", did you mean {near[0]!r}?" if near else ""
                 self.error(kline, kpath, f"unknown field{hint}", ", ".join(f.fields))
                 self.unknown_paths.add(kpath)
@@ -299,7 +306,7 @@ class _Walker:
         if f.kind == "ident" and not IDENT.match(value):
             return self.error(line, path, f"{value!r} is not an identifier", _allowed(f))
         if f.enum and value not in f.enum:
-            near = difflib.get_close_matches(str(value), list(map(str, f.enum)), n=1, cutoff=0.6)
+            near = _near(str(value), list(map(str, f.enum)))
             hint = f", did you mean {near[0]!r}?" if near else ""
             return self.error(line, path, f"unknown value {value!r}{hint}", _allowed(f))
         if f.range and not f.range[0] <= value <= f.range[1]:
