@@ -267,6 +267,11 @@ class _Walker:
                            ", ".join(f.fields))
                 continue
             seen[key] = kline
+            if f is INCLUDED and key in TOP.fields and key not in f.fields:  # models:, configs:, include:
+                self.error(kline, kpath, "only in the schedules file itself, not in a file it includes (move it "
+                           "there)", ", ".join(f.fields))
+                self.unknown_paths.add(kpath)
+                continue
             if key not in f.fields:
                 near = _near(str(key), list(f.fields))
                 hint = f", did you mean {near[0]!r}?" if near else ""

@@ -230,6 +230,15 @@ def test_included_file_errors_name_that_file(tmp_path):
     assert any(e.startswith(f"{inc}:4: tuned[0].kernel: kernel 'k256' has dtype bf16, not fp16") for e in errs)
 
 
+def test_a_preset_in_an_included_file_is_told_where_it_belongs(tmp_path):
+    """models: (or configs:, include:) in an included file was 'unknown field' beside a list without it, as if the
+    key were misspelt: the message says it belongs in the schedules file itself."""
+    main = write(tmp_path, BASE + "include: [mine.yaml]\n")
+    inc = write(tmp_path, "version: 1\nmodels:\n" + TINY, "mine.yaml")
+    assert errors(main) == [f"{inc}:2: models: only in the schedules file itself, not in a file it includes (move it "
+                            "there); allowed: version, kernels, tuned"]
+
+
 def test_default_dispatch_table_is_emitted():
     p = plan.build(models.load(str(DEFAULT)), "schedules.yaml")
     text = (ROOT / "generated" / "dispatch.c").read_text()
