@@ -9,7 +9,6 @@ library and the ninja-built one never drift apart.
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import re
 import shlex
@@ -201,24 +200,26 @@ def conflicts(out: Path, files: dict[str, str]) -> list[str]:
                   and (out / rel).read_text(encoding="utf-8", errors="replace") != text)
 
 
-def unvendored_tuned(config_path: str, doc: dict, root: Path = ROOT) -> list[tuple[str, list[str]]]:
+def unvendored_tuned(doc: dict, root: Path = ROOT) -> list[tuple[str, list[str]]]:
     """The repository's tuned files (root/tuned/*.yaml, where `tune` writes them) with choices for a preset of doc
-    that config_path does not include, with those presets: a copy of schedules.yaml kept elsewhere resolves its
+    that doc does not hold, with those presets: a copy of schedules.yaml kept elsewhere resolves its
     `include: ["tuned/*.yaml"]` beside itself, which may match nothing, so the model's tuned choices would be left
-    out of the tree without a word."""
-    base = os.path.dirname(os.path.abspath(config_path))
-    included = {os.path.realpath(f) for pattern in doc.get("include") or [] if pattern
-                for f in glob.glob(os.path.join(base, pattern))}
-    presets = {m["name"] for m in doc.get("models") or [] if m}
+    out of the tree without a word. A choice for a layer doc decides (by a file it includes, this one or its own
+    copy's) is none: the tree runs doc's, and including both would be refused as a second choice for the layer."""
+    presets = {m["name"]: m for m in doc.get("models") or [] if m}
+
+    def key(t: dict) -> tuple:  # models.tuned_key of a model layer's choice, its tokens the preset's by default
+        return (t.get("model"), t.get("layer"), t.get("dtype"), t.get("tp"),
+                t.get("tokens") or presets[t["model"]]["tokens"])
+
+    decided = {key(t) for t in doc.get("tuned") or [] if t and t.get("model") in presets}
     found = []
     for f in sorted((root / "tuned").glob("*.yaml")):
-        if os.path.realpath(f) in included:
-            continue
         try:
             tuned = (yaml.safe_load(f.read_text(encoding="utf-8")) or {}).get("tuned") or []
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
-            continue  # the repository's own generate reports a broken file
-        names = sorted({t.get("model") for t in tuned if isinstance(t, dict)} & presets)
+            names = sorted({t["model"] for t in tuned if t.get("model") in presets and key(t) not in decided})
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, TypeError, KeyError):
+            continue  # no tuned file: the repository's own generate reports it
         if names:
             found.append((str(f), names))
     return found
@@ -249,7 +250,7 @@ def main(argv: list[str]) -> int:
               "vendored tree would mix with: vendor into your project's tree (or under the repository's build/)",
               file=sys.stderr)
         return 2
-    for f, names in unvendored_tuned(args.config, doc):
+    for f, names in unvendored_tuned(doc):
         print(f"vendor: note: {f} has tuned choices for {', '.join(names)}, which {args.config} does not include "
               "(its include: globs are relative to it), so this tree runs those layers' default picks; add the file "
               "to its include: (an absolute path or a glob) to vendor them", file=sys.stderr)

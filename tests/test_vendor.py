@@ -304,4 +304,36 @@ def test_a_config_elsewhere_that_leaves_out_the_repositorys_tuned_choices_says_s
     r = vendor_it()
     assert r.returncode == 0 and "tuned choices" not in r.stderr, r.stderr
     assert "tuned_llama3_70b_attn_out" in (mine / "v" / "generated" / "registry.c").read_text()
-    assert vendor.unvendored_tuned(str(ROOT / "schedules.yaml"), models.load(str(ROOT / "schedules.yaml"))) == []
+    # the copy's own schedules.yaml, whose tuned/*.yaml is that tuned/ (the repository's tuned/ may hold no file)
+    cfg = str(repo / "schedules.yaml")
+    assert vendor.unvendored_tuned(models.load(cfg), repo) == []
+
+
+def test_a_config_whose_own_tuned_files_decide_those_layers_is_not_told_to_add_the_repositorys(tmp_path):
+    """A copy tuned where it lies (`tune --config` writes tuned/<tag>.yaml beside it) runs its own choices: the note
+    said the tree ran the default picks, and its advice (include the repository's file too) would have been refused as
+    a second tuned choice for each layer. A layer the copy leaves undecided is still noted."""
+    repo, mine = tmp_path / "repo", tmp_path / "mine"
+    (repo / "tuned").mkdir(parents=True)
+    (repo / "tuned" / "llama3-70b_tp2.yaml").write_text(TUNED_70B_ATTN_OUT)
+    (mine / "tuned").mkdir(parents=True)
+    shutil.copy(ROOT / "schedules.yaml", mine / "schedules.yaml")
+    mine_70b = TUNED_70B_ATTN_OUT.replace("attn_out, dtype", "attn_out, tokens: 16384, dtype")  # the preset's M
+    (mine / "tuned" / "llama3-70b_tp2.yaml").write_text(mine_70b)
+    cfg = str(mine / "schedules.yaml")
+    assert vendor.unvendored_tuned(models.load(cfg), repo) == []
+    (repo / "tuned" / "llama3-70b_tp2.yaml").write_text(TUNED_70B_ATTN_OUT + TUNED_70B_ATTN_OUT.split("tuned:\n")[1]
+                                                        .replace("attn_out", "down"))
+    assert vendor.unvendored_tuned(models.load(cfg), repo) == [(str(repo / "tuned" / "llama3-70b_tp2.yaml"),
+                                                                      ["llama3-70b"])]
+
+
+@pytest.mark.parametrize("text", ["tuned: 5\n", "tuned:\n  - {model: [a, b]}\n", "tuned: [{model: {a: 1}}]\n",
+                                  "tuned: [{model: llama3-70b, layer: [x]}]\n"])
+def test_a_broken_file_of_the_repositorys_tuned_is_no_note_and_no_traceback(tmp_path, text):
+    """Vendoring another config reads the repository's tuned/ for its note only: a file there that is no tuned file
+    is the repository's own build's to report."""
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "x.yaml").write_text(text)
+    cfg = str(ROOT / "schedules.yaml")
+    assert vendor.unvendored_tuned(models.load(cfg), tmp_path) == []
