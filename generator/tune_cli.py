@@ -2,7 +2,8 @@
 timed on the GPUs it runs on (as many as --tp; --dry-run needs none, lists the candidates and builds nothing). A
 winner must beat the layer's default config by 2% with its check passed; the winners go to tuned/<tag>.yaml beside
 --config, a report to build/tune/<tag>/. Exit status: 0 every layer has a verdict, 1 some has none or an argument,
-path or build was refused, 2 usage or config errors, 3 too few GPUs (nothing built). docs/TUNING.md has the rest.
+path or build was refused, 2 usage or config errors, 3 too few GPUs (the runs still to do stay pending).
+docs/TUNING.md has the rest.
 
 The process edge. Writes the candidate schedules file and its build
 tree under build/tune/<tag>/, builds it with ninja (one subprocess, parallel), profiles every pending

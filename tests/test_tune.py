@@ -197,6 +197,24 @@ def test_no_gpu_stops_without_recording_or_writing_a_tuned_file(tmp_path, monkey
     assert not (tmp_path / "tuned").exists()
 
 
+def test_exit_3_after_the_build_is_what_the_help_says_of_it(tmp_path, monkeypatch):
+    """nvidia-smi lists the GPUs, the tree is built, its first run finds too few Hopper GPUs: exit 3 with the tree
+    built, which the help's "3 too few GPUs (nothing built)" denied; the pending pairs stay pending."""
+    built = []
+    monkeypatch.setattr(tune_cli, "build_tree", lambda work, shapes, cands, runner, jobs: (
+        built.append(work), work / "tpgemm")[1])
+
+    def too_few(cmd, **kw):
+        if cmd[0] == "nvidia-smi":
+            return subprocess.CompletedProcess(cmd, 0, "GPU 0: x\nGPU 1: y\n", "")
+        return subprocess.CompletedProcess(cmd, 3, "", "tpgemm: this run needs 2 Hopper (sm_90) GPUs")
+
+    rc, err, _ = run_tune(tmp_path, too_few)
+    assert rc == 3 and built, err
+    said = " ".join(tune_cli._parser().format_help().split())
+    assert "3 too few GPUs (the runs still to do stay pending)" in said and "nothing built" not in said, said
+
+
 def test_a_dry_run_writes_and_checks_the_candidates_and_runs_nothing(tmp_path, monkeypatch, capsys):
     def never(cmd, **kw):
         raise AssertionError(f"a dry run ran {cmd}")
