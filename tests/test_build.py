@@ -76,6 +76,37 @@ def test_c_unit_test_passes(build, name):
     assert re.search(r"^\d+ passed, 0 failed$", result.stdout, re.MULTILINE), result.stdout
 
 
+EMPTY_TABLE = r"""
+#include <stdio.h>
+#include "tpgemm.h"
+const tpg_dispatch_entry tpg_dispatch[] = {{.model = ""}}; /* the generator's table of no rows */
+const int tpg_num_dispatch = 0;
+int main(void) {
+    tpg_dispatch_entry e;
+    printf("%d %s\n", (int)tpg_dispatch_find("llama3-70b", "qkv", 1, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e),
+           tpg_last_error(NULL));
+    return 0;
+}
+"""
+
+
+def test_a_miss_in_an_empty_dispatch_table_names_no_row(build, tmp_path):
+    """The library of a schedules file without models: or tuned: (vendor --config FILE): no nearest row to name, and
+    the file it came from need not be schedules.yaml. Linked against build/libtpgemm.a, whose generated table the
+    program's own replaces."""
+    from generator.vendor import CUDA_LIBS
+    assert build.returncode == 0, "the build failed; see test_ninja_builds_everything"
+    cuda = Path(shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc").resolve().parent.parent
+    (tmp_path / "empty.c").write_text(EMPTY_TABLE)
+    cc = subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", f"-I{ROOT}/runtime/include", str(tmp_path / "empty.c"),
+                         str(BUILD / "libtpgemm.a"), f"-L{cuda}/lib64", *CUDA_LIBS.split(), "-o",
+                         str(tmp_path / "empty")], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+    out = subprocess.run([str(tmp_path / "empty")], capture_output=True, text=True, timeout=60).stdout
+    assert out == ("2 no dispatch row for model llama3-70b, layer qkv, dtype bf16, tp 2: the table is empty (the "
+                   "schedules file it was generated from has no models: or tuned: entries)\n"), out
+
+
 # Instances the kernel headers accept that no shipped config uses today: fp32 outputs (TPG_CD_DTYPE 4, the
 # fp32-partial path), 3 cooperative consumers, cooperative_n and the opt-in ping-pong knobs. Deferred stores must stay out of both (nothing to pack;
 # no registers to spare), so each must still compile with 0 spills. (name, -D macros)

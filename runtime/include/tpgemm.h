@@ -191,8 +191,8 @@ tpg_status tpg_dispatch_get(int i, tpg_dispatch_entry *out);
  * TPG_TUNED_M_REACH of m; else untuned, with m and the schedule's default pick for m (tpg_config_pick): an untuned
  * row holds the default pick for its own m, and a tuned kernel was measured at its own M only. Writes the row to
  * *out; TPG_ERR_UNKNOWN_CONFIG if no row matches (tpg_last_error(NULL) names the nearest row and the fields it differs
- * in), TPG_ERR_INVALID_ARGUMENT if out is NULL or dtype is not a tpg_dtype; tpg_config_pick's status if that pick
- * fails. */
+ * in, or says the table has no rows), TPG_ERR_INVALID_ARGUMENT if out is NULL or dtype is not a tpg_dtype;
+ * tpg_config_pick's status if that pick fails. */
 tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, int64_t n, int64_t k, tpg_dtype dtype,
                              const char *schedule, int tp, tpg_dispatch_entry *out);
 

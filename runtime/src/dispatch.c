@@ -23,38 +23,55 @@ double tpg__m_ratio(int64_t row_m, int64_t m) {
     return row_m > m ? (double)row_m / (double)m : (double)m / (double)row_m;
 }
 
+/* What a lookup asks: its filters (NULL strings, n and k <= 0 match any row). */
+typedef struct {
+    const char *model, *layer, *schedule;
+    int64_t n, k;
+    tpg_dtype dtype;
+    int tp;
+} lookup;
+
+/* The filters of q that row e fails, one bit each, in the order of MISS_NAMES: 0 where e matches. The one rule of a
+ * match, for the lookup and for its miss message alike. */
+enum { MISS_FIELDS = 7 };
+static const char *const MISS_NAMES[MISS_FIELDS] = {"model", "layer", "dtype", "tp", "schedule", "n", "k"};
+static const int MISS_WEIGHTS[MISS_FIELDS] = {4, 2, 1, 1, 1, 1, 1}; /* the nearest row: model and layer weigh most */
+static unsigned row_misses(const tpg_dispatch_entry *e, const lookup *q) {
+    const int miss[MISS_FIELDS] = {!str_matches(q->model, e->model), !str_matches(q->layer, e->layer),
+                                   e->dtype != q->dtype, e->tp != q->tp, !str_matches(q->schedule, e->schedule),
+                                   q->n > 0 && e->n != q->n, q->k > 0 && e->k != q->k};
+    unsigned bits = 0;
+    for (unsigned f = 0; f < MISS_FIELDS; f++) bits |= (unsigned)miss[f] << f;
+    return bits;
+}
+
 /* The failure of a lookup that matched no row: what was asked (every filter given, n, k and schedule included) and
  * the nearest row, with the fields it differs in - the key that did not match, not only the model and layer, which a
  * row may well have (a preset whose extents are not the n or k asked). Nearest: the fewest differing fields, model
  * and layer weighing most; the first of equals. */
-static tpg_status fail_no_row(const char *model, const char *layer, int64_t n, int64_t k, tpg_dtype dtype,
-                              const char *schedule, int tp) {
+static tpg_status fail_no_row(const lookup *q) {
     char asked[512];
-    int len = snprintf(asked, sizeof asked, "model %.64s, layer %.64s, dtype %s, tp %d", model ? model : "(any)",
-                       layer ? layer : "(any)", tpg_dtype_name(dtype), tp);
-    if (schedule) len += snprintf(asked + len, sizeof asked - (size_t)len, ", schedule %.128s", schedule);
-    if (n > 0) len += snprintf(asked + len, sizeof asked - (size_t)len, ", n %lld", (long long)n);
-    if (k > 0) snprintf(asked + len, sizeof asked - (size_t)len, ", k %lld", (long long)k);
+    int len = snprintf(asked, sizeof asked, "model %.64s, layer %.64s, dtype %s, tp %d", q->model ? q->model : "(any)",
+                       q->layer ? q->layer : "(any)", tpg_dtype_name(q->dtype), q->tp);
+    if (q->schedule) len += snprintf(asked + len, sizeof asked - (size_t)len, ", schedule %.128s", q->schedule);
+    if (q->n > 0) len += snprintf(asked + len, sizeof asked - (size_t)len, ", n %lld", (long long)q->n);
+    if (q->k > 0) snprintf(asked + len, sizeof asked - (size_t)len, ", k %lld", (long long)q->k);
     int near = -1, near_score = 0;
+    unsigned near_misses = 0;
     for (int i = 0; i < tpg_num_dispatch; i++) {
-        const tpg_dispatch_entry *e = &tpg_dispatch[i];
-        const int score = 4 * !str_matches(model, e->model) + 2 * !str_matches(layer, e->layer) +
-                          (e->dtype != dtype) + (e->tp != tp) + !str_matches(schedule, e->schedule) +
-                          (n > 0 && e->n != n) + (k > 0 && e->k != k);
-        if (near < 0 || score < near_score) near = i, near_score = score;
+        const unsigned bits = row_misses(&tpg_dispatch[i], q);
+        int score = 0;
+        for (unsigned f = 0; f < MISS_FIELDS; f++) score += (int)(bits >> f & 1u) * MISS_WEIGHTS[f];
+        if (near < 0 || score < near_score) near = i, near_score = score, near_misses = bits;
     }
     if (near < 0)
-        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no dispatch row for %s: the table is empty (schedules.yaml has no "
-                 "models: or tuned: entries)", asked);
+        TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG, "no dispatch row for %s: the table is empty (the schedules file it was "
+                 "generated from has no models: or tuned: entries)", asked);
     const tpg_dispatch_entry *e = &tpg_dispatch[near];
     char differs[96] = "";
-    const struct { int differs; const char *name; } fields[] = {
-        {!str_matches(model, e->model), "model"}, {!str_matches(layer, e->layer), "layer"},
-        {e->dtype != dtype, "dtype"}, {e->tp != tp, "tp"}, {!str_matches(schedule, e->schedule), "schedule"},
-        {n > 0 && e->n != n, "n"}, {k > 0 && e->k != k, "k"}};
-    for (size_t f = 0, at = 0; f < sizeof fields / sizeof fields[0]; f++)
-        if (fields[f].differs)
-            at += (size_t)snprintf(differs + at, sizeof differs - at, at ? ", %s" : "%s", fields[f].name);
+    for (size_t f = 0, at = 0; f < MISS_FIELDS; f++)
+        if (near_misses >> f & 1u)
+            at += (size_t)snprintf(differs + at, sizeof differs - at, at ? ", %s" : "%s", MISS_NAMES[f]);
     TPG_FAIL(NULL, TPG_ERR_UNKNOWN_CONFIG,
              "no dispatch row for %s; the nearest row differs in %s: model %s, layer %s, dtype %s, tp %d, "
              "schedule %s, n %lld, k %lld (tpg_dispatch_count / tpg_dispatch_get list every row)", asked, differs,
@@ -68,17 +85,16 @@ tpg_status tpg_dispatch_find(const char *model, const char *layer, int64_t m, in
     if (!tpg__dtype_known(dtype)) /* as the config lookups answer it: no row could match a value that is no dtype */
         TPG_FAIL(NULL, TPG_ERR_INVALID_ARGUMENT, "tpg_dispatch_find: dtype %d is not a tpg_dtype (%d..%d)", (int)dtype,
                  (int)TPG_DTYPE_BF16, (int)TPG_DTYPE_FP32);
+    const lookup q = {model, layer, schedule, n, k, dtype, tp};
     int best = -1;
     double best_dist = 0;
     for (int i = 0; i < tpg_num_dispatch; i++) {
         const tpg_dispatch_entry *e = &tpg_dispatch[i];
-        if (e->dtype != dtype || e->tp != tp || !str_matches(model, e->model) || !str_matches(layer, e->layer) ||
-            !str_matches(schedule, e->schedule) || (n > 0 && e->n != n) || (k > 0 && e->k != k))
-            continue;
+        if (row_misses(e, &q)) continue;
         const double dist = tpg__m_ratio(e->m, m);
         if (best < 0 || dist < best_dist) best = i, best_dist = dist;
     }
-    if (best < 0) return fail_no_row(model, layer, n, k, dtype, schedule, tp);
+    if (best < 0) return fail_no_row(&q);
     return tpg__dispatch_resolve(&tpg_dispatch[best], m, out);
 }
 
