@@ -364,14 +364,27 @@ def _check_model(p: dict, path: str, w, main: dict, names: dict, configs_broken:
     for tp in p["tp"]:
         for g in gemms(p):
             if not configs_broken and default_config(main, g.schedule, tp, p["dtype"]) is None:
-                tps = [t for t in range(1, C.MAX_TP + 1) if default_config(main, g.schedule, t, p["dtype"])]
                 _err(w, f"{path}.tp", f"layer {g.layer}: no config runs {g.schedule} at tp {tp} with "
-                     f"dtype {p['dtype']}", (f"tp {', '.join(map(str, tps))}, where configs has one" if tps else
-                                             "no tp: configs has none of that schedule and dtype") +
-                     f" (or add a config of {g.schedule} with a {p['dtype']} kernel at tp {tp})")
+                     f"dtype {p['dtype']}", _no_default_fix(main, g.schedule, tp, p["dtype"]))
             for problem in shape_problems(g.schedule, tp, g.m, g.n, g.k, p["dtype"]):
                 field, allowed = layer_blame(g.layer, problem)
                 _err(w, f"{path}.{field}", f"layer {g.layer} ({g.m} x {g.n} x {g.k}) at tp {tp}: {problem}", allowed)
+
+
+def _no_default_fix(doc: dict, schedule: str, tp: int, dtype: str) -> str:
+    """What a preset at a tp without a default config of a layer's schedule and dtype may do instead: the tps that
+    have one, or none; and add a config there. A config of that schedule and dtype that default_config passes over
+    (by_name, tuned, or a kernel no default pick takes: acc f16, fp8_promote, partials f32, stream_k) is named, not
+    denied: the file has it, run by name only."""
+    tps = [t for t in range(1, C.MAX_TP + 1) if default_config(doc, schedule, t, dtype)]
+    dt = _kernel_dtypes(doc["kernels"])
+    named = {t: sorted(f"{c['name']}_tp{t}" for c in doc["configs"] if c["schedule"] == schedule and t in c["tp"]
+                       and dt.get(C.config_kernel(c, t)) == dtype) for t in range(1, C.MAX_TP + 1)}
+    where = (f"tp {', '.join(map(str, tps))}, where configs has one" if tps else
+             "no tp: configs has none of that schedule and dtype" if not any(named.values()) else
+             "no tp: configs has none of that schedule and dtype that a default pick takes")
+    by_name = f"; {', '.join(named[tp])} {'is' if len(named[tp]) == 1 else 'are'} run by name only" if named[tp] else ""
+    return f"{where} (or add a config of {schedule} with a {dtype} kernel at tp {tp}{by_name})"
 
 
 def layer_blame(layer: str, problem: str) -> tuple[str, str]:

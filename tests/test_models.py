@@ -91,6 +91,17 @@ def test_a_preset_at_a_tp_without_a_config_is_told_the_tps_there_are(tmp_path):
                           "AllGather1D_TilingCD_RotatingA with a fp16 kernel at tp 2)") for e in errs), errs
 
 
+def test_a_preset_whose_configs_run_by_name_only_is_not_told_there_are_none(tmp_path):
+    """A config of the schedule and dtype that no default pick takes (by_name here) is in the file: the message said
+    "configs has none of that schedule and dtype" and asked for one to be added, as if it were missing."""
+    errs = errors(write(tmp_path, BASE.replace("tp: [1, 2], kernel: k256}", "tp: [1, 2], kernel: k256, by_name: true}",
+                                               1) + "models:\n" + TINY))
+    assert any(e.endswith("models[0].tp: layer qkv: no config runs AllGather1D_TilingCD_RotatingA at tp 2 with dtype "
+                          "bf16; allowed: no tp: configs has none of that schedule and dtype that a default pick takes "
+                          "(or add a config of AllGather1D_TilingCD_RotatingA with a bf16 kernel at tp 2; ag_tp2 is "
+                          "run by name only)") for e in errs), errs
+
+
 def test_a_layer_that_cannot_run_names_the_field_its_extent_comes_from(tmp_path):
     """hidden 1028: qkv's and gate_up's K (1028 bf16 = 2056 bytes a row) and the row-parallel layers' N (not a
     multiple of 8) fail; ffn 4100: gate_up's N (8200, 4100 a rank: not a multiple of 8) and down's K (2050 a rank)
