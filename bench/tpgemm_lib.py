@@ -6,6 +6,7 @@ what went wrong without a debugger. Op.set_torch_tensors checks torch tensors ag
 """
 import contextlib
 import ctypes
+import operator
 import os
 import re
 import sys
@@ -60,8 +61,11 @@ INT_TYPES = (ctypes.c_int, ctypes.c_int64, ctypes.c_uint64)
 
 
 def in_range(value, ctype, what: str):
-    """value where the C type holds it, else a ValueError (ctypes would wrap it silently: m = 2**70 became 64)."""
-    if ctype in INT_TYPES and isinstance(value, int) and not isinstance(value, bool):
+    """value where the C type holds it, as an int, else a ValueError (ctypes would wrap it silently: m = 2**70 became
+    64). Any integer ctypes takes counts: an int, or what has __index__ (numpy's and torch's integers, which ctypes
+    wrapped alike: tp = np.int64(2**32 + 2) reached C as 2)."""
+    if ctype in INT_TYPES and not isinstance(value, (bool, float)) and hasattr(type(value), "__index__"):
+        value = operator.index(value)
         bits, signed = 8 * ctypes.sizeof(ctype), ctype(-1).value == -1
         lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
         if not lo <= value <= hi:

@@ -419,3 +419,20 @@ def test_an_integer_its_c_type_cannot_hold_is_refused_not_wrapped(lib):
     with pytest.raises(ValueError, match=r"OpDesc.k = 9223372036854775808 is outside"):
         tpgemm_lib.fitted(tpgemm_lib.OpDesc, 0, 64, 64, 2**63, 1, 1.0, 0.0)
     assert tpgemm_lib.fitted(tpgemm_lib.OpDesc, 0, 64, 64, 2**63 - 1, 1, 1.0, 0.0).k == 2**63 - 1
+
+
+def test_a_numpy_integer_its_c_type_cannot_hold_is_refused_not_wrapped(lib):
+    """ctypes takes any integer with __index__ (numpy's, torch's) and wraps it as it wraps an int: tp = np.int64(2**32 +
+    2) picked a TP = 2 config, m = np.uint64(2**64 - 1) became -1, config 2**32 read config 0 (a walkthrough)."""
+    np = pytest.importorskip("numpy")
+    ag = "AllGather1D_TilingCD_RotatingA"
+    with pytest.raises(ValueError, match=r"^tp = 4294967298 is outside the range of its C type"):
+        lib.config_pick(ag, np.int64(2**32 + 2), "bf16", 4096, 4096, 4096)
+    with pytest.raises(ValueError, match=r"OpDesc.m = 18446744073709551615 is outside"):
+        tpgemm_lib.fitted(tpgemm_lib.OpDesc, 0, np.uint64(2**64 - 1), 64, 64, 1, 1.0, 0.0)
+    with pytest.raises(ctypes.ArgumentError, match=r"tpg_config_get's argument 1 = 4294967296 is outside"):
+        lib.lib.tpg_config_get(np.int64(2**32), ctypes.byref(tpgemm_lib.ConfigInfo()))
+    # in range they pass, as ints
+    assert lib.config_pick(ag, np.int32(2), "bf16", np.int64(4096), 4096, 4096) == lib.config_pick(ag, 2, "bf16",
+                                                                                                  4096, 4096, 4096)
+    assert tpgemm_lib.fitted(tpgemm_lib.OpDesc, np.int16(3), np.uint64(64), 64, 64, 1, 1.0, 0.0).config == 3
