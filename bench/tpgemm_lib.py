@@ -27,9 +27,11 @@ def enum_value(table: dict, key, what: str) -> int:
     return table[key]
 
 
-def c_name(text):
+def c_name(text, what: str):
     """A str for a const char * argument, None for NULL: "" stays "" (tpg_config_find refuses an empty name; mapping
-    it to NULL picked the schedule's default instead)."""
+    it to NULL picked the schedule's default instead). Anything else is a TypeError naming the argument `what`."""
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"{what} = {text!r} must be a str or None, not {type(text).__name__}")
     return None if text is None else text.encode()
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 # str(dtype) of the torch tensors of each type (Op.set_torch_tensors)
@@ -73,16 +75,31 @@ def in_range(value, ctype, what: str):
     return value
 
 
+# What C takes, for an argument of each ctypes type (a TypeError says it)
+C_TAKES = {ctypes.c_int: "an int", ctypes.c_int64: "an int64_t", ctypes.c_uint64: "a uint64_t",
+           ctypes.c_size_t: "a size_t", ctypes.c_float: "a float", ctypes.c_void_p: "a pointer (an int address or None)",
+           ctypes.c_char_p: "a const char * (bytes or None)"}
+
+
+def c_takes(ctype) -> str:
+    if ctype in C_TAKES:
+        return C_TAKES[ctype]
+    target = getattr(ctype, "_type_", None)
+    return f"a {target.__name__} * (ctypes.byref of one, or None)" if isinstance(target, type) else ctype.__name__
+
+
 def checked(ctype, what: str):
     """An argtypes entry for ctype: an integer argument passes in_range first (ctypes wraps it silently: tp = 2**32 + 2
-    reached C as 2; ctypes raises ArgumentError naming the argument); any other type as ctype itself."""
-    if ctype not in INT_TYPES:
-        return ctype
-
+    reached C as 2); a value of the wrong type is a TypeError naming `what`, the value and what C takes (ctypes said
+    only "wrong type"). ctypes raises either as an ArgumentError naming the argument's position."""
     class Checked:
         @staticmethod
         def from_param(value):
-            return ctype.from_param(in_range(value, ctype, what))
+            value = in_range(value, ctype, what)
+            try:
+                return ctype.from_param(value)
+            except TypeError:
+                raise TypeError(f"{what} = {value!r} ({type(value).__name__}) is not {c_takes(ctype)}") from None
 
     Checked.__name__ = f"checked_{ctype.__name__}"
     Checked.ctype = ctype  # what the C prototype says (tests compare it with the header)
@@ -90,8 +107,16 @@ def checked(ctype, what: str):
 
 
 def fitted(struct, *values):
-    """struct(*values), each integer checked against its field's C type first (in_range)."""
-    return struct(*(in_range(v, t, f"{struct.__name__}.{name}") for (name, t), v in zip(struct._fields_, values)))
+    """struct(*values), each integer checked against its field's C type first (in_range); a value of the wrong type
+    is a TypeError naming the field (ctypes' own named none)."""
+    out = struct()
+    for (name, ctype), value in zip(struct._fields_, values):
+        what = f"{struct.__name__}.{name}"
+        try:
+            setattr(out, name, in_range(value, ctype, what))
+        except TypeError as e:
+            raise TypeError(f"{what} = {value!r}: {e}") from None
+    return out
 
 
 class Tensors(ctypes.Structure):
@@ -175,7 +200,7 @@ def twin_index(infos, index, route):
     """Lib.twin over the configs' infos (a list in table order): the config with infos[index]'s schedule, TP and
     kernel whose partials take `route` - of those, the one of its family (<family>[_push|_pull|_ce]_tp<N>) where
     several are; ValueError where that leaves more than one (a tuned or experimental config on the same kernel)."""
-    word, flag = ROUTES[route][1:]
+    word, flag = enum_value(ROUTES, route, "route")[1:]
     want = infos[index]
     if partial_route(want) == route:
         raise ValueError(f"config {want['name']} has its partials {word} already")
@@ -214,9 +239,9 @@ class Lib:
 
     def config(self, name=None, schedule=None, tp=1, dtype="bf16"):
         idx = ctypes.c_int(-1)
-        st = self.lib.tpg_config_find(c_name(name), c_name(schedule), tp, enum_value(DTYPES, dtype, "dtype"),
-                                      ctypes.byref(idx))
-        self.check(st, f"tpg_config_find(schedule={schedule}, tp={tp}, dtype={dtype})")
+        st = self.lib.tpg_config_find(c_name(name, "name"), c_name(schedule, "schedule"), tp,
+                                      enum_value(DTYPES, dtype, "dtype"), ctypes.byref(idx))
+        self.check(st, f"tpg_config_find(name={name}, schedule={schedule}, tp={tp}, dtype={dtype})")
         return idx.value
 
     def config_info(self, index):
@@ -232,8 +257,8 @@ class Lib:
         than tpg_dispatch_find, which also returns a tuned row whose m is within TPG_TUNED_M_REACH of m
         (tpgemm.h): at another M (tp_bench --tokens) this times the default where a user would get the tuned one."""
         e = DispatchEntry()
-        st = self.lib.tpg_dispatch_find(None, None, m, n, k, enum_value(DTYPES, dtype, "dtype"), c_name(schedule), tp,
-                                        ctypes.byref(e))
+        st = self.lib.tpg_dispatch_find(None, None, m, n, k, enum_value(DTYPES, dtype, "dtype"),
+                                        c_name(schedule, "schedule"), tp, ctypes.byref(e))
         if st == TPG_OK and e.tuned and (e.m, e.n, e.k) == (m, n, k):
             return e.config, True
         return self.config_pick(schedule, tp, dtype, m, n, k), False
@@ -242,7 +267,7 @@ class Lib:
         """The schedule's default config for this GEMM (schedules.yaml prefer_from_local_k)."""
         idx = ctypes.c_int(-1)
         m, n, k = (in_range(v, ctypes.c_int64, name) for v, name in ((m, "m"), (n, "n"), (k, "k")))
-        st = self.lib.tpg_config_pick(c_name(schedule), in_range(tp, ctypes.c_int, "tp"),
+        st = self.lib.tpg_config_pick(c_name(schedule, "schedule"), in_range(tp, ctypes.c_int, "tp"),
                                       enum_value(DTYPES, dtype, "dtype"), m, n, k, ctypes.byref(idx))
         self.check(st, f"tpg_config_pick(schedule={schedule}, tp={tp}, dtype={dtype}, {m}x{n}x{k})")
         return idx.value
@@ -281,6 +306,8 @@ class Lib:
         """allgather: a Python callable (send: bytes) -> a bytes-like object of tp * len(send) bytes, rank order.
         What it raises fails the C call and is raised again when that returns (Ctx.check).
         transport: "peer" (CUDA peer access, NVLink) or "nccl" (tpgemm.h: TPG_TRANSPORT_NCCL)."""
+        if not callable(allgather):  # C refuses a NULL one at once; anything else failed inside the callback
+            raise TypeError(f"allgather must be a callable (send: bytes) -> bytes, not {type(allgather).__name__}")
         ctx = Ctx(self, None, keep=None)
 
         def trampoline(send, recv, nbytes, user):

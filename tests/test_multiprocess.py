@@ -436,3 +436,43 @@ def test_a_numpy_integer_its_c_type_cannot_hold_is_refused_not_wrapped(lib):
     assert lib.config_pick(ag, np.int32(2), "bf16", np.int64(4096), 4096, 4096) == lib.config_pick(ag, 2, "bf16",
                                                                                                   4096, 4096, 4096)
     assert tpgemm_lib.fitted(tpgemm_lib.OpDesc, np.int16(3), np.uint64(64), 64, 64, 1, 1.0, 0.0).config == 3
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda L: L.config(schedule="AllGather1D_TilingCD_RotatingA", tp="2"),
+     r"tpg_config_find's argument 3 = '2' \(str\) is not an int"),
+    (lambda L: L.config_pick("AllGather1D_TilingCD_RotatingA", 2, "bf16", 4096.0, 4096, 4096),
+     r"tpg_config_pick's argument 4 = 4096.0 \(float\) is not an int64_t"),
+    (lambda L: L.lib.tpg_op_run_rank(None, 0, object()),
+     r"tpg_op_run_rank's argument 3 = <object object at \w+> \(object\) is not a pointer \(an int address or None\)"),
+    (lambda L: L.lib.tpg_op_set_scalars(None, "1", 0.0), r"tpg_op_set_scalars's argument 2 = '1' \(str\) is not a float"),
+    (lambda L: L.lib.tpg_config_find("ag_rota_bf16_tp2", None, 0, 0, None),
+     r"tpg_config_find's argument 1 = 'ag_rota_bf16_tp2' \(str\) is not a const char \* \(bytes or None\)"),
+    (lambda L: L.lib.tpg_config_get(0, 64),
+     r"tpg_config_get's argument 2 = 64 \(int\) is not a ConfigInfo \* \(ctypes.byref of one, or None\)"),
+])
+def test_an_argument_of_the_wrong_type_names_the_function_argument_and_value(lib, call, says):
+    """ctypes said only "argument 3: TypeError: wrong type" (a walkthrough: tp="2", a torch stream object, a str name
+    to the raw call): which function, which value, what C takes."""
+    with pytest.raises(ctypes.ArgumentError, match=says):
+        call(lib)
+
+
+def test_the_wrappers_name_a_wrong_type_before_the_c_call(lib):
+    """A name that is not a str (an AttributeError on .encode before), a RankConfig field that is not an integer (a bare
+    "'str' object cannot be interpreted as an integer"), an allgather that is not callable (it failed inside the
+    callback, reported as the context's local failure), a route that is not one (a bare KeyError)."""
+    with pytest.raises(TypeError, match=r"^name = 123 must be a str or None, not int$"):
+        lib.config(name=123)
+    with pytest.raises(TypeError, match=r"^schedule = b'x' must be a str or None, not bytes$"):
+        lib.config_pick(b"x", 2, "bf16", 4096, 4096, 4096)
+    with pytest.raises(TypeError, match=r"^RankConfig.tp = '2': 'str' object cannot be interpreted as an integer$"):
+        lib.ctx_rank("2", 0, 0, lambda send: send * 2)
+    with pytest.raises(TypeError, match=r"^OpDesc.alpha = None: must be real number, not NoneType$"):
+        tpgemm_lib.fitted(tpgemm_lib.OpDesc, 0, 64, 64, 64, 1, None, 0.0)
+    for allgather in (None, 5):
+        with pytest.raises(TypeError, match=r"^allgather must be a callable \(send: bytes\) -> bytes, not "):
+            lib.ctx_rank(2, 0, 0, allgather)
+    idx = lib.config(name="rs_tila_bf16_tp2", tp=0, dtype="bf16")
+    with pytest.raises(ValueError, match="unknown route 'tcp': one of push, pull, ce"):
+        lib.twin(idx, "tcp")
