@@ -230,8 +230,9 @@ class Lib:
         """TpgError on a non-OK status: tpg_last_error (of ctx, a handle or None) and tpg_status_string; `cause`
         becomes its __cause__."""
         if status != TPG_OK:
-            text = self.lib.tpg_status_string(status).decode()
-            last = (self.lib.tpg_last_error(ctx) or b"").decode()
+            # bytes: a message cut inside a character or a path in another encoding must not hide the error
+            text = self.lib.tpg_status_string(status).decode(errors="backslashreplace")
+            last = (self.lib.tpg_last_error(ctx) or b"").decode(errors="backslashreplace")
             error = TpgError(status, what, f"{last} ({text})" if last else text)
             if cause is None:
                 raise error

@@ -1,5 +1,6 @@
 """build/libtpgemm.so through ctypes, without a GPU: the multi-process entry point fails cleanly."""
 import ctypes
+import os
 import re
 import shutil
 import subprocess
@@ -476,3 +477,15 @@ def test_the_wrappers_name_a_wrong_type_before_the_c_call(lib):
     idx = lib.config(name="rs_tila_bf16_tp2", tp=0, dtype="bf16")
     with pytest.raises(ValueError, match="unknown route 'tcp': one of push, pull, ce"):
         lib.twin(idx, "tcp")
+
+
+def test_an_error_text_that_is_not_utf_8_still_raises_the_tpg_error(lib, monkeypatch):
+    """The C messages are bytes: a name cut at 128 bytes inside a character ('%.128s'), or a path in another encoding,
+    made the binding's .decode() raise UnicodeDecodeError in place of the error (a walkthrough)."""
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.config(name="x" + "é" * 100)
+    assert e.value.status == 2 and "no config is named 'x" + "é" * 63 + "\\xc3' (tpgemm --list" in str(e.value)
+    monkeypatch.setitem(os.environb, b"TPG_NCCL_LIBRARY", b"/nonexistent/\xe9/libnccl.so.2")
+    with pytest.raises(tpgemm_lib.TpgError) as e:
+        lib.ctx_rank(tp=1, rank=0, device=0, allgather=lambda send: send, transport="nccl")
+    assert e.value.status == tpgemm_lib.TPG_ERR_NCCL and "/nonexistent/\\xe9/libnccl.so.2" in str(e.value)
