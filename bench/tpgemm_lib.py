@@ -88,6 +88,14 @@ def c_takes(ctype) -> str:
     return f"a {target.__name__} * (ctypes.byref of one, or None)" if isinstance(target, type) else ctype.__name__
 
 
+def c_int_arg(value, what: str) -> int:
+    """value as a C int (in_range), else a TypeError or ValueError naming `what`: what a wrapper checks before a
+    collective call, so that a refused argument can still take part in it (Op._join_refused)."""
+    if isinstance(value, float) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} = {value!r} ({type(value).__name__}) is not an int")
+    return in_range(value, ctypes.c_int, what)
+
+
 def checked(ctype, what: str):
     """An argtypes entry for ctype: an integer argument passes in_range first (ctypes wraps it silently: tp = 2**32 + 2
     reached C as 2); a value of the wrong type is a TypeError naming `what`, the value and what C takes (ctypes said
@@ -357,11 +365,24 @@ class Ctx:
             raise failed[1].with_traceback(failed[2])
         self.lib.check(status, what, self.handle, cause=failed[1] if failed else None)
 
+    def multi_process(self):
+        """A live context of tpg_ctx_create_rank (its op calls are collective)."""
+        return bool(self.handle) and self.lib.lib.tpg_ctx_rank(self.handle) >= 0
+
     def op(self, config, m, n, k, l=1, alpha=1.0, beta=0.0):
+        """tpg_op_create. Multi-process: collective; arguments refused here (fitted: a TypeError or ValueError) still
+        take part, with a NULL desc, which fails every rank's call (tpgemm.h) instead of leaving the peers waiting."""
         op = ctypes.c_void_p()
-        desc = fitted(OpDesc, config, m, n, k, l, alpha, beta)
+        what = f"tpg_op_create(config={config}, m={m}, n={n}, k={k})"
+        try:
+            desc = fitted(OpDesc, config, m, n, k, l, alpha, beta)
+        except (TypeError, ValueError):
+            if self.multi_process():
+                with contextlib.suppress(TpgError):
+                    self.check(self.lib.lib.tpg_op_create(self.handle, None, ctypes.byref(op)), what)
+            raise
         st = self.lib.lib.tpg_op_create(self.handle, ctypes.byref(desc), ctypes.byref(op))
-        self.check(st, f"tpg_op_create(config={config}, m={m}, n={n}, k={k})")
+        self.check(st, what)
         return Op(self, op, desc)
 
     def destroy(self):
@@ -409,6 +430,14 @@ class Op:
             raise TpgError(TPG_ERR_INVALID_ARGUMENT, what, "op destroyed (Op.destroy was called)")
         self.ctx.check(getattr(self.ctx.lib.lib, "tpg_op_" + fn)(self.handle, *args), what)
 
+    def _join_refused(self, fn, *args):
+        """Multi-process: a collective call that this rank refused before C saw its arguments still takes part, with
+        arguments C refuses (tpgemm.h: a rank whose own arguments are wrong takes part and fails every rank), so that
+        its peers fail too instead of waiting in the all-gather. Its TpgError is dropped: the caller raises its own."""
+        if self.handle is not None and self.ctx.multi_process():
+            with contextlib.suppress(TpgError):
+                self._call(fn, "refused", *args)
+
     def shard_shape(self, rank):
         s = ShardShape()
         self._call("shard_shape", None, rank, ctypes.byref(s))
@@ -416,8 +445,14 @@ class Op:
 
     def set_tensors(self, rank, a, b, d, c=0, scale_a=0, scale_b=0):
         """Device pointers (ints); scale_a / scale_b: fp8 configs' per-tensor scales (device floats), 0 = none.
-        Nothing is checked or held: torch tensors go through set_torch_tensors."""
-        t = Tensors(a, b, c or None, d, scale_a or None, scale_b or None)
+        Nothing is checked or held: torch tensors go through set_torch_tensors. Multi-process: a rank or pointer refused
+        here (not an int) still joins the collective call, with none."""
+        try:
+            rank = c_int_arg(rank, "rank")
+            t = fitted(Tensors, a, b, c or None, d, scale_a or None, scale_b or None)
+        except (TypeError, ValueError):
+            self._join_refused("set_tensors", rank if isinstance(rank, int) else -1, ctypes.byref(Tensors()))
+            raise
         self._call("set_tensors", f"rank={rank}", rank, ctypes.byref(t))
         self.held.pop(rank, None)
 
@@ -425,18 +460,19 @@ class Op:
         """set_tensors with torch tensors (None = not passed), first checked against the op (tensor_pointers: each
         contiguous, of the config's type, on the rank's device, at least its shard's size; else ValueError) and then
         held by the op until this rank's next set or destroy(), so that a temporary is not freed under its graphs.
-        Multi-process: a rank whose tensors fail the checks still joins the collective call, with none: the
-        library refuses them, every rank's call fails, and no rank is left waiting."""
-        lib, shape = self.ctx.lib, self.shard_shape(rank)  # TpgError "op destroyed" after destroy()
-        operand = lib.config_info(self.desc.config)["dtype"]
+        Multi-process: a rank whose tensors or rank fail the checks (whatever it raises: not a tensor, a rank out of
+        range, ...) still joins the collective call, with none: the library refuses them, every rank's call fails, and
+        no rank is left waiting."""
+        lib = self.ctx.lib
         try:
+            rank = c_int_arg(rank, "rank")
+            shape = self.shard_shape(rank)  # TpgError "op destroyed" after destroy(), or a rank out of range
+            operand = lib.config_info(self.desc.config)["dtype"]
             ptrs = tensor_pointers(rank, shape, self.desc.l, DTYPE_NAMES[operand],
                                    DTYPE_NAMES[lib.lib.tpg_output_dtype(operand)],
                                    lib.lib.tpg_ctx_device(self.ctx.handle, rank), a, b, d, c, scale_a, scale_b)
-        except ValueError:
-            if lib.lib.tpg_ctx_rank(self.ctx.handle) >= 0:  # multi-process: join the collective call, with none
-                with contextlib.suppress(TpgError):  # refused on every rank, as wanted
-                    self._call("set_tensors", f"rank={rank}, no tensors", rank, ctypes.byref(Tensors()))
+        except Exception:
+            self._join_refused("set_tensors", rank if isinstance(rank, int) else -1, ctypes.byref(Tensors()))
             raise
         try:
             self.set_tensors(rank, **ptrs)
@@ -446,7 +482,13 @@ class Op:
         self.held[rank] = (a, b, d, c, scale_a, scale_b)
 
     def set_copy_chunks(self, chunks):
-        """All-gather: each shard's copy in `chunks` pieces (tpg_op_set_copy_chunks)."""
+        """All-gather: each shard's copy in `chunks` pieces (tpg_op_set_copy_chunks; collective over NCCL: a value
+        refused here still joins, as 0, which C refuses on every rank)."""
+        try:
+            chunks = c_int_arg(chunks, "chunks")
+        except (TypeError, ValueError):
+            self._join_refused("set_copy_chunks", 0)
+            raise
         self._call("set_copy_chunks", chunks, chunks)
 
     def set_overlap_barriers(self, enable):

@@ -50,8 +50,10 @@ class FakeLib:
         return OK
 
     def tpg_op_create(self, ctx, desc, out):
-        self.calls.append(("tpg_op_create", desc._obj.config, desc._obj.l))
-        st = self.collective()
+        self.calls.append(("tpg_op_create", None, None) if desc is None else
+                          ("tpg_op_create", desc._obj.config, desc._obj.l))
+        st = self.collective()  # a NULL desc takes part too (tpgemm.h), and fails every rank
+        st = tpgemm_lib.TPG_ERR_INVALID_ARGUMENT if desc is None else st
         out._obj.value = 0x2000 if st == OK else None
         return st
 
@@ -62,9 +64,16 @@ class FakeLib:
         return tpgemm_lib.TPG_ERR_INVALID_ARGUMENT if t.a is None else st
 
     def tpg_op_shard_shape(self, op, rank, out):
+        if rank not in range(TP):
+            return tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
         for name, value in SHAPE.items():
             setattr(out._obj, name, value)
         return OK
+
+    def tpg_op_set_copy_chunks(self, op, chunks):  # collective, as over NCCL: a cut out of range takes part too
+        self.calls.append(("tpg_op_set_copy_chunks", chunks))
+        st = self.collective()
+        return st if 1 <= chunks <= 32 else tpgemm_lib.TPG_ERR_INVALID_ARGUMENT
 
     def tpg_op_run_rank(self, op, rank, stream):
         self.calls.append(("tpg_op_run_rank", op, rank))
@@ -347,3 +356,56 @@ def test_set_torch_tensors_that_the_library_rejects_keeps_the_old_and_the_new_te
     op.set_torch_tensors(1, *new)
     assert op.held[1] == new + (None, None, None)  # a call succeeded: the old ones go
 
+
+
+# --- a collective call refused in Python still takes part -----------------------------------------------------------
+
+NONE = (None,) * 6  # a tpg_tensors of NULLs
+
+
+def rank_op(rank=1):
+    lib = make_lib()
+    return lib, lib.ctx_rank(TP, rank, DEVICES[rank], identity_gather).op(0, 128, 96, 64)
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda op: op.set_torch_tensors(TP, *operands()), tpgemm_lib.TpgError),  # shard_shape refuses rank 2
+    (lambda op: op.set_torch_tensors(1, 0x10000, 0x20000, 0x30000), AttributeError),  # pointers, not tensors
+    (lambda op: op.set_torch_tensors("1", *operands(device=DEVICES[1])), TypeError),
+    (lambda op: op.set_tensors(1, "a", 0x20000, 0x30000), TypeError),
+    (lambda op: op.set_tensors(2**40, 0x10000, 0x20000, 0x30000), ValueError),
+])
+def test_tensors_refused_before_the_c_call_still_join_the_collective_call(call, error):
+    """tpg_op_set_tensors is collective, and a rank whose own arguments are wrong takes part in it (tpgemm.h): a
+    rank the binding refused before the C call - any exception, not only set_torch_tensors' ValueError - left its
+    peers waiting in the all-gather."""
+    lib, op = rank_op()
+    rounds = len(lib.lib.rounds)
+    with pytest.raises(error):
+        call(op)
+    assert [c[1:] for c in set_calls(lib)] == [NONE] and len(lib.lib.rounds) == rounds + 1
+
+
+def test_an_op_refused_before_the_c_call_still_joins_its_creation():
+    """tpg_op_create with a NULL desc takes part in the exchange and fails every rank (tpgemm.h): an m that int64_t
+    cannot hold, or a config that is not an int, did not reach C at all."""
+    lib = make_lib()
+    ctx = lib.ctx_rank(TP, 1, DEVICES[1], identity_gather)
+    with pytest.raises(ValueError, match="OpDesc.m = 1180591620717411303424 is outside"):
+        ctx.op(0, 2**70, 96, 64)
+    with pytest.raises(TypeError, match="OpDesc.config = 'ag_rota_bf16_tp2'"):
+        ctx.op("ag_rota_bf16_tp2", 128, 96, 64)
+    assert lib.lib.calls == [("tpg_op_create", None, None)] * 2 and len(lib.lib.rounds) == 3
+    local = make_lib()  # one process: nothing to join
+    with pytest.raises(ValueError):
+        local.ctx_local(list(DEVICES)).op(0, 2**70, 96, 64)
+    assert local.lib.calls == []
+
+
+@pytest.mark.parametrize("chunks", ["4", 2**40, 4.0])
+def test_a_copy_cut_refused_before_the_c_call_still_joins(chunks):
+    """Over NCCL tpg_op_set_copy_chunks is collective, and a cut out of range takes part (tpgemm.h)."""
+    lib, op = rank_op()
+    with pytest.raises((TypeError, ValueError), match=f"chunks = {chunks!r}"):
+        op.set_copy_chunks(chunks)
+    assert lib.lib.calls[-1] == ("tpg_op_set_copy_chunks", 0)
