@@ -322,9 +322,12 @@ class Lib:
         def trampoline(send, recv, nbytes, user):
             try:
                 out = bytes(memoryview(allgather(ctypes.string_at(send, nbytes))))  # any bytes-like; not an int
-                if len(out) != tp * nbytes:
-                    print(f"tpgemm bootstrap allgather on rank {rank}: the callback returned {len(out)} bytes, "
-                          f"expected {tp * nbytes} (tp {tp} x {nbytes})", file=sys.stderr, flush=True)
+                if len(out) != tp * nbytes:  # the TpgError's cause too (C says only that the callback returned 2)
+                    wrong = ValueError(f"allgather on rank {rank}: the callback returned {len(out)} bytes, expected "
+                                       f"{tp * nbytes} (tp {tp} x {nbytes})")
+                    if ctx.failed is None:
+                        ctx.failed = (ValueError, wrong, None)
+                    print(f"tpgemm bootstrap {wrong}", file=sys.stderr, flush=True)
                     return 2
                 ctypes.memmove(recv, out, len(out))
                 return 0

@@ -227,8 +227,10 @@ def test_a_reply_of_the_wrong_length_says_how_long_it_was_and_should_be(capfd, c
     with pytest.raises(tpgemm_lib.TpgError) as e:
         lib.ctx_rank(TP, 1, 0, lambda send: send * copies)
     assert e.value.status == tpgemm_lib.TPG_ERR_BOOTSTRAP and lib.lib.rounds[0][0] == 2
-    assert (f"allgather on rank 1: the callback returned {copies * NBYTES} bytes, expected {TP * NBYTES} "
-            f"(tp {TP} x {NBYTES})" in capfd.readouterr().err)
+    said = f"the callback returned {copies * NBYTES} bytes, expected {TP * NBYTES} (tp {TP} x {NBYTES})"
+    assert f"allgather on rank 1: {said}" in capfd.readouterr().err
+    # and in the exception itself, not on stderr only (C says only "the bootstrap allgather callback returned 2")
+    assert isinstance(e.value.__cause__, ValueError) and str(e.value.__cause__) == f"allgather on rank 1: {said}"
 
 
 # --- errors --------------------------------------------------------------------------------------------------------
