@@ -508,7 +508,10 @@ class Op:
         self._call("set_rs_ring", int(bool(enable)), int(bool(enable)))
 
     def run_rank(self, rank, stream):
-        self._call("run_rank", f"rank={rank}", rank, stream)
+        """tpg_op_run_rank on `stream`: a cudaStream_t handle (an int; 0 or None: CUDA's legacy default stream, used
+        as given) or a torch.cuda.Stream (its cuda_stream). Asynchronous; on a stream being captured it adds the op's
+        graph to the capture (tpgemm.h). Every rank is launched once per call."""
+        self._call("run_rank", f"rank={rank}", rank, getattr(stream, "cuda_stream", stream))
 
     def sync(self):
         self._call("sync", None)

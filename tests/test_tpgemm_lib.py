@@ -77,6 +77,7 @@ class FakeLib:
 
     def tpg_op_run_rank(self, op, rank, stream):
         self.calls.append(("tpg_op_run_rank", op, rank))
+        self.stream = stream
         return tpgemm_lib.TPG_ERR_INVALID_ARGUMENT if op is None else OK
 
     def tpg_op_destroy(self, op):
@@ -411,3 +412,14 @@ def test_a_copy_cut_refused_before_the_c_call_still_joins(chunks):
     with pytest.raises((TypeError, ValueError), match=f"chunks = {chunks!r}"):
         op.set_copy_chunks(chunks)
     assert lib.lib.calls[-1] == ("tpg_op_set_copy_chunks", 0)
+
+
+@pytest.mark.parametrize("stream, handle", [(types.SimpleNamespace(cuda_stream=0x5000), 0x5000),  # a torch.cuda.Stream
+                                            (0x6000, 0x6000), (0, 0), (None, None)])
+def test_run_rank_takes_a_torch_stream_or_a_handle(stream, handle):
+    """A framework passes torch.cuda.current_stream() (ctypes refused it: "wrong type"); a cudaStream_t handle, 0 or
+    None (both the legacy default stream) pass as given."""
+    lib = make_lib()
+    op = lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64)
+    op.run_rank(1, stream)
+    assert lib.lib.calls[-1][2] == 1 and lib.lib.stream == handle
