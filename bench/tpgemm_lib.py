@@ -77,8 +77,8 @@ def in_range(value, ctype, what: str):
 
 # What C takes, for an argument of each ctypes type (a TypeError says it)
 C_TAKES = {ctypes.c_int: "an int", ctypes.c_int64: "an int64_t", ctypes.c_uint64: "a uint64_t",
-           ctypes.c_size_t: "a size_t", ctypes.c_float: "a float", ctypes.c_void_p: "a pointer (an int address or None)",
-           ctypes.c_char_p: "a const char * (bytes or None)"}
+           ctypes.c_size_t: "a size_t", ctypes.c_float: "a float",
+           ctypes.c_void_p: "a pointer (an int address or None)", ctypes.c_char_p: "a const char * (bytes or None)"}
 
 
 def c_takes(ctype) -> str:
