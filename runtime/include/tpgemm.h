@@ -287,8 +287,11 @@ typedef struct tpg_rank_config {
  * refused unless every rank sets share_devices. A failure on any rank fails every rank: the
  * failing rank returns its own status, the others return that rank's status with a message naming it.
  * Argument errors (NULL cfg / out / allgather, tp or rank out of range, an unknown transport) return at once,
- * without calling allgather. Tensors handed to ops must live in cudaMalloc memory (CUDA IPC cannot export cuMemCreate
- * or cudaMallocAsync memory: in PyTorch leave expandable_segments off and the allocator backend native).
+ * without calling allgather. Over the peer transport the shard an all-gather op's peers copy from (A, or B for
+ * RotatingB; TP >= 2) must live in cudaMalloc memory: they map it through CUDA IPC, which cannot export cuMemCreate,
+ * cudaMallocAsync, pinned host or managed memory (in PyTorch leave expandable_segments off and the allocator backend
+ * native; else tpg_op_set_tensors fails naming the tensor, TPG_ERR_INVALID_ARGUMENT or TPG_ERR_CUDA). Other tensors,
+ * and every tensor over NCCL, are as tpg_op_set_tensors says.
  * In this mode: tpg_op_create, tpg_op_set_tensors (local rank only), tpg_op_set_rs_ring, tpg_op_destroy and, over
  * the NCCL transport, tpg_op_set_copy_chunks of an all-gather op are collective, called by every rank in the same
  * order (a mismatch is TPG_ERR_BOOTSTRAP, not a hang, as long as the allgather itself returns; after calls that do
