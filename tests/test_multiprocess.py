@@ -126,32 +126,42 @@ def header_prototypes() -> dict[str, tuple[str, list[str]]]:
     return out
 
 
+OPAQUE = {"tpg_ctx", "tpg_op", "struct CUstream_st"}  # handles: bound as c_void_p
+
+
 def ctypes_kind(c_type: str):
-    """The ctypes class a C type must be bound as, or "pointer" for any pointer (char * as c_char_p)."""
-    if "*" in c_type:
-        return ctypes.c_char_p if c_type.replace("const", "").split() == ["char", "*"] else "pointer"
-    return C_VALUE_TYPES[c_type.replace("const", "").strip()]
+    """The ctypes class a C type must be bound as: a value type by its width, char * as c_char_p, a handle as c_void_p,
+    a pointer to a handle as POINTER(c_void_p), any other pointer as a POINTER of its target's ctypes class (int * as
+    POINTER(c_int), a struct as its mirror in tpgemm_lib: MIRRORS)."""
+    words = c_type.replace("const", " ").replace("*", " * ").split()
+    stars = words.count("*")
+    target = " ".join(w for w in words if w != "*")
+    if stars == 0:
+        return C_VALUE_TYPES[target]
+    if (target, stars) == ("char", 1):
+        return ctypes.c_char_p
+    if target in OPAQUE:
+        return ctypes.c_void_p if stars == 1 else ctypes.POINTER(ctypes.c_void_p)
+    assert stars == 1, c_type
+    mirrors = {c: getattr(tpgemm_lib, py) for py, c in MIRRORS.items()}
+    return ctypes.POINTER(mirrors[target] if target in mirrors else C_VALUE_TYPES[target])
 
 
 def bound_kind(t):
-    t = getattr(t, "ctype", t)  # tpgemm_lib.checked's range-checking entry: its C type
-    if t in (ctypes.c_void_p,) or (isinstance(t, type) and issubclass(t, ctypes._Pointer)):
-        return "pointer"
-    return t
+    return getattr(t, "ctype", t)  # tpgemm_lib.checked's entry: its C type
 
 
 def test_every_exported_function_is_declared_as_the_header_says(lib):
     """A tpg_ function called through ctypes without its argtypes / restype gets ctypes' guesses (an int result: a
     const char * cut to 32 bits; each argument as Python passes it): every function of the header is bound, its
-    arguments and result as the prototype says."""
+    arguments and result as the prototype says - a pointer's target too (an int * bound as POINTER(c_int64) passed)."""
     protos = header_prototypes()
     assert len(protos) >= 32 and "tpg_op_run" in protos
     for name, (ret, params) in protos.items():
         fn = getattr(lib.lib, name)
         assert fn.argtypes is not None, f"{name} has no argtypes"
         assert [bound_kind(t) for t in fn.argtypes] == [ctypes_kind(p) for p in params], (name, params)
-        want = ctypes_kind(ret)
-        assert (fn.restype is ctypes.c_void_p if want == "pointer" else fn.restype is want), (name, ret)
+        assert fn.restype is ctypes_kind(ret), (name, ret)
 
 
 def test_an_integer_argument_its_c_type_cannot_hold_is_refused(lib):
