@@ -2,6 +2,7 @@
  * call that rebuilds the graphs (tpg_op_set_scalars) once rebuilt them on buffers the caller was told were not taken.
  * The op is put together by hand (no GPU): its ranks on device ordinals that no machine has, so that the first
  * CUDA call of the build fails on a machine with GPUs or without. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,23 @@ static tpg_op *two_rank_op(tpg_ctx *ctx) {
     return op;
 }
 
+/* Whether a CUDA device is visible: there the tensor check's first CUDA call (cudaPointerGetAttributes, which fails
+ * without a driver and is then passed over) sees the fake pointers as host memory and asks the fake ordinal 998 for
+ * its pageable-memory attribute, so rank 0's tpg_op_set_tensors fails before any build (TPG_ERR_CUDA; seen on an H100,
+ * 2026-12-07) and the case cannot reach the build it is about. CI has no GPU: the case runs there. */
+static int cuda_device_visible(void) {
+    int n = 0;
+    const int visible = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    (void)cudaGetLastError();
+    return visible;
+}
+
 TPG_TEST(a_failed_build_drops_the_tensors_it_was_given) {
+    if (cuda_device_visible()) {
+        printf("skipped a_failed_build_drops_the_tensors_it_was_given: a CUDA device is visible (the case needs "
+               "a machine without one: its ranks sit on device ordinals no machine has)\n");
+        return;
+    }
     tpg_ctx *ctx = calloc(1, sizeof *ctx);
     TPG_ASSERT(ctx);
     tpg_op *op = two_rank_op(ctx);
