@@ -96,6 +96,16 @@ def c_int_arg(value, what: str) -> int:
     return in_range(value, ctypes.c_int, what)
 
 
+def join_rank(rank) -> int:
+    """The rank a refused tpg_op_set_tensors joins the collective call with: rank where a C int holds it (C refuses
+    the call for its NULL tensors), else -1, which C refuses too (ctypes refused a rank of 2**40 before C was called,
+    and the peers waited)."""
+    try:
+        return c_int_arg(rank, "rank")
+    except (TypeError, ValueError):
+        return -1
+
+
 def checked(ctype, what: str):
     """An argtypes entry for ctype: an integer argument passes in_range first (ctypes wraps it silently: tp = 2**32 + 2
     reached C as 2); a value of the wrong type is a TypeError naming `what`, the value and what C takes (ctypes said
@@ -158,12 +168,11 @@ class TpgError(RuntimeError):
         self.status = status
 
 
-def load(path=LIB_PATH):
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{path} not found; build it with `ninja build/libtpgemm.so`")
-    lib = ctypes.CDLL(str(path))
+def signatures():
+    """name -> (its arguments' C types, its result's) of every function load binds (tests/test_tpgemm_lib.py passes
+    its stand-in library's arguments through them, as ctypes passes the real one's)."""
     vp, i, p = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER
-    sigs = {
+    return {
         "tpg_status_string": ([i], ctypes.c_char_p), "tpg_last_error": ([vp], ctypes.c_char_p),
         "tpg_config_find": ([ctypes.c_char_p, ctypes.c_char_p, i, i, p(i)], i),
         "tpg_config_count": ([], i), "tpg_config_get": ([i, p(ConfigInfo)], i),
@@ -183,7 +192,13 @@ def load(path=LIB_PATH):
         "tpg_dispatch_count": ([], i), "tpg_dispatch_get": ([i, p(DispatchEntry)], i), "tpg_ctx_tp": ([vp], i),
         "tpg_op_set_scalars": ([vp, ctypes.c_float, ctypes.c_float], i), "tpg_op_run": ([vp, p(vp)], i),
     }
-    for name, (args, res) in sigs.items():
+
+
+def load(path=LIB_PATH):
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} not found; build it with `ninja build/libtpgemm.so`")
+    lib = ctypes.CDLL(str(path))
+    for name, (args, res) in signatures().items():
         fn = getattr(lib, name)
         fn.argtypes = [checked(t, f"{name}'s argument {j + 1}") for j, t in enumerate(args)]
         fn.restype = res
@@ -373,13 +388,14 @@ class Ctx:
         return bool(self.handle) and self.lib.lib.tpg_ctx_rank(self.handle) >= 0
 
     def op(self, config, m, n, k, l=1, alpha=1.0, beta=0.0):
-        """tpg_op_create. Multi-process: collective; arguments refused here (fitted: a TypeError or ValueError) still
-        take part, with a NULL desc, which fails every rank's call (tpgemm.h) instead of leaving the peers waiting."""
+        """tpg_op_create. Multi-process: collective; arguments refused here (fitted: whatever it raises - a TypeError,
+        a ValueError, ctypes' OverflowError for alpha = 10**400) still take part, with a NULL desc, which fails every
+        rank's call (tpgemm.h) instead of leaving the peers waiting."""
         op = ctypes.c_void_p()
         what = f"tpg_op_create(config={config}, m={m}, n={n}, k={k})"
         try:
             desc = fitted(OpDesc, config, m, n, k, l, alpha, beta)
-        except (TypeError, ValueError):
+        except Exception:
             if self.multi_process():
                 with contextlib.suppress(TpgError):
                     self.check(self.lib.lib.tpg_op_create(self.handle, None, ctypes.byref(op)), what)
@@ -453,8 +469,8 @@ class Op:
         try:
             rank = c_int_arg(rank, "rank")
             t = fitted(Tensors, a, b, c or None, d, scale_a or None, scale_b or None)
-        except (TypeError, ValueError):
-            self._join_refused("set_tensors", rank if isinstance(rank, int) else -1, ctypes.byref(Tensors()))
+        except Exception:
+            self._join_refused("set_tensors", join_rank(rank), ctypes.byref(Tensors()))
             raise
         self._call("set_tensors", f"rank={rank}", rank, ctypes.byref(t))
         self.held.pop(rank, None)
@@ -475,7 +491,7 @@ class Op:
                                    DTYPE_NAMES[lib.lib.tpg_output_dtype(operand)],
                                    lib.lib.tpg_ctx_device(self.ctx.handle, rank), a, b, d, c, scale_a, scale_b)
         except Exception:
-            self._join_refused("set_tensors", rank if isinstance(rank, int) else -1, ctypes.byref(Tensors()))
+            self._join_refused("set_tensors", join_rank(rank), ctypes.byref(Tensors()))
             raise
         try:
             self.set_tensors(rank, **ptrs)
@@ -489,7 +505,7 @@ class Op:
         refused here still joins, as 0, which C refuses on every rank)."""
         try:
             chunks = c_int_arg(chunks, "chunks")
-        except (TypeError, ValueError):
+        except Exception:
             self._join_refused("set_copy_chunks", 0)
             raise
         self._call("set_copy_chunks", chunks, chunks)

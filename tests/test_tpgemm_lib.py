@@ -20,11 +20,33 @@ SHAPE = dict(a_rows=64, a_cols=32, b_rows=48, b_cols=32, d_rows=64, d_cols=48)  
 DEVICES = (3, 5)  # rank r's CUDA ordinal
 
 
+# name -> its arguments' argtypes entries, as load() sets them on the real library
+ARGTYPES = {name: [tpgemm_lib.checked(t, f"{name}'s argument {j + 1}") for j, t in enumerate(args)]
+            for name, (args, _) in tpgemm_lib.signatures().items()}
+
+
 class FakeLib:
     """The C calls tpgemm_lib makes, each logged in `calls` as (name, its arguments). A multi-process context
     (ctx_rank) makes one bootstrap round through the ctypes callback in tpg_ctx_create_rank, tpg_op_create and
     tpg_op_set_tensors, as the library's collective calls do: a callback that fails fails the call
-    (TPG_ERR_BOOTSTRAP). tpg_op_set_tensors refuses a NULL a, as tpg_op_set_tensors does."""
+    (TPG_ERR_BOOTSTRAP). tpg_op_set_tensors refuses a NULL a, as tpg_op_set_tensors does. Each call's arguments pass
+    the real argtypes first (ARGTYPES), as ctypes passes them: what ctypes refuses (ctypes.ArgumentError) never
+    reaches the stand-in, as it never reaches C - a collective call so refused leaves the peers waiting."""
+
+    def __getattribute__(self, name):
+        fn = object.__getattribute__(self, name)
+        if name not in ARGTYPES:
+            return fn
+
+        def through_argtypes(*args):
+            assert len(args) == len(ARGTYPES[name]), (name, args)
+            for j, (entry, arg) in enumerate(zip(ARGTYPES[name], args)):
+                try:
+                    entry.from_param(arg)
+                except Exception as e:  # what ctypes raises
+                    raise ctypes.ArgumentError(f"argument {j + 1}: {type(e).__name__}: {e}") from None
+            return fn(*args)
+        return through_argtypes
 
     def __init__(self, dtype=BF16):
         self.dtype, self.calls, self.rounds, self.callback, self.rank = dtype, [], [], None, -1
@@ -376,7 +398,8 @@ def rank_op(rank=1):
     (lambda op: op.set_torch_tensors(1, 0x10000, 0x20000, 0x30000), AttributeError),  # pointers, not tensors
     (lambda op: op.set_torch_tensors("1", *operands(device=DEVICES[1])), TypeError),
     (lambda op: op.set_tensors(1, "a", 0x20000, 0x30000), TypeError),
-    (lambda op: op.set_tensors(2**40, 0x10000, 0x20000, 0x30000), ValueError),
+    (lambda op: op.set_tensors(2**40, 0x10000, 0x20000, 0x30000), ValueError),  # joins as -1: ctypes refuses 2**40
+    (lambda op: op.set_torch_tensors(-2**40, *operands()), ValueError),
 ])
 def test_tensors_refused_before_the_c_call_still_join_the_collective_call(call, error):
     """tpg_op_set_tensors is collective, and a rank whose own arguments are wrong takes part in it (tpgemm.h): a
@@ -398,7 +421,9 @@ def test_an_op_refused_before_the_c_call_still_joins_its_creation():
         ctx.op(0, 2**70, 96, 64)
     with pytest.raises(TypeError, match="OpDesc.config = 'ag_rota_bf16_tp2'"):
         ctx.op("ag_rota_bf16_tp2", 128, 96, 64)
-    assert lib.lib.calls == [("tpg_op_create", None, None)] * 2 and len(lib.lib.rounds) == 3
+    with pytest.raises(OverflowError):  # a float field: ctypes' own OverflowError, neither a TypeError nor a ValueError
+        ctx.op(0, 128, 96, 64, alpha=10**400)
+    assert lib.lib.calls == [("tpg_op_create", None, None)] * 3 and len(lib.lib.rounds) == 4
     local = make_lib()  # one process: nothing to join
     with pytest.raises(ValueError):
         local.ctx_local(list(DEVICES)).op(0, 2**70, 96, 64)
