@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("vendor", help="write a self-contained source tree with a Makefile (see vendor --help)")
     gen = sub.add_parser("generate", help="render and write generated/ (the default command)")
     lst = sub.add_parser("list", help="print one line per config that would be generated, with its kernel")
+    lst.add_argument("--dispatch", action="store_true",
+                     help="print the dispatch table instead: one line per model preset's layer (or tuned shape) and "
+                          "TP, with the config tpg_dispatch_find returns for it at the row's M")
     for s in (gen, lst):
         s.add_argument("--config", default="schedules.yaml", type=path_option, help="input (default: schedules.yaml)")
     gen.add_argument("--out", default="generated", type=path_option, help="output directory (default: generated)")
@@ -42,6 +45,20 @@ def _parser() -> argparse.ArgumentParser:
                      help="also write a gcc-style depfile for <out>/build.ninja (for ninja)")
     gen.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     return p
+
+
+def _config_lines(configs) -> list[str]:
+    return [f"{c.name:28} {c.schedule.name:36} tp={c.schedule.tp} {c.kernel.name}" for c in configs]
+
+
+def _dispatch_lines(rows) -> list[str]:
+    """`list --dispatch`: a row's model and layer ("shape -" for a tuned plain shape's), TP, the global GEMM M x N x K
+    (M: the token count the row was made or tuned for; tpg_dispatch_find takes the row nearest the caller's M), dtype,
+    schedule and config, as tpg_dispatch_get returns them."""
+    if not rows:
+        return ["no dispatch rows: the schedules file has no models: presets and no tuned: choices"]
+    return [f"{(r.model or 'shape') + ' ' + (r.layer or '-'):28} tp={r.tp} {f'{r.m}x{r.n}x{r.k}':20} {r.dtype:5} "
+            f"{r.schedule:36} {r.config}{' (tuned)' if r.tuned else ''}" for r in rows]
 
 
 def _rel(p: Path) -> str:
@@ -173,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
               "choice), so it is not built", file=sys.stderr)
     if args.command == "list":
         try:
-            for c in p.configs:
-                print(f"{c.name:28} {c.schedule.name:36} tp={c.schedule.tp} {c.kernel.name}")
+            for line in _dispatch_lines(p.dispatch) if args.dispatch else _config_lines(p.configs):
+                print(line)
             sys.stdout.flush()
         except BrokenPipeError:  # `list | head`: the reader has what it wanted
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -339,3 +339,32 @@ def test_shape_problems_refuse_what_the_runtime_refuses_at_the_tensor_maps():
     assert models.shape_problems(ag, 4, (1 << 31) - 4, 64, 128, "e4m3") == []  # the last one that fits
     assert models.shape_problems(ag, 1, 1, (1 << 31) - 256, 64) == [
         "per-stage N = 2147483392 must be <= 2^31 - 512 (the kernel's tile counts are 32-bit)"]  # a 320-wide tile
+
+
+def _list_dispatch(path):
+    r = subprocess.run(["python3", "-m", "generator", "list", "--dispatch", "--config", str(path)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def test_list_dispatch_prints_the_rows_of_the_generated_table():
+    # the committed generated/dispatch.c is the table tpg_dispatch_get walks: one line per row, in its order, with the
+    # row's key and the config it names
+    row = (r'\{"([^"]*)", "([^"]*)", (\d+), (\d+), (\d+), TPG_DTYPE_(\w+), "(\w+)", (\d+), \d+ /\* (\w+) \*/, '
+           r'([01])\}')
+    table = re.findall(row, (ROOT / "generated" / "dispatch.c").read_text())
+    lines = _list_dispatch(DEFAULT)
+    assert table and len(lines) == len(table)
+    for line, (model, layer, m, n, k, dtype, schedule, tp, name, tuned) in zip(lines, table):
+        assert line.split() == [model or "shape", layer or "-", f"tp={tp}", f"{m}x{n}x{k}", dtype.lower(), schedule,
+                                name] + (["(tuned)"] if tuned == "1" else [])
+
+
+def test_list_dispatch_of_a_file_without_presets_says_there_are_no_rows(tmp_path):
+    assert _list_dispatch(write(tmp_path, BASE)) == [
+        "no dispatch rows: the schedules file has no models: presets and no tuned: choices"]
+    rows = _list_dispatch(write(tmp_path, BASE + "models:\n" + TINY))
+    assert [r.split()[:4] for r in rows] == [["tiny", layer, "tp=2", f"2048x{n}x{k}"] for layer, n, k in
+                                             (("qkv", 1536, 1024), ("attn_out", 1024, 1024), ("gate_up", 8192, 1024),
+                                              ("down", 1024, 4096))]
