@@ -1,11 +1,12 @@
 """ctypes binding of build/libtpgemm.so for the Python benchmarks and tests (no torch needed here).
 
-Only what the benchmarks use: configs, single-process and multi-process contexts, ops. Every failing
+Configs, single-process and multi-process contexts, ops and every op setter and launch. Every failing
 call raises TpgError with tpg_status_string and tpg_last_error, so a failure on the GPU machine says
 what went wrong without a debugger. Op.set_torch_tensors checks torch tensors against the op and holds them.
 """
 import contextlib
 import ctypes
+import math
 import operator
 import os
 import re
@@ -59,13 +60,17 @@ class OpDesc(ctypes.Structure):
                 ("l", ctypes.c_int64), ("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
 
 
-INT_TYPES = (ctypes.c_int, ctypes.c_int64, ctypes.c_uint64)
+INT_TYPES = (ctypes.c_int, ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p)  # c_void_p: an address, unsigned
 
 
 def in_range(value, ctype, what: str):
     """value where the C type holds it, as an int, else a ValueError (ctypes would wrap it silently: m = 2**70 became
-    64). Any integer ctypes takes counts: an int, or what has __index__ (numpy's and torch's integers, which ctypes
-    wrapped alike: tp = np.int64(2**32 + 2) reached C as 2)."""
+    64, a pointer 2**64 + 16 became 16). Any integer ctypes takes counts: an int, or what has __index__ (numpy's and
+    torch's integers, which ctypes wrapped alike: tp = np.int64(2**32 + 2) reached C as 2). A finite number that a
+    C float cannot hold is a ValueError too (ctypes made alpha = 1e39 inf); inf and nan pass as given."""
+    if ctype is ctypes.c_float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if math.isfinite(float(value)) and not math.isfinite(ctypes.c_float(value).value):
+            raise ValueError(f"{what} = {value!r} is outside the range of its C type (float, |x| <= 3.4028235e38)")
     if ctype in INT_TYPES and not isinstance(value, (bool, float)) and hasattr(type(value), "__index__"):
         value = operator.index(value)
         bits, signed = 8 * ctypes.sizeof(ctype), ctype(-1).value == -1
@@ -114,6 +119,8 @@ def checked(ctype, what: str):
         @staticmethod
         def from_param(value):
             value = in_range(value, ctype, what)
+            if ctype is ctypes.c_void_p and isinstance(value, (str, bytes, bytearray)):  # ctypes passed the text's
+                raise TypeError(f"{what} = {value!r} ({type(value).__name__}) is not {c_takes(ctype)}")  # address
             try:
                 return ctype.from_param(value)
             except TypeError:
@@ -445,9 +452,12 @@ class Op:
         """tpg_op_<fn>(handle, *args), checked (the error names it with `shown` in parentheses, None: bare); after
         destroy() no call but TpgError "op destroyed"."""
         what = f"tpg_op_{fn}" if shown is None else f"tpg_op_{fn}({shown})"
+        self._require_live(what)
+        self.ctx.check(getattr(self.ctx.lib.lib, "tpg_op_" + fn)(self.handle, *args), what)
+
+    def _require_live(self, what):
         if self.handle is None:
             raise TpgError(TPG_ERR_INVALID_ARGUMENT, what, "op destroyed (Op.destroy was called)")
-        self.ctx.check(getattr(self.ctx.lib.lib, "tpg_op_" + fn)(self.handle, *args), what)
 
     def _join_refused(self, fn, *args):
         """Multi-process: a collective call that this rank refused before C saw its arguments still takes part, with
@@ -522,6 +532,33 @@ class Op:
     def set_rs_ring(self, enable):
         """A one-hop reduce-scatter walk kept a ring (tpg_op_set_rs_ring)."""
         self._call("set_rs_ring", int(bool(enable)), int(bool(enable)))
+
+    def set_scalars(self, alpha, beta=0.0):
+        """tpg_op_set_scalars: D = alpha * A @ B.T + beta * C from the next call (beta != 0 needs every local rank's
+        C). This rank's only, not collective: every rank must pass the same alpha. A value a C float cannot hold
+        is a ValueError (in_range), not a silent inf."""
+        self._call("set_scalars", f"alpha={alpha}, beta={beta}", alpha, beta)
+
+    def set_pdl(self, enable):
+        """TP = 1: launch the GEMM with programmatic dependent launch (tpg_op_set_pdl; no effect at TP > 1)."""
+        self._call("set_pdl", int(bool(enable)), int(bool(enable)))
+
+    def run(self, streams=None):
+        """tpg_op_run: every local rank's graph at once, rank r's on streams[r] (a cudaStream_t handle or a
+        torch.cuda.Stream, as run_rank takes; a sequence of the context's TP, of which a multi-process rank's call
+        reads its own), or with None each on the context's stream of its rank (the op's calls then run one after
+        another with the context's other ops). Asynchronous; on capturing streams it adds the graphs to the capture.
+        A sequence of another length is a ValueError (C reads tp entries)."""
+        if streams is None:
+            return self._call("run", None, None)
+        self._require_live("tpg_op_run")
+        tp, streams = self.ctx.lib.lib.tpg_ctx_tp(self.ctx.handle), list(streams)
+        if len(streams) != tp:
+            raise ValueError(f"run: {len(streams)} streams for a context of TP = {tp} (one a rank, or None)")
+        handles = [getattr(s, "cuda_stream", s) for s in streams]
+        for r, h in enumerate(handles):  # a TypeError / ValueError naming the entry (ctypes' array said neither)
+            checked(ctypes.c_void_p, f"streams[{r}]").from_param(h)
+        self._call("run", f"{tp} streams", (ctypes.c_void_p * tp)(*handles))
 
     def run_rank(self, rank, stream):
         """tpg_op_run_rank on `stream`: a cudaStream_t handle (an int; 0 or None: CUDA's legacy default stream, used

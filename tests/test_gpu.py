@@ -256,17 +256,29 @@ def test_captured_calls_match_the_reference_on_a_shared_device(built, tp):
     assert f"{EPOCH_RUNS} passed, 0 failed" in out and "(captured, launched again): max error" in out
 
 
+def run_torch_script(name: str, calls: int):
+    """tests/gpu/<name> (torch and the binding, ranks sharing GPU 0): exit 0 and every one of its `calls` passed."""
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        skip_unless_required("torch is not installed (the GPU machine has it)")
+    out = subprocess.run(["python3", str(ROOT / "tests/gpu" / name)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=240, env=shared_env())
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0 and f"{calls} passed, 0 failed" in out.stdout, out.stdout + out.stderr
+
+
 @needs_gpus(1)
 def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
     """tests/gpu/torch_capture.py (every rank on GPU 0, so run_all.sh leaves it to its one-GPU rehearsal): ops captured by torch.cuda.graph (torch's own CUDA runtime and capture mode),
     both modes, replays and direct calls in turn on fresh operands, each checked against torch's product."""
-    import importlib.util
-    if importlib.util.find_spec("torch") is None:
-        skip_unless_required("torch is not installed (the GPU machine has it)")
-    out = subprocess.run(["python3", str(ROOT / "tests/gpu/torch_capture.py")], cwd=ROOT, capture_output=True,
-                         text=True, timeout=240, env=shared_env())
-    print(out.stdout, out.stderr)
-    assert out.returncode == 0 and "14 passed, 0 failed" in out.stdout, out.stdout + out.stderr
+    run_torch_script("torch_capture.py", calls=14)
+
+
+@needs_gpus(1)
+def test_binding_runs_whole_ops_with_scalars_and_pdl(built):
+    """tests/gpu/binding_calls.py: Op.run with torch streams and with the context's, Op.set_scalars with C and back,
+    Op.set_pdl at TP = 1; TP = 2 with both ranks on GPU 0; every call against torch's alpha * A @ B.T + beta * C."""
+    run_torch_script("binding_calls.py", calls=20)
 
 
 def check_every_rank_passed(stdout: str, tp: int, runs: int = EPOCH_RUNS):

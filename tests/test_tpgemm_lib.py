@@ -102,6 +102,21 @@ class FakeLib:
         self.stream = stream
         return tpgemm_lib.TPG_ERR_INVALID_ARGUMENT if op is None else OK
 
+    def tpg_op_run(self, op, streams):  # streams: None (NULL) or the ctypes array, read as C reads its tp entries
+        self.calls.append(("tpg_op_run", None if streams is None else [streams[r] for r in range(TP)]))
+        return OK
+
+    def tpg_op_set_scalars(self, op, alpha, beta):
+        self.calls.append(("tpg_op_set_scalars", alpha, beta))
+        return OK
+
+    def tpg_op_set_pdl(self, op, enable):
+        self.calls.append(("tpg_op_set_pdl", enable))
+        return OK
+
+    def tpg_ctx_tp(self, ctx):
+        return TP
+
     def tpg_op_destroy(self, op):
         self.calls.append(("tpg_op_destroy", op))
         return OK
@@ -448,3 +463,84 @@ def test_run_rank_takes_a_torch_stream_or_a_handle(stream, handle):
     op = lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64)
     op.run_rank(1, stream)
     assert lib.lib.calls[-1][2] == 1 and lib.lib.stream == handle
+
+
+def local_op():
+    lib = make_lib()
+    return lib, lib.ctx_local(list(DEVICES)).op(0, 128, 96, 64)
+
+
+@pytest.mark.parametrize("streams, handles", [
+    (None, None),  # NULL: each rank on the context's stream
+    ([types.SimpleNamespace(cuda_stream=0x5000), 0x6000], [0x5000, 0x6000]),  # a torch.cuda.Stream and a handle
+    ((0, None), [None, None]),  # the legacy default stream, either way (a tuple is a sequence too)
+])
+def test_run_passes_one_stream_a_rank_or_null(streams, handles):
+    lib, op = local_op()
+    op.run(streams)
+    assert lib.lib.calls[-1] == ("tpg_op_run", handles)
+
+
+@pytest.mark.parametrize("streams, error, match", [
+    ([0x5000], ValueError, "1 streams for a context of TP = 2"),  # C would read past the array's end
+    ([0x5000, 0x6000, 0x7000], ValueError, "3 streams for a context of TP = 2"),
+    ([0x5000, 2**64 + 0x6000], ValueError, r"streams\[1\] = 18446744073709576192 is outside"),  # ctypes wrapped it
+    ([0x5000, "s"], TypeError, r"streams\[1\] = 's' \(str\) is not a pointer"),
+])
+def test_run_refuses_streams_it_cannot_pass_before_calling_the_library(streams, error, match):
+    lib, op = local_op()
+    with pytest.raises(error, match=match):
+        op.run(streams)
+    assert lib.lib.calls[-1][0] == "tpg_op_create"
+
+
+def test_run_after_destroy_says_so_without_calling_the_library():
+    lib, op = local_op()
+    op.destroy()
+    with pytest.raises(tpgemm_lib.TpgError, match="op destroyed"):
+        op.run([0, 0])
+    assert lib.lib.calls[-1][0] == "tpg_op_destroy"
+
+
+def test_set_scalars_and_set_pdl_pass_their_values():
+    lib, op = local_op()
+    op.set_scalars(0.5, -2)
+    op.set_pdl(7)
+    op.set_pdl(0)
+    assert lib.lib.calls[-3:] == [("tpg_op_set_scalars", 0.5, -2.0), ("tpg_op_set_pdl", 1), ("tpg_op_set_pdl", 0)]
+
+
+@pytest.mark.parametrize("alpha, beta", [(1e39, 0.0), (1.0, -3.5e38)])
+def test_a_scalar_no_c_float_holds_is_refused_not_made_inf(alpha, beta):
+    lib, op = local_op()
+    with pytest.raises(ctypes.ArgumentError, match="is outside the range of its C type"):
+        op.set_scalars(alpha, beta)
+    assert lib.lib.calls[-1][0] == "tpg_op_create"
+    op.set_scalars(float("inf"), 3.4e38)  # inf is a value C can take, and 3.4e38 fits
+    assert lib.lib.calls[-1] == ("tpg_op_set_scalars", float("inf"), 3.4e38)
+
+
+def test_an_alpha_no_c_float_holds_still_joins_the_ops_creation():
+    lib = make_lib()
+    ctx = lib.ctx_rank(TP, 1, DEVICES[1], identity_gather)
+    with pytest.raises(ValueError, match="OpDesc.alpha = 1e\\+39 is outside"):
+        ctx.op(0, 128, 96, 64, alpha=1e39)
+    assert lib.lib.calls == [("tpg_op_create", None, None)]
+
+
+def test_a_pointer_past_64_bits_is_refused_and_still_joins():
+    """ctypes wrapped a c_void_p silently: 2**64 + 0x10000 reached C as 0x10000, another tensor's address."""
+    lib, op = rank_op()
+    with pytest.raises(ValueError, match="Tensors.a = 18446744073709617152 is outside"):
+        op.set_tensors(1, 2**64 + 0x10000, 0x20000, 0x30000)
+    assert [c[1:] for c in set_calls(lib)] == [NONE]
+
+
+@pytest.mark.parametrize("stream", ["0x5000", b"\x00\x50"])
+def test_run_rank_refuses_text_for_a_stream(stream):
+    """ctypes passes a str or bytes for a void * as the text's own address: C got a pointer into Python's heap for a
+    cudaStream_t."""
+    lib, op = local_op()
+    with pytest.raises(ctypes.ArgumentError, match="is not a pointer"):
+        op.run_rank(1, stream)
+    assert lib.lib.calls[-1][0] == "tpg_op_create"

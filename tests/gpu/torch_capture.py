@@ -14,7 +14,7 @@ D against torch's product; then tpg_op_sync (no timeout, epochs in step). Prints
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parent)]
 
 try:
     import torch
@@ -23,16 +23,13 @@ except ImportError:
     sys.exit(3)
 
 from bench.tpgemm_lib import Lib  # noqa: E402
+from torch_checks import SKIPPED, Tally, block, destroyed_after, forked, worst_error  # noqa: E402
 
 TP, M, N, K = 2, 1024, 1536, 512
 SCHEDULES = ("AllGather1D_TilingCD_RotatingA", "ReduceScatter1D_TilingA_RotatingC")
 # what each call runs: a captured graph (by mode) or a direct call in the op's current mode
 ORDER = (("graph", 0), ("graph", 1), ("direct", None), ("graph", 1), ("graph", 0), ("direct", None), ("graph", 0))
 BOUND = 2e-2  # max |d - ref| / max |ref|: bf16 D (reduce-scatter adds a bf16 partial too)
-
-
-def block(t, row0, rows, col0, cols):
-    return t[row0:row0 + rows, col0:col0 + cols]
 
 
 class Shards:
@@ -49,32 +46,22 @@ class Shards:
 
     def fill(self, a_full, b_full):
         for r, s in enumerate(self.shapes):
-            self.a[r].copy_(block(a_full, s["a_row0"], s["a_rows"], s["a_col0"], s["a_cols"]))
-            self.b[r].copy_(block(b_full, s["b_row0"], s["b_rows"], s["b_col0"], s["b_cols"]))
+            self.a[r].copy_(block(a_full, s, "a"))
+            self.b[r].copy_(block(b_full, s, "b"))
 
     def error(self, ref):
-        worst = 0.0
-        for r, s in enumerate(self.shapes):
-            want = block(ref, s["d_row0"], s["d_rows"], s["d_col0"], s["d_cols"])
-            worst = max(worst, ((self.d[r].float() - want).abs().max() / want.abs().max()).item())
-        return worst
+        return worst_error(self.shapes, self.d, ref)
 
 
 def enqueue_call(op, streams):
     """One call: every rank on its own stream, forked from and joined back to the current one."""
-    here = torch.cuda.current_stream()
-    for s in streams:
-        s.wait_stream(here)
-    for r, s in enumerate(streams):
-        op.run_rank(r, s.cuda_stream)
-    for s in streams:
-        here.wait_stream(s)
+    forked(streams, lambda: [op.run_rank(r, s.cuda_stream) for r, s in enumerate(streams)])
 
 
 def run_schedule(ctx, lib, schedule, gen):
     op = ctx.op(lib.config(schedule=schedule, tp=TP, dtype="bf16"), M, N, K)
-    passed = failed = 0
-    try:
+    tally = Tally()
+    with destroyed_after(op):
         shards, streams = Shards(op), [torch.cuda.Stream() for _ in range(TP)]
         graphs = {}
         for mode in (0, 1):
@@ -92,35 +79,26 @@ def run_schedule(ctx, lib, schedule, gen):
                 enqueue_call(op, streams)
             torch.cuda.synchronize()
             err = shards.error(a_full.float() @ b_full.float().T)
-            ok = err <= BOUND
-            passed, failed = passed + ok, failed + (not ok)
             what = f"captured, {'barriers beside the GEMM' if mode else 'table'}" if how == "graph" else "direct"
-            print(f"{schedule} call {i} ({what}): max error {err:.2e} {'ok' if ok else 'FAILED'}", flush=True)
+            tally.check(err <= BOUND, f"{schedule} call {i} ({what}): max error {err:.2e}")
         op.sync()
-    finally:  # the op is destroyed even when the synchronize raises (a sticky CUDA error): else ctx.destroy's
-        try:  # "op(s) still alive" would be the error reported
-            torch.cuda.synchronize()
-        finally:
-            op.destroy()
-    return passed, failed
+    return tally
 
 
 def main():
     if not torch.cuda.is_available():
         print("skip: no CUDA device visible to torch")
-        return 3
+        return SKIPPED
     lib = Lib()
     gen = torch.Generator(device="cuda").manual_seed(7)
     ctx = lib.ctx_local([0] * TP, timeout_ns=5_000_000_000, share_devices=True)
-    passed = failed = 0
+    tally = Tally()
     try:
         for schedule in SCHEDULES:
-            p, f = run_schedule(ctx, lib, schedule, gen)
-            passed, failed = passed + p, failed + f
+            tally.add(run_schedule(ctx, lib, schedule, gen))
     finally:
         ctx.destroy()
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return tally.report()
 
 
 if __name__ == "__main__":
