@@ -275,7 +275,7 @@ def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
 
 
 @needs_gpus(1)
-def test_binding_runs_whole_ops_with_scalars_and_pdl(built):
+def test_binding_runs_whole_ops_with_scalars_and_pdl_on_a_shared_device(built):
     """tests/gpu/binding_calls.py: Op.run with torch streams and with the context's, Op.set_scalars with C and back,
     Op.set_pdl at TP = 1; TP = 2 with both ranks on GPU 0; every call against torch's alpha * A @ B.T + beta * C."""
     run_torch_script("binding_calls.py", calls=20)

@@ -17,7 +17,7 @@ c_tests
 grep -h "skipped" "$R/test_op_refused.log" | head -3
 mapfile -t ids < <(grep -v '^#' bench/results/experiments/gpu_rest_ids.txt)
 logged "GPU pytest (rest)" gpu_pytest_rest.log "${PYTEST_S:-300}" python3 -m pytest -q -rs "${ids[@]}" \
-    "tests/test_gpu.py::test_binding_runs_whole_ops_with_scalars_and_pdl" \
+    "tests/test_gpu.py::test_binding_runs_whole_ops_with_scalars_and_pdl_on_a_shared_device" \
     "tests/test_gpu.py::test_ops_inside_torch_cuda_graphs_on_a_shared_device"
 grep -E "passed|failed|FAILED|Error" "$R/gpu_pytest_rest.log" | tail -8
 cat "$OUT/summary.txt"
