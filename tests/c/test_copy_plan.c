@@ -235,6 +235,32 @@ TPG_TEST(last_flag_follows_every_copy) {
     TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&beside, 0), -1);
     TPG_EXPECT_EQ_INT(tpg_copy_flags_chained(&beside), 0);
     TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&beside, 3), -1); /* no such device */
+    /* nor where the table's node array holds a chained list past its tp devices: device tp is not read */
+    const tpg_graph_node chained[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                      {TPG_NODE_FLAG, 1, 1, 1, {1, -1}},           {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                      {TPG_NODE_BARRIER_END, -1, -1, -1, {3, 2}}};
+    tpg_graph_node two_more[3 * 5];
+    for (int d = 0; d < 3; d++) memcpy(two_more + 5 * d, chained, sizeof chained);
+    const tpg_schedule_table pair = {"pair", 2, TPG_COMM_ALLGATHER, TPG_DIM_M, TPG_DIM_N, TPG_DIM_N, TPG_DIM_M,
+                                     TPG_OPERAND_A, entries, two_more, 5};
+    TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&pair, 1), 1);
+    TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&pair, 2), -1);
+    TPG_EXPECT_EQ_INT(tpg_copy_last_flag_stage(&pair, -1), -1);
+}
+
+/* chunks <= 1 (0 included: an op that copies nothing) is the table's list itself, for the count and the expansion
+ * alike: graph.c sizes the items by the one and fills them by the other. */
+TPG_TEST(no_cut_is_the_list_itself) {
+    const tpg_graph_node list[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
+                                   {TPG_NODE_FLAG, 1, 1, 1, {1, -1}},           {TPG_NODE_GEMM, -1, -1, -1, {0, -1}},
+                                   {TPG_NODE_BARRIER_END, -1, -1, -1, {3, 2}}};
+    tpg_graph_item one[5], none[5];
+    TPG_EXPECT_EQ_INT(tpg_graph_items_count(list, 5, 1), 5);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_count(list, 5, 0), 5);
+    TPG_EXPECT_EQ_INT(tpg_graph_items_count(list, 5, 2), 7);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 5, 1, one), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(list, 5, 0, none), 0);
+    TPG_EXPECT(memcmp(one, none, sizeof one) == 0);
 }
 
 /* The gathered walk's copy of the own shard (tpg_graph_items_gather): one more item, first, depending on nothing,
@@ -391,5 +417,5 @@ TPG_TEST_MAIN(TPG_CASE(pieces_cover_the_slot_once_in_whole_tiles), TPG_CASE(chun
               TPG_CASE(overlapped_barriers_keep_what_the_protocol_needs), TPG_CASE(last_flag_follows_every_copy),
               TPG_CASE(the_own_shard_copy_feeds_the_gemm), TPG_CASE(pulled_graphs_keep_start_gemm_end),
               TPG_CASE(one_hop_graphs_put_the_reduce_before_end), TPG_CASE(dependencies_on_no_earlier_node_are_refused),
-              TPG_CASE(one_hop_items_cover_the_blocks_tile_rows),
+              TPG_CASE(one_hop_items_cover_the_blocks_tile_rows), TPG_CASE(no_cut_is_the_list_itself),
               TPG_CASE(unknown_lists_are_refused))

@@ -73,6 +73,8 @@ TPG_TEST(misses_and_bad_arguments) {
                       TPG_ERR_UNKNOWN_CONFIG); /* no fp8 rows */
     TPG_EXPECT_EQ_INT(tpg_dispatch_find("no-such-model", NULL, 0, 0, 0, TPG_DTYPE_BF16, NULL, 2, &e),
                       TPG_ERR_UNKNOWN_CONFIG);
+    TPG_EXPECT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 0, &e),
+                      TPG_ERR_UNKNOWN_CONFIG); /* tp must be equal: 0 is no wildcard */
     TPG_EXPECT_EQ_INT(tpg_dispatch_find("llama3-70b", "qkv", 16384, 0, 0, TPG_DTYPE_BF16, NULL, 2, NULL),
                       TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_EQ_INT(tpg_dispatch_get(-1, &e), TPG_ERR_INVALID_ARGUMENT);
@@ -188,11 +190,28 @@ TPG_TEST(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_e
     TPG_EXPECT_EQ_STR(picked_on(rs, 1, 16, 8192, 14336, 132), "rs_tila_bf16_pp64_tp1");
     TPG_EXPECT_EQ_STR(picked_on(ag, 2, 32, 10240, 8192, 132), "ag_rota_bf16_pp64_tp2");
     TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 3072, 4096, 132), "ag_rota_bf16_pp64_tp1");
+    /* k-blocks round up: K = 8184 is 127.9 blocks of 64, a tile's 128 k-loop trips */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 1, 16, 4096, 8184, 132), "ag_rota_bf16_sk64_tp1");
     /* reduce-scatter: the K rule first (ping-pong below a per-stage K of 10240, whatever the tiles) */
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 512, 8192, 28672, 132), "rs_tila_bf16_wide_tp2");
     TPG_EXPECT_EQ_STR(picked_on(rs, 2, 2048, 8192, 8192, 132), "rs_tila_bf16_tp2");
     /* llama3-8b qkv at TP = 8: 192 wide tiles (1.45 waves) against 384 (2.91) */
     TPG_EXPECT_EQ_STR(picked_on(ag, 8, 8192, 6144, 4096, 132), "ag_rota_bf16_tp8");
+    /* the margin is "more than": 272 tiles of 128x128 fill 3 waves by exactly 50%, 408 of 64x128 4 waves by 75%,
+     * weighted 60% - 10 points more, not more than 10 - and the pick stays */
+    TPG_EXPECT_EQ_STR(picked_on("ReduceScatter1D_TilingB_RotatingC", 8, 192, 16896, 8192, 132), "rs_tilb_bf16_tp8");
+}
+
+/* tp <= 0 (any): the candidates of every TP, so equals of one kernel at several TPs meet; the first by name wins. */
+TPG_TEST(config_pick_of_any_tp_keeps_the_rules_ties_and_bounds) {
+    const char *ag = "AllGather1D_TilingCD_RotatingA";
+    /* the wave check: the pp64 configs of TP 1 and 2 score alike (one GEMM of 32 rows); the first by name */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 0, 32, 28672, 8192, 132), "ag_rota_bf16_pp64_tp1");
+    /* the row rule's one row of tiles includes its bound: TP = 2's 64 rows a stage fit one row of 64-row tiles */
+    TPG_EXPECT_EQ_STR(picked_on("AllGather1D_TilingCD_RotatingB", 0, 128, 28672, 8192, 132), "ag_rotb_bf16_pp64_tp2");
+    /* the row rule's same walk needs the pick's columns: TP = 4's 64x128 walk (one gathered GEMM of 96 rows) has as
+     * many tiles as the wide TP = 1 kernel's on 66 SMs, 56, but other columns, and its 96 rows pass one row of 64 */
+    TPG_EXPECT_EQ_STR(picked_on(ag, 0, 96, 14336, 8192, 66), "ag_rota_bf16_wide_tp1");
 }
 
 TPG_TEST(config_find_without_name_is_the_pick_for_an_unknown_shape) {
@@ -218,6 +237,9 @@ TPG_TEST(config_pickable_follows_by_name_not_the_partial_route) {
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 1);
     c.pull_partials = 0;
     c.by_name = 1;
+    TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 0);
+    c.by_name = 0;
+    c.tuned = 1; /* a tuned choice's config runs through its dispatch row (the shipped table has none) */
     TPG_EXPECT_EQ_INT(tpg__config_pickable(&c), 0);
     /* and the shipped twins are the by_name ones, which tpg_config_get reports */
     tpg_config_info info;
@@ -315,6 +337,7 @@ TPG_TEST_MAIN(TPG_CASE(layer_lookup_names_the_preset_config), TPG_CASE(shape_loo
               TPG_CASE(config_pick_all_gather_prefers_wide_for_every_shape),
               TPG_CASE(config_pick_reduce_scatter_looks_at_the_per_stage_k),
               TPG_CASE(config_pick_takes_the_smaller_tile_where_the_wide_last_wave_is_nearly_empty),
+              TPG_CASE(config_pick_of_any_tp_keeps_the_rules_ties_and_bounds),
               TPG_CASE(config_find_without_name_is_the_pick_for_an_unknown_shape),
               TPG_CASE(config_pickable_follows_by_name_not_the_partial_route), TPG_CASE(config_pick_failures),
               TPG_CASE(config_pick_past_the_extent_limit_is_the_k_rule), TPG_CASE(a_tuned_row_holds_near_its_m_only))

@@ -92,8 +92,11 @@ TPG_TEST(reduce_scatter_tiling_a_and_b) {
             TPG_EXPECT_EQ_INT(sh.a_rows, M);
             TPG_EXPECT_EQ_INT(sh.a_cols, K / P);
             TPG_EXPECT_EQ_INT(sh.a_col0, (1 % P) * K / P);
+            TPG_EXPECT_EQ_INT(sh.a_row0, 0);
             TPG_EXPECT_EQ_INT(sh.b_rows, N);
             TPG_EXPECT_EQ_INT(sh.b_cols, K / P);
+            TPG_EXPECT_EQ_INT(sh.b_col0, (1 % P) * K / P); /* B is split along K with A: the same columns */
+            TPG_EXPECT_EQ_INT(sh.b_row0, 0);
             TPG_EXPECT_EQ_INT(sh.d_rows, M / P);
             TPG_EXPECT_EQ_INT(sh.d_cols, N);
             TPG_EXPECT_EQ_INT(sh.d_row0, (1 % P) * M / P);

@@ -84,6 +84,11 @@ TPG_TEST(ctx_create_names_a_bad_device_list_before_counting_devices) {
     cfg.devices = unset;
     TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "devices[0] = -1 is not a device ordinal");
+    int eight[8] = {0, 1, 2, 3, 4, 5, 6, -1}; /* tp = 8, the most, passes the tp check: its list is what fails */
+    cfg.tp = 8;
+    cfg.devices = eight;
+    TPG_EXPECT_EQ_INT(tpg_ctx_create(&cfg, &ctx), TPG_ERR_INVALID_ARGUMENT);
+    TPG_EXPECT_STR_CONTAINS(tpg_last_error(NULL), "devices[7] = -1 is not a device ordinal");
 }
 
 /* share_devices lets the ranks repeat an ordinal and needs one device, not tp: an ordinal no machine here has fails
