@@ -451,7 +451,7 @@ def _semantic(doc: dict, w: _Walker) -> None:
             w.error(w.lines.get(f"{path}.wave_weight", w.lines[path]), f"{path}.wave_weight",
                     f"wave_weight with {' and '.join(prefs)}: a config is a default either by its per-stage K or by "
                     "the wave check", "one of the two")
-        if c.get("prefer_from_local_k_tp1") is not None and 1 not in (c.get("tp") or []):
+        if c.get("prefer_from_local_k_tp1") is not None and c.get("tp") is not None and 1 not in c["tp"]:
             w.error(w.lines.get(f"{path}.prefer_from_local_k_tp1", w.lines[path]), f"{path}.prefer_from_local_k_tp1",
                     "prefer_from_local_k_tp1 in a config without tp 1, which has no TP = 1 instance",
                     "a tp list with 1, or no prefer_from_local_k_tp1")
@@ -490,7 +490,7 @@ def _check_kernel_tp1(w: _Walker, c: dict, path: str, kernels: dict) -> None:
     line, field = w.lines[f"{path}.kernel_tp1"], f"{path}.kernel_tp1"
     if name not in kernels:
         w.error(line, field, f"unknown kernel {name!r}", ", ".join(kernels) or "(no kernels defined)")
-    elif 1 not in (c.get("tp") or []):
+    elif c.get("tp") is not None and 1 not in c["tp"]:  # None: tp was refused, and what it lists is unknown
         w.error(line, field, f"kernel_tp1 in a config without TP = 1 (tp: {c.get('tp')})", "tp including 1, or no "
                 "kernel_tp1")
     elif c.get("kernel") in kernels:
@@ -523,7 +523,7 @@ def _check_copy_engine_partials(w, c: dict, path: str) -> None:
     if SCHEDULES.get(c.get("schedule"), {}).get("comm") != "reduce_scatter":
         w.error(at, f"{path}.copy_engine_partials", f"copy_engine_partials in a config of {c.get('schedule')}, which "
                 "has no partials (its shards already move by copy nodes)", "false, or a ReduceScatter schedule")
-    elif not any(isinstance(t, int) and t > 1 for t in c.get("tp") or []):
+    elif c.get("tp") is not None and not any(isinstance(t, int) and t > 1 for t in c["tp"]):  # None: tp refused
         w.error(at, f"{path}.copy_engine_partials", "copy_engine_partials in a config with no tp above 1, where "
                 "nothing moves between GPUs", "a tp list with a value >= 2 (the TP = 1 instance runs without it)")
     elif c.get("pull_partials"):

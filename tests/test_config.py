@@ -63,6 +63,12 @@ CASES = [
     ("tp_zero", "tp: [1, 2]", "tp: [0, 2]", "tp: [0, 2]", "configs[0].tp[0]",
      ["0 is out of range", "allowed: 1..8"]),
     ("tp_too_big", "tp: [1, 2]", "tp: 16", "tp: 16", "configs[0].tp", ["16 is out of range"]),
+    ("tp_listed_twice", "tp: [1, 2]", "tp: [1, 2, 2]", "tp: [1, 2, 2]", "configs[0].tp",
+     ["2 is listed twice", "allowed: 1..8"]),
+    ("config_name_not_an_identifier", "{name: c,", "{name: c-1,", "name: c-1", "configs[0].name",
+     ["'c-1' is not an identifier", "allowed: an identifier"]),
+    ("duplicate_key", "    stages: 4\n", "    stages: 4\n    stages: 3\n", "stages: 3", "kernels[0].stages",
+     ["duplicate key (first at line 7)"]),
     ("fp8_promote_bf16", "stages: 4", "stages: 4\n    fp8_promote: 4", "fp8_promote", "kernels[0].fp8_promote",
      ["4 with dtype bf16: wgmma sums bf16 products in f32 already", "allowed: 0, or dtype: e4m3 / e5m2"]),
     ("fp8_promote_range", "stages: 4", "stages: 4\n    fp8_promote: 65", "fp8_promote", "kernels[0].fp8_promote",
@@ -332,11 +338,16 @@ def test_all_errors_reported_at_once(tmp_path):
     ("consumers: 2", "consumers: 2\n    consumer_mode: pinpong", "kernels[0].consumer_mode"),
     ("bn: 256, bk: 64}", "bn: 160, bk: 64}\n    epilogue_subtile: {m: 64, n: 48}", "kernels[0].epilogue_subtile.n"),
     ("consumers: 2", "consumers: 2\n    defines: [5]", "kernels[0].defines[0]"),  # a list item: its path has [i]
+    # a config's tp with an item refused: its rules on the tp degrees listed judged no tp at all
+    ("tp: [1, 2], kernel: k}", "tp: [1, 9], kernel: k, kernel_tp1: k}", "configs[0].tp[1]"),
+    ("tp: [1, 2], kernel: k}", "tp: [1, 9], kernel: k, prefer_from_local_k_tp1: 1}", "configs[0].tp[1]"),
+    ("AllGather1D_TilingCD_RotatingA, tp: [1, 2], kernel: k}",
+     "ReduceScatter1D_TilingA_RotatingC, tp: [1, 9], kernel: k, copy_engine_partials: true}", "configs[0].tp[1]"),
 ])
 def test_a_refused_value_is_the_only_error_it_makes(tmp_path, old, new, field):
     """A refused field reads as its default in the checks across fields, which then reported rules about a value
     the file does not hold (pinpong's 64-row tile as cooperative's; the default 64 columns of a subtile as not
-    dividing 160)."""
+    dividing 160; a tp list with 9 in it as one without TP = 1, or without a TP above 1)."""
     text = BASE.replace(old, new, 1)
     if "pinpong" in new:
         text = text.replace("bm: 128", "bm: 64")
@@ -352,6 +363,12 @@ def test_an_unknown_nested_key_leaves_the_checks_across_fields(tmp_path):
     fields = [line.split(": ")[1] for line in r.stderr.splitlines() if line.startswith(f"{cfg}:")]
     assert r.returncode == 2 and "kernels[0].tile.zz" in fields and any(f.startswith("kernels[0].cluster")
                                                                         for f in fields), r.stderr
+    # nor does a key that is no plain name (a list as a key)
+    r, cfg, _ = run_cli(tmp_path, BASE.replace("    consumers: 2\n", "    consumers: 2\n    [zz]: 1\n")
+                        .replace("{m: 1, n: 1}", "{m: 4, n: 1}"))
+    fields = [line.split(": ")[1] for line in r.stderr.splitlines() if line.startswith(f"{cfg}:")
+              and "error(s)" not in line]
+    assert r.returncode == 2 and fields == ["kernels[0].(key)", "kernels[0].cluster"], r.stderr
 
 
 def test_yaml_syntax_error(tmp_path):
@@ -366,6 +383,20 @@ def test_omitted_stages_take_the_largest_that_fits():
     (k,) = plan.build(doc, "x.yaml").kernels
     assert k.stages == 4 and k.smem_bytes == 231424 <= kernels.SMEM_LIMIT
     assert kernels.smem_bytes(5, 128, 256, 64, "bf16") > kernels.SMEM_LIMIT
+
+
+def test_omitted_stages_leave_the_reserved_bytes_free():
+    """The largest ring that fits counts SMEM_RESERVED (alignment slack, barriers) too: without it the ping-pong
+    64x160 of 64-byte rows (bf16 bk 32, e4m3 bk 64) would take a 15th stage, 1024 bytes over the limit."""
+    for dtype, bm, bn, bk, mode, consumers, epilogue_n in (("bf16", 128, 256, 64, "cooperative", 2, 64),
+                                                          ("bf16", 64, 160, 32, "pingpong", 2, 32),
+                                                          ("e4m3", 64, 160, 64, "pingpong", 2, 32),
+                                                          ("e4m3", 128, 160, 64, "cooperative", 2, 32)):
+        assert kernels.check_kernel(dtype, "f32", bm, bn, bk, None, consumers, 1, 1, mode, epilogue_n) == []
+        k = kernels.make_kernel(dtype, "f32", bm, bn, bk, None, consumers, 1, 1, consumer_mode=mode,
+                                epilogue_n=epilogue_n)
+        assert k.smem_bytes <= kernels.SMEM_LIMIT < kernels.smem_bytes(k.stages + 1, bm, bn, bk, dtype, consumers,
+                                                                        mode, epilogue_n), k.name
 
 
 def test_64_byte_slots_double_the_stages_that_fit():

@@ -284,6 +284,57 @@ def test_the_row_rule_takes_a_tile_that_holds_every_row_exactly():
     assert pick(65) == "a_wide_tp1"
 
 
+def test_the_row_rule_keeps_the_pick_for_fewer_rows_of_other_columns():
+    """As many tiles in the walk stand for the same walk only with the pick's columns: a 64x256 walking the 128x128
+    pick's 264 tiles (M = 128, two whole waves each) cuts the output otherwise, and the launch's 128 rows do not fit
+    one row of its tiles, so the pick stays (runtime/src/config.c fewest_rows)."""
+    text = """\
+version: 1
+kernels:
+  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5, consumer_mode: pingpong}
+  - {name: k64x256, dtype: bf16, tile: {bm: 64, bn: 256, bk: 64}, consumers: 1}
+configs:
+  - {name: a_pp, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: k128, prefer_from_local_k: 1}
+  - {name: b_short_wide, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: k64x256}
+"""
+    doc = config.validate(config.compose(text, "x.yaml"), "x.yaml")
+    sched, tiles = "AllGather1D_TilingCD_RotatingA", ({"bm": 128, "bn": 128}, {"bm": 64, "bn": 256})
+    assert [models.walk_tiles(sched, 1, 128, 33792, t) for t in tiles] == [264, 264]
+    assert [models.walk_fill(sched, 1, 128, 33792, t, 132) for t in tiles] == [1.0, 1.0]
+    assert models.default_config(doc, sched, 1, "bf16", 8192, 128, 33792) == "a_pp_tp1"
+
+
+def test_the_row_rule_takes_the_fewest_rows_not_the_last_that_qualifies():
+    """Of several shorter tiles that hold the launch's 64 rows in one row, the one with the fewest rows replaces the
+    256-row pick, wherever it sorts (weights of 1 keep the wave check out of it)."""
+    text = """\
+version: 1
+kernels:
+  - {name: k256, dtype: bf16, tile: {bm: 256, bn: 128, bk: 64}}
+  - {name: k128, dtype: bf16, tile: {bm: 128, bn: 128, bk: 64}, stages: 5, consumer_mode: pingpong}
+  - {name: k64, dtype: bf16, tile: {bm: 64, bn: 128, bk: 64}, stages: 8, consumer_mode: pingpong}
+configs:
+  - {name: a_tall, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: k256, prefer_from_local_k: 1}
+  - {name: b_64, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: k64, wave_weight: 1}
+  - {name: c_128, schedule: AllGather1D_TilingCD_RotatingA, tp: 1, kernel: k128, wave_weight: 1}
+"""
+    doc = config.validate(config.compose(text, "x.yaml"), "x.yaml")
+    assert models.default_config(doc, "AllGather1D_TilingCD_RotatingA", 1, "bf16", 8192, 64, 57344) == "b_64_tp1"
+    assert models.default_config(doc, "AllGather1D_TilingCD_RotatingA", 1, "bf16", 8192, 128, 57344) == "c_128_tp1"
+
+
+def test_the_row_rule_counts_the_rows_of_a_gathered_launch():
+    """At TP = 2 and M = 128 the all-gather's stages of 64 rows are gathered into one GEMM of all 128 rows
+    (walk_one_gemm): that launch's rows do not fit one row of 64-row tiles, so the wide pick stays; at M = 64 they
+    do."""
+    doc = _two_tiles_doc(", wave_weight: 50")
+    doc["configs"] = [dict(c, tp=[2]) for c in doc["configs"]]
+    sched = "AllGather1D_TilingCD_RotatingA"
+    assert models.walk_one_gemm(sched, 2, 64) and models.launch_rows(sched, 2, 128, 57344) == 128
+    assert models.default_config(doc, sched, 2, "bf16", 8192, 128, 57344) == "a_wide_tp2"
+    assert models.default_config(doc, sched, 2, "bf16", 8192, 64, 57344) == "b_small_tp2"
+
+
 def _two_tiles_doc(weight: str = "") -> dict:
     text = f"""\
 version: 1
@@ -308,13 +359,30 @@ def test_the_wave_check_switches_by_ratio_where_the_margin_does_not():
     assert models.default_config(doc, sched, 1, "bf16", 8192, 65, 2048) == "b_small_tp1"
 
 
+def test_the_wave_check_switches_only_past_the_margin():
+    """The best takes over when it scores more than 10 points above the pick (docs/CONFIG.md): at M = 1152, N = 16896
+    the wide tiles fill 0.9 of their 5 waves, the 64x128 all 18 of its own - exactly PICK_WAVE_MARGIN more, not more
+    than it, so the K rule's pick stays."""
+    doc = _two_tiles_doc()
+    sched = "AllGather1D_TilingCD_RotatingA"
+    wide, small = (models.walk_fill(sched, 1, 1152, 16896, t, 132) for t in ({"bm": 128, "bn": 256},
+                                                                             {"bm": 64, "bn": 128}))
+    assert small == wide + models.PICK_WAVE_MARGIN and small <= models.PICK_WAVE_RATIO * wide
+    assert models.default_config(doc, sched, 1, "bf16", 8192, 1152, 16896) == "a_wide_tp1"
+
+
 def test_extents_past_the_limit_take_the_k_rule_alone():
-    """A K of 2^31 or more (no GEMM a GPU holds) skips the wave, row and split rules: the K rule's pick stands."""
+    """An M, N or K of 2^31 or more (no GEMM a GPU holds) skips the wave, row and split rules: the K rule's pick
+    stands."""
     doc = _two_tiles_doc(", wave_weight: 50")
     sched = "AllGather1D_TilingCD_RotatingA"
     assert models.default_config(doc, sched, 1, "bf16", 8192, 64, 57344) == "b_small_tp1"  # the row rule
     assert models.default_config(doc, sched, 1, "bf16", models.PICK_EXTENT_LIMIT, 64, 57344) == "a_wide_tp1"
     assert models.default_config(doc, sched, 1, "bf16", 8192, 64, models.PICK_EXTENT_LIMIT) == "a_wide_tp1"
+    # an M of 2^31 too: N = 64 leaves the wide tiles' 256 columns a quarter full, which the wave check alone would fix
+    plain = _two_tiles_doc()
+    assert models.default_config(plain, sched, 1, "bf16", 8192, models.PICK_EXTENT_LIMIT - 128, 64) == "b_small_tp1"
+    assert models.default_config(plain, sched, 1, "bf16", 8192, models.PICK_EXTENT_LIMIT, 64) == "a_wide_tp1"
 
 
 def test_the_stream_k_region_at_its_bounds():

@@ -339,6 +339,22 @@ def test_shape_problems_refuse_what_the_runtime_refuses_at_the_tensor_maps():
     assert models.shape_problems(ag, 4, (1 << 31) - 4, 64, 128, "e4m3") == []  # the last one that fits
     assert models.shape_problems(ag, 1, 1, (1 << 31) - 256, 64) == [
         "per-stage N = 2147483392 must be <= 2^31 - 512 (the kernel's tile counts are 32-bit)"]  # a 320-wide tile
+    assert models.shape_problems(ag, 4, 1 << 31, 64, 128, "e4m3")[0].startswith("rows 2147483648 must be < 2^31")
+
+
+def test_shape_problems_bounds_are_the_runtimes_to_the_element():
+    """The per-stage extent bound (shapes.c TPG_EXTENT_LIMIT) holds at 2^31 - 512 and not one row past it; a row of K
+    is 16 bytes or a multiple, counted in the operands' bytes (K % 16 for fp8, K % 8 for 16-bit operands)."""
+    ag = "AllGather1D_TilingCD_RotatingA"
+    assert models.shape_problems(ag, 1, models.EXTENT_LIMIT, 64, 64) == []
+    assert models.shape_problems(ag, 1, models.EXTENT_LIMIT + 1, 64, 64) == [
+        "per-stage M = 2147483137 must be <= 2^31 - 512 (the kernel's tile counts are 32-bit)"]
+    assert models.shape_problems(ag, 1, 128, 128, 8, "bf16") == []
+    assert models.shape_problems(ag, 1, 128, 128, 32, "e4m3") == []
+    for dtype, k in (("e4m3", 8), ("e4m3", 24), ("e5m2", 40), ("fp16", 12)):
+        said = models.shape_problems(ag, 1, 128, 128, k, dtype)
+        assert said == [f"per-device K = {k} ({k * models.DTYPE_SIZE[dtype]} bytes of {dtype} a row) is not a "
+                        "multiple of 16 bytes"], (dtype, k, said)
 
 
 def _list_dispatch(path):

@@ -69,6 +69,14 @@ def test_the_rule_takes_few_long_tiles_and_one_row_of_very_long_ones(shipped):
     assert models.sk_tiles(4, 132, 131) == 4 and pick(shipped, AG, 16, 512, 8384) == "ag_rota_bf16_sk64_tp1"
 
 
+def test_a_by_name_stream_k_config_is_never_the_split_rules_pick(shipped):
+    """by_name: never a default pick, the split rule's included (docs/CONFIG.md, configs[].by_name)."""
+    assert pick(shipped, AG, 16, 4096, 8192) == "ag_rota_bf16_sk64_tp1"
+    marked = {**shipped, "configs": [dict(c, by_name=True) if c["name"] == "ag_rota_bf16_sk64" else c
+                                     for c in shipped["configs"]]}
+    assert pick(marked, AG, 16, 4096, 8192) == "ag_rota_bf16_pp64_tp1"
+
+
 def test_the_rule_is_tp1_only_and_the_stream_k_configs_no_other_steps_candidates(shipped):
     """At TP >= 2 the stream-K configs run by name only (untimed across GPUs); and no step before the split rule
     (the K rule, the wave check, the row rule) ever takes one, whatever the shape."""
