@@ -46,12 +46,24 @@ static int cuda_device_visible(void) {
     return visible;
 }
 
+/* what two_rank_op and the cases' calloc made: the op's peer table, the op, the context */
+static void free_hand_made(tpg_op *op, tpg_ctx *ctx) {
+    tpg_peers_clear(&op->peers);
+    free(op);
+    free(ctx);
+}
+
+/* 1 (and the line saying so) where a CUDA device is visible: the case `name` needs a machine without one (`why`) */
+static int skipped_where_a_device_is_visible(const char *name, const char *why) {
+    if (!cuda_device_visible()) return 0;
+    printf("skipped %s: a CUDA device is visible (the case needs a machine without one: %s)\n", name, why);
+    return 1;
+}
+
 TPG_TEST(a_failed_build_drops_the_tensors_it_was_given) {
-    if (cuda_device_visible()) {
-        printf("skipped a_failed_build_drops_the_tensors_it_was_given: a CUDA device is visible (the case needs "
-               "a machine without one: its ranks sit on device ordinals no machine has)\n");
+    if (skipped_where_a_device_is_visible("a_failed_build_drops_the_tensors_it_was_given",
+                                          "its ranks sit on device ordinals no machine has"))
         return;
-    }
     tpg_ctx *ctx = calloc(1, sizeof *ctx);
     TPG_ASSERT(ctx);
     tpg_op *op = two_rank_op(ctx);
@@ -67,9 +79,7 @@ TPG_TEST(a_failed_build_drops_the_tensors_it_was_given) {
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "rank 1 has no tensors");
     TPG_EXPECT_EQ_INT(tpg_op_set_scalars(op, 2.0f, 0.0f), TPG_OK); /* builds nothing on the dropped tensors */
     TPG_EXPECT(!op->built);
-    tpg_peers_clear(&op->peers);
-    free(op);
-    free(ctx);
+    free_hand_made(op, ctx);
 }
 
 /* tpg_op_run refuses streams that would run one local rank's launch behind another's on a shared device. */
@@ -114,9 +124,7 @@ TPG_TEST(overlap_barriers_refused_at_tp1_and_in_clusters) {
     TPG_EXPECT_EQ_INT(tpg_op_set_overlap_barriers(op, 1), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "runs in clusters of");
     TPG_EXPECT(!op->overlap);
-    tpg_peers_clear(&op->peers);
-    free(op);
-    free(ctx);
+    free_hand_made(op, ctx);
 }
 
 /* tpg_op_create's checks of the description, before any allocation or CUDA call: a config index one past the table
@@ -184,20 +192,15 @@ TPG_TEST(op_setters_refuse_bad_arguments_before_any_cuda_call) {
     TPG_EXPECT_EQ_INT(tpg_op_set_copy_chunks(op, 2), TPG_ERR_INVALID_ARGUMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "copies nothing");
     TPG_EXPECT_EQ_INT(op->copy.chunks, 0);
-    tpg_peers_clear(&op->peers);
-    free(op);
-    free(ctx);
+    free_hand_made(op, ctx);
 }
 
 /* The checks of tpg_op_set_tensors after the device check, which on a machine without a driver passes every pointer
  * over (cudaPointerGetAttributes fails): beta != 0 without C, fp8 scales on 16-bit operands, a scale's 4-byte
  * alignment. Where a CUDA device is visible the fake pointers fail that check first (see cuda_device_visible). */
 TPG_TEST(set_tensors_refuses_what_the_operands_cannot_use) {
-    if (cuda_device_visible()) {
-        printf("skipped set_tensors_refuses_what_the_operands_cannot_use: a CUDA device is visible (the case needs a "
-               "machine without one: its pointers are fake)\n");
+    if (skipped_where_a_device_is_visible("set_tensors_refuses_what_the_operands_cannot_use", "its pointers are fake"))
         return;
-    }
     tpg_ctx *ctx = calloc(1, sizeof *ctx);
     TPG_ASSERT(ctx);
     tpg_op *op = two_rank_op(ctx);
@@ -222,9 +225,7 @@ TPG_TEST(set_tensors_refuses_what_the_operands_cannot_use) {
     TPG_EXPECT_EQ_INT(tpg_op_set_tensors(op, 0, &scaled), TPG_ERR_ALIGNMENT);
     TPG_EXPECT_STR_CONTAINS(tpg_last_error(ctx), "scale_a = ");
     TPG_EXPECT(!op->has_tensors[0]);
-    tpg_peers_clear(&op->peers);
-    free(op);
-    free(ctx);
+    free_hand_made(op, ctx);
 }
 
 /* A shared device's SMs less TPG_SHARED_DEVICE_FREE_SMS and one per rank on it, split evenly (tpgemm.h,
