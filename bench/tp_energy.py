@@ -20,7 +20,8 @@ def fit_power(steps, t_from, t_to):
     [t_from, t_to], or None when there are fewer than two there, they span under MIN_FIT_S, or the counter went
     back."""
     inside = [(t, j) for t, j in steps if t_from <= t <= t_to]
-    if len(inside) < 2 or inside[-1][0] - inside[0][0] < MIN_FIT_S or inside[-1][1] < inside[0][1]:
+    went_back = any(b[1] < a[1] for a, b in zip(inside, inside[1:]))  # anywhere inside, not only end to end
+    if len(inside) < 2 or inside[-1][0] - inside[0][0] < MIN_FIT_S or went_back:
         return None
     return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
 

@@ -71,6 +71,15 @@ def test_check_holds_the_elementwise_bound_too():
     assert rec["check"] == "failed" and rec["max_err"] == 0.9 and rec["rel_err"] == 3e-3
 
 
+
+def test_an_error_at_each_bound_passes_and_just_over_it_fails():
+    at = (R.MAX_REL_ERR, R.MAX_ELEM_ERR)
+    assert R.check_status(*at, elem_err=R.MAX_PER_ELEMENT_ERR) == "passed"
+    over = lambda x: x * 1.000001  # noqa: E731
+    assert R.check_status(over(at[0]), at[1], elem_err=R.MAX_PER_ELEMENT_ERR) == "failed"
+    assert R.check_status(at[0], over(at[1]), elem_err=R.MAX_PER_ELEMENT_ERR) == "failed"
+    assert R.check_status(*at, elem_err=over(R.MAX_PER_ELEMENT_ERR)) == "failed"
+
 def test_estimate_fits_the_budget():
     est = R.estimate_seconds(len(R.SHAPES), len(R.VARIANTS), 2, 1.0, 0.3, 6.0)
     assert 80 < est < 8 * 60 - 60  # leaves a minute for process start, NCCL and symmetric memory setup

@@ -20,6 +20,8 @@ def test_the_fit_takes_whole_steps_inside_the_window():
     assert E.fit_power(steps, 0.3, 0.45) is None  # 0.15 s of steps: under MIN_FIT_S
     assert E.fit_power(steps[:1], 0.0, 2.0) is None and E.fit_power([], 0.0, 1.0) is None
     assert E.fit_power([(0.0, 10.0), (0.5, 5.0)], 0.0, 1.0) is None  # a counter that went back
+    assert E.fit_power([(0.0, 0.0), (0.1, 50.0), (0.2, 10.0), (0.3, 60.0)], 0.0, 1.0) is None  # and came on
+    assert E.fit_power([(0.0, 0.0), (0.25, 100.0)], 0.0, 1.0) == pytest.approx(400.0)  # two steps do
 
 
 def test_the_busy_span_stays_inside_the_gpus_work():
@@ -87,6 +89,22 @@ def test_a_step_is_kept_only_when_its_bracket_from_the_read_before_is_within_the
     st = s.stats()
     assert s.usable() and st["changes"] >= 3 and st["steps"] == 0, st
 
+
+
+def test_a_step_bracketed_by_exactly_the_bound_is_kept():
+    """The read before from 0 to 0 s, the one that sees the step from 5 to 10 ms: a bracket of STEP_PRECISION_S,
+    kept at its middle."""
+    times, values, done = iter([0.0, 0.0, 0.005, E.STEP_PRECISION_S]), iter([0.0, 1.0]), threading.Event()
+
+    def read():
+        v = next(values, None)
+        if v is None:  # the script is over: the counter stays where it went
+            done.set()
+            return 1.0
+        return v
+    with E.EnergySampler(read, period_s=0.0, clock=lambda: next(times, 1.0)) as s:
+        assert done.wait(2.0)
+    assert s.usable() and s.steps == [(E.STEP_PRECISION_S / 2, 1.0)], s.steps
 
 def test_a_sampler_whose_read_never_returned_is_not_usable():
     """A read stuck past the join's second (an NVML call that hangs): its thread is still running, so its steps are

@@ -223,6 +223,31 @@ def test_the_rule_decides_nothing_on_a_run_cut_short_or_on_a_failed_pick():
     assert any(line.startswith("70B-o") and "pick check failed" in line for line in lines), lines
 
 
+
+def test_the_rules_geomean_is_over_all_four_shapes():
+    """Even on the three M = 16384 shapes, 0.90 on 8B-o: the geomean of all four (0.974) does not switch them all
+    (the _wide families, even on both of theirs, do); over the M = 16384 shapes alone it would have."""
+    recs = anchors(ce_pp=1.0, ce_wide=1.0)
+    recs[7]["alt"]["copy_engine_partials"]["tflops"] = 690.0 * 0.90
+    assert verdict.switch_rule(recs)[0].startswith("switch the _wide families only")
+
+
+@pytest.mark.parametrize("shape", [4, 7])  # 405B-fc2 (M = 16384), 8B-o (M = 8192)
+@pytest.mark.parametrize("field", ["twin", "pick"])
+def test_a_pick_or_twin_without_a_figure_decides_nothing(shape, field):
+    """A checked pick or twin with no TFLOP/s: the rule is over every shape's ratio, so it neither switches nor undoes
+    on the others (8B-o's missing ratio once left the geomean to the other three, which switched)."""
+    for switched_file, keep in ((False, "keep the push ("), (True, "keep the switch (")):
+        recs = anchors(ce_pp=1.05, ce_wide=1.05)
+        recs = switched(recs) if switched_file else recs
+        twin = recs[shape]["alt"]["push_partials" if switched_file else "copy_engine_partials"]
+        twin["tflops"] = None
+        if field == "pick":
+            twin["tflops"], recs[shape]["tpgemm_tflops"] = 690.0 * 1.05, None
+        answer = verdict.switch_rule(recs)[0]
+        assert answer.startswith(keep) and f"no figure of the pick or its twin on {recs[shape]['name']}" in answer, \
+            answer
+
 def test_the_per_element_errors_name_the_largest_of_each_check():
     """The file's largest per-element error of each check and its shape; an older file (no such field) says so."""
     recs = [{"name": "8B-o", "elem_err": 8e-3, "recheck_elem_err": 7e-3, "local_elem_err": 0.0},
@@ -277,6 +302,13 @@ def test_a_seed_ratio_of_exactly_one_holds_the_seed_point():
     assert points["seed problem >= 1.00 x cuBLAS local"] is True, points
 
 
+
+def test_an_async_tp_ratio_of_exactly_one_holds_the_per_shape_point():
+    recs = anchors()
+    recs[3]["torch_async_tp_tflops"] = recs[3]["tpgemm_tflops"]  # 8B-qkv at 1.00 x async TP; the geomean still 1.17
+    points = {p: (holds, figures) for p, holds, figures in verdict.acceptance(recs)}
+    assert points["every shape >= 1.00 x async TP"] == (True, "below: none (over 8 of 8)"), points
+
 def test_a_ratio_just_under_its_bound_does_not_print_as_the_bound():
     """The figures beside a FAIL are cut to three decimals, not rounded: 0.99993 x cuBLAS printed "1.000" beside
     "seed problem >= 1.00 x cuBLAS local: FAIL" before."""
@@ -321,6 +353,21 @@ def test_another_dtype_meets_no_shape_point():
     names = [p for p, _, _ in verdict.acceptance(anchors())]
     assert failing([{**r, "dtype": "fp16"} for r in anchors()])[:4] == names[:4]
 
+
+
+def test_a_record_of_an_anchors_name_but_another_problem_is_no_record_of_it():
+    """70B-o at K = 4096 is not the anchor 70B-o: the shape points lack it, whatever its figures."""
+    recs = anchors()
+    recs[6]["K"] = 4096
+    points = verdict.acceptance(recs)
+    assert [holds for _, holds, _ in points] == [False, False, False, False, True], points
+    assert all(figures.endswith("; missing: 70B-o") for _, _, figures in points[2:4]), points
+
+
+def test_the_seed_point_reads_no_record_of_another_dtype():
+    """The seed problem in fp16 is not issue 4's bf16 one: no record of it, as of the other seven shapes."""
+    assert verdict.acceptance([{**r, "dtype": "fp16"} for r in anchors()])[4] == (
+        "seed problem >= 1.00 x cuBLAS local", False, "no record")
 
 def test_the_mean_is_geometric():
     """Ratios 1.5 and 0.8 alternating: the geometric mean, 1.095, fails 1.10, where the arithmetic one (1.15) would
@@ -373,6 +420,8 @@ def figure(value):
     (lambda d: [bad_file(d, figure(math.inf))], "record 1 (70B-fc1): tpgemm_tflops = inf is not finite"),
     (lambda d: [bad_file(d, json.dumps([{**r, "tp": 4} for r in anchors()]))],
      "holds TP = 4 records, the verdict is for TP = 2"),
+    (lambda d: [bad_file(d, json.dumps([{**r, "tp": 1} for r in anchors()]))],
+     "holds TP = 1 records, the verdict is for TP = 2"),
     (lambda d: [bad_file(d, json.dumps([{**r, "dtype": "e4m3"} for r in anchors()]))],
      "holds e4m3 records, the verdict is for bf16"),
     (lambda d: [bad_file(d, json.dumps([{**r, "tokens": 512} for r in anchors()]))],

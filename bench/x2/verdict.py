@@ -119,6 +119,10 @@ def switch_rule(records: list[dict], switched: bool = False) -> tuple[str, list[
     if not rows or any(not t or t.get("check") != "passed" or r.get("check") != "passed" for r, t in rows):
         return (f"{keep} (a pick or its {'push' if switched else 'copy-engine'} twin is missing or failed its "
                 "check: the speed of a wrong output decides nothing)"), lines
+    # the rule is over every shape's ratio: a pick or twin without a figure must not leave the geomean to the rest
+    unmeasured = [r["name"] for r, t in rows if ratio(t.get("tflops"), r.get("tpgemm_tflops")) is None]
+    if unmeasured:
+        return f"{keep} (no figure of the pick or its twin on {', '.join(unmeasured)}: the rule needs each)", lines
 
     def even(subset, copy_engine_over_push):
         """The switch's rule on copy engine / push: at least even on every M = 16384 shape and in geomean."""
