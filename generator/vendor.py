@@ -275,9 +275,10 @@ def main(argv: list[str]) -> int:
             (out / rel).write_text(text, encoding="utf-8")
     stale = write.diff(out / "generated", {r[len("generated/"):]: t for r, t in files.items()
                                            if r.startswith("generated/")}).delete
-    # kernels of an earlier vendoring that this config no longer has - only where a vendoring wrote them: a marked
-    # file of `python3 -m generator --out <out>/generated` (its build.ninja, say) is the project's
-    for rel in (r for r in stale if "generated/" + r in owned):
+    # kernels of an earlier vendoring that this config no longer has - only where its manifest says a vendoring wrote
+    # them: a marked file of `python3 -m generator --out <out>/generated` (its build.ninja, say) is the project's, and
+    # a tree vendored before the manifest loses nothing (its other files are named above, left in place)
+    for rel in (r for r in stale if "generated/" + r in before):
         remove_file(out, "generated/" + rel)
     for rel in sorted(before - set(files) - {MANIFEST}):  # what an earlier vendoring wrote, this one not (src/cli/)
         remove_file(out, rel)

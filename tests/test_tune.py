@@ -79,6 +79,15 @@ def test_winner_is_the_fastest_that_passes_its_check():
     assert tune.pick_winner(s, cands, state) == (cands[0], [])
 
 
+@pytest.mark.parametrize("verify", [{"check": "passed", "exit_code": 1}, {"check": "skipped", "exit_code": 0},
+                                    {"check": None, "exit_code": 0}])
+def test_a_checked_run_wins_only_where_its_check_passed_and_it_exited_0(verify):
+    """A check that said passed and then failed the run (exit 1), or a run whose check did not run: no winner."""
+    s, c = SHAPES[0], tune.enumerate_candidates("bf16", extra={})[0]
+    state = {(tune.job_key(s, c), "profile"): {"avg_ms": 1.0, "exit_code": 0}, (tune.job_key(s, c), "verify"): verify}
+    assert tune.pick_winner(s, [c], state) == (None, [])
+
+
 class FakeRunner:
     """Stands in for subprocess.run: ninja succeeds; tpgemm answers JSON whose time depends on BN."""
 

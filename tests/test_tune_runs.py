@@ -55,6 +55,13 @@ def test_a_candidate_beats_the_default_by_the_margin_or_not_at_all():
     assert tune.pick_winner(s, [c0, c1, c2], tie, default=c2) == (c2, [])
 
 
+def test_a_candidate_exactly_the_margin_faster_than_the_default_wins():
+    """WIN_MARGIN: a candidate wins where its time is <= the default's x (1 - WIN_MARGIN), the bound included."""
+    s, (c0, c1) = SHAPES[0], tune.enumerate_candidates("bf16", extra={})[:2]
+    state = profiled(s, [(c0, 2.0 * (1 - tune.WIN_MARGIN)), (c1, 2.0)])
+    assert tune.by_merit(s, [c0, c1], state, default=c1) == [c0, c1]
+
+
 def test_a_check_failed_for_the_moment_leaves_the_best_candidate_checked_before():
     s, (c0, c1, c2) = SHAPES[0], tune.enumerate_candidates("bf16", extra={})[:3]
     state = profiled(s, [(c0, 1.0), (c1, 1.2), (c2, 2.0)])
@@ -87,6 +94,26 @@ def test_a_check_that_failed_for_the_moment_is_checked_again_next_run(tmp_path, 
     assert rc == 0 and "4/4 winners" in err, err
     attempts = [r.get("attempts") for r in records(tmp_path) if r["phase"] == "verify" and r["exit_code"] == 5]
     assert attempts == [1] * 4
+
+
+def test_a_runtime_failure_runs_three_times_in_all_then_is_final(tmp_path, monkeypatch):
+    """A timing run that fails with exit 5 in every tuner run: its record counts the attempts (1, 2, 3), and after the
+    third (tune.RETRIES) a fourth tuner run leaves it alone."""
+    fake_build(monkeypatch)
+    ok, runs = FakeRunner(), []
+
+    def oom_on_192(cmd, **kw):
+        if "_c_" in " ".join(cmd) and "x192x" in " ".join(cmd) and "--no-check" in cmd:
+            runs.append(cmd)
+            return subprocess.CompletedProcess(cmd, 5, "", "tpgemm: cudaMalloc: out of memory")
+        return ok(cmd, **kw)
+    counts = []
+    for _ in range(tune.RETRIES + 1):
+        run_tune(tmp_path, oom_on_192)
+        counts.append(len(runs))
+    per_run = counts[0]
+    assert per_run and counts == [per_run * min(i + 1, tune.RETRIES) for i in range(tune.RETRIES + 1)], counts
+    assert sorted({r.get("attempts") for r in records(tmp_path) if r["exit_code"] == 5}) == [1, 2, 3]
 
 
 def test_the_work_path_check_reads_the_path_ninja_sees(tmp_path, monkeypatch):
@@ -274,6 +301,15 @@ def test_results_of_other_iterations_are_not_reused(tmp_path, monkeypatch):
     assert rc == 0 and "profiling anew" not in err
     rc, err, _ = run_tune(tmp_path, FakeRunner(), "--iterations", "7")
     assert rc == 0 and "other --iterations / --warmup: profiling anew" in err, err
+
+
+def test_each_run_times_the_iterations_and_warmup_asked_for(tmp_path, monkeypatch):
+    fake_build(monkeypatch)
+    runner = FakeRunner()
+    assert run_tune(tmp_path, runner, "--iterations", "7", "--warmup", "3")[0] == 0
+    runs = [c for c in runner.calls if c[0] not in ("ninja", "nvidia-smi")]
+    assert runs and all(c[c.index("--iterations") + 1] == "7" and c[c.index("--warmup-iterations") + 1] == "3"
+                        for c in runs), runs[0]
 
 
 def test_a_tuned_file_whose_check_is_interrupted_is_taken_back(tmp_path, monkeypatch):

@@ -88,6 +88,7 @@ def tune(tmp_path, *args):
 @pytest.mark.parametrize("args, said", [
     (["--shape", "1,2", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2"], "give M,N,K, three positive"),
     (["--shape", "64,64,x", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2"], "give M,N,K"),
+    (["--shape", "0,64,64", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2"], "three positive integers"),
     (["--shape", "\u00b2,64,64", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "2"], "give M,N,K"),
     (["--shape", "2147483584,8,16", "--schedule", "AllGather1D_TilingCD_RotatingA", "--tp", "1"],
      "per-stage M = 2147483584 must be <= 2^31 - 512"),
