@@ -12,6 +12,8 @@ from tests.conftest import ROOT
 
 SWITCH = ROOT / "bench" / "x2" / "ce_default.py"
 RS = "ReduceScatter1D_TilingA_RotatingC"
+# the families the switch is for (its docstring: rs_til{a,b}_bf16{,_wide}), named here, not taken from the script
+FAMILIES = {"rs_tila_bf16", "rs_tila_bf16_wide", "rs_tilb_bf16", "rs_tilb_bf16_wide"}
 _spec = importlib.util.spec_from_file_location("ce_default", SWITCH)
 ce_default = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ce_default)
@@ -47,7 +49,7 @@ def test_switch_there_and_back(tmp_path):
     before = models.load(str(ROOT / "schedules.yaml"))
     for tp, k in ((2, 8192 * 2), (4, 8192 * 4), (2, 28672), (4, 53248)):  # per-stage K 8192 (ping-pong), >= 10240
         conf, was = pick(doc, tp, k), pick(before, tp, k)  # (the wide family): the same family, its route switched
-        want = (not carried_now) if conf["name"] in ce_default.FAMILIES else bool(was.get("copy_engine_partials"))
+        want = (not carried_now) if conf["name"] in FAMILIES else bool(was.get("copy_engine_partials"))
         assert conf["name"] == was["name"] and not conf.get("by_name"), conf
         assert bool(conf.get("copy_engine_partials")) is want, conf
     picked = {pick(doc, tp, k)["name"] for tp, k in ((2, 8192 * 2), (2, 28672))}
@@ -55,8 +57,10 @@ def test_switch_there_and_back(tmp_path):
     assert not config.ce_partials_at(pick(doc, 1, 8192), 1)  # a TP = 1 instance moves nothing
     suffix = "_ce" if carried_now else "_push"
     twins = [c for c in doc["configs"] if c["name"].startswith("rs_til") and c["name"].endswith(suffix)]
-    assert len(twins) == len(ce_default.FAMILIES) and all(
+    assert {c["name"].removesuffix(suffix) for c in twins} == FAMILIES and all(
         c["by_name"] and bool(c.get("copy_engine_partials")) is carried_now for c in twins), twins
+    own = {c["name"]: bool(c.get("copy_engine_partials")) for c in doc["configs"] if c["name"] in FAMILIES}
+    assert own == dict.fromkeys(FAMILIES, not carried_now)  # the TilingB families too, which no pick above reaches
     switched_text = cfg.read_text()
     again, _ = switched(tmp_path, *away)  # the same direction twice: refused, unchanged
     assert again.returncode == 1 and cfg.read_text() == switched_text
@@ -72,6 +76,28 @@ def test_a_twin_in_the_wrong_state_is_refused():
     assert ", by_name: true" in twin
     with pytest.raises(ValueError):
         ce_default.switch(text.replace(twin, twin.replace(", by_name: true", "")), undo=carried)
+
+
+def half_switched(how):
+    """The shipped schedules.yaml in the switched state, then hand-edited to a state neither direction starts from,
+    and the direction that must refuse it (undo)."""
+    text = (ROOT / "schedules.yaml").read_text()
+    carried = ce_default.FIELD in ce_default.line_of(text, ce_default.FAMILIES[0])
+    switched = text if carried else ce_default.switch(text)
+    fam = "rs_tilb_bf16_wide"
+    own, push = ce_default.line_of(switched, fam), ce_default.line_of(switched, fam + "_push")
+    if how == "own carried, twin still _ce":  # forward again over a family the hand edit had switched alone
+        return ce_default.switch(switched, undo=True).replace(own.replace(ce_default.FIELD, ""), own), False
+    if how == "push twin carried":  # --undo would put the field on the _ce twin twice
+        return switched.replace(push, push.replace(", by_name: true", ce_default.FIELD + ", by_name: true")), True
+    return switched.replace(own, own + "\n" + own), True  # "family twice": which line would be the default?
+
+
+@pytest.mark.parametrize("how", ["own carried, twin still _ce", "push twin carried", "family twice"])
+def test_a_file_half_switched_by_hand_is_refused_not_switched_twice(how):
+    text, undo = half_switched(how)
+    with pytest.raises(ValueError):
+        ce_default.switch(text, undo=undo)
 
 
 def test_usage_and_bad_command_lines_exit_2_without_a_traceback(tmp_path):

@@ -67,7 +67,8 @@ def test_logs_and_table_take_the_runs_stem(tmp_path, record):
     out = tmp_path / "out"
     r = run_tp(tmp_path, out, FAKE_STEM="tp2_m512", FAKE_WRITE=str(record))
     assert r.returncode == 0, r.stderr
-    assert (out / "tp2_m512_run.log").exists() and not (out / "tp2_run.log").exists()
+    for log in ("run", "gpus", "build"):
+        assert (out / f"tp2_m512_{log}.log").exists() and not (out / f"tp2_{log}.log").exists(), log
     assert "8B-o-m512" in (out / "tp2_m512_table.md").read_text()
 
 
@@ -85,6 +86,30 @@ def test_a_run_that_named_nothing_fails_and_keeps_its_log(tmp_path):
     r = run_tp(tmp_path, out, FAKE_STEM="", FAKE_RC="3")
     assert r.returncode == 3 and "stopped before naming its results" in r.stderr
     assert (out / "tp2_run.log").exists()
+
+
+def test_a_run_that_named_nothing_fails_also_after_an_earlier_runs_files(tmp_path, record):
+    """An earlier run's stem and JSON in $OUT are not this run's: a benchmark that ended, exit 0 even, before naming
+    its results shows no table, and run_tp.sh fails."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".tp_stem").write_text("tp2_m512\n")
+    (out / "tp2_m512.json").write_text(record.read_text())
+    os.utime(out / ".tp_stem", (time.time() - 60,) * 2)  # the JSON newer than its stem, as tp_bench.py leaves them
+    r = run_tp(tmp_path, out, FAKE_STEM="", FAKE_RC="0")
+    assert r.returncode == 1 and "stopped before naming its results" in r.stderr, r.stderr
+    assert not (out / "tp2_m512_table.md").exists()
+
+
+def test_under_a_step_budget_the_benchmark_stops_20_s_before_it(tmp_path):
+    """Under run_all.sh (STEP_BUDGET_S, no TP_BENCH_TIMEOUT_S) the bound leaves 20 s of the step to write the table;
+    TP_BENCH_TIMEOUT_S, where set, is the bound."""
+    r = run_tp(tmp_path, tmp_path / "out", FAKE_STEM="tp2_m512", FAKE_SLEEP="5", STEP_BUDGET_S="21",
+               TP_BENCH_TIMEOUT_S="")
+    assert r.returncode == 124 and "the benchmark ran past 1 s and was stopped" in r.stderr, r.stderr
+    r = run_tp(tmp_path, tmp_path / "out", FAKE_STEM="tp2_m512", FAKE_SLEEP="5", STEP_BUDGET_S="21",
+               TP_BENCH_TIMEOUT_S="2")
+    assert r.returncode == 124 and "the benchmark ran past 2 s and was stopped" in r.stderr, r.stderr
 
 
 def test_tp_anywhere_in_the_arguments_and_never_passed_on(tmp_path, record):

@@ -85,6 +85,13 @@ def test_estimate_fits_the_budget():
     assert 80 < est < 8 * 60 - 60  # leaves a minute for process start, NCCL and symmetric memory setup
 
 
+def test_estimate_counts_the_heat_window_and_every_round_of_every_variant():
+    """Per shape: a burst per variant (its idle plus 0.1 s), one heat window and rounds x variants sustained windows
+    (window plus 0.15 s each), plus the setup; the heat window is what tp_windows.time_variants runs before round 0."""
+    assert R.estimate_seconds(1, 1, 1, 1.0, 0.0, 0.0) == pytest.approx(0.1 + 2 * 1.15)
+    assert R.estimate_seconds(2, 3, 2, 1.0, 0.5, 4.0) == pytest.approx(2 * (3 * 0.6 + 7 * 1.15 + 4.0))
+
+
 def test_render_and_section_replacement(tmp_path):
     recs = [R.make_record(n, op, m, nn, k, 2, "bf16", figures(), 1e-3) for n, op, m, nn, k in R.SHAPES[:2]]
     body = report_tp.render(recs, 2)

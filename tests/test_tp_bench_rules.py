@@ -54,10 +54,14 @@ def no_torch(tmp_path):
 @pytest.mark.parametrize("args, said", [(["--tokens", "3"], "--tokens 3: a positive multiple of tp = 2"),
                                         (["--tokens", "-2"], "--tokens -2"),
                                         (["--tag", "Bad-Tag"], "--tag 'Bad-Tag'"),
+                                        (["--only", "70B-o,8B-oo"], "--only names unknown shapes ['8B-oo']"),
+                                        (["--share-device", "--link-copies"],
+                                         "--link-copies needs PyTorch's symmetric memory"),
                                         (["--tokens", "4", "--tag", "ok_1"], None)])
 def test_usage_errors_are_refused_before_the_library_loads(tmp_path, args, said):
-    """At WORLD_SIZE = 2 a token count that does not split over the ranks, or a tag that would name odd files, exits 2
-    with the flag named, before the library or the process group (torch not importable: none of it is used)."""
+    """At WORLD_SIZE = 2 a token count that does not split over the ranks, a tag that would name odd files, a shape
+    --only does not know (the run would time none of it) or --link-copies on a shared device exits 2 with the flag
+    named, before the library or the process group (torch not importable: none of it is used)."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": no_torch(tmp_path), "WORLD_SIZE": "2",
            "TPGEMM_LIB": str(tmp_path / "no_library.so")}  # an accepted run stops at the library, not at its flags
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "tp_bench.py"), "--check-args", *args], env=env,

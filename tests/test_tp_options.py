@@ -102,6 +102,16 @@ def test_the_parsers_defaults_pass_the_checks_and_name_the_baselines_schedules()
     assert (parsed.dtype, parsed.energy_fit) == ("fp16", False)
 
 
+@pytest.mark.parametrize("flag, schedule", [("--ag-schedule", "AllGather1D_TilingCD_RotatingB"),
+                                            ("--rs-schedule", "ReduceScatter1D_TilingB_RotatingC")])
+def test_a_schedule_the_baselines_do_not_shard_as_is_a_usage_error(flag, schedule, capsys):
+    """torch's baselines and the check shard D as AG_SCHEDULE / RS_SCHEDULE do: another schedule would fail
+    tp_check.own_setup's layout check on every shape after the GPUs had started, so the parser refuses it."""
+    with pytest.raises(SystemExit) as e:
+        tp_options.parser("tp_bench", ("bf16",)).parse_args([flag, schedule])
+    assert e.value.code == 2 and f"argument {flag}: invalid choice" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("world", ["3", "16", "-2", "0", "abc", "", "2.0"])
 def test_a_world_size_the_benchmark_does_not_run_at_is_a_usage_error(world):
     """WORLD_SIZE 3, 16 and -2 were "accepted at tp = ...", 0 raised ZeroDivisionError and abc ValueError."""
