@@ -328,6 +328,11 @@ TPG_TEST(pulled_graphs_keep_start_gemm_end) {
     TPG_ASSERT_EQ_INT(tpg_graph_items_expand(early, 7, 1, items), 0);
     TPG_ASSERT_EQ_INT(tpg_graph_items_pulled(early, items, 7), 3);
     TPG_EXPECT(items[1].deps[0] == 0 && items[1].deps[1] == -1);
+    early[5].deps[1] = -1;
+    early[6].deps[0] = 4, early[6].deps[1] = -1; /* END after the last flag alone: then after the GEMM that pulls */
+    TPG_ASSERT_EQ_INT(tpg_graph_items_expand(early, 7, 1, items), 0);
+    TPG_ASSERT_EQ_INT(tpg_graph_items_pulled(early, items, 7), 3);
+    TPG_EXPECT(items[2].deps[0] == 1 && items[2].deps[1] == -1);
     const tpg_graph_node before[] = {{TPG_NODE_BARRIER_START, -1, -1, -1, {-1, -1}}, {TPG_NODE_COPY, 1, 1, 0, {0, -1}},
                                      {TPG_NODE_FLAG, 1, 1, 0, {1, -1}},
                                      {TPG_NODE_BARRIER_END, -1, -1, -1, {2, -1}},

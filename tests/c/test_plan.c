@@ -429,6 +429,22 @@ TPG_TEST(stage_minor_plan) {
     }
 }
 
+/* What the plan says a launch does where the walk decides it: the stream-K region of the one GEMM of all rows (one-hop,
+ * gathered; a kept ring's stages have none: stream_k.c), the gated walk's wait on the last copy's flag for every stage
+ * (params.c: gate_on_last_shard), and a one-device graph left as it is beside the barriers (it has none). */
+TPG_TEST(plan_follows_the_launch) {
+    expect_plan_has("rs_tila_bf16_sk64_tp2", 48, 0, "stream-K          64 of the 64 tiles (224 k-blocks each)");
+    expect_ring_plan_has("rs_tila_bf16_sk64_tp2", 48, 0, "stream-K          0 of the 128 tiles (224 k-blocks each) "
+                         "split along k at 132 SMs: none");
+    char *t = plan_modes(find("ag_rota_bf16_pp64_tp4"), 256, 8192, 28672, 2, 0, 0, 1); /* 64 rows, batched: gated */
+    TPG_ASSERT(t != NULL);
+    int waits = 0;
+    for (const char *at = t; (at = strstr(at, "\"waits_on\": \"flag 3: the last copy (gated")) != NULL; at++) waits++;
+    TPG_EXPECT_EQ_INT(waits, 16); /* 4 devices x 4 stages, each device's last copy that of stage 3 */
+    free(t);
+    expect_modes_plan_has("ag_rota_bf16_tp1", 512, TPG_PLAN_OVERLAP, 0, "dev 0: 0 GEMM\n");
+}
+
 TPG_TEST(tp1_moves_nothing) {
     const char *names[] = {"rs_tilb_fp16_tp1", "ag_rota_bf16_tp1"};
     for (int i = 0; i < 2; i++) {
@@ -520,6 +536,7 @@ TPG_TEST_MAIN(TPG_CASE(allgather_rotating_a_seed_default),
               TPG_CASE(allgather_copies_cut_into_pieces), TPG_CASE(reduce_scatter_pushes_partials),
               TPG_CASE(stage_minor_rule), TPG_CASE(stage_gathered_rule), TPG_CASE(stage_gated_rule),
               TPG_CASE(stage_minor_plan), TPG_CASE(one_hop_rule), TPG_CASE(one_hop_plan), TPG_CASE(a_box_rule),
+              TPG_CASE(plan_follows_the_launch),
               TPG_CASE(tp1_moves_nothing),
               TPG_CASE(invalid_arguments),
               TPG_CASE(text_names_stages_peers_and_traffic), TPG_CASE(json_is_one_balanced_object), TPG_CASE(names))

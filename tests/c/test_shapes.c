@@ -195,7 +195,27 @@ TPG_TEST(extents_within_a_tile_of_2_31_are_rejected) {
     TPG_EXPECT_EQ_INT(tpg_shapes_init(&ag, 1, 1, 8, limit, 1, 2, &s, NULL, 0), TPG_OK);
 }
 
+/* The tiles of a stage (tpg_shapes_stage_tiles: the op's tile flags per slot, buffers.c) round each side up in its
+ * own tile size; tpg_shapes_init_for refuses a walk of tp stages of them past 2^31 - 2^16 (the kernel's int walk)
+ * even where one stage's tiles fit. */
+TPG_TEST(stage_tiles_and_the_walk_limit) {
+    tpg_schedule_table t = RS_A;
+    tpg_kernel_desc k = {0};
+    k.bm = 64, k.bn = 128, k.dtype_ab = TPG_DTYPE_BF16;
+    tpg_shapes s;
+    tpg_shapes_compute(&t, 1, 100, 200, 64, 3, &s); /* 2 x 2 tiles of 64x128, 3 batches */
+    TPG_EXPECT_EQ_INT(tpg_shapes_stage_tiles(&s, &k), 12);
+    t.tp = 8;
+    const tpg_config_desc c = {.name = "rs_test_tp8", .schedule = &t, .kernel = &k};
+    char msg[256];
+    /* stage 2^21 x 2^20: 2^15 x 2^13 tiles a stage, 2^31 over 8 stages; half of N fits */
+    TPG_EXPECT_EQ_INT(tpg_shapes_init_for(&c, (int64_t)1 << 24, (int64_t)1 << 20, 64, 1, &s, msg, sizeof msg),
+                      TPG_ERR_SHAPE);
+    TPG_EXPECT_STR_CONTAINS(msg, "8 stages x 268435456 tiles");
+    TPG_EXPECT_EQ_INT(tpg_shapes_init_for(&c, (int64_t)1 << 24, (int64_t)1 << 19, 64, 1, &s, NULL, 0), TPG_OK);
+}
+
 TPG_TEST_MAIN(TPG_CASE(allgather_rotating_a), TPG_CASE(allgather_rotating_b), TPG_CASE(reduce_scatter_tiling_a_and_b),
               TPG_CASE(divisibility_failures_name_the_value), TPG_CASE(alignment_failures_name_the_value),
               TPG_CASE(huge_batches_and_rows_are_rejected),
-              TPG_CASE(extents_within_a_tile_of_2_31_are_rejected))
+              TPG_CASE(extents_within_a_tile_of_2_31_are_rejected), TPG_CASE(stage_tiles_and_the_walk_limit))

@@ -11,8 +11,8 @@
 
 enum { SMS = 132, M = 4096, N = 2304, K = 4096 };
 
-/* An op of config `<base>_tp<tp>` on SMS-SM devices, its shapes as tpg_op_create sets them. */
-static tpg_op *op_of(const char *base, int tp) {
+/* An op of config `<base>_tp<tp>` on SMS-SM devices for m x n x k, l batches, its shapes as tpg_op_create sets them. */
+static tpg_op *op_shape(const char *base, int tp, int64_t m, int64_t n, int64_t k, int64_t l) {
     static tpg_ctx ctx;
     static tpg_op op;
     char name[96];
@@ -24,9 +24,11 @@ static tpg_op *op_of(const char *base, int tp) {
     for (int r = 0; r < tp; r++) ctx.sm_count[r] = SMS;
     op = (tpg_op){0};
     op.ctx = &ctx, op.config = &tpg_configs[idx], op.sched = op.config->schedule, op.kernel = op.config->kernel;
-    if (tpg_shapes_init(op.sched, tp, M, N, K, 1, 2, &op.shapes, NULL, 0) != TPG_OK) return NULL;
+    if (tpg_shapes_init(op.sched, tp, m, n, k, l, 2, &op.shapes, NULL, 0) != TPG_OK) return NULL;
     return &op;
 }
+
+static tpg_op *op_of(const char *base, int tp) { return op_shape(base, tp, M, N, K, 1); }
 
 TPG_TEST(the_workspace_is_for_one_stage_launches_only) {
     tpg_op *op = op_of("rs_tila_bf16_sk64", 1);
@@ -75,5 +77,41 @@ TPG_TEST(a_launch_reads_the_region_of_its_own_shape) {
     TPG_EXPECT(g.sk_partials == NULL && g.sk_counts == NULL);
 }
 
+/* The kernel walks sk_rounds data-parallel tiles on each of the SMS CTAs, then the region: the last sk_tiles of all
+ * its tiles (gemm_sm90_walk.cuh), so the two must add up to every tile of the launch - batches and ragged rows
+ * included - or tiles go unwritten. Ragged K counts its last partial k-block, as the kernel's split does. */
+TPG_TEST(the_region_and_rounds_cover_every_tile_of_the_launch) {
+    static float work[1];
+    struct { const char *base; int tp; int64_t m, k, l; int one_hop; } cases[] = {
+        {"rs_tila_bf16_sk64", 1, 100, 1416, 3, 0}, /* 2 ragged tile rows x 18 x 3 batches, 23 k-blocks */
+        {"rs_tila_bf16_sk64", 1, 300, 4096, 4, 0}, /* 5 x 18 x 4 = 360 tiles: a round before the region */
+        {"rs_tila_bf16_sk64", 2, 48, 4096, 1, 1},  /* one-hop: one GEMM of 48 rows, part of a tile */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tpg_op *op = op_shape(cases[i].base, cases[i].tp, cases[i].m, N, cases[i].k, cases[i].l);
+        TPG_ASSERT(op != NULL);
+        op->one_hop = cases[i].one_hop;
+        op->sk_work[0] = work;
+        const tpg_kernel_desc *k = op->kernel;
+        tpg_gemm_params g = {0};
+        g.m = (int)tpg__stream_k_rows(op), g.num_stages = 1;
+        tpg__stream_k_params(op, 0, &g);
+        const long long tiles = (g.m + k->bm - 1) / k->bm * ((N + k->bn - 1) / k->bn) * cases[i].l;
+        TPG_EXPECT(g.sk_tiles > 0);
+        TPG_EXPECT_EQ_INT((long long)g.sk_rounds * SMS + g.sk_tiles, tiles);
+    }
+    /* 18 tiles of 23 k-blocks (K = 1416 = 22 x 64 + 8): ranges of 4 k-blocks a CTA, a region; of 22 there would be
+     * none */
+    tpg_op *op = op_shape("rs_tila_bf16_sk64", 1, 64, N, 1416, 1);
+    TPG_ASSERT(op != NULL);
+    op->sk_work[0] = work;
+    tpg_gemm_params g = {0};
+    g.m = 64, g.num_stages = 1;
+    tpg__stream_k_params(op, 0, &g);
+    TPG_EXPECT_EQ_INT(g.sk_tiles, 18);
+    TPG_EXPECT_EQ_INT(tpg_sk_launch_tiles(18, SMS, 22, 1), 0);
+}
+
 TPG_TEST_MAIN(TPG_CASE(the_workspace_is_for_one_stage_launches_only),
-              TPG_CASE(a_launch_reads_the_region_of_its_own_shape))
+              TPG_CASE(a_launch_reads_the_region_of_its_own_shape),
+              TPG_CASE(the_region_and_rounds_cover_every_tile_of_the_launch))
