@@ -7,9 +7,9 @@
  *                 fixed (non-rotating) operand's shard dim split by tp for all-gather;
  *   stage GEMM  = local GEMM with stage_dim split by tp;
  *   shards      = A (M x K) split along shard_a, B (N x K) along shard_b, C/D (M x N) along shard_d.
- * These are the rules of runtime/src/shapes.c (tpg_shapes_init), repeated here because the plan must be
- * printable for any shape; divisions round down, so a shape that validation rejects still has a plan.
- * tests/c/test_plan.c checks that both agree on every generated config.
+ * The plan takes them from runtime/src/shapes.c's tpg_shapes_compute, the arithmetic that tpg_shapes_init
+ * validates and the ops run, without its checks: the plan must be printable for any shape (divisions round down,
+ * so a shape that validation rejects still has a plan).
  */
 #ifndef TPG_PLAN_H
 #define TPG_PLAN_H
