@@ -269,7 +269,8 @@ def run_torch_script(name: str, calls: int):
 
 @needs_gpus(1)
 def test_ops_inside_torch_cuda_graphs_on_a_shared_device(built):
-    """tests/gpu/torch_capture.py (every rank on GPU 0, so run_all.sh leaves it to its one-GPU rehearsal): ops captured by torch.cuda.graph (torch's own CUDA runtime and capture mode),
+    """tests/gpu/torch_capture.py (every rank on GPU 0, so run_all.sh leaves it to its one-GPU rehearsal): ops
+    captured by torch.cuda.graph (torch's own CUDA runtime and capture mode),
     both modes, replays and direct calls in turn on fresh operands, each checked against torch's product."""
     run_torch_script("torch_capture.py", calls=14)
 
