@@ -105,7 +105,8 @@ def test_the_rule_after_the_switch_reads_push_twins():
                                    for line in lines), lines
 
 
-def test_after_a_switch_of_the_wide_families_the_pushing_picks_are_left_out():
+def test_after_a_switch_of_the_wide_families_the_pushing_picks_are_left_out(monkeypatch):
+    monkeypatch.setattr(verdict, "FAMILIES", [f for f in verdict.FAMILIES if f.endswith("_wide")])  # as that switch
     recs = switched(anchors(ce_pp=0.97, ce_wide=1.05))
     for r in recs:
         if r.get("op") == "RS" and "_wide" not in r["config"]:
@@ -285,6 +286,18 @@ def test_the_command_takes_switched(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "x2" / "verdict.py"), "--switched", str(path)],
                          capture_output=True, text=True, check=True).stdout
     assert "pushed partials (call 4's twins):" in out and "rule: keep the switch (no record of" in out, out
+
+
+def test_a_switched_pick_without_its_push_twin_decides_nothing():
+    """A full switch (every family of ce_default.py's FAMILIES) whose file lacks 70B-o's push twin (tp_bench said "no
+    alt:push_partials" on stderr and ran on): the rule over the other three would decide for a shape it never
+    compared."""
+    recs = switched(anchors(ce_pp=1.02, ce_wide=1.02))
+    del recs[6]["alt"]  # 70B-o
+    answer, lines = verdict.switch_rule(recs)
+    assert answer.startswith("keep the switch (no push twin of 70B-o, whose pick is of a switched family"), answer
+    assert verdict.switched_family("rs_tila_bf16_tp2") and verdict.switched_family("rs_tilb_bf16_wide_tp8")
+    assert not verdict.switched_family("rs_tila_bf16_pp64_tp2") and not verdict.switched_family(None)
 
 
 def test_a_switched_file_with_every_shape_but_no_push_twin_keeps_the_switch():

@@ -18,10 +18,12 @@ run.
 import argparse
 import functools
 import math
+import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
+from ce_default import FAMILIES  # noqa: E402
 from report_tp import SEED_PROBLEM  # noqa: E402
 import tp_records as R  # noqa: E402
 from tp_records import MAX_PER_ELEMENT_ERR, SHAPES, geomean, ratio  # noqa: E402
@@ -100,12 +102,22 @@ def twin_of(records: list[dict], switched: bool = False) -> str:
     return PUSH_TWIN if switched or any(PUSH_TWIN in (r.get("alt") or {}) for r in records) else CE_TWIN
 
 
+def switched_family(config) -> bool:
+    """A config of one of the families ce_default.py switches (`<family>_tp<N>`): after the switch its partials go
+    by copy engine, so call 4 times a push twin beside it."""
+    return bool(config) and any(re.fullmatch(rf"{re.escape(f)}_tp[0-9]+", config) for f in FAMILIES)
+
+
 def switch_rule(records: list[dict], switched: bool = False) -> tuple[str, list[str]]:
     """The copy-engine switch's answer and one line per reduce-scatter shape (twin / pick, check)."""
     twin = twin_of(records, switched)
     switched = twin == PUSH_TWIN
     rs = [r for r in records if r.get("op") == "RS"]
     if switched:  # a switch of the _wide families alone leaves the other picks pushing: they have no push twin
+        lost = [r["name"] for r in rs if switched_family(r.get("config")) and twin not in (r.get("alt") or {})]
+        if lost and len(lost) < len(rs):  # none at all: a run without push twins, said below
+            return (f"keep the switch (no push twin of {', '.join(lost)}, whose pick is of a switched family "
+                    "(ce_default.py FAMILIES): the rule needs each)"), []
         rs = [r for r in rs if twin in (r.get("alt") or {})]
     rows = [(r, (r.get("alt") or {}).get(twin) or {}) for r in rs]
     lines = [f"{r['name']}: {r.get('config')} -> {t.get('config') or '-'}: twin / pick "
