@@ -53,7 +53,7 @@ typedef struct tpg_sk_frag {
 
 /* Tiles of the stream-K region for `tiles` tiles of `kb` k-blocks on `ctas` CTAs; 0 = none. The region is
  * the partial last round plus one full round before it (all tiles when there are fewer), used only when
- * its even split beats the rounds it replaces by more than the fixup. */
+ * its even split beats the rounds it replaces by at least the fixup (a tie takes the region). */
 TPG_SK_FN int tpg_sk_tiles(long long tiles, int ctas, int kb)
 {
     if (tiles <= 0 || ctas <= 0 || kb <= 0) return 0;

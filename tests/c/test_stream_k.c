@@ -25,6 +25,10 @@ TPG_TEST(no_region_when_it_cannot_gain) {
     TPG_EXPECT_EQ_INT(tpg_sk_tiles(10, 132, 16), 0);   /* ~1 k-block per CTA: all fixup */
     /* 131 of 132 in the last round: the even split saves < 1 k-block, the fixup costs 2 */
     TPG_EXPECT_EQ_INT(tpg_sk_tiles(131 + 132, 132, 32), 0);
+    /* the edge: 123 in the last round (region 255, 62 k-blocks a CTA) gains exactly the fixup's 2 of the two rounds'
+     * 64 - a tie takes the region; 124 (63 a CTA) gains 1 */
+    TPG_EXPECT_EQ_INT(tpg_sk_tiles(1056 + 123, 132, 32), 255);
+    TPG_EXPECT_EQ_INT(tpg_sk_tiles(1056 + 124, 132, 32), 0);
     /* the kernels' 32-bit split: 132 * 232 * 80000 k-blocks would overflow */
     TPG_EXPECT_EQ_INT(tpg_sk_tiles(1024, 132, 80000), 0);
     TPG_EXPECT_EQ_INT(tpg_sk_tiles(1024, 132, 7000), 232);
